@@ -1,0 +1,274 @@
+"""Generate a large R2R-format scoring workload on the real Matterport3D graphs.
+
+Usage::
+
+    python benchmarks/workload.py --data /work/shared/data --out bench-out \
+        --episodes 200000 --seed 0
+
+Writes ``OUT/R2R_bench.json`` (R2R episodes: ``path_id, scan, path, heading, instructions,
+distance``) and ``OUT/preds_bench.json`` (R2R predictions ``{instr_id, trajectory}``). The
+connectivity graphs are read from the data directory, never copied.
+
+Episodes: scans drawn across all scans weighted by node count (the one scan of the 90 whose
+8 nodes are never 4 hops apart gets none); a uniform random start among the nodes that have a
+goal 4-7 hops away; a uniform random goal among those; ``path`` is the shortest metric path
+(its hop count is what "4-7 hops" measures). Predictions: a random walk of 2-12
+moves along graph edges from the start; each move goes one step toward the goal with probability
+``--goal-bias`` (so that a realistic share of episodes succeed) and to a uniform random
+neighbour otherwise; a turn in place (the same viewpoint again with another heading) follows a
+move with probability ``--repeat-prob``.
+
+This module deliberately does not import ``vlneval``: the benchmark must not depend on the code
+it measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import dijkstra
+
+MIN_HOPS, MAX_HOPS = 4, 7
+MIN_MOVES, MAX_MOVES = 2, 12
+EPISODES_FILE = "R2R_bench.json"
+PREDICTIONS_FILE = "preds_bench.json"
+WORDS = ("Walk", "Go", "Head", "Move", "Turn and walk")
+PLACES = ("the hallway", "the kitchen", "the stairs", "the bedroom door", "the sofa", "the table")
+
+
+@dataclass
+class ScanGraph:
+    """One scan's evaluation graph with everything the generator needs.
+
+    Attributes:
+        scan: scan id.
+        ids: viewpoint ids of the nodes (included viewpoints with at least one edge).
+        pos: ``(n, 3)`` positions.
+        neighbours: adjacency lists (node indices).
+        dist: ``(n, n)`` geodesic distances in metres.
+        pred: ``(n, n)`` Dijkstra predecessors; ``pred[g, u]`` is ``u``'s next hop toward ``g``.
+        hops: ``(n, n)`` edge counts of the shortest metric paths.
+    """
+
+    scan: str
+    ids: list[str]
+    pos: np.ndarray
+    neighbours: list[np.ndarray]
+    dist: np.ndarray
+    pred: np.ndarray
+    hops: np.ndarray
+
+
+def connectivity_dir(data: Path) -> Path:
+    """The Matterport3D connectivity directory under a data root."""
+    return data / "matterport3d" / "connectivity"
+
+
+def read_scan(path: Path) -> ScanGraph:
+    """Read one ``<scan>_connectivity.json.gz`` and build its graph and distance tables."""
+    records: list[dict[str, Any]] = orjson.loads(gzip.decompress(path.read_bytes()))
+    incl = np.array([r["included"] for r in records], dtype=bool)
+    unob = np.array([r["unobstructed"] for r in records], dtype=bool)
+    adj = unob & incl[:, None] & incl[None, :]
+    np.fill_diagonal(adj, False)
+    keep = np.flatnonzero(adj.any(axis=1))
+    adj = adj[np.ix_(keep, keep)]
+    pose = np.array([records[k]["pose"] for k in keep], dtype=np.float64)
+    pos = pose[:, [3, 7, 11]]
+    ii, jj = np.nonzero(adj)
+    w = np.linalg.norm(pos[ii] - pos[jj], axis=1)
+    dist, pred = dijkstra(csr_matrix((w, (ii, jj)), shape=adj.shape), return_predecessors=True)
+    return ScanGraph(
+        scan=path.name.split("_")[0],
+        ids=[records[k]["image_id"] for k in keep],
+        pos=pos,
+        neighbours=[np.flatnonzero(row) for row in adj],
+        dist=dist,
+        pred=pred,
+        hops=hop_counts(pred, dist),
+    )
+
+
+def hop_counts(pred: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """Edge counts of the shortest paths encoded by a Dijkstra predecessor matrix.
+
+    ``pred[s, v]`` is the node before ``v`` on the path from ``s``. A node's predecessor is
+    strictly nearer the source, so visiting nodes by increasing distance fills the table in one
+    pass per rank. Unreachable pairs get -1.
+    """
+    n = pred.shape[0]
+    rows = np.arange(n)
+    hops = np.full((n, n), -1, dtype=np.int64)
+    hops[rows, rows] = 0
+    order = np.argsort(dist, axis=1, kind="stable")
+    for rank in range(1, n):
+        v = order[:, rank]
+        p = pred[rows, v]
+        reach = p >= 0
+        hops[rows[reach], v[reach]] = hops[rows[reach], p[reach]] + 1
+    return hops
+
+
+def load_graphs(data: Path) -> list[ScanGraph]:
+    """All scans of the data's connectivity directory, in scan-name order."""
+    files = sorted(connectivity_dir(data).glob("*_connectivity.json.gz"))
+    if not files:
+        raise SystemExit(f"error: no *_connectivity.json.gz under {connectivity_dir(data)}")
+    return [read_scan(f) for f in files]
+
+
+def shortest_path(g: ScanGraph, start: int, goal: int) -> list[int]:
+    """Node indices of the shortest metric path ``start -> goal``."""
+    path = [start]
+    while path[-1] != goal:
+        path.append(int(g.pred[goal, path[-1]]))
+    return path
+
+
+def heading_to(g: ScanGraph, u: int, v: int) -> float:
+    """Simulator heading (clockwise from +y, in [0, 2*pi)) of the direction ``u -> v``."""
+    dx, dy = g.pos[v, 0] - g.pos[u, 0], g.pos[v, 1] - g.pos[u, 1]
+    return math.atan2(dx, dy) % (2 * math.pi)
+
+
+def random_walk(
+    g: ScanGraph, start: int, goal: int, rng: np.random.Generator, bias: float, repeat: float
+) -> list[list[Any]]:
+    """An R2R trajectory ``[[vp, heading, elevation], ...]``: 2-12 moves, some turns in place."""
+    n_moves = int(rng.integers(MIN_MOVES, MAX_MOVES + 1))
+    draws = rng.random((n_moves, 3))
+    heading = float(rng.random() * 2 * math.pi)
+    traj: list[list[Any]] = [[g.ids[start], round(heading, 6), 0.0]]
+    cur = start
+    for toward, turn, pick in draws:
+        if toward < bias and cur != goal:
+            nxt = int(g.pred[goal, cur])
+        else:
+            nbrs = g.neighbours[cur]
+            nxt = int(nbrs[int(pick * len(nbrs))])
+        heading = heading_to(g, cur, nxt)
+        traj.append([g.ids[nxt], round(heading, 6), 0.0])
+        cur = nxt
+        if turn < repeat:
+            heading = (heading + math.pi / 6 * (1 + int(pick * 11))) % (2 * math.pi)
+            traj.append([g.ids[cur], round(heading, 6), 0.0])
+    return traj
+
+
+def instruction(rng: np.random.Generator, n_hops: int) -> str:
+    """A short synthetic instruction."""
+    verb = WORDS[int(rng.integers(len(WORDS)))]
+    place = PLACES[int(rng.integers(len(PLACES)))]
+    return f"{verb} past {place}, go {n_hops} steps ahead and stop."
+
+
+def has_goal_pairs(g: ScanGraph) -> bool:
+    """Whether some pair of nodes is 4-7 hops apart (one tiny scan has none)."""
+    return bool(((g.hops >= MIN_HOPS) & (g.hops <= MAX_HOPS)).any())
+
+
+def scan_quota(graphs: list[ScanGraph], n: int, rng: np.random.Generator) -> np.ndarray:
+    """Number of episodes per scan, multinomial with probabilities proportional to node count.
+
+    Scans without any pair 4-7 hops apart get weight 0.
+    """
+    sizes = np.array([len(g.ids) * has_goal_pairs(g) for g in graphs], dtype=np.float64)
+    return rng.multinomial(n, sizes / sizes.sum())
+
+
+def scan_episodes(
+    g: ScanGraph, count: int, first_id: int, rng: np.random.Generator, args: argparse.Namespace
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``count`` episodes and their predictions in one scan, path ids from ``first_id``."""
+    ok = (g.hops >= MIN_HOPS) & (g.hops <= MAX_HOPS)
+    starts = np.flatnonzero(ok.any(axis=1))
+    episodes: list[dict[str, Any]] = []
+    preds: list[dict[str, Any]] = []
+    for k, start in enumerate(rng.choice(starts, size=count)):
+        goals = np.flatnonzero(ok[start])
+        goal = int(goals[int(rng.integers(len(goals)))])
+        path = shortest_path(g, int(start), goal)
+        pid = first_id + k
+        episodes.append(
+            {
+                "path_id": pid,
+                "scan": g.scan,
+                "path": [g.ids[i] for i in path],
+                "heading": round(float(rng.random() * 2 * math.pi), 3),
+                "instructions": [instruction(rng, len(path) - 1)],
+                "distance": round(float(g.dist[start, goal]), 2),
+            }
+        )
+        traj = random_walk(g, int(start), goal, rng, args.goal_bias, args.repeat_prob)
+        preds.append({"instr_id": f"{pid}_0", "trajectory": traj})
+    return episodes, preds
+
+
+def generate(args: argparse.Namespace) -> dict[str, Any]:
+    """Build the workload and write both files; return a small report."""
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(args.seed)
+    graphs = load_graphs(args.data)
+    t_graphs = time.perf_counter() - t0
+    episodes: list[dict[str, Any]] = []
+    preds: list[dict[str, Any]] = []
+    for g, count in zip(graphs, scan_quota(graphs, args.episodes, rng), strict=True):
+        eps, prs = scan_episodes(g, int(count), len(episodes), rng, args)
+        episodes += eps
+        preds += prs
+    # Neither file is grouped by scan, and predictions come in another order than episodes.
+    ep_order, pred_order = rng.permutation(len(episodes)), rng.permutation(len(preds))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / EPISODES_FILE).write_bytes(orjson.dumps([episodes[i] for i in ep_order]))
+    (args.out / PREDICTIONS_FILE).write_bytes(orjson.dumps([preds[i] for i in pred_order]))
+    return {
+        "episodes": len(episodes),
+        "scans": len({e["scan"] for e in episodes}),
+        "graph_seconds": round(t_graphs, 2),
+        "total_seconds": round(time.perf_counter() - t0, 2),
+    }
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Command-line options."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", type=Path, required=True, help="data root (holds matterport3d/)")
+    p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.add_argument("--episodes", type=int, default=200_000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--goal-bias",
+        type=float,
+        default=0.5,
+        help="probability that a move steps toward the goal (default 0.5)",
+    )
+    p.add_argument(
+        "--repeat-prob",
+        type=float,
+        default=0.15,
+        help="probability of a turn in place after a move (default 0.15)",
+    )
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point."""
+    args = parse_args(argv)
+    report = generate(args)
+    print(
+        f"wrote {report['episodes']} episodes over {report['scans']} scans to {args.out} "
+        f"in {report['total_seconds']} s (graphs {report['graph_seconds']} s)"
+    )
+
+
+if __name__ == "__main__":
+    main()

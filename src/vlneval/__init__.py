@@ -1,0 +1,38 @@
+"""vlneval: evaluation toolkit for Vision-and-Language Navigation.
+
+Scores every benchmark's predictions exactly as its official script does (named, versioned
+profiles), runs agents behind a strict information boundary, and reports results with protocol
+cards, consistency checks and confidence intervals.
+
+Heavy parts (numba, scipy, plots, the server) are imported only when used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "evaluate", "Evaluation", "get_profile", "get_task", "VLNEvalError"]
+
+if TYPE_CHECKING:
+    from vlneval.errors import VLNEvalError
+    from vlneval.evaluation import Evaluation, evaluate
+    from vlneval.profiles import get_profile
+    from vlneval.tasks import get_task
+
+_LAZY = {
+    "evaluate": "vlneval.evaluation",
+    "Evaluation": "vlneval.evaluation",
+    "get_profile": "vlneval.profiles",
+    "get_task": "vlneval.tasks",
+    "VLNEvalError": "vlneval.errors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'vlneval' has no attribute {name!r}")

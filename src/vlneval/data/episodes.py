@@ -1,0 +1,159 @@
+"""Episodes: the columnar table the scorer uses and the record an environment hands out.
+
+A benchmark file becomes an :class:`EpisodeTable` (one row per scored id, viewpoint ids kept
+as interned strings) without building a Python object per field of a large file.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Episode", "EpisodeTable", "EpisodeBuilder"]
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """One episode as an environment needs it.
+
+    Attributes:
+        episode_id: the id predictions are keyed by (``instr_id``, ``instruction_id``, ...).
+        scan: the scan (house) id.
+        path: the reference path (viewpoint ids), start first. Hidden from agents.
+        goals: the goal viewpoints (usually the last of ``path``). Hidden from agents.
+        heading: the start heading in radians.
+        instruction: the natural-language instruction.
+    """
+
+    episode_id: str
+    scan: str
+    path: tuple[str, ...]
+    goals: tuple[str, ...]
+    heading: float
+    instruction: str
+
+    @property
+    def start(self) -> str:
+        """The start viewpoint."""
+        return self.path[0]
+
+
+@dataclass
+class EpisodeTable:
+    """The episodes of one split, in columns.
+
+    Attributes:
+        task, split, source: what was loaded and from where.
+        id_field: the name predictions use for the id (``instr_id``...).
+        ids: episode ids in file order.
+        scans, paths, goals, headings, instructions: one entry per episode.
+        left_out: ids the profile leaves out of scoring (e.g. the R2R scorer's k = 0..2).
+        scorable: False for splits without goals (test): they cannot be scored locally.
+    """
+
+    task: str
+    split: str
+    source: str
+    id_field: str
+    ids: list[str]
+    scans: list[str]
+    paths: list[tuple[str, ...]]
+    goals: list[tuple[str, ...]]
+    headings: np.ndarray
+    instructions: list[str]
+    left_out: list[str] = field(default_factory=list)
+    scorable: bool = True
+    index: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.index = {k: i for i, k in enumerate(self.ids)}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def episode(self, i: int) -> Episode:
+        """Row ``i`` as an :class:`Episode`."""
+        return Episode(
+            self.ids[i],
+            self.scans[i],
+            self.paths[i],
+            self.goals[i],
+            float(self.headings[i]),
+            self.instructions[i],
+        )
+
+    def __iter__(self) -> Any:
+        return (self.episode(i) for i in range(len(self)))
+
+    def subset(self, keep: list[int]) -> EpisodeTable:
+        """The rows ``keep``, in that order."""
+        return EpisodeTable(
+            self.task,
+            self.split,
+            self.source,
+            self.id_field,
+            [self.ids[i] for i in keep],
+            [self.scans[i] for i in keep],
+            [self.paths[i] for i in keep],
+            [self.goals[i] for i in keep],
+            self.headings[keep],
+            [self.instructions[i] for i in keep],
+            list(self.left_out),
+            self.scorable,
+        )
+
+    def instruction_words(self) -> np.ndarray:
+        """Number of words of each instruction."""
+        return np.array([len(s.split()) for s in self.instructions], dtype=np.int64)
+
+
+class EpisodeBuilder:
+    """Accumulates rows, interning viewpoint ids so that a large split stays small."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.scans: list[str] = []
+        self.paths: list[tuple[str, ...]] = []
+        self.goals: list[tuple[str, ...]] = []
+        self.headings: list[float] = []
+        self.instructions: list[str] = []
+
+    def add(
+        self,
+        episode_id: str,
+        scan: str,
+        path: list[str],
+        goals: list[str] | None,
+        heading: float,
+        instruction: str,
+    ) -> None:
+        """Appends one row."""
+        intern = sys.intern
+        p = tuple(intern(v) for v in path)
+        self.ids.append(episode_id)
+        self.scans.append(intern(scan))
+        self.paths.append(p)
+        self.goals.append(tuple(intern(g) for g in goals) if goals else p[-1:])
+        self.headings.append(heading)
+        self.instructions.append(instruction)
+
+    def build(
+        self, *, task: str, split: str, source: str, id_field: str, scorable: bool = True
+    ) -> EpisodeTable:
+        """The finished table."""
+        return EpisodeTable(
+            task,
+            split,
+            source,
+            id_field,
+            self.ids,
+            self.scans,
+            self.paths,
+            self.goals,
+            np.asarray(self.headings, dtype=np.float64),
+            self.instructions,
+            scorable=scorable,
+        )

@@ -1,0 +1,151 @@
+"""Reading JSON input files with clear errors, and writing outputs atomically.
+
+Large prediction and episode files are split into their top-level elements first (msgspec's
+``Raw``: zero-copy slices of the buffer) and decoded a chunk at a time, so that the full Python
+object tree of a 200,000-episode file never exists at once.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from vlneval.errors import InvalidInputError, MissingDataError
+
+__all__ = [
+    "read_bytes",
+    "decode_json",
+    "iter_chunks",
+    "load_json",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "find_non_finite",
+]
+
+CHUNK = 8192
+
+
+def read_bytes(path: Path) -> bytes:
+    """The bytes of ``path``, gunzipped when the file is gzip (detected by magic number)."""
+    if not path.exists():
+        raise MissingDataError(f"{path}: no such file")
+    if path.is_dir():
+        raise InvalidInputError(f"{path}: is a folder, expected a JSON file")
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise InvalidInputError(f"{path}: not a valid gzip file ({exc})") from exc
+    return raw
+
+
+def _diagnose(raw: bytes, source: str) -> Any:
+    """Explains why strict decoding failed; returns the lenient parse when only NaN/inf did."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"{source}: not UTF-8 text (byte {exc.start})") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(
+            f"{source}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from exc
+    except RecursionError as exc:
+        raise InvalidInputError(f"{source}: JSON nested too deeply") from exc
+
+
+def decode_json(raw: bytes, source: str) -> Any:
+    """Decodes JSON strictly; NaN/Infinity literals are decoded leniently so that the caller's
+    validation can name the field that holds them."""
+    import msgspec
+
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return _diagnose(raw, source)
+
+
+def load_json(path: str | Path) -> Any:
+    """Reads a ``.json`` or ``.json.gz`` file with a clear error on failure."""
+    path = Path(path)
+    return decode_json(read_bytes(path), str(path))
+
+
+def iter_chunks(
+    raw: bytes, source: str, *, chunk: int = CHUNK, expected: str = "a JSON list"
+) -> Iterator[list[Any]]:
+    """Top-level array elements of ``raw`` in decoded chunks.
+
+    Raises:
+        InvalidInputError: ``raw`` is not JSON, or not an array.
+
+    Example:
+        >>> list(iter_chunks(b'[1, 2, 3]', "x.json", chunk=2))
+        [[1, 2], [3]]
+    """
+    import msgspec
+
+    if raw.lstrip()[:1] != b"[":
+        value = decode_json(raw, source)
+        if not isinstance(value, list):
+            raise InvalidInputError(f"{source}: expected {expected}, got a {_kind(value)}")
+        return _slices(value, chunk)
+    try:
+        parts = msgspec.json.decode(raw, type=list[msgspec.Raw])
+    except msgspec.DecodeError:
+        return _slices(_diagnose(raw, source), chunk)
+    return _decode_parts(parts, chunk)
+
+
+def _kind(value: Any) -> str:
+    return {dict: "JSON object", list: "JSON list", str: "string"}.get(type(value), "JSON value")
+
+
+def _slices(values: list[Any], chunk: int) -> Iterator[list[Any]]:
+    for i in range(0, len(values), chunk):
+        yield values[i : i + chunk]
+
+
+def _decode_parts(parts: list[Any], chunk: int) -> Iterator[list[Any]]:
+    import msgspec
+
+    decoder = msgspec.json.Decoder()
+    for i in range(0, len(parts), chunk):
+        block = parts[i : i + chunk]
+        yield decoder.decode(b"[" + b",".join(bytes(p) for p in block) + b"]")
+        for k in range(i, min(i + chunk, len(parts))):
+            parts[k] = None
+
+
+def find_non_finite(value: Any) -> bool:
+    """True when ``value`` is a float NaN or infinity."""
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Writes ``data`` to ``path`` atomically (temporary file in the same folder, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Writes UTF-8 ``text`` to ``path`` atomically."""
+    atomic_write_bytes(path, text.encode("utf-8"))

@@ -1,0 +1,279 @@
+"""Prediction files: parsed, validated against a split's episodes, mapped to node indices.
+
+Accepted forms (``form``), detected from the first trajectory step or set explicitly:
+
+- ``triple``: ``[[viewpoint, heading, elevation], ...]`` (the R2R form);
+- ``nested``: ``[[vp], [vp, vp, ...], ...]``, one inner list per action, flattened in order;
+- ``plain``: ``[vp, vp, ...]``.
+
+Every problem is collected (file, id, field, what was expected) and raised together.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlneval.data.episodes import EpisodeTable
+from vlneval.data.jsonio import iter_chunks, read_bytes
+from vlneval.errors import ProblemCollector
+from vlneval.graph.store import GraphStore
+
+__all__ = ["Predictions", "parse_predictions", "FORMS"]
+
+FORMS = ("auto", "triple", "nested", "plain")
+TRAJECTORY_KEYS = ("trajectory", "path", "pred_path")
+
+
+@dataclass
+class Predictions:
+    """Trajectories aligned to a split's episodes.
+
+    Attributes:
+        source: the file read.
+        form: the trajectory form read (``triple``, ``nested`` or ``plain``).
+        episodes: indices (into the episode table) of the episodes that have a prediction,
+            ascending.
+        nodes: flat node indices (scan-local) of all trajectories, in ``episodes`` order.
+        offsets: ``offsets[k]:offsets[k+1]`` is the trajectory of ``episodes[k]``.
+        extra: other per-record fields kept by name (e.g. ``predObjId``), by episode index.
+        warnings: problems that do not stop scoring (unknown ids, ignored ids).
+    """
+
+    source: str
+    form: str
+    episodes: np.ndarray
+    nodes: np.ndarray
+    offsets: np.ndarray
+    extra: dict[str, dict[int, Any]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+
+def _detect(traj: list[Any]) -> str:
+    first = traj[0]
+    if isinstance(first, str):
+        return "plain"
+    if isinstance(first, list) and first:
+        if len(first) == 3 and isinstance(first[0], str) and not isinstance(first[1], str):
+            return "triple"
+        if all(isinstance(v, str) for v in first):
+            return "nested"
+    return "triple"
+
+
+class _Parser:
+    """One pass over a predictions file."""
+
+    def __init__(
+        self,
+        source: str,
+        episodes: EpisodeTable,
+        graphs: GraphStore,
+        form: str,
+        trajectory_key: str | None,
+        keep_fields: tuple[str, ...],
+    ) -> None:
+        self.source = source
+        self.ep = episodes
+        self.graphs = graphs
+        self.form = form
+        self.key = trajectory_key
+        self.keep_fields = keep_fields
+        self.pc = ProblemCollector(source)
+        self.flat = array("i")
+        self.rec_ep = array("q")
+        self.rec_len = array("q")
+        self.seen = np.zeros(len(episodes), dtype=np.bool_)
+        self.unknown: list[str] = []
+        self.left_out: set[str] = set(episodes.left_out)
+        self.ignored: list[str] = []
+        self.extra: dict[str, dict[int, Any]] = {k: {} for k in keep_fields}
+
+    def _id(self, rec: dict[str, Any], k: int) -> str | None:
+        idf = self.ep.id_field
+        if idf not in rec:
+            self.pc.add(f"missing field {idf!r}", field=f"record {k}")
+            return None
+        value = rec[idf]
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            self.pc.add(
+                f"{idf} must be a string, got {type(value).__name__} {value!r}", field=f"record {k}"
+            )
+            return None
+        return str(value)
+
+    def _trajectory(self, rec: dict[str, Any], label: str) -> list[Any] | None:
+        key = self.key
+        if key is None:
+            key = next((k for k in TRAJECTORY_KEYS if k in rec), "trajectory")
+        traj = rec.get(key)
+        if traj is None:
+            self.pc.add(f"missing field {key!r}", episode=label)
+            return None
+        if not isinstance(traj, list):
+            self.pc.add(f"{key} must be a list, got {type(traj).__name__}", episode=label, field=key)
+            return None
+        if not traj:
+            self.pc.add("empty trajectory (it must include the start viewpoint)", episode=label, field=key)
+            return None
+        return traj
+
+    def _viewpoints(self, traj: list[Any], label: str) -> list[str] | None:
+        form = self.form if self.form != "auto" else _detect(traj)
+        if self.form == "auto":
+            self.form = form
+        out: list[str] = []
+        ok = True
+        for j, step in enumerate(traj):
+            f = f"trajectory[{j}]"
+            if form == "plain":
+                if type(step) is not str:
+                    self.pc.add(f"expected a viewpoint id string, got {step!r:.60}", episode=label, field=f)
+                    ok = False
+                    continue
+                out.append(step)
+            elif form == "nested":
+                if type(step) is not list or not all(type(v) is str for v in step):
+                    self.pc.add(f"expected a list of viewpoint ids, got {step!r:.60}", episode=label, field=f)
+                    ok = False
+                    continue
+                out.extend(step)
+            else:
+                ok = self._triple(step, label, f, out) and ok
+        return out if ok else None
+
+    def _triple(self, step: Any, label: str, f: str, out: list[str]) -> bool:
+        if type(step) is not list or not step or type(step[0]) is not str:
+            self.pc.add(
+                f"expected [viewpoint, heading, elevation], got {step!r:.60}", episode=label, field=f
+            )
+            return False
+        for name, pos in (("heading", 1), ("elevation", 2)):
+            if len(step) > pos:
+                v = step[pos]
+                if type(v) is not float and type(v) is not int:
+                    self.pc.add(f"{name} must be a number, got {v!r:.40}", episode=label, field=f)
+                    return False
+                if not math.isfinite(v):
+                    self.pc.add(f"{name} is {v} (must be finite)", episode=label, field=f)
+                    return False
+        out.append(step[0])
+        return True
+
+    def record(self, rec: Any, k: int) -> None:
+        if not isinstance(rec, dict):
+            self.pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
+            return
+        eid = self._id(rec, k)
+        if eid is None:
+            return
+        label = f'{self.ep.id_field} "{eid}"'
+        i = self.ep.index.get(eid)
+        if i is None:
+            (self.ignored if eid in self.left_out else self.unknown).append(eid)
+            return
+        if self.seen[i]:
+            self.pc.add("duplicate id: the file has two predictions for it", episode=label)
+            return
+        self.seen[i] = True
+        traj = self._trajectory(rec, label)
+        vps = self._viewpoints(traj, label) if traj is not None else None
+        if vps is None:
+            return
+        for name in self.keep_fields:
+            if name in rec:
+                self.extra[name][i] = rec[name]
+        graph = self.graphs.graph(self.ep.scans[i])
+        index = graph.index
+        nodes = [index.get(v, -1) for v in vps]
+        if -1 in nodes:
+            j = nodes.index(-1)
+            self.pc.add(graph.describe_missing(vps[j]), episode=label, field=f"trajectory[{j}]")
+            return
+        self.flat.extend(nodes)
+        self.rec_ep.append(i)
+        self.rec_len.append(len(nodes))
+
+
+def parse_predictions(
+    path: str | Path,
+    episodes: EpisodeTable,
+    graphs: GraphStore,
+    *,
+    form: str = "auto",
+    trajectory_key: str | None = None,
+    keep_fields: tuple[str, ...] = (),
+) -> Predictions:
+    """Reads a predictions file and maps every trajectory to node indices.
+
+    Structural problems (types, NaN, unknown viewpoints, duplicate ids) are raised together as
+    one :class:`~vlneval.errors.InvalidInputError`. Rule checks that depend on the profile
+    (start, adjacency, completeness) are made by :func:`vlneval.evaluation.checks.check_rules`.
+
+    Args:
+        path: the predictions file (``.json`` or ``.json.gz``), a JSON list of records.
+        episodes: the split's episodes.
+        graphs: the navigation graphs of their scans.
+        form: ``auto`` or one of ``triple``, ``nested``, ``plain``.
+        trajectory_key: the record field that holds the trajectory (default: the first of
+            ``trajectory``, ``path``, ``pred_path`` present).
+        keep_fields: other record fields to keep (by episode index).
+    """
+    path = Path(path)
+    source = str(path)
+    if form not in FORMS:
+        from vlneval.errors import UnknownNameError
+
+        raise UnknownNameError("trajectory form", form, FORMS)
+    p = _Parser(source, episodes, graphs, form, trajectory_key, keep_fields)
+    k = 0
+    for chunk in iter_chunks(read_bytes(path), source, expected="a JSON list of predictions"):
+        for rec in chunk:
+            p.record(rec, k)
+            k += 1
+    if k == 0:
+        p.pc.add("the file holds no predictions")
+    p.pc.raise_if_any()
+    return _assemble(p, source)
+
+
+def _assemble(p: _Parser, source: str) -> Predictions:
+    rec_ep = np.frombuffer(p.rec_ep, dtype=np.int64) if len(p.rec_ep) else np.zeros(0, np.int64)
+    rec_len = np.frombuffer(p.rec_len, dtype=np.int64) if len(p.rec_len) else np.zeros(0, np.int64)
+    flat = np.frombuffer(p.flat, dtype=np.int32) if len(p.flat) else np.zeros(0, np.int32)
+    starts = np.zeros(len(rec_len) + 1, dtype=np.int64)
+    np.cumsum(rec_len, out=starts[1:])
+    order = np.argsort(rec_ep, kind="stable")
+    lengths = rec_len[order]
+    offsets = np.zeros(len(order) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    # Gather each record's slice into episode order without a Python loop.
+    gather = np.repeat(starts[:-1][order] - offsets[:-1], lengths) + np.arange(offsets[-1])
+    warnings: list[str] = []
+    if p.unknown:
+        warnings.append(
+            f"{len(p.unknown)} prediction(s) with ids not in the split were ignored "
+            f"(first: {', '.join(p.unknown[:5])})"
+        )
+    if p.ignored:
+        warnings.append(
+            f"{len(p.ignored)} prediction(s) for ids the profile does not score were ignored "
+            f"({', '.join(p.ignored[:5])})"
+        )
+    missing_idx = np.flatnonzero(~p.seen)
+    return Predictions(
+        source=source,
+        form=p.form if p.form != "auto" else "triple",
+        episodes=rec_ep[order],
+        nodes=np.ascontiguousarray(flat[gather]),
+        offsets=offsets,
+        extra=p.extra,
+        warnings=warnings,
+        missing=[p.ep.ids[i] for i in missing_idx],
+    )

@@ -1,0 +1,94 @@
+"""R2R-format episode files (R2R, R4R and the demo task).
+
+``R2R_<split>.json``: a list of ``{path_id, scan, path, heading, instructions, distance}``.
+Each instruction ``k`` of a path is one episode with id ``"<path_id>_<k>"``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from vlneval.data.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.data.jsonio import iter_chunks, read_bytes
+from vlneval.errors import ProblemCollector
+
+__all__ = ["load_r2r"]
+
+
+def _check_record(rec: Any, k: int, pc: ProblemCollector) -> bool:
+    where = f"record {k}"
+    if not isinstance(rec, dict):
+        pc.add("expected an object", field=where)
+        return False
+    ok = True
+    for key, kind in (("path_id", (int, str)), ("scan", str), ("path", list)):
+        if key not in rec:
+            pc.add(f"missing field {key!r}", field=where)
+            ok = False
+        elif not isinstance(rec[key], kind) or isinstance(rec[key], bool):
+            pc.add(f"field {key!r} has type {type(rec[key]).__name__}", field=where)
+            ok = False
+    if ok and (not rec["path"] or not all(isinstance(v, str) for v in rec["path"])):
+        pc.add("path must be a non-empty list of viewpoint ids", field=f"{where}.path")
+        ok = False
+    instructions = rec.get("instructions", [])
+    if not isinstance(instructions, list) or not all(isinstance(s, str) for s in instructions):
+        pc.add("instructions must be a list of strings", field=f"{where}.instructions")
+        ok = False
+    heading = rec.get("heading", 0.0)
+    if not isinstance(heading, (int, float)) or not math.isfinite(heading):
+        pc.add(f"heading must be a finite number, got {heading!r}", field=f"{where}.heading")
+        ok = False
+    return ok
+
+
+def load_r2r(
+    path: str | Path,
+    *,
+    task: str = "r2r",
+    split: str = "",
+    max_instructions: int | None = None,
+) -> EpisodeTable:
+    """Loads an R2R-format episode file.
+
+    Args:
+        path: ``R2R_<split>.json`` or ``.json.gz`` (R4R files have the same format).
+        task: the task name recorded on the table.
+        split: the split name recorded on the table.
+        max_instructions: score only instructions ``k < max_instructions`` of each path (the
+            official R2R scorer hard-codes 3); the others are listed in ``left_out``.
+
+    Raises:
+        InvalidInputError: every malformed record, named by its position and field.
+    """
+    path = Path(path)
+    source = str(path)
+    pc = ProblemCollector(source)
+    builder = EpisodeBuilder()
+    left_out: list[str] = []
+    chunks = iter_chunks(read_bytes(path), source, expected="a JSON list of episodes")
+    scorable = True
+    k = 0
+    seen: set[str] = set()
+    for chunk in chunks:
+        for rec in chunk:
+            if _check_record(rec, k, pc):
+                pid = str(rec["path_id"])
+                if pid in seen:
+                    pc.add(f"duplicate path_id {pid}", field=f"record {k}")
+                seen.add(pid)
+                if len(rec["path"]) < 2 and "distance" not in rec:
+                    scorable = False
+                for j, text in enumerate(rec.get("instructions") or [""]):
+                    eid = f"{pid}_{j}"
+                    if max_instructions is not None and j >= max_instructions:
+                        left_out.append(eid)
+                        continue
+                    builder.add(eid, rec["scan"], rec["path"], None, float(rec.get("heading", 0.0)), text)
+            k += 1
+    pc.raise_if_any()
+    table = builder.build(task=task, split=split, source=source, id_field="instr_id", scorable=scorable)
+    table.left_out = left_out
+    return table

@@ -1,0 +1,86 @@
+"""RxR guide files (JSON lines, optionally gzipped).
+
+Each row: ``{instruction_id, path_id, scan, path, heading, instruction, language, ...}``;
+predictions are keyed by ``instruction_id``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from vlneval.data.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.data.jsonio import read_bytes
+from vlneval.errors import ProblemCollector
+
+__all__ = ["load_rxr", "iter_jsonl"]
+
+
+def iter_jsonl(raw: bytes, pc: ProblemCollector) -> list[tuple[int, Any]]:
+    """Decodes JSON lines; a bad line is recorded as a problem naming its line number."""
+    import msgspec
+
+    decoder = msgspec.json.Decoder()
+    rows: list[tuple[int, Any]] = []
+    for lineno, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((lineno, decoder.decode(line)))
+        except msgspec.DecodeError as exc:
+            pc.add(f"not valid JSON ({exc})", field=f"line {lineno}")
+    return rows
+
+
+def _check(rec: Any, where: str, pc: ProblemCollector) -> bool:
+    if not isinstance(rec, dict):
+        pc.add("expected an object", field=where)
+        return False
+    ok = True
+    for key, kind in (("instruction_id", (int, str)), ("scan", str), ("path", list)):
+        if key not in rec:
+            pc.add(f"missing field {key!r}", field=where)
+            ok = False
+        elif not isinstance(rec[key], kind) or isinstance(rec[key], bool):
+            pc.add(f"field {key!r} has type {type(rec[key]).__name__}", field=where)
+            ok = False
+    if ok and (not rec["path"] or not all(isinstance(v, str) for v in rec["path"])):
+        pc.add("path must be a non-empty list of viewpoint ids", field=f"{where}.path")
+        ok = False
+    heading = rec.get("heading", 0.0)
+    if not isinstance(heading, (int, float)) or not math.isfinite(heading):
+        pc.add(f"heading must be a finite number, got {heading!r}", field=f"{where}.heading")
+        ok = False
+    return ok
+
+
+def load_rxr(
+    path: str | Path, *, task: str = "rxr", split: str = "", language: str | None = None
+) -> EpisodeTable:
+    """Loads an RxR guide file (``rxr_<split>_guide.jsonl[.gz]``).
+
+    Args:
+        path: the file.
+        task, split: recorded on the table.
+        language: keep only rows of this language (e.g. ``en-US``); all when None.
+    """
+    path = Path(path)
+    source = str(path)
+    pc = ProblemCollector(source)
+    builder = EpisodeBuilder()
+    seen: set[str] = set()
+    for lineno, rec in iter_jsonl(read_bytes(path), pc):
+        where = f"line {lineno}"
+        if not _check(rec, where, pc):
+            continue
+        if language is not None and rec.get("language") != language:
+            continue
+        iid = str(rec["instruction_id"])
+        if iid in seen:
+            pc.add(f"duplicate instruction_id {iid}", field=where)
+        seen.add(iid)
+        text = rec.get("instruction", "")
+        builder.add(iid, rec["scan"], rec["path"], None, float(rec.get("heading", 0.0)), str(text))
+    pc.raise_if_any()
+    return builder.build(task=task, split=split, source=source, id_field="instruction_id")

@@ -1,0 +1,141 @@
+"""Errors raised by vlneval.
+
+Every error a user can cause is a :class:`VLNEvalError`. Messages say what was expected, what
+came, and where (file, episode id, field). Input problems are collected into one
+:class:`InvalidInputError` so that a user sees every problem of a file at once.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "VLNEvalError",
+    "InvalidInputError",
+    "UnknownNameError",
+    "MissingDataError",
+    "Problem",
+    "ProblemCollector",
+    "did_you_mean",
+]
+
+MAX_SHOWN = 20
+
+
+class VLNEvalError(Exception):
+    """Base class of every error vlneval raises on purpose (exit code 2 in the CLI)."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem found in an input file.
+
+    Attributes:
+        source: the file (or other input) the problem is in.
+        message: what is wrong, including the id and field where known.
+        episode: the episode id the problem belongs to, if any.
+        field: the field path, e.g. ``trajectory[3]``.
+    """
+
+    source: str
+    message: str
+    episode: str | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        parts = [self.source]
+        if self.episode is not None:
+            parts.append(self.episode)
+        if self.field is not None:
+            parts.append(self.field)
+        parts.append(self.message)
+        return ": ".join(parts)
+
+
+class InvalidInputError(VLNEvalError):
+    """One or more problems in an input file.
+
+    Args:
+        problems: the problems found; ``str(error)`` shows the first 20 and a count.
+    """
+
+    def __init__(self, problems: Sequence[Problem] | str, *, source: str = "<input>") -> None:
+        if isinstance(problems, str):
+            problems = [Problem(source, problems)]
+        self.problems: list[Problem] = list(problems)
+        super().__init__(self.render())
+
+    def render(self, limit: int | None = MAX_SHOWN) -> str:
+        """The error text: one line per problem, then a count of the ones not shown."""
+        shown = self.problems if limit is None else self.problems[:limit]
+        lines = [f"error: {p}" for p in shown]
+        hidden = len(self.problems) - len(shown)
+        if hidden > 0:
+            lines.append(
+                f"error: {hidden} more problem{'s' if hidden != 1 else ''} not shown "
+                "(--all-errors lists them all)"
+            )
+        return "\n".join(lines)
+
+
+class UnknownNameError(VLNEvalError, KeyError):
+    """A task, profile, agent, scan or split name that is not registered."""
+
+    def __init__(self, kind: str, name: str, known: Iterable[str]) -> None:
+        self.kind, self.name = kind, name
+        self.known = sorted(known)
+        hint = did_you_mean(name, self.known)
+        msg = f"unknown {kind} {name!r}"
+        msg += f"; did you mean {hint!r}?" if hint else ""
+        msg += f" (known: {', '.join(self.known)})" if len(self.known) <= 30 else ""
+        super().__init__(msg)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class MissingDataError(VLNEvalError):
+    """A data file or folder that the command needs is not there."""
+
+
+class ProblemCollector:
+    """Collects problems of one input file, then raises them together.
+
+    Example:
+        >>> pc = ProblemCollector("preds.json")
+        >>> pc.add("trajectory must be a list", episode='instr_id "1_0"', field="trajectory")
+        >>> try:
+        ...     pc.raise_if_any()
+        ... except InvalidInputError as e:
+        ...     print(e)
+        error: preds.json: instr_id "1_0": trajectory: trajectory must be a list
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.problems: list[Problem] = []
+
+    def add(self, message: str, *, episode: str | None = None, field: str | None = None) -> None:
+        """Records one problem."""
+        self.problems.append(Problem(self.source, message, episode, field))
+
+    def __len__(self) -> int:
+        return len(self.problems)
+
+    def raise_if_any(self) -> None:
+        """Raises :class:`InvalidInputError` when any problem was recorded."""
+        if self.problems:
+            raise InvalidInputError(self.problems, source=self.source)
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str | None:
+    """The closest known name to ``name``, or None.
+
+    Example:
+        >>> did_you_mean("r2r-duett", ["r2r", "r2r-duet", "r4r"])
+        'r2r-duet'
+    """
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return close[0] if close else None

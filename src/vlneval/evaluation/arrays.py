@@ -1,0 +1,102 @@
+"""Flat arrays for the batch kernels: per-scan tables and ragged paths, built once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from vlneval.data.episodes import EpisodeTable
+from vlneval.data.predictions import Predictions
+from vlneval.errors import ProblemCollector
+from vlneval.graph.store import GraphStore
+
+__all__ = ["ScoringArrays", "build_arrays"]
+
+
+@dataclass
+class ScoringArrays:
+    """Everything the batch kernel needs, for the episodes that have a prediction.
+
+    ``table_offsets[s]`` is where scan ``s``'s ``n_s x n_s`` table starts in ``dist_flat``;
+    ``scan_index[e]`` is episode ``e``'s scan; paths are flat scan-local node ids with offsets.
+    """
+
+    scans: list[str]
+    dist_flat: np.ndarray
+    table_offsets: np.ndarray
+    table_sizes: np.ndarray
+    scan_index: np.ndarray
+    traj: np.ndarray
+    traj_offsets: np.ndarray
+    ref: np.ndarray
+    ref_offsets: np.ndarray
+    goals: np.ndarray
+    goal_offsets: np.ndarray
+
+    def adjacency_flat(self, graphs: GraphStore) -> np.ndarray:
+        """Boolean adjacency tables laid out like ``dist_flat``."""
+        return np.concatenate([graphs.graph(s).adjacency().ravel() for s in self.scans])
+
+
+def _ragged(seqs: list[tuple[str, ...]], idx: list[dict[str, int]]) -> tuple[np.ndarray, np.ndarray]:
+    lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
+    offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    flat = np.fromiter(
+        (idx[k].get(v, -1) for k, s in enumerate(seqs) for v in s), dtype=np.int32, count=int(offsets[-1])
+    )
+    return flat, offsets
+
+
+def build_arrays(
+    episodes: EpisodeTable, preds: Predictions, graphs: GraphStore
+) -> ScoringArrays:
+    """Lays out the scored episodes' paths and their scans' distance tables.
+
+    Raises:
+        InvalidInputError: a reference path or goal names a viewpoint that is not a graph node.
+    """
+    order = preds.episodes
+    scan_names = sorted({episodes.scans[i] for i in order})
+    scan_pos = {s: k for k, s in enumerate(scan_names)}
+    tables = [graphs.distances(s) for s in scan_names]
+    sizes = np.array([t.shape[0] for t in tables], dtype=np.int64)
+    offsets = np.zeros(len(tables), dtype=np.int64)
+    if len(tables) > 1:
+        np.cumsum(sizes[:-1] ** 2, out=offsets[1:])
+    dist_flat = np.concatenate([t.ravel() for t in tables]) if tables else np.zeros(0)
+    scan_index = np.array([scan_pos[episodes.scans[i]] for i in order], dtype=np.int32)
+    index_maps = [graphs.graph(s).index for s in scan_names]
+    per_ep = [index_maps[s] for s in scan_index]
+    ref, ref_off = _ragged([episodes.paths[i] for i in order], per_ep)
+    goals, goal_off = _ragged([episodes.goals[i] for i in order], per_ep)
+    _check_known(episodes, order, ref, ref_off, goals, goal_off, graphs)
+    return ScoringArrays(
+        scan_names, dist_flat, offsets, sizes, scan_index, preds.nodes, preds.offsets,
+        ref, ref_off, goals, goal_off,
+    )
+
+
+def _check_known(
+    episodes: EpisodeTable,
+    order: np.ndarray,
+    ref: np.ndarray,
+    ref_off: np.ndarray,
+    goals: np.ndarray,
+    goal_off: np.ndarray,
+    graphs: GraphStore,
+) -> None:
+    pc = ProblemCollector(episodes.source)
+    for flat, off, what in ((ref, ref_off, "path"), (goals, goal_off, "goals")):
+        for pos in np.flatnonzero(flat < 0)[:50]:
+            k = int(np.searchsorted(off, pos, side="right") - 1)
+            i = int(order[k])
+            seq = episodes.paths[i] if what == "path" else episodes.goals[i]
+            vp = seq[int(pos - off[k])]
+            pc.add(
+                graphs.graph(episodes.scans[i]).describe_missing(vp),
+                episode=f'{episodes.id_field} "{episodes.ids[i]}"',
+                field=what,
+            )
+    pc.raise_if_any()

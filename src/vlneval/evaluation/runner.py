@@ -1,0 +1,240 @@
+"""The runner: episodes + predictions + profile -> per-episode table and summary."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlneval.data.episodes import EpisodeTable
+from vlneval.data.predictions import Predictions, parse_predictions
+from vlneval.data.root import data_root, demo_root, graphs_dir
+from vlneval.errors import InvalidInputError, VLNEvalError
+from vlneval.evaluation.arrays import build_arrays
+from vlneval.evaluation.checks import check_rules, consistency_checks
+from vlneval.evaluation.protocol import protocol_card
+from vlneval.graph.store import GraphStore
+from vlneval.profiles import Profile, get_profile
+from vlneval.tasks import Task, get_task
+
+__all__ = ["Evaluation", "evaluate", "load_split", "LABEL_TO_COLUMN"]
+
+LABEL_TO_COLUMN = {
+    "TL": "path_length",
+    "NE": "nav_error",
+    "OE": "oracle_error",
+    "OSR": "oracle_success",
+    "SR": "success",
+    "SPL": "spl",
+    "nDTW": "ndtw",
+    "sDTW": "sdtw",
+    "CLS": "cls",
+}
+
+
+@dataclass
+class Evaluation:
+    """One scored predictions file.
+
+    Attributes:
+        task, split, profile: what was scored and how.
+        episodes: the split's episodes (all of them).
+        scored: indices into ``episodes`` of the scored episodes, ascending.
+        per_episode: one array per column, aligned to ``scored``.
+        summary: the summary record of ``spec/outputs.md``.
+    """
+
+    task: str
+    split: str
+    profile: Profile
+    episodes: EpisodeTable
+    scored: np.ndarray
+    per_episode: dict[str, np.ndarray]
+    summary: dict[str, Any]
+    predictions_source: str = ""
+    form: str = "triple"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The per-episode table as a list of rows (episode id first)."""
+        idf = self.episodes.id_field
+        cols = self.per_episode
+        out = []
+        for k, i in enumerate(self.scored.tolist()):
+            row: dict[str, Any] = {idf: self.episodes.ids[i], "scan": self.episodes.scans[i]}
+            for name, values in cols.items():
+                v = values[k]
+                row[name] = v.item() if hasattr(v, "item") else v
+            out.append(row)
+        return out
+
+
+def load_split(
+    task: Task,
+    split: str,
+    profile: Profile,
+    *,
+    root: str | Path | None = None,
+    episodes_file: str | Path | None = None,
+    graphs: str | Path | None = None,
+) -> tuple[EpisodeTable, GraphStore]:
+    """The episodes of ``split`` and the graphs of their scans."""
+    base = demo_root() if task.embedded else data_root(root)
+    path = Path(episodes_file) if episodes_file else task.episodes_file(base, split)
+    episodes = task.load(path, split, profile)
+    if graphs is not None:
+        store = GraphStore(graphs)
+    elif base is not None:
+        store = GraphStore(graphs_dir(base))
+    else:
+        raise VLNEvalError("no navigation graphs: pass --graphs DIR or --data-root DIR")
+    return episodes, store
+
+
+def evaluate(
+    task: str,
+    split: str | None,
+    predictions: str | Path,
+    *,
+    profile: str | None = None,
+    root: str | Path | None = None,
+    episodes_file: str | Path | None = None,
+    graphs: str | Path | None = None,
+    subset: bool = False,
+    form: str = "auto",
+    trajectory_key: str | None = None,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+) -> Evaluation:
+    """Scores a predictions file exactly as ``profile``'s official scorer does.
+
+    Args:
+        task: a registered task (``r2r``, ``r4r``, ``rxr``, ``demo``...).
+        split: the split (default: the task's default split).
+        predictions: the predictions file.
+        profile: the scoring profile (default: the task's).
+        root: the data root (default ``$VLNEVAL_DATA``); ``episodes_file`` and ``graphs``
+            override the files found there.
+        subset: score only the predicted episodes (the summary says "partial").
+        form, trajectory_key: how to read trajectories (see ``parse_predictions``).
+        declared: protocol fields the submitter declares; ``run``: fields an online run observed.
+
+    Raises:
+        VLNEvalError: bad input, unknown names or missing data; the message says where.
+    """
+    t = get_task(task)
+    split = split or t.default_split
+    prof = get_profile(profile or t.default_profile)
+    episodes, store = load_split(t, split, prof, root=root, episodes_file=episodes_file, graphs=graphs)
+    if not episodes.scorable:
+        raise InvalidInputError(
+            f"{episodes.source}: split {split} has no goals (a hidden test split); it cannot be "
+            "scored locally: submit it to an evaluation server (vlneval submit)"
+        )
+    preds = parse_predictions(predictions, episodes, store, form=form, trajectory_key=trajectory_key)
+    return score_parsed(episodes, preds, store, prof, subset=subset, declared=declared, run=run)
+
+
+def score_parsed(
+    episodes: EpisodeTable,
+    preds: Predictions,
+    store: GraphStore,
+    prof: Profile,
+    *,
+    subset: bool = False,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+) -> Evaluation:
+    """Scores already parsed predictions (see :func:`evaluate`)."""
+    from vlneval.metrics.batch import score_batch
+
+    arr = build_arrays(episodes, preds, store)
+    flags = check_rules(episodes, preds, arr, store, prof, subset=subset)
+    per = score_batch(
+        arr.dist_flat, arr.table_offsets, arr.table_sizes, arr.scan_index,
+        arr.traj, arr.traj_offsets, arr.ref, arr.ref_offsets, arr.goals, arr.goal_offsets,
+        threshold=prof.threshold,
+        success_inclusive=prof.success_inclusive,
+        sdtw_inclusive=prof.sdtw_inclusive,
+        spl_reference=prof.spl_reference,
+        spl_floor=prof.spl_floor,
+        collapse_repeats=prof.collapse_repeats,
+    )
+    per = dict(per)
+    per.update(flags)
+    per["unreachable"] = (~np.isfinite(per["nav_error"])).astype(np.int64)
+    summary = summarise(episodes, preds, per, prof, subset=subset, declared=declared, run=run)
+    return Evaluation(
+        episodes.task, episodes.split, prof, episodes, preds.episodes, per, summary,
+        predictions_source=preds.source, form=preds.form,
+    )
+
+
+def _mean(values: np.ndarray, label: str, warnings: list[str]) -> float | None:
+    if len(values) == 0:
+        return None
+    finite = np.isfinite(values)
+    if not finite.all():
+        bad = int((~finite).sum())
+        warnings.append(
+            f"{label}: {bad} episode(s) have an infinite value (the final viewpoint cannot reach "
+            f"the goal); {label} averages the other {int(finite.sum())}, success counts them as failures"
+        )
+        return float(values[finite].mean()) if finite.any() else None
+    return float(values.mean())
+
+
+def summarise(
+    episodes: EpisodeTable,
+    preds: Predictions,
+    per: Mapping[str, np.ndarray],
+    prof: Profile,
+    *,
+    subset: bool,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The summary record (``spec/outputs.md``) of one scored file."""
+    from vlneval import __version__
+
+    warnings = list(preds.warnings)
+    if episodes.left_out:
+        warnings.append(
+            f"profile {prof.name} scores instructions k < {prof.max_instructions} only, as the "
+            f"official script does; left out: {', '.join(episodes.left_out[:10])}"
+        )
+    partial = bool(preds.missing) and subset
+    metrics = {
+        label: _mean(np.asarray(per[LABEL_TO_COLUMN[label]], dtype=np.float64), label, warnings)
+        for label in prof.metrics
+    }
+    n = len(preds.episodes)
+    card = protocol_card(
+        task=episodes.task, split=episodes.split, profile=prof, n_episodes=n,
+        n_expected=len(episodes), partial=partial, declared=declared, run=run,
+    )
+    checks = consistency_checks(metrics, per, prof)
+    for c in checks:
+        if not c["holds"] and "quirk" not in c:
+            warnings.append(f"consistency check failed: {c['name']} ({c['detail']})")
+    return {
+        "vlneval_version": __version__,
+        "task": episodes.task,
+        "split": episodes.split,
+        "data_version": None,
+        "profile": prof.card(),
+        "profile_rules": prof.to_dict(),
+        "predictions": preds.source,
+        "trajectory_form": preds.form,
+        "n_episodes": n,
+        "n_expected": len(episodes),
+        "partial": partial,
+        "metrics": metrics,
+        "unavailable": {k: "no scored episodes" for k, v in metrics.items() if v is None},
+        "checks": checks,
+        "warnings": warnings,
+        "protocol": card,
+    }

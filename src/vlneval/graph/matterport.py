@@ -1,0 +1,201 @@
+"""Matterport3D connectivity files read exactly as the official evaluators read them.
+
+A connectivity file ``<scan>_connectivity.json`` is a list of viewpoint records with
+``image_id``, ``pose`` (4x4 camera-to-world, row-major), ``included`` and ``unobstructed``.
+An undirected edge joins two included viewpoints that are mutually unobstructed; its weight is
+the 3-D Euclidean distance between their positions. Every official scorer builds its graph from
+edges only, so an included viewpoint without any edge is not a node of the evaluation graph.
+"""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlneval.errors import InvalidInputError, ProblemCollector
+
+__all__ = ["NavGraph", "load_connectivity", "parse_connectivity", "read_json_bytes"]
+
+
+@dataclass(eq=False)
+class NavGraph:
+    """A navigation graph of one scan.
+
+    Attributes:
+        scan: the scan id.
+        ids: viewpoint ids of the graph's nodes (viewpoints with at least one edge).
+        positions: ``(n, 3)`` node positions in metres (z up).
+        edges: ``(e, 2)`` undirected edges as node index pairs ``i < j``.
+        weights: ``(e,)`` edge lengths in metres.
+        isolated: included viewpoints with no edge (not nodes; named in error messages).
+        excluded: viewpoints whose ``included`` flag is false.
+        heights: camera height above the floor per node (metres), when the file gives it.
+        source: where the graph came from.
+    """
+
+    scan: str
+    ids: list[str]
+    positions: np.ndarray
+    edges: np.ndarray
+    weights: np.ndarray
+    isolated: frozenset[str] = frozenset()
+    excluded: frozenset[str] = frozenset()
+    heights: np.ndarray | None = None
+    source: str = ""
+    index: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.index = {vp: i for i, vp in enumerate(self.ids)}
+        self._neighbours: list[np.ndarray] | None = None
+        self._adjacency: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        """Number of nodes."""
+        return len(self.ids)
+
+    def neighbours(self, node: int) -> np.ndarray:
+        """Indices of the nodes adjacent to ``node``, ascending."""
+        if self._neighbours is None:
+            lists: list[list[int]] = [[] for _ in range(self.n)]
+            for i, j in self.edges.tolist():
+                lists[i].append(j)
+                lists[j].append(i)
+            self._neighbours = [np.array(sorted(x), dtype=np.int32) for x in lists]
+        return self._neighbours[node]
+
+    def adjacency(self) -> np.ndarray:
+        """Dense boolean adjacency matrix (the diagonal is False)."""
+        if self._adjacency is None:
+            adj = np.zeros((self.n, self.n), dtype=np.bool_)
+            adj[self.edges[:, 0], self.edges[:, 1]] = True
+            adj[self.edges[:, 1], self.edges[:, 0]] = True
+            self._adjacency = adj
+        return self._adjacency
+
+    def describe_missing(self, viewpoint: str) -> str:
+        """Why ``viewpoint`` is not a node, phrased for an error message."""
+        if viewpoint in self.isolated:
+            return (
+                f"viewpoint {viewpoint} is included in scan {self.scan} but has no navigable "
+                "edge, so it is not a node of the evaluation graph"
+            )
+        if viewpoint in self.excluded:
+            return f"viewpoint {viewpoint} is marked not included in scan {self.scan}"
+        return f"viewpoint {viewpoint} is not in scan {self.scan}"
+
+
+def read_json_bytes(path: Path) -> bytes:
+    """The bytes of a ``.json`` or ``.json.gz`` file (gzip detected by its magic number)."""
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            return gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise InvalidInputError(f"{path}: not a valid gzip file ({exc})") from exc
+    return raw
+
+
+def load_connectivity(path: str | Path, scan: str | None = None) -> NavGraph:
+    """Reads one connectivity file (``.json`` or ``.json.gz``).
+
+    Args:
+        path: the file.
+        scan: the scan id; by default the file name up to ``_connectivity``.
+
+    Raises:
+        InvalidInputError: the file is malformed or not symmetric.
+    """
+    import msgspec
+
+    path = Path(path)
+    if scan is None:
+        scan = path.name.split("_connectivity")[0]
+    try:
+        records = msgspec.json.decode(read_json_bytes(path))
+    except msgspec.DecodeError as exc:
+        raise InvalidInputError(f"{path}: not valid JSON ({exc})") from exc
+    return parse_connectivity(records, scan=scan, source=str(path))
+
+
+def _check_records(records: Any, source: str) -> int:
+    pc = ProblemCollector(source)
+    if not isinstance(records, list) or not records:
+        pc.add("expected a non-empty JSON list of viewpoint records")
+        pc.raise_if_any()
+    n = len(records)
+    for k, rec in enumerate(records):
+        where = f"record {k}"
+        if not isinstance(rec, dict):
+            pc.add("expected an object", field=where)
+            continue
+        for key in ("image_id", "pose", "included", "unobstructed"):
+            if key not in rec:
+                pc.add(f"missing field {key!r}", field=where)
+        pose, unob = rec.get("pose"), rec.get("unobstructed")
+        if pose is not None and (not isinstance(pose, list) or len(pose) != 16):
+            pc.add("pose must be a list of 16 numbers", field=f"{where}.pose")
+        if unob is not None and (not isinstance(unob, list) or len(unob) != n):
+            pc.add(f"unobstructed must be a list of {n} booleans", field=f"{where}.unobstructed")
+    pc.raise_if_any()
+    return n
+
+
+def parse_connectivity(records: Any, *, scan: str, source: str = "<memory>") -> NavGraph:
+    """Builds a :class:`NavGraph` from parsed connectivity records.
+
+    Example:
+        >>> eye = lambda x, y: [1, 0, 0, x, 0, 1, 0, y, 0, 0, 1, 0, 0, 0, 0, 1]
+        >>> recs = [
+        ...     {"image_id": "a", "pose": eye(0, 0), "included": True, "unobstructed": [False, True, False]},
+        ...     {"image_id": "b", "pose": eye(3, 4), "included": True, "unobstructed": [True, False, False]},
+        ...     {"image_id": "c", "pose": eye(9, 9), "included": True, "unobstructed": [False, False, False]},
+        ... ]
+        >>> g = parse_connectivity(recs, scan="toy")
+        >>> g.ids, g.weights.tolist(), sorted(g.isolated)
+        (['a', 'b'], [5.0], ['c'])
+    """
+    n = _check_records(records, source)
+    ids = [str(r["image_id"]) for r in records]
+    try:
+        poses = np.asarray([r["pose"] for r in records], dtype=np.float64)
+        unob = np.asarray([r["unobstructed"] for r in records], dtype=np.bool_)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{source}: pose/unobstructed values are not numbers ({exc})") from exc
+    if not np.isfinite(poses).all():
+        raise InvalidInputError(f"{source}: a pose holds NaN or infinity")
+    included = np.asarray([bool(r["included"]) for r in records], dtype=np.bool_)
+    if not np.array_equal(unob, unob.T):
+        i, j = np.argwhere(unob != unob.T)[0]
+        raise InvalidInputError(
+            f"{source}: unobstructed is not symmetric: {ids[i]} -> {ids[j]} is "
+            f"{bool(unob[i, j])} but {ids[j]} -> {ids[i]} is {bool(unob[j, i])}"
+        )
+    mask = unob & included[:, None] & included[None, :]
+    np.fill_diagonal(mask, False)
+    has_edge = mask.any(axis=1)
+    keep = np.flatnonzero(has_edge)
+    remap = -np.ones(n, dtype=np.int64)
+    remap[keep] = np.arange(len(keep))
+    pos_all = poses[:, [3, 7, 11]]
+    ii, jj = np.nonzero(np.triu(mask, 1))
+    edges = np.stack([remap[ii], remap[jj]], axis=1).astype(np.int32)
+    weights = np.linalg.norm(pos_all[ii] - pos_all[jj], axis=1)
+    heights = None
+    if all("height" in r for r in records):
+        heights = np.asarray([float(r["height"]) for r in records])[keep]
+    return NavGraph(
+        scan=scan,
+        ids=[ids[k] for k in keep],
+        positions=np.ascontiguousarray(pos_all[keep]),
+        edges=edges.reshape(-1, 2),
+        weights=weights,
+        isolated=frozenset(ids[k] for k in range(n) if included[k] and not has_edge[k]),
+        excluded=frozenset(ids[k] for k in range(n) if not included[k]),
+        heights=heights,
+        source=source,
+    )

@@ -1,0 +1,75 @@
+"""Lazy, cached access to the navigation graphs of a folder of connectivity files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from vlneval.errors import MissingDataError, UnknownNameError
+from vlneval.graph.matterport import NavGraph
+
+__all__ = ["GraphStore"]
+
+
+class GraphStore:
+    """Loads ``<scan>_connectivity.json[.gz]`` files on demand, with distance tables.
+
+    Args:
+        folder: the folder of connectivity files.
+        use_cache: read and write the on-disk distance cache.
+    """
+
+    def __init__(self, folder: str | Path, *, use_cache: bool = True) -> None:
+        self.folder = Path(folder)
+        if not self.folder.is_dir():
+            raise MissingDataError(f"graph folder {self.folder} does not exist")
+        self.use_cache = use_cache
+        self._files = self._index()
+        self._graphs: dict[str, NavGraph] = {}
+        self._tables: dict[str, np.ndarray] = {}
+
+    def _index(self) -> dict[str, Path]:
+        files: dict[str, Path] = {}
+        for pattern in ("*_connectivity.json", "*_connectivity.json.gz"):
+            for p in sorted(self.folder.glob(pattern)):
+                files.setdefault(p.name.split("_connectivity")[0], p)
+        return files
+
+    @property
+    def scans(self) -> list[str]:
+        """The scans with a connectivity file, sorted."""
+        return sorted(self._files)
+
+    def __contains__(self, scan: object) -> bool:
+        return scan in self._files
+
+    def graph(self, scan: str) -> NavGraph:
+        """The graph of ``scan``."""
+        self._load(scan)
+        return self._graphs[scan]
+
+    def distances(self, scan: str) -> np.ndarray:
+        """The geodesic distance table of ``scan`` (node order of :meth:`graph`)."""
+        self._load(scan)
+        return self._tables[scan]
+
+    def _load(self, scan: str) -> None:
+        if scan in self._graphs:
+            return
+        if scan not in self._files:
+            raise UnknownNameError(f"scan (no connectivity file in {self.folder})", scan, self._files)
+        from vlneval.graph import distances as dist
+        from vlneval.graph.matterport import load_connectivity
+
+        path = self._files[scan]
+        key = dist.file_key(path.read_bytes(), scan) if self.use_cache else ""
+        cached = dist.load_cached(key, scan, str(path)) if self.use_cache else None
+        if cached is None:
+            graph = load_connectivity(path, scan)
+            table = dist.distance_table(graph)
+            if self.use_cache:
+                dist.save_cached(key, graph, table)
+        else:
+            graph, table = cached
+        self._graphs[scan], self._tables[scan] = graph, table

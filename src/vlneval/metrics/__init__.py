@@ -1,0 +1,51 @@
+"""Pure metric kernels: node-index arrays and a distance table in, numbers out.
+
+Single-episode functions validate their arguments and return a float; :func:`score_batch` scores
+many packed episodes in one compiled pass. Both run the same numba cores (``_kernels``), which
+are imported on first use: importing this package does not import numba or scipy.
+
+``METRICS`` maps each metric's function name to its :class:`MetricInfo` (label, direction, unit).
+
+Example:
+    >>> from vlneval.metrics import METRICS
+    >>> METRICS["ndtw"].label, METRICS["navigation_error"].higher_is_better
+    ('nDTW', False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from vlneval.metrics import fidelity as _fidelity
+from vlneval.metrics import goal as _goal
+from vlneval.metrics import path as _path
+from vlneval.metrics._info import MetricInfo
+from vlneval.metrics.batch import COLUMN_METRIC, COLUMNS, score_batch
+from vlneval.metrics.fidelity import cls, collapse_repeats, dtw, ndtw, sdtw
+from vlneval.metrics.goal import navigation_error, oracle_error, oracle_success, success
+from vlneval.metrics.path import path_length, spl
+
+__all__ = [
+    "METRICS",
+    "MetricInfo",
+    "navigation_error",
+    "oracle_error",
+    "success",
+    "oracle_success",
+    "path_length",
+    "spl",
+    "collapse_repeats",
+    "dtw",
+    "ndtw",
+    "sdtw",
+    "cls",
+    "score_batch",
+    "COLUMNS",
+    "COLUMN_METRIC",
+]
+
+#: Metric name -> metadata, for every single-episode metric function above.
+METRICS: Mapping[str, MetricInfo] = MappingProxyType(
+    {info.name: info for info in (*_goal.INFO, *_path.INFO, *_fidelity.INFO)}
+)

@@ -1,0 +1,163 @@
+"""The fused batch kernel: every per-episode metric of many episodes in one compiled pass.
+
+Episodes are packed in flat arrays (CSR layout): episode ``i``'s trajectory is
+``traj[traj_offsets[i]:traj_offsets[i + 1]]``, and likewise for references and goal sets. Node ids
+are local to the episode's scan, whose n x n table starts at ``dist_flat[table_offsets[s]]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from vlneval.errors import InvalidInputError
+from vlneval.metrics import _validate
+
+__all__ = ["score_batch", "COLUMNS", "COLUMN_METRIC"]
+
+#: Keys of the dict returned by :func:`score_batch`, in the kernel's row order.
+COLUMNS = (
+    "nav_error",
+    "oracle_error",
+    "success",
+    "oracle_success",
+    "path_length",
+    "shortest_length",
+    "reference_length",
+    "spl",
+    "dtw",
+    "ndtw",
+    "sdtw",
+    "cls",
+    "steps",
+    "repeats",
+)
+
+#: The ``METRICS`` entry (label, direction, unit) of each column that is a metric.
+COLUMN_METRIC = {
+    "nav_error": "navigation_error",
+    "oracle_error": "oracle_error",
+    "success": "success",
+    "oracle_success": "oracle_success",
+    "path_length": "path_length",
+    "spl": "spl",
+    "dtw": "dtw",
+    "ndtw": "ndtw",
+    "sdtw": "sdtw",
+    "cls": "cls",
+}
+
+
+def score_batch(
+    dist_flat: np.ndarray,
+    table_offsets: np.ndarray,
+    table_sizes: np.ndarray,
+    scan_index: np.ndarray,
+    traj: np.ndarray,
+    traj_offsets: np.ndarray,
+    ref: np.ndarray,
+    ref_offsets: np.ndarray,
+    goals: np.ndarray,
+    goal_offsets: np.ndarray,
+    *,
+    threshold: float = 3.0,
+    success_inclusive: bool = False,
+    sdtw_inclusive: bool = False,
+    spl_reference: str = "shortest",
+    spl_floor: float = 0.0,
+    collapse_repeats: bool = True,
+    cls_threshold: float | None = None,
+    validate: bool = True,
+) -> dict[str, np.ndarray]:
+    """Scores N episodes in one pass; the same cores as the single-episode functions.
+
+    Per episode, with ``P`` the trajectory, ``R`` the reference and ``G`` the goal set:
+    NE = ``min_g d(p_n, g)``; OE = ``min_{j,g} d(p_j, g)``; success/oracle_success compare them
+    with ``threshold`` (``<=`` if ``success_inclusive`` else ``<``); TL = Σ hop distances;
+    ``shortest_length`` is SPL's ``ℓ``: ``min_g d(r_1, g)`` (``spl_reference="shortest"``, R2R)
+    or ``L(R)`` (``"reference"``, HAMT/DUET); SPL = ``S·ℓ / max(ℓ, TL, spl_floor)`` with the
+    rules of :func:`vlneval.metrics.spl`; DTW/nDTW/CLS as :mod:`vlneval.metrics.fidelity`, on
+    ``P`` with consecutive repeats dropped when ``collapse_repeats`` (TL/NE never collapse);
+    sDTW = ``1[NE < δ] · nDTW`` (``<=`` if ``sdtw_inclusive``). ``steps = max(len(P) - 1, 0)``;
+    ``repeats`` = positions equal to their predecessor (what collapsing drops), counted whatever
+    ``collapse_repeats`` says. An empty trajectory scores NE = OE = inf and 0 everywhere else.
+
+    Args:
+        dist_flat: float64, every scan's table concatenated, row-major.
+        table_offsets: int64[S], where scan ``s``'s table starts in ``dist_flat``.
+        table_sizes: int64[S], ``n_s`` (table ``s`` is ``n_s x n_s``, symmetric).
+        scan_index: int32[N], the scan of each episode.
+        traj: int32, trajectories' local node ids, flat; ``traj_offsets``: int64[N + 1].
+        ref: int32 reference paths (>= 1 node each); ``ref_offsets``: int64[N + 1].
+        goals: int32 goal sets (>= 1 node each); ``goal_offsets``: int64[N + 1].
+        traj_offsets: see ``traj``.
+        ref_offsets: see ``ref``.
+        goal_offsets: see ``goals``.
+        threshold: δ (> 0) for success, oracle success, sDTW and the nDTW normalisation.
+        success_inclusive: success and oracle success use ``<=``.
+        sdtw_inclusive: sDTW's own success uses ``<=`` (google-research ``r4r``).
+        spl_reference: ``"shortest"`` or ``"reference"``, see above.
+        spl_floor: lower bound of SPL's denominator (0.01 in EnvDrop/DUET), >= 0.
+        collapse_repeats: drop consecutive repeats before DTW, nDTW, sDTW and CLS.
+        cls_threshold: δ of CLS; None means ``threshold``.
+        validate: check every array (vectorised, O(total size)); pass False only for arrays
+            that were already checked.
+
+    Returns:
+        ``{column: float64[N]}`` for every name in :data:`COLUMNS`.
+
+    Raises:
+        InvalidInputError: a malformed array or option (only options when ``validate=False``).
+
+    Example:
+        >>> import numpy as np
+        >>> D = np.array([[0, 4, 8, 4], [4, 0, 4, 8], [8, 4, 0, 4], [4, 8, 4, 0]], float)
+        >>> off = lambda *lens: np.cumsum([0, *lens])
+        >>> out = score_batch(
+        ...     D.ravel(), np.array([0]), np.array([4]), np.array([0, 0]),
+        ...     np.array([0, 1, 2, 3, 0, 3]), off(4, 2),      # executed S,A,B,G and S,G
+        ...     np.array([0, 1, 2, 3] * 2), off(4, 4),        # reference S,A,B,G twice
+        ...     np.array([3, 3]), off(1, 1))                  # goal G
+        >>> out["path_length"].tolist(), out["spl"].round(4).tolist()
+        ([12.0, 4.0], [0.3333, 1.0])
+        >>> out["ndtw"].round(4).tolist(), out["cls"].round(4).tolist()
+        ([1.0, 0.5134], [1.0, 0.4291])
+    """
+    if spl_reference not in ("shortest", "reference"):
+        raise InvalidInputError(
+            f"spl_reference must be 'shortest' or 'reference'; got {spl_reference!r}"
+        )
+    delta = _validate.as_threshold(threshold)
+    floor = _validate.as_threshold(spl_floor, "spl_floor", allow_zero=True)
+    cls_delta = delta if cls_threshold is None else _validate.as_threshold(cls_threshold)
+    if validate:
+        from vlneval.metrics._batch_checks import check_batch
+
+        check_batch(
+            dist_flat, table_offsets, table_sizes, scan_index,
+            traj, traj_offsets, ref, ref_offsets, goals, goal_offsets,
+        )  # fmt: skip
+    a = _normalise(
+        dist_flat, table_offsets, table_sizes, scan_index,
+        traj, traj_offsets, ref, ref_offsets, goals, goal_offsets,
+    )  # fmt: skip
+    traj_len = np.diff(a[5]).max(initial=0)
+    ref_len = np.diff(a[7]).max(initial=0)
+    scratch = np.empty(max(int(traj_len), 1), dtype=np.int32)
+    row = np.empty(max(int(min(traj_len, ref_len)), 1), dtype=np.float64)
+    out = np.empty((len(COLUMNS), a[3].shape[0]), dtype=np.float64)
+
+    from vlneval.metrics import _kernels
+
+    _kernels.score_batch(
+        *a, delta, bool(success_inclusive), bool(sdtw_inclusive), spl_reference == "reference",
+        floor, bool(collapse_repeats), cls_delta, out, scratch, row,
+    )  # fmt: skip
+    return dict(zip(COLUMNS, out, strict=True))
+
+
+def _normalise(*arrays: Any) -> list[np.ndarray]:
+    # One dtype per argument, so the kernel compiles (and caches) exactly one signature.
+    dtypes = (np.float64, np.int64, np.int64, np.int32) + (np.int32, np.int64) * 3
+    return [np.ascontiguousarray(x, dtype=t) for x, t in zip(arrays, dtypes, strict=True)]

@@ -1,0 +1,195 @@
+"""Scoring profiles: the rules of each official evaluator, named and versioned.
+
+A profile fixes everything that makes two scorers disagree: the success threshold and its
+comparison, what SPL's reference length is, whether jumps and incomplete files are rejected,
+whether repeated viewpoints are collapsed before DTW/CLS. The numbers of a profile never change
+without a new version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from vlneval.errors import UnknownNameError
+
+__all__ = ["Profile", "PROFILES", "get_profile", "register_profile"]
+
+GRAPH_METRICS = ("TL", "NE", "OSR", "SR", "SPL", "nDTW", "sDTW", "CLS")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The rules of one official scorer.
+
+    Attributes:
+        name, version: the profile id, e.g. ``r2r`` version ``1``.
+        reproduces: the script (repository and file) whose numbers this profile gives.
+        threshold: success radius δ in metres.
+        success_inclusive: success is ``NE <= δ`` (True) or ``NE < δ`` (False).
+        sdtw_inclusive: the comparison sDTW's own success test uses.
+        spl_reference: ``shortest`` (ℓ = shortest start-goal distance) or ``reference``
+            (ℓ = length of the reference path).
+        spl_floor: SPL's denominator is ``max(ℓ, TL, spl_floor)``.
+        collapse_repeats: drop consecutive repeated viewpoints before DTW and CLS.
+        check_adjacency: reject a move between non-adjacent viewpoints.
+        require_complete: every episode of the split needs a prediction.
+        max_instructions: score only instructions k < this of each path (the R2R quirk).
+        strict_cls_edges: reject repeated viewpoints and jumps (a scorer whose CLS looks each
+            step up as a graph edge and would crash on them).
+        metrics: the labels reported, in order.
+        may_break: consistency checks this scorer is known to break (its quirk, not a bug).
+        distance: what ``d(u, v)`` is.
+        notes: how this profile differs from its neighbours.
+    """
+
+    name: str
+    version: str
+    reproduces: str
+    threshold: float = 3.0
+    success_inclusive: bool = False
+    sdtw_inclusive: bool = False
+    spl_reference: str = "shortest"
+    spl_floor: float = 0.0
+    collapse_repeats: bool = True
+    check_adjacency: bool = True
+    require_complete: bool = True
+    max_instructions: int | None = None
+    strict_cls_edges: bool = False
+    metrics: tuple[str, ...] = GRAPH_METRICS
+    may_break: tuple[str, ...] = ()
+    distance: str = "graph geodesic (metres)"
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def comparison(self) -> str:
+        """The success comparison as text, e.g. ``NE < 3.0``."""
+        return f"NE {'<=' if self.success_inclusive else '<'} {self.threshold}"
+
+    def card(self) -> dict[str, Any]:
+        """The profile as the summary's ``profile`` object."""
+        return {"name": self.name, "version": self.version, "reproduces": self.reproduces}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every rule of the profile."""
+        d = asdict(self)
+        d["comparison"] = self.comparison
+        return d
+
+
+PROFILES: dict[str, Profile] = {}
+
+
+def register_profile(profile: Profile) -> Profile:
+    """Adds ``profile`` to the registry (a name is registered once)."""
+    if profile.name in PROFILES:
+        raise ValueError(f"profile {profile.name!r} is already registered")
+    PROFILES[profile.name] = profile
+    return profile
+
+
+def get_profile(name: str) -> Profile:
+    """The profile called ``name``; an unknown name suggests the closest one.
+
+    Example:
+        >>> get_profile("r2r").comparison
+        'NE < 3.0'
+    """
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise UnknownNameError("profile", name, PROFILES) from None
+
+
+M3D = "peteanderson80/Matterport3DSimulator tasks/R2R/eval.py"
+
+register_profile(
+    Profile(
+        "r2r",
+        "1",
+        f"{M3D} (Anderson et al. 2018), the R2R leaderboard's scorer",
+        max_instructions=3,
+        notes=(
+            "scores instructions k = 0..2 of each path, as the official script hard-codes",
+            "rejects jumps between non-adjacent viewpoints and incomplete files",
+            "nDTW, sDTW and CLS are added (not in the script) with repeats collapsed",
+            "SPL with shortest length 0: 1 if successful and TL = 0, else 0 (the script divides by zero)",
+        ),
+    )
+)
+register_profile(
+    Profile(
+        "r2r-envdrop",
+        "1",
+        "airsplay/R2R-EnvDrop r2r_src/eval.py (Tan et al. 2019)",
+        spl_floor=0.01,
+        check_adjacency=False,
+        notes=("scores every instruction", "SPL floor max(ℓ, TL, 0.01)", "no adjacency check"),
+    )
+)
+register_profile(
+    Profile(
+        "r2r-duet",
+        "1",
+        "cshizhe/VLN-DUET map_nav_src/r2r/eval_utils.py (Chen et al. 2022; also HAMT, NaviLLM)",
+        spl_reference="reference",
+        spl_floor=0.01,
+        collapse_repeats=False,
+        check_adjacency=False,
+        require_complete=False,
+        notes=(
+            "SPL's ℓ is the reference path's length",
+            "jumps are scored with their shortest distance; nested trajectories flattened",
+            "repeated viewpoints are not collapsed before DTW/CLS",
+        ),
+    )
+)
+register_profile(
+    Profile(
+        "r4r",
+        "1",
+        "R4R as published (Jain et al. 2019), scored as cshizhe/VLN-DUET r2r eval_utils.py",
+        spl_reference="reference",
+        spl_floor=0.01,
+        collapse_repeats=False,
+        check_adjacency=False,
+        require_complete=False,
+        notes=("as r2r-duet: SPL against the reference length, no collapsing",),
+    )
+)
+register_profile(
+    Profile(
+        "r4r-google",
+        "1",
+        "google-research/google-research r4r/dtw.py and r4r/cls.py (weight3d metres)",
+        sdtw_inclusive=True,
+        spl_reference="reference",
+        spl_floor=0.01,
+        collapse_repeats=False,
+        check_adjacency=True,
+        require_complete=False,
+        strict_cls_edges=True,
+        may_break=("sDTW <= SR",),
+        notes=(
+            "sDTW success uses NE <= 3.0 while SR uses NE < 3.0",
+            "its CLS looks every step up as a graph edge: repeated viewpoints and jumps are rejected",
+        ),
+    )
+)
+register_profile(
+    Profile(
+        "rxr",
+        "1",
+        "google-research-datasets/RxR evaluation (Ku et al. 2020)",
+        metrics=("TL", "NE", "SR", "SPL", "nDTW", "sDTW"),
+        notes=("nDTW is the primary metric",),
+    )
+)
+register_profile(
+    Profile(
+        "demo",
+        "1",
+        "none: the synthetic demo task, scored with the r2r rules on every instruction",
+        notes=("synthetic houses and episodes shipped inside vlneval",),
+    )
+)

@@ -1,0 +1,151 @@
+"""Tasks: how to find and load each benchmark's episodes, and its default profile."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from vlneval.data.episodes import EpisodeTable
+from vlneval.data.root import demo_root, find_file
+from vlneval.errors import UnknownNameError
+from vlneval.profiles import Profile
+
+__all__ = ["Task", "TASKS", "get_task", "register_task"]
+
+
+@dataclass(frozen=True)
+class Task:
+    """A benchmark as vlneval knows it.
+
+    Attributes:
+        name: the task id used on the command line.
+        description: one line for ``vlneval tasks``.
+        default_profile: the profile used unless ``--profile`` says otherwise.
+        profiles: the profiles that may score this task.
+        folder: the task's folder under the data root.
+        file_names: file-name patterns for a split (``{split}`` is replaced).
+        loader: reads a split file into an :class:`EpisodeTable`.
+        splits: the splits known to exist (others may still be given with ``--episodes``).
+        default_split: used when no ``--split`` is given.
+        embedded: the task's data ships inside the package (the demo).
+    """
+
+    name: str
+    description: str
+    default_profile: str
+    profiles: tuple[str, ...]
+    folder: str
+    file_names: tuple[str, ...]
+    loader: Callable[..., EpisodeTable]
+    splits: tuple[str, ...]
+    default_split: str
+    embedded: bool = False
+
+    def episodes_file(self, root: Path | None, split: str) -> Path:
+        """The episodes file of ``split`` under ``root``."""
+        base = demo_root() if self.embedded else root
+        if base is None:
+            from vlneval.errors import MissingDataError
+
+            raise MissingDataError(
+                f"task {self.name} needs its data: pass --data-root DIR (or set VLNEVAL_DATA), "
+                "or --episodes FILE and --graphs DIR"
+            )
+        names = [n.format(split=split) for n in self.file_names]
+        return find_file(base / self.folder, names, f"{self.name} {split} episodes")
+
+    def load(self, path: Path, split: str, profile: Profile) -> EpisodeTable:
+        """Loads ``path`` with the task's loader under ``profile``'s rules."""
+        return self.loader(path, task=self.name, split=split, max_instructions=profile.max_instructions)
+
+
+TASKS: dict[str, Task] = {}
+
+
+def register_task(task: Task) -> Task:
+    """Adds ``task`` to the registry."""
+    TASKS[task.name] = task
+    return task
+
+
+def get_task(name: str) -> Task:
+    """The task called ``name``; an unknown name suggests the closest one.
+
+    Example:
+        >>> get_task("r2r").default_profile
+        'r2r'
+    """
+    try:
+        return TASKS[name]
+    except KeyError:
+        raise UnknownNameError("task", name, TASKS) from None
+
+
+def _load_r2r(path: Path, **kw: object) -> EpisodeTable:
+    from vlneval.data.r2r import load_r2r
+
+    return load_r2r(path, **kw)  # type: ignore[arg-type]
+
+
+def _load_rxr(path: Path, *, task: str, split: str, max_instructions: int | None = None) -> EpisodeTable:
+    from vlneval.data.rxr import load_rxr
+
+    return load_rxr(path, task=task, split=split)
+
+
+R2R_SPLITS = ("train", "val_seen", "val_unseen", "test")
+
+register_task(
+    Task(
+        "r2r",
+        "Room-to-Room (Anderson et al. 2018): follow an instruction to a goal viewpoint",
+        "r2r",
+        ("r2r", "r2r-envdrop", "r2r-duet"),
+        "r2r",
+        ("R2R_{split}.json",),
+        _load_r2r,
+        R2R_SPLITS,
+        "val_unseen",
+    )
+)
+register_task(
+    Task(
+        "r4r",
+        "Room-for-Room (Jain et al. 2019): joined R2R paths, route fidelity matters",
+        "r4r",
+        ("r4r", "r4r-google", "r2r-duet"),
+        "r4r",
+        ("R4R_{split}.json",),
+        _load_r2r,
+        ("train", "val_seen", "val_unseen"),
+        "val_unseen",
+    )
+)
+register_task(
+    Task(
+        "rxr",
+        "Room-across-Room (Ku et al. 2020): multilingual, long, non-shortest routes",
+        "rxr",
+        ("rxr",),
+        "rxr",
+        ("rxr_{split}_guide.jsonl", "rxr_{split}.jsonl"),
+        _load_rxr,
+        ("train", "val_seen", "val_unseen", "test_standard"),
+        "val_unseen",
+    )
+)
+register_task(
+    Task(
+        "demo",
+        "a tiny synthetic benchmark shipped inside vlneval (no downloads; not real data)",
+        "demo",
+        ("demo", "r2r", "r2r-envdrop", "r2r-duet"),
+        "demo",
+        ("DEMO_{split}.json",),
+        _load_r2r,
+        ("val",),
+        "val",
+        embedded=True,
+    )
+)
