@@ -284,13 +284,40 @@ def print_metrics(baseline: dict[str, float], check: dict[str, Any] | None) -> N
     for label in LABELS:
         ours = check.get("vlneval", {}).get(label) if check else None
         diff = check.get("abs_diff", {}).get(label) if check else None
+        shown = "-" if diff is None else f"{diff:.1e}"
+        if diff is not None and diff > TOLERANCE:
+            shown = f"[red]{shown}[/red]"
         table.add_row(
             label,
             f"{baseline[label]:.6f}",
             "-" if ours is None else f"{ours:.6f}",
-            "-" if diff is None else f"{diff:.1e}",
+            shown,
         )
     console.print(table)
+
+
+def print_kernel(kernel: dict[str, Any]) -> None:
+    """One line on the batch kernel microbenchmark."""
+    if kernel.get("status") == "ok":
+        console.print(
+            f"kernel score_batch: {kernel['episodes_per_s']:,.0f} episodes/s "
+            f"(best {kernel['best_s']:.4f} s; first call {kernel['first_call_s']:.3f} s; "
+            f"inputs built in {kernel['prepare_s']:.2f} s)"
+        )
+    else:
+        console.print(
+            f"[yellow]kernel score_batch {kernel.get('status')}: {kernel.get('detail')}[/yellow]"
+        )
+
+
+def print_check(check: dict[str, Any]) -> None:
+    """The verdict of the metric check, naming the labels that differ."""
+    if check["ok"]:
+        console.print(f"[green]vlneval metrics equal the baseline's within {TOLERANCE}[/green]")
+        return
+    bad = [k for k, d in check.get("abs_diff", {}).items() if d is None or d > TOLERANCE]
+    reason = check.get("reason") or f"differ beyond {TOLERANCE}: {', '.join(bad)}"
+    console.print(f"[bold red]vlneval metrics do NOT match the baseline: {reason}[/bold red]")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -329,12 +356,9 @@ def main(argv: list[str] | None = None) -> int:
     kernel = run_kernel(args, wl)
     print_table(runs, base_run.wall_s)
     print_metrics(base_metrics, check)
-    console.print(f"kernel score_batch: {kernel}")
+    print_kernel(kernel)
     if check is not None:
-        style = "green" if check["ok"] else "red"
-        console.print(
-            f"[{style}]metrics equal to the baseline within {TOLERANCE}: {check['ok']}[/{style}]"
-        )
+        print_check(check)
     results = {
         "machine": machine(),
         "workload": {

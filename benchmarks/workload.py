@@ -52,19 +52,20 @@ class ScanGraph:
     Attributes:
         scan: scan id.
         ids: viewpoint ids of the nodes (included viewpoints with at least one edge).
-        pos: ``(n, 3)`` positions.
+        xy: horizontal positions ``(x, y)`` per node (headings only need these).
         neighbours: adjacency lists (node indices).
         dist: ``(n, n)`` geodesic distances in metres.
-        pred: ``(n, n)`` Dijkstra predecessors; ``pred[g, u]`` is ``u``'s next hop toward ``g``.
+        next_hop: ``next_hop[g][u]`` is ``u``'s next node on the shortest path toward ``g``
+            (the Dijkstra predecessor matrix as nested lists, for fast scalar access).
         hops: ``(n, n)`` edge counts of the shortest metric paths.
     """
 
     scan: str
     ids: list[str]
-    pos: np.ndarray
-    neighbours: list[np.ndarray]
+    xy: list[tuple[float, float]]
+    neighbours: list[list[int]]
     dist: np.ndarray
-    pred: np.ndarray
+    next_hop: list[list[int]]
     hops: np.ndarray
 
 
@@ -90,10 +91,10 @@ def read_scan(path: Path) -> ScanGraph:
     return ScanGraph(
         scan=path.name.split("_")[0],
         ids=[records[k]["image_id"] for k in keep],
-        pos=pos,
-        neighbours=[np.flatnonzero(row) for row in adj],
+        xy=[(float(x), float(y)) for x, y in pos[:, :2]],
+        neighbours=[np.flatnonzero(row).tolist() for row in adj],
         dist=dist,
-        pred=pred,
+        next_hop=pred.tolist(),
         hops=hop_counts(pred, dist),
     )
 
@@ -130,31 +131,33 @@ def shortest_path(g: ScanGraph, start: int, goal: int) -> list[int]:
     """Node indices of the shortest metric path ``start -> goal``."""
     path = [start]
     while path[-1] != goal:
-        path.append(int(g.pred[goal, path[-1]]))
+        path.append(g.next_hop[goal][path[-1]])
     return path
 
 
 def heading_to(g: ScanGraph, u: int, v: int) -> float:
     """Simulator heading (clockwise from +y, in [0, 2*pi)) of the direction ``u -> v``."""
-    dx, dy = g.pos[v, 0] - g.pos[u, 0], g.pos[v, 1] - g.pos[u, 1]
-    return math.atan2(dx, dy) % (2 * math.pi)
+    (ux, uy), (vx, vy) = g.xy[u], g.xy[v]
+    return math.atan2(vx - ux, vy - uy) % (2 * math.pi)
 
 
 def random_walk(
-    g: ScanGraph, start: int, goal: int, rng: np.random.Generator, bias: float, repeat: float
+    g: ScanGraph, start: int, goal: int, draws: list[list[float]], bias: float, repeat: float
 ) -> list[list[Any]]:
-    """An R2R trajectory ``[[vp, heading, elevation], ...]``: 2-12 moves, some turns in place."""
-    n_moves = int(rng.integers(MIN_MOVES, MAX_MOVES + 1))
-    draws = rng.random((n_moves, 3))
-    heading = float(rng.random() * 2 * math.pi)
+    """An R2R trajectory ``[[vp, heading, elevation], ...]``, some moves with a turn in place.
+
+    One move per row of ``draws`` (uniform numbers: step toward the goal?, turn in place?,
+    which neighbour / how far to turn); the first row only gives the initial heading.
+    """
+    heading = draws[0][0] * 2 * math.pi
     traj: list[list[Any]] = [[g.ids[start], round(heading, 6), 0.0]]
     cur = start
-    for toward, turn, pick in draws:
+    for toward, turn, pick in draws[1:]:
         if toward < bias and cur != goal:
-            nxt = int(g.pred[goal, cur])
+            nxt = g.next_hop[goal][cur]
         else:
             nbrs = g.neighbours[cur]
-            nxt = int(nbrs[int(pick * len(nbrs))])
+            nxt = nbrs[int(pick * len(nbrs))]
         heading = heading_to(g, cur, nxt)
         traj.append([g.ids[nxt], round(heading, 6), 0.0])
         cur = nxt
@@ -164,10 +167,9 @@ def random_walk(
     return traj
 
 
-def instruction(rng: np.random.Generator, n_hops: int) -> str:
-    """A short synthetic instruction."""
-    verb = WORDS[int(rng.integers(len(WORDS)))]
-    place = PLACES[int(rng.integers(len(PLACES)))]
+def instruction(u: float, v: float, n_hops: int) -> str:
+    """A short synthetic instruction chosen by two uniform numbers."""
+    verb, place = WORDS[int(u * len(WORDS))], PLACES[int(v * len(PLACES))]
     return f"{verb} past {place}, go {n_hops} steps ahead and stop."
 
 
@@ -191,24 +193,31 @@ def scan_episodes(
     """``count`` episodes and their predictions in one scan, path ids from ``first_id``."""
     ok = (g.hops >= MIN_HOPS) & (g.hops <= MAX_HOPS)
     starts = np.flatnonzero(ok.any(axis=1))
+    goal_lists = {int(s): np.flatnonzero(ok[s]).tolist() for s in starts}
+    # All of the scan's random numbers at once: scalar draws from a Generator are slow.
+    chosen = rng.choice(starts, size=count).tolist()
+    u = rng.random((count, 4)).tolist()
+    moves = rng.integers(MIN_MOVES, MAX_MOVES + 1, size=count).tolist()
+    walks = rng.random((count, MAX_MOVES + 1, 3)).tolist()
     episodes: list[dict[str, Any]] = []
     preds: list[dict[str, Any]] = []
-    for k, start in enumerate(rng.choice(starts, size=count)):
-        goals = np.flatnonzero(ok[start])
-        goal = int(goals[int(rng.integers(len(goals)))])
-        path = shortest_path(g, int(start), goal)
+    for k, start in enumerate(chosen):
+        goals = goal_lists[start]
+        goal = goals[int(u[k][0] * len(goals))]
+        path = shortest_path(g, start, goal)
         pid = first_id + k
         episodes.append(
             {
                 "path_id": pid,
                 "scan": g.scan,
                 "path": [g.ids[i] for i in path],
-                "heading": round(float(rng.random() * 2 * math.pi), 3),
-                "instructions": [instruction(rng, len(path) - 1)],
+                "heading": round(u[k][1] * 2 * math.pi, 3),
+                "instructions": [instruction(u[k][2], u[k][3], len(path) - 1)],
                 "distance": round(float(g.dist[start, goal]), 2),
             }
         )
-        traj = random_walk(g, int(start), goal, rng, args.goal_bias, args.repeat_prob)
+        draws = walks[k][: moves[k] + 1]
+        traj = random_walk(g, start, goal, draws, args.goal_bias, args.repeat_prob)
         preds.append({"instr_id": f"{pid}_0", "trajectory": traj})
     return episodes, preds
 

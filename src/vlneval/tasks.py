@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from vlneval.data.episodes import EpisodeTable
 from vlneval.data.root import demo_root, find_file
@@ -29,6 +30,10 @@ class Task:
         splits: the splits known to exist (others may still be given with ``--episodes``).
         default_split: used when no ``--split`` is given.
         embedded: the task's data ships inside the package (the demo).
+        evaluate_fn: a task-specific scorer, for tasks whose predictions or metrics differ from
+            the R2R family's; called by :func:`vlneval.evaluation.evaluate` with
+            ``(task, split, predictions, profile, **options)`` and returns an ``Evaluation``.
+        data_versions: releases of the data (``--data-version``), the first is the default.
     """
 
     name: str
@@ -41,6 +46,8 @@ class Task:
     splits: tuple[str, ...]
     default_split: str
     embedded: bool = False
+    evaluate_fn: Callable[..., Any] | None = None
+    data_versions: tuple[str, ...] = ()
 
     def episodes_file(self, root: Path | None, split: str) -> Path:
         """The episodes file of ``split`` under ``root``."""

@@ -108,6 +108,7 @@ def evaluate(
     trajectory_key: str | None = None,
     declared: Mapping[str, Any] | None = None,
     run: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> Evaluation:
     """Scores a predictions file exactly as ``profile``'s official scorer does.
 
@@ -121,6 +122,8 @@ def evaluate(
         subset: score only the predicted episodes (the summary says "partial").
         form, trajectory_key: how to read trajectories (see ``parse_predictions``).
         declared: protocol fields the submitter declares; ``run``: fields an online run observed.
+        options: task-specific options passed to the task's own scorer (e.g. ``data_version``,
+            ``path_type``).
 
     Raises:
         VLNEvalError: bad input, unknown names or missing data; the message says where.
@@ -128,6 +131,16 @@ def evaluate(
     t = get_task(task)
     split = split or t.default_split
     prof = get_profile(profile or t.default_profile)
+    if prof.name not in t.profiles:
+        raise VLNEvalError(
+            f"profile {prof.name} does not score task {t.name} (its profiles: {', '.join(t.profiles)})"
+        )
+    if t.evaluate_fn is not None:
+        return t.evaluate_fn(  # type: ignore[no-any-return]
+            t, split, predictions, prof, root=root, episodes_file=episodes_file, graphs=graphs,
+            subset=subset, form=form, trajectory_key=trajectory_key, declared=declared, run=run,
+            **(options or {}),
+        )
     episodes, store = load_split(t, split, prof, root=root, episodes_file=episodes_file, graphs=graphs)
     if not episodes.scorable:
         raise InvalidInputError(
@@ -207,6 +220,10 @@ def summarise(
             f"official script does; left out: {', '.join(episodes.left_out[:10])}"
         )
     partial = bool(preds.missing) and subset
+    from vlneval.tasks import get_task
+
+    if get_task(episodes.task).embedded:
+        warnings.append("the demo task is synthetic (generated houses and episodes), not real data")
     metrics = {
         label: _mean(np.asarray(per[LABEL_TO_COLUMN[label]], dtype=np.float64), label, warnings)
         for label in prof.metrics

@@ -16,7 +16,8 @@ import math
 import numba
 import numpy as np
 
-_jit = numba.njit(cache=True, nogil=True)
+# error_model="numpy": no ZeroDivisionError checks in the loops (the cores guard 0 themselves).
+_jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
 INF = np.inf
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -35,7 +35,7 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
-RngLike = Union[np.random.Generator, int]
+RngLike = np.random.Generator | int
 
 NAN_POLICIES = ("raise", "omit")
 _SHOWN_INDICES = 5
@@ -61,7 +61,9 @@ def as_generator(rng: object, where: str) -> np.random.Generator:
     )
 
 
-def check_count(where: str, name: str, value: object, *, minimum: int, maximum: int | None = None) -> int:
+def check_count(
+    where: str, name: str, value: object, *, minimum: int, maximum: int | None = None
+) -> int:
     """``value`` as an int in ``[minimum, maximum]``."""
     if not isinstance(value, (numbers.Integral, np.integer)) or isinstance(value, (bool, np.bool_)):
         raise fail(where, f"{name} must be an int; got {type(value).__name__}")
@@ -132,9 +134,15 @@ def _as_column(where: str, label: str, values: ArrayLike) -> FloatArray:
 def _as_groups(where: str, groups: ArrayLike, n: int) -> np.ndarray:
     labels = np.asarray(groups)
     if labels.ndim != 1:
-        raise fail(where, f"groups must be a 1-D array with one label per episode; got shape {labels.shape}")
+        raise fail(
+            where,
+            f"groups must be a 1-D array with one label per episode; got shape {labels.shape}",
+        )
     if labels.shape[0] != n:
-        raise fail(where, f"length mismatch: groups has {labels.shape[0]} entries but there are {n} episodes")
+        raise fail(
+            where,
+            f"length mismatch: groups has {labels.shape[0]} entries but there are {n} episodes",
+        )
     return labels
 
 
@@ -157,9 +165,11 @@ def prepare_columns(
     ``nan_policy="omit"``: then every episode that is non-finite in ANY column is dropped from
     all columns, so that the columns keep describing one common set of episodes.
     """
-    arrays = [_as_column(where, label, column) for label, column in zip(labels, columns)]
+    arrays = [
+        _as_column(where, label, column) for label, column in zip(labels, columns, strict=True)
+    ]
     n = arrays[0].shape[0]
-    for label, array in zip(labels[1:], arrays[1:]):
+    for label, array in zip(labels[1:], arrays[1:], strict=True):
         if array.shape[0] != n:
             raise fail(
                 where,
@@ -177,7 +187,7 @@ def prepare_columns(
                 f"index {_show(np.flatnonzero(row))}; clean the input or pass "
                 "nan_policy='omit' to drop those episodes",
             )
-            for label, row in zip(labels, bad)
+            for label, row in zip(labels, bad, strict=True)
             if row.any()
         ]
         raise InvalidInputError(problems, source=where)

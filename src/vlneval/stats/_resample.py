@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ._checks import FloatArray, IntArray, fail
 
@@ -96,8 +97,8 @@ def bootstrap_distribution(
     return out
 
 
-def _extreme(sums: FloatArray, observed: FloatArray, tolerance: FloatArray) -> FloatArray:
-    return np.abs(sums) >= observed - tolerance  # type: ignore[no-any-return]
+def _extreme(sums: FloatArray, observed: FloatArray, tolerance: FloatArray) -> NDArray[np.bool_]:
+    return np.abs(sums) >= observed - tolerance
 
 
 def exact_sign_flip_p(units: FloatArray) -> float:
@@ -135,4 +136,4 @@ def monte_carlo_sign_flip_p(
         flips = rng.integers(0, 2, size=(stop - start, units.shape[1]), dtype=np.int8)
         sums = (2.0 * flips - 1.0) @ units.T
         hits += np.count_nonzero(_extreme(sums, observed, tolerance), axis=0)
-    return (1.0 + hits) / (1.0 + n_permutations)  # type: ignore[no-any-return]
+    return np.asarray((1.0 + hits) / (1.0 + n_permutations), dtype=np.float64)

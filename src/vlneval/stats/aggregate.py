@@ -126,7 +126,9 @@ def aggregate_runs(
     return {
         name: _summarise(
             name,
-            np.array([_run_score(where, i, name, run[name], nan_policy) for i, run in enumerate(runs)]),
+            np.array(
+                [_run_score(where, i, name, run[name], nan_policy) for i, run in enumerate(runs)]
+            ),
             level,
         )
         for name in names
@@ -140,7 +142,9 @@ def _run_score(where: str, run: int, name: str, value: ArrayLike, nan_policy: st
         raise fail(where, f"metric {name!r} of run {run} must be numbers ({exc})") from None
     if values.ndim == 0:
         if not np.isfinite(values):
-            raise fail(where, f"metric {name!r} of run {run} has a non-finite score ({float(values)})")
+            raise fail(
+                where, f"metric {name!r} of run {run} has a non-finite score ({float(values)})"
+            )
         return float(values)
     if values.ndim != 1 or values.size == 0:
         raise fail(

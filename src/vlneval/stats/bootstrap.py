@@ -169,7 +169,10 @@ def _bootstrap(
         nan_policy=nan_policy,
         groups=groups,
     )
-    estimates = [_estimate(where, name, statistic, row) for name, row in zip(names, prepared.data)]
+    estimates = [
+        _estimate(where, name, statistic, row)
+        for name, row in zip(names, prepared.data, strict=True)
+    ]
     resampled = bootstrap_distribution(
         prepared.data,
         rng=generator,
@@ -179,7 +182,7 @@ def _bootstrap(
         n_groups=prepared.n_groups,
         where=where,
     )
-    for name, row in zip(names, resampled):
+    for name, row in zip(names, resampled, strict=True):
         if not np.isfinite(row).all():
             raise fail(where, f"statistic gave a non-finite value on a resample of metric {name!r}")
     alpha = 1.0 - level
@@ -196,14 +199,16 @@ def _bootstrap(
             method=method,
             n=n,
         )
-        for j, (name, estimate) in enumerate(zip(names, estimates))
+        for j, (name, estimate) in enumerate(zip(names, estimates, strict=True))
     }
 
 
 def _estimate(where: str, name: str, statistic: Callable[..., Any], values: np.ndarray) -> float:
     result = np.asarray(statistic(values), dtype=np.float64)
     if result.size != 1:
-        raise fail(where, f"statistic must reduce one array to one number; got shape {result.shape}")
+        raise fail(
+            where, f"statistic must reduce one array to one number; got shape {result.shape}"
+        )
     estimate = float(result.reshape(()))
     if not np.isfinite(estimate):
         raise fail(where, f"statistic gave a non-finite estimate ({estimate}) for metric {name!r}")

@@ -52,7 +52,7 @@ __all__ = ["CORRECTIONS", "TESTS", "compare_runs", "holm_adjust", "paired_differ
 
 TESTS = ("auto", "mcnemar", "sign", "permutation")
 CORRECTIONS = ("holm",)
-_MAX_EXACT = 24
+_MAX_EXACT = 20
 
 
 def paired_difference(
@@ -81,7 +81,7 @@ def paired_difference(
         n_resamples: bootstrap resamples for the interval of the difference (>= 1).
         n_permutations: random sign patterns when the permutation test is not exact (>= 1).
         exact_max: enumerate all sign patterns when there are at most this many non-zero
-            differences (or group sums); 0 to 24.
+            differences (or group sums); 0 to 20.
         confidence: nominal coverage of the interval, in (0, 1).
         groups: optional label per episode (e.g. scan id): two-stage bootstrap and cluster
             sign-flip test.
@@ -338,13 +338,16 @@ def _metric_names(
 ) -> list[str]:
     for run, metrics in (("a", metrics_a), ("b", metrics_b)):
         if not isinstance(metrics, Mapping) or len(metrics) == 0:
-            raise fail(where, f"run {run} must be a non-empty mapping of name -> per-episode values")
+            raise fail(
+                where, f"run {run} must be a non-empty mapping of name -> per-episode values"
+            )
     only_a = [name for name in metrics_a if name not in metrics_b]
     only_b = [name for name in metrics_b if name not in metrics_a]
     if only_a or only_b:
         raise fail(
             where,
-            f"the runs must have the same metrics; only in run a: {only_a}, only in run b: {only_b}",
+            "the runs must have the same metrics; "
+            f"only in run a: {only_a}, only in run b: {only_b}",
         )
     return list(metrics_a)
 

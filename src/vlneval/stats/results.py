@@ -7,13 +7,12 @@ JSON writer (``json``, ``orjson``) serialises it without numpy support.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Union
 
 import numpy as np
 
 __all__ = ["Comparison", "Interval", "JSONScalar", "RunSummary"]
 
-JSONScalar = Union[float, int, str, None]
+JSONScalar = float | int | str | None
 
 
 def _plain(value: object) -> JSONScalar:

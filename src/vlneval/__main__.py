@@ -1,0 +1,7 @@
+"""``python -m vlneval``."""
+
+import sys
+
+from vlneval.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""The ``vlneval`` command: parses arguments, calls the library, prints. No logic here."""

@@ -1,0 +1,37 @@
+"""Entry point of the ``vlneval`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from vlneval import __version__
+from vlneval.cli import info, score
+from vlneval.cli.common import run_guarded
+
+__all__ = ["main", "build_parser"]
+
+SUBCOMMANDS = [score, info]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="vlneval", description="Evaluate Vision-and-Language Navigation agents."
+    )
+    parser.add_argument("--version", action="version", version=f"vlneval {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for module in SUBCOMMANDS:
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command; returns the exit code (0 ok, 2 bad input, 1 internal error)."""
+    args = build_parser().parse_args(argv)
+    return run_guarded(args.func, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
