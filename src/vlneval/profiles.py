@@ -193,3 +193,5 @@ register_profile(
         notes=("synthetic houses and episodes shipped inside vlneval",),
     )
 )
+
+# --- profiles of other benchmark families are registered below ---

@@ -156,3 +156,5 @@ register_task(
         embedded=True,
     )
 )
+
+# --- tasks of other benchmark families are registered below ---

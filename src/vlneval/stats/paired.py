@@ -264,7 +264,8 @@ def _compare(
     )
     k = len(names)
     runs_a, runs_b = prepared.data[:k], prepared.data[k:]
-    diffs = runs_a - runs_b
+    with np.errstate(over="ignore"):  # reported just below, with a clearer message
+        diffs = runs_a - runs_b
     if not np.isfinite(diffs).all():
         raise fail(where, "a - b overflows to inf; the values are too large to compare")
 

@@ -1,0 +1,34 @@
+"""Shared fixtures: the real data folder (skip when absent, fail under CI) and tiny graphs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def real_data_path() -> Path:
+    """``$VLNEVAL_DATA`` or ``../shared/data`` relative to the repository root."""
+    env = os.environ.get("VLNEVAL_DATA")
+    return Path(env) if env else (REPO.parent / "shared" / "data")
+
+
+@pytest.fixture(scope="session")
+def data_root() -> Path:
+    """The real data folder; skips (or fails under CI=true) when it is absent."""
+    path = real_data_path()
+    if not path.is_dir():
+        message = f"real data not found at {path} (set VLNEVAL_DATA)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message + "; under CI a missing data path is a failure")
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each test session uses its own distance cache."""
+    os.environ["VLNEVAL_CACHE"] = str(tmp_path_factory.mktemp("vlneval-cache"))
