@@ -209,6 +209,7 @@ def parse_predictions(
     form: str = "auto",
     trajectory_key: str | None = None,
     keep_fields: tuple[str, ...] = (),
+    collect: ProblemCollector | None = None,
 ) -> Predictions:
     """Reads a predictions file and maps every trajectory to node indices.
 
@@ -224,6 +225,8 @@ def parse_predictions(
         trajectory_key: the record field that holds the trajectory (default: the first of
             ``trajectory``, ``path``, ``pred_path`` present).
         keep_fields: other record fields to keep (by episode index).
+        collect: when given, problems are added to it instead of raised, so that the caller
+            can add the rule checks' problems and show them all together.
     """
     path = Path(path)
     source = str(path)
@@ -239,7 +242,10 @@ def parse_predictions(
             k += 1
     if k == 0:
         p.pc.add("the file holds no predictions")
-    p.pc.raise_if_any()
+    if collect is None:
+        p.pc.raise_if_any()
+    else:
+        collect.problems.extend(p.pc.problems)
     return _assemble(p, source)
 
 

@@ -39,15 +39,17 @@ def check_rules(
     profile: Profile,
     *,
     subset: bool = False,
+    pc: ProblemCollector | None = None,
 ) -> dict[str, np.ndarray]:
     """Start, adjacency, repeat and completeness rules of ``profile``.
 
     Returns per-episode counts (``jumps``, ``repeated_viewpoints``) for the per-episode table.
 
     Raises:
-        InvalidInputError: the file breaks a rule the profile enforces; every breach is listed.
+        InvalidInputError: the file breaks a rule the profile enforces, or ``pc`` already holds
+            problems; every one is listed.
     """
-    pc = ProblemCollector(preds.source)
+    pc = pc if pc is not None else ProblemCollector(preds.source)
     ids, idf = episodes.ids, episodes.id_field
     order = preds.episodes
     starts = arr.traj[arr.traj_offsets[:-1]]

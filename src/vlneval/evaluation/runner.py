@@ -12,7 +12,7 @@ import numpy as np
 from vlneval.data.episodes import EpisodeTable
 from vlneval.data.predictions import Predictions, parse_predictions
 from vlneval.data.root import data_root, demo_root, graphs_dir
-from vlneval.errors import InvalidInputError, VLNEvalError
+from vlneval.errors import InvalidInputError, ProblemCollector, VLNEvalError
 from vlneval.evaluation.arrays import build_arrays
 from vlneval.evaluation.checks import check_rules, consistency_checks
 from vlneval.evaluation.protocol import protocol_card
@@ -147,8 +147,11 @@ def evaluate(
             f"{episodes.source}: split {split} has no goals (a hidden test split); it cannot be "
             "scored locally: submit it to an evaluation server (vlneval submit)"
         )
-    preds = parse_predictions(predictions, episodes, store, form=form, trajectory_key=trajectory_key)
-    return score_parsed(episodes, preds, store, prof, subset=subset, declared=declared, run=run)
+    pc = ProblemCollector(str(predictions))
+    preds = parse_predictions(
+        predictions, episodes, store, form=form, trajectory_key=trajectory_key, collect=pc
+    )
+    return score_parsed(episodes, preds, store, prof, subset=subset, declared=declared, run=run, pc=pc)
 
 
 def score_parsed(
@@ -160,12 +163,21 @@ def score_parsed(
     subset: bool = False,
     declared: Mapping[str, Any] | None = None,
     run: Mapping[str, Any] | None = None,
+    pc: ProblemCollector | None = None,
 ) -> Evaluation:
-    """Scores already parsed predictions (see :func:`evaluate`)."""
+    """Scores already parsed predictions (see :func:`evaluate`).
+
+    ``pc`` carries problems found while parsing; they are raised together with the rule checks'.
+    """
     from vlneval.metrics.batch import score_batch
 
+    if len(preds.episodes) == 0:
+        pc = pc if pc is not None else ProblemCollector(preds.source)
+        if not pc.problems:
+            pc.add(f"no prediction matches an episode of {episodes.task} {episodes.split}")
+        pc.raise_if_any()
     arr = build_arrays(episodes, preds, store)
-    flags = check_rules(episodes, preds, arr, store, prof, subset=subset)
+    flags = check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc)
     per = score_batch(
         arr.dist_flat, arr.table_offsets, arr.table_sizes, arr.scan_index,
         arr.traj, arr.traj_offsets, arr.ref, arr.ref_offsets, arr.goals, arr.goal_offsets,
@@ -177,6 +189,7 @@ def score_parsed(
         collapse_repeats=prof.collapse_repeats,
     )
     per = dict(per)
+    per.pop("repeats", None)  # the same count as the rule checks' repeated_viewpoints
     per.update(flags)
     per["unreachable"] = (~np.isfinite(per["nav_error"])).astype(np.int64)
     summary = summarise(episodes, preds, per, prof, subset=subset, declared=declared, run=run)

@@ -22,6 +22,7 @@ __all__ = [
     "MAX_CHUNK_ELEMENTS",
     "bootstrap_distribution",
     "chunks",
+    "percentile_bounds",
     "exact_sign_flip_p",
     "monte_carlo_sign_flip_p",
 ]
@@ -95,6 +96,25 @@ def bootstrap_distribution(
                 pieces = np.split(values, bounds[1:-1])
                 out[j, start:stop] = [float(statistic(piece)) for piece in pieces]
     return out
+
+
+def percentile_bounds(
+    resampled: FloatArray, estimates: FloatArray, *, n: int, scale: FloatArray, confidence: float
+) -> FloatArray:
+    """Percentile interval ``[q(α/2), q(1 − α/2)]`` of every row of ``resampled``: ``(2, k)``.
+
+    A resample statistic and the estimate are sums taken in different orders (numpy reduces a
+    1-D array and the rows of a matrix differently), so on (near-)constant data they differ by
+    rounding alone. A resample statistic within ``2 · n · eps · scale`` of the estimate
+    (``scale`` the largest ``|x|`` of the row: the worst-case rounding of a mean of ``n``
+    values) is therefore taken to be the estimate: a constant column gets exactly
+    ``low == estimate == high``.
+    """
+    tolerance = 2.0 * n * np.finfo(np.float64).eps * scale
+    near = np.abs(resampled - estimates[:, None]) <= tolerance[:, None]
+    snapped = np.where(near, estimates[:, None], resampled)
+    alpha = 1.0 - confidence
+    return np.quantile(snapped, [alpha / 2.0, 1.0 - alpha / 2.0], axis=1)
 
 
 def _extreme(sums: FloatArray, observed: FloatArray, tolerance: FloatArray) -> NDArray[np.bool_]:

@@ -29,7 +29,7 @@ from ._checks import (
     fail,
     prepare_columns,
 )
-from ._resample import bootstrap_distribution
+from ._resample import bootstrap_distribution, percentile_bounds
 from .results import Interval
 
 __all__ = ["bootstrap_ci", "bootstrap_table"]
@@ -185,8 +185,13 @@ def _bootstrap(
     for name, row in zip(names, resampled, strict=True):
         if not np.isfinite(row).all():
             raise fail(where, f"statistic gave a non-finite value on a resample of metric {name!r}")
-    alpha = 1.0 - level
-    bounds = np.quantile(resampled, [alpha / 2.0, 1.0 - alpha / 2.0], axis=1)
+    bounds = percentile_bounds(
+        resampled,
+        np.asarray(estimates),
+        n=prepared.data.shape[1],
+        scale=np.abs(prepared.data).max(axis=1),
+        confidence=level,
+    )
     method = "bootstrap-percentile" if prepared.codes is None else "bootstrap-percentile-two-stage"
     n = prepared.data.shape[1]
     return {

@@ -37,6 +37,7 @@ from vlneval.errors import did_you_mean
 from ._checks import (
     NAN_POLICIES,
     FloatArray,
+    Prepared,
     RngLike,
     as_generator,
     check_choice,
@@ -45,7 +46,12 @@ from ._checks import (
     fail,
     prepare_columns,
 )
-from ._resample import bootstrap_distribution, exact_sign_flip_p, monte_carlo_sign_flip_p
+from ._resample import (
+    bootstrap_distribution,
+    exact_sign_flip_p,
+    monte_carlo_sign_flip_p,
+    percentile_bounds,
+)
 from .results import Comparison
 
 __all__ = ["CORRECTIONS", "TESTS", "compare_runs", "holm_adjust", "paired_difference"]
@@ -278,15 +284,61 @@ def _compare(
         n_groups=prepared.n_groups,
         where=where,
     )
-    alpha = 1.0 - level
-    bounds = np.quantile(resampled, [alpha / 2.0, 1.0 - alpha / 2.0], axis=1)
+    # np.mean of each 1-D row: the value a user computing the mean of a run gets.
+    means_a = np.array([np.mean(row) for row in runs_a])
+    means_b = np.array([np.mean(row) for row in runs_b])
+    bounds = percentile_bounds(
+        resampled,
+        means_a - means_b,
+        n=prepared.data.shape[1],
+        scale=np.abs(prepared.data).reshape(2, k, -1).max(axis=(0, 2)),
+        confidence=level,
+    )
 
+    p_values, labels = _p_values(
+        where, names, tests, runs_a, runs_b, prepared, generator, n_permutations, exact_max
+    )
+    adjusted = None if correction is None else holm_adjust(p_values)
+
+    result: dict[str, Comparison] = {}
+    for j, name in enumerate(names):
+        mean_a, mean_b = float(means_a[j]), float(means_b[j])
+        result[name] = Comparison(
+            metric=str(name),
+            mean_a=mean_a,
+            mean_b=mean_b,
+            difference=mean_a - mean_b,
+            ci_low=float(bounds[0, j]),
+            ci_high=float(bounds[1, j]),
+            p_value=float(p_values[j]),
+            test=labels[j],
+            n=prepared.data.shape[1],
+            confidence=level,
+            p_adjusted=None if adjusted is None else float(adjusted[j]),
+            correction=correction,
+        )
+    return result
+
+
+def _p_values(
+    where: str,
+    names: Sequence[str],
+    tests: Mapping[str, str],
+    runs_a: FloatArray,
+    runs_b: FloatArray,
+    prepared: Prepared,
+    rng: np.random.Generator,
+    n_permutations: int,
+    exact_max: int,
+) -> tuple[FloatArray, list[str]]:
+    """The p-value and test label of every metric; random draws only for Monte Carlo tests."""
+    diffs = runs_a - runs_b
     units = diffs
     if prepared.codes is not None:
         units = np.stack(
             [np.bincount(prepared.codes, weights=row, minlength=prepared.n_groups) for row in diffs]
         )
-    p_values = np.ones(k, dtype=np.float64)
+    p_values = np.ones(len(names), dtype=np.float64)
     labels: list[str] = []
     monte_carlo: list[int] = []
     prefix = "" if prepared.codes is None else "cluster-"
@@ -309,29 +361,11 @@ def _compare(
             monte_carlo.append(j)
             labels.append(f"{prefix}permutation-monte-carlo")
     if monte_carlo:
+        # One set of random sign patterns serves every Monte Carlo metric.
         p_values[monte_carlo] = monte_carlo_sign_flip_p(
-            units[monte_carlo], rng=generator, n_permutations=n_permutations
+            units[monte_carlo], rng=rng, n_permutations=n_permutations
         )
-    adjusted = None if correction is None else holm_adjust(p_values)
-
-    result: dict[str, Comparison] = {}
-    for j, name in enumerate(names):
-        mean_a, mean_b = float(np.mean(runs_a[j])), float(np.mean(runs_b[j]))
-        result[name] = Comparison(
-            metric=str(name),
-            mean_a=mean_a,
-            mean_b=mean_b,
-            difference=mean_a - mean_b,
-            ci_low=float(bounds[0, j]),
-            ci_high=float(bounds[1, j]),
-            p_value=float(p_values[j]),
-            test=labels[j],
-            n=prepared.data.shape[1],
-            confidence=level,
-            p_adjusted=None if adjusted is None else float(adjusted[j]),
-            correction=correction,
-        )
-    return result
+    return p_values, labels
 
 
 def _metric_names(

@@ -1,0 +1,103 @@
+"""Matterport3D connectivity reading, distance tables, the disk cache, geometry."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.fixtures import SQUARE, SQUARE_EDGES, connectivity, write_json
+from vlneval.errors import InvalidInputError, UnknownNameError
+from vlneval.graph import GraphStore, parse_connectivity
+from vlneval.graph.distances import cache_dir, distance_table
+from vlneval.graph.geometry import snap_heading, view_index, wrap_pi
+
+
+def test_square_graph_nodes_edges_and_isolated() -> None:
+    g = parse_connectivity(connectivity(SQUARE, SQUARE_EDGES, isolated=("X",)), scan="sq")
+    assert g.ids == ["S", "A", "B", "G"]
+    assert sorted(g.weights.tolist()) == [4.0, 4.0, 4.0, 4.0]
+    assert g.isolated == frozenset({"X"})
+    assert "no navigable edge" in g.describe_missing("X")
+    d = distance_table(g)
+    assert d[g.index["S"], g.index["B"]] == 8.0  # around the square, not the 5.66 m diagonal
+    assert d[g.index["A"], g.index["G"]] == 8.0
+
+
+def test_excluded_viewpoint_is_not_a_node() -> None:
+    recs = connectivity(SQUARE, SQUARE_EDGES)
+    recs[1]["included"] = False  # A
+    g = parse_connectivity(recs, scan="sq")
+    assert "A" not in g.index and "A" in g.excluded
+    assert distance_table(g)[g.index["S"], g.index["B"]] == 8.0  # S-G-B; S-A-B is gone
+    assert len(g.edges) == 2
+
+
+def test_asymmetric_file_is_rejected_with_names() -> None:
+    recs = connectivity(SQUARE, SQUARE_EDGES)
+    recs[0]["unobstructed"][2] = True  # S -> B only
+    with pytest.raises(InvalidInputError, match="not symmetric: S -> B"):
+        parse_connectivity(recs, scan="sq", source="sq_connectivity.json")
+
+
+def test_malformed_records_are_all_listed() -> None:
+    recs = connectivity(SQUARE, SQUARE_EDGES)
+    del recs[0]["pose"]
+    recs[2]["unobstructed"] = [True]
+    with pytest.raises(InvalidInputError) as exc:
+        parse_connectivity(recs, scan="sq", source="f.json")
+    text = str(exc.value)
+    assert "record 0: missing field 'pose'" in text and "record 2.unobstructed" in text
+
+
+def test_store_cache_is_reused_and_invalidated(tmp_path: Path) -> None:
+    folder = tmp_path / "conn"
+    path = write_json(folder / "sq_connectivity.json", connectivity(SQUARE, SQUARE_EDGES))
+    GraphStore(folder).distances("sq")
+    cached = list((cache_dir() / "graphs").glob("sq-*.npz"))
+    assert len(cached) == 1
+    assert GraphStore(folder).distances("sq")[0, 2] == 8.0  # served from the cache
+    moved = dict(SQUARE, G=(4.0, -2.0, 0.0))
+    path.write_text(path.read_text().replace('"pose": [1, 0, 0, 4.0, 0, 1, 0, 0.0', '"pose": [1, 0, 0, 4.0, 0, 1, 0, -2.0'))
+    d = GraphStore(folder).distances("sq")
+    g = parse_connectivity(connectivity(moved, SQUARE_EDGES), scan="sq")
+    assert np.allclose(d, distance_table(g))
+    assert len(list((cache_dir() / "graphs").glob("sq-*.npz"))) == 2
+
+
+def test_unknown_scan_suggests_closest(tmp_path: Path) -> None:
+    write_json(tmp_path / "sqr_connectivity.json", connectivity(SQUARE, SQUARE_EDGES))
+    with pytest.raises(UnknownNameError, match="did you mean 'sqr'"):
+        GraphStore(tmp_path).graph("sq")
+
+
+def test_geometry_conventions() -> None:
+    assert snap_heading(math.radians(15.0)) == 1  # C lround: half away from zero
+    assert snap_heading(math.radians(45.0)) == 2
+    assert view_index(0.0, math.radians(-15.0)) == 12  # ±15° snaps to level
+    assert view_index(0.0, math.radians(-15.1)) == 0
+    assert wrap_pi(-math.pi) == math.pi
+
+
+def test_real_graphs_counts(data_root: Path) -> None:
+    store = GraphStore(data_root / "matterport3d" / "connectivity")
+    assert len(store.scans) == 90
+    nodes = sum(store.graph(s).n for s in store.scans)
+    isolated = sum(len(store.graph(s).isolated) for s in store.scans)
+    edges = sum(len(store.graph(s).edges) for s in store.scans)
+    assert (nodes + isolated, isolated, edges) == (10567, 8, 21468)
+
+
+def test_real_distances_match_networkx(data_root: Path) -> None:
+    nx = pytest.importorskip("networkx")
+    store = GraphStore(data_root / "matterport3d" / "connectivity")
+    g = store.graph("2azQ1b91cZZ")
+    G = nx.Graph()
+    for (i, j), w in zip(g.edges.tolist(), g.weights.tolist(), strict=True):
+        G.add_edge(g.ids[i], g.ids[j], weight=w)
+    ref = dict(nx.all_pairs_dijkstra_path_length(G))
+    d = store.distances("2azQ1b91cZZ")
+    worst = max(abs(d[g.index[a], g.index[b]] - v) for a, row in ref.items() for b, v in row.items())
+    assert worst < 1e-9
