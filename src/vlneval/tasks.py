@@ -64,7 +64,9 @@ class Task:
 
     def load(self, path: Path, split: str, profile: Profile) -> EpisodeTable:
         """Loads ``path`` with the task's loader under ``profile``'s rules."""
-        return self.loader(path, task=self.name, split=split, max_instructions=profile.max_instructions)
+        return self.loader(
+            path, task=self.name, split=split, max_instructions=profile.max_instructions
+        )
 
 
 TASKS: dict[str, Task] = {}
@@ -95,7 +97,9 @@ def _load_r2r(path: Path, **kw: object) -> EpisodeTable:
     return load_r2r(path, **kw)  # type: ignore[arg-type]
 
 
-def _load_rxr(path: Path, *, task: str, split: str, max_instructions: int | None = None) -> EpisodeTable:
+def _load_rxr(
+    path: Path, *, task: str, split: str, max_instructions: int | None = None
+) -> EpisodeTable:
     from vlneval.data.rxr import load_rxr
 
     return load_rxr(path, task=task, split=split)

@@ -60,7 +60,11 @@ def test_store_cache_is_reused_and_invalidated(tmp_path: Path) -> None:
     assert len(cached) == 1
     assert GraphStore(folder).distances("sq")[0, 2] == 8.0  # served from the cache
     moved = dict(SQUARE, G=(4.0, -2.0, 0.0))
-    path.write_text(path.read_text().replace('"pose": [1, 0, 0, 4.0, 0, 1, 0, 0.0', '"pose": [1, 0, 0, 4.0, 0, 1, 0, -2.0'))
+    path.write_text(
+        path.read_text().replace(
+            '"pose": [1, 0, 0, 4.0, 0, 1, 0, 0.0', '"pose": [1, 0, 0, 4.0, 0, 1, 0, -2.0'
+        )
+    )
     d = GraphStore(folder).distances("sq")
     g = parse_connectivity(connectivity(moved, SQUARE_EDGES), scan="sq")
     assert np.allclose(d, distance_table(g))
@@ -99,5 +103,7 @@ def test_real_distances_match_networkx(data_root: Path) -> None:
         G.add_edge(g.ids[i], g.ids[j], weight=w)
     ref = dict(nx.all_pairs_dijkstra_path_length(G))
     d = store.distances("2azQ1b91cZZ")
-    worst = max(abs(d[g.index[a], g.index[b]] - v) for a, row in ref.items() for b, v in row.items())
+    worst = max(
+        abs(d[g.index[a], g.index[b]] - v) for a, row in ref.items() for b, v in row.items()
+    )
     assert worst < 1e-9

@@ -40,7 +40,9 @@ def test_worked_example_r2r(tmp_path: Path) -> None:
 
 
 def test_r2r_leaves_out_fourth_instruction_and_says_so(tmp_path: Path) -> None:
-    r = _score(tmp_path, {"1_0": ["S", "G"], "1_1": ["S", "G"], "1_2": ["S", "G"], "1_3": ["S", "G"]})
+    r = _score(
+        tmp_path, {"1_0": ["S", "G"], "1_1": ["S", "G"], "1_2": ["S", "G"], "1_3": ["S", "G"]}
+    )
     assert r.summary["n_episodes"] == 3 and r.summary["n_expected"] == 3
     assert any("left out: 1_3" in w for w in r.summary["warnings"])
     assert any("ids the profile does not score" in w for w in r.summary["warnings"])
@@ -70,7 +72,14 @@ def test_r4r_google_rejects_repeats(tmp_path: Path) -> None:
     p = write_json(tmp_path / "p.json", preds({"1_0": ["S", "S", "G"]}))
     eps = root / "r2r" / "R2R_val.json"
     with pytest.raises(InvalidInputError, match="repeats a viewpoint"):
-        evaluate("r4r", "val", p, profile="r4r-google", episodes_file=eps, graphs=root / "matterport3d" / "connectivity")
+        evaluate(
+            "r4r",
+            "val",
+            p,
+            profile="r4r-google",
+            episodes_file=eps,
+            graphs=root / "matterport3d" / "connectivity",
+        )
 
 
 def test_bad_inputs_are_named(tmp_path: Path) -> None:
@@ -101,7 +110,9 @@ def test_start_isolated_and_missing(tmp_path: Path) -> None:
     text = str(exc.value)
     assert "starts at A, not at the episode's start S" in text
     assert "viewpoint X is included in scan sq but has no navigable edge" in text
-    with pytest.raises(InvalidInputError, match=r"1 of 3 episodes have no prediction \(first: 1_2\)"):
+    with pytest.raises(
+        InvalidInputError, match=r"1 of 3 episodes have no prediction \(first: 1_2\)"
+    ):
         _score(tmp_path, {"1_0": ["S"], "1_1": ["S"]})
     r = _score(tmp_path, {"1_0": ["S"], "1_1": ["S"]}, subset=True)
     assert r.summary["partial"] and r.summary["protocol"]["episodes"] == "partial: 2 of 3"
@@ -126,18 +137,27 @@ def test_not_json_and_not_a_list(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match=r"broken.json: not valid JSON: .* line 1"):
         evaluate("r2r", "val", p, root=root)
     p.write_text('{"1_0": ["S"]}')
-    with pytest.raises(InvalidInputError, match="expected a JSON list of predictions, got a JSON object"):
+    with pytest.raises(
+        InvalidInputError, match="expected a JSON list of predictions, got a JSON object"
+    ):
         evaluate("r2r", "val", p, root=root)
 
 
 def test_many_problems_are_capped_at_twenty(tmp_path: Path) -> None:
-    eps = [{"path_id": i, "scan": "sq", "path": ["S", "G"], "heading": 0.0, "instructions": ["x"]} for i in range(30)]
+    eps = [
+        {"path_id": i, "scan": "sq", "path": ["S", "G"], "heading": 0.0, "instructions": ["x"]}
+        for i in range(30)
+    ]
     root = square_root(tmp_path / "root", eps)
     p = write_json(tmp_path / "p.json", preds({f"{i}_0": ["S", "Z"] for i in range(30)}))
     with pytest.raises(InvalidInputError) as exc:
         evaluate("r2r", "val", p, root=root)
     lines = str(exc.value).splitlines()
-    assert len(lines) == 21 and lines[-1] == "error: preds.json: 10 more problems not shown (--all-errors lists them all)".replace("preds.json: ", "")
+    assert len(lines) == 21 and lines[
+        -1
+    ] == "error: preds.json: 10 more problems not shown (--all-errors lists them all)".replace(
+        "preds.json: ", ""
+    )
     assert len(exc.value.problems) == 30
 
 
@@ -148,7 +168,10 @@ def test_unknown_names_and_test_split(tmp_path: Path) -> None:
         evaluate("r2rr", "val", p, root=root)
     with pytest.raises(VLNEvalError, match="profile r4r-google does not score task r2r"):
         evaluate("r2r", "val", p, root=root, profile="r4r-google")
-    write_json(root / "r2r" / "R2R_test.json", [{"path_id": 1, "scan": "sq", "path": ["S"], "heading": 0.0, "instructions": ["x"]}])
+    write_json(
+        root / "r2r" / "R2R_test.json",
+        [{"path_id": 1, "scan": "sq", "path": ["S"], "heading": 0.0, "instructions": ["x"]}],
+    )
     with pytest.raises(VLNEvalError, match="cannot be scored locally"):
         evaluate("r2r", "test", p, root=root)
 
@@ -158,9 +181,22 @@ def test_unreachable_goal_is_reported_not_averaged(tmp_path: Path) -> None:
 
     pos = dict(SQUARE, C=(20.0, 0.0, 0.0), D=(24.0, 0.0, 0.0))
     root = tmp_path / "root"
-    write_json(root / "matterport3d" / "connectivity" / "sq_connectivity.json",
-               connectivity(pos, [*SQUARE_EDGES, ("C", "D")]))
-    write_json(root / "r2r" / "R2R_val.json", [{"path_id": 1, "scan": "sq", "path": ["S", "G"], "heading": 0.0, "instructions": ["a", "b"]}])
+    write_json(
+        root / "matterport3d" / "connectivity" / "sq_connectivity.json",
+        connectivity(pos, [*SQUARE_EDGES, ("C", "D")]),
+    )
+    write_json(
+        root / "r2r" / "R2R_val.json",
+        [
+            {
+                "path_id": 1,
+                "scan": "sq",
+                "path": ["S", "G"],
+                "heading": 0.0,
+                "instructions": ["a", "b"],
+            }
+        ],
+    )
     p = write_json(tmp_path / "p.json", preds({"1_0": ["S", "G"], "1_1": ["S", "C"]}))
     r = evaluate("r2r", "val", p, root=root, profile="r2r-duet")
     assert r.summary["metrics"]["NE"] == 0.0 and r.summary["metrics"]["SR"] == 0.5

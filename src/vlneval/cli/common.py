@@ -72,5 +72,7 @@ def run_guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespac
         return 130
     except Exception:  # noqa: BLE001 - the last line of defence: a bug, reported as one
         err(traceback.format_exc())
-        err(f"internal error: this is a bug in vlneval, please report it with the text above at {ISSUES}")
+        err(
+            f"internal error: this is a bug in vlneval, please report it with the text above at {ISSUES}"
+        )
         return 1

@@ -106,7 +106,8 @@ def iter_chunks(
 
 
 def _kind(value: Any) -> str:
-    return {dict: "JSON object", list: "JSON list", str: "string"}.get(type(value), "JSON value")
+    names: dict[type, str] = {dict: "JSON object", list: "JSON list", str: "string"}
+    return names.get(type(value), "JSON value")
 
 
 def _slices(values: list[Any], chunk: int) -> Iterator[list[Any]]:

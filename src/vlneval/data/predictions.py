@@ -117,10 +117,14 @@ class _Parser:
             self.pc.add(f"missing field {key!r}", episode=label)
             return None
         if not isinstance(traj, list):
-            self.pc.add(f"{key} must be a list, got {type(traj).__name__}", episode=label, field=key)
+            self.pc.add(
+                f"{key} must be a list, got {type(traj).__name__}", episode=label, field=key
+            )
             return None
         if not traj:
-            self.pc.add("empty trajectory (it must include the start viewpoint)", episode=label, field=key)
+            self.pc.add(
+                "empty trajectory (it must include the start viewpoint)", episode=label, field=key
+            )
             return None
         return traj
 
@@ -134,13 +138,19 @@ class _Parser:
             f = f"trajectory[{j}]"
             if form == "plain":
                 if type(step) is not str:
-                    self.pc.add(f"expected a viewpoint id string, got {step!r:.60}", episode=label, field=f)
+                    self.pc.add(
+                        f"expected a viewpoint id string, got {step!r:.60}", episode=label, field=f
+                    )
                     ok = False
                     continue
                 out.append(step)
             elif form == "nested":
                 if type(step) is not list or not all(type(v) is str for v in step):
-                    self.pc.add(f"expected a list of viewpoint ids, got {step!r:.60}", episode=label, field=f)
+                    self.pc.add(
+                        f"expected a list of viewpoint ids, got {step!r:.60}",
+                        episode=label,
+                        field=f,
+                    )
                     ok = False
                     continue
                 out.extend(step)
@@ -151,7 +161,9 @@ class _Parser:
     def _triple(self, step: Any, label: str, f: str, out: list[str]) -> bool:
         if type(step) is not list or not step or type(step[0]) is not str:
             self.pc.add(
-                f"expected [viewpoint, heading, elevation], got {step!r:.60}", episode=label, field=f
+                f"expected [viewpoint, heading, elevation], got {step!r:.60}",
+                episode=label,
+                field=f,
             )
             return False
         for name, pos in (("heading", 1), ("elevation", 2)):

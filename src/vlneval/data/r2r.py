@@ -86,9 +86,13 @@ def load_r2r(
                     if max_instructions is not None and j >= max_instructions:
                         left_out.append(eid)
                         continue
-                    builder.add(eid, rec["scan"], rec["path"], None, float(rec.get("heading", 0.0)), text)
+                    builder.add(
+                        eid, rec["scan"], rec["path"], None, float(rec.get("heading", 0.0)), text
+                    )
             k += 1
     pc.raise_if_any()
-    table = builder.build(task=task, split=split, source=source, id_field="instr_id", scorable=scorable)
+    table = builder.build(
+        task=task, split=split, source=source, id_field="instr_id", scorable=scorable
+    )
     table.left_out = left_out
     return table

@@ -39,19 +39,21 @@ class ScoringArrays:
         return np.concatenate([graphs.graph(s).adjacency().ravel() for s in self.scans])
 
 
-def _ragged(seqs: list[tuple[str, ...]], idx: list[dict[str, int]]) -> tuple[np.ndarray, np.ndarray]:
+def _ragged(
+    seqs: list[tuple[str, ...]], idx: list[dict[str, int]]
+) -> tuple[np.ndarray, np.ndarray]:
     lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
     offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     flat = np.fromiter(
-        (idx[k].get(v, -1) for k, s in enumerate(seqs) for v in s), dtype=np.int32, count=int(offsets[-1])
+        (idx[k].get(v, -1) for k, s in enumerate(seqs) for v in s),
+        dtype=np.int32,
+        count=int(offsets[-1]),
     )
     return flat, offsets
 
 
-def build_arrays(
-    episodes: EpisodeTable, preds: Predictions, graphs: GraphStore
-) -> ScoringArrays:
+def build_arrays(episodes: EpisodeTable, preds: Predictions, graphs: GraphStore) -> ScoringArrays:
     """Lays out the scored episodes' paths and their scans' distance tables.
 
     Raises:
@@ -73,8 +75,17 @@ def build_arrays(
     goals, goal_off = _ragged([episodes.goals[i] for i in order], per_ep)
     _check_known(episodes, order, ref, ref_off, goals, goal_off, graphs)
     return ScoringArrays(
-        scan_names, dist_flat, offsets, sizes, scan_index, preds.nodes, preds.offsets,
-        ref, ref_off, goals, goal_off,
+        scan_names,
+        dist_flat,
+        offsets,
+        sizes,
+        scan_index,
+        preds.nodes,
+        preds.offsets,
+        ref,
+        ref_off,
+        goals,
+        goal_off,
     )
 
 

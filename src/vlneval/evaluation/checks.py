@@ -156,7 +156,9 @@ def consistency_checks(
     def le(lo: str, hi: str) -> None:
         if have(lo, hi):
             a, b = float(summary[lo]), float(summary[hi])  # type: ignore[arg-type]
-            checks.append(_check(f"{lo} <= {hi}", a <= b + EPS, f"{lo} {a:.6f}, {hi} {b:.6f}", profile))
+            checks.append(
+                _check(f"{lo} <= {hi}", a <= b + EPS, f"{lo} {a:.6f}, {hi} {b:.6f}", profile)
+            )
 
     le("SR", "OSR")
     le("SPL", "SR")

@@ -137,11 +137,23 @@ def evaluate(
         )
     if t.evaluate_fn is not None:
         return t.evaluate_fn(  # type: ignore[no-any-return]
-            t, split, predictions, prof, root=root, episodes_file=episodes_file, graphs=graphs,
-            subset=subset, form=form, trajectory_key=trajectory_key, declared=declared, run=run,
+            t,
+            split,
+            predictions,
+            prof,
+            root=root,
+            episodes_file=episodes_file,
+            graphs=graphs,
+            subset=subset,
+            form=form,
+            trajectory_key=trajectory_key,
+            declared=declared,
+            run=run,
             **(options or {}),
         )
-    episodes, store = load_split(t, split, prof, root=root, episodes_file=episodes_file, graphs=graphs)
+    episodes, store = load_split(
+        t, split, prof, root=root, episodes_file=episodes_file, graphs=graphs
+    )
     if not episodes.scorable:
         raise InvalidInputError(
             f"{episodes.source}: split {split} has no goals (a hidden test split); it cannot be "
@@ -151,7 +163,9 @@ def evaluate(
     preds = parse_predictions(
         predictions, episodes, store, form=form, trajectory_key=trajectory_key, collect=pc
     )
-    return score_parsed(episodes, preds, store, prof, subset=subset, declared=declared, run=run, pc=pc)
+    return score_parsed(
+        episodes, preds, store, prof, subset=subset, declared=declared, run=run, pc=pc
+    )
 
 
 def score_parsed(
@@ -179,8 +193,16 @@ def score_parsed(
     arr = build_arrays(episodes, preds, store)
     flags = check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc)
     per = score_batch(
-        arr.dist_flat, arr.table_offsets, arr.table_sizes, arr.scan_index,
-        arr.traj, arr.traj_offsets, arr.ref, arr.ref_offsets, arr.goals, arr.goal_offsets,
+        arr.dist_flat,
+        arr.table_offsets,
+        arr.table_sizes,
+        arr.scan_index,
+        arr.traj,
+        arr.traj_offsets,
+        arr.ref,
+        arr.ref_offsets,
+        arr.goals,
+        arr.goal_offsets,
         threshold=prof.threshold,
         success_inclusive=prof.success_inclusive,
         sdtw_inclusive=prof.sdtw_inclusive,
@@ -194,8 +216,15 @@ def score_parsed(
     per["unreachable"] = (~np.isfinite(per["nav_error"])).astype(np.int64)
     summary = summarise(episodes, preds, per, prof, subset=subset, declared=declared, run=run)
     return Evaluation(
-        episodes.task, episodes.split, prof, episodes, preds.episodes, per, summary,
-        predictions_source=preds.source, form=preds.form,
+        episodes.task,
+        episodes.split,
+        prof,
+        episodes,
+        preds.episodes,
+        per,
+        summary,
+        predictions_source=preds.source,
+        form=preds.form,
     )
 
 
@@ -243,8 +272,14 @@ def summarise(
     }
     n = len(preds.episodes)
     card = protocol_card(
-        task=episodes.task, split=episodes.split, profile=prof, n_episodes=n,
-        n_expected=len(episodes), partial=partial, declared=declared, run=run,
+        task=episodes.task,
+        split=episodes.split,
+        profile=prof,
+        n_episodes=n,
+        n_expected=len(episodes),
+        partial=partial,
+        declared=declared,
+        run=run,
     )
     checks = consistency_checks(metrics, per, prof)
     for c in checks:

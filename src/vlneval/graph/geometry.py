@@ -9,7 +9,14 @@ import math
 
 import numpy as np
 
-__all__ = ["direction", "heading_elevation", "view_index", "wrap_pi", "snap_heading", "snap_elevation"]
+__all__ = [
+    "direction",
+    "heading_elevation",
+    "view_index",
+    "wrap_pi",
+    "snap_heading",
+    "snap_elevation",
+]
 
 TWO_PI = 2.0 * math.pi
 VIEW_STEP = math.radians(30.0)

@@ -165,7 +165,9 @@ def parse_connectivity(records: Any, *, scan: str, source: str = "<memory>") -> 
         poses = np.asarray([r["pose"] for r in records], dtype=np.float64)
         unob = np.asarray([r["unobstructed"] for r in records], dtype=np.bool_)
     except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{source}: pose/unobstructed values are not numbers ({exc})") from exc
+        raise InvalidInputError(
+            f"{source}: pose/unobstructed values are not numbers ({exc})"
+        ) from exc
     if not np.isfinite(poses).all():
         raise InvalidInputError(f"{source}: a pose holds NaN or infinity")
     included = np.asarray([bool(r["included"]) for r in records], dtype=np.bool_)
@@ -177,7 +179,7 @@ def parse_connectivity(records: Any, *, scan: str, source: str = "<memory>") -> 
         )
     mask = unob & included[:, None] & included[None, :]
     np.fill_diagonal(mask, False)
-    has_edge = mask.any(axis=1)
+    has_edge: np.ndarray = np.asarray(mask.any(axis=1))
     keep = np.flatnonzero(has_edge)
     remap = -np.ones(n, dtype=np.int64)
     remap[keep] = np.arange(len(keep))

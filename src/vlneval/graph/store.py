@@ -58,7 +58,9 @@ class GraphStore:
         if scan in self._graphs:
             return
         if scan not in self._files:
-            raise UnknownNameError(f"scan (no connectivity file in {self.folder})", scan, self._files)
+            raise UnknownNameError(
+                f"scan (no connectivity file in {self.folder})", scan, self._files
+            )
         from vlneval.graph import distances as dist
         from vlneval.graph.matterport import load_connectivity
 

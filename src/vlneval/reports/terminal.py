@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 __all__ = ["render_summary", "format_value", "RATE_LABELS"]
 
 RATE_LABELS = {
-    "SR", "OSR", "SPL", "nDTW", "sDTW", "CLS", "RGS", "RGSPL", "TC", "SED", "det_SR", "det_SPL",
+    "SR",
+    "OSR",
+    "SPL",
+    "nDTW",
+    "sDTW",
+    "CLS",
+    "RGS",
+    "RGSPL",
+    "TC",
+    "SED",
+    "det_SR",
+    "det_SPL",
 }
 
 
@@ -38,7 +50,7 @@ def render_summary(summary: dict[str, Any], *, color: bool | None = None) -> str
         unit = " (%)" if label in RATE_LABELS else " (m)"
         table.add_column(label + unit, justify="right")
     table.add_row(*(format_value(k, v) for k, v in summary["metrics"].items()))
-    console = Console(record=True, force_terminal=color, width=120, file=_Null())
+    console = Console(record=True, force_terminal=color, width=120, file=io.StringIO())
     console.print(table)
     for c in summary.get("checks", []):
         if not c["holds"]:
@@ -50,10 +62,3 @@ def render_summary(summary: dict[str, Any], *, color: bool | None = None) -> str
             console.print(f"[yellow]warning: {w}[/]")
     return console.export_text(styles=bool(color))
 
-
-class _Null:
-    def write(self, _: str) -> int:
-        return 0
-
-    def flush(self) -> None:
-        return None
