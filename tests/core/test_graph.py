@@ -52,7 +52,10 @@ def test_malformed_records_are_all_listed() -> None:
     assert "record 0: missing field 'pose'" in text and "record 2.unobstructed" in text
 
 
-def test_store_cache_is_reused_and_invalidated(tmp_path: Path) -> None:
+def test_store_cache_is_reused_and_invalidated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VLNEVAL_CACHE", str(tmp_path / "cache"))
     folder = tmp_path / "conn"
     path = write_json(folder / "sq_connectivity.json", connectivity(SQUARE, SQUARE_EDGES))
     GraphStore(folder).distances("sq")

@@ -22,6 +22,7 @@ __all__ = [
     "read_bytes",
     "decode_json",
     "iter_chunks",
+    "iter_records",
     "load_json",
     "atomic_write_bytes",
     "atomic_write_text",
@@ -103,6 +104,38 @@ def iter_chunks(
     except msgspec.DecodeError:
         return _slices(_diagnose(raw, source), chunk)
     return _decode_parts(parts, chunk)
+
+
+def iter_records(raw: bytes, source: str, *, expected: str = "a JSON list") -> Iterator[list[Any]]:
+    """Records of a JSON array or of a JSON-lines file, in decoded chunks.
+
+    Example:
+        >>> list(iter_records(b'{"a": 1}\n{"a": 2}\n', "x.jsonl"))
+        [[{'a': 1}, {'a': 2}]]
+    """
+    import msgspec
+
+    if raw.lstrip()[:1] == b"{":
+        try:
+            value = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            return iter([_jsonl(raw, source)])
+        raise InvalidInputError(f"{source}: expected {expected}, got a {_kind(value)}")
+    return iter_chunks(raw, source, expected=expected)
+
+
+def _jsonl(raw: bytes, source: str) -> list[Any]:
+    import msgspec
+
+    decoder = msgspec.json.Decoder()
+    rows = []
+    for lineno, line in enumerate(raw.splitlines(), start=1):
+        if line.strip():
+            try:
+                rows.append(decoder.decode(line))
+            except msgspec.DecodeError as exc:
+                raise InvalidInputError(f"{source}: line {lineno}: not valid JSON ({exc})") from exc
+    return rows
 
 
 def _kind(value: Any) -> str:

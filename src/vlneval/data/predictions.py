@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from vlneval.data.episodes import EpisodeTable
-from vlneval.data.jsonio import iter_chunks, read_bytes
+from vlneval.data.jsonio import iter_records, read_bytes
 from vlneval.errors import ProblemCollector
 from vlneval.graph.store import GraphStore
 
@@ -230,7 +230,8 @@ def parse_predictions(
     (start, adjacency, completeness) are made by :func:`vlneval.evaluation.checks.check_rules`.
 
     Args:
-        path: the predictions file (``.json`` or ``.json.gz``), a JSON list of records.
+        path: the predictions file (``.json``/``.jsonl``, optionally gzipped): a JSON list of
+            records or one record per line.
         episodes: the split's episodes.
         graphs: the navigation graphs of their scans.
         form: ``auto`` or one of ``triple``, ``nested``, ``plain``.
@@ -248,7 +249,7 @@ def parse_predictions(
         raise UnknownNameError("trajectory form", form, FORMS)
     p = _Parser(source, episodes, graphs, form, trajectory_key, keep_fields)
     k = 0
-    for chunk in iter_chunks(read_bytes(path), source, expected="a JSON list of predictions"):
+    for chunk in iter_records(read_bytes(path), source, expected="a JSON list of predictions"):
         for rec in chunk:
             p.record(rec, k)
             k += 1
