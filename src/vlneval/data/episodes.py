@@ -132,11 +132,11 @@ class EpisodeBuilder:
     ) -> None:
         """Appends one row."""
         intern = sys.intern
-        p = tuple(intern(v) for v in path)
+        p = tuple(map(intern, path))
         self.ids.append(episode_id)
         self.scans.append(intern(scan))
         self.paths.append(p)
-        self.goals.append(tuple(intern(g) for g in goals) if goals else p[-1:])
+        self.goals.append(tuple(map(intern, goals)) if goals else p[-1:])
         self.headings.append(heading)
         self.instructions.append(instruction)
 

@@ -78,8 +78,11 @@ class _Parser:
         form: str,
         trajectory_key: str | None,
         keep_fields: tuple[str, ...],
+        skip_summaries: bool = False,
     ) -> None:
         self.source = source
+        self.skip_summaries = skip_summaries
+        self.skipped: list[int] = []
         self.ep = episodes
         self.graphs = graphs
         self.form = form
@@ -98,6 +101,16 @@ class _Parser:
     def _id(self, rec: dict[str, Any], k: int) -> str | None:
         idf = self.ep.id_field
         if idf not in rec:
+            if _looks_like_summary(rec, self.key):
+                if self.skip_summaries:
+                    self.skipped.append(k)
+                    return None
+                self.pc.add(
+                    f"missing field {idf!r}; the record looks like a summary (fields "
+                    f"{', '.join(sorted(rec)[:6])}); pass --skip-summary-records to skip it",
+                    field=f"record {k}",
+                )
+                return None
             self.pc.add(f"missing field {idf!r}", field=f"record {k}")
             return None
         value = rec[idf]
@@ -213,6 +226,14 @@ class _Parser:
         self.rec_len.append(len(nodes))
 
 
+def _looks_like_summary(rec: dict[str, Any], key: str | None) -> bool:
+    """A record with no trajectory field and only scalar values (a file's own summary)."""
+    keys = (key,) if key else TRAJECTORY_KEYS
+    if not rec or any(k in rec for k in keys):
+        return False
+    return all(v is None or isinstance(v, (int, float, str)) for v in rec.values())
+
+
 def parse_predictions(
     path: str | Path,
     episodes: EpisodeTable,
@@ -222,6 +243,7 @@ def parse_predictions(
     trajectory_key: str | None = None,
     keep_fields: tuple[str, ...] = (),
     collect: ProblemCollector | None = None,
+    skip_summaries: bool = False,
 ) -> Predictions:
     """Reads a predictions file and maps every trajectory to node indices.
 
@@ -240,6 +262,9 @@ def parse_predictions(
         keep_fields: other record fields to keep (by episode index).
         collect: when given, problems are added to it instead of raised, so that the caller
             can add the rule checks' problems and show them all together.
+        skip_summaries: skip, with a warning, records that look like a summary: no id field,
+            no trajectory field, and only scalar values (NaviLLM's compact files start with
+            one). Without it such a record is an error that suggests this option.
     """
     path = Path(path)
     source = str(path)
@@ -247,9 +272,14 @@ def parse_predictions(
         from vlneval.errors import UnknownNameError
 
         raise UnknownNameError("trajectory form", form, FORMS)
-    p = _Parser(source, episodes, graphs, form, trajectory_key, keep_fields)
+    raw = read_bytes(path)
+    if not keep_fields:
+        fast = _try_fast(raw, source, episodes, graphs, form, trajectory_key)
+        if fast is not None:
+            return fast
+    p = _Parser(source, episodes, graphs, form, trajectory_key, keep_fields, skip_summaries)
     k = 0
-    for chunk in iter_records(read_bytes(path), source, expected="a JSON list of predictions"):
+    for chunk in iter_records(raw, source, expected="a JSON list of predictions"):
         for rec in chunk:
             p.record(rec, k)
             k += 1
@@ -262,10 +292,52 @@ def parse_predictions(
     return _assemble(p, source)
 
 
-def _assemble(p: _Parser, source: str) -> Predictions:
-    rec_ep = np.frombuffer(p.rec_ep, dtype=np.int64) if len(p.rec_ep) else np.zeros(0, np.int64)
-    rec_len = np.frombuffer(p.rec_len, dtype=np.int64) if len(p.rec_len) else np.zeros(0, np.int64)
-    flat = np.frombuffer(p.flat, dtype=np.int32) if len(p.flat) else np.zeros(0, np.int32)
+def _try_fast(
+    raw: bytes,
+    source: str,
+    episodes: EpisodeTable,
+    graphs: GraphStore,
+    form: str,
+    key: str | None,
+) -> Predictions | None:
+    """The fast path (:mod:`vlneval.data.fastparse`), or None when the file needs validation."""
+    import msgspec
+
+    from vlneval.data.fastparse import FastPathDeclined, fast_records
+
+    if raw.lstrip()[:1] != b"[":
+        return None
+    try:
+        parts = msgspec.json.decode(raw, type=list[msgspec.Raw])
+        if not parts:
+            return None
+        first = msgspec.json.decode(parts[0])
+        if not isinstance(first, dict):
+            return None
+        key = key or next((k for k in TRAJECTORY_KEYS if k in first), "trajectory")
+        traj = first.get(key)
+        if not isinstance(traj, list) or not traj:
+            return None
+        form = _detect(traj) if form == "auto" else form
+        eps, lens, nodes, unknown = fast_records(parts, episodes, graphs, form=form, key=key)
+    except (msgspec.MsgspecError, FastPathDeclined):
+        return None
+    seen = np.zeros(len(episodes), dtype=np.bool_)
+    seen[eps] = True
+    p = _Parser(source, episodes, graphs, form, key, ())
+    p.seen, p.unknown = seen, unknown
+    return _assemble(p, source, (eps, lens, nodes))
+
+
+def _assemble(
+    p: _Parser, source: str, fast: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+) -> Predictions:
+    if fast is not None:
+        rec_ep, rec_len, flat = fast
+    else:
+        rec_ep = np.frombuffer(p.rec_ep, dtype=np.int64) if len(p.rec_ep) else np.zeros(0, np.int64)
+        rec_len = np.frombuffer(p.rec_len, dtype=np.int64) if len(p.rec_len) else np.zeros(0, np.int64)
+        flat = np.frombuffer(p.flat, dtype=np.int32) if len(p.flat) else np.zeros(0, np.int32)
     starts = np.zeros(len(rec_len) + 1, dtype=np.int64)
     np.cumsum(rec_len, out=starts[1:])
     order = np.argsort(rec_ep, kind="stable")
@@ -275,6 +347,11 @@ def _assemble(p: _Parser, source: str) -> Predictions:
     # Gather each record's slice into episode order without a Python loop.
     gather = np.repeat(starts[:-1][order] - offsets[:-1], lengths) + np.arange(offsets[-1])
     warnings: list[str] = []
+    if p.skipped:
+        warnings.append(
+            f"{len(p.skipped)} record(s) without {p.ep.id_field!r} that look like a summary were "
+            f"skipped (--skip-summary-records; record {', '.join(map(str, p.skipped[:5]))})"
+        )
     if p.unknown:
         warnings.append(
             f"{len(p.unknown)} prediction(s) with ids not in the split were ignored "
