@@ -202,3 +202,28 @@ def test_unreachable_goal_is_reported_not_averaged(tmp_path: Path) -> None:
     assert r.summary["metrics"]["NE"] == 0.0 and r.summary["metrics"]["SR"] == 0.5
     assert any("NE: 1 episode(s) have an infinite value" in w for w in r.summary["warnings"])
     assert r.rows()[1]["unreachable"] == 1
+
+
+@pytest.mark.parametrize("form", ["triple", "nested", "plain"])
+def test_fast_and_validating_paths_agree(tmp_path: Path, form: str) -> None:
+    from vlneval.data.predictions import parse_predictions
+    from vlneval.data.r2r import load_r2r
+    from vlneval.graph import GraphStore
+
+    root = square_root(tmp_path / "root")
+    trajs = {"1_0": ["S", "A", "A", "B"], "1_1": ["S", "G"], "9_0": ["S"], "1_3": ["S", "A"]}
+    body = {
+        "triple": preds(trajs),
+        "nested": [{"instr_id": k, "trajectory": [[v] for v in t]} for k, t in trajs.items()],
+        "plain": [{"instr_id": k, "trajectory": t} for k, t in trajs.items()],
+    }[form]
+    p = write_json(tmp_path / "p.json", body)
+    eps = load_r2r(root / "r2r" / "R2R_val.json", max_instructions=3)
+    graphs = GraphStore(root / "matterport3d" / "connectivity")
+    fast = parse_predictions(p, eps, graphs)
+    slow = parse_predictions(p, eps, graphs, keep_fields=("unused",))  # forces validation
+    assert fast.form == slow.form == form
+    assert fast.episodes.tolist() == slow.episodes.tolist() == [0, 1]
+    assert fast.nodes.tolist() == slow.nodes.tolist() == [0, 1, 1, 2, 0, 3]
+    assert fast.offsets.tolist() == slow.offsets.tolist()
+    assert fast.warnings == slow.warnings and fast.missing == slow.missing == ["1_2"]

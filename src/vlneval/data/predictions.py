@@ -325,7 +325,9 @@ def _try_fast(
     seen = np.zeros(len(episodes), dtype=np.bool_)
     seen[eps] = True
     p = _Parser(source, episodes, graphs, form, key, ())
-    p.seen, p.unknown = seen, unknown
+    p.seen = seen
+    p.unknown = [u for u in unknown if u not in p.left_out]
+    p.ignored = [u for u in unknown if u in p.left_out]
     return _assemble(p, source, (eps, lens, nodes))
 
 

@@ -78,11 +78,11 @@ def _fast(raw: bytes, max_instructions: int | None) -> tuple[EpisodeBuilder, lis
                 seen.add(pid)
                 if len(rec.path) < 2 and rec.distance is None:
                     scorable = False
-                for j, text in enumerate(rec.instructions or [""]):
-                    if max_instructions is not None and j >= max_instructions:
-                        left_out.append(f"{pid}_{j}")
-                    else:
-                        builder.add(f"{pid}_{j}", rec.scan, rec.path, None, rec.heading, text)
+                texts = rec.instructions or [""]
+                if max_instructions is not None and len(texts) > max_instructions:
+                    left_out += [f"{pid}_{j}" for j in range(max_instructions, len(texts))]
+                    texts = texts[:max_instructions]
+                builder.add_many(pid, rec.scan, rec.path, rec.heading, texts)
     except msgspec.MsgspecError:
         return None
     return builder, left_out, scorable
