@@ -15,7 +15,9 @@ def _vector(value: Any, name: str, kinds: str) -> np.ndarray:
     try:
         arr = np.asarray(value)
     except (ValueError, TypeError) as exc:
-        raise InvalidInputError(f"{name} must be a 1-D array; could not convert it ({exc})") from None
+        raise InvalidInputError(
+            f"{name} must be a 1-D array; could not convert it ({exc})"
+        ) from None
     if arr.ndim != 1:
         raise InvalidInputError(f"{name} must be a 1-D array; got shape {arr.shape}")
     if arr.size and arr.dtype.kind not in kinds:

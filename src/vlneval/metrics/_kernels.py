@@ -113,7 +113,7 @@ def _dtw_rows(dist, off, outer, inner, row, s_out, s_in):
 
 @_jit
 def dtw(dist, off, n, ref, traj, row):
-    """Exact DTW(ref, traj) with d(r_k, p_j) costs; row needs min(len) slots; +inf if one is empty."""
+    """Exact DTW(ref, traj); row needs min(len(ref), len(traj)) slots; +inf if one is empty."""
     m = ref.shape[0]
     k = traj.shape[0]
     if m == 0 or k == 0:

@@ -2,14 +2,38 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
 from vlneval.errors import InvalidInputError
 
-__all__ = ["as_table", "as_path", "as_threshold", "as_length", "as_indicator"]
+__all__ = ["public", "as_table", "as_path", "as_threshold", "as_length", "as_indicator"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+_ANONYMOUS = "<input>"
+
+
+def public(func: Callable[P, R]) -> Callable[P, R]:
+    """Names the metric function in the errors its argument checks raise ("error: ndtw: ...")."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except InvalidInputError as exc:
+            if any(p.source != _ANONYMOUS for p in exc.problems):
+                raise
+            named = [dataclasses.replace(p, source=func.__name__) for p in exc.problems]
+            raise InvalidInputError(named, source=func.__name__) from None
+
+    return wrapper
+
 
 _REAL = (int, float, np.integer, np.floating)
 
@@ -51,7 +75,7 @@ def as_path(value: Any, name: str, n: int | None, *, allow_empty: bool) -> np.nd
     if path.dtype.kind not in "iu":
         raise InvalidInputError(
             f"{name} must hold integer node indices; got dtype {path.dtype} "
-            f"(first value {path[0]!r})"
+            f"(first value {path[0].item()!r})"
         )
     limit = np.iinfo(np.int32).max if n is None else n
     bad = np.flatnonzero((path < 0) | (path >= limit))
@@ -65,9 +89,13 @@ def as_path(value: Any, name: str, n: int | None, *, allow_empty: bool) -> np.nd
     return np.ascontiguousarray(path, dtype=np.int32)
 
 
+def _show(value: Any) -> str:
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 def _real(value: Any, name: str) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, _REAL):
-        raise InvalidInputError(f"{name} must be a real number; got {value!r}")
+        raise InvalidInputError(f"{name} must be a real number; got {_show(value)}")
     number = float(value)
     if math.isnan(number):
         raise InvalidInputError(f"{name} must be a real number; got nan")
@@ -79,7 +107,7 @@ def as_threshold(value: Any, name: str = "threshold", *, allow_zero: bool = Fals
     number = _real(value, name)
     if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
         expected = ">= 0" if allow_zero else "> 0"
-        raise InvalidInputError(f"{name} must be a finite number {expected}; got {value!r}")
+        raise InvalidInputError(f"{name} must be a finite number {expected}; got {_show(value)}")
     return number
 
 
@@ -88,7 +116,7 @@ def as_length(value: Any, name: str, *, allow_inf: bool = True) -> float:
     number = _real(value, name)
     if number < 0 or (math.isinf(number) and not allow_inf):
         bound = ">= 0" if allow_inf else "finite and >= 0"
-        raise InvalidInputError(f"{name} must be {bound}; got {value!r}")
+        raise InvalidInputError(f"{name} must be {bound}; got {_show(value)}")
     return number
 
 
@@ -98,5 +126,5 @@ def as_indicator(value: Any, name: str = "success") -> float:
         return 1.0 if value else 0.0
     number = _real(value, name)
     if number not in (0.0, 1.0):
-        raise InvalidInputError(f"{name} must be 0 or 1 (or a bool); got {value!r}")
+        raise InvalidInputError(f"{name} must be 0 or 1 (or a bool); got {_show(value)}")
     return number

@@ -49,6 +49,7 @@ COLUMN_METRIC = {
 }
 
 
+@_validate.public
 def score_batch(
     dist_flat: np.ndarray,
     table_offsets: np.ndarray,
@@ -86,7 +87,7 @@ def score_batch(
     Args:
         dist_flat: float64, every scan's table concatenated, row-major.
         table_offsets: int64[S], where scan ``s``'s table starts in ``dist_flat``.
-        table_sizes: int64[S], ``n_s`` (table ``s`` is ``n_s x n_s``, symmetric).
+        table_sizes: int64[S], ``n_s`` (table ``s`` is ``n_s x n_s``, ``d(u, v)`` at ``[u, v]``).
         scan_index: int32[N], the scan of each episode.
         traj: int32, trajectories' local node ids, flat; ``traj_offsets``: int64[N + 1].
         ref: int32 reference paths (>= 1 node each); ``ref_offsets``: int64[N + 1].
@@ -130,34 +131,35 @@ def score_batch(
         )
     delta = _validate.as_threshold(threshold)
     floor = _validate.as_threshold(spl_floor, "spl_floor", allow_zero=True)
-    cls_delta = delta if cls_threshold is None else _validate.as_threshold(cls_threshold)
-    if validate:
-        from vlneval.metrics._batch_checks import check_batch
-
-        check_batch(
-            dist_flat, table_offsets, table_sizes, scan_index,
-            traj, traj_offsets, ref, ref_offsets, goals, goal_offsets,
-        )  # fmt: skip
-    a = _normalise(
+    cls_delta = (
+        delta if cls_threshold is None else _validate.as_threshold(cls_threshold, "cls_threshold")
+    )
+    arrays = (
         dist_flat, table_offsets, table_sizes, scan_index,
         traj, traj_offsets, ref, ref_offsets, goals, goal_offsets,
     )  # fmt: skip
-    traj_len = np.diff(a[5]).max(initial=0)
-    ref_len = np.diff(a[7]).max(initial=0)
-    scratch = np.empty(max(int(traj_len), 1), dtype=np.int32)
-    row = np.empty(max(int(min(traj_len, ref_len)), 1), dtype=np.float64)
-    out = np.empty((len(COLUMNS), a[3].shape[0]), dtype=np.float64)
+    if validate:
+        from vlneval.metrics._batch_checks import check_batch
+
+        check_batch(*arrays)
+    dist, starts, sizes, scans, tr, tr_off, rf, rf_off, gl, gl_off = _normalise(arrays)
+    traj_len = int(np.diff(tr_off).max(initial=0))
+    ref_len = int(np.diff(rf_off).max(initial=0))
+    scratch = np.empty(max(traj_len, 1), dtype=np.int32)  # the collapsed trajectory
+    row = np.empty(max(min(traj_len, ref_len), 1), dtype=np.float64)  # one DTW row
+    out = np.empty((len(COLUMNS), scans.shape[0]), dtype=np.float64)
 
     from vlneval.metrics import _kernels
 
     _kernels.score_batch(
-        *a, delta, bool(success_inclusive), bool(sdtw_inclusive), spl_reference == "reference",
+        dist, starts, sizes, scans, tr, tr_off, rf, rf_off, gl, gl_off,
+        delta, bool(success_inclusive), bool(sdtw_inclusive), spl_reference == "reference",
         floor, bool(collapse_repeats), cls_delta, out, scratch, row,
     )  # fmt: skip
     return dict(zip(COLUMNS, out, strict=True))
 
 
-def _normalise(*arrays: Any) -> list[np.ndarray]:
+def _normalise(arrays: tuple[Any, ...]) -> list[np.ndarray]:
     # One dtype per argument, so the kernel compiles (and caches) exactly one signature.
     dtypes = (np.float64, np.int64, np.int64, np.int32) + (np.int32, np.int64) * 3
     return [np.ascontiguousarray(x, dtype=t) for x, t in zip(arrays, dtypes, strict=True)]

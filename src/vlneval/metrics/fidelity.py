@@ -18,6 +18,7 @@ from vlneval.metrics._info import MetricInfo
 __all__ = ["collapse_repeats", "dtw", "ndtw", "sdtw", "cls"]
 
 
+@_validate.public
 def collapse_repeats(path: Any) -> np.ndarray:
     """The path without consecutive duplicates (turning in place leaves one entry).
 
@@ -55,6 +56,7 @@ DTW = MetricInfo(
 )
 
 
+@_validate.public
 def dtw(reference: Any, trajectory: Any, *, distances: Any) -> float:
     """Dynamic time warping distance between the reference and the trajectory (exact).
 
@@ -66,7 +68,7 @@ def dtw(reference: Any, trajectory: Any, *, distances: Any) -> float:
     Args:
         reference: 1-D int array, the reference path ``R`` (non-empty).
         trajectory: 1-D int array, the executed path ``P``; empty gives ``inf``.
-        distances: (n, n) symmetric distance table; ``inf`` marks unreachable pairs.
+        distances: (n, n) distance table, ``d(u, v)`` at ``[u, v]``; ``inf``: unreachable.
 
     Returns:
         The accumulated distance (metres), ``inf`` if no finite alignment exists.
@@ -92,6 +94,7 @@ NDTW = MetricInfo(
 )
 
 
+@_validate.public
 def ndtw(reference: Any, trajectory: Any, *, distances: Any, threshold: float = 3.0) -> float:
     """Normalised dynamic time warping (Ilharco et al. 2019).
 
@@ -102,11 +105,11 @@ def ndtw(reference: Any, trajectory: Any, *, distances: Any, threshold: float = 
     Args:
         reference: 1-D int array, the reference path ``R`` (non-empty).
         trajectory: 1-D int array, the executed path ``P`` (may be empty).
-        distances: (n, n) symmetric distance table; ``inf`` marks unreachable pairs.
+        distances: (n, n) distance table, ``d(u, v)`` at ``[u, v]``; ``inf``: unreachable.
         threshold: δ, finite and > 0 (3.0 m by default).
 
     Returns:
-        A value in [0, 1]; 1 exactly when the trajectory visits only reference nodes in order.
+        A value in [0, 1]; 1 exactly when DTW = 0 (e.g. the trajectory is the reference).
 
     Raises:
         InvalidInputError: as :func:`dtw`, or a threshold that is not finite and > 0.
@@ -119,6 +122,10 @@ def ndtw(reference: Any, trajectory: Any, *, distances: Any, threshold: float = 
         >>> ndtw([0, 1, 2, 3], [0, 1, 2, 3], distances=D), ndtw([0, 1, 2, 3], [], distances=D)
         (1.0, 0.0)
     """
+    return _ndtw(reference, trajectory, distances, threshold)
+
+
+def _ndtw(reference: Any, trajectory: Any, distances: Any, threshold: float) -> float:
     from vlneval.metrics import _kernels
 
     dist, n, ref, traj = _pair(reference, trajectory, distances)
@@ -130,6 +137,7 @@ def ndtw(reference: Any, trajectory: Any, *, distances: Any, threshold: float = 
 SDTW = MetricInfo("sdtw", "sDTW", True, "fraction", "nDTW of successful episodes, 0 otherwise")
 
 
+@_validate.public
 def sdtw(
     reference: Any,
     trajectory: Any,
@@ -147,7 +155,7 @@ def sdtw(
     Args:
         reference: 1-D int array, the reference path ``R`` (non-empty).
         trajectory: 1-D int array, the executed path ``P`` (may be empty).
-        distances: (n, n) symmetric distance table; ``inf`` marks unreachable pairs.
+        distances: (n, n) distance table, ``d(u, v)`` at ``[u, v]``; ``inf``: unreachable.
         threshold: δ of the nDTW normalisation, finite and > 0.
         success: the episode's success indicator (bool, 0 or 1).
 
@@ -166,7 +174,7 @@ def sdtw(
         0.0
     """
     s = _validate.as_indicator(success)
-    return s * ndtw(reference, trajectory, distances=distances, threshold=threshold)
+    return s * _ndtw(reference, trajectory, distances, threshold)
 
 
 CLS = MetricInfo(
@@ -174,6 +182,7 @@ CLS = MetricInfo(
 )
 
 
+@_validate.public
 def cls(trajectory: Any, reference: Any, *, distances: Any, threshold: float = 3.0) -> float:
     """Coverage weighted by length score (Jain et al. 2019, "Stay on the Path").
 
@@ -186,7 +195,7 @@ def cls(trajectory: Any, reference: Any, *, distances: Any, threshold: float = 3
     Args:
         trajectory: 1-D int array, the executed path ``P`` (may be empty).
         reference: 1-D int array, the reference path ``R`` (non-empty).
-        distances: (n, n) symmetric distance table; ``inf`` marks unreachable pairs.
+        distances: (n, n) distance table, ``d(u, v)`` at ``[u, v]``; ``inf``: unreachable.
         threshold: δ, finite and > 0 (3.0 m by default).
 
     Returns:

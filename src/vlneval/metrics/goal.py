@@ -19,6 +19,7 @@ NAVIGATION_ERROR = MetricInfo(
 )
 
 
+@_validate.public
 def navigation_error(trajectory: Any, goals: Any, *, distances: Any) -> float:
     """Navigation error: distance from the final position to the nearest goal.
 
@@ -59,6 +60,7 @@ ORACLE_ERROR = MetricInfo(
 )
 
 
+@_validate.public
 def oracle_error(trajectory: Any, goals: Any, *, distances: Any) -> float:
     """Oracle error: the smallest distance to a goal over every visited position.
 
@@ -95,6 +97,7 @@ SUCCESS = MetricInfo(
 )
 
 
+@_validate.public
 def success(error: Any, *, threshold: float = 3.0, inclusive: bool = False) -> float:
     """Success: 1.0 when the navigation error is within the threshold, else 0.0.
 
@@ -117,6 +120,10 @@ def success(error: Any, *, threshold: float = 3.0, inclusive: bool = False) -> f
         >>> success(3.0), success(3.0, inclusive=True), success(2.9), success(float("inf"))
         (0.0, 1.0, 1.0, 0.0)
     """
+    return _success(error, threshold, inclusive)
+
+
+def _success(error: Any, threshold: float, inclusive: bool) -> float:
     from vlneval.metrics import _kernels
 
     value = _validate.as_length(error, "error")
@@ -129,6 +136,7 @@ ORACLE_SUCCESS = MetricInfo(
 )
 
 
+@_validate.public
 def oracle_success(error: Any, *, threshold: float = 3.0, inclusive: bool = False) -> float:
     """Oracle success: 1.0 when the oracle error is within the threshold, else 0.0.
 
@@ -152,7 +160,7 @@ def oracle_success(error: Any, *, threshold: float = 3.0, inclusive: bool = Fals
         >>> oracle_success(oracle_error([0, 3, 2, 1], [3], distances=D))
         1.0
     """
-    return success(error, threshold=threshold, inclusive=inclusive)
+    return _success(error, threshold, inclusive)
 
 
 INFO = (NAVIGATION_ERROR, ORACLE_ERROR, SUCCESS, ORACLE_SUCCESS)

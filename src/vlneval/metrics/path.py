@@ -19,6 +19,7 @@ PATH_LENGTH = MetricInfo(
 )
 
 
+@_validate.public
 def path_length(trajectory: Any, *, distances: Any) -> float:
     """Trajectory length: the summed distance between consecutive positions.
 
@@ -56,6 +57,7 @@ SPL = MetricInfo(
 )
 
 
+@_validate.public
 def spl(success: Any, shortest_length: Any, path_length: Any, *, floor: float = 0.0) -> float:
     """Success weighted by path length (Anderson et al. 2018, "On Evaluation of Embodied ...").
 
