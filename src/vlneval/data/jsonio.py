@@ -110,7 +110,8 @@ def iter_records(raw: bytes, source: str, *, expected: str = "a JSON list") -> I
     """Records of a JSON array or of a JSON-lines file, in decoded chunks.
 
     Example:
-        >>> list(iter_records(b'{"a": 1}\n{"a": 2}\n', "x.jsonl"))
+        >>> lines = b'{"a": 1}' + bytes([10]) + b'{"a": 2}'
+        >>> list(iter_records(lines, "x.jsonl"))
         [[{'a': 1}, {'a': 2}]]
     """
     import msgspec
