@@ -195,3 +195,112 @@ register_profile(
 )
 
 # --- profiles of other benchmark families are registered below ---
+
+# REVERIE and SOON (object-goal tasks).
+
+
+@dataclass(frozen=True)
+class ObjectGoalProfile(Profile):
+    """A profile whose success rule is not ``NE < δ`` alone (REVERIE: visibility; SOON: adds
+    localisation).
+
+    Attributes:
+        success_rule: the navigation success rule, shown as the profile's comparison.
+        object_field: the prediction field that carries the predicted object (REVERIE).
+        heading_wrap: SOON localisation handles heading wrap-around (the official code does not).
+    """
+
+    success_rule: str = ""
+    object_field: str = ""
+    heading_wrap: bool = False
+
+    @property
+    def comparison(self) -> str:
+        """The success rule as text."""
+        return self.success_rule or f"NE {'<=' if self.success_inclusive else '<'} {self.threshold}"
+
+
+_VISIBLE = (
+    "target object visible from the final viewpoint (non-empty visible_pos in the BBox files)"
+)
+register_profile(
+    ObjectGoalProfile(
+        "reverie",
+        "1",
+        "YuankaiQi/REVERIE tasks/REVERIE/eval_release.py (Qi et al. 2020), the challenge scorer",
+        check_adjacency=False,
+        metrics=("TL", "OSR", "SR", "SPL", "RGS", "RGSPL"),
+        success_rule=_VISIBLE,
+        object_field="predObjId",
+        notes=(
+            "SR/OSR: the target is visible from the final/any visited viewpoint (BBox files)",
+            "SPL and RGSPL with ℓ = shortest distance from the start to the annotated goal, no floor",
+            "RGS = str(predObjId) == str(objId), not gated by navigation; RGSPL is the primary metric",
+            "TL without an adjacency check (as the script); starts and completeness are checked",
+            "pred_objid (VLN-DUET's spelling) is read with a warning",
+            "SPL with ℓ = TL = 0: 1 if visible (the script divides by zero)",
+        ),
+    )
+)
+register_profile(
+    ObjectGoalProfile(
+        "reverie-duet",
+        "1",
+        "cshizhe/VLN-DUET map_nav_src/reverie/env.py (Chen et al. 2022; also HAMT-style codebases)",
+        spl_reference="reference",
+        spl_floor=0.01,
+        check_adjacency=False,
+        require_complete=False,
+        metrics=("TL", "OSR", "SR", "SPL", "RGS", "RGSPL"),
+        success_rule=_VISIBLE,
+        object_field="pred_objid",
+        notes=(
+            "SPL and RGSPL with ℓ = the reference path's length and the floor max(ℓ, TL, 0.01)",
+            "the predicted object is pred_objid (predObjId is read with a warning)",
+            "no completeness check; nested per-action trajectories are flattened",
+        ),
+    )
+)
+_SOON_NOTES = (
+    "one episode per (instruction, start path); predictions list one entry per start",
+    "goal switch: a final viewpoint that holds a target box becomes the goal (NE = 0 there)",
+    "OE takes the visited viewpoint nearest the annotated goal and measures it to the switched "
+    "goal, so OSR can be below SR (the script's quirk, reproduced)",
+    "SPL and det SPL with ℓ = d(start, switched goal), floor max(ℓ, TL, 0.01); det SPL is the "
+    "script's success_rate key; GP = d(start, goal) - d(final, goal), switched goal",
+    "localisation: the predicted (heading, elevation), normalised (heading/2π, (elevation+π)/2π), "
+    "strictly inside the box polygon at the final viewpoint",
+    "no adjacency check (as the script); starts are checked; completeness is required although "
+    "the script does not check it (use --subset to score a part)",
+)
+register_profile(
+    ObjectGoalProfile(
+        "soon",
+        "1",
+        "ZhuFengdaaa/SOON r2r_src/eval.py (Zhu et al. 2021), submission scoring",
+        spl_floor=0.01,
+        check_adjacency=False,
+        metrics=("TL", "NE", "OSR", "SR", "SPL", "det_SR", "det_SPL", "GP"),
+        may_break=("SR <= OSR",),
+        success_rule="NE < 3.0 to the (switched) goal; det: point inside the box, no heading wrap",
+        notes=(*_SOON_NOTES, "heading wrap-around is ignored, as the official code does"),
+    )
+)
+register_profile(
+    ObjectGoalProfile(
+        "soon-wrap",
+        "1",
+        "ZhuFengdaaa/SOON r2r_src/eval.py with heading wrap-around handled (a fix, not the script)",
+        spl_floor=0.01,
+        check_adjacency=False,
+        metrics=("TL", "NE", "OSR", "SR", "SPL", "det_SR", "det_SPL", "GP"),
+        may_break=("SR <= OSR",),
+        heading_wrap=True,
+        success_rule="NE < 3.0 to the (switched) goal; det: point inside the box, heading wraps",
+        notes=(
+            *_SOON_NOTES,
+            "FIX: a box that straddles heading 0 is tested across the seam (the official code "
+            "tests the wrong side of the panorama); det_SR/det_SPL differ from the script there",
+        ),
+    )
+)

@@ -162,3 +162,64 @@ register_task(
 )
 
 # --- tasks of other benchmark families are registered below ---
+
+# REVERIE and SOON (object-goal tasks): their own loaders and scorers, imported when used.
+
+
+def _load_reverie(
+    path: Path, *, task: str, split: str, max_instructions: int | None = None
+) -> EpisodeTable:
+    from vlneval.data.reverie import load_reverie
+
+    return load_reverie(path, task=task, split=split)
+
+
+def _evaluate_reverie(*args: Any, **kwargs: Any) -> Any:
+    from vlneval.evaluation.reverie import evaluate_reverie
+
+    return evaluate_reverie(*args, **kwargs)
+
+
+def _load_soon(
+    path: Path, *, task: str, split: str, max_instructions: int | None = None
+) -> EpisodeTable:
+    from vlneval.data.soon import load_soon
+
+    return load_soon(path, task=task, split=split)
+
+
+def _evaluate_soon(*args: Any, **kwargs: Any) -> Any:
+    from vlneval.evaluation.soon import evaluate_soon
+
+    return evaluate_soon(*args, **kwargs)
+
+
+register_task(
+    Task(
+        "reverie",
+        "REVERIE (Qi et al. 2020): navigate to a remote object and name it (visibility success, RGS)",
+        "reverie",
+        ("reverie", "reverie-duet"),
+        "reverie",
+        ("data_v2/REVERIE_{split}.json",),
+        _load_reverie,
+        ("train", "val_seen", "val_unseen", "test"),
+        "val_unseen",
+        evaluate_fn=_evaluate_reverie,
+        data_versions=("v2", "v1"),
+    )
+)
+register_task(
+    Task(
+        "soon",
+        "SOON (Zhu et al. 2021): find an object from several starts and point at it (det SR)",
+        "soon",
+        ("soon", "soon-wrap"),
+        "soon",
+        ("{split}.json",),
+        _load_soon,
+        ("train", "val_unseen_instrs", "val_unseen_house", "test"),
+        "val_unseen_house",
+        evaluate_fn=_evaluate_soon,
+    )
+)

@@ -43,6 +43,17 @@ def add_scoring_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trajectory-key", default=None, help="record field holding the trajectory")
     p.add_argument("--protocol", default=None, help="JSON file of self-declared protocol fields")
     p.add_argument("--all-errors", action="store_true", help="list every problem, not the first 20")
+    p.add_argument(
+        "--data-version",
+        default=None,
+        help="dataset release where a benchmark has several (REVERIE: v2, the default, or v1)",
+    )
+    p.add_argument(
+        "--angle-units",
+        default=None,
+        choices=["normalised", "radians"],
+        help="SOON predicted angles: normalised (default, official) or radians (converted as DUET)",
+    )
 
 
 def load_declared(path: str | None) -> dict[str, Any] | None:

@@ -59,7 +59,15 @@ def _evaluate(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         form=args.trajectory_form,
         trajectory_key=args.trajectory_key,
         declared=load_declared(args.protocol),
+        options=_task_options(args),
     )
+
+
+def _task_options(args: argparse.Namespace) -> dict[str, str] | None:
+    """The task-specific options given on the command line (only those set)."""
+    names = ("path_type", "data_version", "angle_units")
+    given = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
+    return given or None
 
 
 def cmd_score(args: argparse.Namespace) -> int:

@@ -1,0 +1,79 @@
+"""Object-box files: the three layouts, the visibility index, and malformed files named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.reverie.reverie_fixtures import BOXES, write_boxes
+from vlneval.data.bbox import find_boxes, load_boxes
+from vlneval.errors import InvalidInputError, MissingDataError
+
+
+@pytest.mark.parametrize("layout", ["folder", "tar.gz", "json"])
+def test_layouts_read_the_same_index(tmp_path: Path, layout: str) -> None:
+    boxes = load_boxes(write_boxes(tmp_path, layout=layout), version="v1")
+    assert boxes.layout == layout
+    assert boxes.seen_from("sq", "7") == {"B", "G"} and boxes.seen_from("sq", 9) == {"G"}
+    assert boxes.seen_from("sq", "404") == frozenset()
+    assert [o.object_id for o in boxes.visible_objects("sq", "A")] == []  # 9 listed, no view
+    assert list(boxes.objects("sq", "A")) == ["9"]
+    sofa = boxes.objects("sq", "B")["7"]
+    assert sofa.name == "sofa" and sofa.views == (3, 4) and sofa.boxes[1] == (1.0, 1.0, 5.0, 5.0)
+    assert boxes.describe()["viewpoints"] == 4 and boxes.describe()["objects"] == 5
+
+
+def _bad(tmp: Path, name: str, content: object) -> Path:
+    folder = tmp / "BBox"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(json.dumps(content))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "needle"),
+    [
+        (
+            "sq_G.json",
+            {"G": {"7": {"name": "x", "visible_pos": [36], "bbox2d": [[0, 0, 1, 1]]}}},
+            "sq_G.json.7.visible_pos: visible_pos must be a list of view indices 0..35",
+        ),
+        (
+            "sq_G.json",
+            {"G": {"7": {"name": "x", "visible_pos": [1, 2], "bbox2d": [[0, 0, 1, 1]]}}},
+            "sq_G.json.7.bbox2d: bbox2d must hold one [x, y, w, h] per view of visible_pos (2)",
+        ),
+        ("sq_G.json", {"H": {}}, "sq_G.json: expected {'G': {objId: record}}"),
+        ("sqG.json", {"G": {}}, "sqG.json: file name must be <scan>_<viewpoint>.json"),
+        ("sq_G.json", {"G": {"7": [1, 2]}}, "sq_G.json.7: expected an object record"),
+    ],
+)
+def test_malformed_files_are_named(tmp_path: Path, name: str, content: object, needle: str) -> None:
+    with pytest.raises(InvalidInputError) as exc:
+        load_boxes(_bad(tmp_path, name, content))
+    assert needle in str(exc.value)
+
+
+def test_missing_and_empty(tmp_path: Path) -> None:
+    with pytest.raises(MissingDataError, match="no such object-box file or folder"):
+        load_boxes(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InvalidInputError, match="holds no object boxes"):
+        load_boxes(tmp_path / "empty")
+    (tmp_path / "b.json").write_text(json.dumps({"noscan": {}}))
+    with pytest.raises(InvalidInputError, match="noscan: keys must be <scan>_<viewpoint>"):
+        load_boxes(tmp_path / "b.json")
+    (tmp_path / "x.tar.gz").write_bytes(b"not a tar")
+    with pytest.raises(InvalidInputError, match="not a readable tar archive"):
+        load_boxes(tmp_path / "x.tar.gz")
+
+
+def test_find_boxes_prefers_the_release(tmp_path: Path) -> None:
+    assert find_boxes(tmp_path, "v2") is None
+    write_boxes(tmp_path, BOXES, layout="tar.gz")
+    assert find_boxes(tmp_path, "v2") == (tmp_path / "BBox.tar.gz", "v1")
+    write_boxes(tmp_path / "data_v2", BOXES, layout="json")
+    assert find_boxes(tmp_path, "v2") == (tmp_path / "data_v2" / "BBoxes.json", "v2")
+    assert find_boxes(tmp_path, "v1") == (tmp_path / "BBox.tar.gz", "v1")

@@ -1,0 +1,222 @@
+"""Every REVERIE rule of spec/benchmarks.md on a tiny fixture, with values worked out by hand.
+
+Square graph S-A-B-G-S, 4 m edges (tests/reverie/reverie_fixtures.py). Object 7 is visible from B
+and G, object 9 from G only (listed at A with no view), object 8 from S.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.reverie.reverie_fixtures import dump, rev_preds, reverie_root
+from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
+from vlneval.evaluation import evaluate
+
+# instr_id: (trajectory, predObjId)
+HAND = {
+    "1_7_0": (["S", "A", "B"], 7),  # stops at B: 7 visible there (not the goal G) -> SR 1
+    "1_7_1": (["S", "G"], "8"),  # SR 1, wrong object
+    "2_9_0": (["S", "A"], 9),  # 9 listed at A with no view -> SR 0; RGS 1 regardless
+    "2_9_1": (["S", "G", "S"], None),  # saw 9 at G, came back: SR 0, OSR 1; null object
+}
+
+
+def _score(tmp: Path, entries=HAND, *, profile=None, version="v1", field="predObjId", **kw):  # type: ignore[no-untyped-def]
+    root = reverie_root(
+        tmp / "root", layout=kw.pop("layout", "folder"), v2_boxes=kw.pop("v2_boxes", False)
+    )
+    p = dump(
+        tmp / "preds.json", rev_preds(entries, field) if isinstance(entries, dict) else entries
+    )
+    opts = {"data_version": version} if version else {}
+    opts.update(kw.pop("options", {}))
+    return evaluate("reverie", "val", p, profile=profile, root=root, options=opts, **kw)
+
+
+def test_hand_values_official_profile(tmp_path: Path) -> None:
+    r = _score(tmp_path)
+    rows = {row["instr_id"]: row for row in r.rows()}
+    # 1_7_0: TL 8, ℓ = d(S, G) = 4 -> SPL = 4 / 8; RGS 1 -> RGSPL 0.5
+    assert rows["1_7_0"]["success"] == 1.0 and rows["1_7_0"]["path_length"] == 8.0
+    assert rows["1_7_0"]["shortest_length"] == 4.0 and rows["1_7_0"]["spl"] == 0.5
+    assert rows["1_7_0"]["grounding_success"] == 1.0 and rows["1_7_0"]["grounding_spl"] == 0.5
+    assert rows["1_7_1"]["spl"] == 1.0 and rows["1_7_1"]["grounding_success"] == 0.0
+    assert rows["2_9_0"]["success"] == 0.0 and rows["2_9_0"]["oracle_success"] == 0.0
+    assert rows["2_9_0"]["grounding_success"] == 1.0 and rows["2_9_0"]["grounding_spl"] == 1.0
+    assert rows["2_9_1"]["success"] == 0.0 and rows["2_9_1"]["oracle_success"] == 1.0
+    assert rows["2_9_1"]["predicted_object"] is None and rows["2_9_1"]["target_object"] == "9"
+    m = r.summary["metrics"]
+    assert list(m) == ["TL", "OSR", "SR", "SPL", "RGS", "RGSPL"]  # no NE
+    assert m == {"TL": 6.0, "OSR": 0.75, "SR": 0.5, "SPL": 0.375, "RGS": 0.5, "RGSPL": 0.375}
+    assert all(c["holds"] for c in r.summary["checks"])
+    assert any("null (no object chosen)" in w for w in r.summary["warnings"])
+    assert r.summary["data_version"] == "v1"
+    assert r.summary["protocol"]["object_boxes"]["version"] == "v1"
+    assert "visible" in r.summary["protocol"]["scoring"]["comparison"]
+
+
+def test_joint_success_column(tmp_path: Path) -> None:
+    rows = {row["instr_id"]: row for row in _score(tmp_path).rows()}
+    assert [rows[k]["joint_success"] for k in HAND] == [1.0, 0.0, 0.0, 0.0]
+
+
+def test_duet_profile_uses_reference_length_and_its_field(tmp_path: Path) -> None:
+    r = _score(tmp_path, profile="reverie-duet", field="pred_objid")
+    rows = {row["instr_id"]: row for row in r.rows()}
+    # ℓ = L(S, A, B, G) = 12 for 1_7: SPL = 12 / max(12, 8) = 1; 2_9: ℓ = L(S, G) = 4
+    assert rows["1_7_0"]["spl"] == 1.0 and rows["1_7_0"]["grounding_spl"] == 1.0
+    assert rows["2_9_0"]["grounding_spl"] == 1.0
+    assert r.summary["metrics"]["SPL"] == 0.5  # (1 + 1 + 0 + 0) / 4
+    assert not any("not the official field" in w for w in r.summary["warnings"])
+
+
+def test_pred_objid_read_with_a_warning(tmp_path: Path) -> None:
+    r = _score(tmp_path, field="pred_objid")
+    assert r.summary["metrics"]["RGS"] == 0.5
+    assert any(
+        "'pred_objid', not the official field name 'predObjId'" in w for w in r.summary["warnings"]
+    )
+
+
+def test_rgs_compares_ids_as_strings(tmp_path: Path) -> None:
+    entries = {k: (v, str(o) if o is not None else "x") for k, (v, o) in HAND.items()}
+    assert _score(tmp_path, entries).summary["metrics"]["RGS"] == 0.5
+
+
+def test_navigation_only_file_makes_rgs_unavailable(tmp_path: Path) -> None:
+    r = _score(tmp_path, {k: (v, ...) for k, (v, _) in HAND.items()})
+    assert r.summary["metrics"]["RGS"] is None and r.summary["metrics"]["RGSPL"] is None
+    assert "predObjId" in r.summary["unavailable"]["RGS"]
+    assert r.summary["metrics"]["SR"] == 0.5
+
+
+def test_missing_pred_obj_id_in_some_records_is_one_clear_error(tmp_path: Path) -> None:
+    entries = dict(HAND)
+    entries["2_9_0"] = (["S", "A"], ...)
+    with pytest.raises(InvalidInputError) as exc:
+        _score(tmp_path, entries)
+    assert len(exc.value.problems) == 1
+    text = str(exc.value)
+    assert 'instr_id "2_9_0"' in text and "missing field 'predObjId' (3 of 4 records" in text
+
+
+def test_non_integer_object_id_is_named(tmp_path: Path) -> None:
+    entries = dict(HAND)
+    entries["1_7_1"] = (["S", "G"], 7.0)
+    with pytest.raises(
+        InvalidInputError, match=r'instr_id "1_7_1": predObjId: predObjId must be an int'
+    ):
+        _score(tmp_path, entries)
+
+
+@pytest.mark.parametrize(
+    ("rename", "needle"),
+    [
+        ({"instr_id": "instrId"}, "records need the field 'instr_id'"),
+        ({"trajectory": "traj"}, "did you mean to name 'traj' 'trajectory'?"),
+        ({"predObjId": "predObjID"}, "field 'predObjID' is not a REVERIE field"),
+    ],
+)
+def test_wrong_key_names_give_one_error(
+    tmp_path: Path, rename: dict[str, str], needle: str
+) -> None:
+    records = [{rename.get(k, k): v for k, v in rec.items()} for rec in rev_preds(HAND)]
+    with pytest.raises(InvalidInputError) as exc:
+        _score(tmp_path, records)
+    assert len(exc.value.problems) == 1 and needle in str(exc.value)
+
+
+def test_start_is_checked_and_jumps_are_scored(tmp_path: Path) -> None:
+    bad = dict(HAND)
+    bad["1_7_0"] = (["A", "B"], 7)
+    with pytest.raises(
+        InvalidInputError, match=r'instr_id "1_7_0": trajectory\[0\]: the trajectory starts at A'
+    ):
+        _score(tmp_path, bad)
+    jump = dict(HAND)
+    jump["1_7_0"] = (["S", "B"], 7)  # not neighbours: the script has no adjacency check
+    rows = {row["instr_id"]: row for row in _score(tmp_path, jump).rows()}
+    assert rows["1_7_0"]["path_length"] == 8.0 and rows["1_7_0"]["jumps"] == 1
+
+
+def test_completeness_and_subset(tmp_path: Path) -> None:
+    part = {k: HAND[k] for k in ("1_7_0", "1_7_1")}
+    with pytest.raises(InvalidInputError, match="2 of 4 episodes have no prediction"):
+        _score(tmp_path, part)
+    r = _score(tmp_path, part, subset=True)
+    assert r.summary["partial"] and r.summary["protocol"]["episodes"] == "partial: 2 of 4"
+    assert r.summary["metrics"]["SR"] == 1.0
+
+
+def test_zero_length_episode_follows_the_cvdn_rule(tmp_path: Path) -> None:
+    root = reverie_root(tmp_path / "root")
+    dump(root / "reverie" / "REVERIE_val.json", [
+        {"id": "5_7", "objId": 7, "scan": "sq", "path": ["G"], "heading": 0.0, "instructions": ["x"]}
+    ])  # fmt: skip
+    p = dump(tmp_path / "p.json", rev_preds({"5_7_0": (["G"], 7)}))
+    r = evaluate("reverie", "val", p, root=root, options={"data_version": "v1"})
+    assert r.rows()[0]["spl"] == 1.0 and r.rows()[0]["grounding_spl"] == 1.0
+
+
+def test_test_split_cannot_be_scored(tmp_path: Path) -> None:
+    root = reverie_root(tmp_path / "root")
+    p = dump(tmp_path / "p.json", rev_preds({"3_0": (["S"], 1)}))
+    with pytest.raises(InvalidInputError, match="no target objects .* cannot be scored locally"):
+        evaluate("reverie", "test", p, root=root)
+
+
+def test_data_versions_and_box_fallback(tmp_path: Path) -> None:
+    v2 = {**HAND, "2_9_0": (["S", "A", "B", "G"], 9)}
+    r = _score(tmp_path, v2, version=None, profile="reverie-duet")  # default: v2
+    assert r.summary["data_version"] == "v2"
+    assert r.rows()[2]["shortest_length"] == 12.0  # v2 reroutes 2_9 through A and B
+    assert any("scoring v2 episodes with the v1 boxes" in w for w in r.summary["warnings"])
+    assert r.summary["protocol"]["object_boxes"]["version"] == "v1"
+    r = _score(tmp_path / "b", v2, version="v2", v2_boxes=True)
+    assert r.summary["protocol"]["object_boxes"]["version"] == "v2"
+    assert not any("v1 boxes" in w for w in r.summary["warnings"])
+    with pytest.raises(VLNEvalError, match="unknown reverie data version 'v3'"):
+        _score(tmp_path / "c", version="v3")
+
+
+@pytest.mark.parametrize("layout", ["folder", "tar.gz", "json"])
+def test_box_layouts_agree(tmp_path: Path, layout: str) -> None:
+    m = _score(tmp_path, layout=layout).summary["metrics"]
+    assert m == {"TL": 6.0, "OSR": 0.75, "SR": 0.5, "SPL": 0.375, "RGS": 0.5, "RGSPL": 0.375}
+
+
+def test_explicit_boxes_and_missing_boxes(tmp_path: Path) -> None:
+    root = reverie_root(tmp_path / "root")
+    p = dump(tmp_path / "p.json", rev_preds(HAND))
+    bbox = root / "reverie" / "BBox"
+    r = evaluate(
+        "reverie", "val", p, root=root, options={"data_version": "v1", "bboxes": str(bbox)}
+    )
+    assert r.summary["protocol"]["object_boxes"]["version"] == "as given"
+    for f in bbox.iterdir():
+        f.unlink()
+    bbox.rmdir()
+    with pytest.raises(MissingDataError, match="REVERIE needs its object boxes"):
+        evaluate("reverie", "val", p, root=root, options={"data_version": "v1"})
+
+
+def test_unknown_option_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(VLNEvalError, match="angle_units do not apply to task reverie"):
+        _score(tmp_path, options={"angle_units": "radians"})
+
+
+def test_target_not_seen_from_goal_is_reported(tmp_path: Path) -> None:
+    root = reverie_root(tmp_path / "root")
+    dump(root / "reverie" / "REVERIE_val.json", [
+        {"id": "6_8", "objId": 8, "scan": "sq", "path": ["S", "G"], "heading": 0.0, "instructions": ["x"]},
+        {"id": "7_99", "objId": 99, "scan": "sq", "path": ["S", "G"], "heading": 0.0, "instructions": ["y"]},
+    ])  # fmt: skip
+    p = dump(tmp_path / "p.json", rev_preds({"6_8_0": (["S", "G"], 8), "7_99_0": (["S"], 1)}))
+    w = evaluate("reverie", "val", p, root=root, options={"data_version": "v1"}).summary["warnings"]
+    assert any("1 episode(s) have a target object that no viewpoint sees" in x for x in w)
+    assert any(
+        "1 episode(s) have a target object that is not visible from the annotated goal" in x
+        for x in w
+    )
