@@ -196,6 +196,46 @@ register_profile(
 
 # --- profiles of other benchmark families are registered below ---
 
+# VLN-CE (continuous environments): the official default (fastdtw) and the exact DTW.
+from vlneval.continuous.profile import CE_METRICS as _CE_METRICS  # noqa: E402
+from vlneval.continuous.profile import continuous_profile_class  # noqa: E402
+
+_CEProfile = continuous_profile_class(Profile)
+
+_VLNCE = "jacobkrantz/VLN-CE habitat_extensions/measures.py with Habitat's Success and SPL"
+_CE_NOTES = (
+    "success needs an explicit STOP and geodesic NE < 3.0; OSR needs no STOP",
+    "TL is the sum of straight-line steps; SPL's ℓ is the geodesic start-goal distance",
+    "nDTW: Euclidean point costs against the dense _gt locations, consecutive repeated "
+    "positions dropped, normalised by the number of gt points",
+    "distances come from a named source (carried in the file, the twin grid, or none); "
+    "unreachable goals are counted and listed, never averaged",
+)
+register_profile(
+    _CEProfile(
+        "vlnce",
+        "1",
+        f"{_VLNCE} (Krantz et al. 2020), default config FDTW: True",
+        metrics=_CE_METRICS,
+        check_adjacency=False,
+        dtw="fastdtw",
+        distance="geodesic to the goal (metres) from the summary's distance source",
+        notes=(*_CE_NOTES, "nDTW/sDTW use fastdtw radius 1 as VLN-CE does: APPROXIMATE"),
+    )
+)
+register_profile(
+    _CEProfile(
+        "vlnce-exact",
+        "1",
+        f"{_VLNCE}, with the exact DTW instead of fastdtw (deviates from the official default)",
+        metrics=_CE_METRICS,
+        check_adjacency=False,
+        dtw="exact",
+        distance="geodesic to the goal (metres) from the summary's distance source",
+        notes=(*_CE_NOTES, "nDTW/sDTW use the exact DTW: recommended, but not VLN-CE's default"),
+    )
+)
+
 # REVERIE and SOON (object-goal tasks).
 
 

@@ -163,6 +163,57 @@ register_task(
 
 # --- tasks of other benchmark families are registered below ---
 
+# VLN-CE (continuous environments) and the continuous twin of R2R.
+
+
+def _load_vlnce_table(path: Path, *, task: str, split: str, max_instructions: int | None = None) -> Any:
+    from vlneval.data.vlnce import load_vlnce
+
+    return load_vlnce(path, task=task, split=split)
+
+
+def _evaluate_vlnce(*args: Any, **kw: Any) -> Any:
+    from vlneval.evaluation.vlnce import evaluate_vlnce
+
+    return evaluate_vlnce(*args, **kw)
+
+
+def _evaluate_twin(*args: Any, **kw: Any) -> Any:
+    from vlneval.evaluation.vlnce import evaluate_twin
+
+    return evaluate_twin(*args, **kw)
+
+
+register_task(
+    Task(
+        "r2r-ce",
+        "R2R in continuous environments (VLN-CE, Krantz et al. 2020): Habitat positions",
+        "vlnce",
+        ("vlnce", "vlnce-exact"),
+        "vlnce/R2R_VLNCE_v1-3_preprocessed",
+        ("{split}/{split}.json",),
+        _load_vlnce_table,
+        ("train", "val_seen", "val_unseen", "test"),
+        "val_unseen",
+        evaluate_fn=_evaluate_vlnce,
+        data_versions=("v1-3",),
+    )
+)
+register_task(
+    Task(
+        "r2r-twin",
+        "continuous twin of R2R: grid worlds built from the Matterport3D navigation graphs",
+        "vlnce-exact",
+        ("vlnce-exact", "vlnce"),
+        "r2r",
+        ("R2R_{split}.json",),
+        _load_r2r,
+        R2R_SPLITS,
+        "val_unseen",
+        evaluate_fn=_evaluate_twin,
+    )
+)
+
 # REVERIE and SOON (object-goal tasks): their own loaders and scorers, imported when used.
 
 

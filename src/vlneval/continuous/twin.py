@@ -1,0 +1,131 @@
+"""Continuous twins of graph episodes (R2R): the same start, heading, goal and reference
+route, as positions in the twin world of the building (:func:`world_from_navgraph`)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from vlneval.continuous.navgraph import floor_points, world_from_navgraph
+from vlneval.data.vlnce import ContinuousEpisodes
+
+if TYPE_CHECKING:
+    from vlneval.continuous.world import World
+    from vlneval.data.episodes import EpisodeTable
+    from vlneval.graph.store import GraphStore
+
+__all__ = ["TwinWorlds", "twin_episodes", "densify", "DENSE_SPACING"]
+
+#: Spacing of the dense reference points (VLN-CE's forward step, metres).
+DENSE_SPACING = 0.25
+
+
+def densify(points: Any, spacing: float = DENSE_SPACING) -> np.ndarray:
+    """Points every ``spacing`` metres (in 3-D arc length) along a polyline, ends included.
+
+    Example:
+        >>> densify([[0, 0, 0], [1, 0, 0]], 0.4).tolist()
+        [[0.0, 0.0, 0.0], [0.4, 0.0, 0.0], [0.8, 0.0, 0.0], [1.0, 0.0, 0.0]]
+    """
+    p = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    if len(p) < 2:
+        return p.copy()
+    seg = np.linalg.norm(np.diff(p, axis=0), axis=1)
+    arc = np.concatenate([[0.0], np.cumsum(seg)])
+    total = float(arc[-1])
+    s = np.arange(0.0, total, spacing)
+    s = np.append(s, total) if total - (s[-1] if len(s) else 0.0) > 1e-9 or not len(s) else s
+    out = np.stack([np.interp(s, arc, p[:, d]) for d in range(3)], axis=1)
+    return np.round(out, 12)
+
+
+class TwinWorlds:
+    """The twin world of each scan, built on first use and kept.
+
+    Args:
+        store: the navigation graphs.
+        **params: :func:`world_from_navgraph` parameters (resolution, half_width, ...).
+    """
+
+    def __init__(self, store: GraphStore, **params: Any) -> None:
+        self.store = store
+        self.params = params
+        self._worlds: dict[str, World] = {}
+
+    def __call__(self, scan: str) -> World:
+        if scan not in self._worlds:
+            self._worlds[scan] = world_from_navgraph(self.store.graph(scan), **self.params)
+        return self._worlds[scan]
+
+    def card(self) -> dict[str, Any]:
+        """The map entry of a protocol card."""
+        from vlneval.continuous.navgraph import world_from_navgraph as build
+
+        defaults = {k: v.default for k, v in _signature(build).items() if v.default is not v.empty}
+        return {
+            "kind": "continuous twin: grid world from the Matterport3D navigation graph",
+            "free_space": "corridors around navigable edges, ramps between floors",
+            **{k: self.params.get(k, d) for k, d in defaults.items()},
+        }
+
+
+def _signature(fn: Any) -> Any:
+    import inspect
+
+    return inspect.signature(fn).parameters
+
+
+def twin_episodes(
+    episodes: EpisodeTable,
+    store: GraphStore,
+    *,
+    spacing: float = DENSE_SPACING,
+    task: str | None = None,
+) -> ContinuousEpisodes:
+    """The continuous twins of graph episodes, in the world frame.
+
+    Start and goal are the floor points of the first and last viewpoint of the reference path
+    (the goal is the last of the episode's goals); the dense reference interpolates the
+    reference viewpoints every ``spacing`` metres. ``shortest`` is left NaN: the scorer takes
+    the start-goal distance from the twin world.
+    """
+    ids, scans, starts, goals, refs, dense = [], [], [], [], [], []
+    for i in range(len(episodes)):
+        g = store.graph(episodes.scans[i])
+        fp = floor_points(g)
+        pts = fp[[g.index[v] for v in episodes.paths[i]]]
+        ids.append(episodes.ids[i])
+        scans.append(episodes.scans[i])
+        starts.append(pts[0])
+        goals.append(fp[g.index[episodes.goals[i][-1]]])
+        refs.append(pts)
+        dense.append(densify(pts, spacing))
+    from vlneval.data.vlnce import _ragged
+
+    ref, ref_off = _ragged(refs)
+    den, den_off = _ragged(dense)
+    n = len(ids)
+    return ContinuousEpisodes(
+        task or f"{episodes.task}-twin",
+        episodes.split,
+        episodes.source,
+        episodes.id_field,
+        "world",
+        ids,
+        list(ids),
+        [i.rsplit("_", 1)[0] for i in ids],
+        scans,
+        list(episodes.instructions),
+        np.asarray(starts).reshape(-1, 3),
+        np.asarray(episodes.headings, float) % (2 * math.pi),
+        np.asarray(goals).reshape(-1, 3),
+        np.full(n, 3.0),
+        np.full(n, np.nan),
+        ref,
+        ref_off,
+        den,
+        den_off,
+        dense_source=f"reference viewpoints interpolated every {spacing} m",
+    )

@@ -1,0 +1,261 @@
+"""Continuous worlds: multi-level occupancy grids in metres, with geodesic distances.
+
+A :class:`World` is a stack of 2-D occupancy grids (``layers``, roughly one per floor; several
+where floors, landings and stairs overlap in plan view). Each free cell has a floor height, so a
+position is ``(x, y, z)`` with ``z`` the floor under the agent (the Matterport3D frame: metres,
+z up, heading clockwise from +y). Two neighbouring free cells (8 neighbours plus the 8
+knight moves) are connected when their heights differ by at most
+``climb + slope * horizontal distance``, so stairs built as ramps connect floors while floors
+stacked 2 m apart never touch. The geodesic distance is the shortest path over those
+connections with 3-D edge lengths (scipy's csgraph Dijkstra): it overestimates the straight
+line by at most 2.7 % in open space (the 16-neighbour stencil) and is resolved to one cell.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlneval.errors import InvalidInputError
+
+__all__ = ["World", "NEIGHBOURS"]
+
+#: Half of the 16-neighbour stencil (the other half is the same edges reversed).
+NEIGHBOURS = ((0, 1), (1, 0), (1, 1), (1, -1), (1, 2), (2, 1), (1, -2), (2, -1))
+# Cells a move passes between (no corner cutting): (di, dj) -> cells relative to the start.
+_CORNERS = {
+    (0, 1): (),
+    (1, 0): (),
+    (1, 1): ((1, 0), (0, 1)),
+    (1, -1): ((1, 0), (0, -1)),
+    (1, 2): ((0, 1), (1, 1)),
+    (2, 1): ((1, 0), (1, 1)),
+    (1, -2): ((0, -1), (1, -1)),
+    (2, -1): ((1, 0), (1, -1)),
+}
+
+
+@dataclass(eq=False)
+class World:
+    """A multi-level occupancy grid.
+
+    Attributes:
+        name: e.g. the scan id.
+        free: ``(L, H, W)`` bool, True where the agent may stand.
+        height: ``(L, H, W)`` float, the floor height of each free cell (metres).
+        origin: world ``(x, y)`` of the centre of cell ``(row 0, col 0)``; rows grow with y,
+            columns with x.
+        resolution: cell size in metres.
+        climb: height step allowed between neighbouring cells regardless of distance (m).
+        slope: extra height allowed per metre of horizontal distance (a ramp or stair).
+        meta: how the world was built (for the protocol card).
+    """
+
+    name: str
+    free: np.ndarray
+    height: np.ndarray
+    origin: tuple[float, float]
+    resolution: float
+    climb: float = 0.25
+    slope: float = 1.6
+    meta: dict[str, Any] = field(default_factory=dict)
+    _graph: Any = field(default=None, init=False, repr=False)
+    _fields: OrderedDict[int, np.ndarray] = field(
+        default_factory=OrderedDict, init=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        if self.free.ndim == 2:
+            self.free = self.free[None]
+        if self.height.ndim == 2:
+            self.height = self.height[None]
+        if self.free.shape != self.height.shape or self.free.ndim != 3:
+            raise InvalidInputError(
+                f"world {self.name}: free and height must be (L, H, W) arrays of one shape; got "
+                f"{self.free.shape} and {self.height.shape}"
+            )
+        if not (self.resolution > 0 and math.isfinite(self.resolution)):
+            raise InvalidInputError(
+                f"world {self.name}: resolution must be > 0, got {self.resolution}"
+            )
+        self.free = np.ascontiguousarray(self.free, dtype=np.bool_)
+        self.height = np.ascontiguousarray(
+            np.where(self.free, self.height, np.nan), dtype=np.float64
+        )
+        self.node_id = np.full(self.free.shape, -1, dtype=np.int64)
+        self.node_id[self.free] = np.arange(int(self.free.sum()))
+        self.node_cells = np.argwhere(self.free)
+
+    # ----- construction ---------------------------------------------------------------------
+    @classmethod
+    def from_array(
+        cls,
+        free: Any,
+        *,
+        resolution: float,
+        origin: tuple[float, float] = (0.0, 0.0),
+        floor_height: float | Any = 0.0,
+        name: str = "array",
+        **kw: Any,
+    ) -> World:
+        """A world from a boolean array (``(H, W)`` one floor, or ``(L, H, W)``).
+
+        ``floor_height`` is one number, one per layer, or an array shaped like ``free``.
+
+        Example:
+            >>> w = World.from_array([[1, 1, 1], [0, 0, 1]], resolution=1.0)
+            >>> w.n_nodes, w.distance((0.0, 0.0, 0.0), (2.0, 1.0, 0.0))
+            (4, 3.0)
+        """
+        arr = np.asarray(free)
+        if arr.ndim not in (2, 3) or arr.size == 0:
+            raise InvalidInputError(f"world {name}: expected a non-empty (H, W) or (L, H, W) array")
+        arr = arr.astype(bool) if arr.ndim == 3 else arr.astype(bool)[None]
+        h = np.asarray(floor_height, dtype=np.float64)
+        if h.ndim == 1:
+            h = h[:, None, None]
+        heights = np.broadcast_to(h, arr.shape).astype(np.float64)
+        return cls(
+            name, arr, heights, (float(origin[0]), float(origin[1])), float(resolution), **kw
+        )
+
+    @classmethod
+    def from_image(
+        cls,
+        path: str | Path,
+        *,
+        resolution: float,
+        origin: tuple[float, float] = (0.0, 0.0),
+        free_threshold: float = 0.5,
+        negate: bool = False,
+        **kw: Any,
+    ) -> World:
+        """A one-floor world from a map image (PGM/PPM natively; PNG and others with Pillow).
+
+        As ROS ``map_server`` reads maps: a pixel is free when its brightness (0..1) is above
+        ``free_threshold`` (white = free); ``negate`` swaps that. The image's top row is the
+        largest y, as a map is drawn.
+        """
+        from vlneval.continuous.images import read_gray
+
+        gray = read_gray(Path(path))
+        free = (gray < free_threshold) if negate else (gray > free_threshold)
+        return cls.from_array(
+            free[::-1], resolution=resolution, origin=origin, name=Path(path).stem, **kw
+        )
+
+    # ----- geometry -------------------------------------------------------------------------
+    @property
+    def n_layers(self) -> int:
+        """Number of layers."""
+        return int(self.free.shape[0])
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of free cells."""
+        return int(self.node_cells.shape[0])
+
+    def cell(self, x: float, y: float) -> tuple[int, int]:
+        """The (row, col) of the cell containing ``(x, y)`` (may be outside the grid)."""
+        return (
+            int(math.floor((y - self.origin[1]) / self.resolution + 0.5)),
+            int(math.floor((x - self.origin[0]) / self.resolution + 0.5)),
+        )
+
+    def centre(self, node: int) -> np.ndarray:
+        """The 3-D centre (x, y, floor height) of a node."""
+        layer, i, j = self.node_cells[node]
+        return np.array(
+            [
+                self.origin[0] + j * self.resolution,
+                self.origin[1] + i * self.resolution,
+                self.height[layer, i, j],
+            ]
+        )
+
+    def inside(self, i: int, j: int) -> bool:
+        """Whether (row, col) is on the grid."""
+        return 0 <= i < self.free.shape[1] and 0 <= j < self.free.shape[2]
+
+    def layer_at(self, i: int, j: int, z: float, tolerance: float) -> int:
+        """The free layer at (i, j) whose floor is nearest ``z`` within ``tolerance``; -1 if none."""
+        if not self.inside(i, j):
+            return -1
+        col = self.free[:, i, j]
+        if not col.any():
+            return -1
+        dz = np.where(col, np.abs(self.height[:, i, j] - z), np.inf)
+        k = int(np.argmin(dz))
+        return k if dz[k] <= tolerance else -1
+
+    def locate(
+        self, position: Any, *, z_tolerance: float = 1.0, snap: float = 0.0
+    ) -> tuple[int, float]:
+        """The node of ``position`` and the horizontal distance to that node's centre.
+
+        The cell containing the point is used when it is free at a floor within
+        ``z_tolerance`` of the point's z; otherwise the nearest such cell within ``snap``
+        metres (horizontally). Returns ``(-1, inf)`` when there is none.
+        """
+        x, y, z = (float(v) for v in position)
+        i0, j0 = self.cell(x, y)
+        k = self.layer_at(i0, j0, z, z_tolerance)
+        if k >= 0:
+            node = int(self.node_id[k, i0, j0])
+            return node, float(np.hypot(*(self.centre(node)[:2] - (x, y))))
+        reach = int(math.ceil(snap / self.resolution))
+        best = (-1, math.inf)
+        for di in range(-reach, reach + 1):
+            for dj in range(-reach, reach + 1):
+                i, j = i0 + di, j0 + dj
+                kk = self.layer_at(i, j, z, z_tolerance)
+                if kk < 0:
+                    continue
+                node = int(self.node_id[kk, i, j])
+                off = float(np.hypot(*(self.centre(node)[:2] - (x, y))))
+                if off <= snap and off < best[1]:
+                    best = (node, off)
+        return best
+
+    # ----- graph and geodesics --------------------------------------------------------------
+    def connected(self, dh: Any, dxy: Any) -> Any:
+        """Whether cells with height difference ``dh`` at horizontal distance ``dxy`` connect."""
+        return np.abs(dh) <= self.climb + self.slope * dxy
+
+    def graph(self) -> Any:
+        """The sparse (CSR) graph of free cells, edges weighted by 3-D length (built once)."""
+        if self._graph is None:
+            from vlneval.continuous.geodesic import build_graph
+
+            self._graph = build_graph(self)
+        return self._graph
+
+    def field(self, goal_node: int) -> np.ndarray:
+        """Geodesic distance from every node to ``goal_node`` (metres; inf when unreachable)."""
+        cached = self._fields.get(goal_node)
+        if cached is not None:
+            self._fields.move_to_end(goal_node)
+            return cached
+        from scipy.sparse.csgraph import dijkstra
+
+        values = dijkstra(self.graph(), directed=True, indices=goal_node)
+        self._fields[goal_node] = values
+        if len(self._fields) > 64:
+            self._fields.popitem(last=False)
+        return values
+
+    def distance(self, a: Any, b: Any, *, z_tolerance: float = 1.0, snap: float = 0.0) -> float:
+        """Geodesic distance between two positions (inf when either is off the map or the two
+        are not connected); each end adds its horizontal offset to its cell centre.
+        """
+        na, oa = self.locate(a, z_tolerance=z_tolerance, snap=snap)
+        nb, ob = self.locate(b, z_tolerance=z_tolerance, snap=snap)
+        if na < 0 or nb < 0:
+            return math.inf
+        d = float(self.field(nb)[na])
+        return d + oa + ob if math.isfinite(d) else math.inf

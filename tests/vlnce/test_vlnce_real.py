@@ -1,0 +1,123 @@
+"""VLN-CE on the real R2R-CE v1-3 files: the reference paths score 1, fastdtw vs exact."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vlneval.continuous.oracle import GridOracle
+from vlneval.continuous.twin import TwinWorlds
+from vlneval.data.vlnce import (
+    habitat_to_world,
+    load_vlnce,
+    parse_ce_predictions,
+    reference_as_predictions,
+)
+from vlneval.evaluation.vlnce import DistanceSource, score_continuous
+from vlneval.graph.store import GraphStore
+from vlneval.profiles import get_profile
+
+FOLDER = "vlnce/R2R_VLNCE_v1-3_preprocessed"
+
+
+def _split(root: Path, split: str):  # type: ignore[no-untyped-def]
+    base = root / FOLDER / split
+    return load_vlnce(base / f"{split}.json.gz", gt_path=base / f"{split}_gt.json.gz", split=split)
+
+
+def test_splits_load(data_root: Path) -> None:
+    assert len(_split(data_root, "val_seen")) == 778
+    assert len(_split(data_root, "val_unseen")) == 1839
+    test = load_vlnce(data_root / FOLDER / "test" / "test.json.gz", split="test")
+    assert len(test) == 3408 and not test.scorable
+
+
+def test_reference_paths_score_one_with_carried_distances(data_root: Path, tmp_path: Path) -> None:
+    """The _gt paths written as predictions, distances carried per step (measured on the twin
+    grid of each building, as a Habitat run would carry navmesh distances): nDTW = SR = 1."""
+    eps = _split(data_root, "val_unseen")
+    worlds = TwinWorlds(GraphStore(data_root / "matterport3d" / "connectivity"))
+
+    def carried(i: int, pts: np.ndarray) -> np.ndarray:
+        oracle = GridOracle(worlds(eps.scans[i]), transform=habitat_to_world, snap=0.5)
+        return oracle.distances(pts, eps.goals[i])
+
+    path = tmp_path / "gt_preds.json"
+    path.write_text(json.dumps(reference_as_predictions(eps, carried)))
+    preds = parse_ce_predictions(path, eps)
+    assert preds.form == "r2r-ce" and preds.distances is not None
+    source = DistanceSource("carried", "twin distances carried in the file")
+    for name in ("vlnce", "vlnce-exact"):
+        s = score_continuous(eps, preds, get_profile(name), source, show_progress=False).summary
+        assert s["n_episodes"] == 1839
+        assert s["metrics"]["nDTW"] == 1.0 and s["metrics"]["sDTW"] == 1.0
+        assert s["metrics"]["SR"] == 1.0 and s["metrics"]["OSR"] == 1.0
+        assert s["distance"]["unreachable"]["count"] == 0
+        assert 0.9 < s["metrics"]["SPL"] <= 1.0
+        assert all(c["holds"] for c in s["checks"])
+
+
+def test_fastdtw_never_beats_exact_and_stays_close(data_root: Path, tmp_path: Path) -> None:
+    """Synthetic agents (noisy, truncated reference paths): VLN-CE's fastdtw nDTW is at most
+    the exact one, and within a few 1e-3 of it (the spec quotes ~5e-4 on val_unseen)."""
+    eps = _split(data_root, "val_seen")
+    rng = np.random.default_rng(11)
+    preds = {}
+    for i in range(len(eps)):
+        gt = eps.dense_points(i)
+        assert gt is not None
+        n = max(1, int(len(gt) * rng.uniform(0.4, 1.3)))
+        pts = np.concatenate(
+            [gt, gt[-1:] + rng.normal(0, 0.25, (max(0, n - len(gt)), 3)) * [1, 0, 1]]
+        )[:n]
+        pts[1:] += rng.normal(0, 0.2, pts[1:].shape) * [1, 0, 1]
+        preds[eps.ids[i]] = [
+            {"position": p, "heading": 0.0, "stop": k == n - 1} for k, p in enumerate(pts.tolist())
+        ]
+    path = tmp_path / "agent.json"
+    path.write_text(json.dumps(preds))
+    parsed = parse_ce_predictions(path, eps)
+    none = DistanceSource("none", "none")
+    fast = score_continuous(eps, parsed, get_profile("vlnce"), none, show_progress=False)
+    exact = score_continuous(eps, parsed, get_profile("vlnce-exact"), none, show_progress=False)
+    diff = exact.per_episode["ndtw"] - fast.per_episode["ndtw"]
+    assert diff.min() >= -1e-12
+    assert diff.max() < 5e-3
+    assert fast.summary["metrics"]["SR"] is None  # no distances: unavailable, never 0
+
+
+@pytest.mark.parametrize("profile", ["vlnce", "vlnce-exact"])
+def test_cli_scores_r2r_ce(
+    data_root: Path, tmp_path: Path, profile: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vlneval.cli.main import main
+
+    eps = _split(data_root, "val_seen")
+    path = tmp_path / "gt.json"
+    path.write_text(json.dumps(reference_as_predictions(eps)))
+    out = tmp_path / "summary.json"
+    code = main(
+        [
+            "score",
+            "--task",
+            "r2r-ce",
+            "--split",
+            "val_seen",
+            "--data-root",
+            str(data_root),
+            "--predictions",
+            str(path),
+            "--profile",
+            profile,
+            "--json",
+            str(out),
+        ]
+    )
+    assert code == 0
+    s = json.loads(out.read_text())
+    assert s["metrics"]["nDTW"] == 1.0 and s["metrics"]["SR"] is None
+    assert "SR" in s["unavailable"]
+    assert "nDTW" in capsys.readouterr().out

@@ -1,0 +1,204 @@
+"""VLN-CE scoring rules, each on a hand-computed two-episode split."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.vlnce.helpers import steps
+from vlneval.data.vlnce import load_vlnce, parse_ce_predictions
+from vlneval.errors import InvalidInputError
+from vlneval.evaluation.vlnce import DistanceSource, score_continuous
+from vlneval.profiles import get_profile
+
+CARRIED = DistanceSource("carried", "carried in the test file")
+NONE = DistanceSource("none", "no source")
+
+
+def score(
+    split: tuple[Path, Path],
+    tmp_path: Path,
+    preds: Any,
+    *,
+    profile: str = "vlnce-exact",
+    source: DistanceSource = CARRIED,
+    name: str = "p.json",
+    **kw: Any,
+):  # type: ignore[no-untyped-def]
+    eps = load_vlnce(split[0], gt_path=split[1], task="r2r-ce", split="val")
+    path = tmp_path / name
+    path.write_text(preds if isinstance(preds, str) else json.dumps(preds))
+    parsed = parse_ce_predictions(path, eps)
+    return score_continuous(eps, parsed, get_profile(profile), source, **kw)
+
+
+STRAIGHT = [[0.0, 0.0, -float(k)] for k in range(5)]  # along the gt, ends on the goal
+
+
+def test_reference_scores_one(split: tuple[Path, Path], tmp_path: Path) -> None:
+    d = [4.0, 3.0, 2.0, 1.0, 0.0]
+    ev = score(split, tmp_path, {"1": steps(STRAIGHT, d), "2": steps(STRAIGHT, d)})
+    m = ev.summary["metrics"]
+    assert m == {"TL": 4.0, "NE": 0.0, "OSR": 1.0, "SR": 1.0, "SPL": 1.0, "nDTW": 1.0, "sDTW": 1.0}
+
+
+def test_success_requires_stop(split: tuple[Path, Path], tmp_path: Path) -> None:
+    d = [4.0, 3.0, 2.0, 1.0, 0.0]
+    ev = score(split, tmp_path, {"1": steps(STRAIGHT, d, stop=False), "2": steps(STRAIGHT, d)})
+    assert ev.per_episode["success"].tolist() == [0.0, 1.0]
+    assert ev.per_episode["oracle_success"].tolist() == [1.0, 1.0]  # OSR needs no STOP
+    assert ev.per_episode["sdtw"].tolist() == [0.0, 1.0]
+    assert ev.summary["metrics"]["SR"] == 0.5
+
+
+def test_success_is_strict(split: tuple[Path, Path], tmp_path: Path) -> None:
+    pts = STRAIGHT[:2]  # TL = 1
+    ev = score(split, tmp_path, {"1": steps(pts, [4.0, 3.0]), "2": steps(pts, [4.0, 2.999])})
+    assert ev.per_episode["success"].tolist() == [0.0, 1.0]
+    # SPL = 1 * 4 / max(4, 1) = 1 for the successful one (ℓ from info.geodesic_distance).
+    assert ev.per_episode["spl"].tolist() == [0.0, 1.0]
+    assert ev.summary["profile_rules"]["comparison"] == "NE < 3.0"
+
+
+def test_repeated_positions_are_dropped(split: tuple[Path, Path], tmp_path: Path) -> None:
+    # P = (0,0,0),(1,0,-1),(1,0,-1),(1,0,-1),(0,0,-4); dropped to 3 points. Costs against gt
+    # z = 0..-4 (columns) by hand: row0 [0,1,2,3,4], row1 [√2,1,√2,√5,√10], row2 [4,3,2,1,0].
+    # Accumulated: row0 [0,1,3,6,10]; row1 [√2, 1, 1+√2, 1+√2+√5, ...]; row2 ends at
+    # min over paths = 1 + √2 + 1 + 0 = 2 + √2 (via (1,1),(1,2),(2,3),(2,4)).
+    p = [[0.0, 0.0, 0.0], [1.0, 0.0, -1.0], [1.0, 0.0, -1.0], [1.0, 0.0, -1.0], [0.0, 0.0, -4.0]]
+    ev = score(
+        split, tmp_path, {"1": steps(p, [4, 3, 3, 3, 0]), "2": steps(STRAIGHT, [4, 3, 2, 1, 0])}
+    )
+    assert ev.per_episode["dtw"][0] == pytest.approx(2 + math.sqrt(2))
+    assert ev.per_episode["ndtw"][0] == pytest.approx(math.exp(-(2 + math.sqrt(2)) / (5 * 3.0)))
+    assert ev.per_episode["repeated_positions"].tolist() == [2.0, 0.0]
+    assert ev.per_episode["path_length"][0] == pytest.approx(math.sqrt(2) + math.sqrt(1 + 9))
+
+
+@pytest.mark.parametrize("policy", ["failure", "exclude"])
+def test_infinite_distance_is_counted_never_averaged(
+    split: tuple[Path, Path], tmp_path: Path, policy: str
+) -> None:
+    import dataclasses
+
+    prof = dataclasses.replace(get_profile("vlnce-exact"), unreachable=policy)  # type: ignore[type-var]
+    eps = load_vlnce(split[0], gt_path=split[1], task="r2r-ce", split="val")
+    path = tmp_path / "p.json"
+    path.write_text(
+        json.dumps(
+            {"1": steps(STRAIGHT[:2], [4.0, "inf"]), "2": steps(STRAIGHT, [4, 3, 2, 1, 0.5])}
+        )
+    )
+    ev = score_continuous(eps, parse_ce_predictions(path, eps), prof, CARRIED)
+    s = ev.summary
+    assert s["distance"]["unreachable"]["count"] == 1
+    assert s["distance"]["unreachable"]["ids"] == ["1"]
+    assert s["distance"]["unreachable"]["policy"] == policy
+    assert s["metrics"]["NE"] == 0.5  # never inf, never NaN
+    assert s["metrics"]["SR"] == (0.5 if policy == "failure" else 1.0)
+    assert s["metrics"]["TL"] == 2.5  # path metrics keep every episode
+    assert any("unreachable" in w for w in s["warnings"])
+
+
+def test_no_distance_source_marks_goal_metrics_unavailable(
+    split: tuple[Path, Path], tmp_path: Path
+) -> None:
+    ev = score(split, tmp_path, {"1": steps(STRAIGHT), "2": steps(STRAIGHT[:3])}, source=NONE)
+    s = ev.summary
+    for label in ("NE", "OSR", "SR", "SPL", "sDTW"):
+        assert s["metrics"][label] is None
+        assert "no distance source" in s["unavailable"][label]
+    assert s["metrics"]["TL"] == 3.0
+    assert s["metrics"]["nDTW"] == pytest.approx((1 + math.exp(-3 / 15)) / 2)
+
+
+def test_fastdtw_profile_says_it_is_approximate(split: tuple[Path, Path], tmp_path: Path) -> None:
+    d = [4.0, 3.0, 2.0, 1.0, 0.0]
+    approx = score(
+        split, tmp_path, {"1": steps(STRAIGHT, d), "2": steps(STRAIGHT, d)}, profile="vlnce"
+    )
+    exact = score(split, tmp_path, {"1": steps(STRAIGHT, d), "2": steps(STRAIGHT, d)})
+    assert approx.summary["dtw"]["approximate"] is True
+    assert "APPROXIMATE" in " ".join(approx.summary["warnings"])
+    assert exact.summary["dtw"]["approximate"] is False
+    assert "DEVIATES" in " ".join(exact.summary["warnings"])
+    assert exact.summary["protocol"]["scoring"]["dtw"] == "exact"
+
+
+def test_rxr_jsonl_form_stops_at_its_last_point(split: tuple[Path, Path], tmp_path: Path) -> None:
+    lines = [
+        {"instruction_id": "i1", "path": STRAIGHT, "distance_to_goal": [4, 3, 2, 1, 0]},
+        {"instruction_id": "i2", "path": STRAIGHT[:2], "distance_to_goal": [4, 3.5]},
+    ]
+    text = "\n".join(json.dumps(x) for x in lines) + "\n"
+    ev = score(split, tmp_path, text, name="p.jsonl")
+    assert ev.form == "rxr-jsonl"
+    assert ev.per_episode["success"].tolist() == [1.0, 0.0]
+    assert ev.summary["protocol"]["scoring"]["stop"].startswith("the last position")
+
+
+def test_missing_episode_needs_subset(split: tuple[Path, Path], tmp_path: Path) -> None:
+    with pytest.raises(InvalidInputError, match="1 of 2 episodes have no prediction"):
+        score(split, tmp_path, {"1": steps(STRAIGHT, [4, 3, 2, 1, 0])})
+    ev = score(split, tmp_path, {"1": steps(STRAIGHT, [4, 3, 2, 1, 0])}, subset=True)
+    assert ev.summary["partial"] is True
+    assert ev.summary["protocol"]["episodes"] == "partial: 1 of 2"
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        (
+            {
+                "1": [
+                    {"position": [0, 0, 0], "heading": 0, "stop": True},
+                    {"position": [0, 0, -1], "heading": 0, "stop": True},
+                ]
+            },
+            r'episode_id "1": \[0\].stop: STOP at step 0 is not the last step',
+        ),
+        (
+            {"1": [{"position": [5, 0, 0], "heading": 0, "stop": True}]},
+            r"starts 5.000 m from the episode's start",
+        ),
+        (
+            {"1": [{"position": [0, 0, 0], "heading": 0, "stop": "yes"}]},
+            r"\[0\].stop: stop must be true or false",
+        ),
+        ({"1": [{"position": [0, 0], "heading": 0, "stop": True}]}, r"expected \{'position'"),
+        (
+            {"1": [{"position": [0, 0, 0], "heading": 0, "stop": True, "distance_to_goal": None}]},
+            r"\[0\].distance_to_goal: distance_to_goal must be a number >= 0 or Infinity",
+        ),
+        (
+            {
+                "1": [{"position": [0, 0, 0], "heading": 0, "stop": True, "distance_to_goal": 1.0}],
+                "2": [{"position": [0, 0, 0], "heading": 0, "stop": True}],
+            },
+            "carry it for all or none",
+        ),
+        (
+            '{"1": [{"position": [0, 0, 0], "heading": NaN, "stop": true}]}',
+            r"heading must be a finite number",
+        ),
+    ],
+)
+def test_bad_predictions_name_file_id_and_field(
+    split: tuple[Path, Path], tmp_path: Path, record: Any, message: str
+) -> None:
+    with pytest.raises(InvalidInputError, match=message) as info:
+        score(split, tmp_path, record, subset=True)
+    assert "p.json" in str(info.value)
+
+
+def test_bad_episodes_file_is_one_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "val.json"
+    bad.write_text(json.dumps({"episodes": [{"episode_id": 3, "scene_id": "mp3d/S/S.glb"}]}))
+    with pytest.raises(
+        InvalidInputError, match=r'val.json: episode_id "3": start_position: missing'
+    ):
+        load_vlnce(bad)
