@@ -16,6 +16,7 @@ with a message.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -31,11 +32,15 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import workload  # noqa: E402  (a sibling script, not a package)
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 LABELS = ("TL", "NE", "OSR", "SR", "SPL", "nDTW", "sDTW", "CLS")
 TOLERANCE = 1e-9
 QUICK_EPISODES = 20_000
+PACKAGES = ("vlneval", "numpy", "scipy", "numba", "orjson", "networkx")
 CLI_SHIM = "import sys; {path}from vlneval.cli.main import main; sys.exit(main())"
 console = Console()
 
@@ -84,21 +89,35 @@ def measure(
 
 def best_of(runs: list[Measurement]) -> Measurement:
     """The run with the smallest wall time; peak RSS is the largest seen."""
-    best = min(runs, key=lambda m: m.wall_s)
+    best = min(runs, key=lambda m: m.wall_s if m.returncode == 0 else float("inf"))
     best.peak_rss_mib = max(m.peak_rss_mib for m in runs)
     best.extra["wall_s_all"] = [round(m.wall_s, 3) for m in runs]
     return best
 
 
 def ensure_workload(args: argparse.Namespace) -> Path:
-    """Generate the workload unless its two files already exist; return its directory."""
+    """Generate the workload unless an identical one exists; return its directory.
+
+    Identical means same episodes, seed and generator source (``workload_meta.json``).
+    """
     wl: Path = args.out_dir / f"wl-{args.episodes}-s{args.seed}"
-    if (wl / "R2R_bench.json").is_file() and (wl / "preds_bench.json").is_file():
+    meta_file = wl / workload.META_FILE
+    expected = workload.workload_meta(workload.parse_args(workload_argv(args, wl)))
+    if meta_file.is_file() and json.loads(meta_file.read_text()) == expected:
         console.print(f"workload: reusing {wl}")
         return wl
-    cmd = [
-        sys.executable,
-        str(HERE / "workload.py"),
+    console.print(f"workload: generating {args.episodes:,} episodes into {wl}")
+    t = time.perf_counter()
+    subprocess.run(
+        [sys.executable, str(HERE / "workload.py"), *workload_argv(args, wl)], check=True
+    )
+    args.workload_seconds = time.perf_counter() - t
+    return wl
+
+
+def workload_argv(args: argparse.Namespace, wl: Path) -> list[str]:
+    """Command-line arguments of ``workload.py`` for this run."""
+    return [
         "--data",
         str(args.data),
         "--out",
@@ -108,9 +127,6 @@ def ensure_workload(args: argparse.Namespace) -> Path:
         "--seed",
         str(args.seed),
     ]
-    console.print(f"workload: generating {args.episodes} episodes into {wl}")
-    subprocess.run(cmd, check=True)
-    return wl
 
 
 def graphs_dir(data: Path) -> Path:
@@ -133,15 +149,16 @@ def run_baseline(args: argparse.Namespace, wl: Path) -> tuple[Measurement, dict[
         "--out",
         str(out),
     ]
-    runs = [
-        measure("baseline (networkx)", cmd, wl / "baseline.log", episodes=args.episodes)
-        for _ in range(args.repeat)
-    ]
+    runs: list[Measurement] = []
+    summary: dict[str, Any] = {}
+    for _ in range(args.repeat):
+        m = measure("baseline (networkx)", cmd, wl / "baseline.log", episodes=args.episodes)
+        if m.returncode != 0:
+            raise SystemExit(f"baseline failed ({m.returncode}):\n{m.stderr_tail}")
+        summary = json.loads(out.read_text())
+        m.extra["phases_s"] = {k: round(v, 3) for k, v in summary["phases_s"].items()}
+        runs.append(m)
     m = best_of(runs)
-    if m.returncode != 0:
-        raise SystemExit(f"baseline failed ({m.returncode}):\n{m.stderr_tail}")
-    summary = json.loads(out.read_text())
-    m.extra["phases_s"] = summary["phases_s"]
     return m, summary["metrics"]
 
 
@@ -167,7 +184,11 @@ def vlneval_command() -> list[str] | None:
 def run_vlneval(
     args: argparse.Namespace, wl: Path, base: list[str]
 ) -> tuple[list[Measurement], dict[str, Any] | None]:
-    """Time ``vlneval score`` cold (emptied cache) then warm; return the runs and the summary."""
+    """Time ``vlneval score`` cold then warm; return the runs and the summary.
+
+    Cold: ``VLNEVAL_CACHE`` (distance tables) and ``NUMBA_CACHE_DIR`` (compiled kernels) both
+    point into an emptied folder, as on a fresh machine. Warm: the same folder, now filled.
+    """
     cache = args.out_dir / "vlneval-cache"
     out = wl / "vlneval_summary.json"
     cmd = base + [
@@ -185,7 +206,7 @@ def run_vlneval(
         "--json",
         str(out),
     ]
-    env = dict(os.environ, VLNEVAL_CACHE=str(cache))
+    env = dict(os.environ, VLNEVAL_CACHE=str(cache), NUMBA_CACHE_DIR=str(cache / "numba"))
     cold: list[Measurement] = []
     warm: list[Measurement] = []
     for _ in range(args.repeat):
@@ -201,11 +222,12 @@ def run_vlneval(
     return runs, summary
 
 
-def compare(baseline: dict[str, float], summary: dict[str, Any] | None) -> dict[str, Any]:
-    """Per-label absolute differences between vlneval's summary metrics and the baseline's."""
-    if summary is None:
-        return {"ok": False, "reason": "no vlneval summary"}
-    metrics = summary.get("metrics", {})
+def compare(
+    baseline: dict[str, float], metrics: dict[str, Any] | None, what: str
+) -> dict[str, Any]:
+    """Per-label absolute differences between ``metrics`` and the baseline's means."""
+    if metrics is None:
+        return {"ok": False, "reason": f"no {what} metrics"}
     diffs: dict[str, float | None] = {}
     for label in LABELS:
         value = metrics.get(label)
@@ -215,7 +237,7 @@ def compare(baseline: dict[str, float], summary: dict[str, Any] | None) -> dict[
         "ok": ok,
         "tolerance": TOLERANCE,
         "abs_diff": diffs,
-        "vlneval": {k: metrics.get(k) for k in LABELS},
+        "values": {k: metrics.get(k) for k in LABELS},
     }
 
 
@@ -251,11 +273,21 @@ def machine() -> dict[str, Any]:
     except (OSError, subprocess.CalledProcessError, StopIteration):
         pass
     return {
+        "load_average_1_5_15": os.getloadavg(),
         "cpu": model,
         "nproc": os.cpu_count(),
         "python": platform.python_version(),
         "platform": platform.platform(),
+        "packages": {name: package_version(name) for name in PACKAGES},
     }
+
+
+def package_version(name: str) -> str | None:
+    """Installed version of a distribution, or None."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def print_table(runs: list[Measurement], baseline_wall: float) -> None:
@@ -282,7 +314,7 @@ def print_metrics(baseline: dict[str, float], check: dict[str, Any] | None) -> N
     for col in ("metric", "baseline", "vlneval", "|diff|"):
         table.add_column(col, justify="right")
     for label in LABELS:
-        ours = check.get("vlneval", {}).get(label) if check else None
+        ours = check.get("values", {}).get(label) if check else None
         diff = check.get("abs_diff", {}).get(label) if check else None
         shown = "-" if diff is None else f"{diff:.1e}"
         if diff is not None and diff > TOLERANCE:
@@ -301,8 +333,9 @@ def print_kernel(kernel: dict[str, Any]) -> None:
     if kernel.get("status") == "ok":
         console.print(
             f"kernel score_batch: {kernel['episodes_per_s']:,.0f} episodes/s "
-            f"(best {kernel['best_s']:.4f} s; first call {kernel['first_call_s']:.3f} s; "
-            f"inputs built in {kernel['prepare_s']:.2f} s)"
+            f"(best of {kernel['repeat']}: {kernel['best_s']:.4f} s, validate=False; "
+            f"{kernel['episodes_per_s_validated']:,.0f} episodes/s validated; "
+            f"first call {kernel['first_call_s']:.3f} s)"
         )
     else:
         console.print(
@@ -310,14 +343,14 @@ def print_kernel(kernel: dict[str, Any]) -> None:
         )
 
 
-def print_check(check: dict[str, Any]) -> None:
-    """The verdict of the metric check, naming the labels that differ."""
+def print_check(check: dict[str, Any], what: str) -> None:
+    """The verdict of a metric check, naming the labels that differ."""
     if check["ok"]:
-        console.print(f"[green]vlneval metrics equal the baseline's within {TOLERANCE}[/green]")
+        console.print(f"[green]{what}: equal to the baseline's within {TOLERANCE}[/green]")
         return
     bad = [k for k, d in check.get("abs_diff", {}).items() if d is None or d > TOLERANCE]
     reason = check.get("reason") or f"differ beyond {TOLERANCE}: {', '.join(bad)}"
-    console.print(f"[bold red]vlneval metrics do NOT match the baseline: {reason}[/bold red]")
+    console.print(f"[bold red]{what}: does NOT match the baseline: {reason}[/bold red]")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -339,6 +372,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; exit code 1 when vlneval's metrics differ from the baseline's."""
     args = parse_args(argv)
+    host = machine()  # before the runs: the load average says how quiet the machine was
     wl = ensure_workload(args)
     base_run, base_metrics = run_baseline(args, wl)
     runs: list[Measurement] = [base_run]
@@ -346,23 +380,28 @@ def main(argv: list[str] | None = None) -> int:
     cli = vlneval_command()
     if cli is None:
         console.print(
-            "[yellow]vlneval CLI not installed yet (no `vlneval` script and no "
-            "skipping the vlneval rows and the metric check.[/yellow]"
+            "[yellow]vlneval CLI not available yet (vlneval.cli.main is neither installed "
+            "nor in src/): skipping the vlneval rows and the metric check.[/yellow]"
         )
     else:
         vl_runs, summary = run_vlneval(args, wl, cli)
         runs += vl_runs
-        check = compare(base_metrics, summary)
+        check = compare(base_metrics, summary and summary.get("metrics"), "vlneval summary")
     kernel = run_kernel(args, wl)
+    if kernel.get("status") == "ok":
+        kernel["check"] = compare(base_metrics, kernel.get("means"), "kernel")
     print_table(runs, base_run.wall_s)
     print_metrics(base_metrics, check)
     print_kernel(kernel)
     if check is not None:
-        print_check(check)
+        print_check(check, "vlneval summary")
+    if "check" in kernel:
+        print_check(kernel["check"], "score_batch means")
     results = {
-        "machine": machine(),
+        "machine": host,
         "workload": {
             "dir": str(wl),
+            "generation_s": getattr(args, "workload_seconds", None),
             "episodes": args.episodes,
             "seed": args.seed,
             "bytes": {f.name: f.stat().st_size for f in sorted(wl.glob("*_bench.json"))},

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import gc
 import gzip
+import hashlib
 import math
 import time
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ MIN_HOPS, MAX_HOPS = 4, 7
 MIN_MOVES, MAX_MOVES = 2, 12
 EPISODES_FILE = "R2R_bench.json"
 PREDICTIONS_FILE = "preds_bench.json"
+META_FILE = "workload_meta.json"
 WORDS = ("Walk", "Go", "Head", "Move", "Turn and walk")
 PLACES = ("the hallway", "the kitchen", "the stairs", "the bedroom door", "the sofa", "the table")
 
@@ -68,6 +70,22 @@ class ScanGraph:
     dist: np.ndarray
     next_hop: list[list[int]]
     hops: np.ndarray
+
+
+def generator_sha256() -> str:
+    """Hash of this file: a workload made by other code is stale."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
+def workload_meta(args: argparse.Namespace) -> dict[str, Any]:
+    """What determines the workload's contents (written beside it, compared before reuse)."""
+    return {
+        "episodes": args.episodes,
+        "seed": args.seed,
+        "goal_bias": args.goal_bias,
+        "repeat_prob": args.repeat_prob,
+        "generator_sha256": generator_sha256(),
+    }
 
 
 def connectivity_dir(data: Path) -> Path:
@@ -251,6 +269,7 @@ def build_and_write(args: argparse.Namespace) -> dict[str, Any]:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / EPISODES_FILE).write_bytes(orjson.dumps([episodes[i] for i in ep_order]))
     (args.out / PREDICTIONS_FILE).write_bytes(orjson.dumps([preds[i] for i in pred_order]))
+    (args.out / META_FILE).write_bytes(orjson.dumps(workload_meta(args)))
     return {
         "episodes": len(episodes),
         "scans": len({e["scan"] for e in episodes}),
