@@ -236,6 +236,105 @@ register_profile(
     )
 )
 
+# CVDN/NDH, HANNA and Touchdown.
+register_profile(
+    Profile(
+        "cvdn",
+        "1",
+        "mmurray/cvdn tasks/NDH/eval.py (Thomason et al. 2019), the NDH scorer",
+        metrics=("TL", "NE", "OSR", "SR", "SPL", "GP", "OPSR"),
+        notes=(
+            "ground truth chosen by --path-type: planner_path (the script's default), "
+            "player_path, or trusted_path (the player's path if it passes the planner's goal)",
+            "NE, SR (NE < 3.0), OSR and SPL against the chosen path's end",
+            "GP = min_e d(start, e) - min_e d(final, e) over end_panos, whatever the path type",
+            "SPL with shortest length 0: 1 if TL = 0 else 0 (the CVDN rule, as the script)",
+            "OPSR: oracle success against the planner path's goal ('oracle path_success_rate')",
+            "rejects jumps between non-adjacent viewpoints and incomplete files, as the script",
+            "a duplicate inst_idx, or an inst_idx written as a string, is an error (the script "
+            "keeps the first / matches nothing)",
+        ),
+    )
+)
+register_profile(
+    Profile(
+        "hanna",
+        "1",
+        "khanhptnk/hanna code/tasks/HANNA/eval.py (Nguyen & Daume III 2019)",
+        threshold=2.0,
+        success_inclusive=True,
+        check_adjacency=False,
+        metrics=("TL", "NE", "OSR", "SR", "SPL", "help_requests"),
+        notes=(
+            "several goals: NE = min over goals; ties take the last goal, whose start distance "
+            "is SPL's reference length",
+            "success and oracle success within 2.0 m inclusive (<=)",
+            "trajectories read from agent_pose; no adjacency check (jumps add their shortest "
+            "distance, as the script; counted per episode)",
+            "help_requests: mean number of request_help (agent_ask == 1) per episode",
+            "SPL with ℓ = TL = 0: 1 if successful (the script divides by zero)",
+        ),
+    )
+)
+_TD_NOTES = (
+    "street graph from links.txt, undirected, distances in hops",
+    "TC: the final panorama is the goal or one hop from it (SPD <= 1)",
+    "SED = TC * (1 - edit(P, R) / max(|P|, |R|)) with consecutive repeats removed",
+    "SDR: Euclidean distance in a 3680 x 800 px panorama; accuracy at 40/80/120 px strict (<)",
+)
+register_profile(
+    Profile(
+        "touchdown",
+        "1",
+        "Touchdown (Chen et al. 2019) metric definitions; SDR as lil-lab/touchdown sdr/predict.py",
+        threshold=1.0,
+        success_inclusive=True,
+        metrics=("TC", "SPD", "SED", "SDR@40", "SDR@80", "SDR@120", "SDR_dist"),
+        distance="street-graph hops (undirected links)",
+        notes=(
+            *_TD_NOTES,
+            "SED uses the Levenshtein distance",
+            "SDR: the 360° wrap is NOT handled (as the official code)",
+            "a move must follow a link; every route needs a prediction",
+        ),
+    )
+)
+register_profile(
+    Profile(
+        "touchdown-wrap",
+        "1",
+        "Touchdown as profile touchdown, with SDR distances wrapped at 360° (a fix, not the code)",
+        threshold=1.0,
+        success_inclusive=True,
+        metrics=("TC", "SPD", "SED", "SDR@40", "SDR@80", "SDR@120", "SDR_dist"),
+        distance="street-graph hops (undirected links)",
+        notes=(
+            *_TD_NOTES,
+            "SED uses the Levenshtein distance",
+            "FIX: SDR's horizontal distance wraps around the 360° seam (min(|dx|, width - |dx|))",
+        ),
+    )
+)
+register_profile(
+    Profile(
+        "touchdown-vlnt",
+        "1",
+        "VegB/VLN-Transformer touchdown/env.py _eva_metrics (also raphael-sch/map2seq_vln vln/env.py)",
+        threshold=1.0,
+        success_inclusive=True,
+        check_adjacency=False,
+        metrics=("TC", "SPD", "SED", "SDR@40", "SDR@80", "SDR@120", "SDR_dist"),
+        distance="street-graph hops (undirected links)",
+        notes=(
+            *_TD_NOTES,
+            "SED uses pyxdameraulevenshtein's optimal string alignment distance (a swap of two "
+            "adjacent panoramas costs 1)",
+            "no link check (the scripts score their own rollouts); every route needs a prediction",
+            "SDR: the 360° wrap is not handled",
+        ),
+    )
+)
+
 # REVERIE and SOON (object-goal tasks).
 
 

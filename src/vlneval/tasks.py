@@ -214,6 +214,121 @@ register_task(
     )
 )
 
+
+# CVDN/NDH, HANNA and Touchdown: their own loaders and scorers, imported when used.
+
+
+def _load_ndh(
+    path: Path, *, task: str, split: str, max_instructions: int | None = None
+) -> EpisodeTable:
+    from vlneval.data.cvdn import load_ndh_table
+
+    return load_ndh_table(path, task=task, split=split)
+
+
+def _evaluate_ndh(*args: Any, **kwargs: Any) -> Any:
+    from vlneval.evaluation.cvdn import evaluate_ndh
+
+    return evaluate_ndh(*args, **kwargs)
+
+
+def _load_hanna(
+    path: Path, *, task: str, split: str, max_instructions: int | None = None
+) -> EpisodeTable:
+    from vlneval.data.hanna import load_hanna
+
+    return load_hanna(path, task=task, split=split)
+
+
+def _evaluate_hanna(*args: Any, **kwargs: Any) -> Any:
+    from vlneval.evaluation.hanna import evaluate_hanna
+
+    return evaluate_hanna(*args, **kwargs)
+
+
+def _load_touchdown(
+    path: Path, *, task: str, split: str, max_instructions: int | None = None
+) -> EpisodeTable:
+    from vlneval.data.touchdown import load_touchdown
+
+    return load_touchdown(path, task=task, split=split)
+
+
+def _evaluate_touchdown(*args: Any, **kwargs: Any) -> Any:
+    from vlneval.evaluation.touchdown import evaluate_touchdown
+
+    return evaluate_touchdown(*args, **kwargs)
+
+
+def _evaluate_touchdown_sdr(*args: Any, **kwargs: Any) -> Any:
+    from vlneval.evaluation.touchdown import evaluate_touchdown_sdr
+
+    return evaluate_touchdown_sdr(*args, **kwargs)
+
+
+TOUCHDOWN_PROFILES = ("touchdown", "touchdown-wrap", "touchdown-vlnt")
+TOUCHDOWN_FILES = ("data/{split}.json", "touchdown_unseen_split/{split}.json")
+
+register_task(
+    Task(
+        "ndh",
+        "CVDN/NDH (Thomason et al. 2019): navigate from a dialog history (goal progress)",
+        "cvdn",
+        ("cvdn",),
+        "cvdn",
+        ("NDH/{split}.json", "{split}.json"),
+        _load_ndh,
+        ("train", "val_seen", "val_unseen", "test"),
+        "val_unseen",
+        evaluate_fn=_evaluate_ndh,
+    )
+)
+register_task(
+    Task(
+        "hanna",
+        "HANNA (Nguyen & Daume III 2019): find an object, asking for help (several goals, 2 m)",
+        "hanna",
+        ("hanna",),
+        "hanna",
+        ("hanna_{split}.json",),
+        _load_hanna,
+        ("train", "val_seen", "val_unseen", "test_seen", "test_unseen"),
+        "val_unseen",
+        evaluate_fn=_evaluate_hanna,
+    )
+)
+register_task(
+    Task(
+        "touchdown",
+        "Touchdown (Chen et al. 2019): follow street directions in Manhattan (TC, SPD, SED)",
+        "touchdown",
+        TOUCHDOWN_PROFILES,
+        "touchdown",
+        TOUCHDOWN_FILES,
+        _load_touchdown,
+        ("train", "dev", "test"),
+        "dev",
+        evaluate_fn=_evaluate_touchdown,
+        data_versions=("original", "unseen"),
+    )
+)
+register_task(
+    Task(
+        "touchdown-sdr",
+        "Touchdown SDR (Chen et al. 2019): locate the bear on the panorama (pixel accuracy)",
+        "touchdown",
+        TOUCHDOWN_PROFILES,
+        "touchdown",
+        TOUCHDOWN_FILES,
+        _load_touchdown,
+        ("train", "dev", "test"),
+        "dev",
+        evaluate_fn=_evaluate_touchdown_sdr,
+        data_versions=("original", "unseen"),
+    )
+)
+
+
 # REVERIE and SOON (object-goal tasks): their own loaders and scorers, imported when used.
 
 

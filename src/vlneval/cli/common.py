@@ -44,6 +44,12 @@ def add_scoring_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--protocol", default=None, help="JSON file of self-declared protocol fields")
     p.add_argument("--all-errors", action="store_true", help="list every problem, not the first 20")
     p.add_argument(
+        "--path-type",
+        default=None,
+        choices=["planner_path", "player_path", "trusted_path"],
+        help="NDH ground-truth path (default planner_path, as the official CVDN scorer)",
+    )
+    p.add_argument(
         "--data-version",
         default=None,
         help="dataset release where a benchmark has several (REVERIE: v2, the default, or v1)",

@@ -251,8 +251,13 @@ def summarise(
     subset: bool,
     declared: Mapping[str, Any] | None = None,
     run: Mapping[str, Any] | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The summary record (``spec/outputs.md``) of one scored file."""
+    """The summary record (``spec/outputs.md``) of one scored file.
+
+    ``columns`` maps metric labels that are not in ``LABEL_TO_COLUMN`` (task-specific metrics
+    such as ``GP`` or ``TC``) to their per-episode column.
+    """
     from vlneval import __version__
 
     warnings = list(preds.warnings)
@@ -266,8 +271,9 @@ def summarise(
 
     if get_task(episodes.task).embedded:
         warnings.append("the demo task is synthetic (generated houses and episodes), not real data")
+    label_to_column = {**LABEL_TO_COLUMN, **(columns or {})}
     metrics = {
-        label: _mean(np.asarray(per[LABEL_TO_COLUMN[label]], dtype=np.float64), label, warnings)
+        label: _mean(np.asarray(per[label_to_column[label]], dtype=np.float64), label, warnings)
         for label in prof.metrics
     }
     n = len(preds.episodes)

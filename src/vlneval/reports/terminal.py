@@ -23,8 +23,8 @@ RATE_LABELS = {
 }
 
 
-def format_value(label: str, value: float | None) -> str:
-    """Rates as percentages with two decimals, lengths in metres.
+def format_value(label: str, value: float | None, unit: str | None = None) -> str:
+    """Rates as percentages with two decimals, lengths in metres (``unit`` "%" forces a rate).
 
     Example:
         >>> format_value("SR", 0.5), format_value("NE", 3.14159), format_value("SPL", None)
@@ -32,7 +32,8 @@ def format_value(label: str, value: float | None) -> str:
     """
     if value is None:
         return "n/a"
-    return f"{100 * value:.2f}" if label in RATE_LABELS else f"{value:.2f}"
+    rate = unit == "%" if unit else label in RATE_LABELS
+    return f"{100 * value:.2f}" if rate else f"{value:.2f}"
 
 
 def render_summary(summary: dict[str, Any], *, color: bool | None = None) -> str:
@@ -46,10 +47,11 @@ def render_summary(summary: dict[str, Any], *, color: bool | None = None) -> str
         f"{summary['n_episodes']} episodes" + (" (partial)" if summary.get("partial") else "")
     )
     table = Table(title=title)
+    units = summary.get("units") or {}  # a task's own units (hops, px, count), by label
     for label in summary["metrics"]:
-        unit = " (%)" if label in RATE_LABELS else " (m)"
-        table.add_column(label + unit, justify="right")
-    table.add_row(*(format_value(k, v) for k, v in summary["metrics"].items()))
+        unit = units.get(label) or ("%" if label in RATE_LABELS else "m")
+        table.add_column(f"{label} ({unit})", justify="right")
+    table.add_row(*(format_value(k, v, units.get(k)) for k, v in summary["metrics"].items()))
     console = Console(record=True, force_terminal=color, width=120, file=io.StringIO())
     console.print(table)
     for c in summary.get("checks", []):

@@ -1,0 +1,417 @@
+"""Scoring Touchdown navigation (TC, SPD, SED) and spatial description resolution (SDR).
+
+Navigation, per route with reference ``R`` (goal ``g = r_m``) and executed panoramas ``P``:
+SPD = hops from ``p_n`` to ``g`` on the undirected street graph; TC = ``1[SPD <= 1]`` (the goal
+or one of its neighbours); SED = ``TC · (1 − lev(P', R') / max(|P'|, |R'|))`` with consecutive
+repeats removed. Profiles:
+
+- ``touchdown``: Levenshtein distance (the paper's definition); a trajectory must start at the
+  route's start and move along links; every route needs a prediction;
+- ``touchdown-wrap``: the same navigation rules; SDR distances wrap around the 360° seam;
+- ``touchdown-vlnt``: as the VLN-Transformer / map2seq scorers (``_eva_metrics`` of
+  ``touchdown/env.py`` in VegB/VLN-Transformer and ``vln/env.py`` in raphael-sch/map2seq_vln):
+  the optimal-string-alignment edit distance of ``pyxdameraulevenshtein`` and no link check.
+
+SDR, per example: the pixel distance between predicted and true location in a 3680 x 800 px
+panorama (8 views of 460 px, the frame of ``sdr/predict.py``'s baselines in lil-lab/touchdown);
+accuracy at 40/80/120 px counts distances strictly below the radius; the official code does not
+wrap around the seam (profile ``touchdown``), ``touchdown-wrap`` does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlneval.data.episodes import EpisodeTable
+from vlneval.data.predictions import Predictions
+from vlneval.data.root import data_root, find_file
+from vlneval.data.touchdown import (
+    TouchdownRoutes,
+    load_touchdown_routes,
+    parse_sdr_predictions,
+    parse_touchdown_predictions,
+)
+from vlneval.errors import InvalidInputError, MissingDataError, ProblemCollector, UnknownNameError
+from vlneval.evaluation.cvdn import _options
+from vlneval.evaluation.runner import Evaluation, summarise
+from vlneval.profiles import Profile
+from vlneval.tasks import Task
+
+__all__ = [
+    "StreetRules",
+    "RULES",
+    "DATA_VERSIONS",
+    "evaluate_touchdown",
+    "evaluate_touchdown_sdr",
+    "score_touchdown",
+    "score_sdr",
+]
+
+
+@dataclass(frozen=True)
+class StreetRules:
+    """What a Touchdown profile decides beyond the :class:`Profile` fields.
+
+    Attributes:
+        transpositions: SED uses the optimal string alignment distance (else Levenshtein).
+        sdr_wrap: SDR distances wrap around the panorama's 360° seam.
+        frame: the panorama frame of SDR pixel coordinates, (width, height).
+    """
+
+    transpositions: bool = False
+    sdr_wrap: bool = False
+    frame: tuple[float, float] = (3680.0, 800.0)
+
+
+RULES = {
+    "touchdown": StreetRules(),
+    "touchdown-wrap": StreetRules(sdr_wrap=True),
+    "touchdown-vlnt": StreetRules(transpositions=True),
+}
+#: Releases of the route files: name -> file name pattern under ``<root>/touchdown``.
+DATA_VERSIONS = {
+    "original": "data/{split}.json",
+    "unseen": "touchdown_unseen_split/{split}.json",
+}
+NAV_COLUMNS = {"TC": "task_completion", "SPD": "spd", "SED": "sed"}
+SDR_COLUMNS = {
+    "SDR@40": "sdr_acc40",
+    "SDR@80": "sdr_acc80",
+    "SDR@120": "sdr_acc120",
+    "SDR_dist": "sdr_distance",
+}
+
+
+def _rules(prof: Profile) -> StreetRules:
+    if prof.name not in RULES:
+        raise UnknownNameError("Touchdown profile", prof.name, RULES)
+    return RULES[prof.name]
+
+
+def _episodes_path(
+    task: Task, root: Path | None, split: str, episodes_file: Any, version: str | None
+) -> tuple[Path, str | None]:
+    if episodes_file:
+        return Path(episodes_file), version
+    if root is None:
+        raise MissingDataError(
+            "task touchdown needs its data: pass --data-root DIR or --episodes FILE and --graphs DIR"
+        )
+    if version is not None:
+        if version not in DATA_VERSIONS:
+            raise UnknownNameError("Touchdown data version", version, DATA_VERSIONS)
+        name = DATA_VERSIONS[version].format(split=split)
+        return find_file(
+            root / task.folder, [name], f"touchdown {split} routes ({version})"
+        ), version
+    path = task.episodes_file(root, split)
+    found = next(
+        (
+            v
+            for v, pattern in DATA_VERSIONS.items()
+            if Path(pattern).parent.name == path.parent.name
+        ),
+        None,
+    )
+    return path, found
+
+
+def _load(
+    task: Task, split: str, root: Any, episodes_file: Any, graphs: Any, options: Mapping[str, Any]
+) -> tuple[TouchdownRoutes, Any, str | None]:
+    from vlneval.graph.street import street_graph
+
+    opts = _options(task, options, ("data_version",))
+    base = data_root(root)
+    path, version = _episodes_path(task, base, split, episodes_file, opts.get("data_version"))
+    routes = load_touchdown_routes(path, task=task.name, split=split)
+    if graphs is None and base is None:
+        raise MissingDataError("no Touchdown street graph: pass --graphs DIR or --data-root DIR")
+    graph = street_graph(Path(graphs) if graphs is not None else base / task.folder / "graph")  # type: ignore[operator]
+    return routes, graph, version
+
+
+def evaluate_touchdown(
+    task: Task,
+    split: str,
+    predictions: str | Path,
+    profile: Profile,
+    *,
+    root: str | Path | None = None,
+    episodes_file: str | Path | None = None,
+    graphs: str | Path | None = None,
+    subset: bool = False,
+    form: str = "auto",
+    trajectory_key: str | None = None,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> Evaluation:
+    """Scores Touchdown navigation predictions (the ``evaluate_fn`` of task ``touchdown``).
+
+    Options:
+        data_version: ``original`` (``touchdown/data/<split>.json``) or ``unseen``
+            (``touchdown/touchdown_unseen_split/<split>.json``); default: the first present.
+    """
+    routes, graph, version = _load(task, split, root, episodes_file, graphs, options)
+    preds = parse_touchdown_predictions(
+        predictions, routes.table, graph, form=form, trajectory_key=trajectory_key
+    )
+    return score_touchdown(
+        routes.table,
+        preds,
+        graph,
+        profile,
+        subset=subset,
+        declared=declared,
+        run=run,
+        data_version=version,
+    )
+
+
+def _reference(table: EpisodeTable, order: np.ndarray, graph: Any) -> tuple[np.ndarray, np.ndarray]:
+    pc = ProblemCollector(table.source)
+    flat: list[int] = []
+    offsets = [0]
+    for i in order.tolist():
+        for j, pano in enumerate(table.paths[i]):
+            node = graph.index.get(pano, -1)
+            if node < 0:
+                pc.add(
+                    graph.describe_missing(pano),
+                    episode=f'route_id "{table.ids[i]}"',
+                    field=f"route_panoids[{j}]",
+                )
+            flat.append(node)
+        offsets.append(len(flat))
+    pc.raise_if_any()
+    return np.asarray(flat, dtype=np.int32), np.asarray(offsets, dtype=np.int64)
+
+
+def _check(
+    table: EpisodeTable,
+    preds: Predictions,
+    ref: np.ndarray,
+    ref_off: np.ndarray,
+    graph: Any,
+    prof: Profile,
+    subset: bool,
+) -> np.ndarray:
+    """Start, link and completeness rules; returns the per-episode jump counts."""
+    pc = ProblemCollector(preds.source)
+    traj, off = preds.nodes, preds.offsets
+    for k in np.flatnonzero(traj[off[:-1]] != ref[ref_off[:-1]]).tolist():
+        i = int(preds.episodes[k])
+        pc.add(
+            f"the trajectory starts at {graph.ids[traj[off[k]]]}, not at the route's start "
+            f"{table.paths[i][0]} (it must include the start panorama)",
+            episode=f'route_id "{table.ids[i]}"', field="trajectory[0]",
+        )  # fmt: skip
+    last = np.zeros(len(traj), dtype=bool)
+    last[off[1:][off[1:] > 0] - 1] = True
+    pos = np.flatnonzero(~last)
+    ep = np.searchsorted(off, pos, side="right") - 1
+    moved = traj[pos] != traj[pos + 1]
+    jump = moved & ~graph.adjacent(traj[pos], traj[pos + 1])
+    if prof.check_adjacency:
+        jump_pos = pos[jump]
+        episodes, first = np.unique(ep[jump], return_index=True)
+        for k, q in zip(episodes.tolist(), jump_pos[first].tolist(), strict=True):
+            i = int(preds.episodes[k])
+            pc.add(
+                f"panorama {graph.ids[traj[q + 1]]} is not linked to {graph.ids[traj[q]]} (a move must "
+                "follow a street-graph link; profile touchdown-vlnt scores such jumps without a check)",
+                episode=f'route_id "{table.ids[i]}"', field=f"trajectory[{q + 1 - int(off[k])}]",
+            )  # fmt: skip
+    if preds.missing and prof.require_complete and not subset:
+        pc.add(
+            f"{len(preds.missing)} of {len(table)} routes have no prediction (first: "
+            f"{', '.join(preds.missing[:5])}); use --subset to score only the predicted ones, reported as partial"
+        )
+    pc.raise_if_any()
+    return np.bincount(ep[jump], minlength=len(preds.episodes)).astype(np.int64)
+
+
+def score_touchdown(
+    table: EpisodeTable,
+    preds: Predictions,
+    graph: Any,
+    prof: Profile,
+    *,
+    subset: bool = False,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+    data_version: str | None = None,
+) -> Evaluation:
+    """Scores parsed Touchdown navigation predictions on a :class:`StreetGraph`."""
+    from vlneval.metrics.edit import sed_batch
+    from vlneval.metrics.street import task_completion
+
+    rules = _rules(prof)
+    ref, ref_off = _reference(table, preds.episodes, graph)
+    jumps = _check(table, preds, ref, ref_off, graph, prof, subset)
+    traj, off = preds.nodes, preds.offsets
+    spd = graph.hops(traj[off[1:] - 1], ref[ref_off[1:] - 1])
+    tc = task_completion(spd)
+    sed, edits = sed_batch(traj, off, ref, ref_off, tc, transpositions=rules.transpositions)
+    steps = np.diff(off) - 1
+    repeats = np.bincount(
+        np.searchsorted(off, np.flatnonzero(traj[1:] == traj[:-1]) + 1, side="right") - 1,
+        minlength=len(steps),
+    )
+    per = {
+        "task_completion": tc, "spd": spd, "sed": sed, "edit_distance": edits,
+        "moves": (steps - repeats).astype(np.float64), "steps": steps.astype(np.float64),
+        "repeated_viewpoints": repeats.astype(np.int64), "jumps": jumps,
+        "unreachable": (~np.isfinite(spd)).astype(np.int64),
+    }  # fmt: skip
+    view = dataclasses.replace(prof, metrics=tuple(NAV_COLUMNS))
+    summary = summarise(
+        table, preds, per, view, subset=subset, declared=declared, run=run, columns=NAV_COLUMNS
+    )
+    _annotate(summary, prof, rules, data_version, {"TC": "%", "SED": "%", "SPD": "hops"})
+    _order_check(summary, ("SED", "TC"))
+    return Evaluation(
+        table.task, table.split, prof, table, preds.episodes, per, summary,
+        predictions_source=preds.source, form=preds.form, extra={"data_version": data_version},
+    )  # fmt: skip
+
+
+def _annotate(
+    summary: dict[str, Any],
+    prof: Profile,
+    rules: StreetRules,
+    version: str | None,
+    units: dict[str, str],
+) -> None:
+    summary["profile_rules"] = prof.to_dict()
+    summary["data_version"] = version
+    summary["protocol"]["data_version"] = version
+    summary["units"] = units
+    scoring = summary["protocol"]["scoring"]
+    scoring["edit_distance"] = "optimal string alignment" if rules.transpositions else "Levenshtein"
+    scoring["sdr_wrap_360"] = rules.sdr_wrap
+    scoring["sdr_frame_px"] = list(rules.frame)
+
+
+def _order_check(summary: dict[str, Any], labels: tuple[str, ...]) -> None:
+    m = summary["metrics"]
+    values = [m.get(label) for label in labels]
+    if any(v is None for v in values):
+        return
+    for lo, hi, a, b in zip(labels, labels[1:], values, values[1:], strict=False):
+        holds = a <= b + 1e-12
+        summary["checks"].append(
+            {"name": f"{lo} <= {hi}", "holds": holds, "detail": f"{lo} {a:.6f}, {hi} {b:.6f}"}
+        )
+        if not holds:
+            summary["warnings"].append(
+                f"consistency check failed: {lo} <= {hi} ({lo} {a:.6f}, {hi} {b:.6f})"
+            )
+
+
+def evaluate_touchdown_sdr(
+    task: Task,
+    split: str,
+    predictions: str | Path,
+    profile: Profile,
+    *,
+    root: str | Path | None = None,
+    episodes_file: str | Path | None = None,
+    graphs: str | Path | None = None,
+    subset: bool = False,
+    form: str = "auto",
+    trajectory_key: str | None = None,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> Evaluation:
+    """Scores Touchdown SDR predictions (the ``evaluate_fn`` of task ``touchdown-sdr``).
+
+    Options:
+        data_version: as :func:`evaluate_touchdown`.
+    """
+    opts = _options(task, options, ("data_version",))
+    base = data_root(root)
+    path, version = _episodes_path(task, base, split, episodes_file, opts.get("data_version"))
+    routes = load_touchdown_routes(path, task=task.name, split=split)
+    return score_sdr(
+        routes,
+        predictions,
+        profile,
+        subset=subset,
+        declared=declared,
+        run=run,
+        data_version=version,
+    )
+
+
+def _sdr_table(routes: TouchdownRoutes) -> EpisodeTable:
+    t, s = routes.table, routes.sdr
+    return EpisodeTable(
+        t.task, t.split, t.source, "sdr_id", list(s.ids), [t.scans[r] for r in s.route],
+        [(p,) for p in s.panos], [(p,) for p in s.panos], np.zeros(len(s.ids)), list(s.texts),
+    )  # fmt: skip
+
+
+def score_sdr(
+    routes: TouchdownRoutes,
+    predictions: str | Path,
+    prof: Profile,
+    *,
+    subset: bool = False,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+    data_version: str | None = None,
+) -> Evaluation:
+    """Scores an SDR predictions file against the routes' known Touchdown locations."""
+    from vlneval.metrics.street import sdr_accuracy, sdr_distance
+
+    rules = _rules(prof)
+    sdr = parse_sdr_predictions(predictions, routes.sdr, frame=rules.frame)
+    table = _sdr_table(routes)
+    if sdr.missing and prof.require_complete and not subset:
+        raise InvalidInputError(
+            f"{len(sdr.missing)} of {len(table)} SDR examples (route and pre/main/post "
+            f"panorama with a known location) have no prediction (first: {', '.join(sdr.missing[:5])}); "
+            "use --subset to score only the predicted ones, reported as partial",
+            source=sdr.source,
+        )
+    target = routes.sdr.target[sdr.examples] * np.asarray(rules.frame)
+    dist = sdr_distance(sdr.points, target, width=rules.frame[0] if rules.sdr_wrap else None)
+    dist = np.atleast_1d(np.asarray(dist, dtype=np.float64))
+    per = {
+        "sdr_distance": dist,
+        **{f"sdr_acc{r}": np.atleast_1d(sdr_accuracy(dist, radius=r)) for r in (40, 80, 120)},
+    }
+    preds = Predictions(
+        sdr.source,
+        "points",
+        sdr.examples,
+        np.zeros(0, np.int32),
+        np.zeros(len(sdr.examples) + 1, np.int64),
+        warnings=sdr.warnings,
+        missing=sdr.missing,
+    )
+    view = dataclasses.replace(prof, metrics=tuple(SDR_COLUMNS))
+    summary = summarise(
+        table, preds, per, view, subset=subset, declared=declared, run=run, columns=SDR_COLUMNS
+    )
+    _annotate(
+        summary,
+        prof,
+        rules,
+        data_version,
+        {"SDR@40": "%", "SDR@80": "%", "SDR@120": "%", "SDR_dist": "px"},
+    )
+    _order_check(summary, ("SDR@40", "SDR@80", "SDR@120"))
+    return Evaluation(
+        table.task, table.split, prof, table, sdr.examples, per, summary,
+        predictions_source=sdr.source, form="points", extra={"data_version": data_version},
+    )  # fmt: skip

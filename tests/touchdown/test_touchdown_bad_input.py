@@ -1,0 +1,190 @@
+"""Every bad Touchdown input gets one clear error naming the file, the route and the field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.touchdown.fixture import LINKS, NODES, ROUTES, RUNS, SDR, make_root, nav, route, write
+from vlneval.errors import InvalidInputError, MissingDataError, UnknownNameError, VLNEvalError
+from vlneval.evaluation import evaluate
+from vlneval.graph.street import parse_street_graph
+
+
+def _bad(tmp: Path, body: Any, task: str = "touchdown", **kw: Any) -> InvalidInputError:
+    root = make_root(tmp / "root")
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate(task, "dev", write(tmp, body), root=root, **kw)
+    return exc.value
+
+
+def _good() -> list[dict[str, Any]]:
+    return [{"route_id": k, "trajectory": v} for k, v in RUNS.items()]
+
+
+def test_route_id_as_string_everywhere_is_one_error(tmp_path: Path) -> None:
+    err = _bad(tmp_path, [{**r, "route_id": str(r["route_id"])} for r in _good()])
+    assert len(err.problems) == 1 and "route_id is a string in all 3 records (e.g. '1')" in str(err)
+    assert "td_preds.json" in str(err)
+
+
+def test_route_id_as_string_once(tmp_path: Path) -> None:
+    body = _good()
+    body[1]["route_id"] = "2"
+    err = _bad(tmp_path, body)
+    assert len(
+        err.problems
+    ) == 1 and "record 1: route_id must be a JSON integer, got str '2'" in str(err)
+
+
+def test_wrong_id_key(tmp_path: Path) -> None:
+    err = _bad(tmp_path, [{"id": r["route_id"], "trajectory": r["trajectory"]} for r in _good()])
+    assert (
+        len(err.problems) == 1
+        and "no record has the field 'route_id'" in str(err)
+        and "'id'" in str(err)
+    )
+
+
+def test_missing_trajectory_and_unknown_panorama(tmp_path: Path) -> None:
+    body = _good()
+    del body[0]["trajectory"]
+    body[1]["trajectory"] = ["p0", "nowhere"]
+    text = str(_bad(tmp_path, body))
+    assert "route_id \"1\": missing field 'trajectory'" in text
+    assert (
+        'route_id "2": trajectory[1]: panorama nowhere is not in the Touchdown street graph' in text
+    )
+
+
+def test_bad_steps(tmp_path: Path) -> None:
+    body = _good()
+    body[0]["trajectory"] = ["p0", 3]
+    assert 'route_id "1": trajectory[1]: expected a panorama id, got 3' in str(_bad(tmp_path, body))
+    body = [{"route_id": 1, "trajectory": [["p0", float("nan")]]}]
+    text = str(_bad(tmp_path / "b", body))
+    assert "expected [panorama, heading, ...] with finite numbers, got ['p0', nan]" in text
+
+
+def test_wrong_start_jump_duplicate_missing(tmp_path: Path) -> None:
+    body = [
+        {"route_id": 1, "trajectory": ["p1", "p2", "p3", "p4"]},
+        {"route_id": 3, "trajectory": ["p3", "p5", "p6"]},
+    ]
+    text = str(_bad(tmp_path, body))
+    assert (
+        'route_id "1": trajectory[0]: the trajectory starts at p1, not at the route\'s start p0'
+        in text
+    )
+    assert 'route_id "3": trajectory[1]: panorama p5 is not linked to p3' in text
+    assert "1 of 3 routes have no prediction (first: 2)" in text
+    text = str(_bad(tmp_path / "b", [*_good(), _good()[0]]))
+    assert 'route_id "1": duplicate id' in text
+
+
+def test_nested_form_does_not_apply(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "root")
+    with pytest.raises(VLNEvalError, match="'nested' does not apply to Touchdown"):
+        evaluate("touchdown", "dev", nav(tmp_path), root=root, form="nested")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"pano": "left"}, "pano must be one of main, pre, post, got 'left'"),
+        ({"x": 4000.0}, "x = 4000.0 lies outside the 3680 x 800 px panorama"),
+        ({"y": None}, "y must be a finite number of pixels, got None"),
+        ({"x": True}, "x must be a finite number of pixels, got True"),
+    ],
+)
+def test_bad_sdr_records(tmp_path: Path, change: dict[str, Any], message: str) -> None:
+    body = [dict(r) for r in SDR]
+    body[0].update(change)
+    err = _bad(tmp_path, body, task="touchdown-sdr")
+    assert len(err.problems) == 1 and 'route_id "1": ' in str(err) and message in str(err)
+
+
+def test_duplicate_sdr(tmp_path: Path) -> None:
+    err = _bad(tmp_path, [*SDR, SDR[0]], task="touchdown-sdr")
+    assert 'SDR "1_main": duplicate' in str(err)
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (
+            {"route_id": "4", "route_panoids": ["p0"]},
+            "record 3: route_id must be an integer, got '4'",
+        ),
+        (
+            {"route_id": 4, "route_panoids": []},
+            "record 3.route_panoids: route_panoids must be a non-empty list",
+        ),
+        (
+            {**route(4, ["p0"]), "main_static_center": "{x: 1}"},
+            "main_static_center must be JSON text",
+        ),
+        (
+            {**route(4, ["p0"]), "main_static_center": '{"x": 2, "y": 0.5}'},
+            "must be ratios in [0, 1]",
+        ),
+        (route(1, ["p0"]), "record 3: duplicate route_id 1"),
+    ],
+)
+def test_bad_route_files(tmp_path: Path, bad: dict[str, Any], message: str) -> None:
+    root = make_root(tmp_path / "root", [*ROUTES, bad])
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("touchdown", "dev", nav(tmp_path), root=root)
+    assert "dev.json" in str(exc.value) and message in str(exc.value)
+
+
+def test_bad_graph_files() -> None:
+    with pytest.raises(InvalidInputError) as exc:
+        parse_street_graph(
+            [*NODES, "p9,ten,40,-74", "p0,1,2,3"],
+            [*LINKS, "p0,0,p9", "p0,0,p3", "p1,x"],
+            source="g",
+        )
+    text = str(exc.value)
+    assert "g: nodes line 9: yaw must be an integer" in text
+    assert "g: nodes line 10: panorama p0 is listed twice" in text
+    assert "g: links line 14: panorama p9 is not in nodes.txt" in text
+    assert "g: links line 15: panorama p0 has two links with heading 0" in text
+    assert "g: links line 16: expected start_panoid,heading,end_panoid" in text
+
+
+def test_data_versions(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "root")
+    r = evaluate("touchdown", "dev", nav(tmp_path), root=root, options={"data_version": "unseen"})
+    assert r.summary["data_version"] == "unseen"
+    with pytest.raises(MissingDataError, match="touchdown dev routes \\(original\\)"):
+        evaluate("touchdown", "dev", nav(tmp_path), root=root, options={"data_version": "original"})
+    with pytest.raises(UnknownNameError, match="did you mean 'unseen'"):
+        evaluate("touchdown", "dev", nav(tmp_path), root=root, options={"data_version": "unsen"})
+    with pytest.raises(VLNEvalError, match="option path_type does not apply to task touchdown"):
+        evaluate(
+            "touchdown", "dev", nav(tmp_path), root=root, options={"path_type": "planner_path"}
+        )
+    original = make_root(tmp_path / "root2", version="data")
+    r = evaluate("touchdown", "dev", nav(tmp_path), root=original)
+    assert r.summary["data_version"] == "original"
+
+
+def test_missing_graph_folder(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "root")
+    with pytest.raises(MissingDataError, match="Touchdown graph folder .* does not exist"):
+        evaluate("touchdown", "dev", nav(tmp_path), root=root, graphs=tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(MissingDataError, match="no nodes.txt or nodes.txt.gz"):
+        evaluate("touchdown", "dev", nav(tmp_path), root=root, graphs=tmp_path / "empty")
+
+
+def test_json_lines_predictions(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "root")
+    path = tmp_path / "preds.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in _good()))
+    r = evaluate("touchdown", "dev", path, root=root)
+    assert r.summary["metrics"]["SED"] == pytest.approx(0.5)

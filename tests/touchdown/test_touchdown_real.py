@@ -1,0 +1,114 @@
+"""The real Touchdown street graph and the unseen-area dev routes (Schumann & Riezler 2022)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from vlneval.data.touchdown import load_touchdown_routes
+from vlneval.evaluation import evaluate
+from vlneval.graph.street import StreetGraph, street_graph
+
+DEV = "touchdown/touchdown_unseen_split/dev.json.gz"
+
+
+@pytest.fixture(scope="module")
+def graph(data_root: Path) -> StreetGraph:
+    return street_graph(data_root / "touchdown" / "graph")
+
+
+@pytest.fixture(scope="module")
+def routes(data_root: Path) -> list[dict]:
+    with gzip.open(data_root / DEV, "rt") as fh:
+        return [json.loads(line) for line in fh]
+
+
+def test_graph_counts(graph: StreetGraph) -> None:
+    assert graph.n == 29_641 and len(graph.link_src) == 61_319
+    assert len(graph.indices) == 2 * 30_661  # undirected pairs, each stored both ways
+    assert graph.yaw.min() >= 0 and graph.yaw.max() <= 359
+
+
+def test_hops_match_networkx(graph: StreetGraph, data_root: Path) -> None:
+    g = nx.Graph()
+    with gzip.open(data_root / "touchdown/graph/links.txt.gz", "rt") as fh:
+        for line in fh:
+            a, _, b = line.strip().split(",")
+            g.add_edge(a, b)
+    rng = np.random.default_rng(7)
+    src, dst = rng.integers(0, graph.n, 40), rng.integers(0, graph.n, 40)
+    want = [
+        nx.shortest_path_length(g, graph.ids[a], graph.ids[b])
+        for a, b in zip(src, dst, strict=True)
+    ]
+    assert graph.hops(src, dst).tolist() == want
+
+
+def test_dev_routes_load(data_root: Path) -> None:
+    r = load_touchdown_routes(data_root / DEV, split="dev")
+    assert len(r.table) == 800 and r.table.id_field == "route_id" and r.table.ids[0] == "4754"
+    assert len(r.sdr.ids) == 2237 and sorted(set(r.sdr.kind)) == ["main", "post", "pre"]
+    assert all(len(p) >= 2 for p in r.table.paths)
+
+
+def _write(path: Path, body: list) -> Path:  # type: ignore[type-arg]
+    path.write_text(json.dumps(body))
+    return path
+
+
+@pytest.mark.parametrize("profile", ["touchdown", "touchdown-wrap", "touchdown-vlnt"])
+def test_reference_routes_score_perfectly(
+    data_root: Path, routes: list, tmp_path: Path, profile: str
+) -> None:  # type: ignore[type-arg]
+    preds = _write(
+        tmp_path / "ref.json",
+        [{"route_id": r["route_id"], "trajectory": r["route_panoids"]} for r in routes],
+    )
+    result = evaluate("touchdown", "dev", preds, profile=profile, root=data_root)
+    assert result.summary["metrics"] == {"TC": 1.0, "SPD": 0.0, "SED": 1.0}
+    assert result.summary["n_episodes"] == 800 and result.summary["data_version"] == "unseen"
+
+
+def test_stopping_one_short(data_root: Path, routes: list, tmp_path: Path) -> None:  # type: ignore[type-arg]
+    """Stopping one panorama early completes the task (one hop) and costs one edit of max(|P|,|R|)."""
+    body = [{"route_id": r["route_id"], "trajectory": r["route_panoids"][:-1]} for r in routes]
+    result = evaluate("touchdown", "dev", _write(tmp_path / "short.json", body), root=data_root)
+    m = result.summary["metrics"]
+    assert m["TC"] == 1.0 and m["SPD"] == 1.0
+    assert m["SED"] == pytest.approx(np.mean([1 - 1 / len(r["route_panoids"]) for r in routes]))
+
+
+def test_staying_at_the_start(
+    data_root: Path, routes: list, tmp_path: Path, graph: StreetGraph
+) -> None:  # type: ignore[type-arg]
+    body = [{"route_id": r["route_id"], "trajectory": r["route_panoids"][:1]} for r in routes]
+    result = evaluate("touchdown", "dev", _write(tmp_path / "stay.json", body), root=data_root)
+    starts = np.array([graph.index[r["route_panoids"][0]] for r in routes])
+    goals = np.array([graph.index[r["route_panoids"][-1]] for r in routes])
+    spd = graph.hops(starts, goals)
+    assert result.summary["metrics"]["SPD"] == pytest.approx(spd.mean())
+    assert result.summary["metrics"]["TC"] == pytest.approx(np.mean(spd <= 1))
+
+
+def test_sdr_reference_points(data_root: Path, routes: list, tmp_path: Path) -> None:  # type: ignore[type-arg]
+    body = []
+    for r in routes:
+        for kind in ("main", "pre", "post"):
+            c = json.loads(r[f"{kind}_static_center"])
+            if c != {"x": -1, "y": -1}:
+                body.append(
+                    {"route_id": r["route_id"], "pano": kind, "x": c["x"] * 3680, "y": c["y"] * 800}
+                )
+    result = evaluate("touchdown-sdr", "dev", _write(tmp_path / "sdr.json", body), root=data_root)
+    assert result.summary["n_episodes"] == 2237
+    assert result.summary["metrics"] == {
+        "SDR@40": 1.0,
+        "SDR@80": 1.0,
+        "SDR@120": 1.0,
+        "SDR_dist": 0.0,
+    }

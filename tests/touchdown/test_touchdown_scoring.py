@@ -1,0 +1,148 @@
+"""Touchdown navigation (TC, SPD, SED) and SDR on the hand-worked fixture, every profile."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.touchdown.fixture import RUNS, SDR, make_root, nav, write
+from vlneval.evaluation import evaluate
+
+
+def _nav(tmp: Path, runs: Any = None, profile: str = "touchdown", **kw: Any):  # type: ignore[no-untyped-def]
+    root = make_root(tmp / "root")
+    return evaluate("touchdown", "dev", nav(tmp, runs), profile=profile, root=root, **kw)
+
+
+def _rows(r: Any) -> dict[str, dict[str, Any]]:
+    return {str(row[r.episodes.id_field]): row for row in r.rows()}
+
+
+def test_navigation_hand_values(tmp_path: Path) -> None:
+    r = _nav(tmp_path)
+    rows = _rows(r)
+    assert (rows["1"]["task_completion"], rows["1"]["spd"], rows["1"]["sed"]) == (1, 0, 1)
+    # 2 ends on p3, two hops from the goal p5 (p3-p2-p5): no completion, no SED; the repeat of p1
+    # (turning in place) is a step but not a move.
+    assert (rows["2"]["task_completion"], rows["2"]["spd"], rows["2"]["sed"]) == (0, 2, 0)
+    assert (
+        rows["2"]["steps"] == 4
+        and rows["2"]["moves"] == 3
+        and rows["2"]["repeated_viewpoints"] == 1
+    )
+    # 3 takes p3 p4 p6 (p4 -> p6 runs against the one-way link p6 -> p4: one hop either way) and
+    # ends on the goal: lev(p3 p4 p6, p3 p2 p5 p6) = 2 (substitute, insert) -> SED 1 - 2/4.
+    assert (rows["3"]["task_completion"], rows["3"]["spd"], rows["3"]["sed"]) == (1, 0, 0.5)
+    assert rows["3"]["edit_distance"] == 2
+    m = r.summary["metrics"]
+    assert m == {"TC": pytest.approx(2 / 3), "SPD": pytest.approx(2 / 3), "SED": pytest.approx(0.5)}
+    assert r.summary["units"] == {"TC": "%", "SED": "%", "SPD": "hops"}
+    assert (
+        r.summary["data_version"] == "unseen" and r.summary["profile_rules"]["name"] == "touchdown"
+    )
+    assert {c["name"]: c["holds"] for c in r.summary["checks"]}["SED <= TC"]
+    assert r.summary["protocol"]["scoring"]["edit_distance"] == "Levenshtein"
+
+
+def test_one_hop_from_the_goal_completes(tmp_path: Path) -> None:
+    runs = {**RUNS, 2: ["p0", "p1", "p2"]}  # stops next to p5
+    row = _rows(_nav(tmp_path, runs))["2"]
+    assert (row["task_completion"], row["spd"], row["sed"]) == (
+        1,
+        1,
+        0.75,
+    )  # lev 1 over 4 panoramas
+
+
+def test_unreachable_goal(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "root")
+    (root / "touchdown" / "touchdown_unseen_split" / "dev.json").write_text(
+        '{"route_id": 1, "route_panoids": ["p0", "p1", "z"], "start_heading": 0}\n'
+    )
+    r = evaluate("touchdown", "dev", nav(tmp_path, {1: ["p0", "p1"]}), root=root)
+    row = _rows(r)["1"]
+    assert math.isinf(row["spd"]) and row["unreachable"] == 1 and row["task_completion"] == 0
+    assert r.summary["metrics"]["SPD"] is None and any(
+        "SPD: 1 episode(s)" in w for w in r.summary["warnings"]
+    )
+
+
+def test_graph_states_and_plain_ids_score_alike(tmp_path: Path) -> None:
+    states = {k: [[p, 90, 0.0] for p in v] for k, v in RUNS.items()}
+    a = _nav(tmp_path / "a")
+    b = _nav(tmp_path / "b", states)
+    assert a.summary["metrics"] == b.summary["metrics"]
+    assert a.summary["trajectory_form"] == "plain" and b.summary["trajectory_form"] == "triple"
+
+
+def test_vlnt_profile_uses_optimal_string_alignment_and_scores_jumps(tmp_path: Path) -> None:
+    """p0 p2 p1 p3 p4 swaps two panoramas of route 1 (and jumps): Levenshtein 2, OSA 1."""
+    runs = {**RUNS, 1: ["p0", "p2", "p1", "p3", "p4"]}
+    r = _nav(tmp_path, runs, profile="touchdown-vlnt")
+    row = _rows(r)["1"]
+    assert row["sed"] == pytest.approx(0.8) and row["edit_distance"] == 1 and row["jumps"] == 2
+    assert r.summary["protocol"]["scoring"]["edit_distance"] == "optimal string alignment"
+    with pytest.raises(
+        Exception, match='route_id "1": trajectory\\[1\\]: panorama p2 is not linked to p0'
+    ):
+        _nav(tmp_path / "b", runs, profile="touchdown")
+
+
+def test_subset_is_partial(tmp_path: Path) -> None:
+    r = _nav(tmp_path, {1: RUNS[1]}, subset=True)
+    assert r.summary["partial"] and r.summary["protocol"]["episodes"] == "partial: 1 of 3"
+    assert r.summary["metrics"]["SED"] == 1.0
+
+
+def _sdr(tmp: Path, profile: str = "touchdown", body: Any = None, **kw: Any):  # type: ignore[no-untyped-def]
+    root = make_root(tmp / "root")
+    return evaluate(
+        "touchdown-sdr",
+        "dev",
+        write(tmp, SDR if body is None else body),
+        profile=profile,
+        root=root,
+        **kw,
+    )
+
+
+def test_sdr_official_no_wrap(tmp_path: Path) -> None:
+    r = _sdr(tmp_path)
+    rows = _rows(r)
+    assert list(rows) == ["1_main", "1_post", "2_main"] and r.episodes.id_field == "sdr_id"
+    assert rows["1_main"]["sdr_distance"] == pytest.approx(30.0)
+    assert rows["1_post"]["sdr_distance"] == pytest.approx(
+        3660 - 36.8
+    )  # across the seam, unwrapped
+    assert rows["2_main"]["sdr_distance"] == 80.0 and rows["2_main"]["sdr_acc80"] == 0  # strict <
+    m = r.summary["metrics"]
+    assert m["SDR@40"] == pytest.approx(1 / 3) and m["SDR@80"] == pytest.approx(1 / 3)
+    assert m["SDR@120"] == pytest.approx(2 / 3)
+    assert m["SDR_dist"] == pytest.approx((30 + 3623.2 + 80) / 3)
+    assert r.summary["protocol"]["scoring"]["sdr_wrap_360"] is False
+    assert r.summary["units"]["SDR_dist"] == "px" and all(c["holds"] for c in r.summary["checks"])
+
+
+def test_sdr_wrap_fix(tmp_path: Path) -> None:
+    r = _sdr(tmp_path, profile="touchdown-wrap")
+    assert _rows(r)["1_post"]["sdr_distance"] == pytest.approx(56.8)
+    m = r.summary["metrics"]
+    assert (m["SDR@40"], m["SDR@80"], m["SDR@120"]) == (
+        pytest.approx(1 / 3),
+        pytest.approx(2 / 3),
+        1.0,
+    )
+    assert m["SDR_dist"] == pytest.approx((30 + 56.8 + 80) / 3)
+    assert r.summary["protocol"]["scoring"]["sdr_wrap_360"] is True
+
+
+def test_sdr_incomplete_and_subset(tmp_path: Path) -> None:
+    with pytest.raises(
+        Exception, match="1 of 3 SDR examples .* have no prediction \\(first: 1_post\\)"
+    ):
+        _sdr(tmp_path, body=[SDR[0], SDR[2]])
+    r = _sdr(tmp_path / "b", body=[SDR[0], SDR[2]], subset=True)
+    assert r.summary["partial"] and r.summary["n_episodes"] == 2
