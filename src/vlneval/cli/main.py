@@ -7,12 +7,12 @@ import sys
 from collections.abc import Sequence
 
 from vlneval import __version__
-from vlneval.cli import info, score
+from vlneval.cli import info, report, run, score, serve
 from vlneval.cli.common import run_guarded
 
 __all__ = ["main", "build_parser"]
 
-SUBCOMMANDS = [score, info]
+SUBCOMMANDS = [score, info, serve, report, run]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,320 @@
+"""What an organiser does: create challenges, phases and teams; rotate tokens; rescore.
+
+These functions back ``vlneval admin``; they work on the database directly (no token: whoever
+can open the database is the organiser). Creating a phase loads its hidden episodes file once,
+checks that it holds goals and that every scan has a graph, and records its SHA-256, so that a
+worker refuses to score against a file that changed afterwards.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
+from vlneval.server.database import Database
+from vlneval.server.models import (
+    FAILED,
+    FINISHED,
+    QUEUED,
+    Challenge,
+    Phase,
+    Result,
+    Submission,
+    Team,
+)
+
+__all__ = [
+    "new_token",
+    "token_digest",
+    "check_slug",
+    "parse_time",
+    "create_challenge",
+    "create_phase",
+    "update_phase",
+    "create_team",
+    "rotate_token",
+    "requeue",
+    "find_phase",
+    "NotFoundError",
+    "ResolvedData",
+]
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+TOKEN_PREFIX = "vlt_"
+PRIMARY_BY_TASK = {"rxr": "nDTW"}
+
+
+class NotFoundError(VLNEvalError):
+    """A challenge, phase, team or submission that does not exist."""
+
+
+def new_token() -> str:
+    """A new API token (256 random bits).
+
+    Example:
+        >>> t = new_token()
+        >>> t.startswith("vlt_"), len(t) > 40
+        (True, True)
+    """
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def token_digest(token: str) -> str:
+    """The SHA-256 of a token, as stored (tokens are random, so no salt or slow hash is needed).
+
+    Example:
+        >>> token_digest("vlt_x")[:12]
+        'e6bd78d65ccd'
+    """
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def check_slug(value: str, what: str) -> str:
+    """``value`` if it is a valid slug (lowercase letters, digits, ``-``, ``_``; 1-64 characters).
+
+    Example:
+        >>> check_slug("r2r-test", "phase")
+        'r2r-test'
+    """
+    if not SLUG.match(value):
+        raise InvalidInputError(
+            f"{what} {value!r}: use 1-64 lowercase letters, digits, '-' or '_', starting with a "
+            "letter or digit"
+        )
+    return value
+
+
+def parse_time(value: str | None) -> dt.datetime | None:
+    """An ISO 8601 time as naive UTC (a time without zone is taken as UTC).
+
+    Example:
+        >>> parse_time("2026-06-01T12:00:00+02:00")
+        datetime.datetime(2026, 6, 1, 10, 0)
+    """
+    if not value:
+        return None
+    try:
+        t = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidInputError(
+            f"not an ISO 8601 time: {value!r} (e.g. 2026-06-01T00:00:00Z)"
+        ) from None
+    if t.tzinfo is not None:
+        t = t.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return t
+
+
+def create_challenge(db: Database, slug: str, title: str, description: str = "") -> None:
+    """Adds a challenge."""
+    check_slug(slug, "challenge")
+    with db.write() as s:
+        if s.scalar(select(Challenge.id).where(Challenge.slug == slug)) is not None:
+            raise InvalidInputError(f"challenge {slug!r} already exists")
+        s.add(Challenge(slug=slug, title=title or slug, description=description))
+
+
+def find_phase(s: Session, challenge: str, phase: str) -> Phase:
+    """The phase ``challenge/phase``; :class:`NotFoundError` names what is missing."""
+    ch = s.scalar(select(Challenge).where(Challenge.slug == challenge))
+    if ch is None:
+        known = s.scalars(select(Challenge.slug)).all()
+        raise NotFoundError(str(UnknownNameError("challenge", challenge, known)))
+    ph = s.scalar(select(Phase).where(Phase.challenge_id == ch.id, Phase.slug == phase))
+    if ph is None:
+        known = [p.slug for p in ch.phases]
+        raise NotFoundError(str(UnknownNameError(f"phase of {challenge}", phase, known)))
+    return ph
+
+
+@dataclass(frozen=True)
+class ResolvedData:
+    """A phase's resolved data: absolute paths, checksum and size."""
+
+    episodes_file: str | None
+    graphs_dir: str | None
+    data_sha256: str | None
+    n_episodes: int
+
+
+def resolve_data(
+    task: str,
+    split: str,
+    profile: str,
+    *,
+    episodes_file: str | None,
+    graphs: str | None,
+    data_root: str | None,
+) -> ResolvedData:
+    """Finds, loads and checks a phase's hidden episodes and graphs."""
+    from vlneval.data.root import data_root as find_root
+    from vlneval.data.root import graphs_dir
+    from vlneval.evaluation.runner import load_split
+    from vlneval.profiles import get_profile
+    from vlneval.server.storage import sha256_hex
+    from vlneval.tasks import get_task
+
+    t, prof = get_task(task), get_profile(profile)
+    root = find_root(data_root)
+    ep = Path(episodes_file).resolve() if episodes_file else None
+    if ep is None and not t.embedded:
+        ep = t.episodes_file(root, split).resolve()
+    gr = Path(graphs).resolve() if graphs else None
+    if gr is None and not t.embedded and root is not None:
+        gr = graphs_dir(root).resolve()
+    episodes, store = load_split(t, split, prof, episodes_file=ep, graphs=gr)
+    if not episodes.scorable:
+        raise InvalidInputError(
+            f"{episodes.source}: has no goals; a phase needs the episodes file with the hidden "
+            "labels (reference paths and goals)"
+        )
+    for scan in sorted(set(episodes.scans)):
+        store.graph(scan)
+    sha = sha256_hex(ep.read_bytes()) if ep is not None else None
+    return ResolvedData(str(ep) if ep else None, str(gr) if gr else None, sha, len(episodes))
+
+
+def primary_metric_of(task: str, profile: str, metric: str | None) -> tuple[str, bool]:
+    """The ranking metric (default: nDTW for RxR, else SPL) and whether higher is better."""
+    from vlneval.metrics import METRICS
+    from vlneval.profiles import get_profile
+
+    metrics = list(get_profile(profile).metrics)
+    label = metric or PRIMARY_BY_TASK.get(task) or ("SPL" if "SPL" in metrics else metrics[0])
+    if metrics and label not in metrics:
+        raise UnknownNameError(f"metric of profile {profile}", label, metrics)
+    higher = next((m.higher_is_better for m in METRICS.values() if m.label == label), True)
+    return label, higher
+
+
+def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> ResolvedData:
+    """Adds a phase to ``challenge`` (see ``vlneval admin create-phase --help``)."""
+    from vlneval.profiles import get_profile
+    from vlneval.tasks import get_task
+
+    check_slug(slug, "phase")
+    task = get_task(fields["task"])
+    split = fields.get("split") or task.default_split
+    profile = fields.get("profile") or task.default_profile
+    if get_profile(profile).name not in task.profiles:
+        raise VLNEvalError(
+            f"profile {profile} does not score task {task.name} ({', '.join(task.profiles)})"
+        )
+    data = resolve_data(
+        task.name,
+        split,
+        profile,
+        episodes_file=fields.get("episodes_file"),
+        graphs=fields.get("graphs"),
+        data_root=fields.get("data_root"),
+    )
+    metric, higher = primary_metric_of(task.name, profile, fields.get("primary_metric"))
+    with db.write() as s:
+        ch = s.scalar(select(Challenge).where(Challenge.slug == challenge))
+        if ch is None:
+            raise NotFoundError(
+                f"no challenge {challenge!r} (vlneval admin create-challenge first)"
+            )
+        if any(p.slug == slug for p in ch.phases):
+            raise InvalidInputError(f"phase {challenge}/{slug} already exists")
+        s.add(
+            Phase(
+                challenge_id=ch.id,
+                slug=slug,
+                title=fields.get("title") or slug,
+                description=fields.get("description") or "",
+                task=task.name,
+                split=split,
+                profile=profile,
+                episodes_file=data.episodes_file,
+                graphs_dir=data.graphs_dir,
+                data_sha256=data.data_sha256,
+                n_episodes=data.n_episodes,
+                leaderboard_public=fields.get("leaderboard_public", True),
+                primary_metric=metric,
+                higher_is_better=higher,
+                daily_quota=fields.get("daily_quota"),
+                total_quota=fields.get("total_quota"),
+                opens_at=fields.get("opens_at"),
+                closes_at=fields.get("closes_at"),
+            )
+        )
+    return data
+
+
+UPDATABLE = (
+    "title", "description", "leaderboard_public", "daily_quota", "total_quota", "opens_at",
+    "closes_at",
+)  # fmt: skip
+
+
+def update_phase(
+    db: Database, challenge: str, phase: str, *, rehash: bool = False, **changes: Any
+) -> None:
+    """Changes a phase's settings; ``rehash`` records the episodes file's current checksum."""
+    unknown = set(changes) - set(UPDATABLE)
+    if unknown:
+        raise InvalidInputError(f"cannot change {', '.join(sorted(unknown))} of a phase")
+    with db.write() as s:
+        ph = find_phase(s, challenge, phase)
+        for k, v in changes.items():
+            setattr(ph, k, v)
+        if rehash:
+            data = resolve_data(
+                ph.task,
+                ph.split,
+                ph.profile,
+                episodes_file=ph.episodes_file,
+                graphs=ph.graphs_dir,
+                data_root=None,
+            )
+            ph.data_sha256, ph.n_episodes = data.data_sha256, data.n_episodes
+
+
+def create_team(db: Database, name: str) -> str:
+    """Adds a team; returns its API token (shown once: only its digest is stored)."""
+    name = name.strip()
+    if not name or len(name) > 100:
+        raise InvalidInputError("a team name has 1-100 characters")
+    token = new_token()
+    with db.write() as s:
+        if s.scalar(select(Team.id).where(Team.name == name)) is not None:
+            raise InvalidInputError(f"team {name!r} already exists")
+        s.add(Team(name=name, token_sha256=token_digest(token), token_prefix=token[:8]))
+    return token
+
+
+def rotate_token(db: Database, name: str) -> str:
+    """Gives a team a new token (the old one stops working); returns it."""
+    token = new_token()
+    with db.write() as s:
+        team = s.scalar(select(Team).where(Team.name == name))
+        if team is None:
+            raise NotFoundError(f"no team {name!r}")
+        team.token_sha256, team.token_prefix = token_digest(token), token[:8]
+    return token
+
+
+def requeue(db: Database, uid: str) -> str:
+    """Queues a failed or finished submission again (its old result is deleted)."""
+    with db.write() as s:
+        sub = s.scalar(select(Submission).where(Submission.uid == uid))
+        if sub is None:
+            raise NotFoundError(f"no submission {uid!r}")
+        if sub.status not in (FAILED, FINISHED):
+            raise InvalidInputError(
+                f"submission {uid} is {sub.status}; only a finished or failed one is requeued"
+            )
+        s.execute(delete(Result).where(Result.submission_id == sub.id))
+        sub.status, sub.error_kind, sub.messages = QUEUED, None, []
+        sub.attempts, sub.claim_token, sub.claimed_by = 0, None, None
+        sub.started_at = sub.finished_at = sub.lease_expires_at = None
+        return str(sub.status)

@@ -1,0 +1,157 @@
+"""The ``vlneval admin`` subcommands: parse nothing, call :mod:`vlneval.server.admin`, print.
+
+Nothing printed here quotes a phase's hidden labels: a created phase is described by its
+episode count and checksum only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import func, select
+
+from vlneval.errors import InvalidInputError
+from vlneval.server import admin
+from vlneval.server.config import ServerConfig
+from vlneval.server.database import Database
+from vlneval.server.models import Challenge, Submission, Team
+
+__all__ = ["run"]
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if args.leaderboard is not None:
+        out["leaderboard_public"] = args.leaderboard == "public"
+    for key in ("daily_quota", "total_quota"):
+        value = getattr(args, key)
+        if value is not None:
+            if value < 0:
+                raise InvalidInputError(f"--{key.replace('_', '-')} must be 0 or more")
+            out[key] = value
+    if args.opens is not None:
+        out["opens_at"] = admin.parse_time(args.opens)
+    if args.closes is not None:
+        out["closes_at"] = admin.parse_time(args.closes)
+    return out
+
+
+def _create_challenge(db: Database, args: argparse.Namespace) -> str:
+    admin.create_challenge(db, args.slug, args.title, args.description)
+    return f"created challenge {args.slug}"
+
+
+def _create_phase(db: Database, args: argparse.Namespace) -> None:
+    data = admin.create_phase(
+        db,
+        args.challenge,
+        args.slug,
+        task=args.task,
+        split=args.split,
+        profile=args.profile,
+        episodes_file=args.episodes,
+        graphs=args.graphs,
+        data_root=args.data_root,
+        title=args.title,
+        description=args.description,
+        primary_metric=args.primary_metric,
+        **_settings(args),
+    )
+    sha = f", episodes file SHA-256 {data.data_sha256[:16]}…" if data.data_sha256 else ""
+    _out(f"created phase {args.challenge}/{args.slug}: {data.n_episodes} episodes{sha}")
+
+
+def _update_phase(db: Database, args: argparse.Namespace) -> None:
+    changes = _settings(args)
+    for key in ("title", "description"):
+        if getattr(args, key) is not None:
+            changes[key] = getattr(args, key)
+    admin.update_phase(db, args.challenge, args.phase, rehash=args.rehash, **changes)
+    _out(f"updated phase {args.challenge}/{args.phase}")
+
+
+def _leaderboard(db: Database, args: argparse.Namespace) -> None:
+    from vlneval.reports.terminal import format_value
+    from vlneval.server.leaderboard import leaderboard
+
+    with db.read() as s:
+        ph = admin.find_phase(s, args.challenge, args.phase)
+        entries = leaderboard(s, ph)
+        label = ph.primary_metric
+    _out(f"{'#':>3}  {'team':24s} {label:>8s}  method")
+    for e in entries:
+        _out(
+            f"{e.rank:>3}  {e.team[:24]:24s} {format_value(label, e.primary_value):>8s}  {e.method}"
+        )
+
+
+def _list(db: Database, args: argparse.Namespace) -> None:
+    with db.read() as s:
+        for c in s.scalars(select(Challenge).order_by(Challenge.id)):
+            _out(f"challenge {c.slug}: {c.title}")
+            for p in c.phases:
+                n = s.scalar(select(func.count()).where(Submission.phase_id == p.id)) or 0
+                vis = "public" if p.leaderboard_public else "private"
+                _out(
+                    f"  phase {p.slug}: {p.task} {p.split} profile {p.profile}, {p.n_episodes} episodes, "
+                    f"{vis} leaderboard by {p.primary_metric}, {n} submission(s)"
+                )
+        for t in s.scalars(select(Team).order_by(Team.id)):
+            _out(f"team {t.name} (token {t.token_prefix}…)")
+        rows = s.execute(select(Submission.status, func.count()).group_by(Submission.status)).all()
+        _out("queue: " + (", ".join(f"{n} {st}" for st, n in rows) or "empty"))
+
+
+def run(args: argparse.Namespace, cfg: ServerConfig) -> int:
+    """Runs ``args.admin_command``."""
+    from vlneval.server.migrate import upgrade
+
+    head = upgrade(cfg.database_url)
+    if args.admin_command == "migrate":
+        _out(f"database at schema revision {head}")
+        return 0
+    db = Database(cfg.database_url)
+    try:
+        COMMANDS[args.admin_command](db, args)
+    finally:
+        db.dispose()
+    return 0
+
+
+def _simple(
+    fn: Callable[[Database, argparse.Namespace], str | None],
+) -> Callable[[Database, argparse.Namespace], None]:
+    def go(db: Database, args: argparse.Namespace) -> None:
+        text = fn(db, args)
+        if text:
+            _out(text)
+
+    return go
+
+
+COMMANDS: dict[str, Callable[[Database, argparse.Namespace], None]] = {
+    "create-challenge": _simple(_create_challenge),
+    "create-phase": _create_phase,
+    "update-phase": _update_phase,
+    "create-team": _simple(
+        lambda db, a: (
+            f"created team {a.name}; its API token (shown once, keep it secret):\n"
+            f"{admin.create_team(db, a.name)}"
+        )
+    ),
+    "rotate-token": _simple(
+        lambda db, a: f"new API token of team {a.team}:\n{admin.rotate_token(db, a.team)}"
+    ),
+    "leaderboard": _leaderboard,
+    "list": _list,
+    "requeue": _simple(
+        lambda db, a: f"submission {a.submission}: {admin.requeue(db, a.submission)}"
+    ),
+}

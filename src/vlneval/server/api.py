@@ -1,0 +1,295 @@
+"""The JSON API (``/api/v1``); its OpenAPI document is at ``/api/v1/openapi.json``.
+
+Reading challenges, phases and public leaderboards needs no token; everything about a team's own
+submissions, and every request that changes anything, needs the team's bearer token. Another
+team's submission answers 404, exactly like one that does not exist.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+
+from fastapi import (
+    APIRouter,
+    Depends,
+    File,
+    Form,
+    Header,
+    Path,
+    Query,
+    Request,
+    Response,
+    UploadFile,
+)
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from vlneval.server.admin import NotFoundError, find_phase
+from vlneval.server.auth import TeamRef, current_team, get_db, optional_team
+from vlneval.server.leaderboard import leaderboard
+from vlneval.server.models import Challenge, Phase, Submission, Team, utcnow
+from vlneval.server.queue import queue_counts
+from vlneval.server.schemas import (
+    ChallengeOut,
+    ErrorOut,
+    HealthOut,
+    LeaderboardOut,
+    PhaseOut,
+    QuotaOut,
+    SubmissionOut,
+    TeamOut,
+    aware,
+    entry_out,
+    phase_out,
+    submission_out,
+)
+from vlneval.server.submissions import Refused, Upload, accept, usage
+
+__all__ = ["router"]
+
+SLUG = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+UID = r"^[0-9a-f]{32}$"
+Slug = Annotated[str, Path(pattern=SLUG, max_length=64)]
+Uid = Annotated[str, Path(pattern=UID, min_length=32, max_length=32)]
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422, 429)
+}
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    return {c: ERRORS[c] for c in codes}
+
+
+router = APIRouter(prefix="/api/v1", tags=["api"])
+
+
+def _phase(s: Session, challenge: str, phase: str) -> Phase:
+    try:
+        return find_phase(s, challenge, phase)
+    except NotFoundError as exc:
+        raise Refused(404, str(exc)) from None
+
+
+@router.get("/health", response_model=HealthOut, summary="Is the server up; queue sizes")
+def health(request: Request) -> HealthOut:
+    """The server's version, database kind and how many submissions are in each status."""
+    from vlneval import __version__
+
+    db = get_db(request)
+    with db.read() as s:
+        counts = queue_counts(s)
+    return HealthOut(
+        status="ok",
+        version=__version__,
+        database="sqlite" if db.is_sqlite else "postgresql",
+        queue=counts,
+    )
+
+
+@router.get("/me", response_model=TeamOut, responses=_errors(401), summary="The token's team")
+def me(request: Request, team: Annotated[TeamRef, Depends(current_team)]) -> TeamOut:
+    """The team the bearer token belongs to."""
+    with get_db(request).read() as s:
+        row = s.get(Team, team.id)
+        if row is None:
+            raise Refused(401, "the API token is not valid")
+        return TeamOut(
+            name=row.name, token_prefix=row.token_prefix, created_at=aware(row.created_at)
+        )  # type: ignore[arg-type]
+
+
+@router.get("/challenges", response_model=list[ChallengeOut], summary="All challenges")
+def challenges(request: Request) -> list[ChallengeOut]:
+    """Every challenge with its phases."""
+    now = utcnow()
+    with get_db(request).read() as s:
+        rows = s.scalars(select(Challenge).order_by(Challenge.id)).all()
+        return [_challenge_out(c, now) for c in rows]
+
+
+def _challenge_out(c: Challenge, now: dt.datetime) -> ChallengeOut:
+    return ChallengeOut(
+        slug=c.slug,
+        title=c.title,
+        description=c.description,
+        phases=[phase_out(p, now) for p in c.phases],
+    )
+
+
+@router.get(
+    "/challenges/{challenge}",
+    response_model=ChallengeOut,
+    responses=_errors(404, 422),
+    summary="One challenge",
+)
+def challenge(request: Request, challenge: Slug) -> ChallengeOut:
+    """A challenge with its phases."""
+    with get_db(request).read() as s:
+        c = s.scalar(select(Challenge).where(Challenge.slug == challenge))
+        if c is None:
+            raise Refused(404, f"no challenge {challenge!r}")
+        return _challenge_out(c, utcnow())
+
+
+@router.get(
+    "/challenges/{challenge}/phases/{phase}",
+    response_model=PhaseOut,
+    responses=_errors(404, 422),
+    summary="One phase",
+)
+def phase(request: Request, challenge: Slug, phase: Slug) -> PhaseOut:
+    """What a phase scores, its quotas and when it is open."""
+    with get_db(request).read() as s:
+        return phase_out(_phase(s, challenge, phase), utcnow())
+
+
+@router.get(
+    "/challenges/{challenge}/phases/{phase}/leaderboard",
+    response_model=LeaderboardOut,
+    responses=_errors(401, 403, 404, 422),
+    summary="A phase's leaderboard",
+)
+def phase_leaderboard(
+    request: Request,
+    challenge: Slug,
+    phase: Slug,
+    team: Annotated[TeamRef | None, Depends(optional_team)],
+) -> LeaderboardOut:
+    """Each team's best entry; a private leaderboard shows the caller's own entry only."""
+    with get_db(request).read() as s:
+        ph = _phase(s, challenge, phase)
+        if not ph.leaderboard_public and team is None:
+            raise Refused(
+                403,
+                f"the leaderboard of {challenge}/{phase} is private: a team sees its own entry "
+                "with its token; organisers see all with `vlneval admin leaderboard`",
+            )
+        only = None if ph.leaderboard_public else team.id  # type: ignore[union-attr]
+        entries = leaderboard(s, ph, team_id=only)
+        return LeaderboardOut(
+            challenge=challenge,
+            phase=phase,
+            primary_metric=ph.primary_metric,
+            higher_is_better=ph.higher_is_better,
+            visibility="public" if ph.leaderboard_public else "private",
+            entries=[entry_out(e) for e in entries],
+        )
+
+
+@router.get(
+    "/challenges/{challenge}/phases/{phase}/quota",
+    response_model=QuotaOut,
+    responses=_errors(401, 404, 422),
+    summary="Your team's quota use",
+)
+def quota(
+    request: Request, challenge: Slug, phase: Slug, team: Annotated[TeamRef, Depends(current_team)]
+) -> QuotaOut:
+    """How many submissions your team has made today and in total, and how many wait."""
+    now = utcnow()
+    with get_db(request).read() as s:
+        ph = _phase(s, challenge, phase)
+        used = usage(s, ph.id, team.id, now)
+        midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        return QuotaOut(
+            challenge=challenge,
+            phase=phase,
+            daily_quota=ph.daily_quota,
+            used_today=used.today,
+            total_quota=ph.total_quota,
+            used_total=used.total,
+            pending=used.pending,
+            max_pending=request.app.state.cfg.max_pending_per_team,
+            resets_at=aware(midnight + dt.timedelta(days=1)),  # type: ignore[arg-type]
+        )
+
+
+@router.post(
+    "/challenges/{challenge}/phases/{phase}/submissions",
+    response_model=SubmissionOut,
+    status_code=202,
+    responses={200: {"model": SubmissionOut}, **_errors(400, 401, 403, 404, 409, 413, 422, 429)},
+    summary="Submit a predictions file",
+)
+def submit(
+    request: Request,
+    response: Response,
+    challenge: Slug,
+    phase: Slug,
+    team: Annotated[TeamRef, Depends(current_team)],
+    file: Annotated[UploadFile, File(description="the predictions file (.json or .json.gz)")],
+    protocol: Annotated[str | None, Form(description="JSON object of protocol-card fields")] = None,
+    method: Annotated[str, Form(max_length=100)] = "",
+    description: Annotated[str, Form(max_length=2000)] = "",
+    url: Annotated[str, Form(max_length=500)] = "",
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=64)] = None,
+) -> SubmissionOut:
+    """Queues a predictions file for scoring (202); a retry with the same Idempotency-Key
+    returns the first submission (200)."""
+    app = request.app
+    with get_db(request).read() as s:
+        ph_id = _phase(s, challenge, phase).id
+    up = Upload(
+        file.filename or "", file.file.read(), protocol, method, description, url, idempotency_key
+    )
+    uid, created = accept(app.state.db, app.state.store, app.state.cfg, ph_id, team.id, up)
+    if not created:
+        response.status_code = 200
+    return _own_submission(request, team, uid)
+
+
+def _own_submission(request: Request, team: TeamRef, uid: str) -> SubmissionOut:
+    with get_db(request).read() as s:
+        sub = s.scalar(
+            select(Submission).where(Submission.uid == uid, Submission.team_id == team.id)
+        )
+        if sub is None:
+            raise Refused(404, f"your team has no submission {uid}")
+        return submission_out(sub)
+
+
+@router.get(
+    "/submissions",
+    response_model=list[SubmissionOut],
+    responses=_errors(401, 404, 422),
+    summary="Your team's submissions",
+)
+def submissions(
+    request: Request,
+    team: Annotated[TeamRef, Depends(current_team)],
+    challenge: Annotated[str | None, Query(pattern=SLUG, max_length=64)] = None,
+    phase: Annotated[str | None, Query(pattern=SLUG, max_length=64)] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> list[SubmissionOut]:
+    """Your team's submissions, newest first (optionally of one challenge or phase)."""
+    with get_db(request).read() as s:
+        q = select(Submission).where(Submission.team_id == team.id)
+        if challenge is not None:
+            q = (
+                q.join(Phase, Phase.id == Submission.phase_id)
+                .join(Challenge)
+                .where(Challenge.slug == challenge)
+            )
+            if phase is not None:
+                q = q.where(Phase.slug == phase)
+        elif phase is not None:
+            raise Refused(400, "give the challenge too when filtering by phase")
+        rows = s.scalars(
+            q.order_by(Submission.created_at.desc(), Submission.id.desc()).limit(limit)
+        ).all()
+        return [submission_out(r) for r in rows]
+
+
+@router.get(
+    "/submissions/{uid}",
+    response_model=SubmissionOut,
+    responses=_errors(401, 404, 422),
+    summary="One of your team's submissions",
+)
+def submission(
+    request: Request, uid: Uid, team: Annotated[TeamRef, Depends(current_team)]
+) -> SubmissionOut:
+    """Status, messages and (when finished) the scores of a submission of your team."""
+    return _own_submission(request, team, uid)

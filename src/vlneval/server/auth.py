@@ -1,0 +1,71 @@
+"""Who is asking: a team's API token, from the ``Authorization`` header or the login cookie.
+
+The API takes ``Authorization: Bearer <token>`` only; the HTML pages also read the token from an
+HttpOnly, SameSite=Strict cookie set by the login form. A cookie never authorises a change:
+every mutating endpoint of the API requires the header, so a cross-site request cannot submit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy import select
+
+from vlneval.server.admin import token_digest
+from vlneval.server.database import Database
+from vlneval.server.models import Team
+
+__all__ = ["TeamRef", "team_for_token", "current_team", "optional_team", "COOKIE", "get_db"]
+
+COOKIE = "vlneval_token"
+MAX_TOKEN = 200
+
+bearer = HTTPBearer(auto_error=False, description="a team's API token (vlneval admin create-team)")
+
+
+@dataclass(frozen=True)
+class TeamRef:
+    """The authenticated team."""
+
+    id: int
+    name: str
+
+
+def get_db(request: Request) -> Database:
+    """The app's database."""
+    return request.app.state.db  # type: ignore[no-any-return]
+
+
+def team_for_token(db: Database, token: str | None) -> TeamRef | None:
+    """The team holding ``token``, or None."""
+    if not token or len(token) > MAX_TOKEN:
+        return None
+    with db.read() as s:
+        team = s.scalar(select(Team).where(Team.token_sha256 == token_digest(token)))
+        return TeamRef(team.id, team.name) if team is not None else None
+
+
+def _unauthorised(detail: str) -> HTTPException:
+    return HTTPException(401, detail, headers={"WWW-Authenticate": "Bearer"})
+
+
+def optional_team(
+    request: Request, cred: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+) -> TeamRef | None:
+    """The team of the bearer token if one is sent (an unknown token is refused, not ignored)."""
+    if cred is None:
+        return None
+    team = team_for_token(get_db(request), cred.credentials)
+    if team is None:
+        raise _unauthorised("the API token is not valid (ask the organisers for a new one)")
+    return team
+
+
+def current_team(team: Annotated[TeamRef | None, Depends(optional_team)]) -> TeamRef:
+    """The team of the bearer token; 401 without one."""
+    if team is None:
+        raise _unauthorised("this needs your team's API token: Authorization: Bearer <token>")
+    return team

@@ -1,0 +1,110 @@
+"""Server settings: where the data lives, which database, and the limits on uploads.
+
+Everything has a default so that ``vlneval serve`` works with no setup: the data folder is
+``$VLNEVAL_SERVER_DATA`` (else ``$XDG_DATA_HOME/vlneval/server``, else
+``~/.local/share/vlneval/server``) and the database an SQLite file inside it, unless
+``$VLNEVAL_DATABASE_URL`` (or ``--database-url``) names another, e.g.
+``postgresql+psycopg://user@host/db``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ServerConfig", "default_data_dir", "MIB"]
+
+MIB = 1024 * 1024
+
+
+def default_data_dir() -> Path:
+    """The default data folder (see the module docstring).
+
+    Example:
+        >>> from unittest import mock
+        >>> with mock.patch.dict("os.environ", {"VLNEVAL_SERVER_DATA": "/srv/vln"}):
+        ...     print(default_data_dir())
+        /srv/vln
+    """
+    env = os.environ.get("VLNEVAL_SERVER_DATA")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".local" / "share"
+    return base / "vlneval" / "server"
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Settings shared by the web app, the workers and the admin commands.
+
+    Attributes:
+        data_dir: the folder holding uploads (and the SQLite file by default).
+        database_url: a SQLAlchemy URL; default ``sqlite:///<data_dir>/vlneval.sqlite3``.
+        max_upload_bytes: largest accepted upload, as sent (compressed or not).
+        max_decompressed_bytes: largest accepted JSON text after gunzip (gzip-bomb guard).
+        max_json_depth: deepest accepted nesting of lists and objects.
+        max_json_values: most accepted JSON values (JSON-bomb guard against huge arrays).
+        max_string_bytes: longest accepted JSON string.
+        max_number_chars: longest accepted number literal (huge-number guard).
+        lease_seconds: a running submission whose worker stops heartbeating for this long is
+            claimed again by another worker.
+        poll_seconds: how often an idle worker looks for queued submissions.
+        max_attempts: claims after which a submission that keeps killing its workers fails.
+        scoring_timeout_seconds: a worker that scores one file longer than this gives up on it.
+        max_pending_per_team: queued or running submissions a team may have in one phase.
+        secure_cookies: mark the login cookie ``Secure`` (set when served over HTTPS).
+
+    Example:
+        >>> cfg = ServerConfig(data_dir=Path("/tmp/vln"))
+        >>> cfg.database_url
+        'sqlite:////tmp/vln/vlneval.sqlite3'
+        >>> cfg.is_sqlite
+        True
+    """
+
+    data_dir: Path = field(default_factory=default_data_dir)
+    database_url: str = ""
+    max_upload_bytes: int = 64 * MIB
+    max_decompressed_bytes: int = 256 * MIB
+    max_json_depth: int = 32
+    max_json_values: int = 20_000_000
+    max_string_bytes: int = 64 * 1024
+    max_number_chars: int = 40
+    lease_seconds: float = 60.0
+    poll_seconds: float = 0.5
+    max_attempts: int = 3
+    scoring_timeout_seconds: float = 1800.0
+    max_pending_per_team: int = 20
+    secure_cookies: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "data_dir", Path(self.data_dir).expanduser().resolve())
+        if not self.database_url:
+            url = os.environ.get("VLNEVAL_DATABASE_URL") or (
+                f"sqlite:///{self.data_dir / 'vlneval.sqlite3'}"
+            )
+            object.__setattr__(self, "database_url", url)
+
+    @property
+    def is_sqlite(self) -> bool:
+        """True when the database is an SQLite file."""
+        return self.database_url.startswith("sqlite")
+
+    @property
+    def uploads_dir(self) -> Path:
+        """Where uploaded files are stored."""
+        return self.data_dir / "uploads"
+
+    def with_(self, **changes: Any) -> ServerConfig:
+        """A copy with some settings changed."""
+        return replace(self, **changes)
+
+    def to_env(self) -> dict[str, str]:
+        """Environment variables that give a child process (a worker) the same folder and DB."""
+        return {
+            "VLNEVAL_SERVER_DATA": str(self.data_dir),
+            "VLNEVAL_DATABASE_URL": self.database_url,
+        }

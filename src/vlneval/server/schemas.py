@@ -1,0 +1,256 @@
+"""The JSON API's response models (they make its OpenAPI document) and their builders.
+
+Nothing here can carry a phase's server-side paths or a per-episode value: the models list
+every field a client sees, and the builders fill them from the database rows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Literal, overload
+
+from pydantic import BaseModel, Field
+
+from vlneval.server.leaderboard import Entry
+from vlneval.server.models import Phase, Submission
+
+__all__ = [
+    "ErrorOut",
+    "HealthOut",
+    "TeamOut",
+    "PhaseOut",
+    "ChallengeOut",
+    "EntryOut",
+    "LeaderboardOut",
+    "ResultOut",
+    "SubmissionOut",
+    "QuotaOut",
+    "aware",
+    "phase_out",
+    "submission_out",
+    "entry_out",
+]
+
+Metrics = dict[str, float | None]
+
+
+@overload
+def aware(t: dt.datetime) -> dt.datetime: ...
+@overload
+def aware(t: None) -> None: ...
+def aware(t: dt.datetime | None) -> dt.datetime | None:
+    """A stored naive UTC time as an aware one (rendered with ``Z``).
+
+    Example:
+        >>> aware(dt.datetime(2026, 1, 2)).isoformat()
+        '2026-01-02T00:00:00+00:00'
+    """
+    return None if t is None else t.replace(tzinfo=dt.timezone.utc)
+
+
+class ErrorOut(BaseModel):
+    """An error: what went wrong, and the problems of a refused file, one per line."""
+
+    detail: str
+    problems: list[str] = Field(default_factory=list)
+
+
+class HealthOut(BaseModel):
+    """The server is up; how many submissions are in each status."""
+
+    status: Literal["ok"]
+    version: str
+    database: str
+    queue: dict[str, int]
+
+
+class TeamOut(BaseModel):
+    """The team a token belongs to."""
+
+    name: str
+    token_prefix: str
+    created_at: dt.datetime
+
+
+class PhaseOut(BaseModel):
+    """A phase as participants see it (never where its hidden labels are)."""
+
+    challenge: str
+    slug: str
+    title: str
+    description: str
+    task: str
+    split: str
+    profile: str
+    n_episodes: int
+    leaderboard: Literal["public", "private"]
+    primary_metric: str
+    higher_is_better: bool
+    metrics: list[str]
+    daily_quota: int | None
+    total_quota: int | None
+    opens_at: dt.datetime | None
+    closes_at: dt.datetime | None
+    open: bool
+
+
+class ChallengeOut(BaseModel):
+    """A challenge and its phases."""
+
+    slug: str
+    title: str
+    description: str
+    phases: list[PhaseOut]
+
+
+class EntryOut(BaseModel):
+    """One leaderboard row: a team's best submission."""
+
+    rank: int
+    team: str
+    method: str
+    url: str
+    submitted_at: dt.datetime
+    primary_value: float
+    metrics: Metrics
+    n_episodes: int
+    protocol: dict[str, Any]
+
+
+class LeaderboardOut(BaseModel):
+    """A phase's leaderboard (a private one shows the caller's own entry only)."""
+
+    challenge: str
+    phase: str
+    primary_metric: str
+    higher_is_better: bool
+    visibility: Literal["public", "private"]
+    entries: list[EntryOut]
+
+
+class ResultOut(BaseModel):
+    """The scores of a finished submission (aggregates only) and its sanitised summary."""
+
+    primary_metric: str
+    primary_value: float | None
+    metrics: Metrics
+    n_episodes: int
+    scorer_version: str
+    summary: dict[str, Any]
+
+
+class SubmissionOut(BaseModel):
+    """A submission, its status and the messages about it."""
+
+    id: str
+    challenge: str
+    phase: str
+    team: str
+    status: Literal["queued", "running", "finished", "failed"]
+    error_kind: Literal["invalid", "internal"] | None
+    messages: list[str]
+    filename: str
+    size_bytes: int
+    sha256: str
+    method: str
+    description: str
+    url: str
+    declared: dict[str, Any]
+    created_at: dt.datetime
+    started_at: dt.datetime | None
+    finished_at: dt.datetime | None
+    result: ResultOut | None
+    page: str
+
+
+class QuotaOut(BaseModel):
+    """A team's quota use in a phase."""
+
+    challenge: str
+    phase: str
+    daily_quota: int | None
+    used_today: int
+    total_quota: int | None
+    used_total: int
+    pending: int
+    max_pending: int
+    resets_at: dt.datetime
+
+
+def phase_out(ph: Phase, now: dt.datetime) -> PhaseOut:
+    """The public description of a phase."""
+    from vlneval.profiles import get_profile
+
+    is_open = (ph.opens_at is None or now >= ph.opens_at) and (
+        ph.closes_at is None or now < ph.closes_at
+    )
+    return PhaseOut(
+        challenge=ph.challenge.slug,
+        slug=ph.slug,
+        title=ph.title,
+        description=ph.description,
+        task=ph.task,
+        split=ph.split,
+        profile=ph.profile,
+        n_episodes=ph.n_episodes,
+        leaderboard="public" if ph.leaderboard_public else "private",
+        primary_metric=ph.primary_metric,
+        higher_is_better=ph.higher_is_better,
+        metrics=list(get_profile(ph.profile).metrics),
+        daily_quota=ph.daily_quota,
+        total_quota=ph.total_quota,
+        opens_at=aware(ph.opens_at),
+        closes_at=aware(ph.closes_at),
+        open=is_open,
+    )
+
+
+def submission_out(sub: Submission) -> SubmissionOut:
+    """A submission as its own team sees it."""
+    res = sub.result
+    result = None
+    if res is not None:
+        result = ResultOut(
+            primary_metric=sub.phase.primary_metric,
+            primary_value=res.primary_value,
+            metrics=dict(res.metrics),
+            n_episodes=res.n_episodes,
+            scorer_version=res.scorer_version,
+            summary=dict(res.summary),
+        )
+    return SubmissionOut(
+        id=sub.uid,
+        challenge=sub.phase.challenge.slug,
+        phase=sub.phase.slug,
+        team=sub.team.name,
+        status=sub.status,  # type: ignore[arg-type]
+        error_kind=sub.error_kind,  # type: ignore[arg-type]
+        messages=list(sub.messages or []),
+        filename=sub.filename,
+        size_bytes=sub.size_bytes,
+        sha256=sub.sha256,
+        method=sub.method,
+        description=sub.description,
+        url=sub.url,
+        declared=dict(sub.declared or {}),
+        created_at=aware(sub.created_at),  # type: ignore[arg-type]
+        started_at=aware(sub.started_at),
+        finished_at=aware(sub.finished_at),
+        result=result,
+        page=f"/submissions/{sub.uid}",
+    )
+
+
+def entry_out(e: Entry) -> EntryOut:
+    """A leaderboard row."""
+    return EntryOut(
+        rank=e.rank,
+        team=e.team,
+        method=e.method,
+        url=e.url,
+        submitted_at=aware(e.submitted_at),  # type: ignore[arg-type]
+        primary_value=e.primary_value,
+        metrics=e.metrics,
+        n_episodes=e.n_episodes,
+        protocol=e.protocol,
+    )

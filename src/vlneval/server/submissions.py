@@ -1,0 +1,288 @@
+"""Accepting a submission: checks, quotas, durable storage, then the queue.
+
+The order never loses an acknowledged submission and never stores one that is refused:
+1. the phase must be open and the team within its quotas (a quick read);
+2. the upload passes :func:`vlneval.server.uploads.check_upload` and the declared protocol fields
+   are checked;
+3. the file is written durably;
+4. in one write transaction (the team's row locked on PostgreSQL; SQLite writers are serialised)
+   the quotas are checked again and the row is inserted; if that fails, the file is removed.
+
+A retry carrying the same ``Idempotency-Key`` returns the submission made the first time.
+Quotas count every submission of the team in the phase except failed ones: a file refused for
+its format, or one the server could not score, costs nothing. The day is the UTC calendar day.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
+from vlneval.server.config import ServerConfig
+from vlneval.server.database import Database
+from vlneval.server.models import FAILED, QUEUED, RUNNING, Phase, Submission, Team, utcnow
+from vlneval.server.storage import UploadStore, sha256_hex
+from vlneval.server.uploads import UploadLimits, check_upload
+
+__all__ = [
+    "Refused",
+    "Usage",
+    "usage",
+    "check_window",
+    "check_quota",
+    "parse_declared",
+    "clean_filename",
+    "accept",
+    "CLIENT_KEY",
+]
+
+CLIENT_KEY = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+MAX_DECLARED_BYTES = 16 * 1024
+MAX_TEXT = 500
+
+
+class Refused(VLNEvalError):
+    """A request the server refuses, with its HTTP status and the problems to show."""
+
+    def __init__(self, status: int, detail: str, problems: list[str] | None = None) -> None:
+        super().__init__(detail)
+        self.status, self.detail, self.problems = status, detail, problems or []
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A team's submissions in one phase: counted today, counted in total, and pending."""
+
+    today: int
+    total: int
+    pending: int
+
+
+def usage(s: Session, phase_id: int, team_id: int, now: dt.datetime) -> Usage:
+    """Counts the team's quota use in the phase."""
+    base = (Submission.phase_id == phase_id, Submission.team_id == team_id)
+    counted = (*base, Submission.status != FAILED)
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    total = s.scalar(select(func.count()).where(*counted)) or 0
+    today = s.scalar(select(func.count()).where(*counted, Submission.created_at >= midnight)) or 0
+    pending = (
+        s.scalar(select(func.count()).where(*base, Submission.status.in_((QUEUED, RUNNING)))) or 0
+    )
+    return Usage(int(today), int(total), int(pending))
+
+
+def _iso(t: dt.datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def check_window(phase: Phase, now: dt.datetime) -> None:
+    """Refuses (403) when the phase is not open for submissions."""
+    if phase.opens_at is not None and now < phase.opens_at:
+        raise Refused(403, f"phase {phase.slug} opens for submissions at {_iso(phase.opens_at)}")
+    if phase.closes_at is not None and now >= phase.closes_at:
+        raise Refused(403, f"phase {phase.slug} closed for submissions at {_iso(phase.closes_at)}")
+
+
+def check_quota(phase: Phase, used: Usage, cfg: ServerConfig, now: dt.datetime) -> None:
+    """Refuses (429) a submission past a quota."""
+    if phase.total_quota is not None and used.total >= phase.total_quota:
+        raise Refused(
+            429, f"your team has used all {phase.total_quota} submissions of phase {phase.slug}"
+        )
+    if phase.daily_quota is not None and used.today >= phase.daily_quota:
+        tomorrow = now.replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=1)
+        raise Refused(
+            429,
+            f"your team has used its {phase.daily_quota} submissions of today (UTC) in phase "
+            f"{phase.slug}; the quota resets at {_iso(tomorrow)}",
+        )
+    if used.pending >= cfg.max_pending_per_team:
+        raise Refused(
+            429,
+            f"your team has {used.pending} submissions waiting to be scored in phase {phase.slug}; "
+            "wait for them to finish before submitting more",
+        )
+
+
+def _check_value(key: str, value: Any, depth: int = 0) -> None:
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InvalidInputError(f"protocol field {key}: numbers must be finite")
+        return
+    if isinstance(value, str):
+        if len(value) > MAX_TEXT:
+            raise InvalidInputError(f"protocol field {key}: at most {MAX_TEXT} characters")
+        return
+    if depth == 0 and isinstance(value, list) and len(value) <= 20:
+        for v in value:
+            _check_value(key, v, 1)
+        return
+    if depth == 0 and isinstance(value, dict) and len(value) <= 20:
+        for k, v in value.items():
+            _check_value(f"{key}.{k}", v, 1)
+        return
+    raise InvalidInputError(
+        f"protocol field {key}: expected a string, number, true/false, or a list or object of "
+        "at most 20 of those"
+    )
+
+
+def parse_declared(text: str | None) -> dict[str, Any]:
+    """The self-declared protocol fields: a JSON object whose keys are protocol-card fields.
+
+    Example:
+        >>> parse_declared('{"observations": "RGB panorama", "seeds": [0, 1]}')
+        {'observations': 'RGB panorama', 'seeds': [0, 1]}
+    """
+    from vlneval.evaluation.protocol import DECLARABLE
+
+    if text is None or not text.strip():
+        return {}
+    raw = text.encode("utf-8")
+    if len(raw) > MAX_DECLARED_BYTES:
+        raise InvalidInputError(
+            f"the protocol fields are {len(raw):,} bytes; at most {MAX_DECLARED_BYTES:,}"
+        )
+    lim = UploadLimits(max_depth=3, max_string=MAX_TEXT, max_values=1000)
+    value = _decode(check_upload(raw, "protocol", lim))
+    if not isinstance(value, dict):
+        raise InvalidInputError("protocol: expected a JSON object of protocol-card fields")
+    for key, v in value.items():
+        if key not in DECLARABLE:
+            raise UnknownNameError("protocol field", key, DECLARABLE)
+        _check_value(key, v)
+    return value
+
+
+def _decode(text: bytes) -> Any:
+    from vlneval.data.jsonio import decode_json
+
+    return decode_json(text, "protocol")
+
+
+def clean_filename(name: str | None) -> str:
+    """The upload's base name, without path or control characters (default ``predictions.json``).
+
+    Example:
+        >>> clean_filename("../../etc/pass\\x00wd.json")
+        'passwd.json'
+    """
+    base = re.split(r"[/\\]", name or "")[-1]
+    base = "".join(ch for ch in base if ch.isprintable()).strip()
+    return base[:200] or "predictions.json"
+
+
+def _texts(method: str, description: str, url: str) -> tuple[str, str, str]:
+    method, description, url = method.strip(), description.strip(), url.strip()
+    if len(method) > 100:
+        raise InvalidInputError("method: at most 100 characters")
+    if len(description) > 2000:
+        raise InvalidInputError("description: at most 2000 characters")
+    if url and (len(url) > MAX_TEXT or not re.match(r"^https?://[^\s<>\"']+$", url)):
+        raise InvalidInputError("url: an http:// or https:// address of at most 500 characters")
+    return method, description, url
+
+
+@dataclass(frozen=True)
+class Upload:
+    """What a submitter sent."""
+
+    filename: str
+    raw: bytes
+    declared: str | None = None
+    method: str = ""
+    description: str = ""
+    url: str = ""
+    client_key: str | None = None
+
+
+def _existing(s: Session, team_id: int, key: str | None, sha: str) -> Submission | None:
+    if key is None:
+        return None
+    sub = s.scalar(
+        select(Submission).where(Submission.team_id == team_id, Submission.client_key == key)
+    )
+    if sub is not None and sub.sha256 != sha:
+        raise Refused(409, "this Idempotency-Key was used for a different file; use a new key")
+    return sub
+
+
+def _lock_team(s: Session, db: Database, team_id: int) -> None:
+    if not db.is_sqlite:
+        s.execute(select(Team.id).where(Team.id == team_id).with_for_update())
+
+
+def accept(
+    db: Database, store: UploadStore, cfg: ServerConfig, phase_id: int, team_id: int, up: Upload
+) -> tuple[str, bool]:
+    """Accepts an upload; returns (submission uid, created). Raises :class:`Refused`."""
+    if up.client_key is not None and not CLIENT_KEY.match(up.client_key):
+        raise Refused(400, "Idempotency-Key: 1-64 letters, digits or _ . : -")
+    name = clean_filename(up.filename)
+    sha = sha256_hex(up.raw)
+    now = utcnow()
+    with db.read() as s:
+        old = _existing(s, team_id, up.client_key, sha)
+        if old is not None:
+            return old.uid, False
+        phase = s.get(Phase, phase_id)
+        if phase is None:
+            raise Refused(404, "no such phase")
+        check_window(phase, now)
+        check_quota(phase, usage(s, phase_id, team_id, now), cfg, now)
+    try:
+        check_upload(up.raw, name, UploadLimits.from_config(cfg))
+        declared = parse_declared(up.declared)
+        method, description, url = _texts(up.method, up.description, up.url)
+    except InvalidInputError as exc:
+        raise Refused(422, f"{name} was not accepted", [str(p) for p in exc.problems]) from None
+    except VLNEvalError as exc:
+        raise Refused(422, f"{name} was not accepted", [str(exc)]) from None
+    uid = secrets.token_hex(16)
+    key = store.key_for(uid, gzipped=up.raw[:2] == b"\x1f\x8b")
+    store.put(key, up.raw)
+    try:
+        with db.write() as s:
+            _lock_team(s, db, team_id)
+            old = _existing(s, team_id, up.client_key, sha)
+            if old is not None:
+                store.delete(key)
+                return old.uid, False
+            phase = s.get(Phase, phase_id)
+            now = utcnow()
+            check_window(phase, now)  # type: ignore[arg-type]
+            check_quota(phase, usage(s, phase_id, team_id, now), cfg, now)  # type: ignore[arg-type]
+            s.add(
+                Submission(
+                    uid=uid,
+                    phase_id=phase_id,
+                    team_id=team_id,
+                    client_key=up.client_key,
+                    filename=name,
+                    size_bytes=len(up.raw),
+                    sha256=sha,
+                    storage_key=key,
+                    status=QUEUED,
+                    messages=[],
+                    declared=declared,
+                    method=method,
+                    description=description,
+                    url=url,
+                    created_at=now,
+                    attempts=0,
+                )
+            )
+    except BaseException:
+        store.delete(key)
+        raise
+    return uid, True

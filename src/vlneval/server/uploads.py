@@ -1,0 +1,214 @@
+"""The checks every uploaded predictions file passes before it is stored or decoded.
+
+An upload is refused, with one clear message naming the file and where, when it is empty or too
+large, compressed in a way the scorer does not read, a gzip bomb (it would decompress past the
+limit), not UTF-8, starts with a byte-order mark, nests too deeply, holds too many values, has a
+huge number or string literal, or is not JSON. The limits come from :class:`ServerConfig`.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+from vlneval.errors import InvalidInputError
+from vlneval.server.config import MIB, ServerConfig
+from vlneval.server.jsonscan import ScanLimits, scan_json
+
+__all__ = ["UploadLimits", "check_upload", "gunzip_limited", "position"]
+
+OTHER_FORMATS = (
+    (b"PK\x03\x04", "a ZIP archive"),
+    (b"BZh", "a bzip2 file"),
+    (b"\xfd7zXZ\x00", "an xz file"),
+    (b"\x28\xb5\x2f\xfd", "a zstd file"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
+)
+READ_STEP = 1 << 20
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    """The size and shape limits of an upload.
+
+    Example:
+        >>> UploadLimits(max_upload_bytes=10).max_upload_bytes
+        10
+    """
+
+    max_upload_bytes: int = 64 * MIB
+    max_decompressed_bytes: int = 256 * MIB
+    max_depth: int = 32
+    max_values: int = 20_000_000
+    max_string: int = 64 * 1024
+    max_number: int = 40
+
+    @classmethod
+    def from_config(cls, cfg: ServerConfig) -> UploadLimits:
+        """The limits a server configuration sets."""
+        return cls(
+            cfg.max_upload_bytes,
+            cfg.max_decompressed_bytes,
+            cfg.max_json_depth,
+            cfg.max_json_values,
+            cfg.max_string_bytes,
+            cfg.max_number_chars,
+        )
+
+
+def _size(n: int) -> str:
+    return f"{n / MIB:.1f} MiB" if n >= MIB else f"{n:,} bytes"
+
+
+def position(raw: bytes, offset: int) -> str:
+    """``line L, column C (byte N)`` of a byte offset.
+
+    Example:
+        >>> position(b'[1,\\n 2]', 5)
+        'line 2, column 2 (byte 5)'
+    """
+    line = raw.count(b"\n", 0, offset) + 1
+    col = offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
+    return f"line {line}, column {col} (byte {offset})"
+
+
+def gunzip_limited(raw: bytes, limit: int, name: str) -> bytes:
+    """Decompresses gzip data (all members) without ever holding more than ``limit`` bytes.
+
+    Raises:
+        InvalidInputError: not valid gzip, or it decompresses to more than ``limit`` bytes.
+
+    Example:
+        >>> import gzip
+        >>> gunzip_limited(gzip.compress(b"[1]"), 100, "p.json.gz")
+        b'[1]'
+    """
+    out: list[bytes] = []
+    total = 0
+    data = raw
+    try:
+        while data:
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            chunk = d.decompress(data, READ_STEP)
+            while True:
+                total += len(chunk)
+                if total > limit:
+                    raise InvalidInputError(
+                        f"decompresses to more than {_size(limit)} (the limit of this server); "
+                        "is it a gzip bomb? upload the predictions file itself",
+                        source=name,
+                    )
+                out.append(chunk)
+                if d.eof or not d.unconsumed_tail:
+                    break
+                chunk = d.decompress(d.unconsumed_tail, READ_STEP)
+            if not d.eof:
+                raise InvalidInputError(
+                    "the gzip data is truncated (the upload is incomplete)", source=name
+                )
+            data = d.unused_data.lstrip(b"\x00")
+    except zlib.error as exc:
+        raise InvalidInputError(f"not a valid gzip file ({exc})", source=name) from exc
+    return b"".join(out)
+
+
+def _decompress(raw: bytes, name: str, lim: UploadLimits) -> bytes:
+    if raw[:2] == b"\x1f\x8b":
+        return gunzip_limited(raw, lim.max_decompressed_bytes, name)
+    for magic, what in OTHER_FORMATS:
+        if raw.startswith(magic):
+            raise InvalidInputError(
+                f"is {what}; upload the JSON predictions file itself, plain or gzipped (.json.gz)",
+                source=name,
+            )
+    if len(raw) > lim.max_decompressed_bytes:
+        raise InvalidInputError(
+            f"is {_size(len(raw))}; this server accepts at most {_size(lim.max_decompressed_bytes)} "
+            "of JSON (gzip it: predictions compress about tenfold)",
+            source=name,
+        )
+    return raw
+
+
+def _check_text(text: bytes, name: str) -> None:
+    if text.startswith(b"\xef\xbb\xbf"):
+        raise InvalidInputError(
+            "starts with a UTF-8 byte-order mark, which JSON does not allow; save it without one",
+            source=name,
+        )
+    try:
+        text.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(
+            f"not UTF-8 text: byte 0x{text[exc.start]:02x} at {position(text, exc.start)} is "
+            "not valid UTF-8; save the file as UTF-8",
+            source=name,
+        ) from exc
+
+
+def _check_shape(text: bytes, name: str, lim: UploadLimits) -> None:
+    shape = scan_json(
+        text, ScanLimits(lim.max_depth, lim.max_values, lim.max_string, lim.max_number)
+    )
+    where = position(text, shape.offset)
+    reasons = {
+        "depth": f"nests lists and objects more than {lim.max_depth} levels deep (at {where}); "
+        "a predictions file needs 4",
+        "values": f"holds more than {lim.max_values:,} JSON values (counted up to {where}); "
+        "this server accepts no more",
+        "string": f"has a string of more than {lim.max_string:,} bytes (starting at {where}); "
+        "ids and viewpoints are short strings",
+        "number": f"has a number literal of more than {lim.max_number} characters (at {where}); "
+        "numbers are limited to ordinary floats",
+    }
+    if shape.exceeded is not None:
+        raise InvalidInputError(reasons[shape.exceeded], source=name)
+
+
+def _check_syntax(text: bytes, name: str) -> None:
+    import msgspec
+
+    from vlneval.data.jsonio import decode_json
+
+    try:
+        msgspec.json.decode(text, type=msgspec.Raw)
+    except msgspec.DecodeError:
+        try:
+            decode_json(text, name)  # accepts NaN/Infinity literals: the scorer names their field
+        except InvalidInputError as exc:
+            prefix = f"{name}: "
+            messages = [p.message.removeprefix(prefix) for p in exc.problems]
+            raise InvalidInputError("; ".join(messages), source=name) from None
+
+
+def check_upload(raw: bytes, name: str, limits: UploadLimits | None = None) -> bytes:
+    """Checks an uploaded file; returns its JSON text (gunzipped when it was gzip).
+
+    Raises:
+        InvalidInputError: the file is refused; the message says why and where.
+
+    Example:
+        >>> check_upload(b'[{"instr_id": "1_0", "trajectory": []}]', "p.json")[:2]
+        b'[{'
+        >>> try:
+        ...     check_upload(b"[" * 40 + b"]" * 40, "p.json")
+        ... except InvalidInputError as e:
+        ...     print(str(e)[:60])
+        error: p.json: nests lists and objects more than 32 levels d
+    """
+    lim = limits or UploadLimits()
+    if not raw:
+        raise InvalidInputError("the file is empty", source=name)
+    if len(raw) > lim.max_upload_bytes:
+        raise InvalidInputError(
+            f"is {_size(len(raw))}; this server accepts uploads of at most "
+            f"{_size(lim.max_upload_bytes)}",
+            source=name,
+        )
+    text = _decompress(raw, name, lim)
+    if not text.strip():
+        raise InvalidInputError("holds no JSON (only whitespace)", source=name)
+    _check_text(text, name)
+    _check_shape(text, name, lim)
+    _check_syntax(text, name)
+    return text

@@ -1,0 +1,212 @@
+"""The scoring worker: claim a queued submission, score it, record the result, repeat.
+
+Run as many as you like (``vlneval worker``, on one machine or several sharing the data folder
+and database). While a worker scores, a heartbeat thread extends its lease; if the worker dies
+(even by SIGKILL) the lease runs out and another worker claims the submission again, up to
+``max_attempts`` times. SIGTERM or Ctrl-C lets the current submission finish, then stops; a
+second signal stops at once (the lease then hands the submission to another worker). A worker
+that scores one file longer than ``scoring_timeout_seconds`` records the failure and exits, so
+that its supervisor (``vlneval serve`` or systemd) starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from vlneval.server.config import ServerConfig
+from vlneval.server.database import Database
+from vlneval.server.queue import Claim, claim, finish, heartbeat, release
+from vlneval.server.redact import Redactor, strings_in
+from vlneval.server.scoring import (
+    Outcome,
+    PhaseData,
+    PhaseSpec,
+    internal_failure,
+    load_phase_data,
+    score_file,
+)
+from vlneval.server.storage import StorageError, UploadStore
+from vlneval.server.uploads import UploadLimits
+
+__all__ = ["Worker", "FAULT_DELAY_ENV"]
+
+log = logging.getLogger("vlneval.server.worker")
+
+# Testing hook: seconds a worker waits (heartbeating) between claiming and scoring, so that a
+# fault test can kill it while it holds a submission.
+FAULT_DELAY_ENV = "VLNEVAL_WORKER_FAULT_DELAY"
+
+
+class Worker:
+    """One scoring worker.
+
+    Args:
+        cfg: the server configuration (data folder, database, limits, lease).
+        db: an open database (default: opened from ``cfg``).
+        name: how the worker is named in the database (default ``host:pid``).
+    """
+
+    def __init__(
+        self, cfg: ServerConfig, db: Database | None = None, name: str | None = None
+    ) -> None:
+        from vlneval import __version__
+
+        self.cfg = cfg
+        self.db = db or Database(cfg.database_url)
+        self.name = name or f"{socket.gethostname()}:{os.getpid()}"
+        self.store = UploadStore(cfg.uploads_dir)
+        self.limits = UploadLimits.from_config(cfg)
+        self.version = __version__
+        self.stopping = threading.Event()
+        self._phases: dict[PhaseSpec, PhaseData] = {}
+        self.processed = 0
+
+    def install_signal_handlers(self) -> None:
+        """SIGTERM/SIGINT: finish the current submission, then stop; twice: stop now."""
+
+        def handler(signum: int, _frame: Any) -> None:
+            if self.stopping.is_set():
+                log.warning("second signal: stopping now")
+                os._exit(128 + signum)
+            log.info("signal %d: finishing the current submission, then stopping", signum)
+            self.stopping.set()
+
+        signal.signal(signal.SIGTERM, handler)
+        signal.signal(signal.SIGINT, handler)
+
+    def run(self, *, max_jobs: int | None = None, exit_when_idle: bool = False) -> int:
+        """Processes submissions until stopped; returns how many were processed."""
+        log.info("worker %s started (database %r)", self.name, self.db)
+        idle = self.cfg.poll_seconds
+        while not self.stopping.is_set():
+            if max_jobs is not None and self.processed >= max_jobs:
+                break
+            if self.run_one():
+                idle = self.cfg.poll_seconds
+                continue
+            if exit_when_idle:
+                break
+            self.stopping.wait(idle)
+            idle = min(idle * 1.5, max(self.cfg.poll_seconds, 2.0))
+        log.info("worker %s stopped after %d submission(s)", self.name, self.processed)
+        return self.processed
+
+    def run_one(self) -> bool:
+        """Claims and processes one submission; False when none was waiting."""
+        c = claim(
+            self.db,
+            self.name,
+            lease_seconds=self.cfg.lease_seconds,
+            max_attempts=self.cfg.max_attempts,
+        )
+        if c is None:
+            return False
+        log.info("claimed submission %s (attempt %d)", c.uid, c.attempts)
+        started = time.monotonic()
+        done = threading.Event()
+        beat = threading.Thread(target=self._heartbeat, args=(c, done, started), daemon=True)
+        beat.start()
+        try:
+            self._fault_delay()
+            outcome = self._score(c)
+        except BaseException:
+            done.set()
+            beat.join()
+            if self.stopping.is_set():
+                release(self.db, c)
+            raise
+        done.set()
+        beat.join()
+        recorded = finish(self.db, c, outcome, scorer_version=self.version)
+        self.processed += 1
+        elapsed = time.monotonic() - started
+        if not recorded:
+            log.warning("submission %s: lease lost while scoring; result discarded", c.uid)
+        else:
+            log.info(
+                "submission %s %s in %.2f s%s", c.uid, outcome.status, elapsed, _brief(outcome, c)
+            )
+        return True
+
+    def _fault_delay(self) -> None:
+        delay = float(os.environ.get(FAULT_DELAY_ENV, "0") or 0)
+        if delay > 0:
+            time.sleep(delay)
+
+    def _heartbeat(self, c: Claim, done: threading.Event, started: float) -> None:
+        period = max(self.cfg.lease_seconds / 3.0, 0.05)
+        while not done.wait(period):
+            if time.monotonic() - started > self.cfg.scoring_timeout_seconds:
+                self._give_up(c)
+            try:
+                if not heartbeat(self.db, c, lease_seconds=self.cfg.lease_seconds):
+                    log.warning("submission %s: lease lost", c.uid)
+                    return
+            except Exception:  # noqa: BLE001 - a database hiccup: the next beat retries
+                log.exception("heartbeat failed")
+
+    def _give_up(self, c: Claim) -> None:
+        limit = self.cfg.scoring_timeout_seconds
+        outcome = internal_failure(f"scoring {c.uid} took longer than {limit:.0f} s", None)
+        outcome.messages = [
+            f"scoring took longer than this server's limit of {limit:.0f} s; it is not counted "
+            "against your quota, and the organisers have been told"
+        ]
+        finish(self.db, c, outcome, scorer_version=self.version)
+        log.error("worker %s exits after a scoring timeout (its supervisor restarts it)", self.name)
+        os._exit(3)
+
+    def _phase(self, spec: PhaseSpec) -> PhaseData:
+        data = self._phases.get(spec)
+        if data is None:
+            data = load_phase_data(spec)
+            self._phases[spec] = data
+        return data
+
+    def _score(self, c: Claim) -> Outcome:
+        try:
+            data = self._phase(c.spec)
+        except Exception as exc:  # noqa: BLE001 - the phase's data is broken: the organisers' side
+            reason = f"loading the data of submission {c.uid}'s phase"
+            return internal_failure(reason, _raw_redactor(c.spec), exc)
+        try:
+            self.store.read_verified(c.storage_key, c.sha256)
+        except StorageError as exc:
+            return internal_failure(str(exc), data.redactor)
+        path = self.store.path(c.storage_key)
+        return score_file(
+            Path(path), c.filename, c.spec, data, declared=c.declared or None, limits=self.limits
+        )
+
+
+def _brief(outcome: Outcome, c: Claim) -> str:
+    if outcome.metrics is not None:
+        value = outcome.metrics.get(c.spec.primary_metric)
+        return f": {c.spec.primary_metric} {value}"
+    return f" ({outcome.error_kind}, {len(outcome.messages)} message(s))"
+
+
+def _raw_redactor(spec: PhaseSpec) -> Redactor | None:
+    """Every string of the hidden file, for logging an error that stopped it from loading."""
+    if not spec.episodes_file:
+        return None
+    import msgspec
+
+    from vlneval.data.jsonio import read_bytes
+
+    try:
+        raw = read_bytes(Path(spec.episodes_file))
+        try:
+            values: Any = msgspec.json.decode(raw)
+        except msgspec.DecodeError:  # JSON lines (RxR)
+            values = [msgspec.json.decode(line) for line in raw.splitlines() if line.strip()]
+        return Redactor(strings_in(values))
+    except Exception:  # noqa: BLE001 - unreadable: its error quotes no values
+        return None
