@@ -277,6 +277,26 @@ def load_boxes(path: str | Path, *, version: str = "unknown") -> ObjectBoxes:
     path = Path(path)
     if not path.exists():
         raise MissingDataError(f"{path}: no such object-box file or folder")
+    if path.is_dir():  # a folder's files may change without changing it: read it each time
+        return _load(path, version)
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, version)
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    boxes = _load(path, version)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = boxes
+    return boxes
+
+
+#: Box files (tar.gz, json) already read, by (path, mtime, size, version): parsed once.
+_CACHE: dict[tuple[str, int, int, str], ObjectBoxes] = {}
+_CACHE_SIZE = 4
+
+
+def _load(path: Path, version: str) -> ObjectBoxes:
     pc = ProblemCollector(str(path))
     if path.is_dir():
         layout, table = "folder", _read_folder(path, pc)
