@@ -220,3 +220,15 @@ def test_target_not_seen_from_goal_is_reported(tmp_path: Path) -> None:
         "1 episode(s) have a target object that is not visible from the annotated goal" in x
         for x in w
     )
+
+
+def test_duplicates_are_errors_and_unknown_ids_warnings(tmp_path: Path) -> None:
+    # the official scorer silently keeps the first of two answers; a second answer is a mistake
+    dup = rev_preds(HAND) + rev_preds({"1_7_0": (["S", "G"], 7)})
+    with pytest.raises(InvalidInputError, match='instr_id "1_7_0": duplicate id'):
+        _score(tmp_path, dup)
+    extra = rev_preds(HAND) + rev_preds({"9_9_0": (["S"], 1)})
+    r = _score(tmp_path, extra)  # the official scorer ignores unknown ids: a warning here
+    assert any(
+        "1 prediction(s) with ids not in the split were ignored" in w for w in r.summary["warnings"]
+    )

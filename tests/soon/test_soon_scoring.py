@@ -215,3 +215,13 @@ def test_hidden_test_split_and_options(tmp_path: Path) -> None:
         _score(tmp_path, options={"data_version": "v2"})
     with pytest.raises(VLNEvalError, match="unknown SOON angle unit 'degrees'"):
         _score(tmp_path, options={"angle_units": "degrees"})
+
+
+def test_spl_floor_quirk_when_starting_at_the_goal(tmp_path: Path) -> None:
+    # start = goal (a box viewpoint) and stop at once: SR 1 and det 1, but ℓ = TL = 0 and the
+    # script's floor max(ℓ, TL, 0.01) makes SPL = 0 · ... = 0 and det SPL 0 (reproduced)
+    eps = [dict(EPISODES[3], path=[["G"]])]
+    r = _score(tmp_path, soon_preds({"4": [entry(["G"], 0.5, 0.5)]}), episodes=eps)
+    row = r.rows()[0]
+    assert (row["success"], row["det_success"], row["spl"], row["det_spl"]) == (1.0, 1.0, 0.0, 0.0)
+    assert row["goal_progress"] == 0.0 and row["path_length"] == 0.0
