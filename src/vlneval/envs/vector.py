@@ -1,0 +1,608 @@
+"""The vectorised graph environment: many episodes stepped at once by a compiled loop.
+
+``VectorGraphNavEnv`` runs ``num_envs`` slots over a queue of episodes. ``step(actions)`` moves
+every active slot, records each finished episode's executed path and starts the next queued
+episode in that slot (Gymnasium's same-step autoreset), so a rollout of a whole split is a
+plain loop. Observations come as arrays (:class:`BatchObservation`) for fast batched agents, or
+as the single environment's dicts (:meth:`VectorGraphNavEnv.observation`) for per-episode agents.
+The dynamics, candidate lists and recording are those of :class:`~vlneval.envs.GraphNavEnv`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlneval.data.episodes import EpisodeTable
+from vlneval.envs.episodes import InputsFn, split_episodes
+from vlneval.envs.features import FeatureStore
+from vlneval.envs.graph_env import (
+    _check_privileged,
+    _max_steps,
+    _sensors,
+    check_episodes,
+    protocol_fields,
+)
+from vlneval.envs.observation import FeatureSensor, Observation, Sensor
+from vlneval.envs.privileged import PrivilegeError, Teacher, TeacherState
+from vlneval.envs.spaces import ActionSpace, action_space, invalid_action
+from vlneval.envs.tables import elevation_of, heading_of
+from vlneval.envs.world import World
+from vlneval.errors import VLNEvalError
+from vlneval.graph.geometry import snap_heading
+from vlneval.graph.store import GraphStore
+
+__all__ = ["VectorGraphNavEnv", "BatchObservation", "FlatTables"]
+
+
+@dataclass
+class FlatTables:
+    """The candidate tables of several scans with global node ids (``offsets[s] + local``)."""
+
+    scans: list[str]
+    offsets: np.ndarray
+    ids: list[str]
+    count: np.ndarray
+    node: np.ndarray
+    view: np.ndarray
+    rel_heading: np.ndarray
+    elevation: np.ndarray
+    distance: np.ndarray
+
+    @classmethod
+    def build(cls, world: World, scans: Sequence[str], panoramic: bool) -> FlatTables:
+        """Concatenates the tables of ``scans`` (panoramic or egocentric lists)."""
+        tables = [world.tables(s) for s in scans]
+        width = max(t.width for t in tables)
+        sizes = [t.graph.n for t in tables]
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        parts: dict[str, list[np.ndarray]] = {k: [] for k in ("c", "n", "v", "h", "e", "d")}
+        for t, off in zip(tables, offsets[:-1], strict=False):
+            if panoramic:
+                arrays = (
+                    t.pano_count,
+                    t.pano_node,
+                    t.pano_view,
+                    t.pano_rel_heading,
+                    t.pano_elevation,
+                    t.pano_distance,
+                )
+            else:
+                arrays = (
+                    t.ego_count,
+                    t.ego_node,
+                    np.zeros_like(t.ego_node),
+                    t.ego_rel_heading,
+                    t.ego_rel_elevation,
+                    t.ego_distance,
+                )
+            c, n, v, h, e, d = arrays
+            pad = ((0, 0), (0, 0), (0, width - n.shape[2]))
+            parts["c"].append(c)
+            parts["n"].append(np.pad(np.where(n >= 0, n + off, -1), pad, constant_values=-1))
+            parts["v"].append(np.pad(v, pad))
+            parts["h"].append(np.pad(h, pad))
+            parts["e"].append(np.pad(e, pad))
+            parts["d"].append(np.pad(d, pad))
+        cat = {k: np.ascontiguousarray(np.concatenate(v)) for k, v in parts.items()}
+        ids = [vp for t in tables for vp in t.graph.ids]
+        return cls(
+            list(scans),
+            offsets,
+            ids,
+            cat["c"].astype(np.int32),
+            cat["n"].astype(np.int32),
+            cat["v"].astype(np.int32),
+            cat["h"],
+            cat["e"],
+            cat["d"],
+        )
+
+
+class BatchObservation:
+    """Observations of every slot as arrays (``B`` slots, ``K`` candidate columns).
+
+    Node ids are global: ``env.viewpoint_ids[node]`` is the viewpoint id. Idle slots (the queue
+    ran out) have ``active`` False, ``num_candidates`` 0 and −1 ids. Every step returns fresh
+    arrays: an agent may keep them.
+
+    Attributes:
+        pose: ``(B, 9)`` int32 with the columns of ``kernels.POSE_COLUMNS``; the properties below
+            are views of it.
+        cand_ids: ``(B, 2, K)`` int32: candidate node ids, then the view each is seen in.
+        cand_geometry: ``(B, 3, K)`` float: relative heading, relative elevation, distance.
+        instruction: one string per slot ("" when idle).
+        features: ``(B, 36, D)`` float32 when a features file was given.
+        extra: the fields of further sensors, one list entry per slot (None when idle).
+    """
+
+    __slots__ = ("pose", "cand_ids", "cand_geometry", "instruction", "features", "extra")
+
+    def __init__(
+        self,
+        pose: np.ndarray,
+        cand_ids: np.ndarray,
+        cand_geometry: np.ndarray,
+        instruction: tuple[str, ...],
+        features: np.ndarray | None = None,
+        extra: dict[str, list[Any]] | None = None,
+    ) -> None:
+        self.pose = pose
+        self.cand_ids = cand_ids
+        self.cand_geometry = cand_geometry
+        self.instruction = instruction
+        self.features = features
+        self.extra = extra or {}
+
+    @property
+    def active(self) -> np.ndarray:
+        """``(B,)`` whether the slot runs an episode."""
+        return self.pose[:, 0] == 1
+
+    @property
+    def scan(self) -> np.ndarray:
+        """``(B,)`` index into ``env.scans`` (−1 idle)."""
+        return self.pose[:, 1]
+
+    @property
+    def viewpoint(self) -> np.ndarray:
+        """``(B,)`` global node id of the current viewpoint (−1 idle)."""
+        return self.pose[:, 2]
+
+    @property
+    def heading_index(self) -> np.ndarray:
+        """``(B,)`` heading index 0..11."""
+        return self.pose[:, 3]
+
+    @property
+    def elevation_index(self) -> np.ndarray:
+        """``(B,)`` elevation index 0..2 (0: −30°)."""
+        return self.pose[:, 4]
+
+    @property
+    def view_index(self) -> np.ndarray:
+        """``(B,)`` discrete view 0..35."""
+        return self.pose[:, 5]
+
+    @property
+    def step(self) -> np.ndarray:
+        """``(B,)`` actions taken in the current episode."""
+        return self.pose[:, 6]
+
+    @property
+    def num_candidates(self) -> np.ndarray:
+        """``(B,)`` candidate list lengths (entry 0 is the current viewpoint: STOP)."""
+        return self.pose[:, 8]
+
+    @property
+    def heading(self) -> np.ndarray:
+        """``(B,)`` heading in radians."""
+        return _HEADINGS[np.maximum(self.pose[:, 3], 0)]
+
+    @property
+    def elevation(self) -> np.ndarray:
+        """``(B,)`` elevation in radians."""
+        return _ELEVATIONS[np.maximum(self.pose[:, 4], 0)]
+
+    @property
+    def cand_viewpoint(self) -> np.ndarray:
+        """``(B, K)`` candidate global node ids (−1 padding)."""
+        return self.cand_ids[:, 0]
+
+    @property
+    def cand_view_index(self) -> np.ndarray:
+        """``(B, K)`` the view each candidate is seen in."""
+        return self.cand_ids[:, 1]
+
+    @property
+    def cand_rel_heading(self) -> np.ndarray:
+        """``(B, K)`` heading relative to the agent's, radians."""
+        return self.cand_geometry[:, 0]
+
+    @property
+    def cand_rel_elevation(self) -> np.ndarray:
+        """``(B, K)`` elevation relative to the agent's, radians."""
+        return self.cand_geometry[:, 1]
+
+    @property
+    def cand_distance(self) -> np.ndarray:
+        """``(B, K)`` straight-line distance, metres."""
+        return self.cand_geometry[:, 2]
+
+
+_HEADINGS = np.arange(12) * (np.pi * 2.0 / 12)
+_ELEVATIONS = (np.arange(3) - 1) * (np.pi / 6.0)
+
+
+class VectorGraphNavEnv:
+    """``num_envs`` graph environments stepped together (see the module docstring).
+
+    Args:
+        episodes, graphs, action_space, max_steps, features, sensors, privileged, inputs, seed:
+            as :class:`~vlneval.envs.GraphNavEnv`.
+        num_envs: the number of slots ``B``.
+
+    Example:
+        >>> import numpy as np
+        >>> from vlneval.envs.loading import load_episodes
+        >>> episodes, graphs = load_episodes("demo")
+        >>> venv = VectorGraphNavEnv(episodes, graphs, num_envs=4)
+        >>> obs, info = venv.reset(options={"episodes": range(len(episodes))})
+        >>> while obs.active.any():
+        ...     obs, _, terminated, truncated, info = venv.step(np.ones(4, dtype=np.int32))
+        >>> len(venv.predictions()), venv.predictions()[0]["instr_id"]
+        (36, '100_0')
+    """
+
+    def __init__(
+        self,
+        episodes: EpisodeTable,
+        graphs: World | GraphStore | str | Path,
+        *,
+        num_envs: int,
+        action_space: str | ActionSpace = "panoramic",
+        max_steps: int | None = None,
+        features: FeatureStore | str | Path | None = None,
+        sensors: Sequence[Sensor] = (),
+        privileged: bool = False,
+        inputs: InputsFn | None = None,
+        seed: int | None = None,
+    ) -> None:
+        from vlneval.envs import kernels
+
+        self._k = kernels
+        if (
+            isinstance(num_envs, bool)
+            or not isinstance(num_envs, (int, np.integer))
+            or num_envs < 1
+        ):
+            raise VLNEvalError(f"num_envs must be a positive integer, got {num_envs!r}")
+        self.num_envs = int(num_envs)
+        self.action_space = (
+            action_space if isinstance(action_space, ActionSpace) else _space(action_space)
+        )
+        self.max_steps = _max_steps(max_steps, self.action_space)
+        self.world = graphs if isinstance(graphs, World) else World(graphs)
+        self.task, self.split, self.id_field = episodes.task, episodes.split, episodes.id_field
+        self._ids, self._inputs, self._truth = split_episodes(episodes, inputs)
+        check_episodes(self.world, self._inputs, self._ids, episodes.source)
+        self.sensors = _sensors(features, sensors)
+        self._features = next((s.store for s in self.sensors if isinstance(s, FeatureSensor)), None)
+        self._extra = [s for s in self.sensors if not isinstance(s, FeatureSensor)]
+        self._privileged = _check_privileged(privileged, self._truth.scorable, episodes.source)
+        self._teachers: dict[int, Teacher] = {}
+        self.np_random = np.random.default_rng(seed)
+        self._pano = self.action_space.name == "panoramic"
+        self.scans = sorted({inp.scan for inp in self._inputs})
+        self._scan_index = {s: i for i, s in enumerate(self.scans)}
+        self.tables = FlatTables.build(self.world, self.scans, self._pano)
+        self._episode_arrays()
+        self._allocate()
+
+    # -- setup ---------------------------------------------------------------------------
+    def _episode_arrays(self) -> None:
+        t = self.tables
+        self._ep_scan = np.array([self._scan_index[i.scan] for i in self._inputs], dtype=np.int32)
+        self._ep_start = np.array(
+            [
+                t.offsets[self._scan_index[i.scan]] + self.world.store.graph(i.scan).index[i.start]
+                for i in self._inputs
+            ],
+            dtype=np.int32,
+        )
+        self._ep_h = np.array([snap_heading(i.heading) for i in self._inputs], dtype=np.int32)
+        self._node_scan = np.repeat(
+            np.arange(len(self.scans), dtype=np.int32), np.diff(self.tables.offsets)
+        )
+
+    def _allocate(self) -> None:
+        b, steps = self.num_envs, self.max_steps + 1
+        self._state = tuple(np.zeros(b, dtype=np.int32) for _ in range(5))
+        self._state[4][:] = -1
+        self._path = (
+            np.zeros((b, steps), np.int32),
+            np.zeros((b, steps), np.int32),
+            np.zeros((b, steps), np.int32),
+            np.zeros(b, np.int32),
+        )
+        self._instructions: tuple[str, ...] = ("",) * b
+        self._queue = np.zeros(0, np.int32)
+        self._qpos = np.zeros(1, np.int64)
+        self._out: tuple[np.ndarray, ...] = ()
+        t = self.tables
+        self._tables_tuple = (
+            self._node_scan,
+            t.count,
+            t.node,
+            t.view,
+            t.rel_heading,
+            t.elevation,
+            t.distance,
+        )
+        self._episodes_tuple: tuple[np.ndarray, ...] = ()
+
+    def _new_obs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        b, width = self.num_envs, self.tables.node.shape[2]
+        return (
+            np.empty((b, 9), np.int32),
+            np.empty((b, 2, width), np.int32),
+            np.empty((b, 3, width)),
+        )
+
+    # -- Gymnasium vector API ------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[BatchObservation, dict[str, Any]]:
+        """Queues ``options["episodes"]`` (indices, default: every episode in a random order
+        drawn from :attr:`np_random`) and fills the slots from the queue."""
+        if seed is not None:
+            self.np_random = np.random.default_rng(seed)
+        order = (options or {}).get("episodes")
+        queue = (
+            self.np_random.permutation(len(self._ids)) if order is None else np.asarray(list(order))
+        )
+        if queue.ndim != 1 or (len(queue) and (queue.min() < 0 or queue.max() >= len(self._ids))):
+            raise VLNEvalError(
+                f"options['episodes'] must be episode indices in 0..{len(self._ids) - 1}"
+            )
+        self._queue = np.ascontiguousarray(queue, dtype=np.int32)
+        self._qpos[0] = 0
+        n = len(self._ids)
+        cap = len(queue) * (self.max_steps + 1)
+        self._out = (
+            np.zeros(cap, np.int32),
+            np.zeros(cap, np.int32),
+            np.zeros(cap, np.int32),
+            np.full(n, -1, np.int64),
+            np.zeros(n, np.int32),
+            np.zeros(n, np.int8),
+            np.zeros(1, np.int64),
+        )
+        self._episodes_tuple = (self._ep_start, self._ep_h, self._queue, self._qpos)
+        obs = self._new_obs()
+        self._k.start_batch(
+            self._pano, self._state, self._tables_tuple, self._episodes_tuple, self._path, obs
+        )
+        self._refresh_instructions()
+        return self._batch(obs), {"episode": obs[0][:, 7]}
+
+    def step(
+        self, actions: Sequence[int] | np.ndarray
+    ) -> tuple[BatchObservation, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Steps every active slot. Returns ``(observations, rewards, terminated, truncated,
+        info)``; ``terminated``/``truncated`` refer to the episode that was in the slot, and
+        ``info["episode"]`` gives each slot's episode after autoreset (−1: idle)."""
+        if not self._out:
+            raise VLNEvalError("step() called before reset()")
+        acts = actions
+        if not (
+            type(acts) is np.ndarray and acts.dtype == np.int32 and acts.shape == (self.num_envs,)
+        ):
+            acts = self._actions(actions)
+        b = self.num_envs
+        obs = self._new_obs()
+        terminated, truncated = np.empty(b, np.bool_), np.empty(b, np.bool_)
+        bad, finished = self._k.step_batch(
+            self._pano,
+            acts,
+            self.max_steps,
+            self._state,
+            self._tables_tuple,
+            self._episodes_tuple,
+            self._path,
+            self._out,
+            obs,
+            terminated,
+            truncated,
+        )
+        if bad >= 0:
+            self._raise_invalid(int(bad), actions)
+        if finished:
+            self._refresh_instructions()
+        return self._batch(obs), np.zeros(b), terminated, truncated, {"episode": obs[0][:, 7]}
+
+    def _actions(self, actions: Sequence[int] | np.ndarray) -> np.ndarray:
+        raw = np.asarray(actions)
+        if raw.dtype.kind not in "iu":
+            raise VLNEvalError(f"actions must be integers, got dtype {raw.dtype}")
+        if raw.shape != (self.num_envs,):
+            raise VLNEvalError(f"expected {self.num_envs} actions, got shape {raw.shape}")
+        return np.ascontiguousarray(raw, dtype=np.int32)
+
+    def close(self) -> None:
+        """Nothing to release (Gymnasium API)."""
+
+    # -- observations --------------------------------------------------------------------
+    def _refresh_instructions(self) -> None:
+        inputs = self._inputs
+        self._instructions = tuple(
+            inputs[q].instruction if q >= 0 else "" for q in self._state[4].tolist()
+        )
+
+    def _batch(self, obs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> BatchObservation:
+        pose, cint, cflt = obs
+        features = extra = None
+        if self._features is not None or self._extra:
+            active = pose[:, 0] == 1
+            if self._features is not None:
+                features = self._batch_features(self._features, active, pose[:, 2])
+            if self._extra:
+                extra = self._batch_extra(active)
+        return BatchObservation(pose, cint, cflt, self._instructions, features, extra)
+
+    def _batch_extra(self, active: np.ndarray) -> dict[str, list[Any]]:
+        out: dict[str, list[Any]] = {s.key: [None] * self.num_envs for s in self._extra}
+        for slot in np.flatnonzero(active).tolist():
+            obs = self.observation(slot)
+            for s in self._extra:
+                out[s.key][slot] = obs[s.key]
+        return out
+
+    def _batch_features(self, store: FeatureStore, active: np.ndarray, g: np.ndarray) -> np.ndarray:
+        out = np.zeros((self.num_envs, 36, store.dim), dtype=np.float32)
+        ids, scans = self.tables.ids, self.scans
+        for s in np.flatnonzero(active).tolist():
+            out[s] = store.get(scans[int(self._node_scan[g[s]])], ids[int(g[s])])
+        return out
+
+    def observation(self, slot: int) -> Observation:
+        """Slot ``slot``'s observation as the single environment's dict (sensors included)."""
+        q = int(self._state[4][slot])
+        if q < 0:
+            raise VLNEvalError(f"slot {slot} is idle: no episode left in the queue")
+        g, h, e, steps = (int(self._state[k][slot]) for k in (0, 1, 2, 3))
+        return self._dict_observation(q, g, h, e, steps)
+
+    def final_observation(self, episode: int) -> Observation:
+        """The observation at the end of a finished episode (Gymnasium's ``final_observation``)."""
+        node, h, e, offset, length, status = self._out[:6]
+        start = int(offset[episode])
+        if start < 0:
+            raise VLNEvalError(f"episode {self._ids[episode]} has not finished")
+        last = start + int(length[episode]) - 1
+        steps = int(length[episode]) - 1 + (1 if status[episode] == self._k.STOPPED else 0)
+        return self._dict_observation(episode, int(node[last]), int(h[last]), int(e[last]), steps)
+
+    def _dict_observation(self, q: int, g: int, h: int, e: int, steps: int) -> Observation:
+        inp = self._inputs[q]
+        tables = self.world.tables(inp.scan)
+        local = g - int(self.tables.offsets[self._scan_index[inp.scan]])
+        cands = tables.candidates(self._pano, local, h, e)
+        obs: Observation = {
+            "instruction": inp.instruction,
+            "scan": inp.scan,
+            "viewpoint": cands[0].viewpoint,
+            "heading": heading_of(h),
+            "elevation": elevation_of(e),
+            "view_index": 12 * e + h,
+            "step": steps,
+            "candidates": cands,
+        }
+        for sensor in self.sensors:
+            obs[sensor.key] = sensor.observe(obs, inp)
+        return obs
+
+    @property
+    def viewpoint_ids(self) -> list[str]:
+        """Viewpoint id of every global node id."""
+        return self.tables.ids
+
+    def slot_episode(self, slot: int) -> int:
+        """The episode index running in ``slot`` (−1 when idle)."""
+        return int(self._state[4][slot])
+
+    # -- results -------------------------------------------------------------------------
+    def finished(self) -> np.ndarray:
+        """Indices of the episodes finished since the last reset, ascending."""
+        return np.flatnonzero(self._out[3] >= 0) if self._out else np.zeros(0, np.int64)
+
+    def trajectory(self, episode: int) -> list[tuple[str, float, float]]:
+        """The executed trajectory of a finished episode (as ``GraphNavEnv.trajectory``)."""
+        node, h, e, offset, length = self._out[:5]
+        start = int(offset[episode])
+        if start < 0:
+            raise VLNEvalError(f"episode {self._ids[episode]} has not finished")
+        ids = self.tables.ids
+        stop = start + int(length[episode])
+        return [
+            (ids[n], heading_of(hh), elevation_of(ee))
+            for n, hh, ee in zip(
+                node[start:stop].tolist(),
+                h[start:stop].tolist(),
+                e[start:stop].tolist(),
+                strict=True,
+            )
+        ]
+
+    def truncated_episodes(self) -> np.ndarray:
+        """Indices of the finished episodes that hit the step limit."""
+        return (
+            np.flatnonzero(self._out[5] == self._k.TRUNCATED)
+            if self._out
+            else np.zeros(0, np.int64)
+        )
+
+    def prediction(self, episode: int) -> dict[str, Any]:
+        """A finished episode as an R2R prediction record."""
+        return {
+            self.id_field: self._ids[episode],
+            "trajectory": [list(s) for s in self.trajectory(episode)],
+        }
+
+    def predictions(self) -> list[dict[str, Any]]:
+        """Every finished episode as R2R prediction records, in episode-table order."""
+        return [self.prediction(i) for i in self.finished().tolist()]
+
+    @property
+    def episode_ids(self) -> list[str]:
+        """Every episode id, in table order."""
+        return list(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    # -- privileged channel and protocol --------------------------------------------------
+    def privileged(self, slot: int = 0) -> Teacher:
+        """Slot ``slot``'s privileged channel; needs ``privileged=True`` at construction."""
+        if not self._privileged:
+            raise PrivilegeError(
+                "this environment was built without privileged=True: goals and teacher actions "
+                "are hidden (request them at construction; the protocol card will say so)"
+            )
+        if slot not in self._teachers:
+            self._teachers[slot] = Teacher(lambda: self._teacher_state(slot))
+        return self._teachers[slot]
+
+    def teacher_actions(self) -> np.ndarray:
+        """The teacher action of every slot (0 for idle slots); privileged."""
+        out = np.zeros(self.num_envs, dtype=np.int32)
+        for s in range(self.num_envs):
+            if self._state[4][s] >= 0:
+                out[s] = self.privileged(s).action()
+        return out
+
+    def _teacher_state(self, slot: int) -> TeacherState:
+        q = int(self._state[4][slot])
+        if q < 0:
+            raise PrivilegeError(f"slot {slot} is idle: no episode is running")
+        scan = self._inputs[q].scan
+        g, h, e = (int(self._state[k][slot]) for k in (0, 1, 2))
+        local = g - int(self.tables.offsets[self._scan_index[scan]])
+        return TeacherState(
+            self.world.tables(scan),
+            self.world.distances(scan),
+            local,
+            h,
+            e,
+            self._truth.goals(q),
+            self._truth.path(q),
+            self._pano,
+        )
+
+    def protocol(self) -> dict[str, Any]:
+        """The protocol card fields this environment determines (spec/protocol.md)."""
+        calls = sum(t.calls for t in self._teachers.values())
+        return protocol_fields(
+            self.action_space, self.max_steps, self.sensors, self._privileged, calls
+        )
+
+    def _raise_invalid(self, slot: int, actions: Sequence[int] | np.ndarray) -> None:
+        q = int(self._state[4][slot])
+        g, h, e, steps = (int(self._state[k][slot]) for k in (0, 1, 2, 3))
+        row = h if self._pano else 12 * e + h
+        n = int(self.tables.count[g, row])
+        raise invalid_action(self.action_space, actions[slot], n, episode=self._ids[q], step=steps)
+
+    def __repr__(self) -> str:
+        return (
+            f"VectorGraphNavEnv({self.task} {self.split}, {len(self)} episodes, "
+            f"{self.num_envs} slots, {self.action_space.name}, max_steps={self.max_steps})"
+        )
+
+
+def _space(name: str) -> ActionSpace:
+    return action_space(name)

@@ -1,0 +1,40 @@
+"""The navigation graphs an environment moves on, with their candidate tables built once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from vlneval.envs.tables import ScanTables, build_tables
+from vlneval.graph.store import GraphStore
+
+__all__ = ["World"]
+
+
+class World:
+    """Graphs of a folder of connectivity files, their candidate tables and distance tables.
+
+    Several environments may share one world (the tables are immutable).
+
+    Args:
+        graphs: a :class:`GraphStore` or a folder of ``<scan>_connectivity.json[.gz]`` files.
+    """
+
+    def __init__(self, graphs: GraphStore | str | Path) -> None:
+        self.store = graphs if isinstance(graphs, GraphStore) else GraphStore(graphs)
+        self._tables: dict[str, ScanTables] = {}
+
+    def tables(self, scan: str) -> ScanTables:
+        """The candidate tables of ``scan``."""
+        hit = self._tables.get(scan)
+        if hit is None:
+            hit = self._tables[scan] = build_tables(self.store.graph(scan))
+        return hit
+
+    def distances(self, scan: str) -> np.ndarray:
+        """The geodesic distance table of ``scan`` (only the privileged channel reads it)."""
+        return self.store.distances(scan)
+
+    def __contains__(self, scan: object) -> bool:
+        return scan in self.store
