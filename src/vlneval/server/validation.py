@@ -186,7 +186,7 @@ def render_problems(
         for pattern, replacement in SERVER_HINTS:
             text = pattern.sub(replacement, text)
         eid = episode_of(p, own.id_field)
-        always = (starts[eid],) if eid in starts else ()
+        always = (starts[eid],) if eid is not None and eid in starts else ()
         text = redactor.for_submitter(text, lambda eid=eid: own.of(eid), always)  # type: ignore[misc]
         out.append(text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…")
     hidden = len(problems) - len(out)

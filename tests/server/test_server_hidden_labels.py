@@ -1,0 +1,247 @@
+"""An attacker tries to read the hidden labels through every endpoint and error path, and fails.
+
+The hidden labels of the demo phase are the reference-path viewpoints after the start and the
+goals. The attack files never contain them, so a label in any response body or header, any page
+or any log line is a leak. Start viewpoints (public in a benchmark's test file, but never
+quoted by the server) may appear only where the attacker wrote them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+
+import pytest
+
+from tests.server.helpers import (
+    DEMO_EPISODES,
+    demo_episodes,
+    encode,
+    hidden_values,
+    stop_predictions,
+)
+from vlneval.server import admin
+
+LABELS, STARTS = hidden_values()
+
+
+def _other_viewpoint(scan: str) -> str:
+    """A viewpoint of ``scan`` that is on no reference path (neither a label nor a start)."""
+    from vlneval.data.root import demo_root
+    from vlneval.graph.store import GraphStore
+
+    graph = GraphStore(demo_root() / "matterport3d" / "connectivity").graph(scan)
+    used = LABELS | STARTS
+    return next(v for v in graph.ids if v not in used)
+
+
+def _attacks() -> dict[str, bytes]:
+    """Files that break every rule the scorer checks, without containing any label."""
+    stop = stop_predictions()
+    eps = demo_episodes()
+    wrong_start = json.loads(json.dumps(stop))
+    for rec, ep in zip(wrong_start[::3], eps, strict=True):
+        rec["trajectory"] = [[_other_viewpoint(ep["scan"]), 0.0, 0.0]]
+    jump = json.loads(json.dumps(stop))
+    for rec, ep in zip(jump[::3], eps, strict=True):
+        rec["trajectory"].append([_other_viewpoint(ep["scan"]), 0.0, 0.0])
+    return {
+        "wrong-start": encode(wrong_start),
+        "jumps": encode(jump),
+        "missing": encode(stop[:5]),
+        "unknown-ids": encode([*stop, {"instr_id": "999_9", "trajectory": [["x", 0, 0]]}]),
+        "duplicates": encode([*stop, stop[0]]),
+        "types": encode([{"instr_id": "100_0", "trajectory": "nope"}, {"instr_id": 1.5}, 7]),
+        "unknown-viewpoint": encode(
+            [{**r, "trajectory": [["nosuchviewpoint", 0, 0]]} for r in stop]
+        ),
+        "nan": encode(
+            [{**r, "trajectory": [[r["trajectory"][0][0], float("nan"), 0]]} for r in stop]
+        ).replace(b"NaN", b"NaN"),
+        "not-a-list": b'{"instr_id": "100_0"}',
+        "empty-list": b"[]",
+        "stop-agent": encode(stop),
+        "huge-number": b"[" + b"7" * 500 + b"]",
+        "bad-utf8": b'[{"instr_id": "\xc3"}]',
+    }
+
+
+def _texts(resp) -> str:
+    return resp.text + " " + " ".join(f"{k}: {v}" for k, v in resp.headers.items())
+
+
+def _leaks(text: str, written: str) -> list[str]:
+    found = [v for v in LABELS if v in text]
+    found += [v for v in STARTS if v in text and v not in written]
+    return found
+
+
+def test_no_endpoint_page_error_or_log_line_reveals_a_hidden_label(server, caplog):
+    caplog.set_level(logging.DEBUG)
+    c, alpha, beta = server.client, server.alpha, server.beta
+    attacks = _attacks()
+    written = " ".join(a.decode("utf-8", "replace") for a in attacks.values())
+    assert not [v for v in LABELS if v in written]  # the attack files hold no label
+    responses = []
+    uids = []
+    for name, data in attacks.items():
+        r = server.submit(alpha, data, name=f"{name}.json", method=name)
+        responses.append(r)
+        if r.status_code == 202:
+            uids.append(r.json()["id"])
+    server.work()
+    admin.update_phase(server.db, "demo", "val", daily_quota=0)
+    responses.append(server.submit(alpha, attacks["stop-agent"]))  # 429
+    admin.update_phase(
+        server.db, "demo", "val", daily_quota=None, closes_at=admin.parse_time("2000-01-01")
+    )
+    responses.append(server.submit(alpha, attacks["stop-agent"]))  # 403
+    auth = server.auth(alpha)
+    gets = [
+        "/api/v1/health", "/api/v1/me", "/api/v1/challenges", "/api/v1/challenges/demo",
+        "/api/v1/challenges/demo/phases/val", "/api/v1/challenges/demo/phases/val/leaderboard",
+        "/api/v1/challenges/demo/phases/val/quota", "/api/v1/submissions", "/api/v1/openapi.json",
+        "/api/v1/challenges/demo/phases/nope", "/api/v1/submissions/" + "f" * 32,
+        "/api/v1/submissions/not-an-id", "/", "/c/demo/val", "/c/demo/nope", "/submissions",
+        "/login", "/static/style.css", "/no/such/page",
+    ]  # fmt: skip
+    gets += [f"/api/v1/submissions/{u}" for u in uids] + [f"/submissions/{u}" for u in uids]
+    c.cookies.set("vlneval_token", alpha)
+    responses += [c.get(path, headers=auth) for path in gets]
+    responses += [c.get(f"/api/v1/submissions/{u}", headers=server.auth(beta)) for u in uids]
+    c.cookies.clear()
+    responses += [c.get(path) for path in gets]
+    responses.append(c.post("/login", data={"token": "wrong"}))
+    statuses = sorted({r.status_code for r in responses})
+    assert {200, 202, 401, 403, 404, 422, 429} <= set(statuses)
+    for r in responses:
+        assert _leaks(_texts(r), written) == [], (r.request.url, r.text[:500])
+        assert "Traceback" not in r.text
+    assert [v for v in LABELS | STARTS if v in caplog.text] == []
+    # every refused attack was told what is wrong
+    mine = {s["method"]: s for s in c.get("/api/v1/submissions", headers=auth).json()}
+    assert {k for k, s in mine.items() if s["status"] == "failed"} == {
+        "wrong-start", "jumps", "missing", "duplicates", "types", "unknown-viewpoint", "nan",
+        "not-a-list", "empty-list",
+    }  # fmt: skip
+    assert all(
+        s["messages"] and s["error_kind"] == "invalid"
+        for s in mine.values()
+        if s["status"] == "failed"
+    )
+    starts = {f"{ep['path_id']}_0": ep["path"][0] for ep in demo_episodes()}
+    for m in mine["wrong-start"]["messages"]:
+        eid = m.split('"')[1]
+        assert "not at the episode's start [hidden]" in m and starts[eid] not in m
+    assert mine["stop-agent"]["status"] == mine["unknown-ids"]["status"] == "finished"
+    # only aggregates are kept: no per-episode value, no episode id, in a finished result
+    result = mine["stop-agent"]["result"]
+    assert set(result["summary"]) >= {"metrics", "checks", "protocol"}
+    assert "per_episode" not in json.dumps(result) and '"100_0"' not in json.dumps(result)
+
+
+def test_the_submitters_own_viewpoints_are_never_redacted_into_an_oracle(server):
+    """Redacting a viewpoint the submitter wrote would tell them it is a label: it stays."""
+    from vlneval.data.root import demo_root
+    from vlneval.graph.store import GraphStore
+
+    stop = stop_predictions()
+    ep = demo_episodes()[0]
+    start, label = ep["path"][0], ep["path"][1]  # a guess that happens to be on the path
+    graph = GraphStore(demo_root() / "matterport3d" / "connectivity").graph(ep["scan"])
+    near = {graph.ids[j] for j in graph.neighbours(graph.index[label])}
+    far = next(v for v in graph.ids if v not in near | LABELS | STARTS)
+    stop[0]["trajectory"] = [[start, 0, 0], [label, 0, 0], [far, 0, 0]]
+    r = server.submit(server.alpha, encode(stop), name="guess.json")
+    server.work()
+    messages = server.get(r.json()["id"], server.alpha).json()["messages"]
+    assert messages == [
+        f'guess.json: instr_id "100_0": trajectory[2]: viewpoint {far} is not a neighbour of '
+        f"{label} in scan demoHouse0A (the official scorer rejects jumps)"
+    ]
+
+
+@pytest.mark.parametrize("fault", ["broken-labels", "changed-file"])
+def test_an_organiser_side_failure_shows_nothing_and_logs_redacted(
+    sqlite_server, tmp_path, caplog, fault
+):
+    """The phase's own data is broken: the submitter gets an incident id, the log no label."""
+    caplog.set_level(logging.DEBUG)
+    srv = sqlite_server
+    hidden = tmp_path / "DEMO_secret.json"
+    episodes = demo_episodes()
+    if fault == "broken-labels":
+        episodes[0]["path"][1] = "f" * 32  # a reference viewpoint that is not in the graph
+    hidden.write_text(json.dumps(episodes))
+    from vlneval.data.root import demo_root
+
+    graphs = demo_root() / "matterport3d" / "connectivity"
+    admin.create_phase(
+        srv.db, "demo", "secret", task="demo", episodes_file=str(hidden), graphs=str(graphs)
+    )
+    if fault == "changed-file":
+        shutil.copy(DEMO_EPISODES, hidden)
+        hidden.write_text(hidden.read_text() + "\n")
+    r = srv.submit(srv.alpha, encode(stop_predictions()), phase="secret")
+    srv.work()
+    sub = srv.get(r.json()["id"], srv.alpha).json()
+    assert sub["status"] == "failed" and sub["error_kind"] == "internal"
+    [message] = sub["messages"]
+    assert message.startswith(
+        "the server could not score this submission because of a problem on the organisers' side (incident "
+    )
+    secrets = LABELS | STARTS | {"f" * 32}
+    assert [v for v in secrets if v in message] == []
+    assert [v for v in secrets if v in caplog.text] == []
+    assert "incident" in caplog.text
+    quota = srv.client.get(
+        "/api/v1/challenges/demo/phases/secret/quota", headers=srv.auth(srv.alpha)
+    ).json()
+    assert quota["used_total"] == 0  # not the submitter's fault: not counted
+
+
+def test_a_scorer_message_that_quotes_a_goal_is_redacted(sqlite_server, monkeypatch):
+    """A task scorer whose own message quotes the goal (the blind view cannot check its rule)."""
+    import dataclasses
+
+    from vlneval.errors import InvalidInputError, Problem
+    from vlneval.tasks import TASKS, get_task
+
+    ep = demo_episodes()[0]
+    goal = ep["path"][-1]
+
+    def leaky(task, split, predictions, profile, **kw):
+        raise InvalidInputError(
+            [
+                Problem(
+                    str(predictions),
+                    f"stopped too far from the goal {goal}",
+                    'instr_id "100_0"',
+                    "trajectory",
+                )
+            ]
+        )
+
+    monkeypatch.setitem(
+        TASKS,
+        "demo-leaky",
+        dataclasses.replace(get_task("demo"), name="demo-leaky", evaluate_fn=leaky),
+    )
+    admin.create_phase(sqlite_server.db, "demo", "leaky", task="demo-leaky", profile="demo")
+    for records, shown in (
+        (stop_predictions(), "[hidden]"),
+        (_with_path(stop_predictions(), ep), goal),
+    ):
+        r = sqlite_server.submit(sqlite_server.alpha, encode(records), phase="leaky", name="p.json")
+        sqlite_server.work()
+        [message] = sqlite_server.get(r.json()["id"], sqlite_server.alpha).json()["messages"]
+        assert (
+            message
+            == f'p.json: instr_id "100_0": trajectory: stopped too far from the goal {shown}'
+        )
+
+
+def _with_path(records, ep):
+    records[0]["trajectory"] = [[v, 0, 0] for v in ep["path"]]  # the submitter walked to the goal
+    return records
