@@ -1,0 +1,135 @@
+"""The agent protocol: what ``vlneval run`` needs from an agent, yours included.
+
+An agent is any class with two methods; vlneval makes one instance per batch slot and calls,
+for every episode::
+
+    agent.reset(observation, rng=rng)          # new episode; rng: its own np.random.Generator
+    action = agent.act(observation)            # until the agent returns STOP (0) or the limit
+
+Observations are the environment's dicts (:mod:`vlneval.envs.observation`): ``instruction``,
+``scan``, ``viewpoint``, ``heading``, ``elevation``, ``view_index``, ``step``, ``candidates``
+(entry 0 is where the agent stands: choosing it is STOP) and ``features`` when a features file is
+given. Actions are integers (:mod:`vlneval.envs.spaces`): ``k`` moves to ``candidates[k]``; in the
+egocentric space ``TURN_LEFT``, ``TURN_RIGHT``, ``LOOK_UP`` and ``LOOK_DOWN`` turn by 30°.
+
+Optional class attributes and methods:
+
+- ``action_spaces``: the spaces the agent acts in, default first
+  (default ``("panoramic", "egocentric")``);
+- ``privileged = True``: the agent needs goals or teacher actions; ``reset`` then also receives
+  ``teacher=`` (a :class:`~vlneval.envs.privileged.Teacher`) and the run's protocol card says
+  the result is privileged;
+- ``finish(observation) -> dict | None``: called once at the end of each episode with its final
+  observation; the fields it returns join the prediction record (e.g. ``{"predObjId": ...}``);
+- ``protocol``: a dict of protocol-card fields the agent declares (``model``,
+  ``checkpoint_selection``...).
+
+The same seed must give the same actions (draw randomness from ``rng`` only). Check an agent
+with :func:`vlneval.agents.check_agent`, run it with
+``vlneval run --task demo --agent package.module:Class --out preds.json``.
+
+Example: an agent that walks to the nearest candidate three times, then stops.
+
+    >>> from vlneval.envs.spaces import STOP
+    >>> class NearestThrice:
+    ...     action_spaces = ("panoramic",)
+    ...     def reset(self, observation, *, rng):
+    ...         self.moves = 0
+    ...     def act(self, observation):
+    ...         cands = observation["candidates"]
+    ...         if self.moves == 3 or len(cands) == 1:
+    ...             return STOP
+    ...         self.moves += 1
+    ...         return min(range(1, len(cands)), key=lambda k: cands[k].distance)
+    >>> from vlneval.agents import check_agent
+    >>> check_agent(NearestThrice)["action_spaces"]
+    ['panoramic']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from vlneval.envs.spaces import SPACES
+from vlneval.errors import VLNEvalError
+
+__all__ = ["Agent", "AgentInfo", "describe_agent", "ALL_SPACES"]
+
+ALL_SPACES = ("panoramic", "egocentric")
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """The two methods every agent implements (see the module docstring)."""
+
+    def reset(self, observation: dict[str, Any], *, rng: np.random.Generator) -> None:
+        """Starts an episode."""
+        ...
+
+    def act(self, observation: dict[str, Any]) -> int:
+        """The next action."""
+        ...
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    """What vlneval knows about an agent before running it.
+
+    Attributes:
+        id: the registry id (``random-v1``) or ``package.module:Class``.
+        factory: makes one agent instance (called once per batch slot).
+        action_spaces: the spaces it acts in, default first.
+        privileged: whether it needs the privileged channel.
+        protocol: protocol-card fields it declares.
+        entry_point: where it lives (``module:qualname``).
+    """
+
+    id: str
+    factory: Callable[[], Any]
+    action_spaces: tuple[str, ...]
+    privileged: bool
+    protocol: Mapping[str, Any] = field(default_factory=dict)
+    entry_point: str = ""
+
+    def space(self, requested: str | None) -> str:
+        """The action space to run in: ``requested`` if the agent supports it, else its default."""
+        if requested is None:
+            return self.action_spaces[0]
+        if requested not in self.action_spaces:
+            raise VLNEvalError(
+                f"agent {self.id} acts in the {' or '.join(self.action_spaces)} action space, "
+                f"not {requested}: drop --action-space or pass one of those"
+            )
+        return requested
+
+
+def describe_agent(agent_id: str, factory: Callable[[], Any]) -> AgentInfo:
+    """The :class:`AgentInfo` of ``factory`` (a class, or a callable returning an agent)."""
+    probe = factory if isinstance(factory, type) else factory()
+    spaces = tuple(getattr(probe, "action_spaces", ALL_SPACES))
+    unknown = [s for s in spaces if s not in SPACES]
+    if not spaces or unknown or not all(isinstance(s, str) for s in spaces):
+        raise VLNEvalError(
+            f"agent {agent_id}: action_spaces must name some of {', '.join(SPACES)}, got {spaces!r}"
+        )
+    privileged = getattr(probe, "privileged", False)
+    if not isinstance(privileged, bool):
+        raise VLNEvalError(
+            f"agent {agent_id}: privileged must be True or False, got {privileged!r}"
+        )
+    protocol = getattr(probe, "protocol", {})
+    if not isinstance(protocol, Mapping):
+        raise VLNEvalError(f"agent {agent_id}: protocol must be a dict of card fields")
+    for method in ("reset", "act"):
+        if not callable(getattr(probe, method, None)):
+            raise VLNEvalError(
+                f"agent {agent_id} has no {method}() method (see vlneval.agents.base)"
+            )
+    entry = (
+        f"{getattr(factory, '__module__', '?')}:{getattr(factory, '__qualname__', repr(factory))}"
+    )
+    return AgentInfo(agent_id, factory, spaces, privileged, dict(protocol), entry)

@@ -1,0 +1,225 @@
+"""Running an agent over a split: predictions in the R2R format and the run's protocol fields.
+
+Each episode gets its own generator, ``SeedSequence(seed, spawn_key=(i,))`` for episode index
+``i`` of the split, so a run's predictions depend on the seed alone: not on the batch size, the
+order episodes are scheduled in, or ``limit``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlneval.agents.base import AgentInfo
+from vlneval.data.episodes import EpisodeTable
+from vlneval.envs.episodes import InputsFn
+from vlneval.envs.features import FeatureStore
+from vlneval.envs.observation import Sensor
+from vlneval.envs.vector import VectorGraphNavEnv
+from vlneval.envs.world import World
+from vlneval.errors import VLNEvalError
+from vlneval.graph.store import GraphStore
+
+__all__ = ["RunResult", "run_agent", "episode_rng"]
+
+
+@dataclass
+class RunResult:
+    """One run of an agent over (part of) a split.
+
+    Attributes:
+        task, split, agent: what ran.
+        records: prediction records (``{id_field: id, "trajectory": [[vp, heading, elevation],
+            ...], ...finish() fields}``) in the split's episode order.
+        protocol: the protocol-card fields the run observed (pass as ``run=`` when scoring).
+        n_episodes, n_expected: episodes run, and in the split.
+        truncated: episodes that hit the step limit.
+        steps: environment steps taken; seconds: wall time.
+    """
+
+    task: str
+    split: str
+    agent: str
+    records: list[dict[str, Any]]
+    protocol: dict[str, Any]
+    n_episodes: int
+    n_expected: int
+    truncated: int = 0
+    steps: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def partial(self) -> bool:
+        """Whether only part of the split ran."""
+        return self.n_episodes < self.n_expected
+
+
+def episode_rng(seed: int, episode: int) -> np.random.Generator:
+    """The generator of episode index ``episode`` in a run seeded with ``seed``.
+
+    Example:
+        >>> int(episode_rng(0, 5).integers(100)) == int(episode_rng(0, 5).integers(100))
+        True
+    """
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(episode,)))
+
+
+class _Slots:
+    """One agent instance per slot, and what each episode's ``finish`` returned."""
+
+    def __init__(self, info: AgentInfo, venv: VectorGraphNavEnv, seed: int) -> None:
+        self.info, self.venv, self.seed = info, venv, seed
+        self.agents = [info.factory() for _ in range(venv.num_envs)]
+        self.obs: list[dict[str, Any] | None] = [None] * venv.num_envs
+        self.extras: dict[int, Mapping[str, Any]] = {}
+
+    def start(self, slot: int) -> None:
+        q = self.venv.slot_episode(slot)
+        if q < 0:
+            self.obs[slot] = None
+            return
+        obs = self.venv.observation(slot)
+        kwargs: dict[str, Any] = {"rng": episode_rng(self.seed, q)}
+        if self.info.privileged:
+            kwargs["teacher"] = self.venv.privileged(slot)
+        self.agents[slot].reset(obs, **kwargs)
+        self.obs[slot] = obs
+
+    def act(self) -> np.ndarray:
+        actions = np.zeros(self.venv.num_envs, dtype=np.int32)
+        for s, obs in enumerate(self.obs):
+            if obs is not None:
+                actions[s] = _as_action(self.agents[s].act(obs), self.info.id)
+        return actions
+
+    def finish(self, slot: int, episode: int) -> None:
+        hook: Callable[[dict[str, Any]], Any] | None = getattr(self.agents[slot], "finish", None)
+        if hook is None:
+            return
+        extra = hook(self.venv.final_observation(episode))
+        if extra is None:
+            return
+        if not isinstance(extra, Mapping):
+            raise VLNEvalError(
+                f"agent {self.info.id}: finish() must return a dict or None, got {extra!r}"
+            )
+        clash = {self.venv.id_field, "trajectory"} & set(extra)
+        if clash:
+            raise VLNEvalError(
+                f"agent {self.info.id}: finish() may not set {', '.join(sorted(clash))}"
+            )
+        self.extras[episode] = dict(extra)
+
+
+def _as_action(value: Any, agent: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise VLNEvalError(f"agent {agent}: act() must return an integer action, got {value!r}")
+    return int(value)
+
+
+def run_agent(
+    agent: AgentInfo,
+    episodes: EpisodeTable,
+    graphs: World | GraphStore | str | Path,
+    *,
+    action_space: str | None = None,
+    max_steps: int | None = None,
+    features: FeatureStore | str | Path | None = None,
+    seed: int = 0,
+    batch_size: int = 1,
+    limit: int | None = None,
+    progress: bool = False,
+    sensors: Sequence[Sensor] = (),
+    inputs: InputsFn | None = None,
+) -> RunResult:
+    """Runs ``agent`` on every episode of ``episodes`` (the first ``limit`` when given).
+
+    ``sensors`` and ``inputs`` extend the observations (e.g. REVERIE objects, a dialog history);
+    the other arguments are those of :class:`~vlneval.envs.VectorGraphNavEnv`.
+
+    Example:
+        >>> from vlneval.agents.registry import get_agent
+        >>> from vlneval.envs.loading import load_episodes
+        >>> episodes, graphs = load_episodes("demo")
+        >>> result = run_agent(get_agent("stop"), episodes, graphs, limit=2)
+        >>> [r["trajectory"] == [[r["trajectory"][0][0], *r["trajectory"][0][1:]]] for r in result.records]
+        [True, True]
+        >>> result.protocol["privileged"], result.partial
+        ('none', True)
+    """
+    if limit is not None and (isinstance(limit, bool) or limit < 1):
+        raise VLNEvalError(f"limit must be a positive number of episodes, got {limit!r}")
+    if isinstance(batch_size, bool) or batch_size < 1:
+        raise VLNEvalError(f"batch size must be a positive integer, got {batch_size!r}")
+    order = list(range(len(episodes)))[:limit]
+    if not order:
+        raise VLNEvalError(f"{episodes.source}: no episodes to run")
+    space = agent.space(action_space)
+    venv = VectorGraphNavEnv(
+        episodes,
+        graphs,
+        num_envs=min(batch_size, len(order)),
+        action_space=space,
+        max_steps=max_steps,
+        features=features,
+        sensors=sensors,
+        inputs=inputs,
+        privileged=agent.privileged,
+        seed=seed,
+    )
+    started = time.perf_counter()
+    slots = _Slots(agent, venv, seed)
+    steps = _loop(venv, slots, order, progress)
+    records = []
+    for q in order:
+        rec = venv.prediction(q)
+        rec.update(slots.extras.get(q, {}))
+        records.append(rec)
+    protocol = {
+        **venv.protocol(),
+        "seeds": [seed],
+        "n_runs": 1,
+        "agent": {"id": agent.id, "entry_point": agent.entry_point, "privileged": agent.privileged},
+        **agent.protocol,
+    }
+    return RunResult(
+        episodes.task,
+        episodes.split,
+        agent.id,
+        records,
+        protocol,
+        len(order),
+        len(episodes),
+        truncated=len(venv.truncated_episodes()),
+        steps=steps,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _loop(venv: VectorGraphNavEnv, slots: _Slots, order: list[int], progress: bool) -> int:
+    from vlneval.agents.progress import episode_progress
+
+    obs, info = venv.reset(options={"episodes": order})
+    for s in range(venv.num_envs):
+        slots.start(s)
+    steps = 0
+    with episode_progress(len(order), enabled=progress) as advance:
+        while obs.active.any():
+            before = info["episode"].copy()
+            obs, _, terminated, truncated, info = venv.step(slots.act())
+            steps += int((before >= 0).sum())
+            done = (terminated | truncated).tolist()
+            for s, running in enumerate((before >= 0).tolist()):
+                if done[s]:
+                    slots.finish(s, int(before[s]))
+                    slots.start(s)
+                    advance(1)
+                elif running:
+                    slots.obs[s] = venv.observation(s)
+    return steps

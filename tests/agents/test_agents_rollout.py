@@ -1,0 +1,139 @@
+"""Running agents: seeds, batch-size independence, limits, protocol fields, finish() fields."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.envs.helpers import star
+from vlneval.agents import get_agent, run_agent
+from vlneval.agents.base import describe_agent
+from vlneval.agents.rollout import episode_rng
+from vlneval.envs import PrivilegeError
+from vlneval.envs.loading import load_episodes
+from vlneval.errors import VLNEvalError
+
+
+@pytest.fixture(scope="module")
+def demo() -> tuple[Any, Any]:
+    return load_episodes("demo")
+
+
+@pytest.mark.parametrize("agent", ["random", "random-walk"])
+def test_predictions_depend_on_the_seed_only(demo: tuple[Any, Any], agent: str) -> None:
+    info = get_agent(agent)
+    runs = [run_agent(info, *demo, seed=3, batch_size=b).records for b in (1, 5, 64)]
+    assert runs[0] == runs[1] == runs[2]
+    assert run_agent(info, *demo, seed=4).records != runs[0]
+    limited = run_agent(info, *demo, seed=3, limit=7)
+    assert limited.records == runs[0][:7] and limited.partial and limited.n_expected == 36
+
+
+def test_records_follow_the_split_order_and_r2r_format(demo: tuple[Any, Any]) -> None:
+    episodes, graphs = demo
+    result = run_agent(get_agent("random"), episodes, graphs, seed=0, batch_size=4)
+    assert [r["instr_id"] for r in result.records] == episodes.ids
+    for rec, path in zip(result.records, episodes.paths, strict=True):
+        assert set(rec) == {"instr_id", "trajectory"}
+        assert rec["trajectory"][0][0] == path[0]
+        assert all(len(step) == 3 and isinstance(step[1], float) for step in rec["trajectory"])
+    assert result.steps > len(episodes) and not result.partial
+
+
+def test_protocol_fields_of_a_run(demo: tuple[Any, Any]) -> None:
+    result = run_agent(get_agent("random"), *demo, seed=2, max_steps=40)
+    card = result.protocol
+    assert card["action_space"]["name"] == "egocentric" and card["privileged"] == "none"
+    assert card["inference_budget"]["max_steps"] == 40 and card["seeds"] == [2]
+    assert card["n_runs"] == 1 and card["executed_path"].startswith("full")
+    assert card["agent"] == {
+        "id": "random-v1",
+        "entry_point": "vlneval.agents.baselines:RandomAgent",
+        "privileged": False,
+    }
+    assert card["model"].startswith("random: R2R paper random agent")
+    shortest = run_agent(get_agent("shortest"), *demo).protocol
+    assert (
+        shortest["privileged"].startswith("goals, reference path")
+        and shortest["agent"]["privileged"]
+    )
+
+
+def test_shortest_reaches_every_goal_in_both_spaces(demo: tuple[Any, Any]) -> None:
+    episodes, graphs = demo
+    for space in ("panoramic", "egocentric"):
+        result = run_agent(
+            get_agent("shortest"), episodes, graphs, action_space=space, batch_size=3
+        )
+        ends = [r["trajectory"][-1][0] for r in result.records]
+        assert ends == [g[-1] for g in episodes.goals] and result.truncated == 0
+
+
+def test_step_limit_is_counted(tmp_path: Path) -> None:
+    episodes, graphs = star(tmp_path)
+    result = run_agent(get_agent("random"), episodes, graphs, max_steps=2)
+    assert result.truncated == len(episodes)
+    assert all(len(r["trajectory"]) == 3 for r in result.records)
+
+
+class Finisher:
+    """Stops at once and reports the number of candidates it saw at the end."""
+
+    action_spaces = ("panoramic",)
+
+    def reset(self, observation: dict[str, Any], *, rng: np.random.Generator) -> None:
+        self.first = observation["viewpoint"]
+
+    def act(self, observation: dict[str, Any]) -> int:
+        return 1 if observation["step"] == 0 else 0
+
+    def finish(self, observation: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "seen": len(observation["candidates"]),
+            "moved": observation["viewpoint"] != self.first,
+        }
+
+
+def test_finish_fields_join_the_records(tmp_path: Path) -> None:
+    episodes, graphs = star(tmp_path)
+    result = run_agent(describe_agent("finisher", Finisher), episodes, graphs, batch_size=2)
+    assert [r["moved"] for r in result.records] == [True] * 4
+    assert result.records[0]["seen"] == 3  # at G: STOP, C, A
+
+
+def test_run_errors(demo: tuple[Any, Any], tmp_path: Path) -> None:
+    with pytest.raises(VLNEvalError, match="limit"):
+        run_agent(get_agent("stop"), *demo, limit=0)
+    with pytest.raises(VLNEvalError, match="batch size"):
+        run_agent(get_agent("stop"), *demo, batch_size=0)
+    with pytest.raises(VLNEvalError, match="not panoramic"):
+        run_agent(get_agent("random"), *demo, action_space="panoramic")
+    from tests.envs.helpers import star_root
+    from vlneval.data.r2r import load_r2r
+
+    root = star_root(
+        tmp_path,
+        [
+            {
+                "path_id": 5,
+                "scan": "star",
+                "path": ["C"],
+                "heading": 0.0,
+                "instructions": ["hidden goal"],
+            }
+        ],
+    )
+    test_split = load_r2r(root / "r2r" / "R2R_val.json")
+    with pytest.raises(PrivilegeError, match="no goals"):
+        run_agent(get_agent("shortest"), test_split, root / "matterport3d" / "connectivity")
+    assert run_agent(
+        get_agent("random-walk"), test_split, root / "matterport3d" / "connectivity"
+    ).records
+
+
+def test_episode_generators_are_independent() -> None:
+    a = [int(episode_rng(0, i).integers(1 << 30)) for i in range(50)]
+    assert len(set(a)) == 50 and a == [int(episode_rng(0, i).integers(1 << 30)) for i in range(50)]

@@ -1,0 +1,266 @@
+"""``vlneval run`` and ``vlneval agents``: files written, the card, scoring, exit codes."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from tests.fixtures import square_root
+
+from vlneval.cli.main import main
+from vlneval.cli.run import card_path
+
+
+def run(args: list[str]) -> int:
+    return main(["run", *args])
+
+
+def test_demo_run_writes_predictions_and_card(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "preds.json"
+    assert (
+        run(["--task", "demo", "--agent", "random", "--seed", "0", "--out", str(out), "--quiet"])
+        == 0
+    )
+    captured = capsys.readouterr()
+    assert captured.out == ""  # nothing on stdout without --score
+    assert "ran random-v1 on 36 of 36 demo val episodes" in captured.err
+    records = json.loads(out.read_text())
+    assert len(records) == 36 and records[0]["instr_id"] == "100_0"
+    card = json.loads((tmp_path / "preds.protocol.json").read_text())
+    assert card["task"] == "demo" and card["split"] == "val" and card["episodes"] == "36"
+    assert (
+        card["action_space"]["name"] == "egocentric"
+        and card["action_space"]["turn_angle_deg"] == 30
+    )
+    assert card["privileged"] == "none" and card["seeds"] == [0] and card["n_runs"] == 1
+    assert card["inference_budget"]["max_steps"] == 100
+    assert card["executed_path"].startswith("full")
+    assert card["observations"][0] == "instruction text"
+    assert card["agent"]["id"] == "random-v1" and "numpy" in card["software"]
+
+
+def test_same_seed_same_file(tmp_path: Path) -> None:
+    a, b, c = (tmp_path / f"{k}.json" for k in "abc")
+    assert run(["--task", "demo", "--agent", "random-walk", "--out", str(a), "--quiet"]) == 0
+    assert (
+        run(
+            [
+                "--task",
+                "demo",
+                "--agent",
+                "random-walk",
+                "--out",
+                str(b),
+                "--quiet",
+                "--batch-size",
+                "7",
+            ]
+        )
+        == 0
+    )
+    assert (
+        run(["--task", "demo", "--agent", "random-walk", "--out", str(c), "--quiet", "--seed", "1"])
+        == 0
+    )
+    assert a.read_bytes() == b.read_bytes() != c.read_bytes()
+
+
+def test_score_prints_what_vlneval_score_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, summary = tmp_path / "p.json", tmp_path / "s.json"
+    args = [
+        "--task",
+        "demo",
+        "--agent",
+        "shortest",
+        "--out",
+        str(out),
+        "--score",
+        "--json",
+        str(summary),
+    ]
+    assert run(args) == 0
+    ran = capsys.readouterr().out
+    assert main(["score", "--task", "demo", "--predictions", str(out)]) == 0
+    scored = capsys.readouterr().out
+    assert ran == scored and "demo val" in ran
+    s = json.loads(summary.read_text())
+    assert s["metrics"]["SR"] == 1.0 and s["partial"] is False
+    assert s["protocol"]["privileged"].startswith("goals, reference path")
+    assert s["protocol"]["action_space"]["name"] == "panoramic"
+    assert s["protocol"]["agent"]["id"] == "shortest-v1"
+
+
+def test_limit_is_scored_as_partial(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, summary = tmp_path / "p.json", tmp_path / "s.json"
+    args = [
+        "--task",
+        "demo",
+        "--agent",
+        "stop",
+        "--out",
+        str(out),
+        "--limit",
+        "5",
+        "--score",
+        "--json",
+        str(summary),
+    ]
+    assert run(args + ["--quiet"]) == 0
+    s = json.loads(summary.read_text())
+    assert (
+        s["partial"] is True
+        and s["n_episodes"] == 5
+        and s["protocol"]["episodes"] == "partial: 5 of 36"
+    )
+    assert json.loads(card_path(out).read_text())["episodes"] == "partial: 5 of 36"
+
+
+def test_gzip_output_and_options(tmp_path: Path) -> None:
+    out = tmp_path / "p.json.gz"
+    args = [
+        "--task",
+        "demo",
+        "--agent",
+        "shortest",
+        "--action-space",
+        "egocentric",
+        "--max-steps",
+        "60",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
+    assert run(args) == 0
+    records = json.loads(gzip.decompress(out.read_bytes()))
+    assert len(records) == 36
+    card = json.loads((tmp_path / "p.protocol.json").read_text())
+    assert (
+        card["inference_budget"]["max_steps"] == 60 and card["action_space"]["name"] == "egocentric"
+    )
+
+
+def test_runs_on_other_data_roots(tmp_path: Path) -> None:
+    root = square_root(tmp_path)
+    out = tmp_path / "sq.json"
+    args = [
+        "--task",
+        "r2r",
+        "--split",
+        "val",
+        "--data-root",
+        str(root),
+        "--agent",
+        "shortest",
+        "--out",
+        str(out),
+    ]
+    assert run(args + ["--quiet", "--score"]) == 0
+    records = json.loads(out.read_text())
+    assert [r["instr_id"] for r in records] == [
+        "1_0",
+        "1_1",
+        "1_2",
+        "1_3",
+    ]  # every instruction runs
+
+
+def test_user_agent_from_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "my_agents_cli.py").write_text(
+        textwrap.dedent("""
+        class Wanderer:
+            action_spaces = ("panoramic",)
+            def reset(self, observation, *, rng):
+                self.rng = rng
+            def act(self, observation):
+                if observation["step"] >= 3:
+                    return 0
+                return int(self.rng.integers(1, len(observation["candidates"])))
+        """)
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("my_agents_cli", None)
+    out = tmp_path / "w.json"
+    assert (
+        run(["--task", "demo", "--agent", "my_agents_cli:Wanderer", "--out", str(out), "--quiet"])
+        == 0
+    )
+    assert all(len(r["trajectory"]) == 4 for r in json.loads(out.read_text()))
+    assert json.loads(card_path(out).read_text())["agent"]["id"] == "my_agents_cli:Wanderer"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--agent", "randm"], "unknown agent 'randm'; did you mean 'random'"),
+        (
+            ["--agent", "random", "--action-space", "panoramic"],
+            "acts in the egocentric action space",
+        ),
+        (["--agent", "stop", "--max-steps", "0"], "max_steps must be a positive integer"),
+        (["--agent", "stop", "--limit", "0"], "limit must be a positive number"),
+        (["--agent", "nowhere.mod:Agent"], "cannot import module 'nowhere.mod'"),
+        (["--agent", "stop", "--features", "f.npy"], "unknown features format .npy"),
+    ],
+)
+def test_user_errors_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert run(["--task", "demo", "--out", str(tmp_path / "x.json"), "--quiet", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_privileged_agent_on_a_split_without_goals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = square_root(
+        tmp_path,
+        [
+            {
+                "path_id": 3,
+                "scan": "sq",
+                "path": ["S"],
+                "heading": 0.0,
+                "instructions": ["test split: no goal"],
+            }
+        ],
+    )
+    args = [
+        "--task",
+        "r2r",
+        "--split",
+        "val",
+        "--data-root",
+        str(root),
+        "--agent",
+        "shortest",
+        "--out",
+        str(tmp_path / "t.json"),
+        "--quiet",
+    ]
+    assert run(args) == 2
+    assert "no goals" in capsys.readouterr().err
+    args[args.index("shortest")] = "random"
+    assert run(args) == 0
+
+
+def test_agents_listing(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["agents"]) == 0
+    out = capsys.readouterr().out
+    for name in (
+        "stop-v1",
+        "random-v1",
+        "random-walk-v1",
+        "shortest-v1",
+        "graph-panoramic-v1",
+        "graph-egocentric-v1",
+    ):
+        assert name in out
