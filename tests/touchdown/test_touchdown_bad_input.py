@@ -188,3 +188,17 @@ def test_json_lines_predictions(tmp_path: Path) -> None:
     path.write_text("\n".join(json.dumps(r) for r in _good()))
     r = evaluate("touchdown", "dev", path, root=root)
     assert r.summary["metrics"]["SED"] == pytest.approx(0.5)
+
+
+def test_object_instead_of_list(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "root")
+    path = tmp_path / "preds.json"
+    path.write_text(json.dumps({"1": RUNS[1]}, indent=2))
+    with pytest.raises(
+        InvalidInputError,
+        match="preds.json: expected a JSON list of predictions or JSON lines, got a JSON object",
+    ):
+        evaluate("touchdown", "dev", path, root=root)
+    path.write_text('{"route_id": 1, "trajectory": ["p0"]}\n{"route_id": 2,')
+    with pytest.raises(InvalidInputError, match="preds.json: line 2: not valid JSON"):
+        evaluate("touchdown", "dev", path, root=root)

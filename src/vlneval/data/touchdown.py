@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -113,7 +114,7 @@ def _check_route(rec: Any, where: str, pc: ProblemCollector) -> bool:
         pc.add(f"route_id must be an integer, got {rid!r:.40}", field=where)
         ok = False
     route = rec.get("route_panoids")
-    if not isinstance(route, list) or not route or not all(isinstance(p, str) for p in route):
+    if not isinstance(route, list) or not route or set(map(type, route)) != {str}:
         pc.add(
             "route_panoids must be a non-empty list of panorama ids", field=f"{where}.route_panoids"
         )
@@ -180,8 +181,8 @@ def load_touchdown_routes(
     sdr = SDRExamples()
     xy: list[tuple[float, float]] = []
     seen: set[int] = set()
-    records = _records(path, "Touchdown routes (JSON lines)")
-    for k, rec in enumerate(records):
+    k = -1
+    for k, rec in enumerate(_records(path, "Touchdown routes (JSON lines)")):
         where = f"record {k}"
         if not _check_route(rec, where, pc):
             continue
@@ -200,7 +201,7 @@ def load_touchdown_routes(
             heading,
             text,
         )
-    if not records:
+    if k < 0:
         pc.add("the file holds no routes")
     pc.raise_if_any()
     sdr.target = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
@@ -220,38 +221,77 @@ def load_touchdown(
     return load_touchdown_routes(path, task=task, split=split).table
 
 
-def _records(path: Path, expected: str = "a JSON list of predictions") -> list[Any]:
-    """The records of a JSON list or JSON-lines file (a file of one line is one record)."""
+def _records(path: Path, expected: str = "a JSON list of predictions") -> Iterator[Any]:
+    """The records of a JSON list or a JSON-lines file, decoded a chunk at a time (a large
+    file's full object tree never exists at once)."""
+    import msgspec
+
     source = str(path)
     raw = read_bytes(path)
-    body = raw.strip()
-    if body[:1] == b"{" and b"\n" not in body:
-        value = decode_json(body, source)
-        if isinstance(value, dict):
-            return [value]
-    return [r for c in iter_records(raw, source, expected=expected) for r in c]
+    if raw.lstrip()[:1] != b"{":
+        for chunk in iter_records(raw, source, expected=expected):
+            yield from chunk
+        return
+    decoder = msgspec.json.Decoder()
+    lines = raw.splitlines()
+    try:
+        decoder.decode(next(line for line in lines if line.strip()))
+    except msgspec.DecodeError:
+        whole = decode_json(raw, source)  # one multi-line JSON value, or a clear syntax error
+        kind = "JSON object" if isinstance(whole, dict) else type(whole).__name__
+        raise InvalidInputError(
+            f"expected {expected} or JSON lines, got a {kind}", source=source
+        ) from None
+    del raw
+    for lineno, line in enumerate(lines):
+        lines[lineno] = b""  # free each line once decoded
+        if not line.strip():
+            continue
+        try:
+            yield decoder.decode(line)
+        except msgspec.DecodeError as exc:
+            raise InvalidInputError(
+                f"line {lineno + 1}: not valid JSON ({exc})", source=source
+            ) from None
 
 
-def _check_ids(records: list[Any], source: str) -> None:
-    """One clear error for a file-level mistake with ``route_id`` (absent, or all strings)."""
-    dicts = [r for r in records if isinstance(r, dict)]
-    if dicts and not any("route_id" in r for r in dicts):
-        found = (
-            sorted({k for r in dicts for k in r if k in ID_LIKE})
-            or sorted({k for r in dicts for k in r})[:6]
-        )
-        raise InvalidInputError(
-            f"no record has the field 'route_id' (Touchdown predictions are keyed by the "
-            f"integer route_id of each route); the records have {', '.join(map(repr, found))}",
-            source=source,
-        )
-    ids = [r["route_id"] for r in dicts if "route_id" in r]
-    if ids and all(isinstance(v, str) for v in ids):
-        raise InvalidInputError(
-            f"route_id is a string in all {len(ids)} records (e.g. {ids[0]!r}); the route "
-            "files use integers: write route_id as a JSON number",
-            source=source,
-        )
+class _IdTally:
+    """File-level facts about ``route_id`` gathered while streaming, for one clear error."""
+
+    def __init__(self) -> None:
+        self.records = self.dicts = self.with_id = self.strings = 0
+        self.first_string: str | None = None
+        self.keys: set[str] = set()
+
+    def see(self, rec: Any) -> None:
+        self.records += 1
+        if not isinstance(rec, dict):
+            return
+        self.dicts += 1
+        rid = rec.get("route_id")
+        if "route_id" not in rec:
+            if len(self.keys) < 64:
+                self.keys.update(rec)
+            return
+        self.with_id += 1
+        if isinstance(rid, str):
+            self.strings += 1
+            self.first_string = self.first_string if self.first_string is not None else rid
+
+    def check(self, source: str) -> None:
+        if self.dicts and not self.with_id:
+            found = sorted(k for k in self.keys if k in ID_LIKE) or sorted(self.keys)[:6]
+            raise InvalidInputError(
+                "no record has the field 'route_id' (Touchdown predictions are keyed by the "
+                f"integer route_id of each route); the records have {', '.join(map(repr, found))}",
+                source=source,
+            )
+        if self.with_id and self.strings == self.with_id:
+            raise InvalidInputError(
+                f"route_id is a string in all {self.strings} records (e.g. {self.first_string!r}); "
+                "the route files use integers: write route_id as a JSON number",
+                source=source,
+            )
 
 
 def _route_id(rec: dict[str, Any], k: int, pc: ProblemCollector) -> int | None:
@@ -290,19 +330,14 @@ class _NavParser:
             return None
         if self.form == "auto":
             self.form = "plain" if isinstance(traj[0], str) else "triple"
-        out: list[str] = []
+        if self.form == "plain" and set(map(type, traj)) == {str}:
+            return traj  # the common case, checked in one C-level pass
         for j, step in enumerate(traj):
-            pano = (
-                step
-                if self.form == "plain"
-                else (step[0] if isinstance(step, list) and step else None)
-            )
-            ok = isinstance(pano, str) and (self.form == "plain" or _finite_rest(step))
-            if not ok:
+            plain = self.form == "plain"
+            pano = step if plain else (step[0] if isinstance(step, list) and step else None)
+            if not isinstance(pano, str) or not (plain or _finite_rest(step)):
                 expected = (
-                    "a panorama id"
-                    if self.form == "plain"
-                    else "[panorama, heading, ...] with finite numbers"
+                    "a panorama id" if plain else "[panorama, heading, ...] with finite numbers"
                 )
                 self.pc.add(
                     f"expected {expected}, got {step!r:.60}",
@@ -310,8 +345,7 @@ class _NavParser:
                     field=f"{self.key}[{j}]",
                 )
                 return None
-            out.append(pano)  # type: ignore[arg-type]
-        return out
+        return [step[0] for step in traj]
 
     def record(self, rec: Any, k: int) -> None:
         if not isinstance(rec, dict):
@@ -335,14 +369,14 @@ class _NavParser:
         panos = self._panos(rec[self.key], label)
         if panos is None:
             return
-        nodes = [self.graph.index.get(p, -1) for p in panos]
-        if -1 in nodes:
-            j = nodes.index(-1)
+        nodes = list(map(self.graph.index.get, panos))
+        if None in nodes:
+            j = nodes.index(None)
             self.pc.add(
                 self.graph.describe_missing(panos[j]), episode=label, field=f"{self.key}[{j}]"
             )
             return
-        self.flat.extend(nodes)
+        self.flat.extend(nodes)  # type: ignore[arg-type]  # no None left
         self.rec_ep.append(i)
         self.rec_len.append(len(nodes))
 
@@ -380,12 +414,13 @@ def parse_touchdown_predictions(
         raise UnknownNameError("trajectory form", form, ("auto", "plain", "triple"))
     path = Path(path)
     source = str(path)
-    records = _records(path)
-    _check_ids(records, source)
     p = _NavParser(table, graph, source, form, trajectory_key or "trajectory")
-    for k, rec in enumerate(records):
+    tally = _IdTally()
+    for k, rec in enumerate(_records(path)):
+        tally.see(rec)
         p.record(rec, k)
-    if not records:
+    tally.check(source)
+    if not tally.records:
         p.pc.add("the file holds no predictions")
     p.pc.raise_if_any()
     return _assemble(p, source)
@@ -480,13 +515,13 @@ def parse_sdr_predictions(
     """
     path = Path(path)
     source = str(path)
-    records = _records(path)
-    _check_ids(records, source)
+    tally = _IdTally()
     pc = ProblemCollector(source)
     index = {eid: i for i, eid in enumerate(examples.ids)}
     got: dict[int, tuple[float, float]] = {}
     unknown: list[str] = []
-    for k, rec in enumerate(records):
+    for k, rec in enumerate(_records(path)):
+        tally.see(rec)
         parsed = _sdr_record(rec, k, frame, pc)
         if parsed is None:
             continue
@@ -501,7 +536,8 @@ def parse_sdr_predictions(
             )
         else:
             got[i] = (x, y)
-    if not records:
+    tally.check(source)
+    if not tally.records:
         pc.add("the file holds no predictions")
     pc.raise_if_any()
     order = np.array(sorted(got), dtype=np.int64)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -176,22 +177,21 @@ def evaluate_touchdown(
 
 
 def _reference(table: EpisodeTable, order: np.ndarray, graph: Any) -> tuple[np.ndarray, np.ndarray]:
-    pc = ProblemCollector(table.source)
-    flat: list[int] = []
-    offsets = [0]
-    for i in order.tolist():
-        for j, pano in enumerate(table.paths[i]):
-            node = graph.index.get(pano, -1)
-            if node < 0:
-                pc.add(
-                    graph.describe_missing(pano),
-                    episode=f'route_id "{table.ids[i]}"',
-                    field=f"route_panoids[{j}]",
-                )
-            flat.append(node)
-        offsets.append(len(flat))
-    pc.raise_if_any()
-    return np.asarray(flat, dtype=np.int32), np.asarray(offsets, dtype=np.int64)
+    paths = [table.paths[i] for i in order.tolist()]
+    offsets = np.zeros(len(paths) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in paths], out=offsets[1:])
+    nodes = list(map(graph.index.get, chain.from_iterable(paths)))
+    if None in nodes:
+        pc = ProblemCollector(table.source)
+        for pos in [k for k, v in enumerate(nodes) if v is None][:50]:
+            e = int(np.searchsorted(offsets, pos, side="right") - 1)
+            pc.add(
+                graph.describe_missing(paths[e][pos - offsets[e]]),
+                episode=f'route_id "{table.ids[int(order[e])]}"',
+                field=f"route_panoids[{pos - offsets[e]}]",
+            )
+        pc.raise_if_any()
+    return np.asarray(nodes, dtype=np.int32), offsets
 
 
 def _check(
