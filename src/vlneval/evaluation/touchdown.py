@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -38,15 +37,19 @@ from vlneval.data.touchdown import (
     parse_sdr_predictions,
     parse_touchdown_predictions,
 )
-from vlneval.errors import InvalidInputError, MissingDataError, ProblemCollector, UnknownNameError
+from vlneval.errors import (
+    InvalidInputError,
+    MissingDataError,
+    ProblemCollector,
+    UnknownNameError,
+    VLNEvalError,
+)
 from vlneval.evaluation.cvdn import _options
 from vlneval.evaluation.runner import Evaluation, summarise
-from vlneval.profiles import Profile
+from vlneval.profiles import Profile, StreetProfile
 from vlneval.tasks import Task
 
 __all__ = [
-    "StreetRules",
-    "RULES",
     "DATA_VERSIONS",
     "evaluate_touchdown",
     "evaluate_touchdown_sdr",
@@ -55,26 +58,6 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class StreetRules:
-    """What a Touchdown profile decides beyond the :class:`Profile` fields.
-
-    Attributes:
-        transpositions: SED uses the optimal string alignment distance (else Levenshtein).
-        sdr_wrap: SDR distances wrap around the panorama's 360° seam.
-        frame: the panorama frame of SDR pixel coordinates, (width, height).
-    """
-
-    transpositions: bool = False
-    sdr_wrap: bool = False
-    frame: tuple[float, float] = (3680.0, 800.0)
-
-
-RULES = {
-    "touchdown": StreetRules(),
-    "touchdown-wrap": StreetRules(sdr_wrap=True),
-    "touchdown-vlnt": StreetRules(transpositions=True),
-}
 #: Releases of the route files: name -> file name pattern under ``<root>/touchdown``.
 DATA_VERSIONS = {
     "original": "data/{split}.json",
@@ -89,10 +72,14 @@ SDR_COLUMNS = {
 }
 
 
-def _rules(prof: Profile) -> StreetRules:
-    if prof.name not in RULES:
-        raise UnknownNameError("Touchdown profile", prof.name, RULES)
-    return RULES[prof.name]
+def _rules(prof: Profile) -> StreetProfile:
+    if not isinstance(prof, StreetProfile):
+        raise VLNEvalError(
+            f"profile {prof.name} has no Touchdown rules (use touchdown, touchdown-wrap or touchdown-vlnt)"
+        )
+    if prof.edit_distance not in ("levenshtein", "osa"):
+        raise VLNEvalError(f"profile {prof.name}: unknown edit distance {prof.edit_distance!r}")
+    return prof
 
 
 def _episodes_path(
@@ -259,7 +246,7 @@ def score_touchdown(
     traj, off = preds.nodes, preds.offsets
     spd = graph.hops(traj[off[1:] - 1], ref[ref_off[1:] - 1])
     tc = task_completion(spd)
-    sed, edits = sed_batch(traj, off, ref, ref_off, tc, transpositions=rules.transpositions)
+    sed, edits = sed_batch(traj, off, ref, ref_off, tc, transpositions=rules.edit_distance == "osa")
     steps = np.diff(off) - 1
     repeats = np.bincount(
         np.searchsorted(off, np.flatnonzero(traj[1:] == traj[:-1]) + 1, side="right") - 1,
@@ -286,7 +273,7 @@ def score_touchdown(
 def _annotate(
     summary: dict[str, Any],
     prof: Profile,
-    rules: StreetRules,
+    rules: StreetProfile,
     version: str | None,
     units: dict[str, str],
 ) -> None:
@@ -295,9 +282,10 @@ def _annotate(
     summary["protocol"]["data_version"] = version
     summary["units"] = units
     scoring = summary["protocol"]["scoring"]
-    scoring["edit_distance"] = "optimal string alignment" if rules.transpositions else "Levenshtein"
+    osa = rules.edit_distance == "osa"
+    scoring["edit_distance"] = "optimal string alignment" if osa else "Levenshtein"
     scoring["sdr_wrap_360"] = rules.sdr_wrap
-    scoring["sdr_frame_px"] = list(rules.frame)
+    scoring["sdr_frame_px"] = list(rules.sdr_frame)
 
 
 def _order_check(summary: dict[str, Any], labels: tuple[str, ...]) -> None:
@@ -374,7 +362,7 @@ def score_sdr(
     from vlneval.metrics.street import sdr_accuracy, sdr_distance
 
     rules = _rules(prof)
-    sdr = parse_sdr_predictions(predictions, routes.sdr, frame=rules.frame)
+    sdr = parse_sdr_predictions(predictions, routes.sdr, frame=rules.sdr_frame)
     table = _sdr_table(routes)
     if sdr.missing and prof.require_complete and not subset:
         raise InvalidInputError(
@@ -383,8 +371,8 @@ def score_sdr(
             "use --subset to score only the predicted ones, reported as partial",
             source=sdr.source,
         )
-    target = routes.sdr.target[sdr.examples] * np.asarray(rules.frame)
-    dist = sdr_distance(sdr.points, target, width=rules.frame[0] if rules.sdr_wrap else None)
+    target = routes.sdr.target[sdr.examples] * np.asarray(rules.sdr_frame)
+    dist = sdr_distance(sdr.points, target, width=rules.sdr_frame[0] if rules.sdr_wrap else None)
     dist = np.atleast_1d(np.asarray(dist, dtype=np.float64))
     per = {
         "sdr_distance": dist,
