@@ -1,0 +1,285 @@
+"""``vlneval report``, ``vlneval compare`` and ``vlneval aggregate``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from vlneval.cli.common import add_data_args, add_scoring_args, err, load_declared
+
+__all__ = ["register", "cmd_report", "cmd_compare", "cmd_aggregate"]
+
+_TASK_OPTIONS = ("path_type", "data_version", "angle_units")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Adds the subcommands."""
+    r = sub.add_parser(
+        "report",
+        help="score a predictions file and write a self-contained HTML report",
+        description="Scores as `vlneval score` does, then writes one HTML file: summary with "
+        "bootstrap intervals, protocol card, checks, outcome classes, budgeted success, "
+        "breakdowns, and the worst and a sample of episodes drawn on their graphs.",
+    )
+    add_data_args(r)
+    r.add_argument("--predictions", required=True, help="predictions file (.json or .json.gz)")
+    add_scoring_args(r)
+    _add_reading_args(r)
+    r.add_argument("--compare", default=None, metavar="OTHER", help="baseline predictions file")
+    r.add_argument(
+        "--compare-protocol", default=None, metavar="FILE", help="protocol fields of OTHER"
+    )
+    r.add_argument("--out", default="report.html", help="the HTML file (default: report.html)")
+    r.add_argument("--json", default=None, metavar="FILE", help="also write the report's data")
+    r.add_argument("--worst", type=int, default=6, help="worst episodes drawn (default 6)")
+    r.add_argument("--sample", type=int, default=6, help="random episodes drawn (default 6)")
+    r.add_argument("--title", default=None, help="page title")
+    r.add_argument(
+        "--step-limit",
+        type=int,
+        default=None,
+        help="the run's step limit (default: the protocol card's inference_budget)",
+    )
+    r.add_argument(
+        "--budgets",
+        default="1,1.25,1.5,2,3",
+        help="path-length budgets as multiples of the shortest distance (default 1,1.25,1.5,2,3)",
+    )
+    _add_stats_args(r)
+    r.add_argument("--quiet", action="store_true", help="print no summary table")
+    r.set_defaults(func=cmd_report)
+
+    c = sub.add_parser(
+        "compare",
+        help="paired comparison of two predictions files on the same episodes",
+        description="Δ = B − A with a paired bootstrap interval; McNemar's exact test for SR "
+        "and OSR, a paired permutation test for the other metrics; Holm-adjusted. Refuses "
+        "runs whose protocol cards differ in task, split, profile or privileged access "
+        "unless --force.",
+    )
+    add_data_args(c)
+    c.add_argument("a", metavar="A", help="baseline predictions file")
+    c.add_argument("b", metavar="B", help="candidate predictions file")
+    add_scoring_args(c)
+    _add_reading_args(c)
+    c.add_argument("--protocol-a", default=None, metavar="FILE", help="protocol fields of A")
+    c.add_argument("--protocol-b", default=None, metavar="FILE", help="protocol fields of B")
+    c.add_argument("--profile-b", default=None, help="score B with another profile (refused)")
+    c.add_argument("--metrics", default=None, help="comma-separated labels (default: all)")
+    c.add_argument("--permutations", type=int, default=10000, help="Monte Carlo sign flips")
+    c.add_argument("--json", default=None, metavar="FILE", help="write the comparison JSON")
+    _add_stats_args(c)
+    c.set_defaults(func=cmd_compare)
+
+    g = sub.add_parser(
+        "aggregate",
+        help="mean, std and interval of each metric over several runs (seeds)",
+        description="Each RUN is a summary JSON (from `score --json`) or a predictions file "
+        "(then --task is needed). Refuses runs whose protocol cards differ unless --force.",
+    )
+    add_data_args(g)
+    _optional_task(g)
+    g.add_argument("runs", nargs="+", metavar="RUN", help="summary JSON or predictions files")
+    add_scoring_args(g)
+    _add_reading_args(g)
+    g.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
+    g.add_argument("--force", action="store_true", help="aggregate even if the cards differ")
+    g.add_argument("--json", default=None, metavar="FILE", help="write the aggregate JSON")
+    g.set_defaults(func=cmd_aggregate)
+
+
+def _optional_task(p: argparse.ArgumentParser) -> None:
+    for action in p._actions:
+        if action.dest == "task":
+            action.required = False
+            action.help = "benchmark (needed when a RUN is a predictions file)"
+
+
+def _add_reading_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--skip-summary-records",
+        action="store_true",
+        help="skip records without an id that look like a summary (no trajectory, only "
+        "scalar values), with a warning; e.g. NaviLLM's compact files start with one",
+    )
+
+
+def _add_stats_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+    p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (2000)")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
+    p.add_argument(
+        "--by-scan",
+        action="store_true",
+        help="resample scans, then episodes (two-stage bootstrap; episodes of one house are "
+        "not independent)",
+    )
+    p.add_argument("--force", action="store_true", help="compare even if the cards differ")
+
+
+def _task_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    given = {n: getattr(args, n) for n in _TASK_OPTIONS if getattr(args, n, None) is not None}
+    return given or None
+
+
+def _score(
+    args: argparse.Namespace, path: str, *, protocol: str | None = None, profile: str | None = None
+) -> Any:
+    from vlneval.diagnostics import score_run
+
+    return score_run(
+        args.task,
+        args.split,
+        path,
+        profile=profile or args.profile,
+        root=args.data_root,
+        episodes_file=args.episodes,
+        graphs=args.graphs,
+        subset=args.subset,
+        form=args.trajectory_form,
+        trajectory_key=args.trajectory_key,
+        declared=load_declared(protocol if protocol is not None else args.protocol),
+        skip_summaries=args.skip_summary_records,
+        options=_task_options(args),
+    )
+
+
+@contextmanager
+def _progress(total: int, label: str) -> Iterator[Callable[[str], None]]:
+    """A rich progress bar on stderr; yields a callback that advances it by one."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as p:
+        task = p.add_task(label, total=total)
+
+        def step(message: str) -> None:
+            p.update(task, advance=1, description=f"{label}: {message}")
+
+        yield step
+
+
+def _budgets(text: str) -> tuple[float, ...]:
+    from vlneval.errors import VLNEvalError
+
+    try:
+        values = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        values = ()
+    if not values or any(not v > 0 for v in values):
+        raise VLNEvalError(f"--budgets must be positive numbers separated by commas; got {text!r}")
+    return values
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Scores the file (and the baseline), writes the HTML report."""
+    from vlneval.reports.html import ReportOptions, build_report, write_report
+    from vlneval.reports.tables import write_summary
+    from vlneval.reports.terminal import render_summary
+
+    options = ReportOptions(
+        n_worst=max(args.worst, 0),
+        n_sample=max(args.sample, 0),
+        seed=args.seed,
+        n_resamples=args.resamples,
+        confidence=args.confidence,
+        cluster_by_scan=args.by_scan,
+        budgets=_budgets(args.budgets),
+        step_limit=args.step_limit,
+        force=args.force,
+        title=args.title,
+    )
+    total = 4 + (2 if args.compare else 0) + options.n_worst + options.n_sample
+    with _progress(total, "report") as step:
+        run = _score(args, args.predictions)
+        step("scored")
+        baseline = None
+        if args.compare:
+            baseline = _score(args, args.compare, protocol=args.compare_protocol)
+            step("scored the baseline")
+        report = build_report(run, baseline=baseline, options=options, progress=step)
+        write_report(args.out, report)
+    if args.json:
+        write_summary(args.json, report.data)
+    if not args.quiet:
+        sys.stdout.write(render_summary(run.evaluation.summary, color=sys.stdout.isatty()))
+    size = len(report.html.encode()) / 1e6
+    err(f"wrote {args.out} ({size:.1f} MB)")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Scores both files and prints the paired comparison."""
+    from vlneval.reports.compare import compare_scored
+    from vlneval.reports.compare_terminal import render_comparison
+    from vlneval.reports.tables import write_summary
+
+    with _progress(3, "compare") as step:
+        a = _score(args, args.a, protocol=args.protocol_a)
+        step("scored A")
+        b = _score(args, args.b, protocol=args.protocol_b, profile=args.profile_b)
+        step("scored B")
+        metrics = [m.strip() for m in args.metrics.split(",")] if args.metrics else None
+        result = compare_scored(
+            a,
+            b,
+            rng=args.seed,
+            n_resamples=args.resamples,
+            n_permutations=args.permutations,
+            confidence=args.confidence,
+            cluster_by_scan=args.by_scan,
+            force=args.force,
+            metrics=metrics,
+        )
+        step("compared")
+    if args.json:
+        write_summary(args.json, result.to_dict())
+    sys.stdout.write(render_comparison(result, color=sys.stdout.isatty()))
+    return 0
+
+
+def cmd_aggregate(args: argparse.Namespace) -> int:
+    """Aggregates summaries (or scores predictions files first) over runs."""
+    from vlneval.diagnostics.scored import run_label
+    from vlneval.reports.compare import aggregate_summaries
+    from vlneval.reports.compare_terminal import render_aggregate
+    from vlneval.reports.tables import write_summary
+
+    summaries = []
+    with _progress(len(args.runs), "aggregate") as step:
+        for path in args.runs:
+            summaries.append(_summary_of(args, path))
+            step(run_label(path))
+    result = aggregate_summaries(
+        summaries,
+        [run_label(p) for p in args.runs],
+        confidence=args.confidence,
+        force=args.force,
+    )
+    if args.json:
+        write_summary(args.json, result.to_dict())
+    sys.stdout.write(render_aggregate(result, color=sys.stdout.isatty()))
+    return 0
+
+
+def _summary_of(args: argparse.Namespace, path: str) -> dict[str, Any]:
+    """The summary in ``path`` (a summary JSON), or the summary of scoring it."""
+    from pathlib import Path
+
+    from vlneval.data.jsonio import load_json
+    from vlneval.errors import VLNEvalError
+
+    value = load_json(Path(path))
+    if isinstance(value, dict) and "metrics" in value and "protocol" in value:
+        return value
+    if not args.task:
+        raise VLNEvalError(
+            f"{path}: not a summary JSON (from `vlneval score --json`); to score a predictions "
+            "file pass --task (and --split)"
+        )
+    return dict(_score(args, path).evaluation.summary)

@@ -1,0 +1,93 @@
+"""Per-episode facts that diagnostics group and normalise by (not metrics of the agent).
+
+For every scored episode: its scan, the geodesic shortest distance ``d*`` from the start to the
+nearest goal, the reference path's length in metres and in hops, and the instruction's length in
+words (whitespace-separated tokens).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from vlneval.evaluation.runner import Evaluation
+from vlneval.graph.store import GraphStore
+
+__all__ = ["EpisodeContext", "episode_context", "shortest_distances"]
+
+
+@dataclass(frozen=True)
+class EpisodeContext:
+    """Facts about the scored episodes, aligned to ``Evaluation.scored``.
+
+    Attributes:
+        scans: scan id of each episode.
+        shortest: ``d* = min_g d(start, g)`` in metres (NaN when no graph is known).
+        reference_length: length of the reference path in metres (NaN when unknown).
+        reference_hops: number of moves of the reference path (``len(path) - 1``).
+        instruction_words: number of whitespace-separated words of the instruction.
+    """
+
+    scans: np.ndarray
+    shortest: np.ndarray
+    reference_length: np.ndarray
+    reference_hops: np.ndarray
+    instruction_words: np.ndarray
+
+
+def shortest_distances(evaluation: Evaluation, graphs: GraphStore) -> np.ndarray:
+    """``d*`` of every scored episode: the geodesic distance from its start to the nearest goal.
+
+    Example:
+        >>> from vlneval.data.root import demo_root
+        >>> from vlneval.diagnostics.scored import score_run
+        >>> run = score_run("demo", "val", demo_root() / "demo" / "predictions_val.json")
+        >>> d = shortest_distances(run.evaluation, run.graphs)
+        >>> bool((d > 0).all()), d.shape == run.evaluation.scored.shape
+        (True, True)
+    """
+    ep = evaluation.episodes
+    out = np.empty(len(evaluation.scored), dtype=np.float64)
+    for k, i in enumerate(evaluation.scored.tolist()):
+        scan = ep.scans[i]
+        index = graphs.graph(scan).index
+        table = graphs.distances(scan)
+        start = index[ep.paths[i][0]]
+        out[k] = min(float(table[start, index[g]]) for g in ep.goals[i])
+    return out
+
+
+def episode_context(evaluation: Evaluation, graphs: GraphStore | None) -> EpisodeContext:
+    """The :class:`EpisodeContext` of a result; lengths come from ``graphs`` when given.
+
+    Without graphs, ``d*`` falls back to the per-episode ``shortest_length`` column when the
+    profile's SPL uses the shortest distance, and the reference length to the
+    ``reference_length`` column; otherwise they are NaN.
+    """
+    ep = evaluation.episodes
+    scored = evaluation.scored.tolist()
+    per = evaluation.per_episode
+    n = len(scored)
+    nan = np.full(n, np.nan)
+    if graphs is not None:
+        shortest = shortest_distances(evaluation, graphs)
+        reference = np.array([_path_length(graphs, ep.scans[i], ep.paths[i]) for i in scored])
+    else:
+        use_shortest = evaluation.profile.spl_reference == "shortest" and "shortest_length" in per
+        shortest = np.asarray(per["shortest_length"], float) if use_shortest else nan
+        reference = np.asarray(per.get("reference_length", nan), dtype=np.float64)
+    return EpisodeContext(
+        scans=np.array([ep.scans[i] for i in scored], dtype=object),
+        shortest=shortest,
+        reference_length=reference,
+        reference_hops=np.array([max(len(ep.paths[i]) - 1, 0) for i in scored], dtype=np.int64),
+        instruction_words=np.array([len(ep.instructions[i].split()) for i in scored], np.int64),
+    )
+
+
+def _path_length(graphs: GraphStore, scan: str, path: tuple[str, ...]) -> float:
+    index = graphs.graph(scan).index
+    table = graphs.distances(scan)
+    nodes = [index[v] for v in path]
+    return float(sum(table[a, b] for a, b in zip(nodes[:-1], nodes[1:], strict=True)))

@@ -1,0 +1,161 @@
+"""A scored predictions file together with what diagnostics and plots need to look back at it.
+
+:func:`vlneval.evaluation.evaluate` returns metrics only. Diagnostics also need the executed
+trajectories (to draw them) and the navigation graphs (shortest distances, positions), so
+:func:`score_run` scores a file with the same pieces ``evaluate`` uses (``load_split``,
+``parse_predictions``, ``score_parsed``) and keeps them. The numbers are identical to
+``evaluate``'s (tested). Tasks with their own scorer (``Task.evaluate_fn``) are scored by
+``evaluate`` itself; their runs carry no trajectories, and reports then show no path plots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlneval.errors import InvalidInputError, ProblemCollector, VLNEvalError
+from vlneval.evaluation.runner import Evaluation
+from vlneval.graph.store import GraphStore
+
+__all__ = ["ScoredRun", "score_run", "run_label"]
+
+
+@dataclass
+class ScoredRun:
+    """One scored predictions file, with its trajectories and graphs.
+
+    Attributes:
+        evaluation: the result, exactly as :func:`vlneval.evaluation.evaluate` gives it.
+        label: a short name for tables and legends (the file name without suffixes).
+        graphs: the navigation graphs of the split, or None for tasks with their own scorer.
+        nodes: flat scan-local node indices of the executed trajectories, in the order of
+            ``evaluation.scored``; None when unavailable.
+        offsets: ``offsets[k]:offsets[k + 1]`` is the trajectory of the k-th scored episode.
+    """
+
+    evaluation: Evaluation
+    label: str
+    graphs: GraphStore | None = None
+    nodes: np.ndarray | None = None
+    offsets: np.ndarray | None = None
+
+    @property
+    def has_trajectories(self) -> bool:
+        """True when the executed trajectories and graphs are known (plots can be drawn)."""
+        return self.graphs is not None and self.nodes is not None and self.offsets is not None
+
+    def trajectory(self, k: int) -> np.ndarray:
+        """Node indices of the k-th scored episode's executed trajectory, start first."""
+        if self.nodes is None or self.offsets is None:
+            raise VLNEvalError(f"run {self.label} has no trajectories (task with its own scorer)")
+        return self.nodes[int(self.offsets[k]) : int(self.offsets[k + 1])]
+
+    @property
+    def episode_ids(self) -> list[str]:
+        """Ids of the scored episodes, in ``evaluation.scored`` order."""
+        ids = self.evaluation.episodes.ids
+        return [ids[i] for i in self.evaluation.scored.tolist()]
+
+
+def run_label(path: str | Path) -> str:
+    """A file's name without ``.json``/``.jsonl``/``.gz`` suffixes.
+
+    Example:
+        >>> run_label("/x/seq2seq_iter_5000.json.gz")
+        'seq2seq_iter_5000'
+    """
+    name = Path(path).name
+    for suffix in (".gz", ".json", ".jsonl"):
+        name = name.removesuffix(suffix)
+    return name or str(path)
+
+
+def score_run(
+    task: str,
+    split: str | None,
+    predictions: str | Path,
+    *,
+    profile: str | None = None,
+    root: str | Path | None = None,
+    episodes_file: str | Path | None = None,
+    graphs: str | Path | None = None,
+    subset: bool = False,
+    form: str = "auto",
+    trajectory_key: str | None = None,
+    declared: Mapping[str, Any] | None = None,
+    skip_summaries: bool = False,
+    label: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> ScoredRun:
+    """Scores ``predictions`` as :func:`vlneval.evaluation.evaluate` does, keeping trajectories.
+
+    Args:
+        task, split, predictions, profile, root, episodes_file, graphs, subset, form,
+            trajectory_key, declared: as for :func:`vlneval.evaluation.evaluate`.
+        skip_summaries: skip records that look like a summary (no id, no trajectory, scalar
+            values only) with a warning, see :func:`vlneval.data.predictions.parse_predictions`.
+        label: the run's name in reports (default: the file name without suffixes).
+        options: task-specific options for a task with its own scorer (as ``evaluate``'s).
+
+    Raises:
+        VLNEvalError: bad input, unknown names or missing data; the message says where.
+    """
+    from vlneval.data.predictions import parse_predictions
+    from vlneval.evaluation.runner import evaluate, load_split, score_parsed
+    from vlneval.profiles import get_profile
+    from vlneval.tasks import get_task
+
+    name = label or run_label(predictions)
+    t = get_task(task)
+    prof = get_profile(profile or t.default_profile)
+    if t.evaluate_fn is not None:
+        if skip_summaries:
+            raise VLNEvalError(
+                f"--skip-summary-records is not supported for task {t.name} (it has its own "
+                "scorer); remove the summary record from the file"
+            )
+        result = evaluate(
+            task,
+            split,
+            predictions,
+            profile=profile,
+            root=root,
+            episodes_file=episodes_file,
+            graphs=graphs,
+            subset=subset,
+            form=form,
+            trajectory_key=trajectory_key,
+            declared=declared,
+            options=options,
+        )
+        return ScoredRun(result, name)
+    if prof.name not in t.profiles:
+        raise VLNEvalError(
+            f"profile {prof.name} does not score task {t.name} (its profiles: "
+            f"{', '.join(t.profiles)})"
+        )
+    split = split or t.default_split
+    episodes, store = load_split(
+        t, split, prof, root=root, episodes_file=episodes_file, graphs=graphs
+    )
+    if not episodes.scorable:
+        raise InvalidInputError(
+            f"{episodes.source}: split {split} has no goals (a hidden test split); it cannot be "
+            "scored locally"
+        )
+    pc = ProblemCollector(str(predictions))
+    preds = parse_predictions(
+        predictions,
+        episodes,
+        store,
+        form=form,
+        trajectory_key=trajectory_key,
+        collect=pc,
+        skip_summaries=skip_summaries,
+    )
+    result = score_parsed(episodes, preds, store, prof, subset=subset, declared=declared, pc=pc)
+    return ScoredRun(result, name, store, preds.nodes, preds.offsets)

@@ -1,0 +1,389 @@
+"""Fair comparison of two runs: comparable protocol cards, then paired tests on shared episodes.
+
+Two results are compared only when their protocol cards agree on the task, the split, the
+scoring profile (name and version) and privileged access (``spec/protocol.md``); otherwise
+:func:`check_comparable` refuses unless forced, and a forced comparison lists the differences
+in every output. Other card differences (observations, action space, budget...) are listed as
+notes.
+
+The comparison itself is paired, episode by episode, on the episodes both runs scored:
+``Δ = B − A`` (run B, the candidate, minus run A, the baseline) with a paired bootstrap
+interval, McNemar's exact test for 0/1 metrics (SR, OSR) and a paired sign-flip permutation
+test for continuous ones, Holm-adjusted across the metrics (:func:`vlneval.stats.compare_runs`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from vlneval.diagnostics.diagnose import metric_columns
+from vlneval.diagnostics.scored import ScoredRun
+from vlneval.errors import VLNEvalError
+from vlneval.stats import Comparison, RunSummary, aggregate_runs, compare_runs, holm_adjust
+
+__all__ = [
+    "AggregateResult",
+    "LOWER_IS_BETTER",
+    "NEUTRAL",
+    "RunComparison",
+    "aggregate_summaries",
+    "card_differences",
+    "card_notes",
+    "check_comparable",
+    "compare_scored",
+]
+
+LOWER_IS_BETTER = frozenset({"NE", "OE"})
+NEUTRAL = frozenset({"TL"})
+_NOTE_FIELDS = (
+    "data_version",
+    "observations",
+    "map",
+    "action_space",
+    "inference_budget",
+    "executed_path",
+    "checkpoint_selection",
+)
+
+
+def _refusal_view(card: Mapping[str, Any]) -> dict[str, str]:
+    scoring = card.get("scoring") or {}
+    return {
+        "task": str(card.get("task")),
+        "split": str(card.get("split")),
+        "profile": f"{scoring.get('profile')} v{scoring.get('profile_version')}",
+        "privileged": str(card.get("privileged")),
+    }
+
+
+def card_differences(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> list[str]:
+    """The fields that make two results incomparable: task, split, profile, privileged access.
+
+    Example:
+        >>> a = {"task": "r2r", "split": "val_unseen", "privileged": "none",
+        ...      "scoring": {"profile": "r2r", "profile_version": "1"}}
+        >>> card_differences(a, {**a, "split": "val_seen"})
+        ['split: val_unseen (A) vs val_seen (B)']
+    """
+    va, vb = _refusal_view(card_a), _refusal_view(card_b)
+    return [f"{k}: {va[k]} (A) vs {vb[k]} (B)" for k in va if va[k] != vb[k]]
+
+
+def card_notes(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> list[str]:
+    """Other protocol fields that differ (worth reading, not a reason to refuse).
+
+    Example:
+        >>> card_notes({"map": "given graph"}, {"map": "built online"})
+        ['map: given graph (A) vs built online (B)']
+    """
+    out = []
+    for key in _NOTE_FIELDS:
+        a, b = card_a.get(key), card_b.get(key)
+        if a != b:
+            out.append(f"{key}: {a} (A) vs {b} (B)")
+    return out
+
+
+def check_comparable(
+    card_a: Mapping[str, Any], card_b: Mapping[str, Any], *, force: bool = False
+) -> list[str]:
+    """The card differences; raises unless there are none or ``force`` is set.
+
+    Raises:
+        VLNEvalError: the cards differ in task, split, profile or privileged access and
+            ``force`` is False; the message names every difference.
+
+    Example:
+        >>> a = {"task": "r2r", "split": "val_unseen", "privileged": "none",
+        ...      "scoring": {"profile": "r2r", "profile_version": "1"}}
+        >>> check_comparable(a, dict(a))
+        []
+    """
+    diffs = card_differences(card_a, card_b)
+    if diffs and not force:
+        raise VLNEvalError(
+            "refusing to compare results whose protocol cards differ ("
+            + "; ".join(diffs)
+            + "): their numbers are not comparable. Pass --force to compare anyway; the "
+            "output will say so."
+        )
+    return diffs
+
+
+@dataclass
+class RunComparison:
+    """The paired comparison of run B against run A.
+
+    Attributes:
+        label_a, label_b: the runs' names (A the baseline, B the candidate).
+        metrics: label -> :class:`~vlneval.stats.Comparison` with ``mean_a`` = B's mean,
+            ``mean_b`` = A's mean and ``difference`` = B − A (the stats convention a − b).
+        n_paired: episodes scored by both; n_only_a / n_only_b: scored by one run only.
+        success: SR outcome pairs: ``both``, ``only_a``, ``only_b``, ``neither``.
+        differences: card differences that were forced past (empty when comparable).
+        notes: other card differences.
+        settings: seed, resamples, confidence, correction, resampling unit.
+        cards: the two protocol cards, ``{"A": ..., "B": ...}``.
+    """
+
+    label_a: str
+    label_b: str
+    metrics: dict[str, Comparison]
+    n_paired: int
+    n_only_a: int
+    n_only_b: int
+    success: dict[str, int] | None
+    differences: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+    cards: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def forced(self) -> bool:
+        """True when the cards differ and the comparison was forced."""
+        return bool(self.differences)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values, with ``A``/``B`` named explicitly in every row."""
+        rows = []
+        for label, c in self.metrics.items():
+            rows.append(
+                {
+                    "metric": label,
+                    "mean_A": c.mean_b,
+                    "mean_B": c.mean_a,
+                    "difference_B_minus_A": c.difference,
+                    "ci_low": c.ci_low,
+                    "ci_high": c.ci_high,
+                    "confidence": c.confidence,
+                    "p_value": c.p_value,
+                    "p_holm": c.p_adjusted,
+                    "test": c.test,
+                    "n": c.n,
+                    "direction": _direction(label),
+                }
+            )
+        return {
+            "A": self.label_a,
+            "B": self.label_b,
+            "n_paired": self.n_paired,
+            "n_only_A": self.n_only_a,
+            "n_only_B": self.n_only_b,
+            "forced": self.forced,
+            "card_differences": self.differences,
+            "card_notes": self.notes,
+            "success_pairs": self.success,
+            "metrics": rows,
+            "settings": self.settings,
+            "protocol": self.cards,
+        }
+
+
+def _direction(label: str) -> str:
+    if label in NEUTRAL:
+        return "neutral"
+    return "lower is better" if label in LOWER_IS_BETTER else "higher is better"
+
+
+def _pairing(a: ScoredRun, b: ScoredRun) -> tuple[np.ndarray, np.ndarray]:
+    """Positions in A and in B of the episodes both scored, in A's order."""
+    where_b = {eid: k for k, eid in enumerate(b.episode_ids)}
+    pos_a, pos_b = [], []
+    for k, eid in enumerate(a.episode_ids):
+        j = where_b.get(eid)
+        if j is not None:
+            pos_a.append(k)
+            pos_b.append(j)
+    return np.array(pos_a, dtype=np.int64), np.array(pos_b, dtype=np.int64)
+
+
+def compare_scored(
+    a: ScoredRun,
+    b: ScoredRun,
+    *,
+    rng: np.random.Generator | int = 0,
+    n_resamples: int = 2000,
+    n_permutations: int = 10000,
+    confidence: float = 0.95,
+    cluster_by_scan: bool = False,
+    force: bool = False,
+    metrics: Sequence[str] | None = None,
+) -> RunComparison:
+    """Compares run B (candidate) with run A (baseline) on the episodes both scored.
+
+    Args:
+        a, b: the runs (:func:`vlneval.diagnostics.score_run`).
+        rng: generator or seed (bootstrap, then Monte Carlo permutations).
+        n_resamples, n_permutations, confidence: of :func:`vlneval.stats.compare_runs`.
+        cluster_by_scan: resample scans then episodes, and flip signs per scan.
+        force: compare even when the protocol cards differ (the result lists how).
+        metrics: labels to compare (default: every metric both runs report).
+
+    Raises:
+        VLNEvalError: incomparable cards without ``force``, no shared episode, or an unknown
+            metric.
+    """
+    card_a, card_b = a.evaluation.summary["protocol"], b.evaluation.summary["protocol"]
+    diffs = check_comparable(card_a, card_b, force=force)
+    pos_a, pos_b = _pairing(a, b)
+    if pos_a.size == 0:
+        raise VLNEvalError(f"{a.label} and {b.label} share no scored episode; nothing to pair")
+    cols_a, cols_b = metric_columns(a), metric_columns(b)
+    names = [m for m in cols_a if m in cols_b] if metrics is None else list(metrics)
+    unknown = [m for m in names if m not in cols_a or m not in cols_b]
+    if unknown:
+        raise VLNEvalError(
+            f"metric(s) {', '.join(unknown)} not reported by both runs (they report: "
+            f"{', '.join(m for m in cols_a if m in cols_b)})"
+        )
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    groups = None
+    if cluster_by_scan:
+        groups = np.array([a.evaluation.episodes.scans[i] for i in a.evaluation.scored[pos_a]])
+    pairs_b = {m: cols_b[m][pos_b] for m in names}
+    pairs_a = {m: cols_a[m][pos_a] for m in names}
+    table = _paired(pairs_b, pairs_a, gen, n_resamples, n_permutations, confidence, groups)
+    success = None
+    if "SR" in pairs_a:
+        sa, sb = pairs_a["SR"] != 0, pairs_b["SR"] != 0
+        success = {
+            "both": int((sa & sb).sum()),
+            "only_a": int((sa & ~sb).sum()),
+            "only_b": int((~sa & sb).sum()),
+            "neither": int((~sa & ~sb).sum()),
+        }
+    return RunComparison(
+        label_a=a.label,
+        label_b=b.label,
+        metrics=table,
+        n_paired=int(pos_a.size),
+        n_only_a=len(a.episode_ids) - int(pos_a.size),
+        n_only_b=len(b.episode_ids) - int(pos_b.size),
+        success=success,
+        differences=diffs,
+        notes=card_notes(card_a, card_b),
+        settings={
+            "n_resamples": n_resamples,
+            "n_permutations": n_permutations,
+            "confidence": confidence,
+            "correction": "holm",
+            "resampling": "scans, then episodes" if cluster_by_scan else "episodes",
+        },
+        cards={"A": card_a, "B": card_b},
+    )
+
+
+def _paired(
+    cand: dict[str, np.ndarray],
+    base: dict[str, np.ndarray],
+    gen: np.random.Generator,
+    n_resamples: int,
+    n_permutations: int,
+    confidence: float,
+    groups: np.ndarray | None,
+) -> dict[str, Comparison]:
+    """``compare_runs`` on the metrics that are finite everywhere, one by one (omitting
+    non-finite episodes) on the others, then Holm across all of them."""
+    finite = [m for m in cand if np.isfinite(cand[m]).all() and np.isfinite(base[m]).all()]
+
+    def run(names: list[str], nan_policy: str) -> dict[str, Comparison]:
+        return compare_runs(
+            {m: cand[m] for m in names},
+            {m: base[m] for m in names},
+            rng=gen,
+            n_resamples=n_resamples,
+            n_permutations=n_permutations,
+            confidence=confidence,
+            groups=groups,
+            nan_policy=nan_policy,
+        )
+
+    out: dict[str, Comparison] = run(finite, "raise") if finite else {}
+    for m in cand:
+        if m not in out:
+            out.update(run([m], "omit"))
+    ordered = {m: out[m] for m in cand}
+    adjusted = holm_adjust([c.p_value for c in ordered.values()])
+    return {
+        m: dataclasses.replace(c, p_adjusted=float(p), correction="holm")
+        for (m, c), p in zip(ordered.items(), adjusted, strict=True)
+    }
+
+
+@dataclass
+class AggregateResult:
+    """Metrics of several runs (seeds) of one setting, summarised over runs.
+
+    Attributes:
+        labels: the runs' names.
+        metrics: label -> :class:`~vlneval.stats.RunSummary` (mean, std, min, max, t interval).
+        differences: card differences forced past (each names the run).
+        card: the first run's protocol card.
+    """
+
+    labels: list[str]
+    metrics: dict[str, RunSummary]
+    differences: list[str]
+    card: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values."""
+        return {
+            "runs": self.labels,
+            "n_runs": len(self.labels),
+            "forced": bool(self.differences),
+            "card_differences": self.differences,
+            "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
+            "protocol": self.card,
+        }
+
+
+def aggregate_summaries(
+    summaries: Sequence[Mapping[str, Any]],
+    labels: Sequence[str],
+    *,
+    confidence: float = 0.95,
+    force: bool = False,
+) -> AggregateResult:
+    """Aggregates the summary metrics of several runs of one setting (e.g. seeds).
+
+    Every run's card must match the first one's (task, split, profile, privileged access)
+    unless ``force``. Metrics that are null in some run are left out.
+
+    Example:
+        >>> card = {"task": "r2r", "split": "val_unseen", "privileged": "none",
+        ...         "scoring": {"profile": "r2r", "profile_version": "1"}}
+        >>> runs = [{"metrics": {"SR": 0.5}, "protocol": card},
+        ...         {"metrics": {"SR": 0.6}, "protocol": card}]
+        >>> round(aggregate_summaries(runs, ["s0", "s1"]).metrics["SR"].mean, 3)
+        0.55
+    """
+    if not summaries:
+        raise VLNEvalError("aggregate needs at least one run")
+    first = summaries[0]
+    diffs = []
+    for label, s in zip(labels[1:], summaries[1:], strict=True):
+        found = card_differences(first["protocol"], s["protocol"])
+        if found and not force:
+            raise VLNEvalError(
+                f"refusing to aggregate {label} with {labels[0]}: their protocol cards differ ("
+                + "; ".join(found).replace("(A)", f"({labels[0]})").replace("(B)", f"({label})")
+                + "). Pass --force to aggregate anyway; the output will say so."
+            )
+        diffs += [d.replace("(A)", f"({labels[0]})").replace("(B)", f"({label})") for d in found]
+    names = [
+        m
+        for m, v in first["metrics"].items()
+        if v is not None and all(s["metrics"].get(m) is not None for s in summaries)
+    ]
+    if not names:
+        raise VLNEvalError("the runs share no metric with a value")
+    runs = [{m: float(s["metrics"][m]) for m in names} for s in summaries]
+    return AggregateResult(
+        list(labels), aggregate_runs(runs, confidence=confidence), diffs, dict(first["protocol"])
+    )

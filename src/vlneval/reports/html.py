@@ -1,0 +1,497 @@
+"""The HTML report: one self-contained file a reviewer can read offline.
+
+Sections: the summary table with bootstrap intervals, the consistency checks and warnings, the
+protocol card, the paired comparison with a baseline (when given), the outcome classes of the
+episodes, budgeted success, distributions of NE and TL/d*, metric breakdowns by scan,
+reference length and instruction length, and the worst episodes and a seeded random sample of
+the others, each drawn on its navigation graph. Images are embedded as base64 PNG; the page
+has no script, no external resource and no timestamp (the same inputs give the same bytes).
+Only the drawn episodes are plotted, so a report of a full split renders in seconds.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from html import escape
+from importlib import resources
+from pathlib import Path
+from string import Template
+from typing import Any
+
+import numpy as np
+
+from vlneval.data.jsonio import atomic_write_bytes
+from vlneval.diagnostics.budget import DEFAULT_BUDGETS
+from vlneval.diagnostics.diagnose import Diagnostics, budget_label, diagnose
+from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
+from vlneval.diagnostics.scored import ScoredRun
+from vlneval.diagnostics.selection import sample_episodes, worst_episodes
+from vlneval.reports import html_parts as hp
+from vlneval.reports.compare import RunComparison, compare_scored
+
+__all__ = ["Report", "ReportOptions", "build_report", "write_report"]
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What a report computes and draws.
+
+    Attributes:
+        n_worst: episodes drawn among the worst (largest NE).
+        n_sample: other episodes drawn at random (seeded).
+        n_disagree: with a baseline, episodes where exactly one run succeeds (half where only
+            B does, half where only A does; seeded).
+        seed: seed of the bootstrap, the permutation tests and the sample.
+        n_resamples: bootstrap resamples.
+        confidence: coverage of the intervals.
+        cluster_by_scan: resample scans, then episodes (two-stage bootstrap).
+        budgets: path-length budgets (multiples of d*) for budgeted success.
+        step_limit: the run's step limit (default: from its protocol card).
+        force: compare with a baseline whose protocol card differs (the report says so).
+        title: the page title (default: task, split and run).
+    """
+
+    n_worst: int = 6
+    n_sample: int = 6
+    n_disagree: int = 4
+    seed: int = 0
+    n_resamples: int = 2000
+    confidence: float = 0.95
+    cluster_by_scan: bool = False
+    budgets: tuple[float, ...] = DEFAULT_BUDGETS
+    step_limit: int | None = None
+    force: bool = False
+    title: str | None = None
+
+
+@dataclass
+class Report:
+    """A rendered report: the HTML page and the same content as a JSON record."""
+
+    html: str
+    data: dict[str, Any]
+
+
+Progress = Callable[[str], None]
+
+
+def build_report(
+    run: ScoredRun,
+    *,
+    baseline: ScoredRun | None = None,
+    options: ReportOptions = ReportOptions(),
+    progress: Progress | None = None,
+) -> Report:
+    """Diagnoses ``run`` (and compares it with ``baseline``) and renders the report.
+
+    Args:
+        run: the run reported on (B in a comparison).
+        baseline: a run to compare with (A); its protocol card must match unless
+            ``options.force``.
+        options: see :class:`ReportOptions`.
+        progress: called with a short message after each step (for a progress bar).
+
+    Raises:
+        VLNEvalError: incomparable protocol cards without ``force``; matplotlib missing.
+
+    Example:
+        >>> from vlneval.data.root import demo_root
+        >>> from vlneval.diagnostics import score_run
+        >>> run = score_run("demo", "val", demo_root() / "demo" / "predictions_val.json")
+        >>> report = build_report(run, options=ReportOptions(n_worst=1, n_sample=1, n_resamples=100))
+        >>> report.html.startswith("<!DOCTYPE html>"), report.data["diagnostics"]["label"]
+        (True, 'predictions_val')
+    """
+    step = progress or (lambda _msg: None)
+    gen = np.random.default_rng(options.seed)
+    kw = {
+        "rng": gen,
+        "n_resamples": options.n_resamples,
+        "confidence": options.confidence,
+        "cluster_by_scan": options.cluster_by_scan,
+        "budgets": options.budgets,
+        "step_limit": options.step_limit,
+    }
+    comparison = None
+    if baseline is not None:
+        comparison = compare_scored(
+            baseline,
+            run,
+            rng=gen,
+            n_resamples=options.n_resamples,
+            confidence=options.confidence,
+            cluster_by_scan=options.cluster_by_scan,
+            force=options.force,
+        )
+        step("compared with the baseline")
+    diag = diagnose(run, **kw)  # type: ignore[arg-type]
+    base_diag = diagnose(baseline, **kw) if baseline is not None else None  # type: ignore[arg-type]
+    step("diagnosed")
+    names = hp.run_names(run, baseline)
+    sections = [
+        ("summary", "Summary", "Summary", _summary(run, diag, options)),
+        ("checks", "Checks", "Consistency checks and warnings", _checks(run)),
+        ("protocol", "Protocol", "Protocol card", _protocol(run, baseline)),
+    ]
+    if comparison is not None and baseline is not None:
+        sections.append(
+            ("comparison", "Comparison", "Comparison with the baseline", _comparison(comparison))
+        )
+        step("drew the comparison")
+    sections += [
+        ("outcomes", "Outcomes", "Why episodes fail", _outcomes(diag, base_diag, names)),
+        ("budget", "Budgets", "Success within a path-length budget",
+         _budget(run, diag, baseline, base_diag, names)),
+        ("distributions", "Distributions", "Distributions of NE and TL / d*",
+         _distributions(run, diag, baseline, base_diag, names)),
+        ("breakdowns", "Breakdowns", "Breakdowns by scan, reference length and instruction length",
+         _groups(diag, base_diag)),
+    ]  # fmt: skip
+    step("drew the distributions")
+    sections.append(
+        ("episodes", "Episodes", "Episodes", _episodes(run, diag, baseline, options, step))
+    )
+    html = _page(run, baseline, sections, options)
+    data = {
+        "summary": run.evaluation.summary,
+        "diagnostics": diag.to_dict(),
+        "baseline": None
+        if baseline is None or base_diag is None
+        else {"summary": baseline.evaluation.summary, "diagnostics": base_diag.to_dict()},
+        "comparison": None if comparison is None else comparison.to_dict(),
+    }
+    return Report(html, data)
+
+
+def write_report(path: str | Path, report: Report) -> None:
+    """Writes the HTML page atomically."""
+    atomic_write_bytes(path, report.html.encode("utf-8"))
+
+
+def _template(name: str) -> str:
+    return resources.files("vlneval.reports").joinpath("templates", name).read_text("utf-8")
+
+
+def _page(
+    run: ScoredRun,
+    baseline: ScoredRun | None,
+    sections: list[tuple[str, str, str, str]],
+    options: ReportOptions,
+) -> str:
+    from vlneval import __version__
+
+    s = run.evaluation.summary
+    prof = s["profile"]
+    title = options.title or f"{s['task']} {s['split']} · {run.label}"
+    scored = f"{s['n_episodes']} of {s['n_expected']} episodes" + (
+        " (partial)" if s.get("partial") else ""
+    )
+    lede = (
+        f"Run <b>{escape(run.label)}</b> (<span class='mono'>{escape(str(s['predictions']))}"
+        f"</span>): {scored} of <b>{escape(s['task'])} {escape(s['split'])}</b>, scored with "
+        f"profile <b>{escape(prof['name'])} v{escape(str(prof['version']))}</b> "
+        f"({escape(prof['reproduces'])}); success is {escape(run.evaluation.profile.comparison)} m."
+    )
+    if baseline is not None:
+        lede += f" Compared with the baseline <b>{escape(baseline.label)}</b>."
+    nav = "".join(f'<a href="#{sid}">{escape(short)}</a>' for sid, short, _, _ in sections)
+    body = "\n".join(hp.section(sid, t, content) for sid, _, t, content in sections)
+    footer = (
+        f"vlneval {escape(__version__)} · intervals: percentile bootstrap, "
+        f"{options.n_resamples} resamples, seed {options.seed} · "
+        "regenerate with the same command and seed to get the same page"
+    )
+    return Template(_template("report.html")).substitute(
+        version=escape(__version__),
+        title=escape(title),
+        css=_template("report.css"),
+        lede=lede,
+        nav=nav,
+        body=body,
+        footer=footer,
+    )
+
+
+def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
+    s = run.evaluation.summary
+    rows = []
+    for label, value in s["metrics"].items():
+        ci = diag.intervals.get(label)
+        rows.append(
+            [
+                f"<b>{escape(label)}</b>",
+                hp.METRIC_TEXT.get(label, ""),
+                hp.num(hp.fmt(label, value)),
+                hp.num(hp.fmt_ci(label, ci), "ci"),
+                hp.num(str(ci.n) if ci is not None else "–"),
+            ]
+        )
+    level = int(round(100 * options.confidence))
+    table = hp.table(["metric", "what it measures", "value", f"{level}% CI", "n"], rows)
+    note = (
+        f"<p class='muted'>Intervals: percentile bootstrap of the mean over "
+        f"{escape(diag.settings['resampling'])} ({options.n_resamples} resamples, seed "
+        f"{options.seed}). Rates in %, lengths in metres. An interval says how much the number "
+        "would move on another draw of episodes like these; two runs are compared by the "
+        "paired test, not by overlapping intervals.</p>"
+    )
+    return table + note + _download(run, diag)
+
+
+def _download(run: ScoredRun, diag: Diagnostics) -> str:
+    """A link that downloads the per-episode table (CSV, embedded as a data URI)."""
+    ev = run.evaluation
+    columns: dict[str, list[Any]] = {
+        ev.episodes.id_field: run.episode_ids,
+        "scan": [ev.episodes.scans[i] for i in ev.scored.tolist()],
+    }
+    columns.update({name: values.tolist() for name, values in ev.per_episode.items()})
+    columns["shortest_distance"] = diag.context.shortest.tolist()
+    if diag.failures is not None:
+        columns["outcome"] = [FAILURE_CLASSES[c] for c in diag.failures.codes.tolist()]
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(zip(*columns.values(), strict=True))
+    uri = "data:text/csv;base64," + base64.b64encode(buf.getvalue().encode()).decode("ascii")
+    name = f"{run.label}_per_episode.csv"
+    return (
+        f'<p>Per-episode results: <a download="{escape(name)}" href="{uri}">'
+        f"{escape(name)}</a> ({len(run.episode_ids)} rows: every metric, the shortest distance "
+        "d* and the outcome class).</p>"
+    )
+
+
+def _checks(run: ScoredRun) -> str:
+    s = run.evaluation.summary
+    rows = []
+    for c in s.get("checks", []):
+        if c["holds"]:
+            pill = hp.pill("holds", "ok")
+        elif "quirk" in c:
+            pill = hp.pill("breaks (known quirk)", "quirk")
+        else:
+            pill = hp.pill("FAILS", "fail")
+        rows.append([escape(c["name"]), pill, escape(c["detail"]) + hp.muted(c.get("quirk", ""))])
+    out = hp.table(["check", "result", "detail"], rows) if rows else "<p>No checks apply.</p>"
+    warnings = s.get("warnings", [])
+    if warnings:
+        items = "".join(f"<li>{escape(w)}</li>" for w in warnings)
+        out += f"<div class='banner'><b>Warnings</b><ul>{items}</ul></div>"
+    else:
+        out += "<p class='muted'>No warnings.</p>"
+    return out
+
+
+def _protocol(run: ScoredRun, baseline: ScoredRun | None) -> str:
+    out = hp.card(run.evaluation.summary["protocol"])
+    if baseline is not None:
+        out = f"<h3>{escape(run.label)} (B)</h3>" + out
+        out += f"<h3>{escape(baseline.label)} (A, baseline)</h3>"
+        out += hp.card(baseline.evaluation.summary["protocol"])
+    return out
+
+
+def _comparison(cmp: RunComparison) -> str:
+    from vlneval.reports.plots import figure_png, plot_comparison
+
+    out = ""
+    if cmp.differences:
+        items = "".join(f"<li>{escape(d)}</li>" for d in cmp.differences)
+        out += (
+            "<div class='banner danger'><b>Forced comparison: the protocol cards differ, so these "
+            f"numbers are not comparable.</b><ul>{items}</ul></div>"
+        )
+    if cmp.notes:
+        items = "".join(f"<li>{escape(n)}</li>" for n in cmp.notes)
+        out += f"<div class='banner'><b>Other protocol differences</b><ul>{items}</ul></div>"
+    out += hp.comparison_table(cmp)
+    out += hp.figure(figure_png(plot_comparison(cmp)), "Paired differences B − A with intervals")
+    return out
+
+
+def _outcomes(diag: Diagnostics, base: Diagnostics | None, names: hp.RunNames) -> str:
+    from vlneval.reports.plots import figure_png, plot_outcomes
+
+    if diag.failures is None:
+        return "<p>Not available: the shortest distances d* are unknown for this task.</p>"
+    runs = [
+        (n, d.failures)
+        for n, d in ([(names.a, base)] if base is not None else []) + [(names.b, diag)]
+        if d is not None and d.failures is not None
+    ]
+    header = ["outcome", *[f"{n} (n, %)" for n, _ in runs], "definition"]
+    rows = []
+    for name in FAILURE_CLASSES:
+        cells = [f"<span class='class-{name}'>{escape(CLASS_LABELS[name])}</span>"]
+        for _, f in runs:
+            count, share = f.counts[name], f.shares[name]
+            text = "–" if count is None or share is None else f"{count} ({100 * share:.1f}%)"
+            cells.append(hp.num(text))
+        cells.append(escape(hp.CLASS_TEXT[name]))
+        rows.append(cells)
+    out = hp.table(header, rows)
+    limit = diag.failures.step_limit
+    out += hp.muted(
+        f"Step limit T = {limit} (positions recorded after the start)."
+        if limit is not None
+        else "The step limit is unknown (pass --step-limit N, or declare inference_budget in "
+        "--protocol), so no episode is classed as hitting it."
+    )
+    shares = [(n, f.shares) for n, f in runs]
+    return out + hp.figure(
+        figure_png(plot_outcomes(shares)), "Outcome classes, as shares of the episodes"
+    )
+
+
+def _budget(
+    run: ScoredRun,
+    diag: Diagnostics,
+    baseline: ScoredRun | None,
+    base: Diagnostics | None,
+    names: hp.RunNames,
+) -> str:
+    from vlneval.reports.plots import figure_png, plot_budget_curve
+
+    if not diag.budgets:
+        return "<p>Not available: the shortest distances d* are unknown for this task.</p>"
+    runs = ([(names.a, baseline, base)] if base is not None else []) + [(names.b, run, diag)]
+    rows = []
+    for b in diag.budgets:
+        cells = [f"<b>{escape(budget_label(b))}</b>"]
+        for _, _, d in runs:
+            ci = d.budgets.get(b) if d is not None else None
+            cells += [
+                hp.num(hp.fmt("SR", ci.estimate if ci else None)),
+                hp.num(hp.fmt_ci("SR", ci), "ci"),
+            ]
+        rows.append(cells)
+    header = ["budget"]
+    for n, _, _ in runs:
+        header += [f"{n}", "CI"]
+    out = (
+        "<p>SR@b is the share of episodes that succeed with a path no longer than b times the "
+        "shortest distance d* from the start to the goal (TL ≤ b · d*): what a robot whose "
+        "battery allows b times the shortest route would achieve.</p>"
+    )
+    cols = [
+        (n, {"success": r.evaluation.per_episode["success"],
+             "path_length": r.evaluation.per_episode["path_length"],
+             "shortest": d.context.shortest})
+        for n, r, d in runs if r is not None and d is not None
+    ]  # fmt: skip
+    plot = hp.figure(
+        figure_png(plot_budget_curve(cols)), "SR@b as the budget grows; dotted: SR without budget"
+    )
+    if baseline is not None:
+        return out + hp.table(header, rows) + f"<div class='grid2'>{plot}</div>"
+    return out + f"<div class='grid2'><div>{hp.table(header, rows)}</div>{plot}</div>"
+
+
+def _distributions(
+    run: ScoredRun,
+    diag: Diagnostics,
+    baseline: ScoredRun | None,
+    base: Diagnostics | None,
+    names: hp.RunNames,
+) -> str:
+    from vlneval.reports.plots import figure_png, plot_error_ecdf, plot_length_ratio
+
+    runs = ([(names.a, baseline, base)] if base is not None else []) + [(names.b, run, diag)]
+    ne = [(n, r.evaluation.per_episode["nav_error"]) for n, r, _ in runs if r is not None]
+    ratio = [(n, d.ratio) for n, _, d in runs if d is not None]
+    threshold = run.evaluation.profile.threshold
+    return (
+        "<div class='grid2'>"
+        + "".join(
+            [
+                hp.figure(
+                    figure_png(plot_error_ecdf(ne, threshold=threshold)),
+                    "ECDF of the navigation error; its height at δ is about the success rate.",
+                ),
+                hp.figure(
+                    figure_png(plot_length_ratio(ratio)),
+                    "Path length over shortest distance; above 1 the agent walked more than needed.",
+                ),
+            ]
+        )
+        + "</div>"
+    )
+
+
+def _groups(diag: Diagnostics, base: Diagnostics | None) -> str:
+    out = ""
+    for name, rows in diag.groups.items():
+        base_rows = {r.group: r for r in base.groups.get(name, [])} if base is not None else {}
+        out += f"<h3>By {escape(name)}</h3>" + hp.group_table(rows, base_rows)
+    if base is not None:
+        out += hp.muted("The metric columns are run B's; the last column is the baseline A's SR.")
+    return out + hp.muted(
+        "Groups of numeric lengths are quantile bins (about equal counts). Small groups vary a "
+        "lot: read n before reading a difference."
+    )
+
+
+def _episodes(
+    run: ScoredRun,
+    diag: Diagnostics,
+    baseline: ScoredRun | None,
+    options: ReportOptions,
+    step: Progress,
+) -> str:
+    per = run.evaluation.per_episode
+    worst = worst_episodes(per["nav_error"], per.get("ndtw"), options.n_worst)
+    rng = np.random.default_rng([options.seed, 1])
+    sample = sample_episodes(len(run.evaluation.scored), options.n_sample, exclude=worst, rng=rng)
+    if not run.has_trajectories:
+        return "<p>Not available: this task's scorer does not keep trajectories.</p>"
+    groups = [
+        ("Worst episodes", worst, "largest navigation error first"),
+        ("A random sample of the other episodes", sample, f"seed {options.seed}"),
+    ]
+    if baseline is not None:
+        groups += _disagreements(run, baseline, options)
+    out = ""
+    for title, picked, intro in groups:
+        cards = []
+        for k in picked.tolist():
+            cards.append(hp.episode_card(run, diag, int(k), baseline))
+            step("drew an episode")
+        if picked.size == 0:
+            continue
+        out += f"<h3>{escape(title)}</h3><p class='muted'>{escape(intro)}</p>"
+        out += "<div class='episodes'>" + "".join(cards) + "</div>"
+    return out
+
+
+def _disagreements(
+    run: ScoredRun, baseline: ScoredRun, options: ReportOptions
+) -> list[tuple[str, np.ndarray, str]]:
+    """Positions (in ``run``) of a seeded sample of the episodes only B, or only A, solves."""
+    success_b = run.evaluation.per_episode["success"] != 0
+    success_a = np.zeros_like(success_b)
+    scored_a = np.zeros_like(success_b)
+    per_a = baseline.evaluation.per_episode["success"]
+    for k, eid in enumerate(run.episode_ids):
+        kb = hp.baseline_position(baseline, eid)
+        if kb is not None:
+            scored_a[k], success_a[k] = True, per_a[kb] != 0
+    rng = np.random.default_rng([options.seed, 2])
+    half = options.n_disagree - options.n_disagree // 2
+    out = []
+    for title, mask, n in (
+        ("Episodes only B solves", success_b & scored_a & ~success_a, half),
+        (
+            "Episodes only A (the baseline) solves",
+            success_a & ~success_b,
+            options.n_disagree - half,
+        ),
+    ):
+        pool = np.flatnonzero(mask)
+        picked = np.sort(rng.choice(pool, size=min(n, pool.size), replace=False))
+        out.append((title, picked, f"{picked.size} of {pool.size}, drawn at random"))
+    return out

@@ -1,0 +1,352 @@
+"""Building blocks of the HTML report: escaped tables, figures, cards (used by ``html.py``).
+
+Everything that goes into the page passes through :func:`html.escape` here; callers hand in
+either plain text or the output of these functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from vlneval.diagnostics.breakdowns import GroupRow
+from vlneval.diagnostics.diagnose import Diagnostics
+from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
+from vlneval.diagnostics.scored import ScoredRun
+from vlneval.reports.compare import LOWER_IS_BETTER, NEUTRAL, RunComparison
+from vlneval.reports.terminal import RATE_LABELS
+from vlneval.stats import Interval
+
+__all__ = [
+    "CLASS_TEXT",
+    "METRIC_TEXT",
+    "RunNames",
+    "baseline_position",
+    "card",
+    "comparison_table",
+    "episode_card",
+    "figure",
+    "fmt",
+    "fmt_ci",
+    "group_table",
+    "muted",
+    "num",
+    "pill",
+    "run_names",
+    "section",
+    "short_labels",
+    "table",
+]
+
+METRIC_TEXT = {
+    "TL": "trajectory length: metres walked",
+    "NE": "navigation error: distance from the stop to the goal",
+    "OE": "oracle error: closest the path came to the goal",
+    "OSR": "oracle success: some position within δ of the goal",
+    "SR": "success: stopped within δ of the goal",
+    "SPL": "success weighted by shortest / walked length",
+    "nDTW": "normalised DTW: fidelity to the reference path",
+    "sDTW": "nDTW of successful episodes (0 otherwise)",
+    "CLS": "coverage of the reference, weighted by length score",
+}
+CLASS_TEXT = {
+    "success": "success: the stop is within δ of a goal",
+    "passed_goal": "not a success, but some position was within δ (oracle success); share = "
+    "OSR − SR",
+    "step_limit": "never within δ, and the trajectory used the whole step limit T (steps ≥ T)",
+    "stopped_early": "never within δ, no step limit hit, walked less than the shortest distance "
+    "d* (TL < d*)",
+    "wandered": "never within δ, no step limit hit, walked at least d* (TL ≥ d*) and ended "
+    "elsewhere",
+}
+
+
+@dataclass(frozen=True)
+class RunNames:
+    """Display names of the reported run (B) and the baseline (A)."""
+
+    b: str
+    a: str
+
+
+def short_labels(a: str, b: str, *, keep: int = 28) -> tuple[str, str]:
+    """Two labels with their long common prefix cut at a ``_``/``-`` boundary (one word kept).
+
+    Example:
+        >>> short_labels("seq2seq_sample_imagenet_val_unseen_iter_5000",
+        ...              "seq2seq_sample_imagenet_val_unseen_iter_20000")
+        ('iter_5000', 'iter_20000')
+        >>> short_labels("navillm", "seq2seq")
+        ('navillm', 'seq2seq')
+    """
+    if max(len(a), len(b)) <= keep:
+        return a, b
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    cuts = [i + 1 for i in range(n) if a[i] in "_-"]
+    if len(cuts) < 2:
+        return a, b
+    start = cuts[-2]
+    return a[start:], b[start:]
+
+
+def run_names(run: ScoredRun, baseline: ScoredRun | None) -> RunNames:
+    """``B: …`` and ``A: …`` when there is a baseline, else the run's label alone."""
+    if baseline is None:
+        return RunNames(run.label, "")
+    a, b = short_labels(baseline.label, run.label)
+    return RunNames(f"B: {b}", f"A: {a}")
+
+
+def fmt(label: str, value: float | None, *, signed: bool = False) -> str:
+    """Rates as percentages, lengths in metres, two decimals.
+
+    Example:
+        >>> fmt("SR", 0.5), fmt("NE", 3.14159), fmt("SR", -0.012, signed=True), fmt("SPL", None)
+        ('50.00%', '3.14 m', '-1.20 pp', '–')
+    """
+    if value is None:
+        return "–"
+    sign = "+" if signed else ""
+    if label in RATE_LABELS:
+        return f"{100 * value:{sign}.2f}" + (" pp" if signed else "%")
+    return f"{value:{sign}.2f} m"
+
+
+def fmt_ci(label: str, ci: Interval | None) -> str:
+    """``[low, high]`` in the metric's unit.
+
+    Example:
+        >>> from vlneval.stats import Interval
+        >>> fmt_ci("SR", Interval(0.5, 0.4, 0.6, 0.95, 100, "bootstrap-percentile", 10))
+        '[40.00, 60.00]'
+    """
+    if ci is None:
+        return "–"
+    scale = 100.0 if label in RATE_LABELS else 1.0
+    return f"[{scale * ci.low:.2f}, {scale * ci.high:.2f}]"
+
+
+def num(text: str, extra: str = "") -> str:
+    """A right-aligned numeric cell's content (escaped)."""
+    return f"<!--num {extra}-->{escape(text)}"
+
+
+def pill(text: str, kind: str) -> str:
+    """A coloured label (``ok``, ``fail`` or ``quirk``)."""
+    return f"<span class='pill {kind}'>{escape(text)}</span>"
+
+
+def muted(text: str) -> str:
+    """A grey paragraph (empty for empty text)."""
+    return f"<p class='muted'>{escape(text)}</p>" if text else ""
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A table; cells made with :func:`num` are right-aligned, header cells escaped.
+
+    Example:
+        >>> table(["a", "b"], [["x", num("1")]])
+        '<table><thead><tr><th>a</th><th class="num">b</th></tr></thead><tbody><tr><td>x</td><td class="num">1</td></tr></tbody></table>'
+    """
+    numeric = [
+        bool(rows) and all(r[j].startswith("<!--num") for r in rows) for j in range(len(header))
+    ]
+    head = "".join(
+        f'<th class="num">{escape(h)}</th>' if numeric[j] else f"<th>{escape(h)}</th>"
+        for j, h in enumerate(header)
+    )
+    body = []
+    for r in rows:
+        cells = []
+        for c in r:
+            if c.startswith("<!--num"):
+                extra = c[len("<!--num ") : c.index("-->")].strip()
+                cls = f"num {extra}".strip()
+                cells.append(f'<td class="{cls}">{c[c.index("-->") + 3 :]}</td>')
+            else:
+                cells.append(f"<td>{c}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def section(sid: str, title: str, content: str) -> str:
+    """A titled section with an anchor."""
+    return f'<section id="{escape(sid)}"><h2>{escape(title)}</h2>{content}</section>'
+
+
+def figure(png: bytes, caption: str, *, alt: str | None = None) -> str:
+    """An embedded PNG with a caption (also the alt text unless ``alt`` is given)."""
+    from vlneval.reports.plots_base import png_data_uri
+
+    text = f"<figcaption>{escape(caption)}</figcaption>" if caption else ""
+    return f'<figure><img src="{png_data_uri(png)}" alt="{escape(alt or caption)}">{text}</figure>'
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, str) and value.startswith("not declared"):
+        return f"<span class='undeclared'>{escape(value)}</span>"
+    if isinstance(value, dict):
+        return "; ".join(f"{escape(str(k))}: {escape(str(v))}" for k, v in value.items())
+    return escape(str(value))
+
+
+def card(protocol: Mapping[str, Any]) -> str:
+    """A protocol card as a definition list; undeclared fields in grey italics."""
+    items = []
+    for key, value in protocol.items():
+        items.append(f"<dt>{escape(key.replace('_', ' '))}</dt><dd>{_value(value)}</dd>")
+    return "<dl class='card'>" + "".join(items) + "</dl>"
+
+
+def comparison_table(cmp: RunComparison) -> str:
+    """The paired comparison as a table, with success pairs and a reading note."""
+    level = int(round(100 * next(iter(cmp.metrics.values())).confidence)) if cmp.metrics else 95
+    rows = []
+    for label, c in cmp.metrics.items():
+        alpha = 1 - c.confidence
+        sig = c.p_adjusted is not None and c.p_adjusted < alpha
+        better = (c.difference > 0) != (label in LOWER_IS_BETTER)
+        verdict = "–"
+        if sig and label in NEUTRAL:
+            verdict = f"<span class='muted'>B walks {'more' if c.difference > 0 else 'less'}</span>"
+        elif sig:
+            verdict = pill("B better", "ok") if better else pill("B worse", "fail")
+        else:
+            verdict = "<span class='muted'>no detectable difference</span>"
+        rows.append(
+            [
+                f"<b>{escape(label)}</b>",
+                num(fmt(label, c.mean_b)),
+                num(fmt(label, c.mean_a)),
+                num(fmt(label, c.difference, signed=True)),
+                num(fmt_ci(label, _ci(c)), "ci"),
+                num(_p(c.p_value)),
+                num(_p(c.p_adjusted)),
+                escape(c.test),
+                verdict,
+            ]
+        )
+    header = ["metric", "A", "B", "Δ = B − A", f"{level}% CI of Δ", "p", "p (Holm)", "test", ""]
+    out = (
+        f"<p><b>A</b> = {escape(cmp.label_a)} (baseline), <b>B</b> = {escape(cmp.label_b)}; "
+        f"{cmp.n_paired} episodes scored by both, compared episode by episode.</p>"
+    )
+    out += table(header, rows)
+    if cmp.success is not None:
+        s = cmp.success
+        out += (
+            f"<p>Success pairs: both succeed <b>{s['both']}</b>, only A <b>{s['only_a']}</b>, only "
+            f"B <b>{s['only_b']}</b>, neither <b>{s['neither']}</b> (McNemar's test uses the "
+            f"{s['only_a'] + s['only_b']} discordant episodes).</p>"
+        )
+    if cmp.n_only_a or cmp.n_only_b:
+        out += muted(
+            f"{cmp.n_only_a} episode(s) scored only by A and {cmp.n_only_b} only by B are left "
+            "out of the paired comparison."
+        )
+    return out + muted(
+        "p: McNemar's exact test for 0/1 metrics, a paired sign-flip permutation test for the "
+        "others; Holm-adjusted across the metrics. TL has no better direction."
+    )
+
+
+def _ci(c: Any) -> Interval:
+    return Interval(c.difference, c.ci_low, c.ci_high, c.confidence, 0, "", c.n)
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "–"
+    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def group_table(rows: Sequence[GroupRow], base: Mapping[str, GroupRow]) -> str:
+    """One row per group: n, share and the metric means (and the baseline's SR when given)."""
+    if not rows:
+        return "<p>No groups.</p>"
+    labels = list(rows[0].means)
+    header = ["group", "n", *labels] + (["SR of A (baseline)"] if base else [])
+    out = []
+    for r in rows:
+        cells = [escape(r.group), num(str(r.n))]
+        for label in labels:
+            cells.append(num(fmt(label, r.means[label])))
+        if base:
+            b = base.get(r.group)
+            cells.append(num(fmt("SR", b.means.get("SR") if b else None)))
+        out.append(cells)
+    return table(header, out)
+
+
+def episode_card(run: ScoredRun, diag: Diagnostics, k: int, baseline: ScoredRun | None) -> str:
+    """One episode: its plot, instruction, outcome and metrics (and the baseline's outcome)."""
+    from vlneval.reports.plots import figure_png, plot_episode
+
+    ev = run.evaluation
+    i = int(ev.scored[k])
+    ep = ev.episodes
+    per = ev.per_episode
+    graph = run.graphs.graph(ep.scans[i])  # type: ignore[union-attr]
+    index = graph.index
+    success = bool(per["success"][k])
+    cls = FAILURE_CLASSES[int(diag.failures.codes[k])] if diag.failures is not None else None
+    kb = baseline_position(baseline, ep.ids[i]) if baseline is not None else None
+    other = None
+    if baseline is not None and kb is not None and baseline.has_trajectories:
+        assert baseline.graphs is not None  # has_trajectories says so
+        if baseline.graphs.graph(ep.scans[i]).ids == graph.ids:
+            other = baseline.trajectory(kb)
+    fig = plot_episode(
+        graph,
+        reference=[index[v] for v in ep.paths[i]],
+        trajectory=run.trajectory(k),
+        goals=[index[v] for v in ep.goals[i]],
+        threshold=ev.profile.threshold,
+        success=success,
+        baseline=other,
+        labels=("executed path (B)", "baseline path (A)"),
+    )
+    d = float(diag.context.shortest[k])
+    facts = [
+        f"NE {per['nav_error'][k]:.2f} m",
+        f"TL {per['path_length'][k]:.2f} m",
+        f"d* {d:.2f} m",
+        f"nDTW {per['ndtw'][k]:.2f}" if "ndtw" in per else "",
+        f"SPL {per['spl'][k]:.2f}" if "spl" in per else "",
+        f"{int(per['steps'][k])} steps" if "steps" in per else "",
+    ]
+    outcome = (
+        f"<span class='class-{cls}'>{escape(CLASS_LABELS[cls])}</span>"
+        if cls
+        else escape("success" if success else "failure")
+    )
+    fact = _baseline_fact(baseline, kb) if baseline is not None else ""
+    img = figure(figure_png(fig), "", alt=f"Episode {ep.ids[i]}: top-down view of the paths")
+    return (
+        f"<div class='{'episode wide' if len(fig.axes) > 1 else 'episode'}'><h4>{escape(ep.id_field)} {escape(ep.ids[i])} · {outcome}</h4>"
+        f"<p class='facts'>scan {escape(ep.scans[i])} · {escape(' · '.join(f for f in facts if f))}"
+        f"</p>{fact}<p class='instruction'>“{escape(ep.instructions[i].strip())}”</p>{img}</div>"
+    )
+
+
+def baseline_position(baseline: ScoredRun, eid: str) -> int | None:
+    """Where episode ``eid`` is among the baseline's scored episodes (None if absent)."""
+    try:
+        return baseline.episode_ids.index(eid)
+    except ValueError:
+        return None
+
+
+def _baseline_fact(baseline: ScoredRun, k: int | None) -> str:
+    if k is None:
+        return "<p class='facts'>baseline A: not scored</p>"
+    per = baseline.evaluation.per_episode
+    verdict = "success" if per["success"][k] else "failure"
+    return (
+        f"<p class='facts'>baseline A: {verdict}, NE {per['nav_error'][k]:.2f} m, "
+        f"TL {per['path_length'][k]:.2f} m (dashed orange path)</p>"
+    )

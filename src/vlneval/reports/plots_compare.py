@@ -1,0 +1,83 @@
+"""The two-run comparison plot: every metric's paired difference B − A with its interval.
+
+Rates (percentage points) and lengths (metres) get separate panels, since they share no unit.
+A difference whose Holm-adjusted p-value is below ``1 − confidence`` is drawn filled, in green
+when B is better and red when worse (grey for TL, which has no better direction); the others
+are drawn hollow in grey.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from vlneval.reports.compare import LOWER_IS_BETTER, NEUTRAL, RunComparison
+from vlneval.reports.plots_base import COLORS, new_figure
+
+__all__ = ["plot_comparison"]
+
+
+def plot_comparison(cmp: RunComparison) -> Any:
+    """A forest plot of the paired differences of :class:`~vlneval.reports.compare.RunComparison`.
+
+    Example:
+        >>> from vlneval.stats import Comparison
+        >>> c = Comparison("SR", 0.6, 0.5, 0.1, 0.05, 0.15, 0.001, "mcnemar-exact", 100, 0.95,
+        ...                0.002, "holm")
+        >>> cmp = RunComparison("a", "b", {"SR": c}, 100, 0, 0, None)
+        >>> fig = plot_comparison(cmp)
+        >>> fig.axes[0].get_xlabel()
+        'Δ = B − A (percentage points)'
+    """
+    from vlneval.reports.terminal import RATE_LABELS
+
+    rates = [m for m in cmp.metrics if m in RATE_LABELS]
+    lengths = [m for m in cmp.metrics if m not in RATE_LABELS]
+    panels = [(names, unit) for names, unit in ((rates, "pp"), (lengths, "m")) if names]
+    rows = max(len(names) for names, _ in panels) if panels else 1
+    fig = new_figure(7.2, 0.9 + 0.34 * rows, layout="constrained")
+    ratios = [2.2, 1.0] if len(panels) == 2 else [1.0]
+    axes = fig.subplots(1, len(panels), squeeze=False, width_ratios=ratios)[0]
+    for ax, (names, unit) in zip(axes, panels, strict=True):
+        _panel(ax, cmp, names, scale=100.0 if unit == "pp" else 1.0)
+        ax.set_xlabel("Δ = B − A (percentage points)" if unit == "pp" else "Δ = B − A (metres)")
+    level = int(round(100 * next(iter(cmp.metrics.values())).confidence)) if cmp.metrics else 95
+    fig.suptitle(
+        f"Paired differences B − A with {level}% bootstrap intervals ({cmp.n_paired} episodes; "
+        "filled: Holm-adjusted p < 0.05)"
+        if level == 95
+        else f"Paired differences B − A with {level}% bootstrap intervals ({cmp.n_paired} episodes)",
+        fontsize=9,
+        x=0.01,
+        ha="left",
+    )
+    return fig
+
+
+def _panel(ax: Any, cmp: RunComparison, names: list[str], *, scale: float) -> None:
+    y = np.arange(len(names))[::-1]
+    for yi, name in zip(y, names, strict=True):
+        c = cmp.metrics[name]
+        alpha = 1.0 - c.confidence
+        significant = c.p_adjusted is not None and c.p_adjusted < alpha
+        better = (c.difference > 0) != (name in LOWER_IS_BETTER)
+        if not significant or name in NEUTRAL:
+            color = COLORS["neutral"] if significant else "#adb5bd"
+        else:
+            color = COLORS["success"] if better else COLORS["fail"]
+        ax.plot([c.ci_low * scale, c.ci_high * scale], [yi, yi], color=color, linewidth=2.2,
+                solid_capstyle="butt")  # fmt: skip
+        ax.scatter([c.difference * scale], [yi], s=38, zorder=3, color=color if significant else "white",
+                   edgecolors=color, linewidths=1.5)  # fmt: skip
+    ax.axvline(0.0, color="#495057", linewidth=0.8)
+    ax.set_yticks(y, names)
+    ax.tick_params(axis="y", length=0)
+    ax.spines["left"].set_visible(False)
+    ax.grid(True, axis="x", color=COLORS["grid"], linewidth=0.8)
+    ax.set_axisbelow(True)
+    lo = min(min(cmp.metrics[n].ci_low for n in names) * scale, 0.0)
+    hi = max(max(cmp.metrics[n].ci_high for n in names) * scale, 0.0)
+    pad = 0.08 * max(hi - lo, 1e-9)
+    ax.set_xlim(lo - pad, hi + pad)
+    ax.set_ylim(-0.6, len(names) - 0.4)

@@ -1,0 +1,179 @@
+"""Distributions over episodes, one or several runs overlaid: NE, TL/d*, budgets, outcomes.
+
+Every function takes ``series``: a list of ``(run label, per-episode values)`` pairs, drawn in
+the colours of :data:`~vlneval.reports.plots_base.RUN_COLORS` in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from vlneval.diagnostics.budget import within_budget
+from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
+from vlneval.reports.plots_base import COLORS, RUN_COLORS, new_figure
+
+__all__ = ["plot_error_ecdf", "plot_length_ratio", "plot_budget_curve", "plot_outcomes"]
+
+Series = Sequence[tuple[str, np.ndarray]]
+_OUTCOME_COLORS = {
+    "success": "#2f9e44",
+    "passed_goal": "#94d82d",
+    "step_limit": "#adb5bd",
+    "stopped_early": "#ffa94d",
+    "wandered": "#e03131",
+}
+
+
+def _legend(fig: Any, ax: Any) -> None:
+    """The runs' legend below the axes (labels can be long file names)."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 2))
+
+
+def _style(ax: Any) -> None:
+    ax.grid(True, color=COLORS["grid"], linewidth=0.8)
+    ax.set_axisbelow(True)
+
+
+def plot_error_ecdf(series: Series, *, threshold: float, x_max: float = 20.0) -> Any:
+    """ECDF of the navigation error: the share of episodes that stop within ``x`` metres.
+
+    The curve's height at δ is the success rate (for a strict ``NE < δ`` up to ties). An
+    infinite NE (unreachable final viewpoint) never counts.
+
+    Example:
+        >>> fig = plot_error_ecdf([("a", np.array([0.5, 2.0, 7.0, np.inf]))], threshold=3.0)
+        >>> fig.axes[0].get_xlabel()
+        'navigation error NE (m)'
+    """
+    fig = new_figure(5.6, 3.4, layout="constrained")
+    ax = fig.subplots()
+    _style(ax)
+    for (label, values), color in zip(series, RUN_COLORS, strict=False):
+        v = np.sort(np.asarray(values, dtype=np.float64))
+        n = v.size
+        finite = v[np.isfinite(v)]
+        xs = np.concatenate([[0.0], finite, [max(x_max, finite.max(initial=0.0))]])
+        ys = np.concatenate([[0.0], np.arange(1, finite.size + 1) / n, [finite.size / n]])
+        ax.step(xs, ys, where="post", color=color, linewidth=1.6, label=label)
+    ax.axvline(threshold, color=COLORS["goal_edge"], linestyle="--", linewidth=1.0)
+    ax.text(threshold, 0.02, f" δ = {threshold:g} m", color=COLORS["goal_edge"], fontsize=8)
+    ax.set_xlim(0, x_max)
+    ax.set_ylim(0, 1.0)
+    ax.set_xlabel("navigation error NE (m)")
+    ax.set_ylabel("share of episodes with NE ≤ x")
+    ax.set_title("Where the agent stops: distance to the goal", loc="left")
+    _legend(fig, ax)
+    return fig
+
+
+def plot_length_ratio(series: Series, *, cap: float = 4.0) -> Any:
+    """Histogram of ``TL / d*`` (path length over the shortest distance), capped at ``cap``.
+
+    Values above ``cap`` are counted in the last bin (labelled ``≥ cap``); ``d* = 0`` episodes
+    (NaN ratio) are left out.
+
+    Example:
+        >>> fig = plot_length_ratio([("a", np.array([0.0, 1.0, 1.2, 9.0]))])
+        >>> fig.axes[0].get_xlabel()
+        'path length / shortest distance (TL / d*)'
+    """
+    fig = new_figure(5.6, 3.4, layout="constrained")
+    ax = fig.subplots()
+    _style(ax)
+    bins = np.arange(0.0, cap + 0.125, 0.125)
+    for (label, values), color in zip(series, RUN_COLORS, strict=False):
+        v = np.asarray(values, dtype=np.float64)
+        v = np.minimum(v[np.isfinite(v)], cap - 1e-9)
+        weights = np.full(v.shape, 1.0 / max(v.size, 1))
+        ax.hist(v, bins=bins, weights=weights, histtype="step", linewidth=1.6, color=color,
+                label=label)  # fmt: skip
+    ax.axvline(1.0, color=COLORS["reference"], linestyle="--", linewidth=1.0)
+    ax.text(1.0, ax.get_ylim()[1] * 0.92, " shortest route", color=COLORS["reference"], fontsize=8)
+    ax.set_xlim(0, cap)
+    ticks = np.arange(0, cap + 0.5, 0.5)
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks[:-1]] + [f"≥{cap:g}"])
+    ax.set_xlabel("path length / shortest distance (TL / d*)")
+    ax.set_ylabel("share of episodes")
+    ax.set_title("How far the agent walks, relative to the shortest route", loc="left")
+    _legend(fig, ax)
+    return fig
+
+
+def plot_budget_curve(
+    runs: Sequence[tuple[str, Mapping[str, np.ndarray]]],
+    *,
+    budgets: Sequence[float] = (),
+    b_max: float = 4.0,
+) -> Any:
+    """Budgeted success ``SR@b`` as the budget ``b`` grows, with each run's SR as a dotted line.
+
+    Args:
+        runs: ``(label, {"success", "path_length", "shortest"})`` per run.
+        budgets: budgets to mark on the x axis (e.g. the report's table).
+        b_max: the largest budget drawn.
+
+    Example:
+        >>> cols = {"success": np.array([1.0, 1.0, 0.0]), "path_length": np.array([10.0, 18.0, 4.0]),
+        ...         "shortest": np.array([10.0, 10.0, 10.0])}
+        >>> fig = plot_budget_curve([("a", cols)], budgets=[1.5])
+        >>> fig.axes[0].get_ylabel()
+        'SR@b: success with TL ≤ b · d*'
+    """
+    fig = new_figure(5.6, 3.4, layout="constrained")
+    ax = fig.subplots()
+    _style(ax)
+    grid = np.linspace(1.0, b_max, 121)
+    for (label, cols), color in zip(runs, RUN_COLORS, strict=False):
+        s, tl, d = cols["success"], cols["path_length"], cols["shortest"]
+        curve = [within_budget(s, tl, d, b).mean() for b in grid]
+        ax.plot(grid, curve, color=color, linewidth=1.6, label=label)
+        ax.axhline(float(np.mean(s)), color=color, linestyle=":", linewidth=1.0)
+    for b in budgets:
+        ax.axvline(b, color="#ced4da", linewidth=0.8, zorder=0)
+    ax.set_xlim(1.0, b_max)
+    top = max((float(np.mean(cols["success"])) for _, cols in runs), default=1.0)
+    ax.set_ylim(0, min(1.0, 0.1 * np.ceil(10 * top * 1.15 + 0.5)))
+    ax.set_xlabel("path-length budget b (multiple of the shortest distance d*)")
+    ax.set_ylabel("SR@b: success with TL ≤ b · d*")
+    ax.set_title("Success within a path-length budget", loc="left")
+    _legend(fig, ax)
+    return fig
+
+
+def plot_outcomes(runs: Sequence[tuple[str, Mapping[str, float | None]]]) -> Any:
+    """One horizontal bar per run, split into the outcome classes' shares.
+
+    Example:
+        >>> shares = {"success": 0.5, "passed_goal": 0.1, "step_limit": None,
+        ...           "stopped_early": 0.2, "wandered": 0.2}
+        >>> fig = plot_outcomes([("a", shares)])
+        >>> fig.axes[0].get_xlabel()
+        'share of episodes'
+    """
+    fig = new_figure(7.2, 1.1 + 0.45 * len(runs), layout="constrained")
+    ax = fig.subplots()
+    labels = [label for label, _ in runs]
+    y = np.arange(len(runs))[::-1]
+    left = np.zeros(len(runs))
+    for name in FAILURE_CLASSES:
+        widths = np.array([shares.get(name) or 0.0 for _, shares in runs])
+        if not widths.any():
+            continue
+        ax.barh(y, widths, left=left, color=_OUTCOME_COLORS[name], label=CLASS_LABELS[name],
+                height=0.6, edgecolor="white", linewidth=0.8)  # fmt: skip
+        for yi, w, x0 in zip(y, widths, left, strict=True):
+            if w >= 0.06:
+                ax.text(x0 + w / 2, yi, f"{100 * w:.0f}%", ha="center", va="center", fontsize=7.5,
+                        color="white" if name in ("success", "wandered") else "#212529")  # fmt: skip
+        left += widths
+    ax.set_yticks(y, labels)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of episodes")
+    ax.spines["left"].set_visible(False)
+    ax.tick_params(axis="y", length=0)
+    fig.legend(loc="outside upper center", ncols=3, fontsize=7.5, handlelength=1.2)
+    return fig

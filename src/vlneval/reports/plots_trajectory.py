@@ -1,0 +1,297 @@
+"""Top-down plot of one episode on its navigation graph, from connectivity poses alone.
+
+The graph is drawn in grey (viewpoints and navigable edges), the reference path as a wide
+green band, the executed path in blue with an arrowhead on every move, the start as a white
+disc, the stop as a cross, and the goal region (radius δ around every goal) in amber. When the
+paths span several floors (:func:`vlneval.diagnostics.graph_floors`), each floor they touch gets
+its own panel with that floor's graph only; a move to another floor is drawn dashed and
+labelled with the floor it goes to.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from vlneval.diagnostics.floors import Floors, graph_floors
+from vlneval.graph.matterport import NavGraph
+from vlneval.reports.plots_base import COLORS, RUN_COLORS, new_figure
+
+__all__ = ["plot_episode"]
+
+_PANEL_INCHES = 4.4
+_MARGIN_M = 2.5
+_MIN_SPAN_M = 14.0
+
+
+def plot_episode(
+    graph: NavGraph,
+    *,
+    reference: ArrayLike,
+    trajectory: ArrayLike,
+    goals: ArrayLike,
+    threshold: float,
+    success: bool | None = None,
+    floors: Floors | None = None,
+    title: str | None = None,
+    baseline: ArrayLike | None = None,
+    labels: tuple[str, str] = ("executed path", "baseline path"),
+) -> Any:
+    """A figure of one episode (one panel per floor the paths touch).
+
+    Args:
+        graph: the scan's navigation graph.
+        reference: node indices of the reference path, start first.
+        trajectory: node indices of the executed path, start first.
+        goals: node indices of the goal viewpoints.
+        threshold: δ, the success radius in metres.
+        success: colours the stop marker (green / red); None for neutral.
+        floors: the scan's floors (computed from the graph when None).
+        title: the figure's title.
+        baseline: node indices of another run's path on the same episode (drawn dashed in
+            orange, without arrows), e.g. the baseline of a comparison.
+        labels: legend labels of the executed path and of ``baseline``.
+
+    Returns:
+        A ``matplotlib.figure.Figure``.
+
+    Example:
+        >>> from vlneval.graph.matterport import parse_connectivity
+        >>> eye = lambda x, y: [1, 0, 0, x, 0, 1, 0, y, 0, 0, 1, 1.5, 0, 0, 0, 1]
+        >>> pts = [(0, 0), (4, 0), (4, 4), (0, 4)]
+        >>> recs = [{"image_id": str(k), "pose": eye(*p), "included": True,
+        ...          "unobstructed": [abs(j - k) in (1, 3) for j in range(4)]}
+        ...         for k, p in enumerate(pts)]
+        >>> g = parse_connectivity(recs, scan="sq")
+        >>> fig = plot_episode(g, reference=[0, 1, 2], trajectory=[0, 3, 2], goals=[2],
+        ...                    threshold=3.0, success=True, title="toy")
+        >>> len(fig.axes)
+        1
+    """
+    floors = floors if floors is not None else graph_floors(graph)
+    ref = np.asarray(reference, dtype=np.int64)
+    traj = np.asarray(trajectory, dtype=np.int64)
+    goal = np.asarray(goals, dtype=np.int64)
+    other = np.asarray(baseline if baseline is not None else [], dtype=np.int64)
+    touched = np.concatenate([ref, traj, goal, other])
+    shown = sorted({int(f) for f in floors.of_node[touched]}) if touched.size else [0]
+    top = 0.35 if title else 0.1
+    height = _PANEL_INCHES + 0.55 + top
+    fig = new_figure(_PANEL_INCHES * len(shown), height)
+    axes = fig.subplots(1, len(shown), squeeze=False)[0]
+    fig.subplots_adjust(
+        left=0.13 / len(shown),
+        right=1 - 0.02 / len(shown),
+        bottom=0.9 / height,
+        top=1 - (top + 0.25) / height,
+        wspace=0.22,
+    )
+    for ax, floor in zip(axes, shown, strict=True):
+        on = floors.of_node == floor
+        span = _frame(ax, graph, on, touched, threshold)
+        _draw_graph(ax, graph, on)
+        _draw_goals(ax, graph, goal[on[goal]], threshold)
+        _draw_path(ax, graph, ref, on, floors, kind="reference", span=span)
+        if baseline is not None:
+            _draw_path(ax, graph, other, on, floors, kind="baseline", span=span)
+        _draw_path(ax, graph, traj, on, floors, kind="executed", span=span)
+        _draw_ends(ax, graph, traj, on, success)
+        if floors.count > 1:
+            elevation = round(float(floors.elevations[floor]), 1) + 0.0  # no "-0.0"
+            ax.set_title(
+                f"floor {floor + 1} of {floors.count} (elevation {elevation:+.1f} m)",
+                fontsize=8.5,
+                color=COLORS["neutral"],
+            )
+    if title:
+        fig.suptitle(title, fontsize=9.5, x=0.02, y=1 - 0.1 / height, ha="left", va="top")
+    _legend(fig, threshold, success, labels if baseline is not None else (labels[0], None))
+    return fig
+
+
+def _draw_graph(ax: Any, graph: NavGraph, on: np.ndarray) -> None:
+    from matplotlib.collections import LineCollection
+
+    xy = graph.positions[:, :2]
+    e = graph.edges
+    keep = on[e[:, 0]] & on[e[:, 1]]
+    segments = list(np.stack([xy[e[keep, 0]], xy[e[keep, 1]]], axis=1))
+    ax.add_collection(
+        LineCollection(segments, colors=COLORS["graph_edge"], linewidths=0.7, zorder=1),
+        autolim=False,
+    )
+    ax.scatter(xy[on, 0], xy[on, 1], s=7, color=COLORS["graph_node"], zorder=2, linewidths=0)
+
+
+def _draw_goals(ax: Any, graph: NavGraph, goals: np.ndarray, threshold: float) -> None:
+    from matplotlib.patches import Circle
+
+    for g in goals.tolist():
+        x, y = graph.positions[g, :2]
+        ax.add_patch(
+            Circle(
+                (x, y),
+                threshold,
+                facecolor=COLORS["goal_fill"],
+                alpha=0.28,
+                edgecolor="none",
+                zorder=0,
+            )
+        )
+        ax.add_patch(
+            Circle(
+                (x, y),
+                threshold,
+                fill=False,
+                edgecolor=COLORS["goal_edge"],
+                linestyle=(0, (4, 3)),
+                linewidth=1.0,
+                zorder=0,
+            )
+        )
+        ax.scatter([x], [y], marker="*", s=110, color=COLORS["goal_edge"], zorder=6, linewidths=0)
+
+
+def _moves(path: np.ndarray) -> np.ndarray:
+    """Consecutive pairs of a path with a change of viewpoint (turns in place are dropped)."""
+    if path.size < 2:
+        return np.zeros((0, 2), dtype=np.int64)
+    pairs = np.stack([path[:-1], path[1:]], axis=1)
+    return pairs[pairs[:, 0] != pairs[:, 1]]
+
+
+def _draw_path(
+    ax: Any,
+    graph: NavGraph,
+    path: np.ndarray,
+    on: np.ndarray,
+    floors: Floors,
+    *,
+    kind: str,
+    span: float,
+) -> None:
+    xy = graph.positions[:, :2]
+    moves = _moves(path)
+    both = on[moves[:, 0]] & on[moves[:, 1]] if moves.size else np.zeros(0, bool)
+    cross = (on[moves[:, 0]] != on[moves[:, 1]]) if moves.size else np.zeros(0, bool)
+    from matplotlib.collections import LineCollection
+
+    style: dict[str, Any]
+    if kind == "reference":
+        style = {"colors": COLORS["reference"], "linewidths": 7, "alpha": 0.35, "zorder": 3}
+    elif kind == "baseline":
+        style = {"colors": RUN_COLORS[1], "linewidths": 1.4, "alpha": 0.9, "zorder": 4}
+    else:
+        style = {"colors": COLORS["executed"], "linewidths": 1.7, "alpha": 0.95, "zorder": 5}
+    if both.any():
+        segments = list(np.stack([xy[moves[both, 0]], xy[moves[both, 1]]], axis=1))
+        dashes = (0, (4, 2)) if kind == "baseline" else "solid"
+        ax.add_collection(
+            LineCollection(segments, capstyle="round", linestyles=dashes, **style), autolim=False
+        )
+        if kind == "baseline":
+            end = xy[int(path[-1])] if on[int(path[-1])] else None
+            if end is not None:
+                ax.scatter(*end, s=40, marker="X", color=RUN_COLORS[1], zorder=8, linewidths=0)
+    if cross.any():
+        segments = list(np.stack([xy[moves[cross, 0]], xy[moves[cross, 1]]], axis=1))
+        ax.add_collection(LineCollection(segments, linestyles="--", **style), autolim=False)
+    for a, b in moves[cross].tolist():
+        other = b if on[a] else a
+        ax.annotate(
+            f"to floor {int(floors.of_node[other]) + 1}",
+            xy[other],
+            xytext=(4, -11),
+            textcoords="offset points",
+            fontsize=7,
+            color=style["colors"],
+            zorder=7,
+        )
+    if kind == "executed" and both.any():
+        _arrows(ax, xy, moves[both], size=0.035 * span)
+
+
+def _arrows(ax: Any, xy: np.ndarray, moves: np.ndarray, *, size: float) -> None:
+    """An arrowhead of ``size`` metres at the middle of every move, pointing forward."""
+    start, end = xy[moves[:, 0]], xy[moves[:, 1]]
+    delta = end - start
+    length = np.linalg.norm(delta, axis=1, keepdims=True)
+    unit = delta / np.where(length > 0, length, 1.0)
+    mid = (start + end) / 2 - unit * size / 2
+    ax.quiver(
+        mid[:, 0],
+        mid[:, 1],
+        unit[:, 0] * size,
+        unit[:, 1] * size,
+        angles="xy",
+        scale_units="xy",
+        scale=1,
+        color=COLORS["executed"],
+        width=0.005,
+        headwidth=5,
+        headlength=6,
+        headaxislength=5.5,
+        zorder=6,
+    )
+
+
+def _draw_ends(
+    ax: Any, graph: NavGraph, traj: np.ndarray, on: np.ndarray, success: bool | None
+) -> None:
+    if traj.size == 0:
+        return
+    xy = graph.positions[:, :2]
+    first, last = int(traj[0]), int(traj[-1])
+    if on[first]:
+        ax.scatter(
+            *xy[first], s=55, color=COLORS["start"], edgecolors="#212529", linewidths=1.4, zorder=8
+        )
+    if on[last]:
+        color = {True: COLORS["success"], False: COLORS["fail"], None: COLORS["executed"]}[success]
+        ax.scatter(
+            *xy[last], s=75, marker="X", color=color, edgecolors="white", linewidths=0.8, zorder=9
+        )
+
+
+def _frame(
+    ax: Any, graph: NavGraph, on: np.ndarray, touched: np.ndarray, threshold: float
+) -> float:
+    """A square window around the paths and goal regions on this floor; returns its span (m)."""
+    nodes = touched[on[touched]] if touched.size else np.flatnonzero(on)
+    if nodes.size == 0:
+        nodes = np.flatnonzero(on)
+    xy = graph.positions[nodes, :2]
+    pad = _MARGIN_M + threshold
+    lo, hi = xy.min(axis=0) - pad, xy.max(axis=0) + pad
+    centre, half = (lo + hi) / 2, max((hi - lo).max(), _MIN_SPAN_M) / 2
+    ax.set_xlim(centre[0] - half, centre[0] + half)
+    ax.set_ylim(centre[1] - half, centre[1] + half)
+    ax.set_aspect("equal")
+    ax.tick_params(length=2, colors="#868e96")
+    ax.set_xlabel("x (m)", color="#868e96", fontsize=7.5)
+    ax.set_ylabel("y (m)", color="#868e96", fontsize=7.5)
+    return float(2 * half)
+
+
+def _legend(
+    fig: Any, threshold: float, success: bool | None, labels: tuple[str, str | None]
+) -> None:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    stop = {True: COLORS["success"], False: COLORS["fail"], None: COLORS["executed"]}[success]
+    handles = [
+        Line2D([], [], color=COLORS["reference"], linewidth=7, alpha=0.35, label="reference path"),
+        Line2D([], [], color=COLORS["executed"], linewidth=1.7, label=labels[0]),
+        Patch(facecolor=COLORS["goal_fill"], alpha=0.5, edgecolor=COLORS["goal_edge"],
+              linestyle="--", label=f"goal region (δ = {threshold:g} m)"),
+        Line2D([], [], marker="o", linestyle="", markerfacecolor="white",
+               markeredgecolor="#212529", label="start"),
+        Line2D([], [], marker="X", linestyle="", color=stop, label="stop"),
+    ]  # fmt: skip
+    if labels[1] is not None:
+        handles.insert(2, Line2D([], [], color=RUN_COLORS[1], linewidth=1.4, linestyle="--",
+                                 marker="X", markersize=5, label=labels[1]))  # fmt: skip
+    fig.legend(handles=handles, loc="lower center", ncols=3, fontsize=7, handlelength=1.6)

@@ -1,0 +1,39 @@
+"""Two runs on the two-floor house: A (the table in house.py) and B (two more successes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.reports.house import EXECUTED, house_root, write_predictions
+from vlneval.diagnostics import ScoredRun, score_run
+
+#: B stops on the goal in 2_0 and walks all the way in 3_0.
+EXECUTED_B = {**EXECUTED, "2_0": ["F0", "F1", "F2", "F3"], "3_0": ["F0", "F1", "F2", "F3", "F4"]}
+
+
+@dataclass
+class House:
+    root: Path
+    a: Path
+    b: Path
+
+
+@pytest.fixture(scope="module")
+def house(tmp_path_factory: pytest.TempPathFactory) -> House:
+    tmp = tmp_path_factory.mktemp("house")
+    return House(
+        house_root(tmp / "root"),
+        write_predictions(tmp / "run_a.json"),
+        write_predictions(tmp / "run_b.json", EXECUTED_B),
+    )
+
+
+@pytest.fixture(scope="module")
+def runs(house: House) -> tuple[ScoredRun, ScoredRun]:
+    return (
+        score_run("r2r", "val", house.a, root=house.root),
+        score_run("r2r", "val", house.b, root=house.root),
+    )

@@ -1,0 +1,105 @@
+"""``vlneval report``, ``compare`` and ``aggregate``: exit codes, outputs, refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.reports.conftest import House
+from tests.reports.house import predictions
+from vlneval.cli.main import main
+
+Capture = pytest.CaptureFixture[str]
+
+
+def _data(house: House) -> list[str]:
+    return ["--task", "r2r", "--split", "val", "--data-root", str(house.root)]
+
+
+def test_report_writes_html_and_json(house: House, tmp_path: Path, capsys: Capture) -> None:
+    out, data = tmp_path / "r.html", tmp_path / "r.json"
+    args = ["report", *_data(house), "--predictions", str(house.b), "--compare", str(house.a)]
+    code = main([*args, "--out", str(out), "--json", str(data), "--worst", "1", "--sample", "1"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert "SR (%)" in captured.out and "66.67" in captured.out
+    assert f"wrote {out}" in captured.err
+    record = json.loads(data.read_text())
+    assert record["comparison"]["success_pairs"] == {
+        "both": 2, "only_a": 0, "only_b": 2, "neither": 2,
+    }  # fmt: skip
+    assert record["diagnostics"]["settings"]["budgets"] == [1.0, 1.25, 1.5, 2.0, 3.0]
+
+
+def test_report_options(house: House, tmp_path: Path, capsys: Capture) -> None:
+    out = tmp_path / "r.html"
+    code = main([
+        "report", *_data(house), "--predictions", str(house.a), "--out", str(out), "--quiet",
+        "--step-limit", "5", "--budgets", "1.5,4", "--worst", "0", "--sample", "0", "--by-scan",
+    ])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0 and captured.out == ""
+    html = out.read_text(encoding="utf-8")
+    assert "Step limit T = 5" in html and "SR@4×" in html and "scans, then episodes" in html
+    assert main(["report", *_data(house), "--predictions", str(house.a), "--budgets", "x"]) == 2
+    assert "--budgets must be positive numbers" in capsys.readouterr().err
+
+
+def test_report_skip_summary_records(house: House, tmp_path: Path, capsys: Capture) -> None:
+    path = tmp_path / "with_summary.json"
+    path.write_text(json.dumps([{"success_rate": 0.5, "spl": 0.4}, *predictions()]))
+    out = tmp_path / "r.html"
+    base = ["report", *_data(house), "--predictions", str(path), "--out", str(out), "--quiet"]
+    assert main(base) == 2
+    assert "pass --skip-summary-records to skip it" in capsys.readouterr().err
+    assert main([*base, "--skip-summary-records", "--worst", "0", "--sample", "0"]) == 0
+    assert "look like a summary were skipped" in out.read_text(encoding="utf-8")
+
+
+def test_compare_table_and_json(house: House, tmp_path: Path, capsys: Capture) -> None:
+    out = tmp_path / "c.json"
+    code = main(["compare", *_data(house), str(house.a), str(house.b), "--json", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "Δ = B − A" in captured.out and "+33.33" in captured.out
+    record = json.loads(out.read_text())
+    assert record["A"] == "run_a" and record["B"] == "run_b" and record["forced"] is False
+    sr = next(r for r in record["metrics"] if r["metric"] == "SR")
+    assert sr["difference_B_minus_A"] == pytest.approx(1 / 3) and sr["test"] == "mcnemar-exact"
+
+
+def test_compare_refuses_different_cards(house: House, tmp_path: Path, capsys: Capture) -> None:
+    args = ["compare", *_data(house), str(house.a), str(house.b)]
+    assert main([*args, "--profile-b", "r2r-envdrop"]) == 2
+    err = capsys.readouterr().err
+    assert "refusing to compare" in err and "profile: r2r v1 (A) vs r2r-envdrop v1 (B)" in err
+    assert main([*args, "--profile-b", "r2r-envdrop", "--force"]) == 0
+    assert "FORCED: protocol cards differ: profile: r2r v1 (A) vs r2r-envdrop v1 (B)" in (
+        capsys.readouterr().out
+    )
+    declared = tmp_path / "privileged.json"
+    declared.write_text(json.dumps({"privileged": "shortest-path teacher at test time"}))
+    assert main([*args, "--protocol-b", str(declared)]) == 2
+    assert "privileged: not declared (offline predictions file) (A) vs shortest-path" in (
+        capsys.readouterr().err
+    )
+
+
+def test_aggregate_summaries_and_predictions(house: House, tmp_path: Path, capsys: Capture) -> None:
+    summaries = []
+    for name, preds in (("s0", house.a), ("s1", house.b)):
+        summaries.append(tmp_path / f"{name}.json")
+        args = ["score", *_data(house), "--predictions", str(preds), "--quiet"]
+        assert main([*args, "--json", str(summaries[-1])]) == 0
+    out = tmp_path / "agg.json"
+    assert main(["aggregate", *map(str, summaries), "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "2 runs: s0, s1" in text and "50.00" in text  # mean SR of 1/3 and 2/3
+    assert json.loads(out.read_text())["metrics"]["SR"]["mean"] == pytest.approx(0.5)
+    assert main(["aggregate", *_data(house), str(house.a), str(house.b)]) == 0
+    assert "50.00" in capsys.readouterr().out
+    assert main(["aggregate", str(house.a)]) == 2
+    assert "not a summary JSON" in capsys.readouterr().err

@@ -1,0 +1,89 @@
+"""The HTML report's content: sections, escaping, embedded images and table, determinism."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import re
+
+import pytest
+
+from tests.reports.conftest import House
+from tests.reports.house import OUTCOMES
+from vlneval.diagnostics import ScoredRun, score_run
+from vlneval.errors import VLNEvalError
+from vlneval.reports.html import ReportOptions, build_report, write_report
+
+OPTIONS = ReportOptions(n_worst=2, n_sample=2, n_resamples=200)
+
+
+@pytest.fixture(scope="module")
+def compared(runs: tuple[ScoredRun, ScoredRun]):  # type: ignore[no-untyped-def]
+    a, b = runs
+    return build_report(b, baseline=a, options=OPTIONS)
+
+
+def test_sections_and_self_containment(compared) -> None:  # type: ignore[no-untyped-def]
+    html = compared.html
+    ids = re.findall(r'<section id="([a-z]+)">', html)
+    assert ids == [
+        "summary", "checks", "protocol", "comparison", "outcomes", "budget", "distributions",
+        "breakdowns", "episodes",
+    ]  # fmt: skip
+    assert "<script" not in html
+    assert not re.search(r'(src|href)="(?!data:|#)', html)  # every resource is embedded
+    # 2 worst + 2 sampled + 2 only-B episodes, comparison, outcomes, budget, 2 distributions
+    assert len(re.findall(r'<img src="data:image/png;base64,', html)) == 6 + 1 + 1 + 1 + 2
+
+
+def test_disagreements_are_drawn_with_both_paths(compared) -> None:  # type: ignore[no-untyped-def]
+    html = compared.html
+    # B alone solves 2_0 and 3_0; A solves nothing B does not: that group is left out
+    assert "<h3>Episodes only B solves</h3><p class='muted'>2 of 2, drawn at random</p>" in html
+    assert "Episodes only A (the baseline) solves" not in html
+    assert "baseline A: failure, NE 12.00 m, TL 4.00 m (dashed orange path)" in html
+
+
+def test_values_in_the_page(compared) -> None:  # type: ignore[no-untyped-def]
+    html = compared.html
+    assert "<b>A</b> = run_a (baseline), <b>B</b> = run_b" in html
+    assert "Success pairs: both succeed <b>2</b>, only A <b>0</b>, only B <b>2</b>" in html
+    assert "66.67%" in html and "+33.33 pp" in html  # B's SR and the SR difference
+    assert "Walk down the hall &lt;b&gt;&amp;&lt;/b&gt; stop" in html  # instructions are escaped
+    assert "<b>&</b>" not in html
+
+
+def test_per_episode_download(runs: tuple[ScoredRun, ScoredRun]) -> None:
+    report = build_report(runs[0], options=OPTIONS)
+    uri = re.search(r'href="data:text/csv;base64,([^"]+)"', report.html)
+    assert uri is not None
+    rows = list(csv.DictReader(io.StringIO(base64.b64decode(uri.group(1)).decode())))
+    assert {r["instr_id"]: r["outcome"] for r in rows} == OUTCOMES
+    assert float(rows[0]["shortest_distance"]) == 8.0
+    failures = report.data["diagnostics"]["failures"]["classes"]
+    assert [c["count"] for c in failures] == [2, 1, None, 2, 1]
+    assert report.data["comparison"] is None
+
+
+def test_same_inputs_same_bytes(runs: tuple[ScoredRun, ScoredRun], tmp_path) -> None:  # type: ignore[no-untyped-def]
+    one = build_report(runs[0], options=OPTIONS)
+    two = build_report(runs[0], options=OPTIONS)
+    assert one.html == two.html
+    write_report(tmp_path / "r.html", one)
+    assert (tmp_path / "r.html").read_text(encoding="utf-8") == one.html
+
+
+def test_incomparable_baseline_is_refused_then_forced(house: House) -> None:
+    a = score_run("r2r", "val", house.a, root=house.root, profile="r2r-envdrop")
+    b = score_run("r2r", "val", house.b, root=house.root)
+    with pytest.raises(VLNEvalError, match="profile: r2r-envdrop v1 \\(A\\) vs r2r v1 \\(B\\)"):
+        build_report(b, baseline=a, options=OPTIONS)
+    forced = build_report(b, baseline=a, options=ReportOptions(n_worst=0, n_sample=0, force=True))
+    assert "Forced comparison: the protocol cards differ" in forced.html
+    assert forced.data["comparison"]["forced"] is True
+
+
+def test_no_episode_plots_when_asked(runs: tuple[ScoredRun, ScoredRun]) -> None:
+    report = build_report(runs[0], options=ReportOptions(n_worst=0, n_sample=0, n_resamples=50))
+    assert "class='episode'" not in report.html

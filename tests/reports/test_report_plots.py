@@ -1,0 +1,141 @@
+"""Plots: what each one draws (from the figure's artists), lazy import, missing matplotlib."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.reports.house import REFERENCES
+from vlneval.diagnostics import ScoredRun, diagnose
+from vlneval.errors import VLNEvalError
+from vlneval.reports import plots_base
+from vlneval.reports.compare import compare_scored
+from vlneval.reports.plots import (
+    figure_png,
+    plot_budget_curve,
+    plot_comparison,
+    plot_episode,
+    plot_error_ecdf,
+    plot_length_ratio,
+    plot_outcomes,
+)
+from vlneval.reports.plots_base import COLORS, RUN_COLORS
+
+
+def _episode(run: ScoredRun, eid: str):  # type: ignore[no-untyped-def]
+    assert run.graphs is not None
+    g = run.graphs.graph("house")
+    k = run.episode_ids.index(eid)
+    ref = [g.index[v] for v in REFERENCES[int(eid.split("_")[0])]]
+    fig = plot_episode(
+        g, reference=ref, trajectory=run.trajectory(k), goals=[ref[-1]], threshold=3.0,
+        success=bool(run.evaluation.per_episode["success"][k]), title=eid,
+    )  # fmt: skip
+    return g, fig
+
+
+def _segments(ax, color: str) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+    from matplotlib.colors import to_hex
+
+    out = []
+    for c in ax.collections:
+        if hasattr(c, "get_segments") and to_hex(c.get_colors()[0]) == color:
+            out += c.get_segments()
+    return out
+
+
+def test_episode_on_one_floor(runs: tuple[ScoredRun, ScoredRun]) -> None:
+    g, fig = _episode(runs[0], "2_0")
+    (ax,) = fig.axes
+    assert ax.get_title() == "floor 1 of 2 (elevation +0.0 m)"
+    executed = _segments(ax, COLORS["executed"])
+    assert len(executed) == 4  # F0-F1-F2-F3-F4
+    assert [tuple(s[1]) for s in executed] == [(4.0 * k, 0.0) for k in range(1, 5)]
+    assert len(_segments(ax, COLORS["reference"])) == 3
+    circles = [p for p in ax.patches if hasattr(p, "get_radius")]
+    assert {p.get_radius() for p in circles} == {3.0} and circles[0].center == (12.0, 0.0)
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == ["reference path", "executed path", "goal region (δ = 3 m)", "start", "stop"]
+    assert fig._suptitle.get_text() == "2_0"
+
+
+def test_episode_across_floors_gets_a_panel_per_floor(runs: tuple[ScoredRun, ScoredRun]) -> None:
+    _, fig = _episode(runs[0], "5_0")
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["floor 1 of 2 (elevation +0.0 m)", "floor 2 of 2 (elevation +3.0 m)"]
+    lower, upper = fig.axes
+    # F4-F5-S on the lower floor; U0-U1 on the upper; S-U0 crosses (dashed, labelled)
+    assert len(_segments(lower, COLORS["executed"])) == 3
+    assert len(_segments(upper, COLORS["executed"])) == 2
+    assert [t.get_text() for t in lower.texts] == ["to floor 2", "to floor 2"]
+    assert [t.get_text() for t in upper.texts] == ["to floor 1", "to floor 1"]
+
+
+def test_png_bytes_are_reproducible(runs: tuple[ScoredRun, ScoredRun]) -> None:
+    one = figure_png(_episode(runs[0], "4_0")[1])
+    two = figure_png(_episode(runs[0], "4_0")[1])
+    assert one == two and one.startswith(b"\x89PNG")
+
+
+def test_distribution_and_comparison_plots(runs: tuple[ScoredRun, ScoredRun]) -> None:
+    a, b = runs
+    da, db = diagnose(a, n_resamples=50), diagnose(b, n_resamples=50)
+    ne = [
+        ("A", a.evaluation.per_episode["nav_error"]),
+        ("B", b.evaluation.per_episode["nav_error"]),
+    ]
+    fig = plot_error_ecdf(ne, threshold=3.0)
+    lines = fig.axes[0].get_lines()
+    # run A: NE = 0, 4, 12, 20, 0, 8 -> the ECDF is 2/6 at 0 and 6/6 from 20 on
+    ys = lines[0].get_ydata()
+    assert ys[1] == pytest.approx(1 / 6) and ys[2] == pytest.approx(2 / 6) and ys[-1] == 1.0
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["A", "B"]
+    assert figure_png(plot_length_ratio([("A", da.ratio), ("B", db.ratio)])).startswith(b"\x89PNG")
+    cols = {"success": a.evaluation.per_episode["success"],
+            "path_length": a.evaluation.per_episode["path_length"], "shortest": da.context.shortest}  # fmt: skip
+    curve = plot_budget_curve([("A", cols)])
+    assert curve.axes[0].get_lines()[0].get_ydata()[0] == pytest.approx(2 / 6)
+    assert da.failures is not None
+    bars = plot_outcomes([("A", da.failures.shares)])
+    assert [t.get_text() for t in bars.axes[0].texts] == ["33%", "17%", "33%", "17%"]
+    cmp = compare_scored(a, b, n_resamples=100)
+    forest = plot_comparison(cmp)
+    assert [t.get_text() for t in forest.axes[0].get_yticklabels()] == [
+        "OSR", "SR", "SPL", "nDTW", "sDTW", "CLS",
+    ]  # fmt: skip
+    assert [t.get_text() for t in forest.axes[1].get_yticklabels()] == ["TL", "NE"]
+
+
+def test_plots_import_matplotlib_lazily() -> None:
+    code = (
+        "import sys, vlneval.reports.plots, vlneval.reports.html, vlneval.cli.main; "
+        "print('matplotlib' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_missing_matplotlib_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(VLNEvalError, match=r"pip install 'vlneval\[plots\]'"):
+        plots_base.require_matplotlib()
+
+
+def test_episode_with_a_baseline_path(runs: tuple[ScoredRun, ScoredRun]) -> None:
+    a, b = runs
+    assert b.graphs is not None
+    g = b.graphs.graph("house")
+    k = b.episode_ids.index("3_0")
+    ref = [g.index[v] for v in REFERENCES[3]]
+    fig = plot_episode(
+        g, reference=ref, trajectory=b.trajectory(k), goals=[ref[-1]], threshold=3.0,
+        baseline=a.trajectory(k), labels=("B path", "A path"),
+    )  # fmt: skip
+    ax = fig.axes[0]
+    assert len(_segments(ax, RUN_COLORS[1])) == 1  # A: F0-F1
+    assert len(_segments(ax, COLORS["executed"])) == 4  # B: F0..F4
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend[:3] == ["reference path", "B path", "A path"]
