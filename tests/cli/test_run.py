@@ -264,3 +264,55 @@ def test_agents_listing(capsys: pytest.CaptureFixture[str]) -> None:
         "graph-egocentric-v1",
     ):
         assert name in out
+
+
+def test_features_file_reaches_the_agent_and_the_card(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import base64
+
+    import numpy as np
+
+    from vlneval.envs.loading import load_episodes
+
+    _, graphs = load_episodes("demo")
+    lines = []
+    for scan in graphs.scans:
+        for k, vp in enumerate(graphs.graph(scan).ids):
+            feats = np.full((36, 4), k, dtype=np.float32)
+            lines.append(
+                "\t".join(
+                    [scan, vp, "640", "480", "60", base64.b64encode(feats.tobytes()).decode()]
+                )
+            )
+    tsv = tmp_path / "feats.tsv"
+    tsv.write_text("\n".join(lines) + "\n")
+    (tmp_path / "feature_agents.py").write_text(
+        textwrap.dedent("""
+        class Brightest:
+            action_spaces = ("panoramic",)
+            def reset(self, observation, *, rng):
+                assert observation["features"].shape == (36, 4)
+            def act(self, observation):
+                return 0
+        """)
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("feature_agents", None)
+    out = tmp_path / "f.json"
+    args = [
+        "--task",
+        "demo",
+        "--agent",
+        "feature_agents:Brightest",
+        "--features",
+        str(tsv),
+        "--out",
+        str(out),
+    ]
+    assert run(args + ["--quiet", "--batch-size", "4"]) == 0
+    card = json.loads(card_path(out).read_text())
+    assert (
+        card["observations"][-1].startswith("pre-extracted panorama features: ")
+        and "36 x 4" in card["observations"][-1]
+    )

@@ -26,7 +26,8 @@ __all__ = ["FeatureStore", "TsvFeatures", "Hdf5Features", "open_features", "TSV_
 
 TSV_FIELDS = ("scanId", "viewpointId", "image_w", "image_h", "vfov", "features")
 VIEWS = 36
-CACHE_SIZE = 4096
+#: Decoded panoramas kept in memory, in bytes (a ResNet-152 panorama is 36 x 2048 x 4 = 295 kB).
+CACHE_BYTES = 256 * 2**20
 
 
 class FeatureStore(Protocol):
@@ -46,7 +47,7 @@ class FeatureStore(Protocol):
 
 
 class _Cached:
-    """A small LRU cache of decoded panoramas (read-only arrays)."""
+    """An LRU cache of decoded panoramas (read-only arrays), at most ``CACHE_BYTES``."""
 
     source: str
     dim: int
@@ -54,6 +55,7 @@ class _Cached:
 
     def __init__(self) -> None:
         self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._bytes = 0
 
     def get(self, scan: str, viewpoint: str) -> np.ndarray:
         key = (scan, viewpoint)
@@ -64,8 +66,9 @@ class _Cached:
         arr = np.ascontiguousarray(self._load(scan, viewpoint), dtype=np.float32)
         arr.setflags(write=False)
         self._cache[key] = arr
-        if len(self._cache) > CACHE_SIZE:
-            self._cache.popitem(last=False)
+        self._bytes += arr.nbytes
+        while self._bytes > CACHE_BYTES and len(self._cache) > 1:
+            self._bytes -= self._cache.popitem(last=False)[1].nbytes
         return arr
 
     def _load(self, scan: str, viewpoint: str) -> np.ndarray:
