@@ -253,7 +253,7 @@ def _own_submission(request: Request, team: TeamRef, uid: str) -> SubmissionOut:
 @router.get(
     "/submissions",
     response_model=list[SubmissionOut],
-    responses=_errors(401, 404, 422),
+    responses=_errors(400, 401, 404, 422),
     summary="Your team's submissions",
 )
 def submissions(

@@ -90,12 +90,10 @@ class Database:
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Session]:
-        """A read-only transaction (never blocks on SQLite writers)."""
+        """A read-only transaction (never blocks on SQLite writers); objects loaded in it stay
+        readable after it ends."""
         with self._read() as session:
-            try:
-                yield session
-            finally:
-                session.rollback()
+            yield session
 
     def dispose(self) -> None:
         """Closes every pooled connection."""

@@ -146,6 +146,9 @@ def _safe_next(target: str | None) -> str:
 
 
 def _same_origin(request: Request) -> bool:
+    site = request.headers.get("sec-fetch-site")
+    if site is not None:
+        return site in ("same-origin", "none")
     origin = request.headers.get("origin")
     if origin is None or origin == "null":
         return origin is None

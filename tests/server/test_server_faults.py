@@ -1,0 +1,81 @@
+"""A worker killed with SIGKILL while it scores: after the lease expires the submission is
+claimed again and finishes once, with the right result; SIGTERM lets the current one finish."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from sqlalchemy import func, select
+
+from tests.server.helpers import DEMO_PREDICTIONS
+from vlneval.evaluation import evaluate
+from vlneval.server.models import Result, Submission
+from vlneval.server.worker import FAULT_DELAY_ENV
+
+LEASE = 1.5
+
+
+def _worker(srv, *args: str, delay: float = 0.0) -> subprocess.Popen:
+    env = {**os.environ, **srv.cfg.to_env(), FAULT_DELAY_ENV: str(delay)}
+    cmd = [
+        sys.executable,
+        "-m",
+        "vlneval",
+        "worker",
+        "--lease-seconds",
+        str(LEASE),
+        "--poll-seconds",
+        "0.1",
+        *args,
+    ]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _row(srv, uid: str) -> Submission:
+    with srv.db.read() as s:
+        return s.scalar(select(Submission).where(Submission.uid == uid))
+
+
+def _wait_until(predicate, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_sigkill_while_scoring_then_restart_finishes_once_with_the_right_result(server):
+    uid = server.submit(server.alpha, DEMO_PREDICTIONS.read_bytes()).json()["id"]
+    doomed = _worker(server, delay=60)
+    _wait_until(lambda: _row(server, uid).status == "running")
+    row = _row(server, uid)
+    assert row.claimed_by.endswith(f":{doomed.pid}") and row.attempts == 1
+    doomed.send_signal(signal.SIGKILL)
+    assert doomed.wait(10) == -signal.SIGKILL
+    time.sleep(0.2)
+    row = _row(server, uid)
+    assert row.status == "running" and row.lease_expires_at is not None  # held by a dead worker
+    restarted = _worker(server, "--max-jobs", "1")
+    assert restarted.wait(120) == 0, restarted.stderr.read().decode()[-2000:]
+    row = _row(server, uid)
+    assert row.status == "finished" and row.attempts == 2
+    assert row.claimed_by.endswith(f":{restarted.pid}")
+    with server.db.read() as s:
+        assert s.scalar(select(func.count()).select_from(Result)) == 1
+    got = server.get(uid, server.alpha).json()["result"]["metrics"]
+    assert got == evaluate("demo", None, DEMO_PREDICTIONS).summary["metrics"]
+
+
+def test_sigterm_finishes_the_current_submission_then_stops(sqlite_server):
+    srv = sqlite_server
+    uid = srv.submit(srv.alpha, DEMO_PREDICTIONS.read_bytes()).json()["id"]
+    second = srv.submit(srv.alpha, DEMO_PREDICTIONS.read_bytes()).json()["id"]
+    proc = _worker(srv, delay=2)
+    _wait_until(lambda: _row(srv, uid).status == "running")
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(60) == 0
+    assert _row(srv, uid).status == "finished" and _row(srv, uid).attempts == 1
+    assert _row(srv, second).status == "queued"  # not started: left for the next worker
