@@ -58,7 +58,7 @@ def test_generated_requests_find_no_server_error(api_server):
         n += 1
         try:
             _check_operation(operation, headers)
-        except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - collect every failure
+        except Exception as exc:  # noqa: BLE001 - collect every operation's failures
             failures.append(f"{operation.label}: {exc}"[:3000])
     assert n == 10
     assert failures == []
