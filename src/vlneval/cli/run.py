@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gzip
 import sys
 from pathlib import Path
 from typing import Any
@@ -87,14 +86,6 @@ def card_path(out: str | Path) -> Path:
     return p.with_name(f"{name}.protocol.json")
 
 
-def _write(path: Path, payload: bytes) -> None:
-    from vlneval.data.jsonio import atomic_write_bytes
-
-    if path.name.endswith(".gz"):
-        payload = gzip.compress(payload, mtime=0)
-    atomic_write_bytes(path, payload)
-
-
 def _card(result: Any) -> dict[str, Any]:
     from vlneval import __version__
     from vlneval.evaluation.protocol import software_fingerprint
@@ -118,7 +109,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Runs the agent, writes predictions and card, scores on request."""
     from vlneval.agents.registry import get_agent
     from vlneval.agents.rollout import run_agent
+    from vlneval.data.jsonio import atomic_write_bytes
     from vlneval.envs.loading import load_episodes
+    from vlneval.envs.recording import write_predictions
     from vlneval.reports.tables import to_json_bytes
 
     agent = get_agent(args.agent)
@@ -151,9 +144,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         sensors=sensors,
     )
     out = Path(args.out)
-    _write(out, to_json_bytes(result.records, indent=False))
+    write_predictions(out, result.records)
     card = card_path(out)
-    _write(card, to_json_bytes(_card(result)))
+    atomic_write_bytes(card, to_json_bytes(_card(result)))
     err(
         f"ran {agent.id} on {result.n_episodes} of {result.n_expected} {result.task} {result.split} "
         f"episodes (seed {args.seed}, {result.protocol['action_space']['name']}, "

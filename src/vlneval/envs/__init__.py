@@ -6,7 +6,8 @@
 - :class:`VectorGraphNavEnv`: many episodes stepped at once by a compiled loop;
 - ``privileged=True`` and ``env.privileged()``: goals and teacher actions, recorded on the card;
 - :func:`make_env` / :data:`ENVS`: the registry (``graph-panoramic-v1``, ``graph-egocentric-v1``);
-- :func:`check_env`: the conformance checker; :func:`open_features`: TSV / HDF5 features.
+- :func:`check_env`: the conformance checker; :func:`open_features`: TSV / HDF5 features;
+  :func:`write_predictions`: executed trajectories to an R2R predictions file.
 
 Everything is imported on first use (numba only by the vectorised form).
 """
@@ -37,11 +38,13 @@ __all__ = [
     "check_env",
     "EnvCheckError",
     "open_features",
+    "write_predictions",
     "load_episodes",
     "World",
 ]
 
 if TYPE_CHECKING:
+    from vlneval.envs.batch import BatchObservation
     from vlneval.envs.checker import EnvCheckError, check_env
     from vlneval.envs.episodes import EpisodeInputs
     from vlneval.envs.features import open_features
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
     from vlneval.envs.loading import load_episodes
     from vlneval.envs.observation import FeatureSensor, Sensor
     from vlneval.envs.privileged import PrivilegeError, Teacher
+    from vlneval.envs.recording import write_predictions
     from vlneval.envs.registration import ENVS, make_env
     from vlneval.envs.spaces import (
         LOOK_DOWN,
@@ -60,13 +64,13 @@ if TYPE_CHECKING:
         InvalidActionError,
     )
     from vlneval.envs.tables import Candidate
-    from vlneval.envs.vector import BatchObservation, VectorGraphNavEnv
+    from vlneval.envs.vector import VectorGraphNavEnv
     from vlneval.envs.world import World
 
 _LAZY = {
     "GraphNavEnv": "graph_env",
     "VectorGraphNavEnv": "vector",
-    "BatchObservation": "vector",
+    "BatchObservation": "batch",
     "Candidate": "tables",
     "EpisodeInputs": "episodes",
     "Sensor": "observation",
@@ -85,6 +89,7 @@ _LAZY = {
     "check_env": "checker",
     "EnvCheckError": "checker",
     "open_features": "features",
+    "write_predictions": "recording",
     "load_episodes": "loading",
     "World": "world",
 }
