@@ -63,6 +63,11 @@ def read_gray(path: Path) -> np.ndarray:
     try:
         from PIL import Image
     except ImportError as exc:
-        raise VLNEvalError(f"{path}: reading this image format needs Pillow (or use a .pgm map)") from exc
-    with Image.open(path) as im:
-        return np.asarray(im.convert("L"), dtype=np.float64) / 255.0
+        raise VLNEvalError(
+            f"{path}: reading this image format needs Pillow (or use a .pgm map)"
+        ) from exc
+    try:
+        with Image.open(path) as im:
+            return np.asarray(im.convert("L"), dtype=np.float64) / 255.0
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(f"{path}: not a readable image ({exc})") from None

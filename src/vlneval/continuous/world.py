@@ -65,6 +65,7 @@ class World:
     slope: float = 1.6
     meta: dict[str, Any] = field(default_factory=dict)
     _graph: Any = field(default=None, init=False, repr=False)
+    _reverse: Any = field(default=None, init=False, repr=False)
     _fields: OrderedDict[int, np.ndarray] = field(
         default_factory=OrderedDict, init=False, repr=False
     )
@@ -243,7 +244,9 @@ class World:
             return cached
         from scipy.sparse.csgraph import dijkstra
 
-        values = dijkstra(self.graph(), directed=True, indices=goal_node)
+        if self._reverse is None:
+            self._reverse = self.graph().T.tocsr()
+        values = dijkstra(self._reverse, directed=True, indices=goal_node)
         self._fields[goal_node] = values
         if len(self._fields) > 64:
             self._fields.popitem(last=False)

@@ -44,6 +44,7 @@ __all__ = [
     "CE_FORMS",
     "START_TOLERANCE",
     "reference_as_predictions",
+    "episodes_from_arrays",
 ]
 
 CE_FORMS = ("auto", "r2r-ce", "rxr-jsonl")
@@ -666,3 +667,63 @@ def reference_as_predictions(
             steps.append(step)
         out[episodes.ids[int(i)]] = steps
     return out
+
+
+def episodes_from_arrays(
+    ids: list[str],
+    scans: list[str],
+    starts: Any,
+    headings: Any,
+    goals: Any,
+    references: list[Any] | None = None,
+    *,
+    instructions: list[str] | None = None,
+    dense: list[Any] | None = None,
+    task: str = "custom",
+    split: str = "",
+    frame: str = "world",
+) -> ContinuousEpisodes:
+    """Continuous episodes from arrays (e.g. for a world built from an image).
+
+    Positions are ``(n, 3)`` in ``frame`` (``world``: z up; ``habitat``: y up); ``headings`` in
+    the world convention (radians clockwise from +y). The reference defaults to start-goal.
+
+    Example:
+        >>> t = episodes_from_arrays(["a"], ["map"], [[0, 0, 0]], [0.0], [[2, 0, 0]])
+        >>> t.episode(0).goal.tolist(), t.reference_points(0).shape
+        ([2.0, 0.0, 0.0], (2, 3))
+    """
+    n = len(ids)
+    st = np.asarray(starts, dtype=np.float64).reshape(n, 3)
+    go = np.asarray(goals, dtype=np.float64).reshape(n, 3)
+    refs = (
+        [np.asarray(r, dtype=np.float64).reshape(-1, 3) for r in references]
+        if references
+        else [np.stack([st[i], go[i]]) for i in range(n)]
+    )
+    ref, ref_off = _ragged(refs)
+    table = ContinuousEpisodes(
+        task,
+        split,
+        "<arrays>",
+        "episode_id",
+        frame,
+        list(ids),
+        list(ids),
+        list(ids),
+        list(scans),
+        list(instructions or [""] * n),
+        st,
+        np.asarray(headings, dtype=np.float64).reshape(n),
+        go,
+        np.full(n, 3.0),
+        np.full(n, np.nan),
+        ref,
+        ref_off,
+    )
+    if dense is not None:
+        table.dense, table.dense_offsets = _ragged(
+            [np.asarray(d, dtype=np.float64).reshape(-1, 3) for d in dense]
+        )
+        table.dense_source = "<arrays>"
+    return table

@@ -1,0 +1,196 @@
+"""Baseline agents of the continuous environments, and the rollout that runs them.
+
+- ``stop``: STOP at once (scores 0 wherever the start is outside the success radius);
+- ``random``: VLN-CE's ``RandomAgent`` (``vlnce_baselines/nonlearning_agents.py``) in the
+  discrete spaces: STOP, FORWARD, TURN_LEFT, TURN_RIGHT drawn with probabilities 0.02, 0.68,
+  0.15, 0.15 (the oracle action distribution of the training set); in the velocity and
+  waypoint spaces: STOP with probability 0.02, else a uniformly random command;
+- ``shortest``: the privileged teacher of :mod:`vlneval.envs.continuous_teacher`.
+
+Every agent draws randomness only from the ``rng`` it is given: the same seed gives the same
+file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from vlneval.envs.continuous_spaces import FORWARD, STOP, TURN_LEFT, TURN_RIGHT, DiscreteSteps
+
+__all__ = [
+    "ContinuousStopAgent",
+    "ContinuousRandomAgent",
+    "ContinuousShortestAgent",
+    "CONTINUOUS_AGENTS",
+    "run_continuous",
+    "RunRecord",
+    "episode_rng",
+]
+
+SPACES = ("r2r-ce", "rxr-ce", "velocity", "waypoint")
+
+
+class ContinuousStopAgent:
+    """Never moves: STOP at the first step."""
+
+    action_spaces = SPACES
+    protocol = {"agent": "stop: STOP at once"}
+
+    def reset(
+        self, observation: Mapping[str, Any], *, rng: np.random.Generator, teacher: Any = None
+    ) -> None:
+        """Nothing to prepare."""
+
+    def act(self, observation: Mapping[str, Any]) -> Any:
+        """STOP."""
+        return STOP
+
+
+class ContinuousRandomAgent:
+    """VLN-CE's random agent (discrete spaces) and its analogue for velocities and waypoints.
+
+    Args:
+        space: the environment's action space (to draw commands within its limits).
+        p_stop: the per-step STOP probability outside the discrete spaces.
+    """
+
+    action_spaces = SPACES
+    PROBS = (0.02, 0.68, 0.15, 0.15)
+
+    def __init__(self, space: Any = None, *, p_stop: float = 0.02) -> None:
+        self.space = space
+        self.p_stop = p_stop
+        self.protocol = {
+            "agent": "random: VLN-CE RandomAgent action distribution "
+            f"{dict(zip(('STOP', 'FORWARD', 'TURN_LEFT', 'TURN_RIGHT'), self.PROBS, strict=True))}"
+            f"; velocity/waypoint: uniform command, STOP with p={p_stop}"
+        }
+
+    def reset(
+        self, observation: Mapping[str, Any], *, rng: np.random.Generator, teacher: Any = None
+    ) -> None:
+        """Keeps the episode's generator."""
+        self.rng = rng
+
+    def act(self, observation: Mapping[str, Any]) -> Any:
+        """A random action."""
+        if self.space is None or isinstance(self.space, DiscreteSteps):
+            return int(self.rng.choice([STOP, FORWARD, TURN_LEFT, TURN_RIGHT], p=self.PROBS))
+        if self.rng.random() < self.p_stop:
+            return STOP
+        return self.space.sample(self.rng)
+
+
+class ContinuousShortestAgent:
+    """Follows the geodesic shortest path to the goal (privileged: it reads the teacher)."""
+
+    action_spaces = SPACES
+    privileged = True
+    protocol = {"agent": "shortest: the environment's teacher actions (privileged)"}
+
+    def reset(
+        self, observation: Mapping[str, Any], *, rng: np.random.Generator, teacher: Any = None
+    ) -> None:
+        """Keeps the privileged channel."""
+        if teacher is None:
+            from vlneval.errors import VLNEvalError
+
+            raise VLNEvalError(
+                "the shortest agent is privileged: build the environment with privileged=True"
+            )
+        self.teacher = teacher
+
+    def act(self, observation: Mapping[str, Any]) -> Any:
+        """The teacher's action."""
+        return self.teacher.action()
+
+
+CONTINUOUS_AGENTS: dict[str, type] = {
+    "stop": ContinuousStopAgent,
+    "random": ContinuousRandomAgent,
+    "shortest": ContinuousShortestAgent,
+}
+
+
+def episode_rng(seed: int, episode: int) -> np.random.Generator:
+    """The generator of one episode: independent of the order episodes are run in.
+
+    Example:
+        >>> float(episode_rng(0, 3).random()) == float(episode_rng(0, 3).random())
+        True
+    """
+    return np.random.default_rng([seed, episode])
+
+
+@dataclass
+class RunRecord:
+    """A finished run: predictions (``r2r-ce`` form, the episodes' frame) and per-episode
+    measurements (integrated path length, simulated time, steps, collisions...)."""
+
+    predictions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    episodes: list[dict[str, Any]] = field(default_factory=list)
+    env_card: dict[str, Any] = field(default_factory=dict)
+    steps: int = 0
+
+
+def make_agent(name: str, space: Any) -> Any:
+    """A baseline agent by name (``stop``, ``random``, ``shortest``)."""
+    if name not in CONTINUOUS_AGENTS:
+        from vlneval.errors import UnknownNameError
+
+        raise UnknownNameError("continuous agent", name, CONTINUOUS_AGENTS)
+    cls = CONTINUOUS_AGENTS[name]
+    return cls(space) if cls is ContinuousRandomAgent else cls()
+
+
+def run_continuous(
+    env: Any,
+    agent: Any,
+    *,
+    indices: Sequence[int] | None = None,
+    seed: int = 0,
+    progress: bool = False,
+) -> RunRecord:
+    """Runs ``agent`` on every episode (or ``indices``) of ``env``; one rollout each."""
+    teacher = env.privileged() if getattr(agent, "privileged", False) else None
+    out = RunRecord()
+    order = list(range(len(env))) if indices is None else list(indices)
+    it: Any = order
+    if progress:
+        from rich.console import Console
+        from rich.progress import track
+
+        it = track(
+            order,
+            description=f"running {env.action_space.name}",
+            console=Console(stderr=True),
+            transient=True,
+        )
+    for i in it:
+        obs, _ = env.reset(options={"episode": int(i)})
+        agent.reset(obs, rng=episode_rng(seed, int(i)), teacher=teacher)
+        done = False
+        while not done:
+            obs, _, terminated, truncated, _ = env.step(agent.act(obs))
+            done = terminated or truncated
+        rec = env.record
+        out.steps += rec.steps
+        out.predictions.update(env.prediction())
+        out.episodes.append(
+            {
+                "episode_id": rec.episode_id,
+                "path_length_integrated": rec.path_length,
+                "time_s": rec.time,
+                "steps": rec.steps,
+                "stopped": rec.stopped,
+                "collisions": rec.collisions,
+                "clipped": rec.clipped,
+                "waypoints": dict(rec.statuses),
+            }
+        )
+    out.env_card = env.protocol()
+    return out

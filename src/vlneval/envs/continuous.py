@@ -1,0 +1,384 @@
+"""Continuous navigation environments: discrete steps (R2R-CE, RxR-CE), velocities, waypoints.
+
+The same contract and information boundary as the graph environment, without depending on
+Gymnasium: ``reset(*, seed=None, options=None) -> (observation, info)`` and ``step(action) ->
+(observation, 0.0, terminated, truncated, info)``. Observations hold the instruction, the scan,
+the agent's pose (position in metres, heading, camera elevation), the step count, the simulated
+time and whether the last action was blocked; never the goal, the reference path or a distance
+to the goal. Those go only through :meth:`ContinuousNavEnv.privileged`, which exists only when
+the environment is built with ``privileged=True`` (and the protocol card says so).
+
+The environment records the executed path (every pose after each action, and every controller
+tick of a waypoint's execution), integrates the path length from the actual motion and keeps the
+elapsed simulated time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from vlneval.continuous.motion import Mover, Pose, direction
+from vlneval.continuous.world import World
+from vlneval.data.vlnce import ContinuousEpisodes, world_to_habitat
+from vlneval.envs.continuous_spaces import (
+    FORWARD,
+    LOOK_DOWN,
+    LOOK_UP,
+    TURN_LEFT,
+    TURN_RIGHT,
+    DiscreteSteps,
+    InvalidActionError,
+    Velocity,
+    Waypoint,
+    continuous_space,
+    is_stop,
+)
+from vlneval.errors import UnknownNameError, VLNEvalError
+
+__all__ = ["ContinuousNavEnv", "EpisodeRecord", "OBSERVATION_FIELDS"]
+
+OBSERVATION_FIELDS = (
+    "instruction",
+    "scan",
+    "position",
+    "heading",
+    "elevation",
+    "step",
+    "time",
+    "collided",
+    "status",
+)
+
+
+@dataclass
+class EpisodeRecord:
+    """What the environment measured in one episode.
+
+    Attributes:
+        poses: every pose occupied, start first (after each action; waypoints: every tick).
+        path_length: metres travelled, integrated from the motion (3-D).
+        time: simulated seconds. steps: actions taken (STOP included).
+        stopped: the episode ended with STOP. collisions: blocked actions or periods.
+        clipped: velocity commands clipped to the limits. statuses: waypoint outcomes.
+    """
+
+    episode_id: str
+    poses: list[Pose] = field(default_factory=list)
+    path_length: float = 0.0
+    time: float = 0.0
+    steps: int = 0
+    stopped: bool = False
+    collisions: int = 0
+    clipped: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)
+
+
+class ContinuousNavEnv:
+    """A continuous VLN environment over a set of episodes and their worlds.
+
+    Args:
+        episodes: the episodes (:class:`~vlneval.data.vlnce.ContinuousEpisodes`, any frame).
+        worlds: a :class:`World` (every episode in it), or ``scan -> World`` (e.g.
+            :class:`~vlneval.continuous.twin.TwinWorlds`).
+        action_space: ``r2r-ce``, ``rxr-ce``, ``velocity``, ``waypoint`` or a space object.
+        max_steps: the action limit (default: the space's).
+        privileged: create the privileged channel; recorded on the protocol card.
+        seed: seeds the episode draw of ``reset()`` without ``options``.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(
+        self,
+        episodes: ContinuousEpisodes,
+        worlds: World | Callable[[str], World],
+        *,
+        action_space: Any = "r2r-ce",
+        max_steps: int | None = None,
+        privileged: bool = False,
+        seed: int | None = None,
+    ) -> None:
+        self.action_space = continuous_space(action_space)
+        self.max_steps = int(max_steps if max_steps is not None else self.action_space.max_steps)
+        self.episodes = episodes
+        self.task, self.split, self.id_field = episodes.task, episodes.split, episodes.id_field
+        self._worlds = (lambda _scan: worlds) if isinstance(worlds, World) else worlds
+        if privileged and not episodes.scorable:
+            raise VLNEvalError(
+                f"{episodes.source}: this split has no goals, so there is no privileged information"
+            )
+        self._privileged = bool(privileged)
+        self._teacher: Any = None
+        self.np_random = np.random.default_rng(seed)
+        self._i = -1
+        self._done = True
+        self._mover: Mover | None = None
+        self._pose: Pose | None = None
+        self._rec = EpisodeRecord("")
+        self._collided = False
+        self._status: str | None = None
+        self._movers: dict[str, Mover] = {}
+        self._serial = 0
+
+    # -- Gymnasium API -------------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Starts an episode: ``options={"episode": index or id}``, else one drawn at random."""
+        if seed is not None:
+            self.np_random = np.random.default_rng(seed)
+        self._i = self._pick((options or {}).get("episode"))
+        ep = self.episodes.episode(self._i)
+        self._mover = self._mover_for(ep.scan)
+        pose = self._mover.place(ep.start, ep.heading, snap=0.5)
+        if pose is None:
+            raise VLNEvalError(
+                f"{self.episodes.source}: episode {ep.episode_id}: the start position "
+                f"{ep.start.round(3).tolist()} is not on the free space of world {ep.scan}"
+            )
+        self._pose = pose
+        self._rec = EpisodeRecord(ep.episode_id, [pose])
+        self._serial += 1
+        self._done, self._collided, self._status = False, False, None
+        return self._observe(), {"steps": 0, "time": 0.0, "path_length": 0.0}
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """Takes one action; returns ``(observation, 0.0, terminated, truncated, info)``."""
+        if self._done or self._pose is None:
+            raise VLNEvalError(
+                "step() called on an ended episode (or before reset()): call reset() first"
+            )
+        rec = self._rec
+        space = self.action_space
+        if is_stop(action):
+            rec.steps += 1
+            rec.stopped, self._done = True, True
+            return self._observe(), 0.0, True, False, {**self._info(), "stopped": True}
+        try:
+            if isinstance(space, DiscreteSteps):
+                self._discrete(space, action)
+            elif isinstance(space, Velocity):
+                self._velocity(space, action)
+            else:
+                self._waypoint(space, action)
+        except InvalidActionError as exc:
+            raise InvalidActionError(
+                f"episode {rec.episode_id}, step {rec.steps}: {exc} (action space {space.name})"
+            ) from None
+        rec.steps += 1
+        rec.collisions += int(self._collided)
+        truncated = rec.steps >= self.max_steps
+        self._done = truncated
+        info = self._info()
+        if truncated:
+            info["stopped"] = False
+        return self._observe(), 0.0, False, truncated, info
+
+    def close(self) -> None:
+        """Nothing to release (Gymnasium API)."""
+
+    # -- the three action spaces ---------------------------------------------------------------
+    def _discrete(self, space: DiscreteSteps, action: Any) -> None:
+        if not space.contains(action):
+            raise InvalidActionError(f"invalid action {action!r:.40}; expected {space.expected()}")
+        a, pose, rec = int(action), self._pose, self._rec
+        assert pose is not None and self._mover is not None  # reset() ran
+        self._collided = False
+        if a == FORWARD:
+            m = self._mover.forward(
+                pose, space.forward_m, slide=space.sliding, partial=space.sliding
+            )
+            pose, self._collided = m.pose, m.blocked
+            rec.path_length += m.length
+            rec.time += space.forward_m / space.linear_speed
+        elif a in (TURN_LEFT, TURN_RIGHT):
+            turn = math.radians(space.turn_deg) * (1 if a == TURN_RIGHT else -1)
+            pose = replace(pose, heading=(pose.heading + turn) % (2 * math.pi))
+            rec.time += space.turn_deg / space.angular_speed_deg
+        elif a in (LOOK_UP, LOOK_DOWN):
+            lim = math.radians(space.elevation_limit_deg)
+            tilt = math.radians(space.look_deg) * (1 if a == LOOK_UP else -1)
+            pose = replace(pose, elevation=min(lim, max(-lim, pose.elevation + tilt)))
+            rec.time += space.look_deg / space.angular_speed_deg
+        self._pose = pose
+        rec.poses.append(pose)
+
+    def _velocity(self, space: Velocity, action: Any) -> None:
+        v, w, clipped = space.parse(action)
+        assert self._pose is not None and self._mover is not None  # reset() ran
+        m = self._mover.drive(self._pose, v, w, space.period_s)
+        self._pose, self._collided = m.pose, m.blocked
+        rec = self._rec
+        rec.clipped += int(clipped)
+        rec.path_length += m.length
+        rec.time += space.period_s
+        rec.poses.append(m.pose)
+
+    def _waypoint(self, space: Waypoint, action: Any) -> None:
+        from vlneval.envs.continuous_executor import execute_waypoint
+
+        r, rel, dz = space.parse(action)
+        assert self._pose is not None and self._mover is not None  # reset() ran
+        dx, dy = direction(self._pose.heading + rel)
+        z = None if dz is None else self._pose.z + dz
+        target = (self._pose.x + r * dx, self._pose.y + r * dy, z)
+        result = execute_waypoint(self._mover, self._pose, target, space)
+        rec = self._rec
+        self._pose, self._status = result.pose, result.status
+        self._collided = result.status != "reached"
+        rec.path_length += result.length
+        rec.time += result.time
+        rec.poses.extend(result.trail or [result.pose])
+        key = result.status if result.status == "reached" else f"blocked ({result.reason})"
+        rec.statuses[key] = rec.statuses.get(key, 0) + 1
+
+    # -- recording -----------------------------------------------------------------------------
+    @property
+    def record(self) -> EpisodeRecord:
+        """The current (or last) episode's record."""
+        return self._rec
+
+    def trajectory(self) -> list[dict[str, Any]]:
+        """The executed path as ``r2r-ce`` steps in the EPISODES' frame (start first; STOP on
+        the last step when the agent stopped)."""
+        poses = self._rec.poses
+        pts = np.array([p.position for p in poses]) if poses else np.zeros((0, 3))
+        if self.episodes.frame == "habitat":
+            pts = world_to_habitat(pts)
+        last = len(poses) - 1
+        return [
+            {
+                "position": pts[k].tolist(),
+                "heading": float(p.heading),
+                "stop": bool(self._rec.stopped and k == last),
+            }
+            for k, p in enumerate(poses)
+        ]
+
+    def prediction(self) -> dict[str, Any]:
+        """The current (or last) episode as an ``r2r-ce`` prediction entry ``{id: steps}``."""
+        if self._i < 0:
+            raise VLNEvalError("no episode has been run: call reset() first")
+        return {self._rec.episode_id: self.trajectory()}
+
+    @property
+    def episode_id(self) -> str | None:
+        """The id of the current (or last) episode."""
+        return self.episodes.ids[self._i] if self._i >= 0 else None
+
+    @property
+    def episode_ids(self) -> list[str]:
+        """Every episode id, in table order."""
+        return list(self.episodes.ids)
+
+    def __len__(self) -> int:
+        return len(self.episodes)
+
+    # -- privileged channel and protocol --------------------------------------------------------
+    def privileged(self) -> Any:
+        """The privileged channel (goal, geodesic field, teacher actions); needs ``privileged=True``."""
+        from vlneval.envs.continuous_teacher import ContinuousTeacher
+
+        if not self._privileged:
+            raise VLNEvalError(
+                "this environment was built without privileged=True: the goal and "
+                "teacher actions are hidden (request them at construction; the "
+                "protocol card will say so)"
+            )
+        if self._teacher is None:
+            self._teacher = ContinuousTeacher(self._teacher_view)
+        return self._teacher
+
+    def protocol(self) -> dict[str, Any]:
+        """The protocol card fields this environment determines (spec/protocol.md)."""
+        calls = self._teacher.calls if self._teacher is not None else 0
+        return {
+            "action_space": self.action_space.card(),
+            "observations": {
+                "fields": list(OBSERVATION_FIELDS),
+                "pose": "position (metres, world frame, z up) and heading: GPS+compass",
+                "visual": "none",
+            },
+            "map": "given: the world's occupancy grid is the simulator; agents see only their pose",
+            "privileged": (
+                f"goal, geodesic distance field and teacher actions through env.privileged() "
+                f"({calls} calls)"
+            )
+            if self._privileged
+            else "none",
+            "inference_budget": {
+                "max_steps": self.max_steps,
+                "stop_counts_as_step": True,
+                "search": "none: one rollout per episode",
+            },
+            "executed_path": "full: every pose after each action and every controller tick of a "
+            "waypoint, recorded by the environment; path length integrated from the motion",
+        }
+
+    # -- internals -----------------------------------------------------------------------------
+    def _mover_for(self, scan: str) -> Mover:
+        if scan not in self._movers:
+            self._movers[scan] = Mover(self._worlds(scan))
+        return self._movers[scan]
+
+    def _teacher_view(self) -> tuple[Mover, Pose, np.ndarray, Any, bool, int]:
+        if self._i < 0 or self._pose is None or self._mover is None:
+            raise VLNEvalError("no episode is running: call reset() first")
+        goal = self.episodes.to_world(self.episodes.goals[self._i])
+        return self._mover, self._pose, goal, self.action_space, self._collided, self._serial
+
+    def _pick(self, episode: Any) -> int:
+        ids = self.episodes.ids
+        if episode is None:
+            return int(self.np_random.integers(len(ids)))
+        if isinstance(episode, str):
+            if episode not in self.episodes.index:
+                raise UnknownNameError("episode", episode, ids if len(ids) <= 30 else [])
+            return self.episodes.index[episode]
+        if (
+            isinstance(episode, (int, np.integer))
+            and not isinstance(episode, bool)
+            and 0 <= int(episode) < len(ids)
+        ):
+            return int(episode)
+        raise VLNEvalError(
+            f"options['episode'] must be an id or an index in 0..{len(ids) - 1}, got {episode!r}"
+        )
+
+    def _observe(self) -> dict[str, Any]:
+        ep_i, pose = self._i, self._pose
+        assert pose is not None  # reset() ran
+        return {
+            "instruction": self.episodes.instructions[ep_i],
+            "scan": self.episodes.scans[ep_i],
+            "position": pose.position,
+            "heading": float(pose.heading),
+            "elevation": float(pose.elevation),
+            "step": self._rec.steps,
+            "time": self._rec.time,
+            "collided": bool(self._collided),
+            "status": self._status,
+        }
+
+    def _info(self) -> dict[str, Any]:
+        r = self._rec
+        info: dict[str, Any] = {
+            "steps": r.steps,
+            "time": r.time,
+            "path_length": r.path_length,
+            "collided": self._collided,
+        }
+        if self._status is not None:
+            info["status"] = self._status
+        return info
+
+    def __repr__(self) -> str:
+        return (
+            f"ContinuousNavEnv({self.task} {self.split}, {len(self)} episodes, {self.action_space.name}, "
+            f"max_steps={self.max_steps}, privileged={self._privileged})"
+        )
