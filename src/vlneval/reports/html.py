@@ -372,7 +372,7 @@ def _budget(
         rows.append(cells)
     header = ["budget"]
     for n, _, _ in runs:
-        header += [f"{n}", "CI"]
+        header += [n if baseline is not None else "SR@b", "CI"]
     out = (
         "<p>SR@b is the share of episodes that succeed with a path no longer than b times the "
         "shortest distance d* from the start to the goal (TL ≤ b · d*): what a robot whose "

@@ -25,6 +25,7 @@ __all__ = [
     "RunNames",
     "baseline_position",
     "card",
+    "clip",
     "comparison_table",
     "episode_card",
     "figure",
@@ -93,12 +94,23 @@ def short_labels(a: str, b: str, *, keep: int = 28) -> tuple[str, str]:
     return a[start:], b[start:]
 
 
+def clip(label: str, width: int = 32) -> str:
+    """``label``, or ``…`` and its last ``width - 1`` characters when longer (the end of a
+    file name usually tells runs apart).
+
+    Example:
+        >>> clip("val-seq2seq-all-trusted_path-40-sample-imagenet_val_unseen_iter_100", 24)
+        '…net_val_unseen_iter_100'
+    """
+    return label if len(label) <= width else "…" + label[-(width - 1) :]
+
+
 def run_names(run: ScoredRun, baseline: ScoredRun | None) -> RunNames:
-    """``B: …`` and ``A: …`` when there is a baseline, else the run's label alone."""
+    """``B: …`` and ``A: …`` when there is a baseline, else the run's label alone (clipped)."""
     if baseline is None:
-        return RunNames(run.label, "")
+        return RunNames(clip(run.label), "")
     a, b = short_labels(baseline.label, run.label)
-    return RunNames(f"B: {b}", f"A: {a}")
+    return RunNames(f"B: {clip(b)}", f"A: {clip(a)}")
 
 
 def fmt(label: str, value: float | None, *, signed: bool = False) -> str:
@@ -308,7 +320,9 @@ def episode_card(run: ScoredRun, diag: Diagnostics, k: int, baseline: ScoredRun 
         threshold=ev.profile.threshold,
         success=success,
         baseline=other,
-        labels=("executed path (B)", "baseline path (A)"),
+        labels=("executed path (B)", "baseline path (A)")
+        if baseline is not None
+        else ("executed path", "baseline path"),
     )
     d = float(diag.context.shortest[k])
     facts = [
