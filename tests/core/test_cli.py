@@ -128,3 +128,8 @@ def test_import_is_light() -> None:
     code = "import sys, vlneval; print(any(m in sys.modules for m in ('numba', 'scipy', 'matplotlib')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_task_option_on_the_wrong_task_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", "--task", "demo", "--path-type", "planner_path"]) == 2
+    assert "--path-type does not apply to task demo" in capsys.readouterr().err

@@ -135,6 +135,9 @@ def evaluate(
         raise VLNEvalError(
             f"profile {prof.name} does not score task {t.name} (its profiles: {', '.join(t.profiles)})"
         )
+    if t.evaluate_fn is None and options:
+        names = ", ".join("--" + k.replace("_", "-") for k in options)
+        raise VLNEvalError(f"{names} does not apply to task {t.name}")
     if t.evaluate_fn is not None:
         return t.evaluate_fn(  # type: ignore[no-any-return]
             t,
