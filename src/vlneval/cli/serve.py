@@ -183,6 +183,12 @@ def _register_admin(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     ph.add_argument("--episodes", default=None, help="the hidden episodes file (with goals)")
     ph.add_argument("--graphs", default=None, help="connectivity folder")
     ph.add_argument("--data-root", default=None, help="find the files under this data root")
+    ph.add_argument(
+        "--option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a task option passed to the scorer (e.g. data_version=v2); repeatable",
+    )
     _phase_settings(ph)
     ph.add_argument(
         "--primary-metric", default=None, help="ranking metric (default SPL; nDTW for rxr)"

@@ -195,6 +195,17 @@ def primary_metric_of(task: str, profile: str, metric: str | None) -> tuple[str,
     return label, higher
 
 
+def _options(options: Any) -> dict[str, Any]:
+    """Task options (``evaluate(options=)``): string keys, JSON scalar values."""
+    out = dict(options or {})
+    for k, v in out.items():
+        if not isinstance(k, str) or not (v is None or isinstance(v, (str, int, float, bool))):
+            raise InvalidInputError(
+                f"task option {k!r}: expected a name and a string, number or boolean"
+            )
+    return out
+
+
 def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> ResolvedData:
     """Adds a phase to ``challenge`` (see ``vlneval admin create-phase --help``)."""
     from vlneval.profiles import get_profile
@@ -245,6 +256,7 @@ def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> Reso
                 total_quota=fields.get("total_quota"),
                 opens_at=fields.get("opens_at"),
                 closes_at=fields.get("closes_at"),
+                options=_options(fields.get("options")),
             )
         )
     return data

@@ -43,6 +43,21 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _parse_options(items: list[str] | None) -> dict[str, Any]:
+    import json
+
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InvalidInputError(f"--option {item!r}: expected KEY=VALUE")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
 def _create_challenge(db: Database, args: argparse.Namespace) -> str:
     admin.create_challenge(db, args.slug, args.title, args.description)
     return f"created challenge {args.slug}"
@@ -60,6 +75,7 @@ def _create_phase(db: Database, args: argparse.Namespace) -> None:
         graphs=args.graphs,
         data_root=args.data_root,
         title=args.title,
+        options=_parse_options(args.option),
         description=args.description,
         primary_metric=args.primary_metric,
         **_settings(args),

@@ -99,6 +99,7 @@ class Phase(Base):
     graphs_dir: Mapped[str | None] = mapped_column(Text, nullable=True)
     data_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
     n_episodes: Mapped[int] = mapped_column(Integer, default=0)
+    options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     leaderboard_public: Mapped[bool] = mapped_column(Boolean, default=True)
     primary_metric: Mapped[str] = mapped_column(String(32))
     higher_is_better: Mapped[bool] = mapped_column(Boolean, default=True)

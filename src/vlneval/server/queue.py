@@ -13,6 +13,7 @@ result, and the unique index on ``results.submission_id`` records one result at 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -154,6 +155,7 @@ def _claim_of(sub: Submission, token: str) -> Claim:
         ph.graphs_dir,
         ph.data_sha256,
         ph.primary_metric,
+        json.dumps(ph.options or {}, sort_keys=True),
     )
     return Claim(
         sub.id,

@@ -87,6 +87,7 @@ class PhaseOut(BaseModel):
     primary_metric: str
     higher_is_better: bool
     metrics: list[str]
+    options: dict[str, Any]
     daily_quota: int | None
     total_quota: int | None
     opens_at: dt.datetime | None
@@ -197,6 +198,7 @@ def phase_out(ph: Phase, now: dt.datetime) -> PhaseOut:
         primary_metric=ph.primary_metric,
         higher_is_better=ph.higher_is_better,
         metrics=list(get_profile(ph.profile).metrics),
+        options=dict(ph.options or {}),
         daily_quota=ph.daily_quota,
         total_quota=ph.total_quota,
         opens_at=aware(ph.opens_at),

@@ -48,6 +48,13 @@ class PhaseSpec:
     graphs_dir: str | None
     data_sha256: str | None
     primary_metric: str
+    options: str = "{}"  # task options for evaluate(), as sorted JSON (hashable)
+
+    def option_dict(self) -> dict[str, Any]:
+        """The task options as a dict."""
+        import json
+
+        return dict(json.loads(self.options or "{}"))
 
 
 @dataclass
@@ -208,6 +215,7 @@ def score_file(
             graphs=spec.graphs_dir,
             form=form,
             declared=declared,
+            options=spec.option_dict() or None,
         )
     except InvalidInputError as exc:
         return _refused(exc, path, text, display_name, spec, data, form)

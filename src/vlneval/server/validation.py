@@ -42,6 +42,7 @@ SERVER_HINTS = (
      " (this phase scores complete files only)"),
     (re.compile(r"; use --profile [\w.-]+ to score them with their shortest distance\)"), ")"),
     (re.compile(r" \(use --profile [\w.-]+, which scores repeats\)"), ""),
+    (re.compile(r"; pass --skip-summary-records to skip it"), "; remove that record from the file"),
 )  # fmt: skip
 
 

@@ -40,6 +40,7 @@ def upgrade() -> None:
         sa.Column("graphs_dir", sa.Text(), nullable=True),
         sa.Column("data_sha256", sa.String(64), nullable=True),
         sa.Column("n_episodes", sa.Integer(), nullable=False),
+        sa.Column("options", sa.JSON(), nullable=False),
         sa.Column("leaderboard_public", sa.Boolean(), nullable=False),
         sa.Column("primary_metric", sa.String(32), nullable=False),
         sa.Column("higher_is_better", sa.Boolean(), nullable=False),
