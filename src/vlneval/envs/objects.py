@@ -1,0 +1,121 @@
+"""REVERIE object observations: the objects visible at the agent's viewpoint, never the target.
+
+:class:`ObjectSensor` adds ``objects`` to every observation: the objects some view of the
+current panorama sees (the BBox files' non-empty ``visible_pos``), in file order, each
+``{"id", "name", "views", "boxes"}`` with one ``(x, y, w, h)`` pixel box per view. It reads only
+the boxes and the observation's scan and viewpoint, so it cannot tell which object an episode
+wants (spec/protocol.md: object boxes are grounding candidates, never the target).
+
+An agent names its object when the episode ends: its ``finish(observation)`` returns
+``{"predObjId": id}``, which joins the prediction record (:mod:`vlneval.agents.base`); choosing
+an object ends the episode (the agent returns STOP with it).
+
+:func:`object_task_setup` gives ``vlneval run`` what a REVERIE run needs: the episodes of the
+requested release, the sensor, and the options to score with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from vlneval.data.bbox import ObjectBoxes
+from vlneval.data.episodes import EpisodeTable
+from vlneval.graph.store import GraphStore
+
+__all__ = ["ObjectSensor", "ObjectTaskSetup", "object_task_setup", "OBJECT_TASKS"]
+
+#: Tasks whose runs get object observations.
+OBJECT_TASKS = ("reverie",)
+
+
+class ObjectSensor:
+    """``objects``: the objects visible from the current viewpoint (REVERIE candidates).
+
+    Example:
+        >>> from vlneval.data.bbox import ObjectBoxes, ObjectView
+        >>> boxes = ObjectBoxes("mem", "json", "v1", {("s", "a"): {
+        ...     "7": ObjectView("7", "sofa", (12,), ((1.0, 2.0, 3.0, 4.0),)),
+        ...     "8": ObjectView("8", "cup", (), ())}})
+        >>> [o["id"] for o in ObjectSensor(boxes).observe({"scan": "s", "viewpoint": "a"}, None)]
+        ['7']
+    """
+
+    key = "objects"
+
+    def __init__(self, boxes: ObjectBoxes) -> None:
+        self.boxes = boxes
+        self.description = (
+            "objects visible at the current viewpoint: id, name, views and (x, y, w, h) boxes "
+            f"({boxes.version} boxes, {boxes.source}); never which one is the target"
+        )
+        self._cache: dict[tuple[str, str], tuple[Mapping[str, Any], ...]] = {}
+
+    def observe(self, observation: Mapping[str, Any], inputs: Any) -> tuple[Mapping[str, Any], ...]:
+        """The visible objects at ``observation``'s viewpoint (read-only mappings)."""
+        key = (observation["scan"], observation["viewpoint"])
+        out = self._cache.get(key)
+        if out is None:
+            out = tuple(
+                MappingProxyType(
+                    {"id": o.object_id, "name": o.name, "views": o.views, "boxes": o.boxes}
+                )
+                for o in self.boxes.visible_objects(*key)
+            )
+            self._cache[key] = out
+        return out
+
+
+@dataclass
+class ObjectTaskSetup:
+    """What a run of an object task needs.
+
+    Attributes:
+        episodes, graphs: the split of the requested release and its graphs.
+        sensors: the observation sensors (``objects``).
+        score_options: the options to score the run with (``data_version``, ``bboxes``).
+        notes: remarks for the user (e.g. the boxes are of another release).
+    """
+
+    episodes: EpisodeTable
+    graphs: GraphStore
+    sensors: list[ObjectSensor]
+    score_options: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def object_task_setup(
+    task: str,
+    split: str | None,
+    *,
+    root: str | Path | None = None,
+    episodes_file: str | Path | None = None,
+    graphs: str | Path | None = None,
+    data_version: str | None = None,
+    bboxes: str | Path | None = None,
+) -> ObjectTaskSetup | None:
+    """The episodes, sensor and scoring options of an object task; None for other tasks.
+
+    Example:
+        >>> object_task_setup("demo", None) is None
+        True
+    """
+    if task not in OBJECT_TASKS:
+        return None
+    from vlneval.evaluation.reverie import open_reverie
+    from vlneval.tasks import get_task
+
+    t = get_task(task)
+    episodes, store, boxes, notes = open_reverie(
+        t, split or t.default_split, root=root, episodes_file=episodes_file, graphs=graphs,
+        data_version=data_version, bboxes=bboxes,
+    )  # fmt: skip
+    options: dict[str, Any] = {}
+    if data_version is not None:
+        options["data_version"] = data_version
+    if bboxes is not None:
+        options["bboxes"] = str(bboxes)
+    return ObjectTaskSetup(episodes, store, [ObjectSensor(boxes)], options, notes)
