@@ -161,7 +161,16 @@ def test_batched_observations_do_not_depend_on_the_goal() -> None:
             assert np.array_equal(u, v) if isinstance(u, np.ndarray) else u == v
 
 
-@pytest.mark.parametrize("env_id", ENVS.ids())
+GRAPH_ENVS = [
+    i for i in ENVS.ids() if i.startswith("graph-")
+]  # continuous ones have their own checks
+
+
+def test_both_graph_environments_are_registered() -> None:
+    assert GRAPH_ENVS == ["graph-egocentric-v1", "graph-panoramic-v1"]
+
+
+@pytest.mark.parametrize("env_id", GRAPH_ENVS)
 @pytest.mark.parametrize("privileged", [False, True])
 def test_every_registered_environment_passes_check_env(env_id: str, privileged: bool) -> None:
     assert "information boundary" in check_env(env_id, privileged=privileged)

@@ -274,7 +274,8 @@ def _check_vector(env_id: str, make: Callable[..., Any], problems: list[str]) ->
 
 
 def check_env(env: GraphNavEnv | str, **make_kwargs: Any) -> list[str]:
-    """Runs every check on ``env`` (an instance, or a registered id built on the demo task).
+    """Runs every check on a graph environment (an instance, or a registered ``graph-*`` id built
+    on the demo task).
 
     Returns the names of the checks that ran; raises :class:`EnvCheckError` listing failures.
 
@@ -286,6 +287,11 @@ def check_env(env: GraphNavEnv | str, **make_kwargs: Any) -> list[str]:
 
     env_id = env if isinstance(env, str) else None
     instance = make_env(env, **make_kwargs) if isinstance(env, str) else env
+    if not isinstance(instance, GraphNavEnv):
+        raise EnvCheckError(
+            f"check_env checks graph navigation environments (GraphNavEnv), got "
+            f"{type(instance).__name__}"
+        )
     checks: list[tuple[str, Callable[[GraphNavEnv, list[str]], None]]] = [
         ("api", _check_api),
         ("actions", _check_actions),

@@ -173,7 +173,7 @@ class VectorGraphNavEnv:
         self._queue = np.ascontiguousarray(queue, dtype=np.int32)
         self._qpos[0] = 0
         n = len(self._ids)
-        cap = len(queue) * (self.max_steps + 1)
+        cap = min(len(queue), 4 * self.num_envs + 16) * (self.max_steps + 1)  # grows as needed
         self._out = (
             np.zeros(cap, np.int32),
             np.zeros(cap, np.int32),
@@ -207,6 +207,7 @@ class VectorGraphNavEnv:
         b = self.num_envs
         obs = self._new_obs()
         terminated, truncated = np.empty(b, np.bool_), np.empty(b, np.bool_)
+        self._reserve()
         bad, finished = self._k.step_batch(
             self._pano,
             acts,
@@ -225,6 +226,17 @@ class VectorGraphNavEnv:
         if finished:
             self._refresh_instructions()
         return self._batch(obs), np.zeros(b), terminated, truncated, {"episode": obs[0][:, 7]}
+
+    def _reserve(self) -> None:
+        """Room in the path store for every slot finishing a full-length episode this step."""
+        node, h, e, offset, length, status, pos = self._out
+        need = int(pos[0]) + self.num_envs * (self.max_steps + 1)
+        if need > len(node):
+            size = max(2 * len(node), need)
+            grown = [np.zeros(size, np.int32) for _ in range(3)]
+            for new, old in zip(grown, (node, h, e), strict=True):
+                new[: len(old)] = old
+            self._out = (*grown, offset, length, status, pos)
 
     def _actions(self, actions: Sequence[int] | np.ndarray) -> np.ndarray:
         raw = np.asarray(actions)
