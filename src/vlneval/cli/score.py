@@ -19,13 +19,23 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--json", default=None, metavar="SUMMARY", help="write the summary JSON here")
     p.add_argument("--per-episode", default=None, metavar="FILE", help=".csv, .jsonl or .parquet")
     p.add_argument("--quiet", action="store_true", help="print no table")
+    _skip_summary_arg(p)
     p.set_defaults(func=cmd_score)
 
     v = sub.add_parser("validate", help="check a predictions file as a leaderboard does")
     add_data_args(v)
     v.add_argument("--predictions", required=True)
     add_scoring_args(v)
+    _skip_summary_arg(v)
     v.set_defaults(func=cmd_validate)
+
+
+def _skip_summary_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--skip-summary-records",
+        action="store_true",
+        help="skip records that look like the file's own summary (no id, no trajectory)",
+    )
 
 
 def _predictions(args: argparse.Namespace) -> str:
@@ -60,6 +70,7 @@ def _evaluate(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         trajectory_key=args.trajectory_key,
         declared=load_declared(args.protocol),
         options=_task_options(args),
+        skip_summaries=args.skip_summary_records,
     )
 
 

@@ -109,6 +109,7 @@ def evaluate(
     declared: Mapping[str, Any] | None = None,
     run: Mapping[str, Any] | None = None,
     options: Mapping[str, Any] | None = None,
+    skip_summaries: bool = False,
 ) -> Evaluation:
     """Scores a predictions file exactly as ``profile``'s official scorer does.
 
@@ -124,6 +125,8 @@ def evaluate(
         declared: protocol fields the submitter declares; ``run``: fields an online run observed.
         options: task-specific options passed to the task's own scorer (e.g. ``data_version``,
             ``path_type``).
+        skip_summaries: skip records that look like a file's own summary (see
+            ``parse_predictions``), with a warning.
 
     Raises:
         VLNEvalError: bad input, unknown names or missing data; the message says where.
@@ -164,7 +167,13 @@ def evaluate(
         )
     pc = ProblemCollector(str(predictions))
     preds = parse_predictions(
-        predictions, episodes, store, form=form, trajectory_key=trajectory_key, collect=pc
+        predictions,
+        episodes,
+        store,
+        form=form,
+        trajectory_key=trajectory_key,
+        collect=pc,
+        skip_summaries=skip_summaries,
     )
     return score_parsed(
         episodes, preds, store, prof, subset=subset, declared=declared, run=run, pc=pc
