@@ -28,14 +28,16 @@ def connectivity(
     out = []
     for n in names:
         x, y, z = pos[n]
-        out.append({
-            "image_id": n,
-            "pose": [1, 0, 0, x, 0, 1, 0, y, 0, 0, 1, z, 0, 0, 0, 1],
-            "included": True,
-            "visible": unob[index[n]],
-            "unobstructed": unob[index[n]],
-            "height": 1.5,
-        })
+        out.append(
+            {
+                "image_id": n,
+                "pose": [1, 0, 0, x, 0, 1, 0, y, 0, 0, 1, z, 0, 0, 0, 1],
+                "included": True,
+                "visible": unob[index[n]],
+                "unobstructed": unob[index[n]],
+                "height": 1.5,
+            }
+        )
     return out
 
 
@@ -48,16 +50,27 @@ def write_json(path: Path, value: Any) -> Path:
 
 def square_root(tmp: Path, episodes: list[dict[str, Any]] | None = None) -> Path:
     """A data root with the square graph (scan ``sq``) and an R2R split ``val``."""
-    write_json(tmp / "matterport3d" / "connectivity" / "sq_connectivity.json",
-               connectivity(SQUARE, SQUARE_EDGES, isolated=("X",)))
+    write_json(
+        tmp / "matterport3d" / "connectivity" / "sq_connectivity.json",
+        connectivity(SQUARE, SQUARE_EDGES, isolated=("X",)),
+    )
     if episodes is None:
-        episodes = [{"path_id": 1, "scan": "sq", "path": ["S", "A", "B", "G"], "heading": 0.0,
-                     "instructions": ["go round", "walk the long way", "third", "fourth"],
-                     "distance": 12.0}]
+        episodes = [
+            {
+                "path_id": 1,
+                "scan": "sq",
+                "path": ["S", "A", "B", "G"],
+                "heading": 0.0,
+                "instructions": ["go round", "walk the long way", "third", "fourth"],
+                "distance": 12.0,
+            }
+        ]
     write_json(tmp / "r2r" / "R2R_val.json", episodes)
     return tmp
 
 
 def preds(entries: dict[str, list[str]]) -> list[dict[str, Any]]:
     """R2R triples for ``{instr_id: [viewpoints]}``."""
-    return [{"instr_id": k, "trajectory": [[v, 0.0, 0.0] for v in vps]} for k, vps in entries.items()]
+    return [
+        {"instr_id": k, "trajectory": [[v, 0.0, 0.0] for v in vps]} for k, vps in entries.items()
+    ]
