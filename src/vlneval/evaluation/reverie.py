@@ -249,6 +249,8 @@ def score_reverie(
     per: dict[str, np.ndarray] = {
         "path_length": tl,
         "shortest_length": ell,
+        "nav_error": nav["nav_error"],  # to the annotated goal: not a REVERIE metric, for reports
+        "oracle_error": nav["oracle_error"],
         "success": success,
         "oracle_success": oracle,
         "spl": length_weighted(success, ell, tl, floor=prof.spl_floor),
