@@ -169,7 +169,8 @@ register_task(
 def _load_vlnce_table(path: Path, *, task: str, split: str, max_instructions: int | None = None) -> Any:
     from vlneval.data.vlnce import load_vlnce
 
-    return load_vlnce(path, task=task, split=split)
+    gt = path.parent / path.name.replace(".json", "_gt.json")
+    return load_vlnce(path, gt_path=gt if gt.exists() else None, task=task, split=split)
 
 
 def _evaluate_vlnce(*args: Any, **kw: Any) -> Any:

@@ -7,12 +7,12 @@ import sys
 from collections.abc import Sequence
 
 from vlneval import __version__
-from vlneval.cli import info, report, run, score, serve
+from vlneval.cli import info, report, run, run_ce, score, serve
 from vlneval.cli.common import run_guarded
 
 __all__ = ["main", "build_parser"]
 
-SUBCOMMANDS = [score, info, serve, report, run]
+SUBCOMMANDS = [score, info, serve, report, run, run_ce]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -40,7 +40,7 @@ from vlneval.envs.continuous_spaces import (
 )
 from vlneval.errors import UnknownNameError, VLNEvalError
 
-__all__ = ["ContinuousNavEnv", "EpisodeRecord", "OBSERVATION_FIELDS"]
+__all__ = ["ContinuousNavEnv", "EpisodeRecord", "OBSERVATION_FIELDS", "make_continuous_env"]
 
 OBSERVATION_FIELDS = (
     "instruction",
@@ -124,6 +124,7 @@ class ContinuousNavEnv:
         self._status: str | None = None
         self._movers: dict[str, Mover] = {}
         self._serial = 0
+        self._z_offset = 0.0
 
     # -- Gymnasium API -------------------------------------------------------------------------
     def reset(
@@ -142,6 +143,9 @@ class ContinuousNavEnv:
                 f"{ep.start.round(3).tolist()} is not on the free space of world {ep.scan}"
             )
         self._pose = pose
+        # Logged heights keep the episode's own floor level (a twin's floor may sit a few cm
+        # off the benchmark's navmesh): only height changes come from the world.
+        self._z_offset = float(ep.start[2]) - pose.z
         self._rec = EpisodeRecord(ep.episode_id, [pose])
         self._serial += 1
         self._done, self._collided, self._status = False, False, None
@@ -245,9 +249,11 @@ class ContinuousNavEnv:
 
     def trajectory(self) -> list[dict[str, Any]]:
         """The executed path as ``r2r-ce`` steps in the EPISODES' frame (start first; STOP on
-        the last step when the agent stopped)."""
+        the last step when the agent stopped). Heights are the episode's start height plus the
+        world's height changes."""
         poses = self._rec.poses
         pts = np.array([p.position for p in poses]) if poses else np.zeros((0, 3))
+        pts[:, 2] += self._z_offset
         if self.episodes.frame == "habitat":
             pts = world_to_habitat(pts)
         last = len(poses) - 1
@@ -382,3 +388,25 @@ class ContinuousNavEnv:
             f"ContinuousNavEnv({self.task} {self.split}, {len(self)} episodes, {self.action_space.name}, "
             f"max_steps={self.max_steps}, privileged={self._privileged})"
         )
+
+
+def make_continuous_env(
+    episodes: Any, graphs: Any = None, *, action_space: Any = "r2r-ce", **kwargs: Any
+) -> ContinuousNavEnv:
+    """A continuous environment from what ``vlneval.envs.make_env`` passes: graph episodes
+    (an R2R-style table: their continuous twins are used) or continuous episodes, and the
+    navigation graphs (a :class:`~vlneval.graph.store.GraphStore`, a folder, or an object with a
+    ``store``), whose twin worlds are built on first use; or directly a continuous world.
+    """
+    from vlneval.continuous.twin import TwinWorlds, twin_episodes
+    from vlneval.graph.store import GraphStore
+
+    worlds: Any = graphs
+    if not isinstance(graphs, (World, TwinWorlds)):
+        store = getattr(graphs, "store", graphs)
+        store = store if isinstance(store, GraphStore) else GraphStore(store)
+        worlds = TwinWorlds(store)
+    if not isinstance(episodes, ContinuousEpisodes):
+        task = episodes.task if episodes.task.endswith("-twin") else f"{episodes.task}-twin"
+        episodes = twin_episodes(episodes, worlds.store, task=task)
+    return ContinuousNavEnv(episodes, worlds, action_space=action_space, **kwargs)

@@ -181,6 +181,19 @@ ENVS.register(
     description="navigation graph, the R2R simulator's egocentric actions (30-degree turns)",
     kwargs={"action_space": "egocentric"},
 )
+# Continuous environments (vlneval.envs.continuous) in the twin worlds of the episodes' scans.
+for _space, _what in (
+    ("r2r-ce", "discrete steps 0.25 m / 15 degrees, sliding (VLN-CE R2R)"),
+    ("rxr-ce", "discrete steps 0.25 m / 30 degrees, look up/down, no sliding (VLN-CE RxR)"),
+    ("velocity", "velocities (m/s, rad/s) held for 0.25 s, unicycle model"),
+    ("waypoint", "waypoints up to 3 m, grid planner and path follower"),
+):
+    ENVS.register(
+        f"continuous-{_space}-v1",
+        "vlneval.envs.continuous:make_continuous_env",
+        description=f"continuous twin world, {_what}",
+        kwargs={"action_space": _space},
+    )
 
 
 def make_env(

@@ -1,0 +1,106 @@
+"""``vlneval run-ce`` and ``vlneval score-ce`` end to end on the real data (a few episodes)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vlneval.cli.main import main
+
+
+def test_run_ce_writes_predictions_card_and_score(
+    data_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "preds.json"
+    summary = tmp_path / "summary.json"
+    code = main(
+        [
+            "run-ce",
+            "--task",
+            "r2r-twin",
+            "--split",
+            "val_unseen",
+            "--data-root",
+            str(data_root),
+            "--env",
+            "continuous-waypoint",
+            "--agent",
+            "shortest",
+            "--limit",
+            "3",
+            "--out",
+            str(out),
+            "--score",
+            "--json",
+            str(summary),
+        ]
+    )
+    assert code == 0
+    preds = json.loads(out.read_text())
+    assert len(preds) == 3 and all(steps[-1]["stop"] for steps in preds.values())
+    card = json.loads((tmp_path / "preds.protocol.json").read_text())
+    assert card["environment"] == "continuous-waypoint-v1"
+    assert card["action_space"]["name"] == "waypoint" and "executor" in card["action_space"]
+    assert card["privileged"].startswith("goal, geodesic distance field")
+    assert card["episodes"] == "partial: 3 of 2349" and card["seeds"] == [0]
+    s = json.loads(summary.read_text())
+    assert s["metrics"]["SR"] == 1.0 and s["partial"] is True
+    assert s["protocol"]["action_space"]["name"] == "waypoint"
+    assert "SR (%)" in capsys.readouterr().out
+
+
+def test_run_ce_refuses_a_graph_environment(
+    data_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "run-ce",
+            "--task",
+            "r2r-twin",
+            "--data-root",
+            str(data_root),
+            "--env",
+            "graph-panoramic",
+            "--agent",
+            "stop",
+            "--out",
+            str(tmp_path / "p.json"),
+        ]
+    )
+    assert code == 2
+    assert "not a continuous environment" in capsys.readouterr().err
+
+
+def test_score_ce_with_twin_distances(data_root: Path, tmp_path: Path) -> None:
+    from vlneval.data.vlnce import load_vlnce, reference_as_predictions
+
+    base = data_root / "vlnce/R2R_VLNCE_v1-3_preprocessed/val_seen"
+    eps = load_vlnce(base / "val_seen.json.gz", gt_path=base / "val_seen_gt.json.gz")
+    preds = tmp_path / "gt.json"
+    preds.write_text(json.dumps(reference_as_predictions(eps)))
+    summary = tmp_path / "s.json"
+    code = main(
+        [
+            "score-ce",
+            "--task",
+            "r2r-ce",
+            "--split",
+            "val_seen",
+            "--data-root",
+            str(data_root),
+            "--predictions",
+            str(preds),
+            "--distance",
+            "twin",
+            "--json",
+            str(summary),
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    s = json.loads(summary.read_text())
+    assert s["distance"]["source"] == "twin" and "APPROXIMATION" in s["distance"]["detail"]
+    assert s["metrics"]["nDTW"] == 1.0 and s["metrics"]["SR"] > 0.99
+    assert s["profile"]["name"] == "vlnce"
