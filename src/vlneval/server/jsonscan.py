@@ -22,15 +22,19 @@ __all__ = ["JsonShape", "scan_json", "ScanLimits"]
 
 CHUNK = 1 << 22
 OPEN, CLOSE, QUOTE, COMMA, BACKSLASH = 1, 2, 3, 4, 5
-_STRUCT = bytearray(256)
-for _ch, _code in ((b"[", OPEN), (b"{", OPEN), (b"]", CLOSE), (b"}", CLOSE), (b'"', QUOTE),
-                   (b",", COMMA), (b"\\", BACKSLASH)):  # fmt: skip
-    _STRUCT[_ch[0]] = _code
-STRUCT = bytes(_STRUCT)
-_NUM = bytearray(256)
-for _ch in b"0123456789+-.eE":
-    _NUM[_ch] = 1
-NUMERIC = bytes(_NUM)
+
+
+def _table(codes: dict[bytes, int]) -> bytes:
+    """A ``bytes.translate`` table mapping each listed byte to its code and the rest to 0."""
+    table = bytearray(256)
+    for chars, code in codes.items():
+        for byte in chars:
+            table[byte] = code
+    return bytes(table)
+
+
+STRUCT = _table({b"[{": OPEN, b"]}": CLOSE, b'"': QUOTE, b",": COMMA, b"\\": BACKSLASH})
+NUMERIC = _table({b"0123456789+-.eE": 1})
 
 
 @dataclass(frozen=True)
