@@ -64,7 +64,8 @@ def fast_records(
     """
     import msgspec
 
-    decoder = msgspec.json.Decoder(list[_record_type(episodes.id_field, key, form)])  # type: ignore[valid-type]
+    record = _record_type(episodes.id_field, key, form)
+    decoder = msgspec.json.Decoder(list[record])  # type: ignore[valid-type]
     codes, scan_pos = viewpoint_codes(episodes, graphs)
     ep_scan = np.fromiter((scan_pos[s] for s in episodes.scans), dtype=np.int64, count=len(episodes))
     index, idf = episodes.index, episodes.id_field
