@@ -51,15 +51,18 @@ def pg_server() -> Iterator[str]:
 
 
 def fresh_pg_database(server_url: str) -> str:
-    """A new empty database on the test server; its URL."""
+    """A new empty schema on the test server; a URL whose connections use only it.
+
+    A schema per test costs far less than a database per test (no template copy).
+    """
     import sqlalchemy as sa
 
     name = "t_" + secrets.token_hex(6)
     engine = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
     with engine.connect() as conn:
-        conn.execute(sa.text(f"CREATE DATABASE {name}"))
+        conn.execute(sa.text(f"CREATE SCHEMA {name}"))
     engine.dispose()
-    return server_url.rsplit("/", 1)[0] + "/" + name
+    return f"{server_url}?options=-csearch_path%3D{name}"
 
 
 @dataclass

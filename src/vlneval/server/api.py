@@ -174,7 +174,7 @@ def phase_leaderboard(
             primary_metric=ph.primary_metric,
             higher_is_better=ph.higher_is_better,
             visibility="public" if ph.leaderboard_public else "private",
-            entries=[entry_out(e) for e in entries],
+            entries=[entry_out(e, ranked=ph.leaderboard_public) for e in entries],
         )
 
 

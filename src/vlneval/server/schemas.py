@@ -105,9 +105,9 @@ class ChallengeOut(BaseModel):
 
 
 class EntryOut(BaseModel):
-    """One leaderboard row: a team's best submission."""
+    """One leaderboard row: a team's best submission (no rank on a private leaderboard)."""
 
-    rank: int
+    rank: int | None
     team: str
     method: str
     url: str
@@ -243,10 +243,11 @@ def submission_out(sub: Submission) -> SubmissionOut:
     )
 
 
-def entry_out(e: Entry) -> EntryOut:
-    """A leaderboard row."""
+def entry_out(e: Entry, *, ranked: bool = True) -> EntryOut:
+    """A leaderboard row; ``ranked=False`` leaves out the rank (it would tell a team how many
+    others beat it on a private leaderboard)."""
     return EntryOut(
-        rank=e.rank,
+        rank=e.rank if ranked else None,
         team=e.team,
         method=e.method,
         url=e.url,
