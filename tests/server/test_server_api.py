@@ -311,3 +311,31 @@ def test_admin_refuses_duplicates_and_bad_slugs(server, kind):
             admin.create_challenge(server.db, "demo", "again")
         with pytest.raises(admin.InvalidInputError, match="already exists"):
             admin.create_team(server.db, "alpha")
+
+
+def test_a_worker_refuses_a_hidden_file_changed_after_it_was_loaded(sqlite_server, tmp_path):
+    import shutil
+
+    from tests.server.helpers import DEMO_EPISODES
+    from vlneval.data.root import demo_root
+
+    srv = sqlite_server
+    hidden = tmp_path / "DEMO_hidden.json"
+    shutil.copy(DEMO_EPISODES, hidden)
+    graphs = demo_root() / "matterport3d" / "connectivity"
+    admin.create_phase(
+        srv.db, "demo", "h", task="demo", episodes_file=str(hidden), graphs=str(graphs)
+    )
+    worker = Worker(srv.cfg, db=srv.db)
+    first = srv.submit(srv.alpha, DEMO_PREDICTIONS.read_bytes(), phase="h").json()["id"]
+    assert worker.run_one()
+    hidden.write_text(hidden.read_text().replace('"distance": 4.29', '"distance": 4.3'))
+    second = srv.submit(srv.alpha, DEMO_PREDICTIONS.read_bytes(), phase="h").json()["id"]
+    assert worker.run_one()
+    assert srv.get(first, srv.alpha).json()["status"] == "finished"
+    after = srv.get(second, srv.alpha).json()
+    assert after["status"] == "failed" and after["error_kind"] == "internal"
+    admin.update_phase(srv.db, "demo", "h", rehash=True)
+    admin.requeue(srv.db, second)
+    assert worker.run_one()
+    assert srv.get(second, srv.alpha).json()["status"] == "finished"

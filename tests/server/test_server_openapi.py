@@ -5,9 +5,16 @@ Bounded: a fixed number of examples per operation, derandomised, in-process (ASG
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-schemathesis = pytest.importorskip("schemathesis")
+try:
+    import schemathesis
+except ImportError:  # pragma: no cover - CI installs it
+    if os.environ.get("CI", "").lower() == "true":
+        raise
+    pytest.skip("schemathesis is not installed", allow_module_level=True)
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 

@@ -89,12 +89,12 @@ def file_sha256(path: str | Path) -> str:
     return sha256_hex(Path(path).read_bytes())
 
 
-def load_phase_data(spec: PhaseSpec) -> PhaseData:
-    """Loads a phase's hidden episodes (checked against the phase's checksum) and graphs."""
-    from vlneval.evaluation.runner import load_split
-    from vlneval.profiles import get_profile
-    from vlneval.tasks import get_task
+def check_unchanged(spec: PhaseSpec) -> None:
+    """Refuses to score against a hidden episodes file that changed since the phase was made.
 
+    Raises:
+        DataChangedError: its SHA-256 is not the phase's.
+    """
     if (
         spec.episodes_file
         and spec.data_sha256
@@ -104,6 +104,15 @@ def load_phase_data(spec: PhaseSpec) -> PhaseData:
             "the hidden episodes file changed since the phase was created (its SHA-256 differs); "
             "run `vlneval admin update-phase --rehash` if the change is intended"
         )
+
+
+def load_phase_data(spec: PhaseSpec) -> PhaseData:
+    """Loads a phase's hidden episodes (checked against the phase's checksum) and graphs."""
+    from vlneval.evaluation.runner import load_split
+    from vlneval.profiles import get_profile
+    from vlneval.tasks import get_task
+
+    check_unchanged(spec)
     task = get_task(spec.task)
     prof = get_profile(spec.profile)
     episodes, store = load_split(

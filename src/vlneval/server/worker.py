@@ -28,6 +28,7 @@ from vlneval.server.scoring import (
     Outcome,
     PhaseData,
     PhaseSpec,
+    check_unchanged,
     internal_failure,
     load_phase_data,
     score_file,
@@ -165,7 +166,9 @@ class Worker:
 
     def _phase(self, spec: PhaseSpec) -> PhaseData:
         data = self._phases.get(spec)
-        if data is None:
+        if data is not None:
+            check_unchanged(spec)  # evaluate() reads the file again: it must be the same one
+        else:
             data = load_phase_data(spec)
             self._phases[spec] = data
         return data
