@@ -131,7 +131,7 @@ def _table(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
             str(r["uploads_per_s"]), f"{lat['p50']}/{lat['p95']}/{lat['p99']}",
             str(r["scored_per_s"]), f"{e2e['p50']}/{e2e['p95']}",
         )  # fmt: skip
-    Console().print(t)
+    Console(width=160).print(t)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -122,6 +123,26 @@ def test_serve_and_submit_end_to_end(tmp_path, capsys):
         assert code == 0, err
         assert "demo val · profile demo v1 · 36 episodes" in out and "47.08" in out
         assert err.startswith("submitted: ")
+        uid = err.split()[1]
+        record = tmp_path / "sub.json"
+        assert (
+            main(
+                [
+                    "submit",
+                    "--server",
+                    url,
+                    "--token",
+                    token,
+                    "--status",
+                    uid,
+                    "--json",
+                    str(record),
+                ]
+            )
+            == 0
+        )
+        assert "47.08" in capsys.readouterr().out
+        assert json.loads(record.read_text())["status"] == "finished"
         bad = tmp_path / "short.json"
         bad.write_bytes(encode(stop_predictions()[:-1]))
         code = main([*common, "--predictions", str(bad), "--wait", "--timeout", "120"])
