@@ -79,7 +79,7 @@ def test_score_ce_with_twin_distances(data_root: Path, tmp_path: Path) -> None:
     base = data_root / "vlnce/R2R_VLNCE_v1-3_preprocessed/val_seen"
     eps = load_vlnce(base / "val_seen.json.gz", gt_path=base / "val_seen_gt.json.gz")
     preds = tmp_path / "gt.json"
-    preds.write_text(json.dumps(reference_as_predictions(eps)))
+    preds.write_text(json.dumps(reference_as_predictions(eps, indices=range(0, len(eps), 8))))
     summary = tmp_path / "s.json"
     code = main(
         [
@@ -94,6 +94,7 @@ def test_score_ce_with_twin_distances(data_root: Path, tmp_path: Path) -> None:
             str(preds),
             "--distance",
             "twin",
+            "--subset",
             "--json",
             str(summary),
             "--quiet",
@@ -103,4 +104,4 @@ def test_score_ce_with_twin_distances(data_root: Path, tmp_path: Path) -> None:
     s = json.loads(summary.read_text())
     assert s["distance"]["source"] == "twin" and "APPROXIMATION" in s["distance"]["detail"]
     assert s["metrics"]["nDTW"] == 1.0 and s["metrics"]["SR"] > 0.99
-    assert s["profile"]["name"] == "vlnce"
+    assert s["profile"]["name"] == "vlnce" and s["partial"] is True

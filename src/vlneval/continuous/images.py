@@ -37,7 +37,7 @@ def read_netpbm(data: bytes, source: str = "<bytes>") -> np.ndarray:
     """
     magic = data[:2]
     if magic not in (b"P2", b"P5", b"P3", b"P6"):
-        raise InvalidInputError(f"{source}: not a PGM/PPM image (magic {magic!r})")
+        raise InvalidInputError(f"not a PGM/PPM image (magic {magic!r})", source=str(source))
     try:
         (w, h, maxval), pos = _tokens(data, 3)
         channels = 3 if magic in (b"P3", b"P6") else 1
@@ -49,7 +49,7 @@ def read_netpbm(data: bytes, source: str = "<bytes>") -> np.ndarray:
             values = np.frombuffer(data, dtype=dtype, count=n, offset=pos).astype(np.float64)
         img = values.reshape(h, w, channels).mean(axis=2) / maxval
     except (ValueError, IndexError) as exc:
-        raise InvalidInputError(f"{source}: malformed PGM/PPM image ({exc})") from None
+        raise InvalidInputError(f"malformed PGM/PPM image ({exc})", source=str(source)) from None
     return img
 
 
@@ -70,4 +70,4 @@ def read_gray(path: Path) -> np.ndarray:
         with Image.open(path) as im:
             return np.asarray(im.convert("L"), dtype=np.float64) / 255.0
     except (OSError, ValueError) as exc:
-        raise InvalidInputError(f"{path}: not a readable image ({exc})") from None
+        raise InvalidInputError(f"not a readable image ({exc})", source=str(path)) from None

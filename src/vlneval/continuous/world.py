@@ -210,18 +210,26 @@ class World:
             node = int(self.node_id[k, i0, j0])
             return node, float(np.hypot(*(self.centre(node)[:2] - (x, y))))
         reach = int(math.ceil(snap / self.resolution))
-        best = (-1, math.inf)
-        for di in range(-reach, reach + 1):
-            for dj in range(-reach, reach + 1):
-                i, j = i0 + di, j0 + dj
-                kk = self.layer_at(i, j, z, z_tolerance)
-                if kk < 0:
-                    continue
-                node = int(self.node_id[kk, i, j])
-                off = float(np.hypot(*(self.centre(node)[:2] - (x, y))))
-                if off <= snap and off < best[1]:
-                    best = (node, off)
-        return best
+        if reach == 0:
+            return -1, math.inf
+        h, w = self.free.shape[1:]
+        i_lo, i_hi = max(i0 - reach, 0), min(i0 + reach + 1, h)
+        j_lo, j_hi = max(j0 - reach, 0), min(j0 + reach + 1, w)
+        if i_lo >= i_hi or j_lo >= j_hi:
+            return -1, math.inf
+        free = self.free[:, i_lo:i_hi, j_lo:j_hi]
+        dz = np.abs(self.height[:, i_lo:i_hi, j_lo:j_hi] - z)
+        ii, jj = np.mgrid[i_lo:i_hi, j_lo:j_hi]
+        off = np.hypot(
+            self.origin[0] + jj * self.resolution - x, self.origin[1] + ii * self.resolution - y
+        )
+        ok = free & (dz <= z_tolerance) & (off <= snap)[None]
+        if not ok.any():
+            return -1, math.inf
+        # The nearest cell; among layers there, the floor nearest in height.
+        cost = np.where(ok, off[None] + 1e-9 * dz, np.inf)
+        kk, ci, cj = (int(v) for v in np.unravel_index(int(np.argmin(cost)), cost.shape))
+        return int(self.node_id[kk, i_lo + ci, j_lo + cj]), float(off[ci, cj])
 
     # ----- graph and geodesics --------------------------------------------------------------
     def connected(self, dh: Any, dxy: Any) -> Any:

@@ -325,7 +325,9 @@ def load_vlnce(
     source = str(path)
     data = decode_json(read_bytes(path), source)
     if not isinstance(data, dict) or not isinstance(data.get("episodes"), list):
-        raise InvalidInputError(f"{source}: expected a JSON object with an 'episodes' list")
+        raise InvalidInputError(
+            "expected a JSON object with an 'episodes' list", source=str(source)
+        )
     reader = _EpisodeReader(source)
     for k, ep in enumerate(data["episodes"]):
         reader.add(k, ep)
@@ -373,7 +375,7 @@ def load_vlnce_gt(path: str | Path, ids: list[str]) -> tuple[np.ndarray, np.ndar
     data = decode_json(read_bytes(Path(path)), source)
     pc = ProblemCollector(source)
     if not isinstance(data, dict):
-        raise InvalidInputError(f"{source}: expected a JSON object keyed by episode_id")
+        raise InvalidInputError("expected a JSON object keyed by episode_id", source=str(source))
     seqs: list[np.ndarray] = []
     for eid in ids:
         rec = data.get(eid)
@@ -600,7 +602,7 @@ def parse_ce_predictions(
         data = decode_json(raw, source)
         if not isinstance(data, dict):
             raise InvalidInputError(
-                f"{source}: the r2r-ce form is a JSON object keyed by episode_id"
+                "the r2r-ce form is a JSON object keyed by episode_id", source=str(source)
             )
         for eid, steps in data.items():
             r.r2r_ce(str(eid), steps)
@@ -653,7 +655,9 @@ def reference_as_predictions(
         InvalidInputError: the episodes have no dense references (no ``_gt`` file).
     """
     if episodes.dense is None:
-        raise InvalidInputError(f"{episodes.source}: no dense reference paths (load the _gt file)")
+        raise InvalidInputError(
+            "no dense reference paths (load the _gt file)", source=str(episodes.source)
+        )
     out: dict[str, list[dict[str, Any]]] = {}
     for i in range(len(episodes)) if indices is None else indices:
         pts = episodes.dense_points(int(i))

@@ -159,13 +159,14 @@ def score_continuous(
     prof = _profile(profile)
     if preds.missing and prof.require_complete and not subset:
         raise InvalidInputError(
-            f"{preds.source}: {len(preds.missing)} of {len(episodes)} episodes have no prediction "
+            f"{len(preds.missing)} of {len(episodes)} episodes have no prediction "
             f"(first: {', '.join(preds.missing[:5])}); the official evaluation requires all of them "
-            "(use --subset to score only the predicted ones, reported as partial)"
+            "(use --subset to score only the predicted ones, reported as partial)",
+            source=str(preds.source),
         )
     if source.name == "carried" and preds.distances is None:
         raise InvalidInputError(
-            f"{preds.source}: no step carries distance_to_goal (distance source 'carried')"
+            "no step carries distance_to_goal (distance source 'carried')", source=str(preds.source)
         )
     rows = [
         _episode(episodes, preds, k, prof, source)
@@ -292,7 +293,8 @@ def evaluate_vlnce(
     episodes = load_vlnce(path, gt_path=gt_file, task=task.name, split=split)
     if not episodes.scorable:
         raise InvalidInputError(
-            f"{path}: split {split} has no goals (a hidden test split); it cannot be scored locally"
+            f"split {split} has no goals (a hidden test split); it cannot be scored locally",
+            source=str(path),
         )
     preds = parse_ce_predictions(
         predictions, episodes, form="auto" if form in ("auto", "triple") else form
@@ -386,7 +388,9 @@ def load_twin_split(
     path = Path(episodes_file) if episodes_file else task.episodes_file(base, split)
     table = load_r2r(path, task=task.name, split=split)
     if not table.scorable:
-        raise InvalidInputError(f"{path}: split {split} has no goals; it cannot be scored locally")
+        raise InvalidInputError(
+            f"split {split} has no goals; it cannot be scored locally", source=str(path)
+        )
     if graphs is None and base is None:
         raise VLNEvalError(
             "the continuous twin needs the connectivity graphs: pass --graphs DIR or --data-root DIR"
