@@ -35,6 +35,8 @@ def test_run_ce_writes_predictions_card_and_score(
             "--score",
             "--json",
             str(summary),
+            "--per-episode",
+            str(tmp_path / "rows.csv"),
         ]
     )
     assert code == 0
@@ -48,6 +50,9 @@ def test_run_ce_writes_predictions_card_and_score(
     s = json.loads(summary.read_text())
     assert s["metrics"]["SR"] == 1.0 and s["partial"] is True
     assert s["protocol"]["action_space"]["name"] == "waypoint"
+    header = (tmp_path / "rows.csv").read_text().splitlines()[0].split(",")
+    assert {"instr_id", "success", "path_length", "path_length_integrated", "time_s"} <= set(header)
+    assert s["measured"]["mean_time_s"] > 0 and s["measured"]["mean_path_length_integrated_m"] > 0
     assert "SR (%)" in capsys.readouterr().out
 
 

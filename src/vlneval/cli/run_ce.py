@@ -173,8 +173,21 @@ def cmd_run_ce(args: argparse.Namespace) -> int:
             run=card,
             show_progress=not args.quiet,
         )
-        _write_outputs(args, ev.summary, ev.rows())
+        # The environment's own measurements join each row: integrated length, simulated time.
+        measured = {e["episode_id"]: e for e in run.episodes}
+        rows = [{**r, **_measured(measured[r[eps.id_field]])} for r in ev.rows()]
+        ev.summary["measured"] = card["measured"]
+        _write_outputs(args, ev.summary, rows)
     return 0
+
+
+def _measured(e: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "path_length_integrated": e["path_length_integrated"],
+        "time_s": e["time_s"],
+        "collisions": e["collisions"],
+        "clipped": e["clipped"],
+    }
 
 
 def _habitat_to_world() -> Any:
