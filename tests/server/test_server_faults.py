@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from sqlalchemy import func, select
 
 from tests.server.helpers import DEMO_PREDICTIONS
@@ -35,6 +36,17 @@ def _worker(srv, *args: str, delay: float = 0.0) -> subprocess.Popen:
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+@pytest.fixture
+def procs():
+    """Worker processes a test starts; any still running at the end is killed."""
+    started: list[subprocess.Popen] = []
+    yield started
+    for p in started:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 def _row(srv, uid: str) -> Submission:
     with srv.db.read() as s:
         return s.scalar(select(Submission).where(Submission.uid == uid))
@@ -47,9 +59,10 @@ def _wait_until(predicate, timeout: float = 60.0) -> None:
         time.sleep(0.05)
 
 
-def test_sigkill_while_scoring_then_restart_finishes_once_with_the_right_result(server):
+def test_sigkill_while_scoring_then_restart_finishes_once_with_the_right_result(server, procs):
     uid = server.submit(server.alpha, DEMO_PREDICTIONS.read_bytes()).json()["id"]
     doomed = _worker(server, delay=60)
+    procs.append(doomed)
     _wait_until(lambda: _row(server, uid).status == "running")
     row = _row(server, uid)
     assert row.claimed_by.endswith(f":{doomed.pid}") and row.attempts == 1
@@ -59,6 +72,7 @@ def test_sigkill_while_scoring_then_restart_finishes_once_with_the_right_result(
     row = _row(server, uid)
     assert row.status == "running" and row.lease_expires_at is not None  # held by a dead worker
     restarted = _worker(server, "--max-jobs", "1")
+    procs.append(restarted)
     assert restarted.wait(120) == 0, restarted.stderr.read().decode()[-2000:]
     row = _row(server, uid)
     assert row.status == "finished" and row.attempts == 2
@@ -69,11 +83,12 @@ def test_sigkill_while_scoring_then_restart_finishes_once_with_the_right_result(
     assert got == evaluate("demo", None, DEMO_PREDICTIONS).summary["metrics"]
 
 
-def test_sigterm_finishes_the_current_submission_then_stops(sqlite_server):
+def test_sigterm_finishes_the_current_submission_then_stops(sqlite_server, procs):
     srv = sqlite_server
     uid = srv.submit(srv.alpha, DEMO_PREDICTIONS.read_bytes()).json()["id"]
     second = srv.submit(srv.alpha, DEMO_PREDICTIONS.read_bytes()).json()["id"]
     proc = _worker(srv, delay=2)
+    procs.append(proc)
     _wait_until(lambda: _row(srv, uid).status == "running")
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(60) == 0
