@@ -45,7 +45,7 @@ class Problem:
     field: str | None = None
 
     def __str__(self) -> str:
-        parts = [self.source]
+        parts = [self.source] if self.source else []
         if self.episode is not None:
             parts.append(self.episode)
         if self.field is not None:
@@ -61,7 +61,7 @@ class InvalidInputError(VLNEvalError):
         problems: the problems found; ``str(error)`` shows the first 20 and a count.
     """
 
-    def __init__(self, problems: Sequence[Problem] | str, *, source: str = "<input>") -> None:
+    def __init__(self, problems: Sequence[Problem] | str, *, source: str = "") -> None:
         if isinstance(problems, str):
             problems = [Problem(source, problems)]
         self.problems: list[Problem] = list(problems)

@@ -227,3 +227,19 @@ def test_fast_and_validating_paths_agree(tmp_path: Path, form: str) -> None:
     assert fast.nodes.tolist() == slow.nodes.tolist() == [0, 1, 1, 2, 0, 3]
     assert fast.offsets.tolist() == slow.offsets.tolist()
     assert fast.warnings == slow.warnings and fast.missing == slow.missing == ["1_2"]
+
+
+def test_hostile_json_gets_one_clear_error(tmp_path: Path) -> None:
+    root = square_root(tmp_path / "root")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InvalidInputError, match=r"^error: .*deep.json: JSON nested too deeply$"):
+        evaluate("r2r", "val", deep, root=root)
+    huge = tmp_path / "huge.json"
+    huge.write_text('[{"instr_id": "1_0", "trajectory": [["S", ' + "9" * 5000 + ", 0]]}]")
+    with pytest.raises(InvalidInputError, match=r"huge.json: a JSON value cannot be read"):
+        evaluate("r2r", "val", huge, root=root)
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'[{"instr_id": "\xff"}]')
+    with pytest.raises(InvalidInputError, match=r"bad.json: not UTF-8 text"):
+        evaluate("r2r", "val", bad, root=root)

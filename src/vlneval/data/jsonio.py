@@ -61,6 +61,8 @@ def _diagnose(raw: bytes, source: str) -> Any:
         ) from exc
     except RecursionError as exc:
         raise InvalidInputError(f"{source}: JSON nested too deeply") from exc
+    except ValueError as exc:  # e.g. an integer literal of thousands of digits
+        raise InvalidInputError(f"{source}: a JSON value cannot be read ({exc})") from exc
 
 
 def decode_json(raw: bytes, source: str) -> Any:
@@ -70,7 +72,7 @@ def decode_json(raw: bytes, source: str) -> Any:
 
     try:
         return msgspec.json.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return _diagnose(raw, source)
 
 
@@ -101,9 +103,9 @@ def iter_chunks(
         return _slices(value, chunk)
     try:
         parts = msgspec.json.decode(raw, type=list[msgspec.Raw])
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return _slices(_diagnose(raw, source), chunk)
-    return _decode_parts(parts, chunk)
+    return _decode_parts(parts, chunk, source)
 
 
 def iter_records(raw: bytes, source: str, *, expected: str = "a JSON list") -> Iterator[list[Any]]:
@@ -119,7 +121,7 @@ def iter_records(raw: bytes, source: str, *, expected: str = "a JSON list") -> I
     if raw.lstrip()[:1] == b"{":
         try:
             value = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             return iter([_jsonl(raw, source)])
         raise InvalidInputError(f"{source}: expected {expected}, got a {_kind(value)}")
     return iter_chunks(raw, source, expected=expected)
@@ -134,7 +136,7 @@ def _jsonl(raw: bytes, source: str) -> list[Any]:
         if line.strip():
             try:
                 rows.append(decoder.decode(line))
-            except msgspec.DecodeError as exc:
+            except (msgspec.DecodeError, RecursionError) as exc:
                 raise InvalidInputError(f"{source}: line {lineno}: not valid JSON ({exc})") from exc
     return rows
 
@@ -149,13 +151,18 @@ def _slices(values: list[Any], chunk: int) -> Iterator[list[Any]]:
         yield values[i : i + chunk]
 
 
-def _decode_parts(parts: list[Any], chunk: int) -> Iterator[list[Any]]:
+def _decode_parts(parts: list[Any], chunk: int, source: str) -> Iterator[list[Any]]:
     import msgspec
 
     decoder = msgspec.json.Decoder()
     for i in range(0, len(parts), chunk):
-        block = parts[i : i + chunk]
-        yield decoder.decode(b"[" + b",".join(bytes(p) for p in block) + b"]")
+        block = b"[" + b",".join(bytes(p) for p in parts[i : i + chunk]) + b"]"
+        try:
+            yield decoder.decode(block)
+        except (msgspec.MsgspecError, RecursionError):
+            # Valid JSON that msgspec will not hold (an integer beyond 64 bits, say): the
+            # lenient decoder reads it, or names what cannot be read.
+            yield _diagnose(block, source)
         for k in range(i, min(i + chunk, len(parts))):
             parts[k] = None
 

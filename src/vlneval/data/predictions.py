@@ -320,7 +320,7 @@ def _try_fast(
             return None
         form = _detect(traj) if form == "auto" else form
         eps, lens, nodes, unknown = fast_records(parts, episodes, graphs, form=form, key=key)
-    except (msgspec.MsgspecError, FastPathDeclined):
+    except (msgspec.MsgspecError, FastPathDeclined, RecursionError):
         return None
     seen = np.zeros(len(episodes), dtype=np.bool_)
     seen[eps] = True

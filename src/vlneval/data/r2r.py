@@ -83,7 +83,7 @@ def _fast(raw: bytes, max_instructions: int | None) -> tuple[EpisodeBuilder, lis
                     left_out += [f"{pid}_{j}" for j in range(max_instructions, len(texts))]
                     texts = texts[:max_instructions]
                 builder.add_many(pid, rec.scan, rec.path, rec.heading, texts)
-    except msgspec.MsgspecError:
+    except (msgspec.MsgspecError, RecursionError):
         return None
     return builder, left_out, scorable
 
