@@ -328,6 +328,17 @@ def test_viewpoint_table() -> None:
     assert empty.lookup(raw, starts, ends)[1].tolist() == [-1] * 6
 
 
+def test_viewpoint_table_mixes_hex_and_other_ids_of_32_characters() -> None:
+    ids = ["g" * 32, "0123456789abcdef" * 2, "0123456789ABCDEF" * 2]
+    table = ViewpointTable.from_ids([ids])
+    raw = " ".join([ids[2], ids[0], ids[1], "0123456789abcdeF" * 2]).encode()
+    starts = np.arange(4) * 33
+    assert table.lookup(raw, starts, starts + 32)[1].tolist() == [2, 0, 1, -1]
+    # any layout of the buffer and of the span arrays
+    doubled = np.repeat(np.frombuffer(raw, np.uint8), 2)[::2]
+    assert table.lookup(doubled, starts[::-1], (starts + 32)[::-1])[1].tolist() == [-1, 1, 0, 2]
+
+
 def test_viewpoint_table_many_ids_with_colliding_low_bits() -> None:
     rng = np.random.default_rng(3)
     ids = [[f"{v:032x}" for v in rng.integers(0, 2**62, size=400)] for _ in range(5)]

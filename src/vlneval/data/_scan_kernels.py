@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba import types
+from numba.extending import intrinsic
 
 _jit = numba.njit(cache=True, nogil=True)
 
@@ -55,6 +57,47 @@ FULL = 99
 
 # Episode fields, in the order of the key table the Python side passes.
 EP_PATH_ID, EP_SCAN, EP_PATH, EP_HEADING, EP_INSTRUCTIONS, EP_DISTANCE = 0, 1, 2, 3, 4, 5
+
+
+# --- borrowed views ----------------------------------------------------------------------------
+# Every array handed to a compiled helper costs an atomic reference-count increment and
+# decrement per call, which is most of the time of a parser that calls small helpers per byte
+# range. The entry points therefore pass the helpers views without an owner (``borrow_*``), made
+# from the data pointer, while they themselves keep the owning arrays alive.
+
+
+@intrinsic
+def _u8_pointer(typingctx, address):
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.uint8)))
+
+    return types.CPointer(types.uint8)(types.uintp), codegen
+
+
+@intrinsic
+def _i64_pointer(typingctx, address):
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.int64)))
+
+    return types.CPointer(types.int64)(types.uintp), codegen
+
+
+@_jit
+def borrow_u8(a):
+    """An ownerless view of the C-contiguous ``uint8`` vector ``a`` (keep ``a`` alive)."""
+    return numba.carray(_u8_pointer(a.ctypes.data), a.shape[0])  # type: ignore[call-arg]
+
+
+@_jit
+def borrow_i64(a):
+    """An ownerless view of the C-contiguous ``int64`` vector ``a`` (keep ``a`` alive)."""
+    return numba.carray(_i64_pointer(a.ctypes.data), a.shape[0])  # type: ignore[call-arg]
+
+
+@_jit
+def borrow_rows(a):
+    """An ownerless view of the C-contiguous ``int64`` matrix ``a`` (keep ``a`` alive)."""
+    return numba.carray(_i64_pointer(a.ctypes.data), (a.shape[0], a.shape[1]))  # type: ignore[call-arg]
 
 
 @_jit
@@ -464,14 +507,16 @@ def prediction_record(buf, i, n, keys, key_offsets, form, rows, r, starts, ends,
 
 
 @_jit
-def scan_predictions(buf, keys, key_offsets, form):
+def scan_predictions(raw, raw_keys, raw_key_offsets, form):
     """Every record of a predictions list. Returns (status, offset, form, records, starts,
     ends): one row ``(id start, id end, id kind, viewpoint count)`` per record and the
     viewpoint spans of all records in order."""
+    buf, keys, key_offsets = borrow_u8(raw), borrow_u8(raw_keys), borrow_i64(raw_key_offsets)
     n = buf.shape[0]
-    rows = np.empty((n // 512 + 16, 4), np.int64)
-    starts = np.empty(n // 64 + 16, np.int64)
-    ends = np.empty(n // 64 + 16, np.int64)
+    own_rows = np.empty((n // 512 + 16, 4), np.int64)
+    own_starts = np.empty(n // 64 + 16, np.int64)
+    own_ends = np.empty(n // 64 + 16, np.int64)
+    rows, starts, ends = borrow_rows(own_rows), borrow_i64(own_starts), borrow_i64(own_ends)
     r, m, status = 0, 0, 0
     i = ws(buf, 0, n)
     if at(buf, i, n) != LBRACK:
@@ -480,13 +525,16 @@ def scan_predictions(buf, keys, key_offsets, form):
         i = ws(buf, i + 1, n)
         closed = at(buf, i, n) == RBRACK
         while not closed:
-            rows = grow_rows(rows, r + 1)
+            if r == rows.shape[0]:
+                own_rows = grow_rows(own_rows, r + 1)
+                rows = borrow_rows(own_rows)
             m0, i0, form0 = m, i, form
             status, i, form, m = prediction_record(
                 buf, i, n, keys, key_offsets, form, rows, r, starts, ends, m
             )
-            if status == FULL:
-                starts, ends = grow(starts, m + 1), grow(ends, m + 1)
+            if status == FULL:  # grow and read the record again
+                own_starts, own_ends = grow(own_starts, m + 1), grow(own_ends, m + 1)
+                starts, ends = borrow_i64(own_starts), borrow_i64(own_ends)
                 m, i, form = m0, i0, form0
                 continue
             if status:
@@ -496,7 +544,7 @@ def scan_predictions(buf, keys, key_offsets, form):
             status, i, closed = after_member(buf, i, n, RBRACK)
             if status:
                 break
-    return status, i, form, rows[:r].copy(), starts[:m].copy(), ends[:m].copy()
+    return status, i, form, own_rows[:r].copy(), own_starts[:m].copy(), own_ends[:m].copy()
 
 
 # --- R2R episodes ------------------------------------------------------------------------------
@@ -598,15 +646,20 @@ def episode_record(buf, i, n, keys, key_offsets, row, vs, ve, m, ts, te, t):
 
 
 @_jit
-def scan_episodes(buf, keys, key_offsets):
+def scan_episodes(raw, raw_keys, raw_key_offsets):
     """Every record of an R2R list. Returns (status, offset, rows, path starts, path ends,
     instruction starts, instruction ends); rows have ``EPISODE_COLUMNS`` columns."""
+    buf, keys, key_offsets = borrow_u8(raw), borrow_u8(raw_keys), borrow_i64(raw_key_offsets)
     n = buf.shape[0]
-    rows = np.empty((n // 512 + 16, EPISODE_COLUMNS), np.int64)
-    vs = np.empty(n // 64 + 16, np.int64)
-    ve = np.empty(n // 64 + 16, np.int64)
-    ts = np.empty(n // 256 + 16, np.int64)
-    te = np.empty(n // 256 + 16, np.int64)
+    own_rows = np.empty((n // 512 + 16, EPISODE_COLUMNS), np.int64)
+    own = (
+        np.empty(n // 64 + 16, np.int64),
+        np.empty(n // 64 + 16, np.int64),
+        np.empty(n // 256 + 16, np.int64),
+        np.empty(n // 256 + 16, np.int64),
+    )
+    rows = borrow_rows(own_rows)
+    vs, ve, ts, te = borrow_i64(own[0]), borrow_i64(own[1]), borrow_i64(own[2]), borrow_i64(own[3])
     r, m, t, status = 0, 0, 0, 0
     i = ws(buf, 0, n)
     if at(buf, i, n) != LBRACK:
@@ -615,14 +668,22 @@ def scan_episodes(buf, keys, key_offsets):
         i = ws(buf, i + 1, n)
         closed = at(buf, i, n) == RBRACK
         while not closed:
-            rows = grow_rows(rows, r + 1)
+            if r == rows.shape[0]:
+                own_rows = grow_rows(own_rows, r + 1)
+                rows = borrow_rows(own_rows)
             m0, t0, i0 = m, t, i
             status, i, m, t = episode_record(
                 buf, i, n, keys, key_offsets, rows[r], vs, ve, m, ts, te, t
             )
             if status == FULL:  # grow both (only one is full) and read the record again
-                vs, ve = grow(vs, m + 1), grow(ve, m + 1)
-                ts, te = grow(ts, t + 1), grow(te, t + 1)
+                own = (
+                    grow(own[0], m + 1),
+                    grow(own[1], m + 1),
+                    grow(own[2], t + 1),
+                    grow(own[3], t + 1),
+                )
+                vs, ve = borrow_i64(own[0]), borrow_i64(own[1])
+                ts, te = borrow_i64(own[2]), borrow_i64(own[3])
                 m, t, i = m0, t0, i0
                 continue
             if status:
@@ -631,7 +692,15 @@ def scan_episodes(buf, keys, key_offsets):
             status, i, closed = after_member(buf, i, n, RBRACK)
             if status:
                 break
-    return status, i, rows[:r].copy(), vs[:m].copy(), ve[:m].copy(), ts[:t].copy(), te[:t].copy()
+    return (
+        status,
+        i,
+        own_rows[:r].copy(),
+        own[0][:m].copy(),
+        own[1][:m].copy(),
+        own[2][:t].copy(),
+        own[3][:t].copy(),
+    )
 
 
 # --- gathering and hashing spans ---------------------------------------------------------------
@@ -639,6 +708,10 @@ def scan_episodes(buf, keys, key_offsets):
 FNV_OFFSET = np.uint64(14695981039346656037)
 FNV_PRIME = np.uint64(1099511628211)
 MIX = np.uint64(0xFF51AFD7ED558CCD)
+# The value of each byte as a lower-case hexadecimal digit, -1 for other bytes.
+HEX_VALUE = np.full(256, -1, np.int64)
+HEX_VALUE[48:58] = np.arange(10)
+HEX_VALUE[97:103] = np.arange(10, 16)
 
 
 @_jit
@@ -682,6 +755,45 @@ def span_hash(buf, a, b):
 
 
 @_jit
+def mix(h):
+    """The murmur3 64-bit finaliser."""
+    h ^= h >> np.uint64(33)
+    h *= MIX
+    h ^= h >> np.uint64(33)
+    return h
+
+
+@_jit
+def hex_pair(buf, a, b):
+    """(True, high, low) when ``buf[a:b]`` is 32 lower-case hexadecimal digits (a Matterport3D
+    viewpoint id) read as two 64-bit numbers, else (False, 0, 0)."""
+    high = np.uint64(0)
+    low = np.uint64(0)
+    if b - a != 32:
+        return False, high, low
+    bad = 0
+    for t in range(16):
+        v = HEX_VALUE[buf[a + t]]
+        w = HEX_VALUE[buf[a + 16 + t]]
+        bad |= v | w
+        high = (high << np.uint64(4)) | np.uint64(v & 15)
+        low = (low << np.uint64(4)) | np.uint64(w & 15)
+    if bad < 0:
+        return False, np.uint64(0), np.uint64(0)
+    return True, high, low
+
+
+@_jit
+def span_key(buf, a, b):
+    """(is hex, high, low, hash) of ``buf[a:b]``: hex ids are compared as two numbers, other
+    ids by their bytes."""
+    is_hex, high, low = hex_pair(buf, a, b)
+    if is_hex:
+        return True, high, low, mix(high * FNV_PRIME ^ low)
+    return False, high, low, span_hash(buf, a, b)
+
+
+@_jit
 def same_bytes(buf, a, b, other, c, d):
     """``buf[a:b] == other[c:d]``."""
     if b - a != d - c:
@@ -702,44 +814,54 @@ def slot_count(k):
 
 
 @_jit
-def hash_table(blob, starts, ends):
-    """Open-addressing table over the spans of ``blob`` (linear probing): (hashes, slots);
-    ``slots`` holds span indices, -1 where free; equal spans each get their own slot."""
+def hash_table(raw_blob, starts, ends):
+    """Open-addressing table over the spans of ``blob`` (linear probing): (hashes, slots, is
+    hex, high, low); ``slots`` holds span indices, -1 where free; equal spans each get their
+    own slot."""
+    blob = borrow_u8(raw_blob)
     k = starts.shape[0]
     hashes = np.empty(k, np.uint64)
+    is_hex = np.empty(k, np.bool_)
+    high = np.empty(k, np.uint64)
+    low = np.empty(k, np.uint64)
     slots = np.full(slot_count(k), -1, np.int32)
     mask = np.uint64(slots.shape[0] - 1)
     for q in range(k):
-        h = span_hash(blob, starts[q], ends[q])
+        is_hex[q], high[q], low[q], h = span_key(blob, starts[q], ends[q])
         hashes[q] = h
         s = h & mask
         while slots[s] >= 0:
             s = (s + np.uint64(1)) & mask
         slots[s] = q
-    return hashes, slots
+    return hashes, slots, is_hex, high, low
 
 
 @_jit
-def lookup(
-    buf, starts, ends, want, use_want, blob, t_starts, t_ends, hashes, slots, t_scan, t_node
-):
+def lookup(raw, starts, ends, want, use_want, raw_blob, table, t_scan, t_node):
     """(scan, node) of each span of ``buf`` in the table; with ``use_want``, only the entry of
-    scan ``want[q]`` counts; without, an id held by several scans is ambiguous. -1 when none."""
+    scan ``want[q]`` counts; without, an id held by several scans is ambiguous. -1 when none.
+    ``table`` is (starts, ends, hashes, slots, is hex, high, low) of the entries."""
+    t_starts, t_ends, hashes, slots, t_hex, t_high, t_low = table
+    buf, blob = borrow_u8(raw), borrow_u8(raw_blob)
     k = starts.shape[0]
     scan_out = np.full(k, -1, np.int32)
     node_out = np.full(k, -1, np.int32)
     mask = np.uint64(slots.shape[0] - 1)
     for q in range(k):
         a, b = starts[q], ends[q]
-        h = span_hash(buf, a, b)
+        is_hex, high, low, h = span_key(buf, a, b)
         s = h & mask
         found, count = -1, 0
         while slots[s] >= 0:
             e = slots[s]
-            if hashes[e] == h and same_bytes(buf, a, b, blob, t_starts[e], t_ends[e]):
-                if not use_want:
+            if hashes[e] == h:
+                if is_hex:
+                    same = t_hex[e] and t_high[e] == high and t_low[e] == low
+                else:
+                    same = not t_hex[e] and same_bytes(buf, a, b, blob, t_starts[e], t_ends[e])
+                if same and not use_want:
                     found, count = e, count + 1
-                elif t_scan[e] == want[q]:
+                elif same and t_scan[e] == want[q]:
                     found, count = e, 1
                     break
             s = (s + np.uint64(1)) & mask
@@ -750,8 +872,9 @@ def lookup(
 
 
 @_jit
-def unique_spans(buf, starts, ends):
+def unique_spans(raw, starts, ends):
     """Groups equal spans: (index of the first span of each group, group of each span)."""
+    buf = borrow_u8(raw)
     k = starts.shape[0]
     slots = np.full(slot_count(k), -1, np.int32)
     mask = np.uint64(slots.shape[0] - 1)
@@ -761,7 +884,7 @@ def unique_spans(buf, starts, ends):
     g = 0
     for q in range(k):
         a, b = starts[q], ends[q]
-        h = span_hash(buf, a, b)
+        h = span_key(buf, a, b)[3]
         s = h & mask
         while True:
             e = slots[s]

@@ -76,8 +76,9 @@ def _kernels() -> Any:
 
 
 def _buffer(raw: bytes | np.ndarray) -> np.ndarray:
+    """A C-contiguous ``uint8`` array over ``raw`` (the kernels read it through its pointer)."""
     if isinstance(raw, np.ndarray):
-        return raw
+        return np.ascontiguousarray(raw, dtype=np.uint8)
     return np.frombuffer(raw, dtype=np.uint8)
 
 
@@ -447,15 +448,18 @@ def _headings(
 class ViewpointTable:
     """Every viewpoint id of a set of scans, for compiled lookups of byte spans.
 
-    An open-addressing hash table (64-bit FNV-1a) over the ids' bytes; a hit is confirmed by
-    comparing the bytes, so any id text works (Matterport3D's 32 hex digits or a test graph's
-    ``"A"``). An id that several scans share is found by :meth:`lookup_in` in the scan asked
+    An open-addressing hash table over the ids. A Matterport3D id (32 lower-case hexadecimal
+    digits) is read as two 64-bit numbers, which are hashed and compared; any other id text (a
+    test graph's ``"A"``) is hashed and compared by its bytes, so every id works and a hit is
+    always exact. An id that several scans share is found by :meth:`lookup_in` in the scan asked
     for, and is ambiguous (-1) for :meth:`lookup`.
 
     Attributes:
         blob: the ids' UTF-8 bytes, concatenated; entry ``e`` is ``blob[starts[e]:ends[e]]``.
         scan, node: entry ``e`` is node ``node[e]`` of scan position ``scan[e]``.
         hashes, slots: the hash of each entry, and the table (entry index, -1 where free).
+        is_hex, high, low: whether entry ``e`` is 32 lower-case hexadecimal digits, read as
+            the two 64-bit numbers ``high``, ``low`` (compared instead of the bytes).
 
     Example:
         >>> table = ViewpointTable.from_ids([["a", "b"], ["c"]])
@@ -471,6 +475,9 @@ class ViewpointTable:
     node: np.ndarray = field(repr=False)
     hashes: np.ndarray = field(repr=False)
     slots: np.ndarray = field(repr=False)
+    is_hex: np.ndarray = field(repr=False)
+    high: np.ndarray = field(repr=False)
+    low: np.ndarray = field(repr=False)
     n_scans: int
 
     @classmethod
@@ -487,8 +494,10 @@ class ViewpointTable:
         node = np.concatenate(
             [np.arange(len(s), dtype=np.int32) for s in ids_per_scan] or [np.zeros(0, np.int32)]
         )
-        hashes, slots = _kernels().hash_table(blob, starts, ends)
-        return cls(blob, starts, ends, scan, node, hashes, slots, len(ids_per_scan))
+        hashes, slots, is_hex, high, low = _kernels().hash_table(blob, starts, ends)
+        return cls(
+            blob, starts, ends, scan, node, hashes, slots, is_hex, high, low, len(ids_per_scan)
+        )
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -508,10 +517,7 @@ class ViewpointTable:
             want,
             use,
             self.blob,
-            self.starts,
-            self.ends,
-            self.hashes,
-            self.slots,
+            (self.starts, self.ends, self.hashes, self.slots, self.is_hex, self.high, self.low),
             self.scan,
             self.node,
         )
