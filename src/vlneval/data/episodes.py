@@ -7,12 +7,65 @@ as interned strings) without building a Python object per field of a large file.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
-__all__ = ["Episode", "EpisodeTable", "EpisodeBuilder"]
+__all__ = ["Episode", "EpisodeTable", "EpisodeBuilder", "PathColumn"]
+
+
+class PathColumn(Sequence[tuple[str, ...]]):
+    """Viewpoint sequences stored as codes into a vocabulary, materialised on access.
+
+    Row ``i`` is record ``rows[i]``'s sequence ``vocab[codes[offsets[r]:offsets[r + 1]]]``, so
+    the three instructions of one R2R path share one stored path and a 200,000-episode split
+    holds no Python string per viewpoint.
+
+    Example:
+        >>> col = PathColumn(["a", "b"], np.array([0, 1, 1]), np.array([0, 2, 3]), np.array([0, 0, 1]))
+        >>> list(col), len(col)
+        ([('a', 'b'), ('a', 'b'), ('b',)], 3)
+    """
+
+    def __init__(
+        self, vocab: list[str], codes: np.ndarray, offsets: np.ndarray, rows: np.ndarray
+    ) -> None:
+        self.vocab, self.codes, self.offsets, self.rows = vocab, codes, offsets, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[str, ...]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[str, ...]]: ...
+    def __getitem__(self, i: int | slice) -> tuple[str, ...] | list[tuple[str, ...]]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        r = int(self.rows[i])
+        vocab = self.vocab
+        return tuple(vocab[c] for c in self.codes[self.offsets[r] : self.offsets[r + 1]].tolist())
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        return (self[i] for i in range(len(self)))
+
+    def lasts(self) -> PathColumn:
+        """The column of each sequence's last element (a goal column from a path column)."""
+        ends = self.offsets[1:] - 1
+        return PathColumn(
+            self.vocab, self.codes[ends], np.arange(len(ends) + 1, dtype=np.int64), self.rows
+        )
+
+    def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Flat vocabulary codes and offsets of ``rows`` (vectorised)."""
+        rec = self.rows[rows]
+        lengths = (self.offsets[rec + 1] - self.offsets[rec]).astype(np.int64)
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        idx = np.repeat(self.offsets[rec] - offsets[:-1], lengths) + np.arange(offsets[-1])
+        return self.codes[idx], offsets
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +113,8 @@ class EpisodeTable:
     id_field: str
     ids: list[str]
     scans: list[str]
-    paths: list[tuple[str, ...]]
-    goals: list[tuple[str, ...]]
+    paths: Sequence[tuple[str, ...]]
+    goals: Sequence[tuple[str, ...]]
     headings: np.ndarray
     instructions: list[str]
     left_out: list[str] = field(default_factory=list)

@@ -300,28 +300,21 @@ def _try_fast(
     form: str,
     key: str | None,
 ) -> Predictions | None:
-    """The fast path (:mod:`vlneval.data.fastparse`), or None when the file needs validation."""
+    """The compiled scanner, else msgspec typed decoding; None when the file needs validation."""
     import msgspec
 
-    from vlneval.data.fastparse import FastPathDeclined, fast_records
+    from vlneval.data.fastparse import FastPathDeclined
 
     if raw.lstrip()[:1] != b"[":
         return None
-    try:
-        parts = msgspec.json.decode(raw, type=list[msgspec.Raw])
-        if not parts:
+    scanned = _scanned(raw, episodes, graphs, form, key)
+    if scanned is not None:
+        form, eps, lens, nodes, unknown = scanned
+    else:
+        try:
+            form, key, eps, lens, nodes, unknown = _typed(raw, episodes, graphs, form, key)
+        except (msgspec.MsgspecError, FastPathDeclined, RecursionError):
             return None
-        first = msgspec.json.decode(parts[0])
-        if not isinstance(first, dict):
-            return None
-        key = key or next((k for k in TRAJECTORY_KEYS if k in first), "trajectory")
-        traj = first.get(key)
-        if not isinstance(traj, list) or not traj:
-            return None
-        form = _detect(traj) if form == "auto" else form
-        eps, lens, nodes, unknown = fast_records(parts, episodes, graphs, form=form, key=key)
-    except (msgspec.MsgspecError, FastPathDeclined, RecursionError):
-        return None
     seen = np.zeros(len(episodes), dtype=np.bool_)
     seen[eps] = True
     p = _Parser(source, episodes, graphs, form, key, ())
@@ -331,6 +324,64 @@ def _try_fast(
     return _assemble(p, source, (eps, lens, nodes))
 
 
+def _scanned(
+    raw: bytes, episodes: EpisodeTable, graphs: GraphStore, form: str, key: str | None
+) -> tuple[str, np.ndarray, np.ndarray, np.ndarray, list[str]] | None:
+    """The compiled field scanner's reading (:mod:`vlneval.data.scan`), or None."""
+    from vlneval.data.scan import ViewpointTable, scan_predictions
+
+    sp = scan_predictions(raw, id_field=episodes.id_field, key=key or TRAJECTORY_KEYS, form=form)
+    if sp is None:
+        return None
+    counts = sp.counts
+    index = episodes.index
+    idx = np.fromiter((index.get(i, -1) for i in sp.ids), dtype=np.int64, count=len(sp.ids))
+    known = idx >= 0
+    eps = idx[known]
+    if np.any(counts == 0) or np.any(np.bincount(eps, minlength=1) > 1):
+        return None
+    scan_names = sorted(set(episodes.scans))
+    pos = {s: k for k, s in enumerate(scan_names)}
+    ep_scan = np.fromiter((pos[episodes.scans[i]] for i in eps.tolist()), np.int32, len(eps))
+    table = ViewpointTable.from_ids([graphs.graph(s).ids for s in scan_names])
+    keep = np.repeat(known, counts)
+    lens = counts[known].astype(np.int64)
+    nodes = table.lookup_in(
+        sp.buffer, sp.vp_starts[keep], sp.vp_ends[keep], np.repeat(ep_scan, lens)
+    )
+    if np.any(nodes < 0):
+        return None
+    unknown = [sp.ids[k] for k in np.flatnonzero(~known).tolist()]
+    return sp.form, eps, lens, nodes.astype(np.int32), unknown
+
+
+def _typed(
+    raw: bytes, episodes: EpisodeTable, graphs: GraphStore, form: str, key: str | None
+) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """msgspec's typed decoding (:mod:`vlneval.data.fastparse`) for files the scanner declines.
+
+    Raises:
+        FastPathDeclined: the file needs the validating path.
+    """
+    import msgspec
+
+    from vlneval.data.fastparse import FastPathDeclined, fast_records
+
+    parts = msgspec.json.decode(raw, type=list[msgspec.Raw])
+    if not parts:
+        raise FastPathDeclined("empty")
+    first = msgspec.json.decode(parts[0])
+    if not isinstance(first, dict):
+        raise FastPathDeclined("not an object")
+    key = key or next((k for k in TRAJECTORY_KEYS if k in first), "trajectory")
+    traj = first.get(key)
+    if not isinstance(traj, list) or not traj:
+        raise FastPathDeclined("no trajectory")
+    form = _detect(traj) if form == "auto" else form
+    eps, lens, nodes, unknown = fast_records(parts, episodes, graphs, form=form, key=key)
+    return form, key, eps, lens, nodes, unknown
+
+
 def _assemble(
     p: _Parser, source: str, fast: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 ) -> Predictions:
@@ -338,7 +389,9 @@ def _assemble(
         rec_ep, rec_len, flat = fast
     else:
         rec_ep = np.frombuffer(p.rec_ep, dtype=np.int64) if len(p.rec_ep) else np.zeros(0, np.int64)
-        rec_len = np.frombuffer(p.rec_len, dtype=np.int64) if len(p.rec_len) else np.zeros(0, np.int64)
+        rec_len = (
+            np.frombuffer(p.rec_len, dtype=np.int64) if len(p.rec_len) else np.zeros(0, np.int64)
+        )
         flat = np.frombuffer(p.flat, dtype=np.int32) if len(p.flat) else np.zeros(0, np.int32)
     starts = np.zeros(len(rec_len) + 1, dtype=np.int64)
     np.cumsum(rec_len, out=starts[1:])

@@ -10,7 +10,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from vlneval.data.episodes import EpisodeBuilder, EpisodeTable
+import numpy as np
+
+from vlneval.data.episodes import EpisodeBuilder, EpisodeTable, PathColumn
 from vlneval.data.jsonio import iter_chunks, read_bytes
 from vlneval.errors import ProblemCollector
 
@@ -58,7 +60,9 @@ def _episode_type() -> Any:
     return R2REpisode
 
 
-def _fast(raw: bytes, max_instructions: int | None) -> tuple[EpisodeBuilder, list[str], bool] | None:
+def _fast(
+    raw: bytes, max_instructions: int | None
+) -> tuple[EpisodeBuilder, list[str], bool] | None:
     """Typed decoding of a valid file (checks in C); None sends the file to the validating path."""
     import msgspec
 
@@ -88,6 +92,57 @@ def _fast(raw: bytes, max_instructions: int | None) -> tuple[EpisodeBuilder, lis
     return builder, left_out, scorable
 
 
+def _scanned(
+    raw: bytes, max_instructions: int | None, *, task: str, split: str, source: str
+) -> EpisodeTable | None:
+    """The compiled field scanner's reading of a valid file; None sends it elsewhere."""
+    from vlneval.data.scan import scan_r2r_episodes, unique_strings
+
+    se = scan_r2r_episodes(raw)
+    if se is None or len(se) == 0 or len(set(se.path_ids)) != len(se.path_ids):
+        return None
+    plen = np.diff(se.path_offsets)
+    if np.any(plen == 0):
+        return None
+    n_instr = np.diff(se.instruction_offsets)
+    n_rows = np.maximum(n_instr, 1)  # a path without instructions is one episode, text ""
+    kept = n_rows if max_instructions is None else np.minimum(n_rows, max_instructions)
+    rec = np.repeat(np.arange(len(se)), kept)
+    first = np.zeros(len(se) + 1, dtype=np.int64)
+    np.cumsum(kept, out=first[1:])
+    k = np.arange(len(rec)) - first[rec]
+    pids = se.path_ids
+    ids = [f"{pids[r]}_{j}" for r, j in zip(rec.tolist(), k.tolist(), strict=True)]
+    left_out = [
+        f"{pids[r]}_{j}"
+        for r in np.flatnonzero(n_rows > kept).tolist()
+        for j in range(int(kept[r]), int(n_rows[r]))
+    ]
+    has_text = n_instr[rec] > 0
+    texts = [""] * len(rec)
+    decoded = se.instructions(se.instruction_offsets[rec[has_text]] + k[has_text])
+    for pos, text in zip(np.flatnonzero(has_text).tolist(), decoded, strict=True):
+        texts[pos] = text
+    vocab, codes = unique_strings(se.buffer, se.vp_starts, se.vp_ends)
+    paths = PathColumn(vocab, codes.astype(np.int32), se.path_offsets.astype(np.int64), rec)
+    scans = se.scans
+    table = EpisodeTable(
+        task,
+        split,
+        source,
+        "instr_id",
+        ids,
+        [scans[r] for r in rec.tolist()],
+        paths,
+        paths.lasts(),
+        se.headings[rec],
+        texts,
+        scorable=not bool(np.any((plen < 2) & ~se.has_distance)),
+    )
+    table.left_out = left_out
+    return table
+
+
 def load_r2r(
     path: str | Path,
     *,
@@ -110,10 +165,15 @@ def load_r2r(
     path = Path(path)
     source = str(path)
     raw = read_bytes(path)
+    scanned = _scanned(raw, max_instructions, task=task, split=split, source=source)
+    if scanned is not None:
+        return scanned
     fast = _fast(raw, max_instructions)
     if fast is not None:
         builder, left_out, ok = fast
-        table = builder.build(task=task, split=split, source=source, id_field="instr_id", scorable=ok)
+        table = builder.build(
+            task=task, split=split, source=source, id_field="instr_id", scorable=ok
+        )
         table.left_out = left_out
         return table
     pc = ProblemCollector(source)

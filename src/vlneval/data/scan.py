@@ -104,7 +104,7 @@ def _is_json(raw: bytes) -> bool:
 
     try:
         msgspec.json.decode(raw, type=msgspec.Raw)
-    except msgspec.MsgspecError:
+    except (msgspec.MsgspecError, RecursionError):
         return False
     return True
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain
+from typing import Any
 
 import numpy as np
 
-from vlneval.data.episodes import EpisodeTable
+from vlneval.data.episodes import EpisodeTable, PathColumn
 from vlneval.data.fastparse import SCAN_STRIDE
 from vlneval.data.predictions import Predictions
 from vlneval.errors import ProblemCollector
@@ -65,13 +66,43 @@ def _ragged_fast(
     np.cumsum(lengths, out=offsets[1:])
     try:
         flat = np.fromiter(
-            map(codes.__getitem__, chain.from_iterable(seqs)), dtype=np.int64, count=int(offsets[-1])
+            map(codes.__getitem__, chain.from_iterable(seqs)),
+            dtype=np.int64,
+            count=int(offsets[-1]),
         )
     except KeyError:
         return None
     if np.any(flat // SCAN_STRIDE != np.repeat(scan_of_seq, lengths)):
         return None
     return (flat % SCAN_STRIDE).astype(np.int32), offsets
+
+
+class _LazyRows:
+    """``[column[i] for i in order]``, built only if a slower path needs it."""
+
+    def __init__(self, column: Any, order: np.ndarray) -> None:
+        self.column, self.order = column, order
+        self._rows: list[tuple[str, ...]] | None = None
+
+    def rows(self) -> list[tuple[str, ...]]:
+        if self._rows is None:
+            self._rows = [self.column[i] for i in self.order.tolist()]
+        return self._rows
+
+
+def _column_fast(
+    column: PathColumn, order: np.ndarray, codes: dict[str, int], scan_of_row: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Node ids of a :class:`PathColumn`'s rows ``order``: one lookup per distinct viewpoint."""
+    vocab_code = np.fromiter(
+        (codes.get(v, -1) for v in column.vocab), dtype=np.int64, count=len(column.vocab)
+    )
+    flat_codes, offsets = column.gather(order)
+    mapped = vocab_code[flat_codes]
+    expected = np.repeat(scan_of_row.astype(np.int64), np.diff(offsets))
+    if np.any(mapped < 0) or np.any(mapped // SCAN_STRIDE != expected):
+        return None
+    return (mapped % SCAN_STRIDE).astype(np.int32), offsets
 
 
 def build_arrays(episodes: EpisodeTable, preds: Predictions, graphs: GraphStore) -> ScoringArrays:
@@ -90,20 +121,24 @@ def build_arrays(episodes: EpisodeTable, preds: Predictions, graphs: GraphStore)
         np.cumsum(sizes[:-1] ** 2, out=offsets[1:])
     dist_flat = np.concatenate([t.ravel() for t in tables]) if tables else np.zeros(0)
     scan_index = np.array([scan_pos[episodes.scans[i]] for i in order], dtype=np.int32)
-    paths = [episodes.paths[i] for i in order]
-    goal_sets = [episodes.goals[i] for i in order]
+    paths: Any = _LazyRows(episodes.paths, order)
+    goal_sets: Any = _LazyRows(episodes.goals, order)
     codes = {}
     for pos, scan in enumerate(scan_names):
         codes.update({vp: pos * SCAN_STRIDE + k for k, vp in enumerate(graphs.graph(scan).ids)})
-    fast_ref = _ragged_fast(paths, codes, scan_index)
-    fast_goal = _ragged_fast(goal_sets, codes, scan_index)
+    if isinstance(episodes.paths, PathColumn) and isinstance(episodes.goals, PathColumn):
+        fast_ref = _column_fast(episodes.paths, order, codes, scan_index)
+        fast_goal = _column_fast(episodes.goals, order, codes, scan_index)
+    else:
+        fast_ref = _ragged_fast(paths.rows(), codes, scan_index)
+        fast_goal = _ragged_fast(goal_sets.rows(), codes, scan_index)
     if fast_ref is not None and fast_goal is not None:
         (ref, ref_off), (goals, goal_off) = fast_ref, fast_goal
     else:
         index_maps = [graphs.graph(s).index for s in scan_names]
         per_ep = [index_maps[s] for s in scan_index]
-        ref, ref_off = _ragged(paths, per_ep)
-        goals, goal_off = _ragged(goal_sets, per_ep)
+        ref, ref_off = _ragged(paths.rows(), per_ep)
+        goals, goal_off = _ragged(goal_sets.rows(), per_ep)
     _check_known(episodes, order, ref, ref_off, goals, goal_off, graphs)
     return ScoringArrays(
         scan_names,
