@@ -13,7 +13,44 @@ from typing import Any, overload
 
 import numpy as np
 
-__all__ = ["Episode", "EpisodeTable", "EpisodeBuilder", "PathColumn"]
+__all__ = ["Episode", "EpisodeTable", "EpisodeBuilder", "PathColumn", "TextColumn"]
+
+
+class TextColumn(Sequence[str]):
+    """Texts kept as their JSON string literals in one bytes blob, decoded on access.
+
+    Scoring never reads instructions, so a 200,000-episode split keeps them as one compact
+    blob instead of 200,000 Python strings. Row ``i`` is literal ``rows[i]`` (``""`` where -1).
+
+    Example:
+        >>> col = TextColumn(b'"go left","stop \\u2192"', np.array([0, 10]), np.array([9, 24]),
+        ...                  np.array([1, -1, 0]))
+        >>> list(col)
+        ['stop →', '', 'go left']
+    """
+
+    def __init__(self, blob: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray) -> None:
+        self.blob, self.starts, self.ends, self.rows = blob, starts, ends, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        import msgspec
+
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        r = int(self.rows[i])
+        if r < 0:
+            return ""
+        return msgspec.json.decode(self.blob[self.starts[r] : self.ends[r]], type=str)
+
+    def __iter__(self) -> Iterator[str]:
+        return (self[i] for i in range(len(self)))
 
 
 class PathColumn(Sequence[tuple[str, ...]]):
@@ -116,7 +153,7 @@ class EpisodeTable:
     paths: Sequence[tuple[str, ...]]
     goals: Sequence[tuple[str, ...]]
     headings: np.ndarray
-    instructions: list[str]
+    instructions: Sequence[str]
     left_out: list[str] = field(default_factory=list)
     scorable: bool = True
     index: dict[str, int] = field(init=False, repr=False)

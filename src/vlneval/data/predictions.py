@@ -344,11 +344,12 @@ def _scanned(
     pos = {s: k for k, s in enumerate(scan_names)}
     ep_scan = np.fromiter((pos[episodes.scans[i]] for i in eps.tolist()), np.int32, len(eps))
     table = ViewpointTable.from_ids([graphs.graph(s).ids for s in scan_names])
-    keep = np.repeat(known, counts)
     lens = counts[known].astype(np.int64)
-    nodes = table.lookup_in(
-        sp.buffer, sp.vp_starts[keep], sp.vp_ends[keep], np.repeat(ep_scan, lens)
-    )
+    starts, ends = sp.vp_starts, sp.vp_ends
+    if not known.all():  # copy only when some records are dropped
+        keep = np.repeat(known, counts)
+        starts, ends = starts[keep], ends[keep]
+    nodes = table.lookup_in(sp.buffer, starts, ends, np.repeat(ep_scan, lens))
     if np.any(nodes < 0):
         return None
     unknown = [sp.ids[k] for k in np.flatnonzero(~known).tolist()]

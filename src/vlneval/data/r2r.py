@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.data.episodes import EpisodeBuilder, EpisodeTable, PathColumn
+from vlneval.data.episodes import EpisodeBuilder, EpisodeTable, PathColumn, TextColumn
 from vlneval.data.jsonio import iter_chunks, read_bytes
 from vlneval.errors import ProblemCollector
 
@@ -92,6 +92,20 @@ def _fast(
     return builder, left_out, scorable
 
 
+def _instruction_column(se: Any, rec: np.ndarray, k: np.ndarray, n_instr: np.ndarray) -> TextColumn:
+    """Row ``i``'s instruction literal, kept undecoded in one blob (see :class:`TextColumn`)."""
+    from vlneval.data.scan import _kernels
+
+    starts, ends = se.instruction_starts, se.instruction_ends
+    blob = _kernels().gather(se.buffer, starts, ends, 44).tobytes()
+    lengths = (ends - starts).astype(np.int64)
+    at = np.zeros(len(lengths), dtype=np.int64)
+    if len(lengths) > 1:
+        np.cumsum(lengths[:-1] + 1, out=at[1:])
+    rows = np.where(n_instr[rec] > 0, se.instruction_offsets[rec] + k, -1)
+    return TextColumn(blob, at, at + lengths, rows)
+
+
 def _scanned(
     raw: bytes, max_instructions: int | None, *, task: str, split: str, source: str
 ) -> EpisodeTable | None:
@@ -118,11 +132,7 @@ def _scanned(
         for r in np.flatnonzero(n_rows > kept).tolist()
         for j in range(int(kept[r]), int(n_rows[r]))
     ]
-    has_text = n_instr[rec] > 0
-    texts = [""] * len(rec)
-    decoded = se.instructions(se.instruction_offsets[rec[has_text]] + k[has_text])
-    for pos, text in zip(np.flatnonzero(has_text).tolist(), decoded, strict=True):
-        texts[pos] = text
+    texts = _instruction_column(se, rec, k, n_instr)
     vocab, codes = unique_strings(se.buffer, se.vp_starts, se.vp_ends)
     paths = PathColumn(vocab, codes.astype(np.int32), se.path_offsets.astype(np.int64), rec)
     scans = se.scans

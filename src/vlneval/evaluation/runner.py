@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from vlneval._memory import release_memory
 from vlneval.data.episodes import EpisodeTable
 from vlneval.data.predictions import Predictions, parse_predictions
 from vlneval.data.root import data_root, demo_root, graphs_dir
@@ -165,6 +166,7 @@ def evaluate(
             f"{episodes.source}: split {split} has no goals (a hidden test split); it cannot be "
             "scored locally: submit it to an evaluation server (vlneval submit)"
         )
+    release_memory()
     pc = ProblemCollector(str(predictions))
     preds = parse_predictions(
         predictions,
@@ -175,6 +177,7 @@ def evaluate(
         collect=pc,
         skip_summaries=skip_summaries,
     )
+    release_memory()
     return score_parsed(
         episodes, preds, store, prof, subset=subset, declared=declared, run=run, pc=pc
     )
