@@ -16,7 +16,7 @@ __all__ = ["public", "as_table", "as_path", "as_threshold", "as_length", "as_ind
 
 P = ParamSpec("P")
 R = TypeVar("R")
-_ANONYMOUS = "<input>"
+_ANONYMOUS = ""  # the source of an InvalidInputError raised with a plain message
 
 
 def public(func: Callable[P, R]) -> Callable[P, R]:
