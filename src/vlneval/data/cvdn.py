@@ -305,6 +305,7 @@ def load_ndh(
     table = builder.build(
         task=task, split=split, source=source, id_field="inst_idx", scorable=scorable
     )
+    table.int_ids = True
     return NDHEpisodes(table, ends, planner_goals, path_type, history, stringy)
 
 

@@ -142,6 +142,8 @@ class EpisodeTable:
         scans, paths, goals, headings, instructions: one entry per episode.
         left_out: ids the profile leaves out of scoring (e.g. the R2R scorer's k = 0..2).
         scorable: False for splits without goals (test): they cannot be scored locally.
+        int_ids: the benchmark writes ids as JSON integers (NDH ``inst_idx``, RxR
+            ``instruction_id``); ``ids`` still holds their text, :meth:`prediction_id` the value.
     """
 
     task: str
@@ -156,6 +158,7 @@ class EpisodeTable:
     instructions: Sequence[str]
     left_out: list[str] = field(default_factory=list)
     scorable: bool = True
+    int_ids: bool = False
     index: dict[str, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -194,6 +197,17 @@ class EpisodeTable:
             list(self.left_out),
             self.scorable,
         )
+
+    def prediction_id(self, i: int) -> str | int:
+        """Episode ``i``'s id as a predictions file writes it (an integer where the benchmark's is).
+
+        Example:
+            >>> t = EpisodeTable("ndh", "val", "", "inst_idx", ["7"], ["s"], [("a",)], [("a",)],
+            ...                  np.zeros(1), [""], int_ids=True)
+            >>> t.prediction_id(0)
+            7
+        """
+        return int(self.ids[i]) if self.int_ids else self.ids[i]
 
     def instruction_words(self) -> np.ndarray:
         """Number of words of each instruction."""

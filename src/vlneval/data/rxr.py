@@ -70,12 +70,14 @@ def load_rxr(
     pc = ProblemCollector(source)
     builder = EpisodeBuilder()
     seen: set[str] = set()
+    int_ids = True
     for lineno, rec in iter_jsonl(read_bytes(path), pc):
         where = f"line {lineno}"
         if not _check(rec, where, pc):
             continue
         if language is not None and rec.get("language") != language:
             continue
+        int_ids = int_ids and isinstance(rec["instruction_id"], int)
         iid = str(rec["instruction_id"])
         if iid in seen:
             pc.add(f"duplicate instruction_id {iid}", field=where)
@@ -83,4 +85,6 @@ def load_rxr(
         text = rec.get("instruction", "")
         builder.add(iid, rec["scan"], rec["path"], None, float(rec.get("heading", 0.0)), str(text))
     pc.raise_if_any()
-    return builder.build(task=task, split=split, source=source, id_field="instruction_id")
+    table = builder.build(task=task, split=split, source=source, id_field="instruction_id")
+    table.int_ids = int_ids
+    return table

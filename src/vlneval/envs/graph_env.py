@@ -160,6 +160,7 @@ class GraphNavEnv:
         self.world = graphs if isinstance(graphs, World) else World(graphs)
         self.task, self.split, self.id_field = episodes.task, episodes.split, episodes.id_field
         self._ids, self._inputs, self._truth = split_episodes(episodes, inputs)
+        self._int_ids = bool(getattr(episodes, "int_ids", False))
         self._index = {k: i for i, k in enumerate(self._ids)}
         check_episodes(self.world, self._inputs, self._ids, episodes.source)
         self.sensors = _sensors(features, sensors)
@@ -239,7 +240,7 @@ class GraphNavEnv:
         if self._i < 0:
             raise VLNEvalError("no episode has been run: call reset() first")
         return {
-            self.id_field: self._ids[self._i],
+            self.id_field: int(self._ids[self._i]) if self._int_ids else self._ids[self._i],
             "trajectory": [list(s) for s in self.trajectory()],
         }
 

@@ -90,6 +90,7 @@ class VectorGraphNavEnv:
         self.world = graphs if isinstance(graphs, World) else World(graphs)
         self.task, self.split, self.id_field = episodes.task, episodes.split, episodes.id_field
         self._ids, self._inputs, self._truth = split_episodes(episodes, inputs)
+        self._int_ids = bool(getattr(episodes, "int_ids", False))
         check_episodes(self.world, self._inputs, self._ids, episodes.source)
         self.sensors = _sensors(features, sensors)
         self._features = next((s.store for s in self.sensors if isinstance(s, FeatureSensor)), None)
@@ -362,7 +363,7 @@ class VectorGraphNavEnv:
     def prediction(self, episode: int) -> dict[str, Any]:
         """A finished episode as an R2R prediction record."""
         return {
-            self.id_field: self._ids[episode],
+            self.id_field: int(self._ids[episode]) if self._int_ids else self._ids[episode],
             "trajectory": [list(s) for s in self.trajectory(episode)],
         }
 
