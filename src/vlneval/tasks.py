@@ -31,8 +31,9 @@ class Task:
         default_split: used when no ``--split`` is given.
         embedded: the task's data ships inside the package (the demo).
         evaluate_fn: a task-specific scorer, for tasks whose predictions or metrics differ from
-            the R2R family's; called by :func:`vlneval.evaluation.evaluate` with
-            ``(task, split, predictions, profile, **options)`` and returns an ``Evaluation``.
+            the R2R family's; called by :func:`vlneval.evaluation.evaluate` with one
+            :class:`vlneval.evaluation.request.ScoreRequest` (task, split, predictions, profile,
+            data paths, options...) and returns an ``Evaluation``.
         data_versions: releases of the data (``--data-version``), the first is the default.
     """
 

@@ -211,11 +211,11 @@ def test_a_scorer_message_that_quotes_a_goal_is_redacted(sqlite_server, monkeypa
     ep = demo_episodes()[0]
     goal = ep["path"][-1]
 
-    def leaky(task, split, predictions, profile, **kw):
+    def leaky(request):
         raise InvalidInputError(
             [
                 Problem(
-                    str(predictions),
+                    str(request.predictions),
                     f"stopped too far from the goal {goal}",
                     'instr_id "100_0"',
                     "trajectory",

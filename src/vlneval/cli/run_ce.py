@@ -234,6 +234,7 @@ def cmd_score_ce(args: argparse.Namespace) -> int:
     """Scores VLN-CE predictions with the requested distance source."""
     import dataclasses
 
+    from vlneval.evaluation.request import ScoreRequest
     from vlneval.evaluation.vlnce import evaluate_vlnce
     from vlneval.profiles import get_profile
     from vlneval.tasks import get_task
@@ -248,7 +249,7 @@ def cmd_score_ce(args: argparse.Namespace) -> int:
     profile = get_profile(args.profile or task.default_profile)
     if args.unreachable:
         profile = dataclasses.replace(profile, unreachable=args.unreachable)  # type: ignore[type-var,call-arg]
-    ev = evaluate_vlnce(
+    request = ScoreRequest(
         task,
         args.split or task.default_split,
         args.predictions,
@@ -259,9 +260,8 @@ def cmd_score_ce(args: argparse.Namespace) -> int:
         subset=args.subset,
         form=args.form,
         declared=load_declared(args.protocol),
-        distance=args.distance,
-        gt_file=args.gt,
-        show_progress=not args.quiet,
+        options={"distance": args.distance, "gt_file": args.gt, "show_progress": not args.quiet},
     )
+    ev = evaluate_vlnce(request)
     _write_outputs(args, ev.summary, ev.rows())
     return 0

@@ -20,21 +20,20 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from vlneval.data.cvdn import NDHEpisodes, check_ndh_predictions, load_ndh
 from vlneval.data.predictions import Predictions, parse_predictions
-from vlneval.data.root import data_root, graphs_dir
-from vlneval.errors import InvalidInputError, ProblemCollector, VLNEvalError
+from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.evaluation.arrays import ScoringArrays, build_arrays
 from vlneval.evaluation.checks import check_rules, step_pairs
+from vlneval.evaluation.request import ScoreRequest
 from vlneval.evaluation.runner import Evaluation, summarise
+from vlneval.evaluation.summary import finish
 from vlneval.graph.store import GraphStore
 from vlneval.profiles import Profile
-from vlneval.tasks import Task
 
 __all__ = ["evaluate_ndh", "score_ndh", "COLUMNS"]
 
@@ -52,33 +51,7 @@ KEPT = (
 )
 
 
-def _options(task: Task, options: Mapping[str, Any], allowed: tuple[str, ...]) -> dict[str, Any]:
-    given = {k: v for k, v in options.items() if v is not None}
-    extra = sorted(set(given) - set(allowed))
-    if extra:
-        raise VLNEvalError(
-            f"option {extra[0]} does not apply to task {task.name} "
-            f"(its options: {', '.join(allowed) or 'none'})"
-        )
-    return given
-
-
-def evaluate_ndh(
-    task: Task,
-    split: str,
-    predictions: str | Path,
-    profile: Profile,
-    *,
-    root: str | Path | None = None,
-    episodes_file: str | Path | None = None,
-    graphs: str | Path | None = None,
-    subset: bool = False,
-    form: str = "auto",
-    trajectory_key: str | None = None,
-    declared: Mapping[str, Any] | None = None,
-    run: Mapping[str, Any] | None = None,
-    **options: Any,
-) -> Evaluation:
+def evaluate_ndh(request: ScoreRequest) -> Evaluation:
     """Scores an NDH predictions file (the ``evaluate_fn`` of task ``ndh``).
 
     Options:
@@ -88,28 +61,24 @@ def evaluate_ndh(
     Raises:
         VLNEvalError: bad input (file, ``inst_idx`` and field named), unknown names, missing data.
     """
-    opts = _options(task, options, ("path_type",))
-    base = data_root(root)
-    path = Path(episodes_file) if episodes_file else task.episodes_file(base, split)
+    r = request
+    opts = r.options_for(("path_type",))
+    base = r.base()
+    path = r.episodes_path(base)
     ndh = load_ndh(
-        path, task=task.name, split=split, path_type=opts.get("path_type", "planner_path")
+        path, task=r.task.name, split=r.split, path_type=opts.get("path_type", "planner_path")
     )
     if not ndh.table.scorable:
         raise InvalidInputError(
-            f"{path}: split {split} has no end_panos or paths (a hidden test split); it cannot be "
-            "scored locally: submit it to the CVDN evaluation server"
+            f"{path}: split {r.split} has no end_panos or paths (a hidden test split); it cannot "
+            "be scored locally: submit it to the CVDN evaluation server"
         )
-    if graphs is not None:
-        store = GraphStore(graphs)
-    elif base is not None:
-        store = GraphStore(graphs_dir(base))
-    else:
-        raise VLNEvalError("no navigation graphs: pass --graphs DIR or --data-root DIR")
-    check_ndh_predictions(predictions, trajectory_key=trajectory_key)
+    store = r.graph_store(base)
+    check_ndh_predictions(r.predictions, trajectory_key=r.trajectory_key)
     preds = parse_predictions(
-        predictions, ndh.table, store, form=form, trajectory_key=trajectory_key
+        r.predictions, ndh.table, store, form=r.form, trajectory_key=r.trajectory_key
     )
-    return score_ndh(ndh, preds, store, profile, subset=subset, declared=declared, run=run)
+    return score_ndh(ndh, preds, store, r.profile, subset=r.subset, declared=r.declared, run=r.run)
 
 
 def _nodes(
@@ -240,10 +209,7 @@ def score_ndh(
         table, preds, per, prof, subset=subset, declared=declared, run=run, columns=COLUMNS
     )
     _annotate(summary, ndh)
-    return Evaluation(
-        table.task, table.split, prof, table, preds.episodes, per, summary,
-        predictions_source=preds.source, form=preds.form, extra={"path_type": ndh.path_type},
-    )  # fmt: skip
+    return finish(table, preds, prof, per, summary, path_type=ndh.path_type)
 
 
 def _annotate(summary: dict[str, Any], ndh: NDHEpisodes) -> None:

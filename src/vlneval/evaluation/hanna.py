@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,59 +26,39 @@ import numpy as np
 from vlneval.data.episodes import EpisodeTable
 from vlneval.data.hanna import REQUEST_HELP, check_hanna_predictions, load_hanna
 from vlneval.data.predictions import Predictions, parse_predictions
-from vlneval.data.root import data_root, graphs_dir
-from vlneval.errors import VLNEvalError
 from vlneval.evaluation.arrays import ScoringArrays, build_arrays
 from vlneval.evaluation.checks import check_rules
-from vlneval.evaluation.cvdn import _options
+from vlneval.evaluation.request import ScoreRequest
 from vlneval.evaluation.runner import Evaluation, summarise
+from vlneval.evaluation.summary import finish
 from vlneval.graph.store import GraphStore
 from vlneval.profiles import Profile
-from vlneval.tasks import Task
 
 __all__ = ["evaluate_hanna", "score_hanna", "hanna_goal_errors"]
 
 REQUESTS = "help_requests"
 
 
-def evaluate_hanna(
-    task: Task,
-    split: str,
-    predictions: str | Path,
-    profile: Profile,
-    *,
-    root: str | Path | None = None,
-    episodes_file: str | Path | None = None,
-    graphs: str | Path | None = None,
-    subset: bool = False,
-    form: str = "auto",
-    trajectory_key: str | None = None,
-    declared: Mapping[str, Any] | None = None,
-    run: Mapping[str, Any] | None = None,
-    **options: Any,
-) -> Evaluation:
+def evaluate_hanna(request: ScoreRequest) -> Evaluation:
     """Scores a HANNA predictions file (the ``evaluate_fn`` of task ``hanna``).
 
     Raises:
         VLNEvalError: bad input (file, ``instr_id`` and field named), unknown names, missing data.
     """
-    _options(task, options, ())
-    base = data_root(root)
-    path = Path(episodes_file) if episodes_file else task.episodes_file(base, split)
-    table = load_hanna(path, task=task.name, split=split)
-    if graphs is not None:
-        store = GraphStore(graphs)
-    elif base is not None:
-        store = GraphStore(graphs_dir(base))
-    else:
-        raise VLNEvalError("no navigation graphs: pass --graphs DIR or --data-root DIR")
-    key = trajectory_key or "agent_pose"
-    has_asks = check_hanna_predictions(predictions, trajectory_key=key)
+    r = request
+    r.options_for(())
+    base = r.base()
+    table = load_hanna(r.episodes_path(base), task=r.task.name, split=r.split)
+    store = r.graph_store(base)
+    key = r.trajectory_key or "agent_pose"
+    has_asks = check_hanna_predictions(r.predictions, trajectory_key=key)
     keep = ("agent_ask",) if has_asks else ()
     preds = parse_predictions(
-        predictions, table, store, form=form, trajectory_key=key, keep_fields=keep
+        r.predictions, table, store, form=r.form, trajectory_key=key, keep_fields=keep
     )
-    return score_hanna(table, preds, store, profile, subset=subset, declared=declared, run=run)
+    return score_hanna(
+        table, preds, store, r.profile, subset=r.subset, declared=r.declared, run=r.run
+    )
 
 
 def hanna_goal_errors(
@@ -191,7 +170,4 @@ def score_hanna(
             f"{jumps} episode(s) move between non-adjacent viewpoints; the HANNA scorer adds their "
             "shortest distance to TL without complaint (see the per-episode 'jumps' column)"
         )
-    return Evaluation(
-        table.task, table.split, prof, table, preds.episodes, per, summary,
-        predictions_source=preds.source, form=preds.form,
-    )  # fmt: skip
+    return finish(table, preds, prof, per, summary)

@@ -28,9 +28,11 @@ from vlneval.data.reverie import (
     load_reverie,
     read_predicted_objects,
 )
-from vlneval.data.root import data_root, graphs_dir
+from vlneval.data.root import data_root
 from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
+from vlneval.evaluation.request import ScoreRequest, open_graphs
 from vlneval.evaluation.runner import Evaluation
+from vlneval.evaluation.summary import finish, finite_mean, summary_record
 from vlneval.graph.store import GraphStore
 from vlneval.profiles import Profile
 from vlneval.tasks import Task
@@ -122,34 +124,12 @@ def open_reverie(
     else:
         path = episodes_path(base / task.folder, split, version or task.data_versions[0])
     episodes = load_reverie(path, task=task.name, split=split, data_version=version or "unknown")
-    if graphs is not None:
-        store = GraphStore(graphs)
-    elif base is not None:
-        store = GraphStore(graphs_dir(base))
-    else:
-        raise VLNEvalError("no navigation graphs: pass --graphs DIR or --data-root DIR")
+    store = open_graphs(graphs, base)
     boxes, notes = _boxes(base, path, version, bboxes)
     return episodes, store, boxes, notes
 
 
-def evaluate_reverie(
-    task: Task,
-    split: str,
-    predictions: str | Path,
-    profile: Profile,
-    *,
-    root: str | Path | None = None,
-    episodes_file: str | Path | None = None,
-    graphs: str | Path | None = None,
-    subset: bool = False,
-    form: str = "auto",
-    trajectory_key: str | None = None,
-    declared: Mapping[str, Any] | None = None,
-    run: Mapping[str, Any] | None = None,
-    data_version: str | None = None,
-    bboxes: str | Path | None = None,
-    **options: Any,
-) -> Evaluation:
+def evaluate_reverie(request: ScoreRequest) -> Evaluation:
     """Scores a REVERIE predictions file (the task's ``evaluate_fn``).
 
     Options: ``data_version`` (``v2``, the default and current release, or ``v1``) and
@@ -162,26 +142,29 @@ def evaluate_reverie(
     """
     from vlneval.data.predictions import parse_predictions
 
-    reject_unknown_options(task.name, options)
+    r = request
+    options = dict(r.options)
+    data_version, bboxes = options.pop("data_version", None), options.pop("bboxes", None)
+    reject_unknown_options(r.task.name, options)
     episodes, store, boxes, notes = open_reverie(
-        task, split, root=root, episodes_file=episodes_file, graphs=graphs,
+        r.task, r.split, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs,
         data_version=data_version, bboxes=bboxes,
     )  # fmt: skip
     if not episodes.scorable:
         raise InvalidInputError(
-            f"{episodes.source}: split {split} has no target objects (a hidden test split); it "
+            f"{episodes.source}: split {r.split} has no target objects (a hidden test split); it "
             "cannot be scored locally: submit it to the REVERIE evaluation server"
         )
-    official = str(getattr(profile, "object_field", "predObjId"))
-    check_prediction_keys(predictions, official)
+    official = str(getattr(r.profile, "object_field", "predObjId"))
+    check_prediction_keys(r.predictions, official)
     preds = parse_predictions(
-        predictions, episodes, store, form=form, trajectory_key=trajectory_key,
+        r.predictions, episodes, store, form=r.form, trajectory_key=r.trajectory_key,
         keep_fields=OBJECT_FIELDS,
     )  # fmt: skip
     objects = read_predicted_objects(preds.extra, episodes, preds.episodes, preds.source, official)
     return score_reverie(
-        episodes, preds, objects, store, boxes, profile,
-        subset=subset, declared=declared, run=run, notes=notes,
+        episodes, preds, objects, store, boxes, r.profile,
+        subset=r.subset, declared=r.declared, run=r.run, notes=notes,
     )  # fmt: skip
 
 
@@ -281,11 +264,7 @@ def score_reverie(
         unavailable=unavailable, data_version=episodes.data_version, declared=declared, run=run,
         card_extra={"object_boxes": boxes.describe()},
     )  # fmt: skip
-    return Evaluation(
-        episodes.task, episodes.split, prof, episodes, order, per, summary,
-        predictions_source=preds.source, form=preds.form,
-        extra={"object_boxes": boxes.describe()},
-    )  # fmt: skip
+    return finish(episodes, preds, prof, per, summary, object_boxes=boxes.describe())
 
 
 def _box_warnings(at_goal: np.ndarray, anywhere: np.ndarray, boxes: ObjectBoxes) -> list[str]:
@@ -326,10 +305,6 @@ def object_summary(
     card_extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The summary record (``spec/outputs.md``) of an object-goal task (REVERIE, SOON)."""
-    from vlneval import __version__
-    from vlneval.evaluation.checks import consistency_checks
-    from vlneval.evaluation.protocol import protocol_card
-
     warnings = list(warnings)
     metrics: dict[str, float | None] = {}
     reasons = dict(unavailable)
@@ -343,44 +318,12 @@ def object_summary(
             reasons.setdefault(label, "no scored episodes")
     partial = bool(missing) and subset
     dv = data_version if data_version not in (None, "unknown") else None
-    card = protocol_card(
-        task=task, split=split, profile=prof, n_episodes=n_scored, n_expected=n_expected,
-        partial=partial, data_version=dv, declared=declared, run=run,
+    return summary_record(
+        task=task, split=split, prof=prof, source=source, form=form, n_scored=n_scored,
+        n_expected=n_expected, partial=partial, metrics=metrics, unavailable=reasons, per=per,
+        warnings=warnings, data_version=dv, declared=declared, run=run, card_extra=card_extra,
     )  # fmt: skip
-    card.update(card_extra or {})
-    checks = consistency_checks(metrics, per, prof)
-    for c in checks:
-        if not c["holds"] and "quirk" not in c:
-            warnings.append(f"consistency check failed: {c['name']} ({c['detail']})")
-    return {
-        "vlneval_version": __version__,
-        "task": task,
-        "split": split,
-        "data_version": dv,
-        "profile": prof.card(),
-        "profile_rules": prof.to_dict(),
-        "predictions": source,
-        "trajectory_form": form,
-        "n_episodes": n_scored,
-        "n_expected": n_expected,
-        "partial": partial,
-        "metrics": metrics,
-        "unavailable": reasons,
-        "checks": checks,
-        "warnings": warnings,
-        "protocol": card,
-    }
 
 
 def _mean(values: np.ndarray, label: str, warnings: list[str]) -> float | None:
-    if len(values) == 0:
-        return None
-    finite = np.isfinite(values)
-    if not finite.all():
-        bad = int((~finite).sum())
-        warnings.append(
-            f"{label}: {bad} episode(s) have an infinite value (unreachable); {label} averages "
-            f"the other {int(finite.sum())}"
-        )
-        return float(values[finite].mean()) if finite.any() else None
-    return float(values.mean())
+    return finite_mean(values, label, warnings, "unreachable")

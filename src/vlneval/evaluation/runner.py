@@ -12,11 +12,11 @@ import numpy as np
 from vlneval._memory import release_memory
 from vlneval.data.episodes import EpisodeTable
 from vlneval.data.predictions import Predictions, parse_predictions
-from vlneval.data.root import data_root, demo_root, graphs_dir
 from vlneval.errors import InvalidInputError, ProblemCollector, VLNEvalError
 from vlneval.evaluation.arrays import build_arrays
-from vlneval.evaluation.checks import check_rules, consistency_checks
-from vlneval.evaluation.protocol import protocol_card
+from vlneval.evaluation.checks import check_rules
+from vlneval.evaluation.request import ScoreRequest, episodes_path, open_graphs, task_base
+from vlneval.evaluation.summary import finish, finite_mean, summary_record
 from vlneval.graph.store import GraphStore
 from vlneval.profiles import Profile, get_profile
 from vlneval.tasks import Task, get_task
@@ -83,16 +83,9 @@ def load_split(
     graphs: str | Path | None = None,
 ) -> tuple[EpisodeTable, GraphStore]:
     """The episodes of ``split`` and the graphs of their scans."""
-    base = demo_root() if task.embedded else data_root(root)
-    path = Path(episodes_file) if episodes_file else task.episodes_file(base, split)
-    episodes = task.load(path, split, profile)
-    if graphs is not None:
-        store = GraphStore(graphs)
-    elif base is not None:
-        store = GraphStore(graphs_dir(base))
-    else:
-        raise VLNEvalError("no navigation graphs: pass --graphs DIR or --data-root DIR")
-    return episodes, store
+    base = task_base(task, root)
+    episodes = task.load(episodes_path(task, split, base, episodes_file), split, profile)
+    return episodes, open_graphs(graphs, base)
 
 
 def evaluate(
@@ -143,21 +136,12 @@ def evaluate(
         names = ", ".join("--" + k.replace("_", "-") for k in options)
         raise VLNEvalError(f"{names} does not apply to task {t.name}")
     if t.evaluate_fn is not None:
-        return t.evaluate_fn(  # type: ignore[no-any-return]
-            t,
-            split,
-            predictions,
-            prof,
-            root=root,
-            episodes_file=episodes_file,
-            graphs=graphs,
-            subset=subset,
-            form=form,
-            trajectory_key=trajectory_key,
-            declared=declared,
-            run=run,
-            **(options or {}),
-        )
+        request = ScoreRequest(
+            t, split, predictions, prof, root=root, episodes_file=episodes_file, graphs=graphs,
+            subset=subset, form=form, trajectory_key=trajectory_key, declared=declared, run=run,
+            options=dict(options or {}), skip_summaries=skip_summaries,
+        )  # fmt: skip
+        return t.evaluate_fn(request)  # type: ignore[no-any-return]
     episodes, store = load_split(
         t, split, prof, root=root, episodes_file=episodes_file, graphs=graphs
     )
@@ -230,31 +214,14 @@ def score_parsed(
     per.update(flags)
     per["unreachable"] = (~np.isfinite(per["nav_error"])).astype(np.int64)
     summary = summarise(episodes, preds, per, prof, subset=subset, declared=declared, run=run)
-    return Evaluation(
-        episodes.task,
-        episodes.split,
-        prof,
-        episodes,
-        preds.episodes,
-        per,
-        summary,
-        predictions_source=preds.source,
-        form=preds.form,
-    )
+    return finish(episodes, preds, prof, per, summary)
 
 
 def _mean(values: np.ndarray, label: str, warnings: list[str]) -> float | None:
-    if len(values) == 0:
-        return None
-    finite = np.isfinite(values)
-    if not finite.all():
-        bad = int((~finite).sum())
-        warnings.append(
-            f"{label}: {bad} episode(s) have an infinite value (the final viewpoint cannot reach "
-            f"the goal); {label} averages the other {int(finite.sum())}, success counts them as failures"
-        )
-        return float(values[finite].mean()) if finite.any() else None
-    return float(values.mean())
+    return finite_mean(
+        values, label, warnings, "the final viewpoint cannot reach the goal",
+        ", success counts them as failures",
+    )  # fmt: skip
 
 
 def summarise(
@@ -273,8 +240,6 @@ def summarise(
     ``columns`` maps metric labels that are not in ``LABEL_TO_COLUMN`` (task-specific metrics
     such as ``GP`` or ``TC``) to their per-episode column.
     """
-    from vlneval import __version__
-
     warnings = list(preds.warnings)
     if episodes.left_out:
         warnings.append(
@@ -291,36 +256,9 @@ def summarise(
         label: _mean(np.asarray(per[label_to_column[label]], dtype=np.float64), label, warnings)
         for label in prof.metrics
     }
-    n = len(preds.episodes)
-    card = protocol_card(
-        task=episodes.task,
-        split=episodes.split,
-        profile=prof,
-        n_episodes=n,
-        n_expected=len(episodes),
-        partial=partial,
-        declared=declared,
-        run=run,
-    )
-    checks = consistency_checks(metrics, per, prof)
-    for c in checks:
-        if not c["holds"] and "quirk" not in c:
-            warnings.append(f"consistency check failed: {c['name']} ({c['detail']})")
-    return {
-        "vlneval_version": __version__,
-        "task": episodes.task,
-        "split": episodes.split,
-        "data_version": None,
-        "profile": prof.card(),
-        "profile_rules": prof.to_dict(),
-        "predictions": preds.source,
-        "trajectory_form": preds.form,
-        "n_episodes": n,
-        "n_expected": len(episodes),
-        "partial": partial,
-        "metrics": metrics,
-        "unavailable": {k: "no scored episodes" for k, v in metrics.items() if v is None},
-        "checks": checks,
-        "warnings": warnings,
-        "protocol": card,
-    }
+    return summary_record(
+        task=episodes.task, split=episodes.split, prof=prof, source=preds.source,
+        form=preds.form, n_scored=len(preds.episodes), n_expected=len(episodes),
+        partial=partial, metrics=metrics, per=per, warnings=warnings, declared=declared, run=run,
+        unavailable={k: "no scored episodes" for k, v in metrics.items() if v is None},
+    )  # fmt: skip

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,12 +31,13 @@ from vlneval.data.soon import (
     load_soon,
     parse_soon_predictions,
 )
-from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
+from vlneval.errors import InvalidInputError, VLNEvalError
+from vlneval.evaluation.request import ScoreRequest
 from vlneval.evaluation.reverie import object_summary, reject_unknown_options
 from vlneval.evaluation.runner import Evaluation
+from vlneval.evaluation.summary import finish
 from vlneval.graph.store import GraphStore
 from vlneval.profiles import Profile
-from vlneval.tasks import Task
 
 __all__ = ["evaluate_soon", "score_soon", "soon_episode", "SoonEpisodeScore", "SOON_COLUMNS"]
 
@@ -163,10 +163,7 @@ def score_soon(
         data_version=None, declared=declared, run=run,
         card_extra={"angle_units": _units_note(preds.angle_units), "heading_wrap": wrap},
     )  # fmt: skip
-    return Evaluation(
-        episodes.task, episodes.split, prof, episodes, p.episodes, per, summary,
-        predictions_source=p.source, form=p.form,
-    )  # fmt: skip
+    return finish(episodes, p, prof, per, summary)
 
 
 def _columns(
@@ -206,23 +203,7 @@ def _units_note(units: str) -> str:
     return "normalised (heading/2π, (elevation+π)/2π), used as given (official)"
 
 
-def evaluate_soon(
-    task: Task,
-    split: str,
-    predictions: str | Path,
-    profile: Profile,
-    *,
-    root: str | Path | None = None,
-    episodes_file: str | Path | None = None,
-    graphs: str | Path | None = None,
-    subset: bool = False,
-    form: str = "auto",
-    trajectory_key: str | None = None,
-    declared: Mapping[str, Any] | None = None,
-    run: Mapping[str, Any] | None = None,
-    angle_units: str = "normalised",
-    **options: Any,
-) -> Evaluation:
+def evaluate_soon(request: ScoreRequest) -> Evaluation:
     """Scores a SOON submission file (the task's ``evaluate_fn``).
 
     Options: ``angle_units``: ``normalised`` (default, official: the predicted heading and
@@ -231,34 +212,25 @@ def evaluate_soon(
     Raises:
         VLNEvalError: bad input (file, instr_id and field named), unknown options, missing data.
     """
-    from vlneval.data.root import data_root, graphs_dir
-
-    reject_unknown_options(task.name, options)
-    if trajectory_key not in (None, "trajectory"):
+    r = request
+    options = dict(r.options)
+    angle_units = options.pop("angle_units", "normalised")
+    reject_unknown_options(r.task.name, options)
+    if r.trajectory_key not in (None, "trajectory"):
         raise VLNEvalError(
             "SOON predictions keep their trajectories in 'trajectory' (--trajectory-key does not apply)"
         )
-    base = data_root(root)
-    if episodes_file is not None:
-        path = Path(episodes_file)
-    elif base is None:
-        raise MissingDataError(
-            "task soon needs its data: pass --data-root DIR (or set VLNEVAL_DATA), or "
-            "--episodes FILE and --graphs DIR"
-        )
-    else:
-        path = task.episodes_file(base, split)
-    episodes = load_soon(path, task=task.name, split=split)
+    base = r.base()
+    episodes = load_soon(r.episodes_path(base), task=r.task.name, split=r.split)
     if not episodes.scorable:
         raise InvalidInputError(
-            f"{episodes.source}: split {split} has no target boxes (a hidden test split); it "
+            f"{episodes.source}: split {r.split} has no target boxes (a hidden test split); it "
             "cannot be scored locally: submit it to the SOON evaluation server"
         )
-    if graphs is not None:
-        store = GraphStore(graphs)
-    elif base is not None:
-        store = GraphStore(graphs_dir(base))
-    else:
-        raise VLNEvalError("no navigation graphs: pass --graphs DIR or --data-root DIR")
-    preds = parse_soon_predictions(predictions, episodes, store, form=form, angle_units=angle_units)
-    return score_soon(episodes, preds, store, profile, subset=subset, declared=declared, run=run)
+    store = r.graph_store(base)
+    preds = parse_soon_predictions(
+        r.predictions, episodes, store, form=r.form, angle_units=angle_units
+    )
+    return score_soon(
+        episodes, preds, store, r.profile, subset=r.subset, declared=r.declared, run=r.run
+    )

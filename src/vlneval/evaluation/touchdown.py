@@ -44,8 +44,9 @@ from vlneval.errors import (
     UnknownNameError,
     VLNEvalError,
 )
-from vlneval.evaluation.cvdn import _options
+from vlneval.evaluation.request import ScoreRequest
 from vlneval.evaluation.runner import Evaluation, summarise
+from vlneval.evaluation.summary import finish
 from vlneval.profiles import Profile, StreetProfile
 from vlneval.tasks import Task
 
@@ -110,57 +111,39 @@ def _episodes_path(
     return path, found
 
 
-def _load(
-    task: Task, split: str, root: Any, episodes_file: Any, graphs: Any, options: Mapping[str, Any]
-) -> tuple[TouchdownRoutes, Any, str | None]:
+def _routes(r: ScoreRequest) -> tuple[TouchdownRoutes, Path | None, str | None]:
+    opts = r.options_for(("data_version",))
+    base = data_root(r.root)
+    path, version = _episodes_path(r.task, base, r.split, r.episodes_file, opts.get("data_version"))
+    return load_touchdown_routes(path, task=r.task.name, split=r.split), base, version
+
+
+def _load(r: ScoreRequest) -> tuple[TouchdownRoutes, Any, str | None]:
     from vlneval.graph.street import street_graph
 
-    opts = _options(task, options, ("data_version",))
-    base = data_root(root)
-    path, version = _episodes_path(task, base, split, episodes_file, opts.get("data_version"))
-    routes = load_touchdown_routes(path, task=task.name, split=split)
-    if graphs is None and base is None:
+    routes, base, version = _routes(r)
+    if r.graphs is None and base is None:
         raise MissingDataError("no Touchdown street graph: pass --graphs DIR or --data-root DIR")
-    graph = street_graph(Path(graphs) if graphs is not None else base / task.folder / "graph")  # type: ignore[operator]
+    graph = street_graph(Path(r.graphs) if r.graphs is not None else base / r.task.folder / "graph")  # type: ignore[operator]
     return routes, graph, version
 
 
-def evaluate_touchdown(
-    task: Task,
-    split: str,
-    predictions: str | Path,
-    profile: Profile,
-    *,
-    root: str | Path | None = None,
-    episodes_file: str | Path | None = None,
-    graphs: str | Path | None = None,
-    subset: bool = False,
-    form: str = "auto",
-    trajectory_key: str | None = None,
-    declared: Mapping[str, Any] | None = None,
-    run: Mapping[str, Any] | None = None,
-    **options: Any,
-) -> Evaluation:
+def evaluate_touchdown(request: ScoreRequest) -> Evaluation:
     """Scores Touchdown navigation predictions (the ``evaluate_fn`` of task ``touchdown``).
 
     Options:
         data_version: ``original`` (``touchdown/data/<split>.json``) or ``unseen``
             (``touchdown/touchdown_unseen_split/<split>.json``); default: the first present.
     """
-    routes, graph, version = _load(task, split, root, episodes_file, graphs, options)
+    r = request
+    routes, graph, version = _load(r)
     preds = parse_touchdown_predictions(
-        predictions, routes.table, graph, form=form, trajectory_key=trajectory_key
+        r.predictions, routes.table, graph, form=r.form, trajectory_key=r.trajectory_key
     )
     return score_touchdown(
-        routes.table,
-        preds,
-        graph,
-        profile,
-        subset=subset,
-        declared=declared,
-        run=run,
-        data_version=version,
-    )
+        routes.table, preds, graph, r.profile,
+        subset=r.subset, declared=r.declared, run=r.run, data_version=version,
+    )  # fmt: skip
 
 
 def _reference(table: EpisodeTable, order: np.ndarray, graph: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -264,10 +247,7 @@ def score_touchdown(
     )
     _annotate(summary, prof, rules, data_version, {"TC": "%", "SED": "%", "SPD": "hops"})
     _order_check(summary, ("SED", "TC"))
-    return Evaluation(
-        table.task, table.split, prof, table, preds.episodes, per, summary,
-        predictions_source=preds.source, form=preds.form, extra={"data_version": data_version},
-    )  # fmt: skip
+    return finish(table, preds, prof, per, summary, data_version=data_version)
 
 
 def _annotate(
@@ -304,40 +284,18 @@ def _order_check(summary: dict[str, Any], labels: tuple[str, ...]) -> None:
             )
 
 
-def evaluate_touchdown_sdr(
-    task: Task,
-    split: str,
-    predictions: str | Path,
-    profile: Profile,
-    *,
-    root: str | Path | None = None,
-    episodes_file: str | Path | None = None,
-    graphs: str | Path | None = None,
-    subset: bool = False,
-    form: str = "auto",
-    trajectory_key: str | None = None,
-    declared: Mapping[str, Any] | None = None,
-    run: Mapping[str, Any] | None = None,
-    **options: Any,
-) -> Evaluation:
+def evaluate_touchdown_sdr(request: ScoreRequest) -> Evaluation:
     """Scores Touchdown SDR predictions (the ``evaluate_fn`` of task ``touchdown-sdr``).
 
     Options:
         data_version: as :func:`evaluate_touchdown`.
     """
-    opts = _options(task, options, ("data_version",))
-    base = data_root(root)
-    path, version = _episodes_path(task, base, split, episodes_file, opts.get("data_version"))
-    routes = load_touchdown_routes(path, task=task.name, split=split)
+    r = request
+    routes, _, version = _routes(r)
     return score_sdr(
-        routes,
-        predictions,
-        profile,
-        subset=subset,
-        declared=declared,
-        run=run,
-        data_version=version,
-    )
+        routes, r.predictions, r.profile,
+        subset=r.subset, declared=r.declared, run=r.run, data_version=version,
+    )  # fmt: skip
 
 
 def _sdr_table(routes: TouchdownRoutes) -> EpisodeTable:
@@ -399,7 +357,4 @@ def score_sdr(
         {"SDR@40": "%", "SDR@80": "%", "SDR@120": "%", "SDR_dist": "px"},
     )
     _order_check(summary, ("SDR@40", "SDR@80", "SDR@120"))
-    return Evaluation(
-        table.task, table.split, prof, table, sdr.examples, per, summary,
-        predictions_source=sdr.source, form="points", extra={"data_version": data_version},
-    )  # fmt: skip
+    return finish(table, preds, prof, per, summary, data_version=data_version)

@@ -26,7 +26,9 @@ from vlneval.continuous.oracle import DistanceOracle, distances_along
 from vlneval.continuous.profile import ContinuousProfile
 from vlneval.data.vlnce import ContinuousEpisodes, ContinuousPredictions
 from vlneval.errors import InvalidInputError, VLNEvalError
+from vlneval.evaluation.request import ScoreRequest, episodes_path, task_base
 from vlneval.evaluation.runner import Evaluation
+from vlneval.evaluation.summary import finish, summary_record
 from vlneval.profiles import Profile
 
 __all__ = [
@@ -179,17 +181,7 @@ def score_continuous(
     summary = summarise_continuous(
         episodes, preds, per, prof, source, subset=subset, declared=declared, run=run
     )
-    return Evaluation(
-        episodes.task,
-        episodes.split,
-        prof,
-        cast(Any, episodes),
-        preds.episodes,
-        per,
-        summary,
-        predictions_source=preds.source,
-        form=preds.form,
-    )
+    return finish(cast(Any, episodes), cast(Any, preds), prof, per, summary)
 
 
 _ORDER = (
@@ -258,47 +250,32 @@ def _resolve_source(
     )
 
 
-def evaluate_vlnce(
-    task: Any,
-    split: str,
-    predictions: str | Path,
-    profile: Profile,
-    *,
-    root: str | Path | None = None,
-    episodes_file: str | Path | None = None,
-    graphs: str | Path | None = None,
-    subset: bool = False,
-    form: str = "auto",
-    declared: Mapping[str, Any] | None = None,
-    run: Mapping[str, Any] | None = None,
-    distance: str = "auto",
-    gt_file: str | Path | None = None,
-    show_progress: bool = True,
-    **_: Any,
-) -> Evaluation:
+def evaluate_vlnce(request: ScoreRequest) -> Evaluation:
     """The ``evaluate_fn`` of VLN-CE tasks: episodes, ``_gt`` file, predictions, distance source.
 
-    ``distance``: ``auto`` (carried when the file carries distances, else none), ``carried``,
-    ``twin`` (grid geodesic on the Matterport3D twin: an approximation of the navmesh, named as
-    such) or ``none``. ``form``: ``auto``, ``r2r-ce`` or ``rxr-jsonl``.
+    Options: ``distance``: ``auto`` (carried when the file carries distances, else none),
+    ``carried``, ``twin`` (grid geodesic on the Matterport3D twin: an approximation of the
+    navmesh, named as such) or ``none``; ``gt_file``: the split's ``_gt`` file (default: found
+    next to the episodes); ``show_progress``. Other options are ignored. ``form``: ``auto``,
+    ``r2r-ce`` or ``rxr-jsonl``.
     """
-    from vlneval.data.root import data_root, graphs_dir
+    from vlneval.data.root import graphs_dir
     from vlneval.data.vlnce import habitat_to_world, load_vlnce, parse_ce_predictions
 
-    base = data_root(root)
-    path = Path(episodes_file) if episodes_file else task.episodes_file(base, split)
+    r = request
+    split, graphs, gt_file = r.split, r.graphs, r.options.get("gt_file")
+    base = r.base()
+    path = r.episodes_path(base)
     if gt_file is None:
         candidate = path.parent / path.name.replace(".json", "_gt.json")
         gt_file = candidate if candidate.exists() else None
-    episodes = load_vlnce(path, gt_path=gt_file, task=task.name, split=split)
+    episodes = load_vlnce(path, gt_path=gt_file, task=r.task.name, split=split)
     if not episodes.scorable:
         raise InvalidInputError(
             f"split {split} has no goals (a hidden test split); it cannot be scored locally",
             source=str(path),
         )
-    preds = parse_ce_predictions(
-        predictions, episodes, form="auto" if form in ("auto", "triple") else form
-    )
+    preds = parse_ce_predictions(r.predictions, episodes, form=_ce_form(r.form))
 
     def twin() -> DistanceSource:
         from vlneval.continuous.oracle import GridOracle
@@ -319,54 +296,39 @@ def evaluate_vlnce(
             lambda i: GridOracle(worlds(episodes.scans[i]), transform=habitat_to_world, snap=0.5),
         )
 
-    source = _resolve_source(distance, preds, twin)
-    return score_continuous(
-        episodes,
-        preds,
-        profile,
-        source,
-        subset=subset,
-        declared=declared,
-        run=run,
-        show_progress=show_progress,
-    )
+    source = _resolve_source(r.options.get("distance", "auto"), preds, twin)
+    return _score_request(r, episodes, preds, source)
 
 
-def evaluate_twin(
-    task: Any,
-    split: str,
-    predictions: str | Path,
-    profile: Profile,
-    *,
-    root: str | Path | None = None,
-    episodes_file: str | Path | None = None,
-    graphs: str | Path | None = None,
-    subset: bool = False,
-    form: str = "auto",
-    declared: Mapping[str, Any] | None = None,
-    run: Mapping[str, Any] | None = None,
-    show_progress: bool = True,
-    **_: Any,
+def _ce_form(form: str) -> str:
+    return "auto" if form in ("auto", "triple") else form
+
+
+def _score_request(
+    r: ScoreRequest,
+    episodes: ContinuousEpisodes,
+    preds: ContinuousPredictions,
+    source: DistanceSource,
 ) -> Evaluation:
-    """The ``evaluate_fn`` of the continuous twin of R2R (positions in the world frame)."""
+    return score_continuous(
+        episodes, preds, r.profile, source, subset=r.subset, declared=r.declared, run=r.run,
+        show_progress=r.options.get("show_progress", True),
+    )  # fmt: skip
+
+
+def evaluate_twin(request: ScoreRequest) -> Evaluation:
+    """The ``evaluate_fn`` of the continuous twin of R2R (positions in the world frame).
+
+    Options: ``show_progress``; others are ignored.
+    """
     from vlneval.data.vlnce import parse_ce_predictions
 
+    r = request
     episodes, worlds = load_twin_split(
-        task, split, root=root, episodes_file=episodes_file, graphs=graphs
+        r.task, r.split, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs
     )
-    preds = parse_ce_predictions(
-        predictions, episodes, form="auto" if form in ("auto", "triple") else form
-    )
-    return score_continuous(
-        episodes,
-        preds,
-        profile,
-        twin_source(episodes, worlds),
-        subset=subset,
-        declared=declared,
-        run=run,
-        show_progress=show_progress,
-    )
+    preds = parse_ce_predictions(r.predictions, episodes, form=_ce_form(r.form))
+    return _score_request(r, episodes, preds, twin_source(episodes, worlds))
 
 
 def load_twin_split(
@@ -381,11 +343,11 @@ def load_twin_split(
     """The twin episodes of an R2R split and the twin worlds of their scans."""
     from vlneval.continuous.twin import TwinWorlds, twin_episodes
     from vlneval.data.r2r import load_r2r
-    from vlneval.data.root import data_root, graphs_dir
+    from vlneval.data.root import graphs_dir
     from vlneval.graph.store import GraphStore
 
-    base = data_root(root)
-    path = Path(episodes_file) if episodes_file else task.episodes_file(base, split)
+    base = task_base(task, root)
+    path = episodes_path(task, split, base, episodes_file)
     table = load_r2r(path, task=task.name, split=split)
     if not table.scorable:
         raise InvalidInputError(
@@ -485,10 +447,6 @@ def summarise_continuous(
     run: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The summary record (spec/outputs.md) of continuous scoring."""
-    from vlneval import __version__
-    from vlneval.evaluation.checks import consistency_checks
-    from vlneval.evaluation.protocol import protocol_card
-
     metrics, unavailable, unreachable = _aggregate(per, prof, source, episodes, preds)
     warnings = list(preds.warnings)
     if unreachable.get("count"):
@@ -502,56 +460,30 @@ def summarise_continuous(
         warnings.append(
             "the RxR-Habitat JSONL form has no stop flag: the last position is taken as STOP"
         )
-    n = len(preds.episodes)
-    partial = bool(preds.missing) and subset
-    card = protocol_card(
-        task=episodes.task,
-        split=episodes.split,
-        profile=prof,
-        n_episodes=n,
-        n_expected=len(episodes),
-        partial=partial,
-        declared=declared,
-        run=run,
-    )
-    card["scoring"]["distance_source"] = source.name
-    card["scoring"]["distance_detail"] = source.description
-    card["scoring"]["dtw"] = dtw["method"]
-    card["scoring"]["stop"] = (
+    summary = summary_record(
+        task=episodes.task, split=episodes.split, prof=prof, source=preds.source,
+        form=preds.form, n_scored=len(preds.episodes), n_expected=len(episodes),
+        partial=bool(preds.missing) and subset, metrics=metrics, unavailable=unavailable,
+        per=per, warnings=warnings, declared=declared, run=run,
+        extra={
+            "distance": {
+                "source": source.name, "detail": source.description, "unreachable": unreachable,
+            },
+            "dtw": dtw,
+        },
+    )  # fmt: skip
+    scoring = summary["protocol"]["scoring"]
+    scoring["distance_source"] = source.name
+    scoring["distance_detail"] = source.description
+    scoring["dtw"] = dtw["method"]
+    scoring["stop"] = (
         "the last position is the stop (RxR-Habitat form)"
         if preds.form == "rxr-jsonl"
         else "success requires an explicit STOP"
         if prof.require_stop
         else "STOP not required"
     )
-    checks = consistency_checks(metrics, per, prof)
-    for c in checks:
-        if not c["holds"] and "quirk" not in c:
-            warnings.append(f"consistency check failed: {c['name']} ({c['detail']})")
-    return {
-        "vlneval_version": __version__,
-        "task": episodes.task,
-        "split": episodes.split,
-        "data_version": None,
-        "profile": prof.card(),
-        "profile_rules": prof.to_dict(),
-        "predictions": preds.source,
-        "trajectory_form": preds.form,
-        "n_episodes": n,
-        "n_expected": len(episodes),
-        "partial": partial,
-        "metrics": metrics,
-        "unavailable": unavailable,
-        "distance": {
-            "source": source.name,
-            "detail": source.description,
-            "unreachable": unreachable,
-        },
-        "dtw": dtw,
-        "checks": checks,
-        "warnings": warnings,
-        "protocol": card,
-    }
+    return summary
 
 
 def _dtw_note(prof: ContinuousProfile) -> dict[str, Any]:
