@@ -167,7 +167,9 @@ register_task(
 # VLN-CE (continuous environments) and the continuous twin of R2R.
 
 
-def _load_vlnce_table(path: Path, *, task: str, split: str, max_instructions: int | None = None) -> Any:
+def _load_vlnce_table(
+    path: Path, *, task: str, split: str, max_instructions: int | None = None
+) -> Any:
     from vlneval.data.vlnce import load_vlnce
 
     gt = path.parent / path.name.replace(".json", "_gt.json")
