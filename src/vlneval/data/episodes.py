@@ -17,7 +17,7 @@ __all__ = ["Episode", "EpisodeTable", "EpisodeBuilder", "PathColumn", "TextColum
 
 
 class TextColumn(Sequence[str]):
-    """Texts kept as their JSON string literals in one bytes blob, decoded on access.
+    r"""Texts kept as their JSON string literals in one bytes blob, decoded on access.
 
     Scoring never reads instructions, so a 200,000-episode split keeps them as one compact
     blob instead of 200,000 Python strings. Row ``i`` is literal ``rows[i]`` (``""`` where -1).
