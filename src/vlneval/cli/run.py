@@ -115,9 +115,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     from vlneval.reports.tables import to_json_bytes
 
     agent = get_agent(args.agent)
-    setup = _task_setup(args)
+    street = _street_run(args, agent)
+    setup = None if street is not None else _task_setup(args)
     sensors: list[Any] = []
-    if setup is None:
+    if street is not None:
+        result = street
+    elif setup is None:
         episodes, graphs = load_episodes(
             args.task,
             args.split,
@@ -130,19 +133,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         args.score_options = dict(setup.score_options)
         for note in setup.notes:
             err(f"note: {note}")
-    result = run_agent(
-        agent,
-        episodes,
-        graphs,
-        action_space=args.action_space,
-        max_steps=args.max_steps,
-        features=args.features,
-        seed=args.seed,
-        batch_size=args.batch_size,
-        limit=args.limit,
-        progress=not args.quiet,
-        sensors=sensors,
-    )
+    if street is None:
+        result = run_agent(
+            agent,
+            episodes,
+            graphs,
+            action_space=args.action_space,
+            max_steps=args.max_steps,
+            features=args.features,
+            seed=args.seed,
+            batch_size=args.batch_size,
+            limit=args.limit,
+            progress=not args.quiet,
+            sensors=sensors,
+        )
     out = Path(args.out)
     write_predictions(out, result.records)
     card = card_path(out)
@@ -181,6 +185,27 @@ def _score(args: argparse.Namespace, result: Any) -> int:
     if not args.quiet:
         sys.stdout.write(render_summary(evaluation.summary, color=sys.stdout.isatty()))
     return 0
+
+
+def _street_run(args: argparse.Namespace, agent: Any) -> Any:
+    """The run of a street-graph task (Touchdown, ``vlneval.envs.street``); None for others."""
+    from vlneval.envs.street_run import is_street_task, load_street_episodes, run_street
+
+    if not is_street_task(args.task):
+        return None
+    episodes, graph = load_street_episodes(
+        args.task,
+        args.split,
+        root=args.data_root,
+        episodes_file=args.episodes,
+        graphs=args.graphs,
+        data_version=args.data_version,
+    )
+    args.score_options = {"data_version": args.data_version} if args.data_version else {}
+    return run_street(
+        agent, episodes, graph, max_steps=args.max_steps, seed=args.seed, limit=args.limit,
+        progress=not args.quiet,
+    )  # fmt: skip
 
 
 def _task_setup(args: argparse.Namespace) -> Any:

@@ -181,6 +181,11 @@ ENVS.register(
     description="navigation graph, the R2R simulator's egocentric actions (30-degree turns)",
     kwargs={"action_space": "egocentric"},
 )
+ENVS.register(
+    "street-v1",
+    "vlneval.envs.street:StreetNavEnv",
+    description="Touchdown street graph: forward along a link, turn to the next link, stop",
+)
 # Continuous environments (vlneval.envs.continuous) in the twin worlds of the episodes' scans.
 for _space, _what in (
     ("r2r-ce", "discrete steps 0.25 m / 15 degrees, sliding (VLN-CE R2R)"),

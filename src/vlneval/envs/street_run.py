@@ -1,0 +1,161 @@
+"""Running an agent over a Touchdown split in the street environment (``vlneval run``).
+
+Each route gets its own generator (:func:`~vlneval.agents.rollout.episode_rng`), so a run's
+predictions depend on the seed alone. Records are Touchdown navigation predictions
+``{"route_id": int, "trajectory": [panoid, ...]}`` plus any ``finish()`` fields.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from vlneval.agents.base import AgentInfo
+from vlneval.agents.rollout import RunResult, episode_rng
+from vlneval.data.episodes import EpisodeTable
+from vlneval.envs.street import StreetNavEnv
+from vlneval.errors import MissingDataError, UnknownNameError, VLNEvalError
+from vlneval.graph.street import StreetGraph
+
+__all__ = ["STREET_TASKS", "is_street_task", "load_street_episodes", "run_street"]
+
+#: Tasks whose agents move on the street graph.
+STREET_TASKS = ("touchdown",)
+
+
+def is_street_task(task: str) -> bool:
+    """Whether ``task`` runs in the street environment.
+
+    Example:
+        >>> is_street_task("touchdown"), is_street_task("r2r")
+        (True, False)
+    """
+    return task in STREET_TASKS
+
+
+def load_street_episodes(
+    task: str = "touchdown",
+    split: str | None = None,
+    *,
+    root: str | Path | None = None,
+    episodes_file: str | Path | None = None,
+    graphs: str | Path | None = None,
+    data_version: str | None = None,
+) -> tuple[EpisodeTable, StreetGraph]:
+    """The routes of ``task``'s ``split`` and the street graph, found as ``vlneval score`` finds
+    them (``data_version``: ``original`` or ``unseen``; default the first present)."""
+    from vlneval.data.root import data_root, find_file
+    from vlneval.data.touchdown import load_touchdown
+    from vlneval.evaluation.touchdown import DATA_VERSIONS
+    from vlneval.graph.street import street_graph
+    from vlneval.tasks import get_task
+
+    t = get_task(task)
+    split = split or t.default_split
+    base = data_root(root)
+    if episodes_file:
+        path = Path(episodes_file)
+    elif base is None:
+        raise MissingDataError(
+            f"task {task} needs its data: pass --data-root DIR or --episodes FILE and --graphs DIR"
+        )
+    elif data_version is not None:
+        if data_version not in DATA_VERSIONS:
+            raise UnknownNameError("Touchdown data version", data_version, DATA_VERSIONS)
+        name = DATA_VERSIONS[data_version].format(split=split)
+        path = find_file(base / t.folder, [name], f"{task} {split} routes ({data_version})")
+    else:
+        path = t.episodes_file(base, split)
+    if graphs is None and base is None:
+        raise MissingDataError("no Touchdown street graph: pass --graphs DIR or --data-root DIR")
+    folder = Path(graphs) if graphs is not None else base / t.folder / "graph"  # type: ignore[operator]
+    return load_touchdown(path, task=task, split=split), street_graph(folder)
+
+
+def _finish(agent: Any, obs: dict[str, Any], info: AgentInfo, id_field: str) -> dict[str, Any]:
+    hook = getattr(agent, "finish", None)
+    extra = hook(obs) if hook is not None else None
+    if extra is None:
+        return {}
+    if not isinstance(extra, Mapping):
+        raise VLNEvalError(f"agent {info.id}: finish() must return a dict or None, got {extra!r}")
+    clash = {id_field, "trajectory"} & set(extra)
+    if clash:
+        raise VLNEvalError(f"agent {info.id}: finish() may not set {', '.join(sorted(clash))}")
+    return dict(extra)
+
+
+def _act(agent: Any, obs: dict[str, Any], info: AgentInfo) -> int:
+    import numpy as np
+
+    a = agent.act(obs)
+    if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+        raise VLNEvalError(f"agent {info.id}: act() must return an integer action, got {a!r}")
+    return int(a)
+
+
+def run_street(
+    agent: AgentInfo,
+    episodes: EpisodeTable,
+    graph: StreetGraph,
+    *,
+    max_steps: int | None = None,
+    seed: int = 0,
+    limit: int | None = None,
+    progress: bool = False,
+) -> RunResult:
+    """Runs ``agent`` on every route of ``episodes`` (the first ``limit`` when given).
+
+    Example:
+        >>> import numpy as np
+        >>> from vlneval.agents.registry import get_agent
+        >>> from vlneval.graph.street import parse_street_graph
+        >>> g = parse_street_graph([f"{p},0,40,-73" for p in "abc"],
+        ...     ["a,90,b", "a,270,c", "b,270,a", "b,90,c", "c,90,a", "c,270,b"])
+        >>> t = EpisodeTable("touchdown", "dev", "x", "route_id", ["7"], ["nyc"],
+        ...                  [("a", "b", "c")], [("c",)], np.array([0.0]), ["go east"])
+        >>> run_street(get_agent("shortest"), t, g).records
+        [{'route_id': 7, 'trajectory': ['a', 'b', 'c']}]
+    """
+    from vlneval.agents.progress import episode_progress
+
+    if limit is not None and (isinstance(limit, bool) or limit < 1):
+        raise VLNEvalError(f"limit must be a positive number of episodes, got {limit!r}")
+    order = list(range(len(episodes)))[:limit]
+    if not order:
+        raise VLNEvalError(f"{episodes.source}: no episodes to run")
+    env = StreetNavEnv(episodes, graph, max_steps=max_steps, privileged=agent.privileged)
+    instance = agent.factory()
+    records: list[dict[str, Any]] = []
+    steps = truncated = 0
+    started = time.perf_counter()
+    with episode_progress(len(order), enabled=progress) as advance:
+        for q in order:
+            obs, _ = env.reset(options={"episode": q})
+            kwargs: dict[str, Any] = {"rng": episode_rng(seed, q)}
+            if agent.privileged:
+                kwargs["teacher"] = env.privileged()
+            instance.reset(obs, **kwargs)
+            done = False
+            while not done:
+                obs, _, terminated, cut, _ = env.step(_act(instance, obs, agent))
+                steps += 1
+                truncated += int(cut)
+                done = terminated or cut
+            record = env.prediction()
+            record.update(_finish(instance, obs, agent, env.id_field))
+            records.append(record)
+            advance(1)
+    protocol = {
+        **env.protocol(),
+        "seeds": [seed],
+        "n_runs": 1,
+        "agent": {"id": agent.id, "entry_point": agent.entry_point, "privileged": agent.privileged},
+        **agent.protocol,
+    }
+    return RunResult(
+        episodes.task, episodes.split, agent.id, records, protocol, len(order), len(episodes),
+        truncated=truncated, steps=steps, seconds=time.perf_counter() - started,
+    )  # fmt: skip
