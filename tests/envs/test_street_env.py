@@ -244,3 +244,13 @@ def test_stop_completes_only_next_to_the_goal_on_real_dev(data_root: Path, tmp_p
     adjacent = graph.hops(starts, goals) <= 1
     assert ev.per_episode["task_completion"].tolist() == adjacent.astype(float).tolist()
     assert int(adjacent.sum()) == 4  # 4 of the 800 unseen-split dev routes
+
+
+def test_cli_refuses_graph_options_for_touchdown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_root(tmp_path, routes=[ROUTES[1]])
+    args = ["run", "--task", "touchdown", "--data-root", str(root), "--agent", "stop",
+            "--out", str(tmp_path / "n.json"), "--action-space", "panoramic"]  # fmt: skip
+    assert main(args) == 2
+    assert "street action space" in capsys.readouterr().err

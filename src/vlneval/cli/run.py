@@ -193,6 +193,13 @@ def _street_run(args: argparse.Namespace, agent: Any) -> Any:
 
     if not is_street_task(args.task):
         return None
+    if args.action_space is not None or args.features is not None:
+        from vlneval.errors import VLNEvalError
+
+        raise VLNEvalError(
+            f"task {args.task} runs in the street action space (forward, turn left/right, stop) "
+            "without features: drop --action-space and --features"
+        )
     episodes, graph = load_street_episodes(
         args.task,
         args.split,
