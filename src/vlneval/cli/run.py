@@ -112,6 +112,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from vlneval.data.jsonio import atomic_write_bytes
     from vlneval.envs.loading import load_episodes
     from vlneval.envs.recording import write_predictions
+    from vlneval.envs.submission import task_records
     from vlneval.reports.tables import to_json_bytes
 
     agent = get_agent(args.agent)
@@ -147,6 +148,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             sensors=sensors,
         )
+        result.records, note = task_records(args.task, episodes, result.records)
+        if note is not None:
+            result.protocol["prediction_format"] = note
     out = Path(args.out)
     write_predictions(out, result.records)
     card = card_path(out)
