@@ -48,7 +48,7 @@ STREET_CARD: dict[str, Any] = {
     "match and otherwise only turns; the two agree after the first action), then face the next "
     "panorama's link closest to that link's heading",
     "turn": "face the next outgoing link counter-clockwise / clockwise",
-    "border": "a move or turn onto a panorama with fewer than 2 outgoing links is refused, as in "
+    "border": "a move onto, or a turn at, a panorama with fewer than 2 outgoing links is refused, as in "
     "the simulator",
     "start_heading": "the route's start_heading, truncated to whole degrees (map2seq)",
 }
