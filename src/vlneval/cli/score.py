@@ -83,9 +83,11 @@ def _task_options(args: argparse.Namespace) -> dict[str, str] | None:
 
 def cmd_score(args: argparse.Namespace) -> int:
     """Scores, prints the table, writes the requested files."""
-    from vlneval.reports.tables import write_rows, write_summary
+    from vlneval.reports.tables import check_table_suffix, write_rows, write_summary
     from vlneval.reports.terminal import render_summary
 
+    if args.per_episode:  # a bad suffix is refused before anything is scored or written
+        check_table_suffix(args.per_episode)
     result = _evaluate(args)
     if args.json:
         write_summary(args.json, result.summary)

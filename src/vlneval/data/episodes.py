@@ -196,6 +196,7 @@ class EpisodeTable:
             [self.instructions[i] for i in keep],
             list(self.left_out),
             self.scorable,
+            self.int_ids,
         )
 
     def prediction_id(self, i: int) -> str | int:

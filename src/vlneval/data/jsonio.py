@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import InvalidInputError, MissingDataError
+from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
 
 __all__ = [
     "read_bytes",
@@ -123,6 +123,8 @@ def iter_records(raw: bytes, source: str, *, expected: str = "a JSON list") -> I
             value = msgspec.json.decode(raw)
         except (msgspec.DecodeError, RecursionError):
             return iter([_jsonl(raw, source)])
+        if isinstance(value, dict) and source.endswith((".jsonl", ".jsonl.gz")):
+            return iter([[value]])  # a JSON-lines file of one record
         raise InvalidInputError(f"{source}: expected {expected}, got a {_kind(value)}")
     return iter_chunks(raw, source, expected=expected)
 
@@ -175,8 +177,11 @@ def find_non_finite(value: Any) -> bool:
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Writes ``data`` to ``path`` atomically (temporary file in the same folder, then rename)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise VLNEvalError(f"{path}: cannot write the file ({exc.strerror or exc})") from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -186,6 +191,9 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise VLNEvalError(f"{path}: cannot write the file ({exc.strerror or exc})") from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -21,7 +21,7 @@ import numpy as np
 
 from vlneval.data.episodes import EpisodeTable
 from vlneval.data.jsonio import iter_records, read_bytes
-from vlneval.errors import ProblemCollector
+from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
 
 __all__ = ["Predictions", "parse_predictions", "FORMS"]
@@ -169,6 +169,13 @@ class _Parser:
                 out.extend(step)
             else:
                 ok = self._triple(step, label, f, out) and ok
+        if ok and not out:
+            self.pc.add(
+                "empty trajectory after flattening (it must include the start viewpoint)",
+                episode=label,
+                field="trajectory",
+            )
+            return None
         return out if ok else None
 
     def _triple(self, step: Any, label: str, f: str, out: list[str]) -> bool:
@@ -272,6 +279,11 @@ def parse_predictions(
         from vlneval.errors import UnknownNameError
 
         raise UnknownNameError("trajectory form", form, FORMS)
+    if trajectory_key is not None and trajectory_key == episodes.id_field:
+        raise InvalidInputError(
+            f"--trajectory-key {trajectory_key} names the id field; give the field that holds "
+            "the trajectory (trajectory, path, pred_path...)"
+        )
     raw = read_bytes(path)
     if not keep_fields:
         fast = _try_fast(raw, source, episodes, graphs, form, trajectory_key)

@@ -200,7 +200,7 @@ def load_r2r(
                 if pid in seen:
                     pc.add(f"duplicate path_id {pid}", field=f"record {k}")
                 seen.add(pid)
-                if len(rec["path"]) < 2 and "distance" not in rec:
+                if len(rec["path"]) < 2 and rec.get("distance") is None:
                     scorable = False
                 for j, text in enumerate(rec.get("instructions") or [""]):
                     eid = f"{pid}_{j}"

@@ -23,6 +23,11 @@ from vlneval.tasks import Task, get_task
 
 __all__ = ["Evaluation", "evaluate", "load_split", "LABEL_TO_COLUMN"]
 
+# Per-episode columns written as integers (0/1 flags and counts), as spec/outputs.md asks.
+INT_COLUMNS = frozenset(
+    {"success", "oracle_success", "steps", "jumps", "repeated_viewpoints", "unreachable"}
+)
+
 LABEL_TO_COLUMN = {
     "TL": "path_length",
     "NE": "nav_error",
@@ -68,7 +73,8 @@ class Evaluation:
             row: dict[str, Any] = {idf: self.episodes.ids[i], "scan": self.episodes.scans[i]}
             for name, values in cols.items():
                 v = values[k]
-                row[name] = v.item() if hasattr(v, "item") else v
+                v = v.item() if hasattr(v, "item") else v
+                row[name] = int(v) if name in INT_COLUMNS and v == v else v
             out.append(row)
         return out
 
@@ -218,10 +224,11 @@ def score_parsed(
 
 
 def _mean(values: np.ndarray, label: str, warnings: list[str]) -> float | None:
-    return finite_mean(
-        values, label, warnings, "the final viewpoint cannot reach the goal",
-        ", success counts them as failures",
-    )  # fmt: skip
+    if label == "TL":
+        cause = "the trajectory jumps between viewpoints with no path between them"
+        return finite_mean(values, label, warnings, cause)
+    cause = "a visited viewpoint cannot reach the goal"
+    return finite_mean(values, label, warnings, cause, ", success counts them as failures")
 
 
 def summarise(
@@ -247,6 +254,12 @@ def summarise(
             f"official script does; left out: {', '.join(episodes.left_out[:10])}"
         )
     partial = bool(preds.missing) and subset
+    if preds.missing and not subset and not prof.require_complete:
+        warnings.append(
+            f"{len(preds.missing)} of {len(episodes)} episodes have no prediction; profile "
+            f"{prof.name} scores the others, as its script does (first missing: "
+            f"{', '.join(preds.missing[:5])})"
+        )
     from vlneval.tasks import get_task
 
     if get_task(episodes.task).embedded:

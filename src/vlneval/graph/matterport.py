@@ -122,6 +122,10 @@ def load_connectivity(path: str | Path, scan: str | None = None) -> NavGraph:
     return parse_connectivity(records, scan=scan, source=str(path))
 
 
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 def _check_records(records: Any, source: str) -> int:
     pc = ProblemCollector(source)
     if not isinstance(records, list) or not records:
@@ -137,8 +141,15 @@ def _check_records(records: Any, source: str) -> int:
             if key not in rec:
                 pc.add(f"missing field {key!r}", field=where)
         pose, unob = rec.get("pose"), rec.get("unobstructed")
-        if pose is not None and (not isinstance(pose, list) or len(pose) != 16):
+        if pose is not None and (
+            not isinstance(pose, list) or len(pose) != 16 or not all(_is_number(x) for x in pose)
+        ):
             pc.add("pose must be a list of 16 numbers", field=f"{where}.pose")
+        if "included" in rec and not isinstance(rec["included"], bool):
+            pc.add(
+                f"included must be true or false, got {rec['included']!r}",
+                field=f"{where}.included",
+            )
         if unob is not None and (not isinstance(unob, list) or len(unob) != n):
             pc.add(f"unobstructed must be a list of {n} booleans", field=f"{where}.unobstructed")
     pc.raise_if_any()

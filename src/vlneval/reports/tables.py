@@ -11,7 +11,7 @@ from typing import Any
 from vlneval.data.jsonio import atomic_write_bytes
 from vlneval.errors import VLNEvalError
 
-__all__ = ["write_rows", "write_summary", "to_json_bytes", "TABLE_SUFFIXES"]
+__all__ = ["write_rows", "write_summary", "to_json_bytes", "check_table_suffix", "TABLE_SUFFIXES"]
 
 TABLE_SUFFIXES = (".csv", ".jsonl", ".parquet")
 
@@ -37,6 +37,18 @@ def to_json_bytes(obj: Any, *, indent: bool = True) -> bytes:
 def write_summary(path: str | Path, summary: dict[str, Any]) -> None:
     """Writes the summary JSON atomically."""
     atomic_write_bytes(path, to_json_bytes(summary))
+
+
+def check_table_suffix(path: str | Path) -> None:
+    """Raises a clear error unless ``path`` ends in a per-episode table suffix.
+
+    Example:
+        >>> check_table_suffix("rows.csv")
+    """
+    if Path(path).suffix.lower() not in TABLE_SUFFIXES:
+        raise VLNEvalError(
+            f"{path}: unknown table format {Path(path).suffix!r}; use one of {', '.join(TABLE_SUFFIXES)}"
+        )
 
 
 def write_rows(path: str | Path, rows: list[dict[str, Any]]) -> None:
