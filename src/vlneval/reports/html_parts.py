@@ -199,6 +199,8 @@ def figure(png: bytes, caption: str, *, alt: str | None = None) -> str:
 
 
 def _value(value: Any) -> str:
+    if value is None:  # e.g. data_version of a benchmark with a single release
+        return "<span class='undeclared'>n/a</span>"
     if isinstance(value, str) and value.startswith("not declared"):
         return f"<span class='undeclared'>{escape(value)}</span>"
     if isinstance(value, dict):
