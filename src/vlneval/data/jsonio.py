@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
 import os
 import tempfile
 from collections.abc import Iterator
@@ -26,7 +25,6 @@ __all__ = [
     "load_json",
     "atomic_write_bytes",
     "atomic_write_text",
-    "find_non_finite",
 ]
 
 CHUNK = 8192
@@ -167,11 +165,6 @@ def _decode_parts(parts: list[Any], chunk: int, source: str) -> Iterator[list[An
             yield _diagnose(block, source)
         for k in range(i, min(i + chunk, len(parts))):
             parts[k] = None
-
-
-def find_non_finite(value: Any) -> bool:
-    """True when ``value`` is a float NaN or infinity."""
-    return isinstance(value, float) and not math.isfinite(value)
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
