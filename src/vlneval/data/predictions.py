@@ -284,11 +284,11 @@ def parse_predictions(
             f"--trajectory-key {trajectory_key} names the id field; give the field that holds "
             "the trajectory (trajectory, path, pred_path...)"
         )
-    raw = read_bytes(path)
     if not keep_fields:
-        fast = _try_fast(raw, source, episodes, graphs, form, trajectory_key)
+        fast = _try_fast(path, source, episodes, graphs, form, trajectory_key)
         if fast is not None:
             return fast
+    raw = read_bytes(path)
     p = _Parser(source, episodes, graphs, form, trajectory_key, keep_fields, skip_summaries)
     k = 0
     for chunk in iter_records(raw, source, expected="a JSON list of predictions"):
@@ -305,24 +305,26 @@ def parse_predictions(
 
 
 def _try_fast(
-    raw: bytes,
+    path: Path,
     source: str,
     episodes: EpisodeTable,
     graphs: GraphStore,
     form: str,
     key: str | None,
 ) -> Predictions | None:
-    """The compiled scanner, else msgspec typed decoding; None when the file needs validation."""
+    """The compiled scanner over blocks of the file, else msgspec typed decoding of the whole
+    file; None when the file needs the validating path."""
     import msgspec
 
     from vlneval.data.fastparse import FastPathDeclined
 
-    if raw.lstrip()[:1] != b"[":
-        return None
-    scanned = _scanned(raw, episodes, graphs, form, key)
+    scanned = _scanned(path, episodes, graphs, form, key)
     if scanned is not None:
         form, eps, lens, nodes, unknown = scanned
     else:
+        raw = read_bytes(path)
+        if raw.lstrip()[:1] != b"[":
+            return None
         try:
             form, key, eps, lens, nodes, unknown = _typed(raw, episodes, graphs, form, key)
         except (msgspec.MsgspecError, FastPathDeclined, RecursionError):
@@ -337,35 +339,87 @@ def _try_fast(
 
 
 def _scanned(
-    raw: bytes, episodes: EpisodeTable, graphs: GraphStore, form: str, key: str | None
+    path: Path, episodes: EpisodeTable, graphs: GraphStore, form: str, key: str | None
 ) -> tuple[str, np.ndarray, np.ndarray, np.ndarray, list[str]] | None:
-    """The compiled field scanner's reading (:mod:`vlneval.data.scan`), or None."""
-    from vlneval.data.scan import ViewpointTable, scan_predictions
+    """The compiled field scanner's reading (:mod:`vlneval.data.scan`), block by block so that
+    the file is never in memory at once (:mod:`vlneval.data.stream`); None to decline."""
+    from vlneval.data.scan import ViewpointTable
+    from vlneval.data.stream import Incomplete, array_blocks
 
-    sp = scan_predictions(raw, id_field=episodes.id_field, key=key or TRAJECTORY_KEYS, form=form)
-    if sp is None:
-        return None
-    counts = sp.counts
-    index = episodes.index
-    idx = np.fromiter((index.get(i, -1) for i in sp.ids), dtype=np.int64, count=len(sp.ids))
-    known = idx >= 0
-    eps = idx[known]
-    if np.any(counts == 0) or np.any(np.bincount(eps, minlength=1) > 1):
+    blocks = array_blocks(path)
+    if blocks is None:
         return None
     scan_names = sorted(set(episodes.scans))
     pos = {s: k for k, s in enumerate(scan_names)}
-    ep_scan = np.fromiter((pos[episodes.scans[i]] for i in eps.tolist()), np.int32, len(eps))
+    ep_scan = np.fromiter((pos[s] for s in episodes.scans), np.int32, len(episodes))
     table = ViewpointTable.from_ids([graphs.graph(s).ids for s in scan_names])
-    lens = counts[known].astype(np.int64)
-    starts, ends = sp.vp_starts, sp.vp_ends
-    if not known.all():  # copy only when some records are dropped
-        keep = np.repeat(known, counts)
-        starts, ends = starts[keep], ends[keep]
-    nodes = table.lookup_in(sp.buffer, starts, ends, np.repeat(ep_scan, lens))
-    if np.any(nodes < 0):
+    state = _ScanState(len(episodes), form, key)
+    try:
+        for block in blocks:
+            if not state.add(block, episodes, ep_scan, table):
+                return None
+    except Incomplete:
         return None
-    unknown = [sp.ids[k] for k in np.flatnonzero(~known).tolist()]
-    return sp.form, eps, lens, nodes.astype(np.int32), unknown
+    return state.result()
+
+
+class _ScanState:
+    """What the blocks of one predictions file add up to."""
+
+    def __init__(self, n_episodes: int, form: str, key: str | None) -> None:
+        self.form, self.key = form, key
+        self.seen = np.zeros(n_episodes, dtype=np.bool_)
+        self.eps: list[np.ndarray] = []
+        self.lens: list[np.ndarray] = []
+        self.nodes: list[np.ndarray] = []
+        self.unknown: list[str] = []
+        self.records = 0
+
+    def add(self, block: bytes, episodes: EpisodeTable, ep_scan: np.ndarray, table: Any) -> bool:
+        """Scans one block; False when the file must go to another path."""
+        from vlneval.data.scan import scan_predictions
+
+        keys = self.key or TRAJECTORY_KEYS
+        sp = scan_predictions(block, id_field=episodes.id_field, key=keys, form=self.form)
+        if sp is None:
+            return False
+        if len(sp) == 0:
+            return True
+        self.form = sp.form  # the first block's form is required of the others
+        counts = sp.counts
+        index = episodes.index
+        idx = np.fromiter((index.get(i, -1) for i in sp.ids), dtype=np.int64, count=len(sp.ids))
+        known = idx >= 0
+        eps = idx[known]
+        if np.any(counts == 0) or np.any(np.bincount(eps, minlength=1) > 1) or self.seen[eps].any():
+            return False
+        self.seen[eps] = True
+        lens = counts[known].astype(np.int64)
+        starts, ends = sp.vp_starts, sp.vp_ends
+        if not known.all():  # copy only when some records are dropped
+            keep = np.repeat(known, counts)
+            starts, ends = starts[keep], ends[keep]
+        nodes = table.lookup_in(sp.buffer, starts, ends, np.repeat(ep_scan[eps], lens))
+        if np.any(nodes < 0):
+            return False
+        self.eps.append(eps)
+        self.lens.append(lens)
+        self.nodes.append(nodes.astype(np.int32))
+        self.unknown += [sp.ids[k] for k in np.flatnonzero(~known).tolist()]
+        self.records += len(sp)
+        return True
+
+    def result(self) -> tuple[str, np.ndarray, np.ndarray, np.ndarray, list[str]] | None:
+        """The file's (form, episodes, lengths, nodes, unknown ids); None for an empty file."""
+        if self.records == 0:
+            return None
+        return (
+            self.form,
+            np.concatenate(self.eps) if self.eps else np.zeros(0, np.int64),
+            np.concatenate(self.lens) if self.lens else np.zeros(0, np.int64),
+            np.concatenate(self.nodes) if self.nodes else np.zeros(0, np.int32),
+            self.unknown,
+        )
 
 
 def _typed(
