@@ -7,6 +7,7 @@ Each instruction ``k`` of a path is one episode with id ``"<path_id>_<k>"``.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -92,50 +93,111 @@ def _fast(
     return builder, left_out, scorable
 
 
-def _instruction_column(se: Any, rec: np.ndarray, k: np.ndarray, n_instr: np.ndarray) -> TextColumn:
-    """Row ``i``'s instruction literal, kept undecoded in one blob (see :class:`TextColumn`)."""
-    from vlneval.data.scan import _kernels
+@dataclass
+class _Scanned:
+    """The fields of every record of an episode file, merged over its blocks."""
 
-    starts, ends = se.instruction_starts, se.instruction_ends
-    blob = _kernels().gather(se.buffer, starts, ends, 44).tobytes()
-    lengths = (ends - starts).astype(np.int64)
-    at = np.zeros(len(lengths), dtype=np.int64)
-    if len(lengths) > 1:
-        np.cumsum(lengths[:-1] + 1, out=at[1:])
-    rows = np.where(n_instr[rec] > 0, se.instruction_offsets[rec] + k, -1)
-    return TextColumn(blob, at, at + lengths, rows)
+    path_ids: list[str] = field(default_factory=list)
+    scans: list[str] = field(default_factory=list)
+    headings: list[np.ndarray] = field(default_factory=list)
+    has_distance: list[np.ndarray] = field(default_factory=list)
+    path_lengths: list[np.ndarray] = field(default_factory=list)
+    codes: list[np.ndarray] = field(default_factory=list)
+    vocab: dict[str, int] = field(default_factory=dict)
+    n_instructions: list[np.ndarray] = field(default_factory=list)
+    blobs: list[bytes] = field(default_factory=list)
+    literal_starts: list[np.ndarray] = field(default_factory=list)
+    literal_ends: list[np.ndarray] = field(default_factory=list)
+    blob_size: int = 0
+
+    def add(self, block: bytes) -> bool:
+        """Scans one block of whole records; False when the file must go to another path."""
+        from vlneval.data.scan import _kernels, scan_r2r_episodes, unique_strings
+
+        se = scan_r2r_episodes(block)
+        if se is None:
+            return False
+        if len(se) == 0:
+            return True
+        self.path_ids += se.path_ids
+        self.scans += se.scans
+        self.headings.append(se.headings)
+        self.has_distance.append(se.has_distance)
+        self.path_lengths.append(np.diff(se.path_offsets))
+        texts, inverse = unique_strings(se.buffer, se.vp_starts, se.vp_ends)
+        vocab = self.vocab
+        remap = np.array([vocab.setdefault(t, len(vocab)) for t in texts], dtype=np.int32)
+        self.codes.append(remap[inverse] if len(texts) else np.zeros(0, np.int32))
+        self.n_instructions.append(np.diff(se.instruction_offsets))
+        starts, ends = se.instruction_starts, se.instruction_ends
+        blob = _kernels().gather(se.buffer, starts, ends, 44).tobytes()
+        lengths = (ends - starts).astype(np.int64)
+        at = np.zeros(len(lengths), dtype=np.int64)
+        if len(lengths) > 1:
+            np.cumsum(lengths[:-1] + 1, out=at[1:])
+        self.literal_starts.append(self.blob_size + at)
+        self.literal_ends.append(self.blob_size + at + lengths)
+        self.blobs.append(blob)
+        self.blob_size += len(blob) + 1  # blocks are joined by one comma
+        return True
+
+
+def _cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+
+def _offsets(lengths: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
+def _scan_file(path: Path) -> _Scanned | None:
+    """Every block of ``path`` through the compiled scanner; None to decline."""
+    from vlneval.data.stream import Incomplete, array_blocks
+
+    blocks = array_blocks(path)
+    if blocks is None:
+        return None
+    merged = _Scanned()
+    try:
+        for block in blocks:
+            if not merged.add(block):
+                return None
+    except Incomplete:
+        return None
+    return merged
 
 
 def _scanned(
-    raw: bytes, max_instructions: int | None, *, task: str, split: str, source: str
+    path: Path, max_instructions: int | None, *, task: str, split: str, source: str
 ) -> EpisodeTable | None:
     """The compiled field scanner's reading of a valid file; None sends it elsewhere."""
-    from vlneval.data.scan import scan_r2r_episodes, unique_strings
-
-    se = scan_r2r_episodes(raw)
-    if se is None or len(se) == 0 or len(set(se.path_ids)) != len(se.path_ids):
+    m = _scan_file(path)
+    if m is None or not m.path_ids or len(set(m.path_ids)) != len(m.path_ids):
         return None
-    plen = np.diff(se.path_offsets)
+    plen = _cat(m.path_lengths, np.int64)
     if np.any(plen == 0):
         return None
-    n_instr = np.diff(se.instruction_offsets)
+    n_instr = _cat(m.n_instructions, np.int64)
     n_rows = np.maximum(n_instr, 1)  # a path without instructions is one episode, text ""
     kept = n_rows if max_instructions is None else np.minimum(n_rows, max_instructions)
-    rec = np.repeat(np.arange(len(se)), kept)
-    first = np.zeros(len(se) + 1, dtype=np.int64)
-    np.cumsum(kept, out=first[1:])
-    k = np.arange(len(rec)) - first[rec]
-    pids = se.path_ids
+    rec = np.repeat(np.arange(len(plen)), kept)
+    k = np.arange(len(rec)) - _offsets(kept)[rec]
+    pids = m.path_ids
     ids = [f"{pids[r]}_{j}" for r, j in zip(rec.tolist(), k.tolist(), strict=True)]
     left_out = [
         f"{pids[r]}_{j}"
         for r in np.flatnonzero(n_rows > kept).tolist()
         for j in range(int(kept[r]), int(n_rows[r]))
     ]
-    texts = _instruction_column(se, rec, k, n_instr)
-    vocab, codes = unique_strings(se.buffer, se.vp_starts, se.vp_ends)
-    paths = PathColumn(vocab, codes.astype(np.int32), se.path_offsets.astype(np.int64), rec)
-    scans = se.scans
+    rows = np.where(n_instr[rec] > 0, _offsets(n_instr)[rec] + k, -1)
+    texts = TextColumn(
+        b",".join(m.blobs), _cat(m.literal_starts, np.int64), _cat(m.literal_ends, np.int64), rows
+    )
+    vocab = list(m.vocab)
+    paths = PathColumn(vocab, _cat(m.codes, np.int32), _offsets(plen), rec)
+    scans = m.scans
     table = EpisodeTable(
         task,
         split,
@@ -145,9 +207,9 @@ def _scanned(
         [scans[r] for r in rec.tolist()],
         paths,
         paths.lasts(),
-        se.headings[rec],
+        _cat(m.headings, np.float64)[rec],
         texts,
-        scorable=not bool(np.any((plen < 2) & ~se.has_distance)),
+        scorable=not bool(np.any((plen < 2) & ~_cat(m.has_distance, np.bool_))),
     )
     table.left_out = left_out
     return table
@@ -174,10 +236,10 @@ def load_r2r(
     """
     path = Path(path)
     source = str(path)
-    raw = read_bytes(path)
-    scanned = _scanned(raw, max_instructions, task=task, split=split, source=source)
+    scanned = _scanned(path, max_instructions, task=task, split=split, source=source)
     if scanned is not None:
         return scanned
+    raw = read_bytes(path)
     fast = _fast(raw, max_instructions)
     if fast is not None:
         builder, left_out, ok = fast

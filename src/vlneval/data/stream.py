@@ -87,7 +87,7 @@ def array_blocks(path: str | Path, *, size: int = BLOCK) -> Iterator[bytes] | No
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.json"
         >>> _ = p.write_text('[{"a": "x,]"}, [1, 2], 3]')
         >>> list(array_blocks(p, size=5))[-1][-3:]
-        b'3 ]'
+        b' 3]'
     """
     path = Path(path)
     blocks = _raw_blocks(path, size)

@@ -97,12 +97,14 @@ def _column_fast(
     vocab_code = np.fromiter(
         (codes.get(v, -1) for v in column.vocab), dtype=np.int64, count=len(column.vocab)
     )
-    flat_codes, offsets = column.gather(order)
-    mapped = vocab_code[flat_codes]
-    expected = np.repeat(scan_of_row.astype(np.int64), np.diff(offsets))
-    if np.any(mapped < 0) or np.any(mapped // SCAN_STRIDE != expected):
+    if np.any(vocab_code < 0):
         return None
-    return (mapped % SCAN_STRIDE).astype(np.int32), offsets
+    vocab_scan = (vocab_code // SCAN_STRIDE).astype(np.int32)
+    vocab_node = (vocab_code % SCAN_STRIDE).astype(np.int32)
+    flat_codes, offsets = column.gather(order)
+    if np.any(vocab_scan[flat_codes] != np.repeat(scan_of_row, np.diff(offsets))):
+        return None
+    return vocab_node[flat_codes], offsets
 
 
 def build_arrays(episodes: EpisodeTable, preds: Predictions, graphs: GraphStore) -> ScoringArrays:
@@ -114,12 +116,7 @@ def build_arrays(episodes: EpisodeTable, preds: Predictions, graphs: GraphStore)
     order = preds.episodes
     scan_names = sorted({episodes.scans[i] for i in order})
     scan_pos = {s: k for k, s in enumerate(scan_names)}
-    tables = [graphs.distances(s) for s in scan_names]
-    sizes = np.array([t.shape[0] for t in tables], dtype=np.int64)
-    offsets = np.zeros(len(tables), dtype=np.int64)
-    if len(tables) > 1:
-        np.cumsum(sizes[:-1] ** 2, out=offsets[1:])
-    dist_flat = np.concatenate([t.ravel() for t in tables]) if tables else np.zeros(0)
+    dist_flat, offsets, sizes = graphs.share_tables(scan_names)
     scan_index = np.array([scan_pos[episodes.scans[i]] for i in order], dtype=np.int32)
     paths: Any = _LazyRows(episodes.paths, order)
     goal_sets: Any = _LazyRows(episodes.goals, order)

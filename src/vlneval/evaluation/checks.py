@@ -62,17 +62,14 @@ def check_rules(
             episode=f'{idf} "{ids[i]}"',
             field="trajectory[0]",
         )
-    pos, ep = step_pairs(arr)
-    a, b = arr.traj[pos], arr.traj[pos + 1]
-    moved = a != b
-    adj = arr.adjacency_flat(graphs)
-    sizes = arr.table_sizes[arr.scan_index[ep]]
-    is_edge = adj[arr.table_offsets[arr.scan_index[ep]] + a.astype(np.int64) * sizes + b]
-    jump = moved & ~is_edge
-    jumps = np.bincount(ep[jump], minlength=len(order))
-    repeats = np.bincount(ep[~moved], minlength=len(order))
+    from vlneval.evaluation._steps import step_counts
+
+    jumps, repeats, first_jump = step_counts(
+        arr.traj, arr.traj_offsets, arr.scan_index, arr.adjacency_flat(graphs),
+        arr.table_offsets, arr.table_sizes,
+    )  # fmt: skip
     if profile.check_adjacency or profile.strict_cls_edges:
-        _report_jumps(pc, episodes, preds, arr, graphs, profile, pos, ep, jump)
+        _report_jumps(pc, episodes, preds, arr, graphs, profile, first_jump)
     if profile.strict_cls_edges:
         for k in np.flatnonzero(repeats)[:200]:
             i = int(order[k])
@@ -104,20 +101,16 @@ def _report_jumps(
     arr: ScoringArrays,
     graphs: GraphStore,
     profile: Profile,
-    pos: np.ndarray,
-    ep: np.ndarray,
-    jump: np.ndarray,
+    first_jump: np.ndarray,
 ) -> None:
-    seen: set[int] = set()
+    """One problem per episode with a jump, naming its first one."""
     hint = (
         "use --profile r2r-duet to score them with their shortest distance"
         if not profile.strict_cls_edges
         else "use --profile r4r to score them with their shortest distance"
     )
-    for p, k in zip(pos[jump].tolist(), ep[jump].tolist(), strict=True):
-        if k in seen:
-            continue
-        seen.add(k)
+    for k in np.flatnonzero(first_jump >= 0).tolist():
+        p = int(first_jump[k])
         i = int(preds.episodes[k])
         step = p + 1 - int(arr.traj_offsets[k])
         g = graphs.graph(episodes.scans[i])

@@ -197,6 +197,7 @@ def score_parsed(
         pc.raise_if_any()
     arr = build_arrays(episodes, preds, store)
     flags = check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc)
+    release_memory()  # the layout's temporaries, before the kernel's outputs are allocated
     per = score_batch(
         arr.dist_flat,
         arr.table_offsets,

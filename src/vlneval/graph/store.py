@@ -54,6 +54,34 @@ class GraphStore:
         self._load(scan)
         return self._tables[scan]
 
+    def share_tables(self, scans: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The tables of ``scans`` laid end to end in one buffer, (flat, offsets, sizes).
+
+        The store keeps views into that buffer instead of its own tables, so the distances of a
+        large split are held once, not twice.
+
+        Example:
+            >>> import tempfile, pathlib, json
+            >>> d = pathlib.Path(tempfile.mkdtemp())
+            >>> eye = lambda x: [1, 0, 0, x, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
+            >>> recs = [{"image_id": v, "pose": eye(3.0 * k), "included": True,
+            ...          "unobstructed": [k != j for j in range(2)]} for k, v in enumerate("ab")]
+            >>> _ = (d / "s_connectivity.json").write_text(json.dumps(recs))
+            >>> store = GraphStore(d, use_cache=False)
+            >>> flat, offsets, sizes = store.share_tables(["s"])
+            >>> flat.tolist(), store.distances("s").base is flat
+            ([0.0, 3.0, 3.0, 0.0], True)
+        """
+        tables = [self.distances(s) for s in scans]
+        sizes = np.array([t.shape[0] for t in tables], dtype=np.int64)
+        offsets = np.zeros(len(tables), dtype=np.int64)
+        if len(tables) > 1:
+            np.cumsum(sizes[:-1] ** 2, out=offsets[1:])
+        flat = np.concatenate([t.ravel() for t in tables]) if tables else np.zeros(0)
+        for scan, off, n in zip(scans, offsets.tolist(), sizes.tolist(), strict=True):
+            self._tables[scan] = flat[off : off + n * n].reshape(n, n)
+        return flat, offsets, sizes
+
     def _load(self, scan: str) -> None:
         if scan in self._graphs:
             return
