@@ -19,46 +19,10 @@ __all__ = ["array_blocks", "Incomplete", "BLOCK"]
 BLOCK = 1 << 22  # 4 MiB of file per read
 
 
-def _kernel():  # type: ignore[no-untyped-def]
-    from numba import njit
-
-    @njit(cache=True, nogil=True)
-    def last_boundary(buf: np.ndarray) -> tuple[int, int]:  # pragma: no cover - compiled
-        """(position of the last comma at the top level, position of the closing bracket or
-        -1) of ``buf``, which starts right after a top-level ``[`` or ``,``."""
-        depth, in_string, escaped, last = 0, False, False, -1
-        for i in range(buf.shape[0]):
-            c = buf[i]
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif c == 92:
-                    escaped = True
-                elif c == 34:
-                    in_string = False
-            elif c == 34:
-                in_string = True
-            elif c == 123 or c == 91:
-                depth += 1
-            elif c == 125 or c == 93:
-                if depth == 0:
-                    return last, i
-                depth -= 1
-            elif c == 44 and depth == 0:
-                last = i
-        return last, -1
-
-    return last_boundary
-
-
-_BOUNDARY = None
-
-
 def _boundary(buf: bytes) -> tuple[int, int]:
-    global _BOUNDARY
-    if _BOUNDARY is None:
-        _BOUNDARY = _kernel()
-    return _BOUNDARY(np.frombuffer(buf, dtype=np.uint8))  # type: ignore[no-any-return]
+    from vlneval.data._stream_kernel import last_boundary
+
+    return last_boundary(np.frombuffer(buf, dtype=np.uint8))  # type: ignore[no-any-return]
 
 
 def _raw_blocks(path: Path, size: int) -> Iterator[bytes]:

@@ -1,39 +1,34 @@
-"""Per-episode step counts (jumps, repeats) in one compiled pass, with no temporaries."""
+"""Per-episode step counts (jumps, repeats) in one compiled pass, with no temporaries.
+
+Imported on first use (it imports numba).
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+from numba import njit
 
 __all__ = ["step_counts"]
 
-_KERNEL: Any = None
 
-
-def _compile() -> Any:
-    from numba import njit
-
-    @njit(cache=True, nogil=True)
-    def kernel(traj, offsets, scan_index, adjacency, table_offsets, table_sizes):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-        n = offsets.shape[0] - 1
-        jumps = np.zeros(n, np.int64)
-        repeats = np.zeros(n, np.int64)
-        first_jump = np.full(n, -1, np.int64)
-        for e in range(n):
-            s = scan_index[e]
-            base, size = table_offsets[s], table_sizes[s]
-            for p in range(offsets[e], offsets[e + 1] - 1):
-                a, b = traj[p], traj[p + 1]
-                if a == b:
-                    repeats[e] += 1
-                elif not adjacency[base + a * size + b]:
-                    jumps[e] += 1
-                    if first_jump[e] < 0:
-                        first_jump[e] = p
-        return jumps, repeats, first_jump
-
-    return kernel
+@njit(cache=True, nogil=True)
+def _kernel(traj, offsets, scan_index, adjacency, table_offsets, table_sizes):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    n = offsets.shape[0] - 1
+    jumps = np.zeros(n, np.int64)
+    repeats = np.zeros(n, np.int64)
+    first_jump = np.full(n, -1, np.int64)
+    for e in range(n):
+        s = scan_index[e]
+        base, size = table_offsets[s], table_sizes[s]
+        for p in range(offsets[e], offsets[e + 1] - 1):
+            a, b = traj[p], traj[p + 1]
+            if a == b:
+                repeats[e] += 1
+            elif not adjacency[base + a * size + b]:
+                jumps[e] += 1
+                if first_jump[e] < 0:
+                    first_jump[e] = p
+    return jumps, repeats, first_jump
 
 
 def step_counts(
@@ -54,10 +49,7 @@ def step_counts(
         >>> j.tolist(), r.tolist(), f.tolist()
         ([0], [2], [-1])
     """
-    global _KERNEL
-    if _KERNEL is None:
-        _KERNEL = _compile()
-    return _KERNEL(  # type: ignore[no-any-return]
+    return _kernel(  # type: ignore[no-any-return]
         np.ascontiguousarray(traj, dtype=np.int32),
         np.ascontiguousarray(offsets, dtype=np.int64),
         np.ascontiguousarray(scan_index, dtype=np.int32),
