@@ -162,7 +162,7 @@ class EpisodeTable:
     index: dict[str, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.index = {k: i for i, k in enumerate(self.ids)}
+        self.index = dict(zip(self.ids, range(len(self.ids)), strict=True))
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from array import array
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -388,7 +389,7 @@ class _ScanState:
         self.form = sp.form  # the first block's form is required of the others
         counts = sp.counts
         index = episodes.index
-        idx = np.fromiter((index.get(i, -1) for i in sp.ids), dtype=np.int64, count=len(sp.ids))
+        idx = np.fromiter(map(index.get, sp.ids, repeat(-1)), dtype=np.int64, count=len(sp.ids))
         known = idx >= 0
         eps = idx[known]
         if np.any(counts == 0) or np.any(np.bincount(eps, minlength=1) > 1) or self.seen[eps].any():
