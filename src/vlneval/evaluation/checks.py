@@ -14,21 +14,9 @@ from vlneval.evaluation.arrays import ScoringArrays
 from vlneval.graph.store import GraphStore
 from vlneval.profiles import Profile
 
-__all__ = ["check_rules", "consistency_checks", "step_pairs"]
+__all__ = ["check_rules", "consistency_checks"]
 
 EPS = 1e-12
-
-
-def step_pairs(arr: ScoringArrays) -> tuple[np.ndarray, np.ndarray]:
-    """Positions ``p`` in the flat trajectory such that ``p`` and ``p+1`` are one step of one
-    episode, and the episode of each."""
-    n = len(arr.traj)
-    is_last = np.zeros(n, dtype=np.bool_)
-    ends = arr.traj_offsets[1:] - 1
-    is_last[ends[ends >= 0]] = True
-    pos = np.flatnonzero(~is_last)
-    episode = np.searchsorted(arr.traj_offsets, pos, side="right") - 1
-    return pos, episode
 
 
 def check_rules(

@@ -28,7 +28,7 @@ from vlneval.data.cvdn import NDHEpisodes, check_ndh_predictions, load_ndh
 from vlneval.data.predictions import Predictions, parse_predictions
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.evaluation.arrays import ScoringArrays, build_arrays
-from vlneval.evaluation.checks import check_rules, step_pairs
+from vlneval.evaluation.checks import check_rules
 from vlneval.evaluation.request import ScoreRequest
 from vlneval.evaluation.runner import Evaluation, summarise
 from vlneval.evaluation.summary import finish
@@ -109,19 +109,15 @@ def _jumps(
     ndh: NDHEpisodes, preds: Predictions, arr: ScoringArrays, store: GraphStore
 ) -> ProblemCollector:
     """One problem per episode that moves between non-adjacent viewpoints (its first such move)."""
+    from vlneval.evaluation._steps import step_counts
+
     pc = ProblemCollector(preds.source)
-    pos, ep = step_pairs(arr)
-    a, b = arr.traj[pos], arr.traj[pos + 1]
-    adj = arr.adjacency_flat(store)
-    sizes = arr.table_sizes[arr.scan_index[ep]]
-    is_edge = adj[arr.table_offsets[arr.scan_index[ep]] + a.astype(np.int64) * sizes + b]
-    seen: set[int] = set()
-    for p, k in zip(
-        pos[(a != b) & ~is_edge].tolist(), ep[(a != b) & ~is_edge].tolist(), strict=True
-    ):
-        if k in seen:
-            continue
-        seen.add(k)
+    _, _, first_jump = step_counts(
+        arr.traj, arr.traj_offsets, arr.scan_index, arr.adjacency_flat(store),
+        arr.table_offsets, arr.table_sizes,
+    )  # fmt: skip
+    for k in np.flatnonzero(first_jump >= 0).tolist():
+        p = int(first_jump[k])
         i = int(preds.episodes[k])
         g = store.graph(ndh.table.scans[i])
         pc.add(
