@@ -245,20 +245,6 @@ class EpisodeBuilder:
         self.headings.append(heading)
         self.instructions.append(instruction)
 
-    def add_many(
-        self, path_id: str, scan: str, path: list[str], heading: float, instructions: list[str]
-    ) -> None:
-        """Appends one row per instruction of an R2R-style path (ids ``<path_id>_<k>``)."""
-        p = tuple(map(sys.intern, path))
-        s = sys.intern(scan)
-        n = len(instructions)
-        self.ids += [f"{path_id}_{k}" for k in range(n)]
-        self.scans += [s] * n
-        self.paths += [p] * n
-        self.goals += [p[-1:]] * n
-        self.headings += [heading] * n
-        self.instructions += instructions
-
     def build(
         self, *, task: str, split: str, source: str, id_field: str, scorable: bool = True
     ) -> EpisodeTable:

@@ -313,23 +313,12 @@ def _try_fast(
     form: str,
     key: str | None,
 ) -> Predictions | None:
-    """The compiled scanner over blocks of the file, else msgspec typed decoding of the whole
-    file; None when the file needs the validating path."""
-    import msgspec
-
-    from vlneval.data.fastparse import FastPathDeclined
-
+    """The compiled scanner over blocks of the file; None when the file needs the validating
+    path (which reads anything the scanner declines and names every problem)."""
     scanned = _scanned(path, episodes, graphs, form, key)
-    if scanned is not None:
-        form, eps, lens, nodes, unknown = scanned
-    else:
-        raw = read_bytes(path)
-        if raw.lstrip()[:1] != b"[":
-            return None
-        try:
-            form, key, eps, lens, nodes, unknown = _typed(raw, episodes, graphs, form, key)
-        except (msgspec.MsgspecError, FastPathDeclined, RecursionError):
-            return None
+    if scanned is None:
+        return None
+    form, eps, lens, nodes, unknown = scanned
     seen = np.zeros(len(episodes), dtype=np.bool_)
     seen[eps] = True
     p = _Parser(source, episodes, graphs, form, key, ())
@@ -421,33 +410,6 @@ class _ScanState:
             np.concatenate(self.nodes) if self.nodes else np.zeros(0, np.int32),
             self.unknown,
         )
-
-
-def _typed(
-    raw: bytes, episodes: EpisodeTable, graphs: GraphStore, form: str, key: str | None
-) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray, list[str]]:
-    """msgspec's typed decoding (:mod:`vlneval.data.fastparse`) for files the scanner declines.
-
-    Raises:
-        FastPathDeclined: the file needs the validating path.
-    """
-    import msgspec
-
-    from vlneval.data.fastparse import FastPathDeclined, fast_records
-
-    parts = msgspec.json.decode(raw, type=list[msgspec.Raw])
-    if not parts:
-        raise FastPathDeclined("empty")
-    first = msgspec.json.decode(parts[0])
-    if not isinstance(first, dict):
-        raise FastPathDeclined("not an object")
-    key = key or next((k for k in TRAJECTORY_KEYS if k in first), "trajectory")
-    traj = first.get(key)
-    if not isinstance(traj, list) or not traj:
-        raise FastPathDeclined("no trajectory")
-    form = _detect(traj) if form == "auto" else form
-    eps, lens, nodes, unknown = fast_records(parts, episodes, graphs, form=form, key=key)
-    return form, key, eps, lens, nodes, unknown
 
 
 def _assemble(

@@ -47,52 +47,6 @@ def _check_record(rec: Any, k: int, pc: ProblemCollector) -> bool:
     return ok
 
 
-def _episode_type() -> Any:
-    import msgspec
-
-    class R2REpisode(msgspec.Struct):
-        path_id: int | str
-        scan: str
-        path: list[str]
-        heading: float = 0.0
-        instructions: list[str] = []
-        distance: float | None = None
-
-    return R2REpisode
-
-
-def _fast(
-    raw: bytes, max_instructions: int | None
-) -> tuple[EpisodeBuilder, list[str], bool] | None:
-    """Typed decoding of a valid file (checks in C); None sends the file to the validating path."""
-    import msgspec
-
-    if raw.lstrip()[:1] != b"[":
-        return None
-    builder, left_out, scorable = EpisodeBuilder(), [], True
-    seen: set[str] = set()
-    try:
-        parts = msgspec.json.decode(raw, type=list[msgspec.Raw])
-        decoder = msgspec.json.Decoder(list[_episode_type()])  # type: ignore[misc]
-        for start in range(0, len(parts), 8192):
-            block = b"[" + b",".join(bytes(p) for p in parts[start : start + 8192]) + b"]"
-            for rec in decoder.decode(block):
-                pid = str(rec.path_id)
-                if pid in seen or not rec.path or not math.isfinite(rec.heading):
-                    return None
-                seen.add(pid)
-                if len(rec.path) < 2 and rec.distance is None:
-                    scorable = False
-                texts = rec.instructions or [""]
-                if max_instructions is not None and len(texts) > max_instructions:
-                    left_out += [f"{pid}_{j}" for j in range(max_instructions, len(texts))]
-                    texts = texts[:max_instructions]
-                builder.add_many(pid, rec.scan, rec.path, rec.heading, texts)
-    except (msgspec.MsgspecError, RecursionError):
-        return None
-    return builder, left_out, scorable
-
-
 @dataclass
 class _Scanned:
     """The fields of every record of an episode file, merged over its blocks."""
@@ -240,17 +194,9 @@ def load_r2r(
     if scanned is not None:
         return scanned
     raw = read_bytes(path)
-    fast = _fast(raw, max_instructions)
-    if fast is not None:
-        builder, left_out, ok = fast
-        table = builder.build(
-            task=task, split=split, source=source, id_field="instr_id", scorable=ok
-        )
-        table.left_out = left_out
-        return table
     pc = ProblemCollector(source)
     builder = EpisodeBuilder()
-    left_out = []
+    left_out: list[str] = []
     chunks = iter_chunks(raw, source, expected="a JSON list of episodes")
     scorable = True
     k = 0

@@ -9,12 +9,13 @@ from typing import Any
 import numpy as np
 
 from vlneval.data.episodes import EpisodeTable, PathColumn
-from vlneval.data.fastparse import SCAN_STRIDE
 from vlneval.data.predictions import Predictions
 from vlneval.errors import ProblemCollector
 from vlneval.graph.store import GraphStore
 
 __all__ = ["ScoringArrays", "build_arrays"]
+
+SCAN_STRIDE = 1 << 20  # viewpoint code = scan position * SCAN_STRIDE + node index
 
 
 @dataclass
