@@ -20,13 +20,14 @@ from vlneval.errors import ProblemCollector
 __all__ = ["load_r2r"]
 
 
-def _check_record(rec: Any, k: int, pc: ProblemCollector) -> bool:
-    where = f"record {k}"
+def check_route_record(rec: Any, where: str, id_key: str, pc: ProblemCollector) -> bool:
+    """The checks every route-following episode record gets (R2R, R4R, RxR): an object with an
+    id, a scan, a non-empty path of viewpoint ids and a finite heading; problems go to ``pc``."""
     if not isinstance(rec, dict):
         pc.add("expected an object", field=where)
         return False
     ok = True
-    for key, kind in (("path_id", (int, str)), ("scan", str), ("path", list)):
+    for key, kind in ((id_key, (int, str)), ("scan", str), ("path", list)):
         if key not in rec:
             pc.add(f"missing field {key!r}", field=where)
             ok = False
@@ -36,13 +37,21 @@ def _check_record(rec: Any, k: int, pc: ProblemCollector) -> bool:
     if ok and (not rec["path"] or not all(isinstance(v, str) for v in rec["path"])):
         pc.add("path must be a non-empty list of viewpoint ids", field=f"{where}.path")
         ok = False
-    instructions = rec.get("instructions", [])
-    if not isinstance(instructions, list) or not all(isinstance(s, str) for s in instructions):
-        pc.add("instructions must be a list of strings", field=f"{where}.instructions")
-        ok = False
     heading = rec.get("heading", 0.0)
     if not isinstance(heading, (int, float)) or not math.isfinite(heading):
         pc.add(f"heading must be a finite number, got {heading!r}", field=f"{where}.heading")
+        ok = False
+    return ok
+
+
+def _check_record(rec: Any, k: int, pc: ProblemCollector) -> bool:
+    where = f"record {k}"
+    ok = check_route_record(rec, where, "path_id", pc)
+    if not isinstance(rec, dict):
+        return False
+    instructions = rec.get("instructions", [])
+    if not isinstance(instructions, list) or not all(isinstance(s, str) for s in instructions):
+        pc.add("instructions must be a list of strings", field=f"{where}.instructions")
         ok = False
     return ok
 

@@ -6,12 +6,12 @@ predictions are keyed by ``instruction_id``.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 from vlneval.data.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.data.jsonio import read_bytes
+from vlneval.data.r2r import check_route_record
 from vlneval.errors import ProblemCollector
 
 __all__ = ["load_rxr", "iter_jsonl"]
@@ -34,25 +34,7 @@ def iter_jsonl(raw: bytes, pc: ProblemCollector) -> list[tuple[int, Any]]:
 
 
 def _check(rec: Any, where: str, pc: ProblemCollector) -> bool:
-    if not isinstance(rec, dict):
-        pc.add("expected an object", field=where)
-        return False
-    ok = True
-    for key, kind in (("instruction_id", (int, str)), ("scan", str), ("path", list)):
-        if key not in rec:
-            pc.add(f"missing field {key!r}", field=where)
-            ok = False
-        elif not isinstance(rec[key], kind) or isinstance(rec[key], bool):
-            pc.add(f"field {key!r} has type {type(rec[key]).__name__}", field=where)
-            ok = False
-    if ok and (not rec["path"] or not all(isinstance(v, str) for v in rec["path"])):
-        pc.add("path must be a non-empty list of viewpoint ids", field=f"{where}.path")
-        ok = False
-    heading = rec.get("heading", 0.0)
-    if not isinstance(heading, (int, float)) or not math.isfinite(heading):
-        pc.add(f"heading must be a finite number, got {heading!r}", field=f"{where}.heading")
-        ok = False
-    return ok
+    return check_route_record(rec, where, "instruction_id", pc)
 
 
 def load_rxr(
