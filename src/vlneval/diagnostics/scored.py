@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.errors import InvalidInputError, ProblemCollector, VLNEvalError
+from vlneval.errors import VLNEvalError
 from vlneval.evaluation.runner import Evaluation
 from vlneval.graph.store import GraphStore
 
@@ -104,8 +104,7 @@ def score_run(
     Raises:
         VLNEvalError: bad input, unknown names or missing data; the message says where.
     """
-    from vlneval.data.predictions import parse_predictions
-    from vlneval.evaluation.runner import evaluate, load_split, score_parsed
+    from vlneval.evaluation.runner import evaluate, score_graph_task
     from vlneval.profiles import get_profile
     from vlneval.tasks import get_task
 
@@ -138,24 +137,9 @@ def score_run(
             f"profile {prof.name} does not score task {t.name} (its profiles: "
             f"{', '.join(t.profiles)})"
         )
-    split = split or t.default_split
-    episodes, store = load_split(
-        t, split, prof, root=root, episodes_file=episodes_file, graphs=graphs
-    )
-    if not episodes.scorable:
-        raise InvalidInputError(
-            f"{episodes.source}: split {split} has no goals (a hidden test split); it cannot be "
-            "scored locally"
-        )
-    pc = ProblemCollector(str(predictions))
-    preds = parse_predictions(
-        predictions,
-        episodes,
-        store,
-        form=form,
-        trajectory_key=trajectory_key,
-        collect=pc,
-        skip_summaries=skip_summaries,
-    )
-    result = score_parsed(episodes, preds, store, prof, subset=subset, declared=declared, pc=pc)
+    result, preds, store = score_graph_task(
+        t, split or t.default_split, predictions, prof, root=root, episodes_file=episodes_file,
+        graphs=graphs, subset=subset, form=form, trajectory_key=trajectory_key,
+        declared=declared, skip_summaries=skip_summaries,
+    )  # fmt: skip
     return ScoredRun(result, name, store, preds.nodes, preds.offsets)

@@ -21,7 +21,7 @@ from vlneval.graph.store import GraphStore
 from vlneval.profiles import Profile, get_profile
 from vlneval.tasks import Task, get_task
 
-__all__ = ["Evaluation", "evaluate", "load_split", "LABEL_TO_COLUMN"]
+__all__ = ["Evaluation", "evaluate", "load_split", "score_graph_task", "LABEL_TO_COLUMN"]
 
 # Per-episode columns written as integers (0/1 flags and counts), as spec/outputs.md asks.
 INT_COLUMNS = frozenset(
@@ -148,6 +148,31 @@ def evaluate(
             options=dict(options or {}), skip_summaries=skip_summaries,
         )  # fmt: skip
         return t.evaluate_fn(request)  # type: ignore[no-any-return]
+    return score_graph_task(
+        t, split, predictions, prof, root=root, episodes_file=episodes_file, graphs=graphs,
+        subset=subset, form=form, trajectory_key=trajectory_key, declared=declared, run=run,
+        skip_summaries=skip_summaries,
+    )[0]  # fmt: skip
+
+
+def score_graph_task(
+    t: Task,
+    split: str,
+    predictions: str | Path,
+    prof: Profile,
+    *,
+    root: str | Path | None = None,
+    episodes_file: str | Path | None = None,
+    graphs: str | Path | None = None,
+    subset: bool = False,
+    form: str = "auto",
+    trajectory_key: str | None = None,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+    skip_summaries: bool = False,
+) -> tuple[Evaluation, Predictions, GraphStore]:
+    """Scores an R2R-family task (one without its own scorer) and also returns the parsed
+    trajectories and the graphs, for callers that draw or diagnose them (see :func:`evaluate`)."""
     episodes, store = load_split(
         t, split, prof, root=root, episodes_file=episodes_file, graphs=graphs
     )
@@ -168,9 +193,10 @@ def evaluate(
         skip_summaries=skip_summaries,
     )
     release_memory()
-    return score_parsed(
+    result = score_parsed(
         episodes, preds, store, prof, subset=subset, declared=declared, run=run, pc=pc
     )
+    return result, preds, store
 
 
 def score_parsed(
