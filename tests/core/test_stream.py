@@ -32,7 +32,9 @@ def test_blocks_rebuild_the_array(tmp_path: Path, gz: bool) -> None:
         p = tmp_path / f"a{trial}.json"
         p.write_bytes(gzip.compress(text) if gz else text)
         got = [
-            r for block in array_blocks(p, size=rng.randint(1, 40)) or [] for r in json.loads(block)
+            r
+            for block in array_blocks(p, size=rng.randint(1, 40)) or []
+            for r in json.loads(bytes(block))
         ]
         assert got == recs
 

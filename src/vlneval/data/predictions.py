@@ -365,12 +365,16 @@ class _ScanState:
         self.unknown: list[str] = []
         self.records = 0
 
-    def add(self, block: bytes, episodes: EpisodeTable, ep_scan: np.ndarray, table: Any) -> bool:
+    def add(
+        self, block: memoryview, episodes: EpisodeTable, ep_scan: np.ndarray, table: Any
+    ) -> bool:
         """Scans one block; False when the file must go to another path."""
         from vlneval.data.scan import scan_predictions
 
         keys = self.key or TRAJECTORY_KEYS
-        sp = scan_predictions(block, id_field=episodes.id_field, key=keys, form=self.form)
+        sp = scan_predictions(
+            block, id_field=episodes.id_field, key=keys, form=self.form, validated=True
+        )
         if sp is None:
             return False
         if len(sp) == 0:

@@ -73,11 +73,11 @@ class _Scanned:
     literal_ends: list[np.ndarray] = field(default_factory=list)
     blob_size: int = 0
 
-    def add(self, block: bytes) -> bool:
+    def add(self, block: memoryview) -> bool:
         """Scans one block of whole records; False when the file must go to another path."""
         from vlneval.data.scan import _kernels, scan_r2r_episodes, unique_strings
 
-        se = scan_r2r_episodes(block)
+        se = scan_r2r_episodes(block, validated=True)  # array_blocks checked it
         if se is None:
             return False
         if len(se) == 0:

@@ -44,6 +44,8 @@ __all__ = [
     "unique_strings",
 ]
 
+Buffer = bytes | memoryview | np.ndarray
+
 FORM_CODES = {"auto": 0, "triple": 1, "plain": 2, "nested": 3}
 FORM_NAMES = {1: "triple", 2: "plain", 3: "nested"}
 EPISODE_KEYS = ("path_id", "scan", "path", "heading", "instructions", "distance")
@@ -75,7 +77,7 @@ def _kernels() -> Any:
     return _scan_kernels
 
 
-def _buffer(raw: bytes | np.ndarray) -> np.ndarray:
+def _buffer(raw: Buffer) -> np.ndarray:
     """A C-contiguous ``uint8`` array over ``raw`` (the kernels read it through its pointer)."""
     if isinstance(raw, np.ndarray):
         return np.ascontiguousarray(raw, dtype=np.uint8)
@@ -99,7 +101,7 @@ def _offsets(counts: np.ndarray) -> np.ndarray:
     return out
 
 
-def _is_json(raw: bytes) -> bool:
+def _is_json(raw: bytes | memoryview) -> bool:
     import msgspec
 
     try:
@@ -109,7 +111,7 @@ def _is_json(raw: bytes) -> bool:
     return True
 
 
-def span_strings(raw: bytes | np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[str]:
+def span_strings(raw: Buffer, starts: np.ndarray, ends: np.ndarray) -> list[str]:
     """The UTF-8 text of each span (spans of JSON string contents without escapes, or numbers).
 
     One gather and one split, instead of a slice and a decode per span.
@@ -128,7 +130,7 @@ def span_strings(raw: bytes | np.ndarray, starts: np.ndarray, ends: np.ndarray) 
 
 
 def unique_strings(
-    raw: bytes | np.ndarray, starts: np.ndarray, ends: np.ndarray
+    raw: Buffer, starts: np.ndarray, ends: np.ndarray
 ) -> tuple[list[str], np.ndarray]:
     """The distinct texts of the spans (interned) and, per span, the index of its text.
 
@@ -262,7 +264,7 @@ class ScannedEpisodes:
 
 
 def try_scan_predictions(
-    raw: bytes,
+    raw: bytes | memoryview,
     *,
     id_field: str,
     key: str | Sequence[str],
@@ -305,7 +307,7 @@ def try_scan_predictions(
 
 
 def scan_predictions(
-    raw: bytes,
+    raw: bytes | memoryview,
     *,
     id_field: str,
     key: str | Sequence[str],
@@ -354,7 +356,9 @@ def _first_key(record: np.ndarray, candidates: Sequence[str]) -> str | Declined:
     return chosen
 
 
-def try_scan_r2r_episodes(raw: bytes, *, validated: bool = False) -> ScannedEpisodes | Declined:
+def try_scan_r2r_episodes(
+    raw: bytes | memoryview, *, validated: bool = False
+) -> ScannedEpisodes | Declined:
     """As :func:`scan_r2r_episodes`, but says why it declined.
 
     Example:
@@ -396,7 +400,9 @@ def try_scan_r2r_episodes(raw: bytes, *, validated: bool = False) -> ScannedEpis
     )
 
 
-def scan_r2r_episodes(raw: bytes, *, validated: bool = False) -> ScannedEpisodes | None:
+def scan_r2r_episodes(
+    raw: bytes | memoryview, *, validated: bool = False
+) -> ScannedEpisodes | None:
     """Scans an R2R episode list ``[{path_id, scan, path, heading?, instructions?, distance?}]``.
 
     ``path_id`` is a string without escapes or an integer; ``scan`` and the path's viewpoint
@@ -504,7 +510,7 @@ class ViewpointTable:
 
     def _run(
         self,
-        raw: bytes | np.ndarray,
+        raw: Buffer,
         starts: np.ndarray,
         ends: np.ndarray,
         want: np.ndarray,
@@ -523,14 +529,14 @@ class ViewpointTable:
         )
 
     def lookup(
-        self, raw: bytes | np.ndarray, starts: np.ndarray, ends: np.ndarray
+        self, raw: Buffer, starts: np.ndarray, ends: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """(scan position, node index) of each span of ``raw``; both -1 where the id is unknown
         or held by several scans."""
         return self._run(raw, starts, ends, np.zeros(0, np.int32), False)
 
     def lookup_in(
-        self, raw: bytes | np.ndarray, starts: np.ndarray, ends: np.ndarray, scans: np.ndarray
+        self, raw: Buffer, starts: np.ndarray, ends: np.ndarray, scans: np.ndarray
     ) -> np.ndarray:
         """Node index of each span in scan position ``scans[j]``; -1 where that scan lacks it."""
         want = np.ascontiguousarray(scans, dtype=np.int32)

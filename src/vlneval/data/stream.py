@@ -1,97 +1,143 @@
-"""Reading a large top-level JSON array in blocks of whole records.
+"""Reading a large top-level JSON array in blocks of whole records, without copying it.
 
-A 100 MB predictions file need not be in memory at once: it is read (and gunzipped) in blocks,
-each cut after the last top-level comma, and every cut is handed on as a small, complete JSON
-array (``[rec, rec, ...]``). A compiled pass tracks strings, escapes and nesting to find the
-cuts. Whether each block is valid JSON is for the consumer to check (the field scanner does).
+A 100 MB predictions file need not be in memory at once: it is read (and gunzipped) into one
+reused buffer, and every block handed on is a view of that buffer holding a complete, valid
+JSON array of whole records (``[rec, rec, ...]``). The cut is made at the last ``},`` of the
+buffer, whose comma is overwritten by ``]``; msgspec then checks that the block is valid JSON,
+which proves the comma was a top-level separator (a comma inside a string or a nested value
+leaves the block unbalanced). Only when that guess fails does a compiled pass track strings,
+escapes and nesting to find the cut. The partial record after the cut moves to the front of the
+buffer, and the next read fills the space behind it.
 """
 
 from __future__ import annotations
 
-import zlib
+import gzip
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
 __all__ = ["array_blocks", "Incomplete", "BLOCK"]
 
 BLOCK = 1 << 22  # 4 MiB of file per read
+_OPEN, _CLOSE, _COMMA = 0x5B, 0x5D, 0x2C
+_SPACE = b" \t\n\r"
 
 
-def _boundary(buf: bytes) -> tuple[int, int]:
+class Incomplete(Exception):
+    """The array never closed, something other than white space followed it, or a block is
+    not valid JSON."""
+
+
+def _valid(block: memoryview) -> bool:
+    import msgspec
+
+    try:
+        msgspec.json.decode(block, type=msgspec.Raw)
+    except (msgspec.MsgspecError, RecursionError):
+        return False
+    return True
+
+
+def _open(path: Path) -> IO[bytes]:  # a GzipFile or a BufferedReader
+    with path.open("rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rb") if gz else path.open("rb")  # type: ignore[return-value]
+
+
+def _fill(fh: IO[bytes], buf: bytearray, start: int) -> int:
+    """Reads into ``buf[start:]`` until it is full or the file ends; the new fill level."""
+    view = memoryview(buf)
+    while start < len(buf):
+        n = fh.readinto(view[start:])  # type: ignore[attr-defined]
+        if not n:
+            break
+        start += n
+    return start
+
+
+def _top_comma(buf: bytearray, fill: int) -> int:
+    """The position of the last top-level comma of ``buf[1:fill]`` (-1 if none), with the
+    block up to it checked as valid JSON; raises :class:`Incomplete` for invalid JSON."""
+    guess = buf.rfind(b"},", 1, fill)
+    if guess > 0 and _valid_cut(buf, guess + 1):
+        return guess + 1
     from vlneval.data._stream_kernel import last_boundary
 
-    return last_boundary(np.frombuffer(buf, dtype=np.uint8))  # type: ignore[no-any-return]
+    last, _ = last_boundary(np.frombuffer(buf, dtype=np.uint8, count=fill - 1, offset=1))
+    if last < 0:
+        return -1
+    if not _valid_cut(buf, last + 1):
+        raise Incomplete("a block is not valid JSON")
+    return int(last) + 1
 
 
-def _raw_blocks(path: Path, size: int) -> Iterator[bytes]:
-    with path.open("rb") as fh:
-        head = fh.read(2)
-        fh.seek(0)
-        if head != b"\x1f\x8b":
-            while block := fh.read(size):
-                yield block
-            return
-        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        while block := fh.read(size):
-            yield inflate.decompress(block)
-        yield inflate.flush()
+def _valid_cut(buf: bytearray, comma: int) -> bool:
+    buf[comma] = _CLOSE
+    ok = _valid(memoryview(buf)[: comma + 1])
+    buf[comma] = _COMMA
+    return ok
 
 
-def array_blocks(path: str | Path, *, size: int = BLOCK) -> Iterator[bytes] | None:
+def array_blocks(path: str | Path, *, size: int = BLOCK) -> Iterator[memoryview] | None:
     """Blocks of whole records of the JSON array in ``path`` (``.json`` or gzipped), each a
-    complete JSON array; None when the file does not start with ``[``.
+    complete and valid JSON array; None when the file does not start with ``[``.
 
-    The generator raises :class:`Incomplete` if the array never closes or is followed by
-    anything but white space; callers treat that as a reason to decline.
+    Each block is a view of one reused buffer: it is valid only until the next block is asked
+    for. The generator raises :class:`Incomplete` if the array never closes, is followed by
+    anything but white space, or is not valid JSON; callers treat that as a reason to decline.
 
     Example:
         >>> import tempfile, pathlib
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.json"
-        >>> _ = p.write_text('[{"a": "x,]"}, [1, 2], 3]')
-        >>> list(array_blocks(p, size=5))[-1][-3:]
-        b' 3]'
+        >>> _ = p.write_text('[{"a": "x},]"}, [1, 2], 3]')
+        >>> [bytes(b) for b in array_blocks(p, size=12)]
+        [b'[{"a": "x},]"}]', b'[ [1, 2], 3]']
     """
-    path = Path(path)
-    blocks = _raw_blocks(path, size)
-    pending = b""
-    for block in blocks:
-        pending += block
-        stripped = pending.lstrip()
-        if stripped:
-            if stripped[:1] != b"[":
-                return None
-            pending = stripped[1:]
-            break
-    else:
+    fh = _open(Path(path))
+    buf = bytearray(max(size, 2) + 1)
+    fill = _fill(fh, buf, 0)
+    start = 0
+    while start < fill and buf[start] in _SPACE:
+        start += 1
+    if start == fill or buf[start] != _OPEN:
+        fh.close()
         return None
-    return _cut(pending, blocks)
+    buf[1 : fill - start] = buf[start + 1 : fill]
+    buf[0] = _OPEN
+    return _blocks(fh, buf, fill - start)
 
 
-class Incomplete(Exception):
-    """The array never closed, or something other than white space followed it."""
+def _blocks(fh: IO[bytes], buf: bytearray, fill: int) -> Iterator[memoryview]:
+    with fh:
+        while True:
+            if fill == len(buf):  # one record longer than the buffer: grow it
+                bigger = bytearray(2 * len(buf))
+                bigger[:fill] = buf
+                buf = bigger
+            more = _fill(fh, buf, fill)
+            if more == fill:  # the file has ended
+                yield _last(buf, fill)
+                return
+            fill = more
+            comma = _top_comma(buf, fill) if fill == len(buf) else -1
+            if comma < 0:
+                continue
+            buf[comma] = _CLOSE
+            yield memoryview(buf)[: comma + 1]
+            rest = fill - comma - 1
+            buf[1 : 1 + rest] = buf[comma + 1 : fill]
+            fill = 1 + rest
 
 
-def _cut(pending: bytes, blocks: Iterator[bytes]) -> Iterator[bytes]:
-    exhausted = False
-    while True:
-        last, end = _boundary(pending)
-        if end >= 0:
-            rest = pending[end + 1 :]
-            for block in blocks:
-                rest += block
-            if rest.strip():
-                raise Incomplete("data after the closing bracket")
-            yield b"[" + pending[: end + 1]
-            return
-        if last >= 0:
-            yield b"[" + pending[:last] + b"]"
-            pending = pending[last + 1 :]
-        if exhausted:
-            raise Incomplete("the array never closes")
-        following = next(blocks, None)
-        if following is None:
-            exhausted = True
-        else:
-            pending += following
+def _last(buf: bytearray, fill: int) -> memoryview:
+    """The final block: everything left, which must end with the closing bracket."""
+    end = fill
+    while end > 0 and buf[end - 1] in _SPACE:
+        end -= 1
+    block = memoryview(buf)[:end]
+    if end < 2 or buf[end - 1] != _CLOSE or not _valid(block):
+        raise Incomplete("the array never closes, or is not valid JSON")
+    return block
