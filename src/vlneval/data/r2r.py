@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from vlneval.data.episodes import EpisodeBuilder, EpisodeTable, PathColumn, TextColumn
+from vlneval.data.intern import SpanInterner
 from vlneval.data.jsonio import iter_chunks, read_bytes
 from vlneval.errors import ProblemCollector
 
@@ -66,7 +67,7 @@ class _Scanned:
     has_distance: list[np.ndarray] = field(default_factory=list)
     path_lengths: list[np.ndarray] = field(default_factory=list)
     codes: list[np.ndarray] = field(default_factory=list)
-    vocab: dict[str, int] = field(default_factory=dict)
+    vocab: SpanInterner = field(default_factory=SpanInterner)
     n_instructions: list[np.ndarray] = field(default_factory=list)
     blobs: list[bytes] = field(default_factory=list)
     literal_starts: list[np.ndarray] = field(default_factory=list)
@@ -75,7 +76,7 @@ class _Scanned:
 
     def add(self, block: memoryview) -> bool:
         """Scans one block of whole records; False when the file must go to another path."""
-        from vlneval.data.scan import _kernels, scan_r2r_episodes, unique_strings
+        from vlneval.data.scan import _kernels, scan_r2r_episodes
 
         se = scan_r2r_episodes(block, validated=True)  # array_blocks checked it
         if se is None:
@@ -87,10 +88,7 @@ class _Scanned:
         self.headings.append(se.headings)
         self.has_distance.append(se.has_distance)
         self.path_lengths.append(np.diff(se.path_offsets))
-        texts, inverse = unique_strings(se.buffer, se.vp_starts, se.vp_ends)
-        vocab = self.vocab
-        remap = np.array([vocab.setdefault(t, len(vocab)) for t in texts], dtype=np.int32)
-        self.codes.append(remap[inverse] if len(texts) else np.zeros(0, np.int32))
+        self.codes.append(self.vocab.add(se.buffer, se.vp_starts, se.vp_ends))
         self.n_instructions.append(np.diff(se.instruction_offsets))
         starts, ends = se.instruction_starts, se.instruction_ends
         blob = _kernels().gather(se.buffer, starts, ends, 44).tobytes()
@@ -158,7 +156,10 @@ def _scanned(
     texts = TextColumn(
         b",".join(m.blobs), _cat(m.literal_starts, np.int64), _cat(m.literal_ends, np.int64), rows
     )
-    vocab = list(m.vocab)
+    try:
+        vocab = m.vocab.texts()
+    except UnicodeDecodeError:
+        return None
     paths = PathColumn(vocab, _cat(m.codes, np.int32), _offsets(plen), rec)
     scans = m.scans
     table = EpisodeTable(

@@ -113,17 +113,15 @@ def array_blocks(path: str | Path, *, size: int = BLOCK) -> Iterator[memoryview]
 def _blocks(fh: IO[bytes], buf: bytearray, fill: int) -> Iterator[memoryview]:
     with fh:
         while True:
-            if fill == len(buf):  # one record longer than the buffer: grow it
+            fill = _fill(fh, buf, fill)
+            if fill < len(buf):  # the file has ended
+                yield _last(buf, fill)
+                return
+            comma = _top_comma(buf, fill)
+            if comma < 0:  # one record longer than the buffer: grow it
                 bigger = bytearray(2 * len(buf))
                 bigger[:fill] = buf
                 buf = bigger
-            more = _fill(fh, buf, fill)
-            if more == fill:  # the file has ended
-                yield _last(buf, fill)
-                return
-            fill = more
-            comma = _top_comma(buf, fill) if fill == len(buf) else -1
-            if comma < 0:
                 continue
             buf[comma] = _CLOSE
             yield memoryview(buf)[: comma + 1]

@@ -63,4 +63,3 @@ def render_summary(summary: dict[str, Any], *, color: bool | None = None) -> str
         if not w.startswith("consistency check failed"):
             console.print(f"[yellow]warning: {w}[/]")
     return console.export_text(styles=bool(color))
-

@@ -1,0 +1,47 @@
+"""The span interner gives every distinct text one code, across blocks and table growth."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from vlneval.data.intern import SpanInterner
+
+
+def _spans(texts: list[str]) -> tuple[bytes, np.ndarray, np.ndarray]:
+    raw = b" ".join(t.encode() for t in texts)
+    sizes = np.array([len(t.encode()) for t in texts], dtype=np.int64)
+    starts = np.zeros(len(texts), dtype=np.int64)
+    np.cumsum(sizes[:-1] + 1, out=starts[1:])
+    return raw, starts, starts + sizes
+
+
+def test_codes_match_a_dictionary_over_many_blocks() -> None:
+    rng = random.Random(0)
+    pool = [f"{rng.getrandbits(128):032x}" for _ in range(3000)] + ["a", "é", "", "a" * 40]
+    interner, reference, got, all_texts = SpanInterner(), {}, [], []
+    for _ in range(30):
+        texts = [rng.choice(pool) for _ in range(rng.randint(0, 500))]
+        all_texts += texts
+        got += interner.add(*_spans(texts)).tolist()
+        for t in texts:
+            reference.setdefault(t, len(reference))
+        assert len(interner) == len(reference)
+    assert interner.texts() == list(reference)
+    assert got == [reference[t] for t in all_texts]
+
+
+def test_codes_follow_first_appearance() -> None:
+    interner = SpanInterner()
+    assert interner.add(*_spans(["x", "y", "x"])).tolist() == [0, 1, 0]
+    assert interner.add(*_spans([])).tolist() == []
+    assert interner.add(*_spans(["y", "z"])).tolist() == [1, 2]
+    assert interner.texts() == ["x", "y", "z"]
+
+
+def test_unequal_span_arrays_are_refused() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="as many"):
+        SpanInterner().add(b"ab", np.array([0]), np.array([], dtype=np.int64))
