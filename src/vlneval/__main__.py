@@ -1,7 +1,5 @@
 """``python -m vlneval``."""
 
-import sys
+from vlneval.cli.main import console
 
-from vlneval.cli.main import main
-
-sys.exit(main())
+console()

@@ -35,6 +35,7 @@ class Task:
             :class:`vlneval.evaluation.request.ScoreRequest` (task, split, predictions, profile,
             data paths, options...) and returns an ``Evaluation``.
         data_versions: releases of the data (``--data-version``), the first is the default.
+        id_field: the field that names a prediction's episode (``instr_id``...).
     """
 
     name: str
@@ -49,6 +50,7 @@ class Task:
     embedded: bool = False
     evaluate_fn: Callable[..., Any] | None = None
     data_versions: tuple[str, ...] = ()
+    id_field: str = "instr_id"
 
     def episodes_file(self, root: Path | None, split: str) -> Path:
         """The episodes file of ``split`` under ``root``."""
@@ -145,6 +147,7 @@ register_task(
         _load_rxr,
         ("train", "val_seen", "val_unseen", "test_standard"),
         "val_unseen",
+        id_field="instruction_id",
     )
 )
 register_task(

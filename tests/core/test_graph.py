@@ -59,7 +59,7 @@ def test_store_cache_is_reused_and_invalidated(
     folder = tmp_path / "conn"
     path = write_json(folder / "sq_connectivity.json", connectivity(SQUARE, SQUARE_EDGES))
     GraphStore(folder).distances("sq")
-    cached = list((cache_dir() / "graphs").glob("sq-*.npz"))
+    cached = list((cache_dir() / "graphs").glob("sq-*.bin"))
     assert len(cached) == 1
     assert GraphStore(folder).distances("sq")[0, 2] == 8.0  # served from the cache
     moved = dict(SQUARE, G=(4.0, -2.0, 0.0))
@@ -71,7 +71,20 @@ def test_store_cache_is_reused_and_invalidated(
     d = GraphStore(folder).distances("sq")
     g = parse_connectivity(connectivity(moved, SQUARE_EDGES), scan="sq")
     assert np.allclose(d, distance_table(g))
-    assert len(list((cache_dir() / "graphs").glob("sq-*.npz"))) == 2
+    assert len(list((cache_dir() / "graphs").glob("sq-*.bin"))) == 2
+
+
+def test_damaged_cache_file_is_recomputed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VLNEVAL_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "conn"
+    write_json(folder / "sq_connectivity.json", connectivity(SQUARE, SQUARE_EDGES))
+    expected = GraphStore(folder).distances("sq").copy()
+    (cached,) = (cache_dir() / "graphs").glob("sq-*.bin")
+    for damaged in (cached.read_bytes()[:40], b"not a cache", cached.read_bytes()[:-8]):
+        cached.write_bytes(damaged)
+        store = GraphStore(folder)
+        assert np.array_equal(store.distances("sq"), expected)
+        assert store.graph("sq").ids == ["S", "A", "B", "G"]
 
 
 def test_unknown_scan_suggests_closest(tmp_path: Path) -> None:

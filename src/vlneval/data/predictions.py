@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from array import array
 from dataclasses import dataclass, field
-from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +21,13 @@ import numpy as np
 
 from vlneval.data.episodes import EpisodeTable
 from vlneval.data.jsonio import iter_records, read_bytes
+from vlneval.data.prescan import TRAJECTORY_KEYS, Prescan, prescan_predictions, resolve
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
 
 __all__ = ["Predictions", "parse_predictions", "FORMS"]
 
 FORMS = ("auto", "triple", "nested", "plain")
-TRAJECTORY_KEYS = ("trajectory", "path", "pred_path")
 
 
 @dataclass
@@ -252,6 +251,7 @@ def parse_predictions(
     keep_fields: tuple[str, ...] = (),
     collect: ProblemCollector | None = None,
     skip_summaries: bool = False,
+    prescan: Prescan | None = None,
 ) -> Predictions:
     """Reads a predictions file and maps every trajectory to node indices.
 
@@ -273,6 +273,9 @@ def parse_predictions(
         skip_summaries: skip, with a warning, records that look like a summary: no id field,
             no trajectory field, and only scalar values (NaviLLM's compact files start with
             one). Without it such a record is an error that suggests this option.
+        prescan: the file as :func:`~vlneval.data.prescan.prescan_predictions` already read
+            it (e.g. in a thread while the episodes loaded); ignored unless it was read with
+            this ``form``, ``trajectory_key`` and the episodes' id field.
     """
     path = Path(path)
     source = str(path)
@@ -286,7 +289,7 @@ def parse_predictions(
             "the trajectory (trajectory, path, pred_path...)"
         )
     if not keep_fields:
-        fast = _try_fast(path, source, episodes, graphs, form, trajectory_key)
+        fast = _try_fast(path, source, episodes, graphs, form, trajectory_key, prescan)
         if fast is not None:
             return fast
     raw = read_bytes(path)
@@ -312,10 +315,14 @@ def _try_fast(
     graphs: GraphStore,
     form: str,
     key: str | None,
+    prescan: Prescan | None = None,
 ) -> Predictions | None:
-    """The compiled scanner over blocks of the file; None when the file needs the validating
-    path (which reads anything the scanner declines and names every problem)."""
-    scanned = _scanned(path, episodes, graphs, form, key)
+    """The compiled scanner's reading of the file (``prescan``, or read now); None when the
+    file needs the validating path (which reads anything the scanner declines and names every
+    problem)."""
+    if prescan is None or not prescan.answers(path, episodes.id_field, form, key):
+        prescan = prescan_predictions(path, episodes.id_field, form=form, trajectory_key=key)
+    scanned = None if prescan is None else resolve(prescan, episodes, graphs)
     if scanned is None:
         return None
     form, eps, lens, nodes, unknown = scanned
@@ -326,94 +333,6 @@ def _try_fast(
     p.unknown = [u for u in unknown if u not in p.left_out]
     p.ignored = [u for u in unknown if u in p.left_out]
     return _assemble(p, source, (eps, lens, nodes))
-
-
-def _scanned(
-    path: Path, episodes: EpisodeTable, graphs: GraphStore, form: str, key: str | None
-) -> tuple[str, np.ndarray, np.ndarray, np.ndarray, list[str]] | None:
-    """The compiled field scanner's reading (:mod:`vlneval.data.scan`), block by block so that
-    the file is never in memory at once (:mod:`vlneval.data.stream`); None to decline."""
-    from vlneval.data.scan import ViewpointTable
-    from vlneval.data.stream import Incomplete, array_blocks
-
-    blocks = array_blocks(path)
-    if blocks is None:
-        return None
-    scan_names = sorted(set(episodes.scans))
-    pos = {s: k for k, s in enumerate(scan_names)}
-    ep_scan = np.fromiter((pos[s] for s in episodes.scans), np.int32, len(episodes))
-    table = ViewpointTable.from_ids([graphs.graph(s).ids for s in scan_names])
-    state = _ScanState(len(episodes), form, key)
-    try:
-        for block in blocks:
-            if not state.add(block, episodes, ep_scan, table):
-                return None
-    except Incomplete:
-        return None
-    return state.result()
-
-
-class _ScanState:
-    """What the blocks of one predictions file add up to."""
-
-    def __init__(self, n_episodes: int, form: str, key: str | None) -> None:
-        self.form, self.key = form, key
-        self.seen = np.zeros(n_episodes, dtype=np.bool_)
-        self.eps: list[np.ndarray] = []
-        self.lens: list[np.ndarray] = []
-        self.nodes: list[np.ndarray] = []
-        self.unknown: list[str] = []
-        self.records = 0
-
-    def add(
-        self, block: memoryview, episodes: EpisodeTable, ep_scan: np.ndarray, table: Any
-    ) -> bool:
-        """Scans one block; False when the file must go to another path."""
-        from vlneval.data.scan import scan_predictions
-
-        keys = self.key or TRAJECTORY_KEYS
-        sp = scan_predictions(
-            block, id_field=episodes.id_field, key=keys, form=self.form, validated=True
-        )
-        if sp is None:
-            return False
-        if len(sp) == 0:
-            return True
-        self.form = sp.form  # the first block's form is required of the others
-        counts = sp.counts
-        index = episodes.index
-        idx = np.fromiter(map(index.get, sp.ids, repeat(-1)), dtype=np.int64, count=len(sp.ids))
-        known = idx >= 0
-        eps = idx[known]
-        if np.any(counts == 0) or np.any(np.bincount(eps, minlength=1) > 1) or self.seen[eps].any():
-            return False
-        self.seen[eps] = True
-        lens = counts[known].astype(np.int64)
-        starts, ends = sp.vp_starts, sp.vp_ends
-        if not known.all():  # copy only when some records are dropped
-            keep = np.repeat(known, counts)
-            starts, ends = starts[keep], ends[keep]
-        nodes = table.lookup_in(sp.buffer, starts, ends, np.repeat(ep_scan[eps], lens))
-        if np.any(nodes < 0):
-            return False
-        self.eps.append(eps)
-        self.lens.append(lens)
-        self.nodes.append(nodes.astype(np.int32))
-        self.unknown += [sp.ids[k] for k in np.flatnonzero(~known).tolist()]
-        self.records += len(sp)
-        return True
-
-    def result(self) -> tuple[str, np.ndarray, np.ndarray, np.ndarray, list[str]] | None:
-        """The file's (form, episodes, lengths, nodes, unknown ids); None for an empty file."""
-        if self.records == 0:
-            return None
-        return (
-            self.form,
-            np.concatenate(self.eps) if self.eps else np.zeros(0, np.int64),
-            np.concatenate(self.lens) if self.lens else np.zeros(0, np.int64),
-            np.concatenate(self.nodes) if self.nodes else np.zeros(0, np.int32),
-            self.unknown,
-        )
 
 
 def _assemble(
@@ -433,8 +352,11 @@ def _assemble(
     lengths = rec_len[order]
     offsets = np.zeros(len(order) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    # Gather each record's slice into episode order without a Python loop.
-    gather = np.repeat(starts[:-1][order] - offsets[:-1], lengths) + np.arange(offsets[-1])
+    # Gather each record's slice into episode order without a Python loop (in 32 bits when
+    # that suffices: these are the largest temporaries of a large file).
+    kind = np.int32 if offsets[-1] < 2**31 else np.int64
+    gather = np.repeat((starts[:-1][order] - offsets[:-1]).astype(kind), lengths)
+    gather += np.arange(offsets[-1], dtype=kind)
     warnings: list[str] = []
     if p.skipped:
         warnings.append(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import numpy as np
 from vlneval._memory import release_memory
 from vlneval.data.episodes import EpisodeTable
 from vlneval.data.predictions import Predictions, parse_predictions
+from vlneval.data.prescan import prescan_predictions
 from vlneval.errors import InvalidInputError, ProblemCollector, VLNEvalError
 from vlneval.evaluation.arrays import build_arrays
 from vlneval.evaluation.checks import check_rules
@@ -173,14 +175,23 @@ def score_graph_task(
 ) -> tuple[Evaluation, Predictions, GraphStore]:
     """Scores an R2R-family task (one without its own scorer) and also returns the parsed
     trajectories and the graphs, for callers that draw or diagnose them (see :func:`evaluate`)."""
-    episodes, store = load_split(
-        t, split, prof, root=root, episodes_file=episodes_file, graphs=graphs
-    )
-    if not episodes.scorable:
-        raise InvalidInputError(
-            f"{episodes.source}: split {split} has no goals (a hidden test split); it cannot be "
-            "scored locally: submit it to an evaluation server (vlneval submit)"
+    with ThreadPoolExecutor(1, thread_name_prefix="vlneval-prescan") as pool:
+        # The predictions file is read by the compiled scanner on the other core while the
+        # episodes load (both release the GIL in their compiled parts).
+        early = pool.submit(
+            prescan_predictions, predictions, t.id_field, form=form, trajectory_key=trajectory_key
         )
+        episodes, store = load_split(
+            t, split, prof, root=root, episodes_file=episodes_file, graphs=graphs
+        )
+        if not episodes.scorable:
+            early.cancel()
+            raise InvalidInputError(
+                f"{episodes.source}: split {split} has no goals (a hidden test split); it cannot "
+                "be scored locally: submit it to an evaluation server (vlneval submit)"
+            )
+        prescan = early.result()
+        del early
     release_memory()
     pc = ProblemCollector(str(predictions))
     preds = parse_predictions(
@@ -191,7 +202,9 @@ def score_graph_task(
         trajectory_key=trajectory_key,
         collect=pc,
         skip_summaries=skip_summaries,
+        prescan=prescan,
     )
+    del prescan  # its ids and codes are not needed any more
     release_memory()
     result = score_parsed(
         episodes, preds, store, prof, subset=subset, declared=declared, run=run, pc=pc

@@ -55,7 +55,7 @@ def _nodes(flat: Any, name: str, offsets: Any, off_name: str, sizes: np.ndarray)
                 f"{name}: episode {int(empty[0])} is empty ({empty.size} empty episode(s) in "
                 "all); every episode needs at least one node"
             )
-    limit = np.repeat(sizes, lengths)
+    limit = np.repeat(sizes.astype(np.int32 if sizes.max(initial=0) < 2**31 else np.int64), lengths)
     bad = np.flatnonzero((nodes < 0) | (nodes >= limit))
     if bad.size:
         k = int(bad[0])
