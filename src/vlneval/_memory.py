@@ -6,18 +6,41 @@ import ctypes
 import ctypes.util
 import functools
 
-__all__ = ["release_memory"]
+__all__ = ["release_memory", "prefer_mmap"]
+
+M_MMAP_THRESHOLD = -3  # mallopt's parameter number (glibc malloc.h)
 
 
 @functools.cache
-def _trim() -> object | None:
-    name = ctypes.util.find_library("c")
-    if not name:
+def _libc_function(name: str) -> object | None:
+    library = ctypes.util.find_library("c")
+    if not library:
         return None
     try:
-        return ctypes.CDLL(name).malloc_trim
+        return getattr(ctypes.CDLL(library), name)
     except (OSError, AttributeError):  # not glibc: nothing to do
         return None
+
+
+def _trim() -> object | None:
+    return _libc_function("malloc_trim")
+
+
+def prefer_mmap(threshold: int = 1 << 20) -> None:
+    """Makes glibc serve every allocation of ``threshold`` bytes or more with its own mapping,
+    returned to the system as soon as it is freed; a no-op elsewhere.
+
+    By default glibc raises this threshold each time a large block is freed, after which large
+    temporaries (a numpy array of a few MB) come from the heap and stay resident when freed.
+    The ``vlneval`` command fixes it once at start (a library should not change its host's
+    allocator, so only the command does).
+
+    Example:
+        >>> prefer_mmap()
+    """
+    mallopt = _libc_function("mallopt")
+    if mallopt is not None:
+        mallopt(M_MMAP_THRESHOLD, int(threshold))  # type: ignore[operator]
 
 
 def release_memory() -> None:

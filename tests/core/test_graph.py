@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -123,3 +124,22 @@ def test_real_distances_match_networkx(data_root: Path) -> None:
         abs(d[g.index[a], g.index[b]] - v) for a, row in ref.items() for b, v in row.items()
     )
     assert worst < 1e-9
+
+
+def test_typed_and_generic_readings_agree(tmp_path: Path) -> None:
+    from vlneval.graph.matterport import _typed, load_connectivity
+
+    recs = connectivity(SQUARE, SQUARE_EDGES, isolated=("X",))
+    recs[1]["included"] = False
+    p = write_json(tmp_path / "sq_connectivity.json", recs)
+    fast = _typed(p.read_bytes(), "sq", str(p))
+    slow = parse_connectivity(recs, scan="sq", source=str(p))
+    assert fast is not None and fast.ids == slow.ids == ["S", "B", "G"]
+    assert (fast.isolated, fast.excluded) == (slow.isolated, slow.excluded)
+    for name in ("positions", "edges", "weights", "heights"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    # Values the typed form does not take go to the generic reading, with its semantics.
+    recs[0]["image_id"], recs[2]["height"] = 7, "1.5"
+    p.write_text(json.dumps(recs))
+    assert _typed(p.read_bytes(), "sq", str(p)) is None
+    assert load_connectivity(p).ids == ["7", "B", "G"]

@@ -138,3 +138,20 @@ def test_integer_dtypes_are_accepted(square: np.ndarray) -> None:
         assert M.navigation_error(path, np.array([3], dtype=dtype), distances=square) == 0.0
     assert M.path_length([0, 3], distances=square.astype(np.float32)) == 4.0
     assert M.path_length([0, 3], distances=square.astype(np.int64)) == 4.0
+
+
+@pytest.mark.parametrize("threads", [2, 3, 7])
+def test_threads_split_the_episodes_without_changing_a_value(threads: int, kit) -> None:  # type: ignore[no-untyped-def]
+    world = kit.random_world(11, episodes=101)
+    one = M.score_batch(**kit.pack(world), threads=1)
+    many = M.score_batch(**kit.pack(world), threads=threads)
+    for key in M.COLUMNS:
+        np.testing.assert_array_equal(many[key], one[key], err_msg=key)
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])
+def test_threads_must_be_a_positive_integer(threads: Any, kit) -> None:  # type: ignore[no-untyped-def]
+    from vlneval.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="threads must be a positive integer"):
+        M.score_batch(**kit.pack(kit.random_world(0, episodes=3)), threads=threads)

@@ -160,9 +160,34 @@ class EpisodeTable:
     scorable: bool = True
     int_ids: bool = False
     index: dict[str, int] = field(init=False, repr=False)
+    _scan_codes: tuple[list[str], np.ndarray] | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         self.index = dict(zip(self.ids, range(len(self.ids)), strict=True))
+
+    def scans_of(self, rows: np.ndarray) -> tuple[list[str], np.ndarray]:
+        """The distinct scans of episodes ``rows``, sorted, and each row's position among them.
+
+        Example:
+            >>> t = EpisodeBuilder()
+            >>> for i, scan in enumerate("bab"):
+            ...     t.add(str(i), scan, ("v",), None, 0.0, "")
+            >>> names, pos = t.build(task="t", split="s", source="f", id_field="id").scans_of(
+            ...     np.array([2, 0]))
+            >>> names, pos.tolist()
+            (['b'], [0, 0])
+        """
+        if self._scan_codes is None:  # every episode's scan as a code, once
+            names = sorted(set(self.scans))
+            code = {s: k for k, s in enumerate(names)}
+            of_row = np.fromiter(map(code.__getitem__, self.scans), np.int32, len(self.scans))
+            self._scan_codes = names, of_row
+        names, of_row = self._scan_codes
+        codes = of_row[np.asarray(rows, dtype=np.int64)]
+        used = np.flatnonzero(np.bincount(codes, minlength=len(names)))
+        position = np.full(len(names), -1, dtype=np.int32)
+        position[used] = np.arange(len(used), dtype=np.int32)
+        return [names[k] for k in used.tolist()], position[codes]
 
     def __len__(self) -> int:
         return len(self.ids)

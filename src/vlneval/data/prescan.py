@@ -155,10 +155,7 @@ def _table(
     """The viewpoint table of the episodes' scans, and the position of each one's scan in it."""
     from vlneval.data.scan import ViewpointTable
 
-    scans, rows = episodes.scans, eps.tolist()
-    names = sorted({scans[i] for i in rows})
-    pos = {s: k for k, s in enumerate(names)}
-    of_ep = np.fromiter((pos[scans[i]] for i in rows), np.int32, len(rows))
+    names, of_ep = episodes.scans_of(eps)
     return ViewpointTable.from_ids([graphs.graph(s).ids for s in names]), of_ep
 
 

@@ -115,10 +115,8 @@ def build_arrays(episodes: EpisodeTable, preds: Predictions, graphs: GraphStore)
         InvalidInputError: a reference path or goal names a viewpoint that is not a graph node.
     """
     order = preds.episodes
-    scan_names = sorted({episodes.scans[i] for i in order})
-    scan_pos = {s: k for k, s in enumerate(scan_names)}
+    scan_names, scan_index = episodes.scans_of(order)
     dist_flat, offsets, sizes = graphs.share_tables(scan_names)
-    scan_index = np.array([scan_pos[episodes.scans[i]] for i in order], dtype=np.int32)
     paths: Any = _LazyRows(episodes.paths, order)
     goal_sets: Any = _LazyRows(episodes.goals, order)
     codes = {}

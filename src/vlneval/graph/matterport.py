@@ -115,11 +115,41 @@ def load_connectivity(path: str | Path, scan: str | None = None) -> NavGraph:
     path = Path(path)
     if scan is None:
         scan = path.name.split("_connectivity")[0]
+    raw = read_json_bytes(path)
+    fast = _typed(raw, scan, str(path))
+    if fast is not None:
+        return fast
     try:
-        records = msgspec.json.decode(read_json_bytes(path))
+        records = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
         raise InvalidInputError(f"{path}: not valid JSON ({exc})") from exc
     return parse_connectivity(records, scan=scan, source=str(path))
+
+
+def _typed(raw: bytes, scan: str, source: str) -> NavGraph | None:
+    """The graph of a well-formed file, decoded straight into typed records (msgspec checks
+    every type in C); None for anything else, which :func:`parse_connectivity` then explains."""
+    import msgspec
+
+    from vlneval.graph._records import Viewpoint
+
+    try:
+        records = msgspec.json.decode(raw, type=list[Viewpoint])
+    except msgspec.MsgspecError:
+        return None
+    n = len(records)
+    if not n or any(len(r.unobstructed) != n for r in records):
+        return None
+    heights = [r.height for r in records]
+    return _build(
+        [r.image_id for r in records],
+        np.array([r.pose for r in records], dtype=np.float64),
+        np.array([r.unobstructed for r in records], dtype=np.bool_),
+        np.array([r.included for r in records], dtype=np.bool_),
+        None if any(h is msgspec.UNSET for h in heights) else np.array(heights, np.float64),
+        scan,
+        source,
+    )
 
 
 def _is_number(x: Any) -> bool:
@@ -170,7 +200,7 @@ def parse_connectivity(records: Any, *, scan: str, source: str = "<memory>") -> 
         >>> g.ids, g.weights.tolist(), sorted(g.isolated)
         (['a', 'b'], [5.0], ['c'])
     """
-    n = _check_records(records, source)
+    _check_records(records, source)
     ids = [str(r["image_id"]) for r in records]
     try:
         poses = np.asarray([r["pose"] for r in records], dtype=np.float64)
@@ -179,9 +209,26 @@ def parse_connectivity(records: Any, *, scan: str, source: str = "<memory>") -> 
         raise InvalidInputError(
             f"{source}: pose/unobstructed values are not numbers ({exc})"
         ) from exc
+    included = np.asarray([bool(r["included"]) for r in records], dtype=np.bool_)
+    heights = None
+    if all("height" in r for r in records):
+        heights = np.asarray([float(r["height"]) for r in records])
+    return _build(ids, poses, unob, included, heights, scan, source)
+
+
+def _build(
+    ids: list[str],
+    poses: np.ndarray,
+    unob: np.ndarray,
+    included: np.ndarray,
+    heights: np.ndarray | None,
+    scan: str,
+    source: str,
+) -> NavGraph:
+    """The graph of checked records: poses ``(n, 16)``, ``unobstructed`` ``(n, n)``."""
+    n = len(ids)
     if not np.isfinite(poses).all():
         raise InvalidInputError(f"{source}: a pose holds NaN or infinity")
-    included = np.asarray([bool(r["included"]) for r in records], dtype=np.bool_)
     if not np.array_equal(unob, unob.T):
         i, j = np.argwhere(unob != unob.T)[0]
         raise InvalidInputError(
@@ -198,9 +245,6 @@ def parse_connectivity(records: Any, *, scan: str, source: str = "<memory>") -> 
     ii, jj = np.nonzero(np.triu(mask, 1))
     edges = np.stack([remap[ii], remap[jj]], axis=1).astype(np.int32)
     weights = np.linalg.norm(pos_all[ii] - pos_all[jj], axis=1)
-    heights = None
-    if all("height" in r for r in records):
-        heights = np.asarray([float(r["height"]) for r in records])[keep]
     return NavGraph(
         scan=scan,
         ids=[ids[k] for k in keep],
@@ -209,6 +253,6 @@ def parse_connectivity(records: Any, *, scan: str, source: str = "<memory>") -> 
         weights=weights,
         isolated=frozenset(ids[k] for k in range(n) if included[k] and not has_edge[k]),
         excluded=frozenset(ids[k] for k in range(n) if not included[k]),
-        heights=heights,
+        heights=None if heights is None else heights[keep],
         source=source,
     )

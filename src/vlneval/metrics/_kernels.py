@@ -186,9 +186,12 @@ def score_batch(
     out,
     scratch,
     row,
+    lo,
+    hi,
 ):
-    """Fills out[:, i] for every episode; rows follow batch.COLUMNS. No allocation per episode."""
-    for i in range(scan_index.shape[0]):
+    """Fills out[:, i] for episodes ``lo <= i < hi``; rows follow batch.COLUMNS. No allocation
+    per episode; ``scratch`` and ``row`` are this call's own (one pair per thread)."""
+    for i in range(lo, hi):
         s = scan_index[i]
         off = table_offsets[s]
         n = table_sizes[s]

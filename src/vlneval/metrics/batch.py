@@ -70,6 +70,7 @@ def score_batch(
     collapse_repeats: bool = True,
     cls_threshold: float | None = None,
     validate: bool = True,
+    threads: int | None = None,
 ) -> dict[str, np.ndarray]:
     """Scores N episodes in one pass; the same cores as the single-episode functions.
 
@@ -104,6 +105,8 @@ def score_batch(
         cls_threshold: δ of CLS; None means ``threshold``.
         validate: check every array (vectorised, O(total size)); pass False only for arrays
             that were already checked.
+        threads: how many threads share the episodes (the kernel releases the GIL); None
+            uses up to 4 of the process's cores from 50,000 episodes on, and 1 below that.
 
     Returns:
         ``{column: float64[N]}`` for every name in :data:`COLUMNS`.
@@ -145,18 +148,52 @@ def score_batch(
     dist, starts, sizes, scans, tr, tr_off, rf, rf_off, gl, gl_off = _normalise(arrays)
     traj_len = int(np.diff(tr_off).max(initial=0))
     ref_len = int(np.diff(rf_off).max(initial=0))
-    scratch = np.empty(max(traj_len, 1), dtype=np.int32)  # the collapsed trajectory
-    row = np.empty(max(min(traj_len, ref_len), 1), dtype=np.float64)  # one DTW row
     out = np.empty((len(COLUMNS), scans.shape[0]), dtype=np.float64)
 
     from vlneval.metrics import _kernels
 
-    _kernels.score_batch(
-        dist, starts, sizes, scans, tr, tr_off, rf, rf_off, gl, gl_off,
-        delta, bool(success_inclusive), bool(sdtw_inclusive), spl_reference == "reference",
-        floor, bool(collapse_repeats), cls_delta, out, scratch, row,
-    )  # fmt: skip
+    def run(lo: int, hi: int) -> None:
+        scratch = np.empty(max(traj_len, 1), dtype=np.int32)  # the collapsed trajectory
+        row = np.empty(max(min(traj_len, ref_len), 1), dtype=np.float64)  # one DTW row
+        _kernels.score_batch(
+            dist, starts, sizes, scans, tr, tr_off, rf, rf_off, gl, gl_off,
+            delta, bool(success_inclusive), bool(sdtw_inclusive), spl_reference == "reference",
+            floor, bool(collapse_repeats), cls_delta, out, scratch, row, lo, hi,
+        )  # fmt: skip
+
+    _in_parts(run, scans.shape[0], _thread_count(threads, scans.shape[0]))
     return dict(zip(COLUMNS, out, strict=True))
+
+
+PARALLEL_FROM = 50_000  # below this many episodes one thread is quicker than starting another
+
+
+def _thread_count(threads: int | None, n: int) -> int:
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise InvalidInputError(f"threads must be a positive integer or None; got {threads!r}")
+        return threads
+    if n < PARALLEL_FROM:
+        return 1
+    import os
+
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
+
+
+def _in_parts(run: Any, n: int, threads: int) -> None:
+    """``run(lo, hi)`` over ``[0, n)`` cut into ``threads`` parts, one per thread (the kernel
+    releases the GIL), the last part in the calling thread."""
+    bounds = [n * k // threads for k in range(threads + 1)]
+    if threads == 1:
+        run(0, n)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads - 1, thread_name_prefix="vlneval-score") as pool:
+        parts = [pool.submit(run, a, b) for a, b in zip(bounds[:-2], bounds[1:-1], strict=True)]
+        run(bounds[-2], bounds[-1])
+        for part in parts:
+            part.result()
 
 
 def _normalise(arrays: tuple[Any, ...]) -> list[np.ndarray]:
