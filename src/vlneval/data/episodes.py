@@ -29,7 +29,9 @@ class TextColumn(Sequence[str]):
         ['stop →', '', 'go left']
     """
 
-    def __init__(self, blob: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray) -> None:
+    def __init__(
+        self, blob: bytes | bytearray, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray
+    ) -> None:
         self.blob, self.starts, self.ends, self.rows = blob, starts, ends, rows
 
     def __len__(self) -> int:

@@ -7,6 +7,7 @@ Each instruction ``k`` of a path is one episode with id ``"<path_id>_<k>"``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,10 +70,11 @@ class _Scanned:
     codes: list[np.ndarray] = field(default_factory=list)
     vocab: SpanInterner = field(default_factory=SpanInterner)
     n_instructions: list[np.ndarray] = field(default_factory=list)
-    blobs: list[bytes] = field(default_factory=list)
+    blob: bytearray = field(default_factory=bytearray)
     literal_starts: list[np.ndarray] = field(default_factory=list)
     literal_ends: list[np.ndarray] = field(default_factory=list)
-    blob_size: int = 0
+    on_scans: Callable[[list[str]], None] | None = None
+    seen_scans: set[str] = field(default_factory=set)
 
     def add(self, block: memoryview) -> bool:
         """Scans one block of whole records; False when the file must go to another path."""
@@ -85,21 +87,25 @@ class _Scanned:
             return True
         self.path_ids += se.path_ids
         self.scans += se.scans
+        if self.on_scans is not None and not self.seen_scans.issuperset(se.scans):
+            new = set(se.scans) - self.seen_scans
+            self.seen_scans |= new
+            self.on_scans(sorted(new))
         self.headings.append(se.headings)
         self.has_distance.append(se.has_distance)
         self.path_lengths.append(np.diff(se.path_offsets))
         self.codes.append(self.vocab.add(se.buffer, se.vp_starts, se.vp_ends))
         self.n_instructions.append(np.diff(se.instruction_offsets))
         starts, ends = se.instruction_starts, se.instruction_ends
-        blob = _kernels().gather(se.buffer, starts, ends, 44).tobytes()
         lengths = (ends - starts).astype(np.int64)
         at = np.zeros(len(lengths), dtype=np.int64)
         if len(lengths) > 1:
             np.cumsum(lengths[:-1] + 1, out=at[1:])
-        self.literal_starts.append(self.blob_size + at)
-        self.literal_ends.append(self.blob_size + at + lengths)
-        self.blobs.append(blob)
-        self.blob_size += len(blob) + 1  # blocks are joined by one comma
+        size = len(self.blob)
+        self.literal_starts.append(size + at)
+        self.literal_ends.append(size + at + lengths)
+        self.blob += memoryview(_kernels().gather(se.buffer, starts, ends, 44))
+        self.blob += b","  # one comma after each block's literals
         return True
 
 
@@ -113,14 +119,14 @@ def _offsets(lengths: np.ndarray) -> np.ndarray:
     return out
 
 
-def _scan_file(path: Path) -> _Scanned | None:
+def _scan_file(path: Path, on_scans: Callable[[list[str]], None] | None) -> _Scanned | None:
     """Every block of ``path`` through the compiled scanner; None to decline."""
     from vlneval.data.stream import Incomplete, array_blocks
 
     blocks = array_blocks(path)
     if blocks is None:
         return None
-    merged = _Scanned()
+    merged = _Scanned(on_scans=on_scans)
     try:
         for block in blocks:
             if not merged.add(block):
@@ -131,10 +137,16 @@ def _scan_file(path: Path) -> _Scanned | None:
 
 
 def _scanned(
-    path: Path, max_instructions: int | None, *, task: str, split: str, source: str
+    path: Path,
+    max_instructions: int | None,
+    *,
+    task: str,
+    split: str,
+    source: str,
+    on_scans: Callable[[list[str]], None] | None = None,
 ) -> EpisodeTable | None:
     """The compiled field scanner's reading of a valid file; None sends it elsewhere."""
-    m = _scan_file(path)
+    m = _scan_file(path, on_scans)
     if m is None or not m.path_ids or len(set(m.path_ids)) != len(m.path_ids):
         return None
     plen = _cat(m.path_lengths, np.int64)
@@ -154,7 +166,7 @@ def _scanned(
     ]
     rows = np.where(n_instr[rec] > 0, _offsets(n_instr)[rec] + k, -1)
     texts = TextColumn(
-        b",".join(m.blobs), _cat(m.literal_starts, np.int64), _cat(m.literal_ends, np.int64), rows
+        m.blob, _cat(m.literal_starts, np.int64), _cat(m.literal_ends, np.int64), rows
     )
     try:
         vocab = m.vocab.texts()
@@ -185,6 +197,7 @@ def load_r2r(
     task: str = "r2r",
     split: str = "",
     max_instructions: int | None = None,
+    on_scans: Callable[[list[str]], None] | None = None,
 ) -> EpisodeTable:
     """Loads an R2R-format episode file.
 
@@ -194,13 +207,17 @@ def load_r2r(
         split: the split name recorded on the table.
         max_instructions: score only instructions ``k < max_instructions`` of each path (the
             official R2R scorer hard-codes 3); the others are listed in ``left_out``.
+        on_scans: called with the scans met in each block of a large file, as soon as they
+            are met (e.g. :meth:`vlneval.graph.store.GraphStore.prefetch`); a hint only.
 
     Raises:
         InvalidInputError: every malformed record, named by its position and field.
     """
     path = Path(path)
     source = str(path)
-    scanned = _scanned(path, max_instructions, task=task, split=split, source=source)
+    scanned = _scanned(
+        path, max_instructions, task=task, split=split, source=source, on_scans=on_scans
+    )
     if scanned is not None:
         return scanned
     raw = read_bytes(path)

@@ -92,8 +92,18 @@ def load_split(
 ) -> tuple[EpisodeTable, GraphStore]:
     """The episodes of ``split`` and the graphs of their scans."""
     base = task_base(task, root)
-    episodes = task.load(episodes_path(task, split, base, episodes_file), split, profile)
-    return episodes, open_graphs(graphs, base)
+    try:
+        store = open_graphs(graphs, base)
+    except VLNEvalError as exc:  # reported after any problem with the episodes
+        missing: VLNEvalError | None = exc
+    else:
+        missing = None
+    path = episodes_path(task, split, base, episodes_file)
+    # The graphs of the scans the episodes name load on a worker thread as they are met.
+    episodes = task.load(path, split, profile, on_scans=None if missing else store.prefetch)
+    if missing is not None:
+        raise missing
+    return episodes, store
 
 
 def evaluate(

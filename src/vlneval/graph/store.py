@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +31,9 @@ class GraphStore:
         self._files = self._index()
         self._graphs: dict[str, NavGraph] = {}
         self._tables: dict[str, np.ndarray] = {}
+        self._loading: dict[str, Future[tuple[NavGraph, np.ndarray]]] = {}
+        self._worker: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
 
     def _index(self) -> dict[str, Path]:
         files: dict[str, Path] = {}
@@ -53,6 +59,30 @@ class GraphStore:
         """The geodesic distance table of ``scan`` (node order of :meth:`graph`)."""
         self._load(scan)
         return self._tables[scan]
+
+    def prefetch(self, scans: Iterable[str]) -> None:
+        """Starts loading the graphs and tables of ``scans`` on a worker thread, so that they
+        are ready (or nearly) when asked for; scans without a file are left for :meth:`graph`
+        to report. A loader calls this as it meets new scans in a large episode file.
+
+        Example:
+            >>> import tempfile, pathlib, json
+            >>> d = pathlib.Path(tempfile.mkdtemp())
+            >>> eye = lambda x: [1, 0, 0, x, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
+            >>> recs = [{"image_id": v, "pose": eye(2.0 * k), "included": True,
+            ...          "unobstructed": [k != j for j in range(2)]} for k, v in enumerate("ab")]
+            >>> _ = (d / "s_connectivity.json").write_text(json.dumps(recs))
+            >>> store = GraphStore(d, use_cache=False)
+            >>> store.prefetch(["s", "unknown"])
+            >>> store.distances("s").tolist()
+            [[0.0, 2.0], [2.0, 0.0]]
+        """
+        with self._lock:
+            for scan in scans:
+                if scan in self._files and scan not in self._graphs and scan not in self._loading:
+                    if self._worker is None:
+                        self._worker = ThreadPoolExecutor(1, thread_name_prefix="vlneval-graphs")
+                    self._loading[scan] = self._worker.submit(self._read, scan)
 
     def share_tables(self, scans: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The tables of ``scans`` laid end to end in one buffer, (flat, offsets, sizes).
@@ -85,21 +115,29 @@ class GraphStore:
     def _load(self, scan: str) -> None:
         if scan in self._graphs:
             return
+        with self._lock:
+            loading = self._loading.pop(scan, None)
+        if loading is not None:
+            self._graphs[scan], self._tables[scan] = loading.result()
+            return
         if scan not in self._files:
             raise UnknownNameError(
                 f"scan (no connectivity file in {self.folder})", scan, self._files
             )
+        self._graphs[scan], self._tables[scan] = self._read(scan)
+
+    def _read(self, scan: str) -> tuple[NavGraph, np.ndarray]:
+        """The graph and table of ``scan``: from the disk cache, or computed (and cached)."""
         from vlneval.graph import distances as dist
         from vlneval.graph.matterport import load_connectivity
 
         path = self._files[scan]
         key = dist.file_key(path.read_bytes(), scan) if self.use_cache else ""
         cached = dist.load_cached(key, scan, str(path)) if self.use_cache else None
-        if cached is None:
-            graph = load_connectivity(path, scan)
-            table = dist.distance_table(graph)
-            if self.use_cache:
-                dist.save_cached(key, graph, table)
-        else:
-            graph, table = cached
-        self._graphs[scan], self._tables[scan] = graph, table
+        if cached is not None:
+            return cached
+        graph = load_connectivity(path, scan)
+        table = dist.distance_table(graph)
+        if self.use_cache:
+            dist.save_cached(key, graph, table)
+        return graph, table
