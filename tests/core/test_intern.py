@@ -40,8 +40,9 @@ def test_codes_follow_first_appearance() -> None:
     assert interner.texts() == ["x", "y", "z"]
 
 
-def test_unequal_span_arrays_are_refused() -> None:
+def test_spans_outside_the_buffer_are_refused() -> None:
     import pytest
 
-    with pytest.raises(ValueError, match="as many"):
-        SpanInterner().add(b"ab", np.array([0]), np.array([], dtype=np.int64))
+    for starts, ends in (([0], []), ([1], [0]), ([-1], [1]), ([0], [3])):
+        with pytest.raises(ValueError, match="spans must lie in the buffer"):
+            SpanInterner().add(b"ab", np.array(starts, np.int64), np.array(ends, np.int64))

@@ -20,10 +20,13 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
+from vlneval.data._words import has_byte, load_u64
+
 _jit = numba.njit(cache=True, nogil=True)
 
 QUOTE, BACKSLASH, COMMA, COLON, MINUS, DOT = 34, 92, 44, 58, 45, 46
 LBRACK, RBRACK, LBRACE, RBRACE = 91, 93, 123, 125
+QUOTES, BACKSLASHES = np.uint64(0x2222222222222222), np.uint64(0x5C5C5C5C5C5C5C5C)
 
 # Trajectory forms.
 AUTO, TRIPLE, PLAIN, NESTED = 0, 1, 2, 3
@@ -124,6 +127,11 @@ def string_end(buf, i, n):
     """Offset of the closing quote of the string opening at ``i`` (-1 if none), and whether it
     holds an escape sequence."""
     j = i + 1
+    while j + 8 <= n:  # eight bytes at a time while none is a quote or a backslash
+        w = load_u64(buf, j)  # type: ignore[call-arg,var-annotated]
+        if has_byte(w, QUOTES) or has_byte(w, BACKSLASHES):
+            break
+        j += 8
     while j < n and buf[j] != QUOTE and buf[j] != BACKSLASH:
         j += 1
     if j < n and buf[j] == QUOTE:

@@ -54,8 +54,11 @@ class SpanInterner:
         from vlneval.data._intern_kernel import intern_spans, rehash
 
         starts, ends = _int64(starts), _int64(ends)
-        if len(starts) != len(ends) or (len(starts) and (ends < starts).any()):
-            raise ValueError("as many span ends as starts are needed, none before its start")
+        buf = _buffer(raw)
+        if len(starts) != len(ends) or (
+            len(starts) and ((ends < starts).any() or starts.min() < 0 or ends.max() > len(buf))
+        ):
+            raise ValueError("spans must lie in the buffer: as many ends as starts, in order")
         n, size = int(self.used[0]), int(self.used[1])
         need = n + len(starts)
         self.blob = _grown(self.blob, size + int((ends - starts).sum()), size)
@@ -64,7 +67,6 @@ class SpanInterner:
         self.hashes = _grown(self.hashes, need, n)
         table = (self.starts, self.ends, self.hashes)
         codes = np.empty(len(starts), np.int32)
-        buf = _buffer(raw)
         q = 0
         while True:
             q = intern_spans(buf, starts, ends, codes, q, table, self.blob, self.slots, self.used)
