@@ -46,3 +46,23 @@ def test_spans_outside_the_buffer_are_refused() -> None:
     for starts, ends in (([0], []), ([1], [0]), ([-1], [1]), ([0], [3])):
         with pytest.raises(ValueError, match="spans must lie in the buffer"):
             SpanInterner().add(b"ab", np.array(starts, np.int64), np.array(ends, np.int64))
+
+
+def test_find_names_known_texts_and_refuses_none() -> None:
+    interner = SpanInterner()
+    interner.add(*_spans(["12_0", "12_1", "7_0"]))
+    got = interner.find(*_spans(["7_0", "12_2", "12_1", "", "12_0"]))
+    assert got.tolist() == [2, -1, 1, -1, 0]
+
+
+def test_episode_rows_of_id_spans_match_the_index() -> None:
+    from vlneval.data.episodes import EpisodeBuilder
+
+    b = EpisodeBuilder()
+    ids = ["4_0", "4_1", "é_0", "a\nb", "9"]  # one id holds a line break
+    for eid in ids:
+        b.add(eid, "s", ("v",), None, 0.0, "")
+    table = b.build(task="t", split="s", source="f", id_field="instr_id")
+    asked = ["a\nb", "9", "4_1", "nope", "é_0", "4_0"]
+    raw, starts, ends = _spans(asked)
+    assert table.rows_of(raw, starts, ends).tolist() == [table.index.get(a, -1) for a in asked]

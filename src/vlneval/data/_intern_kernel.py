@@ -7,7 +7,7 @@ import numpy as np
 from vlneval.data._scan_kernels import FNV_PRIME, _jit, borrow_u8, mix
 from vlneval.data._words import load_u64
 
-__all__ = ["intern_spans", "rehash"]
+__all__ = ["find_spans", "intern_spans", "rehash"]
 
 
 @_jit
@@ -89,3 +89,23 @@ def intern_spans(raw, starts, ends, codes, begin, table, blob, slots, used):  # 
         q += 1
     used[0], used[1] = n, size
     return q
+
+
+@_jit
+def find_spans(raw, starts, ends, table, blob, slots):  # pragma: no cover - compiled
+    """The code of each span's text in the table, -1 where it is not there."""
+    u_starts, u_ends, hashes = table
+    buf = borrow_u8(raw)
+    mask = np.uint64(slots.shape[0] - 1)
+    codes = np.full(starts.shape[0], -1, np.int32)
+    for q in range(starts.shape[0]):
+        a, b = starts[q], ends[q]
+        h = word_hash(buf, a, b)
+        s = h & mask
+        while slots[s] >= 0:
+            e = slots[s]
+            if hashes[e] == h and word_equal(buf, a, b, blob, u_starts[e], u_ends[e]):
+                codes[q] = e
+                break
+            s = (s + np.uint64(1)) & mask
+    return codes

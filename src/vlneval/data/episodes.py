@@ -107,6 +107,26 @@ class PathColumn(Sequence[tuple[str, ...]]):
         return self.codes[idx], offsets
 
 
+def _id_table(ids: list[str]) -> tuple[Any, np.ndarray]:
+    """A compiled table of ``ids`` and the row of each of its codes (the last row of an id
+    given twice, as a dict would keep)."""
+    from vlneval.data.intern import SpanInterner
+
+    blob = "\n".join(ids).encode()
+    ends = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 10)
+    if len(ends) != max(len(ids) - 1, 0):  # an id holds a line break: measure each one
+        sizes = np.fromiter((len(i.encode()) for i in ids), np.int64, len(ids))
+        ends = np.cumsum(sizes + 1) - 1
+    ends = np.append(ends[: len(ids) - 1], len(blob)) if ids else ends[:0]
+    starts = np.zeros(len(ids), dtype=np.int64)
+    starts[1:] = ends[:-1] + 1
+    interner = SpanInterner()
+    codes = interner.add(blob, starts, ends)
+    row_of_code = np.empty(len(interner), dtype=np.int64)
+    row_of_code[codes] = np.arange(len(ids))
+    return interner, row_of_code
+
+
 @dataclass(frozen=True, slots=True)
 class Episode:
     """One episode as an environment needs it.
@@ -161,11 +181,38 @@ class EpisodeTable:
     left_out: list[str] = field(default_factory=list)
     scorable: bool = True
     int_ids: bool = False
-    index: dict[str, int] = field(init=False, repr=False)
-    _scan_codes: tuple[list[str], np.ndarray] | None = field(init=False, repr=False, default=None)
+    _index: dict[str, int] | None = field(init=False, repr=False, default=None, compare=False)
+    _scan_codes: tuple[list[str], np.ndarray] | None = field(
+        init=False, repr=False, default=None, compare=False
+    )
+    _id_table: tuple[Any, np.ndarray] | None = field(
+        init=False, repr=False, default=None, compare=False
+    )
 
-    def __post_init__(self) -> None:
-        self.index = dict(zip(self.ids, range(len(self.ids)), strict=True))
+    @property
+    def index(self) -> dict[str, int]:
+        """The row of each episode id (built on first use)."""
+        if self._index is None:
+            self._index = dict(zip(self.ids, range(len(self.ids)), strict=True))
+        return self._index
+
+    def rows_of(self, raw: Any, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """The row of the episode whose id is each span ``raw[starts[j]:ends[j]]`` (UTF-8
+        text), -1 where there is none: a compiled lookup, without a Python string per span.
+
+        Example:
+            >>> b = EpisodeBuilder()
+            >>> for eid in ("4_0", "4_1"):
+            ...     b.add(eid, "s", ("v",), None, 0.0, "")
+            >>> t = b.build(task="t", split="s", source="f", id_field="instr_id")
+            >>> t.rows_of(b"4_1 9_0 4_0", np.array([0, 4, 8]), np.array([3, 7, 11])).tolist()
+            [1, -1, 0]
+        """
+        if self._id_table is None:
+            self._id_table = _id_table(self.ids)
+        interner, row_of_code = self._id_table
+        codes = interner.find(raw, starts, ends)
+        return np.where(codes >= 0, row_of_code[codes], -1)
 
     def scans_of(self, rows: np.ndarray) -> tuple[list[str], np.ndarray]:
         """The distinct scans of episodes ``rows``, sorted, and each row's position among them.

@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +34,17 @@ def _grown(a: np.ndarray, need: int, fill: int) -> np.ndarray:
     out = np.empty(max(need, 2 * len(a)), dtype=a.dtype)
     out[:fill] = a[:fill]
     return out
+
+
+def _checked(raw: Buffer, starts: Any, ends: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The buffer and spans as the kernels take them; spans outside the buffer are refused
+    (the kernels do not check bounds)."""
+    buf, starts, ends = _buffer(raw), _int64(starts), _int64(ends)
+    if len(starts) != len(ends) or (
+        len(starts) and ((ends < starts).any() or starts.min() < 0 or ends.max() > len(buf))
+    ):
+        raise ValueError("spans must lie in the buffer: as many ends as starts, in order")
+    return buf, starts, ends
 
 
 class SpanInterner:
@@ -53,12 +65,7 @@ class SpanInterner:
         """The code (``int32``) of each span ``raw[starts[j]:ends[j]]``."""
         from vlneval.data._intern_kernel import intern_spans, rehash
 
-        starts, ends = _int64(starts), _int64(ends)
-        buf = _buffer(raw)
-        if len(starts) != len(ends) or (
-            len(starts) and ((ends < starts).any() or starts.min() < 0 or ends.max() > len(buf))
-        ):
-            raise ValueError("spans must lie in the buffer: as many ends as starts, in order")
+        buf, starts, ends = _checked(raw, starts, ends)
         n, size = int(self.used[0]), int(self.used[1])
         need = n + len(starts)
         self.blob = _grown(self.blob, size + int((ends - starts).sum()), size)
@@ -73,6 +80,21 @@ class SpanInterner:
             if q == len(starts):
                 return codes
             self.slots = rehash(self.hashes, int(self.used[0]), 2 * len(self.slots))
+
+    def find(self, raw: Buffer, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """The code (``int32``) of each span's text, -1 where the text was never added.
+
+        Example:
+            >>> interner = SpanInterner()
+            >>> _ = interner.add(b"ab cd", np.array([0, 3]), np.array([2, 5]))
+            >>> interner.find(b"cd xy", np.array([0, 3]), np.array([2, 5])).tolist()
+            [1, -1]
+        """
+        from vlneval.data._intern_kernel import find_spans
+
+        buf, starts, ends = _checked(raw, starts, ends)
+        table = (self.starts, self.ends, self.hashes)
+        return find_spans(buf, starts, ends, table, self.blob, self.slots)  # type: ignore[no-any-return]
 
     def texts(self) -> list[str]:
         """Every distinct text, in order of code (interned strings).

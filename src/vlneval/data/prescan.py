@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,7 +49,8 @@ class Prescan:
     Attributes:
         path, id_field, form_asked, key: what was read, and how.
         form: the trajectory form found (``triple``, ``plain`` or ``nested``).
-        ids: each record's id as text, in file order.
+        id_blob, id_starts, id_ends: each record's id as UTF-8 text,
+            ``id_blob[id_starts[k]:id_ends[k]]``, in file order (see :attr:`ids`).
         counts: each record's number of steps.
         codes: each step's viewpoint, as a code into ``vocab``.
         vocab: the distinct viewpoint texts.
@@ -61,10 +61,19 @@ class Prescan:
     form_asked: str
     key: str | None
     form: str
-    ids: list[str]
+    id_blob: bytearray
+    id_starts: np.ndarray
+    id_ends: np.ndarray
     counts: np.ndarray
     codes: np.ndarray
     vocab: SpanInterner
+
+    @property
+    def ids(self) -> list[str]:
+        """Each record's id as text, in file order."""
+        from vlneval.data.scan import span_strings
+
+        return span_strings(self.id_blob, self.id_starts, self.id_ends)
 
     def answers(self, path: Path, id_field: str, form: str, key: str | None) -> bool:
         """Whether this is the reading :func:`prescan_predictions` would give for these."""
@@ -97,14 +106,14 @@ def prescan_predictions(
 
 
 def _prescan(path: Path, id_field: str, form: str, key: str | None) -> Prescan | None:
-    from vlneval.data.scan import scan_predictions
+    from vlneval.data.scan import _kernels, scan_predictions
     from vlneval.data.stream import Incomplete, array_blocks
 
     blocks = array_blocks(path)
     if blocks is None:
         return None
-    found, ids, counts, codes = form, [], [], []
-    vocab = SpanInterner()
+    found, counts, codes, id_starts, id_ends = form, [], [], [], []
+    id_blob, vocab = bytearray(), SpanInterner()
     try:
         for block in blocks:
             sp = scan_predictions(
@@ -114,17 +123,24 @@ def _prescan(path: Path, id_field: str, form: str, key: str | None) -> Prescan |
                 return None
             if len(sp):
                 found = sp.form  # the first block's form is required of the others
-                ids += sp.ids
+                lengths = sp.id_ends - sp.id_starts
+                starts = len(id_blob) + np.cumsum(lengths + 1) - lengths - 1
+                id_starts.append(starts)
+                id_ends.append(starts + lengths)
+                id_blob += memoryview(_kernels().gather(sp.buffer, sp.id_starts, sp.id_ends, 10))
+                id_blob += b"\n"
                 counts.append(sp.counts)
                 codes.append(vocab.add(sp.buffer, sp.vp_starts, sp.vp_ends))
     except Incomplete:
         return None
-    if not ids:
+    if not counts:
         return None
     vocab.texts()  # raises UnicodeDecodeError (declines) now rather than later
+    cat = np.concatenate
     return Prescan(
-        path, id_field, form, key, found, ids, np.concatenate(counts), np.concatenate(codes), vocab
-    )
+        path, id_field, form, key, found, id_blob, cat(id_starts), cat(id_ends), cat(counts),
+        cat(codes), vocab,
+    )  # fmt: skip
 
 
 def resolve(pre: Prescan, episodes: EpisodeTable, graphs: GraphStore) -> Resolved | None:
@@ -133,8 +149,7 @@ def resolve(pre: Prescan, episodes: EpisodeTable, graphs: GraphStore) -> Resolve
     Returns None (the validating parser takes over) for an empty trajectory, an id given
     twice, or a viewpoint that is not a node of its episode's scan.
     """
-    index = episodes.index
-    idx = np.fromiter(map(index.get, pre.ids, repeat(-1)), np.int64, len(pre.ids))
+    idx = episodes.rows_of(pre.id_blob, pre.id_starts, pre.id_ends)
     known = idx >= 0
     eps = idx[known]
     if np.any(pre.counts == 0) or np.any(np.bincount(eps, minlength=1) > 1):
@@ -145,8 +160,14 @@ def resolve(pre: Prescan, episodes: EpisodeTable, graphs: GraphStore) -> Resolve
     nodes = _nodes(table, pre.vocab, codes, np.repeat(ep_scan, lens))
     if nodes is None:
         return None
-    unknown = [pre.ids[k] for k in np.flatnonzero(~known).tolist()]
+    unknown = _texts(pre, np.flatnonzero(~known))
     return pre.form, eps, lens, nodes, unknown
+
+
+def _texts(pre: Prescan, which: np.ndarray) -> list[str]:
+    from vlneval.data.scan import span_strings
+
+    return span_strings(pre.id_blob, pre.id_starts[which], pre.id_ends[which])
 
 
 def _table(

@@ -44,7 +44,7 @@ __all__ = [
     "unique_strings",
 ]
 
-Buffer = bytes | memoryview | np.ndarray
+Buffer = bytes | bytearray | memoryview | np.ndarray
 
 FORM_CODES = {"auto": 0, "triple": 1, "plain": 2, "nested": 3}
 FORM_NAMES = {1: "triple", 2: "plain", 3: "nested"}
@@ -163,7 +163,8 @@ class ScannedPredictions:
     Attributes:
         buffer: the file's bytes (``uint8``; a view of the ``bytes`` given to the scanner).
         form: the trajectory form: ``triple``, ``plain`` or ``nested`` (flattened in order).
-        ids: each record's id as text (an integer id as its decimal digits), in file order.
+        id_starts, id_ends: each record's id, ``buffer[id_starts[k]:id_ends[k]]``: the text of a
+            string id, the digits of an integer id (valid UTF-8; see :attr:`ids`).
         id_is_int: True where the id was a JSON integer rather than a string.
         offsets: record ``k``'s viewpoints are steps ``offsets[k]:offsets[k + 1]``.
         vp_starts, vp_ends: each step's viewpoint id, ``buffer[vp_starts[j]:vp_ends[j]]``.
@@ -171,14 +172,20 @@ class ScannedPredictions:
 
     buffer: np.ndarray = field(repr=False)
     form: str
-    ids: list[str] = field(repr=False)
+    id_starts: np.ndarray = field(repr=False)
+    id_ends: np.ndarray = field(repr=False)
     id_is_int: np.ndarray = field(repr=False)
     offsets: np.ndarray = field(repr=False)
     vp_starts: np.ndarray = field(repr=False)
     vp_ends: np.ndarray = field(repr=False)
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self.id_starts)
+
+    @property
+    def ids(self) -> list[str]:
+        """Each record's id as text (decoded on each call; the spans are the stored form)."""
+        return span_strings(self.buffer, self.id_starts, self.id_ends)
 
     @property
     def counts(self) -> np.ndarray:
@@ -297,12 +304,20 @@ def try_scan_predictions(
     )
     if status:
         return Declined(REASONS[status], int(offset))
-    try:
-        ids = span_strings(buf, rows[:, 0], rows[:, 1])
+    id_starts, id_ends = rows[:, 0].copy(), rows[:, 1].copy()
+    try:  # one decode of all the ids together checks them
+        _kernels().gather(buf, id_starts, id_ends, 10).tobytes().decode("utf-8")
     except UnicodeDecodeError:
         return Declined("an id is not valid UTF-8")
     return ScannedPredictions(
-        buf, FORM_NAMES[code], ids, rows[:, 2] == 2, _offsets(rows[:, 3]), starts, ends
+        buf,
+        FORM_NAMES[code],
+        id_starts,
+        id_ends,
+        rows[:, 2] == 2,
+        _offsets(rows[:, 3]),
+        starts,
+        ends,
     )
 
 
