@@ -99,12 +99,11 @@ class PathColumn(Sequence[tuple[str, ...]]):
 
     def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Flat vocabulary codes and offsets of ``rows`` (vectorised)."""
-        rec = self.rows[rows]
-        lengths = (self.offsets[rec + 1] - self.offsets[rec]).astype(np.int64)
-        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        idx = np.repeat(self.offsets[rec] - offsets[:-1], lengths) + np.arange(offsets[-1])
-        return self.codes[idx], offsets
+        from vlneval.data._ragged_kernel import take_ragged
+
+        rec = np.ascontiguousarray(self.rows[rows], dtype=np.int64)
+        offsets = np.ascontiguousarray(self.offsets, dtype=np.int64)
+        return take_ragged(np.ascontiguousarray(self.codes), offsets, rec)  # type: ignore[no-any-return]
 
 
 def _id_table(ids: list[str]) -> tuple[Any, np.ndarray]:

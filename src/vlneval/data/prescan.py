@@ -157,7 +157,7 @@ def resolve(pre: Prescan, episodes: EpisodeTable, graphs: GraphStore) -> Resolve
     lens = pre.counts[known].astype(np.int64)
     codes = pre.codes if known.all() else pre.codes[np.repeat(known, pre.counts)]
     table, ep_scan = _table(episodes, graphs, eps)
-    nodes = _nodes(table, pre.vocab, codes, np.repeat(ep_scan, lens))
+    nodes = _nodes(table, pre.vocab, codes, lens, ep_scan)
     if nodes is None:
         return None
     unknown = _texts(pre, np.flatnonzero(~known))
@@ -181,24 +181,30 @@ def _table(
 
 
 def _nodes(
-    table: ViewpointTable, vocab: SpanInterner, codes: np.ndarray, step_scan: np.ndarray
+    table: ViewpointTable,
+    vocab: SpanInterner,
+    codes: np.ndarray,
+    lens: np.ndarray,
+    record_scan: np.ndarray,
 ) -> np.ndarray | None:
-    """The node of each step's viewpoint in its scan; None if one is not a node there.
+    """The node of each step's viewpoint in its record's scan; None if one is not a node there.
 
     Each distinct text is looked up once; only texts that several scans share, or that name a
     viewpoint of another scan, are looked up again per (text, scan) pair.
     """
+    from vlneval.data._ragged_kernel import nodes_in_scans
+
     n = len(vocab)
     text_scan, text_node = table.lookup(vocab.blob, vocab.starts[:n], vocab.ends[:n])
-    nodes = text_node[codes]
-    off = np.flatnonzero(text_scan[codes] != step_scan)
+    nodes, off = nodes_in_scans(codes, lens, record_scan, text_scan, text_node)
     if len(off):
+        step_scan = np.repeat(record_scan, lens)[off]
         pairs, where = np.unique(
-            codes[off].astype(np.int64) * table.n_scans + step_scan[off], return_inverse=True
+            codes[off].astype(np.int64) * table.n_scans + step_scan, return_inverse=True
         )
         text, scan = np.divmod(pairs, table.n_scans)
         found = table.lookup_in(vocab.blob, vocab.starts[text], vocab.ends[text], scan)
         if np.any(found < 0):
             return None
         nodes[off] = found[where]
-    return nodes
+    return nodes  # type: ignore[no-any-return]

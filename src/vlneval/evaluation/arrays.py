@@ -100,12 +100,15 @@ def _column_fast(
     )
     if np.any(vocab_code < 0):
         return None
+    from vlneval.data._ragged_kernel import nodes_in_scans
+
     vocab_scan = (vocab_code // SCAN_STRIDE).astype(np.int32)
     vocab_node = (vocab_code % SCAN_STRIDE).astype(np.int32)
     flat_codes, offsets = column.gather(order)
-    if np.any(vocab_scan[flat_codes] != np.repeat(scan_of_row, np.diff(offsets))):
-        return None
-    return vocab_node[flat_codes], offsets
+    nodes, elsewhere = nodes_in_scans(
+        flat_codes, np.diff(offsets), scan_of_row, vocab_scan, vocab_node
+    )
+    return None if len(elsewhere) else (nodes, offsets)
 
 
 def build_arrays(episodes: EpisodeTable, preds: Predictions, graphs: GraphStore) -> ScoringArrays:
