@@ -119,7 +119,7 @@ def _id_table(ids: list[str]) -> tuple[Any, np.ndarray]:
     ends = np.append(ends[: len(ids) - 1], len(blob)) if ids else ends[:0]
     starts = np.zeros(len(ids), dtype=np.int64)
     starts[1:] = ends[:-1] + 1
-    interner = SpanInterner()
+    interner = SpanInterner(capacity=len(ids))
     codes = interner.add(blob, starts, ends)
     row_of_code = np.empty(len(interner), dtype=np.int64)
     row_of_code[codes] = np.arange(len(ids))

@@ -50,12 +50,14 @@ def _checked(raw: Buffer, starts: Any, ends: Any) -> tuple[np.ndarray, np.ndarra
 class SpanInterner:
     """Distinct texts of byte spans seen so far, and a compiled table to find them."""
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int = 1024) -> None:
+        """An empty table with room for ``capacity`` distinct texts before it grows."""
+        capacity = max(int(capacity), 16)
         self.blob = np.empty(1 << 16, np.uint8)
-        self.starts = np.empty(1024, np.int64)
-        self.ends = np.empty(1024, np.int64)
-        self.hashes = np.empty(1024, np.uint64)
-        self.slots = np.full(2048, -1, np.int32)
+        self.starts = np.empty(capacity, np.int64)
+        self.ends = np.empty(capacity, np.int64)
+        self.hashes = np.empty(capacity, np.uint64)
+        self.slots = np.full(1 << (2 * capacity).bit_length(), -1, np.int32)
         self.used = np.zeros(2, np.int64)  # [entries, blob bytes]
 
     def __len__(self) -> int:
