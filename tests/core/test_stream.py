@@ -62,3 +62,30 @@ def test_small_blocks_score_like_one_block(tmp_path: Path, monkeypatch: pytest.M
     small = evaluate("r2r", "val", p, root=root)
     assert small.summary["metrics"] == whole.summary["metrics"]
     assert small.summary["warnings"] == whole.summary["warnings"]
+
+
+def test_truncated_or_missing_files_decline(tmp_path: Path) -> None:
+    recs = [{"instr_id": f"{i}_0", "trajectory": [["a", 0, 0]]} for i in range(3000)]
+    raw = gzip.compress(json.dumps(recs).encode())
+    p = tmp_path / "p.json.gz"
+    p.write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(Incomplete, match="cannot be read to its end"):
+        list(array_blocks(p, size=1000) or [])
+    assert array_blocks(tmp_path / "missing.json") is None
+    p.write_bytes(b"\x1f\x8bnot gzip")
+    assert array_blocks(p) is None
+
+
+def test_a_truncated_gzip_episode_file_gets_one_clear_error(tmp_path: Path) -> None:
+    from vlneval.data.r2r import load_r2r
+    from vlneval.errors import InvalidInputError
+
+    eps = [
+        {"path_id": i, "scan": "sq", "path": ["S", "G"], "instructions": ["go"], "distance": 4}
+        for i in range(3000)
+    ]
+    raw = gzip.compress(json.dumps(eps).encode())
+    p = tmp_path / "R2R_val.json.gz"
+    p.write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(InvalidInputError, match="R2R_val.json.gz"):
+        load_r2r(p)

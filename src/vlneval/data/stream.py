@@ -13,6 +13,7 @@ buffer, and the next read fills the space behind it.
 from __future__ import annotations
 
 import gzip
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -24,6 +25,7 @@ __all__ = ["array_blocks", "Incomplete", "BLOCK"]
 BLOCK = 1 << 22  # 4 MiB of file per read
 _OPEN, _CLOSE, _COMMA = 0x5B, 0x5D, 0x2C
 _SPACE = b" \t\n\r"
+_READ_ERRORS = (OSError, EOFError, zlib.error)
 
 
 class Incomplete(Exception):
@@ -96,9 +98,16 @@ def array_blocks(path: str | Path, *, size: int = BLOCK) -> Iterator[memoryview]
         >>> [bytes(b) for b in array_blocks(p, size=12)]
         [b'[{"a": "x},]"}]', b'[ [1, 2], 3]']
     """
-    fh = _open(Path(path))
     buf = bytearray(max(size, 2) + 1)
-    fill = _fill(fh, buf, 0)
+    try:
+        fh = _open(Path(path))
+    except _READ_ERRORS:
+        return None  # the validating reader says what is wrong with the file
+    try:
+        fill = _fill(fh, buf, 0)
+    except _READ_ERRORS:
+        fh.close()
+        return None
     start = 0
     while start < fill and buf[start] in _SPACE:
         start += 1
@@ -113,7 +122,10 @@ def array_blocks(path: str | Path, *, size: int = BLOCK) -> Iterator[memoryview]
 def _blocks(fh: IO[bytes], buf: bytearray, fill: int) -> Iterator[memoryview]:
     with fh:
         while True:
-            fill = _fill(fh, buf, fill)
+            try:
+                fill = _fill(fh, buf, fill)
+            except _READ_ERRORS as exc:  # a damaged or truncated gzip stream
+                raise Incomplete(f"the file cannot be read to its end ({exc})") from exc
             if fill < len(buf):  # the file has ended
                 yield _last(buf, fill)
                 return
