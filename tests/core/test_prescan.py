@@ -94,3 +94,21 @@ def test_files_the_scanner_cannot_read_are_declined(tmp_path: Path) -> None:
     ok = write_json(tmp_path / "ok.json", preds({"1_0": ["a"]}))
     assert prescan_predictions(ok, "instr_id", trajectory_key="instr_id") is None
     assert prescan_predictions(ok, "instr_id", form="weird") is None
+
+
+def test_a_stopped_reading_ends_early(tmp_path: Path) -> None:
+    import threading
+
+    p = write_json(tmp_path / "p.json", preds({f"{i}_0": ["a"] for i in range(5)}))
+    stop = threading.Event()
+    stop.set()
+    assert prescan_predictions(p, "instr_id", stop=stop) is None
+    assert prescan_predictions(p, "instr_id", stop=threading.Event()) is not None
+
+
+def test_bad_episodes_stop_the_reading_ahead(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    (root / "r2r" / "R2R_val.json").write_text('[{"path_id": 1}]')
+    p = write_json(tmp_path / "p.json", preds({"1_0": ["a"]}))
+    with pytest.raises(InvalidInputError, match="R2R_val.json"):
+        evaluate("r2r", "val", p, root=root)

@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,9 +87,16 @@ class Prescan:
 
 
 def prescan_predictions(
-    path: str | Path, id_field: str, *, form: str = "auto", trajectory_key: str | None = None
+    path: str | Path,
+    id_field: str,
+    *,
+    form: str = "auto",
+    trajectory_key: str | None = None,
+    stop: threading.Event | None = None,
 ) -> Prescan | None:
     """Reads a JSON list of prediction records with the compiled scanner.
+
+    ``stop``, when set (by the thread that asked for this reading), ends it at the next block.
 
     Returns:
         The reading, or None when the file needs the validating parser: it is not a list, not
@@ -100,12 +108,14 @@ def prescan_predictions(
         return None  # parse_predictions explains either mistake
     path = Path(path)
     try:
-        return _prescan(path, id_field, form, trajectory_key)
+        return _prescan(path, id_field, form, trajectory_key, stop)
     except (OSError, EOFError, zlib.error, UnicodeDecodeError):
         return None
 
 
-def _prescan(path: Path, id_field: str, form: str, key: str | None) -> Prescan | None:
+def _prescan(
+    path: Path, id_field: str, form: str, key: str | None, stop: threading.Event | None
+) -> Prescan | None:
     from vlneval.data.scan import _kernels, scan_predictions
     from vlneval.data.stream import Incomplete, array_blocks
 
@@ -116,6 +126,8 @@ def _prescan(path: Path, id_field: str, form: str, key: str | None) -> Prescan |
     id_blob, vocab = bytearray(), SpanInterner()
     try:
         for block in blocks:
+            if stop is not None and stop.is_set():
+                return None
             sp = scan_predictions(
                 block, id_field=id_field, key=key or TRAJECTORY_KEYS, form=found, validated=True
             )

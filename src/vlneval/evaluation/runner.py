@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -185,21 +186,26 @@ def score_graph_task(
 ) -> tuple[Evaluation, Predictions, GraphStore]:
     """Scores an R2R-family task (one without its own scorer) and also returns the parsed
     trajectories and the graphs, for callers that draw or diagnose them (see :func:`evaluate`)."""
+    stop = threading.Event()
     with ThreadPoolExecutor(1, thread_name_prefix="vlneval-prescan") as pool:
         # The predictions file is read by the compiled scanner on the other core while the
         # episodes load (both release the GIL in their compiled parts).
         early = pool.submit(
-            prescan_predictions, predictions, t.id_field, form=form, trajectory_key=trajectory_key
-        )
-        episodes, store = load_split(
-            t, split, prof, root=root, episodes_file=episodes_file, graphs=graphs
-        )
-        if not episodes.scorable:
-            early.cancel()
-            raise InvalidInputError(
-                f"{episodes.source}: split {split} has no goals (a hidden test split); it cannot "
-                "be scored locally: submit it to an evaluation server (vlneval submit)"
+            prescan_predictions, predictions, t.id_field, form=form,
+            trajectory_key=trajectory_key, stop=stop,
+        )  # fmt: skip
+        try:
+            episodes, store = load_split(
+                t, split, prof, root=root, episodes_file=episodes_file, graphs=graphs
             )
+            if not episodes.scorable:
+                raise InvalidInputError(
+                    f"{episodes.source}: split {split} has no goals (a hidden test split); it "
+                    "cannot be scored locally: submit it to an evaluation server (vlneval submit)"
+                )
+        except BaseException:
+            stop.set()  # the reading ends at its next block rather than the file's end
+            raise
         prescan = early.result()
         del early
     release_memory()
