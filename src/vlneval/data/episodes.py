@@ -98,7 +98,7 @@ class PathColumn(Sequence[tuple[str, ...]]):
         )
 
     def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Flat vocabulary codes and offsets of ``rows`` (vectorised)."""
+        """Flat vocabulary codes and offsets of ``rows`` (one compiled pass)."""
         from vlneval.data._ragged_kernel import take_ragged
 
         rec = np.ascontiguousarray(self.rows[rows], dtype=np.int64)
