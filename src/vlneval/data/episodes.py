@@ -111,7 +111,7 @@ def _id_table(ids: list[str]) -> tuple[Any, np.ndarray]:
     given twice, as a dict would keep)."""
     from vlneval.data.intern import SpanInterner
 
-    blob = "\n".join(ids).encode()
+    blob = bytearray("\n".join(ids).encode())  # writable, like the scanned blocks: one signature
     ends = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 10)
     if len(ends) != max(len(ids) - 1, 0):  # an id holds a line break: measure each one
         sizes = np.fromiter((len(i.encode()) for i in ids), np.int64, len(ids))

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from vlneval.data.episodes import EpisodeTable
-from vlneval.data.intern import SpanInterner
+from vlneval.data.intern import VIEWPOINT_CAPACITY, SpanInterner
 from vlneval.graph.store import GraphStore
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ def _prescan(
     if blocks is None:
         return None
     found, counts, codes, id_starts, id_ends = form, [], [], [], []
-    id_blob, vocab = bytearray(), SpanInterner()
+    id_blob, vocab = bytearray(), SpanInterner(VIEWPOINT_CAPACITY)
     try:
         for block in blocks:
             if stop is not None and stop.is_set():

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from vlneval.data.episodes import EpisodeBuilder, EpisodeTable, PathColumn, TextColumn
-from vlneval.data.intern import SpanInterner
+from vlneval.data.intern import VIEWPOINT_CAPACITY, SpanInterner
 from vlneval.data.jsonio import iter_chunks, read_bytes
 from vlneval.errors import ProblemCollector
 
@@ -68,7 +68,7 @@ class _Scanned:
     has_distance: list[np.ndarray] = field(default_factory=list)
     path_lengths: list[np.ndarray] = field(default_factory=list)
     codes: list[np.ndarray] = field(default_factory=list)
-    vocab: SpanInterner = field(default_factory=SpanInterner)
+    vocab: SpanInterner = field(default_factory=lambda: SpanInterner(VIEWPOINT_CAPACITY))
     n_instructions: list[np.ndarray] = field(default_factory=list)
     blob: bytearray = field(default_factory=bytearray)
     literal_starts: list[np.ndarray] = field(default_factory=list)
