@@ -133,3 +133,24 @@ def test_import_is_light() -> None:
 def test_task_option_on_the_wrong_task_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["score", "--task", "demo", "--path-type", "planner_path"]) == 2
     assert "--path-type does not apply to task demo" in capsys.readouterr().err
+
+
+def test_the_command_flushes_everything_before_its_fast_exit(tmp_path: Path) -> None:
+    """``python -m vlneval`` (like the ``vlneval`` script) leaves through ``os._exit``: its
+    output, files and exit codes must all be there."""
+    summary = tmp_path / "s.json"
+    ok = subprocess.run(
+        [sys.executable, "-m", "vlneval", "score", "--task", "demo", "--json", str(summary)],
+        capture_output=True,
+        text=True,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert "SPL" in ok.stdout and json.loads(summary.read_text())["task"] == "demo"
+    bad = tmp_path / "bad.json"
+    bad.write_text("[{")
+    failed = subprocess.run(
+        [sys.executable, "-m", "vlneval", "score", "--task", "demo", "--predictions", str(bad)],
+        capture_output=True,
+        text=True,
+    )
+    assert failed.returncode == 2 and "bad.json" in failed.stderr
