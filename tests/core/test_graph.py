@@ -81,7 +81,11 @@ def test_damaged_cache_file_is_recomputed(tmp_path: Path, monkeypatch: pytest.Mo
     write_json(folder / "sq_connectivity.json", connectivity(SQUARE, SQUARE_EDGES))
     expected = GraphStore(folder).distances("sq").copy()
     (cached,) = (cache_dir() / "graphs").glob("sq-*.bin")
-    for damaged in (cached.read_bytes()[:40], b"not a cache", cached.read_bytes()[:-8]):
+    good = cached.read_bytes()
+    flipped = bytearray(good)
+    flipped[-3] ^= 0xFF  # a bit flip in the table: the checksum no longer matches
+    retyped = good.replace(b'"<f8"', b'"<f9"', 1)  # a header that numpy cannot read
+    for damaged in (good[:40], b"not a cache", good[:-8], bytes(flipped), retyped):
         cached.write_bytes(damaged)
         store = GraphStore(folder)
         assert np.array_equal(store.distances("sq"), expected)
@@ -143,3 +147,31 @@ def test_typed_and_generic_readings_agree(tmp_path: Path) -> None:
     p.write_text(json.dumps(recs))
     assert _typed(p.read_bytes(), "sq", str(p)) is None
     assert load_connectivity(p).ids == ["7", "B", "G"]
+
+
+def test_a_cache_file_that_cannot_be_written_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vlneval.graph import distances
+
+    monkeypatch.setenv("VLNEVAL_CACHE", str(tmp_path / "cache"))
+    write_json(tmp_path / "conn" / "sq_connectivity.json", connectivity(SQUARE, SQUARE_EDGES))
+
+    def full_disk(*args: object) -> list[bytes]:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(distances, "_pack", full_disk)
+    assert GraphStore(tmp_path / "conn").distances("sq")[0, 2] == 8.0
+    assert list((cache_dir() / "graphs").iterdir()) == []
+
+
+def test_a_closed_store_still_reads_on_demand(tmp_path: Path) -> None:
+    for scan in ("s1", "s2", "s3"):
+        write_json(tmp_path / f"{scan}_connectivity.json", connectivity(SQUARE, SQUARE_EDGES))
+    store = GraphStore(tmp_path, use_cache=False)
+    store.prefetch(["s1", "s2", "s3"])
+    store.close()
+    store.close()  # twice is harmless
+    for scan in ("s1", "s2", "s3"):
+        assert store.distances(scan)[0, 2] == 8.0
+    store.prefetch(["s1"])  # a closed store may prefetch again

@@ -116,3 +116,68 @@ def test_test_rows_with_null_distance_are_not_scorable(tmp_path: Path) -> None:
     write_json(root / "r2r" / "R2R_val.json", eps)
     with pytest.raises(Exception, match="cannot be scored locally"):
         evaluate("r2r", "val", p, root=root)
+
+
+def test_an_empty_split_is_a_clear_error_not_a_crash(tmp_path: Path) -> None:
+    from vlneval.errors import InvalidInputError
+    from vlneval.evaluation import evaluate
+
+    root = square_root(tmp_path / "root", episodes=[])
+    p = write_json(tmp_path / "p.json", preds({"1_0": ["S"]}))
+    with pytest.raises(InvalidInputError, match="no prediction matches an episode"):
+        evaluate("r2r", "val", p, root=root)
+
+
+def test_rows_of_an_empty_table_finds_nothing() -> None:
+    import numpy as np
+
+    from vlneval.data.episodes import EpisodeBuilder
+
+    table = EpisodeBuilder().build(task="t", split="s", source="f", id_field="instr_id")
+    assert table.rows_of(b"1_0", np.array([0]), np.array([3])).tolist() == [-1]
+
+
+class _Stream:
+    def __init__(self, error: OSError | None) -> None:
+        self.error, self.written = error, ""
+
+    def flush(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def write(self, text: str) -> int:
+        self.written += text
+        return len(text)
+
+
+def test_output_that_cannot_be_written_fails_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from vlneval.cli.main import _flushed
+
+    err = _Stream(None)
+    monkeypatch.setattr("sys.stderr", err)
+    monkeypatch.setattr("sys.stdout", _Stream(OSError(errno.EFBIG, "File too large")))
+    assert _flushed(0) == 120 and "could not write the output" in err.written
+    assert _flushed(2) == 2  # an earlier failure keeps its code
+    monkeypatch.setattr("sys.stdout", _Stream(BrokenPipeError()))
+    assert _flushed(0) == 0  # `vlneval ... | head` is not a failure
+
+
+def test_predictions_from_a_pipe_are_read_once(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    from vlneval.data.stream import array_blocks
+    from vlneval.evaluation import evaluate
+
+    root = square_root(tmp_path / "root")
+    fifo = tmp_path / "preds.fifo"
+    os.mkfifo(fifo)
+    text = json.dumps(preds({"1_0": ["S", "A", "B", "G"], "1_1": ["S", "G"], "1_2": ["S"]}))
+    writer = threading.Thread(target=lambda: fifo.write_text(text))
+    assert array_blocks(fifo) is None  # not a regular file: never opened by the stream
+    writer.start()
+    result = evaluate("r2r", "val", fifo, root=root)
+    writer.join()
+    assert result.summary["n_episodes"] == 3

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 
@@ -44,7 +45,6 @@ def console() -> None:
     of a large run by about 15 MB.
     """
     import atexit
-    import contextlib
     import logging
     import os
 
@@ -54,11 +54,24 @@ def console() -> None:
     code = main()
     logging.shutdown()
     atexit._run_exitfuncs()
+    os._exit(_flushed(code))
+
+
+def _flushed(code: int) -> int:
+    """Flushes stdout and stderr; the exit code, 120 (as Python's own exit uses) when output
+    could not be written, e.g. to a full disk. A closed pipe (``vlneval ... | head``) is not
+    an error."""
     for stream in (sys.stdout, sys.stderr):
-        # A closed pipe (``vlneval ... | head``): nothing more can be said.
-        with contextlib.suppress(OSError):
+        try:
             stream.flush()
-    os._exit(code)
+        except BrokenPipeError:
+            pass
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                sys.stderr.write(f"error: could not write the output: {exc}\n")
+                sys.stderr.flush()
+            code = code or 120
+    return code
 
 
 if __name__ == "__main__":

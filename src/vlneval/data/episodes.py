@@ -211,7 +211,10 @@ class EpisodeTable:
             self._id_table = _id_table(self.ids)
         interner, row_of_code = self._id_table
         codes = interner.find(raw, starts, ends)
-        return np.where(codes >= 0, row_of_code[codes], -1)
+        rows = np.full(len(codes), -1, dtype=np.int64)
+        hit = codes >= 0
+        rows[hit] = row_of_code[codes[hit]]
+        return rows
 
     def scans_of(self, rows: np.ndarray) -> tuple[list[str], np.ndarray]:
         """The distinct scans of episodes ``rows``, sorted, and each row's position among them.

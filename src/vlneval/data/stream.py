@@ -43,10 +43,16 @@ def _valid(block: memoryview) -> bool:
     return True
 
 
-def _open(path: Path) -> IO[bytes]:  # a GzipFile or a BufferedReader
-    with path.open("rb") as fh:
-        gz = fh.read(2) == b"\x1f\x8b"
-    return gzip.open(path, "rb") if gz else path.open("rb")  # type: ignore[return-value]
+def _open(path: Path) -> IO[bytes] | None:
+    """The file's bytes, gunzipped when it is gzipped; None for anything but a regular file (a
+    pipe can be read only once: the validating reader does that)."""
+    if not path.is_file():
+        return None
+    fh = path.open("rb")
+    if fh.peek(2)[:2] != b"\x1f\x8b":
+        return fh
+    fh.close()
+    return gzip.open(path, "rb")  # type: ignore[return-value]
 
 
 def _fill(fh: IO[bytes], buf: bytearray, start: int) -> int:
@@ -103,6 +109,8 @@ def array_blocks(path: str | Path, *, size: int = BLOCK) -> Iterator[memoryview]
         fh = _open(Path(path))
     except _READ_ERRORS:
         return None  # the validating reader says what is wrong with the file
+    if fh is None:
+        return None
     try:
         fill = _fill(fh, buf, 0)
     except _READ_ERRORS:

@@ -101,7 +101,12 @@ def load_split(
         missing = None
     path = episodes_path(task, split, base, episodes_file)
     # The graphs of the scans the episodes name load on a worker thread as they are met.
-    episodes = task.load(path, split, profile, on_scans=None if missing else store.prefetch)
+    try:
+        episodes = task.load(path, split, profile, on_scans=None if missing else store.prefetch)
+    except BaseException:
+        if missing is None:
+            store.close()  # no graph is needed any more
+        raise
     if missing is not None:
         raise missing
     return episodes, store
@@ -199,32 +204,36 @@ def score_graph_task(
                 t, split, prof, root=root, episodes_file=episodes_file, graphs=graphs
             )
             if not episodes.scorable:
+                store.close()
                 raise InvalidInputError(
                     f"{episodes.source}: split {split} has no goals (a hidden test split); it "
                     "cannot be scored locally: submit it to an evaluation server (vlneval submit)"
                 )
+            prescan = early.result()
         except BaseException:
             stop.set()  # the reading ends at its next block rather than the file's end
             raise
-        prescan = early.result()
         del early
     release_memory()
     pc = ProblemCollector(str(predictions))
-    preds = parse_predictions(
-        predictions,
-        episodes,
-        store,
-        form=form,
-        trajectory_key=trajectory_key,
-        collect=pc,
-        skip_summaries=skip_summaries,
-        prescan=prescan,
-    )
-    del prescan  # its ids and codes are not needed any more
-    release_memory()
-    result = score_parsed(
-        episodes, preds, store, prof, subset=subset, declared=declared, run=run, pc=pc
-    )
+    try:
+        preds = parse_predictions(
+            predictions,
+            episodes,
+            store,
+            form=form,
+            trajectory_key=trajectory_key,
+            collect=pc,
+            skip_summaries=skip_summaries,
+            prescan=prescan,
+        )
+        del prescan  # its ids and codes are not needed any more
+        release_memory()
+        result = score_parsed(
+            episodes, preds, store, prof, subset=subset, declared=declared, run=run, pc=pc
+        )
+    finally:
+        store.close()  # scans no prediction reaches are not loaded in the background
     return result, preds, store
 
 

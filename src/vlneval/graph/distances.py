@@ -8,9 +8,11 @@ connectivity file's bytes, so a changed file is never served a stale table.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import tempfile
+import zlib
 from pathlib import Path
 
 import msgspec
@@ -20,7 +22,7 @@ from vlneval.graph.matterport import NavGraph
 
 __all__ = ["distance_table", "cache_dir", "CACHE_FORMAT"]
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 
 
 def distance_table(graph: NavGraph) -> np.ndarray:
@@ -68,6 +70,7 @@ class _Header(msgspec.Struct):
     isolated: list[str]
     excluded: list[str]
     arrays: list[tuple[str, str, list[int], int]]  # name, dtype, shape, byte offset
+    crc32: int = -1  # of everything after the header
 
 
 def _pack(graph: NavGraph, table: np.ndarray) -> list[bytes | np.ndarray]:
@@ -80,14 +83,17 @@ def _pack(graph: NavGraph, table: np.ndarray) -> list[bytes | np.ndarray]:
     for name, a in zip(_ARRAYS, arrays, strict=True):
         specs.append((name, a.dtype.str, list(a.shape), offset))
         offset += -(-a.nbytes // 8) * 8
+    payload: list[bytes | np.ndarray] = []
+    crc = 0
+    for a in arrays:
+        for part in (a, b"\0" * (-a.nbytes % 8)):
+            payload.append(part)
+            crc = zlib.crc32(part, crc)  # type: ignore[arg-type]
     header = msgspec.json.encode(
-        _Header(graph.ids, sorted(graph.isolated), sorted(graph.excluded), specs)
+        _Header(graph.ids, sorted(graph.isolated), sorted(graph.excluded), specs, crc)
     )
     header += b" " * (-len(header) % 8)
-    parts: list[bytes | np.ndarray] = [_MAGIC, len(header).to_bytes(8, "little"), header]
-    for a in arrays:
-        parts += [a, b"\0" * (-a.nbytes % 8)]
-    return parts
+    return [_MAGIC, len(header).to_bytes(8, "little"), header, *payload]
 
 
 def save_cached(key: str, graph: NavGraph, table: np.ndarray) -> None:
@@ -96,12 +102,23 @@ def save_cached(key: str, graph: NavGraph, table: np.ndarray) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    except OSError:
+        return
+    try:
         with os.fdopen(fd, "wb") as fh:
             for part in _pack(graph, table):
                 fh.write(part)  # type: ignore[arg-type]
         os.replace(tmp, folder / f"{key}.bin")
-    except OSError:
-        return
+    except OSError:  # a full disk, say: the table is simply not cached
+        _discard(tmp)
+    except BaseException:
+        _discard(tmp)
+        raise
+
+
+def _discard(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 def load_cached(key: str, scan: str, source: str) -> tuple[NavGraph, np.ndarray] | None:
@@ -117,6 +134,8 @@ def load_cached(key: str, scan: str, source: str) -> tuple[NavGraph, np.ndarray]
             return None
         head = msgspec.json.decode(raw[16 : 16 + size], type=_Header)
         base = 16 + size
+        if zlib.crc32(memoryview(raw)[base:]) != head.crc32:
+            return None  # damaged or cut short: computed again
         arrays = {
             name: np.frombuffer(
                 raw, dtype=np.dtype(dtype), count=int(np.prod(shape)), offset=base + offset
@@ -126,6 +145,9 @@ def load_cached(key: str, scan: str, source: str) -> tuple[NavGraph, np.ndarray]
         # The graph's arrays are copied out so that the buffer lives only as long as the
         # table (the store may replace the table by a view into a shared buffer).
         arrays.update({k: v.copy() for k, v in arrays.items() if k != "table"})
+        n = len(head.ids)
+        if arrays["table"].shape != (n, n) or arrays["positions"].shape != (n, 3):
+            return None
         graph = NavGraph(
             scan=scan,
             ids=head.ids,
@@ -138,5 +160,5 @@ def load_cached(key: str, scan: str, source: str) -> tuple[NavGraph, np.ndarray]
             source=source,
         )
         return graph, arrays["table"]
-    except (OSError, ValueError, KeyError, msgspec.MsgspecError):
+    except (OSError, ValueError, KeyError, TypeError, msgspec.MsgspecError):
         return None

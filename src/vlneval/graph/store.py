@@ -84,6 +84,19 @@ class GraphStore:
                         self._worker = ThreadPoolExecutor(1, thread_name_prefix="vlneval-graphs")
                     self._loading[scan] = self._worker.submit(self._read, scan)
 
+    def close(self) -> None:
+        """Stops prefetching: loads not yet started are dropped (:meth:`graph` reads them on
+        demand), and the call waits for the one under way, so that no cache file is left
+        half written. The store stays usable.
+        """
+        with self._lock:
+            worker, self._worker = self._worker, None
+            loading, self._loading = self._loading, {}
+        if worker is not None:
+            worker.shutdown(wait=True, cancel_futures=True)
+        with self._lock:  # keep what finished, for graph() to take without reading again
+            self._loading.update({s: f for s, f in loading.items() if not f.cancelled()})
+
     def share_tables(self, scans: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The tables of ``scans`` laid end to end in one buffer, (flat, offsets, sizes).
 
@@ -117,7 +130,7 @@ class GraphStore:
             return
         with self._lock:
             loading = self._loading.pop(scan, None)
-        if loading is not None:
+        if loading is not None and not loading.cancelled():
             self._graphs[scan], self._tables[scan] = loading.result()
             return
         if scan not in self._files:
