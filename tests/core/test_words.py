@@ -20,7 +20,7 @@ def _reference(text: bytes, i: int) -> tuple[int, bool]:
 
 
 def test_string_end_matches_a_byte_by_byte_reading() -> None:
-    from vlneval.data._scan_kernels import string_end
+    from vlneval.data._json_kernels import string_end
 
     rng = random.Random(0)
     alphabet = b'ab"\\\x00\xff\x22\x5c01'

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from vlneval.data._scan_kernels import FNV_PRIME, _jit, borrow_u8, mix
+from vlneval.data._hash_kernels import FNV_PRIME, mix
+from vlneval.data._json_kernels import _jit, borrow_u8
 from vlneval.data._words import load_u64
 
 __all__ = ["find_spans", "intern_spans", "rehash"]
