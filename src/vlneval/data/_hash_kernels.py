@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from vlneval.data._json_kernels import BACKSLASH, _jit, borrow_u8
+from vlneval.data._words import load_u64
 
 # --- gathering and hashing spans ---------------------------------------------------------------
 
-FNV_OFFSET = np.uint64(14695981039346656037)
 FNV_PRIME = np.uint64(1099511628211)
 MIX = np.uint64(0xFF51AFD7ED558CCD)
 # The value of each byte as a lower-case hexadecimal digit, -1 for other bytes.
@@ -39,27 +39,6 @@ def gather(buf, starts, ends, sep):
             out[p] = buf[t]
             p += 1
     return out
-
-
-@_jit
-def span_hash(buf, a, b):
-    """A 64-bit hash of ``buf[a:b]``: FNV-style over 8-byte words, then a murmur3 finaliser
-    (the table uses the low bits)."""
-    h = FNV_OFFSET ^ np.uint64(b - a)
-    t = a
-    while t + 8 <= b:
-        w = np.uint64(0)
-        for q in range(8):
-            w |= np.uint64(buf[t + q]) << np.uint64(8 * q)
-        h = (h ^ w) * FNV_PRIME
-        t += 8
-    while t < b:
-        h = (h ^ np.uint64(buf[t])) * FNV_PRIME
-        t += 1
-    h ^= h >> np.uint64(33)
-    h *= MIX
-    h ^= h >> np.uint64(33)
-    return h
 
 
 @_jit
@@ -102,13 +81,34 @@ def span_key(buf, a, b):
 
 
 @_jit
+def span_hash(buf, a, b):
+    """A 64-bit hash of ``buf[a:b]``, eight bytes at a time (FNV-style steps with a murmur3
+    finaliser; the tables use the low bits)."""
+    h = np.uint64(b - a) * FNV_PRIME
+    t = a
+    while t + 8 <= b:
+        h = mix(h ^ load_u64(buf, t)) * FNV_PRIME  # type: ignore[call-arg]
+        t += 8
+    while t < b:
+        h = (h ^ np.uint64(buf[t])) * FNV_PRIME
+        t += 1
+    return mix(h)
+
+
+@_jit
 def same_bytes(buf, a, b, other, c, d):
-    """``buf[a:b] == other[c:d]``."""
+    """``buf[a:b] == other[c:d]``, eight bytes at a time."""
     if b - a != d - c:
         return False
-    for t in range(b - a):
+    t = 0
+    while a + t + 8 <= b:
+        if load_u64(buf, a + t) != load_u64(other, c + t):  # type: ignore[call-arg]
+            return False
+        t += 8
+    while a + t < b:
         if buf[a + t] != other[c + t]:
             return False
+        t += 1
     return True
 
 

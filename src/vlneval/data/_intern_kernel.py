@@ -4,42 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from vlneval.data._hash_kernels import FNV_PRIME, mix
+from vlneval.data._hash_kernels import same_bytes, span_hash
 from vlneval.data._json_kernels import _jit, borrow_u8
-from vlneval.data._words import load_u64
 
 __all__ = ["find_spans", "intern_spans", "rehash"]
-
-
-@_jit
-def word_hash(buf, a, b):  # pragma: no cover - compiled
-    """A 64-bit hash of ``buf[a:b]``, eight bytes at a time."""
-    h = np.uint64(b - a) * FNV_PRIME
-    t = a
-    while t + 8 <= b:
-        h = mix(h ^ load_u64(buf, t)) * FNV_PRIME  # type: ignore[call-arg]
-        t += 8
-    while t < b:
-        h = (h ^ np.uint64(buf[t])) * FNV_PRIME
-        t += 1
-    return mix(h)
-
-
-@_jit
-def word_equal(buf, a, b, other, c, d):  # pragma: no cover - compiled
-    """``buf[a:b] == other[c:d]``, eight bytes at a time."""
-    if b - a != d - c:
-        return False
-    t = 0
-    while a + t + 8 <= b:
-        if load_u64(buf, a + t) != load_u64(other, c + t):  # type: ignore[call-arg]
-            return False
-        t += 8
-    while a + t < b:
-        if buf[a + t] != other[c + t]:
-            return False
-        t += 1
-    return True
 
 
 @_jit
@@ -71,7 +39,7 @@ def intern_spans(raw, starts, ends, codes, begin, table, blob, slots, used):  # 
     q = begin
     while q < starts.shape[0] and n < limit:
         a, b = starts[q], ends[q]
-        h = word_hash(buf, a, b)
+        h = span_hash(buf, a, b)
         s = h & mask
         while True:
             e = slots[s]
@@ -83,7 +51,7 @@ def intern_spans(raw, starts, ends, codes, begin, table, blob, slots, used):  # 
                 codes[q] = n
                 n += 1
                 break
-            if hashes[e] == h and word_equal(buf, a, b, blob, u_starts[e], u_ends[e]):
+            if hashes[e] == h and same_bytes(buf, a, b, blob, u_starts[e], u_ends[e]):
                 codes[q] = e
                 break
             s = (s + np.uint64(1)) & mask
@@ -101,11 +69,11 @@ def find_spans(raw, starts, ends, table, blob, slots):  # pragma: no cover - com
     codes = np.full(starts.shape[0], -1, np.int32)
     for q in range(starts.shape[0]):
         a, b = starts[q], ends[q]
-        h = word_hash(buf, a, b)
+        h = span_hash(buf, a, b)
         s = h & mask
         while slots[s] >= 0:
             e = slots[s]
-            if hashes[e] == h and word_equal(buf, a, b, blob, u_starts[e], u_ends[e]):
+            if hashes[e] == h and same_bytes(buf, a, b, blob, u_starts[e], u_ends[e]):
                 codes[q] = e
                 break
             s = (s + np.uint64(1)) & mask

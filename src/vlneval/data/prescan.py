@@ -116,7 +116,7 @@ def prescan_predictions(
 def _prescan(
     path: Path, id_field: str, form: str, key: str | None, stop: threading.Event | None
 ) -> Prescan | None:
-    from vlneval.data.scan import _kernels, scan_predictions
+    from vlneval.data.scan import append_spans, scan_predictions
     from vlneval.data.stream import Incomplete, array_blocks
 
     blocks = array_blocks(path)
@@ -135,12 +135,9 @@ def _prescan(
                 return None
             if len(sp):
                 found = sp.form  # the first block's form is required of the others
-                lengths = sp.id_ends - sp.id_starts
-                starts = len(id_blob) + np.cumsum(lengths + 1) - lengths - 1
+                starts, ends = append_spans(id_blob, sp.buffer, sp.id_starts, sp.id_ends, 10)
                 id_starts.append(starts)
-                id_ends.append(starts + lengths)
-                id_blob += memoryview(_kernels().gather(sp.buffer, sp.id_starts, sp.id_ends, 10))
-                id_blob += b"\n"
+                id_ends.append(ends)
                 counts.append(sp.counts)
                 codes.append(vocab.add(sp.buffer, sp.vp_starts, sp.vp_ends))
     except Incomplete:

@@ -78,7 +78,7 @@ class _Scanned:
 
     def add(self, block: memoryview) -> bool:
         """Scans one block of whole records; False when the file must go to another path."""
-        from vlneval.data.scan import _kernels, scan_r2r_episodes
+        from vlneval.data.scan import append_spans, scan_r2r_episodes
 
         se = scan_r2r_episodes(block, validated=True)  # array_blocks checked it
         if se is None:
@@ -96,16 +96,11 @@ class _Scanned:
         self.path_lengths.append(np.diff(se.path_offsets))
         self.codes.append(self.vocab.add(se.buffer, se.vp_starts, se.vp_ends))
         self.n_instructions.append(np.diff(se.instruction_offsets))
-        starts, ends = se.instruction_starts, se.instruction_ends
-        lengths = (ends - starts).astype(np.int64)
-        at = np.zeros(len(lengths), dtype=np.int64)
-        if len(lengths) > 1:
-            np.cumsum(lengths[:-1] + 1, out=at[1:])
-        size = len(self.blob)
-        self.literal_starts.append(size + at)
-        self.literal_ends.append(size + at + lengths)
-        self.blob += memoryview(_kernels().gather(se.buffer, starts, ends, 44))
-        self.blob += b","  # one comma after each block's literals
+        starts, ends = append_spans(
+            self.blob, se.buffer, se.instruction_starts, se.instruction_ends, 44
+        )
+        self.literal_starts.append(starts)
+        self.literal_ends.append(ends)
         return True
 
 

@@ -33,6 +33,8 @@ import numpy as np
 
 __all__ = [
     "Declined",
+    "append_spans",
+    "is_json",
     "ScannedEpisodes",
     "ScannedPredictions",
     "ViewpointTable",
@@ -101,7 +103,14 @@ def _offsets(counts: np.ndarray) -> np.ndarray:
     return out
 
 
-def _is_json(raw: bytes | memoryview) -> bool:
+def is_json(raw: bytes | bytearray | memoryview) -> bool:
+    """Whether ``raw`` is one syntactically valid JSON document (msgspec's check, no objects
+    built; deep nesting counts as invalid).
+
+    Example:
+        >>> is_json(b'[1, {"a": "]"}]'), is_json(b"[1, 2")
+        (True, False)
+    """
     import msgspec
 
     try:
@@ -127,6 +136,27 @@ def span_strings(raw: Buffer, starts: np.ndarray, ends: np.ndarray) -> list[str]
         return []
     joined = _kernels().gather(_buffer(raw), _int64(starts), _int64(ends), 10)
     return joined.tobytes().decode("utf-8").split("\n")
+
+
+def append_spans(
+    blob: bytearray, raw: Buffer, starts: np.ndarray, ends: np.ndarray, sep: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Appends the bytes of each span of ``raw`` to ``blob``, each followed by the byte ``sep``,
+    in one gather; returns where they now are in ``blob`` (starts, ends).
+
+    Example:
+        >>> blob = bytearray(b"x,")
+        >>> s, e = append_spans(blob, b"ab cd", np.array([0, 3]), np.array([2, 5]), 44)
+        >>> bytes(blob), s.tolist(), e.tolist()
+        (b'x,ab,cd,', [2, 5], [4, 7])
+    """
+    starts, ends = _int64(starts), _int64(ends)
+    lengths = ends - starts
+    at = len(blob) + np.cumsum(lengths + 1) - lengths - 1
+    if len(starts):
+        blob += memoryview(_kernels().gather(_buffer(raw), starts, ends, sep))
+        blob.append(sep)
+    return at, at + lengths
 
 
 def unique_strings(
@@ -287,7 +317,7 @@ def try_scan_predictions(
     """
     if form not in FORM_CODES:
         raise ValueError(f"unknown trajectory form {form!r}; expected one of {list(FORM_CODES)}")
-    if not validated and not _is_json(raw):
+    if not validated and not is_json(raw):
         return Declined("not valid JSON")
     buf = _buffer(raw)
     first = _kernels().first_element(buf)
@@ -380,7 +410,7 @@ def try_scan_r2r_episodes(
         >>> try_scan_r2r_episodes(b'[{"path_id": 1, "path": ["a"]}]')
         Declined(reason='a record has no scan field', offset=30)
     """
-    if not validated and not _is_json(raw):
+    if not validated and not is_json(raw):
         return Declined("not valid JSON")
     buf = _buffer(raw)
     k = _kernels()

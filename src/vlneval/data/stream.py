@@ -20,6 +20,8 @@ from typing import IO
 
 import numpy as np
 
+from vlneval.data.scan import is_json
+
 __all__ = ["array_blocks", "Incomplete", "BLOCK"]
 
 BLOCK = 1 << 22  # 4 MiB of file per read
@@ -31,16 +33,6 @@ _READ_ERRORS = (OSError, EOFError, zlib.error)
 class Incomplete(Exception):
     """The array never closed, something other than white space followed it, or a block is
     not valid JSON."""
-
-
-def _valid(block: memoryview) -> bool:
-    import msgspec
-
-    try:
-        msgspec.json.decode(block, type=msgspec.Raw)
-    except (msgspec.MsgspecError, RecursionError):
-        return False
-    return True
 
 
 def _open(path: Path) -> IO[bytes] | None:
@@ -84,7 +76,7 @@ def _top_comma(buf: bytearray, fill: int) -> int:
 
 def _valid_cut(buf: bytearray, comma: int) -> bool:
     buf[comma] = _CLOSE
-    ok = _valid(memoryview(buf)[: comma + 1])
+    ok = is_json(memoryview(buf)[: comma + 1])
     buf[comma] = _COMMA
     return ok
 
@@ -156,6 +148,6 @@ def _last(buf: bytearray, fill: int) -> memoryview:
     while end > 0 and buf[end - 1] in _SPACE:
         end -= 1
     block = memoryview(buf)[:end]
-    if end < 2 or buf[end - 1] != _CLOSE or not _valid(block):
+    if end < 2 or buf[end - 1] != _CLOSE or not is_json(block):
         raise Incomplete("the array never closes, or is not valid JSON")
     return block
