@@ -10,6 +10,7 @@ trajectories (to draw them) and the navigation graphs (shortest distances, posit
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,11 +55,16 @@ class ScoredRun:
             raise VLNEvalError(f"run {self.label} has no trajectories (task with its own scorer)")
         return self.nodes[int(self.offsets[k]) : int(self.offsets[k + 1])]
 
-    @property
+    @functools.cached_property
     def episode_ids(self) -> list[str]:
         """Ids of the scored episodes, in ``evaluation.scored`` order."""
         ids = self.evaluation.episodes.ids
         return [ids[i] for i in self.evaluation.scored.tolist()]
+
+    @functools.cached_property
+    def positions(self) -> dict[str, int]:
+        """Where each scored episode id is in :attr:`episode_ids`."""
+        return {eid: k for k, eid in enumerate(self.episode_ids)}
 
 
 def run_label(path: str | Path) -> str:

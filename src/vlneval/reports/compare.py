@@ -192,7 +192,7 @@ def _direction(label: str) -> str:
 
 def _pairing(a: ScoredRun, b: ScoredRun) -> tuple[np.ndarray, np.ndarray]:
     """Positions in A and in B of the episodes both scored, in A's order."""
-    where_b = {eid: k for k, eid in enumerate(b.episode_ids)}
+    where_b = b.positions
     pos_a, pos_b = [], []
     for k, eid in enumerate(a.episode_ids):
         j = where_b.get(eid)

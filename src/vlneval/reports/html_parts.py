@@ -351,10 +351,7 @@ def episode_card(run: ScoredRun, diag: Diagnostics, k: int, baseline: ScoredRun 
 
 def baseline_position(baseline: ScoredRun, eid: str) -> int | None:
     """Where episode ``eid`` is among the baseline's scored episodes (None if absent)."""
-    try:
-        return baseline.episode_ids.index(eid)
-    except ValueError:
-        return None
+    return baseline.positions.get(eid)
 
 
 def _baseline_fact(baseline: ScoredRun, k: int | None) -> str:

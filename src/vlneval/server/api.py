@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from vlneval.server.admin import NotFoundError, find_phase
 from vlneval.server.auth import TeamRef, current_team, get_db, optional_team
 from vlneval.server.leaderboard import leaderboard
-from vlneval.server.models import Challenge, Phase, Submission, Team, utcnow
+from vlneval.server.models import Challenge, Phase, Submission, Team, utcnow, with_row_details
 from vlneval.server.queue import queue_counts
 from vlneval.server.schemas import (
     ChallengeOut,
@@ -265,7 +265,7 @@ def submissions(
 ) -> list[SubmissionOut]:
     """Your team's submissions, newest first (optionally of one challenge or phase)."""
     with get_db(request).read() as s:
-        q = select(Submission).where(Submission.team_id == team.id)
+        q = with_row_details(select(Submission).where(Submission.team_id == team.id))
         if challenge is not None:
             q = (
                 q.join(Phase, Phase.id == Submission.phase_id)

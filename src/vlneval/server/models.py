@@ -25,14 +25,23 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    Select,
     String,
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import (
+    DeclarativeBase,
+    Mapped,
+    joinedload,
+    mapped_column,
+    relationship,
+    selectinload,
+)
 
 __all__ = [
     "Base",
+    "with_row_details",
     "Challenge",
     "Phase",
     "Team",
@@ -178,3 +187,13 @@ class Result(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
     submission: Mapped[Submission] = relationship(back_populates="result")
+
+
+def with_row_details(query: Select[Any]) -> Select[Any]:
+    """``query`` (of submissions) loading each one's result, phase, challenge and team with it,
+    instead of one query per row when a list of submissions is shown."""
+    return query.options(
+        selectinload(Submission.result),
+        joinedload(Submission.phase).joinedload(Phase.challenge),
+        joinedload(Submission.team),
+    )

@@ -19,7 +19,7 @@ from sqlalchemy import select
 from vlneval.server.admin import NotFoundError, find_phase
 from vlneval.server.auth import COOKIE, TeamRef, get_db, team_for_token
 from vlneval.server.leaderboard import leaderboard
-from vlneval.server.models import Challenge, Submission, utcnow
+from vlneval.server.models import Challenge, Submission, utcnow, with_row_details
 from vlneval.server.schemas import phase_out
 
 __all__ = ["router", "templates", "render_error"]
@@ -114,7 +114,7 @@ def my_submissions(request: Request) -> Response:
         return RedirectResponse("/login?next=/submissions", status_code=303)
     with get_db(request).read() as s:
         rows = s.scalars(
-            select(Submission)
+            with_row_details(select(Submission))
             .where(Submission.team_id == team.id)
             .order_by(Submission.created_at.desc(), Submission.id.desc())
             .limit(200)
