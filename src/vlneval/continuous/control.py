@@ -13,26 +13,12 @@ import numpy as np
 
 from vlneval.continuous.geodesic import shortest_path
 from vlneval.continuous.motion import Mover, Pose
+from vlneval.graph.geometry import wrap_pi  # re-exported: the controller wraps with it
 
 if TYPE_CHECKING:
     from vlneval.continuous.world import World
 
 __all__ = ["plan", "PathFollower", "wrap_pi", "bearing"]
-
-
-def wrap_pi(angle: float) -> float:
-    """``angle`` wrapped to (−π, π].
-
-    Example:
-        >>> round(wrap_pi(3 * math.pi / 2), 6)
-        -1.570796
-    """
-    a = math.fmod(angle, 2 * math.pi)
-    if a > math.pi:
-        a -= 2 * math.pi
-    elif a <= -math.pi:
-        a += 2 * math.pi
-    return a
 
 
 def bearing(pose: Pose, x: float, y: float) -> float:

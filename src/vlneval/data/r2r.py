@@ -17,6 +17,7 @@ import numpy as np
 from vlneval.data.episodes import EpisodeBuilder, EpisodeTable, PathColumn, TextColumn
 from vlneval.data.intern import VIEWPOINT_CAPACITY, SpanInterner
 from vlneval.data.jsonio import iter_chunks, read_bytes
+from vlneval.data.scan import _offsets
 from vlneval.errors import ProblemCollector
 
 __all__ = ["load_r2r"]
@@ -106,12 +107,6 @@ class _Scanned:
 
 def _cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype)
-
-
-def _offsets(lengths: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=out[1:])
-    return out
 
 
 def _scan_file(path: Path, on_scans: Callable[[list[str]], None] | None) -> _Scanned | None:

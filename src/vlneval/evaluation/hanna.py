@@ -32,6 +32,7 @@ from vlneval.evaluation.request import ScoreRequest
 from vlneval.evaluation.runner import Evaluation, summarise
 from vlneval.evaluation.summary import finish
 from vlneval.graph.store import GraphStore
+from vlneval.metrics.grounding import length_weighted
 from vlneval.profiles import Profile
 
 __all__ = ["evaluate_hanna", "score_hanna", "hanna_goal_errors"]
@@ -105,12 +106,6 @@ def _success(values: np.ndarray, prof: Profile) -> np.ndarray:
     return hit.astype(np.float64)
 
 
-def _spl(success: np.ndarray, ell: np.ndarray, tl: np.ndarray, floor: float) -> np.ndarray:
-    from vlneval.metrics.path import spl
-
-    return np.array([spl(s, m, t, floor=floor) for s, m, t in zip(success, ell, tl, strict=True)])
-
-
 def _requests(preds: Predictions) -> np.ndarray | None:
     asks = preds.extra.get("agent_ask")
     if not asks:
@@ -136,7 +131,9 @@ def score_hanna(
     per = _goal_metrics(arr, store)
     per["success"] = _success(per["nav_error"], prof)
     per["oracle_success"] = _success(per["oracle_error"], prof)
-    per["spl"] = _spl(per["success"], per["shortest_length"], per["path_length"], prof.spl_floor)
+    per["spl"] = length_weighted(
+        per["success"], per["shortest_length"], per["path_length"], floor=prof.spl_floor
+    )
     per["steps"] = np.diff(arr.traj_offsets).astype(np.float64) - 1
     per.update(flags)
     per["unreachable"] = (~np.isfinite(per["nav_error"])).astype(np.int64)

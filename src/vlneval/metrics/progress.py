@@ -17,24 +17,13 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError
 from vlneval.metrics._info import MetricInfo
+from vlneval.metrics._kernels import nearest as _nearest
 
 __all__ = ["goal_progress", "region_distances", "GOAL_PROGRESS"]
 
 GOAL_PROGRESS = MetricInfo(
     "goal_progress", "GP", True, "m", "reduction of the distance to the goal region, start to end"
 )
-
-
-@numba.njit(cache=True, nogil=True)
-def _nearest(dist, off, n, nodes, targets):
-    best = np.inf
-    for u in nodes:
-        base = off + u * n
-        for v in targets:
-            x = dist[base + v]
-            if x < best:
-                best = x
-    return best
 
 
 @numba.njit(cache=True, nogil=True)
