@@ -202,7 +202,9 @@ class ObjectPredictions:
 
 
 def _peek_keys(path: Path) -> dict[str, Any] | None:
-    chunks = iter_chunks(read_bytes(path), str(path), expected="a JSON list of predictions")
+    chunks = iter_chunks(
+        read_bytes(path), str(path), chunk=1, expected="a JSON list of predictions"
+    )  # only the first record is looked at
     first = next(chunks, [])
     return first[0] if first and isinstance(first[0], dict) else None
 

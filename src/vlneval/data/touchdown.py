@@ -427,17 +427,15 @@ def parse_touchdown_predictions(
 
 
 def _assemble(p: _NavParser, source: str) -> Predictions:
-    rec_ep = (
-        np.frombuffer(p.rec_ep, dtype=np.int64).copy() if len(p.rec_ep) else np.zeros(0, np.int64)
-    )
-    rec_len = (
-        np.frombuffer(p.rec_len, dtype=np.int64).copy() if len(p.rec_len) else np.zeros(0, np.int64)
-    )
-    flat = np.frombuffer(p.flat, dtype=np.int32).copy() if len(p.flat) else np.zeros(0, np.int32)
-    starts = np.concatenate([[0], np.cumsum(rec_len)])
-    order = np.argsort(rec_ep, kind="stable")
-    offsets = np.concatenate([[0], np.cumsum(rec_len[order])]).astype(np.int64)
-    gather = np.repeat(starts[:-1][order] - offsets[:-1], rec_len[order]) + np.arange(offsets[-1])
+    rec_ep = np.frombuffer(p.rec_ep, dtype=np.int64) if len(p.rec_ep) else np.zeros(0, np.int64)
+    rec_len = np.frombuffer(p.rec_len, dtype=np.int64) if len(p.rec_len) else np.zeros(0, np.int64)
+    flat = np.frombuffer(p.flat, dtype=np.int32) if len(p.flat) else np.zeros(0, np.int32)
+    from vlneval.data._ragged_kernel import take_ragged
+    from vlneval.data.predictions import _episode_order
+    from vlneval.data.scan import _offsets
+
+    order = _episode_order(rec_ep, len(p.seen))
+    nodes, offsets = take_ragged(flat, _offsets(rec_len), order)
     warnings = []
     if p.unknown:
         warnings.append(
@@ -447,7 +445,7 @@ def _assemble(p: _NavParser, source: str) -> Predictions:
     missing = [p.table.ids[i] for i in np.flatnonzero(~p.seen)]
     return Predictions(
         source=source, form=p.form if p.form != "auto" else "plain", episodes=rec_ep[order],
-        nodes=np.ascontiguousarray(flat[gather]), offsets=offsets, warnings=warnings, missing=missing,
+        nodes=nodes, offsets=offsets, warnings=warnings, missing=missing,
     )  # fmt: skip
 
 
