@@ -36,12 +36,24 @@ def read_bytes(path: Path) -> bytes:
         raise MissingDataError(f"{path}: no such file")
     if path.is_dir():
         raise InvalidInputError(f"{path}: is a folder, expected a JSON file")
-    raw = path.read_bytes()
+    return gunzipped(path.read_bytes(), str(path))
+
+
+def gunzipped(raw: bytes, source: str) -> bytes:
+    """``raw`` decompressed when it is gzip (detected by its magic number), else as it is.
+
+    Raises:
+        InvalidInputError: a damaged gzip stream, named by ``source``.
+
+    Example:
+        >>> gunzipped(gzip.compress(b"[1]"), "a.json.gz"), gunzipped(b"[2]", "b.json")
+        (b'[1]', b'[2]')
+    """
     if raw[:2] == b"\x1f\x8b":
         try:
-            raw = gzip.decompress(raw)
+            return gzip.decompress(raw)
         except (OSError, EOFError) as exc:
-            raise InvalidInputError(f"{path}: not a valid gzip file ({exc})") from exc
+            raise InvalidInputError(f"{source}: not a valid gzip file ({exc})") from exc
     return raw
 
 

@@ -9,7 +9,6 @@ edges only, so an included viewpoint without any edge is not a node of the evalu
 
 from __future__ import annotations
 
-import gzip
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
 
-__all__ = ["NavGraph", "load_connectivity", "parse_connectivity", "read_json_bytes"]
+__all__ = ["NavGraph", "connectivity_from_bytes", "load_connectivity", "parse_connectivity"]
 
 
 @dataclass(eq=False)
@@ -89,17 +88,6 @@ class NavGraph:
         return f"viewpoint {viewpoint} is not in scan {self.scan}"
 
 
-def read_json_bytes(path: Path) -> bytes:
-    """The bytes of a ``.json`` or ``.json.gz`` file (gzip detected by its magic number)."""
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            return gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise InvalidInputError(f"{path}: not a valid gzip file ({exc})") from exc
-    return raw
-
-
 def load_connectivity(path: str | Path, scan: str | None = None) -> NavGraph:
     """Reads one connectivity file (``.json`` or ``.json.gz``).
 
@@ -110,20 +98,28 @@ def load_connectivity(path: str | Path, scan: str | None = None) -> NavGraph:
     Raises:
         InvalidInputError: the file is malformed or not symmetric.
     """
-    import msgspec
-
     path = Path(path)
     if scan is None:
         scan = path.name.split("_connectivity")[0]
-    raw = read_json_bytes(path)
-    fast = _typed(raw, scan, str(path))
+    return connectivity_from_bytes(path.read_bytes(), scan, str(path))
+
+
+def connectivity_from_bytes(raw: bytes, scan: str, source: str) -> NavGraph:
+    """The graph of a connectivity file's bytes (gzipped or not); ``source`` names it in
+    errors. See :func:`load_connectivity`."""
+    import msgspec
+
+    from vlneval.data.jsonio import gunzipped
+
+    raw = gunzipped(raw, source)
+    fast = _typed(raw, scan, source)
     if fast is not None:
         return fast
     try:
         records = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
-        raise InvalidInputError(f"{path}: not valid JSON ({exc})") from exc
-    return parse_connectivity(records, scan=scan, source=str(path))
+        raise InvalidInputError(f"{source}: not valid JSON ({exc})") from exc
+    return parse_connectivity(records, scan=scan, source=source)
 
 
 def _typed(raw: bytes, scan: str, source: str) -> NavGraph | None:

@@ -142,14 +142,15 @@ class GraphStore:
     def _read(self, scan: str) -> tuple[NavGraph, np.ndarray]:
         """The graph and table of ``scan``: from the disk cache, or computed (and cached)."""
         from vlneval.graph import distances as dist
-        from vlneval.graph.matterport import load_connectivity
+        from vlneval.graph.matterport import connectivity_from_bytes
 
         path = self._files[scan]
-        key = dist.file_key(path.read_bytes(), scan) if self.use_cache else ""
+        raw = path.read_bytes()  # read once: hashed for the cache key, parsed on a miss
+        key = dist.file_key(raw, scan) if self.use_cache else ""
         cached = dist.load_cached(key, scan, str(path)) if self.use_cache else None
         if cached is not None:
             return cached
-        graph = load_connectivity(path, scan)
+        graph = connectivity_from_bytes(raw, scan, str(path))
         table = dist.distance_table(graph)
         if self.use_cache:
             dist.save_cached(key, graph, table)
