@@ -65,6 +65,16 @@ def test_features_in_batched_observations(tmp_path: Path) -> None:
     assert np.array_equal(venv.observation(1)["features"], panorama(4))
 
 
+def test_batch_sensors_off_leaves_features_to_each_slot(tmp_path: Path) -> None:
+    episodes, graphs = star(tmp_path)
+    venv = VectorGraphNavEnv(
+        episodes, graphs, num_envs=2, features=write_tsv(tmp_path / "f.tsv"), batch_sensors=False
+    )
+    obs, info = venv.reset(options={"episodes": [0, 3]})
+    assert obs.features is None  # not built for the batch
+    assert np.array_equal(venv.observation(1)["features"], panorama(4))
+
+
 def test_missing_viewpoint_names_file_scan_and_viewpoint(tmp_path: Path) -> None:
     path = write_tsv(
         tmp_path / "f.tsv",

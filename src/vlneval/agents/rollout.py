@@ -172,6 +172,7 @@ def run_agent(
         inputs=inputs,
         privileged=agent.privileged,
         seed=seed,
+        batch_sensors=False,  # each slot's observation is asked for below
     )
     started = time.perf_counter()
     slots = _Slots(agent, venv, seed)

@@ -46,6 +46,9 @@ class VectorGraphNavEnv:
         episodes, graphs, action_space, max_steps, features, sensors, privileged, inputs, seed:
             as :class:`~vlneval.envs.GraphNavEnv`.
         num_envs: the number of slots ``B``.
+        batch_sensors: build the batch's ``features`` and sensor fields in ``reset`` and
+            ``step``; a caller that asks :meth:`observation` for each slot anyway passes False,
+            so that no sensor is read twice.
 
     Example:
         >>> import numpy as np
@@ -72,8 +75,11 @@ class VectorGraphNavEnv:
         privileged: bool = False,
         inputs: InputsFn | None = None,
         seed: int | None = None,
+        batch_sensors: bool = True,
     ) -> None:
         from vlneval.envs import kernels
+
+        self._batch_sensors = batch_sensors
 
         self._k = kernels
         if (
@@ -260,7 +266,7 @@ class VectorGraphNavEnv:
     def _batch(self, obs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> BatchObservation:
         pose, cint, cflt = obs
         features = extra = None
-        if self._features is not None or self._extra:
+        if self._batch_sensors and (self._features is not None or self._extra):
             active = pose[:, 0] == 1
             if self._features is not None:
                 features = self._batch_features(self._features, active, pose[:, 2])
