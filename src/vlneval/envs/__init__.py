@@ -63,7 +63,7 @@ if TYPE_CHECKING:
         ActionSpace,
         InvalidActionError,
     )
-    from vlneval.envs.tables import Candidate
+    from vlneval.graph.tables import Candidate
     from vlneval.envs.vector import VectorGraphNavEnv
     from vlneval.envs.world import World
 

@@ -23,7 +23,7 @@ from vlneval.envs.leaks import find_values
 from vlneval.envs.observation import BASE_FIELDS
 from vlneval.envs.privileged import PrivilegeError
 from vlneval.envs.spaces import InvalidActionError
-from vlneval.envs.tables import Candidate
+from vlneval.graph.tables import Candidate
 from vlneval.errors import VLNEvalError
 
 __all__ = ["check_env", "EnvCheckError", "boundary_leaks"]

@@ -35,7 +35,7 @@ from vlneval.envs.spaces import (
     action_space,
     invalid_action,
 )
-from vlneval.envs.tables import Candidate, ScanTables, elevation_of, heading_of
+from vlneval.graph.tables import Candidate, ScanTables, elevation_of, heading_of
 from vlneval.envs.world import World
 from vlneval.errors import ProblemCollector, UnknownNameError, VLNEvalError
 from vlneval.graph.geometry import snap_heading

@@ -7,7 +7,7 @@ An observation is a plain dict. The base fields are:
 - ``heading``, ``elevation``: the camera's angles in radians (heading clockwise from +y, in
   [0, 2π); elevation positive up), ``view_index``: the discrete view 0..35;
 - ``step``: actions taken so far in this episode;
-- ``candidates``: a tuple of :class:`~vlneval.envs.tables.Candidate`, entry 0 the current
+- ``candidates``: a tuple of :class:`~vlneval.graph.tables.Candidate`, entry 0 the current
   viewpoint (the STOP action), then the action space's candidates.
 
 Sensors add fields (``features`` from a features file; REVERIE object boxes or a CVDN dialog

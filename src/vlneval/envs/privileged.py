@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vlneval.envs.spaces import LOOK_DOWN, LOOK_UP, STOP, TURN_LEFT, TURN_RIGHT
-from vlneval.envs.tables import ScanTables, heading_of
+from vlneval.graph.tables import ScanTables, heading_of
 from vlneval.errors import VLNEvalError
 
 __all__ = ["Teacher", "TeacherState", "PrivilegeError", "next_hop", "teacher_action"]
@@ -53,7 +53,7 @@ def next_hop(tables: ScanTables, distances: np.ndarray, node: int, goals: np.nda
     Example:
         >>> import numpy as np
         >>> from vlneval.graph.matterport import NavGraph
-        >>> from vlneval.envs.tables import build_tables
+        >>> from vlneval.graph.tables import build_tables
         >>> g = NavGraph("t", ["a", "b", "c"], np.array([[0., 0, 0], [0, 2, 0], [0, 4, 0]]),
         ...              np.array([[0, 1], [1, 2]]), np.array([2.0, 2.0]))
         >>> d = np.array([[0., 2, 4], [2, 0, 2], [4, 2, 0]])

@@ -30,7 +30,7 @@ from vlneval.envs.graph_env import (
 from vlneval.envs.observation import FeatureSensor, Observation, Sensor
 from vlneval.envs.privileged import PrivilegeError, Teacher, TeacherState
 from vlneval.envs.spaces import ActionSpace, action_space, invalid_action
-from vlneval.envs.tables import elevation_of, heading_of
+from vlneval.graph.tables import elevation_of, heading_of
 from vlneval.envs.world import World
 from vlneval.errors import VLNEvalError
 from vlneval.graph.geometry import snap_heading

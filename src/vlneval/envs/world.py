@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vlneval.envs.tables import ScanTables, build_tables
+from vlneval.graph.tables import ScanTables, build_tables
 from vlneval.graph.store import GraphStore
 
 __all__ = ["World"]
