@@ -115,7 +115,7 @@ def bench_dtw(root: Path) -> dict[str, Any]:
 
 def bench_sps(eps: Any, worlds: Any, n_episodes: int = 200) -> dict[str, Any]:
     from vlneval.agents.continuous import make_agent, run_continuous
-    from vlneval.envs.continuous import ContinuousNavEnv
+    from vlneval.envs.continuous.env import ContinuousNavEnv
 
     idx = np.random.default_rng(1).choice(len(eps), n_episodes, replace=False).tolist()
     for i in idx:  # build every world first: the rate is the simulation's
@@ -140,7 +140,7 @@ def bench_baselines(eps: Any, worlds: Any, sample: int | None, tmp: Path) -> dic
     from vlneval.agents.continuous import make_agent, run_continuous
     from vlneval.continuous.oracle import GridOracle
     from vlneval.data.vlnce import parse_ce_predictions
-    from vlneval.envs.continuous import ContinuousNavEnv
+    from vlneval.envs.continuous.env import ContinuousNavEnv
     from vlneval.evaluation.vlnce import score_continuous, twin_source
     from vlneval.profiles import get_profile
 

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from vlneval.envs.graph_env import GraphNavEnv
+from vlneval.envs.graph.env import GraphNavEnv
+from vlneval.envs.graph.vector import VectorGraphNavEnv
 from vlneval.envs.loading import load_episodes
-from vlneval.envs.vector import VectorGraphNavEnv
 
 N_CAMERA = 4
 

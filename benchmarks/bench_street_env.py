@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from vlneval.agents.registry import get_agent
-from vlneval.envs.street import StreetNavEnv
-from vlneval.envs.street_run import load_street_episodes, run_street
+from vlneval.agents.street import run_street
+from vlneval.envs.street.env import StreetNavEnv
+from vlneval.envs.street.loading import load_street_episodes
 
 ACTIONS = (1, -1, -2)
 

@@ -16,6 +16,7 @@ __all__ = [
     "InvalidInputError",
     "UnknownNameError",
     "MissingDataError",
+    "InvalidActionError",
     "Problem",
     "ProblemCollector",
     "did_you_mean",
@@ -98,6 +99,10 @@ class UnknownNameError(VLNEvalError, KeyError):
 
 class MissingDataError(VLNEvalError):
     """A data file or folder that the command needs is not there."""
+
+
+class InvalidActionError(VLNEvalError):
+    """An agent chose an action outside its environment's action space (any env family)."""
 
 
 class ProblemCollector:

@@ -13,16 +13,15 @@ from vlneval.agents.continuous import make_agent, run_continuous
 from vlneval.continuous.oracle import GridOracle
 from vlneval.continuous.world import World
 from vlneval.data.vlnce import episodes_from_arrays, parse_ce_predictions
-from vlneval.envs.continuous import OBSERVATION_FIELDS, ContinuousNavEnv
-from vlneval.envs.continuous_spaces import (
+from vlneval.envs.continuous.env import OBSERVATION_FIELDS, ContinuousNavEnv
+from vlneval.envs.continuous.spaces import (
     FORWARD,
     LOOK_UP,
     STOP,
     TURN_LEFT,
     TURN_RIGHT,
-    InvalidActionError,
 )
-from vlneval.errors import VLNEvalError
+from vlneval.errors import InvalidActionError, VLNEvalError
 from vlneval.evaluation.vlnce import DistanceSource, score_continuous
 from vlneval.profiles import get_profile
 

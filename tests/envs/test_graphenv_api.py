@@ -20,7 +20,7 @@ from vlneval.envs import (
     InvalidActionError,
     PrivilegeError,
 )
-from vlneval.envs.graph_env import DEFAULT_MAX_STEPS
+from vlneval.envs.graph.env import DEFAULT_MAX_STEPS
 from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
 from vlneval.graph.store import GraphStore
 

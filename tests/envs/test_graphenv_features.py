@@ -11,7 +11,7 @@ import pytest
 
 from tests.envs.helpers import STAR, star
 from vlneval.envs import GraphNavEnv, VectorGraphNavEnv, open_features
-from vlneval.envs.features import Hdf5Features, TsvFeatures
+from vlneval.envs.graph.features import Hdf5Features, TsvFeatures
 from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
 
 DIM = 3

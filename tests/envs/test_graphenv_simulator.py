@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from vlneval.agents.baselines import RandomAgent
-from vlneval.envs.graph_env import GraphNavEnv
+from vlneval.envs.graph.env import GraphNavEnv
 from vlneval.envs.loading import load_episodes
 
 SIMPLE = "predictions/r2r/simple_agents_sadanand1120"

@@ -18,8 +18,8 @@ from vlneval.envs import (
     make_env,
 )
 from vlneval.envs.loading import load_episodes
-from vlneval.envs.registration import Registry, parse_id
 from vlneval.errors import UnknownNameError, VLNEvalError
+from vlneval.registry import Registry, parse_id
 
 
 def _random(obs, rng: np.random.Generator, camera: bool) -> np.ndarray:  # type: ignore[no-untyped-def]
@@ -155,7 +155,7 @@ def test_registry_versions_and_did_you_mean() -> None:
         ENVS.spec("graph-panoramc-v1")
     with pytest.raises(VLNEvalError, match="no version v3; known: graph-panoramic-v1"):
         ENVS.spec("graph-panoramic-v3")
-    reg: Registry[dict] = Registry("thing")
+    reg: Registry[dict] = Registry("thing", versioned=True)
     reg.register("a-v1", dict)
     with pytest.raises(VLNEvalError, match="already registered"):
         reg.register("a-v1", dict)

@@ -12,16 +12,17 @@ import pytest
 
 from tests.touchdown.fixture import ROUTES, make_root, route
 from vlneval.agents.registry import get_agent
+from vlneval.agents.street import run_street
 from vlneval.cli.main import main
 from vlneval.data.episodes import EpisodeTable
 from vlneval.envs import ENVS
+from vlneval.envs.core import PrivilegeError
 from vlneval.envs.leaks import find_values
-from vlneval.envs.privileged import PrivilegeError
-from vlneval.envs.spaces import STOP, TURN_LEFT, TURN_RIGHT, InvalidActionError
-from vlneval.envs.street import StreetNavEnv
-from vlneval.envs.street_moves import FORWARD, link_table, street_transition
-from vlneval.envs.street_run import load_street_episodes, run_street
-from vlneval.errors import InvalidInputError, VLNEvalError
+from vlneval.envs.spaces import STOP, TURN_LEFT, TURN_RIGHT
+from vlneval.envs.street.env import StreetNavEnv
+from vlneval.envs.street.loading import load_street_episodes
+from vlneval.envs.street.moves import FORWARD, link_table, street_transition
+from vlneval.errors import InvalidActionError, InvalidInputError, VLNEvalError
 from vlneval.evaluation import evaluate
 from vlneval.graph.street import StreetGraph, parse_street_graph
 

@@ -13,8 +13,8 @@ from vlneval.agents.registry import get_agent
 from vlneval.agents.rollout import run_agent
 from vlneval.cli.main import main
 from vlneval.envs.checker import check_env
-from vlneval.envs.graph_env import GraphNavEnv
-from vlneval.envs.objects import object_task_setup
+from vlneval.envs.graph.env import GraphNavEnv
+from vlneval.envs.graph.objects import object_task_setup
 from vlneval.evaluation import evaluate
 
 

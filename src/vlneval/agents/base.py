@@ -6,7 +6,7 @@ for every episode::
     agent.reset(observation, rng=rng)          # new episode; rng: its own np.random.Generator
     action = agent.act(observation)            # until the agent returns STOP (0) or the limit
 
-Observations are the environment's dicts (:mod:`vlneval.envs.observation`): ``instruction``,
+Observations are the environment's dicts (:mod:`vlneval.envs.graph.observation`): ``instruction``,
 ``scan``, ``viewpoint``, ``heading``, ``elevation``, ``view_index``, ``step``, ``candidates``
 (entry 0 is where the agent stands: choosing it is STOP) and ``features`` when a features file is
 given. Actions are integers (:mod:`vlneval.envs.spaces`): ``k`` moves to ``candidates[k]``; in the
@@ -17,7 +17,7 @@ Optional class attributes and methods:
 - ``action_spaces``: the spaces the agent acts in, default first
   (default ``("panoramic", "egocentric")``);
 - ``privileged = True``: the agent needs goals or teacher actions; ``reset`` then also receives
-  ``teacher=`` (a :class:`~vlneval.envs.privileged.Teacher`) and the run's protocol card says
+  ``teacher=`` (a :class:`~vlneval.envs.graph.privileged.Teacher`) and the run's protocol card says
   the result is privileged;
 - ``finish(observation) -> dict | None``: called once at the end of each episode with its final
   observation; the fields it returns join the prediction record (e.g. ``{"predObjId": ...}``);
@@ -54,12 +54,15 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from vlneval.envs.continuous.spaces import CONTINUOUS_SPACES
 from vlneval.envs.spaces import SPACES
 from vlneval.errors import VLNEvalError
 
 __all__ = ["Agent", "AgentInfo", "describe_agent", "ALL_SPACES"]
 
 ALL_SPACES = ("panoramic", "egocentric")
+#: Every action space an agent may name: the graph spaces, then the continuous ones.
+KNOWN_SPACES = (*SPACES, *CONTINUOUS_SPACES)
 
 
 @runtime_checkable
@@ -111,10 +114,11 @@ def describe_agent(agent_id: str, factory: Callable[[], Any]) -> AgentInfo:
     """The :class:`AgentInfo` of ``factory`` (a class, or a callable returning an agent)."""
     probe = factory if isinstance(factory, type) else factory()
     spaces = tuple(getattr(probe, "action_spaces", ALL_SPACES))
-    unknown = [s for s in spaces if s not in SPACES]
+    unknown = [s for s in spaces if s not in KNOWN_SPACES]
     if not spaces or unknown or not all(isinstance(s, str) for s in spaces):
         raise VLNEvalError(
-            f"agent {agent_id}: action_spaces must name some of {', '.join(SPACES)}, got {spaces!r}"
+            f"agent {agent_id}: action_spaces must name some of {', '.join(KNOWN_SPACES)}, "
+            f"got {spaces!r}"
         )
     privileged = getattr(probe, "privileged", False)
     if not isinstance(privileged, bool):

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.envs.privileged import PrivilegeError, Teacher
+from vlneval.envs.core import PrivilegeError
+from vlneval.envs.graph.privileged import Teacher
 from vlneval.envs.spaces import STOP, TURN_RIGHT
 
 __all__ = ["StopAgent", "RandomAgent", "RandomWalkAgent", "ShortestAgent"]

@@ -14,6 +14,7 @@ from typing import Any
 from vlneval.agents.base import AgentInfo, describe_agent
 from vlneval.agents.registry import get_agent
 from vlneval.agents.rollout import run_agent
+from vlneval.envs.loading import load_episodes
 from vlneval.errors import VLNEvalError
 
 __all__ = ["check_agent", "AgentCheckError"]
@@ -54,8 +55,6 @@ def check_agent(
     except VLNEvalError as exc:
         raise AgentCheckError(f"agent check failed:\n  - {exc}") from None
     if episodes is None:
-        from vlneval.envs.loading import load_episodes
-
         episodes, graphs = load_episodes("demo")
     problems: list[str] = []
     steps = truncated = 0

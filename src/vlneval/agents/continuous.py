@@ -5,10 +5,12 @@
   discrete spaces: STOP, FORWARD, TURN_LEFT, TURN_RIGHT drawn with probabilities 0.02, 0.68,
   0.15, 0.15 (the oracle action distribution of the training set); in the velocity and
   waypoint spaces: STOP with probability 0.02, else a uniformly random command;
-- ``shortest``: the privileged teacher of :mod:`vlneval.envs.continuous_teacher`.
+- ``shortest``: the privileged teacher of :mod:`vlneval.envs.continuous.teacher`.
 
-Every agent draws randomness only from the ``rng`` it is given: the same seed gives the same
-file.
+They are registered as ``continuous-stop``, ``continuous-random`` and ``continuous-shortest``
+in :data:`vlneval.agents.registry.AGENTS`. Every agent draws randomness only from the ``rng``
+it is given (:func:`~vlneval.agents.rollout.episode_rng`: per-episode seeds from the episode's
+index in the split), so the same seed gives the same file.
 """
 
 from __future__ import annotations
@@ -19,16 +21,18 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.envs.continuous_spaces import FORWARD, STOP, TURN_LEFT, TURN_RIGHT, DiscreteSteps
+from vlneval.agents.registry import AGENTS
+from vlneval.agents.rollout import episode_rng
+from vlneval.envs.continuous.spaces import FORWARD, STOP, TURN_LEFT, TURN_RIGHT, DiscreteSteps
+from vlneval.errors import VLNEvalError
 
 __all__ = [
     "ContinuousStopAgent",
     "ContinuousRandomAgent",
     "ContinuousShortestAgent",
-    "CONTINUOUS_AGENTS",
+    "make_agent",
     "run_continuous",
     "RunRecord",
-    "episode_rng",
 ]
 
 SPACES = ("r2r-ce", "rxr-ce", "velocity", "waypoint")
@@ -97,8 +101,6 @@ class ContinuousShortestAgent:
     ) -> None:
         """Keeps the privileged channel."""
         if teacher is None:
-            from vlneval.errors import VLNEvalError
-
             raise VLNEvalError(
                 "the shortest agent is privileged: build the environment with privileged=True"
             )
@@ -107,23 +109,6 @@ class ContinuousShortestAgent:
     def act(self, observation: Mapping[str, Any]) -> Any:
         """The teacher's action."""
         return self.teacher.action()
-
-
-CONTINUOUS_AGENTS: dict[str, type] = {
-    "stop": ContinuousStopAgent,
-    "random": ContinuousRandomAgent,
-    "shortest": ContinuousShortestAgent,
-}
-
-
-def episode_rng(seed: int, episode: int) -> np.random.Generator:
-    """The generator of one episode: independent of the order episodes are run in.
-
-    Example:
-        >>> float(episode_rng(0, 3).random()) == float(episode_rng(0, 3).random())
-        True
-    """
-    return np.random.default_rng([seed, episode])
 
 
 @dataclass
@@ -138,12 +123,14 @@ class RunRecord:
 
 
 def make_agent(name: str, space: Any) -> Any:
-    """A baseline agent by name (``stop``, ``random``, ``shortest``)."""
-    if name not in CONTINUOUS_AGENTS:
-        from vlneval.errors import UnknownNameError
+    """A continuous baseline agent by name (``stop``, ``random``, ``shortest``, or the
+    registry id ``continuous-random``...) for an environment with action space ``space``.
 
-        raise UnknownNameError("continuous agent", name, CONTINUOUS_AGENTS)
-    cls = CONTINUOUS_AGENTS[name]
+    Example:
+        >>> type(make_agent("stop", None)).__name__
+        'ContinuousStopAgent'
+    """
+    cls = AGENTS.get(name if name.startswith("continuous-") else f"continuous-{name}")
     return cls(space) if cls is ContinuousRandomAgent else cls()
 
 

@@ -16,12 +16,14 @@ from typing import Any
 import numpy as np
 
 from vlneval.agents.base import AgentInfo
+from vlneval.agents.progress import episode_progress
 from vlneval.data.episodes import EpisodeTable
-from vlneval.envs.episodes import InputsFn
-from vlneval.envs.features import FeatureStore
-from vlneval.envs.observation import Sensor
-from vlneval.envs.vector import VectorGraphNavEnv
-from vlneval.envs.world import World
+from vlneval.envs.graph.episodes import InputsFn
+from vlneval.envs.graph.features import FeatureStore
+from vlneval.envs.graph.observation import Sensor
+from vlneval.envs.graph.vector import VectorGraphNavEnv
+from vlneval.envs.graph.world import GraphWorld
+from vlneval.envs.spaces import SPACES
 from vlneval.errors import VLNEvalError
 from vlneval.graph.store import GraphStore
 
@@ -62,6 +64,9 @@ class RunResult:
 
 def episode_rng(seed: int, episode: int) -> np.random.Generator:
     """The generator of episode index ``episode`` in a run seeded with ``seed``.
+
+    The one seeding rule of every rollout (graph, street and continuous): the episode's index
+    in its split is the spawn key, so its generator depends on the seed and the episode alone.
 
     Example:
         >>> int(episode_rng(0, 5).integers(100)) == int(episode_rng(0, 5).integers(100))
@@ -126,7 +131,7 @@ def _as_action(value: Any, agent: str) -> int:
 def run_agent(
     agent: AgentInfo,
     episodes: EpisodeTable,
-    graphs: World | GraphStore | str | Path,
+    graphs: GraphWorld | GraphStore | str | Path,
     *,
     action_space: str | None = None,
     max_steps: int | None = None,
@@ -161,6 +166,11 @@ def run_agent(
     if not order:
         raise VLNEvalError(f"{episodes.source}: no episodes to run")
     space = agent.space(action_space)
+    if space not in SPACES:
+        raise VLNEvalError(
+            f"agent {agent.id} acts in the {space} action space of the continuous environments, "
+            "not on a navigation graph"
+        )
     venv = VectorGraphNavEnv(
         episodes,
         graphs,
@@ -204,8 +214,6 @@ def run_agent(
 
 
 def _loop(venv: VectorGraphNavEnv, slots: _Slots, order: list[int], progress: bool) -> int:
-    from vlneval.agents.progress import episode_progress
-
     obs, info = venv.reset(options={"episodes": order})
     for s in range(venv.num_envs):
         slots.start(s)

@@ -112,7 +112,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from vlneval.data.jsonio import atomic_write_bytes
     from vlneval.envs.loading import load_episodes
     from vlneval.envs.recording import write_predictions
-    from vlneval.envs.submission import task_records
+    from vlneval.envs.graph.submission import task_records
     from vlneval.reports.tables import to_json_bytes
 
     agent = get_agent(args.agent)
@@ -192,8 +192,9 @@ def _score(args: argparse.Namespace, result: Any) -> int:
 
 
 def _street_run(args: argparse.Namespace, agent: Any) -> Any:
-    """The run of a street-graph task (Touchdown, ``vlneval.envs.street``); None for others."""
-    from vlneval.envs.street_run import is_street_task, load_street_episodes, run_street
+    """The run of a street-graph task (Touchdown, ``vlneval.envs.street.env``); None for others."""
+    from vlneval.agents.street import run_street
+    from vlneval.envs.street.loading import is_street_task, load_street_episodes
 
     if not is_street_task(args.task):
         return None
@@ -221,12 +222,12 @@ def _street_run(args: argparse.Namespace, agent: Any) -> Any:
 
 def _task_setup(args: argparse.Namespace) -> Any:
     """Episodes, graphs, sensors and scoring options of tasks with extra observations (REVERIE
-    objects, ``vlneval.envs.objects``); None for the others, which need only their episodes."""
+    objects, ``vlneval.envs.graph.objects``); None for the others, which need only their episodes."""
     import importlib.util
 
-    if importlib.util.find_spec("vlneval.envs.objects") is None:
+    if importlib.util.find_spec("vlneval.envs.graph.objects") is None:
         return None
-    from vlneval.envs.objects import object_task_setup
+    from vlneval.envs.graph.objects import object_task_setup
 
     return object_task_setup(
         args.task,

@@ -17,14 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.envs.episodes import GroundTruth
-from vlneval.envs.graph_env import GraphNavEnv
+from vlneval.envs.core import PrivilegeError
+from vlneval.envs.graph.env import GraphNavEnv
+from vlneval.envs.graph.episodes import GroundTruth
+from vlneval.envs.graph.observation import BASE_FIELDS
 from vlneval.envs.leaks import find_values
-from vlneval.envs.observation import BASE_FIELDS
-from vlneval.envs.privileged import PrivilegeError
-from vlneval.envs.spaces import InvalidActionError
+from vlneval.envs.registration import make_env
+from vlneval.errors import InvalidActionError, VLNEvalError
 from vlneval.graph.tables import Candidate
-from vlneval.errors import VLNEvalError
 
 __all__ = ["check_env", "EnvCheckError", "boundary_leaks"]
 
@@ -283,8 +283,6 @@ def check_env(env: GraphNavEnv | str, **make_kwargs: Any) -> list[str]:
         >>> check_env("graph-panoramic-v1")[:3]
         ['api', 'actions', 'step limit']
     """
-    from vlneval.envs.registration import make_env
-
     env_id = env if isinstance(env, str) else None
     instance = make_env(env, **make_kwargs) if isinstance(env, str) else env
     if not isinstance(instance, GraphNavEnv):

@@ -7,6 +7,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from vlneval.data.jsonio import atomic_write_bytes
+
 __all__ = ["write_predictions"]
 
 
@@ -20,11 +24,8 @@ def write_predictions(path: str | Path, records: Iterable[Mapping[str, Any]]) ->
         >>> json.loads(p.read_text())[0]["trajectory"]
         [['a', 0.0, 0.0]]
     """
-    from vlneval.data.jsonio import atomic_write_bytes
-    from vlneval.reports.tables import to_json_bytes
-
     p = Path(path)
-    payload = to_json_bytes([dict(r) for r in records], indent=False)
+    payload = msgspec.json.encode([dict(r) for r in records])  # NaN and infinity: null
     if p.name.endswith(".gz"):
         payload = gzip.compress(payload, mtime=0)
     atomic_write_bytes(p, payload)

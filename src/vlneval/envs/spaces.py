@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.errors import UnknownNameError, VLNEvalError
+from vlneval.errors import InvalidActionError, UnknownNameError
 
 __all__ = [
     "STOP",
@@ -34,7 +34,6 @@ __all__ = [
     "EGOCENTRIC",
     "action_space",
     "SPACES",
-    "InvalidActionError",
     "invalid_action",
 ]
 
@@ -177,10 +176,6 @@ def action_space(name: str | ActionSpace) -> ActionSpace:
 def names(spaces: Sequence[str]) -> str:
     """``a, b`` for messages."""
     return ", ".join(spaces)
-
-
-class InvalidActionError(VLNEvalError):
-    """An agent chose an action that is not valid at its observation."""
 
 
 def invalid_action(

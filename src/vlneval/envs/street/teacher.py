@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vlneval.envs.privileged import PrivilegeError
+from vlneval.envs.core import PrivilegeError
 from vlneval.envs.spaces import STOP, TURN_LEFT, TURN_RIGHT
-from vlneval.envs.street_moves import FORWARD, LinkTable, nearest_heading
+from vlneval.envs.street.moves import FORWARD, LinkTable, nearest_heading
 
 __all__ = ["StreetTeacher", "StreetTeacherState", "street_teacher_action"]
 
@@ -68,7 +68,7 @@ def street_teacher_action(s: StreetTeacherState, cache: dict[int, np.ndarray]) -
 
     Example:
         >>> from vlneval.graph.street import parse_street_graph
-        >>> from vlneval.envs.street_moves import link_table
+        >>> from vlneval.envs.street.moves import link_table
         >>> g = parse_street_graph([f"{p},0,40,-73" for p in "abc"],
         ...                        ["a,90,b", "a,270,c", "b,270,a", "b,90,c", "c,90,a", "c,270,b"])
         >>> t = link_table(g)

@@ -17,24 +17,25 @@ from typing import Any
 import numpy as np
 
 from vlneval.data.episodes import EpisodeTable
-from vlneval.envs.batch import BatchObservation, FlatTables
-from vlneval.envs.episodes import InputsFn, split_episodes
-from vlneval.envs.features import FeatureStore
-from vlneval.envs.graph_env import (
-    _check_privileged,
-    _max_steps,
+from vlneval.envs.core import PrivilegeError, allow_privileged
+from vlneval.envs.graph.batch import BatchObservation, FlatTables
+from vlneval.envs.graph.env import (
     _sensors,
+    action_space_of,
     check_episodes,
+    max_steps_of,
     protocol_fields,
 )
-from vlneval.envs.observation import FeatureSensor, Observation, Sensor
-from vlneval.envs.privileged import PrivilegeError, Teacher, TeacherState
-from vlneval.envs.spaces import ActionSpace, action_space, invalid_action
-from vlneval.graph.tables import elevation_of, heading_of
-from vlneval.envs.world import World
+from vlneval.envs.graph.episodes import InputsFn, split_episodes
+from vlneval.envs.graph.features import FeatureStore
+from vlneval.envs.graph.observation import FeatureSensor, Observation, Sensor
+from vlneval.envs.graph.privileged import Teacher, TeacherState
+from vlneval.envs.graph.world import GraphWorld
+from vlneval.envs.spaces import ActionSpace, invalid_action
 from vlneval.errors import VLNEvalError
 from vlneval.graph.geometry import snap_heading
 from vlneval.graph.store import GraphStore
+from vlneval.graph.tables import elevation_of, heading_of
 
 __all__ = ["VectorGraphNavEnv", "BatchObservation", "FlatTables"]  # the last two from .batch
 
@@ -65,7 +66,7 @@ class VectorGraphNavEnv:
     def __init__(
         self,
         episodes: EpisodeTable,
-        graphs: World | GraphStore | str | Path,
+        graphs: GraphWorld | GraphStore | str | Path,
         *,
         num_envs: int,
         action_space: str | ActionSpace = "panoramic",
@@ -77,7 +78,7 @@ class VectorGraphNavEnv:
         seed: int | None = None,
         batch_sensors: bool = True,
     ) -> None:
-        from vlneval.envs import kernels
+        from vlneval.envs.graph import kernels
 
         self._batch_sensors = batch_sensors
 
@@ -89,11 +90,9 @@ class VectorGraphNavEnv:
         ):
             raise VLNEvalError(f"num_envs must be a positive integer, got {num_envs!r}")
         self.num_envs = int(num_envs)
-        self.action_space = (
-            action_space if isinstance(action_space, ActionSpace) else _space(action_space)
-        )
-        self.max_steps = _max_steps(max_steps, self.action_space)
-        self.world = graphs if isinstance(graphs, World) else World(graphs)
+        self.action_space = action_space_of(action_space)
+        self.max_steps = max_steps_of(max_steps, self.action_space)
+        self.world = graphs if isinstance(graphs, GraphWorld) else GraphWorld(graphs)
         self.task, self.split, self.id_field = episodes.task, episodes.split, episodes.id_field
         self._ids, self._inputs, self._truth = split_episodes(episodes, inputs)
         self._int_ids = bool(getattr(episodes, "int_ids", False))
@@ -101,7 +100,7 @@ class VectorGraphNavEnv:
         self.sensors = _sensors(features, sensors)
         self._features = next((s.store for s in self.sensors if isinstance(s, FeatureSensor)), None)
         self._extra = [s for s in self.sensors if not isinstance(s, FeatureSensor)]
-        self._privileged = _check_privileged(privileged, self._truth.scorable, episodes.source)
+        self._privileged = allow_privileged(privileged, self._truth.scorable, episodes.source)
         self._teachers: dict[int, Teacher] = {}
         self.np_random = np.random.default_rng(seed)
         self._pano = self.action_space.name == "panoramic"
@@ -442,7 +441,3 @@ class VectorGraphNavEnv:
             f"VectorGraphNavEnv({self.task} {self.split}, {len(self)} episodes, "
             f"{self.num_envs} slots, {self.action_space.name}, max_steps={self.max_steps})"
         )
-
-
-def _space(name: str) -> ActionSpace:
-    return action_space(name)

@@ -9,69 +9,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from vlneval.agents.base import AgentInfo
+from vlneval.agents.progress import episode_progress
 from vlneval.agents.rollout import RunResult, episode_rng
 from vlneval.data.episodes import EpisodeTable
-from vlneval.envs.street import StreetNavEnv
-from vlneval.errors import MissingDataError, UnknownNameError, VLNEvalError
+from vlneval.envs.street.env import StreetNavEnv
+from vlneval.errors import VLNEvalError
 from vlneval.graph.street import StreetGraph
 
-__all__ = ["STREET_TASKS", "is_street_task", "load_street_episodes", "run_street"]
-
-#: Tasks whose agents move on the street graph.
-STREET_TASKS = ("touchdown",)
-
-
-def is_street_task(task: str) -> bool:
-    """Whether ``task`` runs in the street environment.
-
-    Example:
-        >>> is_street_task("touchdown"), is_street_task("r2r")
-        (True, False)
-    """
-    return task in STREET_TASKS
-
-
-def load_street_episodes(
-    task: str = "touchdown",
-    split: str | None = None,
-    *,
-    root: str | Path | None = None,
-    episodes_file: str | Path | None = None,
-    graphs: str | Path | None = None,
-    data_version: str | None = None,
-) -> tuple[EpisodeTable, StreetGraph]:
-    """The routes of ``task``'s ``split`` and the street graph, found as ``vlneval score`` finds
-    them (``data_version``: ``original`` or ``unseen``; default the first present)."""
-    from vlneval.data.root import data_root, find_file
-    from vlneval.data.touchdown import load_touchdown
-    from vlneval.evaluation.touchdown import DATA_VERSIONS
-    from vlneval.graph.street import street_graph
-    from vlneval.tasks import get_task
-
-    t = get_task(task)
-    split = split or t.default_split
-    base = data_root(root)
-    if episodes_file:
-        path = Path(episodes_file)
-    elif base is None:
-        raise MissingDataError(
-            f"task {task} needs its data: pass --data-root DIR or --episodes FILE and --graphs DIR"
-        )
-    elif data_version is not None:
-        if data_version not in DATA_VERSIONS:
-            raise UnknownNameError("Touchdown data version", data_version, DATA_VERSIONS)
-        name = DATA_VERSIONS[data_version].format(split=split)
-        path = find_file(base / t.folder, [name], f"{task} {split} routes ({data_version})")
-    else:
-        path = t.episodes_file(base, split)
-    if graphs is None and base is None:
-        raise MissingDataError("no Touchdown street graph: pass --graphs DIR or --data-root DIR")
-    folder = Path(graphs) if graphs is not None else base / t.folder / "graph"  # type: ignore[operator]
-    return load_touchdown(path, task=task, split=split), street_graph(folder)
+__all__ = ["run_street"]
 
 
 def _finish(agent: Any, obs: dict[str, Any], info: AgentInfo, id_field: str) -> dict[str, Any]:
@@ -88,8 +38,6 @@ def _finish(agent: Any, obs: dict[str, Any], info: AgentInfo, id_field: str) -> 
 
 
 def _act(agent: Any, obs: dict[str, Any], info: AgentInfo) -> int:
-    import numpy as np
-
     a = agent.act(obs)
     if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
         raise VLNEvalError(f"agent {info.id}: act() must return an integer action, got {a!r}")
@@ -119,8 +67,6 @@ def run_street(
         >>> run_street(get_agent("shortest"), t, g).records
         [{'route_id': 7, 'trajectory': ['a', 'b', 'c']}]
     """
-    from vlneval.agents.progress import episode_progress
-
     if limit is not None and (isinstance(limit, bool) or limit < 1):
         raise VLNEvalError(f"limit must be a positive number of episodes, got {limit!r}")
     order = list(range(len(episodes)))[:limit]

@@ -1,8 +1,6 @@
 """The street environment: Touchdown navigation on the StreetLearn graph, no ground truth leaked.
 
-Gymnasium's contract, as :class:`~vlneval.envs.graph_env.GraphNavEnv`: ``reset(*, seed=None,
-options=None) -> (observation, info)``, ``step(action) -> (observation, 0.0, terminated,
-truncated, info)``. Actions (:mod:`vlneval.envs.street_moves`): ``0`` STOP, ``1`` FORWARD,
+The contract of :mod:`vlneval.envs.core`. Actions (:mod:`vlneval.envs.street.moves`): ``0`` STOP, ``1`` FORWARD,
 ``-1`` TURN_LEFT, ``-2`` TURN_RIGHT. Observations hold:
 
 - ``instruction``: the route's ``navigation_text``;
@@ -14,7 +12,7 @@ truncated, info)``. Actions (:mod:`vlneval.envs.street_moves`): ``0`` STOP, ``1`
 - ``step``: actions taken so far.
 
 The route and the goal stay on the scorer's side; ``privileged=True`` builds
-:class:`~vlneval.envs.street_teacher.StreetTeacher`. The executed trajectory is the sequence of
+:class:`~vlneval.envs.street.teacher.StreetTeacher`. The executed trajectory is the sequence of
 panoramas occupied (the start included, a panorama recorded each time the agent moves), the
 Touchdown prediction format ``{"route_id": int, "trajectory": [panoid, ...]}``.
 """
@@ -27,12 +25,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from vlneval.data.episodes import EpisodeTable
-from vlneval.envs.privileged import PrivilegeError
-from vlneval.envs.spaces import STOP, InvalidActionError
-from vlneval.envs.street_moves import STREET_ACTIONS, link_table, street_transition
-from vlneval.envs.street_teacher import StreetTeacher, StreetTeacherState
-from vlneval.errors import ProblemCollector, UnknownNameError, VLNEvalError
-from vlneval.graph.street import StreetGraph
+from vlneval.envs.core import EpisodeEnv, PrivilegeError, budget_card, privileged_card
+from vlneval.envs.spaces import STOP
+from vlneval.envs.street.moves import STREET_ACTIONS, link_table, street_transition
+from vlneval.envs.street.teacher import StreetTeacher, StreetTeacherState
+from vlneval.errors import InvalidActionError, ProblemCollector
+from vlneval.graph.street import StreetGraph, street_graph
 
 __all__ = ["StreetNavEnv", "StreetLink", "DEFAULT_STREET_MAX_STEPS", "STREET_CARD"]
 
@@ -80,7 +78,7 @@ def _check_routes(graph: StreetGraph, episodes: EpisodeTable) -> list[tuple[int,
     return routes
 
 
-class StreetNavEnv:
+class StreetNavEnv(EpisodeEnv):
     """One agent on the Touchdown street graph, one route at a time.
 
     Args:
@@ -111,6 +109,8 @@ class StreetNavEnv:
     """
 
     metadata: dict[str, Any] = {"render_modes": [], "action_spaces": ("street",)}
+    noun = "route"
+    hidden = "route and the goal are hidden"
 
     def __init__(
         self,
@@ -122,26 +122,24 @@ class StreetNavEnv:
         seed: int | None = None,
     ) -> None:
         if not isinstance(graphs, StreetGraph):
-            from vlneval.graph.street import street_graph
-
             graphs = street_graph(graphs)
         self.graph = graphs
         self.table = link_table(graphs)
-        self.max_steps = _max_steps(max_steps)
         self.task, self.split, self.id_field = episodes.task, episodes.split, episodes.id_field
-        self._ids = list(episodes.ids)
-        self._index = {k: i for i, k in enumerate(self._ids)}
         self._texts = list(episodes.instructions)
         self._headings = [int(round(math.degrees(float(h)), 6)) % 360 for h in episodes.headings]
         self._routes = _check_routes(graphs, episodes)  # the hidden side: never observed
-        if privileged and not episodes.scorable:
-            raise PrivilegeError(f"{episodes.source}: this split has no routes to teach from")
-        self._privileged = bool(privileged)
+        self._setup(
+            episodes.ids,
+            max_steps=max_steps,
+            default_steps=DEFAULT_STREET_MAX_STEPS,
+            privileged=privileged,
+            scorable=episodes.scorable,
+            source=episodes.source,
+            seed=seed,
+        )
         self._teacher: StreetTeacher | None = None
-        self.np_random = np.random.default_rng(seed)
-        self._i = -1
-        self._done = True
-        self._node = self._heading = self._steps = 0
+        self._node = self._heading = 0
         self._path: list[int] = []
 
     # -- Gymnasium API -------------------------------------------------------------------
@@ -149,21 +147,14 @@ class StreetNavEnv:
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Starts a route: ``options={"episode": index or route id}``, else one at random."""
-        if seed is not None:
-            self.np_random = np.random.default_rng(seed)
-        self._i = self._pick((options or {}).get("episode"))
-        self._node = self._routes[self._i][0]
-        self._heading, self._steps = self._headings[self._i], 0
+        i = self._begin(seed, options)
+        self._node, self._heading = self._routes[i][0], self._headings[i]
         self._path = [self._node]
-        self._done = False
         return self._observe(), {"steps": 0}
 
     def step(self, action: int) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Takes one action; returns ``(observation, 0.0, terminated, truncated, info)``."""
-        if self._done:
-            raise VLNEvalError(
-                "step() called on an ended episode (or before reset()): call reset() first"
-            )
+        self._check_running()
         valid = isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_))
         if not valid or int(action) not in STREET_ACTIONS:
             raise InvalidActionError(
@@ -171,22 +162,15 @@ class StreetNavEnv:
                 "valid in the street action space: expected 0 (STOP), 1 (FORWARD), "
                 "-1 (TURN_LEFT) or -2 (TURN_RIGHT)"
             )
-        self._steps += 1
-        if int(action) == STOP:
-            self._done = True
-            return self._observe(), 0.0, True, False, {"steps": self._steps, "stopped": True}
-        node, self._heading = street_transition(self.table, self._node, self._heading, int(action))
-        if node != self._node:
-            self._path.append(node)
-        self._node = node
-        truncated = self._done = self._steps >= self.max_steps
-        info: dict[str, Any] = {"steps": self._steps}
-        if truncated:
-            info["stopped"] = False
-        return self._observe(), 0.0, False, truncated, info
-
-    def close(self) -> None:
-        """Nothing to release (Gymnasium API)."""
+        if int(action) != STOP:
+            node, self._heading = street_transition(
+                self.table, self._node, self._heading, int(action)
+            )
+            if node != self._node:
+                self._path.append(node)
+            self._node = node
+        terminated, truncated, info = self._count_step(stopped=int(action) == STOP)
+        return self._observe(), 0.0, terminated, truncated, info
 
     # -- recording -----------------------------------------------------------------------
     def trajectory(self) -> list[str]:
@@ -195,28 +179,15 @@ class StreetNavEnv:
 
     def prediction(self) -> dict[str, Any]:
         """The current (or last) route as a Touchdown prediction record."""
-        if self._i < 0:
-            raise VLNEvalError("no episode has been run: call reset() first")
+        self._check_ran()
         eid = self._ids[self._i]
         return {self.id_field: int(eid) if eid.lstrip("-").isdigit() else eid,
                 "trajectory": self.trajectory()}  # fmt: skip
 
-    @property
-    def episode_id(self) -> str | None:
-        """The id of the current (or last) route."""
-        return self._ids[self._i] if self._i >= 0 else None
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
     # -- privileged channel and protocol --------------------------------------------------
     def privileged(self) -> StreetTeacher:
         """The privileged channel (route, goal, teacher actions); needs ``privileged=True``."""
-        if not self._privileged:
-            raise PrivilegeError(
-                "this environment was built without privileged=True: the route and the goal are "
-                "hidden (request them at construction; the protocol card will say so)"
-            )
+        self._check_privileged()
         if self._teacher is None:
             self._teacher = StreetTeacher(self._teacher_state)
         return self._teacher
@@ -232,38 +203,17 @@ class StreetNavEnv:
                 "outgoing links: panorama id, heading, relative heading",
             ],
             "map": "given: the Touchdown street graph (nodes.txt, links.txt); no map is built",
-            "privileged": (
-                "route, goal, hop distance and teacher actions through env.privileged(), "
-                f"requested at construction ({calls} calls)"
-                if self._privileged
-                else "none"
+            "privileged": privileged_card(
+                "route, goal, hop distance and teacher actions", self._privileged, calls
             ),
-            "inference_budget": {
-                "max_steps": self.max_steps,
-                "stop_counts_as_step": True,
-                "search": "none: one rollout per episode",
-                "backtracking": "allowed, and recorded in the executed path",
-            },
+            "inference_budget": budget_card(
+                self.max_steps, backtracking="allowed, and recorded in the executed path"
+            ),
             "executed_path": "full: every panorama the agent occupied, in order (turns in place "
             "add none), recorded by the environment",
         }
 
     # -- internals -----------------------------------------------------------------------
-    def _pick(self, episode: Any) -> int:
-        if episode is None:
-            return int(self.np_random.integers(len(self._ids)))
-        if isinstance(episode, str):
-            if episode not in self._index:
-                raise UnknownNameError("route", episode, self._ids if len(self._ids) <= 30 else [])
-            return self._index[episode]
-        integer = isinstance(episode, (int, np.integer)) and not isinstance(episode, bool)
-        if integer and 0 <= int(episode) < len(self._ids):
-            return int(episode)
-        raise VLNEvalError(
-            f"options['episode'] must be a route id or an index in 0..{len(self._ids) - 1}, "
-            f"got {episode!r}"
-        )
-
     def _observe(self) -> dict[str, Any]:
         headings, targets = self.table.links(self._node)
         ids = self.graph.ids
@@ -295,11 +245,3 @@ class StreetNavEnv:
             f"StreetNavEnv({self.task} {self.split}, {len(self)} routes, "
             f"max_steps={self.max_steps}, privileged={self._privileged})"
         )
-
-
-def _max_steps(value: int | None) -> int:
-    if value is None:
-        return DEFAULT_STREET_MAX_STEPS
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise VLNEvalError(f"max_steps must be a positive integer, got {value!r}")
-    return int(value)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.errors import UnknownNameError, VLNEvalError
+from vlneval.errors import InvalidActionError, UnknownNameError
 
 __all__ = [
     "STOP",
@@ -40,15 +40,10 @@ __all__ = [
     "WAYPOINT",
     "CONTINUOUS_SPACES",
     "continuous_space",
-    "InvalidActionError",
 ]
 
 STOP, FORWARD, TURN_LEFT, TURN_RIGHT, LOOK_UP, LOOK_DOWN = range(6)
 _NAMES = ("STOP", "FORWARD", "TURN_LEFT", "TURN_RIGHT", "LOOK_UP", "LOOK_DOWN")
-
-
-class InvalidActionError(VLNEvalError):
-    """An action outside the environment's action space."""
 
 
 def _is_stop(action: Any) -> bool:

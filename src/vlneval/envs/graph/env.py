@@ -1,9 +1,8 @@
 """The graph navigation environment: the simulator's graph interface, no ground truth leaked.
 
-Follows Gymnasium's contract without depending on it: ``reset(*, seed=None, options=None)``
-returns ``(observation, info)``; ``step(action)`` returns ``(observation, reward, terminated,
-truncated, info)``. The reward is always 0.0: any reward an environment could compute (progress
-towards the goal) is derived from the goal, so it lives behind the privileged channel.
+The contract of :mod:`vlneval.envs.core` (Gymnasium's ``reset``/``step``, reward always 0.0:
+any reward an environment could compute, progress towards the goal, is derived from the goal,
+so it lives behind the privileged channel).
 """
 
 from __future__ import annotations
@@ -12,19 +11,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from vlneval.data.episodes import EpisodeTable
-from vlneval.envs.episodes import EpisodeInputs, InputsFn, split_episodes
-from vlneval.envs.features import FeatureStore, open_features
-from vlneval.envs.observation import (
+from vlneval.envs.core import (
+    EpisodeEnv,
+    PrivilegeError,
+    budget_card,
+    positive_steps,
+    privileged_card,
+)
+from vlneval.envs.graph.episodes import EpisodeInputs, InputsFn, split_episodes
+from vlneval.envs.graph.features import FeatureStore, open_features
+from vlneval.envs.graph.observation import (
     BASE_FIELDS,
     FeatureSensor,
     Observation,
     Sensor,
     observations_card,
 )
-from vlneval.envs.privileged import PrivilegeError, Teacher, TeacherState
+from vlneval.envs.graph.privileged import Teacher, TeacherState
+from vlneval.envs.graph.world import GraphWorld
 from vlneval.envs.spaces import (
     LOOK_DOWN,
     LOOK_UP,
@@ -35,11 +40,10 @@ from vlneval.envs.spaces import (
     action_space,
     invalid_action,
 )
-from vlneval.graph.tables import Candidate, ScanTables, elevation_of, heading_of
-from vlneval.envs.world import World
-from vlneval.errors import ProblemCollector, UnknownNameError, VLNEvalError
+from vlneval.errors import ProblemCollector, VLNEvalError
 from vlneval.graph.geometry import snap_heading
 from vlneval.graph.store import GraphStore
+from vlneval.graph.tables import Candidate, ScanTables, elevation_of, heading_of
 
 __all__ = ["GraphNavEnv", "DEFAULT_MAX_STEPS", "transition", "EXECUTED_PATH"]
 
@@ -92,7 +96,7 @@ def transition(
 
 
 def check_episodes(
-    world: World, inputs: Sequence[EpisodeInputs], ids: Sequence[str], source: str
+    world: GraphWorld, inputs: Sequence[EpisodeInputs], ids: Sequence[str], source: str
 ) -> None:
     """Every episode's scan has a graph and its start is a node; all problems at once."""
     pc = ProblemCollector(source)
@@ -110,13 +114,13 @@ def check_episodes(
     pc.raise_if_any()
 
 
-class GraphNavEnv:
+class GraphNavEnv(EpisodeEnv):
     """One agent on a navigation graph, one episode at a time.
 
     Args:
         episodes: the episodes (an :class:`EpisodeTable`); the environment keeps their ground
             truth in a separate object that no observation or ``info`` ever holds.
-        graphs: a :class:`World`, a :class:`GraphStore` or a folder of connectivity files.
+        graphs: a :class:`GraphWorld`, a :class:`GraphStore` or a folder of connectivity files.
         action_space: ``panoramic`` or ``egocentric`` (see :mod:`vlneval.envs.spaces`).
         max_steps: the step limit; an episode that reaches it without STOP is truncated.
         features: a features file (``.tsv`` / ``.h5``) or store: adds ``features``.
@@ -145,7 +149,7 @@ class GraphNavEnv:
     def __init__(
         self,
         episodes: EpisodeTable,
-        graphs: World | GraphStore | str | Path,
+        graphs: GraphWorld | GraphStore | str | Path,
         *,
         action_space: str | ActionSpace = "panoramic",
         max_steps: int | None = None,
@@ -155,23 +159,26 @@ class GraphNavEnv:
         inputs: InputsFn | None = None,
         seed: int | None = None,
     ) -> None:
-        self.action_space = _space(action_space)
-        self.max_steps = _max_steps(max_steps, self.action_space)
-        self.world = graphs if isinstance(graphs, World) else World(graphs)
+        self.action_space = action_space_of(action_space)
+        self.world = graphs if isinstance(graphs, GraphWorld) else GraphWorld(graphs)
         self.task, self.split, self.id_field = episodes.task, episodes.split, episodes.id_field
-        self._ids, self._inputs, self._truth = split_episodes(episodes, inputs)
+        ids, self._inputs, self._truth = split_episodes(episodes, inputs)
+        self._setup(
+            ids,
+            max_steps=max_steps,
+            default_steps=DEFAULT_MAX_STEPS[self.action_space.name],
+            privileged=privileged,
+            scorable=self._truth.scorable,
+            source=episodes.source,
+            seed=seed,
+        )
         self._int_ids = bool(getattr(episodes, "int_ids", False))
-        self._index = {k: i for i, k in enumerate(self._ids)}
         check_episodes(self.world, self._inputs, self._ids, episodes.source)
         self.sensors = _sensors(features, sensors)
-        self._privileged = _check_privileged(privileged, self._truth.scorable, episodes.source)
         self._teacher: Teacher | None = None
-        self.np_random = np.random.default_rng(seed)
         self._pano = self.action_space.name == "panoramic"
-        self._i = -1
-        self._done = True
         self._tables: ScanTables | None = None
-        self._node = self._h = self._e = self._steps = 0
+        self._node = self._h = self._e = 0
         self._path: list[tuple[int, int, int]] = []
         self._cands: tuple[Candidate, ...] = ()
         self._vp_index: dict[str, int] = {}
@@ -181,24 +188,17 @@ class GraphNavEnv:
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Observation, dict[str, Any]]:
         """Starts an episode: ``options={"episode": index or id}``, else one drawn at random."""
-        if seed is not None:
-            self.np_random = np.random.default_rng(seed)
-        self._i = self._pick((options or {}).get("episode"))
-        inp = self._inputs[self._i]
+        inp = self._inputs[self._begin(seed, options)]
         self._tables = self.world.tables(inp.scan)
         self._vp_index = self._tables.graph.index
         self._node = self._vp_index[inp.start]
-        self._h, self._e, self._steps = snap_heading(inp.heading), 1, 0
+        self._h, self._e = snap_heading(inp.heading), 1
         self._path = [(self._node, self._h, self._e)]
-        self._done = False
         return self._observe(), {"steps": 0}
 
     def step(self, action: int) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
         """Takes one action; returns ``(observation, 0.0, terminated, truncated, info)``."""
-        if self._done:
-            raise VLNEvalError(
-                "step() called on an ended episode (or before reset()): call reset() first"
-            )
+        self._check_running()
         cands = self._cands
         n = len(cands)
         if not (type(action) is int and 0 <= action < n) and not self.action_space.contains(
@@ -208,23 +208,13 @@ class GraphNavEnv:
                 self.action_space, action, n, episode=self._ids[self._i], step=self._steps
             )
         a = int(action)
-        self._steps += 1
-        if a == STOP:
-            self._done = True
-            return self._observe(), 0.0, True, False, {"steps": self._steps, "stopped": True}
-        self._node, self._h, self._e = transition(
-            cands, self._vp_index, self._pano, self._node, self._h, self._e, a
-        )
-        self._path.append((self._node, self._h, self._e))
-        truncated = self._steps >= self.max_steps
-        self._done = truncated
-        info: dict[str, Any] = {"steps": self._steps}
-        if truncated:
-            info["stopped"] = False
-        return self._observe(), 0.0, False, truncated, info
-
-    def close(self) -> None:
-        """Nothing to release (Gymnasium API)."""
+        if a != STOP:
+            self._node, self._h, self._e = transition(
+                cands, self._vp_index, self._pano, self._node, self._h, self._e, a
+            )
+            self._path.append((self._node, self._h, self._e))
+        terminated, truncated, info = self._count_step(stopped=a == STOP)
+        return self._observe(), 0.0, terminated, truncated, info
 
     # -- recording -----------------------------------------------------------------------
     def trajectory(self) -> list[tuple[str, float, float]]:
@@ -237,34 +227,16 @@ class GraphNavEnv:
 
     def prediction(self) -> dict[str, Any]:
         """The current (or last) episode as an R2R prediction record."""
-        if self._i < 0:
-            raise VLNEvalError("no episode has been run: call reset() first")
+        self._check_ran()
         return {
             self.id_field: int(self._ids[self._i]) if self._int_ids else self._ids[self._i],
             "trajectory": [list(s) for s in self.trajectory()],
         }
 
-    @property
-    def episode_id(self) -> str | None:
-        """The id of the current (or last) episode (not part of any observation)."""
-        return self._ids[self._i] if self._i >= 0 else None
-
-    @property
-    def episode_ids(self) -> list[str]:
-        """Every episode id, in table order."""
-        return list(self._ids)
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
     # -- privileged channel and protocol --------------------------------------------------
     def privileged(self) -> Teacher:
         """The privileged channel (goals, distances, teacher actions); needs ``privileged=True``."""
-        if not self._privileged:
-            raise PrivilegeError(
-                "this environment was built without privileged=True: goals and teacher actions "
-                "are hidden (request them at construction; the protocol card will say so)"
-            )
+        self._check_privileged()
         if self._teacher is None:
             self._teacher = Teacher(self._teacher_state)
         return self._teacher
@@ -280,22 +252,6 @@ class GraphNavEnv:
         )
 
     # -- internals -----------------------------------------------------------------------
-    def _pick(self, episode: Any) -> int:
-        if episode is None:
-            return int(self.np_random.integers(len(self._ids)))
-        if isinstance(episode, str):
-            if episode not in self._index:
-                raise UnknownNameError(
-                    "episode", episode, self._ids if len(self._ids) <= 30 else []
-                )
-            return self._index[episode]
-        valid_int = isinstance(episode, (int, np.integer)) and not isinstance(episode, bool)
-        if valid_int and 0 <= int(episode) < len(self._ids):
-            return int(episode)
-        raise VLNEvalError(
-            f"options['episode'] must be an id or an index in 0..{len(self._ids) - 1}, got {episode!r}"
-        )
-
     def _current(self) -> ScanTables:
         if self._tables is None:
             raise VLNEvalError("no episode is running: call reset() first")
@@ -341,16 +297,14 @@ class GraphNavEnv:
         )
 
 
-def _space(name: str | ActionSpace) -> ActionSpace:
-    return action_space(name)
+def action_space_of(space: str | ActionSpace) -> ActionSpace:
+    """The action space named ``space`` (or ``space`` itself)."""
+    return space if isinstance(space, ActionSpace) else action_space(space)
 
 
-def _max_steps(value: int | None, space: ActionSpace) -> int:
-    if value is None:
-        return DEFAULT_MAX_STEPS[space.name]
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise VLNEvalError(f"max_steps must be a positive integer, got {value!r}")
-    return int(value)
+def max_steps_of(value: int | None, space: ActionSpace) -> int:
+    """The step limit: ``value``, or the space's default."""
+    return positive_steps(value, DEFAULT_MAX_STEPS[space.name])
 
 
 def _sensors(features: FeatureStore | str | Path | None, sensors: Sequence[Sensor]) -> list[Sensor]:
@@ -366,15 +320,6 @@ def _sensors(features: FeatureStore | str | Path | None, sensors: Sequence[Senso
     return out
 
 
-def _check_privileged(privileged: bool, scorable: bool, source: str) -> bool:
-    if privileged and not scorable:
-        raise PrivilegeError(
-            f"{source}: this split has no goals (a hidden test split), so there is no privileged "
-            "information to give: a privileged agent cannot run on it"
-        )
-    return bool(privileged)
-
-
 def protocol_fields(
     space: ActionSpace, max_steps: int, sensors: Sequence[Sensor], privileged: bool, calls: int
 ) -> dict[str, Any]:
@@ -383,17 +328,11 @@ def protocol_fields(
         "action_space": {"name": space.name, **space.card},
         "observations": observations_card(sensors),
         "map": "given: the Matterport3D navigation graph (connectivity files); no map is built",
-        "privileged": (
-            "goals, reference path, distances and teacher actions through env.privileged(), "
-            f"requested at construction ({calls} calls)"
-            if privileged
-            else "none"
+        "privileged": privileged_card(
+            "goals, reference path, distances and teacher actions", privileged, calls
         ),
-        "inference_budget": {
-            "max_steps": max_steps,
-            "stop_counts_as_step": True,
-            "search": "none: one rollout per episode",
-            "backtracking": "allowed, and recorded in the executed path",
-        },
+        "inference_budget": budget_card(
+            max_steps, backtracking="allowed, and recorded in the executed path"
+        ),
         "executed_path": EXECUTED_PATH,
     }

@@ -20,7 +20,7 @@ import numpy as np
 
 from vlneval.continuous.control import PathFollower, bearing, plan, wrap_pi
 from vlneval.continuous.motion import Mover, Pose
-from vlneval.envs.continuous_spaces import (
+from vlneval.envs.continuous.spaces import (
     FORWARD,
     STOP,
     TURN_LEFT,

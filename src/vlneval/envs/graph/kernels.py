@@ -2,7 +2,7 @@
 
 State is one row per slot (node, heading index, elevation index, steps, episode); tables are the
 candidate tables of every scan concatenated with global node ids (see ``vector.FlatTables``).
-Importing this module imports numba: only ``vlneval.envs.vector`` imports it, on first use.
+Importing this module imports numba: only ``vlneval.envs.graph.vector`` imports it, on first use.
 """
 
 from __future__ import annotations

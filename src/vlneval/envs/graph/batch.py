@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.envs.world import World
+from vlneval.envs.graph.world import GraphWorld
 
 __all__ = ["FlatTables", "BatchObservation"]
 
@@ -28,7 +28,7 @@ class FlatTables:
     distance: np.ndarray
 
     @classmethod
-    def build(cls, world: World, scans: Sequence[str], panoramic: bool) -> FlatTables:
+    def build(cls, world: GraphWorld, scans: Sequence[str], panoramic: bool) -> FlatTables:
         """Concatenates the tables of ``scans`` (panoramic or egocentric lists)."""
         tables = [world.tables(s) for s in scans]
         width = max(t.width for t in tables)

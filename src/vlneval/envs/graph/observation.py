@@ -12,7 +12,7 @@ An observation is a plain dict. The base fields are:
 
 Sensors add fields (``features`` from a features file; REVERIE object boxes or a CVDN dialog
 history in other tasks). A sensor sees the observation built so far and the episode's
-:class:`~vlneval.envs.episodes.EpisodeInputs`, never the ground truth, so no sensor can leak it.
+:class:`~vlneval.envs.graph.episodes.EpisodeInputs`, never the ground truth, so no sensor can leak it.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from vlneval.envs.episodes import EpisodeInputs
-from vlneval.envs.features import FeatureStore
+from vlneval.envs.graph.episodes import EpisodeInputs
+from vlneval.envs.graph.features import FeatureStore
 
 __all__ = ["Observation", "Sensor", "FeatureSensor", "BASE_FIELDS", "observations_card"]
 

@@ -1,4 +1,10 @@
-"""The navigation graphs an environment moves on, with their candidate tables built once."""
+"""The world of the graph family: navigation graphs with their candidate tables built once.
+
+vlneval has two kinds of world, named apart: a :class:`GraphWorld` (here) is the set of
+Matterport3D navigation graphs the graph environments move on; a
+:class:`vlneval.continuous.world.World` is the occupancy grid of one building that the
+continuous environments move in.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +12,13 @@ from pathlib import Path
 
 import numpy as np
 
-from vlneval.graph.tables import ScanTables, build_tables
 from vlneval.graph.store import GraphStore
+from vlneval.graph.tables import ScanTables, build_tables
 
-__all__ = ["World"]
+__all__ = ["GraphWorld"]
 
 
-class World:
+class GraphWorld:
     """Graphs of a folder of connectivity files, their candidate tables and distance tables.
 
     Several environments may share one world (the tables are immutable).

@@ -15,7 +15,7 @@ import numpy as np
 
 from vlneval.continuous.control import PathFollower
 from vlneval.continuous.motion import Mover, Pose
-from vlneval.envs.continuous_spaces import Waypoint
+from vlneval.envs.continuous.spaces import Waypoint
 
 __all__ = ["WaypointResult", "execute_waypoint", "STALL_S"]
 

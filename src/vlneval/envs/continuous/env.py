@@ -1,8 +1,7 @@
 """Continuous navigation environments: discrete steps (R2R-CE, RxR-CE), velocities, waypoints.
 
-The same contract and information boundary as the graph environment, without depending on
-Gymnasium: ``reset(*, seed=None, options=None) -> (observation, info)`` and ``step(action) ->
-(observation, 0.0, terminated, truncated, info)``. Observations hold the instruction, the scan,
+The contract of :mod:`vlneval.envs.core` and the graph environment's information boundary.
+Observations hold the instruction, the scan,
 the agent's pose (position in metres, heading, camera elevation), the step count, the simulated
 time and whether the last action was blocked; never the goal, the reference path or a distance
 to the goal. Those go only through :meth:`ContinuousNavEnv.privileged`, which exists only when
@@ -23,22 +22,26 @@ from typing import Any
 import numpy as np
 
 from vlneval.continuous.motion import Mover, Pose, direction
+from vlneval.continuous.twin import TwinWorlds, twin_episodes
 from vlneval.continuous.world import World
 from vlneval.data.vlnce import ContinuousEpisodes, world_to_habitat
-from vlneval.envs.continuous_spaces import (
+from vlneval.envs.continuous.executor import execute_waypoint
+from vlneval.envs.continuous.spaces import (
     FORWARD,
     LOOK_DOWN,
     LOOK_UP,
     TURN_LEFT,
     TURN_RIGHT,
     DiscreteSteps,
-    InvalidActionError,
     Velocity,
     Waypoint,
     continuous_space,
     is_stop,
 )
-from vlneval.errors import UnknownNameError, VLNEvalError
+from vlneval.envs.continuous.teacher import ContinuousTeacher
+from vlneval.envs.core import EpisodeEnv, budget_card, privileged_card
+from vlneval.errors import InvalidActionError, VLNEvalError
+from vlneval.graph.store import GraphStore
 
 __all__ = ["ContinuousNavEnv", "EpisodeRecord", "OBSERVATION_FIELDS", "make_continuous_env"]
 
@@ -78,7 +81,7 @@ class EpisodeRecord:
     statuses: dict[str, int] = field(default_factory=dict)
 
 
-class ContinuousNavEnv:
+class ContinuousNavEnv(EpisodeEnv):
     """A continuous VLN environment over a set of episodes and their worlds.
 
     Args:
@@ -92,6 +95,7 @@ class ContinuousNavEnv:
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
+    hidden = "goal and teacher actions are hidden"
 
     def __init__(
         self,
@@ -104,19 +108,19 @@ class ContinuousNavEnv:
         seed: int | None = None,
     ) -> None:
         self.action_space = continuous_space(action_space)
-        self.max_steps = int(max_steps if max_steps is not None else self.action_space.max_steps)
         self.episodes = episodes
         self.task, self.split, self.id_field = episodes.task, episodes.split, episodes.id_field
+        self._setup(
+            episodes.ids,
+            max_steps=max_steps,
+            default_steps=int(self.action_space.max_steps),
+            privileged=privileged,
+            scorable=episodes.scorable,
+            source=episodes.source,
+            seed=seed,
+        )
         self._worlds = (lambda _scan: worlds) if isinstance(worlds, World) else worlds
-        if privileged and not episodes.scorable:
-            raise VLNEvalError(
-                f"{episodes.source}: this split has no goals, so there is no privileged information"
-            )
-        self._privileged = bool(privileged)
         self._teacher: Any = None
-        self.np_random = np.random.default_rng(seed)
-        self._i = -1
-        self._done = True
         self._mover: Mover | None = None
         self._pose: Pose | None = None
         self._rec = EpisodeRecord("")
@@ -131,10 +135,7 @@ class ContinuousNavEnv:
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Starts an episode: ``options={"episode": index or id}``, else one drawn at random."""
-        if seed is not None:
-            self.np_random = np.random.default_rng(seed)
-        self._i = self._pick((options or {}).get("episode"))
-        ep = self.episodes.episode(self._i)
+        ep = self.episodes.episode(self._begin(seed, options))
         self._mover = self._mover_for(ep.scan)
         pose = self._mover.place(ep.start, ep.heading, snap=0.5)
         if pose is None:
@@ -148,21 +149,17 @@ class ContinuousNavEnv:
         self._z_offset = float(ep.start[2]) - pose.z
         self._rec = EpisodeRecord(ep.episode_id, [pose])
         self._serial += 1
-        self._done, self._collided, self._status = False, False, None
+        self._collided, self._status = False, None
         return self._observe(), {"steps": 0, "time": 0.0, "path_length": 0.0}
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Takes one action; returns ``(observation, 0.0, terminated, truncated, info)``."""
-        if self._done or self._pose is None:
-            raise VLNEvalError(
-                "step() called on an ended episode (or before reset()): call reset() first"
-            )
+        self._check_running()
         rec = self._rec
         space = self.action_space
         if is_stop(action):
-            rec.steps += 1
-            rec.stopped, self._done = True, True
-            return self._observe(), 0.0, True, False, {**self._info(), "stopped": True}
+            rec.stopped = True
+            return self._counted(True)
         try:
             if isinstance(space, DiscreteSteps):
                 self._discrete(space, action)
@@ -174,17 +171,13 @@ class ContinuousNavEnv:
             raise InvalidActionError(
                 f"episode {rec.episode_id}, step {rec.steps}: {exc} (action space {space.name})"
             ) from None
-        rec.steps += 1
         rec.collisions += int(self._collided)
-        truncated = rec.steps >= self.max_steps
-        self._done = truncated
-        info = self._info()
-        if truncated:
-            info["stopped"] = False
-        return self._observe(), 0.0, False, truncated, info
+        return self._counted(False)
 
-    def close(self) -> None:
-        """Nothing to release (Gymnasium API)."""
+    def _counted(self, stopped: bool) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        terminated, truncated, extra = self._count_step(stopped)
+        self._rec.steps = self._steps
+        return self._observe(), 0.0, terminated, truncated, {**self._info(), **extra}
 
     # -- the three action spaces ---------------------------------------------------------------
     def _discrete(self, space: DiscreteSteps, action: Any) -> None:
@@ -224,8 +217,6 @@ class ContinuousNavEnv:
         rec.poses.append(m.pose)
 
     def _waypoint(self, space: Waypoint, action: Any) -> None:
-        from vlneval.envs.continuous_executor import execute_waypoint
-
         r, rel, dz = space.parse(action)
         assert self._pose is not None and self._mover is not None  # reset() ran
         dx, dy = direction(self._pose.heading + rel)
@@ -268,34 +259,13 @@ class ContinuousNavEnv:
 
     def prediction(self) -> dict[str, Any]:
         """The current (or last) episode as an ``r2r-ce`` prediction entry ``{id: steps}``."""
-        if self._i < 0:
-            raise VLNEvalError("no episode has been run: call reset() first")
+        self._check_ran()
         return {self._rec.episode_id: self.trajectory()}
-
-    @property
-    def episode_id(self) -> str | None:
-        """The id of the current (or last) episode."""
-        return self.episodes.ids[self._i] if self._i >= 0 else None
-
-    @property
-    def episode_ids(self) -> list[str]:
-        """Every episode id, in table order."""
-        return list(self.episodes.ids)
-
-    def __len__(self) -> int:
-        return len(self.episodes)
 
     # -- privileged channel and protocol --------------------------------------------------------
     def privileged(self) -> Any:
         """The privileged channel (goal, geodesic field, teacher actions); needs ``privileged=True``."""
-        from vlneval.envs.continuous_teacher import ContinuousTeacher
-
-        if not self._privileged:
-            raise VLNEvalError(
-                "this environment was built without privileged=True: the goal and "
-                "teacher actions are hidden (request them at construction; the "
-                "protocol card will say so)"
-            )
+        self._check_privileged()
         if self._teacher is None:
             self._teacher = ContinuousTeacher(self._teacher_view)
         return self._teacher
@@ -311,17 +281,10 @@ class ContinuousNavEnv:
                 "visual": "none",
             },
             "map": "given: the world's occupancy grid is the simulator; agents see only their pose",
-            "privileged": (
-                f"goal, geodesic distance field and teacher actions through env.privileged() "
-                f"({calls} calls)"
-            )
-            if self._privileged
-            else "none",
-            "inference_budget": {
-                "max_steps": self.max_steps,
-                "stop_counts_as_step": True,
-                "search": "none: one rollout per episode",
-            },
+            "privileged": privileged_card(
+                "goal, geodesic distance field and teacher actions", self._privileged, calls
+            ),
+            "inference_budget": budget_card(self.max_steps),
             "executed_path": "full: every pose after each action and every controller tick of a "
             "waypoint, recorded by the environment; path length integrated from the motion",
         }
@@ -337,24 +300,6 @@ class ContinuousNavEnv:
             raise VLNEvalError("no episode is running: call reset() first")
         goal = self.episodes.to_world(self.episodes.goals[self._i])
         return self._mover, self._pose, goal, self.action_space, self._collided, self._serial
-
-    def _pick(self, episode: Any) -> int:
-        ids = self.episodes.ids
-        if episode is None:
-            return int(self.np_random.integers(len(ids)))
-        if isinstance(episode, str):
-            if episode not in self.episodes.index:
-                raise UnknownNameError("episode", episode, ids if len(ids) <= 30 else [])
-            return self.episodes.index[episode]
-        if (
-            isinstance(episode, (int, np.integer))
-            and not isinstance(episode, bool)
-            and 0 <= int(episode) < len(ids)
-        ):
-            return int(episode)
-        raise VLNEvalError(
-            f"options['episode'] must be an id or an index in 0..{len(ids) - 1}, got {episode!r}"
-        )
 
     def _observe(self) -> dict[str, Any]:
         ep_i, pose = self._i, self._pose
@@ -398,9 +343,6 @@ def make_continuous_env(
     navigation graphs (a :class:`~vlneval.graph.store.GraphStore`, a folder, or an object with a
     ``store``), whose twin worlds are built on first use; or directly a continuous world.
     """
-    from vlneval.continuous.twin import TwinWorlds, twin_episodes
-    from vlneval.graph.store import GraphStore
-
     worlds: Any = graphs
     if not isinstance(graphs, (World, TwinWorlds)):
         store = getattr(graphs, "store", graphs)

@@ -22,15 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vlneval.envs.core import PrivilegeError
 from vlneval.envs.spaces import LOOK_DOWN, LOOK_UP, STOP, TURN_LEFT, TURN_RIGHT
 from vlneval.graph.tables import ScanTables, heading_of
-from vlneval.errors import VLNEvalError
 
-__all__ = ["Teacher", "TeacherState", "PrivilegeError", "next_hop", "teacher_action"]
-
-
-class PrivilegeError(VLNEvalError):
-    """The privileged channel was used without being requested, or cannot exist."""
+__all__ = ["Teacher", "TeacherState", "next_hop", "teacher_action"]
 
 
 @dataclass(frozen=True)

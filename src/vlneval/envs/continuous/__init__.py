@@ -1,0 +1,1 @@
+"""The continuous family: continuous worlds, discrete steps, velocities or waypoints (``ContinuousNavEnv``)."""

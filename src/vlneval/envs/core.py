@@ -1,0 +1,250 @@
+"""The contract every environment family keeps, and the episode bookkeeping they share.
+
+Three families implement :class:`Env`, one folder each:
+
+- :mod:`vlneval.envs.graph`: Matterport3D navigation graphs (``GraphNavEnv``, and
+  ``VectorGraphNavEnv`` stepping many episodes at once), panoramic or egocentric actions;
+- :mod:`vlneval.envs.street`: the Touchdown street graph (``StreetNavEnv``);
+- :mod:`vlneval.envs.continuous`: continuous worlds (``ContinuousNavEnv``): discrete steps,
+  velocities or waypoints.
+
+The contract is Gymnasium's, without depending on it: ``reset(*, seed=None, options=None) ->
+(observation, info)`` with ``options={"episode": index or id}`` (else an episode drawn from
+``np_random``); ``step(action) -> (observation, 0.0, terminated, truncated, info)``: the reward
+is always 0.0, since any reward worth computing is derived from the goal. The environment, not
+the agent, records the executed path (``trajectory()``, ``prediction()`` in the task's format);
+ground truth reaches an agent only through ``privileged()``, which exists only when the
+environment was built with ``privileged=True``, and ``protocol()`` puts that on the card.
+
+:class:`EpisodeEnv` is the bookkeeping the single-episode environments share: the episode
+index, its choice and seeding, the step count and limit, the ``stopped``/truncated flags and
+the privileged flag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+
+from vlneval.errors import UnknownNameError, VLNEvalError
+
+__all__ = [
+    "Env",
+    "EpisodeEnv",
+    "PrivilegeError",
+    "positive_steps",
+    "allow_privileged",
+    "privileged_card",
+    "budget_card",
+]
+
+
+class PrivilegeError(VLNEvalError):
+    """The privileged channel was used without being requested, or cannot exist."""
+
+
+@runtime_checkable
+class Env(Protocol):
+    """What every single-episode environment offers (see the module docstring)."""
+
+    action_space: Any
+    max_steps: int
+    task: str
+    split: str
+    id_field: str
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Starts an episode."""
+        ...
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """Takes one action."""
+        ...
+
+    def close(self) -> None:
+        """Releases nothing or something."""
+        ...
+
+    def trajectory(self) -> list[Any]:
+        """The executed path of the current (or last) episode."""
+        ...
+
+    def prediction(self) -> dict[str, Any]:
+        """The current (or last) episode as a record of the task's predictions format."""
+        ...
+
+    def privileged(self) -> Any:
+        """The privileged channel (needs ``privileged=True`` at construction)."""
+        ...
+
+    def protocol(self) -> dict[str, Any]:
+        """The protocol card fields this environment determines."""
+        ...
+
+    def __len__(self) -> int: ...
+
+
+def positive_steps(value: Any, default: int) -> int:
+    """A step limit: ``default`` for None, else a positive integer.
+
+    Example:
+        >>> positive_steps(None, 35), positive_steps(7, 35)
+        (35, 7)
+    """
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise VLNEvalError(f"max_steps must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def allow_privileged(privileged: bool, scorable: bool, source: str) -> bool:
+    """``privileged``, refused for a split without goals (there is nothing to give)."""
+    if privileged and not scorable:
+        raise PrivilegeError(
+            f"{source}: this split has no goals (a hidden test split), so there is no privileged "
+            "information to give: a privileged agent cannot run on it"
+        )
+    return bool(privileged)
+
+
+def privileged_card(what: str, privileged: bool, calls: int) -> str:
+    """The card's ``privileged`` field: what the channel gives and how often it was used.
+
+    Example:
+        >>> privileged_card("goals", True, 3), privileged_card("goals", False, 0)
+        ('goals through env.privileged(), requested at construction (3 calls)', 'none')
+    """
+    if not privileged:
+        return "none"
+    return f"{what} through env.privileged(), requested at construction ({calls} calls)"
+
+
+def budget_card(max_steps: int, **extra: Any) -> dict[str, Any]:
+    """The card's ``inference_budget``: one rollout per episode, STOP counted as a step."""
+    return {
+        "max_steps": max_steps,
+        "stop_counts_as_step": True,
+        "search": "none: one rollout per episode",
+        **extra,
+    }
+
+
+class EpisodeEnv:
+    """Episode bookkeeping shared by the single-episode environments.
+
+    A subclass calls :meth:`_setup` in its constructor, :meth:`_begin` at the top of ``reset``,
+    :meth:`_check_running` before applying an action and :meth:`_count_step` after it.
+
+    Attributes:
+        noun: what an episode is called in messages (``route`` for Touchdown).
+        hidden: what the privileged channel hides, for the message of a refused request.
+
+    Example:
+        >>> class Counter(EpisodeEnv):
+        ...     def __init__(self):
+        ...         self._setup(["a", "b"], max_steps=2, default_steps=9, privileged=False,
+        ...                     scorable=True, source="x", seed=0)
+        >>> env = Counter()
+        >>> env._begin(None, {"episode": "b"}), env._count_step(False), env._count_step(False)
+        (1, (False, False, {'steps': 1}), (False, True, {'steps': 2, 'stopped': False}))
+    """
+
+    noun: ClassVar[str] = "episode"
+    hidden: ClassVar[str] = "goals and teacher actions are hidden"
+
+    max_steps: int
+    np_random: np.random.Generator
+
+    def _setup(
+        self,
+        ids: Sequence[str],
+        *,
+        max_steps: Any,
+        default_steps: int,
+        privileged: bool,
+        scorable: bool,
+        source: str,
+        seed: int | None,
+    ) -> None:
+        self._ids = list(ids)
+        self._index = {k: i for i, k in enumerate(self._ids)}
+        self.max_steps = positive_steps(max_steps, default_steps)
+        self._privileged = allow_privileged(privileged, scorable, source)
+        self.np_random = np.random.default_rng(seed)
+        self._i = -1
+        self._done = True
+        self._steps = 0
+
+    def _begin(self, seed: int | None, options: dict[str, Any] | None) -> int:
+        """Reseeds (when asked), picks the episode, zeroes the step count: its index."""
+        if seed is not None:
+            self.np_random = np.random.default_rng(seed)
+        self._i = self._pick((options or {}).get("episode"))
+        self._steps = 0
+        self._done = False
+        return self._i
+
+    def _check_running(self) -> None:
+        if self._done:
+            raise VLNEvalError(
+                "step() called on an ended episode (or before reset()): call reset() first"
+            )
+
+    def _count_step(self, stopped: bool) -> tuple[bool, bool, dict[str, Any]]:
+        """Counts the action just taken: ``(terminated, truncated, info)``."""
+        self._steps += 1
+        if stopped:
+            self._done = True
+            return True, False, {"steps": self._steps, "stopped": True}
+        truncated = self._done = self._steps >= self.max_steps
+        info: dict[str, Any] = {"steps": self._steps}
+        if truncated:
+            info["stopped"] = False
+        return False, truncated, info
+
+    def _check_ran(self) -> None:
+        if self._i < 0:
+            raise VLNEvalError("no episode has been run: call reset() first")
+
+    def _check_privileged(self) -> None:
+        if not self._privileged:
+            raise PrivilegeError(
+                f"this environment was built without privileged=True: the {self.hidden} "
+                "(request them at construction; the protocol card will say so)"
+            )
+
+    def _pick(self, episode: Any) -> int:
+        n = len(self._ids)
+        if episode is None:
+            return int(self.np_random.integers(n))
+        if isinstance(episode, str):
+            if episode not in self._index:
+                raise UnknownNameError(self.noun, episode, self._ids if n <= 30 else [])
+            return self._index[episode]
+        integer = isinstance(episode, (int, np.integer)) and not isinstance(episode, bool)
+        if integer and 0 <= int(episode) < n:
+            return int(episode)
+        raise VLNEvalError(
+            f"options['episode'] must be an id or an index in 0..{n - 1}, got {episode!r}"
+        )
+
+    @property
+    def episode_id(self) -> str | None:
+        """The id of the current (or last) episode (not part of any observation)."""
+        return self._ids[self._i] if self._i >= 0 else None
+
+    @property
+    def episode_ids(self) -> list[str]:
+        """Every episode id, in table order."""
+        return list(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def close(self) -> None:
+        """Nothing to release (Gymnasium API)."""

@@ -1,0 +1,1 @@
+"""The graph family: Matterport3D navigation graphs (``GraphNavEnv``, ``VectorGraphNavEnv``)."""

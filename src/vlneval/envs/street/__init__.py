@@ -1,0 +1,1 @@
+"""The street family: Touchdown navigation on the StreetLearn graph (``StreetNavEnv``)."""
