@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.envs.helpers import star
+from tests.envs.graph.helpers import star
 from vlneval.agents import get_agent, run_agent
 from vlneval.agents.base import describe_agent
 from vlneval.agents.rollout import episode_rng
@@ -111,7 +111,7 @@ def test_run_errors(demo: tuple[Any, Any], tmp_path: Path) -> None:
         run_agent(get_agent("stop"), *demo, batch_size=0)
     with pytest.raises(VLNEvalError, match="not panoramic"):
         run_agent(get_agent("random"), *demo, action_space="panoramic")
-    from tests.envs.helpers import star_root
+    from tests.envs.graph.helpers import star_root
     from vlneval.data.r2r import load_r2r
 
     root = star_root(

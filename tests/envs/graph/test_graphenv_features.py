@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.envs.helpers import STAR, star
+from tests.envs.graph.helpers import STAR, star
 from vlneval.envs import GraphNavEnv, VectorGraphNavEnv, open_features
 from vlneval.envs.graph.features import Hdf5Features, TsvFeatures
 from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.envs.helpers import star
+from tests.envs.graph.helpers import star
 from vlneval.graph.tables import COS_HALF_HFOV, ScanTables, build_tables
 
 G_ELEV = math.degrees(math.atan2(1.0, 2.0))  # 26.565°

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.envs.helpers import star
+from tests.envs.graph.helpers import star
 from vlneval.data.episodes import EpisodeTable
 from vlneval.envs import (
     LOOK_DOWN,
@@ -156,7 +156,7 @@ def test_bad_configuration(data: tuple[EpisodeTable, GraphStore]) -> None:
 
 
 def test_episodes_off_the_graph_are_all_reported(tmp_path: Path) -> None:
-    from tests.envs.helpers import star_root
+    from tests.envs.graph.helpers import star_root
     from vlneval.data.r2r import load_r2r
 
     root = star_root(
@@ -232,7 +232,7 @@ def test_egocentric_teacher_turns_then_moves(data: tuple[EpisodeTable, GraphStor
 
 
 def test_no_privileged_runs_on_splits_without_goals(tmp_path: Path) -> None:
-    from tests.envs.helpers import star_root
+    from tests.envs.graph.helpers import star_root
     from vlneval.data.r2r import load_r2r
 
     root = star_root(

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.envs.helpers import star
+from tests.envs.graph.helpers import star
 from vlneval.envs import (
     ENVS,
     TURN_RIGHT,
