@@ -246,7 +246,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
 
     print("agents (--agent NAME, or package.module:Class):")
     for spec in AGENTS.latest():
-        print(f"  {spec.id:18s} {spec.description}")
+        print(f"  {spec.id:22s} {spec.description}")
     print("environments:")
     for spec in ENVS.latest():
         print(f"  {spec.id:22s} {spec.description}")
