@@ -97,6 +97,9 @@ if len(LABELS) != len(_TABLE):  # a label registered twice is a bug in the table
 def metric_info(label: str) -> MetricInfo:
     """The metadata of summary label ``label``.
 
+    Labels are case-sensitive (``SR`` and ``sDTW`` as the papers write them); a label that
+    differs only in case is suggested.
+
     Raises:
         UnknownNameError: ``label`` is not registered; the message suggests the closest label.
 
@@ -107,7 +110,13 @@ def metric_info(label: str) -> MetricInfo:
     try:
         return LABELS[label]
     except KeyError:
-        raise UnknownNameError("metric label", label, LABELS) from None
+        pass
+    err = UnknownNameError("metric label", label, LABELS)
+    same_letters = [k for k in LABELS if k.casefold() == label.casefold()]
+    if same_letters and "did you mean" not in str(err):
+        hint = f"{label!r}; did you mean {same_letters[0]!r}?"
+        err.args = (str(err).replace(repr(label), hint, 1),)
+    raise err
 
 
 def variant(label: str, name: str, description: str) -> MetricInfo:
