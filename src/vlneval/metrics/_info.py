@@ -56,10 +56,10 @@ class MetricInfo:
     Example:
         >>> info = MetricInfo("SPD", "shortest_path_distance", "spd", "lower", "hops",
         ...                   "hops from the final panorama to the goal")
-        >>> info.higher_is_better, info.unit, info.improves(-1.0), info.format(2.0)
-        (False, 'hops', True, '2.00')
-        >>> MetricInfo("SR", "success", "success", "higher", "rate", "1 on success").format(0.5)
-        '50.00'
+        >>> info.higher_is_better, info.unit, info.direction_text, info.improves(-1.0)
+        (False, 'hops', 'lower is better', True)
+        >>> MetricInfo("SR", "success", "success", "higher", "rate", "1 on success").shown_unit
+        '%'
     """
 
     label: str
@@ -100,11 +100,6 @@ class MetricInfo:
         return _SHOWN[self.kind]
 
     @property
-    def scale(self) -> float:
-        """The factor from a stored to a displayed value (100 for fractions, else 1)."""
-        return 100.0 if self.is_rate else 1.0
-
-    @property
     def direction_text(self) -> str:
         """``"higher is better"``, ``"lower is better"`` or ``"neutral"``."""
         return _DIRECTION_TEXT[self.direction]
@@ -117,16 +112,3 @@ class MetricInfo:
         if self.direction == "neutral" or not difference or math.isnan(difference):
             return None
         return (difference > 0) == (self.direction == "higher")
-
-    def rank_key(self, value: float) -> float:
-        """A sort key that puts the best value first (ascending order); neutral sorts ascending."""
-        return -value if self.direction == "higher" else value
-
-    def format(self, value: float | None, *, signed: bool = False) -> str:
-        """The value in its shown unit with two decimals (``n/a`` for None); no unit suffix.
-
-        A signed fraction is a difference in percentage points.
-        """
-        if value is None:
-            return "n/a"
-        return f"{self.scale * value:{'+' if signed else ''}.2f}"
