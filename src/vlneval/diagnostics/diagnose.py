@@ -14,7 +14,7 @@ from vlneval.diagnostics.context import EpisodeContext, episode_context
 from vlneval.diagnostics.failures import FailureBreakdown, failure_breakdown, step_limit_from_card
 from vlneval.diagnostics.intervals import column_intervals
 from vlneval.diagnostics.scored import ScoredRun
-from vlneval.evaluation.runner import LABEL_TO_COLUMN
+from vlneval.metrics.info import LABELS
 from vlneval.stats import Interval
 
 __all__ = ["Diagnostics", "diagnose", "metric_columns", "budget_label", "GROUP_METRICS"]
@@ -78,6 +78,9 @@ class Diagnostics:
 def metric_columns(run: ScoredRun) -> dict[str, np.ndarray]:
     """Label -> per-episode values of every metric the run's profile reports.
 
+    A label's column is the metric table's (``SPD`` -> ``spd``); a label the table does not
+    know is looked up as a column of its own name.
+
     Example:
         >>> from vlneval.data.root import demo_root
         >>> from vlneval.diagnostics.scored import score_run
@@ -88,7 +91,7 @@ def metric_columns(run: ScoredRun) -> dict[str, np.ndarray]:
     per = run.evaluation.per_episode
     out = {}
     for label in run.evaluation.summary["metrics"]:
-        column = LABEL_TO_COLUMN.get(label, label)
+        column = LABELS[label].column if label in LABELS else label
         if column in per:
             out[label] = np.asarray(per[column], dtype=np.float64)
     return out

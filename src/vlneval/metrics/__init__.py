@@ -4,12 +4,17 @@ Single-episode functions validate their arguments and return a float; :func:`sco
 many packed episodes in one compiled pass. Both run the same numba cores (``_kernels``), which
 are imported on first use: importing this package does not import numba or scipy.
 
-``METRICS`` maps each metric's function name to its :class:`MetricInfo` (label, direction, unit).
+Metric metadata (label, per-episode column, unit, direction, description) lives in one table,
+:mod:`vlneval.metrics.info`: ``LABELS`` maps every summary label to its :class:`MetricInfo` and
+:func:`metric_info` looks one up (suggesting the closest label for a typo). ``METRICS`` maps the
+function name of each single-episode function below to its entry of that table.
 
 Example:
-    >>> from vlneval.metrics import METRICS
+    >>> from vlneval.metrics import METRICS, metric_info
     >>> METRICS["ndtw"].label, METRICS["navigation_error"].higher_is_better
     ('nDTW', False)
+    >>> metric_info("SPD").direction, metric_info("SED").direction
+    ('lower', 'higher')
 """
 
 from __future__ import annotations
@@ -24,11 +29,14 @@ from vlneval.metrics._info import MetricInfo
 from vlneval.metrics.batch import COLUMN_METRIC, COLUMNS, score_batch
 from vlneval.metrics.fidelity import cls, collapse_repeats, dtw, ndtw, sdtw
 from vlneval.metrics.goal import navigation_error, oracle_error, oracle_success, success
+from vlneval.metrics.info import LABELS, metric_info
 from vlneval.metrics.path import path_length, spl
 
 __all__ = [
     "METRICS",
+    "LABELS",
     "MetricInfo",
+    "metric_info",
     "navigation_error",
     "oracle_error",
     "success",
@@ -45,7 +53,7 @@ __all__ = [
     "COLUMN_METRIC",
 ]
 
-#: Metric name -> metadata, for every single-episode metric function above.
+#: Function name -> its entry of ``LABELS``, for every single-episode metric function above.
 METRICS: Mapping[str, MetricInfo] = MappingProxyType(
     {info.name: info for info in (*_goal.INFO, *_path.INFO, *_fidelity.INFO)}
 )

@@ -27,7 +27,7 @@ import numba
 import numpy as np
 
 from vlneval.errors import InvalidInputError
-from vlneval.metrics._info import MetricInfo
+from vlneval.metrics.info import variant
 
 __all__ = [
     "as_points",
@@ -383,9 +383,7 @@ def point_ndtw(
 
 
 INFO = (
-    MetricInfo(
-        "point_path_length", "TL", False, "m", "sum of straight-line steps of the recorded motion"
-    ),
-    MetricInfo("point_dtw", "DTW", False, "m", "exact DTW with Euclidean point costs"),
-    MetricInfo("point_ndtw", "nDTW", True, "fraction", "exp(-DTW / (m·δ)) against dense points"),
+    variant("TL", "point_path_length", "sum of straight-line steps of the recorded motion"),
+    variant("DTW", "point_dtw", "exact DTW with Euclidean point costs"),
+    variant("nDTW", "point_ndtw", "exp(-DTW / (m·δ)) against dense points"),
 )

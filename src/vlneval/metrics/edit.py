@@ -19,14 +19,11 @@ import numba
 import numpy as np
 
 from vlneval.errors import InvalidInputError
-from vlneval.metrics._info import MetricInfo
+from vlneval.metrics.info import LABELS
 
 __all__ = ["edit_distance", "sed", "sed_batch", "SED"]
 
-SED = MetricInfo(
-    "sed", "SED", True, "fraction",
-    "success weighted by the edit distance between executed and reference panorama sequences",
-)  # fmt: skip
+SED = LABELS["SED"]
 
 _jit = numba.njit(cache=True, nogil=True)
 

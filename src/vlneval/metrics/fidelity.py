@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from vlneval.metrics import _validate
-from vlneval.metrics._info import MetricInfo
+from vlneval.metrics.info import LABELS
 
 __all__ = ["collapse_repeats", "dtw", "ndtw", "sdtw", "cls"]
 
@@ -51,9 +51,7 @@ def _pair(reference: Any, trajectory: Any, distances: Any) -> tuple[np.ndarray, 
     return dist, n, ref, traj
 
 
-DTW = MetricInfo(
-    "dtw", "DTW", False, "m", "dynamic time warping distance between reference and trajectory"
-)
+DTW = LABELS["DTW"]
 
 
 @_validate.public
@@ -89,9 +87,7 @@ def dtw(reference: Any, trajectory: Any, *, distances: Any) -> float:
     return float(_kernels.dtw_alloc(dist, 0, n, ref, traj))
 
 
-NDTW = MetricInfo(
-    "ndtw", "nDTW", True, "fraction", "normalised dynamic time warping, exp(-DTW / (m·δ))"
-)
+NDTW = LABELS["nDTW"]
 
 
 @_validate.public
@@ -134,7 +130,7 @@ def _ndtw(reference: Any, trajectory: Any, distances: Any, threshold: float) -> 
     return float(_kernels.ndtw_from_dtw(value, ref.shape[0], delta))
 
 
-SDTW = MetricInfo("sdtw", "sDTW", True, "fraction", "nDTW of successful episodes, 0 otherwise")
+SDTW = LABELS["sDTW"]
 
 
 @_validate.public
@@ -177,9 +173,7 @@ def sdtw(
     return s * _ndtw(reference, trajectory, distances, threshold)
 
 
-CLS = MetricInfo(
-    "cls", "CLS", True, "fraction", "coverage of the reference weighted by length score"
-)
+CLS = LABELS["CLS"]
 
 
 @_validate.public

@@ -9,14 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from vlneval.metrics import _validate
-from vlneval.metrics._info import MetricInfo
+from vlneval.metrics.info import LABELS
 
 __all__ = ["navigation_error", "oracle_error", "success", "oracle_success"]
 
 
-NAVIGATION_ERROR = MetricInfo(
-    "navigation_error", "NE", False, "m", "distance from the final position to the nearest goal"
-)
+NAVIGATION_ERROR = LABELS["NE"]
 
 
 @_validate.public
@@ -55,9 +53,7 @@ def navigation_error(trajectory: Any, goals: Any, *, distances: Any) -> float:
     return float(_kernels.nearest(dist, 0, n, path[-1:], targets))
 
 
-ORACLE_ERROR = MetricInfo(
-    "oracle_error", "OE", False, "m", "distance from the closest visited position to a goal"
-)
+ORACLE_ERROR = LABELS["OE"]
 
 
 @_validate.public
@@ -92,9 +88,7 @@ def oracle_error(trajectory: Any, goals: Any, *, distances: Any) -> float:
     return float(_kernels.nearest(dist, 0, n, path, targets))
 
 
-SUCCESS = MetricInfo(
-    "success", "SR", True, "fraction", "1 when the navigation error is within the threshold"
-)
+SUCCESS = LABELS["SR"]
 
 
 @_validate.public
@@ -131,9 +125,7 @@ def _success(error: Any, threshold: float, inclusive: bool) -> float:
     return float(_kernels.is_success(value, radius, bool(inclusive)))
 
 
-ORACLE_SUCCESS = MetricInfo(
-    "oracle_success", "OSR", True, "fraction", "1 when some visited position is within threshold"
-)
+ORACLE_SUCCESS = LABELS["OSR"]
 
 
 @_validate.public

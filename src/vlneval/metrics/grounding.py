@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from vlneval.errors import InvalidInputError
-from vlneval.metrics._info import MetricInfo
+from vlneval.metrics.info import LABELS, variant
 
 __all__ = [
     "INFO",
@@ -37,41 +37,15 @@ __all__ = [
 
 TWO_PI = 2.0 * math.pi
 
-RGS = MetricInfo(
-    "remote_grounding_success",
-    "RGS",
-    True,
-    "fraction",
-    "the predicted object id equals the target object id (not gated by navigation)",
-)
-RGSPL = MetricInfo(
-    "grounding_spl",
-    "RGSPL",
-    True,
-    "fraction",
-    "remote grounding success weighted by reference length over path length",
-)
-VISIBLE = MetricInfo(
-    "visibility_success",
+RGS = LABELS["RGS"]
+RGSPL = LABELS["RGSPL"]
+VISIBLE = variant(
     "SR",
-    True,
-    "fraction",
+    "visibility_success",
     "the target object is visible from the final viewpoint (REVERIE navigation success)",
 )
-DET_SR = MetricInfo(
-    "localisation_success",
-    "det_SR",
-    True,
-    "fraction",
-    "the predicted direction lies inside the target box at the final viewpoint (SOON)",
-)
-DET_SPL = MetricInfo(
-    "localisation_spl",
-    "det_SPL",
-    True,
-    "fraction",
-    "localisation success weighted by reference length over path length (SOON)",
-)
+DET_SR = LABELS["det_SR"]
+DET_SPL = LABELS["det_SPL"]
 
 #: Metadata of the metrics in this module.
 INFO = (RGS, RGSPL, VISIBLE, DET_SR, DET_SPL)

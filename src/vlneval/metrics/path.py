@@ -9,14 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from vlneval.metrics import _validate
-from vlneval.metrics._info import MetricInfo
+from vlneval.metrics.info import LABELS
 
 __all__ = ["path_length", "spl"]
 
 
-PATH_LENGTH = MetricInfo(
-    "path_length", "TL", False, "m", "length of the executed path (trajectory length)"
-)
+PATH_LENGTH = LABELS["TL"]
 
 
 @_validate.public
@@ -52,9 +50,7 @@ def path_length(trajectory: Any, *, distances: Any) -> float:
     return float(_kernels.path_length(dist, 0, n, path))
 
 
-SPL = MetricInfo(
-    "spl", "SPL", True, "fraction", "success weighted by reference length over path length"
-)
+SPL = LABELS["SPL"]
 
 
 @_validate.public

@@ -16,14 +16,12 @@ import numba
 import numpy as np
 
 from vlneval.errors import InvalidInputError
-from vlneval.metrics._info import MetricInfo
 from vlneval.metrics._kernels import nearest as _nearest
+from vlneval.metrics.info import LABELS
 
 __all__ = ["goal_progress", "region_distances", "GOAL_PROGRESS"]
 
-GOAL_PROGRESS = MetricInfo(
-    "goal_progress", "GP", True, "m", "reduction of the distance to the goal region, start to end"
-)
+GOAL_PROGRESS = LABELS["GP"]
 
 
 @numba.njit(cache=True, nogil=True)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from vlneval.errors import InvalidInputError
-from vlneval.metrics._info import MetricInfo
+from vlneval.metrics.info import LABELS
 
 __all__ = [
     "task_completion",
@@ -32,18 +32,9 @@ __all__ = [
 
 SDR_RADII = (40.0, 80.0, 120.0)
 
-TASK_COMPLETION = MetricInfo(
-    "task_completion", "TC", True, "fraction", "1 when the final panorama is the goal or next to it"
-)
-SHORTEST_PATH_DISTANCE = MetricInfo(
-    "shortest_path_distance", "SPD", False, "hops", "hops from the final panorama to the goal"
-)
-SDR_DISTANCE = MetricInfo(
-    "sdr_distance", "SDR_dist", False, "px", "pixels between predicted and true target location"
-)
-SDR_ACCURACY = MetricInfo(
-    "sdr_accuracy", "SDR@80", True, "fraction", "1 when the SDR distance is below the radius"
-)
+TASK_COMPLETION = LABELS["TC"]
+SHORTEST_PATH_DISTANCE = LABELS["SPD"]
+SDR_DISTANCE = LABELS["SDR_dist"]
 
 
 def task_completion(spd: Any) -> Any:
@@ -155,4 +146,9 @@ def sdr_accuracy(distance: Any, *, radius: float) -> Any:
     return float(out) if out.ndim == 0 else out
 
 
-INFO = (TASK_COMPLETION, SHORTEST_PATH_DISTANCE, SDR_DISTANCE, SDR_ACCURACY)
+INFO = (
+    TASK_COMPLETION,
+    SHORTEST_PATH_DISTANCE,
+    SDR_DISTANCE,
+    *(LABELS[f"SDR@{r:g}"] for r in SDR_RADII),
+)

@@ -24,13 +24,14 @@ import numpy as np
 from vlneval.diagnostics.diagnose import metric_columns
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.errors import VLNEvalError
+from vlneval.metrics.info import LABELS
 from vlneval.stats import Comparison, RunSummary, aggregate_runs, compare_runs, holm_adjust
 
 __all__ = [
     "AggregateResult",
-    "LOWER_IS_BETTER",
-    "NEUTRAL",
     "RunComparison",
+    "b_is_better",
+    "direction_text",
     "aggregate_summaries",
     "card_differences",
     "card_notes",
@@ -38,8 +39,6 @@ __all__ = [
     "compare_scored",
 ]
 
-LOWER_IS_BETTER = frozenset({"NE", "OE"})
-NEUTRAL = frozenset({"TL"})
 _NOTE_FIELDS = (
     "data_version",
     "observations",
@@ -165,7 +164,8 @@ class RunComparison:
                     "p_holm": c.p_adjusted,
                     "test": c.test,
                     "n": c.n,
-                    "direction": _direction(label),
+                    "direction": direction_text(label),
+                    "B_is_better": b_is_better(label, c),
                 }
             )
         return {
@@ -184,10 +184,31 @@ class RunComparison:
         }
 
 
-def _direction(label: str) -> str:
-    if label in NEUTRAL:
-        return "neutral"
-    return "lower is better" if label in LOWER_IS_BETTER else "higher is better"
+def direction_text(label: str) -> str:
+    """``"higher is better"``, ``"lower is better"`` or ``"neutral"``, from the metric table
+    (``"unknown"`` for a label it does not know).
+
+    Example:
+        >>> direction_text("SPD"), direction_text("SED"), direction_text("TL")
+        ('lower is better', 'higher is better', 'neutral')
+    """
+    info = LABELS.get(label)
+    return info.direction_text if info is not None else "unknown"
+
+
+def b_is_better(label: str, comparison: Comparison) -> bool | None:
+    """Whether run B's mean is better than run A's by the metric's direction (whatever the
+    p-value): ``difference`` = B − A, so B is better when it rose for a higher-is-better metric
+    and fell for a lower-is-better one. None for a neutral or unknown metric or no difference.
+
+    Example:
+        >>> from vlneval.stats import Comparison
+        >>> c = Comparison("SPD", 1.0, 2.0, -1.0, -1.5, -0.5, 0.01, "permutation", 50, 0.95)
+        >>> b_is_better("SPD", c), b_is_better("SED", c), b_is_better("TL", c)
+        (True, False, None)
+    """
+    info = LABELS.get(label)
+    return info.improves(comparison.difference) if info is not None else None
 
 
 def _pairing(a: ScoredRun, b: ScoredRun) -> tuple[np.ndarray, np.ndarray]:

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import io
 
-from vlneval.reports.compare import LOWER_IS_BETTER, NEUTRAL, AggregateResult, RunComparison
+from vlneval.reports.compare import AggregateResult, RunComparison, b_is_better
+from vlneval.reports.terminal import format_value, shown_unit
 
 __all__ = ["render_aggregate", "render_comparison"]
 
 
 def _fmt(label: str, value: float, *, signed: bool = False) -> str:
-    from vlneval.reports.terminal import RATE_LABELS
+    return format_value(label, value, signed=signed)
 
-    sign = "+" if signed else ""
-    if label in RATE_LABELS:
-        return f"{100 * value:{sign}.2f}"
-    return f"{value:{sign}.2f}"
+
+def _name(label: str) -> str:
+    """``SR (%)``, ``SPD (hops)``: the label and its shown unit."""
+    unit = shown_unit(label)
+    return f"{label} ({unit})" if unit else label
 
 
 def _p(p: float | None) -> str:
@@ -27,16 +29,16 @@ def _p(p: float | None) -> str:
 def render_comparison(cmp: RunComparison, *, color: bool | None = None) -> str:
     """The comparison as a terminal table (rich): means, Δ = B − A, interval, p-values.
 
-    Rates and their differences are in percentage points, lengths in metres.
+    Rates are in % and their differences in percentage points; other metrics in the unit
+    their row names. A significant difference is green when B is better by the metric's
+    direction (:func:`~vlneval.reports.compare.b_is_better`) and red when worse.
     """
     from rich.console import Console
     from rich.table import Table
 
-    from vlneval.reports.terminal import RATE_LABELS
-
     level = int(round(100 * cmp.settings.get("confidence", 0.95)))
     table = Table(
-        caption="rates in %, differences in percentage points; lengths in metres; p: McNemar "
+        caption="rates in %, differences in percentage points; other units as named; p: McNemar "
         f"exact (0/1 metrics) or paired permutation, Holm-adjusted over {len(cmp.metrics)} "
         "metrics",
     )
@@ -52,12 +54,11 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None) -> str:
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for label, c in cmp.metrics.items():
-        unit = " (%)" if label in RATE_LABELS else " (m)"
         significant = c.p_adjusted is not None and c.p_adjusted < 1 - c.confidence
-        better = (c.difference > 0) != (label in LOWER_IS_BETTER)
-        style = "" if not significant or label in NEUTRAL else ("green" if better else "red")
+        better = b_is_better(label, c)
+        style = "" if not significant or better is None else ("green" if better else "red")
         table.add_row(
-            label + unit,
+            _name(label),
             _fmt(label, c.mean_b),
             _fmt(label, c.mean_a),
             f"[{style}]{_fmt(label, c.difference, signed=True)}[/]"
@@ -102,13 +103,11 @@ def render_aggregate(result: AggregateResult, *, color: bool | None = None) -> s
     from rich.console import Console
     from rich.table import Table
 
-    from vlneval.reports.terminal import RATE_LABELS
-
     first = next(iter(result.metrics.values()))
     level = int(round(100 * first.confidence))
     table = Table(
         title=f"{len(result.labels)} runs: {', '.join(result.labels)}",
-        caption=f"rates in %, lengths in metres; std over runs (ddof = 1); {level}% Student-t "
+        caption=f"rates in %, other units as named; std over runs (ddof = 1); {level}% Student-t "
         "interval of the mean over runs (seed variation only)",
     )
     for name in ("metric", "mean", "std", "min", "max", f"{level}% CI"):
@@ -118,9 +117,8 @@ def render_aggregate(result: AggregateResult, *, color: bool | None = None) -> s
         def f(v: float | None, label: str = label) -> str:
             return "–" if v is None else _fmt(label, v)
 
-        unit = " (%)" if label in RATE_LABELS else " (m)"
         ci = "–" if r.ci_low is None else f"[{f(r.ci_low)}, {f(r.ci_high)}]"
-        table.add_row(label + unit, f(r.mean), f(r.std), f(r.min), f(r.max), ci)
+        table.add_row(_name(label), f(r.mean), f(r.std), f(r.min), f(r.max), ci)
     console = Console(record=True, force_terminal=color, width=120, file=io.StringIO())
     console.print(table)
     for d in result.differences:

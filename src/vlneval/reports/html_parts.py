@@ -15,8 +15,9 @@ from vlneval.diagnostics.breakdowns import GroupRow
 from vlneval.diagnostics.diagnose import Diagnostics
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
 from vlneval.diagnostics.scored import ScoredRun
-from vlneval.reports.compare import LOWER_IS_BETTER, NEUTRAL, RunComparison
-from vlneval.reports.terminal import RATE_LABELS
+from vlneval.metrics.info import LABELS
+from vlneval.reports.compare import RunComparison, b_is_better
+from vlneval.reports.terminal import shown_unit
 from vlneval.stats import Interval
 
 __all__ = [
@@ -41,17 +42,8 @@ __all__ = [
     "table",
 ]
 
-METRIC_TEXT = {
-    "TL": "trajectory length: metres walked",
-    "NE": "navigation error: distance from the stop to the goal",
-    "OE": "oracle error: closest the path came to the goal",
-    "OSR": "oracle success: some position within δ of the goal",
-    "SR": "success: stopped within δ of the goal",
-    "SPL": "success weighted by shortest / walked length",
-    "nDTW": "normalised DTW: fidelity to the reference path",
-    "sDTW": "nDTW of successful episodes (0 otherwise)",
-    "CLS": "coverage of the reference, weighted by length score",
-}
+#: Label -> what it measures (the metric table's description).
+METRIC_TEXT = {label: info.description for label, info in LABELS.items()}
 CLASS_TEXT = {
     "success": "success: the stop is within δ of a goal",
     "passed_goal": "not a success, but some position was within δ (oracle success); share = "
@@ -114,18 +106,23 @@ def run_names(run: ScoredRun, baseline: ScoredRun | None) -> RunNames:
 
 
 def fmt(label: str, value: float | None, *, signed: bool = False) -> str:
-    """Rates as percentages, lengths in metres, two decimals.
+    """Rates as percentages (differences in percentage points), other values with their unit
+    from the metric table, two decimals.
 
     Example:
         >>> fmt("SR", 0.5), fmt("NE", 3.14159), fmt("SR", -0.012, signed=True), fmt("SPL", None)
         ('50.00%', '3.14 m', '-1.20 pp', '–')
+        >>> fmt("SPD", 1.5), fmt("SDR_dist", 12.0)
+        ('1.50 hops', '12.00 px')
     """
     if value is None:
         return "–"
     sign = "+" if signed else ""
-    if label in RATE_LABELS:
+    unit = shown_unit(label)
+    if unit == "%":
         return f"{100 * value:{sign}.2f}" + (" pp" if signed else "%")
-    return f"{value:{sign}.2f} m"
+    suffix = f" {unit}" if unit and unit != "count" else ""
+    return f"{value:{sign}.2f}{suffix}"
 
 
 def fmt_ci(label: str, ci: Interval | None) -> str:
@@ -138,7 +135,7 @@ def fmt_ci(label: str, ci: Interval | None) -> str:
     """
     if ci is None:
         return "–"
-    scale = 100.0 if label in RATE_LABELS else 1.0
+    scale = 100.0 if shown_unit(label) == "%" else 1.0
     return f"[{scale * ci.low:.2f}, {scale * ci.high:.2f}]"
 
 
@@ -223,10 +220,11 @@ def comparison_table(cmp: RunComparison) -> str:
     for label, c in cmp.metrics.items():
         alpha = 1 - c.confidence
         sig = c.p_adjusted is not None and c.p_adjusted < alpha
-        better = (c.difference > 0) != (label in LOWER_IS_BETTER)
+        better = b_is_better(label, c)
         verdict = "–"
-        if sig and label in NEUTRAL:
-            verdict = f"<span class='muted'>B walks {'more' if c.difference > 0 else 'less'}</span>"
+        if sig and better is None:
+            side = "higher" if c.difference > 0 else "lower"
+            verdict = f"<span class='muted'>B's {escape(label)} is {side}</span>"
         elif sig:
             verdict = pill("B better", "ok") if better else pill("B worse", "fail")
         else:
@@ -264,8 +262,16 @@ def comparison_table(cmp: RunComparison) -> str:
         )
     return out + muted(
         "p: McNemar's exact test for 0/1 metrics, a paired sign-flip permutation test for the "
-        "others; Holm-adjusted across the metrics. TL has no better direction."
+        "others; Holm-adjusted across the metrics. " + _neutral_note(cmp)
     )
+
+
+def _neutral_note(cmp: RunComparison) -> str:
+    """Names the compared metrics that have no better direction (TL, help requests)."""
+    names = [m for m in cmp.metrics if m in LABELS and LABELS[m].direction == "neutral"]
+    if not names:
+        return ""
+    return f"{', '.join(names)} {'has' if len(names) == 1 else 'have'} no better direction."
 
 
 def _ci(c: Any) -> Interval:

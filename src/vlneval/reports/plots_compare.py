@@ -1,9 +1,9 @@
 """The two-run comparison plot: every metric's paired difference B − A with its interval.
 
-Rates (percentage points) and lengths (metres) get separate panels, since they share no unit.
-A difference whose Holm-adjusted p-value is below ``1 − confidence`` is drawn filled, in green
-when B is better and red when worse (grey for TL, which has no better direction); the others
-are drawn hollow in grey.
+Rates (percentage points), lengths (metres), hops and pixels get separate panels, since they
+share no unit. A difference whose Holm-adjusted p-value is below ``1 − confidence`` is drawn
+filled, in green when B is better by the metric's direction and red when worse (grey for a
+metric with no better direction, such as TL); the others are drawn hollow in grey.
 """
 
 from __future__ import annotations
@@ -12,10 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.reports.compare import LOWER_IS_BETTER, NEUTRAL, RunComparison
+from vlneval.reports.compare import RunComparison, b_is_better
 from vlneval.reports.plots_base import COLORS, new_figure
+from vlneval.reports.terminal import shown_unit
 
 __all__ = ["plot_comparison"]
+
+#: Axis text of a panel, by shown unit.
+_AXIS = {"%": "percentage points", "m": "metres", "px": "pixels"}
 
 
 def plot_comparison(cmp: RunComparison) -> Any:
@@ -30,18 +34,17 @@ def plot_comparison(cmp: RunComparison) -> Any:
         >>> fig.axes[0].get_xlabel()
         'Δ = B − A (percentage points)'
     """
-    from vlneval.reports.terminal import RATE_LABELS
-
-    rates = [m for m in cmp.metrics if m in RATE_LABELS]
-    lengths = [m for m in cmp.metrics if m not in RATE_LABELS]
-    panels = [(names, unit) for names, unit in ((rates, "pp"), (lengths, "m")) if names]
-    rows = max(len(names) for names, _ in panels) if panels else 1
+    by_unit: dict[str, list[str]] = {}
+    for m in sorted(cmp.metrics, key=lambda m: shown_unit(m) != "%"):  # rates first
+        by_unit.setdefault(shown_unit(m), []).append(m)
+    panels = list(by_unit.items())
+    rows = max(len(names) for _, names in panels) if panels else 1
     fig = new_figure(7.2, 0.9 + 0.34 * rows, layout="constrained")
-    ratios = [2.2, 1.0] if len(panels) == 2 else [1.0]
-    axes = fig.subplots(1, len(panels), squeeze=False, width_ratios=ratios)[0]
-    for ax, (names, unit) in zip(axes, panels, strict=True):
-        _panel(ax, cmp, names, scale=100.0 if unit == "pp" else 1.0)
-        ax.set_xlabel("Δ = B − A (percentage points)" if unit == "pp" else "Δ = B − A (metres)")
+    ratios = [2.2 if unit == "%" else 1.0 for unit, _ in panels] or [1.0]
+    axes = fig.subplots(1, max(len(panels), 1), squeeze=False, width_ratios=ratios)[0]
+    for ax, (unit, names) in zip(axes, panels, strict=False):
+        _panel(ax, cmp, names, scale=100.0 if unit == "%" else 1.0)
+        ax.set_xlabel(f"Δ = B − A ({_AXIS.get(unit, unit or 'value')})")
     level = int(round(100 * next(iter(cmp.metrics.values())).confidence)) if cmp.metrics else 95
     fig.suptitle(
         f"Paired differences B − A with {level}% bootstrap intervals ({cmp.n_paired} episodes; "
@@ -61,8 +64,8 @@ def _panel(ax: Any, cmp: RunComparison, names: list[str], *, scale: float) -> No
         c = cmp.metrics[name]
         alpha = 1.0 - c.confidence
         significant = c.p_adjusted is not None and c.p_adjusted < alpha
-        better = (c.difference > 0) != (name in LOWER_IS_BETTER)
-        if not significant or name in NEUTRAL:
+        better = b_is_better(name, c)
+        if not significant or better is None:
             color = COLORS["neutral"] if significant else "#adb5bd"
         else:
             color = COLORS["success"] if better else COLORS["fail"]

@@ -20,6 +20,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
+from vlneval.metrics import metric_info
 from vlneval.server.database import Database
 from vlneval.server.models import (
     FAILED,
@@ -183,16 +184,23 @@ def resolve_data(
 
 
 def primary_metric_of(task: str, profile: str, metric: str | None) -> tuple[str, bool]:
-    """The ranking metric (default: nDTW for RxR, else SPL) and whether higher is better."""
-    from vlneval.metrics import METRICS
+    """The ranking metric (default: nDTW for RxR, else SPL) and whether higher is better.
+
+    The direction is the metric table's (:func:`vlneval.metrics.metric_info`): SPD, NE and
+    SDR_dist rank the lowest value first; a metric with no better direction (TL) also ranks
+    ascending.
+
+    Example:
+        >>> primary_metric_of("touchdown", "touchdown", "SPD"), primary_metric_of("r2r", "r2r", None)
+        (('SPD', False), ('SPL', True))
+    """
     from vlneval.profiles import get_profile
 
     metrics = list(get_profile(profile).metrics)
     label = metric or PRIMARY_BY_TASK.get(task) or ("SPL" if "SPL" in metrics else metrics[0])
     if metrics and label not in metrics:
         raise UnknownNameError(f"metric of profile {profile}", label, metrics)
-    higher = next((m.higher_is_better for m in METRICS.values() if m.label == label), True)
-    return label, higher
+    return label, metric_info(label).higher_is_better
 
 
 def _options(options: Any) -> dict[str, Any]:

@@ -41,9 +41,9 @@ def _fmt(label: str, value: Any) -> str:
 
 
 def _unit(label: str) -> str:
-    from vlneval.reports.terminal import RATE_LABELS
+    from vlneval.reports.terminal import shown_unit
 
-    return "%" if label in RATE_LABELS else "m"
+    return shown_unit(label)  # the metric table's: %, m, hops, px, count
 
 
 templates.env.filters["metric"] = lambda value, label: _fmt(label, value)
