@@ -369,3 +369,40 @@ def test_registry_names_and_requirements() -> None:
     assert len(reg.files("connectivity")) == 92
     assert len(reg.files("reverie")) == 9 + 10_567
     assert all(e.url.startswith("https://") for n in reg.datasets for e in reg.files(n) if e.url)
+
+
+def test_many_files_are_fetched_together_and_listed_as_one_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bodies = {f"boxes/scan_{i:03d}.json": _blob(100 + i, 500 + i) for i in range(40)}
+    files = [FileEntry(p, "", hashlib.sha256(b).hexdigest(), len(b)) for p, b in bodies.items()]
+    reg = Registry(1, {"open": OPEN}, {"boxes": Dataset("toy boxes", "open", files=files)})
+    out = io.StringIO()
+    with serve(Site(files=dict(bodies))) as s, override_registry(reg):
+        fetch(["boxes"], tmp_path, mirror=s.url, stream=out)
+        (tmp_path / "boxes/scan_007.json").write_bytes(b"{}")
+        assert main(["data", "list", "--data-root", str(tmp_path)]) == 0
+    assert all((tmp_path / p).read_bytes() == b for p, b in bodies.items() if "007" not in p)
+    text = out.getvalue()
+    assert text.startswith("boxes: toy boxes.\nLicence: Toy Open Licence.")
+    assert "fetching boxes (40 files) (20.8 kB)" in text and "done boxes (40 files)" in text
+    listed = capsys.readouterr().out
+    assert "mixed           20.3 kB  boxes/ (40 files: 39 ok, 1 corrupt)"  # sizes on disk in listed
+    assert "  corrupt             2 B  boxes/scan_007.json" in listed
+
+
+def test_progress_bar_on_a_terminal() -> None:
+    from vlneval.fetch.progress import RichProgress, make_progress
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Tty()
+    p = make_progress(stream)
+    assert isinstance(p, RichProgress)
+    t = p.start("r2r/R2R_val_seen.json", 2_000)
+    p.advance(t, 2_000)
+    p.finish(t)
+    p.close()
+    assert "r2r/R2R_val_seen.json" in stream.getvalue()

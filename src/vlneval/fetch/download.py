@@ -200,7 +200,9 @@ def download(
         mirror=mirror,
     )
     pooch.get_logger().setLevel(logging.WARNING)  # its INFO lines would duplicate ours
-    known = f"sha256:{entry.sha256}" if entry.sha256 else None
+    # pooch checks the SHA-256 again before its rename; an entry with accepted alternates is
+    # checked by the downloader alone (pooch knows one hash per file)
+    known = f"sha256:{entry.sha256}" if entry.sha256 and not entry.alternates else None
     path = pooch.retrieve(
         url, known, fname=target.name, path=target.parent, downloader=downloader, progressbar=False
     )

@@ -1,21 +1,21 @@
 """Download progress on stderr: a rich bar on a terminal, plain lines otherwise.
 
 Plain lines (stderr is a file or a pipe, e.g. a batch job's log) say when each task starts and
-ends, with a line at every 25 % of a long task, so that a log shows progress without
+ends, with a line at 25, 50 and 75 % of a large task, so that a log shows progress without
 carriage-return noise.
 
 Example:
     >>> import io
     >>> buf = io.StringIO()
     >>> p = make_progress(buf)
-    >>> t = p.start("r2r/R2R_test.json", 1000)
-    >>> p.advance(t, 600)
-    >>> p.advance(t, 400)
+    >>> t = p.start("r2r/R2R_test.json", 20_000_000)
+    >>> p.advance(t, 12_000_000)
+    >>> p.advance(t, 8_000_000)
     >>> p.finish(t)
     >>> print(buf.getvalue().strip())
-    fetching r2r/R2R_test.json (1.0 kB)
-      r2r/R2R_test.json: 50% of 1.0 kB
-    done r2r/R2R_test.json (1.0 kB)
+    fetching r2r/R2R_test.json (20.0 MB)
+      r2r/R2R_test.json: 50% of 20.0 MB
+    done r2r/R2R_test.json (20.0 MB)
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ import threading
 from typing import Any, Protocol, TextIO
 
 __all__ = ["Progress", "make_progress", "human_size"]
+
+#: Tasks of at least this many bytes also print a line at 25, 50 and 75 %.
+QUARTERS_FROM = 10_000_000
 
 
 def human_size(n: int | None) -> str:
@@ -74,16 +77,16 @@ class PlainProgress:
         return task
 
     def advance(self, task: int, nbytes: int) -> None:
-        rec = self._tasks[task]
-        rec[2] += nbytes
-        total = rec[1]
-        if not total:
-            return
-        reached = min(4 * rec[2] // total, 4)
-        if reached > rec[3]:
-            rec[3] = reached
-            if reached < 4:  # the end is the "done" line
-                self._say(f"  {rec[0]}: {25 * reached}% of {human_size(total)}")
+        with self._lock:  # several files of one task arrive on worker threads
+            rec = self._tasks[task]
+            rec[2] += nbytes
+            total = rec[1]
+            reached = min(4 * rec[2] // total, 4) if total else 0
+            # quarters only for large tasks; the end is the "done" line
+            news = reached > rec[3] and reached < 4 and total >= QUARTERS_FROM
+            rec[3] = max(rec[3], reached)
+        if news:
+            self._say(f"  {rec[0]}: {25 * reached}% of {human_size(total)}")
 
     def finish(self, task: int) -> None:
         label, total, done, _ = self._tasks[task]
