@@ -406,3 +406,20 @@ def test_progress_bar_on_a_terminal() -> None:
     p.finish(t)
     p.close()
     assert "r2r/R2R_val_seen.json" in stream.getvalue()
+
+
+def test_a_bad_file_among_many_stops_the_fetch_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    bodies = {f"boxes/scan_{i:03d}.json": _blob(200 + i, 300) for i in range(30)}
+    files = [FileEntry(p, "", hashlib.sha256(b).hexdigest(), len(b)) for p, b in bodies.items()]
+    reg = Registry(1, {"open": OPEN}, {"boxes": Dataset("toy boxes", "open", files=files)})
+    served = dict(bodies)
+    served["boxes/scan_013.json"] = b"y" * 300
+    with (
+        serve(Site(files=served)) as s,
+        override_registry(reg),
+        pytest.raises(ChecksumError, match="boxes/scan_013.json"),
+    ):
+        fetch(["boxes"], tmp_path, mirror=s.url, stream=io.StringIO())
+    names = {p.name for p in (tmp_path / "boxes").iterdir()}
+    assert "scan_013.json" not in names
+    assert all(n.startswith("scan_") and n.endswith(".json") for n in names)

@@ -142,14 +142,17 @@ class _Fetcher:
         if len(need) > GROUP_AT:
             task = self.progress.start(f"{name} ({len(need):,} files)", total)
             advance = partial(self.progress.advance, task)
-            with ThreadPoolExecutor(WORKERS) as pool:
+            pool = ThreadPoolExecutor(WORKERS)
+            try:
                 futures = [pool.submit(self.one, e, advance) for e in need]
                 done, _ = wait(futures, return_when=FIRST_EXCEPTION)
-                failed = [f for f in done if f.exception() is not None]
+                failed = [f.exception() for f in done if f.exception() is not None]
                 if failed:
-                    for f in futures:
-                        f.cancel()
-                    raise failed[0].exception()  # type: ignore[misc]
+                    raise failed[0]  # type: ignore[misc]
+            finally:
+                # on an error or Ctrl-C, files not started are dropped; running ones finish
+                # (or leave a .part that the next fetch resumes)
+                pool.shutdown(wait=True, cancel_futures=True)
             self.progress.finish(task)
         else:
             for e in need:
