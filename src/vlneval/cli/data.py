@@ -90,6 +90,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         tally = ", ".join(f"{n} {s}" for s, n in counts.most_common())
         print(f"\n{name}: {d.title}")
         print(f"  licence: {reg.licence(name).name}; {state} ({tally})")
+        if d.note:
+            print(f"  note: {d.note}")
         for line in _rows(files):
             print(f"  {line}")
     return 0
