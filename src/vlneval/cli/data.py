@@ -1,0 +1,135 @@
+"""``vlneval data fetch`` and ``vlneval data list``: get the benchmark files, see what is there."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vlneval.fetch.verify import FileStatus
+
+__all__ = ["register", "cmd_fetch", "cmd_list"]
+
+#: Folders with more files than this are listed as one line with counts.
+SUMMARISE_AT = 20
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Adds ``vlneval data fetch`` and ``vlneval data list``."""
+    d = sub.add_parser("data", help="fetch benchmark data and list what is there")
+    dsub = d.add_subparsers(dest="data_command", required=True)
+    f = dsub.add_parser(
+        "fetch",
+        help="download datasets from their official sources, verified",
+        description="Download datasets (and the ones they need, e.g. r2r needs connectivity) "
+        "from their official sources into the data root, each file checked against its "
+        "registered SHA-256. Interrupted downloads resume. Each dataset's licence or terms "
+        "of use are printed before its first download.",
+    )
+    f.add_argument("names", nargs="+", metavar="NAME", help="datasets (vlneval data list)")
+    _root_arg(f)
+    f.add_argument(
+        "--mirror",
+        default=None,
+        metavar="URL",
+        help="fetch every file from URL/<its path under the data root> instead",
+    )
+    f.add_argument(
+        "--allow-unverified",
+        action="store_true",
+        help="also download files that have no known checksum (skipped by default)",
+    )
+    f.set_defaults(func=cmd_fetch)
+    ls = dsub.add_parser("list", help="list datasets and the state of their files")
+    ls.add_argument("names", nargs="*", metavar="NAME", help="datasets (default: all)")
+    _root_arg(ls)
+    ls.set_defaults(func=cmd_list)
+
+
+def _root_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--data-root",
+        default=None,
+        metavar="DIR",
+        help="data folder (default: $VLNEVAL_DATA, else the per-user data folder)",
+    )
+
+
+def _root(args: argparse.Namespace) -> Path:
+    from vlneval.fetch import default_root
+
+    return Path(args.data_root).expanduser() if args.data_root else default_root()
+
+
+def cmd_fetch(args: argparse.Namespace) -> int:
+    """Fetches the named datasets; progress and licences on stderr."""
+    from vlneval.fetch import fetch, summary_line
+
+    root = _root(args)
+    report = fetch(args.names, root, mirror=args.mirror, allow_unverified=args.allow_unverified)
+    print(summary_line(report), file=sys.stderr)
+    if not args.data_root:
+        print(f"pass --data-root {root} (or set VLNEVAL_DATA={root}) to use it", file=sys.stderr)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """Prints every dataset, its licence and the state of its files."""
+    from vlneval.fetch import current_registry, status
+
+    root = _root(args)
+    reg = current_registry()
+    print(f"data root: {root}" + ("" if root.is_dir() else " (does not exist yet)"))
+    for name, files in status(root, args.names or None).items():
+        d = reg.datasets[name]
+        counts = Counter(st.state for st in files)
+        state = "complete" if counts["ok"] + counts["unverified"] == len(files) else "incomplete"
+        tally = ", ".join(f"{n} {s}" for s, n in counts.most_common())
+        print(f"\n{name}: {d.title}")
+        print(f"  licence: {reg.licence(name).name}; {state} ({tally})")
+        if d.note:
+            print(f"  note: {d.note}")
+        for line in _rows(files):
+            print(f"  {line}")
+    return 0
+
+
+def _rows(files: list[FileStatus]) -> list[str]:
+    """One row per file, or one per folder of many files (with its files that are not ok)."""
+    from vlneval.fetch.progress import human_size
+
+    by_folder: dict[str, list[FileStatus]] = {}
+    for st in files:
+        by_folder.setdefault(st.entry.path.rsplit("/", 1)[0] + "/", []).append(st)
+    rows: list[str] = []
+    for folder, group in by_folder.items():
+        if len(group) <= SUMMARISE_AT:
+            rows.extend(_row(st) for st in group)
+            continue
+        counts = Counter(st.state for st in group)
+        size = sum(st.size or st.entry.size or 0 for st in group)
+        tally = ", ".join(f"{n:,} {s}" for s, n in counts.most_common())
+        state = counts.most_common(1)[0][0] if len(counts) == 1 else "mixed"
+        rows.append(
+            f"{state:10s} {human_size(size):>12s}  {folder} ({len(group):,} files: {tally})"
+        )
+        bad = [st for st in group if st.state not in ("ok", "missing")]
+        rows.extend("  " + _row(st) for st in bad[:5])
+        if len(bad) > 5:
+            rows.append(f"  ... and {len(bad) - 5:,} more")
+    return rows
+
+
+def _row(st: FileStatus) -> str:
+    from vlneval.fetch.progress import human_size
+
+    size = st.size if st.size is not None else st.entry.size
+    where = st.entry.path
+    if st.path is not None and st.path.name.endswith(".gz") and not where.endswith(".gz"):
+        where += " (as .gz)"
+    if st.state == "partial":
+        where += " (partial download, resumed by the next fetch)"
+    return f"{st.state:10s} {human_size(size):>12s}  {where}"

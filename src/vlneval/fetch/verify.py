@@ -1,0 +1,131 @@
+"""Checksums of files on disk and the state of each registered file under a data root.
+
+A file may be on disk as its official name or, where the official name has no ``.gz``, as a
+gzip of it (``R2R_train.json.gz``; the readers accept both): the gzip is checked by the
+checksum of its decompressed bytes.
+
+Example:
+    >>> import pathlib, tempfile, hashlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "a.txt").write_bytes(b"abc")
+    >>> e = FileEntry("a.txt", sha256=hashlib.sha256(b"abc").hexdigest(), size=3)
+    >>> check(e, root).state
+    'ok'
+    >>> check(FileEntry("b.txt", sha256="0" * 64), root).state
+    'missing'
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from vlneval.fetch.registry import FileEntry
+
+__all__ = ["Digest", "FileStatus", "digest", "check", "local_path", "part_path", "STATES"]
+
+#: ok: verified; corrupt: checksum differs; unverified: present, no known checksum;
+#: partial: an interrupted download that the next fetch resumes; missing: not there.
+STATES = ("ok", "corrupt", "unverified", "partial", "missing")
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Digest:
+    """The checksums of some bytes."""
+
+    sha256: str
+    git_sha1: str
+    size: int
+
+    def matches(self, entry: FileEntry) -> bool:
+        """Whether these bytes are the entry's (every known checksum and the size agree), or
+        one of its accepted alternates."""
+        if any(a.sha256 == self.sha256 and a.size == self.size for a in entry.alternates):
+            return True
+        if entry.size is not None and self.size != entry.size:
+            return False
+        if entry.sha256 is not None and self.sha256 != entry.sha256:
+            return False
+        return entry.git_sha1 is None or self.git_sha1 == entry.git_sha1
+
+    def expected_vs_actual(self, entry: FileEntry) -> tuple[str, str]:
+        """The expected and the actual checksum, as ``sha256:...`` or ``git-sha1:...``."""
+        if entry.sha256 is not None:
+            return f"sha256:{entry.sha256}", f"sha256:{self.sha256}"
+        return f"git-sha1:{entry.git_sha1}", f"git-sha1:{self.git_sha1}"
+
+
+def _hash(path: Path, gunzip: bool, prefix: bytes | None) -> tuple[str, str, int]:
+    """(sha256, sha1 of ``prefix`` + bytes, size) in one pass."""
+    h, g, size = hashlib.sha256(), hashlib.sha1(prefix or b""), 0
+    opener = gzip.open if gunzip else open
+    with opener(path, "rb") as f:  # type: ignore[operator]
+        while block := f.read(CHUNK):
+            h.update(block)
+            g.update(block)
+            size += len(block)
+    return h.hexdigest(), g.hexdigest(), size
+
+
+def digest(path: Path, *, gunzip: bool = False) -> Digest:
+    """SHA-256, git blob SHA-1 and size of a file (of its decompressed bytes with ``gunzip``).
+
+    The git blob SHA-1 is ``sha1(b"blob <size>\\0" + bytes)``, what git records in a tree.
+    A plain file is read once; a gzip twice (its decompressed size is known only at the end).
+    """
+    if not gunzip:
+        n = path.stat().st_size
+        sha, git, _ = _hash(path, False, b"blob %d\0" % n)
+        return Digest(sha, git, n)
+    sha, _, n = _hash(path, True, None)
+    _, git, _ = _hash(path, True, b"blob %d\0" % n)
+    return Digest(sha, git, n)
+
+
+def part_path(target: Path) -> Path:
+    """Where an interrupted download of ``target`` is kept to be resumed."""
+    return target.with_name(target.name + ".part")
+
+
+def local_path(entry: FileEntry, root: Path) -> tuple[Path, bool] | None:
+    """The file on disk for an entry and whether it is the gzipped variant; None if absent."""
+    target = root / entry.path
+    if target.is_file():
+        return target, False
+    if not entry.path.endswith(".gz"):
+        gz = target.with_name(target.name + ".gz")
+        if gz.is_file():
+            return gz, True
+    return None
+
+
+@dataclass(frozen=True)
+class FileStatus:
+    """The state of one registered file under a data root."""
+
+    entry: FileEntry
+    state: str
+    path: Path | None = None
+    size: int | None = None
+    actual: Digest | None = None
+
+
+def check(entry: FileEntry, root: Path) -> FileStatus:
+    """Finds and verifies one registered file (reads it all when a checksum is known)."""
+    found = local_path(entry, root)
+    if found is None:
+        part = part_path(root / entry.path)
+        if part.is_file():
+            return FileStatus(entry, "partial", part, part.stat().st_size)
+        return FileStatus(entry, "missing")
+    path, gz = found
+    if not entry.verified:
+        return FileStatus(entry, "unverified", path, path.stat().st_size)
+    try:
+        d = digest(path, gunzip=gz)
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return FileStatus(entry, "corrupt", path, path.stat().st_size)
+    return FileStatus(entry, "ok" if d.matches(entry) else "corrupt", path, d.size, d)
