@@ -53,7 +53,7 @@ def _hanna(tmp: Path, asks: bool = True) -> list[str]:
 
     root = make_root(tmp / "root")
     runs = RUNS if asks else {k: (v, None) for k, (v, _) in RUNS.items()}
-    return ["--task", "hanna", "--data-root", str(root), "--predictions", str(predictions(tmp, runs))]
+    return ["--task", "hanna", "--data-root", str(root), "--predictions", str(predictions(tmp, runs))]  # fmt: skip
 
 
 def _touchdown(tmp: Path) -> list[str]:
