@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from vlneval.cli.common import add_data_args, add_scoring_args, err, load_declared
@@ -170,8 +171,13 @@ def _sweep_table(done: list[tuple[str, Any]], *, color: bool) -> str:
     labels = list(dict.fromkeys(k for _, r in done for k in r.metrics))
     units = {k: v for _, r in done for k, v in r.units.items()}
     prof = first.profile
-    table = Table(title=f"{first.task} {first.split} · profile {prof.name} v{prof.version}")
-    table.add_column("predictions")
+    folders = {str(Path(p).parent) for p, _ in done}
+    title = f"{first.task} {first.split} · profile {prof.name} v{prof.version}"
+    if len(folders) == 1:  # checkpoints of one run: their names, the folder once in the title
+        title += f" · in {folders.pop()}"
+        done = [(Path(p).name, r) for p, r in done]
+    table = Table(title=title)
+    table.add_column("predictions", no_wrap=True)
     table.add_column("episodes", justify="right")
     for label in labels:
         unit = units.get(label) or ("%" if label in RATE_LABELS else "m")
