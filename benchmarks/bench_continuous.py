@@ -173,7 +173,7 @@ def bench_baselines(eps: Any, worlds: Any, sample: int | None, tmp: Path) -> dic
                 subset=sample is not None,
                 show_progress=False,
             )
-            m = ev.summary["metrics"]
+            m = ev.to_dict()["metrics"]
             ok = ev.per_episode["success"]
             pos = {int(i): k for k, i in enumerate(ev.scored)}
             reach_sr = float(np.mean([ok[pos[i]] for i in reachable])) if reachable else None

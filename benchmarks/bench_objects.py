@@ -151,15 +151,15 @@ def main(argv: list[str] | None = None) -> int:
             args.repeat,
         )
         rows.append(
-            ("score REVERIE v1 val_unseen (3,521)", t, f"SR {r.summary['metrics']['SR']:.3f}")
+            ("score REVERIE v1 val_unseen (3,521)", t, f"SR {r.metrics['SR']:.3f}")
         )
         ep, pr = soon_files(args.data, tmp, store)
         graphs = args.data / "matterport3d" / "connectivity"
         t, s = _time(
             lambda: evaluate("soon", "bench", pr, episodes_file=ep, graphs=graphs), args.repeat
         )
-        rows.append((f"score SOON synthetic ({s.summary['n_episodes']:,} episodes)", t,
-                     f"det_SR {s.summary['metrics']['det_SR']:.3f}"))  # fmt: skip
+        rows.append((f"score SOON synthetic ({s.n_episodes:,} episodes)", t,
+                     f"det_SR {s.metrics['det_SR']:.3f}"))  # fmt: skip
         step = 1 if args.full_geometry else 20
         t, a = _time(lambda: geometry(args.data, store, boxes, step), 1)
         rows.append((f"geometry agreement ({a.objects:,} objects)", t,

@@ -51,7 +51,7 @@ def real_files(data: Path) -> tuple[list[tuple[str, Path]], dict[str, Any]]:
     expected: dict[str, Any] = {}
     for name, f in files:
         try:
-            expected[name] = evaluate("r2r", "val_unseen", f, root=data).summary["metrics"]
+            expected[name] = evaluate("r2r", "val_unseen", f, root=data).to_dict()["metrics"]
         except InvalidInputError:
             expected[name] = None
     return files, expected

@@ -45,7 +45,7 @@ import json, sys
 from vlneval.evaluation import evaluate
 task, episodes, preds, graphs, profile = sys.argv[1:6]
 r = evaluate(task, "dev", preds, profile=profile, episodes_file=episodes, graphs=graphs)
-print(json.dumps({"metrics": r.summary["metrics"], "n": r.summary["n_episodes"]}))
+print(json.dumps({"metrics": r.to_dict()["metrics"], "n": r.n_episodes}))
 """
 
 

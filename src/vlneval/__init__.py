@@ -13,17 +13,26 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "evaluate", "Evaluation", "get_profile", "get_task", "VLNEvalError"]
+__all__ = [
+    "__version__",
+    "Scorer",
+    "evaluate",
+    "Result",
+    "get_profile",
+    "get_task",
+    "VLNEvalError",
+]
 
 if TYPE_CHECKING:
     from vlneval.errors import VLNEvalError
-    from vlneval.evaluation import Evaluation, evaluate
+    from vlneval.evaluation import Result, Scorer, evaluate
     from vlneval.profiles import get_profile
     from vlneval.tasks import get_task
 
 _LAZY = {
+    "Scorer": "vlneval.evaluation",
     "evaluate": "vlneval.evaluation",
-    "Evaluation": "vlneval.evaluation",
+    "Result": "vlneval.evaluation",
     "get_profile": "vlneval.profiles",
     "get_task": "vlneval.tasks",
     "VLNEvalError": "vlneval.errors",

@@ -30,10 +30,10 @@ class Task:
         splits: the splits known to exist (others may still be given with ``--episodes``).
         default_split: used when no ``--split`` is given.
         embedded: the task's data ships inside the package (the demo).
-        evaluate_fn: a task-specific scorer, for tasks whose predictions or metrics differ from
-            the R2R family's; called by :func:`vlneval.evaluation.evaluate` with one
-            :class:`vlneval.evaluation.request.ScoreRequest` (task, split, predictions, profile,
-            data paths, options...) and returns an ``Evaluation``.
+        open_scorer: a task-specific scorer, for tasks whose predictions or metrics differ from
+            the R2R family's; :class:`vlneval.evaluation.Scorer` calls it once with a
+            :class:`vlneval.evaluation.request.SplitRequest` (task, split, profile, data paths,
+            options) and it returns a ``TaskScorer`` whose ``score`` returns a ``Result``.
         data_versions: releases of the data (``--data-version``), the first is the default.
         id_field: the field that names a prediction's episode (``instr_id``...).
         announces_scans: the loader takes ``on_scans`` (see
@@ -50,7 +50,7 @@ class Task:
     splits: tuple[str, ...]
     default_split: str
     embedded: bool = False
-    evaluate_fn: Callable[..., Any] | None = None
+    open_scorer: Callable[..., Any] | None = None
     data_versions: tuple[str, ...] = ()
     id_field: str = "instr_id"
     announces_scans: bool = False
@@ -194,16 +194,16 @@ def _load_vlnce_table(
     return load_vlnce(path, gt_path=gt if gt.exists() else None, task=task, split=split)
 
 
-def _evaluate_vlnce(*args: Any, **kw: Any) -> Any:
-    from vlneval.evaluation.vlnce import evaluate_vlnce
+def _open_vlnce(request: Any) -> Any:
+    from vlneval.evaluation.vlnce import VlnceScorer
 
-    return evaluate_vlnce(*args, **kw)
+    return VlnceScorer(request)
 
 
-def _evaluate_twin(*args: Any, **kw: Any) -> Any:
-    from vlneval.evaluation.vlnce import evaluate_twin
+def _open_twin(request: Any) -> Any:
+    from vlneval.evaluation.vlnce import TwinScorer
 
-    return evaluate_twin(*args, **kw)
+    return TwinScorer(request)
 
 
 register_task(
@@ -217,7 +217,7 @@ register_task(
         _load_vlnce_table,
         ("train", "val_seen", "val_unseen", "test"),
         "val_unseen",
-        evaluate_fn=_evaluate_vlnce,
+        open_scorer=_open_vlnce,
         data_versions=("v1-3",),
     )
 )
@@ -232,7 +232,7 @@ register_task(
         _load_r2r,
         R2R_SPLITS,
         "val_unseen",
-        evaluate_fn=_evaluate_twin,
+        open_scorer=_open_twin,
     )
 )
 
@@ -248,10 +248,10 @@ def _load_ndh(
     return load_ndh_table(path, task=task, split=split)
 
 
-def _evaluate_ndh(*args: Any, **kwargs: Any) -> Any:
-    from vlneval.evaluation.cvdn import evaluate_ndh
+def _open_ndh(request: Any) -> Any:
+    from vlneval.evaluation.cvdn import NDHScorer
 
-    return evaluate_ndh(*args, **kwargs)
+    return NDHScorer(request)
 
 
 def _load_hanna(
@@ -262,10 +262,10 @@ def _load_hanna(
     return load_hanna(path, task=task, split=split)
 
 
-def _evaluate_hanna(*args: Any, **kwargs: Any) -> Any:
-    from vlneval.evaluation.hanna import evaluate_hanna
+def _open_hanna(request: Any) -> Any:
+    from vlneval.evaluation.hanna import HannaScorer
 
-    return evaluate_hanna(*args, **kwargs)
+    return HannaScorer(request)
 
 
 def _load_touchdown(
@@ -276,16 +276,16 @@ def _load_touchdown(
     return load_touchdown(path, task=task, split=split)
 
 
-def _evaluate_touchdown(*args: Any, **kwargs: Any) -> Any:
-    from vlneval.evaluation.touchdown import evaluate_touchdown
+def _open_touchdown(request: Any) -> Any:
+    from vlneval.evaluation.touchdown import TouchdownScorer
 
-    return evaluate_touchdown(*args, **kwargs)
+    return TouchdownScorer(request)
 
 
-def _evaluate_touchdown_sdr(*args: Any, **kwargs: Any) -> Any:
-    from vlneval.evaluation.touchdown import evaluate_touchdown_sdr
+def _open_touchdown_sdr(request: Any) -> Any:
+    from vlneval.evaluation.touchdown import SDRScorer
 
-    return evaluate_touchdown_sdr(*args, **kwargs)
+    return SDRScorer(request)
 
 
 TOUCHDOWN_PROFILES = ("touchdown", "touchdown-wrap", "touchdown-vlnt")
@@ -302,7 +302,7 @@ register_task(
         _load_ndh,
         ("train", "val_seen", "val_unseen", "test"),
         "val_unseen",
-        evaluate_fn=_evaluate_ndh,
+        open_scorer=_open_ndh,
     )
 )
 register_task(
@@ -316,7 +316,7 @@ register_task(
         _load_hanna,
         ("train", "val_seen", "val_unseen", "test_seen", "test_unseen"),
         "val_unseen",
-        evaluate_fn=_evaluate_hanna,
+        open_scorer=_open_hanna,
     )
 )
 register_task(
@@ -330,7 +330,7 @@ register_task(
         _load_touchdown,
         ("train", "dev", "test"),
         "dev",
-        evaluate_fn=_evaluate_touchdown,
+        open_scorer=_open_touchdown,
         data_versions=("original", "unseen"),
     )
 )
@@ -345,7 +345,7 @@ register_task(
         _load_touchdown,
         ("train", "dev", "test"),
         "dev",
-        evaluate_fn=_evaluate_touchdown_sdr,
+        open_scorer=_open_touchdown_sdr,
         data_versions=("original", "unseen"),
     )
 )
@@ -362,10 +362,10 @@ def _load_reverie(
     return load_reverie(path, task=task, split=split)
 
 
-def _evaluate_reverie(*args: Any, **kwargs: Any) -> Any:
-    from vlneval.evaluation.reverie import evaluate_reverie
+def _open_reverie(request: Any) -> Any:
+    from vlneval.evaluation.reverie import ReverieScorer
 
-    return evaluate_reverie(*args, **kwargs)
+    return ReverieScorer(request)
 
 
 def _load_soon(
@@ -376,10 +376,10 @@ def _load_soon(
     return load_soon(path, task=task, split=split)
 
 
-def _evaluate_soon(*args: Any, **kwargs: Any) -> Any:
-    from vlneval.evaluation.soon import evaluate_soon
+def _open_soon(request: Any) -> Any:
+    from vlneval.evaluation.soon import SoonScorer
 
-    return evaluate_soon(*args, **kwargs)
+    return SoonScorer(request)
 
 
 register_task(
@@ -393,7 +393,7 @@ register_task(
         _load_reverie,
         ("train", "val_seen", "val_unseen", "test"),
         "val_unseen",
-        evaluate_fn=_evaluate_reverie,
+        open_scorer=_open_reverie,
         data_versions=("v2", "v1"),
     )
 )
@@ -408,6 +408,6 @@ register_task(
         _load_soon,
         ("train", "val_unseen_instrs", "val_unseen_house", "test"),
         "val_unseen_house",
-        evaluate_fn=_evaluate_soon,
+        open_scorer=_open_soon,
     )
 )

@@ -25,7 +25,7 @@ PAPER = {"val_seen": (0.159, 9.45), "val_unseen": (0.163, 9.23)}
 def _score(root: Path, split: str, result: Any, tmp: Path) -> dict[str, Any]:
     path = tmp / f"{result.agent}_{split}.json"
     path.write_text(json.dumps(result.records))
-    summary = evaluate("r2r", split, path, root=root, run=result.protocol).summary
+    summary = evaluate("r2r", split, path, root=root, run=result.protocol).to_dict()
     assert summary["protocol"]["executed_path"].startswith("full")
     return summary
 

@@ -56,7 +56,7 @@ def test_shortest_succeeds_and_stop_scores_zero(twin, space: str, tmp_path: Path
             subset=True,
             show_progress=False,
         )
-        out[agent] = ev.summary
+        out[agent] = ev.to_dict()
     shortest, stop = out["shortest"], out["stop"]
     assert shortest["distance"]["unreachable"]["count"] == 0
     assert shortest["metrics"]["SR"] >= 0.99

@@ -78,5 +78,5 @@ def test_scores_are_the_same_with_the_cache_cold_or_warm(
     p = write_json(tmp_path / "p.json", preds({"1_0": ["S", "A", "B", "G"], "1_1": ["S", "G"]}))
     cold = evaluate("r2r", "val", p, root=root, subset=True)
     warm = evaluate("r2r", "val", p, root=root, subset=True)
-    assert cold.summary["metrics"] == warm.summary["metrics"]
+    assert cold.metrics == warm.metrics
     assert list((tmp_path / "cache" / "graphs").glob("sq-*.bin"))

@@ -104,18 +104,18 @@ GOLDEN = {
 def test_seq2seq_golden(data_root: Path, split: str, it: int) -> None:
     r = evaluate("r2r", split, data_root / SEQ.format(split=split, it=it), root=data_root)
     n, metrics = GOLDEN[(split, it)]
-    assert r.summary["n_episodes"] == n
-    assert r.summary["metrics"] == pytest.approx(metrics, rel=1e-12, abs=1e-12)
-    assert all(c["holds"] for c in r.summary["checks"])
+    assert r.n_episodes == n
+    assert r.metrics == pytest.approx(metrics, rel=1e-12, abs=1e-12)
+    assert all(c["holds"] for c in r.to_dict()["checks"])
     if split == "val_seen":  # the official scorer's k = 0..2 quirk leaves path 757's fourth out
-        assert any("left out: 757_3" in w for w in r.summary["warnings"])
+        assert any("left out: 757_3" in w for w in r.warnings)
 
 
 @pytest.mark.parametrize("split", ["val_seen", "val_unseen"])
 def test_simple_agents(data_root: Path, split: str) -> None:
     folder = data_root / P / "simple_agents_sadanand1120"
     short = evaluate("r2r", split, folder / f"{split}_shortest_agent.json.gz", root=data_root)
-    m = short.summary["metrics"]
+    m = short.metrics
     assert (m["SR"], m["OSR"], m["SPL"], m["NE"]) == (1.0, 1.0, 1.0, 0.0)
     per = short.per_episode
     # nDTW = 1 wherever the agent's shortest path is the reference path. In val_unseen 8 reference
@@ -123,12 +123,12 @@ def test_simple_agents(data_root: Path, split: str) -> None:
     differs = per["ndtw"] < 1 - 1e-12
     assert int(differs.sum()) == (0 if split == "val_seen" else 24)
     stop = evaluate("r2r", split, folder / f"{split}_stop_agent.json.gz", root=data_root)
-    assert stop.summary["metrics"]["SR"] == 0.0 and stop.summary["metrics"]["TL"] == 0.0
+    assert stop.metrics["SR"] == 0.0 and stop.metrics["TL"] == 0.0
 
 
 def test_simulator_web_shortest_agent(data_root: Path) -> None:
     f = data_root / P / "matterport3dsimulator_web/val_unseen_shortest_agent.json.gz"
-    m = evaluate("r2r", "val_unseen", f, root=data_root).summary["metrics"]
+    m = evaluate("r2r", "val_unseen", f, root=data_root).metrics
     assert (m["SR"], m["OSR"], m["SPL"], m["NE"]) == (1.0, 1.0, 1.0, 0.0)
 
 
@@ -162,7 +162,7 @@ def test_navillm_val_unseen_compact_summary(data_root: Path, tmp_path: Path) -> 
     r = evaluate(
         "r2r", "val_unseen", p, root=data_root, profile="r2r-envdrop", trajectory_key="pred_path"
     )
-    m = r.summary["metrics"]
+    m = r.metrics
     assert m["SR"] == pytest.approx(summary["success_rate"], abs=1e-12)
     assert m["OSR"] == pytest.approx(summary["oracle success_rate"], abs=1e-12)
     assert m["SPL"] == pytest.approx(summary["spl"], abs=1e-12)
@@ -182,6 +182,6 @@ def test_r4r_loads_and_scores_its_reference(data_root: Path, tmp_path: Path) -> 
     p = tmp_path / "r4r.json"
     p.write_text(json.dumps(preds))
     for profile in ("r4r", "r4r-google"):
-        m = evaluate("r4r", "val_seen", p, root=data_root, profile=profile).summary["metrics"]
+        m = evaluate("r4r", "val_seen", p, root=data_root, profile=profile).metrics
         assert m["nDTW"] == pytest.approx(1.0) and m["CLS"] == pytest.approx(1.0)
         assert m["SR"] == 1.0 and m["SPL"] == pytest.approx(1.0)

@@ -77,10 +77,8 @@ def test_single_line_jsonl_and_missing_episodes_warning(tmp_path: Path) -> None:
     p = tmp_path / "one.jsonl"
     p.write_text(json.dumps({"instr_id": "1_0", "trajectory": ["S", "G"]}) + "\n")
     r = evaluate("r2r", "val", p, root=root, profile="r2r-duet")
-    assert r.summary["n_episodes"] == 1
-    assert any(
-        "3 of 4 episodes have no prediction; profile r2r-duet" in w for w in r.summary["warnings"]
-    )
+    assert r.n_episodes == 1
+    assert any("3 of 4 episodes have no prediction; profile r2r-duet" in w for w in r.warnings)
     row = r.rows()[0]
     assert type(row["success"]) is int and type(row["steps"]) is int and row["success"] == 1
 
@@ -180,4 +178,4 @@ def test_predictions_from_a_pipe_are_read_once(tmp_path: Path) -> None:
     writer.start()
     result = evaluate("r2r", "val", fifo, root=root)
     writer.join()
-    assert result.summary["n_episodes"] == 3
+    assert result.n_episodes == 3

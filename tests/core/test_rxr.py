@@ -51,11 +51,11 @@ def test_rxr_scores_jsonl_predictions(tmp_path: Path) -> None:
         '{"instruction_id": 11, "path": ["S", "G"]}\n{"instruction_id": 12, "path": ["S", "A", "B", "G"]}\n'
     )
     r = evaluate("rxr", "val_unseen", p, root=root)
-    assert r.summary["profile"]["name"] == "rxr"
-    assert list(r.summary["metrics"]) == ["TL", "NE", "SR", "SPL", "nDTW", "sDTW"]
+    assert r.to_dict()["profile"]["name"] == "rxr"
+    assert list(r.metrics) == ["TL", "NE", "SR", "SPL", "nDTW", "sDTW"]
     rows = {row["instruction_id"]: row for row in r.rows()}
     assert rows["11"]["ndtw"] == pytest.approx(math.exp(-8 / 12)) and rows["12"]["ndtw"] == 1.0
-    assert r.summary["metrics"]["nDTW"] == pytest.approx((1 + math.exp(-8 / 12)) / 2)
+    assert r.metrics["nDTW"] == pytest.approx((1 + math.exp(-8 / 12)) / 2)
 
 
 def test_rxr_bad_line_is_named(tmp_path: Path) -> None:

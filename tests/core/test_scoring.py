@@ -33,21 +33,21 @@ def test_worked_example_r2r(tmp_path: Path) -> None:
     assert rows["1_1"]["cls"] == pytest.approx(0.4291, abs=5e-5)
     assert rows["1_1"]["ndtw"] == pytest.approx(math.exp(-8 / 12))
     assert rows["1_2"]["nav_error"] == 4.0 and rows["1_2"]["success"] == 0.0
-    m = r.summary["metrics"]
+    m = r.metrics
     assert m["SR"] == pytest.approx(2 / 3) and m["TL"] == pytest.approx(16 / 3)
     assert m["sDTW"] == pytest.approx((1 + math.exp(-8 / 12)) / 3)
-    assert all(c["holds"] for c in r.summary["checks"])
+    assert all(c["holds"] for c in r.to_dict()["checks"])
 
 
 def test_r2r_leaves_out_fourth_instruction_and_says_so(tmp_path: Path) -> None:
     r = _score(
         tmp_path, {"1_0": ["S", "G"], "1_1": ["S", "G"], "1_2": ["S", "G"], "1_3": ["S", "G"]}
     )
-    assert r.summary["n_episodes"] == 3 and r.summary["n_expected"] == 3
-    assert any("left out: 1_3" in w for w in r.summary["warnings"])
-    assert any("ids the profile does not score" in w for w in r.summary["warnings"])
+    assert r.n_episodes == 3 and r.n_expected == 3
+    assert any("left out: 1_3" in w for w in r.warnings)
+    assert any("ids the profile does not score" in w for w in r.warnings)
     r = _score(tmp_path, {k: ["S", "G"] for k in [*ALL, "1_3"]}, profile="r2r-envdrop")
-    assert r.summary["n_episodes"] == 4
+    assert r.n_episodes == 4
 
 
 def test_duet_rule_uses_reference_length(tmp_path: Path) -> None:
@@ -115,7 +115,7 @@ def test_start_isolated_and_missing(tmp_path: Path) -> None:
     ):
         _score(tmp_path, {"1_0": ["S"], "1_1": ["S"]})
     r = _score(tmp_path, {"1_0": ["S"], "1_1": ["S"]}, subset=True)
-    assert r.summary["partial"] and r.summary["protocol"]["episodes"] == "partial: 2 of 3"
+    assert r.partial and r.protocol["episodes"] == "partial: 2 of 3"
 
 
 def test_forms_detected_and_gzip(tmp_path: Path) -> None:
@@ -127,7 +127,7 @@ def test_forms_detected_and_gzip(tmp_path: Path) -> None:
     gz = tmp_path / "plain.json.gz"
     gz.write_bytes(gzip.compress(json.dumps(plain).encode()))
     r = evaluate("r2r", "val", gz, root=root)
-    assert r.form == "plain" and r.summary["metrics"]["SR"] == 1.0
+    assert r.form == "plain" and r.metrics["SR"] == 1.0
 
 
 def test_not_json_and_not_a_list(tmp_path: Path) -> None:
@@ -199,8 +199,8 @@ def test_unreachable_goal_is_reported_not_averaged(tmp_path: Path) -> None:
     )
     p = write_json(tmp_path / "p.json", preds({"1_0": ["S", "G"], "1_1": ["S", "C"]}))
     r = evaluate("r2r", "val", p, root=root, profile="r2r-duet")
-    assert r.summary["metrics"]["NE"] == 0.0 and r.summary["metrics"]["SR"] == 0.5
-    assert any("NE: 1 episode(s) have an infinite value" in w for w in r.summary["warnings"])
+    assert r.metrics["NE"] == 0.0 and r.metrics["SR"] == 0.5
+    assert any("NE: 1 episode(s) have an infinite value" in w for w in r.warnings)
     assert r.rows()[1]["unreachable"] == 1
 
 

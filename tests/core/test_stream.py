@@ -60,8 +60,8 @@ def test_small_blocks_score_like_one_block(tmp_path: Path, monkeypatch: pytest.M
 
     monkeypatch.setattr(stream.array_blocks, "__kwdefaults__", {"size": 7})  # many tiny blocks
     small = evaluate("r2r", "val", p, root=root)
-    assert small.summary["metrics"] == whole.summary["metrics"]
-    assert small.summary["warnings"] == whole.summary["warnings"]
+    assert small.metrics == whole.metrics
+    assert small.warnings == whole.warnings
 
 
 def test_truncated_or_missing_files_decline(tmp_path: Path) -> None:

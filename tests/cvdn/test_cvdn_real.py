@@ -120,14 +120,14 @@ def test_real_predictions_match_the_official_logic(
         root=data_root,
         options={"path_type": path_type},
     )
-    assert r.summary["n_episodes"] == {"val_seen": 382, "val_unseen": 907}[split]
-    ours, ref = r.summary["metrics"], _official(data_root, split, path_type)
+    assert r.n_episodes == {"val_seen": 382, "val_unseen": 907}[split]
+    ours, ref = r.metrics, _official(data_root, split, path_type)
     for label, value in ref.items():
         assert ours[label] == pytest.approx(value, abs=1e-9), label
     for label, value in GOLDEN.get((split, path_type), {}).items():
         assert ours[label] == pytest.approx(value, abs=5e-7), label
-    assert all(c["holds"] for c in r.summary["checks"])
-    assert r.summary["unavailable"] == {} and int(np.sum(r.per_episode["jumps"])) == 0
+    assert all(c["holds"] for c in r.to_dict()["checks"])
+    assert r.unavailable == {} and int(np.sum(r.per_episode["jumps"])) == 0
 
 
 def test_real_files_have_native_types(data_root: Path) -> None:

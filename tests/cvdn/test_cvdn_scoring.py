@@ -40,13 +40,15 @@ def test_planner_path_hand_values(tmp_path: Path) -> None:
         and rows["3"]["oracle_success"] == 1
     )
     assert rows["3"]["path_length"] == 10 and rows["3"]["goal_progress"] == 2
-    m = r.summary["metrics"]
+    m = r.metrics
     assert m["TL"] == pytest.approx(16 / 3) and m["NE"] == pytest.approx(4 / 3)
     assert m["SR"] == pytest.approx(2 / 3) and m["OSR"] == 1.0 and m["SPL"] == pytest.approx(2 / 3)
     assert m["GP"] == pytest.approx(8 / 3) and m["OPSR"] == 1.0
     assert list(m) == ["TL", "NE", "OSR", "SR", "SPL", "GP", "OPSR"]
-    assert r.summary["path_type"] == "planner_path" and all(c["holds"] for c in r.summary["checks"])
-    assert any("trusted_path" in w for w in r.summary["warnings"])
+    assert r.to_dict()["path_type"] == "planner_path" and all(
+        c["holds"] for c in r.to_dict()["checks"]
+    )
+    assert any("trusted_path" in w for w in r.warnings)
 
 
 def test_trusted_path_hand_values(tmp_path: Path) -> None:
@@ -63,12 +65,12 @@ def test_trusted_path_hand_values(tmp_path: Path) -> None:
     assert rows["2"]["nav_error"] == 0 and rows["2"]["spl"] == 1
     # 3: trusted = player, goal E: NE d(D, E) = 7, nearest visited C is 3 m away: OSR 0.
     assert rows["3"]["nav_error"] == 7 and rows["3"]["oracle_error"] == 3
-    m = r.summary["metrics"]
+    m = r.metrics
     assert m["SR"] == pytest.approx(1 / 3) and m["OSR"] == pytest.approx(1 / 3)
     assert m["SPL"] == pytest.approx(1 / 3) and m["NE"] == pytest.approx(10 / 3)
     # Goal progress and the planner oracle do not depend on the path type.
     assert m["GP"] == pytest.approx(8 / 3) and m["OPSR"] == 1.0
-    assert not any("trusted_path" in w for w in r.summary["warnings"])
+    assert not any("trusted_path" in w for w in r.warnings)
 
 
 def test_player_path_hand_values(tmp_path: Path) -> None:
@@ -77,7 +79,7 @@ def test_player_path_hand_values(tmp_path: Path) -> None:
     assert (
         rows["2"]["nav_error"] == 3 and rows["2"]["success"] == 0
     )  # player goal A, agent stayed on S
-    m = r.summary["metrics"]
+    m = r.metrics
     assert (
         m["SR"] == 0
         and m["OSR"] == 0
@@ -119,26 +121,26 @@ def test_oracle_planner_success_uses_the_planner_goal(tmp_path: Path) -> None:
     assert (
         row["oracle_plan_error"] == 3 and row["oracle_plan_success"] == 0
     )  # nearest visited A is 3 m from B
-    assert r.summary["metrics"]["OPSR"] == pytest.approx(2 / 3)
+    assert r.metrics["OPSR"] == pytest.approx(2 / 3)
 
 
 def test_string_valued_file_scores_the_same(tmp_path: Path) -> None:
-    native = _score(tmp_path / "a").summary["metrics"]
+    native = _score(tmp_path / "a").metrics
     r = _score(tmp_path / "b", instances=stringify(INSTANCES))
-    assert r.summary["metrics"] == native
-    assert any("ast.literal_eval" in w for w in r.summary["warnings"])
+    assert r.metrics == native
+    assert any("ast.literal_eval" in w for w in r.warnings)
 
 
 def test_subset_reports_partial(tmp_path: Path) -> None:
     r = _score(tmp_path, {1: ["S", "A", "B"], 3: ["A", "B", "C", "D"]}, subset=True)
-    assert r.summary["partial"] and r.summary["protocol"]["episodes"] == "partial: 2 of 3"
-    assert r.summary["metrics"]["GP"] == pytest.approx(4.0)
+    assert r.partial and r.protocol["episodes"] == "partial: 2 of 3"
+    assert r.metrics["GP"] == pytest.approx(4.0)
 
 
 def test_unknown_ids_are_a_warning(tmp_path: Path) -> None:
     trajs = {1: ["S", "A", "B"], 2: ["S"], 3: ["A", "B", "C", "D"], 99: ["S"]}
     r = _score(tmp_path, trajs)
-    assert any("not in the split" in w and "99" in w for w in r.summary["warnings"])
+    assert any("not in the split" in w and "99" in w for w in r.warnings)
 
 
 def test_end_region_off_the_graph_is_an_error(tmp_path: Path) -> None:
@@ -156,5 +158,5 @@ def test_unreachable_end_region_is_counted_not_averaged(tmp_path: Path) -> None:
     r = _score(tmp_path, instances=instances)
     row = _rows(r)["3"]
     assert math.isnan(row["goal_progress"]) and row["unreachable"] == 1
-    assert r.summary["metrics"]["GP"] == pytest.approx(3.0)  # (6 + 0) / 2
-    assert any(w.startswith("GP: 1 episode(s)") for w in r.summary["warnings"])
+    assert r.metrics["GP"] == pytest.approx(3.0)  # (6 + 0) / 2
+    assert any(w.startswith("GP: 1 episode(s)") for w in r.warnings)

@@ -22,4 +22,4 @@ def house_run(tmp_path_factory: pytest.TempPathFactory) -> ScoredRun:
 @pytest.fixture(scope="module")
 def house_paths(house_run: ScoredRun) -> Path:
     """The predictions file of ``house_run``."""
-    return Path(house_run.evaluation.predictions_source)
+    return Path(house_run.evaluation.source)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -148,11 +150,8 @@ def test_house_outcomes(house_run: ScoredRun) -> None:
 
 
 def test_house_step_limit_from_declared_card(house_run: ScoredRun) -> None:
-    card = dict(house_run.evaluation.summary["protocol"], inference_budget={"max_steps": 5})
-    house_run.evaluation.summary["protocol"] = card
-    try:
-        d = diagnose(house_run, n_resamples=100)
-        assert d.settings["step_limit"] == 5
-        assert d.failures is not None and d.failures.counts["step_limit"] == 1
-    finally:
-        card["inference_budget"] = "not declared (offline predictions file)"
+    card = dict(house_run.evaluation.protocol, inference_budget={"max_steps": 5})
+    declared = dataclasses.replace(house_run.evaluation, protocol=card)  # a Result is frozen
+    d = diagnose(dataclasses.replace(house_run, evaluation=declared), n_resamples=100)
+    assert d.settings["step_limit"] == 5
+    assert d.failures is not None and d.failures.counts["step_limit"] == 1

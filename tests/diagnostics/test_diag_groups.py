@@ -104,7 +104,7 @@ def test_selection() -> None:
 
 def test_house_groups_and_intervals(house_run: ScoredRun) -> None:
     d = diagnose(house_run, n_resamples=200, rng=5)
-    m = house_run.evaluation.summary["metrics"]
+    m = house_run.evaluation.metrics
     assert {k: ci.estimate for k, ci in d.intervals.items() if ci} == pytest.approx(m)
     scan = d.groups["scan"]
     assert [(r.group, r.n) for r in scan] == [("house", 6)]

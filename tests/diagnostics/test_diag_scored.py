@@ -23,7 +23,7 @@ NAVILLM = P + "/navillm_sadanand1120/navillm_val_unseen_compact.json.gz"
 def test_same_numbers_as_evaluate_and_keeps_paths(house_run: ScoredRun, house_paths: Path) -> None:
     root = Path(house_run.evaluation.episodes.source).parent.parent
     plain = evaluate("r2r", "val", house_paths, root=root)
-    assert house_run.evaluation.summary["metrics"] == plain.summary["metrics"]
+    assert house_run.evaluation.metrics == plain.metrics
     for name, column in plain.per_episode.items():
         np.testing.assert_array_equal(house_run.evaluation.per_episode[name], column)
     assert house_run.has_trajectories and house_run.graphs is not None
@@ -36,7 +36,7 @@ def test_same_numbers_as_evaluate_and_keeps_paths(house_run: ScoredRun, house_pa
 def test_demo_task() -> None:
     path = demo_root() / "demo" / "predictions_val.json"
     run = score_run("demo", "val", path)
-    assert run.evaluation.summary["metrics"] == evaluate("demo", "val", path).summary["metrics"]
+    assert run.evaluation.metrics == evaluate("demo", "val", path).metrics
 
 
 def test_run_label() -> None:
@@ -59,12 +59,12 @@ def test_real_navillm_compact_with_summary_record(data_root: Path) -> None:
     with pytest.raises(InvalidInputError, match="looks like a summary.*--skip-summary-records"):
         score_run("r2r", "val_unseen", f, root=data_root)
     run = score_run("r2r", "val_unseen", f, root=data_root, skip_summaries=True)
-    m = run.evaluation.summary["metrics"]
+    m = run.evaluation.metrics
     assert m["SR"] == pytest.approx(own["success_rate"], abs=1e-12)
     assert m["OSR"] == pytest.approx(own["oracle success_rate"], abs=1e-12)
     assert m["SPL"] == pytest.approx(own["spl"], abs=1e-12)
     assert m["NE"] == pytest.approx(own["nav_error"], abs=1e-12)
-    assert any("look like a summary were skipped" in w for w in run.evaluation.summary["warnings"])
+    assert any("look like a summary were skipped" in w for w in run.evaluation.warnings)
     d = diagnose(run, n_resamples=200)
     assert d.failures is not None
     assert d.failures.counts == {
@@ -99,4 +99,4 @@ def test_real_seq2seq_outcomes_with_step_limit(
     assert int((never & (per["steps"] >= 20)).sum()) == counts[2]
     n = len(run.evaluation.scored)
     assert tuple(round(ci.estimate * n) for ci in d.budgets.values()) == budgets
-    assert budgets[-1] <= round(run.evaluation.summary["metrics"]["SR"] * n)
+    assert budgets[-1] <= round(run.evaluation.metrics["SR"] * n)

@@ -48,14 +48,14 @@ def test_hand_values(tmp_path: Path) -> None:
     assert (
         rows["12_0"]["path_length"] == 6 and rows["12_0"]["spl"] == 1 and rows["12_0"]["steps"] == 4
     )
-    m = r.summary["metrics"]
+    m = r.metrics
     assert list(m) == ["TL", "NE", "OSR", "SR", "SPL", "help_requests"]
     assert m["NE"] == 2.0 and m["SR"] == 0.75 and m["OSR"] == 1.0
     assert m["TL"] == pytest.approx((8 + 8 + 2 * SQRT20 + 2 + 6) / 4)
     assert m["SPL"] == pytest.approx((SQRT20 / 8 + 0.75 + 0 + 1) / 4)
-    assert m["help_requests"] == 0.75 and r.summary["units"]["help_requests"] == "count"
-    assert r.summary["protocol"]["scoring"]["comparison"] == "NE <= 2.0"
-    assert all(c["holds"] for c in r.summary["checks"])
+    assert m["help_requests"] == 0.75 and r.units["help_requests"] == "count"
+    assert r.protocol["scoring"]["comparison"] == "NE <= 2.0"
+    assert all(c["holds"] for c in r.to_dict()["checks"])
 
 
 def test_just_beyond_two_metres_fails(tmp_path: Path) -> None:
@@ -78,14 +78,14 @@ def test_jumps_are_scored_with_their_distance_and_counted(tmp_path: Path) -> Non
     r = _score(tmp_path, runs)
     row = _rows(r)["12_0"]
     assert row["jumps"] == 1 and row["path_length"] == 6
-    assert any("non-adjacent" in w for w in r.summary["warnings"])
+    assert any("non-adjacent" in w for w in r.warnings)
 
 
 def test_no_agent_ask_makes_help_requests_unavailable(tmp_path: Path) -> None:
     r = _score(tmp_path, {k: (v, None) for k, (v, _) in RUNS.items()})
-    assert r.summary["metrics"]["help_requests"] is None
-    assert "agent_ask" in r.summary["unavailable"]["help_requests"]
-    assert r.summary["metrics"]["SR"] == 0.75
+    assert r.metrics["help_requests"] is None
+    assert "agent_ask" in r.unavailable["help_requests"]
+    assert r.metrics["SR"] == 0.75
 
 
 def _bad(tmp: Path, body: Any) -> InvalidInputError:
@@ -111,7 +111,7 @@ def test_wrong_pose_key_is_one_error_with_a_hint(tmp_path: Path) -> None:
     assert "--trajectory-key trajectory" in str(err)
     path = tmp_path / "p.json"
     r = evaluate("hanna", "val_unseen", path, root=tmp_path / "root", trajectory_key="trajectory")
-    assert r.summary["metrics"]["SR"] == 0.75
+    assert r.metrics["SR"] == 0.75
 
 
 def test_wrong_id_key_is_one_error(tmp_path: Path) -> None:
@@ -168,7 +168,7 @@ def test_missing_episode_is_an_error_unless_subset(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="1 of 4 episodes have no prediction"):
         _score(tmp_path, runs)
     r = _score(tmp_path / "b", runs, subset=True)
-    assert r.summary["partial"] and r.summary["n_episodes"] == 3
+    assert r.partial and r.n_episodes == 3
 
 
 @pytest.mark.parametrize(

@@ -56,13 +56,13 @@ def test_baselines_run_and_score(setup, tmp_path: Path) -> None:  # type: ignore
     p = tmp_path / "short.json"
     p.write_text(json.dumps(short.records))
     r = evaluate("reverie", "val", p, root=root, options=s.score_options, run=short.protocol)
-    assert r.summary["metrics"]["SR"] == 1.0 and r.summary["metrics"]["SPL"] == 1.0
-    assert r.summary["metrics"]["RGS"] is None  # the shortest agent names no object
-    assert "env.privileged()" in r.summary["protocol"]["privileged"]  # the card says so
+    assert r.metrics["SR"] == 1.0 and r.metrics["SPL"] == 1.0
+    assert r.metrics["RGS"] is None  # the shortest agent names no object
+    assert "env.privileged()" in r.protocol["privileged"]  # the card says so
     rw = run_agent(get_agent("random-walk"), s.episodes, s.graphs, sensors=s.sensors, seed=3)
     assert all("predObjId" in rec for rec in rw.records)  # null when nothing is visible
     p.write_text(json.dumps(rw.records))
-    m = evaluate("reverie", "val", p, root=root, options=s.score_options).summary["metrics"]
+    m = evaluate("reverie", "val", p, root=root, options=s.score_options).metrics
     assert 0.0 <= m["RGSPL"] <= m["RGS"] <= 1.0 and 0.0 <= m["SPL"] <= m["SR"] <= m["OSR"] <= 1.0
 
 
@@ -95,7 +95,7 @@ def test_paper_rows_v1_val_unseen(data_root: Path, tmp_path: Path) -> None:
         run = run_agent(get_agent("random-walk"), s.episodes, s.graphs, sensors=s.sensors,
                         seed=seed, batch_size=64)  # fmt: skip
         p.write_text(json.dumps(run.records))
-        m = evaluate("reverie", "val_unseen", p, root=data_root, options=s.score_options).summary
+        m = evaluate("reverie", "val_unseen", p, root=data_root, options=s.score_options).to_dict()
         assert m["n_episodes"] == 3521
         for k in sums:
             sums[k] += 100 * m["metrics"][k] / 5
@@ -103,5 +103,5 @@ def test_paper_rows_v1_val_unseen(data_root: Path, tmp_path: Path) -> None:
         assert abs(sums[k] - paper) <= 1.5, (k, sums[k], paper)
     short = run_agent(get_agent("shortest"), s.episodes, s.graphs, sensors=s.sensors, batch_size=64)
     p.write_text(json.dumps(short.records))
-    m = evaluate("reverie", "val_unseen", p, root=data_root, options=s.score_options).summary
+    m = evaluate("reverie", "val_unseen", p, root=data_root, options=s.score_options).to_dict()
     assert m["metrics"]["SR"] == 1.0 and m["metrics"]["SPL"] == pytest.approx(1.0)

@@ -77,12 +77,12 @@ def test_shortest_agent(
     objects = {k: int(o) for k, o in zip(eps.ids, eps.object_ids, strict=True)}
     r = evaluate("reverie", split, _write(tmp_path, eps, paths, objects), root=data_root,
                  options={"data_version": version})  # fmt: skip
-    m = r.summary["metrics"]
-    assert r.summary["n_episodes"] == n and r.summary["data_version"] == version
+    m = r.metrics
+    assert r.n_episodes == n and r.data_version == version
     assert m["SR"] == pytest.approx(sr) and m["OSR"] == 1.0
     assert m["SPL"] == pytest.approx(sr) and m["RGS"] == 1.0 and m["RGSPL"] == pytest.approx(1.0)
-    assert all(c["holds"] for c in r.summary["checks"])
-    assert any("v1 boxes" in w for w in r.summary["warnings"]) == (version == "v2")
+    assert all(c["holds"] for c in r.to_dict()["checks"])
+    assert any("v1 boxes" in w for w in r.warnings) == (version == "v2")
 
 
 @pytest.mark.parametrize("version", ["v1", "v2"])
@@ -98,7 +98,7 @@ def test_random_trajectories_score_in_range(
     objects = {k: int(rng.integers(0, 300)) for k in eps.ids}
     r = evaluate("reverie", "val_unseen", _write(tmp_path, eps, paths, objects), root=data_root,
                  options={"data_version": version})  # fmt: skip
-    m = r.summary["metrics"]
+    m = r.metrics
     assert 0.0 <= m["RGSPL"] <= m["RGS"] < 0.05 and 0.0 <= m["SPL"] <= m["SR"] <= m["OSR"] < 0.5
     assert 0.0 < m["TL"] < 30.0
-    assert all(c["holds"] for c in r.summary["checks"])
+    assert all(c["holds"] for c in r.to_dict()["checks"])

@@ -47,14 +47,14 @@ def test_hand_values_official_profile(tmp_path: Path) -> None:
     assert rows["2_9_0"]["grounding_success"] == 1.0 and rows["2_9_0"]["grounding_spl"] == 1.0
     assert rows["2_9_1"]["success"] == 0.0 and rows["2_9_1"]["oracle_success"] == 1.0
     assert rows["2_9_1"]["predicted_object"] is None and rows["2_9_1"]["target_object"] == "9"
-    m = r.summary["metrics"]
+    m = r.metrics
     assert list(m) == ["TL", "OSR", "SR", "SPL", "RGS", "RGSPL"]  # no NE
     assert m == {"TL": 6.0, "OSR": 0.75, "SR": 0.5, "SPL": 0.375, "RGS": 0.5, "RGSPL": 0.375}
-    assert all(c["holds"] for c in r.summary["checks"])
-    assert any("null (no object chosen)" in w for w in r.summary["warnings"])
-    assert r.summary["data_version"] == "v1"
-    assert r.summary["protocol"]["object_boxes"]["version"] == "v1"
-    assert "visible" in r.summary["protocol"]["scoring"]["comparison"]
+    assert all(c["holds"] for c in r.to_dict()["checks"])
+    assert any("null (no object chosen)" in w for w in r.warnings)
+    assert r.data_version == "v1"
+    assert r.protocol["object_boxes"]["version"] == "v1"
+    assert "visible" in r.protocol["scoring"]["comparison"]
 
 
 def test_joint_success_column(tmp_path: Path) -> None:
@@ -68,28 +68,26 @@ def test_duet_profile_uses_reference_length_and_its_field(tmp_path: Path) -> Non
     # ℓ = L(S, A, B, G) = 12 for 1_7: SPL = 12 / max(12, 8) = 1; 2_9: ℓ = L(S, G) = 4
     assert rows["1_7_0"]["spl"] == 1.0 and rows["1_7_0"]["grounding_spl"] == 1.0
     assert rows["2_9_0"]["grounding_spl"] == 1.0
-    assert r.summary["metrics"]["SPL"] == 0.5  # (1 + 1 + 0 + 0) / 4
-    assert not any("not the official field" in w for w in r.summary["warnings"])
+    assert r.metrics["SPL"] == 0.5  # (1 + 1 + 0 + 0) / 4
+    assert not any("not the official field" in w for w in r.warnings)
 
 
 def test_pred_objid_read_with_a_warning(tmp_path: Path) -> None:
     r = _score(tmp_path, field="pred_objid")
-    assert r.summary["metrics"]["RGS"] == 0.5
-    assert any(
-        "'pred_objid', not the official field name 'predObjId'" in w for w in r.summary["warnings"]
-    )
+    assert r.metrics["RGS"] == 0.5
+    assert any("'pred_objid', not the official field name 'predObjId'" in w for w in r.warnings)
 
 
 def test_rgs_compares_ids_as_strings(tmp_path: Path) -> None:
     entries = {k: (v, str(o) if o is not None else "x") for k, (v, o) in HAND.items()}
-    assert _score(tmp_path, entries).summary["metrics"]["RGS"] == 0.5
+    assert _score(tmp_path, entries).metrics["RGS"] == 0.5
 
 
 def test_navigation_only_file_makes_rgs_unavailable(tmp_path: Path) -> None:
     r = _score(tmp_path, {k: (v, ...) for k, (v, _) in HAND.items()})
-    assert r.summary["metrics"]["RGS"] is None and r.summary["metrics"]["RGSPL"] is None
-    assert "predObjId" in r.summary["unavailable"]["RGS"]
-    assert r.summary["metrics"]["SR"] == 0.5
+    assert r.metrics["RGS"] is None and r.metrics["RGSPL"] is None
+    assert "predObjId" in r.unavailable["RGS"]
+    assert r.metrics["SR"] == 0.5
 
 
 def test_missing_pred_obj_id_in_some_records_is_one_clear_error(tmp_path: Path) -> None:
@@ -146,8 +144,8 @@ def test_completeness_and_subset(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="2 of 4 episodes have no prediction"):
         _score(tmp_path, part)
     r = _score(tmp_path, part, subset=True)
-    assert r.summary["partial"] and r.summary["protocol"]["episodes"] == "partial: 2 of 4"
-    assert r.summary["metrics"]["SR"] == 1.0
+    assert r.partial and r.protocol["episodes"] == "partial: 2 of 4"
+    assert r.metrics["SR"] == 1.0
 
 
 def test_zero_length_episode_follows_the_cvdn_rule(tmp_path: Path) -> None:
@@ -170,20 +168,20 @@ def test_test_split_cannot_be_scored(tmp_path: Path) -> None:
 def test_data_versions_and_box_fallback(tmp_path: Path) -> None:
     v2 = {**HAND, "2_9_0": (["S", "A", "B", "G"], 9)}
     r = _score(tmp_path, v2, version=None, profile="reverie-duet")  # default: v2
-    assert r.summary["data_version"] == "v2"
+    assert r.data_version == "v2"
     assert r.rows()[2]["shortest_length"] == 12.0  # v2 reroutes 2_9 through A and B
-    assert any("scoring v2 episodes with the v1 boxes" in w for w in r.summary["warnings"])
-    assert r.summary["protocol"]["object_boxes"]["version"] == "v1"
+    assert any("scoring v2 episodes with the v1 boxes" in w for w in r.warnings)
+    assert r.protocol["object_boxes"]["version"] == "v1"
     r = _score(tmp_path / "b", v2, version="v2", v2_boxes=True)
-    assert r.summary["protocol"]["object_boxes"]["version"] == "v2"
-    assert not any("v1 boxes" in w for w in r.summary["warnings"])
+    assert r.protocol["object_boxes"]["version"] == "v2"
+    assert not any("v1 boxes" in w for w in r.warnings)
     with pytest.raises(VLNEvalError, match="unknown reverie data version 'v3'"):
         _score(tmp_path / "c", version="v3")
 
 
 @pytest.mark.parametrize("layout", ["folder", "tar.gz", "json"])
 def test_box_layouts_agree(tmp_path: Path, layout: str) -> None:
-    m = _score(tmp_path, layout=layout).summary["metrics"]
+    m = _score(tmp_path, layout=layout).metrics
     assert m == {"TL": 6.0, "OSR": 0.75, "SR": 0.5, "SPL": 0.375, "RGS": 0.5, "RGSPL": 0.375}
 
 
@@ -194,7 +192,7 @@ def test_explicit_boxes_and_missing_boxes(tmp_path: Path) -> None:
     r = evaluate(
         "reverie", "val", p, root=root, options={"data_version": "v1", "bboxes": str(bbox)}
     )
-    assert r.summary["protocol"]["object_boxes"]["version"] == "as given"
+    assert r.protocol["object_boxes"]["version"] == "as given"
     for f in bbox.iterdir():
         f.unlink()
     bbox.rmdir()
@@ -214,7 +212,7 @@ def test_target_not_seen_from_goal_is_reported(tmp_path: Path) -> None:
         {"id": "7_99", "objId": 99, "scan": "sq", "path": ["S", "G"], "heading": 0.0, "instructions": ["y"]},
     ])  # fmt: skip
     p = dump(tmp_path / "p.json", rev_preds({"6_8_0": (["S", "G"], 8), "7_99_0": (["S"], 1)}))
-    w = evaluate("reverie", "val", p, root=root, options={"data_version": "v1"}).summary["warnings"]
+    w = evaluate("reverie", "val", p, root=root, options={"data_version": "v1"}).warnings
     assert any("1 episode(s) have a target object that no viewpoint sees" in x for x in w)
     assert any(
         "1 episode(s) have a target object that is not visible from the annotated goal" in x
@@ -229,6 +227,4 @@ def test_duplicates_are_errors_and_unknown_ids_warnings(tmp_path: Path) -> None:
         _score(tmp_path, dup)
     extra = rev_preds(HAND) + rev_preds({"9_9_0": (["S"], 1)})
     r = _score(tmp_path, extra)  # the official scorer ignores unknown ids: a warning here
-    assert any(
-        "1 prediction(s) with ids not in the split were ignored" in w for w in r.summary["warnings"]
-    )
+    assert any("1 prediction(s) with ids not in the split were ignored" in w for w in r.warnings)

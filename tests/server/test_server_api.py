@@ -22,7 +22,7 @@ def test_a_submission_is_scored_exactly_as_vlneval_score(server):
     assert server.work() == 1
     got = server.get(sub["id"], server.alpha).json()
     assert got["status"] == "finished" and got["messages"] == [] and got["error_kind"] is None
-    expected = evaluate("demo", None, DEMO_PREDICTIONS).summary["metrics"]
+    expected = evaluate("demo", None, DEMO_PREDICTIONS).metrics
     assert got["result"]["metrics"] == expected  # bit-for-bit: the same code, floats round-trip
     assert got["result"]["primary_metric"] == "SPL"
     assert got["result"]["primary_value"] == expected["SPL"]
@@ -43,7 +43,7 @@ def test_declared_protocol_fields_reach_the_card_and_the_leaderboard(server):
     assert r.status_code == 202, r.text
     server.work()
     card = server.get(r.json()["id"], server.alpha).json()["result"]["summary"]["protocol"]
-    direct = evaluate("demo", None, DEMO_PREDICTIONS, declared=declared).summary["protocol"]
+    direct = evaluate("demo", None, DEMO_PREDICTIONS, declared=declared).protocol
     assert {k: card[k] for k in declared} == declared
     assert {k: v for k, v in card.items() if k != "software"} == {
         k: v for k, v in direct.items() if k != "software"
@@ -213,8 +213,8 @@ def test_leaderboard_keeps_each_teams_best_entry(server):
         assert server.submit(token, data).status_code == 202
     server.work()
     entries = server.client.get("/api/v1/challenges/demo/phases/val/leaderboard").json()["entries"]
-    stop_spl = evaluate("demo", None, _write(stop)).summary["metrics"]["SPL"]
-    good_spl = evaluate("demo", None, DEMO_PREDICTIONS).summary["metrics"]["SPL"]
+    stop_spl = evaluate("demo", None, _write(stop)).metrics["SPL"]
+    good_spl = evaluate("demo", None, DEMO_PREDICTIONS).metrics["SPL"]
     assert stop_spl == 0.0
     assert [(e["rank"], e["team"], e["primary_value"]) for e in entries] == [
         (1, "alpha", good_spl),

@@ -80,7 +80,7 @@ def test_sigkill_while_scoring_then_restart_finishes_once_with_the_right_result(
     with server.db.read() as s:
         assert s.scalar(select(func.count()).select_from(Result)) == 1
     got = server.get(uid, server.alpha).json()["result"]["metrics"]
-    assert got == evaluate("demo", None, DEMO_PREDICTIONS).summary["metrics"]
+    assert got == evaluate("demo", None, DEMO_PREDICTIONS).metrics
 
 
 def test_sigterm_finishes_the_current_submission_then_stops(sqlite_server, procs):

@@ -211,22 +211,28 @@ def test_a_scorer_message_that_quotes_a_goal_is_redacted(sqlite_server, monkeypa
     ep = demo_episodes()[0]
     goal = ep["path"][-1]
 
+    class Leaky:  # the task's scorer of the split: refuses every file, quoting the goal
+        episodes = None
+
+        def score(self, predictions, how):
+            raise InvalidInputError(
+                [
+                    Problem(
+                        str(predictions),
+                        f"stopped too far from the goal {goal}",
+                        'instr_id "100_0"',
+                        "trajectory",
+                    )
+                ]
+            )
+
     def leaky(request):
-        raise InvalidInputError(
-            [
-                Problem(
-                    str(request.predictions),
-                    f"stopped too far from the goal {goal}",
-                    'instr_id "100_0"',
-                    "trajectory",
-                )
-            ]
-        )
+        return Leaky()
 
     monkeypatch.setitem(
         TASKS,
         "demo-leaky",
-        dataclasses.replace(get_task("demo"), name="demo-leaky", evaluate_fn=leaky),
+        dataclasses.replace(get_task("demo"), name="demo-leaky", open_scorer=leaky),
     )
     admin.create_phase(sqlite_server.db, "demo", "leaky", task="demo-leaky", profile="demo")
     for records, shown in (

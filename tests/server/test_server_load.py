@@ -26,8 +26,8 @@ def test_concurrent_clients_every_submission_scored_once(request, tmp_path, back
     short = tmp_path / "short.json"
     short.write_bytes(encode(stop_predictions()[:-1]))
     expected = {
-        DEMO_PREDICTIONS.name: evaluate("demo", None, DEMO_PREDICTIONS).summary["metrics"],
-        stop.name: evaluate("demo", None, stop).summary["metrics"],
+        DEMO_PREDICTIONS.name: evaluate("demo", None, DEMO_PREDICTIONS).metrics,
+        stop.name: evaluate("demo", None, stop).metrics,
         short.name: None,  # refused by the scorer: failed once, with messages
     }
     files = [(p.name, p) for p in (DEMO_PREDICTIONS, stop, short)]

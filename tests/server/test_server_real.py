@@ -42,7 +42,7 @@ def test_real_r2r_file_scores_as_vlneval_score(r2r):
     assert r.status_code == 202, r.text
     srv.work()
     got = srv.get(r.json()["id"], srv.alpha).json()
-    direct = evaluate("r2r", "val_unseen", path, root=root).summary
+    direct = evaluate("r2r", "val_unseen", path, root=root).to_dict()
     assert got["status"] == "finished"
     assert got["result"]["metrics"] == direct["metrics"]
     assert (

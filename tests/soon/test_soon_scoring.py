@@ -63,7 +63,7 @@ def test_hand_values_official(tmp_path: Path) -> None:
     )
     assert rows["4#0"]["spl"] == pytest.approx(2 / 3) and rows["4#0"]["goal_progress"] == 2.0
     assert [rows[k]["det_success"] for k in ("2#0", "3#0")] == [0.0, 0.0]
-    m = r.summary["metrics"]
+    m = r.metrics
     assert list(m) == ["TL", "NE", "OSR", "SR", "SPL", "det_SR", "det_SPL", "GP"]
     assert m["TL"] == pytest.approx(5.2) and m["NE"] == pytest.approx(2.0)
     assert m["SR"] == pytest.approx(0.8) and m["OSR"] == pytest.approx(0.6)
@@ -73,7 +73,7 @@ def test_hand_values_official(tmp_path: Path) -> None:
 
 
 def test_osr_below_sr_is_reported_as_the_scripts_quirk(tmp_path: Path) -> None:
-    s = _score(tmp_path).summary
+    s = _score(tmp_path).to_dict()
     check = next(c for c in s["checks"] if c["name"] == "SR <= OSR")
     assert not check["holds"] and "quirk" in check
     assert not any("consistency check failed" in w for w in s["warnings"])
@@ -83,10 +83,10 @@ def test_wrap_profile_fixes_the_seam(tmp_path: Path) -> None:
     r = _score(tmp_path, profile="soon-wrap")
     rows = {row["episode_id"]: row for row in r.rows()}
     assert [rows[k]["det_success"] for k in ("1#0", "2#0", "3#0", "4#0")] == [1.0, 1.0, 1.0, 0.0]
-    assert r.summary["metrics"]["det_SR"] == pytest.approx(0.6)
-    assert r.summary["metrics"]["det_SPL"] == pytest.approx(0.6)
-    assert r.summary["metrics"]["SR"] == pytest.approx(0.8)  # navigation is unchanged
-    assert r.summary["protocol"]["heading_wrap"] is True
+    assert r.metrics["det_SR"] == pytest.approx(0.6)
+    assert r.metrics["det_SPL"] == pytest.approx(0.6)
+    assert r.metrics["SR"] == pytest.approx(0.8)  # navigation is unchanged
+    assert r.protocol["heading_wrap"] is True
 
 
 def test_official_tests_the_wrong_side_of_a_seam_box(tmp_path: Path) -> None:
@@ -113,13 +113,11 @@ def test_radians_are_converted_as_duet_does(tmp_path: Path) -> None:
         "4": [entry(["S", "G", "N"], math.pi, 0.0)],
     }
     r = _score(tmp_path, soon_preds(rad), options={"angle_units": "radians"})
-    assert r.summary["metrics"]["det_SR"] == pytest.approx(0.2)
+    assert r.metrics["det_SR"] == pytest.approx(0.2)
     assert r.rows()[2]["heading"] == pytest.approx(1 - 0.06 / (2 * math.pi))
-    assert "VLN-DUET" in r.summary["protocol"]["angle_units"]
+    assert "VLN-DUET" in r.protocol["angle_units"]
     r = _score(tmp_path, soon_preds(rad))  # the same file read as normalised: warned
-    assert any(
-        "outside [0, 1]" in w and "--angle-units radians" in w for w in r.summary["warnings"]
-    )
+    assert any("outside [0, 1]" in w and "--angle-units radians" in w for w in r.warnings)
 
 
 def test_nested_and_plain_paths(tmp_path: Path) -> None:
@@ -127,9 +125,7 @@ def test_nested_and_plain_paths(tmp_path: Path) -> None:
         {"path": [[v] for v in [s[0] for s in e["path"]]], "obj_heading": 0.5, "obj_elevation": 0.5}
         for e in v]} for k, v in HAND.items()]  # fmt: skip
     r = _score(tmp_path, nested)
-    assert r.summary["trajectory_form"] == "nested" and r.summary["metrics"]["SR"] == pytest.approx(
-        0.8
-    )
+    assert r.to_dict()["trajectory_form"] == "nested" and r.metrics["SR"] == pytest.approx(0.8)
 
 
 def test_trajectory_as_dict_is_one_clear_error(tmp_path: Path) -> None:
@@ -147,7 +143,7 @@ def test_trajectory_as_dict_is_one_clear_error(tmp_path: Path) -> None:
 
 def test_entries_are_matched_by_start(tmp_path: Path) -> None:
     swapped = soon_preds({**HAND, "1": [HAND["1"][1], HAND["1"][0]]})
-    assert _score(tmp_path, swapped).summary["metrics"] == _score(tmp_path).summary["metrics"]
+    assert _score(tmp_path, swapped).metrics == _score(tmp_path).metrics
     wrong = soon_preds({**HAND, "2": [entry(["A", "B", "G"], 0.5, 0.5)]})
     with pytest.raises(
         InvalidInputError,
@@ -179,14 +175,12 @@ def test_duplicates_unknown_ids_completeness(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match='instr_id "4": duplicate id'):
         _score(tmp_path, dup)
     r = _score(tmp_path, soon_preds() + soon_preds({"77": HAND["4"]}))
-    assert any(
-        "1 prediction(s) with ids not in the split were ignored" in w for w in r.summary["warnings"]
-    )
+    assert any("1 prediction(s) with ids not in the split were ignored" in w for w in r.warnings)
     part = soon_preds({"1": HAND["1"][:1], "2": HAND["2"]})
     with pytest.raises(InvalidInputError, match="3 of 5 episodes have no prediction"):
         _score(tmp_path, part)
     r = _score(tmp_path, part, subset=True)
-    assert r.summary["partial"] and r.summary["n_episodes"] == 2 and r.summary["n_expected"] == 5
+    assert r.partial and r.n_episodes == 2 and r.n_expected == 5
 
 
 def test_episode_file_rules(tmp_path: Path) -> None:
@@ -196,7 +190,7 @@ def test_episode_file_rules(tmp_path: Path) -> None:
         soon_preds({"0": HAND["1"], "1": HAND["2"], "2": HAND["3"], "3": HAND["4"]}),
         episodes=no_id,
     )
-    assert r.summary["metrics"]["SR"] == pytest.approx(0.8)  # ids are the records' positions
+    assert r.metrics["SR"] == pytest.approx(0.8)  # ids are the records' positions
     bad = [dict(EPISODES[0], bboxes=[{"image_id": "G", "target": {"left_top": {"heading": 1.0}}}])]
     with pytest.raises(
         InvalidInputError, match=r"record 0.bboxes\[0\].target.left_top: left_top must be"

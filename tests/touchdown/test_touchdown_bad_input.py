@@ -159,7 +159,7 @@ def test_bad_graph_files() -> None:
 def test_data_versions(tmp_path: Path) -> None:
     root = make_root(tmp_path / "root")
     r = evaluate("touchdown", "dev", nav(tmp_path), root=root, options={"data_version": "unseen"})
-    assert r.summary["data_version"] == "unseen"
+    assert r.data_version == "unseen"
     with pytest.raises(MissingDataError, match="touchdown dev routes \\(original\\)"):
         evaluate("touchdown", "dev", nav(tmp_path), root=root, options={"data_version": "original"})
     with pytest.raises(UnknownNameError, match="did you mean 'unseen'"):
@@ -170,7 +170,7 @@ def test_data_versions(tmp_path: Path) -> None:
         )
     original = make_root(tmp_path / "root2", version="data")
     r = evaluate("touchdown", "dev", nav(tmp_path), root=original)
-    assert r.summary["data_version"] == "original"
+    assert r.data_version == "original"
 
 
 def test_missing_graph_folder(tmp_path: Path) -> None:
@@ -187,7 +187,7 @@ def test_json_lines_predictions(tmp_path: Path) -> None:
     path = tmp_path / "preds.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in _good()))
     r = evaluate("touchdown", "dev", path, root=root)
-    assert r.summary["metrics"]["SED"] == pytest.approx(0.5)
+    assert r.metrics["SED"] == pytest.approx(0.5)
 
 
 def test_object_instead_of_list(tmp_path: Path) -> None:

@@ -70,15 +70,15 @@ def test_reference_routes_score_perfectly(
         [{"route_id": r["route_id"], "trajectory": r["route_panoids"]} for r in routes],
     )
     result = evaluate("touchdown", "dev", preds, profile=profile, root=data_root)
-    assert result.summary["metrics"] == {"TC": 1.0, "SPD": 0.0, "SED": 1.0}
-    assert result.summary["n_episodes"] == 800 and result.summary["data_version"] == "unseen"
+    assert result.metrics == {"TC": 1.0, "SPD": 0.0, "SED": 1.0}
+    assert result.n_episodes == 800 and result.data_version == "unseen"
 
 
 def test_stopping_one_short(data_root: Path, routes: list, tmp_path: Path) -> None:  # type: ignore[type-arg]
     """Stopping one panorama early completes the task (one hop) and costs one edit of max(|P|,|R|)."""
     body = [{"route_id": r["route_id"], "trajectory": r["route_panoids"][:-1]} for r in routes]
     result = evaluate("touchdown", "dev", _write(tmp_path / "short.json", body), root=data_root)
-    m = result.summary["metrics"]
+    m = result.metrics
     assert m["TC"] == 1.0 and m["SPD"] == 1.0
     assert m["SED"] == pytest.approx(np.mean([1 - 1 / len(r["route_panoids"]) for r in routes]))
 
@@ -91,8 +91,8 @@ def test_staying_at_the_start(
     starts = np.array([graph.index[r["route_panoids"][0]] for r in routes])
     goals = np.array([graph.index[r["route_panoids"][-1]] for r in routes])
     spd = graph.hops(starts, goals)
-    assert result.summary["metrics"]["SPD"] == pytest.approx(spd.mean())
-    assert result.summary["metrics"]["TC"] == pytest.approx(np.mean(spd <= 1))
+    assert result.metrics["SPD"] == pytest.approx(spd.mean())
+    assert result.metrics["TC"] == pytest.approx(np.mean(spd <= 1))
 
 
 def test_sdr_reference_points(data_root: Path, routes: list, tmp_path: Path) -> None:  # type: ignore[type-arg]
@@ -105,8 +105,8 @@ def test_sdr_reference_points(data_root: Path, routes: list, tmp_path: Path) -> 
                     {"route_id": r["route_id"], "pano": kind, "x": c["x"] * 3680, "y": c["y"] * 800}
                 )
     result = evaluate("touchdown-sdr", "dev", _write(tmp_path / "sdr.json", body), root=data_root)
-    assert result.summary["n_episodes"] == 2237
-    assert result.summary["metrics"] == {
+    assert result.n_episodes == 2237
+    assert result.metrics == {
         "SDR@40": 1.0,
         "SDR@80": 1.0,
         "SDR@120": 1.0,

@@ -37,14 +37,12 @@ def test_navigation_hand_values(tmp_path: Path) -> None:
     # ends on the goal: lev(p3 p4 p6, p3 p2 p5 p6) = 2 (substitute, insert) -> SED 1 - 2/4.
     assert (rows["3"]["task_completion"], rows["3"]["spd"], rows["3"]["sed"]) == (1, 0, 0.5)
     assert rows["3"]["edit_distance"] == 2
-    m = r.summary["metrics"]
+    m = r.metrics
     assert m == {"TC": pytest.approx(2 / 3), "SPD": pytest.approx(2 / 3), "SED": pytest.approx(0.5)}
-    assert r.summary["units"] == {"TC": "%", "SED": "%", "SPD": "hops"}
-    assert (
-        r.summary["data_version"] == "unseen" and r.summary["profile_rules"]["name"] == "touchdown"
-    )
-    assert {c["name"]: c["holds"] for c in r.summary["checks"]}["SED <= TC"]
-    assert r.summary["protocol"]["scoring"]["edit_distance"] == "Levenshtein"
+    assert r.units == {"TC": "%", "SED": "%", "SPD": "hops"}
+    assert r.data_version == "unseen" and r.to_dict()["profile_rules"]["name"] == "touchdown"
+    assert {c["name"]: c["holds"] for c in r.to_dict()["checks"]}["SED <= TC"]
+    assert r.protocol["scoring"]["edit_distance"] == "Levenshtein"
 
 
 def test_one_hop_from_the_goal_completes(tmp_path: Path) -> None:
@@ -65,17 +63,15 @@ def test_unreachable_goal(tmp_path: Path) -> None:
     r = evaluate("touchdown", "dev", nav(tmp_path, {1: ["p0", "p1"]}), root=root)
     row = _rows(r)["1"]
     assert math.isinf(row["spd"]) and row["unreachable"] == 1 and row["task_completion"] == 0
-    assert r.summary["metrics"]["SPD"] is None and any(
-        "SPD: 1 episode(s)" in w for w in r.summary["warnings"]
-    )
+    assert r.metrics["SPD"] is None and any("SPD: 1 episode(s)" in w for w in r.warnings)
 
 
 def test_graph_states_and_plain_ids_score_alike(tmp_path: Path) -> None:
     states = {k: [[p, 90, 0.0] for p in v] for k, v in RUNS.items()}
     a = _nav(tmp_path / "a")
     b = _nav(tmp_path / "b", states)
-    assert a.summary["metrics"] == b.summary["metrics"]
-    assert a.summary["trajectory_form"] == "plain" and b.summary["trajectory_form"] == "triple"
+    assert a.metrics == b.metrics
+    assert a.to_dict()["trajectory_form"] == "plain" and b.to_dict()["trajectory_form"] == "triple"
 
 
 def test_vlnt_profile_uses_optimal_string_alignment_and_scores_jumps(tmp_path: Path) -> None:
@@ -84,7 +80,7 @@ def test_vlnt_profile_uses_optimal_string_alignment_and_scores_jumps(tmp_path: P
     r = _nav(tmp_path, runs, profile="touchdown-vlnt")
     row = _rows(r)["1"]
     assert row["sed"] == pytest.approx(0.8) and row["edit_distance"] == 1 and row["jumps"] == 2
-    assert r.summary["protocol"]["scoring"]["edit_distance"] == "optimal string alignment"
+    assert r.protocol["scoring"]["edit_distance"] == "optimal string alignment"
     with pytest.raises(
         Exception, match='route_id "1": trajectory\\[1\\]: panorama p2 is not linked to p0'
     ):
@@ -93,8 +89,8 @@ def test_vlnt_profile_uses_optimal_string_alignment_and_scores_jumps(tmp_path: P
 
 def test_subset_is_partial(tmp_path: Path) -> None:
     r = _nav(tmp_path, {1: RUNS[1]}, subset=True)
-    assert r.summary["partial"] and r.summary["protocol"]["episodes"] == "partial: 1 of 3"
-    assert r.summary["metrics"]["SED"] == 1.0
+    assert r.partial and r.protocol["episodes"] == "partial: 1 of 3"
+    assert r.metrics["SED"] == 1.0
 
 
 def _sdr(tmp: Path, profile: str = "touchdown", body: Any = None, **kw: Any):  # type: ignore[no-untyped-def]
@@ -118,25 +114,25 @@ def test_sdr_official_no_wrap(tmp_path: Path) -> None:
         3660 - 36.8
     )  # across the seam, unwrapped
     assert rows["2_main"]["sdr_distance"] == 80.0 and rows["2_main"]["sdr_acc80"] == 0  # strict <
-    m = r.summary["metrics"]
+    m = r.metrics
     assert m["SDR@40"] == pytest.approx(1 / 3) and m["SDR@80"] == pytest.approx(1 / 3)
     assert m["SDR@120"] == pytest.approx(2 / 3)
     assert m["SDR_dist"] == pytest.approx((30 + 3623.2 + 80) / 3)
-    assert r.summary["protocol"]["scoring"]["sdr_wrap_360"] is False
-    assert r.summary["units"]["SDR_dist"] == "px" and all(c["holds"] for c in r.summary["checks"])
+    assert r.protocol["scoring"]["sdr_wrap_360"] is False
+    assert r.units["SDR_dist"] == "px" and all(c["holds"] for c in r.to_dict()["checks"])
 
 
 def test_sdr_wrap_fix(tmp_path: Path) -> None:
     r = _sdr(tmp_path, profile="touchdown-wrap")
     assert _rows(r)["1_post"]["sdr_distance"] == pytest.approx(56.8)
-    m = r.summary["metrics"]
+    m = r.metrics
     assert (m["SDR@40"], m["SDR@80"], m["SDR@120"]) == (
         pytest.approx(1 / 3),
         pytest.approx(2 / 3),
         1.0,
     )
     assert m["SDR_dist"] == pytest.approx((30 + 56.8 + 80) / 3)
-    assert r.summary["protocol"]["scoring"]["sdr_wrap_360"] is True
+    assert r.protocol["scoring"]["sdr_wrap_360"] is True
 
 
 def test_sdr_incomplete_and_subset(tmp_path: Path) -> None:
@@ -145,4 +141,4 @@ def test_sdr_incomplete_and_subset(tmp_path: Path) -> None:
     ):
         _sdr(tmp_path, body=[SDR[0], SDR[2]])
     r = _sdr(tmp_path / "b", body=[SDR[0], SDR[2]], subset=True)
-    assert r.summary["partial"] and r.summary["n_episodes"] == 2
+    assert r.partial and r.n_episodes == 2

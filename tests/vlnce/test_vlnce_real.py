@@ -51,7 +51,7 @@ def test_reference_paths_score_one_with_carried_distances(data_root: Path, tmp_p
     assert preds.form == "r2r-ce" and preds.distances is not None
     source = DistanceSource("carried", "twin distances carried in the file")
     for name in ("vlnce", "vlnce-exact"):
-        s = score_continuous(eps, preds, get_profile(name), source, show_progress=False).summary
+        s = score_continuous(eps, preds, get_profile(name), source, show_progress=False).to_dict()
         assert s["n_episodes"] == 1839
         assert s["metrics"]["nDTW"] == 1.0 and s["metrics"]["sDTW"] == 1.0
         assert s["metrics"]["SR"] == 1.0 and s["metrics"]["OSR"] == 1.0
@@ -86,7 +86,7 @@ def test_fastdtw_never_beats_exact_and_stays_close(data_root: Path, tmp_path: Pa
     diff = exact.per_episode["ndtw"] - fast.per_episode["ndtw"]
     assert diff.min() >= -1e-12
     assert diff.max() < 5e-3
-    assert fast.summary["metrics"]["SR"] is None  # no distances: unavailable, never 0
+    assert fast.metrics["SR"] is None  # no distances: unavailable, never 0
 
 
 @pytest.mark.parametrize("profile", ["vlnce", "vlnce-exact"])

@@ -42,7 +42,7 @@ STRAIGHT = [[0.0, 0.0, -float(k)] for k in range(5)]  # along the gt, ends on th
 def test_reference_scores_one(split: tuple[Path, Path], tmp_path: Path) -> None:
     d = [4.0, 3.0, 2.0, 1.0, 0.0]
     ev = score(split, tmp_path, {"1": steps(STRAIGHT, d), "2": steps(STRAIGHT, d)})
-    m = ev.summary["metrics"]
+    m = ev.metrics
     assert m == {"TL": 4.0, "NE": 0.0, "OSR": 1.0, "SR": 1.0, "SPL": 1.0, "nDTW": 1.0, "sDTW": 1.0}
 
 
@@ -52,7 +52,7 @@ def test_success_requires_stop(split: tuple[Path, Path], tmp_path: Path) -> None
     assert ev.per_episode["success"].tolist() == [0.0, 1.0]
     assert ev.per_episode["oracle_success"].tolist() == [1.0, 1.0]  # OSR needs no STOP
     assert ev.per_episode["sdtw"].tolist() == [0.0, 1.0]
-    assert ev.summary["metrics"]["SR"] == 0.5
+    assert ev.metrics["SR"] == 0.5
 
 
 def test_success_is_strict(split: tuple[Path, Path], tmp_path: Path) -> None:
@@ -61,7 +61,7 @@ def test_success_is_strict(split: tuple[Path, Path], tmp_path: Path) -> None:
     assert ev.per_episode["success"].tolist() == [0.0, 1.0]
     # SPL = 1 * 4 / max(4, 1) = 1 for the successful one (ℓ from info.geodesic_distance).
     assert ev.per_episode["spl"].tolist() == [0.0, 1.0]
-    assert ev.summary["profile_rules"]["comparison"] == "NE < 3.0"
+    assert ev.to_dict()["profile_rules"]["comparison"] == "NE < 3.0"
 
 
 def test_repeated_positions_are_dropped(split: tuple[Path, Path], tmp_path: Path) -> None:
@@ -94,7 +94,7 @@ def test_infinite_distance_is_counted_never_averaged(
         )
     )
     ev = score_continuous(eps, parse_ce_predictions(path, eps), prof, CARRIED)
-    s = ev.summary
+    s = ev.to_dict()
     assert s["distance"]["unreachable"]["count"] == 1
     assert s["distance"]["unreachable"]["ids"] == ["1"]
     assert s["distance"]["unreachable"]["policy"] == policy
@@ -108,7 +108,7 @@ def test_no_distance_source_marks_goal_metrics_unavailable(
     split: tuple[Path, Path], tmp_path: Path
 ) -> None:
     ev = score(split, tmp_path, {"1": steps(STRAIGHT), "2": steps(STRAIGHT[:3])}, source=NONE)
-    s = ev.summary
+    s = ev.to_dict()
     for label in ("NE", "OSR", "SR", "SPL", "sDTW"):
         assert s["metrics"][label] is None
         assert "no distance source" in s["unavailable"][label]
@@ -122,11 +122,11 @@ def test_fastdtw_profile_says_it_is_approximate(split: tuple[Path, Path], tmp_pa
         split, tmp_path, {"1": steps(STRAIGHT, d), "2": steps(STRAIGHT, d)}, profile="vlnce"
     )
     exact = score(split, tmp_path, {"1": steps(STRAIGHT, d), "2": steps(STRAIGHT, d)})
-    assert approx.summary["dtw"]["approximate"] is True
-    assert "APPROXIMATE" in " ".join(approx.summary["warnings"])
-    assert exact.summary["dtw"]["approximate"] is False
-    assert "DEVIATES" in " ".join(exact.summary["warnings"])
-    assert exact.summary["protocol"]["scoring"]["dtw"] == "exact"
+    assert approx.to_dict()["dtw"]["approximate"] is True
+    assert "APPROXIMATE" in " ".join(approx.warnings)
+    assert exact.to_dict()["dtw"]["approximate"] is False
+    assert "DEVIATES" in " ".join(exact.warnings)
+    assert exact.protocol["scoring"]["dtw"] == "exact"
 
 
 def test_rxr_jsonl_form_stops_at_its_last_point(split: tuple[Path, Path], tmp_path: Path) -> None:
@@ -138,15 +138,15 @@ def test_rxr_jsonl_form_stops_at_its_last_point(split: tuple[Path, Path], tmp_pa
     ev = score(split, tmp_path, text, name="p.jsonl")
     assert ev.form == "rxr-jsonl"
     assert ev.per_episode["success"].tolist() == [1.0, 0.0]
-    assert ev.summary["protocol"]["scoring"]["stop"].startswith("the last position")
+    assert ev.protocol["scoring"]["stop"].startswith("the last position")
 
 
 def test_missing_episode_needs_subset(split: tuple[Path, Path], tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="1 of 2 episodes have no prediction"):
         score(split, tmp_path, {"1": steps(STRAIGHT, [4, 3, 2, 1, 0])})
     ev = score(split, tmp_path, {"1": steps(STRAIGHT, [4, 3, 2, 1, 0])}, subset=True)
-    assert ev.summary["partial"] is True
-    assert ev.summary["protocol"]["episodes"] == "partial: 1 of 2"
+    assert ev.partial is True
+    assert ev.protocol["episodes"] == "partial: 1 of 2"
 
 
 @pytest.mark.parametrize(

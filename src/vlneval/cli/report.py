@@ -207,7 +207,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.json:
         write_summary(args.json, report.data)
     if not args.quiet:
-        sys.stdout.write(render_summary(run.evaluation.summary, color=sys.stdout.isatty()))
+        sys.stdout.write(render_summary(run.evaluation.to_dict(), color=sys.stdout.isatty()))
     size = len(report.html.encode()) / 1e6
     err(f"wrote {args.out} ({size:.1f} MB)")
     return 0
@@ -282,4 +282,4 @@ def _summary_of(args: argparse.Namespace, path: str) -> dict[str, Any]:
             f"{path}: not a summary JSON (from `vlneval score --json`); to score a predictions "
             "file pass --task (and --split)"
         )
-    return dict(_score(args, path).evaluation.summary)
+    return _score(args, path).evaluation.to_dict()

@@ -183,11 +183,11 @@ def _score(args: argparse.Namespace, result: Any) -> int:
         options=getattr(args, "score_options", None) or None,
     )
     if args.json:
-        write_summary(args.json, evaluation.summary)
+        write_summary(args.json, evaluation.to_dict())
     if args.per_episode:
         write_rows(args.per_episode, evaluation.rows())
     if not args.quiet:
-        sys.stdout.write(render_summary(evaluation.summary, color=sys.stdout.isatty()))
+        sys.stdout.write(render_summary(evaluation.to_dict(), color=sys.stdout.isatty()))
     return 0
 
 

@@ -176,8 +176,9 @@ def cmd_run_ce(args: argparse.Namespace) -> int:
         # The environment's own measurements join each row: integrated length, simulated time.
         measured = {e["episode_id"]: e for e in run.episodes}
         rows = [{**r, **_measured(measured[r[eps.id_field]])} for r in ev.rows()]
-        ev.summary["measured"] = card["measured"]
-        _write_outputs(args, ev.summary, rows)
+        summary = ev.to_dict()
+        summary["measured"] = card["measured"]
+        _write_outputs(args, summary, rows)
     return 0
 
 
@@ -234,13 +235,13 @@ def cmd_score_ce(args: argparse.Namespace) -> int:
     """Scores VLN-CE predictions with the requested distance source."""
     import dataclasses
 
-    from vlneval.evaluation.request import ScoreRequest
-    from vlneval.evaluation.vlnce import evaluate_vlnce
+    from vlneval.evaluation.request import ScoreOptions, SplitRequest
+    from vlneval.evaluation.vlnce import VlnceScorer
     from vlneval.profiles import get_profile
     from vlneval.tasks import get_task
 
     task = get_task(args.task)
-    if task.evaluate_fn is None or task.name not in ("r2r-ce",):
+    if task.open_scorer is None or task.name not in ("r2r-ce",):
         from vlneval.errors import VLNEvalError
 
         raise VLNEvalError(
@@ -249,19 +250,16 @@ def cmd_score_ce(args: argparse.Namespace) -> int:
     profile = get_profile(args.profile or task.default_profile)
     if args.unreachable:
         profile = dataclasses.replace(profile, unreachable=args.unreachable)  # type: ignore[type-var,call-arg]
-    request = ScoreRequest(
+    request = SplitRequest(
         task,
         args.split or task.default_split,
-        args.predictions,
         profile,
         root=args.data_root,
         episodes_file=args.episodes,
         graphs=args.graphs,
-        subset=args.subset,
-        form=args.form,
-        declared=load_declared(args.protocol),
         options={"distance": args.distance, "gt_file": args.gt, "show_progress": not args.quiet},
     )
-    ev = evaluate_vlnce(request)
-    _write_outputs(args, ev.summary, ev.rows())
+    how = ScoreOptions(subset=args.subset, form=args.form, declared=load_declared(args.protocol))
+    ev = VlnceScorer(request).score(args.predictions, how)
+    _write_outputs(args, ev.to_dict(), ev.rows())
     return 0

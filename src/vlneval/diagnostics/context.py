@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vlneval.evaluation.runner import Evaluation
+from vlneval.evaluation.result import Result
 from vlneval.graph.store import GraphStore
 
 __all__ = ["EpisodeContext", "episode_context", "shortest_distances"]
@@ -19,7 +19,7 @@ __all__ = ["EpisodeContext", "episode_context", "shortest_distances"]
 
 @dataclass(frozen=True)
 class EpisodeContext:
-    """Facts about the scored episodes, aligned to ``Evaluation.scored``.
+    """Facts about the scored episodes, aligned to ``Result.scored``.
 
     Attributes:
         scans: scan id of each episode.
@@ -36,7 +36,7 @@ class EpisodeContext:
     instruction_words: np.ndarray
 
 
-def shortest_distances(evaluation: Evaluation, graphs: GraphStore) -> np.ndarray:
+def shortest_distances(evaluation: Result, graphs: GraphStore) -> np.ndarray:
     """``d*`` of every scored episode: the geodesic distance from its start to the nearest goal.
 
     Example:
@@ -58,7 +58,7 @@ def shortest_distances(evaluation: Evaluation, graphs: GraphStore) -> np.ndarray
     return out
 
 
-def episode_context(evaluation: Evaluation, graphs: GraphStore | None) -> EpisodeContext:
+def episode_context(evaluation: Result, graphs: GraphStore | None) -> EpisodeContext:
     """The :class:`EpisodeContext` of a result; lengths come from ``graphs`` when given.
 
     Without graphs, ``d*`` falls back to the per-episode ``shortest_length`` column when the

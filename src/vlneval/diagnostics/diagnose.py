@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,7 +90,7 @@ def metric_columns(run: ScoredRun) -> dict[str, np.ndarray]:
     """
     per = run.evaluation.per_episode
     out = {}
-    for label in run.evaluation.summary["metrics"]:
+    for label in run.evaluation.metrics:
         column = LABELS[label].column if label in LABELS else label
         if column in per:
             out[label] = np.asarray(per[column], dtype=np.float64)
@@ -125,7 +125,7 @@ def diagnose(
         >>> from vlneval.diagnostics.scored import score_run
         >>> run = score_run("demo", "val", demo_root() / "demo" / "predictions_val.json")
         >>> d = diagnose(run, n_resamples=200)
-        >>> d.intervals["SR"].estimate == run.evaluation.summary["metrics"]["SR"]
+        >>> d.intervals["SR"].estimate == run.evaluation.metrics["SR"]
         True
         >>> sum(d.failures.counts[c] or 0 for c in d.failures.counts) == len(run.evaluation.scored)
         True
@@ -134,7 +134,7 @@ def diagnose(
     per = ev.per_episode
     ctx = episode_context(ev, run.graphs)
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    limit = step_limit if step_limit is not None else step_limit_from_card(ev.summary["protocol"])
+    limit = step_limit if step_limit is not None else step_limit_from_card(dict(ev.protocol))
     metrics = metric_columns(run)
     known = bool(np.isfinite(ctx.shortest).all()) and "success" in per
     failures = None
@@ -185,7 +185,7 @@ def diagnose(
     )
 
 
-def _ratio(per: dict[str, np.ndarray], ctx: EpisodeContext) -> np.ndarray:
+def _ratio(per: Mapping[str, np.ndarray], ctx: EpisodeContext) -> np.ndarray:
     if "path_length" not in per:
         return np.full(ctx.shortest.shape, np.nan)
     return length_ratio(per["path_length"], ctx.shortest)

@@ -1,11 +1,11 @@
 """A scored predictions file together with what diagnostics and plots need to look back at it.
 
-:func:`vlneval.evaluation.evaluate` returns metrics only. Diagnostics also need the executed
-trajectories (to draw them) and the navigation graphs (shortest distances, positions), so
-:func:`score_run` scores a file with the same pieces ``evaluate`` uses (``load_split``,
-``parse_predictions``, ``score_parsed``) and keeps them. The numbers are identical to
-``evaluate``'s (tested). Tasks with their own scorer (``Task.evaluate_fn``) are scored by
-``evaluate`` itself; their runs carry no trajectories, and reports then show no path plots.
+A :class:`~vlneval.evaluation.Result` holds metrics and the per-episode table. Diagnostics also
+need the executed trajectories (to draw them) and the navigation graphs (shortest distances,
+positions), so :func:`score_run` scores a file through the same
+:class:`~vlneval.evaluation.Scorer` as ``evaluate`` and, for the R2R family, keeps the
+trajectories it read and the scorer's graphs. Tasks with their own scorer
+(``Task.open_scorer``) give runs without trajectories, and reports then show no path plots.
 """
 
 from __future__ import annotations
@@ -18,9 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.errors import VLNEvalError
-from vlneval.evaluation.runner import Evaluation
+from vlneval.errors import ProblemCollector, VLNEvalError
+from vlneval.evaluation.inputs import source_name
+from vlneval.evaluation.r2r import R2RScorer
+from vlneval.evaluation.request import ScoreOptions
+from vlneval.evaluation.result import Result
+from vlneval.evaluation.scorer import Scorer
 from vlneval.graph.store import GraphStore
+from vlneval.tasks import get_task
 
 __all__ = ["ScoredRun", "score_run", "run_label"]
 
@@ -38,7 +43,7 @@ class ScoredRun:
         offsets: ``offsets[k]:offsets[k + 1]`` is the trajectory of the k-th scored episode.
     """
 
-    evaluation: Evaluation
+    evaluation: Result
     label: str
     graphs: GraphStore | None = None
     nodes: np.ndarray | None = None
@@ -110,42 +115,21 @@ def score_run(
     Raises:
         VLNEvalError: bad input, unknown names or missing data; the message says where.
     """
-    from vlneval.evaluation.runner import evaluate, score_graph_task
-    from vlneval.profiles import get_profile
-    from vlneval.tasks import get_task
-
     name = label or run_label(predictions)
-    t = get_task(task)
-    prof = get_profile(profile or t.default_profile)
-    if t.evaluate_fn is not None:
-        if skip_summaries:
-            raise VLNEvalError(
-                f"--skip-summary-records is not supported for task {t.name} (it has its own "
-                "scorer); remove the summary record from the file"
-            )
-        result = evaluate(
-            task,
-            split,
-            predictions,
-            profile=profile,
-            root=root,
-            episodes_file=episodes_file,
-            graphs=graphs,
-            subset=subset,
-            form=form,
-            trajectory_key=trajectory_key,
-            declared=declared,
-            options=options,
-        )
-        return ScoredRun(result, name)
-    if prof.name not in t.profiles:
+    if skip_summaries and get_task(task).open_scorer is not None:
         raise VLNEvalError(
-            f"profile {prof.name} does not score task {t.name} (its profiles: "
-            f"{', '.join(t.profiles)})"
+            f"--skip-summary-records is not supported for task {task} (it has its own "
+            "scorer); remove the summary record from the file"
         )
-    result, preds, store = score_graph_task(
-        t, split or t.default_split, predictions, prof, root=root, episodes_file=episodes_file,
-        graphs=graphs, subset=subset, form=form, trajectory_key=trajectory_key,
-        declared=declared, skip_summaries=skip_summaries,
-    )  # fmt: skip
-    return ScoredRun(result, name, store, preds.nodes, preds.offsets)
+    how = ScoreOptions(subset, form, trajectory_key, declared, None, skip_summaries)
+    with Scorer(
+        task, split, profile=profile, root=root, episodes=episodes_file, graphs=graphs,
+        **dict(options or {}),
+    ) as scorer:  # fmt: skip
+        split_scorer = scorer.split_scorer
+        if not isinstance(split_scorer, R2RScorer):
+            return ScoredRun(split_scorer.score(predictions, how), name)
+        pc = ProblemCollector(source_name(predictions))
+        preds = split_scorer.trajectories(predictions, how, pc)
+        result = split_scorer.score_trajectories(preds, how, pc)
+    return ScoredRun(result, name, split_scorer.graphs, preds.nodes, preds.offsets)

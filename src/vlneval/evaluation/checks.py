@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 
@@ -11,6 +10,7 @@ from vlneval.data.episodes import EpisodeTable
 from vlneval.data.predictions import Predictions
 from vlneval.errors import ProblemCollector
 from vlneval.evaluation.arrays import ScoringArrays
+from vlneval.evaluation.result import Check
 from vlneval.graph.store import GraphStore
 from vlneval.profiles import Profile
 
@@ -110,26 +110,24 @@ def _report_jumps(
         )
 
 
-def _check(name: str, holds: bool, detail: str, profile: Profile) -> dict[str, Any]:
+def _check(name: str, holds: bool, detail: str, profile: Profile) -> Check:
     quirk = (not holds) and name in profile.may_break
-    out: dict[str, Any] = {"name": name, "holds": bool(holds), "detail": detail}
-    if quirk:
-        out["quirk"] = f"known quirk of the scorer profile {profile.name} reproduces"
-    return out
+    note = f"known quirk of the scorer profile {profile.name} reproduces" if quirk else None
+    return Check(name, bool(holds), detail, note)
 
 
 def consistency_checks(
     summary: Mapping[str, float | None], per_episode: Mapping[str, np.ndarray], profile: Profile
-) -> list[dict[str, Any]]:
+) -> list[Check]:
     """The consistency checks of ``spec/metrics.md`` on one summary.
 
     Example:
         >>> from vlneval.profiles import get_profile
         >>> m = {"OSR": 0.5, "SR": 0.5, "SPL": 0.4, "sDTW": 0.3, "nDTW": 0.6}
-        >>> [c["name"] for c in consistency_checks(m, {}, get_profile("r2r")) if not c["holds"]]
+        >>> [c.name for c in consistency_checks(m, {}, get_profile("r2r")) if not c.holds]
         []
     """
-    checks: list[dict[str, Any]] = []
+    checks: list[Check] = []
 
     def have(*labels: str) -> bool:
         return all(summary.get(x) is not None for x in labels)

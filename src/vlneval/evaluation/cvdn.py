@@ -29,13 +29,14 @@ from vlneval.data.predictions import Predictions, parse_predictions
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.evaluation.arrays import ScoringArrays, build_arrays
 from vlneval.evaluation.checks import check_rules
-from vlneval.evaluation.request import ScoreRequest
-from vlneval.evaluation.runner import Evaluation, summarise
-from vlneval.evaluation.summary import finish
+from vlneval.evaluation.inputs import require_path
+from vlneval.evaluation.request import PredictionsInput, ScoreOptions, SplitRequest
+from vlneval.evaluation.result import Result, ResultBuilder
+from vlneval.evaluation.runner import summarise
 from vlneval.graph.store import GraphStore
 from vlneval.profiles import Profile
 
-__all__ = ["evaluate_ndh", "score_ndh", "COLUMNS"]
+__all__ = ["NDHScorer", "score_ndh", "COLUMNS"]
 
 #: Summary label -> per-episode column, for the labels beyond the R2R family's.
 COLUMNS = {"GP": "goal_progress", "OPSR": "oracle_plan_success"}
@@ -51,34 +52,49 @@ KEPT = (
 )
 
 
-def evaluate_ndh(request: ScoreRequest) -> Evaluation:
-    """Scores an NDH predictions file (the ``evaluate_fn`` of task ``ndh``).
+class NDHScorer:
+    """An NDH split loaded once (the ``open_scorer`` of task ``ndh``).
 
     Options:
         path_type: ``planner_path`` (default, as the official scorer), ``player_path`` or
             ``trusted_path`` (the published baselines).
 
     Raises:
-        VLNEvalError: bad input (file, ``inst_idx`` and field named), unknown names, missing data.
+        VLNEvalError: unknown names or options, missing data, a hidden test split.
     """
-    r = request
-    opts = r.options_for(("path_type",))
-    base = r.base()
-    path = r.episodes_path(base)
-    ndh = load_ndh(
-        path, task=r.task.name, split=r.split, path_type=opts.get("path_type", "planner_path")
-    )
-    if not ndh.table.scorable:
-        raise InvalidInputError(
-            f"{path}: split {r.split} has no end_panos or paths (a hidden test split); it cannot "
-            "be scored locally: submit it to the CVDN evaluation server"
+
+    def __init__(self, request: SplitRequest) -> None:
+        r = request
+        opts = r.options_for(("path_type",))
+        base = r.base()
+        path = r.episodes_path(base)
+        self.task, self.profile = r.task.name, r.profile
+        self.ndh = load_ndh(
+            path, task=r.task.name, split=r.split, path_type=opts.get("path_type", "planner_path")
         )
-    store = r.graph_store(base)
-    check_ndh_predictions(r.predictions, trajectory_key=r.trajectory_key)
-    preds = parse_predictions(
-        r.predictions, ndh.table, store, form=r.form, trajectory_key=r.trajectory_key
-    )
-    return score_ndh(ndh, preds, store, r.profile, subset=r.subset, declared=r.declared, run=r.run)
+        if not self.ndh.table.scorable:
+            raise InvalidInputError(
+                f"{path}: split {r.split} has no end_panos or paths (a hidden test split); it "
+                "cannot be scored locally: submit it to the CVDN evaluation server"
+            )
+        self.episodes = self.ndh.table
+        self.graphs = r.graph_store(base)
+
+    def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
+        """Scores an NDH predictions file.
+
+        Raises:
+            VLNEvalError: bad input (file, ``inst_idx`` and field named).
+        """
+        path = require_path(predictions, self.task)
+        check_ndh_predictions(path, trajectory_key=how.trajectory_key)
+        preds = parse_predictions(
+            path, self.episodes, self.graphs, form=how.form, trajectory_key=how.trajectory_key
+        )
+        return score_ndh(
+            self.ndh, preds, self.graphs, self.profile,
+            subset=how.subset, declared=how.declared, run=how.run,
+        )  # fmt: skip
 
 
 def _nodes(
@@ -161,7 +177,7 @@ def score_ndh(
     subset: bool = False,
     declared: Mapping[str, Any] | None = None,
     run: Mapping[str, Any] | None = None,
-) -> Evaluation:
+) -> Result:
     """Scores parsed NDH predictions (see the module docstring for every rule)."""
     from vlneval.metrics.batch import score_batch
     from vlneval.metrics.progress import region_distances
@@ -201,24 +217,24 @@ def score_ndh(
     per["unreachable"] = (
         ~np.isfinite(per["nav_error"]) | ~np.isfinite(per["goal_progress"])
     ).astype(np.int64)
-    summary = summarise(
+    parts = summarise(
         table, preds, per, prof, subset=subset, declared=declared, run=run, columns=COLUMNS
     )
-    _annotate(summary, ndh)
-    return finish(table, preds, prof, per, summary, path_type=ndh.path_type)
+    _annotate(parts, ndh)
+    return parts.build(table, preds.episodes, per)
 
 
-def _annotate(summary: dict[str, Any], ndh: NDHEpisodes) -> None:
-    summary["path_type"] = ndh.path_type
-    summary["units"] = {"GP": "m", "OPSR": "%"}
-    summary["protocol"]["scoring"]["path_type"] = ndh.path_type
-    summary["protocol"]["instruction"] = f"dialog history ({ndh.history}) and target hint"
+def _annotate(parts: ResultBuilder, ndh: NDHEpisodes) -> None:
+    parts.notes["path_type"] = ndh.path_type
+    parts.units = {"GP": "m", "OPSR": "%"}
+    parts.protocol["scoring"]["path_type"] = ndh.path_type
+    parts.protocol["instruction"] = f"dialog history ({ndh.history}) and target hint"
     if ndh.path_type == "planner_path":
-        summary["warnings"].append(
+        parts.warnings.append(
             "scored against planner_path (the official scorer's default); the published NDH "
             "baselines report trusted_path (--path-type trusted_path)"
         )
     if ndh.string_valued:
-        summary["warnings"].append(
+        parts.warnings.append(
             "the episode file stores its values as strings; they were read with ast.literal_eval"
         )

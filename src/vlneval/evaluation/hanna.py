@@ -28,38 +28,51 @@ from vlneval.data.hanna import REQUEST_HELP, check_hanna_predictions, load_hanna
 from vlneval.data.predictions import Predictions, parse_predictions
 from vlneval.evaluation.arrays import ScoringArrays, build_arrays
 from vlneval.evaluation.checks import check_rules
-from vlneval.evaluation.request import ScoreRequest
-from vlneval.evaluation.runner import Evaluation, summarise
-from vlneval.evaluation.summary import finish
+from vlneval.evaluation.inputs import require_path
+from vlneval.evaluation.request import PredictionsInput, ScoreOptions, SplitRequest
+from vlneval.evaluation.result import Result
+from vlneval.evaluation.runner import summarise
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.grounding import length_weighted
 from vlneval.profiles import Profile
 
-__all__ = ["evaluate_hanna", "score_hanna", "hanna_goal_errors"]
+__all__ = ["HannaScorer", "score_hanna", "hanna_goal_errors"]
 
 REQUESTS = "help_requests"
 
 
-def evaluate_hanna(request: ScoreRequest) -> Evaluation:
-    """Scores a HANNA predictions file (the ``evaluate_fn`` of task ``hanna``).
+class HannaScorer:
+    """A HANNA split loaded once (the ``open_scorer`` of task ``hanna``); it takes no options.
 
     Raises:
-        VLNEvalError: bad input (file, ``instr_id`` and field named), unknown names, missing data.
+        VLNEvalError: an option, unknown names, missing data.
     """
-    r = request
-    r.options_for(())
-    base = r.base()
-    table = load_hanna(r.episodes_path(base), task=r.task.name, split=r.split)
-    store = r.graph_store(base)
-    key = r.trajectory_key or "agent_pose"
-    has_asks = check_hanna_predictions(r.predictions, trajectory_key=key)
-    keep = ("agent_ask",) if has_asks else ()
-    preds = parse_predictions(
-        r.predictions, table, store, form=r.form, trajectory_key=key, keep_fields=keep
-    )
-    return score_hanna(
-        table, preds, store, r.profile, subset=r.subset, declared=r.declared, run=r.run
-    )
+
+    def __init__(self, request: SplitRequest) -> None:
+        r = request
+        r.options_for(())
+        base = r.base()
+        self.task, self.profile = r.task.name, r.profile
+        self.episodes = load_hanna(r.episodes_path(base), task=r.task.name, split=r.split)
+        self.graphs = r.graph_store(base)
+
+    def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
+        """Scores a HANNA predictions file.
+
+        Raises:
+            VLNEvalError: bad input (file, ``instr_id`` and field named).
+        """
+        path = require_path(predictions, self.task)
+        key = how.trajectory_key or "agent_pose"
+        has_asks = check_hanna_predictions(path, trajectory_key=key)
+        keep = ("agent_ask",) if has_asks else ()
+        preds = parse_predictions(
+            path, self.episodes, self.graphs, form=how.form, trajectory_key=key, keep_fields=keep
+        )
+        return score_hanna(
+            self.episodes, preds, self.graphs, self.profile,
+            subset=how.subset, declared=how.declared, run=how.run,
+        )  # fmt: skip
 
 
 def hanna_goal_errors(
@@ -124,7 +137,7 @@ def score_hanna(
     subset: bool = False,
     declared: Mapping[str, Any] | None = None,
     run: Mapping[str, Any] | None = None,
-) -> Evaluation:
+) -> Result:
     """Scores parsed HANNA predictions (see the module docstring for every rule)."""
     arr = build_arrays(table, preds, store)
     flags = check_rules(table, preds, arr, store, prof, subset=subset)
@@ -144,7 +157,7 @@ def score_hanna(
     if requests is not None:
         per[REQUESTS] = requests
     view = dataclasses.replace(prof, metrics=labels)
-    summary = summarise(
+    parts = summarise(
         table,
         preds,
         per,
@@ -154,17 +167,17 @@ def score_hanna(
         run=run,
         columns={REQUESTS: REQUESTS},
     )
-    summary["profile_rules"] = prof.to_dict()
-    summary["units"] = {REQUESTS: "count"}
+    parts.profile = prof
+    parts.units = {REQUESTS: "count"}
     if requests is None and REQUESTS in prof.metrics:
-        summary["metrics"][REQUESTS] = None
-        summary["unavailable"][REQUESTS] = (
+        parts.metrics[REQUESTS] = None
+        parts.unavailable[REQUESTS] = (
             "the predictions have no agent_ask (help requests are not recorded)"
         )
     jumps = int(np.count_nonzero(flags["jumps"]))
     if jumps:
-        summary["warnings"].append(
+        parts.warnings.append(
             f"{jumps} episode(s) move between non-adjacent viewpoints; the HANNA scorer adds their "
             "shortest distance to TL without complaint (see the per-episode 'jumps' column)"
         )
-    return finish(table, preds, prof, per, summary)
+    return parts.build(table, preds.episodes, per)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import platform
 from collections.abc import Mapping
 from importlib import metadata
@@ -29,7 +30,13 @@ UNDECLARED = "not declared (offline predictions file)"
 
 
 def software_fingerprint() -> dict[str, str]:
-    """vlneval, Python and key library versions."""
+    """vlneval, Python and key library versions (read once per process: a scorer in a training
+    loop would otherwise spend milliseconds on package metadata for every result)."""
+    return dict(_fingerprint())
+
+
+@functools.cache
+def _fingerprint() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for pkg in ("vlneval", "numpy", "scipy", "numba", "msgspec"):
         try:

@@ -1,48 +1,90 @@
-"""What a task-specific scorer is asked to score: one :class:`ScoreRequest`.
+"""What a task's scorer is asked: open a split once (:class:`SplitRequest`), then score files.
 
-:func:`vlneval.evaluation.evaluate` resolves the task, split and profile, then hands a task with
-its own scorer (``Task.evaluate_fn``) one request instead of a dozen keywords. The helpers here
-are the steps every such scorer shares: checking its options, finding the data root and the
-episodes file, opening the navigation graphs.
+:class:`vlneval.evaluation.Scorer` resolves the task, split, profile and options, then asks the
+task's scorer factory (``Task.open_scorer``) to load the split once with one
+:class:`SplitRequest`; the returned :class:`TaskScorer` scores any number of predictions, each
+with its :class:`ScoreOptions`. The helpers here are the steps every task scorer shares:
+checking its options, finding the data root and the episodes file, opening the graphs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vlneval.data.root import data_root, demo_root, graphs_dir
 from vlneval.errors import VLNEvalError
 
 if TYPE_CHECKING:
+    from vlneval.evaluation.result import Result
     from vlneval.graph.store import GraphStore
     from vlneval.profiles import Profile
     from vlneval.tasks import Task
 
-__all__ = ["ScoreRequest", "task_base", "episodes_path", "open_graphs"]
+__all__ = [
+    "SplitRequest",
+    "ScoreOptions",
+    "TaskScorer",
+    "PredictionsInput",
+    "task_base",
+    "episodes_path",
+    "open_graphs",
+]
+
+#: What can be scored: a file (path), its bytes, or the records themselves
+#: (``[{"instr_id": ..., "trajectory": [[vp, heading, elevation], ...]}, ...]``).
+PredictionsInput = str | Path | bytes | Sequence[Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
-class ScoreRequest:
-    """One predictions file to score with a task's own scorer.
+class ScoreOptions:
+    """How to read and score one predictions input.
 
     Attributes:
-        task, split, profile: what is scored and how (already resolved).
-        predictions: the predictions file.
-        root: the data root (default ``$VLNEVAL_DATA``); ``episodes_file`` and ``graphs``
-            override the files found there.
         subset: score only the predicted episodes (the summary says "partial").
         form, trajectory_key: how to read trajectories.
         declared: protocol fields the submitter declares; ``run``: fields an online run observed.
-        options: the task-specific options (``path_type``, ``data_version``...).
         skip_summaries: skip records that look like a file's own summary.
+    """
+
+    subset: bool = False
+    form: str = "auto"
+    trajectory_key: str | None = None
+    declared: Mapping[str, Any] | None = None
+    run: Mapping[str, Any] | None = None
+    skip_summaries: bool = False
+
+
+class TaskScorer(Protocol):
+    """A task's split, loaded once, that scores predictions (what ``Task.open_scorer`` returns).
+
+    Attributes:
+        episodes: the split's episodes.
+    """
+
+    episodes: Any
+
+    def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
+        """Scores one predictions input (a path, bytes or records)."""
+        ...
+
+
+@dataclass(frozen=True)
+class SplitRequest:
+    """One split to open for scoring with a task's own scorer.
+
+    Attributes:
+        task, split, profile: what is scored and how (already resolved).
+        root: the data root (default ``$VLNEVAL_DATA``); ``episodes_file`` and ``graphs``
+            override the files found there.
+        options: the task-specific options (``path_type``, ``data_version``...).
 
     Example:
         >>> from vlneval.profiles import get_profile
         >>> from vlneval.tasks import get_task
-        >>> r = ScoreRequest(get_task("ndh"), "val_unseen", "p.json", get_profile("cvdn"),
+        >>> r = SplitRequest(get_task("ndh"), "val_unseen", get_profile("cvdn"),
         ...                  options={"path_type": "trusted_path", "data_version": None})
         >>> r.options_for(("path_type",))
         {'path_type': 'trusted_path'}
@@ -54,18 +96,11 @@ class ScoreRequest:
 
     task: Task
     split: str
-    predictions: str | Path
     profile: Profile
     root: str | Path | None = None
     episodes_file: str | Path | None = None
     graphs: str | Path | None = None
-    subset: bool = False
-    form: str = "auto"
-    trajectory_key: str | None = None
-    declared: Mapping[str, Any] | None = None
-    run: Mapping[str, Any] | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
-    skip_summaries: bool = False
 
     def options_for(self, allowed: tuple[str, ...]) -> dict[str, Any]:
         """The options given (those not None); an error names the first that does not apply."""

@@ -30,15 +30,15 @@ from vlneval.data.reverie import (
 )
 from vlneval.data.root import data_root
 from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
-from vlneval.evaluation.request import ScoreRequest, open_graphs
-from vlneval.evaluation.runner import Evaluation
-from vlneval.evaluation.summary import finish, finite_mean, summary_record
+from vlneval.evaluation.inputs import require_path
+from vlneval.evaluation.request import PredictionsInput, ScoreOptions, SplitRequest, open_graphs
+from vlneval.evaluation.result import Result, ResultBuilder, finite_mean, start_result
 from vlneval.graph.store import GraphStore
 from vlneval.profiles import Profile
 from vlneval.tasks import Task
 
 __all__ = [
-    "evaluate_reverie",
+    "ReverieScorer",
     "score_reverie",
     "open_reverie",
     "object_summary",
@@ -129,43 +129,55 @@ def open_reverie(
     return episodes, store, boxes, notes
 
 
-def evaluate_reverie(request: ScoreRequest) -> Evaluation:
-    """Scores a REVERIE predictions file (the task's ``evaluate_fn``).
+class ReverieScorer:
+    """A REVERIE split, its graphs and object boxes loaded once (``open_scorer`` of ``reverie``).
 
     Options: ``data_version`` (``v2``, the default and current release, or ``v1``) and
     ``bboxes`` (a BBox folder, ``.tar.gz`` or ``BBoxes.json``; default: found under the data
     root, the v2 boxes first, else the v1 boxes with a warning).
 
     Raises:
-        VLNEvalError: bad input (one message naming file, id and field), unknown options or
-            missing data.
+        VLNEvalError: unknown options, missing data, a hidden test split.
     """
-    from vlneval.data.predictions import parse_predictions
 
-    r = request
-    options = dict(r.options)
-    data_version, bboxes = options.pop("data_version", None), options.pop("bboxes", None)
-    reject_unknown_options(r.task.name, options)
-    episodes, store, boxes, notes = open_reverie(
-        r.task, r.split, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs,
-        data_version=data_version, bboxes=bboxes,
-    )  # fmt: skip
-    if not episodes.scorable:
-        raise InvalidInputError(
-            f"{episodes.source}: split {r.split} has no target objects (a hidden test split); it "
-            "cannot be scored locally: submit it to the REVERIE evaluation server"
+    def __init__(self, request: SplitRequest) -> None:
+        r = request
+        options = dict(r.options)
+        data_version, bboxes = options.pop("data_version", None), options.pop("bboxes", None)
+        reject_unknown_options(r.task.name, options)
+        self.episodes, self.graphs, self.boxes, self.notes = open_reverie(
+            r.task, r.split, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs,
+            data_version=data_version, bboxes=bboxes,
+        )  # fmt: skip
+        if not self.episodes.scorable:
+            raise InvalidInputError(
+                f"{self.episodes.source}: split {r.split} has no target objects (a hidden test "
+                "split); it cannot be scored locally: submit it to the REVERIE evaluation server"
+            )
+        self.task, self.profile = r.task.name, r.profile
+
+    def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
+        """Scores a REVERIE predictions file.
+
+        Raises:
+            VLNEvalError: bad input (one message naming file, id and field).
+        """
+        from vlneval.data.predictions import parse_predictions
+
+        path = require_path(predictions, self.task)
+        official = str(getattr(self.profile, "object_field", "predObjId"))
+        check_prediction_keys(path, official)
+        preds = parse_predictions(
+            path, self.episodes, self.graphs, form=how.form, trajectory_key=how.trajectory_key,
+            keep_fields=OBJECT_FIELDS,
+        )  # fmt: skip
+        objects = read_predicted_objects(
+            preds.extra, self.episodes, preds.episodes, preds.source, official
         )
-    official = str(getattr(r.profile, "object_field", "predObjId"))
-    check_prediction_keys(r.predictions, official)
-    preds = parse_predictions(
-        r.predictions, episodes, store, form=r.form, trajectory_key=r.trajectory_key,
-        keep_fields=OBJECT_FIELDS,
-    )  # fmt: skip
-    objects = read_predicted_objects(preds.extra, episodes, preds.episodes, preds.source, official)
-    return score_reverie(
-        episodes, preds, objects, store, boxes, r.profile,
-        subset=r.subset, declared=r.declared, run=r.run, notes=notes,
-    )  # fmt: skip
+        return score_reverie(
+            self.episodes, preds, objects, self.graphs, self.boxes, self.profile,
+            subset=how.subset, declared=how.declared, run=how.run, notes=self.notes,
+        )  # fmt: skip
 
 
 def _visible_at(
@@ -207,7 +219,7 @@ def score_reverie(
     declared: Mapping[str, Any] | None = None,
     run: Mapping[str, Any] | None = None,
     notes: list[str] | None = None,
-) -> Evaluation:
+) -> Result:
     """Scores parsed REVERIE predictions (offline files and online runs alike)."""
     from vlneval.evaluation.arrays import build_arrays
     from vlneval.evaluation.checks import check_rules
@@ -257,14 +269,14 @@ def score_reverie(
     per["unreachable"] = (~np.isfinite(tl) | ~np.isfinite(ell)).astype(np.int64)
     warnings = list(preds.warnings) + list(objects.warnings) + list(notes or [])
     warnings += _box_warnings(at_goal, anywhere, boxes)
-    summary = object_summary(
+    parts = object_summary(
         task=episodes.task, split=episodes.split, n_expected=len(episodes),
         n_scored=len(order), missing=preds.missing, subset=subset, source=preds.source,
         form=preds.form, per=per, columns=REVERIE_COLUMNS, prof=prof, warnings=warnings,
         unavailable=unavailable, data_version=episodes.data_version, declared=declared, run=run,
         card_extra={"object_boxes": boxes.describe()},
     )  # fmt: skip
-    return finish(episodes, preds, prof, per, summary, object_boxes=boxes.describe())
+    return parts.build(episodes, order, per)
 
 
 def _box_warnings(at_goal: np.ndarray, anywhere: np.ndarray, boxes: ObjectBoxes) -> list[str]:
@@ -303,8 +315,8 @@ def object_summary(
     declared: Mapping[str, Any] | None = None,
     run: Mapping[str, Any] | None = None,
     card_extra: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The summary record (``spec/outputs.md``) of an object-goal task (REVERIE, SOON)."""
+) -> ResultBuilder:
+    """The parts of the result (``spec/outputs.md``) of an object-goal task (REVERIE, SOON)."""
     warnings = list(warnings)
     metrics: dict[str, float | None] = {}
     reasons = dict(unavailable)
@@ -318,7 +330,7 @@ def object_summary(
             reasons.setdefault(label, "no scored episodes")
     partial = bool(missing) and subset
     dv = data_version if data_version not in (None, "unknown") else None
-    return summary_record(
+    return start_result(
         task=task, split=split, prof=prof, source=source, form=form, n_scored=n_scored,
         n_expected=n_expected, partial=partial, metrics=metrics, unavailable=reasons, per=per,
         warnings=warnings, data_version=dv, declared=declared, run=run, card_extra=card_extra,

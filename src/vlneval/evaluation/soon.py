@@ -25,21 +25,22 @@ from typing import Any
 import numpy as np
 
 from vlneval.data.soon import (
+    ANGLE_UNITS,
     SoonBox,
     SoonEpisodes,
     SoonPredictions,
     load_soon,
     parse_soon_predictions,
 )
-from vlneval.errors import InvalidInputError, VLNEvalError
-from vlneval.evaluation.request import ScoreRequest
+from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
+from vlneval.evaluation.inputs import require_path
+from vlneval.evaluation.request import PredictionsInput, ScoreOptions, SplitRequest
+from vlneval.evaluation.result import Result
 from vlneval.evaluation.reverie import object_summary, reject_unknown_options
-from vlneval.evaluation.runner import Evaluation
-from vlneval.evaluation.summary import finish
 from vlneval.graph.store import GraphStore
 from vlneval.profiles import Profile
 
-__all__ = ["evaluate_soon", "score_soon", "soon_episode", "SoonEpisodeScore", "SOON_COLUMNS"]
+__all__ = ["SoonScorer", "score_soon", "soon_episode", "SoonEpisodeScore", "SOON_COLUMNS"]
 
 #: Summary label -> per-episode column.
 SOON_COLUMNS = {
@@ -124,7 +125,7 @@ def score_soon(
     subset: bool = False,
     declared: Mapping[str, Any] | None = None,
     run: Mapping[str, Any] | None = None,
-) -> Evaluation:
+) -> Result:
     """Scores parsed SOON predictions under ``prof`` (``soon`` or ``soon-wrap``)."""
     from vlneval.evaluation.arrays import build_arrays
     from vlneval.evaluation.checks import check_rules
@@ -156,14 +157,14 @@ def score_soon(
     per["steps"] = np.maximum(np.diff(arr.traj_offsets) - 1, 0).astype(np.int64)
     per.update(flags)
     per["unreachable"] = (~np.isfinite(per["nav_error"])).astype(np.int64)
-    summary = object_summary(
+    parts = object_summary(
         task=episodes.task, split=episodes.split, n_expected=len(episodes), n_scored=len(order),
         missing=p.missing, subset=subset, source=p.source, form=p.form, per=per,
         columns=SOON_COLUMNS, prof=prof, warnings=list(p.warnings), unavailable={},
         data_version=None, declared=declared, run=run,
         card_extra={"angle_units": _units_note(preds.angle_units), "heading_wrap": wrap},
     )  # fmt: skip
-    return finish(episodes, p, prof, per, summary)
+    return parts.build(episodes, p.episodes, per)
 
 
 def _columns(
@@ -203,34 +204,49 @@ def _units_note(units: str) -> str:
     return "normalised (heading/2π, (elevation+π)/2π), used as given (official)"
 
 
-def evaluate_soon(request: ScoreRequest) -> Evaluation:
-    """Scores a SOON submission file (the task's ``evaluate_fn``).
+class SoonScorer:
+    """A SOON split and its graphs loaded once (the ``open_scorer`` of task ``soon``).
 
     Options: ``angle_units``: ``normalised`` (default, official: the predicted heading and
     elevation are used as given) or ``radians`` (converted as VLN-DUET does).
 
     Raises:
-        VLNEvalError: bad input (file, instr_id and field named), unknown options, missing data.
+        VLNEvalError: unknown options, missing data, a hidden test split.
     """
-    r = request
-    options = dict(r.options)
-    angle_units = options.pop("angle_units", "normalised")
-    reject_unknown_options(r.task.name, options)
-    if r.trajectory_key not in (None, "trajectory"):
-        raise VLNEvalError(
-            "SOON predictions keep their trajectories in 'trajectory' (--trajectory-key does not apply)"
-        )
-    base = r.base()
-    episodes = load_soon(r.episodes_path(base), task=r.task.name, split=r.split)
-    if not episodes.scorable:
-        raise InvalidInputError(
-            f"{episodes.source}: split {r.split} has no target boxes (a hidden test split); it "
-            "cannot be scored locally: submit it to the SOON evaluation server"
-        )
-    store = r.graph_store(base)
-    preds = parse_soon_predictions(
-        r.predictions, episodes, store, form=r.form, angle_units=angle_units
-    )
-    return score_soon(
-        episodes, preds, store, r.profile, subset=r.subset, declared=r.declared, run=r.run
-    )
+
+    def __init__(self, request: SplitRequest) -> None:
+        r = request
+        options = dict(r.options)
+        self.angle_units = options.pop("angle_units", "normalised")
+        reject_unknown_options(r.task.name, options)
+        if self.angle_units not in ANGLE_UNITS:  # checked once, as the reader would
+            raise UnknownNameError("SOON angle unit", self.angle_units, ANGLE_UNITS)
+        base = r.base()
+        self.task, self.profile = r.task.name, r.profile
+        self.episodes = load_soon(r.episodes_path(base), task=r.task.name, split=r.split)
+        if not self.episodes.scorable:
+            raise InvalidInputError(
+                f"{self.episodes.source}: split {r.split} has no target boxes (a hidden test "
+                "split); it cannot be scored locally: submit it to the SOON evaluation server"
+            )
+        self.graphs = r.graph_store(base)
+
+    def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
+        """Scores a SOON submission file.
+
+        Raises:
+            VLNEvalError: bad input (file, instr_id and field named).
+        """
+        if how.trajectory_key not in (None, "trajectory"):
+            raise VLNEvalError(
+                "SOON predictions keep their trajectories in 'trajectory' (--trajectory-key does "
+                "not apply)"
+            )
+        preds = parse_soon_predictions(
+            require_path(predictions, self.task), self.episodes, self.graphs, form=how.form,
+            angle_units=self.angle_units,
+        )  # fmt: skip
+        return score_soon(
+            self.episodes, preds, self.graphs, self.profile,
+            subset=how.subset, declared=how.declared, run=how.run,
+        )  # fmt: skip

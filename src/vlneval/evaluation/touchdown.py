@@ -44,16 +44,17 @@ from vlneval.errors import (
     UnknownNameError,
     VLNEvalError,
 )
-from vlneval.evaluation.request import ScoreRequest
-from vlneval.evaluation.runner import Evaluation, summarise
-from vlneval.evaluation.summary import finish
+from vlneval.evaluation.inputs import require_path
+from vlneval.evaluation.request import PredictionsInput, ScoreOptions, SplitRequest
+from vlneval.evaluation.result import Result, ResultBuilder
+from vlneval.evaluation.runner import summarise
 from vlneval.profiles import Profile, StreetProfile
 from vlneval.tasks import Task
 
 __all__ = [
     "DATA_VERSIONS",
-    "evaluate_touchdown",
-    "evaluate_touchdown_sdr",
+    "TouchdownScorer",
+    "SDRScorer",
     "score_touchdown",
     "score_sdr",
 ]
@@ -111,14 +112,14 @@ def _episodes_path(
     return path, found
 
 
-def _routes(r: ScoreRequest) -> tuple[TouchdownRoutes, Path | None, str | None]:
+def _routes(r: SplitRequest) -> tuple[TouchdownRoutes, Path | None, str | None]:
     opts = r.options_for(("data_version",))
     base = data_root(r.root)
     path, version = _episodes_path(r.task, base, r.split, r.episodes_file, opts.get("data_version"))
     return load_touchdown_routes(path, task=r.task.name, split=r.split), base, version
 
 
-def _load(r: ScoreRequest) -> tuple[TouchdownRoutes, Any, str | None]:
+def _load(r: SplitRequest) -> tuple[TouchdownRoutes, Any, str | None]:
     from vlneval.graph.street import street_graph
 
     routes, base, version = _routes(r)
@@ -128,22 +129,28 @@ def _load(r: ScoreRequest) -> tuple[TouchdownRoutes, Any, str | None]:
     return routes, graph, version
 
 
-def evaluate_touchdown(request: ScoreRequest) -> Evaluation:
-    """Scores Touchdown navigation predictions (the ``evaluate_fn`` of task ``touchdown``).
+class TouchdownScorer:
+    """Touchdown routes and the street graph loaded once (``open_scorer`` of ``touchdown``).
 
     Options:
         data_version: ``original`` (``touchdown/data/<split>.json``) or ``unseen``
             (``touchdown/touchdown_unseen_split/<split>.json``); default: the first present.
     """
-    r = request
-    routes, graph, version = _load(r)
-    preds = parse_touchdown_predictions(
-        r.predictions, routes.table, graph, form=r.form, trajectory_key=r.trajectory_key
-    )
-    return score_touchdown(
-        routes.table, preds, graph, r.profile,
-        subset=r.subset, declared=r.declared, run=r.run, data_version=version,
-    )  # fmt: skip
+
+    def __init__(self, request: SplitRequest) -> None:
+        routes, self.graph, self.data_version = _load(request)
+        self.task, self.profile, self.episodes = request.task.name, request.profile, routes.table
+
+    def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
+        """Scores a Touchdown navigation predictions file."""
+        preds = parse_touchdown_predictions(
+            require_path(predictions, self.task), self.episodes, self.graph, form=how.form,
+            trajectory_key=how.trajectory_key,
+        )  # fmt: skip
+        return score_touchdown(
+            self.episodes, preds, self.graph, self.profile, subset=how.subset,
+            declared=how.declared, run=how.run, data_version=self.data_version,
+        )  # fmt: skip
 
 
 def _reference(table: EpisodeTable, order: np.ndarray, graph: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -218,7 +225,7 @@ def score_touchdown(
     declared: Mapping[str, Any] | None = None,
     run: Mapping[str, Any] | None = None,
     data_version: str | None = None,
-) -> Evaluation:
+) -> Result:
     """Scores parsed Touchdown navigation predictions on a :class:`StreetGraph`."""
     from vlneval.metrics.edit import sed_batch
     from vlneval.metrics.street import task_completion
@@ -242,60 +249,59 @@ def score_touchdown(
         "unreachable": (~np.isfinite(spd)).astype(np.int64),
     }  # fmt: skip
     view = dataclasses.replace(prof, metrics=tuple(NAV_COLUMNS))
-    summary = summarise(
+    parts = summarise(
         table, preds, per, view, subset=subset, declared=declared, run=run, columns=NAV_COLUMNS
     )
-    _annotate(summary, prof, rules, data_version, {"TC": "%", "SED": "%", "SPD": "hops"})
-    _order_check(summary, ("SED", "TC"))
-    return finish(table, preds, prof, per, summary, data_version=data_version)
+    _annotate(parts, prof, rules, data_version, {"TC": "%", "SED": "%", "SPD": "hops"})
+    _order_check(parts, ("SED", "TC"))
+    return parts.build(table, preds.episodes, per)
 
 
 def _annotate(
-    summary: dict[str, Any],
+    parts: ResultBuilder,
     prof: Profile,
     rules: StreetProfile,
     version: str | None,
     units: dict[str, str],
 ) -> None:
-    summary["profile_rules"] = prof.to_dict()
-    summary["data_version"] = version
-    summary["protocol"]["data_version"] = version
-    summary["units"] = units
-    scoring = summary["protocol"]["scoring"]
+    parts.profile = prof
+    parts.data_version = version
+    parts.protocol["data_version"] = version
+    parts.units = units
+    scoring = parts.protocol["scoring"]
     osa = rules.edit_distance == "osa"
     scoring["edit_distance"] = "optimal string alignment" if osa else "Levenshtein"
     scoring["sdr_wrap_360"] = rules.sdr_wrap
     scoring["sdr_frame_px"] = list(rules.sdr_frame)
 
 
-def _order_check(summary: dict[str, Any], labels: tuple[str, ...]) -> None:
-    m = summary["metrics"]
+def _order_check(parts: ResultBuilder, labels: tuple[str, ...]) -> None:
+    m = parts.metrics
     values = [m.get(label) for label in labels]
     if any(v is None for v in values):
         return
     for lo, hi, a, b in zip(labels, labels[1:], values, values[1:], strict=False):
-        holds = a <= b + 1e-12
-        summary["checks"].append(
-            {"name": f"{lo} <= {hi}", "holds": holds, "detail": f"{lo} {a:.6f}, {hi} {b:.6f}"}
-        )
-        if not holds:
-            summary["warnings"].append(
-                f"consistency check failed: {lo} <= {hi} ({lo} {a:.6f}, {hi} {b:.6f})"
-            )
+        parts.add_check(f"{lo} <= {hi}", a <= b + 1e-12, f"{lo} {a:.6f}, {hi} {b:.6f}")  # type: ignore[operator]
 
 
-def evaluate_touchdown_sdr(request: ScoreRequest) -> Evaluation:
-    """Scores Touchdown SDR predictions (the ``evaluate_fn`` of task ``touchdown-sdr``).
+class SDRScorer:
+    """Touchdown routes loaded once for SDR (the ``open_scorer`` of ``touchdown-sdr``).
 
     Options:
-        data_version: as :func:`evaluate_touchdown`.
+        data_version: as :class:`TouchdownScorer`.
     """
-    r = request
-    routes, _, version = _routes(r)
-    return score_sdr(
-        routes, r.predictions, r.profile,
-        subset=r.subset, declared=r.declared, run=r.run, data_version=version,
-    )  # fmt: skip
+
+    def __init__(self, request: SplitRequest) -> None:
+        self.routes, _, self.data_version = _routes(request)
+        self.task, self.profile = request.task.name, request.profile
+        self.episodes = _sdr_table(self.routes)
+
+    def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
+        """Scores a Touchdown SDR predictions file."""
+        return score_sdr(
+            self.routes, require_path(predictions, self.task), self.profile, subset=how.subset,
+            declared=how.declared, run=how.run, data_version=self.data_version,
+        )  # fmt: skip
 
 
 def _sdr_table(routes: TouchdownRoutes) -> EpisodeTable:
@@ -315,7 +321,7 @@ def score_sdr(
     declared: Mapping[str, Any] | None = None,
     run: Mapping[str, Any] | None = None,
     data_version: str | None = None,
-) -> Evaluation:
+) -> Result:
     """Scores an SDR predictions file against the routes' known Touchdown locations."""
     from vlneval.metrics.street import sdr_accuracy, sdr_distance
 
@@ -346,15 +352,15 @@ def score_sdr(
         missing=sdr.missing,
     )
     view = dataclasses.replace(prof, metrics=tuple(SDR_COLUMNS))
-    summary = summarise(
+    parts = summarise(
         table, preds, per, view, subset=subset, declared=declared, run=run, columns=SDR_COLUMNS
     )
     _annotate(
-        summary,
+        parts,
         prof,
         rules,
         data_version,
         {"SDR@40": "%", "SDR@80": "%", "SDR@120": "%", "SDR_dist": "px"},
     )
-    _order_check(summary, ("SDR@40", "SDR@80", "SDR@120"))
-    return finish(table, preds, prof, per, summary, data_version=data_version)
+    _order_check(parts, ("SDR@40", "SDR@80", "SDR@120"))
+    return parts.build(table, preds.episodes, per)

@@ -26,16 +26,22 @@ from vlneval.continuous.oracle import DistanceOracle, distances_along
 from vlneval.continuous.profile import ContinuousProfile
 from vlneval.data.vlnce import ContinuousEpisodes, ContinuousPredictions
 from vlneval.errors import InvalidInputError, VLNEvalError
-from vlneval.evaluation.request import ScoreRequest, episodes_path, task_base
-from vlneval.evaluation.runner import Evaluation
-from vlneval.evaluation.summary import finish, summary_record
+from vlneval.evaluation.inputs import require_path
+from vlneval.evaluation.request import (
+    PredictionsInput,
+    ScoreOptions,
+    SplitRequest,
+    episodes_path,
+    task_base,
+)
+from vlneval.evaluation.result import Result, ResultBuilder, start_result
 from vlneval.profiles import Profile
 
 __all__ = [
     "DistanceSource",
     "score_continuous",
-    "evaluate_vlnce",
-    "evaluate_twin",
+    "VlnceScorer",
+    "TwinScorer",
     "DISTANCE_SOURCES",
     "GOAL_LABELS",
 ]
@@ -151,7 +157,7 @@ def score_continuous(
     declared: Mapping[str, Any] | None = None,
     run: Mapping[str, Any] | None = None,
     show_progress: bool = True,
-) -> Evaluation:
+) -> Result:
     """Scores parsed continuous predictions; see the module docstring for every rule.
 
     Raises:
@@ -178,10 +184,10 @@ def score_continuous(
     per = {key: np.array([r.get(key, math.nan) for r in rows], dtype=np.float64) for key in keys}
     if "nav_error" in per:
         per["unreachable"] = np.isinf(per["nav_error"]).astype(np.float64)
-    summary = summarise_continuous(
+    parts = summarise_continuous(
         episodes, preds, per, prof, source, subset=subset, declared=declared, run=run
     )
-    return finish(cast(Any, episodes), cast(Any, preds), prof, per, summary)
+    return parts.build(cast(Any, episodes), preds.episodes, per)
 
 
 _ORDER = (
@@ -250,39 +256,58 @@ def _resolve_source(
     )
 
 
-def evaluate_vlnce(request: ScoreRequest) -> Evaluation:
-    """The ``evaluate_fn`` of VLN-CE tasks: episodes, ``_gt`` file, predictions, distance source.
+class VlnceScorer:
+    """A VLN-CE split loaded once (the ``open_scorer`` of VLN-CE tasks).
 
     Options: ``distance``: ``auto`` (carried when the file carries distances, else none),
     ``carried``, ``twin`` (grid geodesic on the Matterport3D twin: an approximation of the
     navmesh, named as such) or ``none``; ``gt_file``: the split's ``_gt`` file (default: found
-    next to the episodes); ``show_progress``. Other options are ignored. ``form``: ``auto``,
-    ``r2r-ce`` or ``rxr-jsonl``.
+    next to the episodes); ``show_progress``. Other options are ignored. ``form`` (at scoring):
+    ``auto``, ``r2r-ce`` or ``rxr-jsonl``.
     """
-    from vlneval.data.root import graphs_dir
-    from vlneval.data.vlnce import habitat_to_world, load_vlnce, parse_ce_predictions
 
-    r = request
-    split, graphs, gt_file = r.split, r.graphs, r.options.get("gt_file")
-    base = r.base()
-    path = r.episodes_path(base)
-    if gt_file is None:
-        candidate = path.parent / path.name.replace(".json", "_gt.json")
-        gt_file = candidate if candidate.exists() else None
-    episodes = load_vlnce(path, gt_path=gt_file, task=r.task.name, split=split)
-    if not episodes.scorable:
-        raise InvalidInputError(
-            f"split {split} has no goals (a hidden test split); it cannot be scored locally",
-            source=str(path),
-        )
-    preds = parse_ce_predictions(r.predictions, episodes, form=_ce_form(r.form))
+    def __init__(self, request: SplitRequest) -> None:
+        from vlneval.data.vlnce import load_vlnce
 
-    def twin() -> DistanceSource:
+        r = request
+        self.task, self.profile = r.task.name, r.profile
+        self.distance = r.options.get("distance", "auto")
+        if self.distance not in DISTANCE_SOURCES:
+            from vlneval.errors import UnknownNameError
+
+            raise UnknownNameError("distance source", self.distance, DISTANCE_SOURCES)
+        self.show_progress = bool(r.options.get("show_progress", True))
+        gt_file = r.options.get("gt_file")
+        self.base = r.base()
+        path = r.episodes_path(self.base)
+        if gt_file is None:
+            candidate = path.parent / path.name.replace(".json", "_gt.json")
+            gt_file = candidate if candidate.exists() else None
+        self.episodes = load_vlnce(path, gt_path=gt_file, task=r.task.name, split=r.split)
+        if not self.episodes.scorable:
+            raise InvalidInputError(
+                f"split {r.split} has no goals (a hidden test split); it cannot be scored locally",
+                source=str(path),
+            )
+        self.graphs_folder = r.graphs
+        self._twin: DistanceSource | None = None
+
+    def _twin_source(self) -> DistanceSource:
+        """The twin distance source, built on first use and kept for later files."""
+        if self._twin is None:
+            self._twin = self._build_twin()
+        return self._twin
+
+    def _build_twin(self) -> DistanceSource:
         from vlneval.continuous.oracle import GridOracle
         from vlneval.continuous.twin import TwinWorlds
+        from vlneval.data.root import graphs_dir
+        from vlneval.data.vlnce import habitat_to_world
         from vlneval.graph.store import GraphStore
 
-        folder = graphs if graphs is not None else (graphs_dir(base) if base is not None else None)
+        base, episodes = self.base, self.episodes
+        folder = self.graphs_folder
+        folder = folder if folder is not None else (graphs_dir(base) if base is not None else None)
         if folder is None:
             raise VLNEvalError(
                 "--distance twin needs the connectivity graphs: pass --graphs DIR or --data-root DIR"
@@ -296,39 +321,50 @@ def evaluate_vlnce(request: ScoreRequest) -> Evaluation:
             lambda i: GridOracle(worlds(episodes.scans[i]), transform=habitat_to_world, snap=0.5),
         )
 
-    source = _resolve_source(r.options.get("distance", "auto"), preds, twin)
-    return _score_request(r, episodes, preds, source)
+    def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
+        """Scores a VLN-CE predictions file with the scorer's distance source."""
+        from vlneval.data.vlnce import parse_ce_predictions
+
+        preds = parse_ce_predictions(
+            require_path(predictions, self.task), self.episodes, form=_ce_form(how.form)
+        )
+        source = _resolve_source(self.distance, preds, self._twin_source)
+        return score_continuous(
+            self.episodes, preds, self.profile, source, subset=how.subset,
+            declared=how.declared, run=how.run, show_progress=self.show_progress,
+        )  # fmt: skip
 
 
 def _ce_form(form: str) -> str:
     return "auto" if form in ("auto", "triple") else form
 
 
-def _score_request(
-    r: ScoreRequest,
-    episodes: ContinuousEpisodes,
-    preds: ContinuousPredictions,
-    source: DistanceSource,
-) -> Evaluation:
-    return score_continuous(
-        episodes, preds, r.profile, source, subset=r.subset, declared=r.declared, run=r.run,
-        show_progress=r.options.get("show_progress", True),
-    )  # fmt: skip
-
-
-def evaluate_twin(request: ScoreRequest) -> Evaluation:
-    """The ``evaluate_fn`` of the continuous twin of R2R (positions in the world frame).
+class TwinScorer:
+    """The continuous twin of an R2R split, loaded once (``open_scorer`` of ``r2r-twin``).
 
     Options: ``show_progress``; others are ignored.
     """
-    from vlneval.data.vlnce import parse_ce_predictions
 
-    r = request
-    episodes, worlds = load_twin_split(
-        r.task, r.split, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs
-    )
-    preds = parse_ce_predictions(r.predictions, episodes, form=_ce_form(r.form))
-    return _score_request(r, episodes, preds, twin_source(episodes, worlds))
+    def __init__(self, request: SplitRequest) -> None:
+        r = request
+        self.task, self.profile = r.task.name, r.profile
+        self.show_progress = bool(r.options.get("show_progress", True))
+        self.episodes, self.worlds = load_twin_split(
+            r.task, r.split, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs
+        )
+        self.source = twin_source(self.episodes, self.worlds)
+
+    def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
+        """Scores continuous-twin predictions (positions in the world frame)."""
+        from vlneval.data.vlnce import parse_ce_predictions
+
+        preds = parse_ce_predictions(
+            require_path(predictions, self.task), self.episodes, form=_ce_form(how.form)
+        )
+        return score_continuous(
+            self.episodes, preds, self.profile, self.source, subset=how.subset,
+            declared=how.declared, run=how.run, show_progress=self.show_progress,
+        )  # fmt: skip
 
 
 def load_twin_split(
@@ -445,8 +481,8 @@ def summarise_continuous(
     subset: bool,
     declared: Mapping[str, Any] | None = None,
     run: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The summary record (spec/outputs.md) of continuous scoring."""
+) -> ResultBuilder:
+    """The parts of the result (spec/outputs.md) of continuous scoring."""
     metrics, unavailable, unreachable = _aggregate(per, prof, source, episodes, preds)
     warnings = list(preds.warnings)
     if unreachable.get("count"):
@@ -460,19 +496,19 @@ def summarise_continuous(
         warnings.append(
             "the RxR-Habitat JSONL form has no stop flag: the last position is taken as STOP"
         )
-    summary = summary_record(
+    parts = start_result(
         task=episodes.task, split=episodes.split, prof=prof, source=preds.source,
         form=preds.form, n_scored=len(preds.episodes), n_expected=len(episodes),
         partial=bool(preds.missing) and subset, metrics=metrics, unavailable=unavailable,
         per=per, warnings=warnings, declared=declared, run=run,
-        extra={
+        details={
             "distance": {
                 "source": source.name, "detail": source.description, "unreachable": unreachable,
             },
             "dtw": dtw,
         },
     )  # fmt: skip
-    scoring = summary["protocol"]["scoring"]
+    scoring = parts.protocol["scoring"]
     scoring["distance_source"] = source.name
     scoring["distance_detail"] = source.description
     scoring["dtw"] = dtw["method"]
@@ -483,7 +519,7 @@ def summarise_continuous(
         if prof.require_stop
         else "STOP not required"
     )
-    return summary
+    return parts
 
 
 def _dtw_note(prof: ContinuousProfile) -> dict[str, Any]:

@@ -249,7 +249,7 @@ def compare_scored(
         VLNEvalError: incomparable cards without ``force``, no shared episode, or an unknown
             metric.
     """
-    card_a, card_b = a.evaluation.summary["protocol"], b.evaluation.summary["protocol"]
+    card_a, card_b = a.evaluation.to_dict()["protocol"], b.evaluation.to_dict()["protocol"]
     diffs = check_comparable(card_a, card_b, force=force)
     pos_a, pos_b = _pairing(a, b)
     if pos_a.size == 0:

@@ -157,11 +157,11 @@ def build_report(
     )
     html = _page(run, baseline, sections, options)
     data = {
-        "summary": run.evaluation.summary,
+        "summary": run.evaluation.to_dict(),
         "diagnostics": diag.to_dict(),
         "baseline": None
         if baseline is None or base_diag is None
-        else {"summary": baseline.evaluation.summary, "diagnostics": base_diag.to_dict()},
+        else {"summary": baseline.evaluation.to_dict(), "diagnostics": base_diag.to_dict()},
         "comparison": None if comparison is None else comparison.to_dict(),
     }
     return Report(html, data)
@@ -184,7 +184,7 @@ def _page(
 ) -> str:
     from vlneval import __version__
 
-    s = run.evaluation.summary
+    s = run.evaluation.to_dict()
     prof = s["profile"]
     title = options.title or f"{s['task']} {s['split']} · {run.label}"
     scored = f"{s['n_episodes']} of {s['n_expected']} episodes" + (
@@ -217,7 +217,7 @@ def _page(
 
 
 def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
-    s = run.evaluation.summary
+    s = run.evaluation.to_dict()
     rows = []
     for label, value in s["metrics"].items():
         ci = diag.intervals.get(label)
@@ -267,7 +267,7 @@ def _download(run: ScoredRun, diag: Diagnostics) -> str:
 
 
 def _checks(run: ScoredRun) -> str:
-    s = run.evaluation.summary
+    s = run.evaluation.to_dict()
     rows = []
     for c in s.get("checks", []):
         if c["holds"]:
@@ -288,11 +288,11 @@ def _checks(run: ScoredRun) -> str:
 
 
 def _protocol(run: ScoredRun, baseline: ScoredRun | None) -> str:
-    out = hp.card(run.evaluation.summary["protocol"])
+    out = hp.card(run.evaluation.protocol)
     if baseline is not None:
         out = f"<h3>{escape(run.label)} (B)</h3>" + out
         out += f"<h3>{escape(baseline.label)} (A, baseline)</h3>"
-        out += hp.card(baseline.evaluation.summary["protocol"])
+        out += hp.card(baseline.evaluation.protocol)
     return out
 
 

@@ -232,7 +232,7 @@ def score_file(
         return internal_failure("scoring raised an error", data.redactor, exc)
     own = OwnStrings(text, data.public.id_field)
     summary = _sanitise(
-        result.summary, display_name, lambda s: data.redactor.for_submitter(s, lambda: own.of(None))
+        result.to_dict(), display_name, lambda s: data.redactor.for_submitter(s, lambda: own.of(None))
     )
     metrics = summary["metrics"]
     value = metrics.get(spec.primary_metric)

@@ -164,7 +164,7 @@ def test_baseline_agents(space: str, tmp_path: Path) -> None:
             source,
             show_progress=False,
         )
-        results[name] = (ev.summary["metrics"], run)
+        results[name] = (ev.metrics, run)
     assert results["stop"][0]["SR"] == 0.0 and results["stop"][0]["TL"] == 0.0
     assert results["shortest"][0]["SR"] == 1.0
     shortest = results["shortest"][1].episodes[0]

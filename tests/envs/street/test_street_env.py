@@ -230,8 +230,8 @@ def test_shortest_is_perfect_on_real_dev(data_root: Path, tmp_path: Path) -> Non
     path = tmp_path / "shortest.json"
     path.write_text(json.dumps(result.records))
     ev = evaluate("touchdown", "dev", path, root=data_root, options={"data_version": "unseen"})
-    assert ev.summary["metrics"]["TC"] == 1.0 and ev.summary["metrics"]["SED"] == 1.0
-    assert ev.summary["metrics"]["SPD"] == 0.0
+    assert ev.metrics["TC"] == 1.0 and ev.metrics["SED"] == 1.0
+    assert ev.metrics["SPD"] == 0.0
 
 
 def test_stop_completes_only_next_to_the_goal_on_real_dev(data_root: Path, tmp_path: Path) -> None:

@@ -1,0 +1,202 @@
+"""Score inside a training loop or over a sweep: load a split once, score many predictions.
+
+:class:`Scorer` resolves the task, split, profile and options once (an unknown name is an
+error that suggests the closest one), loads the split's episodes and graphs once, and scores
+any number of predictions: a file path, its bytes, or the records an agent just produced.
+:func:`evaluate` is ``Scorer(...).score(...)`` for one file. Every task goes through this one
+path: the R2R family's :class:`~vlneval.evaluation.r2r.R2RScorer`, or the task's own scorer
+(``Task.open_scorer``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from vlneval.errors import UnknownNameError, VLNEvalError
+from vlneval.evaluation.request import PredictionsInput, ScoreOptions, SplitRequest, TaskScorer
+from vlneval.evaluation.result import Result
+
+__all__ = ["Scorer", "evaluate", "OPTIONS"]
+
+#: Every task-specific option a task's scorer may take; each task checks the values it is given
+#: (``Task.data_versions``, NDH path types, SOON angle units, VLN-CE distance sources).
+OPTIONS = (
+    "data_version",
+    "path_type",
+    "angle_units",
+    "distance",
+    "bboxes",
+    "gt_file",
+    "show_progress",
+)
+
+
+def _check_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options set (not None); an unknown name is an error naming the closest one."""
+    given = {k: v for k, v in options.items() if v is not None}
+    for name in given:
+        if name not in OPTIONS:
+            raise UnknownNameError("option", name, OPTIONS)
+    return given
+
+
+class Scorer:
+    """A task's split, loaded once, scoring any number of predictions.
+
+    Args:
+        task: a registered task (``r2r``, ``r4r``, ``rxr``, ``reverie``, ``demo``...).
+        split: the split (default: the task's default split).
+        profile: the scoring profile (default: the task's).
+        root: the data root (default ``$VLNEVAL_DATA``); ``episodes`` and ``graphs`` override
+            the episodes file and the connectivity folder found there.
+        **options: task-specific options (``data_version``, ``path_type``, ``angle_units``,
+            ``distance``...), checked here once.
+
+    Raises:
+        VLNEvalError: an unknown task, profile or option (with the closest name), an option
+            that does not apply to the task, missing data or a bad episodes file.
+
+    Example:
+        >>> from vlneval.data.root import demo_root
+        >>> scorer = Scorer("demo")
+        >>> path = demo_root() / "demo" / "predictions_val.json"
+        >>> a, b = scorer.score(path), scorer.score(path.read_bytes())
+        >>> a.metrics == b.metrics, a.n_episodes == len(scorer.episodes)
+        (True, True)
+        >>> Scorer("demo", path_typ="trusted_path")
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.UnknownNameError: unknown option 'path_typ'; did you mean 'path_type'? ...
+    """
+
+    def __init__(
+        self,
+        task: str,
+        split: str | None = None,
+        *,
+        profile: str | None = None,
+        root: str | Path | None = None,
+        episodes: str | Path | None = None,
+        graphs: str | Path | None = None,
+        **options: Any,
+    ) -> None:
+        from vlneval.profiles import get_profile
+        from vlneval.tasks import get_task
+
+        t = get_task(task)
+        prof = get_profile(profile or t.default_profile)
+        if prof.name not in t.profiles:
+            raise VLNEvalError(
+                f"profile {prof.name} does not score task {t.name} (its profiles: "
+                f"{', '.join(t.profiles)})"
+            )
+        request = SplitRequest(
+            t, split or t.default_split, prof, root=root, episodes_file=episodes, graphs=graphs,
+            options=_check_options(options),
+        )  # fmt: skip
+        self.task, self.split, self.profile = t, request.split, prof
+        self._split: TaskScorer
+        if t.open_scorer is not None:
+            self._split = t.open_scorer(request)
+        else:
+            from vlneval.evaluation.r2r import R2RScorer
+
+            self._split = R2RScorer(request)
+
+    @property
+    def episodes(self) -> Any:
+        """The split's episodes."""
+        return self._split.episodes
+
+    @property
+    def graphs(self) -> Any:
+        """The split's navigation graphs, for tasks on the Matterport3D graphs (else None)."""
+        return getattr(self._split, "graphs", None)
+
+    @property
+    def split_scorer(self) -> TaskScorer:
+        """The task's own scorer of the split (for callers that need its parts)."""
+        return self._split
+
+    def score(
+        self,
+        predictions: PredictionsInput,
+        *,
+        subset: bool = False,
+        form: str = "auto",
+        trajectory_key: str | None = None,
+        declared: Mapping[str, Any] | None = None,
+        run: Mapping[str, Any] | None = None,
+        skip_summaries: bool = False,
+    ) -> Result:
+        """Scores one predictions input exactly as the profile's official scorer does.
+
+        Args:
+            predictions: a file (``.json``/``.jsonl``, optionally gzipped), its bytes, or a
+                list of records as the task's format has them (R2R family).
+            subset: score only the predicted episodes (the summary says "partial").
+            form, trajectory_key: how to read trajectories (see ``parse_predictions``).
+            declared: protocol fields the submitter declares; ``run``: fields an online run
+                observed.
+            skip_summaries: skip records that look like a file's own summary, with a warning.
+
+        Raises:
+            VLNEvalError: bad input (every problem with file, id and field), a missing file.
+        """
+        how = ScoreOptions(subset, form, trajectory_key, declared, run, skip_summaries)
+        return self._split.score(predictions, how)
+
+    def close(self) -> None:
+        """Stops any background loading (the scorer stays usable)."""
+        close = getattr(self._split, "close", None)
+        if close is not None:
+            close()
+
+    def __enter__(self) -> Scorer:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def evaluate(
+    task: str,
+    split: str | None,
+    predictions: PredictionsInput,
+    *,
+    profile: str | None = None,
+    root: str | Path | None = None,
+    episodes_file: str | Path | None = None,
+    graphs: str | Path | None = None,
+    subset: bool = False,
+    form: str = "auto",
+    trajectory_key: str | None = None,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
+    skip_summaries: bool = False,
+) -> Result:
+    """Scores one predictions input: ``Scorer(task, split, ...).score(predictions, ...)``.
+
+    Args:
+        task, split, profile, root, graphs: as for :class:`Scorer`; ``episodes_file`` is its
+            ``episodes``; ``options``: its task-specific options.
+        predictions, subset, form, trajectory_key, declared, run, skip_summaries: as for
+            :meth:`Scorer.score`.
+
+    Raises:
+        VLNEvalError: bad input, unknown names or missing data; the message says where.
+    """
+    with Scorer(
+        task, split, profile=profile, root=root, episodes=episodes_file, graphs=graphs,
+        **dict(options or {}),
+    ) as scorer:  # fmt: skip
+        return scorer.score(
+            predictions, subset=subset, form=form, trajectory_key=trajectory_key,
+            declared=declared, run=run, skip_summaries=skip_summaries,
+        )  # fmt: skip

@@ -1,0 +1,85 @@
+"""``vlneval score --predictions F1 F2 ...``: many checkpoints in one process."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from vlneval.cli.main import main
+from vlneval.data.root import demo_root
+
+DEMO = demo_root() / "demo" / "predictions_val.json"
+
+
+def _checkpoints(tmp: Path) -> list[Path]:
+    good = [shutil.copy(DEMO, tmp / f"iter_{k}.json") for k in (100, 200)]
+    stop = tmp / "iter_300.json"  # every agent stays where it starts: a different score
+    records = json.loads(DEMO.read_text())
+    for r in records:
+        r["trajectory"] = r["trajectory"][:1]
+    stop.write_text(json.dumps(records))
+    return [Path(good[0]), stop, Path(good[1])]
+
+
+def test_json_list_in_the_given_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = _checkpoints(tmp_path)
+    out = tmp_path / "all.json"
+    assert (
+        main(["score", "--task", "demo", "--predictions", *map(str, files), "--json", str(out)])
+        == 0
+    )
+    summaries = json.loads(out.read_text())
+    assert [s["predictions"] for s in summaries] == [str(f) for f in files]
+    single = tmp_path / "one.json"
+    assert (
+        main(
+            [
+                "score",
+                "--task",
+                "demo",
+                "--predictions",
+                str(files[1]),
+                "--json",
+                str(single),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    assert summaries[1]["metrics"] == json.loads(single.read_text())["metrics"]
+    assert summaries[0]["metrics"] == summaries[2]["metrics"] != summaries[1]["metrics"]
+    table = capsys.readouterr().out
+    lines = [line for line in table.splitlines() if "iter_" in line]
+    assert [Path(f).name in line for f, line in zip(files, lines, strict=True)] == [True] * 3
+
+
+def test_a_bad_file_is_reported_and_the_others_scored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = _checkpoints(tmp_path)
+    bad = tmp_path / "broken.json"
+    bad.write_text('[{"instr_id": 1')
+    missing = tmp_path / "nowhere.json"
+    out, rows = tmp_path / "all.json", tmp_path / "rows.csv"
+    argv = ["score", "--task", "demo", "--predictions", str(files[0]), str(bad), str(missing),
+            str(files[1]), "--json", str(out), "--per-episode", str(rows)]  # fmt: skip
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert str(bad) in captured.err and str(missing) in captured.err
+    assert "2 of 4 predictions files could not be scored" in captured.err
+    assert [s["predictions"] for s in json.loads(out.read_text())] == [str(files[0]), str(files[1])]
+    header, first = rows.read_text().splitlines()[:2]
+    assert header.startswith("predictions,instr_id,scan,") and first.startswith(str(files[0]))
+    assert "iter_100" in captured.out and "iter_300" in captured.out
+
+
+def test_one_file_keeps_the_single_object(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    assert (
+        main(["score", "--task", "demo", "--predictions", str(DEMO), "--json", str(out), "--quiet"])
+        == 0
+    )
+    assert isinstance(json.loads(out.read_text()), dict)

@@ -1,0 +1,81 @@
+"""Scorer: load once, score paths, bytes and in-memory records alike; options checked once."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from vlneval import Scorer, evaluate
+from vlneval.data.root import demo_root
+from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
+
+DEMO = demo_root() / "demo" / "predictions_val.json"
+SEQ = "predictions/r2r/seq2seq_r2r_baseline_sadanand1120/seq2seq_sample_imagenet_val_unseen_iter_5000.json.gz"
+
+
+def _same(a, b) -> None:  # type: ignore[no-untyped-def]
+    da, db = a.to_dict(), b.to_dict()
+    da.pop("predictions"), db.pop("predictions")
+    assert da == db
+
+
+def test_path_bytes_and_records_give_the_same_result() -> None:
+    scorer = Scorer("demo")
+    records = json.loads(DEMO.read_text())
+    by_path = scorer.score(DEMO)
+    _same(by_path, scorer.score(DEMO.read_bytes()))
+    _same(by_path, scorer.score(gzip.compress(DEMO.read_bytes())))
+    _same(by_path, scorer.score(records))
+    assert scorer.score(records).source == "<records>"
+    _same(by_path, evaluate("demo", None, DEMO))
+
+
+def test_records_are_not_changed_and_can_be_scored_again() -> None:
+    scorer = Scorer("demo")
+    records = json.loads(DEMO.read_text())
+    before = json.dumps(records)
+    a, b = scorer.score(records), scorer.score(records)
+    assert json.dumps(records) == before and a.metrics == b.metrics
+
+
+def test_bad_records_name_the_episode_and_field() -> None:
+    records = json.loads(DEMO.read_text())
+    records[0]["trajectory"][1] = [records[0]["trajectory"][1][0], "north", 0.0]
+    with pytest.raises(InvalidInputError) as exc:
+        Scorer("demo").score(records)
+    text = str(exc.value)
+    assert "<records>" in text and records[0]["instr_id"] in text
+    assert "trajectory[1]" in text and "heading must be a number" in text
+    with pytest.raises(InvalidInputError, match="expected a path, bytes or a list of records"):
+        Scorer("demo").score({"instr_id": "1"})  # type: ignore[arg-type]
+
+
+def test_options_are_checked_at_construction() -> None:
+    with pytest.raises(UnknownNameError, match="did you mean 'path_type'"):
+        Scorer("demo", path_typ="trusted_path")
+    with pytest.raises(VLNEvalError, match="--path-type does not apply to task demo"):
+        Scorer("demo", path_type="trusted_path")
+    with pytest.raises(UnknownNameError, match="unknown profile"):
+        Scorer("demo", profile="r2rr")
+    with pytest.raises(VLNEvalError, match="does not score task demo"):
+        Scorer("demo", profile="cvdn")
+
+
+def test_file_only_tasks_say_so_for_records(tmp_path: Path) -> None:
+    from tests.hanna.fixture import make_root
+
+    scorer = Scorer("hanna", root=make_root(tmp_path / "root"))
+    with pytest.raises(VLNEvalError, match="task hanna reads its predictions from a file"):
+        scorer.score([{"instr_id": "10_0", "agent_pose": []}])
+
+
+def test_real_r2r_records_match_the_file(data_root: Path) -> None:
+    path = data_root / SEQ
+    records = json.loads(gzip.decompress(path.read_bytes()))
+    scorer = Scorer("r2r", "val_unseen", root=data_root)
+    by_file, by_records = scorer.score(path), scorer.score(records)
+    assert by_file.n_episodes == 2349
+    _same(by_file, by_records)
