@@ -113,7 +113,7 @@ SCORERS: dict[str, Callable[[Path], Any]] = {
 @pytest.mark.parametrize("task", sorted(SCORERS))
 def test_every_summary_label_has_metric_info(task: str, tmp_path: Path) -> None:
     result = SCORERS[task](tmp_path)
-    summary = result.summary
+    summary = result.to_dict()
     assert summary["metrics"], task
     labels = [*summary["metrics"], *summary.get("unavailable", {}), *summary.get("units", {})]
     for label in labels:
