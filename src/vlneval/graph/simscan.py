@@ -231,15 +231,16 @@ def sim_scan_from_bytes(raw: bytes, scan: str, source: str) -> SimScan:
         >>> import json
         >>> eye = lambda x, y: [1, 0, 0, x, 0, 1, 0, y, 0, 0, 1, 1.5, 0, 0, 0, 1]
         >>> recs = [
-        ...     {"image_id": "a", "pose": eye(0, 0), "included": True, "unobstructed": [False, True, False]},
+        ...     {"image_id": "a", "pose": eye(0, 0), "included": True, "unobstructed": [False, False, True]},
         ...     {"image_id": "x", "pose": eye(9, 9), "included": False, "unobstructed": [False, False, False]},
         ...     {"image_id": "b", "pose": eye(0, 2), "included": True, "unobstructed": [True, False, False]},
         ... ]
         >>> s = sim_scan_from_bytes(json.dumps(recs).encode(), "toy", "toy.json")
         >>> s.index["b"], s.xyz[2]
         (2, (0.0, 2.0, 1.5))
-        >>> s.candidates(0, 0.0, 0.0, COS_HALF_HFOV)  # b is straight ahead (north), 2 m away
-        ((2,), (0.0,), (0.0,), (2.0,))
+        >>> ixs, rel_h, rel_e, dist = s.candidates(0, 0.0, 0.0, COS_HALF_HFOV)
+        >>> ixs, round(rel_h[0], 9), rel_e, dist  # b is straight ahead (north), 2 m away
+        ((2,), -0.0, (0.0,), (2.0,))
     """
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
