@@ -956,10 +956,10 @@ class Simulator:
         _oset(st, "heading", _HEADINGS[step])
         _oset(st, "elevation", _ELEVATIONS[row])
         views = world.views.get(self._view_key)
-        nav = views.get(j * 36 + view) if views is not None else None
-        if nav is None:
-            nav = world.view(j, view, self._cos_half, self._restricted)
-        _oset(st, "_nav", nav)
+        cached = views.get(j * 36 + view) if views is not None else None
+        if cached is None:
+            cached = world.view(j, view, self._cos_half, self._restricted)
+        _oset(st, "_nav", cached)
 
     def _make_scalar_action(self, index: Any, heading: Any, elevation: Any) -> None:
         k = _to_int(index)
