@@ -282,11 +282,17 @@ def machine() -> dict[str, Any]:
             "packages": packages}  # fmt: skip
 
 
-def git_head(folder: Path) -> str | None:
-    """The checked-out commit of ``folder``, if it is a git work tree."""
-    proc = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True,
-                          text=True, check=False)  # fmt: skip
-    return proc.stdout.strip() or None
+def _git(folder: Path, *args: str) -> str:
+    proc = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def git_head(folder: Path, under: str = ".") -> str | None:
+    """The last commit that touched ``under`` in ``folder`` (``+dirty`` with local changes)."""
+    head = _git(folder, "log", "-1", "--format=%H", "--", under)
+    if not head:
+        return None
+    return head + ("+dirty" if _git(folder, "status", "--porcelain", "--", under) else "")
 
 
 def warm_up(bench: Bench) -> None:
@@ -334,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.date.today().isoformat(),
         "command": " ".join(["python", "benchmarks/bench_official.py", *(argv or sys.argv[1:])]),
         "machine": host,
-        "vlneval_commit": git_head(REPO),
+        "vlneval_commit": git_head(REPO, "src"),
         "official_commit": git_head(args.official),
         "split": SPLIT,
     }

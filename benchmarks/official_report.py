@@ -26,6 +26,12 @@ def _row(*cells: str) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def _short(commit: str | None) -> str:
+    if not commit:
+        return "?"
+    return commit[:10] + ("+dirty" if commit.endswith("+dirty") else "")
+
+
 def _header(r: dict[str, Any]) -> list[str]:
     m = r["machine"]
     pk = m["packages"]
@@ -36,8 +42,8 @@ def _header(r: dict[str, Any]) -> list[str]:
         f"{r['date']} · `{r['command']}`  ",
         f"{m['cpu']}, {m['nproc']} cores, load average before the run {load}; Python "
         f"{m['python']}, numpy {pk['numpy']}, networkx {pk['networkx']} (for the official), "
-        f"numba {pk['numba']}; vlneval {pk['vlneval']} at `{(r['vlneval_commit'] or '?')[:10]}`, "
-        f"Matterport3DSimulator at `{(r['official_commit'] or '?')[:10]}`.",
+        f"numba {pk['numba']}; vlneval {pk['vlneval']} (src/ at `{_short(r['vlneval_commit'])}`), "
+        f"Matterport3DSimulator at `{_short(r['official_commit'])}`.",
         "",
     ]
 
