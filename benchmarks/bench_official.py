@@ -215,7 +215,9 @@ def parse_outputs(runs: list[Run]) -> dict[str, dict[str, float]]:
 def sweep_timing(repeats: list[list[Run]]) -> dict[str, Any]:
     """Median over the repeats of the summed wall time; largest peak RSS of any process."""
     totals = [sum(r.wall_s for r in runs) for runs in repeats]
+    cpu = [sum(r.cpu_s for r in runs) for runs in repeats]
     return {"median_s": statistics.median(totals), "min_s": min(totals), "max_s": max(totals),
+            "cpu_median_s": statistics.median(cpu),
             "peak_rss_mib": max(r.peak_rss_mib for runs in repeats for r in runs),
             "processes": len(repeats[0]), "repeats": len(repeats)}  # fmt: skip
 
@@ -349,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     results["sweep"] = sweep(bench)
     results["first_score"] = first_score(bench)
     results["fidelity"] = check_fidelity(bench, results["sweep"].pop("official_outputs"))
+    results["machine"]["load_average_after"] = os.getloadavg()
     print(report.markdown(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
