@@ -168,6 +168,7 @@ def in_process(bench: Bench) -> dict[str, Any]:
     for side, path in (("official", off_json), ("vlneval", vl_json)):
         data = json.loads(path.read_text())
         data["median_s"] = statistics.median(data["score_s"])
+        data["cpu_median_s"] = statistics.median(data["score_cpu_s"])
         result[side] = data
     return result
 
