@@ -19,15 +19,17 @@ from typing import Any
 
 import numpy as np
 
+from vlneval.data import prediction_structs as typed
 from vlneval.data.episodes import EpisodeTable
-from vlneval.data.jsonio import iter_records, read_bytes
-from vlneval.data.prescan import TRAJECTORY_KEYS, Prescan, prescan_predictions, resolve
+from vlneval.data.ragged import offsets_of, take_ragged
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
+from vlneval.io import clip, iter_records, read_bytes
 
-__all__ = ["Predictions", "parse_predictions", "FORMS"]
+__all__ = ["Predictions", "parse_predictions", "FORMS", "TRAJECTORY_KEYS"]
 
 FORMS = ("auto", "triple", "nested", "plain")
+TRAJECTORY_KEYS = typed.TRAJECTORY_KEYS
 
 
 @dataclass
@@ -65,6 +67,10 @@ def _detect(traj: list[Any]) -> str:
         if all(isinstance(v, str) for v in first):
             return "nested"
     return "triple"
+
+
+class _Rejected(Exception):
+    """The typed records hold a problem their types do not express."""
 
 
 class _Parser:
@@ -199,38 +205,75 @@ class _Parser:
         return True
 
     def record(self, rec: Any, k: int) -> None:
+        """Checks one decoded record, then :meth:`accept` s it (the explaining pass)."""
         if not isinstance(rec, dict):
             self.pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
             return
         eid = self._id(rec, k)
         if eid is None:
             return
-        label = f'{self.ep.id_field} "{eid}"'
-        i = self.ep.index.get(eid)
-        if i is None:
-            (self.ignored if eid in self.left_out else self.unknown).append(eid)
+        label = self._known(eid)
+        if label is None:
             return
-        if self.seen[i]:
-            self.pc.add("duplicate id: the file has two predictions for it", episode=label)
-            return
-        self.seen[i] = True
         traj = self._trajectory(rec, label)
         vps = self._viewpoints(traj, label) if traj is not None else None
-        if vps is None:
-            return
-        for name in self.keep_fields:
-            if name in rec:
-                self.extra[name][i] = rec[name]
+        if vps is not None:
+            self.accept(eid, label, vps, {n: rec[n] for n in self.keep_fields if n in rec})
+
+    def _known(self, eid: str) -> str | None:
+        """The label of an id of the split not seen before; None (noted) otherwise."""
+        label = f'{self.ep.id_field} "{clip(eid)}"'
+        i = self.ep.index.get(eid)
+        if i is None:
+            (self.ignored if eid in self.left_out else self.unknown).append(clip(eid))
+            return None
+        if self.seen[i]:
+            self.pc.add("duplicate id: the file has two predictions for it", episode=label)
+            return None
+        self.seen[i] = True
+        return label
+
+    def accept(self, eid: str, label: str, vps: list[str], extra: dict[str, Any]) -> None:
+        """Maps one trajectory of a known id to node indices."""
+        i = self.ep.index[eid]
+        for name, value in extra.items():
+            self.extra[name][i] = value
         graph = self.graphs.graph(self.ep.scans[i])
         index = graph.index
         nodes = [index.get(v, -1) for v in vps]
         if -1 in nodes:
             j = nodes.index(-1)
-            self.pc.add(graph.describe_missing(vps[j]), episode=label, field=f"trajectory[{j}]")
+            self.pc.add(
+                graph.describe_missing(clip(vps[j])), episode=label, field=f"trajectory[{j}]"
+            )
             return
         self.flat.extend(nodes)
         self.rec_ep.append(i)
         self.rec_len.append(len(nodes))
+
+    def typed(self, records: list[Any]) -> None:
+        """Accepts the records msgspec decoded (their types already checked).
+
+        Raises:
+            _Rejected: a record without viewpoints, for the explaining pass to name.
+        """
+        from msgspec import UNSET
+
+        names = [f"x{k}" for k in range(len(self.keep_fields))]
+        for rec in records:
+            eid = str(rec.id)
+            label = self._known(eid)
+            if label is None:
+                continue
+            vps = typed.viewpoints(rec, self.form)
+            if not vps:
+                raise _Rejected  # no trajectory: the explaining pass says which and why
+            extra = {
+                n: v
+                for n, x in zip(self.keep_fields, names, strict=True)
+                if (v := getattr(rec, x)) is not UNSET
+            }
+            self.accept(eid, label, vps, extra)
 
 
 def _looks_like_summary(rec: dict[str, Any], key: str | None) -> bool:
@@ -251,9 +294,12 @@ def parse_predictions(
     keep_fields: tuple[str, ...] = (),
     collect: ProblemCollector | None = None,
     skip_summaries: bool = False,
-    prescan: Prescan | None = None,
 ) -> Predictions:
     """Reads a predictions file and maps every trajectory to node indices.
+
+    The file is decoded once with msgspec into typed records
+    (:mod:`vlneval.data.prediction_structs`); only a file the types reject is read again by
+    the explaining pass, which checks each record and names every problem.
 
     Structural problems (types, NaN, unknown viewpoints, duplicate ids) are raised together as
     one :class:`~vlneval.errors.InvalidInputError`. Rule checks that depend on the profile
@@ -273,9 +319,6 @@ def parse_predictions(
         skip_summaries: skip, with a warning, records that look like a summary: no id field,
             no trajectory field, and only scalar values (NaviLLM's compact files start with
             one). Without it such a record is an error that suggests this option.
-        prescan: the file as :func:`~vlneval.data.prescan.prescan_predictions` already read
-            it (e.g. in a thread while the episodes loaded); ignored unless it was read with
-            this ``form``, ``trajectory_key`` and the episodes' id field.
     """
     path = Path(path)
     source = str(path)
@@ -288,19 +331,28 @@ def parse_predictions(
             f"--trajectory-key {trajectory_key} names the id field; give the field that holds "
             "the trajectory (trajectory, path, pred_path...)"
         )
-    if not keep_fields:
-        fast = _try_fast(path, source, episodes, graphs, form, trajectory_key, prescan)
-        if fast is not None:
-            return fast
     raw = read_bytes(path)
-    p = _Parser(source, episodes, graphs, form, trajectory_key, keep_fields, skip_summaries)
-    k = 0
-    for chunk in iter_records(raw, source, expected="a JSON list of predictions"):
-        for rec in chunk:
-            p.record(rec, k)
-            k += 1
-    if k == 0:
-        p.pc.add("the file holds no predictions")
+    args = (source, episodes, graphs, form, trajectory_key, keep_fields, skip_summaries)
+    p = _Parser(*args)
+    decoded = typed.decode(
+        raw, source, id_field=episodes.id_field, key=trajectory_key, form=form, keep=keep_fields
+    )
+    try:
+        if decoded is None or not decoded[1]:
+            raise _Rejected
+        p.form = decoded[0]
+        p.typed(decoded[1])
+    except _Rejected:  # the explaining pass: every record checked, every problem named
+        del decoded
+        p = _Parser(*args)
+        k = 0
+        for chunk in iter_records(raw, source, expected="a JSON list of predictions"):
+            for rec in chunk:
+                p.record(rec, k)
+                k += 1
+        if k == 0:
+            p.pc.add("the file holds no predictions")
+    del raw
     if collect is None:
         p.pc.raise_if_any()
     else:
@@ -308,36 +360,9 @@ def parse_predictions(
     return _assemble(p, source)
 
 
-def _try_fast(
-    path: Path,
-    source: str,
-    episodes: EpisodeTable,
-    graphs: GraphStore,
-    form: str,
-    key: str | None,
-    prescan: Prescan | None = None,
-) -> Predictions | None:
-    """The compiled scanner's reading of the file (``prescan``, or read now); None when the
-    file needs the validating path (which reads anything the scanner declines and names every
-    problem)."""
-    if prescan is None or not prescan.answers(path, episodes.id_field, form, key):
-        prescan = prescan_predictions(path, episodes.id_field, form=form, trajectory_key=key)
-    scanned = None if prescan is None else resolve(prescan, episodes, graphs)
-    if scanned is None:
-        return None
-    form, eps, lens, nodes, unknown = scanned
-    seen = np.zeros(len(episodes), dtype=np.bool_)
-    seen[eps] = True
-    p = _Parser(source, episodes, graphs, form, key, ())
-    p.seen = seen
-    p.unknown = [u for u in unknown if u not in p.left_out]
-    p.ignored = [u for u in unknown if u in p.left_out]
-    return _assemble(p, source, (eps, lens, nodes))
-
-
 def _episode_order(rec_ep: np.ndarray, n_episodes: int) -> np.ndarray:
-    """The records in order of episode (stable). Without repeats (always, on the fast path)
-    that is a pass over a mask instead of a sort."""
+    """The records in order of episode (stable). Without repeats (always, once duplicates are
+    refused) that is a pass over a mask instead of a sort."""
     mark = np.zeros(n_episodes, dtype=np.bool_)
     mark[rec_ep] = True
     if int(np.count_nonzero(mark)) != len(rec_ep):
@@ -347,24 +372,12 @@ def _episode_order(rec_ep: np.ndarray, n_episodes: int) -> np.ndarray:
     return record_of[np.flatnonzero(mark)]
 
 
-def _assemble(
-    p: _Parser, source: str, fast: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-) -> Predictions:
-    if fast is not None:
-        rec_ep, rec_len, flat = fast
-    else:
-        rec_ep = np.frombuffer(p.rec_ep, dtype=np.int64) if len(p.rec_ep) else np.zeros(0, np.int64)
-        rec_len = (
-            np.frombuffer(p.rec_len, dtype=np.int64) if len(p.rec_len) else np.zeros(0, np.int64)
-        )
-        flat = np.frombuffer(p.flat, dtype=np.int32) if len(p.flat) else np.zeros(0, np.int32)
-    from vlneval.data._ragged_kernel import take_ragged
-
-    starts = np.zeros(len(rec_len) + 1, dtype=np.int64)
-    np.cumsum(rec_len, out=starts[1:])
+def _assemble(p: _Parser, source: str) -> Predictions:
+    rec_ep = np.frombuffer(p.rec_ep, dtype=np.int64) if len(p.rec_ep) else np.zeros(0, np.int64)
+    rec_len = np.frombuffer(p.rec_len, dtype=np.int64) if len(p.rec_len) else np.zeros(0, np.int64)
+    flat = np.frombuffer(p.flat, dtype=np.int32) if len(p.flat) else np.zeros(0, np.int32)
     order = _episode_order(rec_ep, len(p.seen))
-    # Each record's slice, in episode order, in one compiled pass.
-    nodes, offsets = take_ragged(np.ascontiguousarray(flat, dtype=np.int32), starts, order)
+    nodes, offsets = take_ragged(flat, offsets_of(rec_len), order)
     warnings: list[str] = []
     if p.skipped:
         warnings.append(

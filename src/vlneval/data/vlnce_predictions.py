@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.data.jsonio import decode_json, read_bytes
 from vlneval.data.vlnce_episodes import ContinuousEpisodes, _point, _ragged
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
+from vlneval.io import decode_json, read_bytes
 
 __all__ = [
     "ContinuousPredictions",

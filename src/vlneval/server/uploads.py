@@ -168,7 +168,7 @@ def _check_shape(text: bytes, name: str, lim: UploadLimits) -> None:
 def _check_syntax(text: bytes, name: str) -> None:
     import msgspec
 
-    from vlneval.data.jsonio import decode_json
+    from vlneval.io import decode_json
 
     try:
         msgspec.json.decode(text, type=msgspec.Raw)
