@@ -10,11 +10,16 @@ a viewpoint id (``plain``) or a list of them (``nested``). The types accept exac
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
+from itertools import chain
+from operator import attrgetter
 from typing import Annotated, Any
 
 import msgspec
 
-__all__ = ["Step", "TRAJECTORY_KEYS", "decode", "viewpoints"]
+from vlneval.io import array_chunks
+
+__all__ = ["Step", "TRAJECTORY_KEYS", "decode", "columns"]
 
 TRAJECTORY_KEYS = ("trajectory", "path", "pred_path")
 
@@ -31,7 +36,7 @@ STEP_TYPES: dict[str, Any] = {"triple": Step, "plain": str, "nested": list[str]}
 
 
 @functools.cache
-def _decoder(id_field: str, key: str | None, form: str, keep: tuple[str, ...]) -> Any:
+def _decoder(*, id_field: str, key: str | None, form: str, keep: tuple[str, ...]) -> Any:
     """A decoder of a list of records (or of JSON lines) with these fields."""
     trajectory = Annotated[list[STEP_TYPES[form]], msgspec.Meta(min_length=1)]  # type: ignore[valid-type]
     keys = (key,) if key else TRAJECTORY_KEYS
@@ -44,13 +49,15 @@ def _decoder(id_field: str, key: str | None, form: str, keep: tuple[str, ...]) -
     return msgspec.json.Decoder(list[record])  # type: ignore[valid-type]
 
 
-def _decode_as(raw: bytes, source: str, form: str, fields: tuple[Any, ...]) -> list[Any] | None:
-    decoder = _decoder(*fields[:2], form, fields[2])
+def _first(blob: bytes, source: str, form: str, fields: tuple[Any, ...]) -> list[Any] | None:
+    """The records of the first chunk ``blob`` (or of a JSON-lines text), or None."""
+    decoder = _decoder(id_field=fields[0], key=fields[1], form=form, keep=fields[2])
     try:
-        if raw.lstrip()[:1] == b"{":  # JSON lines: one record per line
-            records = decoder.decode_lines(raw)
-            return records if len(records) > 1 or source.endswith((".jsonl", ".jsonl.gz")) else None
-        return decoder.decode(raw)  # type: ignore[no-any-return]
+        if blob.lstrip()[:1] == b"{":  # JSON lines: one record per line
+            records = decoder.decode_lines(blob)
+            one = len(records) == 1 and not source.endswith((".jsonl", ".jsonl.gz"))
+            return None if one else records  # type: ignore[no-any-return]
+        return decoder.decode(blob)  # type: ignore[no-any-return]
     except (msgspec.MsgspecError, RecursionError):
         return None
 
@@ -63,32 +70,49 @@ def decode(
     key: str | None,
     form: str,
     keep: tuple[str, ...] = (),
-) -> tuple[str, list[Any]] | None:
-    """The form and the records of ``raw``, or None when the types reject it.
+) -> tuple[str, Iterator[list[Any]]] | None:
+    """The form and the records of ``raw`` in chunks (see :func:`vlneval.io.array_chunks`),
+    or None when the types reject its first chunk; a later chunk they reject raises
+    ``msgspec.MsgspecError`` as it is reached.
 
-    With ``form="auto"`` the forms are tried in turn (a failed attempt stops at its first
-    mismatch); a first step ``[viewpoint]`` alone makes the file ``nested``, as the explaining
-    pass's detection rule says.
+    With ``form="auto"`` the forms are tried in turn on the first chunk (a failed attempt stops
+    at its first mismatch); a first step ``[viewpoint]`` alone makes the file ``nested``, as
+    the explaining pass's detection rule says.
 
     Example:
-        >>> form, recs = decode(b'[{"instr_id": 7, "path": [["a", 1.5, 0]]}]', "p.json",
-        ...                     id_field="instr_id", key=None, form="auto")
-        >>> form, recs[0].id, viewpoints(recs[0], form)
-        ('triple', 7, ['a'])
+        >>> form, chunks = decode(b'[{"instr_id": 7, "path": [["a", 1.5, 0]]}]', "p.json",
+        ...                       id_field="instr_id", key=None, form="auto")
+        >>> recs = next(chunks)
+        >>> form, recs[0].id, columns(recs, form, 3)
+        ('triple', 7, (['7'], [1], ['a']))
     """
     fields = (id_field, key, keep)
+    jsonl = raw.lstrip()[:1] == b"{"
+    try:
+        blobs = iter([raw]) if jsonl else array_chunks(raw)
+        blob = next(blobs, b"[]")
+    except (msgspec.MsgspecError, RecursionError):
+        return None
     for attempt in (form,) if form != "auto" else ("triple", "plain", "nested"):
-        records = _decode_as(raw, source, attempt, fields)
+        records = _first(blob, source, attempt, fields)
         if records is None:
             continue
         if attempt == "triple" and form == "auto" and records:
             first = trajectory(records[0])
             if first is not None and first[0].heading is msgspec.UNSET:
-                records, attempt = _decode_as(raw, source, "nested", fields), "nested"
+                records, attempt = _first(blob, source, "nested", fields), "nested"
                 if records is None:
                     return None
-        return attempt, records
+        return attempt, _chunks(
+            records, blobs, _decoder(key=key, id_field=id_field, form=attempt, keep=keep)
+        )
     return None
+
+
+def _chunks(first: list[Any], blobs: Iterator[bytes], decoder: Any) -> Iterator[list[Any]]:
+    yield first
+    for blob in blobs:
+        yield decoder.decode(blob)
 
 
 def trajectory(record: Any) -> list[Any] | None:
@@ -102,13 +126,28 @@ def trajectory(record: Any) -> list[Any] | None:
     return None
 
 
-def viewpoints(record: Any, form: str) -> list[str] | None:
-    """The viewpoints of a record's trajectory in order, None when it has none."""
-    steps = trajectory(record)
-    if steps is None:
+_VIEWPOINT = attrgetter("viewpoint")
+
+
+def columns(
+    records: list[Any], form: str, n_keys: int
+) -> tuple[list[str], list[int], list[str]] | None:
+    """Each record's id (as text) and number of viewpoints, and all viewpoints in order; None
+    when a record holds no trajectory field (for the explaining pass to name).
+
+    ``n_keys`` is the number of trajectory fields the records were decoded with.
+    """
+    if n_keys == 1:
+        trajs = list(map(attrgetter("t0"), records))
+    else:
+        trajs = [trajectory(r) for r in records]
+    if any(t is msgspec.UNSET or t is None for t in trajs):
         return None
+    ids = [str(r.id) for r in records]
     if form == "triple":
-        return [s.viewpoint for s in steps]
-    if form == "nested":
-        return [v for s in steps for v in s]
-    return steps
+        return ids, list(map(len, trajs)), list(map(_VIEWPOINT, chain.from_iterable(trajs)))
+    if form == "plain":
+        return ids, list(map(len, trajs)), list(chain.from_iterable(trajs))
+    steps: Iterator[list[str]] = chain.from_iterable(trajs)
+    lengths = [sum(map(len, t)) for t in trajs]
+    return ids, lengths, list(chain.from_iterable(steps))

@@ -14,9 +14,11 @@ from __future__ import annotations
 import math
 from array import array
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from vlneval.data import prediction_structs as typed
@@ -69,6 +71,14 @@ def _detect(traj: list[Any]) -> str:
     return "triple"
 
 
+class _Vocab(dict[str, int]):
+    """Viewpoint id -> code, a new code for each new id."""
+
+    def __missing__(self, key: str) -> int:
+        code = self[key] = len(self)
+        return code
+
+
 class _Rejected(Exception):
     """The typed records hold a problem their types do not express."""
 
@@ -95,14 +105,17 @@ class _Parser:
         self.key = trajectory_key
         self.keep_fields = keep_fields
         self.pc = ProblemCollector(source)
-        self.flat = array("i")
-        self.rec_ep = array("q")
-        self.rec_len = array("q")
+        self.flat: Any = array("i")
+        self.rec_ep: Any = array("q")
+        self.rec_len: Any = array("q")
         self.seen = np.zeros(len(episodes), dtype=np.bool_)
         self.unknown: list[str] = []
         self.left_out: set[str] = set(episodes.left_out)
         self.ignored: list[str] = []
         self.extra: dict[str, dict[int, Any]] = {k: {} for k in keep_fields}
+        self.vocab = _Vocab()
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.n_typed = 0
 
     def _id(self, rec: dict[str, Any], k: int) -> str | None:
         idf = self.ep.id_field
@@ -239,41 +252,96 @@ class _Parser:
         for name, value in extra.items():
             self.extra[name][i] = value
         graph = self.graphs.graph(self.ep.scans[i])
-        index = graph.index
-        nodes = [index.get(v, -1) for v in vps]
-        if -1 in nodes:
-            j = nodes.index(-1)
+        start = len(self.flat)
+        try:
+            self.flat.extend(map(graph.index.__getitem__, vps))
+        except KeyError:
+            del self.flat[start:]
+            j = next(j for j, v in enumerate(vps) if v not in graph.index)
             self.pc.add(
                 graph.describe_missing(clip(vps[j])), episode=label, field=f"trajectory[{j}]"
             )
             return
-        self.flat.extend(nodes)
         self.rec_ep.append(i)
-        self.rec_len.append(len(nodes))
+        self.rec_len.append(len(self.flat) - start)
 
     def typed(self, records: list[Any]) -> None:
-        """Accepts the records msgspec decoded (their types already checked).
+        """Takes the next records msgspec decoded (their types already checked), a column at a
+        time; the viewpoints become codes into one vocabulary, resolved by :meth:`resolve`.
 
         Raises:
             _Rejected: a record without viewpoints, for the explaining pass to name.
         """
-        from msgspec import UNSET
+        n_keys = 1 if self.key else len(TRAJECTORY_KEYS)
+        cols = typed.columns(records, self.form, n_keys)
+        if cols is None or (cols[1] and min(cols[1]) == 0):
+            raise _Rejected
+        ids, lengths, flat = cols
+        self.n_typed += len(ids)
+        index = self.ep.index
+        rows = np.fromiter(map(index.get, ids, repeat(-1)), np.int64, len(ids))
+        keep = rows >= 0
+        for k in np.flatnonzero(~keep).tolist():
+            (self.ignored if ids[k] in self.left_out else self.unknown).append(clip(ids[k]))
+        keep &= ~self._repeated(rows, keep)
+        for k in np.flatnonzero(~keep & (rows >= 0)).tolist():
+            self.pc.add(
+                "duplicate id: the file has two predictions for it",
+                episode=f'{self.ep.id_field} "{clip(ids[k])}"',
+            )
+        self.seen[rows[keep]] = True
+        size = np.array(lengths, dtype=np.int64)
+        codes = np.fromiter(map(self.vocab.__getitem__, flat), np.int32, len(flat))
+        self.parts.append((rows[keep], size[keep], codes[np.repeat(keep, size)]))
+        if self.keep_fields:
+            for k in np.flatnonzero(keep).tolist():
+                for x, name in enumerate(self.keep_fields):
+                    if (value := getattr(records[k], f"x{x}")) is not msgspec.UNSET:
+                        self.extra[name][int(rows[k])] = value
 
-        names = [f"x{k}" for k in range(len(self.keep_fields))]
-        for rec in records:
-            eid = str(rec.id)
-            label = self._known(eid)
-            if label is None:
-                continue
-            vps = typed.viewpoints(rec, self.form)
-            if not vps:
-                raise _Rejected  # no trajectory: the explaining pass says which and why
-            extra = {
-                n: v
-                for n, x in zip(self.keep_fields, names, strict=True)
-                if (v := getattr(rec, x)) is not UNSET
-            }
-            self.accept(eid, label, vps, extra)
+    def _repeated(self, rows: np.ndarray, known: np.ndarray) -> np.ndarray:
+        """Records whose episode an earlier record (of this chunk or before) predicted."""
+        out = known.copy()
+        out[known] = self.seen[rows[known]]
+        order = np.flatnonzero(known)[np.argsort(rows[known], kind="stable")]
+        again = np.zeros(len(order), dtype=np.bool_)
+        again[1:] = rows[order[1:]] == rows[order[:-1]]
+        out[order[again]] = True
+        return out
+
+    def resolve(self) -> None:
+        """Maps the typed records' viewpoint codes to node indices of their episodes' scans
+        (one lookup per distinct scan and viewpoint); a viewpoint that is not a node is named."""
+        if not self.parts:
+            return
+        rows, sizes, codes = (np.concatenate(c) for c in zip(*self.parts, strict=True))
+        self.parts = []
+        names, position = self.ep.scans_of(rows)
+        width = max(len(self.vocab), 1)
+        key = np.repeat(position.astype(np.int64), sizes) * width + codes
+        pairs, inverse = np.unique(key, return_inverse=True)
+        vocab = list(self.vocab)
+        graphs = [self.graphs.graph(n) for n in names]
+        node_of = np.fromiter(
+            (graphs[k // width].index.get(vocab[k % width], -1) for k in pairs.tolist()),
+            np.int32,
+            len(pairs),
+        )
+        nodes = node_of[inverse.ravel()]
+        ok = np.ones(len(rows), dtype=np.bool_)
+        offsets = offsets_of(sizes)
+        for pos in np.flatnonzero(nodes < 0).tolist():
+            r = int(np.searchsorted(offsets, pos, side="right")) - 1
+            if ok[r]:
+                ok[r] = False
+                graph = graphs[int(position[r])]
+                self.pc.add(
+                    graph.describe_missing(clip(vocab[int(codes[pos])])),
+                    episode=f'{self.ep.id_field} "{clip(self.ep.ids[int(rows[r])])}"',
+                    field=f"trajectory[{pos - int(offsets[r])}]",
+                )
+        self.flat = nodes[np.repeat(ok, sizes)]
+        self.rec_ep, self.rec_len = rows[ok], sizes[ok]
 
 
 def _looks_like_summary(rec: dict[str, Any], key: str | None) -> bool:
@@ -338,11 +406,19 @@ def parse_predictions(
         raw, source, id_field=episodes.id_field, key=trajectory_key, form=form, keep=keep_fields
     )
     try:
-        if decoded is None or not decoded[1]:
+        if decoded is None:
             raise _Rejected
         p.form = decoded[0]
-        p.typed(decoded[1])
-    except _Rejected:  # the explaining pass: every record checked, every problem named
+        for records in decoded[1]:
+            p.typed(records)
+        if p.n_typed == 0:
+            raise _Rejected  # no record: the explaining pass says so
+        p.resolve()
+    except (
+        _Rejected,
+        msgspec.MsgspecError,
+        RecursionError,
+    ):  # the explaining pass: every record checked, every problem named
         del decoded
         p = _Parser(*args)
         k = 0
@@ -373,9 +449,9 @@ def _episode_order(rec_ep: np.ndarray, n_episodes: int) -> np.ndarray:
 
 
 def _assemble(p: _Parser, source: str) -> Predictions:
-    rec_ep = np.frombuffer(p.rec_ep, dtype=np.int64) if len(p.rec_ep) else np.zeros(0, np.int64)
-    rec_len = np.frombuffer(p.rec_len, dtype=np.int64) if len(p.rec_len) else np.zeros(0, np.int64)
-    flat = np.frombuffer(p.flat, dtype=np.int32) if len(p.flat) else np.zeros(0, np.int32)
+    rec_ep = np.asarray(p.rec_ep, dtype=np.int64)
+    rec_len = np.asarray(p.rec_len, dtype=np.int64)
+    flat = np.asarray(p.flat, dtype=np.int32)
     order = _episode_order(rec_ep, len(p.seen))
     nodes, offsets = take_ragged(flat, offsets_of(rec_len), order)
     warnings: list[str] = []

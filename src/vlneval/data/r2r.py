@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import sys
+from array import array
+from itertools import chain
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,7 +18,7 @@ import numpy as np
 
 from vlneval.data.episodes import EpisodeTable, PathColumn
 from vlneval.errors import ProblemCollector
-from vlneval.io import iter_chunks, read_bytes
+from vlneval.io import iter_chunks, read_bytes, typed_chunks
 
 __all__ = ["load_r2r", "R2RRecord", "check_route_record"]
 
@@ -88,58 +90,83 @@ def _explained(raw: bytes, source: str, pc: ProblemCollector) -> list[R2RRecord]
     return records
 
 
-def _table(
-    records: list[R2RRecord],
-    max_instructions: int | None,
-    pc: ProblemCollector,
-    *,
-    task: str,
-    split: str,
-) -> EpisodeTable:
-    """The episode table of ``records``: instruction ``k`` of a path is episode
-    ``<path_id>_<k>``; the viewpoints are codes into one vocabulary (:class:`PathColumn`)."""
-    vocab: dict[str, int] = {}
-    codes: list[int] = []
-    path_offsets = [0]
-    ids: list[str] = []
-    scans: list[str] = []
-    rows: list[int] = []
-    headings: list[float] = []
-    texts: list[str] = []
-    left_out: list[str] = []
-    seen: set[str] = set()
-    scorable = True
-    for k, rec in enumerate(records):
-        pid = str(rec.path_id)
-        if pid in seen:
-            pc.add(f"duplicate path_id {pid}", field=f"record {k}")
-        seen.add(pid)
-        codes.extend([vocab.setdefault(v, len(vocab)) for v in rec.path])
-        path_offsets.append(len(codes))
-        if len(rec.path) < 2 and rec.distance is None:
-            scorable = False  # a test split: no goal to score against
-        scan = sys.intern(rec.scan)
-        for j, text in enumerate(rec.instructions or [""]):
-            eid = f"{pid}_{j}"
-            if max_instructions is not None and j >= max_instructions:
-                left_out.append(eid)
-                continue
-            ids.append(eid)
-            scans.append(scan)
-            rows.append(k)
-            headings.append(rec.heading)
-            texts.append(text)
-    pc.raise_if_any()
-    paths = PathColumn(
-        list(vocab),
-        np.array(codes, dtype=np.int32),
-        np.array(path_offsets, dtype=np.int64),
-        np.array(rows, dtype=np.int64),
-    )
-    return EpisodeTable(
-        task, split, pc.source, "instr_id", ids, scans, paths, paths.lasts(),
-        np.array(headings, dtype=np.float64), texts, left_out, scorable,
-    )  # fmt: skip
+class _Vocab(dict[str, int]):
+    """Viewpoint id -> code, a new code for each new id."""
+
+    def __missing__(self, key: str) -> int:
+        code = self[key] = len(self)
+        return code
+
+
+class _Builder:
+    """The episode table of records added a chunk at a time: instruction ``k`` of a path is
+    episode ``<path_id>_<k>``; viewpoints are codes into one vocabulary (:class:`PathColumn`)."""
+
+    def __init__(self, max_instructions: int | None, pc: ProblemCollector) -> None:
+        self.max_instructions, self.pc = max_instructions, pc
+        self.vocab = _Vocab()
+        self.codes = array("i")
+        self.path_offsets = array("q", [0])
+        self.ids: list[str] = []
+        self.scans: list[str] = []
+        self.rows = array("q")
+        self.headings = array("d")
+        self.texts: list[str] = []
+        self.left_out: list[str] = []
+        self.seen: set[str] = set()
+        self.scorable = True
+
+    def add(self, records: list[R2RRecord]) -> None:
+        """Appends the episodes of ``records`` (the file's next records), a column at a time."""
+        first = len(self.path_offsets) - 1
+        pids = [str(r.path_id) for r in records]
+        self._unique(pids, first)
+        paths = [r.path for r in records]
+        self.codes.extend(map(self.vocab.__getitem__, chain.from_iterable(paths)))
+        lengths = np.fromiter(map(len, paths), np.int64, len(paths))
+        self.path_offsets.frombytes((np.cumsum(lengths) + self.path_offsets[-1]).tobytes())
+        if self.scorable and any(n < 2 for n in lengths.tolist()):
+            # a path of one viewpoint without a distance: a test split, no goal to score
+            self.scorable = all(r.distance is not None for r in records if len(r.path) < 2)
+        texts = [r.instructions or [""] for r in records]
+        count = np.fromiter(map(len, texts), np.int64, len(texts))
+        kept = count if self.max_instructions is None else np.minimum(count, self.max_instructions)
+        kept_list = kept.tolist()
+        intern = sys.intern
+        self.ids += [f"{p}_{j}" for p, c in zip(pids, kept_list, strict=True) for j in range(c)]
+        self.scans += [
+            s for r, c in zip(records, kept_list, strict=True) for s in [intern(r.scan)] * c
+        ]
+        self.texts += [t for ts, c in zip(texts, kept_list, strict=True) for t in ts[:c]]
+        self.rows.frombytes(np.repeat(np.arange(first, first + len(records)), kept).tobytes())
+        heading = np.fromiter((r.heading for r in records), np.float64, len(records))
+        self.headings.frombytes(np.repeat(heading, kept).tobytes())
+        for k in np.flatnonzero(count > kept).tolist():
+            self.left_out += [f"{pids[k]}_{j}" for j in range(kept_list[k], int(count[k]))]
+
+    def _unique(self, pids: list[str], first: int) -> None:
+        if len(set(pids)) == len(pids) and self.seen.isdisjoint(pids):
+            self.seen.update(pids)
+            return
+        for k, pid in enumerate(pids, first):
+            if pid in self.seen:
+                self.pc.add(f"duplicate path_id {pid}", field=f"record {k}")
+            self.seen.add(pid)
+
+    def build(self, *, task: str, split: str) -> EpisodeTable:
+        """The finished table; every problem found is raised together."""
+        self.pc.raise_if_any()
+        paths = PathColumn(
+            list(self.vocab),
+            np.frombuffer(self.codes, dtype=np.int32) if self.codes else np.zeros(0, np.int32),
+            np.frombuffer(self.path_offsets, dtype=np.int64),
+            np.frombuffer(self.rows, dtype=np.int64) if self.rows else np.zeros(0, np.int64),
+        )
+        headings = np.frombuffer(self.headings, dtype=np.float64) if self.headings else np.zeros(0)
+        return EpisodeTable(
+            task, split, self.pc.source, "instr_id", self.ids, self.scans, paths, paths.lasts(),
+            headings, self.texts, self.left_out, self.scorable,
+        )  # fmt: skip
 
 
 def load_r2r(
@@ -175,9 +202,11 @@ def load_r2r(
     """
     source = str(path)
     raw = read_bytes(path)
-    pc = ProblemCollector(source)
+    builder = _Builder(max_instructions, ProblemCollector(source))
     try:
-        records = _DECODER.decode(raw)
-    except (msgspec.MsgspecError, RecursionError):
-        records = _explained(raw, source, pc)
-    return _table(records, max_instructions, pc, task=task, split=split)
+        for records in typed_chunks(raw, _DECODER):
+            builder.add(records)
+    except (msgspec.MsgspecError, RecursionError):  # the explaining pass names every problem
+        builder = _Builder(max_instructions, ProblemCollector(source))
+        builder.add(_explained(raw, source, builder.pc))
+    return builder.build(task=task, split=split)
