@@ -10,6 +10,9 @@ backslashes, found by ``bytes.translate``), which are a small fraction of a pred
 A quote is escaped when an odd run of backslashes precedes it. Bytes that are not valid JSON may
 make the scan misjudge what follows them, but the decoder that runs afterwards stops at the
 first invalid byte, so nothing the scan misjudged is ever decoded.
+
+The server scans every upload; the file reader (:mod:`vlneval.io`) scans only the files msgspec
+rejects, before its explaining pass hands them to Python's ``json``.
 """
 
 from __future__ import annotations

@@ -348,7 +348,10 @@ def _keys_are_unique(raw: bytes) -> bool:
     import msgspec
     import numpy as np
 
-    members = msgspec.json.decode(raw, type=dict[str, msgspec.Raw])
+    try:
+        members = msgspec.json.decode(raw, type=dict[str, msgspec.Raw])
+    except (msgspec.MsgspecError, RecursionError):  # NaN, say: Python's json decides
+        return False
     base = np.frombuffer(raw, np.uint8).ctypes.data
     end = raw.index(b"{")  # where the text before the next member starts
     opener = b"{"

@@ -498,3 +498,16 @@ def test_duplicate_keys_of_id_keyed_objects(tmp_path: Path) -> None:
 
 def test_clip() -> None:
     assert clip("abc") == "abc" and clip("a" * 81).endswith("(81 characters)")
+
+
+def test_vlnce_predictions_with_a_repeated_episode_id_are_refused(tmp_path: Path) -> None:
+    from tests.vlnce.helpers import steps, write_split
+    from vlneval.data.vlnce import load_vlnce, parse_ce_predictions
+
+    episodes_file, _ = write_split(tmp_path)
+    episodes = load_vlnce(episodes_file)
+    one = json.dumps(steps([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]))
+    p = tmp_path / "p.json"
+    p.write_text('{"1": ' + one + ', "2": ' + one + ', "1": ' + one + "}")
+    with pytest.raises(InvalidInputError, match=r'p.json: episode_id "1" is given twice'):
+        parse_ce_predictions(p, episodes)
