@@ -137,9 +137,8 @@ def columns(
 
     ``n_keys`` is the number of trajectory fields the records were decoded with.
     """
-    if n_keys == 1:
-        trajs = list(map(attrgetter("t0"), records))
-    else:
+    trajs = list(map(attrgetter("t0"), records))
+    if n_keys > 1 and any(t is msgspec.UNSET for t in trajs):  # a record names it otherwise
         trajs = [trajectory(r) for r in records]
     if any(t is msgspec.UNSET or t is None for t in trajs):
         return None
