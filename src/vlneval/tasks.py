@@ -36,8 +36,6 @@ class Task:
             options) and it returns a ``TaskScorer`` whose ``score`` returns a ``Result``.
         data_versions: releases of the data (``--data-version``), the first is the default.
         id_field: the field that names a prediction's episode (``instr_id``...).
-        announces_scans: the loader takes ``on_scans`` (see
-            :func:`vlneval.data.r2r.load_r2r`), so the graphs can load while it reads.
     """
 
     name: str
@@ -53,7 +51,6 @@ class Task:
     open_scorer: Callable[..., Any] | None = None
     data_versions: tuple[str, ...] = ()
     id_field: str = "instr_id"
-    announces_scans: bool = False
 
     def episodes_file(self, root: Path | None, split: str) -> Path:
         """The episodes file of ``split`` under ``root``."""
@@ -68,19 +65,10 @@ class Task:
         names = [n.format(split=split) for n in self.file_names]
         return find_file(base / self.folder, names, f"{self.name} {split} episodes")
 
-    def load(
-        self,
-        path: Path,
-        split: str,
-        profile: Profile,
-        *,
-        on_scans: Callable[[list[str]], None] | None = None,
-    ) -> EpisodeTable:
-        """Loads ``path`` with the task's loader under ``profile``'s rules; ``on_scans`` hears
-        of the scans met while reading, when the loader can say."""
-        extra = {"on_scans": on_scans} if on_scans is not None and self.announces_scans else {}
+    def load(self, path: Path, split: str, profile: Profile) -> EpisodeTable:
+        """Loads ``path`` with the task's loader under ``profile``'s rules."""
         return self.loader(
-            path, task=self.name, split=split, max_instructions=profile.max_instructions, **extra
+            path, task=self.name, split=split, max_instructions=profile.max_instructions
         )
 
 
@@ -133,7 +121,6 @@ register_task(
         _load_r2r,
         R2R_SPLITS,
         "val_unseen",
-        announces_scans=True,
     )
 )
 register_task(
@@ -147,7 +134,6 @@ register_task(
         _load_r2r,
         ("train", "val_seen", "val_unseen"),
         "val_unseen",
-        announces_scans=True,
     )
 )
 register_task(
@@ -176,7 +162,6 @@ register_task(
         ("val",),
         "val",
         embedded=True,
-        announces_scans=True,
     )
 )
 

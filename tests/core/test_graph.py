@@ -163,15 +163,3 @@ def test_a_cache_file_that_cannot_be_written_leaves_nothing_behind(
     monkeypatch.setattr(distances, "_pack", full_disk)
     assert GraphStore(tmp_path / "conn").distances("sq")[0, 2] == 8.0
     assert list((cache_dir() / "graphs").iterdir()) == []
-
-
-def test_a_closed_store_still_reads_on_demand(tmp_path: Path) -> None:
-    for scan in ("s1", "s2", "s3"):
-        write_json(tmp_path / f"{scan}_connectivity.json", connectivity(SQUARE, SQUARE_EDGES))
-    store = GraphStore(tmp_path, use_cache=False)
-    store.prefetch(["s1", "s2", "s3"])
-    store.close()
-    store.close()  # twice is harmless
-    for scan in ("s1", "s2", "s3"):
-        assert store.distances(scan)[0, 2] == 8.0
-    store.prefetch(["s1"])  # a closed store may prefetch again

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -35,26 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console() -> None:
-    """The ``vlneval`` command: :func:`main`, then an immediate exit with its code.
-
-    Once numba has loaded compiled kernels, an ordinary interpreter shutdown spends about
-    0.15 s freeing LLVM objects one by one. By the time :func:`main` returns every output has
-    been written atomically, so the command flushes its streams, runs the ``atexit`` handlers
-    and logging's shutdown itself, and leaves without that teardown. It also fixes glibc's
-    mmap threshold first (:func:`vlneval._memory.prefer_mmap`), which lowers the peak memory
-    of a large run by about 15 MB.
-    """
-    import atexit
-    import logging
-    import os
-
-    from vlneval._memory import prefer_mmap
-
-    prefer_mmap()
-    code = main()
-    logging.shutdown()
-    atexit._run_exitfuncs()
-    os._exit(_flushed(code))
+    """The ``vlneval`` command: :func:`main`, then exit with its code once the output is
+    flushed (see :func:`_flushed`)."""
+    raise SystemExit(_flushed(main()))
 
 
 def _flushed(code: int) -> int:
@@ -65,7 +49,9 @@ def _flushed(code: int) -> int:
         try:
             stream.flush()
         except BrokenPipeError:
-            pass
+            # nobody reads any more: the interpreter's own flush at exit must not fail again
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
         except OSError as exc:
             with contextlib.suppress(OSError):
                 sys.stderr.write(f"error: could not write the output: {exc}\n")

@@ -173,7 +173,7 @@ def _add_file(
 ) -> None:
     import msgspec
 
-    from vlneval.data.jsonio import decode_json
+    from vlneval.io import decode_json
 
     stem = Path(name).name[: -len(".json")]
     if "_" not in stem:
@@ -223,7 +223,7 @@ def _read_tar(path: Path, pc: ProblemCollector) -> dict[tuple[str, str], dict[st
 def _read_json(path: Path, pc: ProblemCollector) -> dict[tuple[str, str], dict[str, ObjectView]]:
     import msgspec
 
-    from vlneval.data.jsonio import decode_json, read_bytes
+    from vlneval.io import decode_json, read_bytes
 
     raw = read_bytes(path)
     out: dict[tuple[str, str], dict[str, ObjectView]] = {}

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.data.episodes import EpisodeBuilder, EpisodeTable
-from vlneval.data.jsonio import iter_chunks, read_bytes
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
+from vlneval.io import iter_chunks, read_bytes
 
 __all__ = [
     "NDHEpisodes",

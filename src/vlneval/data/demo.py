@@ -157,7 +157,7 @@ def _agent(
 
 def generate(out: str | Path, seed: int = 0) -> None:
     """Writes the demo benchmark under ``out`` (the layout of a data root)."""
-    from vlneval.data.jsonio import atomic_write_bytes
+    from vlneval.io import atomic_write_bytes
     from vlneval.reports.tables import to_json_bytes
 
     rng = np.random.default_rng(seed)

@@ -1,7 +1,7 @@
 """Episodes: the columnar table the scorer uses and the record an environment hands out.
 
 A benchmark file becomes an :class:`EpisodeTable` (one row per scored id, viewpoint ids kept
-as interned strings) without building a Python object per field of a large file.
+as interned strings or as codes into one vocabulary).
 """
 
 from __future__ import annotations
@@ -13,46 +13,7 @@ from typing import Any, overload
 
 import numpy as np
 
-__all__ = ["Episode", "EpisodeTable", "EpisodeBuilder", "PathColumn", "TextColumn"]
-
-
-class TextColumn(Sequence[str]):
-    r"""Texts kept as their JSON string literals in one bytes blob, decoded on access.
-
-    Scoring never reads instructions, so a 200,000-episode split keeps them as one compact
-    blob instead of 200,000 Python strings. Row ``i`` is literal ``rows[i]`` (``""`` where -1).
-
-    Example:
-        >>> col = TextColumn(b'"go left","stop \\u2192"', np.array([0, 10]), np.array([9, 24]),
-        ...                  np.array([1, -1, 0]))
-        >>> list(col)
-        ['stop →', '', 'go left']
-    """
-
-    def __init__(
-        self, blob: bytes | bytearray, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray
-    ) -> None:
-        self.blob, self.starts, self.ends, self.rows = blob, starts, ends, rows
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[str]: ...
-    def __getitem__(self, i: int | slice) -> str | list[str]:
-        import msgspec
-
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(len(self)))]
-        r = int(self.rows[i])
-        if r < 0:
-            return ""
-        return msgspec.json.decode(self.blob[self.starts[r] : self.ends[r]], type=str)
-
-    def __iter__(self) -> Iterator[str]:
-        return (self[i] for i in range(len(self)))
+__all__ = ["Episode", "EpisodeTable", "EpisodeBuilder", "PathColumn"]
 
 
 class PathColumn(Sequence[tuple[str, ...]]):
@@ -98,32 +59,12 @@ class PathColumn(Sequence[tuple[str, ...]]):
         )
 
     def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Flat vocabulary codes and offsets of ``rows`` (one compiled pass)."""
-        from vlneval.data._ragged_kernel import take_ragged
+        """Flat vocabulary codes and offsets of ``rows``."""
+        from vlneval.data.ragged import take_ragged
 
         rec = np.ascontiguousarray(self.rows[rows], dtype=np.int64)
         offsets = np.ascontiguousarray(self.offsets, dtype=np.int64)
-        return take_ragged(np.ascontiguousarray(self.codes), offsets, rec)  # type: ignore[no-any-return]
-
-
-def _id_table(ids: list[str]) -> tuple[Any, np.ndarray]:
-    """A compiled table of ``ids`` and the row of each of its codes (the last row of an id
-    given twice, as a dict would keep)."""
-    from vlneval.data.intern import SpanInterner
-
-    blob = bytearray("\n".join(ids).encode())  # writable, like the scanned blocks: one signature
-    ends = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 10)
-    if len(ends) != max(len(ids) - 1, 0):  # an id holds a line break: measure each one
-        sizes = np.fromiter((len(i.encode()) for i in ids), np.int64, len(ids))
-        ends = np.cumsum(sizes + 1) - 1
-    ends = np.append(ends[: len(ids) - 1], len(blob)) if ids else ends[:0]
-    starts = np.zeros(len(ids), dtype=np.int64)
-    starts[1:] = ends[:-1] + 1
-    interner = SpanInterner(capacity=len(ids))
-    codes = interner.add(blob, starts, ends)
-    row_of_code = np.empty(len(interner), dtype=np.int64)
-    row_of_code[codes] = np.arange(len(ids))
-    return interner, row_of_code
+        return take_ragged(self.codes, offsets, rec)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,9 +125,6 @@ class EpisodeTable:
     _scan_codes: tuple[list[str], np.ndarray] | None = field(
         init=False, repr=False, default=None, compare=False
     )
-    _id_table: tuple[Any, np.ndarray] | None = field(
-        init=False, repr=False, default=None, compare=False
-    )
 
     @property
     def index(self) -> dict[str, int]:
@@ -194,27 +132,6 @@ class EpisodeTable:
         if self._index is None:
             self._index = dict(zip(self.ids, range(len(self.ids)), strict=True))
         return self._index
-
-    def rows_of(self, raw: Any, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-        """The row of the episode whose id is each span ``raw[starts[j]:ends[j]]`` (UTF-8
-        text), -1 where there is none: a compiled lookup, without a Python string per span.
-
-        Example:
-            >>> b = EpisodeBuilder()
-            >>> for eid in ("4_0", "4_1"):
-            ...     b.add(eid, "s", ("v",), None, 0.0, "")
-            >>> t = b.build(task="t", split="s", source="f", id_field="instr_id")
-            >>> t.rows_of(b"4_1 9_0 4_0", np.array([0, 4, 8]), np.array([3, 7, 11])).tolist()
-            [1, -1, 0]
-        """
-        if self._id_table is None:
-            self._id_table = _id_table(self.ids)
-        interner, row_of_code = self._id_table
-        codes = interner.find(raw, starts, ends)
-        rows = np.full(len(codes), -1, dtype=np.int64)
-        hit = codes >= 0
-        rows[hit] = row_of_code[codes[hit]]
-        return rows
 
     def scans_of(self, rows: np.ndarray) -> tuple[list[str], np.ndarray]:
         """The distinct scans of episodes ``rows``, sorted, and each row's position among them.

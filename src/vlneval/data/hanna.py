@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.data.episodes import EpisodeBuilder, EpisodeTable
-from vlneval.data.jsonio import iter_records, read_bytes
 from vlneval.errors import InvalidInputError, ProblemCollector
+from vlneval.io import iter_records, read_bytes
 
 __all__ = ["load_hanna", "check_hanna_predictions", "REQUEST_HELP", "POSE_KEY"]
 

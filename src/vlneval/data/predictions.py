@@ -13,21 +13,26 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
+from vlneval.data import prediction_structs as typed
 from vlneval.data.episodes import EpisodeTable
-from vlneval.data.jsonio import iter_records, read_bytes
-from vlneval.data.prescan import TRAJECTORY_KEYS, Prescan, prescan_predictions, resolve
+from vlneval.data.ragged import offsets_of, take_ragged
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
+from vlneval.io import BOM, Limits, clip, gunzip, iter_records, read_bytes
 
-__all__ = ["Predictions", "parse_predictions", "FORMS"]
+__all__ = ["Predictions", "parse_predictions", "FORMS", "TRAJECTORY_KEYS"]
 
 FORMS = ("auto", "triple", "nested", "plain")
+TRAJECTORY_KEYS = typed.TRAJECTORY_KEYS
 
 
 @dataclass
@@ -67,6 +72,18 @@ def _detect(traj: list[Any]) -> str:
     return "triple"
 
 
+class _Vocab(dict[str, int]):
+    """Viewpoint id -> code, a new code for each new id."""
+
+    def __missing__(self, key: str) -> int:
+        code = self[key] = len(self)
+        return code
+
+
+class _Rejected(Exception):
+    """The typed records hold a problem their types do not express."""
+
+
 class _Parser:
     """One pass over a predictions file."""
 
@@ -89,14 +106,17 @@ class _Parser:
         self.key = trajectory_key
         self.keep_fields = keep_fields
         self.pc = ProblemCollector(source)
-        self.flat = array("i")
-        self.rec_ep = array("q")
-        self.rec_len = array("q")
+        self.flat: Any = array("i")
+        self.rec_ep: Any = array("q")
+        self.rec_len: Any = array("q")
         self.seen = np.zeros(len(episodes), dtype=np.bool_)
         self.unknown: list[str] = []
         self.left_out: set[str] = set(episodes.left_out)
         self.ignored: list[str] = []
         self.extra: dict[str, dict[int, Any]] = {k: {} for k in keep_fields}
+        self.vocab = _Vocab()
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.n_typed = 0
 
     def _id(self, rec: dict[str, Any], k: int) -> str | None:
         idf = self.ep.id_field
@@ -199,38 +219,130 @@ class _Parser:
         return True
 
     def record(self, rec: Any, k: int) -> None:
+        """Checks one decoded record, then :meth:`accept` s it (the explaining pass)."""
         if not isinstance(rec, dict):
             self.pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
             return
         eid = self._id(rec, k)
         if eid is None:
             return
-        label = f'{self.ep.id_field} "{eid}"'
-        i = self.ep.index.get(eid)
-        if i is None:
-            (self.ignored if eid in self.left_out else self.unknown).append(eid)
+        label = self._known(eid)
+        if label is None:
             return
-        if self.seen[i]:
-            self.pc.add("duplicate id: the file has two predictions for it", episode=label)
-            return
-        self.seen[i] = True
         traj = self._trajectory(rec, label)
         vps = self._viewpoints(traj, label) if traj is not None else None
-        if vps is None:
-            return
-        for name in self.keep_fields:
-            if name in rec:
-                self.extra[name][i] = rec[name]
+        if vps is not None:
+            self.accept(eid, label, vps, {n: rec[n] for n in self.keep_fields if n in rec})
+
+    def _known(self, eid: str) -> str | None:
+        """The label of an id of the split not seen before; None (noted) otherwise."""
+        label = f'{self.ep.id_field} "{clip(eid)}"'
+        i = self.ep.index.get(eid)
+        if i is None:
+            (self.ignored if eid in self.left_out else self.unknown).append(clip(eid))
+            return None
+        if self.seen[i]:
+            self.pc.add("duplicate id: the file has two predictions for it", episode=label)
+            return None
+        self.seen[i] = True
+        return label
+
+    def accept(self, eid: str, label: str, vps: list[str], extra: dict[str, Any]) -> None:
+        """Maps one trajectory of a known id to node indices."""
+        i = self.ep.index[eid]
+        for name, value in extra.items():
+            self.extra[name][i] = value
         graph = self.graphs.graph(self.ep.scans[i])
-        index = graph.index
-        nodes = [index.get(v, -1) for v in vps]
-        if -1 in nodes:
-            j = nodes.index(-1)
-            self.pc.add(graph.describe_missing(vps[j]), episode=label, field=f"trajectory[{j}]")
+        start = len(self.flat)
+        try:
+            self.flat.extend(map(graph.index.__getitem__, vps))
+        except KeyError:
+            del self.flat[start:]
+            j = next(j for j, v in enumerate(vps) if v not in graph.index)
+            self.pc.add(
+                graph.describe_missing(clip(vps[j])), episode=label, field=f"trajectory[{j}]"
+            )
             return
-        self.flat.extend(nodes)
         self.rec_ep.append(i)
-        self.rec_len.append(len(nodes))
+        self.rec_len.append(len(self.flat) - start)
+
+    def typed(self, records: list[Any]) -> None:
+        """Takes the next records msgspec decoded (their types already checked), a column at a
+        time; the viewpoints become codes into one vocabulary, resolved by :meth:`resolve`.
+
+        Raises:
+            _Rejected: a record without viewpoints, for the explaining pass to name.
+        """
+        n_keys = 1 if self.key else len(TRAJECTORY_KEYS)
+        cols = typed.columns(records, self.form, n_keys)
+        if cols is None or (cols[1] and min(cols[1]) == 0):
+            raise _Rejected
+        ids, lengths, flat = cols
+        self.n_typed += len(ids)
+        index = self.ep.index
+        rows = np.fromiter(map(index.get, ids, repeat(-1)), np.int64, len(ids))
+        keep = rows >= 0
+        for k in np.flatnonzero(~keep).tolist():
+            (self.ignored if ids[k] in self.left_out else self.unknown).append(clip(ids[k]))
+        keep &= ~self._repeated(rows, keep)
+        for k in np.flatnonzero(~keep & (rows >= 0)).tolist():
+            self.pc.add(
+                "duplicate id: the file has two predictions for it",
+                episode=f'{self.ep.id_field} "{clip(ids[k])}"',
+            )
+        self.seen[rows[keep]] = True
+        size = np.array(lengths, dtype=np.int64)
+        codes = np.fromiter(map(self.vocab.__getitem__, flat), np.int32, len(flat))
+        self.parts.append((rows[keep], size[keep], codes[np.repeat(keep, size)]))
+        if self.keep_fields:
+            for k in np.flatnonzero(keep).tolist():
+                for x, name in enumerate(self.keep_fields):
+                    if (value := getattr(records[k], f"x{x}")) is not msgspec.UNSET:
+                        self.extra[name][int(rows[k])] = value
+
+    def _repeated(self, rows: np.ndarray, known: np.ndarray) -> np.ndarray:
+        """Records whose episode an earlier record (of this chunk or before) predicted."""
+        out = known.copy()
+        out[known] = self.seen[rows[known]]
+        order = np.flatnonzero(known)[np.argsort(rows[known], kind="stable")]
+        again = np.zeros(len(order), dtype=np.bool_)
+        again[1:] = rows[order[1:]] == rows[order[:-1]]
+        out[order[again]] = True
+        return out
+
+    def resolve(self) -> None:
+        """Maps the typed records' viewpoint codes to node indices of their episodes' scans
+        (one lookup per distinct scan and viewpoint); a viewpoint that is not a node is named."""
+        if not self.parts:
+            return
+        rows, sizes, codes = (np.concatenate(c) for c in zip(*self.parts, strict=True))
+        self.parts = []
+        names, position = self.ep.scans_of(rows)
+        width = max(len(self.vocab), 1)
+        key = np.repeat(position.astype(np.int64), sizes) * width + codes
+        pairs, inverse = np.unique(key, return_inverse=True)
+        vocab = list(self.vocab)
+        graphs = [self.graphs.graph(n) for n in names]
+        node_of = np.fromiter(
+            (graphs[k // width].index.get(vocab[k % width], -1) for k in pairs.tolist()),
+            np.int32,
+            len(pairs),
+        )
+        nodes = node_of[inverse.ravel()]
+        ok = np.ones(len(rows), dtype=np.bool_)
+        offsets = offsets_of(sizes)
+        for pos in np.flatnonzero(nodes < 0).tolist():
+            r = int(np.searchsorted(offsets, pos, side="right")) - 1
+            if ok[r]:
+                ok[r] = False
+                graph = graphs[int(position[r])]
+                self.pc.add(
+                    graph.describe_missing(clip(vocab[int(codes[pos])])),
+                    episode=f'{self.ep.id_field} "{clip(self.ep.ids[int(rows[r])])}"',
+                    field=f"trajectory[{pos - int(offsets[r])}]",
+                )
+        self.flat = nodes[np.repeat(ok, sizes)]
+        self.rec_ep, self.rec_len = rows[ok], sizes[ok]
 
 
 def _looks_like_summary(rec: dict[str, Any], key: str | None) -> bool:
@@ -242,7 +354,7 @@ def _looks_like_summary(rec: dict[str, Any], key: str | None) -> bool:
 
 
 def parse_predictions(
-    path: str | Path,
+    predictions: str | Path | bytes | Sequence[Any],
     episodes: EpisodeTable,
     graphs: GraphStore,
     *,
@@ -251,17 +363,23 @@ def parse_predictions(
     keep_fields: tuple[str, ...] = (),
     collect: ProblemCollector | None = None,
     skip_summaries: bool = False,
-    prescan: Prescan | None = None,
+    source: str | None = None,
 ) -> Predictions:
-    """Reads a predictions file and maps every trajectory to node indices.
+    """Reads predictions and maps every trajectory to node indices.
+
+    ``predictions`` is a file path, the bytes of a file, or records already in memory (a list
+    of dicts as JSON decodes them). They are decoded once with msgspec into typed records
+    (:mod:`vlneval.data.prediction_structs`); only input the types reject is read again by the
+    explaining pass, which checks each record and names every problem. Records in memory are
+    converted directly, never through JSON text.
 
     Structural problems (types, NaN, unknown viewpoints, duplicate ids) are raised together as
     one :class:`~vlneval.errors.InvalidInputError`. Rule checks that depend on the profile
     (start, adjacency, completeness) are made by :func:`vlneval.evaluation.checks.check_rules`.
 
     Args:
-        path: the predictions file (``.json``/``.jsonl``, optionally gzipped): a JSON list of
-            records or one record per line.
+        predictions: the predictions file (``.json``/``.jsonl``, optionally gzipped: a JSON list
+            of records or one record per line), its bytes, or a list of records.
         episodes: the split's episodes.
         graphs: the navigation graphs of their scans.
         form: ``auto`` or one of ``triple``, ``nested``, ``plain``.
@@ -273,12 +391,8 @@ def parse_predictions(
         skip_summaries: skip, with a warning, records that look like a summary: no id field,
             no trajectory field, and only scalar values (NaviLLM's compact files start with
             one). Without it such a record is an error that suggests this option.
-        prescan: the file as :func:`~vlneval.data.prescan.prescan_predictions` already read
-            it (e.g. in a thread while the episodes loaded); ignored unless it was read with
-            this ``form``, ``trajectory_key`` and the episodes' id field.
+        source: how messages name in-memory input (default ``<bytes>`` or ``<records>``).
     """
-    path = Path(path)
-    source = str(path)
     if form not in FORMS:
         from vlneval.errors import UnknownNameError
 
@@ -288,19 +402,38 @@ def parse_predictions(
             f"--trajectory-key {trajectory_key} names the id field; give the field that holds "
             "the trajectory (trajectory, path, pred_path...)"
         )
-    if not keep_fields:
-        fast = _try_fast(path, source, episodes, graphs, form, trajectory_key, prescan)
-        if fast is not None:
-            return fast
-    raw = read_bytes(path)
-    p = _Parser(source, episodes, graphs, form, trajectory_key, keep_fields, skip_summaries)
-    k = 0
-    for chunk in iter_records(raw, source, expected="a JSON list of predictions"):
-        for rec in chunk:
-            p.record(rec, k)
-            k += 1
-    if k == 0:
-        p.pc.add("the file holds no predictions")
+    fields = {"id_field": episodes.id_field, "key": trajectory_key, "form": form,
+              "keep": keep_fields}  # fmt: skip
+    if isinstance(predictions, (str, Path)):
+        source = str(predictions)
+        predictions = read_bytes(predictions)
+    if isinstance(predictions, (bytes, bytearray, memoryview)):
+        name = source = source or "<bytes>"
+        raw = _ungzip(bytes(predictions), name)
+        decoded = typed.decode(raw, name, **fields)  # type: ignore[arg-type]
+
+        def explain() -> Iterator[list[Any]]:
+            return iter_records(raw, name, expected="a JSON list of predictions")
+    else:
+        source = source or "<records>"
+        records = _record_list(predictions, source)
+        converted = typed.convert(records, **fields)  # type: ignore[arg-type]
+        decoded = None if converted is None else (converted[0], iter([converted[1]]))
+
+        def explain() -> Iterator[list[Any]]:
+            return iter([records])
+    args = (source, episodes, graphs, form, trajectory_key, keep_fields, skip_summaries)
+    p = _typed_pass(_Parser(*args), decoded)
+    if p is None:  # the explaining pass: every record checked, every problem named
+        del decoded
+        p = _Parser(*args)
+        k = 0
+        for chunk in explain():
+            for rec in chunk:
+                p.record(rec, k)
+                k += 1
+        if k == 0:
+            p.pc.add("the file holds no predictions")
     if collect is None:
         p.pc.raise_if_any()
     else:
@@ -308,36 +441,41 @@ def parse_predictions(
     return _assemble(p, source)
 
 
-def _try_fast(
-    path: Path,
-    source: str,
-    episodes: EpisodeTable,
-    graphs: GraphStore,
-    form: str,
-    key: str | None,
-    prescan: Prescan | None = None,
-) -> Predictions | None:
-    """The compiled scanner's reading of the file (``prescan``, or read now); None when the
-    file needs the validating path (which reads anything the scanner declines and names every
-    problem)."""
-    if prescan is None or not prescan.answers(path, episodes.id_field, form, key):
-        prescan = prescan_predictions(path, episodes.id_field, form=form, trajectory_key=key)
-    scanned = None if prescan is None else resolve(prescan, episodes, graphs)
-    if scanned is None:
+def _typed_pass(p: _Parser, decoded: tuple[str, Iterator[list[Any]]] | None) -> _Parser | None:
+    """``p`` after taking the typed records, or None when they need the explaining pass."""
+    try:
+        if decoded is None:
+            raise _Rejected
+        p.form = decoded[0]
+        for records in decoded[1]:
+            p.typed(records)
+        if p.n_typed == 0:
+            raise _Rejected  # no record: the explaining pass says so
+        p.resolve()
+    except (_Rejected, msgspec.MsgspecError, RecursionError):
         return None
-    form, eps, lens, nodes, unknown = scanned
-    seen = np.zeros(len(episodes), dtype=np.bool_)
-    seen[eps] = True
-    p = _Parser(source, episodes, graphs, form, key, ())
-    p.seen = seen
-    p.unknown = [u for u in unknown if u not in p.left_out]
-    p.ignored = [u for u in unknown if u in p.left_out]
-    return _assemble(p, source, (eps, lens, nodes))
+    return p
+
+
+def _ungzip(raw: bytes, source: str) -> bytes:
+    """In-memory bytes as :func:`~vlneval.io.read_bytes` gives a file's (gunzipped, no BOM)."""
+    if raw[:2] == b"\x1f\x8b":
+        raw = gunzip(raw, source, Limits.from_env().max_bytes)
+    return raw[len(BOM):] if raw.startswith(BOM) else raw
+
+
+def _record_list(predictions: Any, source: str) -> list[Any]:
+    if isinstance(predictions, Mapping) or not isinstance(predictions, Sequence):
+        raise InvalidInputError(
+            f"{source}: expected a path, bytes or a list of records, got "
+            f"{type(predictions).__name__}"
+        )
+    return list(predictions)
 
 
 def _episode_order(rec_ep: np.ndarray, n_episodes: int) -> np.ndarray:
-    """The records in order of episode (stable). Without repeats (always, on the fast path)
-    that is a pass over a mask instead of a sort."""
+    """The records in order of episode (stable). Without repeats (always, once duplicates are
+    refused) that is a pass over a mask instead of a sort."""
     mark = np.zeros(n_episodes, dtype=np.bool_)
     mark[rec_ep] = True
     if int(np.count_nonzero(mark)) != len(rec_ep):
@@ -347,24 +485,12 @@ def _episode_order(rec_ep: np.ndarray, n_episodes: int) -> np.ndarray:
     return record_of[np.flatnonzero(mark)]
 
 
-def _assemble(
-    p: _Parser, source: str, fast: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-) -> Predictions:
-    if fast is not None:
-        rec_ep, rec_len, flat = fast
-    else:
-        rec_ep = np.frombuffer(p.rec_ep, dtype=np.int64) if len(p.rec_ep) else np.zeros(0, np.int64)
-        rec_len = (
-            np.frombuffer(p.rec_len, dtype=np.int64) if len(p.rec_len) else np.zeros(0, np.int64)
-        )
-        flat = np.frombuffer(p.flat, dtype=np.int32) if len(p.flat) else np.zeros(0, np.int32)
-    from vlneval.data._ragged_kernel import take_ragged
-
-    starts = np.zeros(len(rec_len) + 1, dtype=np.int64)
-    np.cumsum(rec_len, out=starts[1:])
+def _assemble(p: _Parser, source: str) -> Predictions:
+    rec_ep = np.asarray(p.rec_ep, dtype=np.int64)
+    rec_len = np.asarray(p.rec_len, dtype=np.int64)
+    flat = np.asarray(p.flat, dtype=np.int32)
     order = _episode_order(rec_ep, len(p.seen))
-    # Each record's slice, in episode order, in one compiled pass.
-    nodes, offsets = take_ragged(np.ascontiguousarray(flat, dtype=np.int32), starts, order)
+    nodes, offsets = take_ragged(flat, offsets_of(rec_len), order)
     warnings: list[str] = []
     if p.skipped:
         warnings.append(

@@ -7,20 +7,20 @@ Each instruction ``k`` of a path is one episode with id ``"<path_id>_<k>"``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import sys
+from array import array
+from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
 import numpy as np
 
-from vlneval.data.episodes import EpisodeBuilder, EpisodeTable, PathColumn, TextColumn
-from vlneval.data.intern import VIEWPOINT_CAPACITY, SpanInterner
-from vlneval.data.jsonio import iter_chunks, read_bytes
-from vlneval.data.scan import _offsets
+from vlneval.data.episodes import EpisodeTable, PathColumn
 from vlneval.errors import ProblemCollector
+from vlneval.io import iter_chunks, read_bytes, typed_chunks
 
-__all__ = ["load_r2r"]
+__all__ = ["load_r2r", "R2RRecord", "check_route_record"]
 
 
 def check_route_record(rec: Any, where: str, id_key: str, pc: ProblemCollector) -> bool:
@@ -59,126 +59,114 @@ def _check_record(rec: Any, k: int, pc: ProblemCollector) -> bool:
     return ok
 
 
-@dataclass
-class _Scanned:
-    """The fields of every record of an episode file, merged over its blocks."""
+class R2RRecord(msgspec.Struct, gc=False):
+    """One record of an R2R-format file, as msgspec decodes it (other fields are skipped)."""
 
-    path_ids: list[str] = field(default_factory=list)
-    scans: list[str] = field(default_factory=list)
-    headings: list[np.ndarray] = field(default_factory=list)
-    has_distance: list[np.ndarray] = field(default_factory=list)
-    path_lengths: list[np.ndarray] = field(default_factory=list)
-    codes: list[np.ndarray] = field(default_factory=list)
-    vocab: SpanInterner = field(default_factory=lambda: SpanInterner(VIEWPOINT_CAPACITY))
-    n_instructions: list[np.ndarray] = field(default_factory=list)
-    blob: bytearray = field(default_factory=bytearray)
-    literal_starts: list[np.ndarray] = field(default_factory=list)
-    literal_ends: list[np.ndarray] = field(default_factory=list)
-    on_scans: Callable[[list[str]], None] | None = None
-    seen_scans: set[str] = field(default_factory=set)
+    path_id: int | str
+    scan: str
+    path: Annotated[list[str], msgspec.Meta(min_length=1)]
+    heading: float = 0.0
+    instructions: list[str] = msgspec.field(default_factory=list)
+    distance: Any = None
 
-    def add(self, block: memoryview) -> bool:
-        """Scans one block of whole records; False when the file must go to another path."""
-        from vlneval.data.scan import append_spans, scan_r2r_episodes
 
-        se = scan_r2r_episodes(block, validated=True)  # array_blocks checked it
-        if se is None:
-            return False
-        if len(se) == 0:
-            return True
-        self.path_ids += se.path_ids
-        self.scans += se.scans
-        if self.on_scans is not None and not self.seen_scans.issuperset(se.scans):
-            new = set(se.scans) - self.seen_scans
-            self.seen_scans |= new
-            self.on_scans(sorted(new))
-        self.headings.append(se.headings)
-        self.has_distance.append(se.has_distance)
-        self.path_lengths.append(np.diff(se.path_offsets))
-        self.codes.append(self.vocab.add(se.buffer, se.vp_starts, se.vp_ends))
-        self.n_instructions.append(np.diff(se.instruction_offsets))
-        starts, ends = append_spans(
-            self.blob, se.buffer, se.instruction_starts, se.instruction_ends, 44
+_DECODER = msgspec.json.Decoder(list[R2RRecord])
+
+
+def _explained(raw: bytes, source: str, pc: ProblemCollector) -> list[R2RRecord]:
+    """The records of a file msgspec rejected, each problem recorded in ``pc``."""
+    records = []
+    k = 0
+    for chunk in iter_chunks(raw, source, expected="a JSON list of episodes"):
+        for rec in chunk:
+            if _check_record(rec, k, pc):
+                records.append(
+                    R2RRecord(
+                        rec["path_id"], rec["scan"], rec["path"], float(rec.get("heading", 0.0)),
+                        rec.get("instructions") or [], rec.get("distance"),
+                    )
+                )  # fmt: skip
+            k += 1
+    return records
+
+
+class _Vocab(dict[str, int]):
+    """Viewpoint id -> code, a new code for each new id."""
+
+    def __missing__(self, key: str) -> int:
+        code = self[key] = len(self)
+        return code
+
+
+class _Builder:
+    """The episode table of records added a chunk at a time: instruction ``k`` of a path is
+    episode ``<path_id>_<k>``; viewpoints are codes into one vocabulary (:class:`PathColumn`)."""
+
+    def __init__(self, max_instructions: int | None, pc: ProblemCollector) -> None:
+        self.max_instructions, self.pc = max_instructions, pc
+        self.vocab = _Vocab()
+        self.codes = array("i")
+        self.path_offsets = array("q", [0])
+        self.ids: list[str] = []
+        self.scans: list[str] = []
+        self.rows = array("q")
+        self.headings = array("d")
+        self.texts: list[str] = []
+        self.left_out: list[str] = []
+        self.seen: set[str] = set()
+        self.scorable = True
+
+    def add(self, records: list[R2RRecord]) -> None:
+        """Appends the episodes of ``records`` (the file's next records), a column at a time."""
+        first = len(self.path_offsets) - 1
+        pids = [str(r.path_id) for r in records]
+        self._unique(pids, first)
+        paths = [r.path for r in records]
+        self.codes.extend(map(self.vocab.__getitem__, chain.from_iterable(paths)))
+        lengths = np.fromiter(map(len, paths), np.int64, len(paths))
+        self.path_offsets.frombytes((np.cumsum(lengths) + self.path_offsets[-1]).tobytes())
+        if self.scorable and any(n < 2 for n in lengths.tolist()):
+            # a path of one viewpoint without a distance: a test split, no goal to score
+            self.scorable = all(r.distance is not None for r in records if len(r.path) < 2)
+        texts = [r.instructions or [""] for r in records]
+        count = np.fromiter(map(len, texts), np.int64, len(texts))
+        kept = count if self.max_instructions is None else np.minimum(count, self.max_instructions)
+        kept_list = kept.tolist()
+        intern = sys.intern
+        self.ids += [f"{p}_{j}" for p, c in zip(pids, kept_list, strict=True) for j in range(c)]
+        self.scans += [
+            s for r, c in zip(records, kept_list, strict=True) for s in [intern(r.scan)] * c
+        ]
+        self.texts += [t for ts, c in zip(texts, kept_list, strict=True) for t in ts[:c]]
+        self.rows.frombytes(np.repeat(np.arange(first, first + len(records)), kept).tobytes())
+        heading = np.fromiter((r.heading for r in records), np.float64, len(records))
+        self.headings.frombytes(np.repeat(heading, kept).tobytes())
+        for k in np.flatnonzero(count > kept).tolist():
+            self.left_out += [f"{pids[k]}_{j}" for j in range(kept_list[k], int(count[k]))]
+
+    def _unique(self, pids: list[str], first: int) -> None:
+        if len(set(pids)) == len(pids) and self.seen.isdisjoint(pids):
+            self.seen.update(pids)
+            return
+        for k, pid in enumerate(pids, first):
+            if pid in self.seen:
+                self.pc.add(f"duplicate path_id {pid}", field=f"record {k}")
+            self.seen.add(pid)
+
+    def build(self, *, task: str, split: str) -> EpisodeTable:
+        """The finished table; every problem found is raised together."""
+        self.pc.raise_if_any()
+        paths = PathColumn(
+            list(self.vocab),
+            np.frombuffer(self.codes, dtype=np.int32) if self.codes else np.zeros(0, np.int32),
+            np.frombuffer(self.path_offsets, dtype=np.int64),
+            np.frombuffer(self.rows, dtype=np.int64) if self.rows else np.zeros(0, np.int64),
         )
-        self.literal_starts.append(starts)
-        self.literal_ends.append(ends)
-        return True
-
-
-def _cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype)
-
-
-def _scan_file(path: Path, on_scans: Callable[[list[str]], None] | None) -> _Scanned | None:
-    """Every block of ``path`` through the compiled scanner; None to decline."""
-    from vlneval.data.stream import Incomplete, array_blocks
-
-    blocks = array_blocks(path)
-    if blocks is None:
-        return None
-    merged = _Scanned(on_scans=on_scans)
-    try:
-        for block in blocks:
-            if not merged.add(block):
-                return None
-    except Incomplete:
-        return None
-    return merged
-
-
-def _scanned(
-    path: Path,
-    max_instructions: int | None,
-    *,
-    task: str,
-    split: str,
-    source: str,
-    on_scans: Callable[[list[str]], None] | None = None,
-) -> EpisodeTable | None:
-    """The compiled field scanner's reading of a valid file; None sends it elsewhere."""
-    m = _scan_file(path, on_scans)
-    if m is None or not m.path_ids or len(set(m.path_ids)) != len(m.path_ids):
-        return None
-    plen = _cat(m.path_lengths, np.int64)
-    if np.any(plen == 0):
-        return None
-    n_instr = _cat(m.n_instructions, np.int64)
-    n_rows = np.maximum(n_instr, 1)  # a path without instructions is one episode, text ""
-    kept = n_rows if max_instructions is None else np.minimum(n_rows, max_instructions)
-    rec = np.repeat(np.arange(len(plen)), kept)
-    k = np.arange(len(rec)) - _offsets(kept)[rec]
-    pids = m.path_ids
-    ids = [f"{pids[r]}_{j}" for r, j in zip(rec.tolist(), k.tolist(), strict=True)]
-    left_out = [
-        f"{pids[r]}_{j}"
-        for r in np.flatnonzero(n_rows > kept).tolist()
-        for j in range(int(kept[r]), int(n_rows[r]))
-    ]
-    rows = np.where(n_instr[rec] > 0, _offsets(n_instr)[rec] + k, -1)
-    texts = TextColumn(
-        m.blob, _cat(m.literal_starts, np.int64), _cat(m.literal_ends, np.int64), rows
-    )
-    try:
-        vocab = m.vocab.texts()
-    except UnicodeDecodeError:
-        return None
-    paths = PathColumn(vocab, _cat(m.codes, np.int32), _offsets(plen), rec)
-    scans = m.scans
-    table = EpisodeTable(
-        task,
-        split,
-        source,
-        "instr_id",
-        ids,
-        [scans[r] for r in rec.tolist()],
-        paths,
-        paths.lasts(),
-        _cat(m.headings, np.float64)[rec],
-        texts,
-        scorable=not bool(np.any((plen < 2) & ~_cat(m.has_distance, np.bool_))),
-    )
-    table.left_out = left_out
-    return table
+        headings = np.frombuffer(self.headings, dtype=np.float64) if self.headings else np.zeros(0)
+        return EpisodeTable(
+            task, split, self.pc.source, "instr_id", self.ids, self.scans, paths, paths.lasts(),
+            headings, self.texts, self.left_out, self.scorable,
+        )  # fmt: skip
 
 
 def load_r2r(
@@ -187,9 +175,11 @@ def load_r2r(
     task: str = "r2r",
     split: str = "",
     max_instructions: int | None = None,
-    on_scans: Callable[[list[str]], None] | None = None,
 ) -> EpisodeTable:
     """Loads an R2R-format episode file.
+
+    The file is decoded once into :class:`R2RRecord` structs; a file msgspec rejects is read
+    again by the explaining pass, which names every malformed record.
 
     Args:
         path: ``R2R_<split>.json`` or ``.json.gz`` (R4R files have the same format).
@@ -197,48 +187,26 @@ def load_r2r(
         split: the split name recorded on the table.
         max_instructions: score only instructions ``k < max_instructions`` of each path (the
             official R2R scorer hard-codes 3); the others are listed in ``left_out``.
-        on_scans: called with the scans met in each block of a large file, as soon as they
-            are met (e.g. :meth:`vlneval.graph.store.GraphStore.prefetch`); a hint only.
 
     Raises:
         InvalidInputError: every malformed record, named by its position and field.
+
+    Example:
+        >>> import json, tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "R2R_val.json"
+        >>> _ = p.write_text(json.dumps([{"path_id": 7, "scan": "s", "path": ["a", "b"],
+        ...                               "instructions": ["go", "walk", "run", "stop"]}]))
+        >>> t = load_r2r(p, max_instructions=3)
+        >>> t.ids, t.paths[2], t.goals[0], t.left_out
+        (['7_0', '7_1', '7_2'], ('a', 'b'), ('b',), ['7_3'])
     """
-    path = Path(path)
     source = str(path)
-    scanned = _scanned(
-        path, max_instructions, task=task, split=split, source=source, on_scans=on_scans
-    )
-    if scanned is not None:
-        return scanned
     raw = read_bytes(path)
-    pc = ProblemCollector(source)
-    builder = EpisodeBuilder()
-    left_out: list[str] = []
-    chunks = iter_chunks(raw, source, expected="a JSON list of episodes")
-    scorable = True
-    k = 0
-    seen: set[str] = set()
-    for chunk in chunks:
-        for rec in chunk:
-            if _check_record(rec, k, pc):
-                pid = str(rec["path_id"])
-                if pid in seen:
-                    pc.add(f"duplicate path_id {pid}", field=f"record {k}")
-                seen.add(pid)
-                if len(rec["path"]) < 2 and rec.get("distance") is None:
-                    scorable = False
-                for j, text in enumerate(rec.get("instructions") or [""]):
-                    eid = f"{pid}_{j}"
-                    if max_instructions is not None and j >= max_instructions:
-                        left_out.append(eid)
-                        continue
-                    builder.add(
-                        eid, rec["scan"], rec["path"], None, float(rec.get("heading", 0.0)), text
-                    )
-            k += 1
-    pc.raise_if_any()
-    table = builder.build(
-        task=task, split=split, source=source, id_field="instr_id", scorable=scorable
-    )
-    table.left_out = left_out
-    return table
+    builder = _Builder(max_instructions, ProblemCollector(source))
+    try:
+        for records in typed_chunks(raw, _DECODER):
+            builder.add(records)
+    except (msgspec.MsgspecError, RecursionError):  # the explaining pass names every problem
+        builder = _Builder(max_instructions, ProblemCollector(source))
+        builder.add(_explained(raw, source, builder.pc))
+    return builder.build(task=task, split=split)

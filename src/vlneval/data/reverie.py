@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.data.episodes import EpisodeBuilder, EpisodeTable
-from vlneval.data.jsonio import iter_chunks, read_bytes
 from vlneval.errors import Problem, ProblemCollector, VLNEvalError
+from vlneval.io import iter_chunks, read_bytes
 
 __all__ = [
     "ReverieEpisodes",

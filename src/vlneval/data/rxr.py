@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.data.episodes import EpisodeBuilder, EpisodeTable
-from vlneval.data.jsonio import read_bytes
 from vlneval.data.r2r import check_route_record
 from vlneval.errors import ProblemCollector
+from vlneval.io import read_bytes
 
 __all__ = ["load_rxr", "iter_jsonl"]
 

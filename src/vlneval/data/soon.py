@@ -40,10 +40,10 @@ from typing import Any
 import numpy as np
 
 from vlneval.data.episodes import EpisodeBuilder, EpisodeTable
-from vlneval.data.jsonio import iter_chunks, read_bytes
 from vlneval.data.predictions import Predictions
 from vlneval.errors import ProblemCollector, UnknownNameError
 from vlneval.graph.store import GraphStore
+from vlneval.io import iter_chunks, read_bytes
 
 __all__ = [
     "SoonBox",

@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vlneval.data.episodes import EpisodeBuilder, EpisodeTable
-from vlneval.data.jsonio import decode_json, iter_records, read_bytes
-from vlneval.data.predictions import Predictions
+from vlneval.data.predictions import Predictions, _episode_order
+from vlneval.data.ragged import offsets_of, take_ragged
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError, VLNEvalError
+from vlneval.io import decode_json, iter_records, read_bytes
 
 if TYPE_CHECKING:
     from vlneval.graph.street import StreetGraph
@@ -430,12 +431,8 @@ def _assemble(p: _NavParser, source: str) -> Predictions:
     rec_ep = np.frombuffer(p.rec_ep, dtype=np.int64) if len(p.rec_ep) else np.zeros(0, np.int64)
     rec_len = np.frombuffer(p.rec_len, dtype=np.int64) if len(p.rec_len) else np.zeros(0, np.int64)
     flat = np.frombuffer(p.flat, dtype=np.int32) if len(p.flat) else np.zeros(0, np.int32)
-    from vlneval.data._ragged_kernel import take_ragged
-    from vlneval.data.predictions import _episode_order
-    from vlneval.data.scan import _offsets
-
     order = _episode_order(rec_ep, len(p.seen))
-    nodes, offsets = take_ragged(flat, _offsets(rec_len), order)
+    nodes, offsets = take_ragged(flat, offsets_of(rec_len), order)
     warnings = []
     if p.unknown:
         warnings.append(

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.data.jsonio import decode_json, read_bytes
 from vlneval.data.vlnce_episodes import ContinuousEpisodes, _point, _ragged
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
+from vlneval.io import decode_json, read_bytes, unique_keys
 
 __all__ = [
     "ContinuousPredictions",
@@ -246,6 +246,7 @@ def parse_ce_predictions(
             raise InvalidInputError(
                 "the r2r-ce form is a JSON object keyed by episode_id", source=str(source)
             )
+        unique_keys(raw, source, what="episode_id")
         for eid, steps in data.items():
             r.r2r_ce(str(eid), steps)
     else:

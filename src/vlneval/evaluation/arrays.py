@@ -100,7 +100,7 @@ def _column_fast(
     )
     if np.any(vocab_code < 0):
         return None
-    from vlneval.data._ragged_kernel import nodes_in_scans
+    from vlneval.data.ragged import nodes_in_scans
 
     vocab_scan = (vocab_code // SCAN_STRIDE).astype(np.int32)
     vocab_node = (vocab_code % SCAN_STRIDE).astype(np.int32)

@@ -35,7 +35,6 @@ class R2RScorer:
             r.task, r.split, r.profile, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs
         )
         if not self.episodes.scorable:
-            self.graphs.close()
             raise InvalidInputError(
                 f"{self.episodes.source}: split {r.split} has no goals (a hidden test split); it "
                 "cannot be scored locally: submit it to an evaluation server (vlneval submit)"
@@ -63,7 +62,3 @@ class R2RScorer:
         """Scores one predictions input; every problem of it is raised together."""
         pc = ProblemCollector(source_name(predictions))
         return self.score_trajectories(self.trajectories(predictions, how, pc), how, pc)
-
-    def close(self) -> None:
-        """Stops loading graphs no prediction needs (the scorer keeps what it loaded)."""
-        self.graphs.close()

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vlneval._memory import release_memory
 from vlneval.data.episodes import EpisodeTable
-from vlneval.data.predictions import Predictions, parse_predictions
-from vlneval.data.prescan import prescan_predictions
-from vlneval.errors import InvalidInputError, ProblemCollector, VLNEvalError
+from vlneval.data.predictions import Predictions
+from vlneval.errors import ProblemCollector, VLNEvalError
 from vlneval.evaluation.arrays import build_arrays
 from vlneval.evaluation.checks import check_rules
 from vlneval.evaluation.request import episodes_path, open_graphs, task_base
@@ -56,80 +52,10 @@ def load_split(
     else:
         missing = None
     path = episodes_path(task, split, base, episodes_file)
-    # The graphs of the scans the episodes name load on a worker thread as they are met.
-    try:
-        episodes = task.load(path, split, profile, on_scans=None if missing else store.prefetch)
-    except BaseException:
-        if missing is None:
-            store.close()  # no graph is needed any more
-        raise
+    episodes = task.load(path, split, profile)
     if missing is not None:
         raise missing
     return episodes, store
-
-
-def score_graph_task(
-    t: Task,
-    split: str,
-    predictions: str | Path,
-    prof: Profile,
-    *,
-    root: str | Path | None = None,
-    episodes_file: str | Path | None = None,
-    graphs: str | Path | None = None,
-    subset: bool = False,
-    form: str = "auto",
-    trajectory_key: str | None = None,
-    declared: Mapping[str, Any] | None = None,
-    run: Mapping[str, Any] | None = None,
-    skip_summaries: bool = False,
-) -> tuple[Result, Predictions, GraphStore]:
-    """Scores an R2R-family task (one without its own scorer) and also returns the parsed
-    trajectories and the graphs, for callers that draw or diagnose them (see :func:`evaluate`)."""
-    stop = threading.Event()
-    with ThreadPoolExecutor(1, thread_name_prefix="vlneval-prescan") as pool:
-        # The predictions file is read by the compiled scanner on the other core while the
-        # episodes load (both release the GIL in their compiled parts).
-        early = pool.submit(
-            prescan_predictions, predictions, t.id_field, form=form,
-            trajectory_key=trajectory_key, stop=stop,
-        )  # fmt: skip
-        try:
-            episodes, store = load_split(
-                t, split, prof, root=root, episodes_file=episodes_file, graphs=graphs
-            )
-            if not episodes.scorable:
-                store.close()
-                raise InvalidInputError(
-                    f"{episodes.source}: split {split} has no goals (a hidden test split); it "
-                    "cannot be scored locally: submit it to an evaluation server (vlneval submit)"
-                )
-            prescan = early.result()
-        except BaseException:
-            stop.set()  # the reading ends at its next block rather than the file's end
-            raise
-        del early
-    release_memory()
-    pc = ProblemCollector(str(predictions))
-    try:
-        preds = parse_predictions(
-            predictions,
-            episodes,
-            store,
-            form=form,
-            trajectory_key=trajectory_key,
-            collect=pc,
-            skip_summaries=skip_summaries,
-            prescan=prescan,
-        )
-        del prescan  # its ids and codes are not needed any more
-        release_memory()
-        result = score_parsed(
-            episodes, preds, store, prof, subset=subset, declared=declared, run=run, pc=pc
-        )
-    finally:
-        store.close()  # scans no prediction reaches are not loaded in the background
-    return result, preds, store
 
 
 def score_parsed(
@@ -156,7 +82,6 @@ def score_parsed(
         pc.raise_if_any()
     arr = build_arrays(episodes, preds, store)
     flags = check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc)
-    release_memory()  # the layout's temporaries, before the kernel's outputs are allocated
     per = score_batch(
         arr.dist_flat,
         arr.table_offsets,

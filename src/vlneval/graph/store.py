@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -31,9 +28,6 @@ class GraphStore:
         self._files = self._index()
         self._graphs: dict[str, NavGraph] = {}
         self._tables: dict[str, np.ndarray] = {}
-        self._loading: dict[str, Future[tuple[NavGraph, np.ndarray]]] = {}
-        self._worker: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
 
     def _index(self) -> dict[str, Path]:
         files: dict[str, Path] = {}
@@ -59,43 +53,6 @@ class GraphStore:
         """The geodesic distance table of ``scan`` (node order of :meth:`graph`)."""
         self._load(scan)
         return self._tables[scan]
-
-    def prefetch(self, scans: Iterable[str]) -> None:
-        """Starts loading the graphs and tables of ``scans`` on a worker thread, so that they
-        are ready (or nearly) when asked for; scans without a file are left for :meth:`graph`
-        to report. A loader calls this as it meets new scans in a large episode file.
-
-        Example:
-            >>> import tempfile, pathlib, json
-            >>> d = pathlib.Path(tempfile.mkdtemp())
-            >>> eye = lambda x: [1, 0, 0, x, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
-            >>> recs = [{"image_id": v, "pose": eye(2.0 * k), "included": True,
-            ...          "unobstructed": [k != j for j in range(2)]} for k, v in enumerate("ab")]
-            >>> _ = (d / "s_connectivity.json").write_text(json.dumps(recs))
-            >>> store = GraphStore(d, use_cache=False)
-            >>> store.prefetch(["s", "unknown"])
-            >>> store.distances("s").tolist()
-            [[0.0, 2.0], [2.0, 0.0]]
-        """
-        with self._lock:
-            for scan in scans:
-                if scan in self._files and scan not in self._graphs and scan not in self._loading:
-                    if self._worker is None:
-                        self._worker = ThreadPoolExecutor(1, thread_name_prefix="vlneval-graphs")
-                    self._loading[scan] = self._worker.submit(self._read, scan)
-
-    def close(self) -> None:
-        """Stops prefetching: loads not yet started are dropped (:meth:`graph` reads them on
-        demand), and the call waits for the one under way, so that no cache file is left
-        half written. The store stays usable.
-        """
-        with self._lock:
-            worker, self._worker = self._worker, None
-            loading, self._loading = self._loading, {}
-        if worker is not None:
-            worker.shutdown(wait=True, cancel_futures=True)
-        with self._lock:  # keep what finished, for graph() to take without reading again
-            self._loading.update({s: f for s, f in loading.items() if not f.cancelled()})
 
     def share_tables(self, scans: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The tables of ``scans`` laid end to end in one buffer, (flat, offsets, sizes).
@@ -127,11 +84,6 @@ class GraphStore:
 
     def _load(self, scan: str) -> None:
         if scan in self._graphs:
-            return
-        with self._lock:
-            loading = self._loading.pop(scan, None)
-        if loading is not None and not loading.cancelled():
-            self._graphs[scan], self._tables[scan] = loading.result()
             return
         if scan not in self._files:
             raise UnknownNameError(

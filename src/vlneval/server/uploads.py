@@ -8,12 +8,12 @@ huge number or string literal, or is not JSON. The limits come from :class:`Serv
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 
+from vlneval._jsonshape import ScanLimits, scan_json
 from vlneval.errors import InvalidInputError
+from vlneval.io import gunzip, position
 from vlneval.server.config import MIB, ServerConfig
-from vlneval.server.jsonscan import ScanLimits, scan_json
 
 __all__ = ["UploadLimits", "check_upload", "gunzip_limited", "position"]
 
@@ -24,7 +24,6 @@ OTHER_FORMATS = (
     (b"\x28\xb5\x2f\xfd", "a zstd file"),
     (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
 )
-READ_STEP = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -60,20 +59,9 @@ def _size(n: int) -> str:
     return f"{n / MIB:.1f} MiB" if n >= MIB else f"{n:,} bytes"
 
 
-def position(raw: bytes, offset: int) -> str:
-    """``line L, column C (byte N)`` of a byte offset.
-
-    Example:
-        >>> position(b'[1,\\n 2]', 5)
-        'line 2, column 2 (byte 5)'
-    """
-    line = raw.count(b"\n", 0, offset) + 1
-    col = offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
-    return f"line {line}, column {col} (byte {offset})"
-
-
 def gunzip_limited(raw: bytes, limit: int, name: str) -> bytes:
-    """Decompresses gzip data (all members) without ever holding more than ``limit`` bytes.
+    """Decompresses gzip data (all members) without ever holding more than ``limit`` bytes
+    (:func:`vlneval.io.gunzip`, with this server's message past the limit).
 
     Raises:
         InvalidInputError: not valid gzip, or it decompresses to more than ``limit`` bytes.
@@ -83,33 +71,22 @@ def gunzip_limited(raw: bytes, limit: int, name: str) -> bytes:
         >>> gunzip_limited(gzip.compress(b"[1]"), 100, "p.json.gz")
         b'[1]'
     """
-    out: list[bytes] = []
-    total = 0
-    data = raw
+
+    def too_large() -> InvalidInputError:
+        return InvalidInputError(
+            f"decompresses to more than {_size(limit)} (the limit of this server); "
+            "is it a gzip bomb? upload the predictions file itself",
+            source=name,
+        )
+
     try:
-        while data:
-            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            chunk = d.decompress(data, READ_STEP)
-            while True:
-                total += len(chunk)
-                if total > limit:
-                    raise InvalidInputError(
-                        f"decompresses to more than {_size(limit)} (the limit of this server); "
-                        "is it a gzip bomb? upload the predictions file itself",
-                        source=name,
-                    )
-                out.append(chunk)
-                if d.eof or not d.unconsumed_tail:
-                    break
-                chunk = d.decompress(d.unconsumed_tail, READ_STEP)
-            if not d.eof:
-                raise InvalidInputError(
-                    "the gzip data is truncated (the upload is incomplete)", source=name
-                )
-            data = d.unused_data.lstrip(b"\x00")
-    except zlib.error as exc:
-        raise InvalidInputError(f"not a valid gzip file ({exc})", source=name) from exc
-    return b"".join(out)
+        return gunzip(raw, name, limit, too_large=too_large)
+    except InvalidInputError as exc:
+        if "truncated" not in str(exc):
+            raise
+        raise InvalidInputError(
+            "the gzip data is truncated (the upload is incomplete)", source=name
+        ) from None
 
 
 def _decompress(raw: bytes, name: str, lim: UploadLimits) -> bytes:
@@ -168,7 +145,7 @@ def _check_shape(text: bytes, name: str, lim: UploadLimits) -> None:
 def _check_syntax(text: bytes, name: str) -> None:
     import msgspec
 
-    from vlneval.data.jsonio import decode_json
+    from vlneval.io import decode_json
 
     try:
         msgspec.json.decode(text, type=msgspec.Raw)
