@@ -379,15 +379,19 @@ def test_property_predictions_match_msgspec(tmp_path: Path, case: tuple[bytes, s
 
 
 def _child(code: str, tmp_path: Path) -> tuple[str, float]:
-    """Runs ``code`` in a fresh interpreter: its output and the peak RSS (MiB) of that child
-    alone (``os.wait4``; ``RUSAGE_CHILDREN`` would mix in earlier children)."""
-    import os
-
+    """Runs ``code`` in a fresh interpreter: its output and its own peak RSS (MiB), read from
+    ``VmHWM`` as the child exits. (``ru_maxrss`` from ``wait4`` is not the child's alone: Linux
+    carries the parent's RSS at fork across ``exec``, so a large test process inflates it.)"""
+    hwm = tmp_path / "child.hwm"
+    tail = (
+        "\nimport re\n"
+        "_s = open('/proc/self/status').read()\n"
+        f"open({str(hwm)!r}, 'w').write(re.search(r'VmHWM:\\s+(\\d+)', _s).group(1))\n"
+    )
     log = tmp_path / "child.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=out, cwd=tmp_path)
-        _, _, usage = os.wait4(proc.pid, 0)
-    return log.read_text(), usage.ru_maxrss / 1024
+        subprocess.run([sys.executable, "-c", code + tail], stdout=out, stderr=out, cwd=tmp_path)
+    return log.read_text(), int(hwm.read_text()) / 1024
 
 
 def _bomb(mib: int) -> bytes:
