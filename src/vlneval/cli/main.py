@@ -8,12 +8,12 @@ import sys
 from collections.abc import Sequence
 
 from vlneval import __version__
-from vlneval.cli import info, report, run, run_ce, score, serve
+from vlneval.cli import info, merge, report, run, run_ce, score, serve, sweep
 from vlneval.cli.common import run_guarded
 
 __all__ = ["main", "console", "build_parser"]
 
-SUBCOMMANDS = [score, info, serve, report, run, run_ce]
+SUBCOMMANDS = [score, info, serve, report, run, run_ce, merge, sweep]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -202,16 +202,17 @@ def _index(shards: Sequence[_Shard], ids: Sequence[str], id_field: str) -> tuple
         for line in s.lines:
             where = f"{s.records_path}"
             if not 0 <= line.i < len(ids) or ids[line.i] != line.id:
-                problems.append(Problem(where, f"line {line.lineno}: episode {line.id!r} is not "
+                problems.append(Problem(where, f'line {line.lineno}: episode "{line.id}" is not '
                                         f"episode {line.i} of the split"))  # fmt: skip
                 continue
             if line.i not in assigned:
-                problems.append(Problem(where, f"line {line.lineno}: {id_field} {line.id!r} is "
+                problems.append(Problem(where, f'line {line.lineno}: {id_field} "{line.id}" is '
                                         f"not in the plan of shard {s.index}"))  # fmt: skip
             if line.i in seen:
                 first, fl = seen[line.i]
                 problems.append(Problem(
-                    where, f"duplicate {id_field} {line.id!r}: line {line.lineno}, and "
+                    where, f'duplicate {id_field} "{line.id}": line {line.lineno}, and '
+                    
                     f"{first.records_path.name} line {fl.lineno}",
                 ))  # fmt: skip
                 continue
@@ -263,7 +264,8 @@ def merge(
     missing = [i for i in range(len(ids)) if i not in seen]
     owner = _owners(loaded, int(ref["shard_count"]), len(ids))
     partial += [
-        Problem(owner.get(i, "merge"), f"missing {id_field} {ids[i]!r}") for i in missing
+        Problem(owner.get(i, "merge (in no shard given)"), f'missing {id_field} "{ids[i]}"')
+        for i in missing
     ]
     if fatal or (partial and not allow_partial):
         raise InvalidInputError(fatal + partial)
