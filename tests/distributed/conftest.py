@@ -19,6 +19,17 @@ def demo_shards(tmp_path: Path) -> Path:
     """Three complete shards of the demo run (random agent, seed 0); the merged path."""
     out = tmp_path / "preds.json"
     for i in range(3):
-        code = vlneval("run", "--task", "demo", "--agent", "random", "--out", out, "--shard", f"{i}/3", "--quiet")
+        code = vlneval(
+            "run",
+            "--task",
+            "demo",
+            "--agent",
+            "random",
+            "--out",
+            out,
+            "--shard",
+            f"{i}/3",
+            "--quiet",
+        )
         assert code == 0
     return out

@@ -43,12 +43,16 @@ def test_detect(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], label: str
     assert (found.label if found else None) == label
 
 
-def test_explicit_beats_detected_and_bad_arrays_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_explicit_beats_detected_and_bad_arrays_are_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("RANK", "3")
     monkeypatch.setenv("WORLD_SIZE", "4")
     assert resolve_shard("1/2").label == "1/2"
     with pytest.raises(VLNEvalError, match="not one of 3 evenly spaced tasks"):
-        detect({"SLURM_ARRAY_TASK_ID": "9", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_COUNT": "3"})
+        detect(
+            {"SLURM_ARRAY_TASK_ID": "9", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_COUNT": "3"}
+        )
     with pytest.raises(VLNEvalError, match="expected i/n"):
         resolve_shard("3-4")
 
@@ -68,7 +72,12 @@ def test_run_shard_auto(
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     out = tmp_path / "preds.json"
-    assert vlneval("run", "--task", "demo", "--agent", "stop", "--out", out, "--shard", "auto", "--quiet") == 0
+    assert (
+        vlneval(
+            "run", "--task", "demo", "--agent", "stop", "--out", out, "--shard", "auto", "--quiet"
+        )
+        == 0
+    )
     manifest = json.loads((tmp_path / f"{name}.manifest.json").read_text())
     assert manifest["shard_source"].startswith(source) and manifest["status"] == "complete"
     assert manifest["assigned"] == list(range(18, 36))

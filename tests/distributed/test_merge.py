@@ -14,7 +14,22 @@ from vlneval.errors import InvalidInputError
 
 
 def _run(out: Path, *extra: str) -> None:
-    assert vlneval("run", "--task", "demo", "--agent", "random", "--seed", "0", "--out", out, "--quiet", *extra) == 0
+    assert (
+        vlneval(
+            "run",
+            "--task",
+            "demo",
+            "--agent",
+            "random",
+            "--seed",
+            "0",
+            "--out",
+            out,
+            "--quiet",
+            *extra,
+        )
+        == 0
+    )
 
 
 def test_one_and_seven_shards_give_the_bytes_of_a_single_run(tmp_path: Path) -> None:
@@ -42,7 +57,13 @@ def test_missing_shard_names_the_shard_and_its_ids(
     demo_shards: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     d = demo_shards.parent
-    text = _fails(capsys, d / "preds.shard-0-of-3.jsonl", d / "preds.shard-2-of-3.jsonl", "--out", d / "m.json")
+    text = _fails(
+        capsys,
+        d / "preds.shard-0-of-3.jsonl",
+        d / "preds.shard-2-of-3.jsonl",
+        "--out",
+        d / "m.json",
+    )
     lines = text.splitlines()
     assert lines[0] == "error: merge: shard 1/3 is missing: none of the files given is shard 1 of 3"
     assert lines[1] == 'error: merge (in no shard given): missing instr_id "200_0"'
@@ -70,7 +91,10 @@ def test_duplicate_ids_are_refused_even_when_partial(
     text = _fails(capsys, d, "--out", d / "m.json", "--allow-partial")
     shard1 = d / "preds.shard-1-of-3.jsonl"
     assert f'error: {shard1}: line 13: instr_id "100_0" is not in the plan of shard 1' in text
-    assert f'error: {shard1}: duplicate instr_id "100_0": line 13, and preds.shard-0-of-3.jsonl line 1' in text
+    assert (
+        f'error: {shard1}: duplicate instr_id "100_0": line 13, and preds.shard-0-of-3.jsonl line 1'
+        in text
+    )
 
 
 def _edit(manifest: Path, **fields: object) -> None:

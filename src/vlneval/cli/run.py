@@ -116,12 +116,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from vlneval.agents.registry import get_agent
     from vlneval.agents.rollout import run_agent
     from vlneval.data.jsonio import atomic_write_bytes
+    from vlneval.distributed.checkpoint import with_agent_args
     from vlneval.envs.graph.submission import task_records
     from vlneval.envs.loading import load_episodes
     from vlneval.envs.recording import write_predictions
     from vlneval.reports.tables import to_json_bytes
-
-    from vlneval.distributed.checkpoint import with_agent_args
 
     agent = with_agent_args(get_agent(args.agent), agent_kwargs(args))
     shard = args.shard_run = CliShard.of(args)
@@ -146,7 +145,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         for note in setup.notes:
             err(f"note: {note}")
     if street is None:
-        hooks = {} if shard is None else shard.open(episodes, kind="graph", settings=_settings(args))
+        hooks = (
+            {} if shard is None else shard.open(episodes, kind="graph", settings=_settings(args))
+        )
         if hooks is None:
             return shard.finish(None)  # type: ignore[union-attr]
         result = run_agent(

@@ -70,7 +70,9 @@ def _run_args(command: list[str]) -> argparse.Namespace:
     try:
         return build_parser().parse_args([*command, "--out", "x.json"])
     except SystemExit:
-        raise VLNEvalError(f"the sweep's command does not parse: vlneval {' '.join(command)}") from None
+        raise VLNEvalError(
+            f"the sweep's command does not parse: vlneval {' '.join(command)}"
+        ) from None
 
 
 def _array_line(units_file: str, pending: list[int], throttle: int | None) -> str:
@@ -140,7 +142,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     units = read_units(args.units)
     status = {u.unit: unit_status(u) for u in units}
-    counts = {s: sum(1 for v in status.values() if v == s) for s in ("complete", "running", "pending")}
+    counts = {
+        s: sum(1 for v in status.values() if v == s) for s in ("complete", "running", "pending")
+    }
     print(", ".join(f"{v} {k}" for k, v in counts.items()) + f" of {len(units)} units")
     pending = [k for k, v in status.items() if v != "complete"]
     if pending:
@@ -152,8 +156,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Merges and scores finished runs; writes the tables."""
     from vlneval.data.jsonio import atomic_write_text
     from vlneval.distributed.sweep import read_units
-    from vlneval.distributed.sweep_report import sweep_table, to_markdown, to_rows
-    from vlneval.distributed.sweep_report import write_tensorboard
+    from vlneval.distributed.sweep_report import (
+        sweep_table,
+        to_markdown,
+        to_rows,
+        write_tensorboard,
+    )
     from vlneval.errors import VLNEvalError
     from vlneval.reports.tables import write_rows
 

@@ -92,6 +92,7 @@ def with_agent_args(info: Any, kwargs: Mapping[str, Any]) -> Any:
     if not kwargs:
         return info
     factory = info.factory
+    params: Mapping[str, inspect.Parameter]
     try:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):

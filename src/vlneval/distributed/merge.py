@@ -175,7 +175,9 @@ def _coverage(shards: Sequence[_Shard], count: int) -> tuple[list[Problem], list
         given = by_index.get(k, [])
         if len(given) > 1:
             names = ", ".join(str(s.manifest_path) for s in given)
-            fatal.append(Problem("merge", f"shard {k}/{count} is given {len(given)} times: {names}"))
+            fatal.append(
+                Problem("merge", f"shard {k}/{count} is given {len(given)} times: {names}")
+            )
         elif not given:
             partial.append(Problem(
                 "merge", f"shard {k}/{count} is missing: none of the files given is shard {k} of "
@@ -190,7 +192,9 @@ def _coverage(shards: Sequence[_Shard], count: int) -> tuple[list[Problem], list
                 "with the same command and --resume",
             ))  # fmt: skip
     for k in sorted(set(by_index) - set(range(count))):
-        fatal.append(Problem(str(by_index[k][0].manifest_path), f"shard {k} is not one of 0..{count - 1}"))
+        fatal.append(
+            Problem(str(by_index[k][0].manifest_path), f"shard {k} is not one of 0..{count - 1}")
+        )
     return fatal, partial
 
 
@@ -212,7 +216,7 @@ def _index(shards: Sequence[_Shard], ids: Sequence[str], id_field: str) -> tuple
                 first, fl = seen[line.i]
                 problems.append(Problem(
                     where, f'duplicate {id_field} "{line.id}": line {line.lineno}, and '
-                    
+
                     f"{first.records_path.name} line {fl.lineno}",
                 ))  # fmt: skip
                 continue
@@ -298,7 +302,9 @@ def _assemble(shards: Sequence[_Shard], seen: Mapping[int, tuple[_Shard, ShardLi
     else:
         from vlneval.envs.graph.submission import task_records
 
-        view = _EpisodeView(ref["id_field"], {e: k for k, e in enumerate(ids)}, ref.get("instr_ids"))
+        view = _EpisodeView(
+            ref["id_field"], {e: k for k, e in enumerate(ids)}, ref.get("instr_ids")
+        )
         predictions, note = task_records(ref["task"], view, [ln.record for ln in lines])  # type: ignore[arg-type]
     card = _merged_card(shards, lines, note, len(ids))
     return Merged(ref["task"], ref["split"], ref["kind"], predictions, card, len(lines), len(ids))

@@ -64,7 +64,9 @@ def shard_progress(
     def line() -> None:
         elapsed = max(time.monotonic() - started, 1e-9)
         rate = (count - done) / elapsed
-        left = f", {format_seconds((total - count) / rate)} left" if 0 < rate and count < total else ""
+        left = (
+            f", {format_seconds((total - count) / rate)} left" if rate > 0 and count < total else ""
+        )
         out.write(
             f"{label}: {count}/{total} episodes ({100 * count // total}%), "
             f"{rate:.2f} episodes/s{left}\n"
@@ -86,8 +88,13 @@ def shard_progress(
 
 def _bar(total: int, done: int, label: str) -> Iterator[Callable[[int], None]]:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-    from rich.progress import TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:

@@ -114,7 +114,8 @@ def plan_units(
         raise VLNEvalError(f"the sweep sets {', '.join(clash)} itself: drop it from the command")
     if shards < 1 or not seeds or not checkpoints:
         raise VLNEvalError("a sweep needs at least one checkpoint, one seed and one shard")
-    units, taken = [], set()
+    units: list[Unit] = []
+    taken: set[str] = set()
     for ckpt in checkpoints:
         label = checkpoint_label(ckpt, taken)
         for seed in seeds:
@@ -123,7 +124,9 @@ def plan_units(
                 argv = [*command, "--seed", str(seed)]
                 argv += [] if ckpt is None else ["--checkpoint", str(ckpt)]
                 argv += ["--out", out.as_posix(), "--shard", f"{k}/{shards}", "--resume", "--quiet"]
-                units.append(Unit(len(units), ckpt, int(seed), f"{k}/{shards}", out.as_posix(), argv))
+                units.append(
+                    Unit(len(units), ckpt, int(seed), f"{k}/{shards}", out.as_posix(), argv)
+                )
     return units
 
 

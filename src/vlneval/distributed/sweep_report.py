@@ -100,8 +100,11 @@ def sweep_table(
         cis = bootstrap_table(columns, rng=rng, n_resamples=n_resamples,
                               confidence=confidence, nan_policy="omit") if columns else {}  # fmt: skip
         metrics = {
-            k: {"value": v, "low": cis[k].low if k in cis else None,
-                "high": cis[k].high if k in cis else None}  # fmt: skip
+            k: {
+                "value": v,
+                "low": cis[k].low if k in cis else None,
+                "high": cis[k].high if k in cis else None,
+            }  # fmt: skip
             for k, v in ev.summary["metrics"].items()
             if v is not None
         }
@@ -178,7 +181,7 @@ def write_tensorboard(table: SweepTable, logdir: str | Path) -> int:
         from torch.utils.tensorboard import SummaryWriter
     except ImportError:
         try:
-            from tensorboardX import SummaryWriter
+            from tensorboardX import SummaryWriter  # type: ignore[no-redef]
         except ImportError:
             raise VLNEvalError(
                 "--tensorboard needs a TensorBoard writer: pip install tensorboard (with torch) "
@@ -189,7 +192,9 @@ def write_tensorboard(table: SweepTable, logdir: str | Path) -> int:
     try:
         for s in table.summary:
             for k, m in s["metrics"].items():
-                writer.add_scalar(f"eval_{table.split}_{VLNCE_TAGS.get(k, k)}", m["mean"], s["step"])
+                writer.add_scalar(
+                    f"eval_{table.split}_{VLNCE_TAGS.get(k, k)}", m["mean"], s["step"]
+                )
                 n += 1
     finally:
         writer.close()
