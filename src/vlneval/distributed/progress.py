@@ -80,7 +80,8 @@ def shard_progress(
             last = time.monotonic()
             line()
 
-    line()
+    out.write(f"{label}: {total - done} of {total} episodes to run ({done} already written)\n")
+    out.flush()
     yield advance
     if count > done:
         line()
