@@ -142,11 +142,15 @@ def run_agent(
     progress: bool = False,
     sensors: Sequence[Sensor] = (),
     inputs: InputsFn | None = None,
+    indices: Sequence[int] | None = None,
+    on_record: Callable[[int, dict[str, Any]], Any] | None = None,
 ) -> RunResult:
     """Runs ``agent`` on every episode of ``episodes`` (the first ``limit`` when given).
 
     ``sensors`` and ``inputs`` extend the observations (e.g. REVERIE objects, a dialog history);
-    the other arguments are those of :class:`~vlneval.envs.VectorGraphNavEnv`.
+    the other arguments are those of :class:`~vlneval.envs.VectorGraphNavEnv`. ``indices`` runs
+    only those episodes of the split (a shard: seeds still come from each episode's index in the
+    whole split), and ``on_record(index, record)`` receives every record as its episode ends.
 
     Example:
         >>> from vlneval.agents.registry import get_agent
@@ -162,7 +166,7 @@ def run_agent(
         raise VLNEvalError(f"limit must be a positive number of episodes, got {limit!r}")
     if isinstance(batch_size, bool) or batch_size < 1:
         raise VLNEvalError(f"batch size must be a positive integer, got {batch_size!r}")
-    order = list(range(len(episodes)))[:limit]
+    order = list(range(len(episodes)))[:limit] if indices is None else _checked(indices, episodes)
     if not order:
         raise VLNEvalError(f"{episodes.source}: no episodes to run")
     space = agent.space(action_space)
@@ -186,12 +190,8 @@ def run_agent(
     )
     started = time.perf_counter()
     slots = _Slots(agent, venv, seed)
-    steps = _loop(venv, slots, order, progress)
-    records = []
-    for q in order:
-        rec = venv.prediction(q)
-        rec.update(slots.extras.get(q, {}))
-        records.append(rec)
+    steps = _loop(venv, slots, order, progress, on_record)
+    records = [_record(venv, slots, q) for q in order]
     protocol = {
         **venv.protocol(),
         "seeds": [seed],
@@ -213,7 +213,28 @@ def run_agent(
     )
 
 
-def _loop(venv: VectorGraphNavEnv, slots: _Slots, order: list[int], progress: bool) -> int:
+def _checked(indices: Sequence[int], episodes: EpisodeTable) -> list[int]:
+    order = [int(i) for i in indices]
+    if any(not 0 <= i < len(episodes) for i in order) or len(set(order)) != len(order):
+        raise VLNEvalError(
+            f"{episodes.source}: indices must be distinct episode indices in 0..{len(episodes) - 1}"
+        )
+    return order
+
+
+def _record(venv: VectorGraphNavEnv, slots: _Slots, q: int) -> dict[str, Any]:
+    rec = venv.prediction(q)
+    rec.update(slots.extras.get(q, {}))
+    return rec
+
+
+def _loop(
+    venv: VectorGraphNavEnv,
+    slots: _Slots,
+    order: list[int],
+    progress: bool,
+    on_record: Callable[[int, dict[str, Any]], Any] | None = None,
+) -> int:
     obs, info = venv.reset(options={"episodes": order})
     for s in range(venv.num_envs):
         slots.start(s)
@@ -227,6 +248,8 @@ def _loop(venv: VectorGraphNavEnv, slots: _Slots, order: list[int], progress: bo
             for s, running in enumerate((before >= 0).tolist()):
                 if done[s]:
                     slots.finish(s, int(before[s]))
+                    if on_record is not None:
+                        on_record(int(before[s]), _record(venv, slots, int(before[s])))
                     slots.start(s)
                     advance(1)
                 elif running:

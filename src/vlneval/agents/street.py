@@ -8,7 +8,7 @@ predictions depend on the seed alone. Records are Touchdown navigation predictio
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,8 +53,12 @@ def run_street(
     seed: int = 0,
     limit: int | None = None,
     progress: bool = False,
+    indices: Sequence[int] | None = None,
+    on_record: Callable[[int, dict[str, Any]], Any] | None = None,
 ) -> RunResult:
     """Runs ``agent`` on every route of ``episodes`` (the first ``limit`` when given).
+
+    ``indices`` and ``on_record`` are those of :func:`~vlneval.agents.rollout.run_agent`.
 
     Example:
         >>> import numpy as np
@@ -69,7 +73,7 @@ def run_street(
     """
     if limit is not None and (isinstance(limit, bool) or limit < 1):
         raise VLNEvalError(f"limit must be a positive number of episodes, got {limit!r}")
-    order = list(range(len(episodes)))[:limit]
+    order = list(range(len(episodes)))[:limit] if indices is None else [int(i) for i in indices]
     if not order:
         raise VLNEvalError(f"{episodes.source}: no episodes to run")
     env = StreetNavEnv(episodes, graph, max_steps=max_steps, privileged=agent.privileged)
@@ -93,6 +97,8 @@ def run_street(
             record = env.prediction()
             record.update(_finish(instance, obs, agent, env.id_field))
             records.append(record)
+            if on_record is not None:
+                on_record(q, record)
             advance(1)
     protocol = {
         **env.protocol(),

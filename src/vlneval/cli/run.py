@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.cli.common import add_data_args, err
+from vlneval.cli.sharding import CliShard, add_shard_args, agent_kwargs
 
 __all__ = ["register", "cmd_run", "cmd_agents", "card_path"]
 
@@ -64,10 +65,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--per-episode", default=None, metavar="FILE", help="with --score: .csv, .jsonl or .parquet"
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    add_shard_args(p)
     p.set_defaults(func=cmd_run)
 
     a = sub.add_parser("agents", help="list the registered agents and environments")
     a.set_defaults(func=cmd_agents)
+
+
+#: What the street run returns when its shard had nothing left to run.
+_FINISHED = object()
 
 
 def card_path(out: str | Path) -> Path:
@@ -110,13 +116,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     from vlneval.agents.registry import get_agent
     from vlneval.agents.rollout import run_agent
     from vlneval.data.jsonio import atomic_write_bytes
+    from vlneval.distributed.checkpoint import with_agent_args
     from vlneval.envs.graph.submission import task_records
     from vlneval.envs.loading import load_episodes
     from vlneval.envs.recording import write_predictions
     from vlneval.reports.tables import to_json_bytes
 
-    agent = get_agent(args.agent)
+    agent = with_agent_args(get_agent(args.agent), agent_kwargs(args))
+    shard = args.shard_run = CliShard.of(args)
     street = _street_run(args, agent)
+    if street is _FINISHED:
+        return 0
     setup = None if street is not None else _task_setup(args)
     sensors: list[Any] = []
     if street is not None:
@@ -135,6 +145,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         for note in setup.notes:
             err(f"note: {note}")
     if street is None:
+        hooks = (
+            {} if shard is None else shard.open(episodes, kind="graph", settings=_settings(args))
+        )
+        if hooks is None:
+            return shard.finish(None)  # type: ignore[union-attr]
         result = run_agent(
             agent,
             episodes,
@@ -145,12 +160,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             seed=args.seed,
             batch_size=args.batch_size,
             limit=args.limit,
-            progress=not args.quiet,
+            progress=not args.quiet and shard is None,
             sensors=sensors,
+            **hooks,
         )
         result.records, note = task_records(args.task, episodes, result.records)
         if note is not None:
             result.protocol["prediction_format"] = note
+    if shard is not None:
+        return shard.finish(_card(result))
     out = Path(args.out)
     write_predictions(out, result.records)
     card = card_path(out)
@@ -191,6 +209,12 @@ def _score(args: argparse.Namespace, result: Any) -> int:
     return 0
 
 
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The run options a shard's manifest records (every shard of a run must share them)."""
+    features = Path(args.features).name if args.features else None
+    return {"action_space": args.action_space, "max_steps": args.max_steps, "features": features}
+
+
 def _street_run(args: argparse.Namespace, agent: Any) -> Any:
     """The run of a street-graph task (Touchdown, ``vlneval.envs.street.env``); None for others."""
     from vlneval.agents.street import run_street
@@ -214,9 +238,14 @@ def _street_run(args: argparse.Namespace, agent: Any) -> Any:
         data_version=args.data_version,
     )
     args.score_options = {"data_version": args.data_version} if args.data_version else {}
+    shard = args.shard_run
+    hooks = {} if shard is None else shard.open(episodes, kind="graph", settings=_settings(args))
+    if hooks is None:
+        shard.finish(None)
+        return _FINISHED
     return run_street(
         agent, episodes, graph, max_steps=args.max_steps, seed=args.seed, limit=args.limit,
-        progress=not args.quiet,
+        progress=not args.quiet and shard is None, **hooks,
     )  # fmt: skip
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.cli.common import add_data_args, err, load_declared
+from vlneval.cli.sharding import CliShard, add_shard_args, agent_kwargs
 
 __all__ = ["register", "cmd_run_ce", "cmd_score_ce"]
 
@@ -56,6 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--per-episode", default=None, metavar="FILE", help="with --score: .csv, .jsonl or .parquet"
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    add_shard_args(p)
     p.set_defaults(func=cmd_run_ce)
 
     s = sub.add_parser("score-ce", help="score VLN-CE predictions with a chosen distance source")
@@ -128,6 +130,11 @@ def cmd_run_ce(args: argparse.Namespace) -> int:
         )
     task = get_task(args.task)
     split = args.split or task.default_split
+    shard = CliShard.of(args)
+    if agent_kwargs(args):
+        from vlneval.errors import VLNEvalError
+
+        raise VLNEvalError("run-ce runs the baseline agents: --checkpoint and --agent-arg need run")
     env = make_env(
         spec.id,
         task=args.task,
@@ -138,6 +145,8 @@ def cmd_run_ce(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
     )
     agent = make_agent(args.agent, env.action_space)
+    if shard is not None:
+        return _run_shard(args, shard, spec.id, env, agent, split)
     indices = list(range(min(args.limit, len(env)))) if args.limit is not None else None
     run = run_continuous(env, agent, indices=indices, seed=args.seed, progress=not args.quiet)
     out = Path(args.out)
@@ -180,6 +189,26 @@ def cmd_run_ce(args: argparse.Namespace) -> int:
         summary["measured"] = card["measured"]
         _write_outputs(args, summary, rows)
     return 0
+
+
+def _run_shard(
+    args: argparse.Namespace, shard: CliShard, env_id: str, env: Any, agent: Any, split: str
+) -> int:
+    """One shard: each episode's prediction and measurements written as it ends."""
+    from vlneval.agents.continuous import RunRecord, run_continuous
+
+    settings = {"max_steps": args.max_steps}
+    hooks = shard.open(env.episodes, kind="continuous", settings=settings, environment=env_id)
+    if hooks is None:
+        return shard.finish(None)
+    run = RunRecord()
+    for i in hooks["indices"]:  # one episode at a time, so each is on disk when it ends
+        one = run_continuous(env, agent, indices=[i], seed=args.seed)
+        hooks["on_record"](i, one.predictions, one.episodes[0])
+        run.predictions.update(one.predictions)
+        run.episodes += one.episodes
+        run.steps, run.env_card = run.steps + one.steps, one.env_card
+    return shard.finish(_run_card(args, env_id, env, agent, run, split))
 
 
 def _measured(e: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,123 @@
+"""The shard options of the commands that run agents (``run``, ``run-ce``), and their glue."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from pathlib import Path
+from typing import Any
+
+from vlneval.cli.common import err
+
+__all__ = ["add_shard_args", "agent_kwargs", "CliShard"]
+
+
+def add_shard_args(p: argparse.ArgumentParser) -> None:
+    """--shard, --balance-scans, --resume, --checkpoint, --agent-arg."""
+    p.add_argument(
+        "--shard",
+        default=None,
+        metavar="i/n|auto",
+        help="run shard i of n (0-based) into NAME.shard-i-of-n.jsonl and a manifest beside --out; "
+        "auto: from torchrun (RANK/WORLD_SIZE) or SLURM (array, srun) variables. "
+        "Merge the shards with `vlneval merge`",
+    )
+    p.add_argument(
+        "--balance-scans",
+        action="store_true",
+        help="with --shard: keep each scan's episodes on one shard where possible",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="with --shard: continue a killed shard (episodes already written are kept)",
+    )
+    p.add_argument(
+        "--checkpoint",
+        default=None,
+        metavar="FILE",
+        help="model checkpoint (file or folder): hashed into the manifest and passed to the "
+        "agent's constructor as checkpoint=PATH",
+    )
+    p.add_argument(
+        "--agent-arg",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="keyword argument of the agent's constructor (repeatable; JSON values)",
+    )
+
+
+def agent_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The agent's constructor arguments: ``--agent-arg`` pairs and ``checkpoint=``."""
+    from vlneval.distributed.checkpoint import parse_agent_args
+
+    kwargs = parse_agent_args(getattr(args, "agent_arg", None))
+    if getattr(args, "checkpoint", None) is not None:
+        kwargs["checkpoint"] = str(args.checkpoint)
+    return kwargs
+
+
+class CliShard:
+    """The shard of one ``run``/``run-ce`` invocation (None from :meth:`of` without --shard)."""
+
+    def __init__(self, args: argparse.Namespace, spec: Any) -> None:
+        self.args, self.spec = args, spec
+        self.writer: Any = None
+        self._stack = contextlib.ExitStack()
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> CliShard | None:
+        """The shard asked for, after checking the options that do not combine with it."""
+        from vlneval.distributed.detect import resolve_shard
+        from vlneval.errors import VLNEvalError
+
+        spec = resolve_shard(args.shard)
+        if spec is None:
+            if args.resume or args.balance_scans:
+                raise VLNEvalError("--resume and --balance-scans need --shard (i/n or auto)")
+            return None
+        for flag, given in (("--limit", args.limit is not None), ("--score", args.score)):
+            if given:
+                raise VLNEvalError(
+                    f"{flag} does not combine with --shard: merge the shards with `vlneval "
+                    "merge`, then score the merged file"
+                )
+        return cls(args, spec)
+
+    def open(
+        self, episodes: Any, *, kind: str, settings: dict[str, Any], environment: str | None = None
+    ) -> dict[str, Any] | None:
+        """Starts the shard; the keyword arguments for the rollout (``indices``, ``on_record``),
+        or None when nothing is left to run."""
+        from vlneval.distributed.session import recorder, start_shard
+
+        a = self.args
+        self.writer = start_shard(
+            a.out, self.spec, episodes, resume=a.resume, kind=kind, seed=a.seed,
+            agent={"spec": a.agent, "args": {k: v for k, v in agent_kwargs(a).items()
+                                             if k != "checkpoint"}},
+            settings=settings, profile=a.profile, data_version=getattr(a, "data_version", None),
+            environment=environment, checkpoint=a.checkpoint, balance_scans=a.balance_scans,
+        )  # fmt: skip
+        if not self.writer.remaining:
+            return None
+        record = self._stack.enter_context(recorder(self.writer, progress=not a.quiet))
+        return {"indices": self.writer.remaining, "on_record": record}
+
+    def finish(self, card: dict[str, Any] | None) -> int:
+        """Completes the shard and says where it is; the exit code."""
+        self._stack.close()
+        w = self.writer
+        kept, ran = len(w.manifest["assigned"]) - len(w.remaining), len(w.remaining)
+        w.complete(card if card is not None else w.manifest.get("card"))
+        n = self.spec.count
+        pattern = Path(self.args.out).with_name(w.records.name.replace(
+            f"shard-{self.spec.index:0{len(str(n - 1))}d}-of", "shard-*-of"))  # fmt: skip
+        err(
+            f"shard {self.spec.label} ({self.spec.source}): {len(w.manifest['assigned'])} episodes"
+            f" ({kept} already written, {ran} run); wrote "
+            f"{w.records} and {w.manifest_path}; when all {n} are done: vlneval merge "
+            f"{pattern} --out {self.args.out}"
+        )
+        return 0

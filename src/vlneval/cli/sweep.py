@@ -1,0 +1,200 @@
+"""``vlneval sweep``: checkpoints x seeds x shards as work units for SLURM, Ray or a loop."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from vlneval.cli.common import err
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Adds ``sweep plan``, ``sweep run-unit``, ``sweep status`` and ``sweep report``."""
+    p = sub.add_parser(
+        "sweep",
+        help="evaluate checkpoints x seeds x shards as independent units (SLURM arrays, loops)",
+        description="Plan the units once, run each (a SLURM array task, a Ray task or a bash "
+        "loop; finished units are skipped, killed ones resumed), then report one table.",
+    )
+    s = p.add_subparsers(dest="sweep_command", required=True)
+
+    a = s.add_parser(
+        "plan",
+        help="write the units file and print the sbatch line",
+        description="Example: vlneval sweep plan --units units.jsonl --runs-dir runs "
+        "--checkpoints ckpt/*.pth --seeds 0 1 2 --shards 4 -- run --task r2r --split "
+        "val_unseen --agent mypkg.agent:Agent",
+    )
+    a.add_argument("--units", required=True, help="units file to write (JSON lines)")
+    a.add_argument("--runs-dir", required=True, help="folder of the runs: DIR/CKPT/seed-S/")
+    a.add_argument("--checkpoints", nargs="+", default=None, metavar="CKPT",
+                   help="checkpoint files or folders (passed to the agent as checkpoint=PATH)")  # fmt: skip
+    a.add_argument("--seeds", nargs="+", type=int, default=[0], help="seeds (default 0)")
+    a.add_argument("--shards", type=int, default=1, help="shards per (checkpoint, seed) run")
+    a.add_argument("--max-parallel", type=int, default=None, help="sbatch array throttle (%%K)")
+    a.add_argument("command", nargs=argparse.REMAINDER,
+                   help="after --: the run command, e.g. -- run --task demo --agent random")  # fmt: skip
+    a.set_defaults(func=cmd_plan)
+
+    r = s.add_parser("run-unit", help="run one unit (default: $SLURM_ARRAY_TASK_ID), or --all")
+    r.add_argument("units", help="units file")
+    r.add_argument("--unit", type=int, default=None, help="unit number (line of the file)")
+    r.add_argument("--all", action="store_true", help="run every unfinished unit, in order")
+    r.set_defaults(func=cmd_run_unit)
+
+    t = s.add_parser("status", help="count finished, started and pending units")
+    t.add_argument("units", help="units file")
+    t.add_argument("--max-parallel", type=int, default=None, help="sbatch array throttle (%%K)")
+    t.set_defaults(func=cmd_status)
+
+    q = s.add_parser("report", help="merge, score and tabulate every finished run")
+    q.add_argument("units", help="units file")
+    q.add_argument("--csv", default=None, help="long table: checkpoint, step, seed, metric, ...")
+    q.add_argument("--markdown", default=None, help="markdown tables (default: stdout)")
+    q.add_argument("--tensorboard", default=None, metavar="LOGDIR",
+                   help="scalars eval_{split}_{metric} per checkpoint step (needs tensorboard)")  # fmt: skip
+    q.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
+    q.add_argument("--confidence", type=float, default=0.95, help="interval level (0.95)")
+    q.set_defaults(func=cmd_report)
+
+
+def _run_args(command: list[str]) -> argparse.Namespace:
+    """The run command of a sweep, parsed as ``vlneval`` parses it."""
+    from vlneval.cli.main import build_parser
+    from vlneval.errors import VLNEvalError
+
+    try:
+        return build_parser().parse_args([*command, "--out", "x.json"])
+    except SystemExit:
+        raise VLNEvalError(
+            f"the sweep's command does not parse: vlneval {' '.join(command)}"
+        ) from None
+
+
+def _array_line(units_file: str, pending: list[int], throttle: int | None) -> str:
+    from vlneval.distributed.sweep import array_ranges
+
+    limit = f"%{throttle}" if throttle else ""
+    return (
+        f"sbatch --array={array_ranges(pending)}{limit} --job-name=vlneval-sweep "
+        f"--output=vlneval-sweep-%A_%a.log --wrap='vlneval sweep run-unit {units_file}'"
+    )
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Writes the units; prints the sbatch line (stdout) and the loop alternative (stderr)."""
+    from vlneval.distributed.sweep import plan_units, unit_status, write_units
+
+    command = [c for c in args.command if c != "--"] if args.command[:1] == ["--"] else args.command
+    _run_args(command)
+    units = plan_units(command, checkpoints=args.checkpoints or [None], seeds=args.seeds,
+                       shards=args.shards, runs_dir=args.runs_dir)  # fmt: skip
+    write_units(args.units, units)
+    pending = [u.unit for u in units if unit_status(u) != "complete"]
+    n_ckpt = len(args.checkpoints or [None])
+    err(
+        f"wrote {len(units)} units to {args.units} ({n_ckpt} checkpoints x {len(args.seeds)} "
+        f"seeds x {args.shards} shards; {len(units) - len(pending)} already complete)"
+    )
+    if pending:
+        print(_array_line(args.units, pending, args.max_parallel))
+    err(f"or, on one machine: vlneval sweep run-unit {args.units} --all")
+    err(f"then: vlneval sweep report {args.units} --csv sweep.csv")
+    return 0
+
+
+def cmd_run_unit(args: argparse.Namespace) -> int:
+    """Runs the unit (skipped when complete); with --all every unfinished one."""
+    from vlneval.cli.main import main
+    from vlneval.distributed.sweep import read_units, unit_status
+    from vlneval.errors import VLNEvalError
+
+    units = read_units(args.units)
+    if args.all:
+        todo = units
+    else:
+        k = args.unit
+        if k is None:
+            task = os.environ.get("SLURM_ARRAY_TASK_ID")
+            if task is None or not task.strip().isdigit():
+                raise VLNEvalError("pass --unit K or --all (or run as a SLURM array task)")
+            k = int(task)
+        if not 0 <= k < len(units):
+            raise VLNEvalError(f"{args.units}: no unit {k} (units 0..{len(units) - 1})")
+        todo = [units[k]]
+    code = 0
+    for u in todo:
+        if unit_status(u) == "complete":
+            err(f"unit {u.unit}: complete, skipped ({u.out} shard {u.shard})")
+            continue
+        err(f"unit {u.unit}: vlneval {' '.join(u.argv)}")
+        code = main(u.argv) or code
+    return code
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """Counts units by status; prints the sbatch line of the unfinished ones."""
+    from vlneval.distributed.sweep import read_units, unit_status
+
+    units = read_units(args.units)
+    status = {u.unit: unit_status(u) for u in units}
+    counts = {
+        s: sum(1 for v in status.values() if v == s) for s in ("complete", "running", "pending")
+    }
+    print(", ".join(f"{v} {k}" for k, v in counts.items()) + f" of {len(units)} units")
+    pending = [k for k, v in status.items() if v != "complete"]
+    if pending:
+        print(_array_line(args.units, pending, args.max_parallel))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Merges and scores finished runs; writes the tables."""
+    from vlneval.data.jsonio import atomic_write_text
+    from vlneval.distributed.sweep import read_units
+    from vlneval.distributed.sweep_report import (
+        sweep_table,
+        to_markdown,
+        to_rows,
+        write_tensorboard,
+    )
+    from vlneval.errors import VLNEvalError
+    from vlneval.reports.tables import write_rows
+
+    units = read_units(args.units)
+    if not units:
+        raise VLNEvalError(f"{args.units}: no units")
+    run = _run_args(units[0].argv[: units[0].argv.index("--seed")])
+    if run.command != "run":
+        raise VLNEvalError("sweep report scores `run` sweeps; score run-ce outputs with score-ce")
+    table = sweep_table(units, _scorer(run), n_resamples=args.resamples,
+                        confidence=args.confidence)  # fmt: skip
+    for label, seed, left in table.incomplete:
+        err(f"note: {label} seed {seed}: {left} units not complete, left out")
+    if args.csv:
+        write_rows(args.csv, to_rows(table))
+    text = to_markdown(table)
+    if args.markdown:
+        atomic_write_text(args.markdown, text)
+    elif not args.csv or args.tensorboard is None:
+        sys.stdout.write(text)
+    if args.tensorboard:
+        n = write_tensorboard(table, args.tensorboard)
+        err(f"wrote {n} scalars to {args.tensorboard}")
+    return 0
+
+
+def _scorer(run: argparse.Namespace) -> Any:
+    from vlneval.evaluation import evaluate
+
+    options = {"data_version": run.data_version} if run.data_version else None
+
+    def score(path: Any) -> Any:
+        return evaluate(run.task, run.split, path, profile=run.profile, root=run.data_root,
+                        episodes_file=run.episodes, graphs=run.graphs, options=options)  # fmt: skip
+
+    return score

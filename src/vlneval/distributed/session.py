@@ -1,0 +1,96 @@
+"""A shard run from start to finish: plan, manifest, per-episode records, completion.
+
+The commands that run agents (``vlneval run``, ``vlneval run-ce``) call :func:`start_shard`
+with the split's whole episode table, run the agent on ``writer.remaining`` (global indices)
+passing each finished episode to :func:`recorder`'s callback, and end with
+``writer.complete(card)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from vlneval.distributed.checkpoint import checkpoint_fingerprint
+from vlneval.distributed.plan import ShardSpec, ids_digest, plan
+from vlneval.distributed.progress import shard_progress
+from vlneval.distributed.shardfile import FORMAT, ShardWriter, open_shard
+
+__all__ = ["start_shard", "recorder", "shard_manifest"]
+
+
+def shard_manifest(
+    spec: ShardSpec,
+    episodes: Any,
+    *,
+    kind: str,
+    seed: int,
+    agent: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    profile: str | None = None,
+    data_version: str | None = None,
+    environment: str | None = None,
+    checkpoint: str | Path | None = None,
+    balance_scans: bool = False,
+) -> dict[str, Any]:
+    """The manifest fields of shard ``spec`` of a run over ``episodes`` (any table with ``task``,
+    ``split``, ``ids``, ``scans`` and ``id_field``)."""
+    from vlneval import __version__
+
+    ids = [str(e) for e in episodes.ids]
+    assigned = plan(ids, spec.count, scans=list(episodes.scans), balance_scans=balance_scans)
+    ckpt = checkpoint_fingerprint(checkpoint) if checkpoint is not None else None
+    instr_ids = getattr(episodes, "instr_ids", None)
+    return {
+        "format": FORMAT,
+        "kind": kind,
+        "task": episodes.task,
+        "split": episodes.split,
+        "data_version": data_version,
+        "profile": profile,
+        "vlneval_version": __version__,
+        "episodes_sha256": ids_digest(ids),
+        "n_expected": len(ids),
+        "shard_index": spec.index,
+        "shard_count": spec.count,
+        "shard_source": spec.source,
+        "balance_scans": balance_scans,
+        "seed": seed,
+        "agent": dict(agent),
+        "environment": environment,
+        "settings": dict(settings),
+        "checkpoint_sha256": None if ckpt is None else ckpt["sha256"],
+        "checkpoint": ckpt,
+        "id_field": episodes.id_field,
+        "episode_ids": ids,
+        "instr_ids": None if instr_ids is None else [str(x) for x in instr_ids],
+        "assigned": assigned[spec.index],
+    }
+
+
+def start_shard(out: str | Path, spec: ShardSpec, episodes: Any, *, resume: bool = False,
+                **fields: Any) -> ShardWriter:  # fmt: skip
+    """Opens shard ``spec`` of the run merging into ``out``; ``fields`` are those of
+    :func:`shard_manifest`."""
+    return open_shard(out, spec, shard_manifest(spec, episodes, **fields), resume=resume)
+
+
+@contextmanager
+def recorder(
+    writer: ShardWriter, *, progress: bool, interval: float = 30.0
+) -> Iterator[Callable[..., None]]:
+    """Yields ``record(index, record, extra=None)``: writes the line, advances the progress."""
+    m = writer.manifest
+    total = len(m["assigned"])
+    label = f"shard {m['shard_index']}/{m['shard_count']}"
+    with shard_progress(
+        total, label=label, enabled=progress, done=writer.done, interval=interval
+    ) as advance:
+
+        def record(i: int, rec: Any, extra: Any = None) -> None:
+            writer.write(i, rec, extra)
+            advance(1)
+
+        yield record

@@ -1,0 +1,185 @@
+"""Sweeps: checkpoints x seeds x shards as independent work units.
+
+A unit is one shard (:mod:`vlneval.distributed.session`) of one (checkpoint, seed) run: the
+full ``vlneval`` command line to run it, and the merged output it belongs to,
+``RUNS/<checkpoint>/seed-<s>/preds.json``. Units share nothing but the file system, so SLURM
+(one array task per unit), Ray or a bash loop can run them in any order, twice, or after a
+crash: every unit runs with ``--resume`` and a unit whose manifest says ``complete`` is skipped.
+Unit ``k`` is line ``k`` of the units file, and the SLURM array task id is the unit number.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from vlneval.data.jsonio import atomic_write_bytes, load_json
+from vlneval.distributed.plan import ShardSpec
+from vlneval.distributed.shardfile import shard_paths
+from vlneval.errors import VLNEvalError
+
+__all__ = [
+    "Unit",
+    "plan_units",
+    "write_units",
+    "read_units",
+    "unit_status",
+    "array_ranges",
+    "checkpoint_label",
+    "checkpoint_step",
+    "RESERVED",
+]
+
+#: Options a sweep sets for every unit; the command given to it must not set them.
+RESERVED = ("--out", "--seed", "--shard", "--checkpoint", "--resume", "--limit", "--score")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One work unit: shard ``shard`` of the run of ``checkpoint`` with ``seed``."""
+
+    unit: int
+    checkpoint: str | None
+    seed: int
+    shard: str
+    out: str
+    argv: list[str]
+
+    @property
+    def spec(self) -> ShardSpec:
+        """The unit's shard."""
+        i, n = self.shard.split("/")
+        return ShardSpec(int(i), int(n))
+
+
+def checkpoint_label(path: str | None, taken: set[str] | None = None) -> str:
+    """A folder name for a checkpoint: its file name (``ckpt.12.pth``), made unique.
+
+    Example:
+        >>> checkpoint_label("runs/a/ckpt.12.pth"), checkpoint_label(None)
+        ('ckpt.12.pth', 'no-checkpoint')
+    """
+    base = "no-checkpoint" if path is None else (Path(path).name or "checkpoint")
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", base)
+    label, k = base, 1
+    while taken is not None and label in taken:
+        k += 1
+        label = f"{base}-{k}"
+    if taken is not None:
+        taken.add(label)
+    return label
+
+
+def checkpoint_step(path: str | None, default: int) -> int:
+    """The training step of a checkpoint: the last number in its name (VLN-CE's
+    ``ckpt.{index}.pth``), else ``default``.
+
+    Example:
+        >>> checkpoint_step("ckpt.12.pth", 0), checkpoint_step("best.pt", 3)
+        (12, 3)
+    """
+    found = re.findall(r"\d+", Path(path).name) if path else []
+    return int(found[-1]) if found else default
+
+
+def plan_units(
+    command: Sequence[str],
+    *,
+    checkpoints: Sequence[str | None],
+    seeds: Sequence[int],
+    shards: int,
+    runs_dir: str | Path,
+    filename: str = "preds.json",
+) -> list[Unit]:
+    """Every unit of the sweep, checkpoint-major (all seeds and shards of the first
+    checkpoint first).
+
+    Example:
+        >>> units = plan_units(["run", "--task", "demo", "--agent", "random"],
+        ...                    checkpoints=[None], seeds=[0, 1], shards=2, runs_dir="runs")
+        >>> [(u.unit, u.seed, u.shard) for u in units]
+        [(0, 0, '0/2'), (1, 0, '1/2'), (2, 1, '0/2'), (3, 1, '1/2')]
+        >>> units[3].argv[-6:]
+        ['--out', 'runs/no-checkpoint/seed-1/preds.json', '--shard', '1/2', '--resume', '--quiet']
+    """
+    if not command or command[0] not in ("run", "run-ce"):
+        raise VLNEvalError("the sweep's command must be `run ...` or `run-ce ...` (after --)")
+    clash = sorted({a.split("=")[0] for a in command} & set(RESERVED))
+    if clash:
+        raise VLNEvalError(f"the sweep sets {', '.join(clash)} itself: drop it from the command")
+    if shards < 1 or not seeds or not checkpoints:
+        raise VLNEvalError("a sweep needs at least one checkpoint, one seed and one shard")
+    units: list[Unit] = []
+    taken: set[str] = set()
+    for ckpt in checkpoints:
+        label = checkpoint_label(ckpt, taken)
+        for seed in seeds:
+            out = Path(runs_dir) / label / f"seed-{seed}" / filename
+            for k in range(shards):
+                argv = [*command, "--seed", str(seed)]
+                argv += [] if ckpt is None else ["--checkpoint", str(ckpt)]
+                argv += ["--out", out.as_posix(), "--shard", f"{k}/{shards}", "--resume", "--quiet"]
+                units.append(
+                    Unit(len(units), ckpt, int(seed), f"{k}/{shards}", out.as_posix(), argv)
+                )
+    return units
+
+
+def write_units(path: str | Path, units: Iterable[Unit]) -> None:
+    """Writes the units file (JSON lines, unit ``k`` on line ``k``)."""
+    atomic_write_bytes(path, b"".join(msgspec.json.encode(asdict(u)) + b"\n" for u in units))
+
+
+def read_units(path: str | Path) -> list[Unit]:
+    """Reads a units file."""
+    p = Path(path)
+    try:
+        lines = p.read_bytes().splitlines()
+    except OSError as exc:
+        raise VLNEvalError(f"{p}: cannot read the units file ({exc.strerror or exc})") from exc
+    units = []
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            units.append(Unit(**msgspec.json.decode(line)))
+        except (msgspec.DecodeError, TypeError) as exc:
+            raise VLNEvalError(f"{p}: line {n}: not a sweep unit ({exc})") from None
+    if [u.unit for u in units] != list(range(len(units))):
+        raise VLNEvalError(f"{p}: units must be numbered 0, 1, 2... in order")
+    return units
+
+
+def unit_status(unit: Unit) -> str:
+    """``complete``, ``running`` (started; killed or still going) or ``pending``."""
+    _, manifest = shard_paths(unit.out, unit.spec)
+    if not manifest.exists():
+        return "pending"
+    try:
+        status: Any = load_json(manifest).get("status")
+    except (VLNEvalError, AttributeError):
+        return "running"
+    return "complete" if status == "complete" else "running"
+
+
+def array_ranges(indices: Sequence[int]) -> str:
+    """SLURM ``--array`` syntax for sorted unit numbers.
+
+    Example:
+        >>> array_ranges([0, 1, 2, 5, 7, 8])
+        '0-2,5,7-8'
+    """
+    parts: list[str] = []
+    for i in sorted(indices):
+        if parts and "-" not in parts[-1] and int(parts[-1]) == i - 1:
+            parts[-1] = f"{i - 1}-{i}"
+        elif parts and "-" in parts[-1] and int(parts[-1].split("-")[1]) == i - 1:
+            parts[-1] = f"{parts[-1].split('-')[0]}-{i}"
+        else:
+            parts.append(str(i))
+    return ",".join(parts)

@@ -1,0 +1,201 @@
+"""The table of a sweep: checkpoint x seed x metric, with intervals, and TensorBoard scalars.
+
+For each (checkpoint, seed) whose shards are all complete: the shards are merged
+(:func:`vlneval.distributed.merge`) into the run's predictions file, which is scored centrally
+(never an average of per-shard means); each metric gets its percentile bootstrap interval
+over episodes (:func:`vlneval.stats.bootstrap_table`, the same resamples for every metric). Per
+checkpoint, the seeds' scores are summarised as mean ± sample std
+(:func:`vlneval.stats.aggregate_scores`). The statistics layer is pure numpy, so this module
+may use it without a cycle.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlneval.distributed.merge import merge
+from vlneval.distributed.shardfile import shard_paths
+from vlneval.distributed.sweep import Unit, checkpoint_label, checkpoint_step, unit_status
+
+__all__ = ["SweepTable", "sweep_table", "to_markdown", "to_rows", "write_tensorboard", "VLNCE_TAGS"]
+
+#: vlneval labels -> the metric names VLN-CE logs as ``eval_{split}_{name}``.
+VLNCE_TAGS = {
+    "TL": "path_length",
+    "NE": "distance_to_goal",
+    "OSR": "oracle_success",
+    "SR": "success",
+    "SPL": "spl",
+    "nDTW": "ndtw",
+    "sDTW": "sdtw",
+}
+
+
+@dataclass
+class SweepTable:
+    """Scores of a sweep.
+
+    Attributes:
+        split: the split scored.
+        runs: one dict per scored (checkpoint, seed): ``checkpoint``, ``label``, ``step``,
+            ``seed``, ``n_episodes``, ``metrics`` (label -> ``{value, low, high}``).
+        summary: one dict per checkpoint: ``label``, ``step``, ``seeds``, ``metrics``
+            (label -> ``{mean, std}``).
+        incomplete: (checkpoint label, seed, units not complete) of runs left out.
+    """
+
+    split: str
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    summary: list[dict[str, Any]] = field(default_factory=list)
+    incomplete: list[tuple[str, int, int]] = field(default_factory=list)
+
+
+def _groups(units: Sequence[Unit]) -> dict[tuple[str | None, int], list[Unit]]:
+    out: dict[tuple[str | None, int], list[Unit]] = {}
+    for u in units:
+        out.setdefault((u.checkpoint, u.seed), []).append(u)
+    return out
+
+
+def sweep_table(
+    units: Sequence[Unit],
+    score: Callable[[Path], Any],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    rng: int = 0,
+) -> SweepTable:
+    """Merges and scores every finished run of the sweep.
+
+    ``score(path)`` returns the run's :class:`~vlneval.evaluation.Evaluation` (the caller
+    knows the task, split and data).
+    """
+    from vlneval.evaluation.runner import LABEL_TO_COLUMN
+    from vlneval.stats import aggregate_scores, bootstrap_table
+
+    table = SweepTable(split="")
+    labels: dict[str | None, str] = {}
+    taken: set[str] = set()
+    for (ckpt, seed), group in _groups(units).items():
+        label = labels.setdefault(ckpt, checkpoint_label(ckpt, taken))
+        left = [u for u in group if unit_status(u) != "complete"]
+        if left:
+            table.incomplete.append((label, seed, len(left)))
+            continue
+        out = Path(group[0].out)
+        merge([shard_paths(out, u.spec)[0] for u in group], out=out)
+        ev = score(out)
+        table.split = ev.summary.get("split", table.split)
+        columns = {
+            k: np.asarray(ev.per_episode[LABEL_TO_COLUMN.get(k, k)], dtype=np.float64)
+            for k, v in ev.summary["metrics"].items()
+            if v is not None and LABEL_TO_COLUMN.get(k, k) in ev.per_episode
+        }
+        cis = bootstrap_table(columns, rng=rng, n_resamples=n_resamples,
+                              confidence=confidence, nan_policy="omit") if columns else {}  # fmt: skip
+        metrics = {
+            k: {
+                "value": v,
+                "low": cis[k].low if k in cis else None,
+                "high": cis[k].high if k in cis else None,
+            }  # fmt: skip
+            for k, v in ev.summary["metrics"].items()
+            if v is not None
+        }
+        step = checkpoint_step(ckpt, list(labels).index(ckpt))
+        table.runs.append({"checkpoint": ckpt, "label": label, "step": step, "seed": seed,
+                           "n_episodes": ev.summary["n_episodes"], "metrics": metrics})  # fmt: skip
+    for ckpt, label in labels.items():
+        runs = [r for r in table.runs if r["checkpoint"] == ckpt]
+        if not runs:
+            continue
+        names = [k for k in runs[0]["metrics"] if all(k in r["metrics"] for r in runs)]
+        agg = {}
+        for k in names:
+            s = aggregate_scores([r["metrics"][k]["value"] for r in runs], metric=k)
+            agg[k] = {"mean": s.mean, "std": s.std}
+        table.summary.append({"label": label, "step": runs[0]["step"],
+                              "seeds": [r["seed"] for r in runs], "metrics": agg})  # fmt: skip
+    return table
+
+
+def _num(x: float | None) -> str:
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.4f}"
+
+
+def to_rows(table: SweepTable) -> list[dict[str, Any]]:
+    """Long-form rows (one per checkpoint, seed and metric; seed ``mean`` for the summary)."""
+    rows = []
+    for r in table.runs:
+        for k, m in r["metrics"].items():
+            rows.append({"checkpoint": r["label"], "step": r["step"], "seed": r["seed"],
+                         "metric": k, "value": m["value"], "ci_low": m["low"],
+                         "ci_high": m["high"], "std": None, "n": r["n_episodes"]})  # fmt: skip
+    for s in table.summary:
+        for k, m in s["metrics"].items():
+            rows.append({"checkpoint": s["label"], "step": s["step"], "seed": "mean",
+                         "metric": k, "value": m["mean"], "ci_low": None, "ci_high": None,
+                         "std": m["std"], "n": len(s["seeds"])})  # fmt: skip
+    return rows
+
+
+def to_markdown(table: SweepTable) -> str:
+    """Two markdown tables: mean ± std over seeds per checkpoint, then every run with its
+    bootstrap interval."""
+    if not table.summary:
+        return "no finished runs\n"
+    names = list(table.summary[0]["metrics"])
+    lines = ["| checkpoint | seeds | " + " | ".join(names) + " |",
+             "|---|---|" + "---|" * len(names)]  # fmt: skip
+    for s in table.summary:
+        cells = [
+            _num(s["metrics"][k]["mean"])
+            + ("" if s["metrics"][k]["std"] is None else f" ± {_num(s['metrics'][k]['std'])}")
+            for k in names
+        ]
+        lines.append(f"| {s['label']} | {len(s['seeds'])} | " + " | ".join(cells) + " |")
+    lines += ["", "| checkpoint | seed | " + " | ".join(names) + " |",
+              "|---|---|" + "---|" * len(names)]  # fmt: skip
+    for r in table.runs:
+        cells = []
+        for k in names:
+            m = r["metrics"].get(k)
+            ci = "" if m is None or m["low"] is None else f" [{_num(m['low'])}, {_num(m['high'])}]"
+            cells.append("" if m is None else _num(m["value"]) + ci)
+        lines.append(f"| {r['label']} | {r['seed']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_tensorboard(table: SweepTable, logdir: str | Path) -> int:
+    """Writes each checkpoint's mean over seeds as ``eval_{split}_{metric}`` at its step (the
+    tags VLN-CE's trainers log); the number of scalars written."""
+    from vlneval.errors import VLNEvalError
+
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:
+        try:
+            from tensorboardX import SummaryWriter  # type: ignore[no-redef]
+        except ImportError:
+            raise VLNEvalError(
+                "--tensorboard needs a TensorBoard writer: pip install tensorboard (with torch) "
+                "or tensorboardX; the CSV and markdown tables need neither"
+            ) from None
+    writer = SummaryWriter(log_dir=str(logdir))
+    n = 0
+    try:
+        for s in table.summary:
+            for k, m in s["metrics"].items():
+                writer.add_scalar(
+                    f"eval_{table.split}_{VLNCE_TAGS.get(k, k)}", m["mean"], s["step"]
+                )
+                n += 1
+    finally:
+        writer.close()
+    return n

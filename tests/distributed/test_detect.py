@@ -1,0 +1,83 @@
+"""``--shard auto`` under torchrun, srun and SLURM arrays (faked environments)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.distributed.conftest import vlneval
+from vlneval.distributed import detect
+from vlneval.distributed.detect import resolve_shard
+from vlneval.errors import VLNEvalError
+
+LAUNCHERS = ("RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_ARRAY_TASK_ID",
+             "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_COUNT",
+             "SLURM_ARRAY_TASK_STEP")  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in LAUNCHERS:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize(
+    ("env", "label"),
+    [
+        ({"RANK": "5", "WORLD_SIZE": "8", "LOCAL_RANK": "1"}, "5/8"),
+        ({"SLURM_PROCID": "2", "SLURM_NTASKS": "4"}, "2/4"),
+        ({"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_COUNT": "7"}, "3/7"),
+        ({"SLURM_ARRAY_TASK_ID": "4", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "7"}, "3/7"),
+        ({"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "2", "SLURM_PROCID": "1",
+          "SLURM_NTASKS": "4"}, "5/8"),
+        ({"SLURM_PROCID": "0", "SLURM_NTASKS": "1"}, None),
+        ({"RANK": "1", "WORLD_SIZE": "2", "SLURM_PROCID": "0", "SLURM_NTASKS": "4"}, "1/2"),
+    ],
+)  # fmt: skip
+def test_detect(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], label: str | None) -> None:
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    found = detect()
+    assert (found.label if found else None) == label
+
+
+def test_explicit_beats_detected_and_bad_arrays_are_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("RANK", "3")
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    assert resolve_shard("1/2").label == "1/2"
+    with pytest.raises(VLNEvalError, match="not one of 3 evenly spaced tasks"):
+        detect(
+            {"SLURM_ARRAY_TASK_ID": "9", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_COUNT": "3"}
+        )
+    with pytest.raises(VLNEvalError, match="expected i/n"):
+        resolve_shard("3-4")
+
+
+@pytest.mark.parametrize(
+    ("env", "name", "source"),
+    [
+        ({"RANK": "1", "WORLD_SIZE": "2"}, "preds.shard-1-of-2", "torchrun"),
+        ({"SLURM_PROCID": "1", "SLURM_NTASKS": "2"}, "preds.shard-1-of-2", "srun"),
+        ({"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_COUNT": "2"},
+         "preds.shard-1-of-2", "SLURM array"),
+    ],
+)  # fmt: skip
+def test_run_shard_auto(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, env: dict[str, str], name: str, source: str
+) -> None:
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    out = tmp_path / "preds.json"
+    assert (
+        vlneval(
+            "run", "--task", "demo", "--agent", "stop", "--out", out, "--shard", "auto", "--quiet"
+        )
+        == 0
+    )
+    manifest = json.loads((tmp_path / f"{name}.manifest.json").read_text())
+    assert manifest["shard_source"].startswith(source) and manifest["status"] == "complete"
+    assert manifest["assigned"] == list(range(18, 36))

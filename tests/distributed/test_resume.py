@@ -1,0 +1,86 @@
+"""A shard killed with SIGKILL mid-run, then resumed, gives the bytes of an uninterrupted run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.distributed.conftest import vlneval
+from vlneval.distributed import merge
+
+ROOT = Path(__file__).resolve().parents[2]
+SLOW = "tests.distributed.agents:SlowRandom"
+
+
+def _args(out: Path) -> list[str]:
+    return [
+        "run",
+        "--task",
+        "demo",
+        "--agent",
+        SLOW,
+        "--out",
+        str(out),
+        "--shard",
+        "0/2",
+        "--quiet",
+    ]
+
+
+def test_sigkill_then_resume_gives_the_same_bytes(tmp_path: Path) -> None:
+    ref = tmp_path / "ref" / "preds.json"
+    assert (
+        vlneval(
+            "run",
+            "--task",
+            "demo",
+            "--agent",
+            "random",
+            "--out",
+            ref.with_name("single.json"),
+            "--quiet",
+        )
+        == 0
+    )
+    killed = tmp_path / "killed" / "preds.json"
+    records = killed.with_name("preds.shard-0-of-2.jsonl")
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    proc = subprocess.Popen([sys.executable, "-m", "vlneval", *_args(killed)], cwd=ROOT, env=env,
+                            stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if records.exists() and records.read_bytes().count(b"\n") >= 4:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    written = records.read_bytes().count(b"\n")
+    assert 4 <= written < 18  # killed mid-run
+    with open(records, "ab") as fh:  # and as if killed mid-line
+        fh.write(b'{"i": 17, "id": "105_')
+    assert vlneval(*_args(killed), "--resume") == 0
+    assert (
+        vlneval(
+            "run", "--task", "demo", "--agent", SLOW, "--out", killed, "--shard", "1/2", "--quiet"
+        )
+        == 0
+    )
+    lines = records.read_bytes().splitlines()
+    assert len(lines) == 18 and len({line.split(b',"record"')[0] for line in lines}) == 18
+    merged = merge([killed.parent], out=killed)
+    assert killed.read_bytes() == ref.with_name("single.json").read_bytes()
+    assert merged.n_episodes == 36
+
+
+def test_resume_refuses_other_settings_and_skips_a_complete_shard(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "preds.json"
+    base = ["run", "--task", "demo", "--agent", "random", "--out", out, "--shard", "0/2", "--quiet"]
+    assert vlneval(*base) == 0
+    assert vlneval(*base, "--resume") == 0
+    assert "(18 already written, 0 run)" in capsys.readouterr().err
+    assert vlneval(*base, "--resume", "--seed", "3") == 2
+    assert "--resume: the shard on disk has seed = 0 but this run has 3" in capsys.readouterr().err

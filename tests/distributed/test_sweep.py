@@ -1,0 +1,114 @@
+"""Sweeps on the demo task: plan (the sbatch line), run units (finished ones skipped), report."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.distributed.conftest import vlneval
+from vlneval.distributed.sweep import read_units
+
+
+def test_sweep_plan_skip_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ckpts = []
+    for k, moves in ((10, 1), (20, 5)):
+        p = tmp_path / f"ckpt.{k}.pth"
+        p.write_text(str(moves))
+        ckpts.append(p)
+    units = tmp_path / "units.jsonl"
+    agent = "tests.distributed.agents:CheckpointRandom"
+    assert vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs",
+                   "--checkpoints", *ckpts, "--seeds", "0", "1", "--shards", "2", "--max-parallel",
+                   "4", "--", "run", "--task", "demo", "--agent", agent) == 0  # fmt: skip
+    out = capsys.readouterr()
+    assert out.out.startswith("sbatch --array=0-7%4 ") and f"sweep run-unit {units}" in out.out
+    assert "8 units" in out.err and "2 checkpoints x 2 seeds x 2 shards" in out.err
+    plan = read_units(units)
+    assert plan[5].argv[-6:-2] == [
+        "--out",
+        f"{tmp_path}/runs/ckpt.20.pth/seed-0/preds.json",
+        "--shard",
+        "1/2",
+    ]
+    monkeypatch.setenv("SLURM_ARRAY_TASK_ID", "5")  # a SLURM array task runs its unit
+    assert vlneval("sweep", "run-unit", units) == 0
+    assert vlneval("sweep", "status", units) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "1 complete, 0 running, 7 pending of 8 units",
+        f"sbatch --array=0-4,6-7 --job-name=vlneval-sweep --output=vlneval-sweep-%A_%a.log "
+        f"--wrap='vlneval sweep run-unit {units}'",
+    ]
+    assert vlneval("sweep", "run-unit", units, "--all") == 0
+    assert "unit 5: complete, skipped" in capsys.readouterr().err
+    table = tmp_path / "t.csv"
+    md = tmp_path / "t.md"
+    assert (
+        vlneval("sweep", "report", units, "--csv", table, "--markdown", md, "--resamples", "200")
+        == 0
+    )
+    rows = list(csv.DictReader(table.open()))
+    sr = {(r["checkpoint"], r["seed"]): r for r in rows if r["metric"] == "SR"}
+    assert set(sr) == {(c, s) for c in ("ckpt.10.pth", "ckpt.20.pth") for s in ("0", "1", "mean")}
+    for c in ("ckpt.10.pth", "ckpt.20.pth"):
+        per_seed = [float(sr[(c, s)]["value"]) for s in ("0", "1")]
+        assert float(sr[(c, "mean")]["value"]) == pytest.approx(sum(per_seed) / 2)
+        assert float(sr[(c, "0")]["ci_low"]) <= per_seed[0] <= float(sr[(c, "0")]["ci_high"])
+        assert sr[(c, "0")]["step"] == c.split(".")[1] and sr[(c, "0")]["n"] == "36"
+    assert md.read_text().startswith("| checkpoint | seeds | TL | NE |")
+    # the merged run and its card carry the checkpoint's hash
+    card = json.loads(
+        (tmp_path / "runs" / "ckpt.20.pth" / "seed-1" / "preds.protocol.json").read_text()
+    )
+    assert card["checkpoint"]["bytes"] == 1 and card["seeds"] == [1]
+    # the two checkpoints behave differently (1 vs 5 forward moves)
+    tl = {r["checkpoint"]: r["value"] for r in rows if r["metric"] == "TL" and r["seed"] == "0"}
+    assert tl["ckpt.10.pth"] != tl["ckpt.20.pth"]
+
+
+def test_sweep_refuses_options_it_sets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert vlneval("sweep", "plan", "--units", tmp_path / "u.jsonl", "--runs-dir", tmp_path, "--",
+                   "run", "--task", "demo", "--agent", "random", "--seed", "3") == 2  # fmt: skip
+    assert "the sweep sets --seed itself" in capsys.readouterr().err
+
+
+def test_checkpoint_needs_an_agent_that_takes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ckpt = tmp_path / "c.pth"
+    ckpt.write_text("3")
+    assert (
+        vlneval(
+            "run",
+            "--task",
+            "demo",
+            "--agent",
+            "random",
+            "--checkpoint",
+            ckpt,
+            "--out",
+            tmp_path / "p.json",
+        )
+        == 2
+    )
+    assert "agent random-v1 takes no checkpoint= argument" in capsys.readouterr().err
+
+
+def test_tensorboard_scalars_or_a_clear_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vlneval.distributed.sweep_report import SweepTable, write_tensorboard
+    from vlneval.errors import VLNEvalError
+
+    table = SweepTable("val_unseen", summary=[{"label": "c", "step": 3, "seeds": [0],
+                                               "metrics": {"SR": {"mean": 0.5, "std": None}}}])  # fmt: skip
+    try:
+        n = write_tensorboard(table, tmp_path / "tb")
+    except VLNEvalError as exc:
+        assert "pip install tensorboard" in str(exc)
+        return
+    assert n == 1 and any((tmp_path / "tb").iterdir())
