@@ -22,6 +22,7 @@ import numpy as np
 from vlneval.distributed.merge import merge
 from vlneval.distributed.shardfile import shard_paths
 from vlneval.distributed.sweep import Unit, checkpoint_label, checkpoint_step, unit_status
+from vlneval.metrics.info import LABELS
 
 __all__ = ["SweepTable", "sweep_table", "to_markdown", "to_rows", "write_tensorboard", "VLNCE_TAGS"]
 
@@ -73,10 +74,9 @@ def sweep_table(
 ) -> SweepTable:
     """Merges and scores every finished run of the sweep.
 
-    ``score(path)`` returns the run's :class:`~vlneval.evaluation.Evaluation` (the caller
+    ``score(path)`` returns the run's :class:`~vlneval.evaluation.Result` (the caller
     knows the task, split and data).
     """
-    from vlneval.evaluation.runner import LABEL_TO_COLUMN
     from vlneval.stats import aggregate_scores, bootstrap_table
 
     table = SweepTable(split="")
@@ -91,11 +91,11 @@ def sweep_table(
         out = Path(group[0].out)
         merge([shard_paths(out, u.spec)[0] for u in group], out=out)
         ev = score(out)
-        table.split = ev.summary.get("split", table.split)
+        table.split = ev.split or table.split
         columns = {
-            k: np.asarray(ev.per_episode[LABEL_TO_COLUMN.get(k, k)], dtype=np.float64)
-            for k, v in ev.summary["metrics"].items()
-            if v is not None and LABEL_TO_COLUMN.get(k, k) in ev.per_episode
+            k: np.asarray(ev.per_episode[_column(k)], dtype=np.float64)
+            for k, v in ev.metrics.items()
+            if v is not None and _column(k) in ev.per_episode
         }
         cis = bootstrap_table(columns, rng=rng, n_resamples=n_resamples,
                               confidence=confidence, nan_policy="omit") if columns else {}  # fmt: skip
@@ -105,12 +105,12 @@ def sweep_table(
                 "low": cis[k].low if k in cis else None,
                 "high": cis[k].high if k in cis else None,
             }  # fmt: skip
-            for k, v in ev.summary["metrics"].items()
+            for k, v in ev.metrics.items()
             if v is not None
         }
         step = checkpoint_step(ckpt, list(labels).index(ckpt))
         table.runs.append({"checkpoint": ckpt, "label": label, "step": step, "seed": seed,
-                           "n_episodes": ev.summary["n_episodes"], "metrics": metrics})  # fmt: skip
+                           "n_episodes": ev.n_episodes, "metrics": metrics})  # fmt: skip
     for ckpt, label in labels.items():
         runs = [r for r in table.runs if r["checkpoint"] == ckpt]
         if not runs:
@@ -199,3 +199,8 @@ def write_tensorboard(table: SweepTable, logdir: str | Path) -> int:
     finally:
         writer.close()
     return n
+
+
+def _column(label: str) -> str:
+    """The per-episode column of a summary label (the metric table's, else the label)."""
+    return LABELS[label].column if label in LABELS else label
