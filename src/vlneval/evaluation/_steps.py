@@ -1,34 +1,10 @@
-"""Per-episode step counts (jumps, repeats) in one compiled pass, with no temporaries.
-
-Imported on first use (it imports numba).
-"""
+"""Per-episode step counts (jumps, repeats) of ragged trajectories, vectorised."""
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 __all__ = ["step_counts"]
-
-
-@njit(cache=True, nogil=True)
-def _kernel(traj, offsets, scan_index, adjacency, table_offsets, table_sizes):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    n = offsets.shape[0] - 1
-    jumps = np.zeros(n, np.int64)
-    repeats = np.zeros(n, np.int64)
-    first_jump = np.full(n, -1, np.int64)
-    for e in range(n):
-        s = scan_index[e]
-        base, size = table_offsets[s], table_sizes[s]
-        for p in range(offsets[e], offsets[e + 1] - 1):
-            a, b = traj[p], traj[p + 1]
-            if a == b:
-                repeats[e] += 1
-            elif not adjacency[base + a * size + b]:
-                jumps[e] += 1
-                if first_jump[e] < 0:
-                    first_jump[e] = p
-    return jumps, repeats, first_jump
 
 
 def step_counts(
@@ -49,11 +25,21 @@ def step_counts(
         >>> j.tolist(), r.tolist(), f.tolist()
         ([0], [2], [-1])
     """
-    return _kernel(  # type: ignore[no-any-return]
-        np.ascontiguousarray(traj, dtype=np.int32),
-        np.ascontiguousarray(offsets, dtype=np.int64),
-        np.ascontiguousarray(scan_index, dtype=np.int32),
-        np.ascontiguousarray(adjacency, dtype=np.bool_),
-        np.ascontiguousarray(table_offsets, dtype=np.int64),
-        np.ascontiguousarray(table_sizes, dtype=np.int64),
-    )
+    path = np.asarray(traj, dtype=np.int64)
+    off = np.asarray(offsets, dtype=np.int64)
+    n = off.shape[0] - 1
+    owner = np.repeat(np.arange(n), np.diff(off))
+    hop = np.flatnonzero(owner[:-1] == owner[1:])  # p -> p + 1 within one episode
+    episode = owner[hop]
+    a, b = path[hop], path[hop + 1]
+    scan = np.asarray(scan_index, dtype=np.int64)[episode]
+    size = np.asarray(table_sizes, dtype=np.int64)[scan]
+    base = np.asarray(table_offsets, dtype=np.int64)[scan]
+    same = a == b
+    jump = ~same & ~np.asarray(adjacency, dtype=np.bool_)[base + a * size + b]
+    jumps = np.bincount(episode[jump], minlength=n)
+    repeats = np.bincount(episode[same], minlength=n)
+    first_jump = np.full(n, -1, np.int64)
+    jumped, first = np.unique(episode[jump], return_index=True)  # hops are in order
+    first_jump[jumped] = hop[jump][first]
+    return jumps, repeats, first_jump
