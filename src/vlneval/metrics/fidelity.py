@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.metrics import _kernels, _validate
+import vlneval.metrics._kernels as _kernels
+from vlneval.metrics import _validate
 from vlneval.metrics._info import MetricInfo
 
 __all__ = ["collapse_repeats", "dtw", "ndtw", "sdtw", "cls"]

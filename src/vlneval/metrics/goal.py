@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from vlneval.metrics import _kernels, _validate
+import vlneval.metrics._kernels as _kernels
+from vlneval.metrics import _validate
 from vlneval.metrics._info import MetricInfo
 
 __all__ = ["navigation_error", "oracle_error", "success", "oracle_success"]

@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
+import vlneval.metrics._kernels as _kernels
+import vlneval.metrics._validate as _validate
 from vlneval.errors import InvalidInputError
-from vlneval.metrics import _kernels, _validate
 from vlneval.metrics._info import MetricInfo
+from vlneval.metrics._kernels import nearest as _nearest
 
 __all__ = ["goal_progress", "region_distances", "GOAL_PROGRESS"]
 
@@ -113,6 +115,6 @@ def goal_progress(trajectory: Any, goals: Any, *, distances: Any) -> float:
     flat, n = _validate.as_table(distances)
     path = _validate.as_path(trajectory, "trajectory", n, allow_empty=False)
     region = _validate.as_path(goals, "goals", n, allow_empty=False)
-    start = _kernels.nearest(flat, 0, n, path[:1], region)
-    final = _kernels.nearest(flat, 0, n, path[-1:], region)
+    start = _nearest(flat, 0, n, path[:1], region)
+    final = _nearest(flat, 0, n, path[-1:], region)
     return float(_progress(np.array([start]), np.array([final]))[0])
