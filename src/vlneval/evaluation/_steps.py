@@ -25,21 +25,31 @@ def step_counts(
         >>> j.tolist(), r.tolist(), f.tolist()
         ([0], [2], [-1])
     """
-    path = np.asarray(traj, dtype=np.int64)
+    path = np.asarray(traj)
     off = np.asarray(offsets, dtype=np.int64)
+    scans = np.asarray(scan_index, dtype=np.int64)
+    adjacent = np.asarray(adjacency, dtype=np.bool_)
+    base = np.asarray(table_offsets, dtype=np.int64)
+    size = np.asarray(table_sizes, dtype=np.int64)
     n = off.shape[0] - 1
-    owner = np.repeat(np.arange(n), np.diff(off))
-    hop = np.flatnonzero(owner[:-1] == owner[1:])  # p -> p + 1 within one episode
-    episode = owner[hop]
-    a, b = path[hop], path[hop + 1]
-    scan = np.asarray(scan_index, dtype=np.int64)[episode]
-    size = np.asarray(table_sizes, dtype=np.int64)[scan]
-    base = np.asarray(table_offsets, dtype=np.int64)[scan]
-    same = a == b
-    jump = ~same & ~np.asarray(adjacency, dtype=np.bool_)[base + a * size + b]
-    jumps = np.bincount(episode[jump], minlength=n)
-    repeats = np.bincount(episode[same], minlength=n)
+    jumps, repeats = np.zeros(n, np.int64), np.zeros(n, np.int64)
     first_jump = np.full(n, -1, np.int64)
-    jumped, first = np.unique(episode[jump], return_index=True)  # hops are in order
-    first_jump[jumped] = hop[jump][first]
+    for lo in range(0, n, CHUNK):  # bounded temporaries on very large batches
+        hi = min(lo + CHUNK, n)
+        part = off[lo : hi + 1]
+        owner = np.repeat(np.arange(lo, hi), np.diff(part))
+        hop = np.flatnonzero(owner[:-1] == owner[1:])  # p -> p + 1 within one episode
+        episode = owner[hop]
+        a = path[part[0] + hop].astype(np.int64)
+        b = path[part[0] + hop + 1].astype(np.int64)
+        scan = scans[episode]
+        same = a == b
+        jump = ~same & ~adjacent[base[scan] + a * size[scan] + b]
+        jumps[lo:hi] = np.bincount(episode[jump] - lo, minlength=hi - lo)
+        repeats[lo:hi] = np.bincount(episode[same] - lo, minlength=hi - lo)
+        jumped, first = np.unique(episode[jump], return_index=True)  # hops are in order
+        first_jump[jumped] = part[0] + hop[jump][first]
     return jumps, repeats, first_jump
+
+
+CHUNK = 16_384  # episodes per pass

@@ -45,7 +45,8 @@ def offsets_of(lengths: np.ndarray) -> np.ndarray:
 def reorder(
     flat: np.ndarray, offsets: np.ndarray, order: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The ragged array's segments in the given order (flat values and new offsets)."""
+    """The ragged array's segments ``order[0], order[1], ...`` (a subset, in any order): their
+    flat values and offsets."""
     lengths = np.diff(offsets)[order]
     new = offsets_of(lengths)
     source = np.repeat(offsets[:-1][order] - new[:-1], lengths) + np.arange(new[-1])

@@ -147,14 +147,9 @@ def score_batch(
 
         check_batch(*arrays)
     dist, starts, sizes, scans, tr, tr_off, rf, rf_off, gl, gl_off = _normalise(arrays)
-    order = None
-    if scans.shape[0] > CHUNK and np.any(scans[1:] < scans[:-1]):
-        # One scan's episodes together: each chunk then reads a few tables, from cache.
-        order = np.argsort(scans, kind="stable")
-        scans = scans[order]
-        (tr, tr_off), (rf, rf_off), (gl, gl_off) = (
-            _kernels.reorder(x, off, order) for x, off in ((tr, tr_off), (rf, rf_off), (gl, gl_off))
-        )
+    # Large batches go chunk by chunk, one scan's episodes together: a chunk then reads a few
+    # tables, from cache, and its temporaries stay small.
+    order = np.argsort(scans, kind="stable") if scans.shape[0] > CHUNK else np.arange(0)
     out = np.empty((len(COLUMNS), scans.shape[0]), dtype=np.float64)
     options: dict[str, Any] = {
         "threshold": delta,
@@ -167,17 +162,23 @@ def score_batch(
     }
 
     def run(lo: int, hi: int) -> None:
-        for a in range(lo, hi, CHUNK):  # bounded temporaries, warm caches
+        for a in range(lo, hi, CHUNK):
             b = min(a + CHUNK, hi)
-            out[:, a:b] = _kernels.score_batch(
-                dist, starts, sizes, scans[a:b],
-                *_part(tr, tr_off, a, b), *_part(rf, rf_off, a, b), *_part(gl, gl_off, a, b),
-                **options,
-            )  # fmt: skip
+            if order.size:
+                pick = order[a:b]
+                out[:, pick] = _kernels.score_batch(
+                    dist, starts, sizes, scans[pick],
+                    *_kernels.reorder(tr, tr_off, pick), *_kernels.reorder(rf, rf_off, pick),
+                    *_kernels.reorder(gl, gl_off, pick), **options,
+                )  # fmt: skip
+            else:
+                out[:, a:b] = _kernels.score_batch(
+                    dist, starts, sizes, scans[a:b],
+                    *_part(tr, tr_off, a, b), *_part(rf, rf_off, a, b), *_part(gl, gl_off, a, b),
+                    **options,
+                )  # fmt: skip
 
     _in_parts(run, scans.shape[0], _thread_count(threads))
-    if order is not None:
-        out[:, order] = out.copy()
     return dict(zip(COLUMNS, out, strict=True))
 
 
