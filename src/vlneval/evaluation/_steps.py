@@ -1,34 +1,10 @@
-"""Per-episode step counts (jumps, repeats) in one compiled pass, with no temporaries.
-
-Imported on first use (it imports numba).
-"""
+"""Per-episode step counts (jumps, repeats) of ragged trajectories, vectorised."""
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 __all__ = ["step_counts"]
-
-
-@njit(cache=True, nogil=True)
-def _kernel(traj, offsets, scan_index, adjacency, table_offsets, table_sizes):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    n = offsets.shape[0] - 1
-    jumps = np.zeros(n, np.int64)
-    repeats = np.zeros(n, np.int64)
-    first_jump = np.full(n, -1, np.int64)
-    for e in range(n):
-        s = scan_index[e]
-        base, size = table_offsets[s], table_sizes[s]
-        for p in range(offsets[e], offsets[e + 1] - 1):
-            a, b = traj[p], traj[p + 1]
-            if a == b:
-                repeats[e] += 1
-            elif not adjacency[base + a * size + b]:
-                jumps[e] += 1
-                if first_jump[e] < 0:
-                    first_jump[e] = p
-    return jumps, repeats, first_jump
 
 
 def step_counts(
@@ -49,11 +25,31 @@ def step_counts(
         >>> j.tolist(), r.tolist(), f.tolist()
         ([0], [2], [-1])
     """
-    return _kernel(  # type: ignore[no-any-return]
-        np.ascontiguousarray(traj, dtype=np.int32),
-        np.ascontiguousarray(offsets, dtype=np.int64),
-        np.ascontiguousarray(scan_index, dtype=np.int32),
-        np.ascontiguousarray(adjacency, dtype=np.bool_),
-        np.ascontiguousarray(table_offsets, dtype=np.int64),
-        np.ascontiguousarray(table_sizes, dtype=np.int64),
-    )
+    path = np.asarray(traj)
+    off = np.asarray(offsets, dtype=np.int64)
+    scans = np.asarray(scan_index, dtype=np.int64)
+    adjacent = np.asarray(adjacency, dtype=np.bool_)
+    base = np.asarray(table_offsets, dtype=np.int64)
+    size = np.asarray(table_sizes, dtype=np.int64)
+    n = off.shape[0] - 1
+    jumps, repeats = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    first_jump = np.full(n, -1, np.int64)
+    for lo in range(0, n, CHUNK):  # bounded temporaries on very large batches
+        hi = min(lo + CHUNK, n)
+        part = off[lo : hi + 1]
+        owner = np.repeat(np.arange(lo, hi), np.diff(part))
+        hop = np.flatnonzero(owner[:-1] == owner[1:])  # p -> p + 1 within one episode
+        episode = owner[hop]
+        a = path[part[0] + hop].astype(np.int64)
+        b = path[part[0] + hop + 1].astype(np.int64)
+        scan = scans[episode]
+        same = a == b
+        jump = ~same & ~adjacent[base[scan] + a * size[scan] + b]
+        jumps[lo:hi] = np.bincount(episode[jump] - lo, minlength=hi - lo)
+        repeats[lo:hi] = np.bincount(episode[same] - lo, minlength=hi - lo)
+        jumped, first = np.unique(episode[jump], return_index=True)  # hops are in order
+        first_jump[jumped] = part[0] + hop[jump][first]
+    return jumps, repeats, first_jump
+
+
+CHUNK = 16_384  # episodes per pass

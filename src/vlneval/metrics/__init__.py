@@ -1,8 +1,8 @@
 """Pure metric kernels: node-index arrays and a distance table in, numbers out.
 
 Single-episode functions validate their arguments and return a float; :func:`score_batch` scores
-many packed episodes in one compiled pass. Both run the same numba cores (``_kernels``), which
-are imported on first use: importing this package does not import numba or scipy.
+many packed episodes in one vectorised pass. Both run the same numpy cores (``_kernels``);
+nothing here imports numba or scipy.
 
 Metric metadata (label, per-episode column, unit, direction, description) lives in one table,
 :mod:`vlneval.metrics.info`: ``LABELS`` maps every summary label to its :class:`MetricInfo` and

@@ -1,229 +1,431 @@
-"""Numba-compiled metric cores, shared by the single-episode functions and ``score_batch``.
+"""Metric cores in vectorised numpy, shared by the single-episode functions and ``score_batch``.
 
-Private: callers validate their inputs first. Every core reads distances from a flat row-major
-buffer ``dist`` whose table of interest starts at ``off`` and has ``n`` nodes per row, so the same
-compiled code serves one 2-D table (``off = 0``) and the concatenated per-scan tables of a batch.
-Paths are int32 arrays (or views) of local node ids. No core allocates except ``*_alloc``.
+Private: callers validate their inputs first. Distances are read from a flat row-major buffer
+``dist``; a table of ``n`` nodes starting at ``off`` holds ``d(u, v)`` at ``off + u * n + v``, so
+the same code serves one 2-D table (``off = 0``) and the concatenated per-scan tables of a batch.
 
-Importing this module imports numba; the public modules import it inside function bodies so that
-``import vlneval.metrics`` stays light.
+Many episodes are ragged arrays: flat node ids plus offsets (episode ``e`` is
+``flat[offsets[e]:offsets[e + 1]]``). Every core loops in Python only over positions *within* an
+episode (at most the longest path) and does the work of all episodes at once in each step, so a
+split of thousands of episodes costs a few hundred numpy calls, and nothing is compiled.
+
+The results are bit-for-bit those of a plain per-episode loop: sums are added left to right
+(:func:`sequential_sum`; ``np.add.reduceat`` would add pairwise), every DTW cell is the same one
+addition, and exponentials come from the C library's ``exp`` (:func:`exp`; numpy's vectorised
+``np.exp`` differs in the last bit on some CPUs).
 """
 
 from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
-
-# error_model="numpy": no ZeroDivisionError checks in the loops (the cores guard 0 themselves).
-_jit = numba.njit(cache=True, nogil=True, error_model="numpy")
+from numpy.lib.stride_tricks import as_strided
 
 INF = np.inf
+#: At most this many episodes per DTW block, and about DTW_CELLS padded values per block.
+DTW_BLOCK = 16_384
+DTW_CELLS = 1 << 20
+
+# ---- ragged helpers ----
 
 
-@_jit
-def nearest(dist, off, n, nodes, targets):
+def owners(offsets: np.ndarray) -> np.ndarray:
+    """The episode of each flat position."""
+    return np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+
+
+def offsets_of(lengths: np.ndarray) -> np.ndarray:
+    """``[0, l0, l0 + l1, ...]`` as int64."""
+    out = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
+def reorder(
+    flat: np.ndarray, offsets: np.ndarray, order: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ragged array's segments ``order[0], order[1], ...`` (a subset, in any order): their
+    flat values and offsets."""
+    lengths = np.diff(offsets)[order]
+    new = offsets_of(lengths)
+    source = np.repeat(offsets[:-1][order] - new[:-1], lengths) + np.arange(new[-1])
+    return flat[source], new
+
+
+def sequential_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Sum of each segment, added left to right from 0.0 (exactly what a loop adds).
+
+    One step per position of the longest segment; the segments still running at step ``j``
+    are a prefix once they are ordered by decreasing length.
+    """
+    lengths = np.diff(offsets)
+    order = np.argsort(-lengths, kind="stable")
+    longest = np.negative(lengths[order])  # ascending
+    starts = offsets[:-1][order]
+    running = np.searchsorted(longest, -np.arange(-longest[0] if longest.size else 0), "left")
+    acc = np.zeros(lengths.shape[0])
+    for j, k in enumerate(running.tolist()):
+        acc[:k] += values[starts[:k] + j]
+    out = np.empty_like(acc)
+    out[order] = acc
+    return out
+
+
+def segment_min(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Minimum of each segment; +inf for an empty one."""
+    out = np.full(offsets.shape[0] - 1, INF)
+    full = offsets[1:] > offsets[:-1]
+    if values.size:
+        # Empty segments between the starts are zero-length, so each run ends where it should.
+        out[full] = np.minimum.reduceat(values, offsets[:-1][full])
+    return out
+
+
+def exp(values: np.ndarray) -> np.ndarray:
+    """``exp`` elementwise with the C library's ``exp``, as a scalar loop computes it.
+
+    ``exp(0) = 1`` and ``exp(-inf) = 0`` exactly, so only the other values (a minority in
+    CLS, where most reference nodes are visited) go through the C library one by one.
+    """
+    out = np.where(values == 0.0, 1.0, 0.0)
+    rest = np.flatnonzero((values != 0.0) & (values != -INF))
+    out[rest] = np.fromiter(map(math.exp, values[rest].tolist()), np.float64, rest.shape[0])
+    return out
+
+
+# ---- batch cores (scan of every flat position given as table start and size) ----
+
+
+def nearest_each(
+    dist: np.ndarray,
+    row_start: np.ndarray,
+    size: np.ndarray,
+    nodes: np.ndarray,
+    owner: np.ndarray,
+    targets: np.ndarray,
+    target_offsets: np.ndarray,
+) -> np.ndarray:
+    """For each flat position ``k``: ``min_t d(nodes[k], t)`` over the targets of episode
+    ``owner[k]`` (+inf when that set is empty). ``row_start[k]``, ``size[k]``: ``k``'s table.
+
+    One step per target slot (the largest set's size); the positions whose set still has a
+    target in slot ``j`` are a prefix once ordered by decreasing set size.
+    """
+    rows = row_start + nodes.astype(np.int64) * size
+    first = target_offsets[:-1][owner]
+    count = np.diff(target_offsets)[owner]
+    if count.size == 0:
+        return np.full(0, INF)
+    if count.min() == count.max():
+        order = None
+        running = [count.shape[0]] * int(count[0])
+    else:
+        order = np.argsort(-count, kind="stable")
+        rows, first, count = rows[order], first[order], count[order]
+        running = np.searchsorted(-count, -np.arange(count[0]), "left").tolist()
+    best = np.full(rows.shape[0], INF)
+    for j, k in enumerate(running):
+        np.minimum(best[:k], dist[rows[:k] + targets[first[:k] + j]], out=best[:k])
+    if order is None:
+        return best
+    out = np.empty_like(best)
+    out[order] = best
+    return out
+
+
+def hop_lengths(
+    dist: np.ndarray, row_start: np.ndarray, size: np.ndarray, path: np.ndarray, offsets: np.ndarray
+) -> np.ndarray:
+    """Per flat position, ``d(p_{j-1}, p_j)``; 0 at an episode's first position and at a repeat
+    (a repeated node adds exactly 0, whatever the table's diagonal)."""
+    hops = np.zeros(path.shape[0])
+    moved = np.zeros(path.shape[0], dtype=bool)
+    moved[1:] = path[1:] != path[:-1]
+    moved[offsets[:-1][offsets[:-1] < path.shape[0]]] = False
+    at = np.flatnonzero(moved)
+    hops[at] = dist[row_start[at] + path[at - 1].astype(np.int64) * size[at] + path[at]]
+    return hops
+
+
+def repeated(path: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Per flat position: True when it equals its predecessor in the same episode."""
+    same = np.zeros(path.shape[0], dtype=bool)
+    same[1:] = path[1:] == path[:-1]
+    same[offsets[:-1][offsets[:-1] < path.shape[0]]] = False
+    return same
+
+
+def dtw_batch(
+    dist: np.ndarray,
+    start: np.ndarray,
+    size: np.ndarray,
+    ref: np.ndarray,
+    ref_offsets: np.ndarray,
+    traj: np.ndarray,
+    traj_offsets: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact DTW(ref_e, traj_e) of every episode (cost ``d(r_i, p_j)``), +inf if one is empty;
+    and, per reference node ``r_i``, ``min_j d(r_i, p_j)`` (CLS's coverage), +inf if empty.
+
+    ``D[i, j] = d(r_i, p_j) + min(D[i-1, j], D[i, j-1], D[i-1, j-1])`` with ``D[-1, -1] = 0``
+    and the rest of the border +inf. The cells of one anti-diagonal ``i + j = t`` depend only on
+    the two before it, so each step computes one anti-diagonal of every episode at once. Every
+    cost is read once, so each reference node's nearest trajectory node comes with it.
+    """
+    m, k = np.diff(ref_offsets), np.diff(traj_offsets)
+    out = np.full(start.shape[0], INF)
+    closest = np.full(ref.shape[0], INF)
+    own = owners(ref_offsets)
+    rows = start[own] + ref.astype(np.int64) * size[own]  # where d(r_i, .) starts in dist
+    last = m + k - 2  # the anti-diagonal of the final cell
+    live = np.flatnonzero((m > 0) & (k > 0))
+    live = live[np.argsort(-last[live], kind="stable")]
+    lo = 0
+    while lo < live.shape[0]:
+        # Longest episodes first: a block's cost array holds at most about DTW_CELLS values.
+        first = live[lo]
+        count = max(64, min(DTW_BLOCK, DTW_CELLS // int(m[first] * (last[first] + 2))))
+        block = live[lo : lo + count]
+        i_ref = ref_offsets[block, None] + np.minimum(np.arange(m[block].max()), m[block, None] - 1)
+        j_traj = traj_offsets[block, None] + np.minimum(
+            np.arange(k[block].max()), k[block, None] - 1
+        )
+        # Read episode by episode (one table's rows at a time: cache-friendly), then laid out
+        # as cost[i, j, e] = d(r_i, p_j) of episode e, so that every step below works on
+        # contiguous runs of episodes.
+        cost = np.take(dist, rows[i_ref][:, :, None] + traj[j_traj][:, None, :])
+        cost = np.ascontiguousarray(cost.transpose(1, 2, 0))
+        out[block], near = _dtw_block(cost, m[block], last[block])
+        keep = np.arange(near.shape[1]) < m[block, None]
+        closest[i_ref[keep]] = near[keep]
+        lo += count
+    return out, closest
+
+
+def _dtw_block(cost: np.ndarray, m: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """DTW of a block from its ``(i, j, episode)`` costs, episodes in decreasing ``last``; and
+    the minimum cost of each row ``i`` (as ``(episode, i)``).
+
+    Rows and columns past an episode's own lengths repeat its last node: real pairs, so the
+    minima stay exact, and no real cell of ``D`` depends on them.
+    """
+    width, most, n_ep = cost.shape
+    steps = int(last[0]) + 1
+    s_i, s_j, s_ep = cost.strides
+    neg_last = np.negative(last)
+    running = np.searchsorted(neg_last, -np.arange(steps), "right").tolist()  # last >= t
+    finished = np.searchsorted(neg_last, -np.arange(steps), "left").tolist()  # last > t
+    res = np.empty(n_ep)
+    # Three rotating anti-diagonals; row c holds cell i = c - 1 (row 0: the border).
+    prev2, prev1, cur = (np.full((width + 1, n_ep), INF) for _ in range(3))
+    prev2[0] = 0.0  # D[-1, -1]
+    for t in range(steps):
+        run, done = running[t], finished[t]
+        hi = min(t, width - 1)
+        lo = max(0, t - most + 1)  # below lo, j = t - i is past every trajectory
+        # cost[i, t - i, :] for lo <= i <= hi, as a strided view (no copy).
+        diagonal = as_strided(
+            cost[lo, t - lo :, :], shape=(hi - lo + 1, run), strides=(s_i - s_j, s_ep)
+        )
+        best = np.minimum(prev1[lo : hi + 1, :run], prev1[lo + 1 : hi + 2, :run])
+        np.minimum(best, prev2[lo : hi + 1, :run], out=best)
+        np.add(diagonal, best, out=cur[lo + 1 : hi + 2, :run])
+        if done < run:
+            res[done:run] = cur[m[done:run], np.arange(done, run)]
+        if t == 0:
+            prev2[0] = INF  # reused as a later diagonal, whose border is +inf
+        prev2, prev1, cur = prev1, cur, prev2
+    return res, cost.min(axis=1).T
+
+
+# ---- the formulas, elementwise on arrays or on floats ----
+
+
+def success_of(error: np.ndarray, threshold: float, inclusive: bool) -> np.ndarray:
+    """1.0 when error < threshold (error <= threshold if inclusive), else 0.0; NaN fails."""
+    ok = error <= threshold if inclusive else error < threshold
+    return ok.astype(np.float64)  # type: ignore[no-any-return]
+
+
+def spl_of(success: np.ndarray, ell: np.ndarray, tl: np.ndarray, floor: float) -> np.ndarray:
+    """S * ell / max(ell, tl, floor); 0/0 (ell = tl = floor = 0) is the CVDN rule: S; 0 when
+    S = 0 or ell = inf (no 0 * inf, no inf / inf)."""
+    denom = np.maximum(np.maximum(ell, tl), floor)
+    scored = (success != 0.0) & (ell < INF)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.where(denom == 0.0, success, success * ell / denom)
+    return np.where(scored, value, 0.0)
+
+
+def ndtw_of(dtw_value: np.ndarray, m: np.ndarray, threshold: float) -> np.ndarray:
+    """exp(-DTW / (m * threshold)); 0 when DTW is +inf (empty or unreachable) or m = 0."""
+    finite = (m > 0) & (dtw_value < INF)
+    out = np.zeros(dtw_value.shape[0])
+    out[finite] = exp(np.negative(dtw_value[finite]) / (m[finite] * threshold))
+    return out
+
+
+def cls_of(pc: np.ndarray, tl: np.ndarray, rl: np.ndarray) -> np.ndarray:
+    """PC * LS with EPL = PC * L(R), LS = EPL / (EPL + |EPL - L(P)|) (1 when that is 0).
+
+    PC = 0: nothing covered (0 * inf must not leak). L(R) = inf: a reference with an
+    unreachable hop has no finite expected length; LS = 0 by definition.
+    """
+    epl = pc * np.where(rl < INF, rl, 0.0)
+    denom = epl + np.abs(epl - tl)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ls = np.where(denom == 0.0, 1.0, epl / denom)
+    return np.where((pc != 0.0) & (rl < INF), pc * ls, 0.0)
+
+
+def coverage(closest: np.ndarray, ref_offsets: np.ndarray, threshold: float) -> np.ndarray:
+    """CLS's path coverage PC = (1/m) Σ_k exp(-min_j d(r_k, p_j) / δ) of every episode, from
+    each reference node's nearest trajectory distance (:func:`dtw_batch`)."""
+    score = exp(np.negative(closest) / threshold)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sequential_sum(score, ref_offsets) / np.diff(ref_offsets)  # type: ignore[no-any-return]
+
+
+# ---- one episode (a 1-D path over one table) ----
+
+
+def _one(path: np.ndarray) -> np.ndarray:
+    return np.array([0, path.shape[0]], dtype=np.int64)
+
+
+def nearest(dist: np.ndarray, off: int, n: int, nodes: np.ndarray, targets: np.ndarray) -> float:
     """min over u in nodes, v in targets of d(u, v); +inf when either is empty."""
-    best = INF
-    for u in nodes:
-        base = off + u * n
-        for v in targets:
-            x = dist[base + v]
-            if x < best:
-                best = x
-    return best
+    if nodes.shape[0] == 0 or targets.shape[0] == 0:
+        return INF
+    index = off + nodes.astype(np.int64)[:, None] * n + targets.astype(np.int64)[None, :]
+    return float(dist[index].min())
 
 
-@_jit
-def path_length(dist, off, n, path):
-    """Sum of d(p_j, p_j+1); a repeated node adds exactly 0, whatever the table's diagonal."""
+def path_length(dist: np.ndarray, off: int, n: int, path: np.ndarray) -> float:
+    """Sum of d(p_j, p_j+1), left to right; a repeated node adds exactly 0."""
     total = 0.0
-    for j in range(1, path.shape[0]):
-        a = path[j - 1]
-        b = path[j]
-        if a != b:
-            total += dist[off + a * n + b]
+    a = path.astype(np.int64)
+    for hop in dist[off + a[:-1] * n + a[1:]][a[:-1] != a[1:]].tolist():
+        total += hop
     return total
 
 
-@_jit
-def is_success(error, threshold, inclusive):
+def is_success(error: float, threshold: float, inclusive: bool) -> float:
     """1.0 when error < threshold (error <= threshold if inclusive), else 0.0; NaN fails."""
-    if inclusive:
-        return 1.0 if error <= threshold else 0.0
-    return 1.0 if error < threshold else 0.0
+    return 1.0 if (error <= threshold if inclusive else error < threshold) else 0.0
 
 
-@_jit
-def spl(success, ell, tl, floor):
-    """S * ell / max(ell, tl, floor); 0/0 (ell = tl = floor = 0) is the CVDN rule: S."""
-    if success == 0.0 or not ell < INF:  # also avoids 0 * inf and inf / inf
+def spl(success: float, ell: float, tl: float, floor: float) -> float:
+    """S * ell / max(ell, tl, floor), with the rules of :func:`spl_of`."""
+    if success == 0.0 or not ell < INF:
         return 0.0
     denom = max(ell, tl, floor)
-    if denom == 0.0:
-        return success
-    return success * ell / denom
+    return success if denom == 0.0 else success * ell / denom
 
 
-@_jit
-def count_repeats(path):
-    """Number of positions equal to their predecessor."""
-    repeats = 0
-    for j in range(1, path.shape[0]):
-        if path[j] == path[j - 1]:
-            repeats += 1
-    return repeats
+def collapse(path: np.ndarray) -> np.ndarray:
+    """The path without consecutive duplicates (a new array)."""
+    return path[~repeated(path, _one(path))]
 
 
-@_jit
-def collapse_into(path, out):
-    """Writes path without consecutive duplicates into out[:k] and returns k."""
-    k = 0
-    for j in range(path.shape[0]):
-        if k == 0 or path[j] != out[k - 1]:
-            out[k] = path[j]
-            k += 1
-    return k
+def dtw(dist: np.ndarray, off: int, n: int, ref: np.ndarray, traj: np.ndarray) -> float:
+    """Exact DTW(ref, traj) on one table; +inf if one is empty."""
+    args = np.array([off]), np.array([n]), ref, _one(ref), traj, _one(traj)
+    return float(dtw_batch(dist, *args)[0][0])
 
 
-@_jit
-def _dtw_rows(dist, off, outer, inner, row, s_out, s_in):
-    # One row of the accumulated matrix over `inner`; cost(i, j) = dist[off + o*s_out + i*s_in].
-    k = inner.shape[0]
-    base = off + outer[0] * s_out
-    acc = 0.0
-    for j in range(k):
-        acc += dist[base + inner[j] * s_in]
-        row[j] = acc
-    for i in range(1, outer.shape[0]):
-        base = off + outer[i] * s_out
-        diag = INF
-        left = INF
-        for j in range(k):
-            up = row[j]
-            best = up if up < left else left
-            if diag < best:
-                best = diag
-            left = dist[base + inner[j] * s_in] + best
-            diag = up
-            row[j] = left
-    return row[k - 1]
-
-
-@_jit
-def dtw(dist, off, n, ref, traj, row):
-    """Exact DTW(ref, traj); row needs min(len(ref), len(traj)) slots; +inf if one is empty."""
-    m = ref.shape[0]
-    k = traj.shape[0]
-    if m == 0 or k == 0:
-        return INF
-    if k <= m:  # keep the row over the shorter sequence: O(min(m, k)) memory
-        return _dtw_rows(dist, off, ref, traj, row, n, 1)
-    return _dtw_rows(dist, off, traj, ref, row, 1, n)
-
-
-@_jit
-def dtw_alloc(dist, off, n, ref, traj):
-    """dtw with its own row buffer (single-episode use)."""
-    row = np.empty(max(1, min(ref.shape[0], traj.shape[0])), dtype=np.float64)
-    return dtw(dist, off, n, ref, traj, row)
-
-
-@_jit
-def ndtw_from_dtw(dtw_value, m, threshold):
+def ndtw_from_dtw(dtw_value: float, m: int, threshold: float) -> float:
     """exp(-DTW / (m * threshold)); 0 when DTW is +inf (empty or unreachable)."""
     if m == 0 or not dtw_value < INF:
         return 0.0
     return math.exp(-dtw_value / (m * threshold))
 
 
-@_jit
-def cls(dist, off, n, traj, ref, threshold, traj_len, ref_len):
+def cls(
+    dist: np.ndarray,
+    off: int,
+    n: int,
+    traj: np.ndarray,
+    ref: np.ndarray,
+    threshold: float,
+    traj_len: float,
+    ref_len: float,
+) -> float:
     """Coverage weighted by length score (Jain et al. 2019), given L(P) and L(R)."""
-    m = ref.shape[0]
-    if m == 0:
+    if ref.shape[0] == 0:
         return 0.0
-    pc = 0.0
-    for r in ref:
-        base = off + r * n
-        closest = INF
-        for p in traj:
-            x = dist[base + p]
-            if x < closest:
-                closest = x
-        pc += math.exp(-closest / threshold)
-    pc /= m
-    # PC = 0: nothing covered (0 * inf must not leak). L(R) = inf: a reference with an
-    # unreachable hop has no finite expected length; LS = 0 by definition.
-    if pc == 0.0 or not ref_len < INF:
-        return 0.0
-    epl = pc * ref_len
-    denom = epl + abs(epl - traj_len)
-    ls = 1.0 if denom == 0.0 else epl / denom
-    return pc * ls
+    _, closest = dtw_batch(dist, np.array([off]), np.array([n]), ref, _one(ref), traj, _one(traj))
+    pc = coverage(closest, _one(ref), threshold)
+    return float(cls_of(pc, np.array([traj_len]), np.array([ref_len]))[0])
 
 
-@_jit
+# ---- every column of score_batch ----
+
+
 def score_batch(
-    dist,
-    table_offsets,
-    table_sizes,
-    scan_index,
-    traj,
-    traj_offsets,
-    ref,
-    ref_offsets,
-    goals,
-    goal_offsets,
-    threshold,
-    success_inclusive,
-    sdtw_inclusive,
-    use_reference_length,
-    spl_floor,
-    collapse,
-    cls_threshold,
-    out,
-    scratch,
-    row,
-    lo,
-    hi,
-):
-    """Fills out[:, i] for episodes ``lo <= i < hi``; rows follow batch.COLUMNS. No allocation
-    per episode; ``scratch`` and ``row`` are this call's own (one pair per thread)."""
-    for i in range(lo, hi):
-        s = scan_index[i]
-        off = table_offsets[s]
-        n = table_sizes[s]
-        p = traj[traj_offsets[i] : traj_offsets[i + 1]]
-        r = ref[ref_offsets[i] : ref_offsets[i + 1]]
-        g = goals[goal_offsets[i] : goal_offsets[i + 1]]
-        k = p.shape[0]
+    dist: np.ndarray,
+    table_offsets: np.ndarray,
+    table_sizes: np.ndarray,
+    scan_index: np.ndarray,
+    traj: np.ndarray,
+    traj_offsets: np.ndarray,
+    ref: np.ndarray,
+    ref_offsets: np.ndarray,
+    goals: np.ndarray,
+    goal_offsets: np.ndarray,
+    threshold: float,
+    success_inclusive: bool,
+    sdtw_inclusive: bool,
+    use_reference_length: bool,
+    spl_floor: float,
+    collapse_repeats: bool,
+    cls_threshold: float,
+) -> np.ndarray:
+    """The (len(batch.COLUMNS), N) table of every per-episode metric; rows follow COLUMNS."""
+    start, size = table_offsets[scan_index], table_sizes[scan_index]
+    k = np.diff(traj_offsets)
+    t_own, r_own = owners(traj_offsets), owners(ref_offsets)
+    to_goal = nearest_each(dist, start[t_own], size[t_own], traj, t_own, goals, goal_offsets)
+    ne = np.full(k.shape[0], INF)
+    ne[k > 0] = to_goal[traj_offsets[1:][k > 0] - 1]
+    oe = segment_min(to_goal, traj_offsets)
+    tl = sequential_sum(
+        hop_lengths(dist, start[t_own], size[t_own], traj, traj_offsets), traj_offsets
+    )
+    rl = sequential_sum(hop_lengths(dist, start[r_own], size[r_own], ref, ref_offsets), ref_offsets)
+    if use_reference_length:
+        ell = rl
+    else:
+        first = ref[ref_offsets[:-1]]
+        ell = nearest_each(dist, start, size, first, np.arange(k.shape[0]), goals, goal_offsets)
+    sr = success_of(ne, threshold, success_inclusive)
 
-        ne = nearest(dist, off, n, p[k - 1 :], g) if k > 0 else INF
-        oe = nearest(dist, off, n, p, g)
-        tl = path_length(dist, off, n, p)
-        rl = path_length(dist, off, n, r)
-        ell = rl if use_reference_length else nearest(dist, off, n, r[:1], g)
-        sr = is_success(ne, threshold, success_inclusive)
-
-        repeats = count_repeats(p)
-        q = scratch[: collapse_into(p, scratch)] if collapse else p
-        d = dtw(dist, off, n, r, q, row)
-        nd = ndtw_from_dtw(d, r.shape[0], threshold)
-
-        out[0, i] = ne
-        out[1, i] = oe
-        out[2, i] = sr
-        out[3, i] = is_success(oe, threshold, success_inclusive)
-        out[4, i] = tl
-        out[5, i] = ell
-        out[6, i] = rl
-        out[7, i] = spl(sr, ell, tl, spl_floor)
-        out[8, i] = d
-        out[9, i] = nd
-        out[10, i] = is_success(ne, threshold, sdtw_inclusive) * nd
-        # Collapsing drops only zero-length hops, so L(q) == tl exactly.
-        out[11, i] = cls(dist, off, n, q, r, cls_threshold, tl, rl)
-        out[12, i] = max(k - 1, 0)
-        out[13, i] = repeats
+    same = repeated(traj, traj_offsets)
+    repeats = np.bincount(t_own[same], minlength=k.shape[0])
+    q, q_off = traj, traj_offsets
+    if collapse_repeats:
+        q, q_off = traj[~same], offsets_of(k - repeats)
+    d, closest = dtw_batch(dist, start, size, ref, ref_offsets, q, q_off)
+    nd = ndtw_of(d, np.diff(ref_offsets), threshold)
+    # Collapsing drops only zero-length hops, so L(q) == tl exactly.
+    pc = coverage(closest, ref_offsets, cls_threshold)
+    return np.stack(
+        (
+            ne,
+            oe,
+            sr,
+            success_of(oe, threshold, success_inclusive),
+            tl,
+            ell,
+            rl,
+            spl_of(sr, ell, tl, spl_floor),
+            d,
+            nd,
+            success_of(ne, threshold, sdtw_inclusive) * nd,
+            cls_of(pc, tl, rl),
+            np.maximum(k - 1, 0),
+            repeats,
+        ),  # fmt: skip
+        axis=0,
+    ).astype(np.float64)

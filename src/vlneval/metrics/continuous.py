@@ -15,7 +15,9 @@ Two DTWs are offered:
   version's tie-breaking (diagonal first), its narrower window at the last rows of an
   odd-length series and its missing diagonal at the top edge of a window row.
 
-Importing this module imports numba (the kernels are compiled on first use and cached).
+Importing this module imports numba: DTW on long continuous paths (hundreds of points each
+side, fastdtw's recursive windows) is where compiled loops pay. The kernels are compiled on first
+use and cached; a first call that takes over a second says so on stderr.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from vlneval._compiling import first_call
 from vlneval.errors import InvalidInputError
 from vlneval.metrics.info import variant
 
@@ -296,7 +299,8 @@ def point_dtw(reference: Any, trajectory: Any) -> float:
             f"reference and trajectory must have the same dimension; got {ref.shape[1]} and "
             f"{traj.shape[1]}"
         )
-    return float(_exact_dtw(ref, traj))
+    with first_call("the continuous DTW kernel"):
+        return float(_exact_dtw(ref, traj))
 
 
 def fast_dtw(x: Any, y: Any, *, radius: int = 1, variant: str = "compiled") -> float:
@@ -329,7 +333,8 @@ def fast_dtw(x: Any, y: Any, *, radius: int = 1, variant: str = "compiled") -> f
         raise InvalidInputError(
             f"x and y must have the same dimension; got {a.shape[1]} and {b.shape[1]}"
         )
-    return float(_fast_dtw(a, b, int(radius), variant == "compiled"))
+    with first_call("the fastdtw kernel"):
+        return float(_fast_dtw(a, b, int(radius), variant == "compiled"))
 
 
 def ndtw_from_dtw(dtw: float, n_reference: int, threshold: float = 3.0) -> float:

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numba
 import numpy as np
 
 from vlneval.errors import InvalidInputError
@@ -25,58 +24,84 @@ __all__ = ["edit_distance", "sed", "sed_batch", "SED"]
 
 SED = LABELS["SED"]
 
-_jit = numba.njit(cache=True, nogil=True)
+
+def _collapsed(seq: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each segment without consecutive repeats, and the new offsets."""
+    owner = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+    keep = np.ones(seq.shape[0], dtype=bool)
+    keep[1:] = (seq[1:] != seq[:-1]) | (owner[1:] != owner[:-1])
+    new = np.zeros(offsets.shape[0], dtype=np.int64)
+    np.cumsum(np.bincount(owner[keep], minlength=offsets.shape[0] - 1), out=new[1:])
+    return seq[keep], new
 
 
-@_jit
-def _collapse(seq, out):
-    """Copies ``seq`` into ``out`` without consecutive repeats; returns the new length."""
-    m = 0
-    for j in range(seq.shape[0]):
-        if m == 0 or seq[j] != out[m - 1]:
-            out[m] = seq[j]
-            m += 1
-    return m
+def _distances(
+    a: np.ndarray, a_off: np.ndarray, b: np.ndarray, b_off: np.ndarray, osa: bool
+) -> np.ndarray:
+    """Levenshtein (or optimal string alignment when ``osa``) distance of every pair of segments.
+
+    ``D[i, j] = min(D[i-1, j] + 1, D[i, j-1] + 1, D[i-1, j-1] + [a_i != b_j])`` (and
+    ``D[i-2, j-2] + 1`` after an adjacent transposition when ``osa``), ``D[i, 0] = i``,
+    ``D[0, j] = j``. The cells of one anti-diagonal ``i + j = t`` depend only on earlier ones, so
+    each step fills one anti-diagonal of every pair at once.
+    """
+    la, lb = np.diff(a_off), np.diff(b_off)
+    out = np.maximum(la, lb).astype(np.int64)  # one side empty: insert or delete everything
+    live = np.flatnonzero((la > 0) & (lb > 0))
+    if live.size == 0:
+        return out
+    la, lb, a0, b0 = la[live], lb[live], a_off[live], b_off[live]
+    width = int(la.max())
+    i = np.arange(1, width + 1)
+    a_pad = a[a0[:, None] + np.minimum(i - 1, la[:, None] - 1)]  # a_pad[:, i-1] = a_i
+    b_top = (lb - 1)[:, None]
+    rows = np.arange(live.size)
+    diagonals = [np.zeros((live.size, width + 1), dtype=np.int64) for _ in range(4)]  # t-1..t-4
+    res = np.empty(live.size, dtype=np.int64)
+    for t in range(1, int((la + lb).max()) + 1):
+        d1, d2, _, d4 = diagonals
+        cur = np.empty_like(d1)
+        cur[:, 0] = t  # D[0, t]
+        hi = min(t - 1, width)  # cells 1 <= i <= hi have j = t - i >= 1
+        if hi >= 1:
+            ii = i[:hi]
+            # Cells past a pair's own lengths read clipped (valid) elements; no real cell
+            # depends on them.
+            bj = b[b0[:, None] + np.minimum(t - ii - 1, b_top)]  # b_j with j = t - i
+            best = np.minimum(d1[:, :hi] + 1, d1[:, 1 : hi + 1] + 1)
+            np.minimum(best, d2[:, :hi] + (a_pad[:, :hi] != bj), out=best)
+            if osa and hi >= 2 and t >= 4:
+                bj1 = b[b0[:, None] + np.clip(t - ii[1:] - 2, 0, b_top)]  # b_{j-1}
+                swap = (a_pad[:, 1:hi] == bj1) & (a_pad[:, : hi - 1] == bj[:, 1:])
+                swap &= t - ii[1:] >= 2
+                best[:, 1:] = np.where(
+                    swap, np.minimum(best[:, 1:], d4[:, : hi - 1] + 1), best[:, 1:]
+                )
+            cur[:, 1 : hi + 1] = best
+        if t <= width:
+            cur[:, t] = t  # D[t, 0]
+        end = np.flatnonzero(la + lb == t)
+        res[end] = cur[rows[end], la[end]]
+        diagonals = [cur, d1, d2, diagonals[2]]
+    out[live] = res
+    return out
 
 
-@_jit
-def _distance(a, b, osa, prev2, prev, cur):
-    """Levenshtein (or optimal string alignment when ``osa``) distance; rows need len(b)+1."""
-    m = b.shape[0]
-    for j in range(m + 1):
-        prev[j] = j
-    for i in range(1, a.shape[0] + 1):
-        cur[0] = i
-        for j in range(1, m + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
-            best = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if osa and i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                best = min(best, prev2[j - 2] + 1)
-            cur[j] = best
-        for j in range(m + 1):
-            prev2[j] = prev[j]
-            prev[j] = cur[j]
-    return prev[m]
-
-
-@_jit
-def _sed_batch(traj, traj_off, ref, ref_off, success, osa, out_sed, out_dist):
-    n_ep = traj_off.shape[0] - 1
-    longest = 1
-    for e in range(n_ep):
-        longest = max(longest, traj_off[e + 1] - traj_off[e], ref_off[e + 1] - ref_off[e])
-    p = np.empty(longest, dtype=traj.dtype)
-    r = np.empty(longest, dtype=ref.dtype)
-    prev2 = np.empty(longest + 1, dtype=np.int64)
-    prev = np.empty(longest + 1, dtype=np.int64)
-    cur = np.empty(longest + 1, dtype=np.int64)
-    for e in range(n_ep):
-        lp = _collapse(traj[traj_off[e] : traj_off[e + 1]], p)
-        lr = _collapse(ref[ref_off[e] : ref_off[e + 1]], r)
-        d = _distance(p[:lp], r[:lr], osa, prev2, prev, cur)
-        out_dist[e] = d
-        longer = max(lp, lr)
-        out_sed[e] = 0.0 if success[e] == 0.0 or longer == 0 else success[e] * (1.0 - d / longer)
+def _sed_batch(
+    traj: np.ndarray,
+    traj_off: np.ndarray,
+    ref: np.ndarray,
+    ref_off: np.ndarray,
+    success: np.ndarray,
+    osa: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    p, p_off = _collapsed(traj, traj_off)
+    r, r_off = _collapsed(ref, ref_off)
+    d = _distances(p, p_off, r, r_off, osa)
+    longer = np.maximum(np.diff(p_off), np.diff(r_off))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sed = np.where((success == 0.0) | (longer == 0), 0.0, success * (1.0 - d / longer))
+    return sed, d.astype(np.float64)
 
 
 def _as_ids(seq: Any, name: str) -> np.ndarray:
@@ -121,8 +146,8 @@ def edit_distance(a: Any, b: Any, *, transpositions: bool = False) -> int:
         3
     """
     x, y = _encode(a, b)
-    rows = [np.empty(len(y) + 1, dtype=np.int64) for _ in range(3)]
-    return int(_distance(x, y, bool(transpositions), *rows))
+    one = np.array([0, len(x)]), np.array([0, len(y)])
+    return int(_distances(x, one[0], y, one[1], bool(transpositions))[0])
 
 
 def sed(trajectory: Any, reference: Any, *, success: Any, transpositions: bool = False) -> float:
@@ -152,11 +177,9 @@ def sed(trajectory: Any, reference: Any, *, success: Any, transpositions: bool =
 
     s = _validate.as_indicator(success)
     x, y = _encode(trajectory, reference)
-    out_sed, out_dist = np.empty(1), np.empty(1)
-    _sed_batch(
-        x, np.array([0, len(x)]), y, np.array([0, len(y)]), np.array([s]),
-        bool(transpositions), out_sed, out_dist,
-    )  # fmt: skip
+    out_sed, _ = _sed_batch(
+        x, np.array([0, len(x)]), y, np.array([0, len(y)]), np.array([s]), bool(transpositions)
+    )
     return float(out_sed[0])
 
 
@@ -189,6 +212,4 @@ def sed_batch(
     n = len(to) - 1
     if len(ro) != n + 1 or len(s) != n or n < 0:
         raise InvalidInputError("sed_batch: offsets and success must describe the same episodes")
-    out_sed, out_dist = np.empty(n), np.empty(n)
-    _sed_batch(t, to, r, ro, s, bool(transpositions), out_sed, out_dist)
-    return out_sed, out_dist
+    return _sed_batch(t, to, r, ro, s, bool(transpositions))

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+import vlneval.metrics._kernels as _kernels
 from vlneval.metrics import _validate
 from vlneval.metrics.info import LABELS
 
@@ -37,11 +38,8 @@ def collapse_repeats(path: Any) -> np.ndarray:
         >>> collapse_repeats([0, 0, 1, 1, 1, 2, 1]).tolist()
         [0, 1, 2, 1]
     """
-    from vlneval.metrics import _kernels
-
     nodes = _validate.as_path(path, "path", None, allow_empty=True)
-    out = np.empty_like(nodes)
-    return out[: _kernels.collapse_into(nodes, out)].copy()
+    return _kernels.collapse(nodes)
 
 
 def _pair(reference: Any, trajectory: Any, distances: Any) -> tuple[np.ndarray, int, Any, Any]:
@@ -81,10 +79,8 @@ def dtw(reference: Any, trajectory: Any, *, distances: Any) -> float:
         >>> dtw([0, 1, 2, 3], [0, 3], distances=D)
         8.0
     """
-    from vlneval.metrics import _kernels
-
     dist, n, ref, traj = _pair(reference, trajectory, distances)
-    return float(_kernels.dtw_alloc(dist, 0, n, ref, traj))
+    return float(_kernels.dtw(dist, 0, n, ref, traj))
 
 
 NDTW = LABELS["nDTW"]
@@ -122,11 +118,9 @@ def ndtw(reference: Any, trajectory: Any, *, distances: Any, threshold: float = 
 
 
 def _ndtw(reference: Any, trajectory: Any, distances: Any, threshold: float) -> float:
-    from vlneval.metrics import _kernels
-
     dist, n, ref, traj = _pair(reference, trajectory, distances)
     delta = _validate.as_threshold(threshold)
-    value = _kernels.dtw_alloc(dist, 0, n, ref, traj)
+    value = _kernels.dtw(dist, 0, n, ref, traj)
     return float(_kernels.ndtw_from_dtw(value, ref.shape[0], delta))
 
 
@@ -206,8 +200,6 @@ def cls(trajectory: Any, reference: Any, *, distances: Any, threshold: float = 3
         >>> cls([0, 1, 2, 3], [0, 1, 2, 3], distances=D)
         1.0
     """
-    from vlneval.metrics import _kernels
-
     dist, n, ref, traj = _pair(reference, trajectory, distances)
     delta = _validate.as_threshold(threshold)
     traj_len = _kernels.path_length(dist, 0, n, traj)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import vlneval.metrics._kernels as _kernels
 from vlneval.metrics import _validate
 from vlneval.metrics.info import LABELS
 
@@ -45,8 +46,6 @@ def navigation_error(trajectory: Any, goals: Any, *, distances: Any) -> float:
         >>> navigation_error([0, 1, 2], [3, 1], distances=D)
         4.0
     """
-    from vlneval.metrics import _kernels
-
     dist, n = _validate.as_table(distances)
     path = _validate.as_path(trajectory, "trajectory", n, allow_empty=False)
     targets = _validate.as_path(goals, "goals", n, allow_empty=False)
@@ -80,8 +79,6 @@ def oracle_error(trajectory: Any, goals: Any, *, distances: Any) -> float:
         >>> oracle_error([0, 3, 2, 1], [3], distances=D)
         0.0
     """
-    from vlneval.metrics import _kernels
-
     dist, n = _validate.as_table(distances)
     path = _validate.as_path(trajectory, "trajectory", n, allow_empty=False)
     targets = _validate.as_path(goals, "goals", n, allow_empty=False)
@@ -118,8 +115,6 @@ def success(error: Any, *, threshold: float = 3.0, inclusive: bool = False) -> f
 
 
 def _success(error: Any, threshold: float, inclusive: bool) -> float:
-    from vlneval.metrics import _kernels
-
     value = _validate.as_length(error, "error")
     radius = _validate.as_threshold(threshold, allow_zero=True)
     return float(_kernels.is_success(value, radius, bool(inclusive)))

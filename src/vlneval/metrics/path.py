@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import vlneval.metrics._kernels as _kernels
 from vlneval.metrics import _validate
 from vlneval.metrics.info import LABELS
 
@@ -43,8 +44,6 @@ def path_length(trajectory: Any, *, distances: Any) -> float:
         >>> path_length([0, 1, 1, 2, 3], distances=D)
         12.0
     """
-    from vlneval.metrics import _kernels
-
     dist, n = _validate.as_table(distances)
     path = _validate.as_path(trajectory, "trajectory", n, allow_empty=True)
     return float(_kernels.path_length(dist, 0, n, path))
@@ -83,8 +82,6 @@ def spl(success: Any, shortest_length: Any, path_length: Any, *, floor: float = 
         >>> spl(True, 0.0, 0.0), spl(True, 0.0, 0.0, floor=0.01)
         (1.0, 0.0)
     """
-    from vlneval.metrics import _kernels
-
     s = _validate.as_indicator(success)
     ell = _validate.as_length(shortest_length, "shortest_length")
     tl = _validate.as_length(path_length, "path_length")

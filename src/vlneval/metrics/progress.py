@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
+import vlneval.metrics._kernels as _kernels
+import vlneval.metrics._validate as _validate
 from vlneval.errors import InvalidInputError
 from vlneval.metrics._kernels import nearest as _nearest
 from vlneval.metrics.info import LABELS
@@ -22,21 +23,6 @@ from vlneval.metrics.info import LABELS
 __all__ = ["goal_progress", "region_distances", "GOAL_PROGRESS"]
 
 GOAL_PROGRESS = LABELS["GP"]
-
-
-@numba.njit(cache=True, nogil=True)
-def _region_batch(dist, table_off, sizes, scan, traj, traj_off, goals, goal_off, out):
-    for e in range(traj_off.shape[0] - 1):
-        s = scan[e]
-        off, n = table_off[s], sizes[s]
-        path = traj[traj_off[e] : traj_off[e + 1]]
-        region = goals[goal_off[e] : goal_off[e + 1]]
-        if path.shape[0] == 0:
-            out[0, e] = out[1, e] = out[2, e] = np.inf
-            continue
-        out[0, e] = _nearest(dist, off, n, path[:1], region)
-        out[1, e] = _nearest(dist, off, n, path[-1:], region)
-        out[2, e] = _nearest(dist, off, n, path, region)
 
 
 def region_distances(
@@ -49,7 +35,7 @@ def region_distances(
     goals: np.ndarray,
     goal_offsets: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    """Distances of many packed episodes to their goal regions, in one compiled pass.
+    """Distances of many packed episodes to their goal regions, in one vectorised pass.
 
     The layout is :func:`vlneval.metrics.score_batch`'s: per-scan tables concatenated in
     ``dist_flat``, node ids local to the episode's scan, paths and goal sets in CSR arrays.
@@ -72,18 +58,22 @@ def region_distances(
         raise InvalidInputError(
             "region_distances: offsets and scan_index must describe the same episodes"
         )
-    out = np.empty((3, max(n_ep, 0)), dtype=np.float64)
-    _region_batch(
-        np.ascontiguousarray(dist_flat, dtype=np.float64),
-        np.ascontiguousarray(table_offsets, dtype=np.int64),
-        np.ascontiguousarray(table_sizes, dtype=np.int64),
-        np.ascontiguousarray(scan_index, dtype=np.int64),
-        np.ascontiguousarray(traj, dtype=np.int64),
-        np.ascontiguousarray(traj_offsets, dtype=np.int64),
-        np.ascontiguousarray(goals, dtype=np.int64),
-        np.ascontiguousarray(goal_offsets, dtype=np.int64),
-        out,
-    )
+    dist = np.ascontiguousarray(dist_flat, dtype=np.float64)
+    scan = np.asarray(scan_index, dtype=np.int64)
+    start = np.asarray(table_offsets, dtype=np.int64)[scan]
+    size = np.asarray(table_sizes, dtype=np.int64)[scan]
+    traj = np.asarray(traj, dtype=np.int64)
+    t_off = np.asarray(traj_offsets, dtype=np.int64)
+    own = _kernels.owners(t_off)
+    to_region = _kernels.nearest_each(
+        dist, start[own], size[own], traj, own, np.asarray(goals, dtype=np.int64),
+        np.asarray(goal_offsets, dtype=np.int64),
+    )  # fmt: skip
+    out = np.full((3, max(n_ep, 0)), np.inf)
+    full = np.flatnonzero(t_off[1:] > t_off[:-1])
+    out[0, full] = to_region[t_off[full]]
+    out[1, full] = to_region[t_off[full + 1] - 1]
+    out[2] = _kernels.segment_min(to_region, t_off)
     return {
         "start": out[0],
         "final": out[1],
@@ -120,11 +110,9 @@ def goal_progress(trajectory: Any, goals: Any, *, distances: Any) -> float:
         >>> goal_progress([1, 0], [3], distances=D)
         -2.0
     """
-    from vlneval.metrics import _validate
-
     flat, n = _validate.as_table(distances)
     path = _validate.as_path(trajectory, "trajectory", n, allow_empty=False)
     region = _validate.as_path(goals, "goals", n, allow_empty=False)
-    start = _nearest(flat, 0, n, path[:1].astype(np.int64), region.astype(np.int64))
-    final = _nearest(flat, 0, n, path[-1:].astype(np.int64), region.astype(np.int64))
+    start = _nearest(flat, 0, n, path[:1], region)
+    final = _nearest(flat, 0, n, path[-1:], region)
     return float(_progress(np.array([start]), np.array([final]))[0])
