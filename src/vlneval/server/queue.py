@@ -50,6 +50,7 @@ class Claim:
     filename: str
     declared: dict[str, Any]
     spec: PhaseSpec
+    n_episodes: int = 0
 
 
 def _claimable(now: dt.datetime) -> Any:
@@ -167,6 +168,7 @@ def _claim_of(sub: Submission, token: str) -> Claim:
         sub.filename,
         dict(sub.declared or {}),
         spec,
+        int(ph.n_episodes or 0),
     )
 
 
