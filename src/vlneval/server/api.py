@@ -231,9 +231,7 @@ def submit(
     app = request.app
     with get_db(request).read() as s:
         ph_id = _phase(s, challenge, phase).id
-    up = Upload(
-        file.filename or "", file.file.read(), protocol, method, description, url, idempotency_key
-    )
+    up = Upload(file.filename or "", file.file, protocol, method, description, url, idempotency_key)
     uid, created = accept(app.state.db, app.state.store, app.state.cfg, ph_id, team.id, up)
     if not created:
         response.status_code = 200
