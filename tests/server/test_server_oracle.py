@@ -191,3 +191,26 @@ def test_log_redaction_is_readable_and_covers_numbers():
         "incident 1a2b: episode 7_0 in scanA: instructions ended at ([hidden], 0.50, [hidden]) "
         "near [hidden] after 0.52 s"
     )
+
+
+def test_one_teams_queue_does_not_starve_another(server):
+    """alpha queues three files, then beta one: beta's is scored second, not fourth."""
+    from vlneval.server.worker import Worker
+
+    uids = [
+        server.submit(server.alpha, encode(stop_predictions()), method=f"a{k}").json()["id"]
+        for k in range(3)
+    ]
+    beta = server.submit(server.beta, encode(stop_predictions()), method="b").json()["id"]
+    w = Worker(server.cfg, db=server.db, name="fair")
+    order = []
+    for _ in range(4):
+        assert w.run_one()
+        done = {
+            u
+            for u in [*uids, beta]
+            if server.get(u, server.alpha if u != beta else server.beta).json()["status"]
+            == "finished"
+        }
+        order.append(done)
+    assert beta in order[1] and beta not in order[0]

@@ -228,7 +228,10 @@ def submit(
 ) -> SubmissionOut:
     """Queues a predictions file for scoring (202); a retry with the same Idempotency-Key
     returns the first submission (200)."""
+    from vlneval.server.app import rate_limit
+
     app = request.app
+    rate_limit(request, "submit", f"team:{team.id}")
     with get_db(request).read() as s:
         ph_id = _phase(s, challenge, phase).id
     up = Upload(file.filename or "", file.file, protocol, method, description, url, idempotency_key)

@@ -19,10 +19,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from vlneval.server.config import ServerConfig
 from vlneval.server.database import Database
+from vlneval.server.ratelimit import RateLimiter
 from vlneval.server.storage import UploadStore
 from vlneval.server.submissions import Refused
 
-__all__ = ["create_app", "BodyLimit", "SecurityHeaders"]
+__all__ = ["create_app", "BodyLimit", "SecurityHeaders", "rate_limit"]
 
 log = logging.getLogger("vlneval.server.app")
 
@@ -117,6 +118,19 @@ class SecurityHeaders:
         await self.app(scope, receive, wrapped)
 
 
+def rate_limit(request: Request, which: str, key: str) -> None:
+    """Refuses (429, with ``Retry-After``) a request past its per-key rate."""
+    limiter: RateLimiter = getattr(request.app.state, f"{which}_limiter")
+    wait = limiter.allow(key)
+    if wait > 0:
+        seconds = max(1, int(wait + 0.999))
+        raise StarletteHTTPException(
+            429,
+            f"too many {which} requests; try again in {seconds} s",
+            headers={"Retry-After": str(seconds)},
+        )
+
+
 def _is_page(request: Request) -> bool:
     return not request.url.path.startswith("/api/")
 
@@ -205,6 +219,8 @@ def create_app(
     app.state.cfg = cfg
     app.state.db = db or Database(cfg.database_url)
     app.state.store = UploadStore(cfg.uploads_dir)
+    app.state.submit_limiter = RateLimiter(cfg.submit_rate, cfg.submit_burst)
+    app.state.login_limiter = RateLimiter(cfg.login_rate, cfg.login_burst)
     app.include_router(api.router)
     app.include_router(pages.router)
     _install_handlers(app)

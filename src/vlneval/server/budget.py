@@ -129,15 +129,18 @@ def check_steps(text: Any, name: str, budget: StepBudget) -> None:
     records = _records(text)
     if records is None:
         return  # not a list of records: the parser says what it is
-    if len(records) > budget.max_records:
+    # counts only: no slice of ``text`` (a memory map) may outlive this frame's exceptions
+    counts = [_values(rec) for rec in records] if len(records) <= budget.max_records else []
+    n_records = len(records)
+    del records
+    if n_records > budget.max_records:
         raise InvalidInputError(
-            f"holds {len(records):,} records; this phase has {budget.n_episodes:,} episodes "
+            f"holds {n_records:,} records; this phase has {budget.n_episodes:,} episodes "
             f"and accepts at most {budget.max_records:,} records",
             source=name,
         )
     total = 0
-    for k, rec in enumerate(records):
-        n = _values(rec)
+    for k, n in enumerate(counts):
         if n > budget.max_record_values:
             raise InvalidInputError(
                 f"record {k} holds {n:,} JSON values, more than a trajectory of at most "
