@@ -138,3 +138,15 @@ def test_the_worst_accepted_real_file_stays_within_the_memory_bound(data_root, t
     print(report)
     assert report["status"] == "finished", report
     assert report["peak_kib"] < 1024 * 1024
+
+
+def test_health_details_only_with_the_admin_token(tmp_path):
+    srv = make_server(
+        tmp_path, f"sqlite:///{tmp_path / 'db.sqlite3'}", "sqlite", admin_token="adm-secret"
+    )
+    assert srv.client.get("/api/v1/health").json()["queue"] is None
+    assert srv.client.get("/api/v1/health", headers=srv.auth(srv.alpha)).json()["queue"] is None
+    h = srv.client.get("/api/v1/health", headers={"Authorization": "Bearer adm-secret"}).json()
+    assert h["queue"]["queued"] == 0
+    srv.client.close()
+    srv.db.dispose()

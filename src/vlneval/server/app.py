@@ -8,7 +8,9 @@ incident id and answered 500 with that id only.
 from __future__ import annotations
 
 import logging
+import re
 import secrets
+import traceback
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -34,6 +36,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 SMALL_BODY = 64 * 1024
+TOKEN = re.compile(r"vlt_[A-Za-z0-9_\-]+")  # API tokens never reach a log line
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'"
@@ -170,7 +173,14 @@ def _install_handlers(app: FastAPI) -> None:
 
     async def crashed(request: Request, exc: Exception) -> Response:
         incident = secrets.token_hex(4)
-        log.exception("incident %s: %s %s", incident, request.method, request.url.path)
+        detail = "".join(traceback.format_exception(exc))
+        log.error(
+            "incident %s: %s %s\n%s",
+            incident,
+            request.method,
+            request.url.path,
+            TOKEN.sub("vlt_[hidden]", detail),
+        )
         return JSONResponse(
             {
                 "detail": f"internal server error (incident {incident}); the organisers can look it up",

@@ -64,6 +64,8 @@ class ServerConfig:
         max_refused_per_day: refused submissions (a file with problems) a team may make per
             phase and UTC day; they do not count against the phase's quota.
         submit_rate: submissions per minute and token (a token bucket; bursts of ``submit_burst``).
+        admin_token: a bearer token that shows organisers the health details (queue counts);
+            empty: nobody sees them (``$VLNEVAL_ADMIN_TOKEN`` by default).
         login_rate: login attempts per minute and client address (bursts of ``login_burst``).
 
     Example:
@@ -95,6 +97,7 @@ class ServerConfig:
     submit_burst: int = 10
     login_rate: float = 10.0
     login_burst: int = 10
+    admin_token: str = field(default_factory=lambda: os.environ.get("VLNEVAL_ADMIN_TOKEN", ""))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "data_dir", Path(self.data_dir).expanduser().resolve())

@@ -35,6 +35,7 @@ from vlneval.server.scoring import (
     score_file,
 )
 from vlneval.server.storage import StorageError, UploadStore
+from vlneval.server.supervise import PARENT_ENV
 from vlneval.server.uploads import UploadLimits
 
 __all__ = ["Worker", "FAULT_DELAY_ENV"]
@@ -87,8 +88,12 @@ class Worker:
         """Processes submissions until stopped; returns how many were processed."""
         log.info("worker %s started (database %r)", self.name, self.db)
         idle = self.cfg.poll_seconds
+        parent = os.environ.get(PARENT_ENV)
         while not self.stopping.is_set():
             if max_jobs is not None and self.processed >= max_jobs:
+                break
+            if parent and str(os.getppid()) != parent:
+                log.warning("worker %s: its server (pid %s) is gone; stopping", self.name, parent)
                 break
             if self.run_one():
                 idle = self.cfg.poll_seconds
