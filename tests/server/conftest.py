@@ -109,6 +109,8 @@ class Server:
 
 def make_server(tmp_path: Path, url: str, backend: str, **cfg: Any) -> Server:
     """A server with challenge ``demo``, public phase ``val`` and teams alpha and beta."""
+    cfg.setdefault("submit_burst", 10_000)  # rate limits have their own tests (fake clock)
+    cfg.setdefault("login_burst", 10_000)
     config = ServerConfig(data_dir=tmp_path / "data", database_url=url, poll_seconds=0.05, **cfg)
     app = create_app(config)
     db = app.state.db

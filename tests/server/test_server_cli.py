@@ -24,7 +24,7 @@ def _admin(capsys, data: str, *args: str) -> str:
 
 def test_admin_commands(tmp_path, capsys):
     data = str(tmp_path / "srv")
-    assert _admin(capsys, data, "migrate") == "database at schema revision 0001\n"
+    assert _admin(capsys, data, "migrate") == "database at schema revision 0002\n"
     assert (
         _admin(capsys, data, "create-challenge", "--slug", "demo", "--title", "Demo")
         == "created challenge demo\n"
@@ -197,3 +197,50 @@ def test_submit_needs_a_token_and_reports_an_unreachable_server(tmp_path, capsys
     monkeypatch.setattr("vlneval.server.client.RETRIES", 1)
     assert main([*args, "--token", "vlt_x"]) == 2
     assert "cannot reach http://127.0.0.1:" in capsys.readouterr().err
+
+
+def _children(pid: int) -> list[int]:
+    from pathlib import Path
+
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def test_workers_exit_when_serve_is_killed(tmp_path, capsys):
+    from pathlib import Path
+
+    data = str(tmp_path / "data")
+    _admin(capsys, data, "migrate")
+    port = free_port()
+    env = {**os.environ, "VLNEVAL_SERVER_DATA": data}
+    env.pop("VLNEVAL_DATABASE_URL", None)
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "vlneval", "serve", "--port", str(port), "--workers", "1",
+         "--poll-seconds", "0.1", "--log-level", "warning"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    _wait_for(f"http://127.0.0.1:{port}", serve)
+    deadline = time.monotonic() + 30
+    while not (workers := _children(serve.pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert workers
+    serve.kill()
+    serve.wait()
+    deadline = time.monotonic() + 20
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = [
+            p
+            for p in alive
+            if os.path.exists(f"/proc/{p}")
+            and "Z" not in Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        ]
+    assert alive == []

@@ -201,13 +201,16 @@ def test_an_organiser_side_failure_shows_nothing_and_logs_redacted(
     assert quota["used_total"] == 0  # not the submitter's fault: not counted
 
 
-def test_a_scorer_message_that_quotes_a_goal_is_redacted(sqlite_server, monkeypatch):
-    """A task scorer whose own message quotes the goal (the blind view cannot check its rule)."""
+def test_a_scorer_message_that_quotes_a_goal_is_never_shown(sqlite_server, monkeypatch, caplog):
+    """A task scorer whose own message quotes the goal (the public view cannot check its rule):
+    the submitter gets the same words whether or not the file holds the goal, and the log
+    line shows the goal as [hidden]."""
     import dataclasses
 
     from vlneval.errors import InvalidInputError, Problem
     from vlneval.tasks import TASKS, get_task
 
+    caplog.set_level(logging.DEBUG)
     ep = demo_episodes()[0]
     goal = ep["path"][-1]
 
@@ -235,17 +238,16 @@ def test_a_scorer_message_that_quotes_a_goal_is_redacted(sqlite_server, monkeypa
         dataclasses.replace(get_task("demo"), name="demo-leaky", open_scorer=leaky),
     )
     admin.create_phase(sqlite_server.db, "demo", "leaky", task="demo-leaky", profile="demo")
-    for records, shown in (
-        (stop_predictions(), "[hidden]"),
-        (_with_path(stop_predictions(), ep), goal),
-    ):
+    answers = []
+    for records in (stop_predictions(), _with_path(stop_predictions(), ep)):
         r = sqlite_server.submit(sqlite_server.alpha, encode(records), phase="leaky", name="p.json")
         sqlite_server.work()
-        [message] = sqlite_server.get(r.json()["id"], sqlite_server.alpha).json()["messages"]
-        assert (
-            message
-            == f'p.json: instr_id "100_0": trajectory: stopped too far from the goal {shown}'
-        )
+        got = sqlite_server.get(r.json()["id"], sqlite_server.alpha).json()
+        assert got["status"] == "failed" and got["error_kind"] == "invalid"
+        answers.append(got["messages"])
+    assert answers[0] == answers[1]
+    assert goal not in " ".join(answers[0]) and "[hidden]" not in " ".join(answers[0])
+    assert goal not in caplog.text and "stopped too far from the goal [hidden]" in caplog.text
 
 
 def _with_path(records, ep):

@@ -74,12 +74,19 @@ def _phase(s: Session, challenge: str, phase: str) -> Phase:
 
 @router.get("/health", response_model=HealthOut, summary="Is the server up; queue sizes")
 def health(request: Request) -> HealthOut:
-    """The server's version, database kind and how many submissions are in each status."""
+    """The server's version and database kind; with the organisers' admin token, how many
+    submissions are in each status."""
+    import hmac
+
     from vlneval import __version__
 
     db = get_db(request)
-    with db.read() as s:
-        counts = queue_counts(s)
+    admin_token = request.app.state.cfg.admin_token
+    sent = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+    counts = None
+    if admin_token and hmac.compare_digest(sent.encode(), admin_token.encode()):
+        with db.read() as s:
+            counts = queue_counts(s)
     return HealthOut(
         status="ok",
         version=__version__,
@@ -228,12 +235,13 @@ def submit(
 ) -> SubmissionOut:
     """Queues a predictions file for scoring (202); a retry with the same Idempotency-Key
     returns the first submission (200)."""
+    from vlneval.server.app import rate_limit
+
     app = request.app
+    rate_limit(request, "submit", f"team:{team.id}")
     with get_db(request).read() as s:
         ph_id = _phase(s, challenge, phase).id
-    up = Upload(
-        file.filename or "", file.file.read(), protocol, method, description, url, idempotency_key
-    )
+    up = Upload(file.filename or "", file.file, protocol, method, description, url, idempotency_key)
     uid, created = accept(app.state.db, app.state.store, app.state.cfg, ph_id, team.id, up)
     if not created:
         response.status_code = 200

@@ -8,7 +8,9 @@ incident id and answered 500 with that id only.
 from __future__ import annotations
 
 import logging
+import re
 import secrets
+import traceback
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -19,10 +21,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from vlneval.server.config import ServerConfig
 from vlneval.server.database import Database
+from vlneval.server.ratelimit import RateLimiter
 from vlneval.server.storage import UploadStore
 from vlneval.server.submissions import Refused
 
-__all__ = ["create_app", "BodyLimit", "SecurityHeaders"]
+__all__ = ["create_app", "BodyLimit", "SecurityHeaders", "rate_limit"]
 
 log = logging.getLogger("vlneval.server.app")
 
@@ -33,6 +36,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 SMALL_BODY = 64 * 1024
+TOKEN = re.compile(r"vlt_[A-Za-z0-9_\-]+")  # API tokens never reach a log line
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'"
@@ -117,6 +121,19 @@ class SecurityHeaders:
         await self.app(scope, receive, wrapped)
 
 
+def rate_limit(request: Request, which: str, key: str) -> None:
+    """Refuses (429, with ``Retry-After``) a request past its per-key rate."""
+    limiter: RateLimiter = getattr(request.app.state, f"{which}_limiter")
+    wait = limiter.allow(key)
+    if wait > 0:
+        seconds = max(1, int(wait + 0.999))
+        raise StarletteHTTPException(
+            429,
+            f"too many {which} requests; try again in {seconds} s",
+            headers={"Retry-After": str(seconds)},
+        )
+
+
 def _is_page(request: Request) -> bool:
     return not request.url.path.startswith("/api/")
 
@@ -156,7 +173,14 @@ def _install_handlers(app: FastAPI) -> None:
 
     async def crashed(request: Request, exc: Exception) -> Response:
         incident = secrets.token_hex(4)
-        log.exception("incident %s: %s %s", incident, request.method, request.url.path)
+        detail = "".join(traceback.format_exception(exc))
+        log.error(
+            "incident %s: %s %s\n%s",
+            incident,
+            request.method,
+            request.url.path,
+            TOKEN.sub("vlt_[hidden]", detail),
+        )
         return JSONResponse(
             {
                 "detail": f"internal server error (incident {incident}); the organisers can look it up",
@@ -205,6 +229,8 @@ def create_app(
     app.state.cfg = cfg
     app.state.db = db or Database(cfg.database_url)
     app.state.store = UploadStore(cfg.uploads_dir)
+    app.state.submit_limiter = RateLimiter(cfg.submit_rate, cfg.submit_burst)
+    app.state.login_limiter = RateLimiter(cfg.login_rate, cfg.login_burst)
     app.include_router(api.router)
     app.include_router(pages.router)
     _install_handlers(app)

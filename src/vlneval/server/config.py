@@ -56,6 +56,17 @@ class ServerConfig:
         scoring_timeout_seconds: a worker that scores one file longer than this gives up on it.
         max_pending_per_team: queued or running submissions a team may have in one phase.
         secure_cookies: mark the login cookie ``Secure`` (set when served over HTTPS).
+        max_trajectory_steps: most steps in one trajectory (a phase's ``max_steps`` option
+            overrides it).
+        mean_trajectory_steps: most steps per episode of the split over a whole file (a phase's
+            ``mean_steps`` option overrides it); with the split's episodes it also bounds the
+            file's JSON size.
+        max_refused_per_day: refused submissions (a file with problems) a team may make per
+            phase and UTC day; they do not count against the phase's quota.
+        submit_rate: submissions per minute and token (a token bucket; bursts of ``submit_burst``).
+        admin_token: a bearer token that shows organisers the health details (queue counts);
+            empty: nobody sees them (``$VLNEVAL_ADMIN_TOKEN`` by default).
+        login_rate: login attempts per minute and client address (bursts of ``login_burst``).
 
     Example:
         >>> cfg = ServerConfig(data_dir=Path("/tmp/vln"))
@@ -79,6 +90,14 @@ class ServerConfig:
     scoring_timeout_seconds: float = 1800.0
     max_pending_per_team: int = 20
     secure_cookies: bool = False
+    max_trajectory_steps: int = 500
+    mean_trajectory_steps: int = 64
+    max_refused_per_day: int = 20
+    submit_rate: float = 6.0
+    submit_burst: int = 10
+    login_rate: float = 10.0
+    login_burst: int = 10
+    admin_token: str = field(default_factory=lambda: os.environ.get("VLNEVAL_ADMIN_TOKEN", ""))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "data_dir", Path(self.data_dir).expanduser().resolve())

@@ -37,7 +37,7 @@ def head_revision() -> str:
 
     Example:
         >>> head_revision()
-        '0001'
+        '0002'
     """
     from alembic.script import ScriptDirectory
 

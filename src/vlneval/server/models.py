@@ -47,6 +47,7 @@ __all__ = [
     "Team",
     "Submission",
     "Result",
+    "LoginSession",
     "utcnow",
     "STATUSES",
     "QUEUED",
@@ -138,7 +139,9 @@ class Submission(Base):
 
     __tablename__ = "submissions"
     __table_args__ = (
-        UniqueConstraint("team_id", "client_key", name="uq_submissions_team_client_key"),
+        UniqueConstraint(
+            "team_id", "phase_id", "client_key", name="uq_submissions_team_phase_client_key"
+        ),
         Index("ix_submissions_status_lease", "status", "lease_expires_at"),
         Index("ix_submissions_phase_team_created", "phase_id", "team_id", "created_at"),
     )
@@ -187,6 +190,20 @@ class Result(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
     submission: Mapped[Submission] = relationship(back_populates="result")
+
+
+class LoginSession(Base):
+    """A browser login: the cookie holds a random session id, stored here only as its SHA-256;
+    logging out revokes it."""
+
+    __tablename__ = "sessions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id"), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
 
 
 def with_row_details(query: Select[Any]) -> Select[Any]:

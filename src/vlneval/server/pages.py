@@ -169,8 +169,11 @@ def login(
     next: Annotated[str, Form(max_length=300)] = "/submissions",
 ) -> Response:
     """Checks a token and keeps it in the login cookie."""
+    from vlneval.server.app import rate_limit
+
     if not _same_origin(request):
         return render_error(request, 403, "a login form posted from another site is refused")
+    rate_limit(request, "login", request.client.host if request.client else "?")
     team = team_for_token(get_db(request), token.strip())
     if team is None:
         return _page(

@@ -1,7 +1,8 @@
 """The submission queue in the database: claim, heartbeat, finish, release.
 
-A worker claims the oldest claimable submission: one that is ``queued``, or ``running`` with an
-expired lease (its worker died). On PostgreSQL the candidate row is locked with
+A worker claims a claimable submission: one that is ``queued``, or ``running`` with an expired
+lease (its worker died); of those, the oldest of the team with the fewest submissions claimed
+in the last five minutes, so that one team's queue does not starve the others. On PostgreSQL the candidate row is locked with
 ``SELECT ... FOR UPDATE SKIP LOCKED``, so concurrent workers never wait on each other nor take the
 same row; on SQLite the claim is one conditional ``UPDATE ... WHERE id = (SELECT ...) AND
 <claimable> RETURNING id``, atomic by itself (and inside a ``BEGIN IMMEDIATE`` transaction).
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from vlneval.server.database import Database
 from vlneval.server.models import (
@@ -50,6 +51,7 @@ class Claim:
     filename: str
     declared: dict[str, Any]
     spec: PhaseSpec
+    n_episodes: int = 0
 
 
 def _claimable(now: dt.datetime) -> Any:
@@ -84,13 +86,29 @@ def fail_exhausted(s: Session, now: dt.datetime, max_attempts: int) -> int:
     return int(res.rowcount or 0)  # type: ignore[attr-defined]
 
 
+RECENT = dt.timedelta(minutes=5)
+
+
+def _fair_order(now: dt.datetime) -> tuple[Any, ...]:
+    """Claim order: teams with fewer submissions claimed in the last few minutes first (so one
+    team's queue cannot starve the others), then the oldest."""
+    other = aliased(Submission)
+    recent = (
+        select(func.count(other.id))
+        .where(other.team_id == Submission.team_id, other.started_at >= now - RECENT)
+        .correlate(Submission)
+        .scalar_subquery()
+    )
+    return (recent, Submission.created_at, Submission.id)
+
+
 def _pick_postgres(s: Session, now: dt.datetime, max_attempts: int) -> Submission | None:
     return s.scalars(
         select(Submission)
         .where(_claimable(now), Submission.attempts < max_attempts)
-        .order_by(Submission.created_at, Submission.id)
+        .order_by(*_fair_order(now))
         .limit(1)
-        .with_for_update(skip_locked=True)
+        .with_for_update(skip_locked=True, of=Submission)
     ).first()
 
 
@@ -100,7 +118,7 @@ def _claim_sqlite(
     oldest = (
         select(Submission.id)
         .where(_claimable(now), Submission.attempts < max_attempts)
-        .order_by(Submission.created_at, Submission.id)
+        .order_by(*_fair_order(now))
         .limit(1)
         .scalar_subquery()
     )
@@ -167,6 +185,7 @@ def _claim_of(sub: Submission, token: str) -> Claim:
         sub.filename,
         dict(sub.declared or {}),
         spec,
+        int(ph.n_episodes or 0),
     )
 
 

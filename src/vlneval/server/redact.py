@@ -1,29 +1,40 @@
-"""Keeping hidden reference data out of every message, page and log line.
+"""Keeping hidden reference data out of log lines and internal errors.
 
-The hidden values of a phase are the viewpoints of its reference paths and goals (starts
-included: a start is public in a benchmark's test file, but a message need not quote it).
-A :class:`Redactor` replaces each of them in a text by ``[hidden]`` with two policies:
+Messages for submitters never need this module: they are built from the public view of a phase
+(see :mod:`vlneval.server.validation`), which holds no hidden value, so nothing on that path
+depends on the labels. Redaction is the second line, for what only organisers read: log lines,
+incident tracebacks, errors raised while the hidden data itself was being loaded or scored.
 
-- for the submitter (:meth:`Redactor.for_submitter`): a value the submitter's own file contains
-  is left as it is. Redacting it would itself answer "is this viewpoint on a reference path?",
-  and the submitter already knows what they wrote; a value they did not write is always hidden.
-- for logs and internal errors (:meth:`Redactor.strict`): every hidden value is replaced.
+A :class:`Redactor` replaces each hidden value in a text by ``[hidden]``:
 
-Redaction is the last of three layers (see :mod:`vlneval.server.validation`): messages are first
-produced by validating against a public view of the episodes that does not hold the labels.
+- strings (reference-path and goal viewpoints, object ids), matched as whole tokens when they
+  look like ids (letters, digits, ``_``, ``-``; at least 5 characters), as substrings otherwise;
+- numbers (continuous goal positions), matched by value at the precision the text shows them
+  (3 decimals or more: a count or a timing with 2 decimals stays readable).
+
+Keys, scan names, episode ids and everything else stay as they are, so a log line still says
+what went wrong and where.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-__all__ = ["Redactor", "HIDDEN", "strings_in", "secrets_of"]
+__all__ = ["Redactor", "HIDDEN", "strings_in", "secrets_of", "secrets_in_raw", "PUBLIC_KEYS"]
 
 HIDDEN = "[hidden]"
 TOKEN = re.compile(r"[A-Za-z0-9_\-]+")
+NUMBER = re.compile(r"(?<![\w.])-?\d+\.(\d{3,})(?:[eE][-+]?\d+)?(?![\w.])")
 MIN_TOKEN = 5
+MIN_DECIMALS, MAX_DECIMALS = 3, 8
+# Fields of an episodes file whose values are public (a benchmark's public test file has them).
+PUBLIC_KEYS = frozenset({
+    "scan", "scan_id", "house_id", "instructions", "instruction", "instr_id", "instruction_id",
+    "path_id", "episode_id", "id", "heading", "language", "split", "instr_encoding",
+})  # fmt: skip
 
 
 def strings_in(value: Any) -> set[str]:
@@ -50,29 +61,60 @@ def strings_in(value: Any) -> set[str]:
 def secrets_of(episodes: Any) -> set[str]:
     """The hidden values of an episode table: every reference-path and goal viewpoint."""
     out: set[str] = set()
-    for path in episodes.paths:
+    for path in getattr(episodes, "paths", ()):
         out.update(path)
-    for goals in episodes.goals:
+    for goals in getattr(episodes, "goals", ()):
         out.update(goals)
     return out
 
 
-class Redactor:
-    """Replaces hidden values in text.
+def _values(value: Any) -> Iterator[str | float]:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (str, float)):
+            yield v
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(x for k, x in v.items() if k not in PUBLIC_KEYS)
 
-    Args:
-        secrets: the hidden values; token-like ones (letters, digits, ``_``, ``-``; at least 5
-            characters) are matched as whole tokens, others as substrings.
+
+def secrets_in_raw(value: Any) -> tuple[set[str], set[float]]:
+    """The values of a decoded episodes file an organiser's log must not show, when the file
+    could not be loaded as episodes: every string and non-integer number that is not a key and
+    not under a public field (:data:`PUBLIC_KEYS`).
 
     Example:
-        >>> r = Redactor({"goalvp123", "startvp00"})
-        >>> r.strict("starts at abcdef1, not at startvp00")
-        'starts at abcdef1, not at [hidden]'
-        >>> r.for_submitter("goalvp123 is not a neighbour of startvp00", {"goalvp123"})
-        'goalvp123 is not a neighbour of [hidden]'
+        >>> secrets_in_raw([{"scan": "s1", "path": ["vpA", "vpB"], "goal": [1.25, 0.0]}])
+        ({'vpA', 'vpB'}, {1.25})
+    """
+    strings: set[str] = set()
+    numbers: set[float] = set()
+    for v in _values(value):
+        if isinstance(v, str):
+            strings.add(v)
+        elif math.isfinite(v) and v != int(v):
+            numbers.add(v)
+    return strings, numbers
+
+
+class Redactor:
+    """Replaces hidden values in text (for logs and internal errors only).
+
+    Args:
+        secrets: hidden strings; token-like ones (letters, digits, ``_``, ``-``; at least 5
+            characters) are matched as whole tokens, others as substrings.
+        numbers: hidden numbers (e.g. goal positions); a number written with 3 or more
+            decimals is hidden when one of them rounds to it.
+
+    Example:
+        >>> r = Redactor({"goalvp123"}, numbers={-3.21137})
+        >>> r.strict("stopped at abcdef1, goal goalvp123 at (-3.211, 0.50)")
+        'stopped at abcdef1, goal [hidden] at ([hidden], 0.50)'
     """
 
-    def __init__(self, secrets: Iterable[str]) -> None:
+    def __init__(self, secrets: Iterable[str], numbers: Iterable[float] = ()) -> None:
         self.tokens: set[str] = set()
         self.phrases: list[str] = []
         for s in secrets:
@@ -83,47 +125,36 @@ class Redactor:
             else:
                 self.phrases.append(s)
         self.phrases.sort(key=len, reverse=True)
+        self.numbers: set[str] = set()
+        for x in numbers:
+            if math.isfinite(x):
+                self.numbers.update(f"{x:.{d}f}" for d in range(MIN_DECIMALS, MAX_DECIMALS + 1))
 
     def __len__(self) -> int:
-        return len(self.tokens) + len(self.phrases)
+        return len(self.tokens) + len(self.phrases) + len(self.numbers)
+
+    def _hidden_number(self, m: re.Match[str]) -> bool:
+        decimals = min(len(m.group(1)), MAX_DECIMALS)
+        try:
+            shown = f"{float(m.group(0)):.{decimals}f}"
+        except ValueError:  # pragma: no cover - the pattern only matches numbers
+            return False
+        return shown in self.numbers
 
     def found(self, text: str) -> list[str]:
         """The hidden values that occur in ``text``."""
         hits = [m.group(0) for m in TOKEN.finditer(text) if m.group(0) in self.tokens]
+        if self.numbers:
+            hits += [m.group(0) for m in NUMBER.finditer(text) if self._hidden_number(m)]
         return hits + [p for p in self.phrases if p in text]
 
-    def _replace(self, text: str, keep: Callable[[str], bool]) -> str:
-        def one(m: re.Match[str]) -> str:
-            t = m.group(0)
-            return HIDDEN if t in self.tokens and not keep(t) else t
-
-        out = TOKEN.sub(one, text)
-        for p in self.phrases:
-            if p in out and not keep(p):
-                out = out.replace(p, HIDDEN)
-        return out
-
     def strict(self, text: str) -> str:
-        """``text`` with every hidden value replaced (for logs and internal errors)."""
+        """``text`` with every hidden value replaced."""
         if not self.found(text):
             return text
-        return self._replace(text, lambda _: False)
-
-    def for_submitter(
-        self,
-        text: str,
-        own: Container[str] | Callable[[], Container[str]],
-        always: Container[str] = (),
-    ) -> str:
-        """``text`` with the hidden values the submitter did not write replaced.
-
-        Args:
-            own: the strings of the submitter's file (or of the record the text is about), or a
-                function that returns them (called only when ``text`` holds a hidden value).
-            always: hidden values replaced even when the submitter wrote them (the start of the
-                episode a message is about: a message may quote it as the reference).
-        """
-        if not self.found(text):
-            return text
-        strings = own() if callable(own) else own
-        return self._replace(text, lambda s: s in strings and s not in always)
+        out = TOKEN.sub(lambda m: HIDDEN if m.group(0) in self.tokens else m.group(0), text)
+        if self.numbers:
+            out = NUMBER.sub(lambda m: HIDDEN if self._hidden_number(m) else m.group(0), out)
+        for p in self.phrases:
+            out = out.replace(p, HIDDEN)
+        return out

@@ -56,12 +56,12 @@ class ErrorOut(BaseModel):
 
 
 class HealthOut(BaseModel):
-    """The server is up; how many submissions are in each status."""
+    """The server is up; how many submissions are in each status (organisers only)."""
 
     status: Literal["ok"]
     version: str
     database: str
-    queue: dict[str, int]
+    queue: dict[str, int] | None = None
 
 
 class TeamOut(BaseModel):

@@ -14,19 +14,29 @@ from __future__ import annotations
 import logging
 import secrets
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import InvalidInputError, Problem, VLNEvalError
+from vlneval.errors import InvalidInputError, VLNEvalError
+from vlneval.server.budget import StepBudget, check_steps
 from vlneval.server.models import FAILED, FINISHED
-from vlneval.server.redact import Redactor, secrets_of
+from vlneval.server.redact import Redactor, secrets_in_raw, secrets_of
 from vlneval.server.storage import sha256_hex
 from vlneval.server.uploads import UploadLimits, check_upload
-from vlneval.server.validation import OwnStrings, blind_problems, public_view, render_problems
+from vlneval.server.validation import (
+    SplitIndex,
+    public_problems,
+    public_view,
+    render_problems,
+    sibling_loaders,
+)
 
-__all__ = ["PhaseSpec", "PhaseData", "Outcome", "score_file", "load_phase_data", "SUMMARY_KEYS"]
+__all__ = [
+    "PhaseSpec", "PhaseData", "Outcome", "score_file", "load_phase_data", "raw_redactor",
+    "SUMMARY_KEYS",
+]  # fmt: skip
 
 log = logging.getLogger("vlneval.server.scoring")
 
@@ -59,12 +69,30 @@ class PhaseSpec:
 
 @dataclass
 class PhaseData:
-    """A phase's episodes loaded once per worker: the public view and the redactor."""
+    """A phase's data loaded once per worker.
+
+    Attributes:
+        public: the public view of the episodes (None for a task with its own scorer, whose
+            files the public view cannot check yet).
+        graphs: the navigation graphs (None with ``public``).
+        profile: the scoring profile.
+        redactor: hides the phase's hidden values in log lines.
+        splits: the public ids of the task's other splits (for a wrong-split file).
+    """
 
     public: Any
     graphs: Any
     profile: Any
     redactor: Redactor
+    splits: SplitIndex | None = None
+
+    @property
+    def starts(self) -> dict[str, str]:
+        """Each episode's start viewpoint (public, never quoted), by id."""
+        if self.public is None:
+            return {}
+        pub = self.public
+        return {eid: p[0] for eid, p in zip(pub.ids, pub.paths, strict=True) if p}
 
 
 @dataclass
@@ -115,24 +143,63 @@ def load_phase_data(spec: PhaseSpec) -> PhaseData:
     check_unchanged(spec)
     task = get_task(spec.task)
     prof = get_profile(spec.profile)
+    if getattr(task, "open_scorer", None) is not None:
+        return PhaseData(None, None, prof, raw_redactor(_episodes_path(task, spec)))
     episodes, store = load_split(
         task, spec.split, prof, episodes_file=spec.episodes_file, graphs=spec.graphs_dir
     )
-    return PhaseData(public_view(episodes), store, prof, Redactor(secrets_of(episodes)))
+    loaders = sibling_loaders(
+        task, spec.split, spec.episodes_file, lambda p, s: task.load(p, s, prof)
+    )
+    return PhaseData(
+        public_view(episodes), store, prof, Redactor(secrets_of(episodes)), SplitIndex(loaders)
+    )
 
 
-def _sanitise(
-    summary: Mapping[str, Any], display_name: str, redact: Callable[[str], str]
-) -> dict[str, Any]:
+def _episodes_path(task: Any, spec: PhaseSpec) -> str | None:
+    """The hidden episodes file of a phase, wherever the task finds it."""
+    from vlneval.evaluation.request import episodes_path, task_base
+
+    try:
+        return str(episodes_path(task, spec.split, task_base(task, None), spec.episodes_file))
+    except Exception:  # noqa: BLE001 - not found: nothing to redact from it
+        return spec.episodes_file
+
+
+def raw_redactor(episodes_file: str | None) -> Redactor:
+    """A redactor of every non-public value of an episodes file read as plain JSON (for a file
+    that could not be loaded as episodes, or a task whose episodes are not viewpoint tables)."""
+    if not episodes_file:
+        return Redactor(())
+    import msgspec
+
+    from vlneval.io import read_bytes
+
+    try:
+        raw = read_bytes(Path(episodes_file))
+        try:
+            values: Any = msgspec.json.decode(raw)
+        except msgspec.DecodeError:  # JSON lines (RxR)
+            values = [msgspec.json.decode(line) for line in raw.splitlines() if line.strip()]
+    except Exception:  # noqa: BLE001 - unreadable: its error quotes no values
+        return Redactor(())
+    strings, numbers = secrets_in_raw(values)
+    return Redactor(strings, numbers)
+
+
+def _sanitise(summary: Mapping[str, Any], display_name: str, source: str) -> dict[str, Any]:
+    """The summary's aggregate parts, the server's path of the upload named as the submitter
+    named it. Warnings and checks are counts, means and public ids: nothing to redact."""
     import msgspec
 
     from vlneval.reports.tables import to_json_bytes
 
     out = {k: summary.get(k) for k in SUMMARY_KEYS}
     out["predictions"] = display_name
-    out["warnings"] = [redact(str(w)) for w in summary.get("warnings", [])]
+    out["warnings"] = [str(w).replace(source, display_name) for w in summary.get("warnings", [])]
     out["checks"] = [
-        {**c, "detail": redact(str(c.get("detail", "")))} for c in summary.get("checks", [])
+        {**c, "detail": str(c.get("detail", "")).replace(source, display_name)}
+        for c in summary.get("checks", [])
     ]
     return msgspec.json.decode(to_json_bytes(out, indent=False))  # type: ignore[no-any-return]
 
@@ -156,42 +223,18 @@ def internal_failure(
     )
 
 
-def _own_source(p: Problem, source: str) -> Problem:
-    """A problem raised as ``"<file>: message"`` without a source, given its source back."""
-    prefix = f"{source}: "
-    if p.source != source and p.message.startswith(prefix):
-        return Problem(source, p.message[len(prefix) :], p.episode, p.field)
-    return p
-
-
-def _refused(
-    exc: InvalidInputError,
-    path: Path,
-    text: bytes,
-    display: str,
-    spec: PhaseSpec,
-    data: PhaseData,
-    form: str,
-) -> Outcome:
-    source = str(path)
-    exc = InvalidInputError([_own_source(p, source) for p in exc.problems])
-    if any(p.source != source for p in exc.problems):
-        return internal_failure("the scorer refused the phase's own data", data.redactor, exc)
-    problems = blind_problems(path, data.public, data.graphs, data.profile, form=form)
-    if not problems:  # a rule the blind view cannot check (e.g. a task with its own scorer)
-        problems = list(exc.problems)
-    public = data.public
-    own = OwnStrings(text, public.id_field)
-    starts = {eid: path[0] for eid, path in zip(public.ids, public.paths, strict=True) if path}
-    messages = render_problems(
-        problems,
-        source=source,
-        display_name=display,
-        redactor=data.redactor,
-        own=own,
-        starts=starts,
+def _unexplained(display_name: str, task: str) -> Outcome:
+    """A refusal of a task whose files the public view cannot check yet: the same words for
+    every such file, whatever the hidden data holds."""
+    return Outcome(
+        FAILED,
+        "invalid",
+        [
+            f"{display_name}: the {task} scorer refused this file; this server cannot yet say why "
+            f"without quoting the hidden labels. `vlneval score --task {task}` on a public split "
+            "names every problem of the file"
+        ],
     )
-    return Outcome(FAILED, "invalid", messages)
 
 
 def score_file(
@@ -203,17 +246,51 @@ def score_file(
     declared: Mapping[str, Any] | None = None,
     limits: UploadLimits | None = None,
     form: str = "auto",
+    budget: StepBudget | None = None,
 ) -> Outcome:
     """Scores the stored file ``path`` of one submission for the phase ``spec``.
 
     Never raises: every failure becomes an :class:`Outcome` with status ``failed``.
     """
+    try:
+        return _score_file(path, display_name, spec, data, declared, limits, form, budget)
+    except Exception as exc:  # noqa: BLE001 - a bug: the organisers' side, never the submitter's
+        return internal_failure("scoring raised an error", data.redactor, exc)
+
+
+def _score_file(
+    path: Path,
+    display_name: str,
+    spec: PhaseSpec,
+    data: PhaseData,
+    declared: Mapping[str, Any] | None,
+    limits: UploadLimits | None,
+    form: str,
+    budget: StepBudget | None,
+) -> Outcome:
     from vlneval.evaluation import evaluate
 
     try:
         text = check_upload(path.read_bytes(), display_name, limits)
+        if budget is not None:
+            check_steps(text, display_name, budget)
     except InvalidInputError as exc:
         return Outcome(FAILED, "invalid", [str(p) for p in exc.problems])
+    source = str(path)
+    if data.public is not None:
+        problems = public_problems(
+            text, source, data.public, data.graphs, data.profile, form=form, splits=data.splits
+        )
+        if problems:
+            messages = render_problems(
+                problems,
+                source=source,
+                display_name=display_name,
+                id_field=data.public.id_field,
+                starts=data.starts,
+            )
+            return Outcome(FAILED, "invalid", messages)
+    del text
     try:
         result = evaluate(
             spec.task,
@@ -227,13 +304,15 @@ def score_file(
             options=spec.option_dict() or None,
         )
     except InvalidInputError as exc:
-        return _refused(exc, path, text, display_name, spec, data, form)
-    except Exception as exc:  # noqa: BLE001 - a bug or a data problem, never the submitter's
-        return internal_failure("scoring raised an error", data.redactor, exc)
-    own = OwnStrings(text, data.public.id_field)
-    summary = _sanitise(
-        result.to_dict(), display_name, lambda s: data.redactor.for_submitter(s, lambda: own.of(None))
-    )
+        if data.public is None:
+            log.info(
+                "submission refused by the %s scorer: %s", spec.task, data.redactor.strict(str(exc))
+            )
+            return _unexplained(display_name, spec.task)
+        return internal_failure(
+            "the scorer refused a file the public checks accepted", data.redactor, exc
+        )
+    summary = _sanitise(result.to_dict(), display_name, source)
     metrics = summary["metrics"]
     value = metrics.get(spec.primary_metric)
     return Outcome(

@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from vlneval.data.jsonio import atomic_write_bytes
 from vlneval.errors import VLNEvalError
@@ -66,6 +68,43 @@ class UploadStore:
         path = self.path(key)
         atomic_write_bytes(path, data)
         fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def put_stream(
+        self, key: str, src: BinaryIO, *, limit: int, step: int = 1 << 20
+    ) -> tuple[str, int]:
+        """Copies ``src`` durably to ``key`` a step at a time; returns (SHA-256, size).
+
+        Raises:
+            StorageError: ``src`` holds more than ``limit`` bytes (nothing is kept).
+        """
+        path = self.path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        digest, size = hashlib.sha256(), 0
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".up-")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                while piece := src.read(step):
+                    size += len(piece)
+                    if size > limit:
+                        raise StorageError(f"the upload is larger than {limit:,} bytes")
+                    digest.update(piece)
+                    out.write(piece)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self._sync_dir(path.parent)
+        return digest.hexdigest(), size
+
+    @staticmethod
+    def _sync_dir(folder: Path) -> None:
+        fd = os.open(folder, os.O_RDONLY)
         try:
             os.fsync(fd)
         finally:

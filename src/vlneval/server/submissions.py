@@ -8,29 +8,34 @@ The order never loses an acknowledged submission and never stores one that is re
 4. in one write transaction (the team's row locked on PostgreSQL; SQLite writers are serialised)
    the quotas are checked again and the row is inserted; if that fails, the file is removed.
 
-A retry carrying the same ``Idempotency-Key`` returns the submission made the first time.
-Quotas count every submission of the team in the phase except failed ones: a file refused for
-its format, or one the server could not score, costs nothing. The day is the UTC calendar day.
+A retry carrying the same ``Idempotency-Key`` to the same phase returns the submission made the
+first time (a key is scoped to its phase). Quotas count every submission of the team in the
+phase except failed ones: a file refused for its format, or one the server could not score,
+costs nothing against the quota; refused files have their own daily limit
+(``max_refused_per_day``), so that refusals cannot be used as free probes. The day is the UTC
+calendar day.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import io
 import math
 import re
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
+from vlneval.server.budget import StepBudget
 from vlneval.server.config import ServerConfig
 from vlneval.server.database import Database
 from vlneval.server.models import FAILED, QUEUED, RUNNING, Phase, Submission, Team, utcnow
-from vlneval.server.storage import UploadStore, sha256_hex
-from vlneval.server.uploads import UploadLimits, check_upload
+from vlneval.server.storage import StorageError, UploadStore
+from vlneval.server.uploads import UploadLimits, check_stored, check_upload
 
 __all__ = [
     "Refused",
@@ -59,11 +64,13 @@ class Refused(VLNEvalError):
 
 @dataclass(frozen=True)
 class Usage:
-    """A team's submissions in one phase: counted today, counted in total, and pending."""
+    """A team's submissions in one phase: counted today, counted in total, pending, and
+    refused today (files with problems: their own daily limit, not the quota)."""
 
     today: int
     total: int
     pending: int
+    refused_today: int = 0
 
 
 def usage(s: Session, phase_id: int, team_id: int, now: dt.datetime) -> Usage:
@@ -76,7 +83,18 @@ def usage(s: Session, phase_id: int, team_id: int, now: dt.datetime) -> Usage:
     pending = (
         s.scalar(select(func.count()).where(*base, Submission.status.in_((QUEUED, RUNNING)))) or 0
     )
-    return Usage(int(today), int(total), int(pending))
+    refused = (
+        s.scalar(
+            select(func.count()).where(
+                *base,
+                Submission.status == FAILED,
+                Submission.error_kind == "invalid",
+                Submission.created_at >= midnight,
+            )
+        )
+        or 0
+    )
+    return Usage(int(today), int(total), int(pending), int(refused))
 
 
 def _iso(t: dt.datetime) -> str:
@@ -103,6 +121,14 @@ def check_quota(phase: Phase, used: Usage, cfg: ServerConfig, now: dt.datetime) 
             429,
             f"your team has used its {phase.daily_quota} submissions of today (UTC) in phase "
             f"{phase.slug}; the quota resets at {_iso(tomorrow)}",
+        )
+    if used.refused_today >= cfg.max_refused_per_day:
+        tomorrow = now.replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=1)
+        raise Refused(
+            429,
+            f"{used.refused_today} of your team's files were refused today (UTC) in phase "
+            f"{phase.slug}, this server's daily limit of refused files; check a file with "
+            f"`vlneval score` on a public split first. The limit resets at {_iso(tomorrow)}",
         )
     if used.pending >= cfg.max_pending_per_team:
         raise Refused(
@@ -198,7 +224,7 @@ class Upload:
     """What a submitter sent."""
 
     filename: str
-    raw: bytes
+    raw: bytes | BinaryIO
     declared: str | None = None
     method: str = ""
     description: str = ""
@@ -206,11 +232,17 @@ class Upload:
     client_key: str | None = None
 
 
-def _existing(s: Session, team_id: int, key: str | None, sha: str) -> Submission | None:
+def _existing(
+    s: Session, phase_id: int, team_id: int, key: str | None, sha: str
+) -> Submission | None:
     if key is None:
         return None
     sub = s.scalar(
-        select(Submission).where(Submission.team_id == team_id, Submission.client_key == key)
+        select(Submission).where(
+            Submission.team_id == team_id,
+            Submission.phase_id == phase_id,
+            Submission.client_key == key,
+        )
     )
     if sub is not None and sub.sha256 != sha:
         raise Refused(409, "this Idempotency-Key was used for a different file; use a new key")
@@ -222,39 +254,66 @@ def _lock_team(s: Session, db: Database, team_id: int) -> None:
         s.execute(select(Team.id).where(Team.id == team_id).with_for_update())
 
 
-def accept(
-    db: Database, store: UploadStore, cfg: ServerConfig, phase_id: int, team_id: int, up: Upload
-) -> tuple[str, bool]:
-    """Accepts an upload; returns (submission uid, created). Raises :class:`Refused`."""
-    if up.client_key is not None and not CLIENT_KEY.match(up.client_key):
-        raise Refused(400, "Idempotency-Key: 1-64 letters, digits or _ . : -")
-    name = clean_filename(up.filename)
-    sha = sha256_hex(up.raw)
-    now = utcnow()
-    with db.read() as s:
-        old = _existing(s, team_id, up.client_key, sha)
-        if old is not None:
-            return old.uid, False
-        phase = s.get(Phase, phase_id)
-        if phase is None:
-            raise Refused(404, "no such phase")
-        check_window(phase, now)
-        check_quota(phase, usage(s, phase_id, team_id, now), cfg, now)
+def _store(store: UploadStore, cfg: ServerConfig, uid: str, up: Upload) -> tuple[str, str, int]:
+    """Writes the upload durably a step at a time; returns (storage key, SHA-256, size)."""
+    src = io.BytesIO(up.raw) if isinstance(up.raw, (bytes, bytearray)) else up.raw
+    head = src.read(2)
+    src.seek(0)
+    key = store.key_for(uid, gzipped=head == b"\x1f\x8b")
     try:
-        check_upload(up.raw, name, UploadLimits.from_config(cfg))
+        sha, size = store.put_stream(key, src, limit=cfg.max_upload_bytes)
+    except StorageError:
+        raise Refused(
+            413, f"the upload is larger than this server accepts ({cfg.max_upload_bytes:,} bytes)"
+        ) from None
+    return key, sha, size
+
+
+def _check_file(
+    store: UploadStore, cfg: ServerConfig, key: str, name: str, up: Upload, n_episodes: int
+) -> tuple[dict[str, Any], str, str, str]:
+    budget = StepBudget.of_phase(n_episodes, cfg) if n_episodes else None
+    try:
+        check_stored(store.path(key), name, UploadLimits.from_config(cfg), budget)
         declared = parse_declared(up.declared)
         method, description, url = _texts(up.method, up.description, up.url)
     except InvalidInputError as exc:
         raise Refused(422, f"{name} was not accepted", [str(p) for p in exc.problems]) from None
     except VLNEvalError as exc:
         raise Refused(422, f"{name} was not accepted", [str(exc)]) from None
+    return declared, method, description, url
+
+
+def accept(
+    db: Database, store: UploadStore, cfg: ServerConfig, phase_id: int, team_id: int, up: Upload
+) -> tuple[str, bool]:
+    """Accepts an upload; returns (submission uid, created). Raises :class:`Refused`.
+
+    The upload is streamed to storage, then checked there (gzip expanded a step at a time, the
+    text read through a memory map): the API never holds a whole expanded upload.
+    """
+    if up.client_key is not None and not CLIENT_KEY.match(up.client_key):
+        raise Refused(400, "Idempotency-Key: 1-64 letters, digits or _ . : -")
+    name = clean_filename(up.filename)
     uid = secrets.token_hex(16)
-    key = store.key_for(uid, gzipped=up.raw[:2] == b"\x1f\x8b")
-    store.put(key, up.raw)
+    key, sha, size = _store(store, cfg, uid, up)
     try:
+        with db.read() as s:
+            old = _existing(s, phase_id, team_id, up.client_key, sha)
+            if old is not None:
+                store.delete(key)
+                return old.uid, False
+            phase = s.get(Phase, phase_id)
+            if phase is None:
+                raise Refused(404, "no such phase")
+            now = utcnow()
+            check_window(phase, now)
+            check_quota(phase, usage(s, phase_id, team_id, now), cfg, now)
+            n_episodes = int(phase.n_episodes or 0)
+        declared, method, description, url = _check_file(store, cfg, key, name, up, n_episodes)
         with db.write() as s:
             _lock_team(s, db, team_id)
-            old = _existing(s, team_id, up.client_key, sha)
+            old = _existing(s, phase_id, team_id, up.client_key, sha)
             if old is not None:
                 store.delete(key)
                 return old.uid, False
@@ -269,7 +328,7 @@ def accept(
                     team_id=team_id,
                     client_key=up.client_key,
                     filename=name,
-                    size_bytes=len(up.raw),
+                    size_bytes=size,
                     sha256=sha,
                     storage_key=key,
                     status=QUEUED,

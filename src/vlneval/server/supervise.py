@@ -2,7 +2,9 @@
 
 Each worker is ``python -m vlneval worker`` with the server's settings; the database URL travels
 in the environment (not on the command line, where ``ps`` would show a password). A worker that
-exits is started again after a short back-off; on shutdown every worker gets SIGTERM (it finishes
+exits is started again after a back-off that doubles up to 30 s and resets once a worker has
+run for a minute; a worker whose ``serve`` dies (even by SIGKILL) notices its parent is gone
+and stops after its current submission; on shutdown every worker gets SIGTERM (it finishes
 its current submission) and, after a grace period, SIGKILL (its lease then expires and another
 worker scores the submission).
 """
@@ -18,7 +20,10 @@ import time
 
 from vlneval.server.config import ServerConfig
 
-__all__ = ["WorkerPool", "worker_command"]
+__all__ = ["WorkerPool", "worker_command", "PARENT_ENV", "HEALTHY_SECONDS"]
+
+PARENT_ENV = "VLNEVAL_WORKER_PARENT"  # the pid of `vlneval serve`: a worker exits when it dies
+HEALTHY_SECONDS = 60.0  # a worker that ran this long before exiting restarts after 1 s again
 
 log = logging.getLogger("vlneval.server.supervise")
 
@@ -47,12 +52,14 @@ class WorkerPool:
     def __init__(self, cfg: ServerConfig, n: int) -> None:
         self.cfg, self.n = cfg, n
         self.procs: list[subprocess.Popen[bytes] | None] = [None] * n
+        self.started = [0.0] * n
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True, name="worker-pool")
 
     def _spawn(self, i: int) -> None:
-        env = {**os.environ, **self.cfg.to_env()}
+        env = {**os.environ, **self.cfg.to_env(), PARENT_ENV: str(os.getpid())}
         self.procs[i] = subprocess.Popen(worker_command(self.cfg), env=env)  # noqa: S603
+        self.started[i] = time.monotonic()
         log.info("started worker %d (pid %d)", i, self.procs[i].pid)  # type: ignore[union-attr]
 
     def start(self) -> None:
@@ -69,6 +76,8 @@ class WorkerPool:
                     log.warning(
                         "worker %d (pid %d) exited with %s; restarting", i, p.pid, p.returncode
                     )
+                    if time.monotonic() - self.started[i] >= HEALTHY_SECONDS:
+                        backoff[i] = 1.0  # it ran well for a while: a new fault, not a loop
                     time.sleep(backoff[i])
                     backoff[i] = min(backoff[i] * 2, 30.0)
                     self._spawn(i)

@@ -8,14 +8,30 @@ huge number or string literal, or is not JSON. The limits come from :class:`Serv
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import codecs
+import mmap
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 from vlneval._jsonshape import ScanLimits, scan_json
 from vlneval.errors import InvalidInputError
-from vlneval.io import gunzip, position
+from vlneval.io import gunzip
+from vlneval.io import position as _position
+from vlneval.server.budget import StepBudget, check_steps
 from vlneval.server.config import MIB, ServerConfig
 
-__all__ = ["UploadLimits", "check_upload", "gunzip_limited", "position"]
+__all__ = ["UploadLimits", "check_upload", "check_stored", "gunzip_limited", "position"]
+
+STEP = MIB  # bytes decompressed, decoded or copied at a time when checking a stored upload
+
+
+def position(text: Any, offset: int) -> str:
+    """``line L, column C (byte N)`` of an offset in bytes or in a memory-mapped file."""
+    return _position(text if isinstance(text, bytes) else bytes(text[:offset]), offset)
+
 
 OTHER_FORMATS = (
     (b"PK\x03\x04", "a ZIP archive"),
@@ -108,19 +124,23 @@ def _decompress(raw: bytes, name: str, lim: UploadLimits) -> bytes:
 
 
 def _check_text(text: bytes, name: str) -> None:
-    if text.startswith(b"\xef\xbb\xbf"):
+    if bytes(text[:3]) == b"\xef\xbb\xbf":
         raise InvalidInputError(
             "starts with a UTF-8 byte-order mark, which JSON does not allow; save it without one",
             source=name,
         )
-    try:
-        text.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInputError(
-            f"not UTF-8 text: byte 0x{text[exc.start]:02x} at {position(text, exc.start)} is "
-            "not valid UTF-8; save the file as UTF-8",
-            source=name,
-        ) from exc
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    for base in range(0, max(len(text), 1), STEP):
+        pending = len(decoder.getstate()[0])  # bytes of a character split by the last step
+        try:
+            decoder.decode(bytes(text[base : base + STEP]), final=base + STEP >= len(text))
+        except UnicodeDecodeError as exc:
+            at = max(base - pending + exc.start, 0)
+            raise InvalidInputError(
+                f"not UTF-8 text: byte 0x{text[at]:02x} at {position(text, at)} is "
+                "not valid UTF-8; save the file as UTF-8",
+                source=name,
+            ) from None
 
 
 def _check_shape(text: bytes, name: str, lim: UploadLimits) -> None:
@@ -142,16 +162,21 @@ def _check_shape(text: bytes, name: str, lim: UploadLimits) -> None:
         raise InvalidInputError(reasons[shape.exceeded], source=name)
 
 
-def _check_syntax(text: bytes, name: str) -> None:
+EXPLAIN_BYTES = 16 * MIB  # a larger file with a syntax error gets msgspec's shorter message
+
+
+def _check_syntax(text: Any, name: str) -> None:
     import msgspec
 
     from vlneval.io import decode_json
 
     try:
         msgspec.json.decode(text, type=msgspec.Raw)
-    except msgspec.DecodeError:
+    except msgspec.DecodeError as err:
+        if len(text) > EXPLAIN_BYTES:
+            raise InvalidInputError(f"not valid JSON: {err}", source=name) from None
         try:
-            decode_json(text, name)  # accepts NaN/Infinity literals: the scorer names their field
+            decode_json(bytes(text), name)  # accepts NaN/Infinity: the scorer names their field
         except InvalidInputError as exc:
             prefix = f"{name}: "
             messages = [p.message.removeprefix(prefix) for p in exc.problems]
@@ -183,9 +208,114 @@ def check_upload(raw: bytes, name: str, limits: UploadLimits | None = None) -> b
             source=name,
         )
     text = _decompress(raw, name, lim)
-    if not text.strip():
+    _check_json(text, name, lim)
+    return text
+
+
+def _check_json(text: Any, name: str, lim: UploadLimits, budget: StepBudget | None = None) -> None:
+    """The checks of JSON text (bytes or a memory-mapped file)."""
+    if not _has_json(text):
         raise InvalidInputError("holds no JSON (only whitespace)", source=name)
     _check_text(text, name)
     _check_shape(text, name, lim)
     _check_syntax(text, name)
-    return text
+    if budget is not None:
+        check_steps(text, name, budget)
+
+
+def _has_json(text: Any) -> bool:
+    """Whether the text holds anything but whitespace (looked at a step at a time)."""
+    return any(bytes(text[b : b + STEP]).strip() for b in range(0, len(text), STEP))
+
+
+def _gunzip_to(src: Path, dst: Path, limit: int, name: str) -> None:
+    """Decompresses the gzip file ``src`` (every member) into ``dst``, ``STEP`` bytes at a time,
+    stopping past ``limit`` bytes."""
+    total = 0
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    in_member = False
+    with src.open("rb") as fin, dst.open("wb") as fout:
+        for piece in _pieces(fin):
+            data = piece
+            while data:
+                in_member = True
+                try:
+                    out = d.decompress(data, STEP)
+                except zlib.error as exc:
+                    raise InvalidInputError(f"not a valid gzip file ({exc})", source=name) from None
+                total += len(out)
+                if total > limit:
+                    raise InvalidInputError(
+                        f"decompresses to more than {_size(limit)} (the limit of this server); "
+                        "is it a gzip bomb? upload the predictions file itself",
+                        source=name,
+                    )
+                fout.write(out)
+                if d.eof:
+                    data = d.unused_data.lstrip(b"\x00")
+                    d, in_member = zlib.decompressobj(16 + zlib.MAX_WBITS), False
+                else:
+                    data = d.unconsumed_tail
+    if in_member:
+        raise InvalidInputError(
+            "the gzip data is truncated (the upload is incomplete)", source=name
+        )
+
+
+def _pieces(f: Any) -> Iterator[bytes]:
+    while True:
+        piece = f.read(STEP)
+        if not piece:
+            return
+        yield piece
+
+
+def check_stored(
+    path: Path, name: str, limits: UploadLimits | None = None, budget: StepBudget | None = None
+) -> None:
+    """Checks an upload already written to ``path`` without holding its JSON text in memory:
+    gzip is expanded to a file beside it a step at a time, and the text is read through a
+    memory map (pages of a file, which the kernel may drop, not the process's own memory).
+
+    Raises:
+        InvalidInputError: the file is refused; the message says why and where.
+    """
+    lim = limits or UploadLimits()
+    if budget is not None:
+        lim = replace(lim, max_decompressed_bytes=min(lim.max_decompressed_bytes, budget.max_bytes))
+    size = path.stat().st_size
+    if size == 0:
+        raise InvalidInputError("the file is empty", source=name)
+    if size > lim.max_upload_bytes:
+        raise InvalidInputError(
+            f"is {_size(size)}; this server accepts uploads of at most "
+            f"{_size(lim.max_upload_bytes)}",
+            source=name,
+        )
+    with path.open("rb") as f:
+        head = f.read(8)
+    expanded = path.with_name(path.name + ".expanded")
+    try:
+        if head[:2] == b"\x1f\x8b":
+            _gunzip_to(path, expanded, lim.max_decompressed_bytes, name)
+            text_path = expanded
+        else:
+            _decompress(head, name, replace(lim, max_decompressed_bytes=1 << 62))
+            if size > lim.max_decompressed_bytes:
+                raise InvalidInputError(
+                    f"is {_size(size)}; this server accepts at most "
+                    f"{_size(lim.max_decompressed_bytes)} of JSON (gzip it: predictions "
+                    "compress about tenfold)",
+                    source=name,
+                )
+            text_path = path
+        _check_mapped(text_path, name, lim, budget)
+    finally:
+        expanded.unlink(missing_ok=True)
+
+
+def _check_mapped(path: Path, name: str, lim: UploadLimits, budget: StepBudget | None) -> None:
+    if path.stat().st_size == 0:
+        raise InvalidInputError("holds no JSON (only whitespace)", source=name)
+    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as text:
+        _check_json(text, name, lim, budget)

@@ -1,20 +1,25 @@
-"""Blind validation: what is wrong with a submission, said without touching hidden labels.
+"""Public validation: what is wrong with a submission, found without the hidden labels.
 
-When the scorer refuses a file, the server does not show the scorer's own messages, which may
-quote reference data ("not at the episode's start X"). It validates the file again against the
-*public view* of the episodes, what a benchmark's public test file holds: ids, scans, start
-viewpoints, headings and instructions, with no reference path beyond the start and no goals.
-Messages built from that view can only quote the submitter's own file and public facts (ids,
-scans, the navigation graphs). Each message then passes :meth:`Redactor.for_submitter`, which
-hides any hidden value the submitter did not write themselves (the start, here), and names the
-upload as the submitter called it, never by its path on the server.
+A submission is first checked against the *public view* of its phase, what a benchmark's public
+test file holds: ids, scans, start viewpoints, headings and instructions, and the navigation
+graphs; no reference path beyond the start and no goal. The scorer's own parser and rule checks
+run on that view, so the problems are the ones ``vlneval score`` finds, and their messages can
+only quote what the submitter wrote and public facts. Nothing on this path depends on a hidden
+value, so nothing needs redacting: a message is the same whether or not a viewpoint the
+submitter wrote is on a reference path. Only then is the file scored against the hidden data.
+
+A file whose ids match no episode of the phase's split is told which split they do match
+(:class:`SplitIndex`: the public ids of the task's other splits, when their files are beside
+the phase's).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -22,14 +27,13 @@ from vlneval.data.episodes import EpisodeTable
 from vlneval.errors import InvalidInputError, Problem
 from vlneval.graph.store import GraphStore
 from vlneval.profiles import Profile
-from vlneval.server.redact import Redactor, strings_in
 
 __all__ = [
     "public_view",
-    "blind_problems",
+    "public_problems",
     "render_problems",
-    "OwnStrings",
     "episode_of",
+    "SplitIndex",
     "MAX_MESSAGES",
     "MAX_CHARS",
 ]
@@ -70,75 +74,118 @@ def public_view(episodes: EpisodeTable) -> EpisodeTable:
         list(episodes.instructions),
         left_out=list(episodes.left_out),
         scorable=False,
+        int_ids=episodes.int_ids,
     )
 
 
-def blind_problems(
-    predictions: str | Path,
+@dataclass
+class SplitIndex:
+    """The public ids of a task's other splits, loaded on first use.
+
+    Args:
+        loaders: split name -> a function returning that split's episode ids.
+
+    Example:
+        >>> idx = SplitIndex({"val_seen": lambda: ["1_0", "1_1"], "train": lambda: ["2_0"]})
+        >>> idx.best_match({"1_0", "1_1", "9_9"})
+        ('val_seen', 2)
+    """
+
+    loaders: Mapping[str, Callable[[], Sequence[str]]]
+    _ids: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def ids(self, split: str) -> frozenset[str]:
+        """The ids of ``split`` (empty when its file cannot be read)."""
+        if split not in self._ids:
+            try:
+                self._ids[split] = frozenset(self.loaders[split]())
+            except Exception:  # noqa: BLE001 - an unreadable public file only loses the hint
+                self._ids[split] = frozenset()
+        return self._ids[split]
+
+    def best_match(self, ids: set[str]) -> tuple[str, int] | None:
+        """The split holding most of ``ids``, and how many; None when none holds any."""
+        best: tuple[str, int] | None = None
+        for split in self.loaders:
+            n = len(ids & self.ids(split))
+            if n and (best is None or n > best[1]):
+                best = (split, n)
+        return best
+
+
+def _file_ids(text: bytes, id_field: str) -> set[str]:
+    """The ids the records of a JSON list hold (strings and integers, as text)."""
+    import msgspec
+
+    try:
+        records = msgspec.json.decode(text, type=list[dict[str, msgspec.Raw]])
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return set()
+    out: set[str] = set()
+    for rec in records:
+        raw = rec.get(id_field)
+        if raw is None:
+            continue
+        try:
+            value = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            continue
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            out.add(str(value))
+    return out
+
+
+def _wrong_split(
+    text: bytes, public: EpisodeTable, splits: SplitIndex | None, source: str
+) -> Problem:
+    """The problem of a file none of whose ids is an episode of the phase's split."""
+    base = f"no prediction matches an episode of {public.task} {public.split}"
+    ids = _file_ids(text, public.id_field)
+    match = splits.best_match(ids) if splits is not None and ids else None
+    if match is None:
+        return Problem(source, base)
+    split, n = match
+    return Problem(
+        source,
+        f"{base} ({len(public):,} episodes); {n:,} of the file's {len(ids):,} ids are episodes "
+        f"of {public.task} {split}: this phase scores {public.split}, was the file made for "
+        f"{split}?",
+    )
+
+
+def public_problems(
+    text: bytes,
+    source: str,
     public: EpisodeTable,
     graphs: GraphStore,
     profile: Profile,
     *,
     form: str = "auto",
-    trajectory_key: str | None = None,
+    splits: SplitIndex | None = None,
 ) -> list[Problem]:
     """The problems of a predictions file found with the public view only.
 
     Runs the scorer's own parser and rule checks (types, ids, viewpoints, start, adjacency,
-    repeats, completeness) on ``public``: the same problems the scorer finds, worded from data
-    the submitter may see.
+    repeats, completeness) on ``public``: the problems ``vlneval score`` finds, worded from
+    data the submitter may see.
     """
     from vlneval.data.predictions import parse_predictions
+    from vlneval.errors import ProblemCollector
     from vlneval.evaluation.arrays import build_arrays
     from vlneval.evaluation.checks import check_rules
 
+    pc = ProblemCollector(source)
     try:
-        preds = parse_predictions(
-            predictions, public, graphs, form=form, trajectory_key=trajectory_key
-        )
+        preds = parse_predictions(text, public, graphs, form=form, collect=pc, source=source)
+        if len(preds.episodes) == 0:
+            if not pc.problems:
+                pc.problems.append(_wrong_split(text, public, splits, source))
+            return list(pc.problems)
         arr = build_arrays(public, preds, graphs)
-        check_rules(public, preds, arr, graphs, profile, subset=False)
+        check_rules(public, preds, arr, graphs, profile, subset=False, pc=pc)
     except InvalidInputError as exc:
         return list(exc.problems)
-    return []
-
-
-class OwnStrings:
-    """What the submitter wrote: the strings of the whole file, and of each record by its id.
-
-    Decoded on first use only (most files need no redaction at all).
-
-    Example:
-        >>> own = OwnStrings(b'[{"instr_id": "1_0", "trajectory": [["vpA", 0, 0]]}]', "instr_id")
-        >>> sorted(own.of("1_0")), "vpA" in own.of(None)
-        (['1_0', 'instr_id', 'trajectory', 'vpA'], True)
-    """
-
-    def __init__(self, text: bytes, id_field: str) -> None:
-        self.text, self.id_field = text, id_field
-        self._file: set[str] | None = None
-        self._by_id: dict[str, set[str]] = {}
-
-    def _load(self) -> None:
-        from vlneval.data.jsonio import decode_json
-        from vlneval.errors import VLNEvalError
-
-        try:
-            value = decode_json(self.text, "<upload>")
-        except VLNEvalError:
-            value = None
-        self._file = strings_in(value)
-        for rec in value if isinstance(value, list) else []:
-            if isinstance(rec, dict) and isinstance(rec.get(self.id_field), (str, int)):
-                self._by_id.setdefault(str(rec[self.id_field]), set()).update(strings_in(rec))
-
-    def of(self, episode_id: str | None) -> set[str]:
-        """The strings of the record ``episode_id`` (of the whole file when None)."""
-        if self._file is None:
-            self._load()
-        if episode_id is None:
-            return self._file or set()
-        return self._by_id.get(episode_id, set())
+    return list(pc.problems)
 
 
 def episode_of(p: Problem, id_field: str) -> str | None:
@@ -154,27 +201,33 @@ def episode_of(p: Problem, id_field: str) -> str | None:
     return None
 
 
+def _hide_start(text: str, start: str | None) -> str:
+    """The episode's start viewpoint (public, but never quoted) as ``[hidden]``."""
+    if not start:
+        return text
+    return re.sub(rf"(?<![\w-]){re.escape(start)}(?![\w-])", "[hidden]", text)
+
+
 def render_problems(
     problems: Sequence[Problem],
     *,
     source: str,
     display_name: str,
-    redactor: Redactor,
-    own: OwnStrings,
+    id_field: str,
     starts: Mapping[str, str],
 ) -> list[str]:
-    """Problems as the submitter sees them: named by the upload's name, hidden values redacted.
+    """Problems as the submitter sees them: named by the upload's name, with server hints.
 
-    A message about an episode may show a hidden value only if that episode's own record holds
-    it, and never the episode's start (the one reference value the public view has). At most
-    ``MAX_MESSAGES`` lines of at most ``MAX_CHARS`` characters, then a count.
+    The problems come from the public view, so no hidden value can be in them; the start of the
+    episode a message is about is shown as ``[hidden]`` all the same (a rule that depends only
+    on public data, never on what the submitter wrote). At most ``MAX_MESSAGES`` lines of at
+    most ``MAX_CHARS`` characters, then a count.
 
     Example:
         >>> p = [Problem("/srv/up/ab.json", "the trajectory starts at aaaaa1, not at the "
         ...      "episode's start sssss1", 'instr_id "1_0"', "trajectory[0]")]
-        >>> own = OwnStrings(b'[{"instr_id": "1_0", "trajectory": ["aaaaa1", "sssss1"]}]', "instr_id")
         >>> [line] = render_problems(p, source="/srv/up/ab.json", display_name="preds.json",
-        ...     redactor=Redactor({"sssss1"}), own=own, starts={"1_0": "sssss1"})
+        ...     id_field="instr_id", starts={"1_0": "sssss1"})
         >>> print(line)
         preds.json: instr_id "1_0": trajectory[0]: the trajectory starts at aaaaa1, not at the episode's start [hidden]
     """
@@ -186,11 +239,39 @@ def render_problems(
         )
         for pattern, replacement in SERVER_HINTS:
             text = pattern.sub(replacement, text)
-        eid = episode_of(p, own.id_field)
-        always = (starts[eid],) if eid is not None and eid in starts else ()
-        text = redactor.for_submitter(text, lambda eid=eid: own.of(eid), always)  # type: ignore[misc]
+        eid = episode_of(p, id_field)
+        text = _hide_start(text, starts.get(eid) if eid is not None else None)
         out.append(text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…")
     hidden = len(problems) - len(out)
     if hidden > 0:
         out.append(f"{hidden} more problem{'s' if hidden != 1 else ''} not shown")
+    return out
+
+
+def _ids_loader(
+    load: Callable[[Path, str], EpisodeTable], path: Path, split: str
+) -> Callable[[], Sequence[str]]:
+    def ids() -> Sequence[str]:
+        return load(path, split).ids
+
+    return ids
+
+
+def sibling_loaders(
+    task: Any, split: str, episodes_file: str | None, load: Callable[[Path, str], EpisodeTable]
+) -> dict[str, Callable[[], Sequence[str]]]:
+    """Loaders of the ids of ``task``'s other splits whose files lie beside ``episodes_file``."""
+    if not episodes_file:
+        return {}
+    folder = Path(episodes_file).parent
+    out: dict[str, Callable[[], Sequence[str]]] = {}
+    for other in getattr(task, "splits", ()):
+        if other == split:
+            continue
+        for pattern in getattr(task, "file_names", ()):
+            name = Path(pattern.format(split=other)).name
+            found = [c for c in (folder / name, folder / f"{name}.gz") if c.is_file()]
+            if found:
+                out[other] = _ids_loader(load, found[0], other)
+                break
     return out

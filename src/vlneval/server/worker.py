@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from vlneval.server.budget import StepBudget
 from vlneval.server.config import ServerConfig
 from vlneval.server.database import Database
 from vlneval.server.queue import Claim, claim, finish, heartbeat, release
-from vlneval.server.redact import Redactor, strings_in
 from vlneval.server.scoring import (
     Outcome,
     PhaseData,
@@ -31,9 +31,11 @@ from vlneval.server.scoring import (
     check_unchanged,
     internal_failure,
     load_phase_data,
+    raw_redactor,
     score_file,
 )
 from vlneval.server.storage import StorageError, UploadStore
+from vlneval.server.supervise import PARENT_ENV
 from vlneval.server.uploads import UploadLimits
 
 __all__ = ["Worker", "FAULT_DELAY_ENV"]
@@ -86,8 +88,12 @@ class Worker:
         """Processes submissions until stopped; returns how many were processed."""
         log.info("worker %s started (database %r)", self.name, self.db)
         idle = self.cfg.poll_seconds
+        parent = os.environ.get(PARENT_ENV)
         while not self.stopping.is_set():
             if max_jobs is not None and self.processed >= max_jobs:
+                break
+            if parent and str(os.getppid()) != parent:
+                log.warning("worker %s: its server (pid %s) is gone; stopping", self.name, parent)
                 break
             if self.run_one():
                 idle = self.cfg.poll_seconds
@@ -178,14 +184,21 @@ class Worker:
             data = self._phase(c.spec)
         except Exception as exc:  # noqa: BLE001 - the phase's data is broken: the organisers' side
             reason = f"loading the data of submission {c.uid}'s phase"
-            return internal_failure(reason, _raw_redactor(c.spec), exc)
+            return internal_failure(reason, raw_redactor(c.spec.episodes_file), exc)
         try:
             self.store.read_verified(c.storage_key, c.sha256)
         except StorageError as exc:
             return internal_failure(str(exc), data.redactor)
         path = self.store.path(c.storage_key)
+        budget = StepBudget.of_phase(c.n_episodes, self.cfg) if c.n_episodes else None
         return score_file(
-            Path(path), c.filename, c.spec, data, declared=c.declared or None, limits=self.limits
+            Path(path),
+            c.filename,
+            c.spec,
+            data,
+            declared=c.declared or None,
+            limits=self.limits,
+            budget=budget,
         )
 
 
@@ -194,22 +207,3 @@ def _brief(outcome: Outcome, c: Claim) -> str:
         value = outcome.metrics.get(c.spec.primary_metric)
         return f": {c.spec.primary_metric} {value}"
     return f" ({outcome.error_kind}, {len(outcome.messages)} message(s))"
-
-
-def _raw_redactor(spec: PhaseSpec) -> Redactor | None:
-    """Every string of the hidden file, for logging an error that stopped it from loading."""
-    if not spec.episodes_file:
-        return None
-    import msgspec
-
-    from vlneval.data.jsonio import read_bytes
-
-    try:
-        raw = read_bytes(Path(spec.episodes_file))
-        try:
-            values: Any = msgspec.json.decode(raw)
-        except msgspec.DecodeError:  # JSON lines (RxR)
-            values = [msgspec.json.decode(line) for line in raw.splitlines() if line.strip()]
-        return Redactor(strings_in(values))
-    except Exception:  # noqa: BLE001 - unreadable: its error quotes no values
-        return None

@@ -1,0 +1,156 @@
+"""What one submission may cost, derived from its phase: records, steps and bytes.
+
+A small upload can still be expensive: one trajectory of four million steps fits in 514 KiB of
+gzip. Before anything decodes a file into Python objects, its records are measured on the raw
+JSON text (each record a zero-copy slice) and the file is refused when
+
+- it holds more records than the split could need (twice its episodes, plus 100);
+- one record holds more JSON values than a trajectory of ``max_steps`` steps needs (a step of
+  the R2R form ``[viewpoint, heading, elevation]`` is 4 values);
+- all records together hold more than ``mean_steps`` steps per episode of the split;
+- its JSON text is larger than such a file could be (``bytes_per_step`` per step allowed).
+
+The counts are upper bounds (commas and brackets, in strings too), so an honest file, whose
+trajectories are a few dozen steps, is never near them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from vlneval.errors import InvalidInputError
+
+__all__ = ["StepBudget", "check_steps", "VALUES_PER_STEP", "RECORD_VALUES"]
+
+VALUES_PER_STEP = 4
+RECORD_VALUES = 64  # the id, a few task fields (predicted object, help requests) and slack
+BYTES_PER_RECORD = 4096
+
+
+@dataclass(frozen=True)
+class StepBudget:
+    """The limits of one phase.
+
+    Attributes:
+        n_episodes: the episodes of the phase's split.
+        max_steps: most steps in one trajectory.
+        mean_steps: most steps per episode over the whole file.
+        bytes_per_step: JSON bytes allowed per allowed step (ids are 32 characters).
+
+    Example:
+        >>> b = StepBudget(n_episodes=100, max_steps=500, mean_steps=64)
+        >>> b.max_records, b.max_total_steps, b.max_record_values
+        (300, 6400, 2064)
+    """
+
+    n_episodes: int
+    max_steps: int = 500
+    mean_steps: int = 64
+    bytes_per_step: int = 200
+
+    @property
+    def max_records(self) -> int:
+        """Most records a file may hold."""
+        return 2 * self.n_episodes + 100
+
+    @property
+    def max_total_steps(self) -> int:
+        """Most steps over the whole file."""
+        return max(self.n_episodes, 1) * self.mean_steps
+
+    @property
+    def max_record_values(self) -> int:
+        """Most JSON values in one record."""
+        return VALUES_PER_STEP * self.max_steps + RECORD_VALUES
+
+    @property
+    def max_total_values(self) -> int:
+        """Most JSON values over the whole file."""
+        return VALUES_PER_STEP * self.max_total_steps + RECORD_VALUES * self.max_records
+
+    @property
+    def max_bytes(self) -> int:
+        """Most bytes of JSON text."""
+        return self.bytes_per_step * self.max_total_steps + BYTES_PER_RECORD * self.max_records
+
+    @classmethod
+    def of_phase(cls, n_episodes: int, cfg: Any) -> StepBudget:
+        """The budget of a phase of ``n_episodes`` episodes under the server's limits."""
+        return cls(
+            n_episodes=int(n_episodes),
+            max_steps=int(cfg.max_trajectory_steps),
+            mean_steps=int(cfg.mean_trajectory_steps),
+        )
+
+
+def _records(text: Any) -> list[Any] | None:
+    """Zero-copy slices of the records of a JSON list (or of JSON lines); None when neither."""
+    import msgspec
+
+    try:
+        return msgspec.json.decode(text, type=list[msgspec.Raw])
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        pass
+    lines = bytes(text).splitlines() if len(text) < (1 << 31) else []
+    out = []
+    for line in lines:
+        if line.strip():
+            out.append(line)
+    return out or None
+
+
+def _values(record: Any) -> int:
+    b = bytes(record)
+    return b.count(b",") + b.count(b"[") + b.count(b"{") + 1
+
+
+def check_steps(text: Any, name: str, budget: StepBudget) -> None:
+    """Refuses a file past its phase's budget (see the module docstring).
+
+    Raises:
+        InvalidInputError: the first limit crossed, with the record and the limit.
+
+    Example:
+        >>> b = StepBudget(n_episodes=1, max_steps=2, mean_steps=2)
+        >>> check_steps(b'[{"instr_id": "1_0", "trajectory": [["a", 0, 0], ["b", 0, 0]]}]', "p.json", b)
+        >>> try:
+        ...     check_steps(b'[{"trajectory": [' + b'["a", 0, 0], ' * 30 + b'["a", 0, 0]]}]', "p.json", b)
+        ... except InvalidInputError as e:
+        ...     print(str(e)[:69])
+        error: p.json: record 0 holds 126 JSON values, more than a trajectory
+    """
+    if len(text) > budget.max_bytes:
+        raise InvalidInputError(
+            f"is {len(text):,} bytes of JSON; a file for the {budget.n_episodes:,} episodes of "
+            f"this phase needs at most {budget.max_bytes:,}",
+            source=name,
+        )
+    records = _records(text)
+    if records is None:
+        return  # not a list of records: the parser says what it is
+    # counts only: no slice of ``text`` (a memory map) may outlive this frame's exceptions
+    counts = [_values(rec) for rec in records] if len(records) <= budget.max_records else []
+    n_records = len(records)
+    del records
+    if n_records > budget.max_records:
+        raise InvalidInputError(
+            f"holds {n_records:,} records; this phase has {budget.n_episodes:,} episodes "
+            f"and accepts at most {budget.max_records:,} records",
+            source=name,
+        )
+    total = 0
+    for k, n in enumerate(counts):
+        if n > budget.max_record_values:
+            raise InvalidInputError(
+                f"record {k} holds {n:,} JSON values, more than a trajectory of at most "
+                f"{budget.max_steps:,} steps needs (this phase's limit per trajectory)",
+                source=name,
+            )
+        total += n
+    if total > budget.max_total_values:
+        raise InvalidInputError(
+            f"holds {total:,} JSON values in its records, more than {budget.mean_steps} steps "
+            f"per episode of this phase need ({budget.max_total_values:,}; the limit per file)",
+            source=name,
+        )

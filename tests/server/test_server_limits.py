@@ -1,0 +1,152 @@
+"""Bounded cost: step budgets, refused-file limits, rate limits (on a fake clock), idempotency
+keys per phase, and the worker's peak memory on the worst file a real phase accepts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+from tests.server.conftest import make_server
+from tests.server.helpers import encode, stop_predictions
+from vlneval.server import admin
+from vlneval.server.ratelimit import RateLimiter
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_trajectory_past_the_phase_step_limit_is_refused_at_once(tmp_path):
+    srv = make_server(
+        tmp_path, f"sqlite:///{tmp_path / 'db.sqlite3'}", "sqlite", max_trajectory_steps=5
+    )
+    records = stop_predictions()
+    records[3]["trajectory"] = records[3]["trajectory"] * 50
+    r = srv.submit(srv.alpha, encode(records), name="long.json")
+    assert r.status_code == 422, r.text
+    assert r.json()["problems"] == [
+        "long.json: record 3 holds 203 JSON values, more than a trajectory of at most 5 "
+        "steps needs (this phase's limit per trajectory)"
+    ]
+    srv.client.close()
+    srv.db.dispose()
+
+
+def test_refused_files_have_their_own_daily_limit(tmp_path):
+    srv = make_server(
+        tmp_path, f"sqlite:///{tmp_path / 'db.sqlite3'}", "sqlite", max_refused_per_day=2
+    )
+    bad = encode([{"instr_id": "100_0", "trajectory": [["nosuchviewpoint", 0, 0]]}])
+    for _ in range(2):
+        assert srv.submit(srv.alpha, bad).status_code == 202
+        srv.work()
+    r = srv.submit(srv.alpha, bad)
+    assert r.status_code == 429
+    assert r.json()["detail"].startswith(
+        "2 of your team's files were refused today (UTC) in phase val, this server's daily limit"
+    )
+    assert srv.submit(srv.beta, bad).status_code == 202  # another team is not affected
+    srv.client.close()
+    srv.db.dispose()
+
+
+def test_submissions_and_logins_are_rate_limited(sqlite_server):
+    srv, clock = sqlite_server, FakeClock()
+    srv.app.state.submit_limiter = RateLimiter(rate=6, burst=2, clock=clock)
+    srv.app.state.login_limiter = RateLimiter(rate=6, burst=2, clock=clock)
+    data = encode(stop_predictions())
+    assert [srv.submit(srv.alpha, data).status_code for _ in range(2)] == [202, 202]
+    r = srv.submit(srv.alpha, data)
+    assert r.status_code == 429 and r.headers["Retry-After"] == "10"
+    assert srv.submit(srv.beta, data).status_code == 202  # per token
+    clock.now += 10
+    assert srv.submit(srv.alpha, data).status_code == 202
+    codes = [srv.client.post("/login", data={"token": "wrong"}).status_code for _ in range(3)]
+    assert codes == [401, 401, 429]
+
+
+def test_an_idempotency_key_is_scoped_to_its_phase(sqlite_server):
+    srv = sqlite_server
+    admin.create_phase(srv.db, "demo", "test", task="demo", title="Test")
+    data = encode(stop_predictions())
+    a = srv.submit(srv.alpha, data, key="run-1")
+    b = srv.submit(srv.alpha, data, phase="test", key="run-1")
+    again = srv.submit(srv.alpha, data, phase="test", key="run-1")
+    assert (a.status_code, b.status_code, again.status_code) == (202, 202, 200)
+    assert a.json()["id"] != b.json()["id"] == again.json()["id"]
+    assert b.json()["phase"] == "test"
+
+
+WORST = textwrap.dedent(
+    """
+    import gzip, json, resource, sys, time
+    from pathlib import Path
+    from tests.server.conftest import make_server
+    from vlneval.graph.store import GraphStore
+    from vlneval.server import admin
+    from vlneval.server.budget import StepBudget
+
+    root, tmp = Path(sys.argv[1]), Path(sys.argv[2])
+    srv = make_server(tmp, f"sqlite:///{tmp / 'db.sqlite3'}", "sqlite")
+    admin.create_phase(srv.db, "demo", "vu", task="r2r", split="val_unseen",
+        episodes_file=str(root / "r2r/R2R_val_unseen.json.gz"),
+        graphs=str(root / "matterport3d/connectivity"))
+    eps = json.loads(gzip.decompress((root / "r2r/R2R_val_unseen.json.gz").read_bytes()))
+    graphs = GraphStore(root / "matterport3d/connectivity")
+    budget = StepBudget.of_phase(2349, srv.cfg)
+    steps = budget.mean_steps
+    records = []
+    for ep in eps:
+        g = graphs.graph(ep["scan"])
+        s = ep["path"][0]
+        n = g.ids[g.neighbours(g.index[s])[0]]
+        walk = [[s if k % 2 == 0 else n, 0.0, 0.0] for k in range(steps)]
+        for k in range(3):
+            records.append({"instr_id": f"{ep['path_id']}_{k}", "trajectory": walk})
+    text = json.dumps(records).encode()
+    pad = (budget.max_bytes - len(text)) // len(records) - 40
+    for r in records:
+        r["note"] = "x" * min(pad, 60000)
+    text = json.dumps(records).encode()
+    r = srv.submit(srv.alpha, gzip.compress(text), phase="vu", name="worst.json.gz")
+    assert r.status_code == 202, r.text
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t = time.perf_counter()
+    srv.work()
+    got = srv.get(r.json()["id"], srv.alpha).json()
+    print(json.dumps({"status": got["status"], "messages": got["messages"][:2],
+        "bytes": len(text), "steps": steps * len(records), "seconds": time.perf_counter() - t,
+        "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "before_kib": before}))
+    """
+)
+
+
+def test_the_worst_accepted_real_file_stays_within_the_memory_bound(data_root, tmp_path):
+    """The largest file an R2R val_unseen phase accepts (every trajectory at the mean step
+    limit, every record padded to the byte budget) is scored within 1 GiB of peak memory."""
+    out = subprocess.run(
+        [sys.executable, "-c", WORST, str(data_root), str(tmp_path)],
+        capture_output=True, text=True, check=True, cwd=str(__import__("pathlib").Path(__file__).parents[2]),
+    )  # fmt: skip
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    print(report)
+    assert report["status"] == "finished", report
+    assert report["peak_kib"] < 1024 * 1024
+
+
+def test_health_details_only_with_the_admin_token(tmp_path):
+    srv = make_server(
+        tmp_path, f"sqlite:///{tmp_path / 'db.sqlite3'}", "sqlite", admin_token="adm-secret"
+    )
+    assert srv.client.get("/api/v1/health").json()["queue"] is None
+    assert srv.client.get("/api/v1/health", headers=srv.auth(srv.alpha)).json()["queue"] is None
+    h = srv.client.get("/api/v1/health", headers={"Authorization": "Bearer adm-secret"}).json()
+    assert h["queue"]["queued"] == 0
+    srv.client.close()
+    srv.db.dispose()
