@@ -69,6 +69,9 @@ class World:
     _fields: OrderedDict[int, np.ndarray] = field(
         default_factory=OrderedDict, init=False, repr=False
     )
+    _searches: OrderedDict[tuple[int, float], tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=OrderedDict, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         if self.free.ndim == 2:
@@ -259,6 +262,27 @@ class World:
         if len(self._fields) > 64:
             self._fields.popitem(last=False)
         return values
+
+    def search(self, node: int, *, limit: float) -> tuple[np.ndarray, np.ndarray]:
+        """Geodesic distances FROM ``node`` to every node within ``limit`` metres (inf beyond)
+        and the Dijkstra predecessors (-9999 where none), read-only; the last 16 are kept,
+        since a robot starts many motions from the same cell."""
+        key = (int(node), float(limit))
+        cached = self._searches.get(key)
+        if cached is not None:
+            self._searches.move_to_end(key)
+            return cached
+        from scipy.sparse.csgraph import dijkstra
+
+        dist, pred = dijkstra(
+            self.graph(), directed=True, indices=key[0], return_predecessors=True, limit=limit
+        )
+        dist.setflags(write=False)
+        pred.setflags(write=False)
+        self._searches[key] = (dist, pred)
+        if len(self._searches) > 16:
+            self._searches.popitem(last=False)
+        return dist, pred
 
     def distance(self, a: Any, b: Any, *, z_tolerance: float = 1.0, snap: float = 0.0) -> float:
         """Geodesic distance between two positions (inf when either is off the map or the two
