@@ -13,7 +13,11 @@ line by at most 2.7 % in open space (the 16-neighbour stencil) and is resolved t
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import math
+import os
+import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +29,8 @@ from vlneval.errors import InvalidInputError
 
 __all__ = ["World", "NEIGHBOURS"]
 
+#: Version of the on-disk field cache (a change of how fields are computed bumps it).
+FIELD_FORMAT = 1
 #: Half of the 16-neighbour stencil (the other half is the same edges reversed).
 NEIGHBOURS = ((0, 1), (1, 0), (1, 1), (1, -1), (1, 2), (2, 1), (1, -2), (2, -1))
 # Cells a move passes between (no corner cutting): (di, dj) -> cells relative to the start.
@@ -64,6 +70,8 @@ class World:
     climb: float = 0.25
     slope: float = 1.6
     meta: dict[str, Any] = field(default_factory=dict)
+    cache: str | Path | None = None
+    _digest: str | None = field(default=None, init=False, repr=False)
     _graph: Any = field(default=None, init=False, repr=False)
     _reverse: Any = field(default=None, init=False, repr=False)
     _fields: OrderedDict[int, np.ndarray] = field(
@@ -286,15 +294,55 @@ class World:
         if cached is not None:
             self._fields.move_to_end(goal_node)
             return cached
-        from scipy.sparse.csgraph import dijkstra
+        values = self._load_field(goal_node)
+        if values is None:
+            from scipy.sparse.csgraph import dijkstra
 
-        if self._reverse is None:
-            self._reverse = self.graph().T.tocsr()
-        values = dijkstra(self._reverse, directed=True, indices=goal_node)
+            if self._reverse is None:
+                self._reverse = self.graph().T.tocsr()
+            values = dijkstra(self._reverse, directed=True, indices=goal_node)
+            self._save_field(goal_node, values)
         self._fields[goal_node] = values
         if len(self._fields) > 64:
             self._fields.popitem(last=False)
         return values
+
+    # A field depends on the grid alone, so runs over the same split (each action space, every
+    # checkpoint of a sweep) share them on disk when ``cache`` names a folder (TwinWorlds does).
+    def _field_file(self, goal_node: int) -> Path | None:
+        if self.cache is None:
+            return None
+        if self._digest is None:
+            h = hashlib.sha256(f"{self.resolution} {self.origin} {self.climb} {self.slope}".encode())
+            h.update(self.free.tobytes())
+            h.update(self.height.tobytes())
+            self._digest = h.hexdigest()[:24]
+        return Path(self.cache) / f"{self.name}-v{FIELD_FORMAT}-{self._digest}" / f"{goal_node}.npy"
+
+    def _load_field(self, goal_node: int) -> np.ndarray | None:
+        path = self._field_file(goal_node)
+        if path is None or not path.is_file():
+            return None
+        try:
+            values = np.load(path, allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+        ok = values.shape == (self.n_nodes,) and values.dtype == np.float64
+        return values if ok else None
+
+    def _save_field(self, goal_node: int, values: np.ndarray) -> None:
+        path = self._field_file(goal_node)
+        if path is None:
+            return
+        try:  # atomically; a cache that cannot be written is skipped
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                np.save(fh, values, allow_pickle=False)
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError, UnboundLocalError):
+                os.unlink(tmp)
 
     def search(self, node: int, *, limit: float) -> tuple[np.ndarray, np.ndarray]:
         """Geodesic distances FROM ``node`` to every node within ``limit`` metres (inf beyond)
