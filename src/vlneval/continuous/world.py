@@ -313,7 +313,9 @@ class World:
         if self.cache is None:
             return None
         if self._digest is None:
-            h = hashlib.sha256(f"{self.resolution} {self.origin} {self.climb} {self.slope}".encode())
+            h = hashlib.sha256(
+                f"{self.resolution} {self.origin} {self.climb} {self.slope}".encode()
+            )
             h.update(self.free.tobytes())
             h.update(self.height.tobytes())
             self._digest = h.hexdigest()[:24]
