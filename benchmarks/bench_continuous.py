@@ -12,6 +12,12 @@
    (every episode, or a seeded sample of N with --sample): SR, SPL, NE, the number of episodes
    whose goal is reachable, and the share of those the shortest agent completes.
 
+4. ``--rollout``: the ``vlneval run-ce ... --agent shortest --score`` command of each action
+   space as a whole child process, CPU (user + sys) and wall seconds, with an empty field
+   cache (cold) and again with the cache the first run filled (warm). ``--save DIR`` keeps
+   the predictions, ``--compare DIR`` checks them byte for byte against a saved set (e.g. the
+   run of an older commit: check it out, ``--save`` there, ``--compare`` here).
+
 Prints a table and writes the figures as JSON (--out).
 """
 
@@ -194,6 +200,59 @@ def bench_baselines(eps: Any, worlds: Any, sample: int | None, tmp: Path) -> dic
     return out
 
 
+def _timed_command(cmd: list[str], env: dict[str, str]) -> dict[str, float]:
+    import resource
+    import subprocess
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.perf_counter()
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"cpu_s": cpu, "wall_s": wall}
+
+
+def bench_rollout(
+    root: Path, limit: int | None, save: Path | None, compare: Path | None
+) -> dict[str, Any]:
+    """The shortest agent's run-ce command in each space, cold and warm field cache."""
+    import shutil
+    import sys
+    import tempfile
+
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "VLNEVAL_CACHE": str(Path(tmp) / "cache")}
+        for space in SPACES:
+            shutil.rmtree(Path(tmp) / "cache", ignore_errors=True)
+            row: dict[str, Any] = {}
+            for state in ("cold", "warm"):
+                preds = Path(tmp) / f"{space}-{state}.json"
+                cmd = [sys.executable, "-m", "vlneval.cli.main", "run-ce", "--task", "r2r-twin"]
+                cmd += ["--split", "val_unseen", "--data-root", str(root), "--agent", "shortest"]
+                cmd += ["--env", f"continuous-{space}", "--out", str(preds), "--score", "--quiet"]
+                cmd += ["--limit", str(limit)] if limit else []
+                row[state] = _timed_command(cmd, env)
+            data = (Path(tmp) / f"{space}-cold.json").read_bytes()
+            row["episodes"] = len(json.loads(data))
+            row["warm_equals_cold"] = data == (Path(tmp) / f"{space}-warm.json").read_bytes()
+            if save is not None:
+                save.mkdir(parents=True, exist_ok=True)
+                (save / f"{space}-shortest.json").write_bytes(data)
+            if compare is not None:
+                row["identical_to_saved"] = (
+                    data == (compare / f"{space}-shortest.json").read_bytes()
+                )
+            out[space] = row
+            print(space, json.dumps(row), flush=True)
+    for state in ("cold", "warm"):
+        out[f"total_{state}"] = {
+            k: sum(out[s][state][k] for s in SPACES) for k in ("cpu_s", "wall_s")
+        }
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -208,6 +267,14 @@ def main() -> None:
         "--sample", type=int, default=None, help="baselines on a seeded sample of N episodes"
     )
     parser.add_argument("--skip-baselines", action="store_true")
+    parser.add_argument(
+        "--rollout", action="store_true", help="only time the run-ce command per action space"
+    )
+    parser.add_argument("--limit", type=int, default=None, help="with --rollout: first N episodes")
+    parser.add_argument("--save", type=Path, default=None, help="with --rollout: keep predictions")
+    parser.add_argument(
+        "--compare", type=Path, default=None, help="with --rollout: byte-compare with saved ones"
+    )
     parser.add_argument("--out", default=None, help="write the figures as JSON")
     args = parser.parse_args()
     import tempfile
@@ -219,6 +286,11 @@ def main() -> None:
     figures: dict[str, Any] = {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()}
     }
+    if args.rollout:
+        figures["rollout"] = bench_rollout(root, args.limit, args.save, args.compare)
+        if args.out:
+            Path(args.out).write_text(json.dumps(figures, indent=1))
+        return
     figures["dtw"] = bench_dtw(root)
     print(json.dumps({"dtw": figures["dtw"]}, indent=1), flush=True)
     eps, worlds = load_twin_split(get_task("r2r-twin"), "val_unseen", root=root)

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from vlneval.agents.progress import episode_progress
 from vlneval.agents.registry import AGENTS
 from vlneval.agents.rollout import episode_rng
 from vlneval.envs.continuous.spaces import FORWARD, STOP, TURN_LEFT, TURN_RIGHT, DiscreteSteps
@@ -146,38 +147,38 @@ def run_continuous(
     teacher = env.privileged() if getattr(agent, "privileged", False) else None
     out = RunRecord()
     order = list(range(len(env))) if indices is None else list(indices)
-    it: Any = order
-    if progress:
-        from rich.console import Console
-        from rich.progress import track
-
-        it = track(
-            order,
-            description=f"running {env.action_space.name}",
-            console=Console(stderr=True),
-            transient=True,
-        )
-    for i in it:
-        obs, _ = env.reset(options={"episode": int(i)})
-        agent.reset(obs, rng=episode_rng(seed, int(i)), teacher=teacher)
-        done = False
-        while not done:
-            obs, _, terminated, truncated, _ = env.step(agent.act(obs))
-            done = terminated or truncated
-        rec = env.record
-        out.steps += rec.steps
-        out.predictions.update(env.prediction())
-        out.episodes.append(
-            {
-                "episode_id": rec.episode_id,
-                "path_length_integrated": rec.path_length,
-                "time_s": rec.time,
-                "steps": rec.steps,
-                "stopped": rec.stopped,
-                "collisions": rec.collisions,
-                "clipped": rec.clipped,
-                "waypoints": dict(rec.statuses),
-            }
-        )
+    label = f"running {env.action_space.name}"
+    with episode_progress(len(order), enabled=progress, label=label) as advance:
+        for i in order:
+            _rollout(env, agent, int(i), seed, teacher)
+            _collect(env, out)
+            advance(1)
     out.env_card = env.protocol()
     return out
+
+
+def _rollout(env: Any, agent: Any, i: int, seed: int, teacher: Any) -> None:
+    obs, _ = env.reset(options={"episode": i})
+    agent.reset(obs, rng=episode_rng(seed, i), teacher=teacher)
+    done = False
+    while not done:
+        obs, _, terminated, truncated, _ = env.step(agent.act(obs))
+        done = terminated or truncated
+
+
+def _collect(env: Any, out: RunRecord) -> None:
+    rec = env.record
+    out.steps += rec.steps
+    out.predictions.update(env.prediction())
+    out.episodes.append(
+        {
+            "episode_id": rec.episode_id,
+            "path_length_integrated": rec.path_length,
+            "time_s": rec.time,
+            "steps": rec.steps,
+            "stopped": rec.stopped,
+            "collisions": rec.collisions,
+            "clipped": rec.clipped,
+            "waypoints": dict(rec.statuses),
+        }
+    )

@@ -1,26 +1,62 @@
-"""A progress bar over episodes, on stderr (rich), that costs nothing when disabled."""
+"""Progress over episodes on stderr: a rich bar on a terminal, plain lines in logs.
+
+When stderr is not a terminal (a SLURM or CI log, a pipe), a bar's redraws would fill the
+file with control codes; instead one line is written at the start, then at most every
+``interval`` seconds, and at the end::
+
+    running r2r-ce: 1200/2349 episodes (51%), 41.2 episodes/s, 0:29 elapsed, 0:28 left
+"""
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TextIO
 
-__all__ = ["episode_progress"]
+__all__ = ["episode_progress", "progress_line"]
 
 
 @contextmanager
 def episode_progress(
-    total: int, *, enabled: bool, label: str = "episodes"
+    total: int,
+    *,
+    enabled: bool,
+    label: str = "episodes",
+    interval: float = 30.0,
+    stream: TextIO | None = None,
 ) -> Iterator[Callable[[int], None]]:
-    """Yields ``advance(n)``; shows a bar on stderr when ``enabled``.
+    """Yields ``advance(n)``; shows progress on ``stream`` (default stderr) when ``enabled``:
+    a bar on a terminal, else a line every ``interval`` seconds.
 
     Example:
-        >>> with episode_progress(3, enabled=False) as advance:
+        >>> import io
+        >>> log = io.StringIO()
+        >>> with episode_progress(3, enabled=True, label="demo", stream=log) as advance:
         ...     advance(3)
+        >>> log.getvalue().splitlines()[-1].startswith("demo: 3/3 episodes (100%)")
+        True
     """
     if not enabled:
         yield lambda n: None
         return
+    out = stream if stream is not None else sys.stderr
+    if _is_terminal(out):
+        with _bar(total, label, out) as advance:
+            yield advance
+        return
+    with _lines(total, label, out, interval) as advance:
+        yield advance
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+@contextmanager
+def _bar(total: int, label: str, stream: TextIO) -> Iterator[Callable[[int], None]]:
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -31,6 +67,55 @@ def episode_progress(
     )
 
     columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+    with Progress(*columns, console=Console(file=stream), transient=True) as bar:
         task = bar.add_task(label, total=total)
         yield lambda n: bar.advance(task, n)
+
+
+@contextmanager
+def _lines(
+    total: int, label: str, stream: TextIO, interval: float
+) -> Iterator[Callable[[int], None]]:
+    start = last = time.monotonic()
+    done = 0
+
+    def write(now: float) -> None:
+        stream.write(progress_line(label, done, total, now - start) + "\n")
+        stream.flush()
+
+    def advance(n: int) -> None:
+        nonlocal done, last
+        done += n
+        now = time.monotonic()
+        if now - last >= interval and done < total:
+            last = now
+            write(now)
+
+    write(start)
+    try:
+        yield advance
+    finally:
+        write(time.monotonic())
+
+
+def progress_line(label: str, done: int, total: int, elapsed: float) -> str:
+    """One plain progress line.
+
+    Example:
+        >>> progress_line("running", 50, 200, 10.0)
+        'running: 50/200 episodes (25%), 5.0 episodes/s, 0:10 elapsed, 0:30 left'
+    """
+    rate = done / elapsed if elapsed > 0 else 0.0
+    share = f"{100 * done / total:.0f}%" if total else "100%"
+    left = _clock((total - done) / rate) if rate > 0 else "?"
+    return (
+        f"{label}: {done}/{total} episodes ({share}), {rate:.1f} episodes/s, "
+        f"{_clock(elapsed)} elapsed, {left} left"
+    )
+
+
+def _clock(seconds: float) -> str:
+    s = int(round(seconds))
+    h, rest = divmod(s, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"

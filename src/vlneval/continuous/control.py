@@ -71,63 +71,47 @@ class PathFollower:
         reach: float = 0.05,
         horizon: float = 2.0,
     ) -> None:
-        self.mover, self.path = mover, np.asarray(path, dtype=np.float64)
+        self.mover, self.path = mover, np.ascontiguousarray(path, dtype=np.float64)
         seg = np.hypot(*np.diff(self.path[:, :2], axis=0).T) if len(self.path) > 1 else np.zeros(0)
         self.arc = np.concatenate([[0.0], np.cumsum(seg)])
         self.speed, self.angular_max, self.period = speed, angular_max, period
         self.reach, self.horizon = reach, horizon
-        self.base = 0
-        self.target: np.ndarray | None = None
-        self.target_index = -1
+        self._limits = self.limits
+        # [has target, target x, y, layer, base index, target index] (updated in place)
+        self._state = np.array([0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
 
     @property
     def length(self) -> float:
         """Arc length of the path."""
         return float(self.arc[-1])
 
-    def _drivable(self, pose: Pose, point: np.ndarray) -> bool:
-        m = self.mover.translate(pose, point[0] - pose.x, point[1] - pose.y)
-        return (
-            not m.blocked
-            and m.pose.layer == int(point[2])
-            and self.mover.cell(m.pose.x, m.pose.y) == self.mover.cell(point[0], point[1])
-        )
+    @property
+    def limits(self) -> np.ndarray:
+        """``[speed, angular_max, period, reach, horizon]`` (the compiled follower's)."""
+        return np.array([self.speed, self.angular_max, self.period, self.reach, self.horizon])
 
-    def _choose(self, pose: Pose) -> None:
-        best = -1
-        for j in range(self.base, len(self.path)):
-            if best >= 0 and self.arc[j] - self.arc[self.base] > self.horizon:
-                break
-            if self._drivable(pose, self.path[j]):
-                best = j
-            elif best >= 0:
-                break
-        if best < 0:  # nothing in sight: back to the centre of the robot's own cell
-            i, j = self.mover.cell(pose.x, pose.y)
-            w = self.mover.world
-            self.target = np.array(
-                [w.origin[0] + j * w.resolution, w.origin[1] + i * w.resolution, pose.layer]
-            )
-            self.target_index = -1
-        else:
-            self.target, self.target_index = self.path[best], best
+    @property
+    def target(self) -> np.ndarray | None:
+        """The path point (x, y, layer) being driven to; None before the first command."""
+        return self._state[1:4].copy() if self._state[0] else None
+
+    @property
+    def base(self) -> int:
+        """Index of the last path point reached."""
+        return int(self._state[4])
 
     def command(self, pose: Pose, *, collided: bool = False) -> tuple[float, float]:
-        """``(v, w)`` for the next period."""
-        near = (
-            self.target is not None
-            and math.hypot(self.target[0] - pose.x, self.target[1] - pose.y) <= self.reach
-        )
-        if near and self.target_index >= 0:
-            self.base = self.target_index
-        if self.target is None or collided or near:
-            self._choose(pose)
-        assert self.target is not None  # _choose always sets one
-        tx, ty = self.target[0], self.target[1]
-        dist = math.hypot(tx - pose.x, ty - pose.y)
-        if dist <= 1e-9:
-            return 0.0, 0.0
-        err = wrap_pi(bearing(pose, tx, ty) - pose.heading)
-        if abs(err) > 1e-9:  # turn in place first, so that the drive is the straight line tested
-            return 0.0, max(-self.angular_max, min(self.angular_max, err / self.period))
-        return min(self.speed, dist / self.period), 0.0
+        """``(v, w)`` for the next period.
+
+        The target is re-chosen at the start, after a collision and when it is reached:
+        the farthest path point (from the last reached one, within ``horizon`` of arc
+        length) that a straight motion reaches on its layer and cell, or else the centre of
+        the robot's own cell. Then: turn in place towards it (so that the drive is the
+        straight line tested), then drive straight to it.
+        """
+        free, height, geo, substep = self.mover.grid
+        v, w = self.mover.kernels.follow(
+            free, height, geo, substep, self.path, self.arc, self._limits, self._state,
+            pose.x, pose.y, pose.layer, pose.z, pose.heading, collided,
+        )  # fmt: skip
+        return float(v), float(w)

@@ -175,13 +175,17 @@ def descend(world: World, field: np.ndarray, node: int) -> int:
 
 
 def shortest_path(world: World, field: np.ndarray, node: int, limit: int = 1_000_000) -> list[int]:
-    """Nodes of a shortest path from ``node`` to the field's source (``[node]`` if unreachable)."""
-    path = [node]
-    if not np.isfinite(field[node]):
-        return path
-    while field[path[-1]] > 0 and len(path) < limit:
-        nxt = descend(world, field, path[-1])
-        if nxt == path[-1]:
-            break
-        path.append(nxt)
-    return path
+    """Nodes of a shortest path from ``node`` to the field's source (``[node]`` if unreachable):
+    :func:`descend` repeated until the source, or until no neighbour lowers the field.
+
+    Example:
+        >>> from vlneval.continuous.world import World
+        >>> w = World.from_array([[1, 1, 1]], resolution=1.0)
+        >>> shortest_path(w, w.field(2), 0)
+        [0, 1, 2]
+    """
+    from vlneval.continuous._motion_kernels import descend_path
+
+    graph = world.graph()
+    field = np.asarray(field, dtype=np.float64)
+    return descend_path(graph.indptr, graph.indices, graph.data, field, node, limit).tolist()

@@ -134,8 +134,8 @@ class GridOracle:
         if g_node < 0:
             return out
         field = w.field(g_node)
-        for k, p in enumerate(pts):
-            node, off = w.locate(p, z_tolerance=self.z_tolerance, snap=self.snap)
-            if node >= 0 and math.isfinite(field[node]):
-                out[k] = field[node] + off + g_off
+        nodes, offsets = w.locate_many(pts, z_tolerance=self.z_tolerance, snap=self.snap)
+        d = field[np.maximum(nodes, 0)]
+        ok = (nodes >= 0) & np.isfinite(d)
+        out[ok] = d[ok] + offsets[ok] + g_off
         return out

@@ -46,17 +46,24 @@ class TwinWorlds:
 
     Args:
         store: the navigation graphs.
+        cache: folder where the worlds' geodesic fields are kept between runs (default:
+            ``continuous`` in the vlneval cache, ``$VLNEVAL_CACHE``; None: not kept).
         **params: :func:`world_from_navgraph` parameters (resolution, half_width, ...).
     """
 
-    def __init__(self, store: GraphStore, **params: Any) -> None:
+    def __init__(self, store: GraphStore, *, cache: Any = "default", **params: Any) -> None:
+        from vlneval.graph.distances import cache_dir
+
         self.store = store
         self.params = params
+        self.cache = cache_dir() / "continuous" if cache == "default" else cache
         self._worlds: dict[str, World] = {}
 
     def __call__(self, scan: str) -> World:
         if scan not in self._worlds:
-            self._worlds[scan] = world_from_navgraph(self.store.graph(scan), **self.params)
+            world = world_from_navgraph(self.store.graph(scan), **self.params)
+            world.cache = self.cache
+            self._worlds[scan] = world
         return self._worlds[scan]
 
     def card(self) -> dict[str, Any]:

@@ -13,7 +13,11 @@ line by at most 2.7 % in open space (the 16-neighbour stencil) and is resolved t
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import math
+import os
+import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +29,8 @@ from vlneval.errors import InvalidInputError
 
 __all__ = ["World", "NEIGHBOURS"]
 
+#: Version of the on-disk field cache (a change of how fields are computed bumps it).
+FIELD_FORMAT = 1
 #: Half of the 16-neighbour stencil (the other half is the same edges reversed).
 NEIGHBOURS = ((0, 1), (1, 0), (1, 1), (1, -1), (1, 2), (2, 1), (1, -2), (2, -1))
 # Cells a move passes between (no corner cutting): (di, dj) -> cells relative to the start.
@@ -64,9 +70,14 @@ class World:
     climb: float = 0.25
     slope: float = 1.6
     meta: dict[str, Any] = field(default_factory=dict)
+    cache: str | Path | None = None
+    _digest: str | None = field(default=None, init=False, repr=False)
     _graph: Any = field(default=None, init=False, repr=False)
     _reverse: Any = field(default=None, init=False, repr=False)
     _fields: OrderedDict[int, np.ndarray] = field(
+        default_factory=OrderedDict, init=False, repr=False
+    )
+    _searches: OrderedDict[tuple[int, float], tuple[np.ndarray, np.ndarray]] = field(
         default_factory=OrderedDict, init=False, repr=False
     )
 
@@ -231,6 +242,39 @@ class World:
         kk, ci, cj = (int(v) for v in np.unravel_index(int(np.argmin(cost)), cost.shape))
         return int(self.node_id[kk, i_lo + ci, j_lo + cj]), float(off[ci, cj])
 
+    def locate_many(
+        self, positions: Any, *, z_tolerance: float = 1.0, snap: float = 0.0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`locate` of every row of ``positions`` (``(n, 3)``): nodes (-1 for none) and
+        horizontal offsets (inf for none). The cells containing the points are looked up at
+        once; only points off the free space there go through :meth:`locate` one by one.
+
+        Example:
+            >>> w = World.from_array([[1, 1, 0]], resolution=1.0)
+            >>> nodes, offsets = w.locate_many([[0.2, 0, 0], [2, 0, 0], [2, 0, 0]], snap=1.0)
+            >>> nodes.tolist(), offsets.tolist()
+            ([0, 1, 1], [0.2, 1.0, 1.0])
+        """
+        p = np.asarray(positions, dtype=np.float64).reshape(-1, 3)
+        ii = np.floor((p[:, 1] - self.origin[1]) / self.resolution + 0.5).astype(np.int64)
+        jj = np.floor((p[:, 0] - self.origin[0]) / self.resolution + 0.5).astype(np.int64)
+        h, w = self.free.shape[1:]
+        inside = (ii >= 0) & (ii < h) & (jj >= 0) & (jj < w)
+        ci, cj = np.where(inside, ii, 0), np.where(inside, jj, 0)
+        free = self.free[:, ci, cj] & inside  # (L, n)
+        dz = np.where(free, np.abs(self.height[:, ci, cj] - p[:, 2]), np.inf)
+        k = np.argmin(dz, axis=0)
+        found = dz[k, np.arange(len(p))] <= z_tolerance
+        nodes = np.where(found, self.node_id[k, ci, cj], -1)
+        offsets = np.hypot(
+            self.origin[0] + cj * self.resolution - p[:, 0],
+            self.origin[1] + ci * self.resolution - p[:, 1],
+        )
+        offsets[~found] = np.inf
+        for n in np.flatnonzero(~found).tolist():  # the nearest free cell within snap
+            nodes[n], offsets[n] = self.locate(p[n], z_tolerance=z_tolerance, snap=snap)
+        return nodes, offsets
+
     # ----- graph and geodesics --------------------------------------------------------------
     def connected(self, dh: Any, dxy: Any) -> Any:
         """Whether cells with height difference ``dh`` at horizontal distance ``dxy`` connect."""
@@ -250,15 +294,78 @@ class World:
         if cached is not None:
             self._fields.move_to_end(goal_node)
             return cached
-        from scipy.sparse.csgraph import dijkstra
+        values = self._load_field(goal_node)
+        if values is None:
+            from scipy.sparse.csgraph import dijkstra
 
-        if self._reverse is None:
-            self._reverse = self.graph().T.tocsr()
-        values = dijkstra(self._reverse, directed=True, indices=goal_node)
+            if self._reverse is None:
+                self._reverse = self.graph().T.tocsr()
+            values = dijkstra(self._reverse, directed=True, indices=goal_node)
+            self._save_field(goal_node, values)
         self._fields[goal_node] = values
         if len(self._fields) > 64:
             self._fields.popitem(last=False)
         return values
+
+    # A field depends on the grid alone, so runs over the same split (each action space, every
+    # checkpoint of a sweep) share them on disk when ``cache`` names a folder (TwinWorlds does).
+    def _field_file(self, goal_node: int) -> Path | None:
+        if self.cache is None:
+            return None
+        if self._digest is None:
+            h = hashlib.sha256(
+                f"{self.resolution} {self.origin} {self.climb} {self.slope}".encode()
+            )
+            h.update(self.free.tobytes())
+            h.update(self.height.tobytes())
+            self._digest = h.hexdigest()[:24]
+        return Path(self.cache) / f"{self.name}-v{FIELD_FORMAT}-{self._digest}" / f"{goal_node}.npy"
+
+    def _load_field(self, goal_node: int) -> np.ndarray | None:
+        path = self._field_file(goal_node)
+        if path is None or not path.is_file():
+            return None
+        try:
+            values = np.load(path, allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+        ok = values.shape == (self.n_nodes,) and values.dtype == np.float64
+        return values if ok else None
+
+    def _save_field(self, goal_node: int, values: np.ndarray) -> None:
+        path = self._field_file(goal_node)
+        if path is None:
+            return
+        try:  # atomically; a cache that cannot be written is skipped
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                np.save(fh, values, allow_pickle=False)
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError, UnboundLocalError):
+                os.unlink(tmp)
+
+    def search(self, node: int, *, limit: float) -> tuple[np.ndarray, np.ndarray]:
+        """Geodesic distances FROM ``node`` to every node within ``limit`` metres (inf beyond)
+        and the Dijkstra predecessors (-9999 where none), read-only; the last 16 are kept,
+        since a robot starts many motions from the same cell."""
+        key = (int(node), float(limit))
+        cached = self._searches.get(key)
+        if cached is not None:
+            self._searches.move_to_end(key)
+            return cached
+        from scipy.sparse.csgraph import dijkstra
+
+        dist, pred = dijkstra(
+            self.graph(), directed=True, indices=key[0], return_predecessors=True, limit=limit
+        )
+        dist.setflags(write=False)
+        pred.setflags(write=False)
+        self._searches[key] = (dist, pred)
+        if len(self._searches) > 16:
+            self._searches.popitem(last=False)
+        return dist, pred
 
     def distance(self, a: Any, b: Any, *, z_tolerance: float = 1.0, snap: float = 0.0) -> float:
         """Geodesic distance between two positions (inf when either is off the map or the two

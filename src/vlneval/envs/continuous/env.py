@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -128,6 +128,8 @@ class ContinuousNavEnv(EpisodeEnv):
         self._status: str | None = None
         self._movers: dict[str, Mover] = {}
         self._serial = 0
+        self._goal_serial = -1
+        self._goal = np.zeros(3)
         self._z_offset = 0.0
 
     # -- Gymnasium API -------------------------------------------------------------------------
@@ -195,12 +197,14 @@ class ContinuousNavEnv(EpisodeEnv):
             rec.time += space.forward_m / space.linear_speed
         elif a in (TURN_LEFT, TURN_RIGHT):
             turn = math.radians(space.turn_deg) * (1 if a == TURN_RIGHT else -1)
-            pose = replace(pose, heading=(pose.heading + turn) % (2 * math.pi))
+            heading = (pose.heading + turn) % (2 * math.pi)
+            pose = Pose(pose.x, pose.y, pose.layer, pose.z, heading, pose.elevation)
             rec.time += space.turn_deg / space.angular_speed_deg
         elif a in (LOOK_UP, LOOK_DOWN):
             lim = math.radians(space.elevation_limit_deg)
             tilt = math.radians(space.look_deg) * (1 if a == LOOK_UP else -1)
-            pose = replace(pose, elevation=min(lim, max(-lim, pose.elevation + tilt)))
+            elevation = min(lim, max(-lim, pose.elevation + tilt))
+            pose = Pose(pose.x, pose.y, pose.layer, pose.z, pose.heading, elevation)
             rec.time += space.look_deg / space.angular_speed_deg
         self._pose = pose
         rec.poses.append(pose)
@@ -298,8 +302,10 @@ class ContinuousNavEnv(EpisodeEnv):
     def _teacher_view(self) -> tuple[Mover, Pose, np.ndarray, Any, bool, int]:
         if self._i < 0 or self._pose is None or self._mover is None:
             raise VLNEvalError("no episode is running: call reset() first")
-        goal = self.episodes.to_world(self.episodes.goals[self._i])
-        return self._mover, self._pose, goal, self.action_space, self._collided, self._serial
+        if self._goal_serial != self._serial:
+            self._goal = self.episodes.to_world(self.episodes.goals[self._i])
+            self._goal_serial = self._serial
+        return self._mover, self._pose, self._goal, self.action_space, self._collided, self._serial
 
     def _observe(self) -> dict[str, Any]:
         ep_i, pose = self._i, self._pose

@@ -35,20 +35,15 @@ class WaypointResult:
     trail: list[Pose] = field(default_factory=list)
 
 
+_OUTCOMES = {0: ("reached", ""), 1: ("blocked", "timeout"), 2: ("blocked", "stalled")}
+
+
 def _target_node(
     mover: Mover, start: int, target: tuple[float, float, float | None], space: Waypoint
 ) -> tuple[int, np.ndarray]:
     """The node to drive to and the robot's Dijkstra predecessors; -1 when there is none."""
-    from scipy.sparse.csgraph import dijkstra
-
     world = mover.world
-    dist, pred = dijkstra(
-        world.graph(),
-        directed=True,
-        indices=start,
-        return_predecessors=True,
-        limit=4.0 * space.max_range + 2.0,
-    )
+    dist, pred = world.search(start, limit=4.0 * space.max_range + 2.0)
     x, y, z = target
     i0, j0 = world.cell(x, y)
     reach = int(math.ceil(space.snap / world.resolution))
@@ -108,29 +103,17 @@ def execute_waypoint(
     path[0, :2] = (pose.x, pose.y)
     if world.cell(target[0], target[1]) == tuple(world.node_cells[node][1:]):
         path[-1, :2] = target[0], target[1]
-    goal = path[-1]
     dt = 1.0 / space.rate_hz
     follower = PathFollower(
         mover, path, speed=space.speed, angular_max=space.angular_max, period=dt
     )
     budget = 3.0 * follower.length / space.speed + 5.0
-    out = WaypointResult(pose, "blocked", "timeout")
-    stall, collided = 0.0, False
-    while out.time < budget:
-        if math.hypot(
-            goal[0] - out.pose.x, goal[1] - out.pose.y
-        ) <= space.tolerance and out.pose.layer == int(goal[2]):
-            out.status, out.reason = "reached", ""
-            return out
-        v, w = follower.command(out.pose, collided=collided)
-        m = mover.drive(out.pose, v, w, dt)
-        collided = m.blocked
-        out.pose = m.pose
-        out.length += m.length
-        out.time += dt
-        out.trail.append(m.pose)
-        stall = 0.0 if (m.length > 0 or w != 0) else stall + dt
-        if stall >= STALL_S:
-            out.reason = "stalled"
-            return out
+    free, height, geo, substep = mover.grid
+    code, length, elapsed, rows = mover.kernels.run_waypoint(
+        free, height, geo, substep, follower.path, follower.arc, follower.limits,
+        pose.x, pose.y, pose.layer, pose.z, pose.heading, space.tolerance, budget, STALL_S,
+    )  # fmt: skip
+    e = pose.elevation
+    trail = [Pose(x, y, int(k), z, h, e) for x, y, k, z, h in rows.tolist()]
+    out = WaypointResult(trail[-1] if trail else pose, *_OUTCOMES[code], length, elapsed, trail)
     return out

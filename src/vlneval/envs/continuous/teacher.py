@@ -11,9 +11,9 @@ and teacher actions (what the ``shortest`` agents do) for each action space.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -55,16 +55,18 @@ class ContinuousTeacher:
         self.calls = 0
         self._key: tuple[Any, ...] | None = None
         self._goal_node = -1
+        self._field: np.ndarray | None = None
         self._follower: PathFollower | None = None
         self._collided = False
 
     # -- privileged facts ----------------------------------------------------------------------
     def _state(self) -> tuple[Mover, Pose, Any]:
         mover, pose, goal, space, collided, serial = self._view()
-        key = (id(mover), tuple(np.round(goal, 6)), serial)
+        key = (id(mover), serial)  # the goal is the episode's: it changes only at a reset
         if key != self._key:
             self._key = key
             self._goal_node, _ = mover.world.locate(goal, snap=0.5)
+            self._field = mover.world.field(self._goal_node) if self._goal_node >= 0 else None
             self._follower = None
         self._collided = collided
         return mover, pose, space
@@ -76,10 +78,10 @@ class ContinuousTeacher:
         return np.asarray(self._view()[2], dtype=np.float64)
 
     def _field_at(self, mover: Mover, pose: Pose) -> float:
-        if self._goal_node < 0:
+        if self._field is None:
             return math.inf
         i, j = mover.cell(pose.x, pose.y)
-        return float(mover.world.field(self._goal_node)[mover.world.node_id[pose.layer, i, j]])
+        return float(self._field[mover.world.node_id[pose.layer, i, j]])
 
     def distance(self) -> float:
         """Geodesic distance from the agent to the goal (metres, grid; inf if unreachable)."""
@@ -102,20 +104,15 @@ class ContinuousTeacher:
         return self._waypoint(mover, pose, space)
 
     def _discrete(self, mover: Mover, pose: Pose, space: DiscreteSteps, here: float) -> int:
-        n = int(round(360.0 / space.turn_deg))
-        turn = math.radians(space.turn_deg)
-        order = [0] + [k for m in range(1, n // 2 + 1) for k in (m, -m) if abs(k) <= n // 2][
-            : n - 1
-        ]
+        assert self._field is not None  # action() checked that the goal is reachable
+        free, height, geo, substep = mover.grid
+        nodes = mover.kernels.forward_nodes(
+            free, height, geo, mover.world.node_id, substep, pose.x, pose.y, pose.layer,
+            pose.z, pose.heading, self._order(space), math.radians(space.turn_deg),
+            space.forward_m, space.sliding, space.sliding,
+        )  # fmt: skip
         best_k, best = None, here - 0.01
-        for k in order:
-            m = mover.forward(
-                replace(pose, heading=pose.heading + k * turn),
-                space.forward_m,
-                slide=space.sliding,
-                partial=space.sliding,
-            )
-            value = self._field_at(mover, m.pose)
+        for k, value in zip(self._order(space).tolist(), self._field[nodes].tolist(), strict=True):
             if value < best - 1e-9:
                 best_k, best = k, value
         if best_k is None:
@@ -123,6 +120,14 @@ class ContinuousTeacher:
         if best_k == 0:
             return FORWARD
         return TURN_RIGHT if best_k > 0 else TURN_LEFT
+
+    @staticmethod
+    @functools.cache
+    def _order(space: DiscreteSteps) -> np.ndarray:
+        """Turns (in units of the turn angle) to try, the fewest first: 0, 1, -1, 2, -2..."""
+        n = int(round(360.0 / space.turn_deg))
+        order = [0] + [k for m in range(1, n // 2 + 1) for k in (m, -m) if abs(k) <= n // 2]
+        return np.array(order[:n], dtype=np.int64)
 
     def _velocity(self, mover: Mover, pose: Pose, space: Velocity) -> tuple[float, float]:
         if self._follower is None:
