@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from vlneval.cli.common import add_data_args, err
+from vlneval.cli.common import add_data_args, add_format_arg, err
 
 __all__ = ["register", "cmd_run", "cmd_agents", "card_path"]
 
@@ -59,10 +58,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="dataset release where a benchmark has several (REVERIE: v2, the default, or v1)",
     )
     p.add_argument("--score", action="store_true", help="score the predictions at the end")
-    p.add_argument("--json", default=None, metavar="SUMMARY", help="with --score: summary JSON")
+    p.add_argument(
+        "--json", default=None, metavar="SUMMARY", help="with --score: summary JSON (- stdout)"
+    )
     p.add_argument(
         "--per-episode", default=None, metavar="FILE", help="with --score: .csv, .jsonl or .parquet"
     )
+    add_format_arg(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
     p.set_defaults(func=cmd_run)
 
@@ -109,12 +111,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Runs the agent, writes predictions and card, scores on request."""
     from vlneval.agents.registry import get_agent
     from vlneval.agents.rollout import run_agent
-    from vlneval.data.jsonio import atomic_write_bytes
+    from vlneval.cli.common import scored_plan
     from vlneval.envs.graph.submission import task_records
     from vlneval.envs.loading import load_episodes
-    from vlneval.envs.recording import write_predictions
+    from vlneval.envs.recording import predictions_bytes
+    from vlneval.io import write_outputs
     from vlneval.reports.tables import to_json_bytes
 
+    plan = scored_plan(args, out=True, table=args.score)  # refused before the run, not after
     agent = get_agent(args.agent)
     street = _street_run(args, agent)
     setup = None if street is not None else _task_setup(args)
@@ -152,23 +156,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         if note is not None:
             result.protocol["prediction_format"] = note
     out = Path(args.out)
-    write_predictions(out, result.records)
     card = card_path(out)
-    atomic_write_bytes(card, to_json_bytes(_card(result)))
+    write_outputs([(plan.outputs["--out"], predictions_bytes(out, result.records)),
+                   (card, to_json_bytes(_card(result)))])  # fmt: skip
     err(
         f"ran {agent.id} on {result.n_episodes} of {result.n_expected} {result.task} {result.split} "
         f"episodes (seed {args.seed}, {result.protocol['action_space']['name']}, "
         f"{result.truncated} truncated) in {result.seconds:.1f} s; wrote {out} and {card}"
     )
     if args.score:
-        return _score(args, result)
+        return _score(args, result, plan)
     return 0
 
 
-def _score(args: argparse.Namespace, result: Any) -> int:
+def _score(args: argparse.Namespace, result: Any, plan: Any = None) -> int:
+    from vlneval.cli.common import emit_scored
     from vlneval.evaluation import evaluate
-    from vlneval.reports.tables import write_rows, write_summary
-    from vlneval.reports.terminal import render_summary
 
     evaluation = evaluate(
         args.task,
@@ -182,12 +185,7 @@ def _score(args: argparse.Namespace, result: Any) -> int:
         run=result.protocol,
         options=getattr(args, "score_options", None) or None,
     )
-    if args.json:
-        write_summary(args.json, evaluation.to_dict())
-    if args.per_episode:
-        write_rows(args.per_episode, evaluation.rows())
-    if not args.quiet:
-        sys.stdout.write(render_summary(evaluation.to_dict(), color=sys.stdout.isatty()))
+    emit_scored(args, evaluation.to_dict(), evaluation.rows() if args.per_episode else None, plan)
     return 0
 
 
