@@ -618,8 +618,13 @@ def resolve_output(path: str | Path, *, what: str = "output", make_parents: bool
         st: os.stat_result | None = target.stat()
     except FileNotFoundError:
         st = None
+    except NotADirectoryError as exc:
+        raise VLNEvalError(
+            f"{what} {given}: cannot write the file ({_file_in_path(target)} is a file, not a "
+            "folder)"
+        ) from exc
     except OSError as exc:
-        raise VLNEvalError(f"{what} {given}: cannot be written ({exc.strerror or exc})") from exc
+        raise VLNEvalError(f"{what} {given}: cannot write the file ({exc.strerror or exc})") from exc
     if st is not None:
         if stat.S_ISDIR(st.st_mode):
             raise VLNEvalError(f"{what} {given}: is a folder; give a file name")
@@ -645,6 +650,14 @@ def resolve_output(path: str | Path, *, what: str = "output", make_parents: bool
                 f"{what} {given}: the folder {folder}{via} does not exist (create it first)"
             )
     return Output(given, "file", target)
+
+
+def _file_in_path(target: Path) -> Path:
+    """The first folder of ``target``'s path that is a file."""
+    for parent in reversed(target.parents):
+        if parent.exists() and not parent.is_dir():
+            return parent
+    return target.parent
 
 
 def check_outputs(outputs: Mapping[str, Output]) -> None:
