@@ -624,7 +624,9 @@ def resolve_output(path: str | Path, *, what: str = "output", make_parents: bool
             "folder)"
         ) from exc
     except OSError as exc:
-        raise VLNEvalError(f"{what} {given}: cannot write the file ({exc.strerror or exc})") from exc
+        raise VLNEvalError(
+            f"{what} {given}: cannot write the file ({exc.strerror or exc})"
+        ) from exc
     if st is not None:
         if stat.S_ISDIR(st.st_mode):
             raise VLNEvalError(f"{what} {given}: is a folder; give a file name")
