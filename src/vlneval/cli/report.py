@@ -238,7 +238,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if plan.table is not None:
         print_table(render_summary(summary, color=sys.stdout.isatty(), fmt=plan.table))
     print_notices(summary_notices(summary))
-    err(f"wrote {args.out} ({len(page) / 1e6:.1f} MB)")
+    where = "the report to stdout" if plan.outputs["--out"].is_stdout else args.out
+    err(f"wrote {where} ({len(page) / 1e6:.1f} MB)")
     return 0
 
 
