@@ -41,6 +41,8 @@ def test_vlnce_na_metrics_say_why_on_stderr(tmp_path: Path, capsys: Capture) -> 
     assert "distance_to_goal" in note.group(1) and "--distance twin" in note.group(1)
     record = json.loads(summary.read_text())
     assert record["metrics"]["SR"] is None and record["unavailable"]["SR"] == note.group(1)
+    assert main(["score", *args, "--distance", "none"]) == 0  # the option the note names
+    assert note.group(0) in capsys.readouterr().err.splitlines()
 
 
 def _overflowing(tmp_path: Path) -> list[str]:

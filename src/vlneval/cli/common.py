@@ -72,6 +72,14 @@ def add_scoring_args(p: argparse.ArgumentParser) -> None:
         help="dataset release where a benchmark has several (REVERIE: v2, the default, or v1)",
     )
     p.add_argument(
+        "--distance",
+        default=None,
+        choices=["auto", "carried", "twin", "none"],
+        help="VLN-CE distances to the goal: auto (default: carried in the file if any, else "
+        "none, and NE, SR... are n/a), carried, or twin (grid geodesic on the Matterport3D "
+        "twin: an approximation of the navmesh)",
+    )
+    p.add_argument(
         "--angle-units",
         default=None,
         choices=["normalised", "radians"],

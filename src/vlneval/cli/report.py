@@ -20,7 +20,7 @@ from vlneval.cli.common import (
 
 __all__ = ["register", "cmd_report", "cmd_compare", "cmd_aggregate"]
 
-_TASK_OPTIONS = ("path_type", "data_version", "angle_units")
+_TASK_OPTIONS = ("path_type", "data_version", "angle_units", "distance")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -114,7 +114,7 @@ def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-unty
 
 def _task_options(args: argparse.Namespace) -> dict[str, str] | None:
     """The task-specific options given on the command line (only those set)."""
-    names = ("path_type", "data_version", "angle_units")
+    names = ("path_type", "data_version", "angle_units", "distance")
     given = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
     return given or None
 
