@@ -95,6 +95,9 @@ def test_aggregate_says_why_a_metric_is_left_out(tmp_path: Path, capsys: Capture
     assert "TL (m)" in out and "SR" not in out
     assert "note: SR is left out of the aggregate: n/a in s1: no distances in this run" in err
     assert json.loads(out_json.read_text())["unavailable"]["SR"].startswith("n/a in s1")
+    assert main(["aggregate", runs[0]]) == 0
+    out, err = capsys.readouterr()
+    assert "–" in out and "note: std and the interval are – : they need at least two runs" in err
 
 
 def _readme_agent() -> str:

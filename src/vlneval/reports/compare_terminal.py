@@ -160,11 +160,14 @@ def render_aggregate(
 
 
 def aggregate_notices(result: AggregateResult) -> list[Notice]:
-    """Why each metric left out of the aggregate is, for stderr."""
-    return [
+    """Why each metric left out of the aggregate is, and why a ``–`` is one, for stderr."""
+    out = [
         (f"note: {label} is left out of the aggregate: {why}", "yellow")
         for label, why in result.left_out.items()
     ]
+    if len(result.labels) == 1:
+        out.append(("note: std and the interval are – : they need at least two runs", "yellow"))
+    return out
 
 
 def _paper_aggregate(result: AggregateResult, fmt: str) -> str:
