@@ -1,4 +1,6 @@
-"""Reading JSON input files with bounded cost and clear errors; writing outputs atomically.
+"""Reading JSON input files with bounded cost and clear errors; writing outputs atomically
+(:func:`write_outputs`: stdout as ``-``, symlinks followed, FIFOs and devices written in place,
+several outputs replaced together, no temporary file left behind).
 
 Every benchmark and predictions file is read here, in one way:
 
@@ -23,15 +25,19 @@ passing a :class:`Limits`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import signal
 import stat
-import tempfile
+import sys
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
 
@@ -49,6 +55,12 @@ __all__ = [
     "unique_keys",
     "position",
     "clip",
+    "STDOUT",
+    "Output",
+    "resolve_output",
+    "check_outputs",
+    "write_outputs",
+    "clean_stale_temps",
     "atomic_write_bytes",
     "atomic_write_text",
 ]
@@ -481,31 +493,472 @@ def _kind(value: Any) -> str:
     return names.get(type(value), "JSON value")
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Writes ``data`` to ``path`` atomically (temporary file in the same folder, then rename)."""
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise VLNEvalError(f"{path}: cannot write the file ({exc.strerror or exc})") from exc
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise VLNEvalError(f"{path}: cannot write the file ({exc.strerror or exc})") from exc
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+# ----- writing -------------------------------------------------------------------------------
+#
+# Every output (summary JSON, per-episode table, predictions, protocol card, HTML report) is
+# written by :func:`write_outputs`:
+#
+# - ``-`` is stdout; so is a path that is the process's stdout (``/dev/stdout``, or the file
+#   stdout is redirected to); ``/dev/stderr`` likewise.
+# - A symlink is followed: its target is written, atomically in the target's folder.
+# - A file that is not a regular file (a FIFO, a device, an open descriptor ``/dev/fd/N``) is
+#   written in place, never renamed over.
+# - A missing folder is an error naming it (library callers may ask for it to be made).
+# - Outputs given together are replaced together: every new file is written first, then each
+#   is renamed into place in the given order, the last (the summary) last; an old last file
+#   is moved aside first, so that a kill in between leaves the new files without a summary,
+#   never beside the old one.
+# - No temporary file survives: where the filesystem allows it the data goes to an anonymous
+#   file (``O_TMPFILE``, invisible until it is linked under a dot-name and renamed at once);
+#   elsewhere to a dot-named file ``.NAME.vlneval-tmp-HOST-PID-RANDOM``. Either is removed on
+#   any exception, on SIGINT and on SIGTERM/SIGHUP; one left by a SIGKILL (which cannot be
+#   caught) is removed by the next write of the same file, once its process is gone.
+
+STDOUT = "-"
+TEMP_MARK = ".vlneval-tmp-"
+_STALE_SECONDS = 24 * 3600  # a temporary file of another host is old after a day
+_PROC_FD = re.compile(r"^/proc/(self|\d+)/fd/(\d+)$")
 
 
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Writes UTF-8 ``text`` to ``path`` atomically."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+@dataclass(frozen=True)
+class Output:
+    """Where one output goes, resolved before anything is written (see :func:`resolve_output`).
+
+    Attributes:
+        given: the name as given (for messages).
+        kind: ``"file"`` (replaced atomically), ``"stream"`` (written in place: a FIFO, a
+            device), ``"fd"`` (an open descriptor of this process, ``/dev/fd/N``),
+            ``"stdout"`` or ``"stderr"``.
+        path: the file written (a symlink's target); None for stdout and stderr.
+        fd: the descriptor of kind ``"fd"``.
+
+    Example:
+        >>> resolve_output("-").kind
+        'stdout'
+    """
+
+    given: str
+    kind: str
+    path: Path | None = None
+    fd: int | None = None
+
+    @property
+    def is_stdout(self) -> bool:
+        """True when this output is the process's stdout."""
+        return self.kind == "stdout"
+
+
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived while outputs were being written."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _same_as_fd(st: os.stat_result, fd: int) -> bool:
+    try:
+        return os.path.samestat(st, os.fstat(fd))
+    except OSError:
+        return False
+
+
+def _proc_fd(p: Path) -> int | None:
+    """N when ``p`` is this process's ``/proc/self/fd/N`` (or ``/proc/PID/fd/N``)."""
+    m = _PROC_FD.match(p.as_posix())
+    if m is None or m.group(1) not in ("self", str(os.getpid())):
+        return None
+    return int(m.group(2))
+
+
+def _walk_links(path: Path) -> Path:
+    """``path`` with its folders resolved and its symlinks followed, stopping at a
+    ``/proc/PID/fd/N`` link (the open file it names is written in place)."""
+    p = Path(os.path.realpath(path.parent)) / path.name
+    for _ in range(40):  # the kernel's own limit on a symlink chain
+        if _PROC_FD.match(p.as_posix()) or not p.is_symlink():
+            return p
+        link = Path(os.readlink(p))
+        q = link if link.is_absolute() else p.parent / link
+        p = Path(os.path.realpath(q.parent)) / q.name
+    raise VLNEvalError(f"{path}: too many levels of symbolic links")
+
+
+def resolve_output(path: str | Path, *, what: str = "output", make_parents: bool = False) -> Output:
+    """Where writing ``path`` goes (see the rules above this function's source).
+
+    Args:
+        path: a file name, or ``-`` for stdout.
+        what: the option or role, for messages (``--json``).
+        make_parents: create a missing folder instead of refusing.
+
+    Raises:
+        VLNEvalError: a folder, a missing folder, or a symlink loop; the message names it.
+
+    Example:
+        >>> import tempfile
+        >>> d = Path(tempfile.mkdtemp())
+        >>> (d / "link.json").symlink_to(d / "real.json")
+        >>> resolve_output(d / "link.json").path == d / "real.json"
+        True
+        >>> try:
+        ...     resolve_output(d / "nowhere" / "s.json", what="--json")
+        ... except VLNEvalError as e:
+        ...     print(str(e).replace(str(d), "D"))
+        --json D/nowhere/s.json: the folder D/nowhere does not exist (create it first)
+    """
+    given = str(path)
+    if given == STDOUT:
+        return Output(given, "stdout")
+    target = _walk_links(Path(path))
+    fd = _proc_fd(target)
+    if fd is not None:
+        return Output(given, {1: "stdout", 2: "stderr"}.get(fd, "fd"), target, fd)
+    try:
+        st: os.stat_result | None = target.stat()
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError as exc:
+        raise VLNEvalError(
+            f"{what} {given}: cannot write the file ({_file_in_path(target)} is a file, not a "
+            "folder)"
+        ) from exc
+    except OSError as exc:
+        raise VLNEvalError(
+            f"{what} {given}: cannot write the file ({exc.strerror or exc})"
+        ) from exc
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            raise VLNEvalError(f"{what} {given}: is a folder; give a file name")
+        if _same_as_fd(st, 1):
+            return Output(given, "stdout")
+        if _same_as_fd(st, 2):
+            return Output(given, "stderr")
+        if not stat.S_ISREG(st.st_mode):
+            return Output(given, "stream", target)
+        return Output(given, "file", target)
+    folder = target.parent
+    if not folder.is_dir():
+        if make_parents:
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise VLNEvalError(
+                    f"{what} {given}: cannot create the folder {folder} ({exc.strerror or exc})"
+                ) from exc
+        else:
+            via = "" if target == Path(os.path.abspath(path)) else f" (the target of {given})"
+            raise VLNEvalError(
+                f"{what} {given}: the folder {folder}{via} does not exist (create it first)"
+            )
+    return Output(given, "file", target)
+
+
+def _file_in_path(target: Path) -> Path:
+    """The first folder of ``target``'s path that is a file."""
+    for parent in reversed(target.parents):
+        if parent.exists() and not parent.is_dir():
+            return parent
+    return target.parent
+
+
+def check_outputs(outputs: Mapping[str, Output]) -> None:
+    """Refuses two outputs to stdout, or two outputs that are one file.
+
+    Args:
+        outputs: option name (``--json``) -> its resolved output.
+
+    Raises:
+        VLNEvalError: naming both options.
+
+    Example:
+        >>> try:
+        ...     check_outputs({"--json": resolve_output("-"), "--per-episode": resolve_output("-")})
+        ... except VLNEvalError as e:
+        ...     print(e)
+        --json and --per-episode both write to stdout; send one of them to a file
+    """
+    seen: dict[Any, str] = {}
+    for name, out in outputs.items():
+        key: Any = out.kind if out.kind in ("stdout", "stderr") else out.path
+        if key in seen:
+            where = "stdout" if key == "stdout" else ("stderr" if key == "stderr" else str(key))
+            raise VLNEvalError(
+                f"{seen[key]} and {name} both write to {where}; send one of them to "
+                + ("a file" if key in ("stdout", "stderr") else "another file")
+            )
+        seen[key] = name
+
+
+def _host_tag() -> str:
+    import hashlib
+    import socket
+
+    return hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def _temp_name(target: Path) -> Path:
+    import secrets
+
+    tag = f"{TEMP_MARK}{_host_tag()}-{os.getpid()}-{secrets.token_hex(4)}"
+    return target.with_name(f".{target.name}{tag}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
+def clean_stale_temps(target: Path) -> list[Path]:
+    """Removes the temporary files of ``target`` that a killed run left (same host: its
+    process is gone; another host: older than a day); returns them.
+
+    Example:
+        >>> import tempfile
+        >>> t = Path(tempfile.mkdtemp()) / "s.json"
+        >>> left = t.with_name(".s.json" + TEMP_MARK + _host_tag() + "-999999999-abcd")
+        >>> _ = left.write_bytes(b"{")
+        >>> [p.name == left.name for p in clean_stale_temps(t)], left.exists()
+        ([True], False)
+    """
+    import time
+
+    prefix, host, removed = f".{target.name}{TEMP_MARK}", _host_tag(), []
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.name.startswith(prefix):
+            continue
+        parts = entry.name[len(prefix) :].split("-")
+        try:
+            mine = len(parts) == 3 and parts[0] == host
+            stale = (mine and not _alive(int(parts[1]))) or (
+                time.time() - entry.stat(follow_symlinks=False).st_mtime > _STALE_SECONDS
+            )
+            if stale:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except (OSError, ValueError):
+            continue
+    return removed
+
+
+@dataclass
+class _Pending:
+    """One file output between its writing and its rename."""
+
+    out: Output
+    data: bytes
+    mode: int | None = None  # permission bits of the file replaced (kept)
+    fd: int | None = None  # the anonymous (O_TMPFILE) file, until linked
+    temp: Path | None = None  # the named temporary file, once there is one
+
+    @property
+    def target(self) -> Path:
+        return cast(Path, self.out.path)
+
+    def prepare(self) -> None:
+        """Writes the data to an anonymous file (or a dot-named one) beside the target."""
+        clean_stale_temps(self.target)
+        try:
+            self.mode = stat.S_IMODE(self.target.stat().st_mode)
+        except OSError:
+            self.mode = None
+        flag = getattr(os, "O_TMPFILE", 0)
+        if flag and os.path.isdir("/proc/self/fd"):
+            try:
+                self.fd = os.open(self.target.parent, flag | os.O_WRONLY | os.O_CLOEXEC, 0o666)
+            except OSError:  # the filesystem has no O_TMPFILE: a named file instead
+                self.fd = None
+        if self.fd is None:
+            self._write_named()
+        else:
+            self._fill(self.fd)
+
+    def _fill(self, fd: int) -> None:
+        view = memoryview(self.data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if self.mode is not None:
+            os.fchmod(fd, self.mode)
+        os.fsync(fd)
+
+    def _write_named(self) -> None:
+        self.temp = _temp_name(self.target)
+        fd = os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        try:
+            self._fill(fd)
+        finally:
+            os.close(fd)
+
+    def commit(self) -> None:
+        """Renames the new file over the target (an anonymous one is linked first)."""
+        if self.fd is not None:
+            self.temp = _temp_name(self.target)
+            try:
+                os.link(f"/proc/self/fd/{self.fd}", self.temp, follow_symlinks=True)
+            except OSError:  # no linkat through /proc here: write it again, named
+                self._write_named()
+            os.close(self.fd)
+            self.fd = None
+        os.replace(cast(Path, self.temp), self.target)
+        self.temp = None
+
+    def discard(self) -> None:
+        """Removes what is left of the new file."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        if self.temp is not None:
+            self.temp.unlink(missing_ok=True)
+            self.temp = None
+
+
+def _write_stream(out: Output, data: bytes) -> None:
+    """Writes to stdout, stderr, an open descriptor or a non-regular file, in place."""
+    if out.kind in ("stdout", "stderr"):
+        stream = sys.stdout if out.kind == "stdout" else sys.stderr
+        stream.flush()
+        buffer = getattr(stream, "buffer", None)
+        if buffer is not None:
+            buffer.write(data)
+            buffer.flush()
+        else:  # a text stream without bytes underneath (an embedding host's)
+            stream.write(data.decode("utf-8"))
+            stream.flush()
+        return
+    fd = out.fd if out.kind == "fd" else os.open(cast(Path, out.path), os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(cast(int, fd), view) :]
+    finally:
+        if out.kind != "fd":
+            os.close(cast(int, fd))
+
+
+class _SignalGuard:
+    """While outputs are written, SIGTERM and SIGHUP raise (so that ``finally`` removes the
+    temporary files), then act as they would have."""
+
+    SIGNALS = ("SIGTERM", "SIGHUP")
+
+    def __init__(self) -> None:
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _SignalGuard:
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return self  # only the main thread may set handlers; its own signals still work
+        for name in self.SIGNALS:
+            signum = getattr(signal, name, None)
+            if signum is None:
+                continue
+            old = signal.getsignal(signum)
+            if old is signal.SIG_IGN or old is None:
+                continue
+            self.previous[signum] = old
+            signal.signal(signum, self._raise)
+        return self
+
+    @staticmethod
+    def _raise(signum: int, frame: Any) -> None:
+        raise _Terminated(signum)
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        for signum, old in self.previous.items():
+            signal.signal(signum, old)
+        if isinstance(exc, _Terminated):
+            signal.raise_signal(exc.signum)  # the default action ends the process here
+            raise SystemExit(128 + exc.signum)  # a handler of the caller's returned
+
+
+def write_outputs(
+    items: Sequence[tuple[Output | str | Path, bytes]], *, make_parents: bool = False
+) -> None:
+    """Writes each ``(output, data)`` and replaces the files together, the last one last.
+
+    Args:
+        items: outputs (resolved or names) and their bytes, the summary last.
+        make_parents: create missing folders (library callers); the CLI refuses them.
+
+    Raises:
+        VLNEvalError: an output cannot be resolved or written (nothing is replaced when the
+            new files cannot be written).
+
+    Example:
+        >>> import tempfile
+        >>> d = Path(tempfile.mkdtemp())
+        >>> write_outputs([(d / "rows.csv", b"a\\n1\\n"), (d / "s.json", b"{}")])
+        >>> sorted(p.name for p in d.iterdir())
+        ['rows.csv', 's.json']
+    """
+    outs = [
+        o if isinstance(o, Output) else resolve_output(o, make_parents=make_parents)
+        for o, _ in items
+    ]
+    check_outputs({o.given: o for o in outs})
+    pending = [_Pending(o, d) for o, (_, d) in zip(outs, items, strict=True) if o.kind == "file"]
+    by_output = {id(p.out): p for p in pending}
+    aside: tuple[Path, Path] | None = None
+    done = 0
+    with _SignalGuard():
+        try:
+            for p in pending:
+                _guarded(p.out, p.prepare)
+            last = outs[-1]
+            if len(pending) > 1 and last.kind == "file" and cast(Path, last.path).is_file():
+                aside = (cast(Path, last.path), _temp_name(cast(Path, last.path)))
+                _guarded(last, partial(os.replace, *aside))
+            for out, (_, data) in zip(outs, items, strict=True):
+                job = by_output.get(id(out))
+                _guarded(out, job.commit if job is not None else partial(_write_stream, out, data))
+                done += 1
+        except BaseException:
+            if aside is not None:
+                with contextlib.suppress(OSError):
+                    if done == 0:  # nothing new is in place: the old summary goes back
+                        os.replace(aside[1], aside[0])
+                    else:
+                        os.unlink(aside[1])
+            raise
+        finally:
+            for p in pending:
+                p.discard()
+        if aside is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(aside[1])
+
+
+def _guarded(out: Output, step: Callable[[], Any]) -> None:
+    try:
+        step()
+    except OSError as exc:
+        raise VLNEvalError(f"{out.given}: cannot write the file ({exc.strerror or exc})") from exc
+
+
+def atomic_write_bytes(path: str | Path, data: bytes, *, make_parents: bool = True) -> None:
+    """Writes ``data`` to ``path`` as :func:`write_outputs` does (``-`` is stdout; symlinks
+    followed; a FIFO or device written in place); makes a missing folder unless told not to.
+
+    Example:
+        >>> import tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "sub" / "a.txt"
+        >>> atomic_write_bytes(p, b"hi")
+        >>> p.read_bytes(), [q.name for q in p.parent.iterdir()]
+        (b'hi', ['a.txt'])
+    """
+    write_outputs([(path, data)], make_parents=make_parents)
+
+
+def atomic_write_text(path: str | Path, text: str, *, make_parents: bool = True) -> None:
+    """Writes UTF-8 ``text`` to ``path`` as :func:`atomic_write_bytes` does."""
+    atomic_write_bytes(path, text.encode("utf-8"), make_parents=make_parents)

@@ -14,6 +14,7 @@ from vlneval.errors import InvalidInputError
 
 
 def _run(out: Path, *extra: str) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)  # a missing output folder is an error
     assert (
         vlneval(
             "run",

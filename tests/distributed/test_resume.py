@@ -33,6 +33,7 @@ def _args(out: Path) -> list[str]:
 
 def test_sigkill_then_resume_gives_the_same_bytes(tmp_path: Path) -> None:
     ref = tmp_path / "ref" / "preds.json"
+    ref.parent.mkdir()  # a missing output folder is an error
     assert (
         vlneval(
             "run",
@@ -47,6 +48,7 @@ def test_sigkill_then_resume_gives_the_same_bytes(tmp_path: Path) -> None:
         == 0
     )
     killed = tmp_path / "killed" / "preds.json"
+    killed.parent.mkdir()
     records = killed.with_name("preds.shard-0-of-2.jsonl")
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     proc = subprocess.Popen([sys.executable, "-m", "vlneval", *_args(killed)], cwd=ROOT, env=env,

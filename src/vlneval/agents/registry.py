@@ -8,12 +8,15 @@ use. An agent's ``action_spaces`` say which family it runs in.
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 from vlneval.agents.base import AgentInfo, describe_agent
 from vlneval.registry import Registry, load_entry_point
 
-__all__ = ["AGENTS", "register_agent", "get_agent"]
+__all__ = ["AGENTS", "register_agent", "get_agent", "load_user_agent"]
 
 AGENTS: Registry[Any] = Registry("agent", versioned=True)
 
@@ -26,6 +29,9 @@ def register_agent(agent_id: str, entry_point: Any, *, description: str = "") ->
 def get_agent(spec: str) -> AgentInfo:
     """An agent by registry id (``random``, ``random-v1``) or import path (``pkg.mod:Class``).
 
+    An import path is found as ``python -m`` finds modules: in the working directory too (a
+    ``mypkg/agents.py`` there needs no install and no ``PYTHONPATH``), see :func:`load_user_agent`.
+
     Example:
         >>> info = get_agent("shortest")
         >>> info.id, info.privileged, info.action_spaces
@@ -34,9 +40,40 @@ def get_agent(spec: str) -> AgentInfo:
         'r2r-ce'
     """
     if ":" in spec:
-        return describe_agent(spec, load_entry_point(spec))
+        return describe_agent(spec, load_user_agent(spec))
     entry = AGENTS.spec(spec)
     return describe_agent(entry.id, entry.load())
+
+
+def load_user_agent(target: str) -> Any:
+    """The class ``package.module:Class`` names, looked for as ``python -m`` does: when its
+    top-level package is a folder or module in the working directory, that directory joins
+    the front of ``sys.path`` (once) before the import.
+
+    The console script ``vlneval`` does not have the working directory on ``sys.path`` (only
+    ``python -c`` and ``python -m`` put it there), so without this a user's own agent imports
+    under ``python -c`` and fails under ``vlneval run``.
+
+    Raises:
+        VLNEvalError: the module or the attribute cannot be found.
+    """
+    top = target.partition(":")[0].split(".")[0]
+    cwd = os.getcwd()
+    here = Path(cwd)
+    local = bool(top) and ((here / top).is_dir() or (here / f"{top}.py").is_file())
+    if local and not any(_same_dir(p, cwd) for p in sys.path):
+        sys.path.insert(0, cwd)
+        import importlib
+
+        importlib.invalidate_caches()
+    return load_entry_point(target)
+
+
+def _same_dir(entry: str, cwd: str) -> bool:
+    try:
+        return os.path.samefile(entry or ".", cwd)
+    except OSError:
+        return False
 
 
 for _id, _target, _what in (

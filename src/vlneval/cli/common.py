@@ -5,13 +5,30 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vlneval.errors import InvalidInputError, VLNEvalError
+from vlneval.io import Output, check_outputs, resolve_output
 
-__all__ = ["add_data_args", "add_scoring_args", "run_guarded", "load_declared", "err"]
+__all__ = [
+    "add_data_args",
+    "add_scoring_args",
+    "add_format_arg",
+    "plan_outputs",
+    "Plan",
+    "print_table",
+    "scored_plan",
+    "emit_scored",
+    "run_guarded",
+    "load_declared",
+    "err",
+]
+
+TABLE_FORMATS = ("text", "markdown", "latex")
+ROW_FORMATS = ("csv", "jsonl")
 
 ISSUES = "https://github.com/vlneval/vlneval/issues"
 
@@ -55,11 +72,139 @@ def add_scoring_args(p: argparse.ArgumentParser) -> None:
         help="dataset release where a benchmark has several (REVERIE: v2, the default, or v1)",
     )
     p.add_argument(
+        "--distance",
+        default=None,
+        choices=["auto", "carried", "twin", "none"],
+        help="VLN-CE distances to the goal: auto (default: carried in the file if any, else "
+        "none, and NE, SR... are n/a), carried, or twin (grid geodesic on the Matterport3D "
+        "twin: an approximation of the navmesh)",
+    )
+    p.add_argument(
         "--angle-units",
         default=None,
         choices=["normalised", "radians"],
         help="SOON predicted angles: normalised (default, official) or radians (converted as DUET)",
     )
+
+
+def add_format_arg(p: argparse.ArgumentParser, *, table: bool = True, rows: bool = True) -> None:
+    """``--format``: of the table on stdout (text, markdown, latex) and, with
+    ``--per-episode -``, of the per-episode table (csv, jsonl)."""
+    choices = (TABLE_FORMATS if table else ()) + (ROW_FORMATS if rows else ())
+    parts = []
+    if table:
+        parts.append("the table on stdout: text (default), markdown or latex")
+    if rows:
+        parts.append("with --per-episode -: the rows on stdout as csv or jsonl")
+    p.add_argument("--format", default=None, choices=choices, help="; ".join(parts))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Where a command's outputs go, checked before any work is done.
+
+    Attributes:
+        outputs: option (``--json``) -> its resolved output (only those given).
+        table: the format of the table printed on stdout; None when nothing is printed
+            (``--quiet``, or stdout holds an output).
+        rows_format: ``--format csv|jsonl`` of the per-episode table, when given.
+    """
+
+    outputs: Mapping[str, Output]
+    table: str | None
+    rows_format: str | None
+
+    def get(self, option: str) -> Output | None:
+        """The output of ``option``, if given."""
+        return self.outputs.get(option)
+
+
+def plan_outputs(
+    args: argparse.Namespace,
+    options: Mapping[str, str | None],
+    *,
+    rows_option: str = "--per-episode",
+    table: bool = True,
+) -> Plan:
+    """Resolves the outputs of ``options`` (option -> path as given) and the table.
+
+    At most one output goes to stdout, and then no table is printed (a table format asked
+    for explicitly is refused); ``--format csv|jsonl`` needs the per-episode table; a missing
+    folder, a folder given as a file and a bad suffix are refused now, before any scoring.
+
+    Raises:
+        VLNEvalError: naming the options in conflict or the missing folder.
+    """
+    from vlneval.reports.tables import table_format
+
+    outs = {name: resolve_output(path, what=name) for name, path in options.items() if path}
+    check_outputs(outs)
+    fmt = getattr(args, "format", None)
+    rows_fmt = fmt if fmt in ROW_FORMATS else None
+    table_fmt = fmt if fmt in TABLE_FORMATS else None
+    rows = outs.get(rows_option)
+    if rows_fmt is not None and rows is None:
+        raise VLNEvalError(
+            f"--format {rows_fmt} is the format of {rows_option}; the table on stdout is text, "
+            "markdown or latex"
+        )
+    if rows is not None:
+        table_format(rows.given, rows_fmt, stream=rows.kind != "file")
+    to_stdout = [name for name, o in outs.items() if o.is_stdout]
+    shown: str | None = None
+    if to_stdout:
+        if table_fmt is not None:
+            raise VLNEvalError(
+                f"{to_stdout[0]} {outs[to_stdout[0]].given} writes to stdout: the {table_fmt} "
+                f"table cannot go there too (drop --format {table_fmt}, or write "
+                f"{to_stdout[0]} to a file)"
+            )
+    elif table and not getattr(args, "quiet", False):
+        shown = table_fmt or "text"
+    return Plan(outs, shown, rows_fmt)
+
+
+def print_table(text: str) -> None:
+    """Writes a table to stdout."""
+    sys.stdout.write(text)
+
+
+def scored_plan(args: argparse.Namespace, *, out: bool = False, table: bool = True) -> Plan:
+    """The plan of a command that scores: ``--per-episode`` then ``--json`` (the summary
+    last), and with ``out`` the predictions file ``--out``, which must be a file (its protocol
+    card goes beside it, and scoring reads it back)."""
+    options = {"--out": args.out} if out else {}
+    options |= {"--per-episode": getattr(args, "per_episode", None), "--json": args.json}
+    plan = plan_outputs(args, options, table=table)
+    written = plan.get("--out")
+    if written is not None and written.kind != "file":
+        raise VLNEvalError(
+            f"--out {written.given}: the predictions must go to a file (the protocol card is "
+            "written beside it, and --score reads it back)"
+        )
+    return plan
+
+
+def emit_scored(
+    args: argparse.Namespace,
+    summary: Mapping[str, Any],
+    rows: list[dict[str, Any]] | None,
+    plan: Plan | None = None,
+) -> None:
+    """Writes a scored result: the per-episode table and the summary together (the summary
+    last), the table on stdout unless an output is there, the notes (warnings, failed checks,
+    why each n/a) on stderr."""
+    from vlneval.reports.tables import write_results
+    from vlneval.reports.terminal import print_notices, render_summary, summary_notices
+
+    plan = plan or scored_plan(args)
+    write_results(
+        summary_to=plan.get("--json"), summary=summary,
+        rows_to=plan.get("--per-episode"), rows=rows, fmt=plan.rows_format,
+    )  # fmt: skip
+    if plan.table is not None:
+        print_table(render_summary(summary, color=sys.stdout.isatty(), fmt=plan.table))
+    print_notices(summary_notices(summary))
 
 
 def load_declared(path: str | None) -> dict[str, Any] | None:

@@ -8,11 +8,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from vlneval.cli.common import add_data_args, add_scoring_args, err, load_declared
+from vlneval.cli.common import (
+    add_data_args,
+    add_format_arg,
+    add_scoring_args,
+    err,
+    load_declared,
+    plan_outputs,
+    print_table,
+)
 
 __all__ = ["register", "cmd_report", "cmd_compare", "cmd_aggregate"]
 
-_TASK_OPTIONS = ("path_type", "data_version", "angle_units")
+_TASK_OPTIONS = ("path_type", "data_version", "angle_units", "distance")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -32,8 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument(
         "--compare-protocol", default=None, metavar="FILE", help="protocol fields of OTHER"
     )
-    r.add_argument("--out", default="report.html", help="the HTML file (default: report.html)")
-    r.add_argument("--json", default=None, metavar="FILE", help="also write the report's data")
+    r.add_argument(
+        "--out", default="report.html", help="the HTML file, - for stdout (default: report.html)"
+    )
+    r.add_argument(
+        "--json", default=None, metavar="FILE", help="also write the report's data (- for stdout)"
+    )
     r.add_argument("--worst", type=int, default=6, help="worst episodes drawn (default 6)")
     r.add_argument("--sample", type=int, default=6, help="random episodes drawn (default 6)")
     r.add_argument("--title", default=None, help="page title")
@@ -54,23 +66,31 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     c = sub.add_parser(
         "compare",
-        help="paired comparison of two predictions files on the same episodes",
+        help="paired comparison of predictions files on the same episodes (A the baseline)",
         description="Δ = B − A with a paired bootstrap interval; McNemar's exact test for SR "
-        "and OSR, a paired permutation test for the other metrics; Holm-adjusted. Refuses "
-        "runs whose protocol cards differ in task, split, profile or privileged access "
-        "unless --force.",
+        "and OSR, a paired permutation test for the other metrics; Holm-adjusted. Several "
+        "candidates (compare A B C D): each against A in one table, Holm-adjusted over every "
+        "candidate × metric. Refuses runs whose protocol cards differ in task, split, profile "
+        "or privileged access unless --force.",
     )
     add_data_args(c)
     c.add_argument("a", metavar="A", help="baseline predictions file")
-    c.add_argument("b", metavar="B", help="candidate predictions file")
+    c.add_argument("b", metavar="B", nargs="+", help="candidate predictions file(s)")
     add_scoring_args(c)
     _add_reading_args(c)
     c.add_argument("--protocol-a", default=None, metavar="FILE", help="protocol fields of A")
-    c.add_argument("--protocol-b", default=None, metavar="FILE", help="protocol fields of B")
-    c.add_argument("--profile-b", default=None, help="score B with another profile (refused)")
+    c.add_argument(
+        "--protocol-b", default=None, metavar="FILE", help="protocol fields of B (every candidate)"
+    )
+    c.add_argument(
+        "--profile-b", default=None, help="score the candidates with another profile (refused)"
+    )
     c.add_argument("--metrics", default=None, help="comma-separated labels (default: all)")
     c.add_argument("--permutations", type=int, default=10000, help="Monte Carlo sign flips")
-    c.add_argument("--json", default=None, metavar="FILE", help="write the comparison JSON")
+    c.add_argument(
+        "--json", default=None, metavar="FILE", help="write the comparison JSON (- for stdout)"
+    )
+    add_format_arg(c, rows=False)
     _add_stats_args(c)
     c.set_defaults(func=cmd_compare)
 
@@ -87,7 +107,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     _add_reading_args(g)
     g.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
     g.add_argument("--force", action="store_true", help="aggregate even if the cards differ")
-    g.add_argument("--json", default=None, metavar="FILE", help="write the aggregate JSON")
+    g.add_argument(
+        "--json", default=None, metavar="FILE", help="write the aggregate JSON (- for stdout)"
+    )
+    add_format_arg(g, rows=False)
     g.set_defaults(func=cmd_aggregate)
 
 
@@ -178,9 +201,12 @@ def _budgets(text: str) -> tuple[float, ...]:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Scores the file (and the baseline), writes the HTML report."""
-    from vlneval.reports.html import ReportOptions, build_report, write_report
-    from vlneval.reports.tables import write_summary
-    from vlneval.reports.terminal import render_summary
+    from vlneval.io import write_outputs
+    from vlneval.reports.tables import to_json_bytes
+    from vlneval.reports.terminal import print_notices, render_summary, summary_notices
+
+    plan = plan_outputs(args, {"--out": args.out, "--json": args.json})
+    from vlneval.reports.html import ReportOptions, build_report
 
     options = ReportOptions(
         n_worst=max(args.worst, 0),
@@ -203,31 +229,44 @@ def cmd_report(args: argparse.Namespace) -> int:
             baseline = _score(args, args.compare, protocol=args.compare_protocol)
             step("scored the baseline")
         report = build_report(run, baseline=baseline, options=options, progress=step)
-        write_report(args.out, report)
+    page = report.html.encode("utf-8")
+    items = [(plan.outputs["--out"], page)]
     if args.json:
-        write_summary(args.json, report.data)
-    if not args.quiet:
-        sys.stdout.write(render_summary(run.evaluation.to_dict(), color=sys.stdout.isatty()))
-    size = len(report.html.encode()) / 1e6
-    err(f"wrote {args.out} ({size:.1f} MB)")
+        items.append((plan.outputs["--json"], to_json_bytes(report.data)))
+    write_outputs(items)  # the page and its data replaced together
+    summary = run.evaluation.to_dict()
+    if plan.table is not None:
+        print_table(render_summary(summary, color=sys.stdout.isatty(), fmt=plan.table))
+    print_notices(summary_notices(summary))
+    where = "the report to stdout" if plan.outputs["--out"].is_stdout else args.out
+    err(f"wrote {where} ({len(page) / 1e6:.1f} MB)")
     return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    """Scores both files and prints the paired comparison."""
-    from vlneval.reports.compare import compare_scored
-    from vlneval.reports.compare_terminal import render_comparison
+    """Scores the files and prints the paired comparison(s) against the first."""
+    from vlneval.reports.compare import RunComparison, compare_many
+    from vlneval.reports.compare_terminal import (
+        comparison_notices,
+        render_comparison,
+        render_multi,
+    )
     from vlneval.reports.tables import write_summary
+    from vlneval.reports.terminal import print_notices
 
-    with _progress(3, "compare") as step:
+    plan = plan_outputs(args, {"--json": args.json})
+    names = ["B", *(f"run {k}" for k in range(3, len(args.b) + 2))]
+    with _progress(2 + len(args.b), "compare") as step:
         a = _score(args, args.a, protocol=args.protocol_a)
         step("scored A")
-        b = _score(args, args.b, protocol=args.protocol_b, profile=args.profile_b)
-        step("scored B")
+        others = []
+        for path, name in zip(args.b, names, strict=True):
+            others.append(_score(args, path, protocol=args.protocol_b, profile=args.profile_b))
+            step(f"scored {name}")
         metrics = [m.strip() for m in args.metrics.split(",")] if args.metrics else None
-        result = compare_scored(
+        result = compare_many(
             a,
-            b,
+            others,
             rng=args.seed,
             n_resamples=args.resamples,
             n_permutations=args.permutations,
@@ -238,8 +277,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         )
         step("compared")
     if args.json:
-        write_summary(args.json, result.to_dict())
-    sys.stdout.write(render_comparison(result, color=sys.stdout.isatty()))
+        write_summary(plan.outputs["--json"], result.to_dict())
+    if plan.table is not None:
+        color = sys.stdout.isatty()
+        if isinstance(result, RunComparison):
+            print_table(render_comparison(result, color=color, fmt=plan.table))
+        else:
+            print_table(render_multi(result, color=color, fmt=plan.table))
+    print_notices(comparison_notices(result))
     return 0
 
 
@@ -247,9 +292,11 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     """Aggregates summaries (or scores predictions files first) over runs."""
     from vlneval.diagnostics.scored import run_label
     from vlneval.reports.compare import aggregate_summaries
-    from vlneval.reports.compare_terminal import render_aggregate
+    from vlneval.reports.compare_terminal import aggregate_notices, render_aggregate
     from vlneval.reports.tables import write_summary
+    from vlneval.reports.terminal import print_notices
 
+    plan = plan_outputs(args, {"--json": args.json})
     summaries = []
     with _progress(len(args.runs), "aggregate") as step:
         for path in args.runs:
@@ -262,8 +309,10 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
         force=args.force,
     )
     if args.json:
-        write_summary(args.json, result.to_dict())
-    sys.stdout.write(render_aggregate(result, color=sys.stdout.isatty()))
+        write_summary(plan.outputs["--json"], result.to_dict())
+    if plan.table is not None:
+        print_table(render_aggregate(result, color=sys.stdout.isatty(), fmt=plan.table))
+    print_notices(aggregate_notices(result))
     return 0
 
 
@@ -271,8 +320,8 @@ def _summary_of(args: argparse.Namespace, path: str) -> dict[str, Any]:
     """The summary in ``path`` (a summary JSON), or the summary of scoring it."""
     from pathlib import Path
 
-    from vlneval.data.jsonio import load_json
     from vlneval.errors import VLNEvalError
+    from vlneval.io import load_json
 
     value = load_json(Path(path))
     if isinstance(value, dict) and "metrics" in value and "protocol" in value:

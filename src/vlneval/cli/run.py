@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from vlneval.cli.common import add_data_args, err
+from vlneval.cli.common import add_data_args, add_format_arg, err
 from vlneval.cli.sharding import CliShard, add_shard_args, agent_kwargs
 
 __all__ = ["register", "cmd_run", "cmd_agents", "card_path"]
@@ -60,10 +59,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="dataset release where a benchmark has several (REVERIE: v2, the default, or v1)",
     )
     p.add_argument("--score", action="store_true", help="score the predictions at the end")
-    p.add_argument("--json", default=None, metavar="SUMMARY", help="with --score: summary JSON")
+    p.add_argument(
+        "--json", default=None, metavar="SUMMARY", help="with --score: summary JSON (- stdout)"
+    )
     p.add_argument(
         "--per-episode", default=None, metavar="FILE", help="with --score: .csv, .jsonl or .parquet"
     )
+    add_format_arg(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
     add_shard_args(p)
     p.set_defaults(func=cmd_run)
@@ -115,13 +117,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Runs the agent, writes predictions and card, scores on request."""
     from vlneval.agents.registry import get_agent
     from vlneval.agents.rollout import run_agent
-    from vlneval.data.jsonio import atomic_write_bytes
+    from vlneval.cli.common import scored_plan
     from vlneval.distributed.checkpoint import with_agent_args
     from vlneval.envs.graph.submission import task_records
     from vlneval.envs.loading import load_episodes
-    from vlneval.envs.recording import write_predictions
+    from vlneval.envs.recording import predictions_bytes
+    from vlneval.io import write_outputs
     from vlneval.reports.tables import to_json_bytes
 
+    plan = scored_plan(args, out=True, table=args.score)  # refused before the run, not after
     agent = with_agent_args(get_agent(args.agent), agent_kwargs(args))
     shard = args.shard_run = CliShard.of(args)
     street = _street_run(args, agent)
@@ -170,23 +174,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     if shard is not None:
         return shard.finish(_card(result))
     out = Path(args.out)
-    write_predictions(out, result.records)
     card = card_path(out)
-    atomic_write_bytes(card, to_json_bytes(_card(result)))
+    write_outputs([(plan.outputs["--out"], predictions_bytes(out, result.records)),
+                   (card, to_json_bytes(_card(result)))])  # fmt: skip
     err(
         f"ran {agent.id} on {result.n_episodes} of {result.n_expected} {result.task} {result.split} "
         f"episodes (seed {args.seed}, {result.protocol['action_space']['name']}, "
         f"{result.truncated} truncated) in {result.seconds:.1f} s; wrote {out} and {card}"
     )
     if args.score:
-        return _score(args, result)
+        return _score(args, result, plan)
     return 0
 
 
-def _score(args: argparse.Namespace, result: Any) -> int:
+def _score(args: argparse.Namespace, result: Any, plan: Any = None) -> int:
+    from vlneval.cli.common import emit_scored
     from vlneval.evaluation import evaluate
-    from vlneval.reports.tables import write_rows, write_summary
-    from vlneval.reports.terminal import render_summary
 
     evaluation = evaluate(
         args.task,
@@ -200,12 +203,7 @@ def _score(args: argparse.Namespace, result: Any) -> int:
         run=result.protocol,
         options=getattr(args, "score_options", None) or None,
     )
-    if args.json:
-        write_summary(args.json, evaluation.to_dict())
-    if args.per_episode:
-        write_rows(args.per_episode, evaluation.rows())
-    if not args.quiet:
-        sys.stdout.write(render_summary(evaluation.to_dict(), color=sys.stdout.isatty()))
+    emit_scored(args, evaluation.to_dict(), evaluation.rows() if args.per_episode else None, plan)
     return 0
 
 

@@ -4,11 +4,10 @@ VLN-CE predictions with a chosen distance source."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from vlneval.cli.common import add_data_args, err, load_declared
+from vlneval.cli.common import add_data_args, add_format_arg, err, load_declared, scored_plan
 from vlneval.cli.sharding import CliShard, add_shard_args, agent_kwargs
 
 __all__ = ["register", "cmd_run_ce", "cmd_score_ce"]
@@ -56,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--per-episode", default=None, metavar="FILE", help="with --score: .csv, .jsonl or .parquet"
     )
+    add_format_arg(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
     add_shard_args(p)
     p.set_defaults(func=cmd_run_ce)
@@ -89,6 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.add_argument("--protocol", default=None, help="JSON file of self-declared protocol fields")
     s.add_argument("--json", default=None, metavar="SUMMARY", help="write the summary JSON here")
     s.add_argument("--per-episode", default=None, metavar="FILE", help=".csv, .jsonl or .parquet")
+    add_format_arg(s)
     s.add_argument("--quiet", action="store_true", help="print no table")
     s.add_argument("--all-errors", action="store_true", help="list every problem, not the first 20")
     s.set_defaults(func=cmd_score_ce)
@@ -102,25 +103,20 @@ def _card_path(out: Path) -> Path:
 def _write_outputs(
     args: argparse.Namespace, summary: dict[str, Any], rows: list[dict[str, Any]]
 ) -> None:
-    from vlneval.reports.tables import write_rows, write_summary
-    from vlneval.reports.terminal import render_summary
+    from vlneval.cli.common import emit_scored
 
-    if args.json:
-        write_summary(args.json, summary)
-    if args.per_episode:
-        write_rows(args.per_episode, rows)
-    if not args.quiet:
-        sys.stdout.write(render_summary(summary, color=sys.stdout.isatty()))
+    emit_scored(args, summary, rows if args.per_episode else None, getattr(args, "plan", None))
 
 
 def cmd_run_ce(args: argparse.Namespace) -> int:
     """Runs the agent, writes predictions and card, scores on request."""
     from vlneval.agents.continuous import make_agent, run_continuous
-    from vlneval.data.jsonio import atomic_write_bytes
     from vlneval.envs.registration import ENVS, make_env
+    from vlneval.io import write_outputs
     from vlneval.reports.tables import to_json_bytes
     from vlneval.tasks import get_task
 
+    args.plan = scored_plan(args, out=True, table=args.score)  # refused before the run
     spec = ENVS.spec(args.env)
     if not spec.id.startswith("continuous-"):
         from vlneval.errors import VLNEvalError
@@ -150,9 +146,9 @@ def cmd_run_ce(args: argparse.Namespace) -> int:
     indices = list(range(min(args.limit, len(env)))) if args.limit is not None else None
     run = run_continuous(env, agent, indices=indices, seed=args.seed, progress=not args.quiet)
     out = Path(args.out)
-    atomic_write_bytes(out, to_json_bytes(run.predictions, indent=False))
     card = _run_card(args, spec.id, env, agent, run, split)
-    atomic_write_bytes(_card_path(out), to_json_bytes(card))
+    write_outputs([(args.plan.outputs["--out"], to_json_bytes(run.predictions, indent=False)),
+                   (_card_path(out), to_json_bytes(card))])  # fmt: skip
     err(f"wrote {out} ({len(run.predictions)} episodes, {run.steps} steps) and {_card_path(out)}")
     if args.score:
         from vlneval.continuous.oracle import GridOracle
@@ -269,6 +265,7 @@ def cmd_score_ce(args: argparse.Namespace) -> int:
     from vlneval.profiles import get_profile
     from vlneval.tasks import get_task
 
+    args.plan = scored_plan(args)  # refused before scoring
     task = get_task(args.task)
     if task.open_scorer is None or task.name not in ("r2r-ce",):
         from vlneval.errors import VLNEvalError

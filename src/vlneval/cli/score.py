@@ -7,7 +7,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from vlneval.cli.common import add_data_args, add_scoring_args, err, load_declared
+from vlneval.cli.common import (
+    add_data_args,
+    add_format_arg,
+    add_scoring_args,
+    emit_scored,
+    err,
+    load_declared,
+    print_table,
+    scored_plan,
+)
 
 __all__ = ["register", "cmd_score", "cmd_validate"]
 
@@ -29,14 +38,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--json",
         default=None,
         metavar="SUMMARY",
-        help="write the summary JSON here (several files: a JSON list, in the given order)",
+        help="write the summary JSON here, - for stdout (several files: a JSON list, in the "
+        "given order)",
     )
     p.add_argument(
         "--per-episode",
         default=None,
         metavar="FILE",
-        help=".csv, .jsonl or .parquet (several files: one table, a 'predictions' column first)",
+        help=".csv, .jsonl or .parquet, or - for stdout with --format csv|jsonl (several files: "
+        "one table, a 'predictions' column first)",
     )
+    add_format_arg(p)
     p.add_argument("--quiet", action="store_true", help="print no table")
     _skip_summary_arg(p)
     p.set_defaults(func=cmd_score)
@@ -102,7 +114,7 @@ def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-unty
 
 def _task_options(args: argparse.Namespace) -> dict[str, str] | None:
     """The task-specific options given on the command line (only those set)."""
-    names = ("path_type", "data_version", "angle_units")
+    names = ("path_type", "data_version", "angle_units", "distance")
     given = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
     return given or None
 
@@ -110,29 +122,20 @@ def _task_options(args: argparse.Namespace) -> dict[str, str] | None:
 def cmd_score(args: argparse.Namespace) -> int:
     """Scores one file or several (one process, the split loaded once), prints the table,
     writes the requested files; several files with a bad one: the others are scored, exit 2."""
-    from vlneval.reports.tables import check_table_suffix, write_rows, write_summary
-    from vlneval.reports.terminal import render_summary
-
-    if args.per_episode:  # a bad suffix is refused before anything is scored or written
-        check_table_suffix(args.per_episode)
+    plan = scored_plan(args)  # a bad output is refused before anything is scored
     paths = _predictions(args)
     with _scorer(args) as scorer:
         if len(paths) > 1:
-            return _sweep(args, scorer, paths)
+            return _sweep(args, plan, scorer, paths)
         result = _score(args, scorer, paths[0])
-    if args.json:
-        write_summary(args.json, result.to_dict())
-    if args.per_episode:
-        write_rows(args.per_episode, result.rows())
-    if not args.quiet:
-        sys.stdout.write(render_summary(result.to_dict(), color=sys.stdout.isatty()))
+    emit_scored(args, result.to_dict(), result.rows() if args.per_episode else None, plan)
     return 0
 
 
-def _sweep(args: argparse.Namespace, scorer: Any, paths: list[str]) -> int:
+def _sweep(args: argparse.Namespace, plan: Any, scorer: Any, paths: list[str]) -> int:
     """Scores every file of ``paths`` with one scorer; a failed file is reported, not fatal."""
     from vlneval.errors import InvalidInputError, VLNEvalError
-    from vlneval.reports.tables import atomic_write_bytes, to_json_bytes, write_rows
+    from vlneval.reports.tables import write_results
 
     done: list[tuple[str, Any]] = []
     failed = 0
@@ -145,62 +148,48 @@ def _sweep(args: argparse.Namespace, scorer: Any, paths: list[str]) -> int:
         except VLNEvalError as exc:
             failed += 1
             err(f"error: {path}: {exc}")
-    if args.json:
-        atomic_write_bytes(args.json, to_json_bytes([r.to_dict() for _, r in done]))
+    rows = None
     if args.per_episode:
-        write_rows(
-            args.per_episode, [{"predictions": p, **row} for p, r in done for row in r.rows()]
-        )
-    if not args.quiet and done:
-        sys.stdout.write(_sweep_table(done, color=sys.stdout.isatty()))
+        rows = [{"predictions": p, **row} for p, r in done for row in r.rows()]
+    summaries = [(p, r.to_dict()) for p, r in done]
+    write_results(
+        summary_to=plan.get("--json"), summary=[s for _, s in summaries],
+        rows_to=plan.get("--per-episode"), rows=rows, fmt=plan.rows_format,
+    )  # fmt: skip
+    if plan.table is not None and done:
+        print_table(_sweep_table(summaries, color=sys.stdout.isatty(), fmt=plan.table))
+    _sweep_notices(summaries)
     if failed:
         err(f"error: {failed} of {len(paths)} predictions files could not be scored (see above)")
     return 2 if failed else 0
 
 
-def _sweep_table(done: list[tuple[str, Any]], *, color: bool) -> str:
+def _sweep_table(done: list[tuple[str, Any]], *, color: bool, fmt: str = "text") -> str:
     """One row per scored file: its name, the episodes scored, every metric."""
-    import io
-
-    from rich.console import Console
-    from rich.table import Table
-
-    from vlneval.reports.terminal import RATE_LABELS, format_value
+    from vlneval.reports.terminal import render_runs
 
     first = done[0][1]
-    labels = list(dict.fromkeys(k for _, r in done for k in r.metrics))
-    units = {k: v for _, r in done for k, v in r.units.items()}
-    prof = first.profile
+    prof = first["profile"]
     folders = {str(Path(p).parent) for p, _ in done}
-    title = f"{first.task} {first.split} · profile {prof.name} v{prof.version}"
+    title = f"{first['task']} {first['split']} · profile {prof['name']} v{prof['version']}"
     if len(folders) == 1:  # checkpoints of one run: their names, the folder once in the title
         title += f" · in {folders.pop()}"
-        done = [(Path(p).name, r) for p, r in done]
-    table = Table(title=title)
-    table.add_column("predictions", no_wrap=True)
-    table.add_column("episodes", justify="right")
-    for label in labels:
-        unit = units.get(label) or ("%" if label in RATE_LABELS else "m")
-        table.add_column(f"{label} ({unit})", justify="right")
-    for path, r in done:
-        n = f"{r.n_episodes}" + (" (partial)" if r.partial else "")
-        cells = (format_value(k, r.metrics.get(k), units.get(k)) for k in labels)
-        table.add_row(path, n, *cells)
-    console = Console(record=True, force_terminal=color, width=160, file=io.StringIO())
-    console.print(table)
-    seen: dict[str, list[str]] = {}
-    for path, r in done:
-        for c in r.checks:
-            if not c.holds:
-                note = f" ({c.quirk})" if c.quirk else ""
-                seen.setdefault(f"check failed: {c.name}{note}", []).append(path)
-        for w in r.warnings:
-            if not w.startswith("consistency check failed"):
-                seen.setdefault(f"warning: {w}", []).append(path)
-    for text, files in seen.items():
-        where = files[0] if len(files) == 1 else f"{len(files)} files"
-        console.print(f"[yellow]{where}: {text}[/]", markup=True, highlight=False)
-    return console.export_text(styles=bool(color))
+        done = [(Path(p).name, s) for p, s in done]
+    return render_runs(done, title=title, color=color, fmt=fmt)
+
+
+def _sweep_notices(done: list[tuple[str, Any]]) -> None:
+    """The notes of every scored file, each once, with the file (or how many) it concerns."""
+    from vlneval.reports.terminal import print_notices, summary_notices
+
+    seen: dict[tuple[str, str], list[str]] = {}
+    for path, s in done:
+        for notice in summary_notices(s):
+            seen.setdefault(notice, []).append(path)
+    print_notices(
+        (f"{files[0] if len(files) == 1 else f'{len(files)} files'}: {text}", style)
+        for (text, style), files in seen.items()
+    )
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -208,8 +197,20 @@ def cmd_validate(args: argparse.Namespace) -> int:
     paths = _predictions(args)
     with _scorer(args) as scorer:
         result = _score(args, scorer, paths[0])
+    from vlneval.io import clip
+    from vlneval.reports.terminal import NOTE_LIMIT
+
     for w in result.warnings:
-        err(f"warning: {w}")
+        err(clip(f"warning: {w}", NOTE_LIMIT))
+    if result.non_finite:
+        from vlneval.errors import VLNEvalError
+
+        labels = ", ".join(result.non_finite)
+        raise VLNEvalError(
+            f"{result.source}: not a valid submission: {labels} "
+            f"{'is' if len(result.non_finite) == 1 else 'are'} not finite "
+            f"({result.unavailable[result.non_finite[0]]})"
+        )
     print(
         f"ok: {result.source} is a valid {result.task} {result.split} submission for "
         f"profile {result.profile.name} ({result.n_episodes} episodes, trajectory form "

@@ -271,11 +271,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def _print_result(sub: dict[str, Any]) -> int:
-    from vlneval.reports.terminal import render_summary
+    from vlneval.reports.terminal import print_notices, render_summary, summary_notices
 
     status = sub["status"]
     if status == "finished" and sub.get("result"):
         sys.stdout.write(render_summary(sub["result"]["summary"], color=sys.stdout.isatty()))
+        print_notices(summary_notices(sub["result"]["summary"]))  # warnings on stderr
         return 0
     for m in sub.get("messages", []):
         err(f"error: {m}" if sub.get("error_kind") == "invalid" else m)

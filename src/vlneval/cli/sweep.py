@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from vlneval.cli.common import err
@@ -132,6 +133,7 @@ def cmd_run_unit(args: argparse.Namespace) -> int:
             err(f"unit {u.unit}: complete, skipped ({u.out} shard {u.shard})")
             continue
         err(f"unit {u.unit}: vlneval {' '.join(u.argv)}")
+        Path(u.out).parent.mkdir(parents=True, exist_ok=True)  # the sweep's own run folders
         code = main(u.argv) or code
     return code
 

@@ -9,14 +9,27 @@ from typing import Any
 
 import msgspec
 
-from vlneval.data.jsonio import atomic_write_bytes
+from vlneval.io import write_outputs
 
-__all__ = ["write_predictions"]
+__all__ = ["write_predictions", "predictions_bytes"]
+
+
+def predictions_bytes(path: str | Path, records: Iterable[Mapping[str, Any]]) -> bytes:
+    """The bytes :func:`write_predictions` writes: JSON (NaN and infinity as null), gzip when
+    the name ends in ``.gz``.
+
+    Example:
+        >>> predictions_bytes("p.json", [{"instr_id": "1_0", "trajectory": []}])
+        b'[{"instr_id":"1_0","trajectory":[]}]'
+    """
+    payload = msgspec.json.encode([dict(r) for r in records])  # NaN and infinity: null
+    return gzip.compress(payload, mtime=0) if str(path).endswith(".gz") else payload
 
 
 def write_predictions(path: str | Path, records: Iterable[Mapping[str, Any]]) -> Path:
     """Writes ``records`` (``{"instr_id": ..., "trajectory": [[vp, heading, elevation], ...]}``,
-    as ``env.prediction()`` returns them) atomically; gzip when the name ends in ``.gz``.
+    as ``env.prediction()`` returns them) atomically (:func:`vlneval.io.write_outputs`:
+    symlinks followed, ``-`` is stdout); gzip when the name ends in ``.gz``.
 
     Example:
         >>> import json, tempfile
@@ -25,8 +38,5 @@ def write_predictions(path: str | Path, records: Iterable[Mapping[str, Any]]) ->
         [['a', 0.0, 0.0]]
     """
     p = Path(path)
-    payload = msgspec.json.encode([dict(r) for r in records])  # NaN and infinity: null
-    if p.name.endswith(".gz"):
-        payload = gzip.compress(payload, mtime=0)
-    atomic_write_bytes(p, payload)
+    write_outputs([(path, predictions_bytes(p, records))])
     return p

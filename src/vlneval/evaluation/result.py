@@ -11,6 +11,7 @@ shares) and builds the frozen ``Result`` once; nothing changes it afterwards.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -85,6 +86,9 @@ class Result:
         notes: task-specific fields of the record, written after ``protocol``.
         units: label -> unit, for labels whose unit is not the usual one.
         version: the vlneval version that scored.
+        non_finite: labels whose value came out NaN or infinite; each is None in
+            ``metrics``, with its reason in ``unavailable`` and a warning (``validate``
+            refuses such a file).
     """
 
     task: str
@@ -107,8 +111,10 @@ class Result:
     notes: Mapping[str, Any] = field(default_factory=dict)
     units: Mapping[str, str] = field(default_factory=dict)
     version: str = ""
+    non_finite: tuple[str, ...] = field(default=(), init=False)
 
     def __post_init__(self) -> None:
+        _finite_metrics(self)
         for name in ("per_episode", "metrics", "unavailable", "details", "notes", "units"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         object.__setattr__(self, "protocol", _frozen(copy.deepcopy(dict(self.protocol))))
@@ -164,6 +170,54 @@ class Result:
         if self.units:
             out["units"] = dict(self.units)
         return out
+
+
+def _finite_metrics(result: Result) -> None:
+    """A NaN or infinite metric becomes None with its reason (never written as a string);
+    a None without a reason gets one, so that every ``n/a`` says why."""
+    metrics, unavailable = dict(result.metrics), dict(result.unavailable)
+    warnings, bad = list(result.warnings), []
+    for label, value in metrics.items():
+        if value is not None and not math.isfinite(value):
+            bad.append(label)
+            metrics[label] = None
+            cols = _non_finite_columns(result)
+            unavailable[label] = (
+                f"the mean is {value}, not a finite number: a per-episode value overflows "
+                f"({cols or 'see the per-episode table'}); check the predictions' positions "
+                "and lengths"
+            )
+            warnings.append(f"{label}: {unavailable[label]}; written as null")
+        elif value is None and not unavailable.get(label):
+            unavailable[label] = "not computed (the scorer gave no reason)"
+    object.__setattr__(result, "metrics", metrics)
+    object.__setattr__(result, "unavailable", unavailable)
+    object.__setattr__(result, "warnings", tuple(warnings))
+    object.__setattr__(result, "non_finite", tuple(bad))
+
+
+def _non_finite_columns(result: Result) -> str:
+    """``path_length infinite in 1 episode (first: "7")``, for every per-episode column with
+    a NaN or infinite value except distances that are infinite by rule (unreachable goals)."""
+    from vlneval.io import clip
+
+    ids = result.episodes.ids
+    parts = []
+    for name, col in result.per_episode.items():
+        values = np.asarray(col)
+        if values.dtype.kind != "f" or name in _INFINITE_BY_RULE:
+            continue
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            first = ids[int(result.scored[bad[0]])] if bad[0] < len(result.scored) else "?"
+            parts.append(
+                f'{name} not finite in {bad.size} episode(s) (first: "{clip(str(first))}")'
+            )
+    return "; ".join(parts)
+
+
+# Per-episode distances that are infinite when the goal is unreachable (spec/metrics.md).
+_INFINITE_BY_RULE = frozenset({"nav_error", "oracle_error", "dtw", "shortest_length"})
 
 
 @dataclass

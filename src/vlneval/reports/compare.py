@@ -30,6 +30,8 @@ from vlneval.stats import Comparison, RunSummary, aggregate_runs, compare_runs, 
 __all__ = [
     "AggregateResult",
     "RunComparison",
+    "MultiComparison",
+    "compare_many",
     "b_is_better",
     "direction_text",
     "aggregate_summaries",
@@ -337,6 +339,61 @@ def _paired(
 
 
 @dataclass
+class MultiComparison:
+    """Several candidates (B, C, ...) each compared with one baseline A, Holm-adjusted over
+    every candidate × metric together (the family of a table with several rows).
+
+    Attributes:
+        label_a: the baseline's name.
+        runs: one :class:`RunComparison` per candidate, in the given order; each one's
+            ``p_adjusted`` is the joint Holm adjustment.
+    """
+
+    label_a: str
+    runs: list[RunComparison]
+
+    @property
+    def n_tests(self) -> int:
+        """The size of the Holm family: candidates × metrics."""
+        return sum(len(r.metrics) for r in self.runs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values: the baseline, each candidate's comparison, the family size."""
+        return {
+            "A": self.label_a,
+            "candidates": [r.label_b for r in self.runs],
+            "correction": "holm",
+            "n_tests": self.n_tests,
+            "comparisons": [r.to_dict() for r in self.runs],
+        }
+
+
+def compare_many(
+    a: ScoredRun, others: Sequence[ScoredRun], **options: Any
+) -> RunComparison | MultiComparison:
+    """Compares each of ``others`` with the baseline ``a`` (:func:`compare_scored`, each with
+    the same ``options``, a seed giving every candidate the same resampling stream), then
+    Holm-adjusts every candidate × metric p-value together. One candidate: its
+    :class:`RunComparison` as :func:`compare_scored` returns it.
+
+    Raises:
+        VLNEvalError: as :func:`compare_scored`, naming the candidate.
+    """
+    if not others:
+        raise VLNEvalError("compare needs a baseline and at least one candidate")
+    runs = [compare_scored(a, b, **options) for b in others]
+    if len(runs) == 1:
+        return runs[0]
+    flat = [(r, m) for r in runs for m in r.metrics]
+    adjusted = holm_adjust([r.metrics[m].p_value for r, m in flat]).tolist() if flat else []
+    for (r, m), p in zip(flat, adjusted, strict=True):
+        r.metrics[m] = dataclasses.replace(r.metrics[m], p_adjusted=float(p), correction="holm")
+    for r in runs:
+        r.settings["correction"] = f"holm over {len(flat)} tests ({len(runs)} runs × metrics)"
+    return MultiComparison(a.label, runs)
+
+
+@dataclass
 class AggregateResult:
     """Metrics of several runs (seeds) of one setting, summarised over runs.
 
@@ -345,12 +402,15 @@ class AggregateResult:
         metrics: label -> :class:`~vlneval.stats.RunSummary` (mean, std, min, max, t interval).
         differences: card differences forced past (each names the run).
         card: the first run's protocol card.
+        left_out: label -> why it is not aggregated (null in some run, and that run's
+            reason).
     """
 
     labels: list[str]
     metrics: dict[str, RunSummary]
     differences: list[str]
     card: dict[str, Any]
+    left_out: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values."""
@@ -360,6 +420,7 @@ class AggregateResult:
             "forced": bool(self.differences),
             "card_differences": self.differences,
             "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
+            "unavailable": dict(self.left_out),
             "protocol": self.card,
         }
 
@@ -397,14 +458,37 @@ def aggregate_summaries(
                 + "). Pass --force to aggregate anyway; the output will say so."
             )
         diffs += [d.replace("(A)", f"({labels[0]})").replace("(B)", f"({label})") for d in found]
-    names = [
-        m
-        for m, v in first["metrics"].items()
-        if v is not None and all(s["metrics"].get(m) is not None for s in summaries)
-    ]
+    left_out = _left_out(summaries, labels)
+    names = [m for m in first["metrics"] if m not in left_out]
     if not names:
-        raise VLNEvalError("the runs share no metric with a value")
+        raise VLNEvalError(
+            "the runs share no metric with a value ("
+            + "; ".join(f"{m}: {why}" for m, why in left_out.items())
+            + ")"
+        )
     runs = [{m: float(s["metrics"][m]) for m in names} for s in summaries]
     return AggregateResult(
-        list(labels), aggregate_runs(runs, confidence=confidence), diffs, dict(first["protocol"])
+        list(labels),
+        aggregate_runs(runs, confidence=confidence),
+        diffs,
+        dict(first["protocol"]),
+        left_out,
     )
+
+
+def _left_out(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> dict[str, str]:
+    """The metrics of the first run that some run lacks or has as null (or not finite), each
+    with the first such run and its reason."""
+    import math
+
+    out: dict[str, str] = {}
+    for m in summaries[0]["metrics"]:
+        for label, s in zip(labels, summaries, strict=True):
+            v = s["metrics"].get(m)
+            if v is None or not isinstance(v, (int, float)) or not math.isfinite(v):
+                why = (s.get("unavailable") or {}).get(m) or (
+                    "not reported" if m not in s["metrics"] else f"its value is {v!r}"
+                )
+                out[m] = f"n/a in {label}: {why}"
+                break
+    return out

@@ -1,13 +1,21 @@
-"""Terminal tables (rich) of a paired comparison and of a seed aggregate."""
+"""Tables of a paired comparison, of several runs against one baseline and of a seed
+aggregate: rich text for the terminal, Markdown or LaTeX for a paper (stdout); their notes
+(card differences worth reading, episodes left out) go to stderr."""
 
 from __future__ import annotations
 
 import io
 
-from vlneval.reports.compare import AggregateResult, RunComparison, b_is_better
-from vlneval.reports.terminal import format_value, shown_unit
+from vlneval.reports.compare import AggregateResult, MultiComparison, RunComparison, b_is_better
+from vlneval.reports.terminal import Notice, format_value, shown_unit
 
-__all__ = ["render_aggregate", "render_comparison"]
+__all__ = [
+    "render_aggregate",
+    "render_comparison",
+    "render_multi",
+    "comparison_notices",
+    "aggregate_notices",
+]
 
 
 def _fmt(label: str, value: float, *, signed: bool = False) -> str:
@@ -26,15 +34,19 @@ def _p(p: float | None) -> str:
     return "<0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
-def render_comparison(cmp: RunComparison, *, color: bool | None = None) -> str:
+def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str = "text") -> str:
     """The comparison as a terminal table (rich): means, Δ = B − A, interval, p-values.
 
     Rates are in % and their differences in percentage points; other metrics in the unit
     their row names. A significant difference is green when B is better by the metric's
-    direction (:func:`~vlneval.reports.compare.b_is_better`) and red when worse.
+    direction (:func:`~vlneval.reports.compare.b_is_better`) and red when worse. Markdown
+    and LaTeX: :func:`render_multi`'s paper table.
     """
+    if fmt != "text":
+        return render_multi(MultiComparison(cmp.label_a, [cmp]), fmt=fmt)
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     level = int(round(100 * cmp.settings.get("confidence", 0.95)))
     table = Table(
@@ -69,11 +81,13 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None) -> str:
             _p(c.p_adjusted),
             c.test,
         )
-    console = Console(record=True, force_terminal=color, width=120, file=io.StringIO())
+    console = Console(
+        record=True, force_terminal=color, width=120, file=io.StringIO(), highlight=False
+    )
     card = cmp.cards.get("B", {})
     scoring = card.get("scoring", {})
-    console.print(f"A (baseline): {cmp.label_a}")
-    console.print(f"B (candidate): {cmp.label_b}")
+    console.print(Text(f"A (baseline): {cmp.label_a}"))
+    console.print(Text(f"B (candidate): {cmp.label_b}"))
     console.print(
         f"{cmp.n_paired} paired episodes · {card.get('task')} {card.get('split')} · profile "
         f"{scoring.get('profile')} v{scoring.get('profile_version')} · "
@@ -86,27 +100,44 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None) -> str:
             f"success pairs: both {s['both']}, only A {s['only_a']}, only B {s['only_b']}, "
             f"neither {s['neither']}"
         )
-    if cmp.n_only_a or cmp.n_only_b:
-        console.print(
-            f"[yellow]note: {cmp.n_only_a} episode(s) scored only by A and {cmp.n_only_b} only "
-            "by B are left out of the paired comparison[/]"
-        )
     for d in cmp.differences:
-        console.print(f"[bold red]FORCED: protocol cards differ: {d}[/]")
-    for n in cmp.notes:
-        console.print(f"[yellow]note: protocol field differs: {n}[/]")
+        console.print(Text(f"FORCED: protocol cards differ: {d}", style="bold red"))
     return console.export_text(styles=bool(color))
 
 
-def render_aggregate(result: AggregateResult, *, color: bool | None = None) -> str:
-    """The aggregate as a terminal table (rich)."""
+def comparison_notices(cmp: RunComparison | MultiComparison) -> list[Notice]:
+    """The notes of a comparison, for stderr: episodes left out of the pairing, other
+    protocol fields that differ."""
+    runs = cmp.runs if isinstance(cmp, MultiComparison) else [cmp]
+    out: list[Notice] = []
+    for r in runs:
+        who = "B" if len(runs) == 1 else r.label_b
+        if r.n_only_a or r.n_only_b:
+            out.append((
+                f"note: {r.n_only_a} episode(s) scored only by A and {r.n_only_b} only by "
+                f"{who} are left out of the paired comparison", "yellow",
+            ))  # fmt: skip
+        for n in r.notes:
+            note = n if len(runs) == 1 else n.replace("(B)", f"({who})")
+            out.append((f"note: protocol field differs: {note}", "yellow"))
+    return out
+
+
+def render_aggregate(
+    result: AggregateResult, *, color: bool | None = None, fmt: str = "text"
+) -> str:
+    """The aggregate as a table: rich text (mean, std, min, max, interval by metric), or one
+    paper row of ``mean ± std`` by metric (Markdown, LaTeX)."""
+    if fmt != "text":
+        return _paper_aggregate(result, fmt)
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     first = next(iter(result.metrics.values()))
     level = int(round(100 * first.confidence))
     table = Table(
-        title=f"{len(result.labels)} runs: {', '.join(result.labels)}",
+        title=Text(f"{len(result.labels)} runs: {', '.join(result.labels)}"),
         caption=f"rates in %, other units as named; std over runs (ddof = 1); {level}% Student-t "
         "interval of the mean over runs (seed variation only)",
     )
@@ -119,8 +150,117 @@ def render_aggregate(result: AggregateResult, *, color: bool | None = None) -> s
 
         ci = "–" if r.ci_low is None else f"[{f(r.ci_low)}, {f(r.ci_high)}]"
         table.add_row(_name(label), f(r.mean), f(r.std), f(r.min), f(r.max), ci)
-    console = Console(record=True, force_terminal=color, width=120, file=io.StringIO())
+    console = Console(
+        record=True, force_terminal=color, width=120, file=io.StringIO(), highlight=False
+    )
     console.print(table)
     for d in result.differences:
-        console.print(f"[bold red]FORCED: protocol cards differ: {d}[/]")
+        console.print(Text(f"FORCED: protocol cards differ: {d}", style="bold red"))
     return console.export_text(styles=bool(color))
+
+
+def aggregate_notices(result: AggregateResult) -> list[Notice]:
+    """Why each metric left out of the aggregate is, and why a ``–`` is one, for stderr."""
+    out = [
+        (f"note: {label} is left out of the aggregate: {why}", "yellow")
+        for label, why in result.left_out.items()
+    ]
+    if len(result.labels) == 1:
+        out.append(("note: std and the interval are – : they need at least two runs", "yellow"))
+    return out
+
+
+def _paper_aggregate(result: AggregateResult, fmt: str) -> str:
+    from vlneval.reports.paper import render_table
+
+    first = next(iter(result.metrics.values()))
+    header = ["runs", *(_name(m) for m in result.metrics)]
+    cells = [f"{len(result.labels)}"]
+    for label, r in result.metrics.items():
+        std = "" if r.std is None else f" ± {_fmt(label, r.std)}"
+        cells.append(f"{_fmt(label, r.mean)}{std}")
+    note = (
+        f"mean ± std over {len(result.labels)} runs ({', '.join(result.labels)}); std ddof = 1; "
+        f"rates in %; {int(round(100 * first.confidence))}% intervals in the JSON"
+    )
+    if result.differences:
+        note += "\nFORCED: protocol cards differ: " + "; ".join(result.differences)
+    return render_table(fmt, header, [cells], "l" + "r" * len(result.metrics), note=note)
+
+
+def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str = "text") -> str:
+    """Several candidates against one baseline in one table.
+
+    Text: one row per candidate × metric (A's mean, the candidate's, Δ, interval, p, Holm p
+    over every row). Markdown and LaTeX (a paper's table): one row per run, A first, one column
+    per metric; a candidate's cell is its mean and Δ vs A, starred when the Holm-adjusted p is
+    below 1 − confidence.
+    """
+    if fmt != "text":
+        return _paper_multi(multi, fmt)
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    first = multi.runs[0]
+    level = int(round(100 * first.settings.get("confidence", 0.95)))
+    table = Table(
+        caption=f"rates in %, differences in percentage points; p: McNemar exact (0/1 metrics) "
+        f"or paired permutation, Holm-adjusted over all {multi.n_tests} rows"
+    )
+    for name in ("run", "metric", "A", "run mean", "Δ = run − A", f"{level}% CI of Δ", "p",
+                 "p (Holm)", "test"):  # fmt: skip
+        table.add_column(name, justify="left" if name in ("run", "metric", "test") else "right")
+    for r in multi.runs:
+        for label, c in r.metrics.items():
+            significant = c.p_adjusted is not None and c.p_adjusted < 1 - c.confidence
+            better = b_is_better(label, c)
+            style = "" if not significant or better is None else ("green" if better else "red")
+            table.add_row(
+                Text(r.label_b), _name(label), _fmt(label, c.mean_b), _fmt(label, c.mean_a),
+                Text(_fmt(label, c.difference, signed=True), style=style),
+                f"[{_fmt(label, c.ci_low, signed=True)}, {_fmt(label, c.ci_high, signed=True)}]",
+                _p(c.p_value), _p(c.p_adjusted), c.test,
+            )  # fmt: skip
+    console = Console(
+        record=True, force_terminal=color, width=140, file=io.StringIO(), highlight=False
+    )
+    console.print(Text(f"A (baseline): {multi.label_a}"))
+    console.print(Text(f"runs: {', '.join(r.label_b for r in multi.runs)}"))
+    console.print(table)
+    for r in multi.runs:
+        for d in r.differences:
+            console.print(
+                Text(f"FORCED: {r.label_b}: protocol cards differ: {d}", style="bold red")
+            )
+    return console.export_text(styles=bool(color))
+
+
+def _paper_multi(multi: MultiComparison, fmt: str) -> str:
+    from vlneval.reports.paper import render_table
+
+    labels = list(dict.fromkeys(m for r in multi.runs for m in r.metrics))
+    header = ["run", *(_name(m) for m in labels)]
+    base = {m: c.mean_b for r in multi.runs for m, c in r.metrics.items()}
+    rows = [[f"{multi.label_a} (A)", *(_fmt(m, base[m]) if m in base else "–" for m in labels)]]
+    level = 0.95
+    for r in multi.runs:
+        cells = [r.label_b]
+        for m in labels:
+            c = r.metrics.get(m)
+            if c is None:
+                cells.append("–")
+                continue
+            level = c.confidence
+            star = "*" if c.p_adjusted is not None and c.p_adjusted < 1 - c.confidence else ""
+            cells.append(f"{_fmt(m, c.mean_a)} ({_fmt(m, c.difference, signed=True)}){star}")
+        rows.append(cells)
+    note = (
+        f"A = baseline; each run: mean (Δ vs A); * Holm-adjusted p < {1 - level:.2g} over "
+        f"{multi.n_tests} tests (McNemar exact for 0/1 metrics, paired permutation otherwise); "
+        "rates in %, differences in percentage points"
+    )
+    forced = [f"{r.label_b}: {d}" for r in multi.runs for d in r.differences]
+    if forced:
+        note += "\nFORCED: protocol cards differ: " + "; ".join(forced)
+    return render_table(fmt, header, rows, "l" + "r" * len(labels), note=note)

@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.data.jsonio import atomic_write_bytes
 from vlneval.diagnostics.budget import DEFAULT_BUDGETS
 from vlneval.diagnostics.diagnose import Diagnostics, budget_label, diagnose
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.diagnostics.selection import sample_episodes, worst_episodes
+from vlneval.io import write_outputs
 from vlneval.reports import html_parts as hp
 from vlneval.reports.compare import RunComparison, compare_scored
 
@@ -168,8 +168,8 @@ def build_report(
 
 
 def write_report(path: str | Path, report: Report) -> None:
-    """Writes the HTML page atomically."""
-    atomic_write_bytes(path, report.html.encode("utf-8"))
+    """Writes the HTML page atomically (``-``: stdout; see :func:`vlneval.io.write_outputs`)."""
+    write_outputs([(path, report.html.encode("utf-8"))])
 
 
 def _template(name: str) -> str:

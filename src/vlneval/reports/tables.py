@@ -1,4 +1,10 @@
-"""Per-episode tables (.csv, .jsonl, .parquet by suffix) and summary JSON, written atomically."""
+"""Per-episode tables (.csv, .jsonl, .parquet) and summary JSON, as bytes and as files.
+
+Files are written by :func:`vlneval.io.write_outputs`: ``-`` is stdout, symlinks are followed,
+a FIFO or device is written in place, and a table written with its summary
+(:func:`write_results`) is replaced together with it, the summary last. JSON is strict: a
+non-finite number (NaN, infinity) is ``null``, never a string.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +14,29 @@ import math
 from pathlib import Path
 from typing import Any
 
-from vlneval.data.jsonio import atomic_write_bytes
 from vlneval.errors import VLNEvalError
+from vlneval.io import STDOUT, Output, write_outputs
 
-__all__ = ["write_rows", "write_summary", "to_json_bytes", "check_table_suffix", "TABLE_SUFFIXES"]
+__all__ = [
+    "write_rows",
+    "write_summary",
+    "write_results",
+    "rows_bytes",
+    "to_json_bytes",
+    "table_format",
+    "check_table_suffix",
+    "TABLE_SUFFIXES",
+    "STREAM_FORMATS",
+]
 
 TABLE_SUFFIXES = (".csv", ".jsonl", ".parquet")
+#: The per-episode formats that can go to stdout (text).
+STREAM_FORMATS = ("csv", "jsonl")
 
 
 def _clean(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
-        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+        return None
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -27,32 +45,86 @@ def _clean(value: Any) -> Any:
 
 
 def to_json_bytes(obj: Any, *, indent: bool = True) -> bytes:
-    """Strict JSON (no NaN literals: NaN becomes null, infinity the string "inf")."""
+    """Strict JSON: NaN and infinity become null (a summary says why in ``unavailable``).
+
+    Example:
+        >>> to_json_bytes({"TL": float("inf"), "SR": 0.5}, indent=False)
+        b'{"TL":null,"SR":0.5}'
+    """
     import msgspec
 
     raw = msgspec.json.encode(_clean(obj))
     return msgspec.json.format(raw, indent=2) + b"\n" if indent else raw
 
 
-def write_summary(path: str | Path, summary: dict[str, Any]) -> None:
-    """Writes the summary JSON atomically."""
-    atomic_write_bytes(path, to_json_bytes(summary))
+def table_format(path: str | Path, fmt: str | None = None, *, stream: bool = False) -> str:
+    """The per-episode format of ``path``: ``fmt`` when given (it must agree with a file's
+    suffix), else the suffix; stdout (``-``), or a ``stream`` (``/dev/stdout``, a FIFO) whose
+    name has no table suffix, needs ``fmt``: ``csv`` or ``jsonl``.
+
+    Raises:
+        VLNEvalError: an unknown suffix, stdout without a text format, or a disagreement.
+
+    Example:
+        >>> table_format("rows.csv"), table_format("-", "jsonl")
+        ('csv', 'jsonl')
+    """
+    suffix = Path(path).suffix.lower()
+    if str(path) == STDOUT or (stream and suffix not in TABLE_SUFFIXES):
+        if fmt not in STREAM_FORMATS:
+            raise VLNEvalError(
+                f"--per-episode {path} writes the table to a stream: say which format with "
+                "--format csv or --format jsonl"
+            )
+        return fmt
+    if suffix not in TABLE_SUFFIXES:
+        raise VLNEvalError(
+            f"{path}: unknown table format {suffix!r}; use one of {', '.join(TABLE_SUFFIXES)}"
+        )
+    if fmt is not None and fmt != suffix[1:]:
+        raise VLNEvalError(f"--per-episode {path} is {suffix[1:]} by its name, not {fmt}")
+    return suffix[1:]
 
 
-def check_table_suffix(path: str | Path) -> None:
-    """Raises a clear error unless ``path`` ends in a per-episode table suffix.
+def check_table_suffix(path: str | Path, fmt: str | None = None) -> None:
+    """Raises a clear error unless ``path`` names a per-episode table (see
+    :func:`table_format`).
 
     Example:
         >>> check_table_suffix("rows.csv")
     """
-    if Path(path).suffix.lower() not in TABLE_SUFFIXES:
-        raise VLNEvalError(
-            f"{path}: unknown table format {Path(path).suffix!r}; use one of {', '.join(TABLE_SUFFIXES)}"
-        )
+    table_format(path, fmt)
 
 
-def write_rows(path: str | Path, rows: list[dict[str, Any]]) -> None:
-    """Writes the per-episode table; the format follows the suffix.
+def rows_bytes(rows: list[dict[str, Any]], fmt: str) -> bytes:
+    """The per-episode table in ``fmt`` (``csv``, ``jsonl`` or ``parquet``).
+
+    Example:
+        >>> rows_bytes([{"instr_id": "1_0", "nav_error": float("inf")}], "jsonl")
+        b'{"instr_id":"1_0","nav_error":null}\\n'
+    """
+    if fmt == "csv":
+        buf = io.StringIO()
+        fields = list(dict.fromkeys(k for r in rows for k in r)) if rows else []
+        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return buf.getvalue().encode("utf-8")
+    if fmt == "jsonl":
+        import msgspec
+
+        enc = msgspec.json.Encoder()
+        return b"".join(enc.encode(_clean(r)) + b"\n" for r in rows)
+    if fmt == "parquet":
+        return _parquet(rows)
+    raise VLNEvalError(f"unknown table format {fmt!r}; use one of csv, jsonl, parquet")
+
+
+def write_rows(
+    path: str | Path | Output, rows: list[dict[str, Any]], *, fmt: str | None = None
+) -> None:
+    """Writes the per-episode table; the format follows the suffix (or ``fmt``, needed for
+    stdout, ``-``).
 
     Example:
         >>> import tempfile, pathlib
@@ -61,29 +133,47 @@ def write_rows(path: str | Path, rows: list[dict[str, Any]]) -> None:
         >>> p.read_text().splitlines()
         ['instr_id,success', '1_0,1.0']
     """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        buf = io.StringIO()
-        fields = list(rows[0]) if rows else []
-        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-        atomic_write_bytes(path, buf.getvalue().encode("utf-8"))
-    elif suffix == ".jsonl":
-        import msgspec
-
-        enc = msgspec.json.Encoder()
-        atomic_write_bytes(path, b"".join(enc.encode(_clean(r)) + b"\n" for r in rows))
-    elif suffix == ".parquet":
-        _write_parquet(path, rows)
-    else:
-        raise VLNEvalError(
-            f"{path}: unknown table format {suffix!r}; use one of {', '.join(TABLE_SUFFIXES)}"
-        )
+    write_results(rows_to=path, rows=rows, fmt=fmt)
 
 
-def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
+def write_summary(path: str | Path | Output, summary: dict[str, Any]) -> None:
+    """Writes the summary JSON (``-``: stdout)."""
+    write_results(summary_to=path, summary=summary)
+
+
+def write_results(
+    *,
+    summary_to: str | Path | Output | None = None,
+    summary: Any = None,
+    rows_to: str | Path | Output | None = None,
+    rows: list[dict[str, Any]] | None = None,
+    fmt: str | None = None,
+) -> None:
+    """Writes the per-episode table and the summary together, the summary last (so that a
+    summary never stands beside the rows of another run).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> write_results(summary_to=d / "s.json", summary={"SR": 1.0},
+        ...               rows_to=d / "r.jsonl", rows=[{"success": 1}])
+        >>> sorted(p.name for p in d.iterdir())
+        ['r.jsonl', 's.json']
+    """
+    items: list[tuple[Output | str | Path, bytes]] = []
+    if rows_to is not None:
+        if isinstance(rows_to, Output):
+            form = table_format(rows_to.given, fmt, stream=rows_to.kind != "file")
+        else:
+            form = table_format(rows_to, fmt)
+        items.append((rows_to, rows_bytes(rows or [], form)))
+    if summary_to is not None:
+        items.append((summary_to, to_json_bytes(summary)))
+    if items:
+        write_outputs(items)
+
+
+def _parquet(rows: list[dict[str, Any]]) -> bytes:
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -94,4 +184,4 @@ def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     table = pa.Table.from_pylist(rows)
     buf = pa.BufferOutputStream()
     pq.write_table(table, buf)
-    atomic_write_bytes(path, buf.getvalue().to_pybytes())
+    return bytes(buf.getvalue().to_pybytes())

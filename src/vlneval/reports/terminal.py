@@ -1,16 +1,40 @@
-"""The terminal table of a summary (rich): metrics, profile, checks and warnings."""
+"""The table of a summary (rich text, Markdown or LaTeX) and the notes that go with it.
+
+The table goes to stdout and holds only numbers; the notes (failed checks, warnings, the reason
+for every ``n/a``) go to stderr (:func:`summary_notices`, :func:`print_notices`). User-provided
+text (ids, file names, warnings that quote them) is never read as rich markup nor highlighted,
+and is clipped before it is rendered: a 1 MB id costs no more than a short one.
+"""
 
 from __future__ import annotations
 
 import io
-from typing import Any
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TextIO
 
+from vlneval.io import clip
 from vlneval.metrics.info import LABELS
 
-__all__ = ["render_summary", "format_value", "shown_unit", "RATE_LABELS"]
+__all__ = [
+    "render_summary",
+    "render_runs",
+    "summary_notices",
+    "unavailable_notices",
+    "print_notices",
+    "format_value",
+    "shown_unit",
+    "column_name",
+    "RATE_LABELS",
+    "NOTE_LIMIT",
+]
 
 #: The labels shown as percentages (rates and [0, 1] scores), from the metric table.
 RATE_LABELS = frozenset(label for label, info in LABELS.items() if info.is_rate)
+#: The longest note printed (characters); the JSON keeps the whole text.
+NOTE_LIMIT = 2000
+
+Notice = tuple[str, str]  # (text, rich style)
 
 
 def shown_unit(label: str, unit: str | None = None) -> str:
@@ -26,6 +50,17 @@ def shown_unit(label: str, unit: str | None = None) -> str:
         return unit
     info = LABELS.get(label)
     return info.shown_unit if info is not None else ""
+
+
+def column_name(label: str, unit: str | None = None) -> str:
+    """``SR (%)``, ``SPD (hops)``: the label and its shown unit.
+
+    Example:
+        >>> column_name("SR"), column_name("X")
+        ('SR (%)', 'X')
+    """
+    shown = shown_unit(label, unit)
+    return f"{label} ({shown})" if shown else label
 
 
 def format_value(
@@ -46,30 +81,139 @@ def format_value(
     return f"{scale * value:{'+' if signed else ''}.2f}"
 
 
-def render_summary(summary: dict[str, Any], *, color: bool | None = None) -> str:
-    """The summary as a table (string), with failed checks and warnings below it."""
-    from rich.console import Console
-    from rich.table import Table
-
+def _title(summary: Mapping[str, Any]) -> str:
     prof = summary["profile"]
-    title = (
+    return (
         f"{summary['task']} {summary['split']} · profile {prof['name']} v{prof['version']} · "
         f"{summary['n_episodes']} episodes" + (" (partial)" if summary.get("partial") else "")
     )
-    table = Table(title=title)
-    units = summary.get("units") or {}  # a task's own units (hops, px, count), by label
-    for label in summary["metrics"]:
-        unit = shown_unit(label, units.get(label))
-        table.add_column(f"{label} ({unit})" if unit else label, justify="right")
-    table.add_row(*(format_value(k, v, units.get(k)) for k, v in summary["metrics"].items()))
-    console = Console(record=True, force_terminal=color, width=120, file=io.StringIO())
+
+
+def _rich_table(
+    title: str, header: Sequence[str], rows: Iterable[Sequence[str]], align: str, *, width: int,
+    color: bool | None,
+) -> str:  # fmt: skip
+    """A rich table as text; every cell and the title are plain text (no markup)."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=Text(title))
+    for name, a in zip(header, align, strict=True):
+        table.add_column(Text(name), justify="left" if a == "l" else "right", no_wrap=a == "l")
+    for row in rows:
+        table.add_row(*(Text(c) for c in row))
+    console = Console(
+        record=True, force_terminal=color, width=width, file=io.StringIO(), highlight=False
+    )
     console.print(table)
+    return console.export_text(styles=bool(color))
+
+
+def render_summary(
+    summary: Mapping[str, Any], *, color: bool | None = None, fmt: str = "text"
+) -> str:
+    """The summary's metrics as a table (``fmt``: ``text``, ``markdown`` or ``latex``); its
+    notes are :func:`summary_notices`.
+
+    Example:
+        >>> s = {"task": "demo", "split": "val", "n_episodes": 2, "metrics": {"SR": 0.5},
+        ...      "profile": {"name": "demo", "version": "1"}}
+        >>> print(render_summary(s, fmt="markdown"), end="")
+        demo val · profile demo v1 · 2 episodes
+        <BLANKLINE>
+        | SR (%) |
+        | ---: |
+        | 50.00 |
+    """
+    units = summary.get("units") or {}  # a task's own units (hops, px, count), by label
+    metrics = summary["metrics"]
+    header = [column_name(k, units.get(k)) for k in metrics]
+    row = [format_value(k, v, units.get(k)) for k, v in metrics.items()]
+    align = "r" * len(header)
+    if fmt != "text":
+        from vlneval.reports.paper import render_table
+
+        return render_table(fmt, header, [row], align, note=_title(summary))
+    return _rich_table(_title(summary), header, [row], align, width=120, color=color)
+
+
+def render_runs(
+    runs: Sequence[tuple[str, Mapping[str, Any]]],
+    *,
+    title: str,
+    color: bool | None = None,
+    fmt: str = "text",
+) -> str:
+    """One row per scored file (its name, the episodes scored, every metric): the table of
+    ``vlneval score`` with several predictions files."""
+    labels = list(dict.fromkeys(k for _, s in runs for k in s["metrics"]))
+    units = {k: v for _, s in runs for k, v in (s.get("units") or {}).items()}
+    header = ["predictions", "episodes", *(column_name(k, units.get(k)) for k in labels)]
+    rows = []
+    for name, s in runs:
+        n = f"{s['n_episodes']}" + (" (partial)" if s.get("partial") else "")
+        rows.append(
+            [
+                clip(name, 200),
+                n,
+                *(format_value(k, s["metrics"].get(k), units.get(k)) for k in labels),
+            ]
+        )
+    align = "lr" + "r" * len(labels)
+    if fmt != "text":
+        from vlneval.reports.paper import render_table
+
+        return render_table(fmt, header, rows, align, note=title)
+    return _rich_table(title, header, rows, align, width=160, color=color)
+
+
+def unavailable_notices(summary: Mapping[str, Any]) -> list[str]:
+    """Why each ``n/a`` of the table is one, and how to get it (labels with one reason
+    together).
+
+    Example:
+        >>> unavailable_notices({"metrics": {"NE": None, "SR": None, "TL": 1.0},
+        ...     "unavailable": {"NE": "no distances", "SR": "no distances"}})
+        ['NE, SR are n/a: no distances']
+    """
+    reasons = summary.get("unavailable") or {}
+    by_reason: dict[str, list[str]] = {}
+    for label, value in summary["metrics"].items():
+        if value is None:
+            reason = reasons.get(label) or "the scorer gave no reason (please report it)"
+            by_reason.setdefault(str(reason), []).append(label)
+    return [
+        f"{', '.join(labels)} {'is' if len(labels) == 1 else 'are'} n/a: {reason}"
+        for reason, labels in by_reason.items()
+    ]
+
+
+def summary_notices(summary: Mapping[str, Any]) -> list[Notice]:
+    """The notes of a summary, for stderr: failed checks, warnings, then why each ``n/a``."""
+    out: list[Notice] = []
     for c in summary.get("checks", []):
         if not c["holds"]:
             style = "yellow" if "quirk" in c else "bold red"
             note = f" ({c['quirk']})" if "quirk" in c else ""
-            console.print(f"[{style}]check failed: {c['name']}: {c['detail']}{note}[/]")
+            out.append((f"check failed: {c['name']}: {c['detail']}{note}", style))
     for w in summary.get("warnings", []):
         if not w.startswith("consistency check failed"):
-            console.print(f"[yellow]warning: {w}[/]")
-    return console.export_text(styles=bool(color))
+            out.append((f"warning: {w}", "yellow"))
+    out += [(f"note: {text}", "yellow") for text in unavailable_notices(summary)]
+    return out
+
+
+def print_notices(notices: Iterable[Notice], *, file: TextIO | None = None) -> None:
+    """Prints notes (text, style) to stderr: coloured on a terminal, plain elsewhere, each
+    clipped to :data:`NOTE_LIMIT` characters, never read as markup nor highlighted."""
+    from rich.console import Console
+    from rich.text import Text
+
+    items = list(notices)
+    if not items:
+        return
+    stream = file if file is not None else sys.stderr
+    console = Console(file=stream, highlight=False, soft_wrap=True)
+    for text, style in items:
+        console.print(Text(clip(text, NOTE_LIMIT), style=style))

@@ -1,0 +1,120 @@
+"""Paper-ready tables (--format markdown|latex) of score, compare and aggregate, and compare of
+several runs against one baseline in one table, Holm-adjusted over every run × metric."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vlneval.cli.main import main
+from vlneval.data.root import demo_root
+from vlneval.stats import holm_adjust
+
+DEMO_PREDS = demo_root() / "demo" / "predictions_val.json"
+Capture = pytest.CaptureFixture[str]
+
+
+def _variants(tmp_path: Path) -> list[str]:
+    """A (the demo predictions) and three weaker copies: the first 6, 12, 18 episodes stop at
+    their start."""
+    records = json.loads(DEMO_PREDS.read_text())
+    paths = []
+    for k, n in enumerate([0, 6, 12, 18]):
+        runs = [
+            {**r, "trajectory": r["trajectory"][:1]} if i < n else r for i, r in enumerate(records)
+        ]
+        p = tmp_path / f"run_{'ABCD'[k]}.json"
+        p.write_text(json.dumps(runs))
+        paths.append(str(p))
+    return paths
+
+
+def test_score_markdown_and_latex(capsys: Capture) -> None:
+    assert main(["score", "--task", "demo", "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == "demo val · profile demo v1 · 36 episodes" and lines[1] == ""
+    assert lines[2].startswith("| TL (m) | NE (m) | OSR (%) | SR (%) |")
+    assert set(lines[3].replace("|", "").split()) == {"---:"} and "| 52.78 |" in lines[4]
+    assert main(["score", "--task", "demo", "--format", "latex"]) == 0
+    tex = capsys.readouterr().out
+    assert tex.startswith("% demo val") and "\\begin{tabular}{rrrrrrrr}" in tex
+    assert "SR (\\%)" in tex and "52.78" in tex and tex.rstrip().endswith("\\end{tabular}")
+
+
+def test_score_sweep_markdown_has_one_row_per_file(tmp_path: Path, capsys: Capture) -> None:
+    paths = _variants(tmp_path)[:2]
+    assert main(["score", "--task", "demo", "--predictions", *paths, "--format", "markdown"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| run_")]
+    assert [r.split(" | ")[0] for r in rows] == ["| run_A.json", "| run_B.json"]
+
+
+def test_compare_several_runs_against_one_baseline(tmp_path: Path, capsys: Capture) -> None:
+    a, b, c, d = _variants(tmp_path)
+    out = tmp_path / "cmp.json"
+    args = ["compare", "--task", "demo", a, b, c, d, "--json", str(out), "--permutations", "500"]
+    assert main([*args, "--resamples", "200", "--metrics", "SR,SPL,NE"]) == 0
+    text = capsys.readouterr().out
+    assert "A (baseline): run_A" in text and "Holm-adjusted over all 9 rows" in text
+    record = json.loads(out.read_text())
+    assert record["A"] == "run_A" and record["candidates"] == ["run_B", "run_C", "run_D"]
+    assert record["n_tests"] == 9
+    rows = [m for c in record["comparisons"] for m in c["metrics"]]
+    joint = holm_adjust(np.array([m["p_value"] for m in rows]))
+    assert [m["p_holm"] for m in rows] == pytest.approx(joint.tolist())
+    sr = [next(m for m in c["metrics"] if m["metric"] == "SR") for c in record["comparisons"]]
+    assert [round(m["mean_B"] - m["mean_A"], 6) for m in sr] == [
+        round(m["difference_B_minus_A"], 6) for m in sr
+    ]
+    assert sr[0]["mean_B"] > sr[1]["mean_B"] > sr[2]["mean_B"]  # weaker and weaker
+
+
+def test_compare_markdown_is_one_row_per_run(tmp_path: Path, capsys: Capture) -> None:
+    a, b, c, _ = _variants(tmp_path)
+    args = ["compare", "--task", "demo", a, b, c, "--format", "markdown", "--metrics", "SR"]
+    assert main([*args, "--permutations", "200", "--resamples", "100"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| run_")]
+    assert rows[0] == "| run_A (A) | 52.78 |"
+    assert rows[1].startswith("| run_B | ") and "(-" in rows[1]
+    assert "Holm-adjusted p < 0.05 over 2 tests" in out
+    assert main([*args[:-4], "--format", "latex", "--metrics", "SR"]) == 0
+    assert "run\\_A (A) & 52.78" in capsys.readouterr().out
+
+
+def test_two_run_compare_keeps_its_table_and_json(tmp_path: Path, capsys: Capture) -> None:
+    a, b, _, _ = _variants(tmp_path)
+    out = tmp_path / "c.json"
+    assert main(["compare", "--task", "demo", a, b, "--json", str(out), "--resamples", "100"]) == 0
+    assert "Δ = B − A" in capsys.readouterr().out
+    record = json.loads(out.read_text())
+    assert record["A"] == "run_A" and record["B"] == "run_B" and "comparisons" not in record
+
+
+def test_aggregate_markdown_and_latex(tmp_path: Path, capsys: Capture) -> None:
+    summaries = []
+    for k, path in enumerate(_variants(tmp_path)[:3]):
+        s = tmp_path / f"seed{k}.json"
+        assert (
+            main(["score", "--task", "demo", "--predictions", path, "--quiet", "--json", str(s)])
+            == 0
+        )
+        summaries.append(str(s))
+    capsys.readouterr()
+    assert main(["aggregate", *summaries, "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("mean ± std over 3 runs (seed0, seed1, seed2)")
+    header, _, row = [line for line in out.splitlines() if line.startswith("|")]
+    assert header.startswith("| runs | TL (m) |") and row.startswith("| 3 | ")
+    assert " ± " in row
+    assert main(["aggregate", *summaries, "--format", "latex"]) == 0
+    assert "\\toprule" in capsys.readouterr().out
+
+
+def test_compare_json_to_stdout_prints_no_table(tmp_path: Path, capsys: Capture) -> None:
+    a, b, _, _ = _variants(tmp_path)
+    assert main(["compare", "--task", "demo", a, b, "--json", "-", "--resamples", "100"]) == 0
+    assert json.loads(capsys.readouterr().out)["B"] == "run_B"
