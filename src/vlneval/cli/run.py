@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.cli.common import add_data_args, err
-from vlneval.cli.sharding import CliShard, add_shard_args, agent_kwargs
+from vlneval.cli.sharding import CliShard, add_executor_args, add_shard_args, agent_kwargs
 
 __all__ = ["register", "cmd_run", "cmd_agents", "card_path"]
 
@@ -25,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--agent",
         required=True,
-        help="stop, random, random-walk, shortest (see `vlneval agents`) or package.module:Class",
+        help="stop, random, random-walk, shortest (see `vlneval agents`), package.module:Class, "
+        "or http://host:port (an agent served over HTTP, e.g. by `vlneval serve-agent`)",
     )
     p.add_argument(
         "--out",
@@ -66,6 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
     add_shard_args(p)
+    add_executor_args(p)
     p.set_defaults(func=cmd_run)
 
     a = sub.add_parser("agents", help="list the registered agents and environments")
@@ -113,7 +115,7 @@ def _card(result: Any) -> dict[str, Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Runs the agent, writes predictions and card, scores on request."""
-    from vlneval.agents.registry import get_agent
+    from vlneval.agents.remote import resolve_agent
     from vlneval.agents.rollout import run_agent
     from vlneval.data.jsonio import atomic_write_bytes
     from vlneval.distributed.checkpoint import with_agent_args
@@ -122,7 +124,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from vlneval.envs.recording import write_predictions
     from vlneval.reports.tables import to_json_bytes
 
-    agent = with_agent_args(get_agent(args.agent), agent_kwargs(args))
+    if getattr(args, "executor", "local") == "ray":
+        from vlneval.cli.ray_run import cmd_run_ray
+
+        return cmd_run_ray(args)
+    agent = with_agent_args(resolve_agent(args.agent), agent_kwargs(args))
     shard = args.shard_run = CliShard.of(args)
     street = _street_run(args, agent)
     if street is _FINISHED:
