@@ -39,3 +39,17 @@ class WithDevice(RandomAgent):
 
     def __init__(self, device: str = "cpu") -> None:
         self.device = device
+
+
+class BadAction(RandomAgent):
+    """Answers an action outside the egocentric space on the fifth episode it runs."""
+
+    def __init__(self) -> None:
+        self.episodes = 0
+
+    def reset(self, observation: Mapping[str, Any], *, rng: np.random.Generator) -> None:
+        self.episodes += 1
+        super().reset(observation, rng=rng)
+
+    def act(self, observation: Mapping[str, Any]) -> int:
+        return 99 if self.episodes == 5 else super().act(observation)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,11 +126,47 @@ def test_placement_group_bundles_give_the_same_records(ray_cluster: Any) -> None
     assert options.card()["placement_group"] == "PACK"
 
 
-def test_an_agent_error_is_raised_as_in_a_local_run(ray_cluster: Any, tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_an_agent_error_is_raised_as_in_a_local_run(
+    ray_cluster: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     args = ("--action-space", "panoramic", "--agent-arg", "bogus=1")
     assert _ray_run(tmp_path / "p.json", *args) == 2  # refused before any actor starts
     assert "takes no bogus= argument" in capsys.readouterr().err
+    bad = f"{AGENTS}:BadAction"
+    assert vlneval("run", "--task", "demo", "--agent", bad, "--out", tmp_path / "l.json") == 2
+    local = capsys.readouterr().err.strip().splitlines()[-1]
+    assert local.startswith("error: ") and "action 99" in local
+    # in an actor: raised as it is (not retried: it would happen again), same message
+    assert _ray_run(tmp_path / "r.json", "--num-actors", "1", "--chunk", "36", agent=bad) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == local
+
+
+def test_a_killed_ray_run_resumes_without_duplicates(ray_cluster: Any, local_bytes: bytes,
+                                                     tmp_path: Path) -> None:  # fmt: skip
+    out = tmp_path / "preds.json"
+    assert _ray_run(out, "--chunk", "4") == 0
+    records = out.with_name("preds.shard-0-of-1.jsonl")
+    manifest = out.with_name("preds.shard-0-of-1.manifest.json")
+    lines = records.read_bytes().splitlines(keepends=True)
+    records.write_bytes(b"".join(lines[:10]) + lines[10][:15])  # as if killed mid-line
+    m = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**m, "status": "running"}))
+    out.unlink()
+    assert _ray_run(out, "--chunk", "4", "--resume") == 0
+    assert out.read_bytes() == local_bytes
+    assert len(records.read_bytes().splitlines()) == 36
+
+
+def test_ray_is_imported_only_by_the_ray_executor(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from vlneval.cli.main import main\n"
+        "import vlneval.distributed.executors.ray_executor, vlneval.agents.remote\n"
+        f"assert main(['run', '--task', 'demo', '--agent', 'random', '--out', {str(tmp_path / 'p.json')!r},"
+        " '--quiet']) == 0\n"
+        "assert 'ray' not in sys.modules, 'ray imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
 # -- without a cluster ----------------------------------------------------------------------------
