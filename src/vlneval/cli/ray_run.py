@@ -101,12 +101,10 @@ def _merge_and_report(
     args: argparse.Namespace, shard: CliShard, agent: Any, loaded: Any, seconds: float
 ) -> int:
     from vlneval.cli.run import _score
-    from vlneval.distributed.merge import merge
+    from vlneval.distributed.merge import card_path, merge
 
     w = shard.writer
     merged = merge([w.manifest_path], out=args.out)
-    from vlneval.distributed.merge import card_path
-
     err(
         f"ran {agent.id} on {merged.n_episodes} {merged.task} {merged.split} episodes on ray "
         f"({args.num_actors} actors, chunks of {args.chunk}, seed {args.seed}) in {seconds:.1f} s;"
