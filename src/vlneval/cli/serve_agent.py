@@ -28,7 +28,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="KEY=VALUE",
         help="keyword argument of the agent's constructor (repeatable; JSON values)",
     )
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; the server has no authentication: keep it "
+        "on loopback or a private network)",
+    )
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free port)")
     p.add_argument("--max-sessions", type=int, default=1024, help="open episodes kept at most")
     p.add_argument("--verbose", action="store_true", help="log every request on stderr")
