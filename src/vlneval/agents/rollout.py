@@ -27,7 +27,7 @@ from vlneval.envs.spaces import SPACES
 from vlneval.errors import VLNEvalError
 from vlneval.graph.store import GraphStore
 
-__all__ = ["RunResult", "run_agent", "episode_rng"]
+__all__ = ["RunResult", "run_agent", "episode_rng", "GraphRollout"]
 
 
 @dataclass
@@ -164,53 +164,119 @@ def run_agent(
     """
     if limit is not None and (isinstance(limit, bool) or limit < 1):
         raise VLNEvalError(f"limit must be a positive number of episodes, got {limit!r}")
-    if isinstance(batch_size, bool) or batch_size < 1:
-        raise VLNEvalError(f"batch size must be a positive integer, got {batch_size!r}")
+    _check_batch_size(batch_size)
     order = list(range(len(episodes)))[:limit] if indices is None else _checked(indices, episodes)
     if not order:
         raise VLNEvalError(f"{episodes.source}: no episodes to run")
-    space = agent.space(action_space)
-    if space not in SPACES:
-        raise VLNEvalError(
-            f"agent {agent.id} acts in the {space} action space of the continuous environments, "
-            "not on a navigation graph"
-        )
-    venv = VectorGraphNavEnv(
-        episodes,
-        graphs,
-        num_envs=min(batch_size, len(order)),
-        action_space=space,
-        max_steps=max_steps,
-        features=features,
-        sensors=sensors,
+    rollout = GraphRollout(
+        agent, episodes, graphs, action_space=action_space, max_steps=max_steps,
+        features=features, seed=seed, batch_size=min(batch_size, len(order)), sensors=sensors,
         inputs=inputs,
-        privileged=agent.privileged,
-        seed=seed,
-        batch_sensors=False,  # each slot's observation is asked for below
-    )
-    started = time.perf_counter()
-    slots = _Slots(agent, venv, seed)
-    steps = _loop(venv, slots, order, progress, on_record)
-    records = [_record(venv, slots, q) for q in order]
-    protocol = {
-        **venv.protocol(),
-        "seeds": [seed],
-        "n_runs": 1,
-        "agent": {"id": agent.id, "entry_point": agent.entry_point, "privileged": agent.privileged},
-        **agent.protocol,
-    }
-    return RunResult(
-        episodes.task,
-        episodes.split,
-        agent.id,
-        records,
-        protocol,
-        len(order),
-        len(episodes),
-        truncated=len(venv.truncated_episodes()),
-        steps=steps,
-        seconds=time.perf_counter() - started,
-    )
+    )  # fmt: skip
+    return rollout.run(order, progress=progress, on_record=on_record)
+
+
+def _check_batch_size(batch_size: int) -> None:
+    if isinstance(batch_size, bool) or batch_size < 1:
+        raise VLNEvalError(f"batch size must be a positive integer, got {batch_size!r}")
+
+
+class GraphRollout:
+    """An agent and its graph environment, built once and run on any episodes of the split.
+
+    :func:`run_agent` builds one for a single run; an executor that feeds a long-lived worker
+    chunks of episodes (the Ray executor's actors) keeps one, so the environment's tables and
+    the agent instances (model weights) are made once per worker, not once per chunk. Results
+    are those of :func:`run_agent` on the same episodes: seeds come from the global index.
+
+    Example:
+        >>> from vlneval.agents.registry import get_agent
+        >>> from vlneval.envs.loading import load_episodes
+        >>> episodes, graphs = load_episodes("demo")
+        >>> rollout = GraphRollout(get_agent("random"), episodes, graphs)
+        >>> a, b = rollout.run([3, 4]), rollout.run([4])
+        >>> a.records[1] == b.records[0] == run_agent(get_agent("random"), episodes, graphs,
+        ...                                           indices=[4]).records[0]
+        True
+    """
+
+    def __init__(
+        self,
+        agent: AgentInfo,
+        episodes: EpisodeTable,
+        graphs: GraphWorld | GraphStore | str | Path,
+        *,
+        action_space: str | None = None,
+        max_steps: int | None = None,
+        features: FeatureStore | str | Path | None = None,
+        seed: int = 0,
+        batch_size: int = 1,
+        sensors: Sequence[Sensor] = (),
+        inputs: InputsFn | None = None,
+    ) -> None:
+        _check_batch_size(batch_size)
+        space = agent.space(action_space)
+        if space not in SPACES:
+            raise VLNEvalError(
+                f"agent {agent.id} acts in the {space} action space of the continuous "
+                "environments, not on a navigation graph"
+            )
+        self.agent, self.episodes, self.seed = agent, episodes, seed
+        self.venv = VectorGraphNavEnv(
+            episodes,
+            graphs,
+            num_envs=batch_size,
+            action_space=space,
+            max_steps=max_steps,
+            features=features,
+            sensors=sensors,
+            inputs=inputs,
+            privileged=agent.privileged,
+            seed=seed,
+            batch_sensors=False,  # each slot's observation is asked for below
+        )
+        self.slots = _Slots(agent, self.venv, seed)
+
+    def run(
+        self,
+        indices: Sequence[int],
+        *,
+        progress: bool = False,
+        on_record: Callable[[int, dict[str, Any]], Any] | None = None,
+    ) -> RunResult:
+        """Runs the episodes of global indices ``indices``; ``on_record`` as in
+        :func:`run_agent`. The protocol's privileged-call count is the environment's total."""
+        order = _checked(indices, self.episodes)
+        if not order:
+            raise VLNEvalError(f"{self.episodes.source}: no episodes to run")
+        venv, slots, agent = self.venv, self.slots, self.agent
+        slots.extras.clear()
+        started = time.perf_counter()
+        steps = _loop(venv, slots, order, progress, on_record)
+        records = [_record(venv, slots, q) for q in order]
+        protocol = {
+            **venv.protocol(),
+            "seeds": [self.seed],
+            "n_runs": 1,
+            "agent": {
+                "id": agent.id,
+                "entry_point": agent.entry_point,
+                "privileged": agent.privileged,
+            },
+            **agent.protocol,
+        }
+        return RunResult(
+            self.episodes.task,
+            self.episodes.split,
+            agent.id,
+            records,
+            protocol,
+            len(order),
+            len(self.episodes),
+            truncated=len(venv.truncated_episodes()),
+            steps=steps,
+            seconds=time.perf_counter() - started,
+        )
 
 
 def _checked(indices: Sequence[int], episodes: EpisodeTable) -> list[int]:

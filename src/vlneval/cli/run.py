@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.cli.common import add_data_args, add_format_arg, err
-from vlneval.cli.sharding import CliShard, add_shard_args, agent_kwargs
+from vlneval.cli.sharding import CliShard, add_executor_args, add_shard_args, agent_kwargs
 
 __all__ = ["register", "cmd_run", "cmd_agents", "card_path"]
 
@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--agent",
         required=True,
-        help="stop, random, random-walk, shortest (see `vlneval agents`) or package.module:Class",
+        help="stop, random, random-walk, shortest (see `vlneval agents`), package.module:Class, "
+        "or http://host:port (an agent served over HTTP, e.g. by `vlneval serve-agent`)",
     )
     p.add_argument(
         "--out",
@@ -68,6 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_format_arg(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
     add_shard_args(p)
+    add_executor_args(p)
     p.set_defaults(func=cmd_run)
 
     a = sub.add_parser("agents", help="list the registered agents and environments")
@@ -115,7 +117,7 @@ def _card(result: Any) -> dict[str, Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Runs the agent, writes predictions and card, scores on request."""
-    from vlneval.agents.registry import get_agent
+    from vlneval.agents.remote import resolve_agent
     from vlneval.agents.rollout import run_agent
     from vlneval.cli.common import scored_plan
     from vlneval.distributed.checkpoint import with_agent_args
@@ -126,7 +128,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from vlneval.reports.tables import to_json_bytes
 
     plan = scored_plan(args, out=True, table=args.score)  # refused before the run, not after
-    agent = with_agent_args(get_agent(args.agent), agent_kwargs(args))
+    if getattr(args, "executor", "local") == "ray":
+        from vlneval.cli.ray_run import cmd_run_ray
+
+        return cmd_run_ray(args)
+    agent = with_agent_args(resolve_agent(args.agent), agent_kwargs(args))
     shard = args.shard_run = CliShard.of(args)
     street = _street_run(args, agent)
     if street is _FINISHED:

@@ -9,7 +9,7 @@ from typing import Any
 
 from vlneval.cli.common import err
 
-__all__ = ["add_shard_args", "agent_kwargs", "CliShard"]
+__all__ = ["add_shard_args", "add_executor_args", "agent_kwargs", "CliShard"]
 
 
 def add_shard_args(p: argparse.ArgumentParser) -> None:
@@ -45,6 +45,40 @@ def add_shard_args(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="KEY=VALUE",
         help="keyword argument of the agent's constructor (repeatable; JSON values)",
+    )
+
+
+def add_executor_args(p: argparse.ArgumentParser) -> None:
+    """--executor and the Ray options (vlneval.distributed.executors.ray_executor)."""
+    g = p.add_argument_group('executor (pip install "vlneval[ray]" for ray)')
+    g.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        default="local",
+        help="local: this process (default); ray: one actor per agent replica on a Ray cluster, "
+        "fed chunks of episodes (the run is shard 0/1, or the --shard given, and is merged into "
+        "--out when no --shard is given)",
+    )
+    g.add_argument(
+        "--address",
+        default=None,
+        help="ray: the cluster (auto: the one `ray start` runs here; default: a new local one)",
+    )
+    g.add_argument("--num-actors", type=int, default=2, metavar="K", help="ray: agent replicas")
+    g.add_argument("--actor-cpus", type=float, default=1.0, help="ray: CPUs per actor (default 1)")
+    g.add_argument(
+        "--actor-gpus",
+        type=float,
+        default=0.0,
+        help="ray: GPUs per actor (0.5: two actors share one; 2 or more: a placement-group "
+        "bundle per actor, on one node)",
+    )
+    g.add_argument("--chunk", type=int, default=8, help="ray: episodes per task (default 8)")
+    g.add_argument(
+        "--max-retries",
+        type=int,
+        default=3,
+        help="ray: times a chunk is re-run after its actor died (default 3)",
     )
 
 
@@ -105,12 +139,14 @@ class CliShard:
         record = self._stack.enter_context(recorder(self.writer, progress=not a.quiet))
         return {"indices": self.writer.remaining, "on_record": record}
 
-    def finish(self, card: dict[str, Any] | None) -> int:
-        """Completes the shard and says where it is; the exit code."""
+    def finish(self, card: dict[str, Any] | None, *, announce: bool = True) -> int:
+        """Completes the shard and (with ``announce``) says where it is; the exit code."""
         self._stack.close()
         w = self.writer
         kept, ran = len(w.manifest["assigned"]) - len(w.remaining), len(w.remaining)
         w.complete(card if card is not None else w.manifest.get("card"))
+        if not announce:
+            return 0
         n = self.spec.count
         pattern = Path(self.args.out).with_name(w.records.name.replace(
             f"shard-{self.spec.index:0{len(str(n - 1))}d}-of", "shard-*-of"))  # fmt: skip

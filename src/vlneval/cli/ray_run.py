@@ -1,0 +1,126 @@
+"""``vlneval run --executor ray``: the run on a Ray cluster, written as a shard.
+
+The Ray run is one shard of the run's plan: shard 0/1 (the whole split) unless ``--shard i/n``
+is given. Its records and manifest are those of a local shard (``NAME.shard-0-of-1.jsonl`` and
+``.manifest.json`` beside ``--out``), so ``--resume`` continues a killed run and ``vlneval
+merge`` takes its files as any other shard's. Without ``--shard`` the run ends by merging into
+``--out`` (the bytes of a single-process ``vlneval run``) and its protocol card.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from vlneval.cli.common import err
+from vlneval.cli.sharding import CliShard, agent_kwargs
+from vlneval.errors import VLNEvalError
+
+__all__ = ["cmd_run_ray", "workload_of", "options_of"]
+
+
+def workload_of(args: argparse.Namespace) -> Any:
+    """The :class:`~vlneval.distributed.executors.workload.Workload` of ``vlneval run`` options."""
+    from vlneval.distributed.executors.workload import Workload
+
+    return Workload(
+        task=args.task, agent=args.agent, split=args.split, agent_args=agent_kwargs(args),
+        data_root=args.data_root, episodes_file=args.episodes, graphs=args.graphs,
+        data_version=args.data_version, action_space=args.action_space,
+        max_steps=args.max_steps, features=args.features, batch_size=args.batch_size,
+        seed=args.seed,
+    )  # fmt: skip
+
+
+def options_of(args: argparse.Namespace) -> Any:
+    """The :class:`~vlneval.distributed.executors.ray_executor.RayOptions` of the options."""
+    from vlneval.distributed.executors.ray_executor import RayOptions
+
+    return RayOptions(
+        num_actors=args.num_actors, actor_cpus=args.actor_cpus, actor_gpus=args.actor_gpus,
+        chunk=args.chunk, address=args.address, max_retries=args.max_retries,
+    )  # fmt: skip
+
+
+def _spec(args: argparse.Namespace) -> tuple[Any, bool]:
+    from vlneval.distributed.detect import resolve_shard
+    from vlneval.distributed.plan import ShardSpec
+
+    spec = resolve_shard(args.shard)
+    if args.limit is not None:
+        raise VLNEvalError("--limit does not combine with --executor ray: run a part locally")
+    if spec is None:
+        if args.balance_scans:
+            raise VLNEvalError("--balance-scans needs --shard (i/n or auto)")
+        return ShardSpec(0, 1, "ray"), False
+    if args.score:
+        raise VLNEvalError(
+            "--score does not combine with --shard: merge the shards with `vlneval merge`, "
+            "then score the merged file"
+        )
+    return spec, True
+
+
+def cmd_run_ray(args: argparse.Namespace) -> int:
+    """Runs the split (or ``--shard``) on Ray; merges into ``--out`` without ``--shard``."""
+    from vlneval.agents.rollout import RunResult
+    from vlneval.cli.run import _card, _settings
+    from vlneval.distributed.executors.ray_executor import run_on_ray
+
+    spec, explicit = _spec(args)
+    options, workload = options_of(args), workload_of(args)
+    loaded = workload.load()  # the driver's copy: the plan and the manifest
+    agent = workload.agent_info()  # refuses a bad spec or argument before any actor starts
+    args.score_options = dict(loaded.score_options)
+    for note in loaded.notes:
+        err(f"note: {note}")
+    shard = CliShard(args, spec)
+    hooks = shard.open(loaded.episodes, kind="graph", settings=_settings(args))
+    started = time.perf_counter()
+    card = None
+    if hooks is not None:
+        shard.writer.manifest["executor"] = options.card()
+        log = None if args.quiet else err
+        run = run_on_ray(workload, hooks["indices"], options=options,
+                         on_record=hooks["on_record"], log=log)  # fmt: skip
+        episodes = loaded.episodes
+        result = RunResult(episodes.task, episodes.split, agent.id, [], run.protocol,
+                           len(shard.writer.manifest["assigned"]), len(episodes),
+                           truncated=run.truncated, steps=run.steps)  # fmt: skip
+        card = _card(result)
+        if run.restarts:
+            err(f"ray: {run.restarts} actor(s) replaced; every chunk they held ran again")
+    if explicit:
+        return shard.finish(card)
+    shard.finish(card, announce=False)
+    return _merge_and_report(args, shard, agent, loaded, time.perf_counter() - started)
+
+
+def _merge_and_report(
+    args: argparse.Namespace, shard: CliShard, agent: Any, loaded: Any, seconds: float
+) -> int:
+    from vlneval.cli.run import _score
+    from vlneval.distributed.merge import card_path, merge
+
+    w = shard.writer
+    merged = merge([w.manifest_path], out=args.out)
+    err(
+        f"ran {agent.id} on {merged.n_episodes} {merged.task} {merged.split} episodes on ray "
+        f"({args.num_actors} actors, chunks of {args.chunk}, seed {args.seed}) in {seconds:.1f} s;"
+        f" wrote {args.out} and {card_path(args.out)} (records: {w.records})"
+    )
+    if args.score:
+        protocol = {k: v for k, v in (w.manifest.get("card") or {}).items()
+                    if k not in ("vlneval_version", "task", "split", "episodes", "software")}  # fmt: skip
+        return _score(args, _Scored(protocol))
+    return 0
+
+
+class _Scored:
+    """What ``run``'s scoring step reads of a run: it is complete, with these protocol fields."""
+
+    partial = False
+
+    def __init__(self, protocol: dict[str, Any]) -> None:
+        self.protocol = protocol

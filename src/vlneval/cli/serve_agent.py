@@ -1,0 +1,60 @@
+"""``vlneval serve-agent``: serve a registered agent over HTTP (the remote-agent protocol)."""
+
+from __future__ import annotations
+
+import argparse
+
+from vlneval.cli.common import err
+
+__all__ = ["register", "cmd_serve_agent"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Adds the subcommand."""
+    p = sub.add_parser(
+        "serve-agent",
+        help="serve an agent over HTTP for `vlneval run --agent http://host:port`",
+        description="Serves a registered agent (or package.module:Class) on the JSON protocol of "
+        "vlneval.agents.remote (POST /reset, /act, /finish; GET /info). Privileged agents are "
+        "refused: their channel never crosses the wire.",
+    )
+    p.add_argument(
+        "--agent", required=True, help="stop, random, random-walk or package.module:Class"
+    )
+    p.add_argument(
+        "--agent-arg",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="keyword argument of the agent's constructor (repeatable; JSON values)",
+    )
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; the server has no authentication: keep it "
+        "on loopback or a private network)",
+    )
+    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free port)")
+    p.add_argument("--max-sessions", type=int, default=1024, help="open episodes kept at most")
+    p.add_argument("--verbose", action="store_true", help="log every request on stderr")
+    p.set_defaults(func=cmd_serve_agent)
+
+
+def cmd_serve_agent(args: argparse.Namespace) -> int:
+    """Serves until interrupted."""
+    from vlneval.agents.registry import get_agent
+    from vlneval.agents.remote_server import AgentServer
+    from vlneval.distributed.checkpoint import parse_agent_args, with_agent_args
+
+    agent = with_agent_args(get_agent(args.agent), parse_agent_args(args.agent_arg))
+    server = AgentServer(agent, host=args.host, port=args.port, max_sessions=args.max_sessions,
+                         log=err if args.verbose else None)  # fmt: skip
+    err(f"serving {agent.id} on {server.url} (protocol vlneval-agent-v1); "
+        f"run with --agent {server.url}; Ctrl-C stops")  # fmt: skip
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        err("stopped")
+    finally:
+        server.httpd.server_close()
+    return 0
