@@ -19,6 +19,7 @@ from tests.server.helpers import (
     demo_episodes,
     encode,
     hidden_values,
+    login,
     stop_predictions,
 )
 from vlneval.server import admin
@@ -107,7 +108,7 @@ def test_no_endpoint_page_error_or_log_line_reveals_a_hidden_label(server, caplo
         "/login", "/static/style.css", "/no/such/page",
     ]  # fmt: skip
     gets += [f"/api/v1/submissions/{u}" for u in uids] + [f"/submissions/{u}" for u in uids]
-    c.cookies.set("vlneval_token", alpha)
+    login(c, alpha)
     responses += [c.get(path, headers=auth) for path in gets]
     responses += [c.get(f"/api/v1/submissions/{u}", headers=server.auth(beta)) for u in uids]
     c.cookies.clear()
