@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import delete, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from vlneval.server.database import Database
 from vlneval.server.models import FINISHED, Phase, Submission, TeamEntry, utcnow
@@ -166,6 +166,7 @@ def own_submissions(s: Session, phase: Phase, team_id: int) -> tuple[str, list[O
             Submission.team_id == team_id,
             Submission.status == FINISHED,
         )
+        .options(selectinload(Submission.result))
         .order_by(Submission.created_at.desc(), Submission.id.desc())
         .limit(100)
     ).all()
