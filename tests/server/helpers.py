@@ -55,3 +55,20 @@ def hidden_values() -> tuple[set[str], set[str]]:
         starts.add(ep["path"][0])
         labels.update(ep["path"][1:])
     return labels - starts, starts
+
+
+def login(client: Any, token: str) -> str:
+    """Logs ``client`` (a TestClient) in with ``token``; returns the session cookie's value.
+
+    The cookie is ``Secure`` off loopback (the TestClient's host is ``testserver``), so it is
+    copied into the client's jar by hand, as a browser over HTTPS would keep it.
+    """
+    r = client.post("/login", data={"token": token, "next": "/submissions"}, follow_redirects=False)
+    assert r.status_code == 303, r.text
+    sid = r.cookies.get("vlneval_session") or _cookie(r.headers.get("set-cookie", ""))
+    client.cookies.set("vlneval_session", sid)
+    return sid
+
+
+def _cookie(header: str) -> str:
+    return header.split(";", 1)[0].split("=", 1)[1]

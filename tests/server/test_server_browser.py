@@ -1,7 +1,9 @@
 """The HTML pages in headless Chromium (Playwright driving Debian's /usr/bin/chromium).
 
 They load with no console error and no failed request, show the leaderboard and a
-submission's status, scores and messages, and keep one team out of another's submissions.
+submission's status, scores and messages, and keep one team out of another's submissions; the
+upload form and the leaderboard controls work, a form posted from elsewhere is refused, and the
+board fits a 1,400 px window.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pytest
 
 from tests.server.helpers import DEMO_PREDICTIONS, encode, stop_predictions
 from tests.server.live import LiveServer
+from vlneval.server import admin
 
 CHROMIUM = os.environ.get("VLNEVAL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
@@ -90,7 +93,9 @@ def test_leaderboard_page_shows_the_results_without_console_errors(browser, live
     headers = page.locator("#leaderboard thead th").all_inner_texts()
     spl = headers.index("SPL (%)")
     assert first[spl] == "47.08" and second[spl] == "0.00"
-    assert "demo v1" in first and "not declared" in first
+    assert "not declared" in first  # the privileged column
+    rows.nth(0).locator("details summary").click()
+    assert "demo v1" in rows.nth(0).locator("details .popup").inner_text()
     page.screenshot(path=str(tmp_path / "leaderboard.png"), full_page=True)
     assert watch.problems == []
     page.close()
@@ -148,3 +153,145 @@ def test_a_wrong_token_is_refused_on_the_login_page(browser, live):
     page.wait_for_selector("#error")
     assert page.inner_text("#error") == "that token is not valid"
     page.close()
+
+
+def _login(page, server, token: str) -> None:
+    page.goto(server.url + "/login")
+    page.fill("#token", token)
+    page.click("button[type=submit]")
+    page.wait_for_url(server.url + "/submissions")
+
+
+def test_the_upload_form_submits_and_shows_problems(browser, live, tmp_path):
+    srv, server, _, _ = live
+    context = browser.new_context()
+    page = context.new_page()
+    watch = Watch(page)
+    _login(page, server, srv.beta)
+    page.goto(server.url + "/c/demo/val")
+    page.click("#upload-link")
+    page.wait_for_url(server.url + "/c/demo/val/submit")
+    good = tmp_path / "mine.json"
+    good.write_bytes(DEMO_PREDICTIONS.read_bytes())
+    page.set_input_files("#file", str(good))
+    page.fill("#method", "uploaded in a browser")
+    page.fill("#protocol", '{"privileged": "none"}')
+    page.click("#upload button[type=submit]")
+    page.wait_for_url(server.url + "/submissions/*")
+    assert page.inner_text("#status").split()[0] in ("queued", "running")
+    srv.work()
+    page.reload()
+    assert page.inner_text("#status").strip() == "finished"
+    assert assert_no_console(watch)
+    page.goto(server.url + "/c/demo/val/submit")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"instr_id": ')
+    page.set_input_files("#file", str(bad))
+    page.click("#upload button[type=submit]")
+    page.wait_for_selector("#error")
+    assert "bad.json was not accepted" in page.inner_text("#error")
+    context.close()
+
+
+def assert_no_console(watch: Watch) -> bool:
+    return [p for p in watch.problems if not p[:3].isdigit()] == []
+
+
+def test_the_leaderboard_controls(browser, live):
+    srv, server, ok, _ = live
+    # alpha's second finished entry, a stop agent that scores 0
+    stop = srv.submit(srv.alpha, encode(stop_predictions()), method="alpha stop").json()["id"]
+    srv.work()
+    context = browser.new_context()
+    page = context.new_page()
+    watch = Watch(page)
+    _login(page, server, srv.alpha)
+    page.goto(server.url + "/c/demo/val")
+
+    def board() -> list[tuple[str, str]]:
+        rows = page.locator("#leaderboard tbody tr")
+        return [
+            tuple(rows.nth(i).locator("td").all_inner_texts()[1:3]) for i in range(rows.count())
+        ]
+
+    assert board()[0] == ("alpha", "shortest-ish mix")
+    page.locator(f"#sub-{stop} button", has_text="make our entry").click()
+    page.wait_for_url(server.url + "/c/demo/val#yours")
+    assert ("alpha", "alpha stop") in board() and ("alpha", "shortest-ish mix") not in board()
+    assert "our entry" in page.inner_text(f"#sub-{stop} .state")
+    page.click("#show-none")
+    assert [t for t, _ in board()] == ["beta"]
+    assert page.inner_text("#choice") == "no entry"
+    page.click("#show-best")
+    assert board()[0] == ("alpha", "shortest-ish mix")
+    page.locator(f"#sub-{ok} button", has_text="hide").click()
+    assert "hidden" in page.inner_text(f"#sub-{ok} .state")
+    assert board()[0] != ("alpha", "shortest-ish mix")
+    page.locator(f"#sub-{ok} button", has_text="show").click()
+    assert board()[0] == ("alpha", "shortest-ish mix")
+    assert watch.problems == []
+    context.close()
+
+
+def test_a_form_posted_from_another_page_is_refused(browser, live):
+    srv, server, ok, _ = live
+    context = browser.new_context()
+    page = context.new_page()
+    _login(page, server, srv.alpha)
+    evil = context.new_page()
+    evil.set_content(
+        f'<form method="post" action="{server.url}/c/demo/val/entry">'
+        f'<input name="action" value="hide"><input name="submission" value="{ok}">'
+        '<input name="csrf" value="guess"><button id="go">go</button></form>'
+    )
+    with evil.expect_navigation():
+        evil.click("#go")
+    # SameSite=Lax: the browser sends no session with a cross-site POST, so nothing is done
+    assert evil.url.startswith(server.url + "/login")
+    page.goto(server.url + "/c/demo/val")
+    assert (
+        page.locator("#leaderboard tbody tr").nth(0).locator("td").all_inner_texts()[1] == "alpha"
+    )
+    context.close()
+
+
+def test_the_board_fits_1400_pixels(browser, live, tmp_path):
+    import json
+
+    from vlneval.server.entries import moderate
+
+    srv, server, ok, _ = live
+    long = ("a long method name " + "x" * 100)[:100]
+    for i in range(6):
+        name = f"team-with-a-rather-long-name-number-{i}-" + "y" * 40
+        token = admin.create_team(srv.db, name)
+        proto = json.dumps({"privileged": "ground-truth goals" if i == 0 else "none"})
+        uid = srv.submit(
+            token, DEMO_PREDICTIONS.read_bytes(), method=long, protocol=proto,
+            url="https://example.org/" + "p" * 200,
+        ).json()["id"]  # fmt: skip
+        if i == 1:
+            srv.work()
+            moderate(srv.db, uid, "flag", "same file as another team's " + "z" * 100)
+        if i == 2:
+            srv.work()
+            moderate(srv.db, uid, "baseline")
+    admin.create_phase(srv.db, "demo", "r2r-like", task="demo", primary_metric="nDTW")
+    srv.work()
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    watch = Watch(page)
+    page.goto(server.url + "/c/demo/val")
+    assert page.locator("#leaderboard tbody tr").count() == 7  # 5 ranked + 1 baseline + beta
+    assert page.locator("#privileged tbody tr").count() == 1
+    width = "document.documentElement.scrollWidth"
+    assert page.evaluate(width) <= 1400
+    page.locator("#leaderboard details summary").last.click()
+    assert page.locator("#leaderboard details .popup").last.is_visible()
+    assert page.evaluate(width) <= 1400
+    page.screenshot(path=str(tmp_path / "board-1400.png"), full_page=True)
+    for path in ("/", "/c/demo", "/c/demo/r2r-like"):
+        page.goto(server.url + path)
+        assert page.evaluate(width) <= 1400, path
+    assert watch.problems == []
+    context.close()

@@ -24,7 +24,7 @@ def _admin(capsys, data: str, *args: str) -> str:
 
 def test_admin_commands(tmp_path, capsys):
     data = str(tmp_path / "srv")
-    assert _admin(capsys, data, "migrate") == "database at schema revision 0002\n"
+    assert _admin(capsys, data, "migrate") == "database at schema revision 0003\n"
     assert (
         _admin(capsys, data, "create-challenge", "--slug", "demo", "--title", "Demo")
         == "created challenge demo\n"

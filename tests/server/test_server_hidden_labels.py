@@ -19,6 +19,7 @@ from tests.server.helpers import (
     demo_episodes,
     encode,
     hidden_values,
+    login,
     stop_predictions,
 )
 from vlneval.server import admin
@@ -104,10 +105,12 @@ def test_no_endpoint_page_error_or_log_line_reveals_a_hidden_label(server, caplo
         "/api/v1/challenges/demo/phases/val/quota", "/api/v1/submissions", "/api/v1/openapi.json",
         "/api/v1/challenges/demo/phases/nope", "/api/v1/submissions/" + "f" * 32,
         "/api/v1/submissions/not-an-id", "/", "/c/demo/val", "/c/demo/nope", "/submissions",
-        "/login", "/static/style.css", "/no/such/page",
+        "/login", "/static/style.css", "/no/such/page", "/c/demo", "/c/demo/val/submit",
+        "/api/v1/challenges/demo/phases/val/leaderboard?format=csv",
+        "/api/v1/challenges/demo/phases/val/leaderboard?format=json",
     ]  # fmt: skip
     gets += [f"/api/v1/submissions/{u}" for u in uids] + [f"/submissions/{u}" for u in uids]
-    c.cookies.set("vlneval_token", alpha)
+    login(c, alpha)
     responses += [c.get(path, headers=auth) for path in gets]
     responses += [c.get(f"/api/v1/submissions/{u}", headers=server.auth(beta)) for u in uids]
     c.cookies.clear()

@@ -97,6 +97,10 @@ def config_from_args(args: argparse.Namespace) -> Any:
         )
     if getattr(args, "secure_cookies", False):
         kw["secure_cookies"] = True
+    if getattr(args, "public_url", None):
+        kw["public_url"] = args.public_url
+    if getattr(args, "allowed_host", None):
+        kw["allowed_hosts"] = tuple(args.allowed_host)
     return ServerConfig(**kw)
 
 
@@ -123,7 +127,23 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="scoring worker processes to run (default 1; 0: run them yourself)",
     )
     s.add_argument(
-        "--secure-cookies", action="store_true", help="mark the login cookie Secure (behind HTTPS)"
+        "--secure-cookies",
+        action="store_true",
+        help="always mark the session cookie Secure (it is, unless served over HTTP on loopback)",
+    )
+    s.add_argument(
+        "--public-url",
+        default=None,
+        help="the address participants use, e.g. https://eval.example.org (default "
+        "$VLNEVAL_PUBLIC_URL); shown in the submit hint, its host allowed to post forms",
+    )
+    s.add_argument(
+        "--allowed-host",
+        action="append",
+        default=None,
+        metavar="HOST[:PORT]",
+        help="a host whose pages may post the login and upload forms (repeatable; default "
+        "$VLNEVAL_ALLOWED_HOSTS, comma-separated); loopback is always allowed",
     )
     s.add_argument("--log-level", default="info")
     s.set_defaults(func=cmd_serve)
@@ -206,9 +226,30 @@ def _register_admin(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     t.add_argument("--name", required=True)
     r = asub.add_parser("rotate-token", help="give a team a new token")
     r.add_argument("--team", required=True)
-    lb = asub.add_parser("leaderboard", help="a phase's full leaderboard (private ones too)")
+    lb = asub.add_parser(
+        "leaderboard", help="a phase's full leaderboard with every metric (private ones too)"
+    )
     lb.add_argument("--challenge", required=True)
     lb.add_argument("--phase", required=True)
+    lb.add_argument(
+        "--format",
+        choices=["table", "csv", "json"],
+        default="table",
+        help="table (default), csv, or json (a list of entries)",
+    )
+    md = asub.add_parser(
+        "moderate",
+        help="hide, delete, flag or pin as baseline a submission on its leaderboard",
+    )
+    md.add_argument("--submission", required=True, help="the submission's id")
+    md.add_argument(
+        "--action",
+        required=True,
+        choices=["hide", "show", "delete", "restore", "flag", "unflag", "baseline", "unbaseline"],
+        help="hide/show and delete/restore (reason shown to the team), flag/unflag (reason "
+        "shown on the board), baseline/unbaseline (shown, not ranked)",
+    )
+    md.add_argument("--reason", default="", help="why (needed to hide, delete or flag)")
     asub.add_parser("list", help="challenges, phases, teams and the queue")
     rq = asub.add_parser("requeue", help="score a finished or failed submission again")
     rq.add_argument("--submission", required=True)
@@ -221,6 +262,12 @@ def _phase_settings(p: argparse.ArgumentParser) -> None:
     p.add_argument("--total-quota", type=int, default=None)
     p.add_argument("--opens", default=None, help="ISO 8601 time (UTC unless a zone is given)")
     p.add_argument("--closes", default=None, help="ISO 8601 time")
+    p.add_argument(
+        "--entries",
+        choices=["best", "chosen"],
+        default=None,
+        help="a team that picked no entry is shown with its best (default) or not at all",
+    )
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -240,6 +287,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     err(
         f"vlneval server: http://{args.host}:{args.port}/ (data {cfg.data_dir}, {args.workers} worker(s))"
     )
+    if args.host not in ("127.0.0.1", "localhost", "::1") and not (
+        cfg.public_url or cfg.allowed_hosts
+    ):
+        err(
+            "note: browsers reaching this server by another name than a loopback one cannot log "
+            "in or submit forms until it is allowed: --public-url URL or --allowed-host HOST"
+        )
     # uvicorn re-raises SIGTERM after its graceful shutdown: turn it into an exit that runs the
     # finally clause below, so that the workers are stopped too.
     signal.signal(signal.SIGTERM, _exit_on_signal)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
@@ -27,10 +27,12 @@ from vlneval.server.models import (
     FINISHED,
     QUEUED,
     Challenge,
+    LoginSession,
     Phase,
     Result,
     Submission,
     Team,
+    utcnow,
 )
 
 __all__ = [
@@ -214,6 +216,16 @@ def _options(options: Any) -> dict[str, Any]:
     return out
 
 
+def _entry_rule(rule: str | None) -> str:
+    """A phase's entry rule: ``best`` (a team that picked nothing shows its best) or ``chosen``
+    (only picked entries are shown)."""
+    if rule is None:
+        return "best"
+    if rule not in ENTRY_RULES:
+        raise UnknownNameError("entry rule", rule, ENTRY_RULES)
+    return rule
+
+
 def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> ResolvedData:
     """Adds a phase to ``challenge`` (see ``vlneval admin create-phase --help``)."""
     from vlneval.profiles import get_profile
@@ -265,6 +277,7 @@ def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> Reso
                 opens_at=fields.get("opens_at"),
                 closes_at=fields.get("closes_at"),
                 options=_options(fields.get("options")),
+                entry_rule=_entry_rule(fields.get("entry_rule")),
             )
         )
     return data
@@ -272,8 +285,9 @@ def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> Reso
 
 UPDATABLE = (
     "title", "description", "leaderboard_public", "daily_quota", "total_quota", "opens_at",
-    "closes_at",
+    "closes_at", "entry_rule",
 )  # fmt: skip
+ENTRY_RULES = ("best", "chosen")
 
 
 def update_phase(
@@ -283,6 +297,8 @@ def update_phase(
     unknown = set(changes) - set(UPDATABLE)
     if unknown:
         raise InvalidInputError(f"cannot change {', '.join(sorted(unknown))} of a phase")
+    if "entry_rule" in changes:
+        _entry_rule(changes["entry_rule"])
     with db.write() as s:
         ph = find_phase(s, challenge, phase)
         for k, v in changes.items():
@@ -320,6 +336,11 @@ def rotate_token(db: Database, name: str) -> str:
         if team is None:
             raise NotFoundError(f"no team {name!r}")
         team.token_sha256, team.token_prefix = token_digest(token), token[:8]
+        s.execute(  # the old token's browser logins end with it
+            update(LoginSession)
+            .where(LoginSession.team_id == team.id, LoginSession.revoked_at.is_(None))
+            .values(revoked_at=utcnow())
+        )
     return token
 
 

@@ -40,6 +40,8 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         out["opens_at"] = admin.parse_time(args.opens)
     if args.closes is not None:
         out["closes_at"] = admin.parse_time(args.closes)
+    if getattr(args, "entries", None) is not None:
+        out["entry_rule"] = args.entries
     return out
 
 
@@ -94,18 +96,29 @@ def _update_phase(db: Database, args: argparse.Namespace) -> None:
 
 
 def _leaderboard(db: Database, args: argparse.Namespace) -> None:
-    from vlneval.reports.terminal import format_value
+    from vlneval.server.export import export_rows, phase_metrics, to_csv, to_json, to_table
     from vlneval.server.leaderboard import leaderboard
 
     with db.read() as s:
         ph = admin.find_phase(s, args.challenge, args.phase)
-        entries = leaderboard(s, ph)
-        label = ph.primary_metric
-    _out(f"{'#':>3}  {'team':24s} {label:>8s}  method")
-    for e in entries:
-        _out(
-            f"{e.rank:>3}  {e.team[:24]:24s} {format_value(label, e.primary_value):>8s}  {e.method}"
-        )
+        rows = export_rows(leaderboard(s, ph), ph)
+        metrics = phase_metrics(ph)
+    fmt = getattr(args, "format", "table") or "table"
+    text = {"json": lambda: to_json(rows), "csv": lambda: to_csv(rows, metrics)}.get(
+        fmt, lambda: to_table(rows, metrics)
+    )()
+    sys.stdout.write(text)
+
+
+def _moderate(db: Database, args: argparse.Namespace) -> None:
+    from vlneval.server.entries import moderate
+    from vlneval.server.submissions import Refused
+
+    try:
+        state = moderate(db, args.submission, args.action, args.reason or "")
+    except Refused as exc:
+        raise InvalidInputError(exc.detail) from None
+    _out(f"submission {args.submission}: {state}")
 
 
 def _list(db: Database, args: argparse.Namespace) -> None:
@@ -166,6 +179,7 @@ COMMANDS: dict[str, Callable[[Database, argparse.Namespace], None]] = {
         lambda db, a: f"new API token of team {a.team}:\n{admin.rotate_token(db, a.team)}"
     ),
     "leaderboard": _leaderboard,
+    "moderate": _moderate,
     "list": _list,
     "requeue": _simple(
         lambda db, a: f"submission {a.submission}: {admin.requeue(db, a.submission)}"

@@ -8,7 +8,8 @@ team's submission answers 404, exactly like one that does not exist.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any
+from dataclasses import replace
+from typing import Annotated, Any, Literal
 
 from fastapi import (
     APIRouter,
@@ -22,16 +23,22 @@ from fastapi import (
     Response,
     UploadFile,
 )
+from fastapi.responses import JSONResponse
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from vlneval.server.admin import NotFoundError, find_phase
 from vlneval.server.auth import TeamRef, current_team, get_db, optional_team
+from vlneval.server.entries import choose_entry, team_action
+from vlneval.server.export import export_rows, phase_metrics, to_csv
 from vlneval.server.leaderboard import leaderboard
 from vlneval.server.models import Challenge, Phase, Submission, Team, utcnow, with_row_details
 from vlneval.server.queue import queue_counts
 from vlneval.server.schemas import (
     ChallengeOut,
+    ChoiceIn,
+    ChoiceOut,
+    EntryOut,
     ErrorOut,
     HealthOut,
     LeaderboardOut,
@@ -154,17 +161,24 @@ def phase(request: Request, challenge: Slug, phase: Slug) -> PhaseOut:
 
 @router.get(
     "/challenges/{challenge}/phases/{phase}/leaderboard",
-    response_model=LeaderboardOut,
-    responses=_errors(401, 403, 404, 422),
-    summary="A phase's leaderboard",
+    response_model=LeaderboardOut | list[EntryOut],
+    responses={
+        200: {"content": {"text/csv": {"schema": {"type": "string"}}}},
+        **_errors(401, 403, 404, 422),
+    },
+    summary="A phase's leaderboard (or its export: ?format=csv|json)",
 )
 def phase_leaderboard(
     request: Request,
     challenge: Slug,
     phase: Slug,
     team: Annotated[TeamRef | None, Depends(optional_team)],
-) -> LeaderboardOut:
-    """Each team's best entry; a private leaderboard shows the caller's own entry only."""
+    format: Annotated[Literal["csv", "json"] | None, Query()] = None,
+) -> Any:
+    """One entry per team (its pick, or its best), privileged entries in their own section and
+    pinned baselines unranked; numbers rounded as the pages show them. A private leaderboard
+    shows the caller's own entries only. ``format=json`` gives the export (a list of entries,
+    every metric of the phase), ``format=csv`` the same as CSV."""
     with get_db(request).read() as s:
         ph = _phase(s, challenge, phase)
         if not ph.leaderboard_public and team is None:
@@ -175,14 +189,66 @@ def phase_leaderboard(
             )
         only = None if ph.leaderboard_public else team.id  # type: ignore[union-attr]
         entries = leaderboard(s, ph, team_id=only)
+        if not ph.leaderboard_public:
+            entries = [replace(e, rank=None) for e in entries]
+        if format is not None:
+            rows = export_rows(entries, ph)
+            if format == "json":
+                return JSONResponse(rows)
+            return Response(
+                to_csv(rows, phase_metrics(ph)),
+                media_type="text/csv; charset=utf-8",
+                headers={"Content-Disposition": f'attachment; filename="{challenge}-{phase}.csv"'},
+            )
         return LeaderboardOut(
             challenge=challenge,
             phase=phase,
             primary_metric=ph.primary_metric,
             higher_is_better=ph.higher_is_better,
             visibility="public" if ph.leaderboard_public else "private",
-            entries=[entry_out(e, ranked=ph.leaderboard_public) for e in entries],
+            entries=[
+                entry_out(e, ph.primary_metric, ranked=ph.leaderboard_public) for e in entries
+            ],
         )
+
+
+@router.put(
+    "/challenges/{challenge}/phases/{phase}/entry",
+    response_model=ChoiceOut,
+    responses=_errors(401, 404, 409, 422),
+    summary="Choose your team's leaderboard entry",
+)
+def choose(
+    request: Request,
+    challenge: Slug,
+    phase: Slug,
+    body: ChoiceIn,
+    team: Annotated[TeamRef, Depends(current_team)],
+) -> ChoiceOut:
+    """``best`` (your best submission), ``none`` (no entry) or one of your finished submissions
+    of the phase."""
+    with get_db(request).read() as s:
+        ph_id = _phase(s, challenge, phase).id
+    entry = choose_entry(get_db(request), ph_id, team.id, body.entry)
+    return ChoiceOut(challenge=challenge, phase=phase, entry=entry)
+
+
+@router.post(
+    "/submissions/{uid}/{action}",
+    response_model=SubmissionOut,
+    responses=_errors(401, 404, 409, 422),
+    summary="Hide, show or withdraw one of your submissions",
+)
+def submission_action(
+    request: Request,
+    uid: Uid,
+    action: Annotated[Literal["hide", "show", "withdraw"], Path()],
+    team: Annotated[TeamRef, Depends(current_team)],
+) -> SubmissionOut:
+    """``hide`` takes it off the leaderboard (``show`` puts it back); ``withdraw`` takes it off
+    for good."""
+    team_action(get_db(request), team.id, uid, action)
+    return _own_submission(request, team, uid)
 
 
 @router.get(

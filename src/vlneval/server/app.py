@@ -212,7 +212,7 @@ def create_app(
         ['/api/v1/challenges', '/api/v1/challenges/{challenge}']
     """
     from vlneval import __version__
-    from vlneval.server import api, pages
+    from vlneval.server import api, forms, pages
     from vlneval.server.migrate import upgrade
 
     cfg = cfg or ServerConfig()
@@ -233,6 +233,7 @@ def create_app(
     app.state.login_limiter = RateLimiter(cfg.login_rate, cfg.login_burst)
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(forms.router)
     _install_handlers(app)
     app.add_middleware(BodyLimit, max_upload=cfg.max_upload_bytes)  # type: ignore[arg-type]
     app.add_middleware(SecurityHeaders)  # type: ignore[arg-type]

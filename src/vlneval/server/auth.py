@@ -1,8 +1,8 @@
-"""Who is asking: a team's API token, from the ``Authorization`` header or the login cookie.
+"""Who is asking the API: a team's API token from the ``Authorization`` header.
 
-The API takes ``Authorization: Bearer <token>`` only; the HTML pages also read the token from an
-HttpOnly, SameSite=Strict cookie set by the login form. A cookie never authorises a change:
-every mutating endpoint of the API requires the header, so a cross-site request cannot submit.
+The API takes ``Authorization: Bearer <token>`` only; a cookie never authorises an API request,
+so a cross-site request cannot submit through it. The HTML pages use login sessions instead
+(:mod:`vlneval.server.sessions`): the token is never kept in a cookie.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from vlneval.server.admin import token_digest
 from vlneval.server.database import Database
 from vlneval.server.models import Team
 
-__all__ = ["TeamRef", "team_for_token", "current_team", "optional_team", "COOKIE", "get_db"]
+__all__ = ["TeamRef", "team_for_token", "current_team", "optional_team", "get_db"]
 
-COOKIE = "vlneval_token"
 MAX_TOKEN = 200
 
 bearer = HTTPBearer(auto_error=False, description="a team's API token (vlneval admin create-team)")

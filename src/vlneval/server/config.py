@@ -36,6 +36,11 @@ def default_data_dir() -> Path:
     return base / "vlneval" / "server"
 
 
+def _env_hosts() -> tuple[str, ...]:
+    raw = os.environ.get("VLNEVAL_ALLOWED_HOSTS", "")
+    return tuple(h.strip().lower() for h in raw.split(",") if h.strip())
+
+
 @dataclass(frozen=True)
 class ServerConfig:
     """Settings shared by the web app, the workers and the admin commands.
@@ -55,7 +60,18 @@ class ServerConfig:
         max_attempts: claims after which a submission that keeps killing its workers fails.
         scoring_timeout_seconds: a worker that scores one file longer than this gives up on it.
         max_pending_per_team: queued or running submissions a team may have in one phase.
-        secure_cookies: mark the login cookie ``Secure`` (set when served over HTTPS).
+        secure_cookies: always mark the session cookie ``Secure``. Without it the cookie is
+            ``Secure`` unless the server is reached over plain HTTP on a loopback address: the
+            scheme and host of ``public_url`` decide when it is set, else the request's.
+        public_url: the address participants use (``--public-url``, ``$VLNEVAL_PUBLIC_URL``),
+            e.g. ``https://eval.example.org``; named in the "Submit with" hint, and its host is
+            allowed by the same-origin check.
+        allowed_hosts: host names (``host`` or ``host:port``) whose pages may post the forms
+            (``--allowed-host``, ``$VLNEVAL_ALLOWED_HOSTS`` comma-separated); the loopback names
+            and ``public_url``'s host are always allowed. A form whose ``Origin`` names another
+            host is refused: the ``Host`` header is not trusted.
+        session_idle_seconds: a login unused this long ends (12 hours).
+        session_max_seconds: a login ends this long after it began, used or not (7 days).
         max_trajectory_steps: most steps in one trajectory (a phase's ``max_steps`` option
             overrides it).
         mean_trajectory_steps: most steps per episode of the split over a whole file (a phase's
@@ -90,6 +106,10 @@ class ServerConfig:
     scoring_timeout_seconds: float = 1800.0
     max_pending_per_team: int = 20
     secure_cookies: bool = False
+    public_url: str = field(default_factory=lambda: os.environ.get("VLNEVAL_PUBLIC_URL", ""))
+    allowed_hosts: tuple[str, ...] = field(default_factory=lambda: _env_hosts())
+    session_idle_seconds: float = 12 * 3600.0
+    session_max_seconds: float = 7 * 24 * 3600.0
     max_trajectory_steps: int = 500
     mean_trajectory_steps: int = 64
     max_refused_per_day: int = 20
@@ -101,6 +121,9 @@ class ServerConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "data_dir", Path(self.data_dir).expanduser().resolve())
+        object.__setattr__(self, "public_url", self.public_url.strip().rstrip("/"))
+        hosts = tuple(h.strip().lower() for h in self.allowed_hosts if h.strip())
+        object.__setattr__(self, "allowed_hosts", hosts)
         if not self.database_url:
             url = os.environ.get("VLNEVAL_DATABASE_URL") or (
                 f"sqlite:///{self.data_dir / 'vlneval.sqlite3'}"

@@ -1,32 +1,62 @@
-"""A phase's leaderboard: each team's best finished submission by the phase's primary metric.
+"""A phase's leaderboard: one entry per team, privileged entries apart, baselines unranked.
 
-Ties go to the earlier submission. A submission whose primary metric could not be computed is
-not ranked. Each entry carries the protocol card's key fields (profile and version, episodes
-scored, and what the team declared: observations, action space, map, privileged information,
-inference budget, model), so that a reader sees at once which numbers are comparable.
+Which submission is a team's entry:
+- the one the team picked (:class:`~vlneval.server.models.TeamEntry`), or none if it picked
+  none;
+- without a pick, its best submission by the phase's primary metric when the phase's
+  ``entry_rule`` is ``best`` (the default), nothing when it is ``chosen``.
+Only finished submissions with a primary value are shown, never one the team hid or withdrew
+or the organisers hid or deleted. Ties go to the earlier submission.
+
+Entries whose protocol card declares privileged information (``privileged`` other than
+``none``) are ranked in a section of their own, never among the others. A submission the
+organisers pinned as a baseline is shown in the main section at its place by value, without a
+rank, and takes no rank from anyone. A flagged entry is shown with the organisers' reason.
+
+Public numbers are rounded to the precision the pages show (:func:`public_value`): two
+decimals of a percentage for rates, two decimals otherwise; the database keeps full precision.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from vlneval.server.models import FINISHED, Phase, Result, Submission, Team
+from vlneval.reports.terminal import shown_unit
+from vlneval.server.models import FINISHED, Phase, Result, Submission, Team, TeamEntry
 
-__all__ = ["Entry", "leaderboard", "protocol_fields", "rank"]
+__all__ = [
+    "Entry",
+    "leaderboard",
+    "protocol_fields",
+    "rank",
+    "public_value",
+    "public_metrics",
+    "is_privileged",
+    "public_entry",
+    "headline_metrics",
+    "RANKED",
+    "PRIVILEGED",
+    "BASELINE",
+]
 
 KEY_FIELDS = ("observations", "action_space", "map", "privileged", "inference_budget", "model")
+RANKED, PRIVILEGED, BASELINE = "ranked", "privileged", "baseline"
+HEADLINE = ("SR", "SPL", "NE", "nDTW", "RGSPL", "TC", "SPD", "SED", "GP", "det_SPL", "sDTW")
+NOT_PRIVILEGED = ("", "none", "no", "false", "not declared")
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One row of a leaderboard."""
+    """One row of a leaderboard (``rank`` None: a baseline, or a private board)."""
 
-    rank: int
+    rank: int | None
     team: str
     team_id: int
     method: str
@@ -36,6 +66,72 @@ class Entry:
     metrics: dict[str, Any]
     n_episodes: int
     protocol: dict[str, Any]
+    section: str = RANKED
+    description: str = ""
+    flag: str = ""
+    intervals: dict[str, list[float]] = field(default_factory=dict)
+    uid: str = ""  # the submission's id: shown to its own team only
+
+
+def public_value(label: str, value: Any) -> float | None:
+    """``value`` rounded to the precision the pages show (rates: 4 decimals of the fraction,
+    i.e. 2 of the percentage; others 2 decimals); None for a missing or non-finite value.
+
+    Example:
+        >>> public_value("SPL", 0.470833333), public_value("NE", 3.14159), public_value("SR", None)
+        (0.4708, 3.14, None)
+    """
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        return None
+    return round(float(value), 4 if shown_unit(label) == "%" else 2)
+
+
+def public_metrics(metrics: dict[str, Any]) -> dict[str, float | None]:
+    """Every metric rounded by :func:`public_value`.
+
+    Example:
+        >>> public_metrics({"SR": 0.123456, "TL": 9.8765})
+        {'SR': 0.1235, 'TL': 9.88}
+    """
+    return {k: public_value(k, v) for k, v in metrics.items()}
+
+
+def _public_intervals(intervals: dict[str, Any] | None) -> dict[str, list[float]]:
+    out = {}
+    for label, pair in (intervals or {}).items():
+        low, high = (public_value(label, v) for v in pair)
+        if low is not None and high is not None:
+            out[label] = [low, high]
+    return out
+
+
+def is_privileged(value: Any) -> bool:
+    """True when a protocol card's ``privileged`` field declares privileged information.
+
+    Example:
+        >>> is_privileged("none"), is_privileged("not declared (offline predictions file)")
+        (False, False)
+        >>> is_privileged("ground-truth goal position")
+        True
+    """
+    if value is None or value is False:
+        return False
+    text = str(value).strip().lower()
+    return text not in NOT_PRIVILEGED and not text.startswith("not declared")
+
+
+def headline_metrics(primary: str, metrics: Iterable[str], n: int = 3) -> list[str]:
+    """The columns a board shows: the primary metric and ``n`` more (the others are behind the
+    details view).
+
+    Example:
+        >>> headline_metrics("SPL", ["TL", "NE", "OSR", "SR", "SPL", "nDTW", "sDTW", "CLS"])
+        ['SPL', 'SR', 'NE', 'nDTW']
+    """
+    names = [m for m in metrics if m != primary]
+    preferred = [m for m in HEADLINE if m in names]
+    rest = [m for m in names if m not in preferred]
+    return [primary, *(preferred + rest)[:n]]
 
 
 def protocol_fields(summary: dict[str, Any]) -> dict[str, Any]:
@@ -80,36 +176,104 @@ def rank(rows: list[tuple[int, float, dt.datetime, Any]], higher_is_better: bool
     return [item for _, _, item in sorted(best.values(), key=lambda r: (r[0], r[1]))]
 
 
-def leaderboard(s: Session, phase: Phase, *, team_id: int | None = None) -> list[Entry]:
-    """The ranked entries of ``phase`` (only ``team_id``'s entry when given)."""
+Row = tuple[Submission, Result, Team]
+
+
+def _shown(s: Session, phase: Phase) -> list[Row]:
     q = (
         select(Submission, Result, Team)
         .join(Result, Result.submission_id == Submission.id)
         .join(Team, Team.id == Submission.team_id)
         .where(Submission.phase_id == phase.id, Submission.status == FINISHED)
-        .where(Result.primary_value.is_not(None))
+        .where(Result.primary_value.is_not(None), Submission.withdrawn_at.is_(None))
+        .where(Submission.moderation == "", Submission.team_hidden.is_(False))
     )
-    rows = [
-        (team.id, float(res.primary_value), sub.created_at, (sub, res, team))
-        for sub, res, team in s.execute(q).all()
-        if res.primary_value is not None
-    ]
+    return [(sub, res, team) for sub, res, team in s.execute(q).all()]
+
+
+def _team_entries(s: Session, phase: Phase, rows: list[Row]) -> list[Row]:
+    """Each team's entry: its pick, or (rule ``best``, no pick) its best."""
+    picks = {
+        t.team_id: t.submission_id
+        for t in s.scalars(select(TeamEntry).where(TeamEntry.phase_id == phase.id))
+    }
     out = []
-    for i, (sub, res, team) in enumerate(rank(rows, phase.higher_is_better), start=1):
-        if team_id is not None and team.id != team_id:
-            continue
-        out.append(
-            Entry(
-                i,
-                team.name,
-                team.id,
-                sub.method,
-                sub.url,
-                sub.created_at,
-                float(res.primary_value),
-                dict(res.metrics),
-                res.n_episodes,
-                protocol_fields(res.summary),
-            )
-        )
+    for team_id in sorted({team.id for _, _, team in rows}):
+        mine = [r for r in rows if r[2].id == team_id]
+        if team_id in picks:
+            out += [r for r in mine if r[0].id == picks[team_id]]
+        elif phase.entry_rule != "chosen":
+            out += rank([_key(r) for r in mine], phase.higher_is_better)
     return out
+
+
+def _key(r: Row) -> tuple[int, float, dt.datetime, Row]:
+    return (r[2].id, float(r[1].primary_value or 0.0), r[0].created_at, r)
+
+
+def _entry(r: Row, section: str, position: int | None) -> Entry:
+    sub, res, team = r
+    return Entry(
+        rank=position,
+        team=team.name,
+        team_id=team.id,
+        method=sub.method,
+        url=sub.url,
+        submitted_at=sub.created_at,
+        primary_value=float(res.primary_value or 0.0),
+        metrics=dict(res.metrics),
+        n_episodes=res.n_episodes,
+        protocol=protocol_fields(res.summary),
+        section=section,
+        description=sub.description,
+        flag=sub.flag_reason,
+        intervals=dict(res.intervals or {}),
+        uid=sub.uid,
+    )
+
+
+def _ordered(rows: list[Row], higher_is_better: bool) -> list[Row]:
+    return rank([(i, *_key(r)[1:]) for i, r in enumerate(rows)], higher_is_better)
+
+
+def leaderboard(s: Session, phase: Phase, *, team_id: int | None = None) -> list[Entry]:
+    """The entries of ``phase``: the main section (ranked entries and baselines), then the
+    privileged section; only ``team_id``'s entries when given. Full precision: round with
+    :func:`public_value` before showing."""
+    rows = _shown(s, phase)
+    baselines = [r for r in rows if r[0].baseline]
+    entries = _team_entries(s, phase, [r for r in rows if not r[0].baseline])
+    privileged = [r for r in entries if is_privileged(protocol_fields(r[1].summary)["privileged"])]
+    apart = {id(r) for r in privileged}
+    honest = [r for r in entries if id(r) not in apart]
+    ranked_ids = {id(r) for r in honest}
+    main, out, position = _ordered(honest + baselines, phase.higher_is_better), [], 0
+    for r in main:
+        if id(r) in ranked_ids:
+            position += 1
+            out.append(_entry(r, RANKED, position))
+        else:
+            out.append(_entry(r, BASELINE, None))
+    for i, r in enumerate(_ordered(privileged, phase.higher_is_better), start=1):
+        out.append(_entry(r, PRIVILEGED, i))
+    return [e for e in out if team_id is None or e.team_id == team_id]
+
+
+def public_entry(e: Entry, primary: str) -> dict[str, Any]:
+    """The public fields of an entry, numbers rounded (the row of the API and the export)."""
+    return {
+        "section": e.section,
+        "rank": e.rank,
+        "team": e.team,
+        "method": e.method,
+        "url": e.url,
+        "description": e.description,
+        "submitted_at": e.submitted_at,
+        "primary_value": public_value(primary, e.primary_value),
+        "metrics": public_metrics(e.metrics),
+        "intervals": _public_intervals(e.intervals),
+        "n_episodes": e.n_episodes,
+        "flag": e.flag,
+        "privileged": e.section == PRIVILEGED,
+        "protocol": e.protocol,
+    }

@@ -37,7 +37,7 @@ def head_revision() -> str:
 
     Example:
         >>> head_revision()
-        '0002'
+        '0003'
     """
     from alembic.script import ScriptDirectory
 

@@ -29,6 +29,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import (
     DeclarativeBase,
@@ -48,6 +49,7 @@ __all__ = [
     "Submission",
     "Result",
     "LoginSession",
+    "TeamEntry",
     "utcnow",
     "STATUSES",
     "QUEUED",
@@ -118,6 +120,9 @@ class Phase(Base):
     opens_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
     closes_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    # "best": a team that chose nothing is shown with its best entry; "chosen": only entries
+    # that teams picked are shown.
+    entry_rule: Mapped[str] = mapped_column(String(16), default="best", server_default="best")
 
     challenge: Mapped[Challenge] = relationship(back_populates="phases")
 
@@ -169,6 +174,15 @@ class Submission(Base):
     claim_token: Mapped[str | None] = mapped_column(String(32), nullable=True)
     lease_expires_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    # Leaderboard controls: the team's (hide, withdraw for good) and the organisers' ("hidden"
+    # or "deleted" with a reason; a flag whose reason is shown beside the entry; a baseline is
+    # shown and not ranked).
+    team_hidden: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    withdrawn_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    moderation: Mapped[str] = mapped_column(String(16), default="", server_default="")
+    moderation_reason: Mapped[str] = mapped_column(Text, default="", server_default="")
+    flag_reason: Mapped[str] = mapped_column(Text, default="", server_default="")
+    baseline: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     phase: Mapped[Phase] = relationship()
     team: Mapped[Team] = relationship()
@@ -187,6 +201,9 @@ class Result(Base):
     primary_value: Mapped[float | None] = mapped_column(Float, nullable=True)
     n_episodes: Mapped[int] = mapped_column(Integer)
     scorer_version: Mapped[str] = mapped_column(String(32))
+    # label -> [low, high]: a 95 % bootstrap interval of each metric, computed from the
+    # per-episode rows at scoring time (the rows themselves are never stored).
+    intervals: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
     submission: Mapped[Submission] = relationship(back_populates="result")
@@ -204,6 +221,21 @@ class LoginSession(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     expires_at: Mapped[dt.datetime] = mapped_column(DateTime)
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    last_seen_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class TeamEntry(Base):
+    """A team's choice of its public entry in a phase: a submission, or none
+    (``submission_id`` NULL). Without a row the phase's ``entry_rule`` decides."""
+
+    __tablename__ = "team_entries"
+    __table_args__ = (UniqueConstraint("phase_id", "team_id", name="uq_team_entries_phase_team"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    phase_id: Mapped[int] = mapped_column(ForeignKey("phases.id"))
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id"))
+    submission_id: Mapped[int | None] = mapped_column(ForeignKey("submissions.id"), nullable=True)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 
 def with_row_details(query: Select[Any]) -> Select[Any]:

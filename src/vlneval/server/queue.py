@@ -236,6 +236,7 @@ def finish(db: Database, c: Claim, outcome: Outcome, *, scorer_version: str) -> 
                     summary=outcome.summary or {},
                     primary_value=outcome.primary_value,
                     n_episodes=outcome.n_episodes,
+                    intervals=outcome.intervals,
                     scorer_version=scorer_version,
                     created_at=now,
                 )

@@ -11,7 +11,7 @@ from typing import Any, Literal, overload
 
 from pydantic import BaseModel, Field
 
-from vlneval.server.leaderboard import Entry
+from vlneval.server.leaderboard import Entry, public_entry
 from vlneval.server.models import Phase, Submission
 
 __all__ = [
@@ -23,6 +23,9 @@ __all__ = [
     "EntryOut",
     "LeaderboardOut",
     "ResultOut",
+    "BoardStateOut",
+    "ChoiceIn",
+    "ChoiceOut",
     "SubmissionOut",
     "QuotaOut",
     "aware",
@@ -105,16 +108,24 @@ class ChallengeOut(BaseModel):
 
 
 class EntryOut(BaseModel):
-    """One leaderboard row: a team's best submission (no rank on a private leaderboard)."""
+    """One leaderboard row, numbers rounded as the pages show them. ``section``: ``ranked``,
+    ``baseline`` (pinned by the organisers, no rank) or ``privileged`` (declares privileged
+    information: ranked apart). No rank on a private leaderboard. ``intervals``: label ->
+    [low, high], a 95 % bootstrap interval over the episodes."""
 
+    section: Literal["ranked", "baseline", "privileged"]
     rank: int | None
     team: str
     method: str
     url: str
+    description: str
     submitted_at: dt.datetime
-    primary_value: float
+    primary_value: float | None
     metrics: Metrics
+    intervals: dict[str, list[float]]
     n_episodes: int
+    flag: str
+    privileged: bool
     protocol: dict[str, Any]
 
 
@@ -130,14 +141,45 @@ class LeaderboardOut(BaseModel):
 
 
 class ResultOut(BaseModel):
-    """The scores of a finished submission (aggregates only) and its sanitised summary."""
+    """The scores of a finished submission (aggregates only, as ``vlneval score`` gives them:
+    its own team sees full precision), their 95 % bootstrap intervals and the sanitised
+    summary."""
 
     primary_metric: str
     primary_value: float | None
     metrics: Metrics
+    intervals: dict[str, list[float]]
     n_episodes: int
     scorer_version: str
     summary: dict[str, Any]
+
+
+class BoardStateOut(BaseModel):
+    """How a submission stands on the leaderboard: hidden or withdrawn by its team; hidden or
+    deleted by the organisers (with their reason); flagged (the reason is shown on the board);
+    pinned as a baseline."""
+
+    hidden: bool
+    withdrawn: bool
+    moderation: Literal["", "hidden", "deleted"]
+    moderation_reason: str
+    flag: str
+    baseline: bool
+
+
+class ChoiceIn(BaseModel):
+    """A team's leaderboard entry in a phase: ``best`` (its best submission), ``none`` or a
+    submission id."""
+
+    entry: str = Field(max_length=32, pattern=r"^(best|none|[0-9a-f]{32})$")
+
+
+class ChoiceOut(BaseModel):
+    """The team's leaderboard entry choice in a phase."""
+
+    challenge: str
+    phase: str
+    entry: str
 
 
 class SubmissionOut(BaseModel):
@@ -161,6 +203,7 @@ class SubmissionOut(BaseModel):
     started_at: dt.datetime | None
     finished_at: dt.datetime | None
     result: ResultOut | None
+    board: BoardStateOut
     page: str
 
 
@@ -216,6 +259,7 @@ def submission_out(sub: Submission) -> SubmissionOut:
             primary_metric=sub.phase.primary_metric,
             primary_value=res.primary_value,
             metrics=dict(res.metrics),
+            intervals=dict(res.intervals or {}),
             n_episodes=res.n_episodes,
             scorer_version=res.scorer_version,
             summary=dict(res.summary),
@@ -239,21 +283,23 @@ def submission_out(sub: Submission) -> SubmissionOut:
         started_at=aware(sub.started_at),
         finished_at=aware(sub.finished_at),
         result=result,
+        board=BoardStateOut(
+            hidden=sub.team_hidden,
+            withdrawn=sub.withdrawn_at is not None,
+            moderation=sub.moderation,  # type: ignore[arg-type]
+            moderation_reason=sub.moderation_reason,
+            flag=sub.flag_reason,
+            baseline=sub.baseline,
+        ),
         page=f"/submissions/{sub.uid}",
     )
 
 
-def entry_out(e: Entry, *, ranked: bool = True) -> EntryOut:
-    """A leaderboard row; ``ranked=False`` leaves out the rank (it would tell a team how many
-    others beat it on a private leaderboard)."""
-    return EntryOut(
-        rank=e.rank if ranked else None,
-        team=e.team,
-        method=e.method,
-        url=e.url,
-        submitted_at=aware(e.submitted_at),  # type: ignore[arg-type]
-        primary_value=e.primary_value,
-        metrics=e.metrics,
-        n_episodes=e.n_episodes,
-        protocol=e.protocol,
-    )
+def entry_out(e: Entry, primary: str, *, ranked: bool = True) -> EntryOut:
+    """A leaderboard row, rounded; ``ranked=False`` leaves out the rank (it would tell a team
+    how many others beat it on a private leaderboard)."""
+    row = public_entry(e, primary)
+    row["submitted_at"] = aware(e.submitted_at)
+    if not ranked:
+        row["rank"] = None
+    return EntryOut(**row)

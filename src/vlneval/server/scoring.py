@@ -21,6 +21,7 @@ from typing import Any
 
 from vlneval.errors import InvalidInputError, VLNEvalError
 from vlneval.server.budget import StepBudget, check_steps
+from vlneval.server.intervals import metric_intervals
 from vlneval.server.models import FAILED, FINISHED
 from vlneval.server.redact import Redactor, secrets_in_raw, secrets_of
 from vlneval.server.storage import sha256_hex
@@ -106,6 +107,7 @@ class Outcome:
     summary: dict[str, Any] | None = None
     primary_value: float | None = None
     n_episodes: int = 0
+    intervals: dict[str, list[float]] | None = None
 
 
 class DataChangedError(VLNEvalError):
@@ -313,6 +315,8 @@ def _score_file(
             "the scorer refused a file the public checks accepted", data.redactor, exc
         )
     summary = _sanitise(result.to_dict(), display_name, source)
+    intervals = _intervals(result, data.redactor)
+    del result  # the per-episode rows go no further
     metrics = summary["metrics"]
     value = metrics.get(spec.primary_metric)
     return Outcome(
@@ -321,4 +325,14 @@ def _score_file(
         summary=summary,
         primary_value=float(value) if isinstance(value, (int, float)) else None,
         n_episodes=int(summary["n_episodes"]),
+        intervals=intervals,
     )
+
+
+def _intervals(result: Any, redactor: Redactor) -> dict[str, list[float]]:
+    """The metrics' bootstrap bounds; none (logged) if they cannot be computed."""
+    try:
+        return metric_intervals(result)
+    except Exception as exc:  # noqa: BLE001 - the scores stand without their intervals
+        log.warning("no intervals: %s", redactor.strict(str(exc)))
+        return {}
