@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--full-geometry", action="store_true")
     args = ap.parse_args(argv)
-    from vlneval.data.bbox import load_boxes
+    from vlneval.tasks.reverie.boxes import load_boxes
     from vlneval.evaluation import evaluate
     from vlneval.graph.store import GraphStore
 

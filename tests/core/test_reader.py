@@ -25,13 +25,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fixtures import connectivity, preds, square_root, write_json
-from vlneval.data.predictions import _episode_order, parse_predictions
-from vlneval.data.r2r import load_r2r
+from vlneval.tasks.common.predictions import _episode_order, parse_predictions
+from vlneval.tasks.r2r.format import load_r2r
 from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
 from vlneval.evaluation import evaluate, load_split
 from vlneval.graph.store import GraphStore
 from vlneval.io import Limits, clip, read_bytes, unique_keys
-from vlneval.profiles import get_profile
+from vlneval.tasks.profiles import get_profile
 from vlneval.tasks import get_task
 
 TRAJECTORY_KEYS = ("trajectory", "path", "pred_path")
@@ -500,7 +500,7 @@ def test_clip() -> None:
 
 def test_vlnce_predictions_with_a_repeated_episode_id_are_refused(tmp_path: Path) -> None:
     from tests.vlnce.helpers import steps, write_split
-    from vlneval.data.vlnce import load_vlnce, parse_ce_predictions
+    from vlneval.tasks.vlnce.format import load_vlnce, parse_ce_predictions
 
     episodes_file, _ = write_split(tmp_path)
     episodes = load_vlnce(episodes_file)

@@ -206,8 +206,8 @@ def test_unreachable_goal_is_reported_not_averaged(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("form", ["triple", "nested", "plain"])
 def test_fast_and_validating_paths_agree(tmp_path: Path, form: str) -> None:
-    from vlneval.data.predictions import parse_predictions
-    from vlneval.data.r2r import load_r2r
+    from vlneval.tasks.common.predictions import parse_predictions
+    from vlneval.tasks.r2r.format import load_r2r
     from vlneval.graph import GraphStore
 
     root = square_root(tmp_path / "root")

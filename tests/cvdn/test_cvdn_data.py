@@ -10,7 +10,7 @@ import pytest
 
 from tests.cvdn.fixture import DIALOG, INSTANCES, make_root, predictions, stringify
 from vlneval.cli.main import main
-from vlneval.data.cvdn import load_ndh, load_ndh_table, ndh_instruction, trusted_path
+from vlneval.tasks.cvdn.format import load_ndh, load_ndh_table, ndh_instruction, trusted_path
 from vlneval.tasks import get_task
 
 

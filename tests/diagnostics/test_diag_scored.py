@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.reports.house import EXECUTED, house_root, write_predictions
-from vlneval.data.root import demo_root
+from vlneval.tasks.common.root import demo_root
 from vlneval.diagnostics import ScoredRun, diagnose, run_label, score_run
 from vlneval.errors import InvalidInputError, VLNEvalError
 from vlneval.evaluation import evaluate

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from vlneval import Scorer, evaluate
-from vlneval.data.root import demo_root
+from vlneval.tasks.common.root import demo_root
 from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
 
 DEMO = demo_root() / "demo" / "predictions_val.json"

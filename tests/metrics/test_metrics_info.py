@@ -146,7 +146,7 @@ def test_batch_columns_are_the_table_columns() -> None:
 def test_per_task_column_maps_agree_with_the_table() -> None:
     """Scorers in evaluation/ still hold their own label -> column maps; they must agree."""
     from vlneval.evaluation import cvdn, hanna, reverie, soon, touchdown, vlnce
-    from vlneval.evaluation.runner import LABEL_TO_COLUMN
+    from vlneval.tasks.common.scoring import LABEL_TO_COLUMN
 
     maps = {
         "runner.LABEL_TO_COLUMN": LABEL_TO_COLUMN,
@@ -164,7 +164,7 @@ def test_per_task_column_maps_agree_with_the_table() -> None:
 
 
 def test_every_profile_reports_registered_labels() -> None:
-    from vlneval.profiles import get_profile
+    from vlneval.tasks.profiles import get_profile
     from vlneval.tasks import TASKS
 
     seen = set()

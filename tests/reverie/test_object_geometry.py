@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vlneval.data.bbox import load_boxes
+from vlneval.tasks.reverie.boxes import load_boxes
 from vlneval.graph.objects import (
     PAPER_MAX_DISTANCE,
     RELEASED_MAX_DISTANCE,

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from vlneval.data.reverie import episodes_path, load_reverie
+from vlneval.tasks.reverie.format import episodes_path, load_reverie
 from vlneval.evaluation import evaluate
 from vlneval.graph.store import GraphStore
 

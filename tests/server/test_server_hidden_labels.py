@@ -28,7 +28,7 @@ LABELS, STARTS = hidden_values()
 
 def _other_viewpoint(scan: str) -> str:
     """A viewpoint of ``scan`` that is on no reference path (neither a label nor a start)."""
-    from vlneval.data.root import demo_root
+    from vlneval.tasks.common.root import demo_root
     from vlneval.graph.store import GraphStore
 
     graph = GraphStore(demo_root() / "matterport3d" / "connectivity").graph(scan)
@@ -143,7 +143,7 @@ def test_no_endpoint_page_error_or_log_line_reveals_a_hidden_label(server, caplo
 
 def test_the_submitters_own_viewpoints_are_never_redacted_into_an_oracle(server):
     """Redacting a viewpoint the submitter wrote would tell them it is a label: it stays."""
-    from vlneval.data.root import demo_root
+    from vlneval.tasks.common.root import demo_root
     from vlneval.graph.store import GraphStore
 
     stop = stop_predictions()
@@ -174,7 +174,7 @@ def test_an_organiser_side_failure_shows_nothing_and_logs_redacted(
     if fault == "broken-labels":
         episodes[0]["path"][1] = "f" * 32  # a reference viewpoint that is not in the graph
     hidden.write_text(json.dumps(episodes))
-    from vlneval.data.root import demo_root
+    from vlneval.tasks.common.root import demo_root
 
     graphs = demo_root() / "matterport3d" / "connectivity"
     admin.create_phase(

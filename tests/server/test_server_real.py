@@ -11,7 +11,7 @@ import json
 import pytest
 
 from tests.server.conftest import make_server
-from vlneval.data.jsonio import load_json
+from vlneval.io import load_json
 from vlneval.evaluation import evaluate
 from vlneval.server import admin
 

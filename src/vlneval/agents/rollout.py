@@ -17,7 +17,7 @@ import numpy as np
 
 from vlneval.agents.base import AgentInfo
 from vlneval.agents.progress import episode_progress
-from vlneval.data.episodes import EpisodeTable
+from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.envs.graph.episodes import InputsFn
 from vlneval.envs.graph.features import FeatureStore
 from vlneval.envs.graph.observation import Sensor

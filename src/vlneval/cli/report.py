@@ -8,11 +8,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from vlneval.cli.common import add_data_args, add_scoring_args, err, load_declared
+from vlneval.cli.common import (
+    add_data_args,
+    add_scoring_args,
+    err,
+    given_task_options,
+    load_declared,
+)
 
 __all__ = ["register", "cmd_report", "cmd_compare", "cmd_aggregate"]
-
-_TASK_OPTIONS = ("path_type", "data_version", "angle_units")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -121,8 +125,7 @@ def _add_stats_args(p: argparse.ArgumentParser) -> None:
 
 
 def _task_options(args: argparse.Namespace) -> dict[str, Any] | None:
-    given = {n: getattr(args, n) for n in _TASK_OPTIONS if getattr(args, n, None) is not None}
-    return given or None
+    return given_task_options(args)
 
 
 def _score(
@@ -271,7 +274,7 @@ def _summary_of(args: argparse.Namespace, path: str) -> dict[str, Any]:
     """The summary in ``path`` (a summary JSON), or the summary of scoring it."""
     from pathlib import Path
 
-    from vlneval.data.jsonio import load_json
+    from vlneval.io import load_json
     from vlneval.errors import VLNEvalError
 
     value = load_json(Path(path))

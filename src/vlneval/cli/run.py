@@ -88,7 +88,7 @@ def card_path(out: str | Path) -> Path:
 
 def _card(result: Any) -> dict[str, Any]:
     from vlneval import __version__
-    from vlneval.evaluation.protocol import software_fingerprint
+    from vlneval.tasks.common.protocol import software_fingerprint
 
     episodes = (
         f"partial: {result.n_episodes} of {result.n_expected}"
@@ -109,7 +109,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Runs the agent, writes predictions and card, scores on request."""
     from vlneval.agents.registry import get_agent
     from vlneval.agents.rollout import run_agent
-    from vlneval.data.jsonio import atomic_write_bytes
+    from vlneval.io import atomic_write_bytes
     from vlneval.envs.graph.submission import task_records
     from vlneval.envs.loading import load_episodes
     from vlneval.envs.recording import write_predictions

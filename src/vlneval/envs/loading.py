@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from vlneval.data.episodes import EpisodeTable
-from vlneval.data.root import data_root, demo_root, graphs_dir
+from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.root import data_root, demo_root, graphs_dir
 from vlneval.errors import VLNEvalError
 from vlneval.graph.store import GraphStore
-from vlneval.profiles import get_profile
+from vlneval.tasks.profiles import get_profile
 from vlneval.tasks import Task, get_task
 
 __all__ = ["load_episodes", "task_data_root", "open_graph_store"]

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from vlneval.data.jsonio import atomic_write_bytes
+from vlneval.io import atomic_write_bytes
 
 __all__ = ["write_predictions"]
 

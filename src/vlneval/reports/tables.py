@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from vlneval.data.jsonio import atomic_write_bytes
+from vlneval.io import atomic_write_bytes
 from vlneval.errors import VLNEvalError
 
 __all__ = ["write_rows", "write_summary", "to_json_bytes", "check_table_suffix", "TABLE_SUFFIXES"]

@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from vlneval.data.jsonio import atomic_write_bytes
+from vlneval.io import atomic_write_bytes
 from vlneval.errors import VLNEvalError
 
 __all__ = ["UploadStore", "StorageError", "sha256_hex"]

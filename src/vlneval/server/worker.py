@@ -202,7 +202,7 @@ def _raw_redactor(spec: PhaseSpec) -> Redactor | None:
         return None
     import msgspec
 
-    from vlneval.data.jsonio import read_bytes
+    from vlneval.io import read_bytes
 
     try:
         raw = read_bytes(Path(spec.episodes_file))

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from vlneval.data.episodes import EpisodeTable
+from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.envs import ENVS, GraphNavEnv, VectorGraphNavEnv, check_env
 from vlneval.envs.checker import EnvCheckError, boundary_leaks
 from vlneval.envs.leaks import find_values

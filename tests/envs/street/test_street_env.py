@@ -14,7 +14,7 @@ from tests.touchdown.fixture import ROUTES, make_root, route
 from vlneval.agents.registry import get_agent
 from vlneval.agents.street import run_street
 from vlneval.cli.main import main
-from vlneval.data.episodes import EpisodeTable
+from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.envs import ENVS
 from vlneval.envs.core import PrivilegeError
 from vlneval.envs.leaks import find_values

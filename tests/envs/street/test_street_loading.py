@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vlneval.envs.street.loading import DATA_VERSIONS
-from vlneval.evaluation.touchdown import DATA_VERSIONS as SCORER_DATA_VERSIONS
+from vlneval.tasks.touchdown.score import DATA_VERSIONS as SCORER_DATA_VERSIONS
 
 
 def test_the_loader_and_the_scorer_know_the_same_releases() -> None:

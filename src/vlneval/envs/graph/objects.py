@@ -22,10 +22,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from vlneval.data.bbox import ObjectBoxes, find_boxes, load_boxes
-from vlneval.data.episodes import EpisodeTable
-from vlneval.data.reverie import episodes_path, load_reverie
-from vlneval.data.root import data_root
+from vlneval.tasks.reverie.boxes import ObjectBoxes, find_boxes, load_boxes
+from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.reverie.format import episodes_path, load_reverie
+from vlneval.tasks.common.root import data_root
 from vlneval.envs.loading import open_graph_store
 from vlneval.errors import MissingDataError, VLNEvalError
 from vlneval.graph.store import GraphStore
@@ -41,7 +41,7 @@ class ObjectSensor:
     """``objects``: the objects visible from the current viewpoint (REVERIE candidates).
 
     Example:
-        >>> from vlneval.data.bbox import ObjectBoxes, ObjectView
+        >>> from vlneval.tasks.reverie.boxes import ObjectBoxes, ObjectView
         >>> boxes = ObjectBoxes("mem", "json", "v1", {("s", "a"): {
         ...     "7": ObjectView("7", "sofa", (12,), ((1.0, 2.0, 3.0, 4.0),)),
         ...     "8": ObjectView("8", "cup", (), ())}})

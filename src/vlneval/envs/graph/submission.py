@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from vlneval.data.episodes import EpisodeTable
+from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.errors import VLNEvalError
 
 __all__ = ["task_records", "soon_submission", "hanna_records", "FORMATS"]

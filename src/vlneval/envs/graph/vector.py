@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.data.episodes import EpisodeTable
+from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.envs.core import PrivilegeError, allow_privileged
 from vlneval.envs.graph.batch import BatchObservation, FlatTables
 from vlneval.envs.graph.env import (

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vlneval.data.episodes import EpisodeTable
-from vlneval.data.root import data_root, find_file
-from vlneval.data.touchdown import load_touchdown
+from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.root import data_root, find_file
+from vlneval.tasks.touchdown.format import load_touchdown
 from vlneval.errors import MissingDataError, UnknownNameError
 from vlneval.graph.street import StreetGraph, street_graph
 from vlneval.tasks import get_task
