@@ -25,14 +25,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fixtures import connectivity, preds, square_root, write_json
-from vlneval.tasks.common.predictions import _episode_order, parse_predictions
-from vlneval.tasks.r2r.format import load_r2r
 from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
 from vlneval.evaluation import evaluate, load_split
 from vlneval.graph.store import GraphStore
 from vlneval.io import Limits, clip, read_bytes, unique_keys
-from vlneval.tasks.profiles import get_profile
 from vlneval.tasks import get_task
+from vlneval.tasks.common.predictions import _episode_order, parse_predictions
+from vlneval.tasks.profiles import get_profile
+from vlneval.tasks.r2r.format import load_r2r
 
 TRAJECTORY_KEYS = ("trajectory", "path", "pred_path")
 

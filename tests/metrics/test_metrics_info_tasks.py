@@ -82,9 +82,9 @@ def _soon(tmp: Path) -> Any:
 def _vlnce(tmp: Path) -> Any:
     from tests.vlnce.helpers import steps, write_split
 
+    from vlneval.tasks.profiles import get_profile
     from vlneval.tasks.vlnce.format import load_vlnce, parse_ce_predictions
     from vlneval.tasks.vlnce.score import DistanceSource, score_continuous
-    from vlneval.tasks.profiles import get_profile
 
     episodes_file, gt_file = write_split(tmp)
     eps = load_vlnce(episodes_file, gt_path=gt_file, task="r2r-ce", split="val")

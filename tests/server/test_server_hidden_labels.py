@@ -28,8 +28,8 @@ LABELS, STARTS = hidden_values()
 
 def _other_viewpoint(scan: str) -> str:
     """A viewpoint of ``scan`` that is on no reference path (neither a label nor a start)."""
-    from vlneval.tasks.common.root import demo_root
     from vlneval.graph.store import GraphStore
+    from vlneval.tasks.common.root import demo_root
 
     graph = GraphStore(demo_root() / "matterport3d" / "connectivity").graph(scan)
     used = LABELS | STARTS
@@ -143,8 +143,8 @@ def test_no_endpoint_page_error_or_log_line_reveals_a_hidden_label(server, caplo
 
 def test_the_submitters_own_viewpoints_are_never_redacted_into_an_oracle(server):
     """Redacting a viewpoint the submitter wrote would tell them it is a label: it stays."""
-    from vlneval.tasks.common.root import demo_root
     from vlneval.graph.store import GraphStore
+    from vlneval.tasks.common.root import demo_root
 
     stop = stop_predictions()
     ep = demo_episodes()[0]
@@ -201,7 +201,7 @@ def test_an_organiser_side_failure_shows_nothing_and_logs_redacted(
     assert quota["used_total"] == 0  # not the submitter's fault: not counted
 
 
-def test_a_scorer_message_that_quotes_a_goal_is_redacted(sqlite_server, monkeypatch):
+def test_a_scorer_message_that_quotes_a_goal_is_redacted(sqlite_server):
     """A task scorer whose own message quotes the goal (the blind view cannot check its rule)."""
     import dataclasses
 
@@ -229,23 +229,26 @@ def test_a_scorer_message_that_quotes_a_goal_is_redacted(sqlite_server, monkeypa
     def leaky(request):
         return Leaky()
 
-    monkeypatch.setitem(
-        TASKS,
-        "demo-leaky",
-        dataclasses.replace(get_task("demo"), name="demo-leaky", open_scorer=leaky),
+    TASKS.register(
+        "demo-leaky", dataclasses.replace(get_task("demo"), name="demo-leaky", open_scorer=leaky)
     )
-    admin.create_phase(sqlite_server.db, "demo", "leaky", task="demo-leaky", profile="demo")
-    for records, shown in (
-        (stop_predictions(), "[hidden]"),
-        (_with_path(stop_predictions(), ep), goal),
-    ):
-        r = sqlite_server.submit(sqlite_server.alpha, encode(records), phase="leaky", name="p.json")
-        sqlite_server.work()
-        [message] = sqlite_server.get(r.json()["id"], sqlite_server.alpha).json()["messages"]
-        assert (
-            message
-            == f'p.json: instr_id "100_0": trajectory: stopped too far from the goal {shown}'
-        )
+    try:
+        admin.create_phase(sqlite_server.db, "demo", "leaky", task="demo-leaky", profile="demo")
+        for records, shown in (
+            (stop_predictions(), "[hidden]"),
+            (_with_path(stop_predictions(), ep), goal),
+        ):
+            r = sqlite_server.submit(
+                sqlite_server.alpha, encode(records), phase="leaky", name="p.json"
+            )
+            sqlite_server.work()
+            [message] = sqlite_server.get(r.json()["id"], sqlite_server.alpha).json()["messages"]
+            assert (
+                message
+                == f'p.json: instr_id "100_0": trajectory: stopped too far from the goal {shown}'
+            )
+    finally:
+        TASKS.unregister("demo-leaky")
 
 
 def _with_path(records, ep):

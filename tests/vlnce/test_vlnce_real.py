@@ -10,6 +10,8 @@ import pytest
 
 from vlneval.continuous.oracle import GridOracle
 from vlneval.continuous.twin import TwinWorlds
+from vlneval.graph.store import GraphStore
+from vlneval.tasks.profiles import get_profile
 from vlneval.tasks.vlnce.format import (
     habitat_to_world,
     load_vlnce,
@@ -17,8 +19,6 @@ from vlneval.tasks.vlnce.format import (
     reference_as_predictions,
 )
 from vlneval.tasks.vlnce.score import DistanceSource, score_continuous
-from vlneval.graph.store import GraphStore
-from vlneval.tasks.profiles import get_profile
 
 FOLDER = "vlnce/R2R_VLNCE_v1-3_preprocessed"
 

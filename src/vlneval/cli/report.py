@@ -274,8 +274,8 @@ def _summary_of(args: argparse.Namespace, path: str) -> dict[str, Any]:
     """The summary in ``path`` (a summary JSON), or the summary of scoring it."""
     from pathlib import Path
 
-    from vlneval.io import load_json
     from vlneval.errors import VLNEvalError
+    from vlneval.io import load_json
 
     value = load_json(Path(path))
     if isinstance(value, dict) and "metrics" in value and "protocol" in value:

@@ -109,10 +109,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Runs the agent, writes predictions and card, scores on request."""
     from vlneval.agents.registry import get_agent
     from vlneval.agents.rollout import run_agent
-    from vlneval.io import atomic_write_bytes
     from vlneval.envs.graph.submission import task_records
     from vlneval.envs.loading import load_episodes
     from vlneval.envs.recording import write_predictions
+    from vlneval.io import atomic_write_bytes
     from vlneval.reports.tables import to_json_bytes
 
     agent = get_agent(args.agent)

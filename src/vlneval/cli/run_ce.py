@@ -114,8 +114,8 @@ def _write_outputs(
 def cmd_run_ce(args: argparse.Namespace) -> int:
     """Runs the agent, writes predictions and card, scores on request."""
     from vlneval.agents.continuous import make_agent, run_continuous
-    from vlneval.io import atomic_write_bytes
     from vlneval.envs.registration import ENVS, make_env
+    from vlneval.io import atomic_write_bytes
     from vlneval.reports.tables import to_json_bytes
     from vlneval.tasks import get_task
 
@@ -235,10 +235,10 @@ def cmd_score_ce(args: argparse.Namespace) -> int:
     """Scores VLN-CE predictions with the requested distance source."""
     import dataclasses
 
-    from vlneval.tasks.common.request import ScoreOptions, SplitRequest
-    from vlneval.tasks.vlnce.score import VlnceScorer
-    from vlneval.tasks.profiles import get_profile
     from vlneval.tasks import get_task
+    from vlneval.tasks.common.request import ScoreOptions, SplitRequest
+    from vlneval.tasks.profiles import get_profile
+    from vlneval.tasks.vlnce.score import VlnceScorer
 
     task = get_task(args.task)
     if task.open_scorer is None or task.name not in ("r2r-ce",):

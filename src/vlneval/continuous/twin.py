@@ -13,8 +13,8 @@ from vlneval.tasks.vlnce.format import ContinuousEpisodes
 
 if TYPE_CHECKING:
     from vlneval.continuous.world import World
-    from vlneval.tasks.common.episodes import EpisodeTable
     from vlneval.graph.store import GraphStore
+    from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = ["TwinWorlds", "twin_episodes", "densify", "DENSE_SPACING"]
 

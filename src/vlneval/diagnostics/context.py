@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vlneval.tasks.common.result import Result
 from vlneval.graph.store import GraphStore
+from vlneval.tasks.common.result import Result
 
 __all__ = ["EpisodeContext", "episode_context", "shortest_distances"]
 

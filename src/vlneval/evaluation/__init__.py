@@ -6,8 +6,8 @@
 
 from __future__ import annotations
 
+from vlneval.evaluation.scorer import Scorer, evaluate
 from vlneval.tasks.common.result import Check, Result
 from vlneval.tasks.common.scoring import load_split, score_parsed
-from vlneval.evaluation.scorer import Scorer, evaluate
 
 __all__ = ["Scorer", "evaluate", "Result", "Check", "load_split", "score_parsed"]

@@ -20,6 +20,7 @@ from vlneval.tasks.common.result import Result
 
 __all__ = ["Scorer", "evaluate"]
 
+
 def _known_options() -> list[str]:
     """Every option some registered task declares (its own scorer checks the values)."""
     from vlneval.tasks import TASKS

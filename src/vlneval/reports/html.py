@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.io import atomic_write_bytes
 from vlneval.diagnostics.budget import DEFAULT_BUDGETS
 from vlneval.diagnostics.diagnose import Diagnostics, budget_label, diagnose
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.diagnostics.selection import sample_episodes, worst_episodes
+from vlneval.io import atomic_write_bytes
 from vlneval.reports import html_parts as hp
 from vlneval.reports.compare import RunComparison, compare_scored
 

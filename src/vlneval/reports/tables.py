@@ -8,8 +8,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from vlneval.io import atomic_write_bytes
 from vlneval.errors import VLNEvalError
+from vlneval.io import atomic_write_bytes
 
 __all__ = ["write_rows", "write_summary", "to_json_bytes", "check_table_suffix", "TABLE_SUFFIXES"]
 

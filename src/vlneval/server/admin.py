@@ -156,12 +156,12 @@ def resolve_data(
     data_root: str | None,
 ) -> ResolvedData:
     """Finds, loads and checks a phase's hidden episodes and graphs."""
+    from vlneval.server.storage import sha256_hex
+    from vlneval.tasks import get_task
     from vlneval.tasks.common.root import data_root as find_root
     from vlneval.tasks.common.root import graphs_dir
     from vlneval.tasks.common.scoring import load_split
     from vlneval.tasks.profiles import get_profile
-    from vlneval.server.storage import sha256_hex
-    from vlneval.tasks import get_task
 
     t, prof = get_task(task), get_profile(profile)
     root = find_root(data_root)
@@ -216,8 +216,8 @@ def _options(options: Any) -> dict[str, Any]:
 
 def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> ResolvedData:
     """Adds a phase to ``challenge`` (see ``vlneval admin create-phase --help``)."""
-    from vlneval.tasks.profiles import get_profile
     from vlneval.tasks import get_task
+    from vlneval.tasks.profiles import get_profile
 
     check_slug(slug, "phase")
     task = get_task(fields["task"])

@@ -108,9 +108,9 @@ def check_unchanged(spec: PhaseSpec) -> None:
 
 def load_phase_data(spec: PhaseSpec) -> PhaseData:
     """Loads a phase's hidden episodes (checked against the phase's checksum) and graphs."""
+    from vlneval.tasks import get_task
     from vlneval.tasks.common.scoring import load_split
     from vlneval.tasks.profiles import get_profile
-    from vlneval.tasks import get_task
 
     check_unchanged(spec)
     task = get_task(spec.task)

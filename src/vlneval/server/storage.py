@@ -13,8 +13,8 @@ import os
 import re
 from pathlib import Path
 
-from vlneval.io import atomic_write_bytes
 from vlneval.errors import VLNEvalError
+from vlneval.io import atomic_write_bytes
 
 __all__ = ["UploadStore", "StorageError", "sha256_hex"]
 

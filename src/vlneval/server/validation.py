@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.errors import InvalidInputError, Problem
 from vlneval.graph.store import GraphStore
-from vlneval.tasks.profiles import Profile
 from vlneval.server.redact import Redactor, strings_in
+from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.profiles import Profile
 
 __all__ = [
     "public_view",
@@ -88,9 +88,9 @@ def blind_problems(
     repeats, completeness) on ``public``: the same problems the scorer finds, worded from data
     the submitter may see.
     """
-    from vlneval.tasks.common.predictions import parse_predictions
     from vlneval.tasks.common.arrays import build_arrays
     from vlneval.tasks.common.checks import check_rules
+    from vlneval.tasks.common.predictions import parse_predictions
 
     try:
         preds = parse_predictions(
@@ -120,8 +120,8 @@ class OwnStrings:
         self._by_id: dict[str, set[str]] = {}
 
     def _load(self) -> None:
-        from vlneval.io import decode_json
         from vlneval.errors import VLNEvalError
+        from vlneval.io import decode_json
 
         try:
             value = decode_json(self.text, "<upload>")

@@ -89,8 +89,11 @@ class Task:
         embedded: the task's data ships inside the package (the demo).
         id_field: the field that names a prediction's episode (``instr_id``...).
         notes: warnings every result of the task carries (the demo: synthetic data).
-        street: agents run on the street graph (``vlneval run`` picks the street env).
-        object_boxes: runs get object observations (REVERIE's boxes) and score with them.
+        street_routes: for tasks whose agents run on a street graph, the function (entry
+            point) that opens a split's routes and graph for them (``vlneval run`` then picks
+            the street environment); empty for other tasks.
+        object_boxes: for tasks whose runs observe objects, the function (entry point) that
+            opens a split's episodes, graphs and object boxes; empty for other tasks.
     """
 
     name: str
@@ -107,8 +110,8 @@ class Task:
     embedded: bool = False
     id_field: str = "instr_id"
     notes: tuple[str, ...] = ()
-    street: bool = False
-    object_boxes: bool = False
+    street_routes: str = ""
+    object_boxes: str = ""
 
     @property
     def data_versions(self) -> tuple[str, ...]:

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from tests.envs.graph.helpers import star
-from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.envs import (
     LOOK_DOWN,
     LOOK_UP,
@@ -23,6 +22,7 @@ from vlneval.envs import (
 from vlneval.envs.graph.env import DEFAULT_MAX_STEPS
 from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
 from vlneval.graph.store import GraphStore
+from vlneval.tasks.common.episodes import EpisodeTable
 
 STEP = math.pi / 6
 

@@ -24,7 +24,6 @@ import numpy as np
 from vlneval.continuous.motion import Mover, Pose, direction
 from vlneval.continuous.twin import TwinWorlds, twin_episodes
 from vlneval.continuous.world import World
-from vlneval.tasks.vlnce.format import ContinuousEpisodes, world_to_habitat
 from vlneval.envs.continuous.executor import execute_waypoint
 from vlneval.envs.continuous.spaces import (
     FORWARD,
@@ -42,6 +41,7 @@ from vlneval.envs.continuous.teacher import ContinuousTeacher
 from vlneval.envs.core import EpisodeEnv, budget_card, privileged_card
 from vlneval.errors import InvalidActionError, VLNEvalError
 from vlneval.graph.store import GraphStore
+from vlneval.tasks.vlnce.format import ContinuousEpisodes, world_to_habitat
 
 __all__ = ["ContinuousNavEnv", "EpisodeRecord", "OBSERVATION_FIELDS", "make_continuous_env"]
 

@@ -20,8 +20,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.errors import VLNEvalError
+from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = ["task_records", "soon_submission", "hanna_records", "FORMATS"]
 

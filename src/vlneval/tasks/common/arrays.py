@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.tasks.common.episodes import EpisodeTable, PathColumn
-from vlneval.tasks.common.predictions import Predictions
 from vlneval.errors import ProblemCollector
 from vlneval.graph.store import GraphStore
+from vlneval.tasks.common.episodes import EpisodeTable, PathColumn
+from vlneval.tasks.common.predictions import Predictions
 
 __all__ = ["ScoringArrays", "build_arrays"]
 

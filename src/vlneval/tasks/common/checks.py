@@ -6,12 +6,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from vlneval.errors import ProblemCollector
+from vlneval.graph.store import GraphStore
+from vlneval.tasks.common.arrays import ScoringArrays
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
-from vlneval.errors import ProblemCollector
-from vlneval.tasks.common.arrays import ScoringArrays
 from vlneval.tasks.common.result import Check
-from vlneval.graph.store import GraphStore
 from vlneval.tasks.profiles import Profile
 
 __all__ = ["check_rules", "consistency_checks"]

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from vlneval.errors import InvalidInputError, ProblemCollector, VLNEvalError
+from vlneval.graph.store import GraphStore
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.predictions import Predictions, parse_predictions
-from vlneval.errors import InvalidInputError, ProblemCollector, VLNEvalError
 from vlneval.tasks.common.request import PredictionsInput
-from vlneval.graph.store import GraphStore
 
 __all__ = ["read_trajectories", "source_name", "require_path", "BYTES", "RECORDS"]
 

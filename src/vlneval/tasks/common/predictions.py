@@ -22,12 +22,12 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from vlneval.tasks.common import prediction_structs as typed
-from vlneval.tasks.common.episodes import EpisodeTable
-from vlneval.tasks.common.ragged import offsets_of, take_ragged
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.io import BOM, Limits, clip, gunzip, iter_records, read_bytes
+from vlneval.tasks.common import prediction_structs as typed
+from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.ragged import offsets_of, take_ragged
 
 __all__ = ["Predictions", "parse_predictions", "FORMS", "TRAJECTORY_KEYS"]
 
@@ -422,6 +422,7 @@ def parse_predictions(
 
         def explain() -> Iterator[list[Any]]:
             return iter([records])
+
     args = (source, episodes, graphs, form, trajectory_key, keep_fields, skip_summaries)
     p = _typed_pass(_Parser(*args), decoded)
     if p is None:  # the explaining pass: every record checked, every problem named
@@ -461,7 +462,7 @@ def _ungzip(raw: bytes, source: str) -> bytes:
     """In-memory bytes as :func:`~vlneval.io.read_bytes` gives a file's (gunzipped, no BOM)."""
     if raw[:2] == b"\x1f\x8b":
         raw = gunzip(raw, source, Limits.from_env().max_bytes)
-    return raw[len(BOM):] if raw.startswith(BOM) else raw
+    return raw[len(BOM) :] if raw.startswith(BOM) else raw
 
 
 def _record_list(predictions: Any, source: str) -> list[Any]:

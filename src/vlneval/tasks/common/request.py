@@ -14,16 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from vlneval.tasks.common.root import data_root, demo_root, graphs_dir
 from vlneval.errors import VLNEvalError
+from vlneval.tasks.common.root import data_root, demo_root, graphs_dir
 
 if TYPE_CHECKING:
-    from vlneval.tasks.common.result import Result
-    from vlneval.graph.store import GraphStore
-    from vlneval.tasks.profiles import Profile
     from vlneval.errors import ProblemCollector
+    from vlneval.graph.store import GraphStore
     from vlneval.tasks.base import Task
     from vlneval.tasks.common.predictions import Predictions
+    from vlneval.tasks.common.result import Result
+    from vlneval.tasks.profiles import Profile
 
 __all__ = [
     "SplitRequest",

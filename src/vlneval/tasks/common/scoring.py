@@ -11,16 +11,16 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.tasks.common.episodes import EpisodeTable
-from vlneval.tasks.common.predictions import Predictions
 from vlneval.errors import ProblemCollector, VLNEvalError
+from vlneval.graph.store import GraphStore
+from vlneval.tasks.base import Task
 from vlneval.tasks.common.arrays import build_arrays
 from vlneval.tasks.common.checks import check_rules
+from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import episodes_path, open_graphs, task_base
 from vlneval.tasks.common.result import Result, ResultBuilder, finite_mean, start_result
-from vlneval.graph.store import GraphStore
 from vlneval.tasks.profiles import Profile
-from vlneval.tasks.base import Task
 
 __all__ = [
     "load_split",

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
 from vlneval.io import iter_chunks, read_bytes
+from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.cvdn import PATH_TYPE
 
 __all__ = [

@@ -24,16 +24,16 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.tasks.cvdn.format import NDHEpisodes, check_ndh_predictions, load_ndh
-from vlneval.tasks.common.predictions import Predictions, parse_predictions
 from vlneval.errors import InvalidInputError, ProblemCollector
+from vlneval.graph.store import GraphStore
 from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
 from vlneval.tasks.common.checks import check_rules
 from vlneval.tasks.common.inputs import require_path
+from vlneval.tasks.common.predictions import Predictions, parse_predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result, ResultBuilder
 from vlneval.tasks.common.scoring import summarise
-from vlneval.graph.store import GraphStore
+from vlneval.tasks.cvdn.format import NDHEpisodes, check_ndh_predictions, load_ndh
 from vlneval.tasks.profiles import Profile
 
 __all__ = ["NDHScorer", "score_ndh", "COLUMNS"]

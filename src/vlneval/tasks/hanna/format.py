@@ -17,9 +17,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.io import iter_records, read_bytes
+from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 
 __all__ = ["load_hanna", "check_hanna_predictions", "REQUEST_HELP", "POSE_KEY"]
 

@@ -23,17 +23,17 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.tasks.common.episodes import EpisodeTable
-from vlneval.tasks.hanna.format import REQUEST_HELP, check_hanna_predictions, load_hanna
-from vlneval.tasks.common.predictions import Predictions, parse_predictions
+from vlneval.graph.store import GraphStore
+from vlneval.metrics.grounding import length_weighted
 from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
 from vlneval.tasks.common.checks import check_rules
+from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import require_path
+from vlneval.tasks.common.predictions import Predictions, parse_predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result
 from vlneval.tasks.common.scoring import summarise
-from vlneval.graph.store import GraphStore
-from vlneval.metrics.grounding import length_weighted
+from vlneval.tasks.hanna.format import REQUEST_HELP, check_hanna_predictions, load_hanna
 from vlneval.tasks.profiles import Profile
 
 __all__ = ["HannaScorer", "score_hanna", "hanna_goal_errors"]

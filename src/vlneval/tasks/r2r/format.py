@@ -16,9 +16,9 @@ from typing import Annotated, Any
 import msgspec
 import numpy as np
 
-from vlneval.tasks.common.episodes import EpisodeTable, PathColumn
 from vlneval.errors import ProblemCollector
 from vlneval.io import iter_chunks, read_bytes, typed_chunks
+from vlneval.tasks.common.episodes import EpisodeTable, PathColumn
 
 __all__ = ["load_r2r", "R2RRecord", "check_route_record"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
-from vlneval.tasks.r2r.format import check_route_record
 from vlneval.errors import ProblemCollector
 from vlneval.io import read_bytes
+from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.tasks.r2r.format import check_route_record
 
 __all__ = ["load_rxr", "iter_jsonl"]
 

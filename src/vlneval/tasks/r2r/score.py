@@ -7,9 +7,9 @@ metric kernels (:func:`vlneval.tasks.common.scoring.score_parsed`).
 
 from __future__ import annotations
 
-from vlneval.tasks.common.predictions import Predictions
 from vlneval.errors import InvalidInputError, ProblemCollector, VLNEvalError
 from vlneval.tasks.common.inputs import read_trajectories, source_name
+from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result
 from vlneval.tasks.common.scoring import load_split, score_parsed

@@ -28,5 +28,5 @@ TASK = Task(
     "val_unseen",
     "vlneval.tasks.reverie.score:ReverieScorer",
     options=(DATA_VERSION, BBOXES),
-    object_boxes=True,
+    object_boxes="vlneval.tasks.reverie.score:open_reverie",
 )

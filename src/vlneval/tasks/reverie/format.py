@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.errors import Problem, ProblemCollector, VLNEvalError
 from vlneval.io import iter_chunks, read_bytes
+from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.reverie import DATA_VERSION
 
 __all__ = [
@@ -231,8 +231,8 @@ def check_prediction_keys(path: str | Path, official: str = "predObjId") -> None
     Raises:
         InvalidInputError: the names the file uses, what was expected, and the closest match.
     """
-    from vlneval.tasks.common.predictions import TRAJECTORY_KEYS
     from vlneval.errors import InvalidInputError
+    from vlneval.tasks.common.predictions import TRAJECTORY_KEYS
 
     path = Path(path)
     rec = _peek_keys(path)

@@ -17,8 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.tasks.reverie.boxes import ObjectBoxes, find_boxes, load_boxes
+from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
+from vlneval.graph.store import GraphStore
+from vlneval.tasks.base import Task
+from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.predictions import Predictions
+from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest, open_graphs
+from vlneval.tasks.common.result import Result, finite_mean
+from vlneval.tasks.common.root import data_root
+from vlneval.tasks.common.scoring import object_summary, reject_unknown_options
+from vlneval.tasks.profiles import Profile
+from vlneval.tasks.reverie.boxes import ObjectBoxes, find_boxes, load_boxes
 from vlneval.tasks.reverie.format import (
     OBJECT_FIELDS,
     ObjectPredictions,
@@ -28,15 +37,6 @@ from vlneval.tasks.reverie.format import (
     load_reverie,
     read_predicted_objects,
 )
-from vlneval.tasks.common.root import data_root
-from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
-from vlneval.tasks.common.inputs import require_path
-from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest, open_graphs
-from vlneval.tasks.common.result import Result, ResultBuilder, finite_mean
-from vlneval.tasks.common.scoring import object_summary, reject_unknown_options
-from vlneval.graph.store import GraphStore
-from vlneval.tasks.profiles import Profile
-from vlneval.tasks.base import Task
 
 __all__ = [
     "ReverieScorer",
@@ -213,14 +213,14 @@ def score_reverie(
     notes: list[str] | None = None,
 ) -> Result:
     """Scores parsed REVERIE predictions (offline files and online runs alike)."""
-    from vlneval.tasks.common.arrays import build_arrays
-    from vlneval.tasks.common.checks import check_rules
     from vlneval.metrics.batch import score_batch
     from vlneval.metrics.grounding import (
         length_weighted,
         remote_grounding_success,
         visibility_success,
     )
+    from vlneval.tasks.common.arrays import build_arrays
+    from vlneval.tasks.common.checks import check_rules
 
     arr = build_arrays(episodes, preds, store)
     flags = check_rules(episodes, preds, arr, store, prof, subset=subset)

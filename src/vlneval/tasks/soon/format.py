@@ -39,11 +39,11 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
-from vlneval.tasks.common.predictions import Predictions
 from vlneval.errors import ProblemCollector, UnknownNameError
 from vlneval.graph.store import GraphStore
 from vlneval.io import iter_chunks, read_bytes
+from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.soon import ANGLE_UNITS as ANGLE_UNITS_OPTION
 
 __all__ = [

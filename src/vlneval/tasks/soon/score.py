@@ -24,6 +24,13 @@ from typing import Any
 
 import numpy as np
 
+from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
+from vlneval.graph.store import GraphStore
+from vlneval.tasks.common.inputs import require_path
+from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
+from vlneval.tasks.common.result import Result
+from vlneval.tasks.profiles import Profile
+from vlneval.tasks.reverie.score import object_summary, reject_unknown_options
 from vlneval.tasks.soon.format import (
     ANGLE_UNITS,
     SoonBox,
@@ -32,13 +39,6 @@ from vlneval.tasks.soon.format import (
     load_soon,
     parse_soon_predictions,
 )
-from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
-from vlneval.tasks.common.inputs import require_path
-from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
-from vlneval.tasks.common.result import Result
-from vlneval.tasks.reverie.score import object_summary, reject_unknown_options
-from vlneval.graph.store import GraphStore
-from vlneval.tasks.profiles import Profile
 
 __all__ = ["SoonScorer", "score_soon", "soon_episode", "SoonEpisodeScore", "SOON_COLUMNS"]
 
@@ -127,9 +127,9 @@ def score_soon(
     run: Mapping[str, Any] | None = None,
 ) -> Result:
     """Scores parsed SOON predictions under ``prof`` (``soon`` or ``soon-wrap``)."""
+    from vlneval.metrics.grounding import length_weighted
     from vlneval.tasks.common.arrays import build_arrays
     from vlneval.tasks.common.checks import check_rules
-    from vlneval.metrics.grounding import length_weighted
 
     p = preds.paths
     arr = build_arrays(episodes, p, store)

@@ -35,7 +35,7 @@ TASK = Task(
     "dev",
     "vlneval.tasks.touchdown.score:TouchdownScorer",
     options=(DATA_VERSION,),
-    street=True,
+    street_routes="vlneval.tasks.touchdown.score:open_routes",
 )
 SDR = Task(
     "touchdown-sdr",

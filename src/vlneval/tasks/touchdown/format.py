@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError, VLNEvalError
+from vlneval.io import decode_json, iter_records, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.predictions import Predictions, _episode_order
 from vlneval.tasks.common.ragged import offsets_of, take_ragged
-from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError, VLNEvalError
-from vlneval.io import decode_json, iter_records, read_bytes
 
 if TYPE_CHECKING:
     from vlneval.graph.street import StreetGraph

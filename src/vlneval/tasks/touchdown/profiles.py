@@ -8,6 +8,7 @@ from vlneval.tasks.profiles import Profile
 
 __all__ = ["StreetProfile", "TOUCHDOWN", "TOUCHDOWN_WRAP", "TOUCHDOWN_VLNT"]
 
+
 @dataclass(frozen=True)
 class StreetProfile(Profile):
     """A Touchdown profile: success in hops on the street graph, and its SED and SDR rules.

@@ -28,15 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.tasks.common.episodes import EpisodeTable
-from vlneval.tasks.common.predictions import Predictions
-from vlneval.tasks.common.root import data_root, find_file
-from vlneval.tasks.touchdown.format import (
-    TouchdownRoutes,
-    load_touchdown_routes,
-    parse_sdr_predictions,
-    parse_touchdown_predictions,
-)
 from vlneval.errors import (
     InvalidInputError,
     MissingDataError,
@@ -44,20 +35,30 @@ from vlneval.errors import (
     UnknownNameError,
     VLNEvalError,
 )
+from vlneval.tasks.base import Task
+from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import require_path
+from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result, ResultBuilder
+from vlneval.tasks.common.root import data_root, find_file
 from vlneval.tasks.common.scoring import summarise
 from vlneval.tasks.profiles import Profile
-from vlneval.tasks.touchdown.profiles import StreetProfile
-from vlneval.tasks.base import Task
 from vlneval.tasks.touchdown import DATA_VERSIONS
+from vlneval.tasks.touchdown.format import (
+    TouchdownRoutes,
+    load_touchdown_routes,
+    parse_sdr_predictions,
+    parse_touchdown_predictions,
+)
+from vlneval.tasks.touchdown.profiles import StreetProfile
 
 __all__ = [
     "DATA_VERSIONS",
     "TouchdownScorer",
     "SDRScorer",
     "score_touchdown",
+    "open_routes",
     "score_sdr",
 ]
 
@@ -112,19 +113,46 @@ def _episodes_path(
 
 def _routes(r: SplitRequest) -> tuple[TouchdownRoutes, Path | None, str | None]:
     opts = r.options_for(("data_version",))
-    base = data_root(r.root)
-    path, version = _episodes_path(r.task, base, r.split, r.episodes_file, opts.get("data_version"))
-    return load_touchdown_routes(path, task=r.task.name, split=r.split), base, version
+    return _find_routes(r.task, r.split, r.root, r.episodes_file, opts.get("data_version"))
+
+
+def _find_routes(
+    task: Task, split: str, root: Any, episodes_file: Any, data_version: str | None
+) -> tuple[TouchdownRoutes, Path | None, str | None]:
+    base = data_root(root)
+    path, version = _episodes_path(task, base, split, episodes_file, data_version)
+    return load_touchdown_routes(path, task=task.name, split=split), base, version
+
+
+def _street_graph(task: Task, base: Path | None, graphs: Any) -> Any:
+    from vlneval.graph.street import street_graph
+
+    if graphs is None and base is None:
+        raise MissingDataError("no Touchdown street graph: pass --graphs DIR or --data-root DIR")
+    return street_graph(Path(graphs) if graphs is not None else base / task.folder / "graph")  # type: ignore[operator]
 
 
 def _load(r: SplitRequest) -> tuple[TouchdownRoutes, Any, str | None]:
-    from vlneval.graph.street import street_graph
-
     routes, base, version = _routes(r)
-    if r.graphs is None and base is None:
-        raise MissingDataError("no Touchdown street graph: pass --graphs DIR or --data-root DIR")
-    graph = street_graph(Path(r.graphs) if r.graphs is not None else base / r.task.folder / "graph")  # type: ignore[operator]
-    return routes, graph, version
+    return routes, _street_graph(r.task, base, r.graphs), version
+
+
+def open_routes(
+    task: Task,
+    split: str,
+    *,
+    root: str | Path | None = None,
+    episodes_file: str | Path | None = None,
+    graphs: str | Path | None = None,
+    data_version: str | None = None,
+) -> tuple[EpisodeTable, Any]:
+    """The routes of a split and the street graph, found as the scorer finds them (the task's
+    ``street_routes``: what agents run on in the street environment).
+
+    ``data_version``: ``original`` or ``unseen`` (default: the first present).
+    """
+    routes, base, _ = _find_routes(task, split, root, episodes_file, data_version)
+    return routes.table, _street_graph(task, base, graphs)
 
 
 class TouchdownScorer:

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.tasks.vlnce.frames import habitat_to_world, heading_from_quaternion
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.io import decode_json, read_bytes
+from vlneval.tasks.vlnce.frames import habitat_to_world, heading_from_quaternion
 
 __all__ = [
     "ContinuousEpisode",

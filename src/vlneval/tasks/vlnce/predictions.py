@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.tasks.vlnce.episodes import ContinuousEpisodes, _point, _ragged
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
 from vlneval.io import decode_json, read_bytes, unique_keys
+from vlneval.tasks.vlnce.episodes import ContinuousEpisodes, _point, _ragged
 
 __all__ = [
     "ContinuousPredictions",

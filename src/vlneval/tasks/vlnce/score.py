@@ -23,8 +23,6 @@ from typing import Any, cast
 import numpy as np
 
 from vlneval.continuous.oracle import DistanceOracle, distances_along
-from vlneval.tasks.vlnce.profiles import ContinuousProfile
-from vlneval.tasks.vlnce.format import ContinuousEpisodes, ContinuousPredictions
 from vlneval.errors import InvalidInputError, VLNEvalError
 from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.request import (
@@ -37,6 +35,8 @@ from vlneval.tasks.common.request import (
 from vlneval.tasks.common.result import Result, ResultBuilder, start_result
 from vlneval.tasks.profiles import Profile
 from vlneval.tasks.vlnce import DISTANCE
+from vlneval.tasks.vlnce.format import ContinuousEpisodes, ContinuousPredictions
+from vlneval.tasks.vlnce.profiles import ContinuousProfile
 
 __all__ = [
     "DistanceSource",
@@ -302,9 +302,9 @@ class VlnceScorer:
     def _build_twin(self) -> DistanceSource:
         from vlneval.continuous.oracle import GridOracle
         from vlneval.continuous.twin import TwinWorlds
+        from vlneval.graph.store import GraphStore
         from vlneval.tasks.common.root import graphs_dir
         from vlneval.tasks.vlnce.format import habitat_to_world
-        from vlneval.graph.store import GraphStore
 
         base, episodes = self.base, self.episodes
         folder = self.graphs_folder
@@ -379,9 +379,9 @@ def load_twin_split(
 ) -> tuple[ContinuousEpisodes, Any]:
     """The twin episodes of an R2R split and the twin worlds of their scans."""
     from vlneval.continuous.twin import TwinWorlds, twin_episodes
-    from vlneval.tasks.r2r.format import load_r2r
-    from vlneval.tasks.common.root import graphs_dir
     from vlneval.graph.store import GraphStore
+    from vlneval.tasks.common.root import graphs_dir
+    from vlneval.tasks.r2r.format import load_r2r
 
     base = task_base(task, root)
     path = episodes_path(task, split, base, episodes_file)
