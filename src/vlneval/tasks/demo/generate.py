@@ -155,10 +155,22 @@ def _agent(
     return out
 
 
+def to_json_bytes(obj: Any, *, indent: bool = True) -> bytes:
+    """``obj`` as JSON (indented by 2, newline-terminated, unless ``indent`` is False).
+
+    Example:
+        >>> to_json_bytes({"a": [1]}, indent=False)
+        b'{"a":[1]}'
+    """
+    import msgspec
+
+    raw = msgspec.json.encode(obj)
+    return msgspec.json.format(raw, indent=2) + b"\n" if indent else raw
+
+
 def generate(out: str | Path, seed: int = 0) -> None:
     """Writes the demo benchmark under ``out`` (the layout of a data root)."""
     from vlneval.io import atomic_write_bytes
-    from vlneval.reports.tables import to_json_bytes
 
     rng = np.random.default_rng(seed)
     out = Path(out)

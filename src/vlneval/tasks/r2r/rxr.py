@@ -12,25 +12,10 @@ from typing import Any
 from vlneval.errors import ProblemCollector
 from vlneval.io import read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.tasks.common.jsonl import iter_jsonl
 from vlneval.tasks.r2r.format import check_route_record
 
-__all__ = ["load_rxr", "iter_jsonl"]
-
-
-def iter_jsonl(raw: bytes, pc: ProblemCollector) -> list[tuple[int, Any]]:
-    """Decodes JSON lines; a bad line is recorded as a problem naming its line number."""
-    import msgspec
-
-    decoder = msgspec.json.Decoder()
-    rows: list[tuple[int, Any]] = []
-    for lineno, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((lineno, decoder.decode(line)))
-        except msgspec.DecodeError as exc:
-            pc.add(f"not valid JSON ({exc})", field=f"line {lineno}")
-    return rows
+__all__ = ["load_rxr"]
 
 
 def _check(rec: Any, where: str, pc: ProblemCollector) -> bool:

@@ -29,8 +29,8 @@ from vlneval.graph.store import GraphStore
 from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result
+from vlneval.tasks.common.scoring import object_summary, reject_unknown_options
 from vlneval.tasks.profiles import Profile
-from vlneval.tasks.reverie.score import object_summary, reject_unknown_options
 from vlneval.tasks.soon.format import (
     ANGLE_UNITS,
     SoonBox,

@@ -218,7 +218,7 @@ def _records(raw: bytes, source: str, pc: ProblemCollector) -> list[Any]:
     if stripped[:1] == b"[":
         value = decode_json(raw, source)
         return value if isinstance(value, list) else []
-    from vlneval.tasks.r2r.rxr import iter_jsonl
+    from vlneval.tasks.common.jsonl import iter_jsonl
 
     return [rec for _, rec in iter_jsonl(raw, pc)]
 
