@@ -94,6 +94,9 @@ class Task:
             the street environment); empty for other tasks.
         object_boxes: for tasks whose runs observe objects, the function (entry point) that
             opens a split's episodes, graphs and object boxes; empty for other tasks.
+        run_records: for tasks whose scorer does not read R2R records, the function (entry
+            point) that writes an agent run's R2R records in the task's predictions format,
+            ``(episodes, records) -> (records, note)``; empty for other tasks.
     """
 
     name: str
@@ -112,6 +115,7 @@ class Task:
     notes: tuple[str, ...] = ()
     street_routes: str = ""
     object_boxes: str = ""
+    run_records: str = ""
 
     @property
     def data_versions(self) -> tuple[str, ...]:

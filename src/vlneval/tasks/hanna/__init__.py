@@ -21,4 +21,5 @@ TASK = Task(
     ("train", "val_seen", "val_unseen", "test_seen", "test_unseen"),
     "val_unseen",
     "vlneval.tasks.hanna.score:HannaScorer",
+    run_records="vlneval.tasks.hanna.records:hanna_records",
 )

@@ -29,4 +29,5 @@ TASK = Task(
     "val_unseen_house",
     "vlneval.tasks.soon.score:SoonScorer",
     options=(ANGLE_UNITS,),
+    run_records="vlneval.tasks.soon.records:soon_submission",
 )
