@@ -378,16 +378,26 @@ def test_property_predictions_match_msgspec(tmp_path: Path, case: tuple[bytes, s
 # --- what a file may cost ----------------------------------------------------------------------
 
 
+_LAUNCHER = (
+    "import os, subprocess, sys\n"
+    "with open(sys.argv[1], 'wb') as out:\n"
+    "    p = subprocess.Popen([sys.executable, '-c', sys.argv[2]], stdout=out, stderr=out)\n"
+    "    _, _, usage = os.wait4(p.pid, 0)\n"
+    "print(usage.ru_maxrss)\n"
+)
+
+
 def _child(code: str, tmp_path: Path) -> tuple[str, float]:
     """Runs ``code`` in a fresh interpreter: its output and the peak RSS (MiB) of that child
-    alone (``os.wait4``; ``RUSAGE_CHILDREN`` would mix in earlier children)."""
-    import os
-
+    alone (``os.wait4``; ``RUSAGE_CHILDREN`` would mix in earlier children). A small launcher
+    spawns it: Linux counts the spawning process's resident size at exec time in the child's
+    peak, and the test process may be large by then."""
     log = tmp_path / "child.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=out, cwd=tmp_path)
-        _, _, usage = os.wait4(proc.pid, 0)
-    return log.read_text(), usage.ru_maxrss / 1024
+    launched = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER, str(log), code],
+        cwd=tmp_path, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return log.read_text(), int(launched.stdout.strip()) / 1024
 
 
 def _bomb(mib: int) -> bytes:

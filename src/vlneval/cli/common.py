@@ -77,7 +77,10 @@ def add_task_option_args(p: argparse.ArgumentParser) -> None:
             choices = list(option.choices) or None
             p.add_argument(flag, dest=name, default=None, choices=choices, help=option.help)
             continue
-        each = "; ".join(f"{task}: {', '.join(o.choices) or 'any'}" for task, o in declared)
+        by_choices: dict[tuple[str, ...], list[str]] = {}
+        for task, o in declared:
+            by_choices.setdefault(o.choices, []).append(task)
+        each = "; ".join(f"{', '.join(t)}: {', '.join(c) or 'any'}" for c, t in by_choices.items())
         p.add_argument(flag, dest=name, default=None, help=f"{name.replace('_', ' ')} ({each})")
 
 
