@@ -145,10 +145,10 @@ def bench_sps(eps: Any, worlds: Any, n_episodes: int = 200) -> dict[str, Any]:
 def bench_baselines(eps: Any, worlds: Any, sample: int | None, tmp: Path) -> dict[str, Any]:
     from vlneval.agents.continuous import make_agent, run_continuous
     from vlneval.continuous.oracle import GridOracle
-    from vlneval.data.vlnce import parse_ce_predictions
     from vlneval.envs.continuous.env import ContinuousNavEnv
-    from vlneval.evaluation.vlnce import score_continuous, twin_source
-    from vlneval.profiles import get_profile
+    from vlneval.tasks.profiles import get_profile
+    from vlneval.tasks.vlnce.format import parse_ce_predictions
+    from vlneval.tasks.vlnce.score import score_continuous, twin_source
 
     idx = (
         list(range(len(eps)))
@@ -279,8 +279,8 @@ def main() -> None:
     args = parser.parse_args()
     import tempfile
 
-    from vlneval.evaluation.vlnce import load_twin_split
     from vlneval.tasks import get_task
+    from vlneval.tasks.vlnce.score import load_twin_split
 
     root = Path(args.data_root)
     figures: dict[str, Any] = {

@@ -131,9 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--full-geometry", action="store_true")
     args = ap.parse_args(argv)
-    from vlneval.data.bbox import load_boxes
     from vlneval.evaluation import evaluate
     from vlneval.graph.store import GraphStore
+    from vlneval.tasks.reverie.boxes import load_boxes
 
     store = GraphStore(args.data / "matterport3d" / "connectivity")
     rows = []
@@ -150,9 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             ),  # fmt: skip
             args.repeat,
         )
-        rows.append(
-            ("score REVERIE v1 val_unseen (3,521)", t, f"SR {r.metrics['SR']:.3f}")
-        )
+        rows.append(("score REVERIE v1 val_unseen (3,521)", t, f"SR {r.metrics['SR']:.3f}"))
         ep, pr = soon_files(args.data, tmp, store)
         graphs = args.data / "matterport3d" / "connectivity"
         t, s = _time(

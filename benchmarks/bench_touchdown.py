@@ -173,9 +173,9 @@ def workloads(data: Path, out: Path, n_routes: int, seed: int) -> dict[str, tupl
 
 def breakdown(data: Path, episodes: Path, preds: Path) -> dict[str, float]:
     """In-process stage timings of the synthetic scenario (after a warm-up of the kernels)."""
-    from vlneval.data.touchdown import load_touchdown_routes, parse_touchdown_predictions
     from vlneval.graph.street import load_street_graph
     from vlneval.metrics.edit import sed_batch
+    from vlneval.tasks.touchdown.format import load_touchdown_routes, parse_touchdown_predictions
 
     t = {}
     t0 = time.perf_counter()
@@ -250,7 +250,7 @@ def main() -> None:
     console.print(
         "synthetic stages (in process): " + ", ".join(f"{k} {v:.3f}" for k, v in stages.items())
     )
-    from vlneval.data.jsonio import atomic_write_text
+    from vlneval.io import atomic_write_text
 
     report = {
         "routes": args.routes,

@@ -26,14 +26,13 @@ __all__ = [
 if TYPE_CHECKING:
     from vlneval.errors import VLNEvalError
     from vlneval.evaluation import Result, Scorer, evaluate
-    from vlneval.profiles import get_profile
-    from vlneval.tasks import get_task
+    from vlneval.tasks import get_profile, get_task
 
 _LAZY = {
     "Scorer": "vlneval.evaluation",
     "evaluate": "vlneval.evaluation",
     "Result": "vlneval.evaluation",
-    "get_profile": "vlneval.profiles",
+    "get_profile": "vlneval.tasks",
     "get_task": "vlneval.tasks",
     "VLNEvalError": "vlneval.errors",
 }

@@ -9,7 +9,7 @@ Every benchmark and predictions file is read here, in one way:
    a plain file by its size, a gzip stream while it is decompressed (a gzip bomb stops at the
    limit, in bounded memory), a pipe while it is read.
 2. The format's reader decodes it once with msgspec, typed where the format has a Struct
-   (``vlneval.data.r2r``, ``vlneval.data.predictions``), untyped elsewhere.
+   (``vlneval.tasks.r2r.format``, ``vlneval.tasks.common.predictions``), untyped elsewhere.
 3. Only a file msgspec rejects goes through :func:`explain`: the explaining pass measures it
    (nesting, string and number literals, see :class:`Limits`), decodes it leniently (NaN and
    Infinity literals, so that the caller's checks can name the field that holds them) and lets

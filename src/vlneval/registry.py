@@ -208,8 +208,22 @@ class Registry(Generic[T]):
             return False
         return True
 
-    def __iter__(self) -> Iterator[Spec[T]]:
-        return iter(self.latest())
+    def values(self) -> list[T]:
+        """The object of the latest version of every name, sorted by name (each imported)."""
+        return [s.load() for s in self.latest()]
+
+    def unregister(self, entry_id: str) -> None:
+        """Removes ``entry_id`` (exactly as registered, any case); for tests and plugins.
+
+        Raises:
+            UnknownNameError: no entry has that id.
+        """
+        if self._specs.pop(entry_id.casefold(), None) is None:
+            self._unknown(entry_id)
+
+    def __iter__(self) -> Iterator[str]:
+        """Every registered name, sorted (as a mapping iterates its keys)."""
+        return iter(self.names())
 
     def __len__(self) -> int:
         return len(self.names())

@@ -112,7 +112,7 @@ def test_run_errors(demo: tuple[Any, Any], tmp_path: Path) -> None:
     with pytest.raises(VLNEvalError, match="not panoramic"):
         run_agent(get_agent("random"), *demo, action_space="panoramic")
     from tests.envs.graph.helpers import star_root
-    from vlneval.data.r2r import load_r2r
+    from vlneval.tasks.r2r.format import load_r2r
 
     root = star_root(
         tmp_path,

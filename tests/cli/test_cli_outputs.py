@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from vlneval.cli.main import main
-from vlneval.data.root import demo_root
+from vlneval.tasks.common.root import demo_root
 
 VLNEVAL = Path(sys.executable).with_name("vlneval")  # the real console script
 DEMO_PREDS = demo_root() / "demo" / "predictions_val.json"

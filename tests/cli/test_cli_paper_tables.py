@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from vlneval.cli.main import main
-from vlneval.data.root import demo_root
 from vlneval.stats import holm_adjust
+from vlneval.tasks.common.root import demo_root
 
 DEMO_PREDS = demo_root() / "demo" / "predictions_val.json"
 Capture = pytest.CaptureFixture[str]

@@ -79,7 +79,7 @@ def test_run_ce_refuses_a_graph_environment(
 
 
 def test_score_ce_with_twin_distances(data_root: Path, tmp_path: Path) -> None:
-    from vlneval.data.vlnce import load_vlnce, reference_as_predictions
+    from vlneval.tasks.vlnce.format import load_vlnce, reference_as_predictions
 
     base = data_root / "vlnce/R2R_VLNCE_v1-3_preprocessed/val_seen"
     eps = load_vlnce(base / "val_seen.json.gz", gt_path=base / "val_seen_gt.json.gz")

@@ -12,11 +12,11 @@ import pytest
 
 from vlneval.agents.continuous import make_agent, run_continuous
 from vlneval.continuous.oracle import GridOracle
-from vlneval.data.vlnce import parse_ce_predictions
 from vlneval.envs.continuous.env import ContinuousNavEnv
-from vlneval.evaluation.vlnce import load_twin_split, score_continuous, twin_source
-from vlneval.profiles import get_profile
 from vlneval.tasks import get_task
+from vlneval.tasks.profiles import get_profile
+from vlneval.tasks.vlnce.format import parse_ce_predictions
+from vlneval.tasks.vlnce.score import load_twin_split, score_continuous, twin_source
 
 SAMPLE = 24
 

@@ -12,8 +12,8 @@ import pytest
 
 from tests.fixtures import preds, square_root, write_json
 from vlneval.cli.main import main
-from vlneval.data.demo import generate
-from vlneval.data.root import demo_root
+from vlneval.tasks.common.root import demo_root
+from vlneval.tasks.demo.generate import generate
 
 
 def test_demo_scores_with_no_arguments(capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,14 +25,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fixtures import connectivity, preds, square_root, write_json
-from vlneval.data.predictions import _episode_order, parse_predictions
-from vlneval.data.r2r import load_r2r
 from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
 from vlneval.evaluation import evaluate, load_split
 from vlneval.graph.store import GraphStore
 from vlneval.io import Limits, clip, read_bytes, unique_keys
-from vlneval.profiles import get_profile
 from vlneval.tasks import get_task
+from vlneval.tasks.common.predictions import _episode_order, parse_predictions
+from vlneval.tasks.profiles import get_profile
+from vlneval.tasks.r2r.format import load_r2r
 
 TRAJECTORY_KEYS = ("trajectory", "path", "pred_path")
 
@@ -378,6 +378,15 @@ def test_property_predictions_match_msgspec(tmp_path: Path, case: tuple[bytes, s
 # --- what a file may cost ----------------------------------------------------------------------
 
 
+_LAUNCHER = (
+    "import os, subprocess, sys\n"
+    "with open(sys.argv[1], 'wb') as out:\n"
+    "    p = subprocess.Popen([sys.executable, '-c', sys.argv[2]], stdout=out, stderr=out)\n"
+    "    _, _, usage = os.wait4(p.pid, 0)\n"
+    "print(usage.ru_maxrss)\n"
+)
+
+
 def _child(code: str, tmp_path: Path) -> tuple[str, float]:
     """Runs ``code`` in a fresh interpreter: its output and its own peak RSS (MiB), read from
     ``VmHWM`` as the child exits. (``ru_maxrss`` from ``wait4`` is not the child's alone: Linux
@@ -504,7 +513,7 @@ def test_clip() -> None:
 
 def test_vlnce_predictions_with_a_repeated_episode_id_are_refused(tmp_path: Path) -> None:
     from tests.vlnce.helpers import steps, write_split
-    from vlneval.data.vlnce import load_vlnce, parse_ce_predictions
+    from vlneval.tasks.vlnce.format import load_vlnce, parse_ce_predictions
 
     episodes_file, _ = write_split(tmp_path)
     episodes = load_vlnce(episodes_file)

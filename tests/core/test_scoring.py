@@ -206,9 +206,9 @@ def test_unreachable_goal_is_reported_not_averaged(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("form", ["triple", "nested", "plain"])
 def test_fast_and_validating_paths_agree(tmp_path: Path, form: str) -> None:
-    from vlneval.data.predictions import parse_predictions
-    from vlneval.data.r2r import load_r2r
     from vlneval.graph import GraphStore
+    from vlneval.tasks.common.predictions import parse_predictions
+    from vlneval.tasks.r2r.format import load_r2r
 
     root = square_root(tmp_path / "root")
     trajs = {"1_0": ["S", "A", "A", "B"], "1_1": ["S", "G"], "9_0": ["S"], "1_3": ["S", "A"]}

@@ -10,8 +10,8 @@ import pytest
 
 from tests.cvdn.fixture import DIALOG, INSTANCES, make_root, predictions, stringify
 from vlneval.cli.main import main
-from vlneval.data.cvdn import load_ndh, load_ndh_table, ndh_instruction, trusted_path
 from vlneval.tasks import get_task
+from vlneval.tasks.cvdn.format import load_ndh, load_ndh_table, ndh_instruction, trusted_path
 
 
 def _file(tmp: Path, instances=INSTANCES) -> Path:  # type: ignore[no-untyped-def]

@@ -12,8 +12,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from vlneval.data.cvdn import load_ndh
 from vlneval.evaluation import evaluate
+from vlneval.tasks.cvdn.format import load_ndh
 
 PRED = "predictions/ndh/seq2seq_prevalent_r2r/val-seq2seq-all-trusted_path-40-sample-imagenet_{}_iter_100.json.gz"
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from tests.reports.house import EXECUTED, house_root, write_predictions
-from vlneval.data.root import demo_root
 from vlneval.diagnostics import ScoredRun, diagnose, run_label, score_run
 from vlneval.errors import InvalidInputError, VLNEvalError
 from vlneval.evaluation import evaluate
+from vlneval.tasks.common.root import demo_root
 
 P = "predictions/r2r"
 SEQ = P + "/seq2seq_r2r_baseline_sadanand1120/seq2seq_sample_imagenet_val_unseen_iter_{}.json.gz"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from vlneval.cli.main import main
-from vlneval.data.root import demo_root
+from vlneval.tasks.common.root import demo_root
 
 DEMO = demo_root() / "demo" / "predictions_val.json"
 

@@ -17,7 +17,7 @@ def demo() -> Result:
 
 
 def _demo_predictions():  # type: ignore[no-untyped-def]
-    from vlneval.data.root import demo_root
+    from vlneval.tasks.common.root import demo_root
 
     return demo_root() / "demo" / "predictions_val.json"
 

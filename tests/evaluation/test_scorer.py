@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from vlneval import Scorer, evaluate
-from vlneval.data.root import demo_root
 from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
+from vlneval.tasks.common.root import demo_root
 
 DEMO = demo_root() / "demo" / "predictions_val.json"
 SEQ = "predictions/r2r/seq2seq_r2r_baseline_sadanand1120/seq2seq_sample_imagenet_val_unseen_iter_5000.json.gz"

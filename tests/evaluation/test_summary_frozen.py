@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import real_data_path
 from vlneval.cli.main import main
-from vlneval.data.root import demo_root
+from vlneval.tasks.common.root import demo_root
 
 GOLDEN = Path(__file__).parent / "golden"
 LARGE = 50_000

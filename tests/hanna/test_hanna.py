@@ -10,9 +10,9 @@ import pytest
 
 from tests.hanna.fixture import RUNS, SQRT20, TASKS, make_root, predictions, record, task
 from vlneval.cli.main import main
-from vlneval.data.hanna import load_hanna
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
+from vlneval.tasks.hanna.format import load_hanna
 
 
 def _score(tmp: Path, runs: Any = None, tasks: Any = None, **kw: Any):  # type: ignore[no-untyped-def]

@@ -144,9 +144,14 @@ def test_batch_columns_are_the_table_columns() -> None:
 
 
 def test_per_task_column_maps_agree_with_the_table() -> None:
-    """Scorers in evaluation/ still hold their own label -> column maps; they must agree."""
-    from vlneval.evaluation import cvdn, hanna, reverie, soon, touchdown, vlnce
-    from vlneval.evaluation.runner import LABEL_TO_COLUMN
+    """Scorers in tasks/<t>/score.py still hold their own label -> column maps; they must agree."""
+    from vlneval.tasks.common.scoring import LABEL_TO_COLUMN
+    from vlneval.tasks.cvdn import score as cvdn
+    from vlneval.tasks.hanna import score as hanna
+    from vlneval.tasks.reverie import score as reverie
+    from vlneval.tasks.soon import score as soon
+    from vlneval.tasks.touchdown import score as touchdown
+    from vlneval.tasks.vlnce import score as vlnce
 
     maps = {
         "runner.LABEL_TO_COLUMN": LABEL_TO_COLUMN,
@@ -164,8 +169,8 @@ def test_per_task_column_maps_agree_with_the_table() -> None:
 
 
 def test_every_profile_reports_registered_labels() -> None:
-    from vlneval.profiles import get_profile
     from vlneval.tasks import TASKS
+    from vlneval.tasks.profiles import get_profile
 
     seen = set()
     for task in TASKS.values():

@@ -17,7 +17,7 @@ from vlneval.metrics import metric_info
 
 
 def _demo(tmp: Path) -> Any:
-    from vlneval.data.root import demo_root
+    from vlneval.tasks.common.root import demo_root
 
     return evaluate("demo", "val", demo_root() / "demo" / "predictions_val.json")
 
@@ -82,9 +82,9 @@ def _soon(tmp: Path) -> Any:
 def _vlnce(tmp: Path) -> Any:
     from tests.vlnce.helpers import steps, write_split
 
-    from vlneval.data.vlnce import load_vlnce, parse_ce_predictions
-    from vlneval.evaluation.vlnce import DistanceSource, score_continuous
-    from vlneval.profiles import get_profile
+    from vlneval.tasks.profiles import get_profile
+    from vlneval.tasks.vlnce.format import load_vlnce, parse_ce_predictions
+    from vlneval.tasks.vlnce.score import DistanceSource, score_continuous
 
     episodes_file, gt_file = write_split(tmp)
     eps = load_vlnce(episodes_file, gt_path=gt_file, task="r2r-ce", split="val")

@@ -21,7 +21,7 @@ import numpy as np
 from vlneval.metrics import cls, dtw, ndtw, score_batch
 from vlneval.metrics.edit import sed_batch
 from vlneval.metrics.progress import region_distances
-from vlneval.evaluation._steps import step_counts
+from vlneval.tasks.common._steps import step_counts
 import vlneval.graph.street
 
 D = np.array([[0, 4, 8, 4], [4, 0, 4, 8], [8, 4, 0, 4], [4, 8, 4, 0]], float)

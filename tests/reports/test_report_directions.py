@@ -99,10 +99,10 @@ def test_forest_plot_colours_follow_the_direction(label: str) -> None:
 
 @pytest.mark.parametrize("label", sorted(LABELS))
 def test_leaderboard_ranks_the_best_value_first(label: str) -> None:
-    from vlneval.profiles import get_profile
     from vlneval.server.admin import primary_metric_of
     from vlneval.server.leaderboard import rank
     from vlneval.tasks import TASKS
+    from vlneval.tasks.profiles import get_profile
 
     info = metric_info(label)
     phases = [(t.name, p) for t in TASKS.values() for p in t.profiles

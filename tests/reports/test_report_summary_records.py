@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from tests.reports.house import house_root, predictions
-from vlneval.data.predictions import parse_predictions
 from vlneval.errors import InvalidInputError
-from vlneval.evaluation.runner import load_split
-from vlneval.profiles import get_profile
 from vlneval.tasks import get_task
+from vlneval.tasks.common.predictions import parse_predictions
+from vlneval.tasks.common.scoring import load_split
+from vlneval.tasks.profiles import get_profile
 
 SUMMARY = {"length": 13.2, "nav_error": 3.5, "success_rate": 0.67, "total_num_instr": 6}
 

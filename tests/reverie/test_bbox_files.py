@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.reverie.reverie_fixtures import BOXES, write_boxes
-from vlneval.data.bbox import find_boxes, load_boxes
 from vlneval.errors import InvalidInputError, MissingDataError
+from vlneval.tasks.reverie.boxes import find_boxes, load_boxes
 
 
 @pytest.mark.parametrize("layout", ["folder", "tar.gz", "json"])

@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vlneval.data.bbox import load_boxes
 from vlneval.graph.objects import (
     PAPER_MAX_DISTANCE,
     RELEASED_MAX_DISTANCE,
@@ -29,6 +28,7 @@ from vlneval.graph.objects import (
     viewpoint_objects,
 )
 from vlneval.graph.store import GraphStore
+from vlneval.tasks.reverie.boxes import load_boxes
 
 F = 240 / math.tan(math.radians(30))
 ORIGIN = [0.0, 0.0, 0.0]

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from vlneval.data.reverie import episodes_path, load_reverie
 from vlneval.evaluation import evaluate
 from vlneval.graph.store import GraphStore
+from vlneval.tasks.reverie.format import episodes_path, load_reverie
 
 CASES = [  # version, split, instructions, SR of the shortest agent
     ("v1", "val_seen", 1423, 1.0),

@@ -6,7 +6,7 @@ import copy
 import json
 from typing import Any
 
-from vlneval.data.root import demo_root
+from vlneval.tasks.common.root import demo_root
 
 DEMO_PREDICTIONS = demo_root() / "demo" / "predictions_val.json"
 DEMO_EPISODES = demo_root() / "demo" / "DEMO_val.json"

@@ -319,7 +319,7 @@ def test_a_worker_refuses_a_hidden_file_changed_after_it_was_loaded(sqlite_serve
     import shutil
 
     from tests.server.helpers import DEMO_EPISODES
-    from vlneval.data.root import demo_root
+    from vlneval.tasks.common.root import demo_root
 
     srv = sqlite_server
     hidden = tmp_path / "DEMO_hidden.json"

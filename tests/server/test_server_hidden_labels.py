@@ -29,8 +29,8 @@ LABELS, STARTS = hidden_values()
 
 def _other_viewpoint(scan: str) -> str:
     """A viewpoint of ``scan`` that is on no reference path (neither a label nor a start)."""
-    from vlneval.data.root import demo_root
     from vlneval.graph.store import GraphStore
+    from vlneval.tasks.common.root import demo_root
 
     graph = GraphStore(demo_root() / "matterport3d" / "connectivity").graph(scan)
     used = LABELS | STARTS
@@ -146,8 +146,8 @@ def test_no_endpoint_page_error_or_log_line_reveals_a_hidden_label(server, caplo
 
 def test_the_submitters_own_viewpoints_are_never_redacted_into_an_oracle(server):
     """Redacting a viewpoint the submitter wrote would tell them it is a label: it stays."""
-    from vlneval.data.root import demo_root
     from vlneval.graph.store import GraphStore
+    from vlneval.tasks.common.root import demo_root
 
     stop = stop_predictions()
     ep = demo_episodes()[0]
@@ -177,7 +177,7 @@ def test_an_organiser_side_failure_shows_nothing_and_logs_redacted(
     if fault == "broken-labels":
         episodes[0]["path"][1] = "f" * 32  # a reference viewpoint that is not in the graph
     hidden.write_text(json.dumps(episodes))
-    from vlneval.data.root import demo_root
+    from vlneval.tasks.common.root import demo_root
 
     graphs = demo_root() / "matterport3d" / "connectivity"
     admin.create_phase(
@@ -235,22 +235,23 @@ def test_a_scorer_message_that_quotes_a_goal_is_never_shown(sqlite_server, monke
     def leaky(request):
         return Leaky()
 
-    monkeypatch.setitem(
-        TASKS,
-        "demo-leaky",
-        dataclasses.replace(get_task("demo"), name="demo-leaky", open_scorer=leaky),
+    TASKS.register(
+        "demo-leaky", dataclasses.replace(get_task("demo"), name="demo-leaky", open_scorer=leaky)
     )
-    admin.create_phase(sqlite_server.db, "demo", "leaky", task="demo-leaky", profile="demo")
-    answers = []
-    for records in (stop_predictions(), _with_path(stop_predictions(), ep)):
-        r = sqlite_server.submit(sqlite_server.alpha, encode(records), phase="leaky", name="p.json")
-        sqlite_server.work()
-        got = sqlite_server.get(r.json()["id"], sqlite_server.alpha).json()
-        assert got["status"] == "failed" and got["error_kind"] == "invalid"
-        answers.append(got["messages"])
-    assert answers[0] == answers[1]
-    assert goal not in " ".join(answers[0]) and "[hidden]" not in " ".join(answers[0])
-    assert goal not in caplog.text and "stopped too far from the goal [hidden]" in caplog.text
+    try:
+        admin.create_phase(sqlite_server.db, "demo", "leaky", task="demo-leaky", profile="demo")
+        answers = []
+        for records in (stop_predictions(), _with_path(stop_predictions(), ep)):
+            r = sqlite_server.submit(sqlite_server.alpha, encode(records), phase="leaky", name="p.json")
+            sqlite_server.work()
+            got = sqlite_server.get(r.json()["id"], sqlite_server.alpha).json()
+            assert got["status"] == "failed" and got["error_kind"] == "invalid"
+            answers.append(got["messages"])
+        assert answers[0] == answers[1]
+        assert goal not in " ".join(answers[0]) and "[hidden]" not in " ".join(answers[0])
+        assert goal not in caplog.text and "stopped too far from the goal [hidden]" in caplog.text
+    finally:
+        TASKS.unregister("demo-leaky")
 
 
 def _with_path(records, ep):

@@ -18,10 +18,10 @@ import pytest
 
 from tests.server.conftest import make_server
 from tests.server.helpers import demo_episodes, encode, hidden_values, stop_predictions
-from vlneval.data.root import demo_root
 from vlneval.graph.store import GraphStore
 from vlneval.server import admin
 from vlneval.server.redact import Redactor, secrets_in_raw
+from vlneval.tasks.common.root import demo_root
 
 LABELS, STARTS = hidden_values()
 DEMO_GRAPHS = demo_root() / "matterport3d" / "connectivity"

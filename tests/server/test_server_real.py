@@ -11,8 +11,8 @@ import json
 import pytest
 
 from tests.server.conftest import make_server
-from vlneval.data.jsonio import load_json
 from vlneval.evaluation import evaluate
+from vlneval.io import load_json
 from vlneval.server import admin
 
 SEQ2SEQ = "seq2seq_r2r_baseline_sadanand1120/seq2seq_sample_imagenet_val_unseen_iter_20000.json.gz"

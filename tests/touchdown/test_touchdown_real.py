@@ -10,9 +10,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from vlneval.data.touchdown import load_touchdown_routes
 from vlneval.evaluation import evaluate
 from vlneval.graph.street import StreetGraph, street_graph
+from vlneval.tasks.touchdown.format import load_touchdown_routes
 
 DEV = "touchdown/touchdown_unseen_split/dev.json.gz"
 

@@ -10,15 +10,15 @@ import pytest
 
 from vlneval.continuous.oracle import GridOracle
 from vlneval.continuous.twin import TwinWorlds
-from vlneval.data.vlnce import (
+from vlneval.graph.store import GraphStore
+from vlneval.tasks.profiles import get_profile
+from vlneval.tasks.vlnce.format import (
     habitat_to_world,
     load_vlnce,
     parse_ce_predictions,
     reference_as_predictions,
 )
-from vlneval.evaluation.vlnce import DistanceSource, score_continuous
-from vlneval.graph.store import GraphStore
-from vlneval.profiles import get_profile
+from vlneval.tasks.vlnce.score import DistanceSource, score_continuous
 
 FOLDER = "vlnce/R2R_VLNCE_v1-3_preprocessed"
 

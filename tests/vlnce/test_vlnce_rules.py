@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from tests.vlnce.helpers import steps
-from vlneval.data.vlnce import load_vlnce, parse_ce_predictions
 from vlneval.errors import InvalidInputError
-from vlneval.evaluation.vlnce import DistanceSource, score_continuous
-from vlneval.profiles import get_profile
+from vlneval.tasks.profiles import get_profile
+from vlneval.tasks.vlnce.format import load_vlnce, parse_ce_predictions
+from vlneval.tasks.vlnce.score import DistanceSource, score_continuous
 
 CARRIED = DistanceSource("carried", "carried in the test file")
 NONE = DistanceSource("none", "no source")

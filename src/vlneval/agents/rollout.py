@@ -17,7 +17,6 @@ import numpy as np
 
 from vlneval.agents.base import AgentInfo
 from vlneval.agents.progress import episode_progress
-from vlneval.data.episodes import EpisodeTable
 from vlneval.envs.graph.episodes import InputsFn
 from vlneval.envs.graph.features import FeatureStore
 from vlneval.envs.graph.observation import Sensor
@@ -26,6 +25,7 @@ from vlneval.envs.graph.world import GraphWorld
 from vlneval.envs.spaces import SPACES
 from vlneval.errors import VLNEvalError
 from vlneval.graph.store import GraphStore
+from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = ["RunResult", "run_agent", "episode_rng", "GraphRollout"]
 

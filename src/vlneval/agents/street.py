@@ -16,10 +16,10 @@ import numpy as np
 from vlneval.agents.base import AgentInfo
 from vlneval.agents.progress import episode_progress
 from vlneval.agents.rollout import RunResult, episode_rng
-from vlneval.data.episodes import EpisodeTable
 from vlneval.envs.street.env import StreetNavEnv
 from vlneval.errors import VLNEvalError
 from vlneval.graph.street import StreetGraph
+from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = ["run_street"]
 

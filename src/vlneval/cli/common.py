@@ -12,6 +12,7 @@ from typing import Any
 
 from vlneval.errors import InvalidInputError, VLNEvalError
 from vlneval.io import Output, check_outputs, resolve_output
+from vlneval.tasks.base import Option
 
 __all__ = [
     "add_data_args",
@@ -22,6 +23,8 @@ __all__ = [
     "print_table",
     "scored_plan",
     "emit_scored",
+    "add_task_option_args",
+    "given_task_options",
     "run_guarded",
     "load_declared",
     "err",
@@ -60,31 +63,43 @@ def add_scoring_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trajectory-key", default=None, help="record field holding the trajectory")
     p.add_argument("--protocol", default=None, help="JSON file of self-declared protocol fields")
     p.add_argument("--all-errors", action="store_true", help="list every problem, not the first 20")
-    p.add_argument(
-        "--path-type",
-        default=None,
-        choices=["planner_path", "player_path", "trusted_path"],
-        help="NDH ground-truth path (default planner_path, as the official CVDN scorer)",
-    )
-    p.add_argument(
-        "--data-version",
-        default=None,
-        help="dataset release where a benchmark has several (REVERIE: v2, the default, or v1)",
-    )
-    p.add_argument(
-        "--distance",
-        default=None,
-        choices=["auto", "carried", "twin", "none"],
-        help="VLN-CE distances to the goal: auto (default: carried in the file if any, else "
-        "none, and NE, SR... are n/a), carried, or twin (grid geodesic on the Matterport3D "
-        "twin: an approximation of the navmesh)",
-    )
-    p.add_argument(
-        "--angle-units",
-        default=None,
-        choices=["normalised", "radians"],
-        help="SOON predicted angles: normalised (default, official) or radians (converted as DUET)",
-    )
+    add_task_option_args(p)
+
+
+def cli_task_options() -> dict[str, list[tuple[str, Option]]]:
+    """The options tasks offer on the command line: name -> [(task, option), ...]."""
+    from vlneval.tasks import TASKS
+
+    found: dict[str, list[tuple[str, Option]]] = {}
+    for task in TASKS.values():
+        for option in task.options:
+            if option.cli:
+                found.setdefault(option.name, []).append((task.name, option))
+    return found
+
+
+def add_task_option_args(p: argparse.ArgumentParser) -> None:
+    """One flag per task option (``--path-type``...), as the tasks declare them: the choices
+    and help of the task that declares it, or each task's choices when several do."""
+    for name, declared in cli_task_options().items():
+        flag = declared[0][1].flag
+        if len(declared) == 1:
+            option = declared[0][1]
+            choices = list(option.choices) or None
+            p.add_argument(flag, dest=name, default=None, choices=choices, help=option.help)
+            continue
+        by_choices: dict[tuple[str, ...], list[str]] = {}
+        for task, o in declared:
+            by_choices.setdefault(o.choices, []).append(task)
+        each = "; ".join(f"{', '.join(t)}: {', '.join(c) or 'any'}" for c, t in by_choices.items())
+        p.add_argument(flag, dest=name, default=None, help=f"{name.replace('_', ' ')} ({each})")
+
+
+def given_task_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The task options set on the command line (only those set), or None."""
+    names = cli_task_options()
+    given = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
+    return given or None
 
 
 def add_format_arg(p: argparse.ArgumentParser, *, table: bool = True, rows: bool = True) -> None:
@@ -211,7 +226,7 @@ def load_declared(path: str | None) -> dict[str, Any] | None:
     """The self-declared protocol fields of ``--protocol FILE``."""
     if not path:
         return None
-    from vlneval.data.jsonio import load_json
+    from vlneval.io import load_json
 
     value = load_json(Path(path))
     if not isinstance(value, dict):

@@ -27,8 +27,8 @@ def cmd_tasks(args: argparse.Namespace) -> int:
 
 def cmd_profiles(args: argparse.Namespace) -> int:
     """Prints the profiles (or one profile's rules)."""
-    from vlneval.profiles import PROFILES, get_profile
     from vlneval.reports.tables import to_json_bytes
+    from vlneval.tasks.profiles import PROFILES, get_profile
 
     if args.name:
         print(to_json_bytes(get_profile(args.name).to_dict()).decode())

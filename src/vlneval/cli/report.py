@@ -13,14 +13,13 @@ from vlneval.cli.common import (
     add_format_arg,
     add_scoring_args,
     err,
+    given_task_options,
     load_declared,
     plan_outputs,
     print_table,
 )
 
 __all__ = ["register", "cmd_report", "cmd_compare", "cmd_aggregate"]
-
-_TASK_OPTIONS = ("path_type", "data_version", "angle_units", "distance")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -144,8 +143,7 @@ def _add_stats_args(p: argparse.ArgumentParser) -> None:
 
 
 def _task_options(args: argparse.Namespace) -> dict[str, Any] | None:
-    given = {n: getattr(args, n) for n in _TASK_OPTIONS if getattr(args, n, None) is not None}
-    return given or None
+    return given_task_options(args)
 
 
 def _score(

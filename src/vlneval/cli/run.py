@@ -98,7 +98,7 @@ def card_path(out: str | Path) -> Path:
 
 def _card(result: Any) -> dict[str, Any]:
     from vlneval import __version__
-    from vlneval.evaluation.protocol import software_fingerprint
+    from vlneval.tasks.common.protocol import software_fingerprint
 
     episodes = (
         f"partial: {result.n_episodes} of {result.n_expected}"

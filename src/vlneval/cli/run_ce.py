@@ -152,8 +152,8 @@ def cmd_run_ce(args: argparse.Namespace) -> int:
     err(f"wrote {out} ({len(run.predictions)} episodes, {run.steps} steps) and {_card_path(out)}")
     if args.score:
         from vlneval.continuous.oracle import GridOracle
-        from vlneval.data.vlnce import parse_ce_predictions
-        from vlneval.evaluation.vlnce import DistanceSource, score_continuous
+        from vlneval.tasks.vlnce.format import parse_ce_predictions
+        from vlneval.tasks.vlnce.score import DistanceSource, score_continuous
 
         eps, worlds = env.episodes, env._worlds
         source = DistanceSource(
@@ -167,7 +167,7 @@ def cmd_run_ce(args: argparse.Namespace) -> int:
         )
         preds = parse_ce_predictions(out, eps)
         profile = args.profile or "vlnce-exact"
-        from vlneval.profiles import get_profile
+        from vlneval.tasks.profiles import get_profile
 
         ev = score_continuous(
             eps,
@@ -217,7 +217,7 @@ def _measured(e: dict[str, Any]) -> dict[str, Any]:
 
 
 def _habitat_to_world() -> Any:
-    from vlneval.data.vlnce import habitat_to_world
+    from vlneval.tasks.vlnce.format import habitat_to_world
 
     return habitat_to_world
 
@@ -228,7 +228,7 @@ def _run_card(
     import numpy as np
 
     from vlneval import __version__
-    from vlneval.evaluation.protocol import software_fingerprint
+    from vlneval.tasks.common.protocol import software_fingerprint
 
     n = len(run.predictions)
     eps = run.episodes
@@ -260,10 +260,10 @@ def cmd_score_ce(args: argparse.Namespace) -> int:
     """Scores VLN-CE predictions with the requested distance source."""
     import dataclasses
 
-    from vlneval.evaluation.request import ScoreOptions, SplitRequest
-    from vlneval.evaluation.vlnce import VlnceScorer
-    from vlneval.profiles import get_profile
     from vlneval.tasks import get_task
+    from vlneval.tasks.common.request import ScoreOptions, SplitRequest
+    from vlneval.tasks.profiles import get_profile
+    from vlneval.tasks.vlnce.score import VlnceScorer
 
     args.plan = scored_plan(args)  # refused before scoring
     task = get_task(args.task)

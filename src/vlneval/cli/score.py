@@ -78,7 +78,7 @@ def _predictions(args: argparse.Namespace) -> list[str]:
 
     task = get_task(args.task)
     if task.embedded:
-        from vlneval.data.root import demo_root
+        from vlneval.tasks.common.root import demo_root
 
         split = args.split or task.default_split
         return [str(demo_root() / task.folder / f"predictions_{split}.json")]

@@ -373,7 +373,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         if args.wait and sub["status"] not in ("finished", "failed"):
             sub = client.wait(sub["id"], timeout=args.timeout)
     if args.json:
-        from vlneval.data.jsonio import atomic_write_text
+        from vlneval.io import atomic_write_text
 
         atomic_write_text(args.json, json.dumps(sub, indent=2))
     if not args.wait and sub["status"] not in ("finished", "failed"):

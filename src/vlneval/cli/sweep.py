@@ -156,7 +156,6 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Merges and scores finished runs; writes the tables."""
-    from vlneval.data.jsonio import atomic_write_text
     from vlneval.distributed.sweep import read_units
     from vlneval.distributed.sweep_report import (
         sweep_table,
@@ -165,6 +164,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         write_tensorboard,
     )
     from vlneval.errors import VLNEvalError
+    from vlneval.io import atomic_write_text
     from vlneval.reports.tables import write_rows
 
     units = read_units(args.units)

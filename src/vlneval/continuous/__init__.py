@@ -8,7 +8,7 @@ Submodules (imported on use, so that ``import vlneval`` stays light):
 - :mod:`~vlneval.continuous.oracle`: the distance-oracle protocol and its implementations;
 - :mod:`~vlneval.continuous.motion`: collision-checked motion (steps, sliding, unicycle);
 - :mod:`~vlneval.continuous.twin`: continuous twins of R2R episodes;
-- :mod:`~vlneval.continuous.profile`: the scoring rules of continuous profiles.
+- :mod:`~vlneval.tasks.vlnce.profiles`: the scoring rules of continuous profiles.
 """
 
 from __future__ import annotations

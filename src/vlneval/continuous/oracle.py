@@ -91,7 +91,7 @@ class GridOracle:
     Args:
         world: the world.
         transform: maps positions of the caller's frame to the world frame (e.g.
-            :func:`vlneval.data.vlnce.habitat_to_world` for VLN-CE files); identity if None.
+            :func:`vlneval.tasks.vlnce.format.habitat_to_world` for VLN-CE files); identity if None.
         snap: a point off the free space is moved to the nearest free cell within this many
             metres (the offset is added to the distance); farther is ``inf``.
         z_tolerance: how far a point's z may be from the floor of its cell (metres).

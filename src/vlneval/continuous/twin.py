@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vlneval.continuous.navgraph import floor_points, world_from_navgraph
-from vlneval.data.vlnce import ContinuousEpisodes
+from vlneval.tasks.vlnce.format import ContinuousEpisodes
 
 if TYPE_CHECKING:
     from vlneval.continuous.world import World
-    from vlneval.data.episodes import EpisodeTable
     from vlneval.graph.store import GraphStore
+    from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = ["TwinWorlds", "twin_episodes", "densify", "DENSE_SPACING"]
 
@@ -109,7 +109,7 @@ def twin_episodes(
         goals.append(fp[g.index[episodes.goals[i][-1]]])
         refs.append(pts)
         dense.append(densify(pts, spacing))
-    from vlneval.data.vlnce import _ragged
+    from vlneval.tasks.vlnce.format import _ragged
 
     ref, ref_off = _ragged(refs)
     den, den_off = _ragged(dense)

@@ -9,7 +9,7 @@
 - :func:`graph_floors`: the floors of a building from its navigation graph.
 
 Example:
-    >>> from vlneval.data.root import demo_root
+    >>> from vlneval.tasks.common.root import demo_root
     >>> from vlneval.diagnostics import diagnose, score_run
     >>> run = score_run("demo", "val", demo_root() / "demo" / "predictions_val.json")
     >>> d = diagnose(run, n_resamples=200, rng=0)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vlneval.evaluation.result import Result
 from vlneval.graph.store import GraphStore
+from vlneval.tasks.common.result import Result
 
 __all__ = ["EpisodeContext", "episode_context", "shortest_distances"]
 
@@ -40,7 +40,7 @@ def shortest_distances(evaluation: Result, graphs: GraphStore) -> np.ndarray:
     """``d*`` of every scored episode: the geodesic distance from its start to the nearest goal.
 
     Example:
-        >>> from vlneval.data.root import demo_root
+        >>> from vlneval.tasks.common.root import demo_root
         >>> from vlneval.diagnostics.scored import score_run
         >>> run = score_run("demo", "val", demo_root() / "demo" / "predictions_val.json")
         >>> d = shortest_distances(run.evaluation, run.graphs)

@@ -82,7 +82,7 @@ def metric_columns(run: ScoredRun) -> dict[str, np.ndarray]:
     know is looked up as a column of its own name.
 
     Example:
-        >>> from vlneval.data.root import demo_root
+        >>> from vlneval.tasks.common.root import demo_root
         >>> from vlneval.diagnostics.scored import score_run
         >>> run = score_run("demo", "val", demo_root() / "demo" / "predictions_val.json")
         >>> list(metric_columns(run))[:4]
@@ -121,7 +121,7 @@ def diagnose(
         n_bins: number of quantile bins for reference and instruction lengths.
 
     Example:
-        >>> from vlneval.data.root import demo_root
+        >>> from vlneval.tasks.common.root import demo_root
         >>> from vlneval.diagnostics.scored import score_run
         >>> run = score_run("demo", "val", demo_root() / "demo" / "predictions_val.json")
         >>> d = diagnose(run, n_resamples=200)

@@ -4,8 +4,9 @@ A :class:`~vlneval.evaluation.Result` holds metrics and the per-episode table. D
 need the executed trajectories (to draw them) and the navigation graphs (shortest distances,
 positions), so :func:`score_run` scores a file through the same
 :class:`~vlneval.evaluation.Scorer` as ``evaluate`` and, for the R2R family, keeps the
-trajectories it read and the scorer's graphs. Tasks with their own scorer
-(``Task.open_scorer``) give runs without trajectories, and reports then show no path plots.
+trajectories it read and the scorer's graphs (a
+:class:`~vlneval.tasks.common.request.TrajectoryScorer`). Other tasks' scorers give runs
+without trajectories, and reports then show no path plots.
 """
 
 from __future__ import annotations
@@ -19,13 +20,11 @@ from typing import Any
 import numpy as np
 
 from vlneval.errors import ProblemCollector, VLNEvalError
-from vlneval.evaluation.inputs import source_name
-from vlneval.evaluation.r2r import R2RScorer
-from vlneval.evaluation.request import ScoreOptions
-from vlneval.evaluation.result import Result
 from vlneval.evaluation.scorer import Scorer
 from vlneval.graph.store import GraphStore
-from vlneval.tasks import get_task
+from vlneval.tasks.common.inputs import source_name
+from vlneval.tasks.common.request import ScoreOptions, TrajectoryScorer
+from vlneval.tasks.common.result import Result
 
 __all__ = ["ScoredRun", "score_run", "run_label"]
 
@@ -108,7 +107,7 @@ def score_run(
         task, split, predictions, profile, root, episodes_file, graphs, subset, form,
             trajectory_key, declared: as for :func:`vlneval.evaluation.evaluate`.
         skip_summaries: skip records that look like a summary (no id, no trajectory, scalar
-            values only) with a warning, see :func:`vlneval.data.predictions.parse_predictions`.
+            values only) with a warning, see :func:`vlneval.tasks.common.predictions.parse_predictions`.
         label: the run's name in reports (default: the file name without suffixes).
         options: task-specific options for a task with its own scorer (as ``evaluate``'s).
 
@@ -116,18 +115,18 @@ def score_run(
         VLNEvalError: bad input, unknown names or missing data; the message says where.
     """
     name = label or run_label(predictions)
-    if skip_summaries and get_task(task).open_scorer is not None:
-        raise VLNEvalError(
-            f"--skip-summary-records is not supported for task {task} (it has its own "
-            "scorer); remove the summary record from the file"
-        )
     how = ScoreOptions(subset, form, trajectory_key, declared, None, skip_summaries)
     with Scorer(
         task, split, profile=profile, root=root, episodes=episodes_file, graphs=graphs,
         **dict(options or {}),
     ) as scorer:  # fmt: skip
         split_scorer = scorer.split_scorer
-        if not isinstance(split_scorer, R2RScorer):
+        if not isinstance(split_scorer, TrajectoryScorer):
+            if skip_summaries:
+                raise VLNEvalError(
+                    f"--skip-summary-records is not supported for task {task} (it has its own "
+                    "scorer); remove the summary record from the file"
+                )
             return ScoredRun(split_scorer.score(predictions, how), name)
         pc = ProblemCollector(source_name(predictions))
         preds = split_scorer.trajectories(predictions, how, pc)

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vlneval.data.jsonio import atomic_write_bytes, load_json
 from vlneval.distributed.plan import ids_digest
 from vlneval.distributed.shardfile import AGREED, FORMAT, ShardLine, read_lines
 from vlneval.errors import InvalidInputError, Problem, VLNEvalError
+from vlneval.io import atomic_write_bytes, load_json
 
 __all__ = ["Merged", "merge", "merge_paths", "card_path"]
 

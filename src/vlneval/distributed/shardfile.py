@@ -20,9 +20,9 @@ from typing import Any
 
 import msgspec
 
-from vlneval.data.jsonio import atomic_write_bytes, load_json
 from vlneval.distributed.plan import ShardSpec
 from vlneval.errors import VLNEvalError
+from vlneval.io import atomic_write_bytes, load_json
 
 __all__ = [
     "FORMAT",

@@ -2,8 +2,8 @@
 
 The files are found as ``vlneval score`` finds them (the packaged demo data, else ``root`` or
 ``$VLNEVAL_DATA``; ``episodes_file`` and ``graphs`` override), from the task's own description
-(:mod:`vlneval.tasks`): environments depend on the data layer and the tasks, never on the
-scorers.
+(:mod:`vlneval.tasks`, whose file-finding helpers this uses): environments depend on the
+tasks, never on the scorer front door.
 """
 
 from __future__ import annotations
@@ -11,28 +11,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from vlneval.data.episodes import EpisodeTable
-from vlneval.data.root import data_root, demo_root, graphs_dir
 from vlneval.errors import VLNEvalError
 from vlneval.graph.store import GraphStore
-from vlneval.profiles import get_profile
-from vlneval.tasks import Task, get_task
+from vlneval.tasks import get_profile, get_task
+from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.request import episodes_path, open_graphs, task_base
 
-__all__ = ["load_episodes", "task_data_root", "open_graph_store"]
-
-
-def task_data_root(task: Task, root: str | Path | None) -> Path | None:
-    """The data root of ``task``: the packaged demo data, else ``root`` or ``$VLNEVAL_DATA``."""
-    return demo_root() if task.embedded else data_root(root)
-
-
-def open_graph_store(graphs: str | Path | None, base: Path | None) -> GraphStore:
-    """The graphs in ``graphs`` if given, else the data root's connectivity folder."""
-    if graphs is not None:
-        return GraphStore(graphs)
-    if base is not None:
-        return GraphStore(graphs_dir(base))
-    raise VLNEvalError("no navigation graphs: pass --graphs DIR or --data-root DIR")
+__all__ = ["load_episodes"]
 
 
 def load_episodes(
@@ -63,14 +48,14 @@ def load_episodes(
     t = get_task(task)
     split = split or t.default_split
     profile = replace(get_profile(t.default_profile), max_instructions=None)
-    base = task_data_root(t, root)
+    base = task_base(t, root)
     try:
-        store = open_graph_store(graphs, base)
+        store = open_graphs(graphs, base)
     except VLNEvalError as exc:
         missing: VLNEvalError | None = exc
     else:
         missing = None
-    path = Path(episodes_file) if episodes_file else t.episodes_file(base, split)
+    path = episodes_path(t, split, base, episodes_file)
     episodes = t.load(path, split, profile)
     if missing is not None:
         raise missing

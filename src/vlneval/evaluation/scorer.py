@@ -4,8 +4,7 @@
 error that suggests the closest one), loads the split's episodes and graphs once, and scores
 any number of predictions: a file path, its bytes, or the records an agent just produced.
 :func:`evaluate` is ``Scorer(...).score(...)`` for one file. Every task goes through this one
-path: the R2R family's :class:`~vlneval.evaluation.r2r.R2RScorer`, or the task's own scorer
-(``Task.open_scorer``).
+path: the task's own scorer (``Task.open_scorer``), found through the task registry.
 """
 
 from __future__ import annotations
@@ -16,30 +15,26 @@ from types import TracebackType
 from typing import Any
 
 from vlneval.errors import UnknownNameError, VLNEvalError
-from vlneval.evaluation.request import PredictionsInput, ScoreOptions, SplitRequest, TaskScorer
-from vlneval.evaluation.result import Result
+from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest, TaskScorer
+from vlneval.tasks.common.result import Result
 
-__all__ = ["Scorer", "evaluate", "OPTIONS"]
+__all__ = ["Scorer", "evaluate"]
 
-#: Every task-specific option a task's scorer may take; each task checks the values it is given
-#: (``Task.data_versions``, NDH path types, SOON angle units, VLN-CE distance sources).
-OPTIONS = (
-    "data_version",
-    "path_type",
-    "angle_units",
-    "distance",
-    "bboxes",
-    "gt_file",
-    "show_progress",
-)
+
+def _known_options() -> list[str]:
+    """Every option some registered task declares (its own scorer checks the values)."""
+    from vlneval.tasks import TASKS
+
+    return sorted({name for task in TASKS.values() for name in task.option_names})
 
 
 def _check_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The options set (not None); an unknown name is an error naming the closest one."""
+    """The options set (not None); a name no task declares is an error naming the closest."""
     given = {k: v for k, v in options.items() if v is not None}
+    known = _known_options() if given else []
     for name in given:
-        if name not in OPTIONS:
-            raise UnknownNameError("option", name, OPTIONS)
+        if name not in known:
+            raise UnknownNameError("option", name, known)
     return given
 
 
@@ -60,7 +55,7 @@ class Scorer:
             that does not apply to the task, missing data or a bad episodes file.
 
     Example:
-        >>> from vlneval.data.root import demo_root
+        >>> from vlneval.tasks.common.root import demo_root
         >>> scorer = Scorer("demo")
         >>> path = demo_root() / "demo" / "predictions_val.json"
         >>> a, b = scorer.score(path), scorer.score(path.read_bytes())
@@ -83,8 +78,7 @@ class Scorer:
         graphs: str | Path | None = None,
         **options: Any,
     ) -> None:
-        from vlneval.profiles import get_profile
-        from vlneval.tasks import get_task
+        from vlneval.tasks import get_profile, get_task
 
         t = get_task(task)
         prof = get_profile(profile or t.default_profile)
@@ -98,13 +92,7 @@ class Scorer:
             options=_check_options(options),
         )  # fmt: skip
         self.task, self.split, self.profile = t, request.split, prof
-        self._split: TaskScorer
-        if t.open_scorer is not None:
-            self._split = t.open_scorer(request)
-        else:
-            from vlneval.evaluation.r2r import R2RScorer
-
-            self._split = R2RScorer(request)
+        self._split: TaskScorer = t.open(request)
 
     @property
     def episodes(self) -> Any:

@@ -109,9 +109,10 @@ def connectivity_from_bytes(raw: bytes, scan: str, source: str) -> NavGraph:
     errors. See :func:`load_connectivity`."""
     import msgspec
 
-    from vlneval.data.jsonio import gunzipped
+    from vlneval.io import Limits, gunzip
 
-    raw = gunzipped(raw, source)
+    if raw[:2] == b"\x1f\x8b":
+        raw = gunzip(raw, source, Limits.from_env().max_bytes)
     fast = _typed(raw, scan, source)
     if fast is not None:
         return fast

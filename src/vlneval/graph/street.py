@@ -263,7 +263,7 @@ def parse_street_graph(
 
 
 def _read_lines(folder: Path, names: tuple[str, ...]) -> list[str]:
-    from vlneval.data.jsonio import read_bytes
+    from vlneval.io import read_bytes
 
     for name in names:
         path = folder / name

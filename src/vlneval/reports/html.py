@@ -99,7 +99,7 @@ def build_report(
         VLNEvalError: incomparable protocol cards without ``force``; matplotlib missing.
 
     Example:
-        >>> from vlneval.data.root import demo_root
+        >>> from vlneval.tasks.common.root import demo_root
         >>> from vlneval.diagnostics import score_run
         >>> run = score_run("demo", "val", demo_root() / "demo" / "predictions_val.json")
         >>> report = build_report(run, options=ReportOptions(n_worst=1, n_sample=1, n_resamples=100))

@@ -158,12 +158,12 @@ def resolve_data(
     data_root: str | None,
 ) -> ResolvedData:
     """Finds, loads and checks a phase's hidden episodes and graphs."""
-    from vlneval.data.root import data_root as find_root
-    from vlneval.data.root import graphs_dir
-    from vlneval.evaluation.runner import load_split
-    from vlneval.profiles import get_profile
     from vlneval.server.storage import sha256_hex
     from vlneval.tasks import get_task
+    from vlneval.tasks.common.root import data_root as find_root
+    from vlneval.tasks.common.root import graphs_dir
+    from vlneval.tasks.common.scoring import load_split
+    from vlneval.tasks.profiles import get_profile
 
     t, prof = get_task(task), get_profile(profile)
     root = find_root(data_root)
@@ -196,7 +196,7 @@ def primary_metric_of(task: str, profile: str, metric: str | None) -> tuple[str,
         >>> primary_metric_of("touchdown", "touchdown", "SPD"), primary_metric_of("r2r", "r2r", None)
         (('SPD', False), ('SPL', True))
     """
-    from vlneval.profiles import get_profile
+    from vlneval.tasks.profiles import get_profile
 
     metrics = list(get_profile(profile).metrics)
     label = metric or PRIMARY_BY_TASK.get(task) or ("SPL" if "SPL" in metrics else metrics[0])
@@ -228,8 +228,8 @@ def _entry_rule(rule: str | None) -> str:
 
 def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> ResolvedData:
     """Adds a phase to ``challenge`` (see ``vlneval admin create-phase --help``)."""
-    from vlneval.profiles import get_profile
     from vlneval.tasks import get_task
+    from vlneval.tasks.profiles import get_profile
 
     check_slug(slug, "phase")
     task = get_task(fields["task"])

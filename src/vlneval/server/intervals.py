@@ -29,7 +29,7 @@ def metric_intervals(result: Any) -> dict[str, list[float]]:
     is the mean of a per-episode column.
 
     Example:
-        >>> from vlneval.data.root import demo_root
+        >>> from vlneval.tasks.common.root import demo_root
         >>> from vlneval.evaluation import evaluate
         >>> res = evaluate("demo", "val", demo_root() / "demo" / "predictions_val.json")
         >>> ci = metric_intervals(res)

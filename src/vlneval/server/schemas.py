@@ -223,7 +223,7 @@ class QuotaOut(BaseModel):
 
 def phase_out(ph: Phase, now: dt.datetime) -> PhaseOut:
     """The public description of a phase."""
-    from vlneval.profiles import get_profile
+    from vlneval.tasks.profiles import get_profile
 
     is_open = (ph.opens_at is None or now >= ph.opens_at) and (
         ph.closes_at is None or now < ph.closes_at

@@ -138,9 +138,9 @@ def check_unchanged(spec: PhaseSpec) -> None:
 
 def load_phase_data(spec: PhaseSpec) -> PhaseData:
     """Loads a phase's hidden episodes (checked against the phase's checksum) and graphs."""
-    from vlneval.evaluation.runner import load_split
-    from vlneval.profiles import get_profile
     from vlneval.tasks import get_task
+    from vlneval.tasks.common.scoring import load_split
+    from vlneval.tasks.profiles import get_profile
 
     check_unchanged(spec)
     task = get_task(spec.task)
@@ -160,7 +160,7 @@ def load_phase_data(spec: PhaseSpec) -> PhaseData:
 
 def _episodes_path(task: Any, spec: PhaseSpec) -> str | None:
     """The hidden episodes file of a phase, wherever the task finds it."""
-    from vlneval.evaluation.request import episodes_path, task_base
+    from vlneval.tasks.common.request import episodes_path, task_base
 
     try:
         return str(episodes_path(task, spec.split, task_base(task, None), spec.episodes_file))

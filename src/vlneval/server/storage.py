@@ -15,8 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
-from vlneval.data.jsonio import atomic_write_bytes
 from vlneval.errors import VLNEvalError
+from vlneval.io import atomic_write_bytes
 
 __all__ = ["UploadStore", "StorageError", "sha256_hex"]
 

@@ -170,7 +170,7 @@ def parse_declared(text: str | None) -> dict[str, Any]:
         >>> parse_declared('{"observations": "RGB panorama", "seeds": [0, 1]}')
         {'observations': 'RGB panorama', 'seeds': [0, 1]}
     """
-    from vlneval.evaluation.protocol import DECLARABLE
+    from vlneval.tasks.common.protocol import DECLARABLE
 
     if text is None or not text.strip():
         return {}
@@ -191,7 +191,7 @@ def parse_declared(text: str | None) -> dict[str, Any]:
 
 
 def _decode(text: bytes) -> Any:
-    from vlneval.data.jsonio import decode_json
+    from vlneval.io import decode_json
 
     return decode_json(text, "protocol")
 

@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.data.episodes import EpisodeTable
 from vlneval.errors import InvalidInputError, Problem
 from vlneval.graph.store import GraphStore
-from vlneval.profiles import Profile
+from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.profiles import Profile
 
 __all__ = [
     "public_view",
@@ -169,10 +169,10 @@ def public_problems(
     repeats, completeness) on ``public``: the problems ``vlneval score`` finds, worded from
     data the submitter may see.
     """
-    from vlneval.data.predictions import parse_predictions
     from vlneval.errors import ProblemCollector
-    from vlneval.evaluation.arrays import build_arrays
-    from vlneval.evaluation.checks import check_rules
+    from vlneval.tasks.common.arrays import build_arrays
+    from vlneval.tasks.common.checks import check_rules
+    from vlneval.tasks.common.predictions import parse_predictions
 
     pc = ProblemCollector(source)
     try:

@@ -12,7 +12,6 @@ import pytest
 from vlneval.agents.continuous import make_agent, run_continuous
 from vlneval.continuous.oracle import GridOracle
 from vlneval.continuous.world import World
-from vlneval.data.vlnce import episodes_from_arrays, parse_ce_predictions
 from vlneval.envs.continuous.env import OBSERVATION_FIELDS, ContinuousNavEnv
 from vlneval.envs.continuous.spaces import (
     FORWARD,
@@ -22,8 +21,9 @@ from vlneval.envs.continuous.spaces import (
     TURN_RIGHT,
 )
 from vlneval.errors import InvalidActionError, VLNEvalError
-from vlneval.evaluation.vlnce import DistanceSource, score_continuous
-from vlneval.profiles import get_profile
+from vlneval.tasks.profiles import get_profile
+from vlneval.tasks.vlnce.format import episodes_from_arrays, parse_ce_predictions
+from vlneval.tasks.vlnce.score import DistanceSource, score_continuous
 
 SPACES = ("r2r-ce", "rxr-ce", "velocity", "waypoint")
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.fixtures import connectivity, write_json
-from vlneval.data.episodes import EpisodeTable
-from vlneval.data.r2r import load_r2r
 from vlneval.graph.store import GraphStore
+from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.r2r.format import load_r2r
 
 
 def at(heading_deg: float, dist: float = 2.0, z: float = 0.0) -> tuple[float, float, float]:

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from tests.envs.graph.helpers import star
-from vlneval.data.episodes import EpisodeTable
 from vlneval.envs import (
     LOOK_DOWN,
     LOOK_UP,
@@ -23,6 +22,7 @@ from vlneval.envs import (
 from vlneval.envs.graph.env import DEFAULT_MAX_STEPS
 from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
 from vlneval.graph.store import GraphStore
+from vlneval.tasks.common.episodes import EpisodeTable
 
 STEP = math.pi / 6
 
@@ -157,7 +157,7 @@ def test_bad_configuration(data: tuple[EpisodeTable, GraphStore]) -> None:
 
 def test_episodes_off_the_graph_are_all_reported(tmp_path: Path) -> None:
     from tests.envs.graph.helpers import star_root
-    from vlneval.data.r2r import load_r2r
+    from vlneval.tasks.r2r.format import load_r2r
 
     root = star_root(
         tmp_path,
@@ -233,7 +233,7 @@ def test_egocentric_teacher_turns_then_moves(data: tuple[EpisodeTable, GraphStor
 
 def test_no_privileged_runs_on_splits_without_goals(tmp_path: Path) -> None:
     from tests.envs.graph.helpers import star_root
-    from vlneval.data.r2r import load_r2r
+    from vlneval.tasks.r2r.format import load_r2r
 
     root = star_root(
         tmp_path,

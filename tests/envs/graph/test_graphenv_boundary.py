@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from vlneval.data.episodes import EpisodeTable
 from vlneval.envs import ENVS, GraphNavEnv, VectorGraphNavEnv, check_env
 from vlneval.envs.checker import EnvCheckError, boundary_leaks
 from vlneval.envs.leaks import find_values
 from vlneval.envs.loading import load_episodes
 from vlneval.graph.store import GraphStore
+from vlneval.tasks.common.episodes import EpisodeTable
 
 
 class LeakProbe:

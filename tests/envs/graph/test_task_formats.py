@@ -14,8 +14,9 @@ from tests.hanna.fixture import make_root as hanna_root
 from tests.soon.soon_fixtures import soon_root
 from vlneval.agents.baselines import ShortestAgent
 from vlneval.cli.main import main
-from vlneval.envs.graph.submission import hanna_records, task_records
+from vlneval.envs.graph.submission import task_records
 from vlneval.errors import VLNEvalError
+from vlneval.tasks.hanna.records import hanna_records
 
 
 class PointingShortest(ShortestAgent):

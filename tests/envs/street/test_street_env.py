@@ -14,7 +14,6 @@ from tests.touchdown.fixture import ROUTES, make_root, route
 from vlneval.agents.registry import get_agent
 from vlneval.agents.street import run_street
 from vlneval.cli.main import main
-from vlneval.data.episodes import EpisodeTable
 from vlneval.envs import ENVS
 from vlneval.envs.core import PrivilegeError
 from vlneval.envs.leaks import find_values
@@ -25,6 +24,7 @@ from vlneval.envs.street.moves import FORWARD, link_table, street_transition
 from vlneval.errors import InvalidActionError, InvalidInputError, VLNEvalError
 from vlneval.evaluation import evaluate
 from vlneval.graph.street import StreetGraph, parse_street_graph
+from vlneval.tasks.common.episodes import EpisodeTable
 
 # A crossing c with links north (n), east (e), south (s) and west (w); w is a dead end with one
 # outgoing link (the border); n, e and s continue to x, which links back to c only.

@@ -24,7 +24,6 @@ import numpy as np
 from vlneval.continuous.motion import Mover, Pose, direction
 from vlneval.continuous.twin import TwinWorlds, twin_episodes
 from vlneval.continuous.world import World
-from vlneval.data.vlnce import ContinuousEpisodes, world_to_habitat
 from vlneval.envs.continuous.executor import execute_waypoint
 from vlneval.envs.continuous.spaces import (
     FORWARD,
@@ -42,6 +41,7 @@ from vlneval.envs.continuous.teacher import ContinuousTeacher
 from vlneval.envs.core import EpisodeEnv, budget_card, privileged_card
 from vlneval.errors import InvalidActionError, VLNEvalError
 from vlneval.graph.store import GraphStore
+from vlneval.tasks.vlnce.format import ContinuousEpisodes, world_to_habitat
 
 __all__ = ["ContinuousNavEnv", "EpisodeRecord", "OBSERVATION_FIELDS", "make_continuous_env"]
 
@@ -85,7 +85,7 @@ class ContinuousNavEnv(EpisodeEnv):
     """A continuous VLN environment over a set of episodes and their worlds.
 
     Args:
-        episodes: the episodes (:class:`~vlneval.data.vlnce.ContinuousEpisodes`, any frame).
+        episodes: the episodes (:class:`~vlneval.tasks.vlnce.format.ContinuousEpisodes`, any frame).
         worlds: a :class:`World` (every episode in it), or ``scan -> World`` (e.g.
             :class:`~vlneval.continuous.twin.TwinWorlds`).
         action_space: ``r2r-ce``, ``rxr-ce``, ``velocity``, ``waypoint`` or a space object.

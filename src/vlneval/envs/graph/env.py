@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from vlneval.data.episodes import EpisodeTable
 from vlneval.envs.core import (
     EpisodeEnv,
     PrivilegeError,
@@ -44,6 +43,7 @@ from vlneval.errors import ProblemCollector, VLNEvalError
 from vlneval.graph.geometry import snap_heading
 from vlneval.graph.store import GraphStore
 from vlneval.graph.tables import Candidate, ScanTables, elevation_of, heading_of
+from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = ["GraphNavEnv", "DEFAULT_MAX_STEPS", "transition", "EXECUTED_PATH"]
 

@@ -1,6 +1,6 @@
 """The two sides of an episode: what the agent is given, and what only the scorer keeps.
 
-An :class:`~vlneval.data.episodes.EpisodeTable` mixes task inputs (scan, start, heading,
+An :class:`~vlneval.tasks.common.episodes.EpisodeTable` mixes task inputs (scan, start, heading,
 instruction) with ground truth (reference path, goals). An environment splits it once, at
 construction, into :class:`EpisodeInputs` (handed to observation builders) and a
 :class:`GroundTruth` object that is only reachable through the privileged channel
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from vlneval.data.episodes import EpisodeTable
+from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = ["EpisodeInputs", "GroundTruth", "split_episodes", "InputsFn"]
 

@@ -20,28 +20,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vlneval.data.bbox import ObjectBoxes, find_boxes, load_boxes
-from vlneval.data.episodes import EpisodeTable
-from vlneval.data.reverie import episodes_path, load_reverie
-from vlneval.data.root import data_root
-from vlneval.envs.loading import open_graph_store
-from vlneval.errors import MissingDataError, VLNEvalError
 from vlneval.graph.store import GraphStore
-from vlneval.tasks import Task, get_task
+from vlneval.registry import load_entry_point
+from vlneval.tasks import TASKS, get_task
+from vlneval.tasks.common.episodes import EpisodeTable
 
-__all__ = ["ObjectSensor", "ObjectTaskSetup", "object_task_setup", "OBJECT_TASKS"]
+if TYPE_CHECKING:
+    from vlneval.tasks.reverie.boxes import ObjectBoxes
 
-#: Tasks whose runs get object observations.
-OBJECT_TASKS = ("reverie",)
+__all__ = ["ObjectSensor", "ObjectTaskSetup", "object_task_setup"]
 
 
 class ObjectSensor:
     """``objects``: the objects visible from the current viewpoint (REVERIE candidates).
 
     Example:
-        >>> from vlneval.data.bbox import ObjectBoxes, ObjectView
+        >>> from vlneval.tasks.reverie.boxes import ObjectBoxes, ObjectView
         >>> boxes = ObjectBoxes("mem", "json", "v1", {("s", "a"): {
         ...     "7": ObjectView("7", "sofa", (12,), ((1.0, 2.0, 3.0, 4.0),)),
         ...     "8": ObjectView("8", "cup", (), ())}})
@@ -102,9 +98,10 @@ def object_task_setup(
     data_version: str | None = None,
     bboxes: str | Path | None = None,
 ) -> ObjectTaskSetup | None:
-    """The episodes, sensor and scoring options of an object task; None for other tasks.
+    """The episodes, sensor and scoring options of an object task (one that declares
+    ``object_boxes``); None for other tasks.
 
-    The files are those the REVERIE scorer reads: the episodes of ``data_version`` (default
+    The files are those the task's scorer reads (REVERIE's): the episodes of ``data_version`` (default
     the current release), and the object boxes ``bboxes`` or, by default, those found under
     the data root or beside the episodes (the v1 boxes for v2 episodes when the v2 boxes are
     missing, with a note).
@@ -113,62 +110,17 @@ def object_task_setup(
         >>> object_task_setup("demo", None) is None
         True
     """
-    if task not in OBJECT_TASKS:
+    t = get_task(task) if task in TASKS else None
+    if t is None or not t.object_boxes:
         return None
-    t = get_task(task)
-    split = split or t.default_split
-    version = _release(t, data_version, episodes_file is not None)
-    base = data_root(root)
-    if episodes_file is not None:
-        path = Path(episodes_file)
-    elif base is None:
-        raise MissingDataError(
-            f"task {task} needs its data: pass --data-root DIR (or set VLNEVAL_DATA), or "
-            "--episodes FILE and --graphs DIR"
-        )
-    else:
-        path = episodes_path(base / t.folder, split, version or t.data_versions[0])
-    episodes = load_reverie(path, task=t.name, split=split, data_version=version or "unknown")
-    store = open_graph_store(graphs, base)
-    boxes, notes = _boxes(base, path, version, bboxes)
+    open_objects = load_entry_point(t.object_boxes)
+    episodes, store, boxes, notes = open_objects(
+        t, split or t.default_split, root=root, episodes_file=episodes_file, graphs=graphs,
+        data_version=data_version, bboxes=bboxes,
+    )  # fmt: skip
     options: dict[str, Any] = {}
     if data_version is not None:
         options["data_version"] = data_version
     if bboxes is not None:
         options["bboxes"] = str(bboxes)
     return ObjectTaskSetup(episodes, store, [ObjectSensor(boxes)], options, notes)
-
-
-def _release(task: Task, data_version: str | None, explicit_file: bool) -> str | None:
-    if data_version is None:
-        return None if explicit_file else task.data_versions[0]
-    if data_version not in task.data_versions:
-        raise VLNEvalError(
-            f"unknown {task.name} data version {data_version!r}; use one of "
-            f"{', '.join(task.data_versions)} (default {task.data_versions[0]}, the current release)"
-        )
-    return data_version
-
-
-def _boxes(
-    base: Path | None, episodes: Path, version: str | None, bboxes: str | Path | None
-) -> tuple[ObjectBoxes, list[str]]:
-    if bboxes is not None:
-        return load_boxes(bboxes, version="as given"), []
-    folders = [base / "reverie"] if base is not None else []
-    want = version or "v1"
-    for folder in [*folders, episodes.parent, episodes.parent.parent]:
-        found = find_boxes(folder, want)
-        if found is None:
-            continue
-        path, got = found
-        notes = [] if got == want else [
-            f"no {want} object boxes found (looked for data_v2/BBoxes.json, data_v2/BBox/, "
-            f"data_v2/BBox.tar.gz); scoring {want} episodes with the {got} boxes at {path}. "
-            "The v2 boxes are distributed on Google Drive only: put them there to score v2 exactly"
-        ]  # fmt: skip
-        return load_boxes(path, version=got), notes
-    raise MissingDataError(
-        "REVERIE needs its object boxes (BBox/ folder, BBox.tar.gz or BBoxes.json) under "
-        "<data root>/reverie or next to the episodes file; none found"
-    )

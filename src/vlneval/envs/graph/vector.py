@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.data.episodes import EpisodeTable
 from vlneval.envs.core import PrivilegeError, allow_privileged
 from vlneval.envs.graph.batch import BatchObservation, FlatTables
 from vlneval.envs.graph.env import (
@@ -36,6 +35,7 @@ from vlneval.errors import VLNEvalError
 from vlneval.graph.geometry import snap_heading
 from vlneval.graph.store import GraphStore
 from vlneval.graph.tables import elevation_of, heading_of
+from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = ["VectorGraphNavEnv", "BatchObservation", "FlatTables"]  # the last two from .batch
 

@@ -24,13 +24,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from vlneval.data.episodes import EpisodeTable
 from vlneval.envs.core import EpisodeEnv, PrivilegeError, budget_card, privileged_card
 from vlneval.envs.spaces import STOP
 from vlneval.envs.street.moves import STREET_ACTIONS, link_table, street_transition
 from vlneval.envs.street.teacher import StreetTeacher, StreetTeacherState
 from vlneval.errors import InvalidActionError, ProblemCollector
 from vlneval.graph.street import StreetGraph, street_graph
+from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = ["StreetNavEnv", "StreetLink", "DEFAULT_STREET_MAX_STEPS", "STREET_CARD"]
 
@@ -83,7 +83,7 @@ class StreetNavEnv(EpisodeEnv):
 
     Args:
         episodes: the routes (an :class:`EpisodeTable` from
-            :func:`~vlneval.data.touchdown.load_touchdown`).
+            :func:`~vlneval.tasks.touchdown.format.load_touchdown`).
         graphs: the :class:`StreetGraph` (or its folder).
         max_steps: the step limit (default :data:`DEFAULT_STREET_MAX_STEPS`).
         privileged: create the privileged channel (:meth:`privileged`).

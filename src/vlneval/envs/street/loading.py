@@ -1,46 +1,34 @@
-"""Loading a Touchdown split for the street environment: its routes and the street graph.
+"""Loading a street task's split for the street environment: its routes and the street graph.
 
-The route files are found as the Touchdown scorer finds them (:data:`DATA_VERSIONS`: the
-original release and the unseen split). Agents run on them with
-:func:`vlneval.agents.street.run_street`.
+The route files are found by the task's own reader (``Task.street_routes``), exactly as its
+scorer finds them (Touchdown: the original release or the unseen split, ``data_version``).
+Agents run on them with :func:`vlneval.agents.street.run_street`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from vlneval.data.episodes import EpisodeTable
-from vlneval.data.root import data_root, find_file
-from vlneval.data.touchdown import load_touchdown
-from vlneval.errors import MissingDataError, UnknownNameError
-from vlneval.graph.street import StreetGraph, street_graph
-from vlneval.tasks import get_task
+from vlneval.graph.street import StreetGraph
+from vlneval.registry import load_entry_point
+from vlneval.tasks import TASKS, get_task
+from vlneval.tasks.common.episodes import EpisodeTable
 
-__all__ = ["STREET_TASKS", "DATA_VERSIONS", "is_street_task", "load_street_episodes"]
-
-#: Tasks whose agents move on the street graph.
-STREET_TASKS = ("touchdown",)
-
-#: Releases of the route files: name -> file name pattern under ``<root>/touchdown`` (the same
-#: table as the Touchdown scorer's; a test keeps the two equal).
-DATA_VERSIONS = {
-    "original": "data/{split}.json",
-    "unseen": "touchdown_unseen_split/{split}.json",
-}
+__all__ = ["is_street_task", "load_street_episodes"]
 
 
 def is_street_task(task: str) -> bool:
-    """Whether ``task`` runs in the street environment.
+    """Whether ``task`` runs in the street environment (it declares ``street_routes``).
 
     Example:
         >>> is_street_task("touchdown"), is_street_task("r2r")
         (True, False)
     """
-    return task in STREET_TASKS
+    return task in TASKS and bool(get_task(task).street_routes)
 
 
 def load_street_episodes(
-    task: str = "touchdown",
+    task: str,
     split: str | None = None,
     *,
     root: str | Path | None = None,
@@ -49,24 +37,19 @@ def load_street_episodes(
     data_version: str | None = None,
 ) -> tuple[EpisodeTable, StreetGraph]:
     """The routes of ``task``'s ``split`` and the street graph, found as ``vlneval score`` finds
-    them (``data_version``: ``original`` or ``unseen``; default the first present)."""
+    them (``data_version``: one of the task's releases; default the first present).
+
+    Raises:
+        VLNEvalError: ``task`` is not a street task; missing data, an unknown data version.
+    """
     t = get_task(task)
-    split = split or t.default_split
-    base = data_root(root)
-    if episodes_file:
-        path = Path(episodes_file)
-    elif base is None:
-        raise MissingDataError(
-            f"task {task} needs its data: pass --data-root DIR or --episodes FILE and --graphs DIR"
-        )
-    elif data_version is not None:
-        if data_version not in DATA_VERSIONS:
-            raise UnknownNameError("Touchdown data version", data_version, DATA_VERSIONS)
-        name = DATA_VERSIONS[data_version].format(split=split)
-        path = find_file(base / t.folder, [name], f"{task} {split} routes ({data_version})")
-    else:
-        path = t.episodes_file(base, split)
-    if graphs is None and base is None:
-        raise MissingDataError("no Touchdown street graph: pass --graphs DIR or --data-root DIR")
-    folder = Path(graphs) if graphs is not None else base / t.folder / "graph"  # type: ignore[operator]
-    return load_touchdown(path, task=task, split=split), street_graph(folder)
+    if not t.street_routes:
+        from vlneval.errors import VLNEvalError
+
+        raise VLNEvalError(f"task {t.name} does not run on a street graph")
+    open_routes = load_entry_point(t.street_routes)
+    episodes, graph = open_routes(
+        t, split or t.default_split, root=root, episodes_file=episodes_file, graphs=graphs,
+        data_version=data_version,
+    )  # fmt: skip
+    return episodes, graph

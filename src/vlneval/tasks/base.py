@@ -1,0 +1,173 @@
+"""What a task is: its data (folder, file patterns, splits), its profiles, its options and how it
+opens its scorer.
+
+A benchmark is one folder under ``vlneval/tasks/`` (``format.py`` reads its files,
+``profiles.py`` holds its official scorers' rules, ``score.py`` scores a split) whose
+``__init__.py`` defines a :class:`Task`; :mod:`vlneval.tasks` registers it with one line. The
+task's reader and scorer are entry-point strings (``package.module:NAME``), imported the first
+time the task loads or scores a split, so listing tasks imports no reader.
+
+A task declares its :class:`Option` s once (``data_version``, ``path_type``, ``angle_units``,
+``distance``...): :class:`vlneval.evaluation.Scorer`, the command line and the server read them
+from here; the task's scorer checks the values it is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vlneval.errors import MissingDataError
+from vlneval.registry import load_entry_point
+from vlneval.tasks.common.root import demo_root, find_file
+
+if TYPE_CHECKING:
+    from vlneval.tasks.common.episodes import EpisodeTable
+    from vlneval.tasks.common.request import SplitRequest, TaskScorer
+    from vlneval.tasks.profiles import Profile
+
+__all__ = ["Task", "Option"]
+
+
+@dataclass(frozen=True)
+class Option:
+    """A task-specific scoring option, declared once by the task.
+
+    Attributes:
+        name: the keyword of :class:`~vlneval.evaluation.Scorer` (``path_type``); the command
+            line spells it ``--path-type``.
+        help: one line for ``--help`` and the server's forms.
+        choices: the allowed values (empty: any text, e.g. a path).
+        default: the value used when none is given (None: the task decides, e.g. the first
+            data version present).
+        cli: offered as a flag by ``vlneval score``/``report``/``compare`` (False: set by the
+            library or by ``vlneval run`` only).
+
+    Example:
+        >>> Option("angle_units", "SOON angles", ("normalised", "radians"), "normalised").flag
+        '--angle-units'
+    """
+
+    name: str
+    help: str
+    choices: tuple[str, ...] = ()
+    default: str | None = None
+    cli: bool = True
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag."""
+        return "--" + self.name.replace("_", "-")
+
+
+Factory = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Task:
+    """A benchmark as vlneval knows it.
+
+    Attributes:
+        name: the task id used on the command line.
+        description: one line for ``vlneval tasks``.
+        default_profile: the profile used unless ``--profile`` says otherwise.
+        profiles: the profiles that may score this task.
+        folder: the task's folder under the data root.
+        file_names: file-name patterns for a split (``{split}`` is replaced).
+        loader: reads a split file into an :class:`EpisodeTable` (``package.module:NAME`` or
+            the function); called as ``loader(path, task=, split=)``, plus
+            ``max_instructions=`` when the profile limits the instructions scored.
+        splits: the splits known to exist (others may still be given with ``--episodes``).
+        default_split: used when no ``--split`` is given.
+        open_scorer: the task's scorer (``package.module:NAME`` or the callable):
+            :class:`vlneval.evaluation.Scorer` calls it once with a
+            :class:`~vlneval.tasks.common.request.SplitRequest` and it returns a
+            ``TaskScorer`` whose ``score`` returns a ``Result``.
+        options: the task-specific options it accepts (see :class:`Option`).
+        embedded: the task's data ships inside the package (the demo).
+        id_field: the field that names a prediction's episode (``instr_id``...).
+        notes: warnings every result of the task carries (the demo: synthetic data).
+        street_routes: for tasks whose agents run on a street graph, the function (entry
+            point) that opens a split's routes and graph for them (``vlneval run`` then picks
+            the street environment); empty for other tasks.
+        object_boxes: for tasks whose runs observe objects, the function (entry point) that
+            opens a split's episodes, graphs and object boxes; empty for other tasks.
+        run_records: for tasks whose scorer does not read R2R records, the function (entry
+            point) that writes an agent run's R2R records in the task's predictions format,
+            ``(episodes, records) -> (records, note)``; empty for other tasks.
+    """
+
+    name: str
+    description: str
+    default_profile: str
+    profiles: tuple[str, ...]
+    folder: str
+    file_names: tuple[str, ...]
+    loader: str | Factory
+    splits: tuple[str, ...]
+    default_split: str
+    open_scorer: str | Factory
+    options: tuple[Option, ...] = ()
+    embedded: bool = False
+    id_field: str = "instr_id"
+    notes: tuple[str, ...] = ()
+    street_routes: str = ""
+    object_boxes: str = ""
+    run_records: str = ""
+
+    @property
+    def data_versions(self) -> tuple[str, ...]:
+        """The releases of the data (the ``data_version`` option's choices; the first is the
+        default), or () when the task has one release."""
+        return self.option("data_version").choices if self.has_option("data_version") else ()
+
+    @property
+    def option_names(self) -> tuple[str, ...]:
+        """The names of the task's options."""
+        return tuple(o.name for o in self.options)
+
+    def has_option(self, name: str) -> bool:
+        """Whether the task declares option ``name``."""
+        return name in self.option_names
+
+    def option(self, name: str) -> Option:
+        """The declared option ``name``.
+
+        Raises:
+            KeyError: the task has no such option.
+        """
+        for o in self.options:
+            if o.name == name:
+                return o
+        raise KeyError(name)
+
+    def episodes_file(self, root: Path | None, split: str) -> Path:
+        """The episodes file of ``split`` under ``root``."""
+        base = demo_root() if self.embedded else root
+        if base is None:
+            raise MissingDataError(
+                f"task {self.name} needs its data: pass --data-root DIR (or set VLNEVAL_DATA), "
+                "or --episodes FILE and --graphs DIR"
+            )
+        names = [n.format(split=split) for n in self.file_names]
+        return find_file(base / self.folder, names, f"{self.name} {split} episodes")
+
+    def load(self, path: Path, split: str, profile: Profile) -> EpisodeTable:
+        """Loads ``path`` with the task's loader under ``profile``'s rules."""
+        limit = profile.max_instructions  # passed only to limit, so readers need not take it
+        extra = {} if limit is None else {"max_instructions": limit}
+        table: EpisodeTable = _resolve(self.loader)(path, task=self.name, split=split, **extra)
+        return table
+
+    def open(self, request: SplitRequest) -> TaskScorer:
+        """The task's scorer of the split ``request`` names (loaded once, scores many)."""
+        scorer: TaskScorer = _resolve(self.open_scorer)(request)
+        return scorer
+
+
+def _resolve(target: str | Factory) -> Factory:
+    if isinstance(target, str):
+        return load_entry_point(target)  # type: ignore[no-any-return]
+    return target

@@ -1,0 +1,178 @@
+"""Flat arrays for the batch kernels: per-scan tables and ragged paths, built once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any
+
+import numpy as np
+
+from vlneval.errors import ProblemCollector
+from vlneval.graph.store import GraphStore
+from vlneval.tasks.common.episodes import EpisodeTable, PathColumn
+from vlneval.tasks.common.predictions import Predictions
+
+__all__ = ["ScoringArrays", "build_arrays"]
+
+SCAN_STRIDE = 1 << 20  # viewpoint code = scan position * SCAN_STRIDE + node index
+
+
+@dataclass
+class ScoringArrays:
+    """Everything the batch kernel needs, for the episodes that have a prediction.
+
+    ``table_offsets[s]`` is where scan ``s``'s ``n_s x n_s`` table starts in ``dist_flat``;
+    ``scan_index[e]`` is episode ``e``'s scan; paths are flat scan-local node ids with offsets.
+    """
+
+    scans: list[str]
+    dist_flat: np.ndarray
+    table_offsets: np.ndarray
+    table_sizes: np.ndarray
+    scan_index: np.ndarray
+    traj: np.ndarray
+    traj_offsets: np.ndarray
+    ref: np.ndarray
+    ref_offsets: np.ndarray
+    goals: np.ndarray
+    goal_offsets: np.ndarray
+
+    def adjacency_flat(self, graphs: GraphStore) -> np.ndarray:
+        """Boolean adjacency tables laid out like ``dist_flat``."""
+        return np.concatenate([graphs.graph(s).adjacency().ravel() for s in self.scans])
+
+
+def _ragged(
+    seqs: list[tuple[str, ...]], idx: list[dict[str, int]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Flat scan-local node ids (-1 where unknown) and offsets of ``seqs``."""
+    lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
+    offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    flat = np.fromiter(
+        (idx[k].get(v, -1) for k, s in enumerate(seqs) for v in s),
+        dtype=np.int32,
+        count=int(offsets[-1]),
+    )
+    return flat, offsets
+
+
+def _ragged_fast(
+    seqs: list[tuple[str, ...]], codes: dict[str, int], scan_of_seq: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """As :func:`_ragged` with one C-level map over global viewpoint codes; None on any miss."""
+    lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
+    offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    try:
+        flat = np.fromiter(
+            map(codes.__getitem__, chain.from_iterable(seqs)),
+            dtype=np.int64,
+            count=int(offsets[-1]),
+        )
+    except KeyError:
+        return None
+    if np.any(flat // SCAN_STRIDE != np.repeat(scan_of_seq, lengths)):
+        return None
+    return (flat % SCAN_STRIDE).astype(np.int32), offsets
+
+
+class _LazyRows:
+    """``[column[i] for i in order]``, built only if a slower path needs it."""
+
+    def __init__(self, column: Any, order: np.ndarray) -> None:
+        self.column, self.order = column, order
+        self._rows: list[tuple[str, ...]] | None = None
+
+    def rows(self) -> list[tuple[str, ...]]:
+        if self._rows is None:
+            self._rows = [self.column[i] for i in self.order.tolist()]
+        return self._rows
+
+
+def _column_fast(
+    column: PathColumn, order: np.ndarray, codes: dict[str, int], scan_of_row: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Node ids of a :class:`PathColumn`'s rows ``order``: one lookup per distinct viewpoint."""
+    vocab_code = np.fromiter(
+        (codes.get(v, -1) for v in column.vocab), dtype=np.int64, count=len(column.vocab)
+    )
+    if np.any(vocab_code < 0):
+        return None
+    from vlneval.tasks.common.ragged import nodes_in_scans
+
+    vocab_scan = (vocab_code // SCAN_STRIDE).astype(np.int32)
+    vocab_node = (vocab_code % SCAN_STRIDE).astype(np.int32)
+    flat_codes, offsets = column.gather(order)
+    nodes, elsewhere = nodes_in_scans(
+        flat_codes, np.diff(offsets), scan_of_row, vocab_scan, vocab_node
+    )
+    return None if len(elsewhere) else (nodes, offsets)
+
+
+def build_arrays(episodes: EpisodeTable, preds: Predictions, graphs: GraphStore) -> ScoringArrays:
+    """Lays out the scored episodes' paths and their scans' distance tables.
+
+    Raises:
+        InvalidInputError: a reference path or goal names a viewpoint that is not a graph node.
+    """
+    order = preds.episodes
+    scan_names, scan_index = episodes.scans_of(order)
+    dist_flat, offsets, sizes = graphs.share_tables(scan_names)
+    paths: Any = _LazyRows(episodes.paths, order)
+    goal_sets: Any = _LazyRows(episodes.goals, order)
+    codes = {}
+    for pos, scan in enumerate(scan_names):
+        codes.update({vp: pos * SCAN_STRIDE + k for k, vp in enumerate(graphs.graph(scan).ids)})
+    if isinstance(episodes.paths, PathColumn) and isinstance(episodes.goals, PathColumn):
+        fast_ref = _column_fast(episodes.paths, order, codes, scan_index)
+        fast_goal = _column_fast(episodes.goals, order, codes, scan_index)
+    else:
+        fast_ref = _ragged_fast(paths.rows(), codes, scan_index)
+        fast_goal = _ragged_fast(goal_sets.rows(), codes, scan_index)
+    if fast_ref is not None and fast_goal is not None:
+        (ref, ref_off), (goals, goal_off) = fast_ref, fast_goal
+    else:
+        index_maps = [graphs.graph(s).index for s in scan_names]
+        per_ep = [index_maps[s] for s in scan_index]
+        ref, ref_off = _ragged(paths.rows(), per_ep)
+        goals, goal_off = _ragged(goal_sets.rows(), per_ep)
+    _check_known(episodes, order, ref, ref_off, goals, goal_off, graphs)
+    return ScoringArrays(
+        scan_names,
+        dist_flat,
+        offsets,
+        sizes,
+        scan_index,
+        preds.nodes,
+        preds.offsets,
+        ref,
+        ref_off,
+        goals,
+        goal_off,
+    )
+
+
+def _check_known(
+    episodes: EpisodeTable,
+    order: np.ndarray,
+    ref: np.ndarray,
+    ref_off: np.ndarray,
+    goals: np.ndarray,
+    goal_off: np.ndarray,
+    graphs: GraphStore,
+) -> None:
+    pc = ProblemCollector(episodes.source)
+    for flat, off, what in ((ref, ref_off, "path"), (goals, goal_off, "goals")):
+        for pos in np.flatnonzero(flat < 0)[:50]:
+            k = int(np.searchsorted(off, pos, side="right") - 1)
+            i = int(order[k])
+            seq = episodes.paths[i] if what == "path" else episodes.goals[i]
+            vp = seq[int(pos - off[k])]
+            pc.add(
+                graphs.graph(episodes.scans[i]).describe_missing(vp),
+                episode=f'{episodes.id_field} "{episodes.ids[i]}"',
+                field=what,
+            )
+    pc.raise_if_any()

@@ -1,0 +1,158 @@
+"""Rule checks a profile makes before scoring, and consistency checks on every summary."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from vlneval.errors import ProblemCollector
+from vlneval.graph.store import GraphStore
+from vlneval.tasks.common.arrays import ScoringArrays
+from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.predictions import Predictions
+from vlneval.tasks.common.result import Check
+from vlneval.tasks.profiles import Profile
+
+__all__ = ["check_rules", "consistency_checks"]
+
+EPS = 1e-12
+
+
+def check_rules(
+    episodes: EpisodeTable,
+    preds: Predictions,
+    arr: ScoringArrays,
+    graphs: GraphStore,
+    profile: Profile,
+    *,
+    subset: bool = False,
+    pc: ProblemCollector | None = None,
+) -> dict[str, np.ndarray]:
+    """Start, adjacency, repeat and completeness rules of ``profile``.
+
+    Returns per-episode counts (``jumps``, ``repeated_viewpoints``) for the per-episode table.
+
+    Raises:
+        InvalidInputError: the file breaks a rule the profile enforces, or ``pc`` already holds
+            problems; every one is listed.
+    """
+    pc = pc if pc is not None else ProblemCollector(preds.source)
+    ids, idf = episodes.ids, episodes.id_field
+    order = preds.episodes
+    starts = arr.traj[arr.traj_offsets[:-1]]
+    ref_starts = arr.ref[arr.ref_offsets[:-1]]
+    for k in np.flatnonzero(starts != ref_starts):
+        i = int(order[k])
+        pc.add(
+            f"the trajectory starts at {_vp(graphs, episodes, i, int(starts[k]))}, not at the "
+            f"episode's start {episodes.paths[i][0]} (it must include the start viewpoint)",
+            episode=f'{idf} "{ids[i]}"',
+            field="trajectory[0]",
+        )
+    from vlneval.tasks.common._steps import step_counts
+
+    jumps, repeats, first_jump = step_counts(
+        arr.traj, arr.traj_offsets, arr.scan_index, arr.adjacency_flat(graphs),
+        arr.table_offsets, arr.table_sizes,
+    )  # fmt: skip
+    if profile.check_adjacency or profile.strict_cls_edges:
+        _report_jumps(pc, episodes, preds, arr, graphs, profile, first_jump)
+    if profile.strict_cls_edges:
+        for k in np.flatnonzero(repeats)[:200]:
+            i = int(order[k])
+            pc.add(
+                f"repeats a viewpoint ({int(repeats[k])} time(s)); profile {profile.name} reproduces "
+                "a CLS that looks every step up as a graph edge and cannot score it "
+                "(use --profile r4r, which scores repeats)",
+                episode=f'{idf} "{ids[i]}"',
+                field="trajectory",
+            )
+    if preds.missing and profile.require_complete and not subset:
+        pc.add(
+            f"{len(preds.missing)} of {len(ids)} episodes have no prediction (first: "
+            f"{', '.join(preds.missing[:5])}); the official scorer requires all of them "
+            "(use --subset to score only the predicted ones, reported as partial)"
+        )
+    pc.raise_if_any()
+    return {"jumps": jumps.astype(np.int64), "repeated_viewpoints": repeats.astype(np.int64)}
+
+
+def _vp(graphs: GraphStore, episodes: EpisodeTable, i: int, node: int) -> str:
+    return graphs.graph(episodes.scans[i]).ids[node]
+
+
+def _report_jumps(
+    pc: ProblemCollector,
+    episodes: EpisodeTable,
+    preds: Predictions,
+    arr: ScoringArrays,
+    graphs: GraphStore,
+    profile: Profile,
+    first_jump: np.ndarray,
+) -> None:
+    """One problem per episode with a jump, naming its first one."""
+    hint = (
+        "use --profile r2r-duet to score them with their shortest distance"
+        if not profile.strict_cls_edges
+        else "use --profile r4r to score them with their shortest distance"
+    )
+    for k in np.flatnonzero(first_jump >= 0).tolist():
+        p = int(first_jump[k])
+        i = int(preds.episodes[k])
+        step = p + 1 - int(arr.traj_offsets[k])
+        g = graphs.graph(episodes.scans[i])
+        pc.add(
+            f"viewpoint {g.ids[arr.traj[p + 1]]} is not a neighbour of {g.ids[arr.traj[p]]} in "
+            f"scan {g.scan} (the official scorer rejects jumps; {hint})",
+            episode=f'{episodes.id_field} "{episodes.ids[i]}"',
+            field=f"trajectory[{step}]",
+        )
+
+
+def _check(name: str, holds: bool, detail: str, profile: Profile) -> Check:
+    quirk = (not holds) and name in profile.may_break
+    note = f"known quirk of the scorer profile {profile.name} reproduces" if quirk else None
+    return Check(name, bool(holds), detail, note)
+
+
+def consistency_checks(
+    summary: Mapping[str, float | None], per_episode: Mapping[str, np.ndarray], profile: Profile
+) -> list[Check]:
+    """The consistency checks of ``spec/metrics.md`` on one summary.
+
+    Example:
+        >>> from vlneval.tasks.profiles import get_profile
+        >>> m = {"OSR": 0.5, "SR": 0.5, "SPL": 0.4, "sDTW": 0.3, "nDTW": 0.6}
+        >>> [c.name for c in consistency_checks(m, {}, get_profile("r2r")) if not c.holds]
+        []
+    """
+    checks: list[Check] = []
+
+    def have(*labels: str) -> bool:
+        return all(summary.get(x) is not None for x in labels)
+
+    def le(lo: str, hi: str) -> None:
+        if have(lo, hi):
+            a, b = float(summary[lo]), float(summary[hi])  # type: ignore[arg-type]
+            checks.append(
+                _check(f"{lo} <= {hi}", a <= b + EPS, f"{lo} {a:.6f}, {hi} {b:.6f}", profile)
+            )
+
+    le("SR", "OSR")
+    le("SPL", "SR")
+    if have("SPL"):
+        v = float(summary["SPL"])  # type: ignore[arg-type]
+        checks.append(_check("SPL >= 0", v >= 0, f"SPL {v:.6f}", profile))
+    le("sDTW", "SR")
+    le("sDTW", "nDTW")
+    le("RGSPL", "RGS")
+    nd = per_episode.get("ndtw")
+    if nd is not None and len(nd):
+        bad = int(np.sum(~((nd > 0) & (nd <= 1 + EPS))))
+        checks.append(_check("0 < nDTW <= 1", bad == 0, f"{bad} episode(s) outside", profile))
+    cls = per_episode.get("cls")
+    if cls is not None and len(cls):
+        bad = int(np.sum(~((cls >= -EPS) & (cls <= 1 + EPS))))
+        checks.append(_check("0 <= CLS <= 1", bad == 0, f"{bad} episode(s) outside", profile))
+    return checks

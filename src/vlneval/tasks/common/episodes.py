@@ -1,0 +1,257 @@
+"""Episodes: the columnar table the scorer uses and the record an environment hands out.
+
+A benchmark file becomes an :class:`EpisodeTable` (one row per scored id, viewpoint ids kept
+as interned strings or as codes into one vocabulary).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, overload
+
+import numpy as np
+
+__all__ = ["Episode", "EpisodeTable", "EpisodeBuilder", "PathColumn"]
+
+
+class PathColumn(Sequence[tuple[str, ...]]):
+    """Viewpoint sequences stored as codes into a vocabulary, materialised on access.
+
+    Row ``i`` is record ``rows[i]``'s sequence ``vocab[codes[offsets[r]:offsets[r + 1]]]``, so
+    the three instructions of one R2R path share one stored path and a 200,000-episode split
+    holds no Python string per viewpoint.
+
+    Example:
+        >>> col = PathColumn(["a", "b"], np.array([0, 1, 1]), np.array([0, 2, 3]), np.array([0, 0, 1]))
+        >>> list(col), len(col)
+        ([('a', 'b'), ('a', 'b'), ('b',)], 3)
+    """
+
+    def __init__(
+        self, vocab: list[str], codes: np.ndarray, offsets: np.ndarray, rows: np.ndarray
+    ) -> None:
+        self.vocab, self.codes, self.offsets, self.rows = vocab, codes, offsets, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[str, ...]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[str, ...]]: ...
+    def __getitem__(self, i: int | slice) -> tuple[str, ...] | list[tuple[str, ...]]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        r = int(self.rows[i])
+        vocab = self.vocab
+        return tuple(vocab[c] for c in self.codes[self.offsets[r] : self.offsets[r + 1]].tolist())
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        return (self[i] for i in range(len(self)))
+
+    def lasts(self) -> PathColumn:
+        """The column of each sequence's last element (a goal column from a path column)."""
+        ends = self.offsets[1:] - 1
+        return PathColumn(
+            self.vocab, self.codes[ends], np.arange(len(ends) + 1, dtype=np.int64), self.rows
+        )
+
+    def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Flat vocabulary codes and offsets of ``rows``."""
+        from vlneval.tasks.common.ragged import take_ragged
+
+        rec = np.ascontiguousarray(self.rows[rows], dtype=np.int64)
+        offsets = np.ascontiguousarray(self.offsets, dtype=np.int64)
+        return take_ragged(self.codes, offsets, rec)
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """One episode as an environment needs it.
+
+    Attributes:
+        episode_id: the id predictions are keyed by (``instr_id``, ``instruction_id``, ...).
+        scan: the scan (house) id.
+        path: the reference path (viewpoint ids), start first. Hidden from agents.
+        goals: the goal viewpoints (usually the last of ``path``). Hidden from agents.
+        heading: the start heading in radians.
+        instruction: the natural-language instruction.
+    """
+
+    episode_id: str
+    scan: str
+    path: tuple[str, ...]
+    goals: tuple[str, ...]
+    heading: float
+    instruction: str
+
+    @property
+    def start(self) -> str:
+        """The start viewpoint."""
+        return self.path[0]
+
+
+@dataclass
+class EpisodeTable:
+    """The episodes of one split, in columns.
+
+    Attributes:
+        task, split, source: what was loaded and from where.
+        id_field: the name predictions use for the id (``instr_id``...).
+        ids: episode ids in file order.
+        scans, paths, goals, headings, instructions: one entry per episode.
+        left_out: ids the profile leaves out of scoring (e.g. the R2R scorer's k = 0..2).
+        scorable: False for splits without goals (test): they cannot be scored locally.
+        int_ids: the benchmark writes ids as JSON integers (NDH ``inst_idx``, RxR
+            ``instruction_id``); ``ids`` still holds their text, :meth:`prediction_id` the value.
+    """
+
+    task: str
+    split: str
+    source: str
+    id_field: str
+    ids: list[str]
+    scans: list[str]
+    paths: Sequence[tuple[str, ...]]
+    goals: Sequence[tuple[str, ...]]
+    headings: np.ndarray
+    instructions: Sequence[str]
+    left_out: list[str] = field(default_factory=list)
+    scorable: bool = True
+    int_ids: bool = False
+    _index: dict[str, int] | None = field(init=False, repr=False, default=None, compare=False)
+    _scan_codes: tuple[list[str], np.ndarray] | None = field(
+        init=False, repr=False, default=None, compare=False
+    )
+
+    @property
+    def index(self) -> dict[str, int]:
+        """The row of each episode id (built on first use)."""
+        if self._index is None:
+            self._index = dict(zip(self.ids, range(len(self.ids)), strict=True))
+        return self._index
+
+    def scans_of(self, rows: np.ndarray) -> tuple[list[str], np.ndarray]:
+        """The distinct scans of episodes ``rows``, sorted, and each row's position among them.
+
+        Example:
+            >>> t = EpisodeBuilder()
+            >>> for i, scan in enumerate("bab"):
+            ...     t.add(str(i), scan, ("v",), None, 0.0, "")
+            >>> names, pos = t.build(task="t", split="s", source="f", id_field="id").scans_of(
+            ...     np.array([2, 0]))
+            >>> names, pos.tolist()
+            (['b'], [0, 0])
+        """
+        if self._scan_codes is None:  # every episode's scan as a code, once
+            names = sorted(set(self.scans))
+            code = {s: k for k, s in enumerate(names)}
+            of_row = np.fromiter(map(code.__getitem__, self.scans), np.int32, len(self.scans))
+            self._scan_codes = names, of_row
+        names, of_row = self._scan_codes
+        codes = of_row[np.asarray(rows, dtype=np.int64)]
+        used = np.flatnonzero(np.bincount(codes, minlength=len(names)))
+        position = np.full(len(names), -1, dtype=np.int32)
+        position[used] = np.arange(len(used), dtype=np.int32)
+        return [names[k] for k in used.tolist()], position[codes]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def episode(self, i: int) -> Episode:
+        """Row ``i`` as an :class:`Episode`."""
+        return Episode(
+            self.ids[i],
+            self.scans[i],
+            self.paths[i],
+            self.goals[i],
+            float(self.headings[i]),
+            self.instructions[i],
+        )
+
+    def __iter__(self) -> Any:
+        return (self.episode(i) for i in range(len(self)))
+
+    def subset(self, keep: list[int]) -> EpisodeTable:
+        """The rows ``keep``, in that order."""
+        return EpisodeTable(
+            self.task,
+            self.split,
+            self.source,
+            self.id_field,
+            [self.ids[i] for i in keep],
+            [self.scans[i] for i in keep],
+            [self.paths[i] for i in keep],
+            [self.goals[i] for i in keep],
+            self.headings[keep],
+            [self.instructions[i] for i in keep],
+            list(self.left_out),
+            self.scorable,
+            self.int_ids,
+        )
+
+    def prediction_id(self, i: int) -> str | int:
+        """Episode ``i``'s id as a predictions file writes it (an integer where the benchmark's is).
+
+        Example:
+            >>> t = EpisodeTable("ndh", "val", "", "inst_idx", ["7"], ["s"], [("a",)], [("a",)],
+            ...                  np.zeros(1), [""], int_ids=True)
+            >>> t.prediction_id(0)
+            7
+        """
+        return int(self.ids[i]) if self.int_ids else self.ids[i]
+
+    def instruction_words(self) -> np.ndarray:
+        """Number of words of each instruction."""
+        return np.array([len(s.split()) for s in self.instructions], dtype=np.int64)
+
+
+class EpisodeBuilder:
+    """Accumulates rows, interning viewpoint ids so that a large split stays small."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.scans: list[str] = []
+        self.paths: list[tuple[str, ...]] = []
+        self.goals: list[tuple[str, ...]] = []
+        self.headings: list[float] = []
+        self.instructions: list[str] = []
+
+    def add(
+        self,
+        episode_id: str,
+        scan: str,
+        path: list[str],
+        goals: list[str] | None,
+        heading: float,
+        instruction: str,
+    ) -> None:
+        """Appends one row."""
+        intern = sys.intern
+        p = tuple(map(intern, path))
+        self.ids.append(episode_id)
+        self.scans.append(intern(scan))
+        self.paths.append(p)
+        self.goals.append(tuple(map(intern, goals)) if goals else p[-1:])
+        self.headings.append(heading)
+        self.instructions.append(instruction)
+
+    def build(
+        self, *, task: str, split: str, source: str, id_field: str, scorable: bool = True
+    ) -> EpisodeTable:
+        """The finished table."""
+        return EpisodeTable(
+            task,
+            split,
+            source,
+            id_field,
+            self.ids,
+            self.scans,
+            self.paths,
+            self.goals,
+            np.asarray(self.headings, dtype=np.float64),
+            self.instructions,
+            scorable=scorable,
+        )

@@ -1,0 +1,189 @@
+"""The typed form of a predictions file, for msgspec's one checked decoding.
+
+A record is ``{<id field>: id, <trajectory key>: [step, ...], ...}``; the id field and the
+trajectory key depend on the task and options, so the record Struct is built for them (and
+cached). A step is ``[viewpoint, heading, elevation]`` (``triple``, an ``array_like`` Struct),
+a viewpoint id (``plain``) or a list of them (``nested``). The types accept exactly what
+:mod:`vlneval.tasks.common.predictions` accepts; whatever they reject goes to its explaining pass.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from itertools import chain
+from operator import attrgetter
+from typing import Annotated, Any
+
+import msgspec
+
+from vlneval.io import array_chunks
+
+__all__ = ["Step", "TRAJECTORY_KEYS", "decode", "convert", "columns", "record_list"]
+
+TRAJECTORY_KEYS = ("trajectory", "path", "pred_path")
+
+
+class Step(msgspec.Struct, array_like=True, gc=False):
+    """``[viewpoint, heading, elevation]``; heading and elevation may be left out."""
+
+    viewpoint: str
+    heading: float | msgspec.UnsetType = msgspec.UNSET
+    elevation: float = 0.0
+
+
+STEP_TYPES: dict[str, Any] = {"triple": Step, "plain": str, "nested": list[str]}
+
+
+@functools.cache
+def _decoder(*, id_field: str, key: str | None, form: str, keep: tuple[str, ...]) -> Any:
+    """A decoder of a list of records (or of JSON lines) with these fields."""
+    return msgspec.json.Decoder(record_list(id_field=id_field, key=key, form=form, keep=keep))
+
+
+@functools.cache
+def record_list(*, id_field: str, key: str | None, form: str, keep: tuple[str, ...]) -> Any:
+    """The type ``list[Record]`` of records with these fields (see :func:`_decoder`)."""
+    trajectory = Annotated[list[STEP_TYPES[form]], msgspec.Meta(min_length=1)]  # type: ignore[valid-type]
+    keys = (key,) if key else TRAJECTORY_KEYS
+    fields: list[tuple[str, Any, Any]] = [("id", int | str, msgspec.NODEFAULT)]
+    fields += [(f"t{k}", trajectory, msgspec.UNSET) for k in range(len(keys))]
+    fields += [(f"x{k}", Any, msgspec.UNSET) for k in range(len(keep))]
+    rename = {"id": id_field} | {f"t{k}": n for k, n in enumerate(keys)}
+    rename |= {f"x{k}": n for k, n in enumerate(keep)}
+    record = msgspec.defstruct("Record", fields, rename=rename, gc=False)
+    return list[record]  # type: ignore[valid-type]
+
+
+def _first(blob: bytes, source: str, form: str, fields: tuple[Any, ...]) -> list[Any] | None:
+    """The records of the first chunk ``blob`` (or of a JSON-lines text), or None."""
+    decoder = _decoder(id_field=fields[0], key=fields[1], form=form, keep=fields[2])
+    try:
+        if blob.lstrip()[:1] == b"{":  # JSON lines: one record per line
+            records = decoder.decode_lines(blob)
+            one = len(records) == 1 and not source.endswith((".jsonl", ".jsonl.gz"))
+            return None if one else records  # type: ignore[no-any-return]
+        return decoder.decode(blob)  # type: ignore[no-any-return]
+    except (msgspec.MsgspecError, RecursionError):
+        return None
+
+
+def decode(
+    raw: bytes,
+    source: str,
+    *,
+    id_field: str,
+    key: str | None,
+    form: str,
+    keep: tuple[str, ...] = (),
+) -> tuple[str, Iterator[list[Any]]] | None:
+    """The form and the records of ``raw`` in chunks (see :func:`vlneval.io.array_chunks`),
+    or None when the types reject its first chunk; a later chunk they reject raises
+    ``msgspec.MsgspecError`` as it is reached.
+
+    With ``form="auto"`` the forms are tried in turn on the first chunk (a failed attempt stops
+    at its first mismatch); a first step ``[viewpoint]`` alone makes the file ``nested``, as
+    the explaining pass's detection rule says.
+
+    Example:
+        >>> form, chunks = decode(b'[{"instr_id": 7, "path": [["a", 1.5, 0]]}]', "p.json",
+        ...                       id_field="instr_id", key=None, form="auto")
+        >>> recs = next(chunks)
+        >>> form, recs[0].id, columns(recs, form, 3)
+        ('triple', 7, (['7'], [1], ['a']))
+    """
+    fields = (id_field, key, keep)
+    jsonl = raw.lstrip()[:1] == b"{"
+    try:
+        blobs = iter([raw]) if jsonl else array_chunks(raw)
+        blob = next(blobs, b"[]")
+    except (msgspec.MsgspecError, RecursionError):
+        return None
+    for attempt in (form,) if form != "auto" else ("triple", "plain", "nested"):
+        records = _first(blob, source, attempt, fields)
+        if records is None:
+            continue
+        if _one_element_steps(records, attempt, form):
+            records, attempt = _first(blob, source, "nested", fields), "nested"
+            if records is None:
+                return None
+        return attempt, _chunks(
+            records, blobs, _decoder(key=key, id_field=id_field, form=attempt, keep=keep)
+        )
+    return None
+
+
+def convert(
+    records: list[Any], *, id_field: str, key: str | None, form: str, keep: tuple[str, ...] = ()
+) -> tuple[str, list[Any]] | None:
+    """In-memory records (decoded JSON: dicts and lists) converted to the typed records
+    :func:`decode` gives, with the same form detection; None when the types reject them.
+
+    Example:
+        >>> form, recs = convert([{"instr_id": "7_0", "trajectory": [["a", 0.0, 0.0]]}],
+        ...                      id_field="instr_id", key=None, form="auto")
+        >>> form, columns(recs, form, 3)
+        ('triple', (['7_0'], [1], ['a']))
+    """
+    for attempt in (form,) if form != "auto" else ("triple", "plain", "nested"):
+        try:
+            typed = msgspec.convert(
+                records, record_list(id_field=id_field, key=key, form=attempt, keep=keep)
+            )
+        except msgspec.ValidationError:
+            continue
+        if _one_element_steps(typed, attempt, form):
+            return convert(records, id_field=id_field, key=key, form="nested", keep=keep)
+        return attempt, typed
+    return None
+
+
+def _one_element_steps(records: list[Any], attempt: str, form: str) -> bool:
+    """A first step ``[viewpoint]`` alone makes a detected file ``nested``."""
+    if attempt != "triple" or form != "auto" or not records:
+        return False
+    first = trajectory(records[0])
+    return first is not None and first[0].heading is msgspec.UNSET
+
+
+def _chunks(first: list[Any], blobs: Iterator[bytes], decoder: Any) -> Iterator[list[Any]]:
+    yield first
+    for blob in blobs:
+        yield decoder.decode(blob)
+
+
+def trajectory(record: Any) -> list[Any] | None:
+    """The first trajectory field a record holds (in :data:`TRAJECTORY_KEYS` order)."""
+    for name in record.__struct_fields__[1:]:
+        if name[0] != "t":
+            break
+        value = getattr(record, name)
+        if value is not msgspec.UNSET:
+            return value  # type: ignore[no-any-return]
+    return None
+
+
+_VIEWPOINT = attrgetter("viewpoint")
+
+
+def columns(
+    records: list[Any], form: str, n_keys: int
+) -> tuple[list[str], list[int], list[str]] | None:
+    """Each record's id (as text) and number of viewpoints, and all viewpoints in order; None
+    when a record holds no trajectory field (for the explaining pass to name).
+
+    ``n_keys`` is the number of trajectory fields the records were decoded with.
+    """
+    trajs = list(map(attrgetter("t0"), records))
+    if n_keys > 1 and any(t is msgspec.UNSET for t in trajs):  # a record names it otherwise
+        trajs = [trajectory(r) for r in records]
+    if any(t is msgspec.UNSET or t is None for t in trajs):
+        return None
+    ids = [str(r.id) for r in records]
+    if form == "triple":
+        return ids, list(map(len, trajs)), list(map(_VIEWPOINT, chain.from_iterable(trajs)))
+    if form == "plain":
+        return ids, list(map(len, trajs)), list(chain.from_iterable(trajs))
+    steps: Iterator[list[str]] = chain.from_iterable(trajs)
+    lengths = [sum(map(len, t)) for t in trajs]
+    return ids, lengths, list(chain.from_iterable(steps))

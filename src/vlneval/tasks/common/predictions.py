@@ -1,0 +1,521 @@
+"""Prediction files: parsed, validated against a split's episodes, mapped to node indices.
+
+Accepted forms (``form``), detected from the first trajectory step or set explicitly:
+
+- ``triple``: ``[[viewpoint, heading, elevation], ...]`` (the R2R form);
+- ``nested``: ``[[vp], [vp, vp, ...], ...]``, one inner list per action, flattened in order;
+- ``plain``: ``[vp, vp, ...]``.
+
+Every problem is collected (file, id, field, what was expected) and raised together.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import repeat
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from vlneval.errors import InvalidInputError, ProblemCollector
+from vlneval.graph.store import GraphStore
+from vlneval.io import BOM, Limits, clip, gunzip, iter_records, read_bytes
+from vlneval.tasks.common import prediction_structs as typed
+from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.ragged import offsets_of, take_ragged
+
+__all__ = ["Predictions", "parse_predictions", "FORMS", "TRAJECTORY_KEYS"]
+
+FORMS = ("auto", "triple", "nested", "plain")
+TRAJECTORY_KEYS = typed.TRAJECTORY_KEYS
+
+
+@dataclass
+class Predictions:
+    """Trajectories aligned to a split's episodes.
+
+    Attributes:
+        source: the file read.
+        form: the trajectory form read (``triple``, ``nested`` or ``plain``).
+        episodes: indices (into the episode table) of the episodes that have a prediction,
+            ascending.
+        nodes: flat node indices (scan-local) of all trajectories, in ``episodes`` order.
+        offsets: ``offsets[k]:offsets[k+1]`` is the trajectory of ``episodes[k]``.
+        extra: other per-record fields kept by name (e.g. ``predObjId``), by episode index.
+        warnings: problems that do not stop scoring (unknown ids, ignored ids).
+    """
+
+    source: str
+    form: str
+    episodes: np.ndarray
+    nodes: np.ndarray
+    offsets: np.ndarray
+    extra: dict[str, dict[int, Any]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+
+def _detect(traj: list[Any]) -> str:
+    first = traj[0]
+    if isinstance(first, str):
+        return "plain"
+    if isinstance(first, list) and first:
+        if len(first) == 3 and isinstance(first[0], str) and not isinstance(first[1], str):
+            return "triple"
+        if all(isinstance(v, str) for v in first):
+            return "nested"
+    return "triple"
+
+
+class _Vocab(dict[str, int]):
+    """Viewpoint id -> code, a new code for each new id."""
+
+    def __missing__(self, key: str) -> int:
+        code = self[key] = len(self)
+        return code
+
+
+class _Rejected(Exception):
+    """The typed records hold a problem their types do not express."""
+
+
+class _Parser:
+    """One pass over a predictions file."""
+
+    def __init__(
+        self,
+        source: str,
+        episodes: EpisodeTable,
+        graphs: GraphStore,
+        form: str,
+        trajectory_key: str | None,
+        keep_fields: tuple[str, ...],
+        skip_summaries: bool = False,
+    ) -> None:
+        self.source = source
+        self.skip_summaries = skip_summaries
+        self.skipped: list[int] = []
+        self.ep = episodes
+        self.graphs = graphs
+        self.form = form
+        self.key = trajectory_key
+        self.keep_fields = keep_fields
+        self.pc = ProblemCollector(source)
+        self.flat: Any = array("i")
+        self.rec_ep: Any = array("q")
+        self.rec_len: Any = array("q")
+        self.seen = np.zeros(len(episodes), dtype=np.bool_)
+        self.unknown: list[str] = []
+        self.left_out: set[str] = set(episodes.left_out)
+        self.ignored: list[str] = []
+        self.extra: dict[str, dict[int, Any]] = {k: {} for k in keep_fields}
+        self.vocab = _Vocab()
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.n_typed = 0
+
+    def _id(self, rec: dict[str, Any], k: int) -> str | None:
+        idf = self.ep.id_field
+        if idf not in rec:
+            if _looks_like_summary(rec, self.key):
+                if self.skip_summaries:
+                    self.skipped.append(k)
+                    return None
+                self.pc.add(
+                    f"missing field {idf!r}; the record looks like a summary (fields "
+                    f"{', '.join(sorted(rec)[:6])}); pass --skip-summary-records to skip it",
+                    field=f"record {k}",
+                )
+                return None
+            self.pc.add(f"missing field {idf!r}", field=f"record {k}")
+            return None
+        value = rec[idf]
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            self.pc.add(
+                f"{idf} must be a string, got {type(value).__name__} {value!r}", field=f"record {k}"
+            )
+            return None
+        return str(value)
+
+    def _trajectory(self, rec: dict[str, Any], label: str) -> list[Any] | None:
+        key = self.key
+        if key is None:
+            key = next((k for k in TRAJECTORY_KEYS if k in rec), "trajectory")
+        traj = rec.get(key)
+        if traj is None:
+            self.pc.add(f"missing field {key!r}", episode=label)
+            return None
+        if not isinstance(traj, list):
+            self.pc.add(
+                f"{key} must be a list, got {type(traj).__name__}", episode=label, field=key
+            )
+            return None
+        if not traj:
+            self.pc.add(
+                "empty trajectory (it must include the start viewpoint)", episode=label, field=key
+            )
+            return None
+        return traj
+
+    def _viewpoints(self, traj: list[Any], label: str) -> list[str] | None:
+        form = self.form if self.form != "auto" else _detect(traj)
+        if self.form == "auto":
+            self.form = form
+        out: list[str] = []
+        ok = True
+        for j, step in enumerate(traj):
+            f = f"trajectory[{j}]"
+            if form == "plain":
+                if type(step) is not str:
+                    self.pc.add(
+                        f"expected a viewpoint id string, got {step!r:.60}", episode=label, field=f
+                    )
+                    ok = False
+                    continue
+                out.append(step)
+            elif form == "nested":
+                if type(step) is not list or not all(type(v) is str for v in step):
+                    self.pc.add(
+                        f"expected a list of viewpoint ids, got {step!r:.60}",
+                        episode=label,
+                        field=f,
+                    )
+                    ok = False
+                    continue
+                out.extend(step)
+            else:
+                ok = self._triple(step, label, f, out) and ok
+        if ok and not out:
+            self.pc.add(
+                "empty trajectory after flattening (it must include the start viewpoint)",
+                episode=label,
+                field="trajectory",
+            )
+            return None
+        return out if ok else None
+
+    def _triple(self, step: Any, label: str, f: str, out: list[str]) -> bool:
+        if type(step) is not list or not step or type(step[0]) is not str:
+            self.pc.add(
+                f"expected [viewpoint, heading, elevation], got {step!r:.60}",
+                episode=label,
+                field=f,
+            )
+            return False
+        for name, pos in (("heading", 1), ("elevation", 2)):
+            if len(step) > pos:
+                v = step[pos]
+                if type(v) is not float and type(v) is not int:
+                    self.pc.add(f"{name} must be a number, got {v!r:.40}", episode=label, field=f)
+                    return False
+                if not math.isfinite(v):
+                    self.pc.add(f"{name} is {v} (must be finite)", episode=label, field=f)
+                    return False
+        out.append(step[0])
+        return True
+
+    def record(self, rec: Any, k: int) -> None:
+        """Checks one decoded record, then :meth:`accept` s it (the explaining pass)."""
+        if not isinstance(rec, dict):
+            self.pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
+            return
+        eid = self._id(rec, k)
+        if eid is None:
+            return
+        label = self._known(eid)
+        if label is None:
+            return
+        traj = self._trajectory(rec, label)
+        vps = self._viewpoints(traj, label) if traj is not None else None
+        if vps is not None:
+            self.accept(eid, label, vps, {n: rec[n] for n in self.keep_fields if n in rec})
+
+    def _known(self, eid: str) -> str | None:
+        """The label of an id of the split not seen before; None (noted) otherwise."""
+        label = f'{self.ep.id_field} "{clip(eid)}"'
+        i = self.ep.index.get(eid)
+        if i is None:
+            (self.ignored if eid in self.left_out else self.unknown).append(clip(eid))
+            return None
+        if self.seen[i]:
+            self.pc.add("duplicate id: the file has two predictions for it", episode=label)
+            return None
+        self.seen[i] = True
+        return label
+
+    def accept(self, eid: str, label: str, vps: list[str], extra: dict[str, Any]) -> None:
+        """Maps one trajectory of a known id to node indices."""
+        i = self.ep.index[eid]
+        for name, value in extra.items():
+            self.extra[name][i] = value
+        graph = self.graphs.graph(self.ep.scans[i])
+        start = len(self.flat)
+        try:
+            self.flat.extend(map(graph.index.__getitem__, vps))
+        except KeyError:
+            del self.flat[start:]
+            j = next(j for j, v in enumerate(vps) if v not in graph.index)
+            self.pc.add(
+                graph.describe_missing(clip(vps[j])), episode=label, field=f"trajectory[{j}]"
+            )
+            return
+        self.rec_ep.append(i)
+        self.rec_len.append(len(self.flat) - start)
+
+    def typed(self, records: list[Any]) -> None:
+        """Takes the next records msgspec decoded (their types already checked), a column at a
+        time; the viewpoints become codes into one vocabulary, resolved by :meth:`resolve`.
+
+        Raises:
+            _Rejected: a record without viewpoints, for the explaining pass to name.
+        """
+        n_keys = 1 if self.key else len(TRAJECTORY_KEYS)
+        cols = typed.columns(records, self.form, n_keys)
+        if cols is None or (cols[1] and min(cols[1]) == 0):
+            raise _Rejected
+        ids, lengths, flat = cols
+        self.n_typed += len(ids)
+        index = self.ep.index
+        rows = np.fromiter(map(index.get, ids, repeat(-1)), np.int64, len(ids))
+        keep = rows >= 0
+        for k in np.flatnonzero(~keep).tolist():
+            (self.ignored if ids[k] in self.left_out else self.unknown).append(clip(ids[k]))
+        keep &= ~self._repeated(rows, keep)
+        for k in np.flatnonzero(~keep & (rows >= 0)).tolist():
+            self.pc.add(
+                "duplicate id: the file has two predictions for it",
+                episode=f'{self.ep.id_field} "{clip(ids[k])}"',
+            )
+        self.seen[rows[keep]] = True
+        size = np.array(lengths, dtype=np.int64)
+        codes = np.fromiter(map(self.vocab.__getitem__, flat), np.int32, len(flat))
+        self.parts.append((rows[keep], size[keep], codes[np.repeat(keep, size)]))
+        if self.keep_fields:
+            for k in np.flatnonzero(keep).tolist():
+                for x, name in enumerate(self.keep_fields):
+                    if (value := getattr(records[k], f"x{x}")) is not msgspec.UNSET:
+                        self.extra[name][int(rows[k])] = value
+
+    def _repeated(self, rows: np.ndarray, known: np.ndarray) -> np.ndarray:
+        """Records whose episode an earlier record (of this chunk or before) predicted."""
+        out = known.copy()
+        out[known] = self.seen[rows[known]]
+        order = np.flatnonzero(known)[np.argsort(rows[known], kind="stable")]
+        again = np.zeros(len(order), dtype=np.bool_)
+        again[1:] = rows[order[1:]] == rows[order[:-1]]
+        out[order[again]] = True
+        return out
+
+    def resolve(self) -> None:
+        """Maps the typed records' viewpoint codes to node indices of their episodes' scans
+        (one lookup per distinct scan and viewpoint); a viewpoint that is not a node is named."""
+        if not self.parts:
+            return
+        rows, sizes, codes = (np.concatenate(c) for c in zip(*self.parts, strict=True))
+        self.parts = []
+        names, position = self.ep.scans_of(rows)
+        width = max(len(self.vocab), 1)
+        key = np.repeat(position.astype(np.int64), sizes) * width + codes
+        pairs, inverse = np.unique(key, return_inverse=True)
+        vocab = list(self.vocab)
+        graphs = [self.graphs.graph(n) for n in names]
+        node_of = np.fromiter(
+            (graphs[k // width].index.get(vocab[k % width], -1) for k in pairs.tolist()),
+            np.int32,
+            len(pairs),
+        )
+        nodes = node_of[inverse.ravel()]
+        ok = np.ones(len(rows), dtype=np.bool_)
+        offsets = offsets_of(sizes)
+        for pos in np.flatnonzero(nodes < 0).tolist():
+            r = int(np.searchsorted(offsets, pos, side="right")) - 1
+            if ok[r]:
+                ok[r] = False
+                graph = graphs[int(position[r])]
+                self.pc.add(
+                    graph.describe_missing(clip(vocab[int(codes[pos])])),
+                    episode=f'{self.ep.id_field} "{clip(self.ep.ids[int(rows[r])])}"',
+                    field=f"trajectory[{pos - int(offsets[r])}]",
+                )
+        self.flat = nodes[np.repeat(ok, sizes)]
+        self.rec_ep, self.rec_len = rows[ok], sizes[ok]
+
+
+def _looks_like_summary(rec: dict[str, Any], key: str | None) -> bool:
+    """A record with no trajectory field and only scalar values (a file's own summary)."""
+    keys = (key,) if key else TRAJECTORY_KEYS
+    if not rec or any(k in rec for k in keys):
+        return False
+    return all(v is None or isinstance(v, (int, float, str)) for v in rec.values())
+
+
+def parse_predictions(
+    predictions: str | Path | bytes | Sequence[Any],
+    episodes: EpisodeTable,
+    graphs: GraphStore,
+    *,
+    form: str = "auto",
+    trajectory_key: str | None = None,
+    keep_fields: tuple[str, ...] = (),
+    collect: ProblemCollector | None = None,
+    skip_summaries: bool = False,
+    source: str | None = None,
+) -> Predictions:
+    """Reads predictions and maps every trajectory to node indices.
+
+    ``predictions`` is a file path, the bytes of a file, or records already in memory (a list
+    of dicts as JSON decodes them). They are decoded once with msgspec into typed records
+    (:mod:`vlneval.tasks.common.prediction_structs`); only input the types reject is read again by the
+    explaining pass, which checks each record and names every problem. Records in memory are
+    converted directly, never through JSON text.
+
+    Structural problems (types, NaN, unknown viewpoints, duplicate ids) are raised together as
+    one :class:`~vlneval.errors.InvalidInputError`. Rule checks that depend on the profile
+    (start, adjacency, completeness) are made by :func:`vlneval.tasks.common.checks.check_rules`.
+
+    Args:
+        predictions: the predictions file (``.json``/``.jsonl``, optionally gzipped: a JSON list
+            of records or one record per line), its bytes, or a list of records.
+        episodes: the split's episodes.
+        graphs: the navigation graphs of their scans.
+        form: ``auto`` or one of ``triple``, ``nested``, ``plain``.
+        trajectory_key: the record field that holds the trajectory (default: the first of
+            ``trajectory``, ``path``, ``pred_path`` present).
+        keep_fields: other record fields to keep (by episode index).
+        collect: when given, problems are added to it instead of raised, so that the caller
+            can add the rule checks' problems and show them all together.
+        skip_summaries: skip, with a warning, records that look like a summary: no id field,
+            no trajectory field, and only scalar values (NaviLLM's compact files start with
+            one). Without it such a record is an error that suggests this option.
+        source: how messages name in-memory input (default ``<bytes>`` or ``<records>``).
+    """
+    if form not in FORMS:
+        from vlneval.errors import UnknownNameError
+
+        raise UnknownNameError("trajectory form", form, FORMS)
+    if trajectory_key is not None and trajectory_key == episodes.id_field:
+        raise InvalidInputError(
+            f"--trajectory-key {trajectory_key} names the id field; give the field that holds "
+            "the trajectory (trajectory, path, pred_path...)"
+        )
+    fields = {"id_field": episodes.id_field, "key": trajectory_key, "form": form,
+              "keep": keep_fields}  # fmt: skip
+    if isinstance(predictions, (str, Path)):
+        source = str(predictions)
+        predictions = read_bytes(predictions)
+    if isinstance(predictions, (bytes, bytearray, memoryview)):
+        name = source = source or "<bytes>"
+        raw = _ungzip(bytes(predictions), name)
+        decoded = typed.decode(raw, name, **fields)  # type: ignore[arg-type]
+
+        def explain() -> Iterator[list[Any]]:
+            return iter_records(raw, name, expected="a JSON list of predictions")
+    else:
+        source = source or "<records>"
+        records = _record_list(predictions, source)
+        converted = typed.convert(records, **fields)  # type: ignore[arg-type]
+        decoded = None if converted is None else (converted[0], iter([converted[1]]))
+
+        def explain() -> Iterator[list[Any]]:
+            return iter([records])
+
+    args = (source, episodes, graphs, form, trajectory_key, keep_fields, skip_summaries)
+    p = _typed_pass(_Parser(*args), decoded)
+    if p is None:  # the explaining pass: every record checked, every problem named
+        del decoded
+        p = _Parser(*args)
+        k = 0
+        for chunk in explain():
+            for rec in chunk:
+                p.record(rec, k)
+                k += 1
+        if k == 0:
+            p.pc.add("the file holds no predictions")
+    if collect is None:
+        p.pc.raise_if_any()
+    else:
+        collect.problems.extend(p.pc.problems)
+    return _assemble(p, source)
+
+
+def _typed_pass(p: _Parser, decoded: tuple[str, Iterator[list[Any]]] | None) -> _Parser | None:
+    """``p`` after taking the typed records, or None when they need the explaining pass."""
+    try:
+        if decoded is None:
+            raise _Rejected
+        p.form = decoded[0]
+        for records in decoded[1]:
+            p.typed(records)
+        if p.n_typed == 0:
+            raise _Rejected  # no record: the explaining pass says so
+        p.resolve()
+    except (_Rejected, msgspec.MsgspecError, RecursionError):
+        return None
+    return p
+
+
+def _ungzip(raw: bytes, source: str) -> bytes:
+    """In-memory bytes as :func:`~vlneval.io.read_bytes` gives a file's (gunzipped, no BOM)."""
+    if raw[:2] == b"\x1f\x8b":
+        raw = gunzip(raw, source, Limits.from_env().max_bytes)
+    return raw[len(BOM) :] if raw.startswith(BOM) else raw
+
+
+def _record_list(predictions: Any, source: str) -> list[Any]:
+    if isinstance(predictions, Mapping) or not isinstance(predictions, Sequence):
+        raise InvalidInputError(
+            f"{source}: expected a path, bytes or a list of records, got "
+            f"{type(predictions).__name__}"
+        )
+    return list(predictions)
+
+
+def _episode_order(rec_ep: np.ndarray, n_episodes: int) -> np.ndarray:
+    """The records in order of episode (stable). Without repeats (always, once duplicates are
+    refused) that is a pass over a mask instead of a sort."""
+    mark = np.zeros(n_episodes, dtype=np.bool_)
+    mark[rec_ep] = True
+    if int(np.count_nonzero(mark)) != len(rec_ep):
+        return np.argsort(rec_ep, kind="stable")
+    record_of = np.empty(n_episodes, dtype=np.int64)
+    record_of[rec_ep] = np.arange(len(rec_ep))
+    return record_of[np.flatnonzero(mark)]
+
+
+def _assemble(p: _Parser, source: str) -> Predictions:
+    rec_ep = np.asarray(p.rec_ep, dtype=np.int64)
+    rec_len = np.asarray(p.rec_len, dtype=np.int64)
+    flat = np.asarray(p.flat, dtype=np.int32)
+    order = _episode_order(rec_ep, len(p.seen))
+    nodes, offsets = take_ragged(flat, offsets_of(rec_len), order)
+    warnings: list[str] = []
+    if p.skipped:
+        warnings.append(
+            f"{len(p.skipped)} record(s) without {p.ep.id_field!r} that look like a summary were "
+            f"skipped (--skip-summary-records; record {', '.join(map(str, p.skipped[:5]))})"
+        )
+    if p.unknown:
+        warnings.append(
+            f"{len(p.unknown)} prediction(s) with ids not in the split were ignored "
+            f"(first: {', '.join(p.unknown[:5])})"
+        )
+    if p.ignored:
+        warnings.append(
+            f"{len(p.ignored)} prediction(s) for ids the profile does not score were ignored "
+            f"({', '.join(p.ignored[:5])})"
+        )
+    missing_idx = np.flatnonzero(~p.seen)
+    return Predictions(
+        source=source,
+        form=p.form if p.form != "auto" else "triple",
+        episodes=rec_ep[order],
+        nodes=nodes,
+        offsets=offsets,
+        extra=p.extra,
+        warnings=warnings,
+        missing=[p.ep.ids[i] for i in missing_idx],
+    )

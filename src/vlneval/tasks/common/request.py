@@ -1,0 +1,188 @@
+"""What a task's scorer is asked: open a split once (:class:`SplitRequest`), then score files.
+
+:class:`vlneval.evaluation.Scorer` resolves the task, split, profile and options, then asks the
+task's scorer factory (``Task.open_scorer``) to load the split once with one
+:class:`SplitRequest`; the returned :class:`TaskScorer` scores any number of predictions, each
+with its :class:`ScoreOptions`. The helpers here are the steps every task scorer shares:
+checking its options, finding the data root and the episodes file, opening the graphs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from vlneval.errors import VLNEvalError
+from vlneval.tasks.common.root import data_root, demo_root, graphs_dir
+
+if TYPE_CHECKING:
+    from vlneval.errors import ProblemCollector
+    from vlneval.graph.store import GraphStore
+    from vlneval.tasks.base import Task
+    from vlneval.tasks.common.predictions import Predictions
+    from vlneval.tasks.common.result import Result
+    from vlneval.tasks.profiles import Profile
+
+__all__ = [
+    "SplitRequest",
+    "ScoreOptions",
+    "TaskScorer",
+    "TrajectoryScorer",
+    "PredictionsInput",
+    "task_base",
+    "episodes_path",
+    "open_graphs",
+]
+
+#: What can be scored: a file (path), its bytes, or the records themselves
+#: (``[{"instr_id": ..., "trajectory": [[vp, heading, elevation], ...]}, ...]``).
+PredictionsInput = str | Path | bytes | Sequence[Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """How to read and score one predictions input.
+
+    Attributes:
+        subset: score only the predicted episodes (the summary says "partial").
+        form, trajectory_key: how to read trajectories.
+        declared: protocol fields the submitter declares; ``run``: fields an online run observed.
+        skip_summaries: skip records that look like a file's own summary.
+    """
+
+    subset: bool = False
+    form: str = "auto"
+    trajectory_key: str | None = None
+    declared: Mapping[str, Any] | None = None
+    run: Mapping[str, Any] | None = None
+    skip_summaries: bool = False
+
+
+class TaskScorer(Protocol):
+    """A task's split, loaded once, that scores predictions (what ``Task.open_scorer`` returns).
+
+    Attributes:
+        episodes: the split's episodes.
+    """
+
+    episodes: Any
+
+    def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
+        """Scores one predictions input (a path, bytes or records)."""
+        ...
+
+
+@runtime_checkable
+class TrajectoryScorer(Protocol):
+    """A task scorer that reads plain viewpoint trajectories on navigation graphs (the R2R
+    family's), in two steps diagnostics can look between: read, then score.
+
+    Attributes:
+        episodes: the split's episodes; ``graphs``: their navigation graphs.
+    """
+
+    episodes: Any
+    graphs: GraphStore
+
+    def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
+        """Scores one predictions input (a path, bytes or records)."""
+        ...
+
+    def trajectories(
+        self, predictions: PredictionsInput, how: ScoreOptions, pc: ProblemCollector | None = None
+    ) -> Predictions:
+        """The trajectories of ``predictions`` as node indices (problems go to ``pc``)."""
+        ...
+
+    def score_trajectories(
+        self, preds: Predictions, how: ScoreOptions, pc: ProblemCollector | None = None
+    ) -> Result:
+        """Scores trajectories :meth:`trajectories` read."""
+        ...
+
+
+@dataclass(frozen=True)
+class SplitRequest:
+    """One split to open for scoring with a task's own scorer.
+
+    Attributes:
+        task, split, profile: what is scored and how (already resolved).
+        root: the data root (default ``$VLNEVAL_DATA``); ``episodes_file`` and ``graphs``
+            override the files found there.
+        options: the task-specific options (``path_type``, ``data_version``...).
+
+    Example:
+        >>> from vlneval.tasks import get_profile, get_task
+        >>> r = SplitRequest(get_task("ndh"), "val_unseen", get_profile("cvdn"),
+        ...                  options={"path_type": "trusted_path", "data_version": None})
+        >>> r.options_for(("path_type",))
+        {'path_type': 'trusted_path'}
+        >>> r.options_for(())
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.VLNEvalError: option path_type does not apply to task ndh (its options: none)
+    """
+
+    task: Task
+    split: str
+    profile: Profile
+    root: str | Path | None = None
+    episodes_file: str | Path | None = None
+    graphs: str | Path | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def options_for(self, allowed: tuple[str, ...]) -> dict[str, Any]:
+        """The options given (those not None); an error names the first that does not apply."""
+        given = {k: v for k, v in self.options.items() if v is not None}
+        extra = sorted(set(given) - set(allowed))
+        if extra:
+            raise VLNEvalError(
+                f"option {extra[0]} does not apply to task {self.task.name} "
+                f"(its options: {', '.join(allowed) or 'none'})"
+            )
+        return given
+
+    def base(self) -> Path | None:
+        """The data root the task reads (see :func:`task_base`)."""
+        return task_base(self.task, self.root)
+
+    def episodes_path(self, base: Path | None) -> Path:
+        """The episodes file to score (see :func:`episodes_path`)."""
+        return episodes_path(self.task, self.split, base, self.episodes_file)
+
+    def graph_store(self, base: Path | None) -> GraphStore:
+        """The navigation graphs to score on (see :func:`open_graphs`)."""
+        return open_graphs(self.graphs, base)
+
+
+def task_base(task: Task, root: str | Path | None) -> Path | None:
+    """The data root of ``task``: the packaged demo data, else ``root`` or ``$VLNEVAL_DATA``."""
+    return demo_root() if task.embedded else data_root(root)
+
+
+def episodes_path(
+    task: Task, split: str, base: Path | None, episodes_file: str | Path | None
+) -> Path:
+    """``episodes_file`` if given, else the task's file for ``split`` under ``base``.
+
+    Raises:
+        MissingDataError: no file given and none found (or no data root).
+    """
+    return Path(episodes_file) if episodes_file else task.episodes_file(base, split)
+
+
+def open_graphs(graphs: str | Path | None, base: Path | None) -> GraphStore:
+    """The graphs in ``graphs`` if given, else the data root's connectivity folder.
+
+    Raises:
+        VLNEvalError: neither a graphs folder nor a data root.
+    """
+    from vlneval.graph.store import GraphStore
+
+    if graphs is not None:
+        return GraphStore(graphs)
+    if base is not None:
+        return GraphStore(graphs_dir(base))
+    raise VLNEvalError("no navigation graphs: pass --graphs DIR or --data-root DIR")

@@ -1,0 +1,223 @@
+"""Scoring graph trajectories: episodes + predictions + profile -> per-episode table and Result.
+
+Shared by the tasks on the Matterport3D graphs (the R2R family, NDH, HANNA; REVERIE and SOON
+use :func:`object_summary`, Touchdown :func:`summarise`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlneval.errors import ProblemCollector, VLNEvalError
+from vlneval.graph.store import GraphStore
+from vlneval.tasks.base import Task
+from vlneval.tasks.common.arrays import build_arrays
+from vlneval.tasks.common.checks import check_rules
+from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.predictions import Predictions
+from vlneval.tasks.common.request import episodes_path, open_graphs, task_base
+from vlneval.tasks.common.result import Result, ResultBuilder, finite_mean, start_result
+from vlneval.tasks.profiles import Profile
+
+__all__ = [
+    "load_split",
+    "score_parsed",
+    "summarise",
+    "object_summary",
+    "reject_unknown_options",
+    "LABEL_TO_COLUMN",
+]
+
+LABEL_TO_COLUMN = {
+    "TL": "path_length",
+    "NE": "nav_error",
+    "OE": "oracle_error",
+    "OSR": "oracle_success",
+    "SR": "success",
+    "SPL": "spl",
+    "nDTW": "ndtw",
+    "sDTW": "sdtw",
+    "CLS": "cls",
+}
+
+
+def load_split(
+    task: Task,
+    split: str,
+    profile: Profile,
+    *,
+    root: str | Path | None = None,
+    episodes_file: str | Path | None = None,
+    graphs: str | Path | None = None,
+) -> tuple[EpisodeTable, GraphStore]:
+    """The episodes of ``split`` and the graphs of their scans."""
+    base = task_base(task, root)
+    try:
+        store = open_graphs(graphs, base)
+    except VLNEvalError as exc:  # reported after any problem with the episodes
+        missing: VLNEvalError | None = exc
+    else:
+        missing = None
+    path = episodes_path(task, split, base, episodes_file)
+    episodes = task.load(path, split, profile)
+    if missing is not None:
+        raise missing
+    return episodes, store
+
+
+def score_parsed(
+    episodes: EpisodeTable,
+    preds: Predictions,
+    store: GraphStore,
+    prof: Profile,
+    *,
+    subset: bool = False,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+    pc: ProblemCollector | None = None,
+    notes: tuple[str, ...] = (),
+) -> Result:
+    """Scores already parsed predictions (see :func:`evaluate`).
+
+    ``pc`` carries problems found while parsing; they are raised together with the rule checks'.
+    ``notes`` are the task's own warnings (``Task.notes``).
+    """
+    from vlneval.metrics.batch import score_batch
+
+    if len(preds.episodes) == 0:
+        pc = pc if pc is not None else ProblemCollector(preds.source)
+        if not pc.problems:
+            pc.add(f"no prediction matches an episode of {episodes.task} {episodes.split}")
+        pc.raise_if_any()
+    arr = build_arrays(episodes, preds, store)
+    flags = check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc)
+    per = score_batch(
+        arr.dist_flat,
+        arr.table_offsets,
+        arr.table_sizes,
+        arr.scan_index,
+        arr.traj,
+        arr.traj_offsets,
+        arr.ref,
+        arr.ref_offsets,
+        arr.goals,
+        arr.goal_offsets,
+        threshold=prof.threshold,
+        success_inclusive=prof.success_inclusive,
+        sdtw_inclusive=prof.sdtw_inclusive,
+        spl_reference=prof.spl_reference,
+        spl_floor=prof.spl_floor,
+        collapse_repeats=prof.collapse_repeats,
+    )
+    per = dict(per)
+    per.pop("repeats", None)  # the same count as the rule checks' repeated_viewpoints
+    per.update(flags)
+    per["unreachable"] = (~np.isfinite(per["nav_error"])).astype(np.int64)
+    parts = summarise(
+        episodes, preds, per, prof, subset=subset, declared=declared, run=run, notes=notes
+    )
+    return parts.build(episodes, preds.episodes, per)
+
+
+def _mean(values: np.ndarray, label: str, warnings: list[str]) -> float | None:
+    if label == "TL":
+        cause = "the trajectory jumps between viewpoints with no path between them"
+        return finite_mean(values, label, warnings, cause)
+    cause = "a visited viewpoint cannot reach the goal"
+    return finite_mean(values, label, warnings, cause, ", success counts them as failures")
+
+
+def summarise(
+    episodes: EpisodeTable,
+    preds: Predictions,
+    per: Mapping[str, np.ndarray],
+    prof: Profile,
+    *,
+    subset: bool,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+    columns: Mapping[str, str] | None = None,
+    notes: tuple[str, ...] = (),
+) -> ResultBuilder:
+    """The parts of the result (``spec/outputs.md``) of one scored file.
+
+    ``columns`` maps metric labels that are not in ``LABEL_TO_COLUMN`` (task-specific metrics
+    such as ``GP`` or ``TC``) to their per-episode column; ``notes`` are the task's own
+    warnings (``Task.notes``).
+    """
+    warnings = list(preds.warnings)
+    if episodes.left_out:
+        warnings.append(
+            f"profile {prof.name} scores instructions k < {prof.max_instructions} only, as the "
+            f"official script does; left out: {', '.join(episodes.left_out[:10])}"
+        )
+    partial = bool(preds.missing) and subset
+    if preds.missing and not subset and not prof.require_complete:
+        warnings.append(
+            f"{len(preds.missing)} of {len(episodes)} episodes have no prediction; profile "
+            f"{prof.name} scores the others, as its script does (first missing: "
+            f"{', '.join(preds.missing[:5])})"
+        )
+    warnings.extend(notes)
+    label_to_column = {**LABEL_TO_COLUMN, **(columns or {})}
+    metrics = {
+        label: _mean(np.asarray(per[label_to_column[label]], dtype=np.float64), label, warnings)
+        for label in prof.metrics
+    }
+    return start_result(
+        task=episodes.task, split=episodes.split, prof=prof, source=preds.source,
+        form=preds.form, n_scored=len(preds.episodes), n_expected=len(episodes),
+        partial=partial, metrics=metrics, per=per, warnings=warnings, declared=declared, run=run,
+        unavailable={k: "no scored episodes" for k, v in metrics.items() if v is None},
+    )  # fmt: skip
+
+
+def reject_unknown_options(task: str, options: Mapping[str, Any]) -> None:
+    """An error naming options that do not apply to ``task`` (instead of ignoring them)."""
+    if options:
+        names = ", ".join(sorted(options))
+        raise VLNEvalError(f"option(s) {names} do not apply to task {task}")
+
+
+def object_summary(
+    *,
+    task: str,
+    split: str,
+    n_expected: int,
+    n_scored: int,
+    missing: list[str],
+    subset: bool,
+    source: str,
+    form: str,
+    per: Mapping[str, np.ndarray],
+    columns: Mapping[str, str],
+    prof: Profile,
+    warnings: list[str],
+    unavailable: Mapping[str, str],
+    data_version: str | None,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+    card_extra: Mapping[str, Any] | None = None,
+) -> ResultBuilder:
+    """The parts of the result (``spec/outputs.md``) of an object-goal task (REVERIE, SOON)."""
+    warnings = list(warnings)
+    metrics: dict[str, float | None] = {}
+    reasons = dict(unavailable)
+    for label in prof.metrics:
+        if label in reasons:
+            metrics[label] = None
+            continue
+        values = np.asarray(per[columns[label]], dtype=np.float64)
+        metrics[label] = finite_mean(values, label, warnings, "unreachable")
+        if metrics[label] is None:
+            reasons.setdefault(label, "no scored episodes")
+    partial = bool(missing) and subset
+    dv = data_version if data_version not in (None, "unknown") else None
+    return start_result(
+        task=task, split=split, prof=prof, source=source, form=form, n_scored=n_scored,
+        n_expected=n_expected, partial=partial, metrics=metrics, unavailable=reasons, per=per,
+        warnings=warnings, data_version=dv, declared=declared, run=run, card_extra=card_extra,
+    )  # fmt: skip

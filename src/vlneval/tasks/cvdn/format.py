@@ -1,0 +1,414 @@
+"""CVDN / NDH episode files (Navigation from Dialog History, Thomason et al. 2019).
+
+``<split>.json``: a list of instances ``{inst_idx, scan, target, start_pano: {heading, elevation,
+pano}, dialog_history: [{nav_idx, role, message}], nav_history, end_panos, planner_path,
+player_path, ...}``; test instances lack the last three. Predictions are ``[{inst_idx: int,
+trajectory: [[viewpoint, heading, elevation], ...]}]``.
+
+The ground-truth path of an episode is chosen by ``path_type`` as the official scorer
+(``tasks/NDH/eval.py`` of mmurray/cvdn) does: ``planner_path`` (its default), ``player_path``, or
+``trusted_path`` = the player's path if it passes the planner's goal after its first node, else
+the planner's path. Goal progress is measured against ``end_panos`` whatever the path type.
+
+Some redistributed copies store every value as a string (``"inst_idx": "108"``,
+``"end_panos": "['a', 'b']"``); such values are read with :func:`ast.literal_eval` (literals only,
+never ``eval``), so both forms load to the same episodes.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
+from vlneval.io import iter_chunks, read_bytes
+from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.tasks.cvdn import PATH_TYPE
+
+__all__ = [
+    "NDHEpisodes",
+    "PATH_TYPES",
+    "HISTORIES",
+    "load_ndh",
+    "load_ndh_table",
+    "ndh_instruction",
+    "trusted_path",
+    "check_ndh_predictions",
+]
+
+PATH_TYPES = PATH_TYPE.choices
+HISTORIES = ("all", "target", "oracle_ans", "nav_q_oracle_ans", "none")
+ID_LIKE = ("instr_id", "instruction_id", "episode_id", "inst_id", "id", "path_id", "idx")
+_MISSING = object()
+
+
+@dataclass
+class NDHEpisodes:
+    """The NDH instances of one split, with what the CVDN scorer needs beyond an episode table.
+
+    Attributes:
+        table: one episode per instance (id ``inst_idx``; path = the ``path_type`` path; goal =
+            its last viewpoint; instruction = the dialog history and target hint).
+        end_panos: the goal region of each episode (for goal progress).
+        planner_goals: the last viewpoint of each planner path (for the oracle planner success).
+        path_type: which path is the ground truth.
+        history: how the instruction text was built (see :func:`ndh_instruction`).
+        string_valued: the file stored its values as strings (read with ``ast.literal_eval``).
+    """
+
+    table: EpisodeTable
+    end_panos: list[tuple[str, ...]]
+    planner_goals: list[str]
+    path_type: str
+    history: str
+    string_valued: bool = False
+
+
+def trusted_path(planner_path: list[str], player_path: list[str]) -> list[str]:
+    """The CVDN ``trusted_path``: the player's path when it passes the planner's goal after its
+    first node, else the planner's path.
+
+    Example:
+        >>> trusted_path(["s", "a", "g"], ["s", "b", "g", "c"])
+        ['s', 'b', 'g', 'c']
+        >>> trusted_path(["s"], ["s", "b"])  # the planner's goal is only the player's start
+        ['s']
+    """
+    return list(player_path) if planner_path[-1] in player_path[1:] else list(planner_path)
+
+
+def ndh_instruction(dialog: list[dict[str, Any]], target: str, history: str = "all") -> str:
+    """The instruction text of an instance, as ``tasks/NDH/env.py`` of mmurray/cvdn builds it.
+
+    ``all``: every turn as ``<NAV> question`` / ``<ORA> answer``, then ``<TAR> target``;
+    ``oracle_ans``: the last answer and the target; ``nav_q_oracle_ans``: the last question and
+    answer and the target; ``target``: ``<TAR> target`` only (also used when the dialog is
+    empty); ``none``: the empty string.
+
+    Example:
+        >>> turns = [{"role": "navigator", "message": "Left?"}, {"role": "oracle", "message": "Yes."}]
+        >>> ndh_instruction(turns, "towel")
+        '<NAV> Left? <ORA> Yes. <TAR> towel'
+        >>> ndh_instruction([], "towel", "all"), ndh_instruction(turns, "towel", "oracle_ans")
+        ('<TAR> towel', '<ORA> Yes. <TAR> towel')
+    """
+    if history not in HISTORIES:
+        raise UnknownNameError("NDH history", history, HISTORIES)
+    if history == "none":
+        return ""
+    if history == "target" or not dialog:
+        return f"<TAR> {target}"
+    if history == "oracle_ans":
+        return f"<ORA> {dialog[-1]['message']} <TAR> {target}"
+    if history == "nav_q_oracle_ans":
+        return f"<NAV> {dialog[-2]['message']} <ORA> {dialog[-1]['message']} <TAR> {target}"
+    text = "".join(
+        f"{'<NAV>' if t['role'] == 'navigator' else '<ORA>'} {t['message']} " for t in dialog
+    )
+    return f"{text}<TAR> {target}"
+
+
+class _Reader:
+    """Reads one instance's fields, literal-evaluating string-encoded values."""
+
+    def __init__(self, rec: dict[str, Any], where: str, pc: ProblemCollector) -> None:
+        self.rec, self.where, self.pc = rec, where, pc
+        self.ok = True
+        self.stringy = False
+
+    def get(self, key: str, kind: type | tuple[type, ...], *, required: bool = True) -> Any:
+        if key not in self.rec:
+            if required:
+                self.fail(f"missing field {key!r}", key)
+            return _MISSING
+        value = self.rec[key]
+        if isinstance(value, str) and kind is not str:
+            try:
+                value = ast.literal_eval(value)
+                self.stringy = True
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                self.fail(
+                    f"field {key!r} is the string {value!r:.60}, which does not read as {_name(kind)}",
+                    key,
+                )
+                return _MISSING
+        if not isinstance(value, kind) or isinstance(value, bool):
+            self.fail(
+                f"field {key!r} must be {_name(kind)}, got {type(value).__name__} {value!r:.60}",
+                key,
+            )
+            return _MISSING
+        return value
+
+    def viewpoints(self, key: str, *, required: bool = True) -> list[str] | None:
+        value = self.get(key, list, required=required)
+        if value is _MISSING:
+            return None
+        if not value or not all(isinstance(v, str) for v in value):
+            self.fail(f"field {key!r} must be a non-empty list of viewpoint ids", key)
+            return None
+        return value  # type: ignore[no-any-return]
+
+    def fail(self, message: str, key: str) -> None:
+        self.pc.add(message, field=f"{self.where}.{key}")
+        self.ok = False
+
+
+def _name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    words = {
+        int: "an integer",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+        float: "a number",
+    }
+    return " or ".join(words.get(k, k.__name__) for k in kinds)
+
+
+def _dialog(r: _Reader) -> list[dict[str, Any]]:
+    turns = r.get("dialog_history", list, required=False)
+    if turns is _MISSING:
+        return []
+    for j, t in enumerate(turns):
+        if not (
+            isinstance(t, dict)
+            and isinstance(t.get("message"), str)
+            and t.get("role") in ("navigator", "oracle")
+        ):
+            r.fail(
+                f"turn {j} must be {{role: navigator|oracle, message: string}}",
+                f"dialog_history[{j}]",
+            )
+            return []
+    return turns  # type: ignore[no-any-return]
+
+
+def _start(r: _Reader) -> tuple[str, float] | None:
+    start = r.get("start_pano", dict)
+    if start is _MISSING:
+        return None
+    heading = start.get("heading", 0.0)
+    if not isinstance(start.get("pano"), str):
+        r.fail("start_pano must hold the start viewpoint id in 'pano'", "start_pano")
+        return None
+    if (
+        isinstance(heading, bool)
+        or not isinstance(heading, (int, float))
+        or not math.isfinite(heading)
+    ):
+        r.fail(f"start_pano.heading must be a finite number, got {heading!r}", "start_pano")
+        return None
+    return start["pano"], float(heading)
+
+
+@dataclass
+class _Row:
+    inst_idx: int
+    scan: str
+    path: list[str]
+    heading: float
+    instruction: str
+    end_panos: tuple[str, ...]
+    planner_goal: str
+    scorable: bool
+
+
+def _read_instance(r: _Reader, path_type: str, history: str) -> _Row | None:
+    idx = r.get("inst_idx", int)
+    scan = r.get("scan", str)
+    target = r.get("target", str)
+    start = _start(r)
+    dialog = _dialog(r)
+    planner = r.viewpoints("planner_path", required=False)
+    player = r.viewpoints("player_path", required=False)
+    ends = r.viewpoints("end_panos", required=False)
+    if (planner is None or player is None or ends is None) and any(
+        k in r.rec for k in ("planner_path", "player_path", "end_panos")
+    ):
+        for key in ("planner_path", "player_path", "end_panos"):
+            if key not in r.rec:
+                r.fail(f"missing field {key!r} (the other ground-truth fields are present)", key)
+    if not r.ok or start is None:
+        return None
+    text = ndh_instruction(dialog, target, history)
+    if (
+        planner is None or player is None or ends is None
+    ):  # a test instance: only the start is known
+        return _Row(idx, scan, [start[0]], start[1], text, (), "", False)
+    if path_type == "planner_path":
+        path = planner
+    elif path_type == "player_path":
+        path = player
+    else:
+        path = trusted_path(planner, player)
+    return _Row(idx, scan, path, start[1], text, tuple(ends), planner[-1], True)
+
+
+def load_ndh(
+    path: str | Path,
+    *,
+    task: str = "ndh",
+    split: str = "",
+    path_type: str = "planner_path",
+    history: str = "all",
+) -> NDHEpisodes:
+    """Loads an NDH split file (``.json`` or ``.json.gz``; native or string-encoded values).
+
+    Args:
+        path: the file.
+        task, split: recorded on the table.
+        path_type: ``planner_path`` (the scorer's default), ``player_path`` or ``trusted_path``.
+        history: the instruction text (see :func:`ndh_instruction`); ``all`` by default.
+
+    Raises:
+        InvalidInputError: every malformed instance, named by its position and field.
+        UnknownNameError: an unknown ``path_type`` or ``history``.
+    """
+    if path_type not in PATH_TYPES:
+        raise UnknownNameError("NDH path type", path_type, PATH_TYPES)
+    if history not in HISTORIES:
+        raise UnknownNameError("NDH history", history, HISTORIES)
+    path = Path(path)
+    source = str(path)
+    pc = ProblemCollector(source)
+    builder = EpisodeBuilder()
+    ends: list[tuple[str, ...]] = []
+    planner_goals: list[str] = []
+    seen: dict[int, int] = {}
+    scorable, stringy = True, False
+    k = 0
+    for chunk in iter_chunks(read_bytes(path), source, expected="a JSON list of NDH instances"):
+        for rec in chunk:
+            row = _one(rec, k, pc, path_type, history, seen)
+            k += 1
+            if row is None:
+                continue
+            row_obj, was_string = row
+            stringy = stringy or was_string
+            scorable = scorable and row_obj.scorable
+            builder.add(
+                str(row_obj.inst_idx),
+                row_obj.scan,
+                row_obj.path,
+                None,
+                row_obj.heading,
+                row_obj.instruction,
+            )
+            ends.append(row_obj.end_panos)
+            planner_goals.append(row_obj.planner_goal)
+    if k == 0:
+        pc.add("the file holds no NDH instances")
+    pc.raise_if_any()
+    table = builder.build(
+        task=task, split=split, source=source, id_field="inst_idx", scorable=scorable
+    )
+    table.int_ids = True
+    return NDHEpisodes(table, ends, planner_goals, path_type, history, stringy)
+
+
+def _one(
+    rec: Any, k: int, pc: ProblemCollector, path_type: str, history: str, seen: dict[int, int]
+) -> tuple[_Row, bool] | None:
+    where = f"record {k}"
+    if not isinstance(rec, dict):
+        pc.add(f"expected an object, got {type(rec).__name__}", field=where)
+        return None
+    r = _Reader(rec, where, pc)
+    row = _read_instance(r, path_type, history)
+    if row is None:
+        return None
+    if row.inst_idx in seen:
+        pc.add(f"duplicate inst_idx {row.inst_idx} (also record {seen[row.inst_idx]})", field=where)
+        return None
+    seen[row.inst_idx] = k
+    return row, r.stringy
+
+
+def load_ndh_table(
+    path: str | Path, *, task: str = "ndh", split: str = "", max_instructions: int | None = None
+) -> EpisodeTable:
+    """The episodes of an NDH split as an :class:`EpisodeTable` (planner paths, ``all`` history).
+
+    The form the task registry and environments use: ids are ``inst_idx`` values, the
+    instruction is the dialog history with the target hint. ``max_instructions`` is accepted for
+    the registry's signature and ignored (one instruction per instance).
+    """
+    return load_ndh(path, task=task, split=split).table
+
+
+def _id_problem(records: list[Any], source: str) -> str | None:
+    dicts = [r for r in records if isinstance(r, dict)]
+    if not dicts or any("inst_idx" in r for r in dicts):
+        return None
+    found = (
+        sorted({k for r in dicts for k in r if k in ID_LIKE})
+        or sorted({k for r in dicts for k in r})[:6]
+    )
+    return (
+        f"no record has the field 'inst_idx' (NDH predictions are keyed by the integer "
+        f"inst_idx of each instance); the records have {', '.join(repr(k) for k in found)}"
+    )
+
+
+def check_ndh_predictions(path: str | Path, *, trajectory_key: str | None = None) -> None:
+    """File-level checks of an NDH predictions file that the generic parser cannot make.
+
+    ``inst_idx`` must be a JSON integer: the official scorer compares it with the integers of
+    the episode file, so ``"108"`` matches nothing and the file fails as incomplete there. A
+    wrong id field name or a missing trajectory field is one clear error for the whole file.
+
+    Raises:
+        InvalidInputError: the problems found (at most one per record).
+    """
+    path = Path(path)
+    source = str(path)
+    records = [
+        r
+        for chunk in iter_chunks(read_bytes(path), source, expected="a JSON list of predictions")
+        for r in chunk
+    ]
+    problem = _id_problem(records, source)
+    if problem:
+        raise InvalidInputError(problem, source=source)
+    keys = (trajectory_key,) if trajectory_key else ("trajectory", "path", "pred_path")
+    dicts = [r for r in records if isinstance(r, dict)]
+    if dicts and not any(k in r for r in dicts for k in keys):
+        found = sorted({k for r in dicts for k in r} - {"inst_idx"})
+        raise InvalidInputError(
+            f"no record has a {' or '.join(repr(k) for k in keys)} field with the "
+            f"executed viewpoints; the records have {', '.join(repr(k) for k in found) or 'no other field'} "
+            "(name the field with --trajectory-key)",
+            source=source,
+        )
+    _check_id_types(records, source)
+
+
+def _check_id_types(records: list[Any], source: str) -> None:
+    bad = [
+        (k, r["inst_idx"])
+        for k, r in enumerate(records)
+        if isinstance(r, dict) and "inst_idx" in r
+        and (isinstance(r["inst_idx"], bool) or not isinstance(r["inst_idx"], int))
+    ]  # fmt: skip
+    if not bad:
+        return
+    strings = [v for _, v in bad if isinstance(v, str)]
+    if len(bad) == len(records) and len(strings) == len(bad):
+        raise InvalidInputError(
+            f"inst_idx is a string in all {len(bad)} records (e.g. {strings[0]!r}); NDH "
+            "predictions use the integer inst_idx (the official scorer compares it with the "
+            "episodes' integers and would find none): write it as a JSON number",
+            source=source,
+        )
+    pc = ProblemCollector(source)
+    for k, v in bad:
+        pc.add(
+            f"inst_idx must be a JSON integer, got {type(v).__name__} {v!r:.40}",
+            episode=f"inst_idx {v!r:.40}",
+            field=f"record {k}",
+        )
+    pc.raise_if_any()

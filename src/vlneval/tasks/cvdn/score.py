@@ -1,0 +1,240 @@
+"""Scoring NDH (CVDN) predictions as ``tasks/NDH/eval.py`` of mmurray/cvdn does.
+
+Per episode, with the ground-truth path chosen by ``path_type`` (start ``s``, goal ``g``), the
+goal region ``E = end_panos`` and the planner's goal ``g_p``:
+
+- NE = ``d(p_n, g)``, OE = ``min_j d(p_j, g)``, SR = ``1[NE < 3]``, OSR = ``1[OE < 3]``;
+- TL = the summed step lengths (a move between non-adjacent viewpoints is rejected, as the
+  scorer's ``KeyError``); SPL = ``S · ℓ / max(ℓ, TL)`` with ``ℓ = d(s, g)``, and when ``ℓ = 0``
+  SPL = 1 if TL = 0 else 0 (the CVDN rule);
+- GP = ``min_e d(s, e) − min_e d(p_n, e)`` over ``E``, whatever the path type
+  (``dist_to_end_reduction``);
+- OPSR = ``1[min_j d(p_j, g_p) < 3]`` (``oracle path_success_rate``).
+
+Differences from the script, all stricter: a duplicate ``inst_idx`` is an error (the script
+keeps the first), as is an ``inst_idx`` written as a string (the script silently matches nothing
+and then fails as incomplete).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from vlneval.errors import InvalidInputError, ProblemCollector
+from vlneval.graph.store import GraphStore
+from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
+from vlneval.tasks.common.checks import check_rules
+from vlneval.tasks.common.inputs import require_path
+from vlneval.tasks.common.predictions import Predictions, parse_predictions
+from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
+from vlneval.tasks.common.result import Result, ResultBuilder
+from vlneval.tasks.common.scoring import summarise
+from vlneval.tasks.cvdn.format import NDHEpisodes, check_ndh_predictions, load_ndh
+from vlneval.tasks.profiles import Profile
+
+__all__ = ["NDHScorer", "score_ndh", "COLUMNS"]
+
+#: Summary label -> per-episode column, for the labels beyond the R2R family's.
+COLUMNS = {"GP": "goal_progress", "OPSR": "oracle_plan_success"}
+KEPT = (
+    "nav_error",
+    "oracle_error",
+    "success",
+    "oracle_success",
+    "path_length",
+    "shortest_length",
+    "spl",
+    "steps",
+)
+
+
+class NDHScorer:
+    """An NDH split loaded once (the ``open_scorer`` of task ``ndh``).
+
+    Options:
+        path_type: ``planner_path`` (default, as the official scorer), ``player_path`` or
+            ``trusted_path`` (the published baselines).
+
+    Raises:
+        VLNEvalError: unknown names or options, missing data, a hidden test split.
+    """
+
+    def __init__(self, request: SplitRequest) -> None:
+        r = request
+        opts = r.options_for(("path_type",))
+        base = r.base()
+        path = r.episodes_path(base)
+        self.task, self.profile = r.task.name, r.profile
+        self.ndh = load_ndh(
+            path, task=r.task.name, split=r.split, path_type=opts.get("path_type", "planner_path")
+        )
+        if not self.ndh.table.scorable:
+            raise InvalidInputError(
+                f"{path}: split {r.split} has no end_panos or paths (a hidden test split); it "
+                "cannot be scored locally: submit it to the CVDN evaluation server"
+            )
+        self.episodes = self.ndh.table
+        self.graphs = r.graph_store(base)
+
+    def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
+        """Scores an NDH predictions file.
+
+        Raises:
+            VLNEvalError: bad input (file, ``inst_idx`` and field named).
+        """
+        path = require_path(predictions, self.task)
+        check_ndh_predictions(path, trajectory_key=how.trajectory_key)
+        preds = parse_predictions(
+            path, self.episodes, self.graphs, form=how.form, trajectory_key=how.trajectory_key
+        )
+        return score_ndh(
+            self.ndh, preds, self.graphs, self.profile,
+            subset=how.subset, declared=how.declared, run=how.run,
+        )  # fmt: skip
+
+
+def _nodes(
+    seqs: Sequence[tuple[str, ...]],
+    ndh: NDHEpisodes,
+    order: np.ndarray,
+    store: GraphStore,
+    what: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scan-local node ids of per-episode viewpoint sets, in CSR form (unknown ids: an error)."""
+    table = ndh.table
+    pc = ProblemCollector(table.source)
+    flat: list[int] = []
+    offsets = [0]
+    for i in order.tolist():
+        graph = store.graph(table.scans[i])
+        for vp in seqs[i]:
+            node = graph.index.get(vp, -1)
+            if node < 0:
+                pc.add(graph.describe_missing(vp), episode=f'inst_idx "{table.ids[i]}"', field=what)
+            flat.append(node)
+        offsets.append(len(flat))
+    pc.raise_if_any()
+    return np.asarray(flat, dtype=np.int32), np.asarray(offsets, dtype=np.int64)
+
+
+def _jumps(
+    ndh: NDHEpisodes, preds: Predictions, arr: ScoringArrays, store: GraphStore
+) -> ProblemCollector:
+    """One problem per episode that moves between non-adjacent viewpoints (its first such move)."""
+    from vlneval.tasks.common._steps import step_counts
+
+    pc = ProblemCollector(preds.source)
+    _, _, first_jump = step_counts(
+        arr.traj, arr.traj_offsets, arr.scan_index, arr.adjacency_flat(store),
+        arr.table_offsets, arr.table_sizes,
+    )  # fmt: skip
+    for k in np.flatnonzero(first_jump >= 0).tolist():
+        p = int(first_jump[k])
+        i = int(preds.episodes[k])
+        g = store.graph(ndh.table.scans[i])
+        pc.add(
+            f"viewpoint {g.ids[arr.traj[p + 1]]} is not a neighbour of {g.ids[arr.traj[p]]} in scan "
+            f"{g.scan} (the official CVDN scorer rejects a move along no graph edge)",
+            episode=f'inst_idx "{ndh.table.ids[i]}"',
+            field=f"trajectory[{p + 1 - int(arr.traj_offsets[k])}]",
+        )
+    return pc
+
+
+def _rules(
+    ndh: NDHEpisodes,
+    preds: Predictions,
+    arr: ScoringArrays,
+    store: GraphStore,
+    prof: Profile,
+    subset: bool,
+) -> dict[str, np.ndarray]:
+    """Start and completeness (core rules) and CVDN's adjacency rule, every problem together."""
+    problems = []
+    flags: dict[str, np.ndarray] = {}
+    try:
+        lenient = dataclasses.replace(prof, check_adjacency=False, strict_cls_edges=False)
+        flags = check_rules(ndh.table, preds, arr, store, lenient, subset=subset)
+    except InvalidInputError as exc:
+        problems.extend(exc.problems)
+    if prof.check_adjacency:
+        problems.extend(_jumps(ndh, preds, arr, store).problems)
+    if problems:
+        raise InvalidInputError(problems, source=preds.source)
+    return flags
+
+
+def score_ndh(
+    ndh: NDHEpisodes,
+    preds: Predictions,
+    store: GraphStore,
+    prof: Profile,
+    *,
+    subset: bool = False,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+) -> Result:
+    """Scores parsed NDH predictions (see the module docstring for every rule)."""
+    from vlneval.metrics.batch import score_batch
+    from vlneval.metrics.progress import region_distances
+
+    table = ndh.table
+    arr = build_arrays(table, preds, store)
+    flags = _rules(ndh, preds, arr, store, prof, subset)
+    core = score_batch(
+        arr.dist_flat, arr.table_offsets, arr.table_sizes, arr.scan_index,
+        arr.traj, arr.traj_offsets, arr.ref, arr.ref_offsets, arr.goals, arr.goal_offsets,
+        threshold=prof.threshold, success_inclusive=prof.success_inclusive,
+        spl_reference=prof.spl_reference, spl_floor=prof.spl_floor,
+    )  # fmt: skip
+    per: dict[str, np.ndarray] = {k: core[k] for k in KEPT}
+    layout = (
+        arr.dist_flat,
+        arr.table_offsets,
+        arr.table_sizes,
+        arr.scan_index,
+        arr.traj,
+        arr.traj_offsets,
+    )
+    ends, end_off = _nodes(ndh.end_panos, ndh, preds.episodes, store, "end_panos")
+    region = region_distances(*layout, ends, end_off)
+    per["goal_progress"] = region["goal_progress"]
+    per["end_distance_start"], per["end_distance_final"] = region["start"], region["final"]
+    planner = [(g,) for g in ndh.planner_goals]
+    plan, plan_off = _nodes(planner, ndh, preds.episodes, store, "planner_path")
+    per["oracle_plan_error"] = region_distances(*layout, plan, plan_off)["oracle"]
+    inclusive = prof.success_inclusive
+    with np.errstate(invalid="ignore"):
+        err = per["oracle_plan_error"]
+        per["oracle_plan_success"] = (
+            err <= prof.threshold if inclusive else err < prof.threshold
+        ).astype(float)
+    per.update(flags)
+    per["unreachable"] = (
+        ~np.isfinite(per["nav_error"]) | ~np.isfinite(per["goal_progress"])
+    ).astype(np.int64)
+    parts = summarise(
+        table, preds, per, prof, subset=subset, declared=declared, run=run, columns=COLUMNS
+    )
+    _annotate(parts, ndh)
+    return parts.build(table, preds.episodes, per)
+
+
+def _annotate(parts: ResultBuilder, ndh: NDHEpisodes) -> None:
+    parts.notes["path_type"] = ndh.path_type
+    parts.units = {"GP": "m", "OPSR": "%"}
+    parts.protocol["scoring"]["path_type"] = ndh.path_type
+    parts.protocol["instruction"] = f"dialog history ({ndh.history}) and target hint"
+    if ndh.path_type == "planner_path":
+        parts.warnings.append(
+            "scored against planner_path (the official scorer's default); the published NDH "
+            "baselines report trusted_path (--path-type trusted_path)"
+        )
+    if ndh.string_valued:
+        parts.warnings.append(
+            "the episode file stores its values as strings; they were read with ast.literal_eval"
+        )

@@ -1,0 +1,194 @@
+"""HANNA episode and prediction files (Nguyen & Daumé III 2019, "Help, Anna!").
+
+``hanna_<split>.json`` (khanhptnk/hanna, ``code/tasks/HANNA/env.py``): a list of tasks
+``{path_id, scan, paths: [[viewpoint, ...], ...], heading, instructions: [...], ...}``. Every
+path is a shortest path from the common start to one goal viewpoint (an object-finding task has
+several goals). Each instruction ``j`` is one episode, ``instr_id = "<path_id>_<j>"``.
+
+Predictions are the records the HANNA agents write: ``{instr_id, agent_pose: [[viewpoint,
+heading, elevation(, time)], ...], agent_ask: [0 | 1, ...], ...}``; ``agent_ask`` holds one ask
+action per step after the start (``1`` = ``request_help``) and is absent from the simple agents'
+files.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from vlneval.errors import InvalidInputError, ProblemCollector
+from vlneval.io import iter_records, read_bytes
+from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
+
+__all__ = ["load_hanna", "check_hanna_predictions", "REQUEST_HELP", "POSE_KEY"]
+
+REQUEST_HELP = 1  # AskAgent.ask_actions = ['do_nothing', 'request_help', '<start>']
+POSE_KEY = "agent_pose"
+
+
+def _paths(rec: dict[str, Any], where: str, pc: ProblemCollector) -> list[list[str]] | None:
+    paths = rec.get("paths")
+    if not isinstance(paths, list) or not paths:
+        pc.add(
+            "field 'paths' must be a non-empty list of viewpoint paths (one per goal)", field=where
+        )
+        return None
+    for j, p in enumerate(paths):
+        if not isinstance(p, list) or not p or not all(isinstance(v, str) for v in p):
+            pc.add("must be a non-empty list of viewpoint ids", field=f"{where}.paths[{j}]")
+            return None
+    starts = {p[0] for p in paths}
+    if len(starts) > 1:
+        pc.add(
+            f"the paths start at {len(starts)} different viewpoints ({', '.join(sorted(starts)[:3])}); "
+            "the HANNA scorer requires every path to start where the trajectory starts",
+            field=f"{where}.paths",
+        )
+        return None
+    return paths
+
+
+def _check_record(rec: Any, where: str, pc: ProblemCollector) -> list[list[str]] | None:
+    if not isinstance(rec, dict):
+        pc.add(f"expected an object, got {type(rec).__name__}", field=where)
+        return None
+    ok = True
+    for key, kind in (("path_id", (int, str)), ("scan", str)):
+        if key not in rec:
+            pc.add(f"missing field {key!r}", field=where)
+            ok = False
+        elif not isinstance(rec[key], kind) or isinstance(rec[key], bool):
+            pc.add(f"field {key!r} has type {type(rec[key]).__name__}", field=where)
+            ok = False
+    instructions = rec.get("instructions")
+    if not isinstance(instructions, list) or not all(isinstance(s, str) for s in instructions):
+        pc.add("field 'instructions' must be a list of strings", field=f"{where}.instructions")
+        ok = False
+    heading = rec.get("heading", 0.0)
+    if (
+        isinstance(heading, bool)
+        or not isinstance(heading, (int, float))
+        or not math.isfinite(heading)
+    ):
+        pc.add(f"heading must be a finite number, got {heading!r}", field=f"{where}.heading")
+        ok = False
+    paths = _paths(rec, where, pc)
+    return paths if ok else None
+
+
+def load_hanna(
+    path: str | Path, *, task: str = "hanna", split: str = "", max_instructions: int | None = None
+) -> EpisodeTable:
+    """Loads a HANNA split file into an :class:`EpisodeTable`.
+
+    Each episode's ``path`` is the task's first path; its ``goals`` are the last viewpoints of
+    all its paths, in file order (the scorer's tie rule depends on that order).
+
+    Args:
+        path: ``hanna_<split>.json`` (optionally gzipped).
+        task, split: recorded on the table.
+        max_instructions: accepted for the registry's signature; every instruction is scored.
+
+    Raises:
+        InvalidInputError: every malformed task, named by its position and field.
+    """
+    path = Path(path)
+    source = str(path)
+    pc = ProblemCollector(source)
+    builder = EpisodeBuilder()
+    seen: set[str] = set()
+    k = 0
+    for chunk in iter_records(read_bytes(path), source, expected="a JSON list of HANNA tasks"):
+        for rec in chunk:
+            where = f"record {k}"
+            k += 1
+            paths = _check_record(rec, where, pc)
+            if paths is None:
+                continue
+            pid = str(rec["path_id"])
+            if pid in seen:
+                pc.add(f"duplicate path_id {pid}", field=where)
+                continue
+            seen.add(pid)
+            goals = [p[-1] for p in paths]
+            for j, text in enumerate(rec["instructions"]):
+                builder.add(
+                    f"{pid}_{j}", rec["scan"], paths[0], goals, float(rec.get("heading", 0.0)), text
+                )
+    if k == 0:
+        pc.add("the file holds no HANNA tasks")
+    pc.raise_if_any()
+    return builder.build(task=task, split=split, source=source, id_field="instr_id")
+
+
+def _file_level(dicts: list[dict[str, Any]], source: str, key: str) -> None:
+    if dicts and not any("instr_id" in r for r in dicts):
+        found = sorted({k for r in dicts for k in r})[:8]
+        raise InvalidInputError(
+            f"no record has the field 'instr_id' (HANNA predictions are keyed by "
+            f'"<path_id>_<k>" as the agents write them); the records have {", ".join(map(repr, found))}',
+            source=source,
+        )
+    if dicts and not any(key in r for r in dicts):
+        found = sorted({k for r in dicts for k in r} - {"instr_id"})
+        like = [k for k in ("trajectory", "path", "pred_path") if k in found]
+        hint = f" (to score the field {like[0]!r}, pass --trajectory-key {like[0]})" if like else ""
+        raise InvalidInputError(
+            f"no record has the field {key!r} that holds the executed poses; the records "
+            f"have {', '.join(map(repr, found)) or 'no other field'}{hint}",
+            source=source,
+        )
+
+
+def _check_asks(rec: dict[str, Any], key: str, k: int, pc: ProblemCollector) -> None:
+    asks, poses = rec.get("agent_ask"), rec.get(key)
+    label = f'instr_id "{rec.get("instr_id")}"'
+    if not isinstance(asks, list) or not all(
+        type(a) is int and a in (0, REQUEST_HELP) for a in asks
+    ):
+        pc.add(
+            "agent_ask must be a list of ask actions, 0 (do_nothing) or 1 (request_help)",
+            episode=label, field="agent_ask",
+        )  # fmt: skip
+    elif isinstance(poses, list) and len(asks) != len(poses) - 1:
+        pc.add(
+            f"agent_ask holds {len(asks)} actions for {len(poses) - 1} steps (one per pose after "
+            "the start, as the scorer asserts)",
+            episode=label, field="agent_ask",
+        )  # fmt: skip
+
+
+def check_hanna_predictions(path: str | Path, *, trajectory_key: str | None = None) -> bool:
+    """File-level checks of a HANNA predictions file; True when it has help-request counts.
+
+    A missing ``instr_id`` or pose field everywhere is one clear error; ``agent_ask`` (when a
+    record has it, every record must) must hold one 0/1 action per step.
+
+    Raises:
+        InvalidInputError: the problems found.
+    """
+    path = Path(path)
+    source = str(path)
+    key = trajectory_key or POSE_KEY
+    records = [
+        r
+        for c in iter_records(read_bytes(path), source, expected="a JSON list of predictions")
+        for r in c
+    ]
+    dicts = [r for r in records if isinstance(r, dict)]
+    _file_level(dicts, source, key)
+    with_asks = [r for r in dicts if "agent_ask" in r]
+    if not with_asks:
+        return False
+    pc = ProblemCollector(source)
+    for k, rec in enumerate(dicts):
+        if "agent_ask" not in rec:
+            pc.add(
+                "missing field 'agent_ask' (other records have it: help requests are counted for all or none)",
+                episode=f'instr_id "{rec.get("instr_id")}"', field=f"record {k}",
+            )  # fmt: skip
+        else:
+            _check_asks(rec, key, k, pc)
+    pc.raise_if_any()
+    return True

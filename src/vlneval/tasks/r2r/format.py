@@ -1,0 +1,212 @@
+"""R2R-format episode files (R2R, R4R and the demo task).
+
+``R2R_<split>.json``: a list of ``{path_id, scan, path, heading, instructions, distance}``.
+Each instruction ``k`` of a path is one episode with id ``"<path_id>_<k>"``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from array import array
+from itertools import chain
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+import numpy as np
+
+from vlneval.errors import ProblemCollector
+from vlneval.io import iter_chunks, read_bytes, typed_chunks
+from vlneval.tasks.common.episodes import EpisodeTable, PathColumn
+
+__all__ = ["load_r2r", "R2RRecord", "check_route_record"]
+
+
+def check_route_record(rec: Any, where: str, id_key: str, pc: ProblemCollector) -> bool:
+    """The checks every route-following episode record gets (R2R, R4R, RxR): an object with an
+    id, a scan, a non-empty path of viewpoint ids and a finite heading; problems go to ``pc``."""
+    if not isinstance(rec, dict):
+        pc.add("expected an object", field=where)
+        return False
+    ok = True
+    for key, kind in ((id_key, (int, str)), ("scan", str), ("path", list)):
+        if key not in rec:
+            pc.add(f"missing field {key!r}", field=where)
+            ok = False
+        elif not isinstance(rec[key], kind) or isinstance(rec[key], bool):
+            pc.add(f"field {key!r} has type {type(rec[key]).__name__}", field=where)
+            ok = False
+    if ok and (not rec["path"] or not all(isinstance(v, str) for v in rec["path"])):
+        pc.add("path must be a non-empty list of viewpoint ids", field=f"{where}.path")
+        ok = False
+    heading = rec.get("heading", 0.0)
+    if not isinstance(heading, (int, float)) or not math.isfinite(heading):
+        pc.add(f"heading must be a finite number, got {heading!r}", field=f"{where}.heading")
+        ok = False
+    return ok
+
+
+def _check_record(rec: Any, k: int, pc: ProblemCollector) -> bool:
+    where = f"record {k}"
+    ok = check_route_record(rec, where, "path_id", pc)
+    if not isinstance(rec, dict):
+        return False
+    instructions = rec.get("instructions", [])
+    if not isinstance(instructions, list) or not all(isinstance(s, str) for s in instructions):
+        pc.add("instructions must be a list of strings", field=f"{where}.instructions")
+        ok = False
+    return ok
+
+
+class R2RRecord(msgspec.Struct, gc=False):
+    """One record of an R2R-format file, as msgspec decodes it (other fields are skipped)."""
+
+    path_id: int | str
+    scan: str
+    path: Annotated[list[str], msgspec.Meta(min_length=1)]
+    heading: float = 0.0
+    instructions: list[str] = msgspec.field(default_factory=list)
+    distance: Any = None
+
+
+_DECODER = msgspec.json.Decoder(list[R2RRecord])
+
+
+def _explained(raw: bytes, source: str, pc: ProblemCollector) -> list[R2RRecord]:
+    """The records of a file msgspec rejected, each problem recorded in ``pc``."""
+    records = []
+    k = 0
+    for chunk in iter_chunks(raw, source, expected="a JSON list of episodes"):
+        for rec in chunk:
+            if _check_record(rec, k, pc):
+                records.append(
+                    R2RRecord(
+                        rec["path_id"], rec["scan"], rec["path"], float(rec.get("heading", 0.0)),
+                        rec.get("instructions") or [], rec.get("distance"),
+                    )
+                )  # fmt: skip
+            k += 1
+    return records
+
+
+class _Vocab(dict[str, int]):
+    """Viewpoint id -> code, a new code for each new id."""
+
+    def __missing__(self, key: str) -> int:
+        code = self[key] = len(self)
+        return code
+
+
+class _Builder:
+    """The episode table of records added a chunk at a time: instruction ``k`` of a path is
+    episode ``<path_id>_<k>``; viewpoints are codes into one vocabulary (:class:`PathColumn`)."""
+
+    def __init__(self, max_instructions: int | None, pc: ProblemCollector) -> None:
+        self.max_instructions, self.pc = max_instructions, pc
+        self.vocab = _Vocab()
+        self.codes = array("i")
+        self.path_offsets = array("q", [0])
+        self.ids: list[str] = []
+        self.scans: list[str] = []
+        self.rows = array("q")
+        self.headings = array("d")
+        self.texts: list[str] = []
+        self.left_out: list[str] = []
+        self.seen: set[str] = set()
+        self.scorable = True
+
+    def add(self, records: list[R2RRecord]) -> None:
+        """Appends the episodes of ``records`` (the file's next records), a column at a time."""
+        first = len(self.path_offsets) - 1
+        pids = [str(r.path_id) for r in records]
+        self._unique(pids, first)
+        paths = [r.path for r in records]
+        self.codes.extend(map(self.vocab.__getitem__, chain.from_iterable(paths)))
+        lengths = np.fromiter(map(len, paths), np.int64, len(paths))
+        self.path_offsets.frombytes((np.cumsum(lengths) + self.path_offsets[-1]).tobytes())
+        if self.scorable and any(n < 2 for n in lengths.tolist()):
+            # a path of one viewpoint without a distance: a test split, no goal to score
+            self.scorable = all(r.distance is not None for r in records if len(r.path) < 2)
+        texts = [r.instructions or [""] for r in records]
+        count = np.fromiter(map(len, texts), np.int64, len(texts))
+        kept = count if self.max_instructions is None else np.minimum(count, self.max_instructions)
+        kept_list = kept.tolist()
+        intern = sys.intern
+        self.ids += [f"{p}_{j}" for p, c in zip(pids, kept_list, strict=True) for j in range(c)]
+        self.scans += [
+            s for r, c in zip(records, kept_list, strict=True) for s in [intern(r.scan)] * c
+        ]
+        self.texts += [t for ts, c in zip(texts, kept_list, strict=True) for t in ts[:c]]
+        self.rows.frombytes(np.repeat(np.arange(first, first + len(records)), kept).tobytes())
+        heading = np.fromiter((r.heading for r in records), np.float64, len(records))
+        self.headings.frombytes(np.repeat(heading, kept).tobytes())
+        for k in np.flatnonzero(count > kept).tolist():
+            self.left_out += [f"{pids[k]}_{j}" for j in range(kept_list[k], int(count[k]))]
+
+    def _unique(self, pids: list[str], first: int) -> None:
+        if len(set(pids)) == len(pids) and self.seen.isdisjoint(pids):
+            self.seen.update(pids)
+            return
+        for k, pid in enumerate(pids, first):
+            if pid in self.seen:
+                self.pc.add(f"duplicate path_id {pid}", field=f"record {k}")
+            self.seen.add(pid)
+
+    def build(self, *, task: str, split: str) -> EpisodeTable:
+        """The finished table; every problem found is raised together."""
+        self.pc.raise_if_any()
+        paths = PathColumn(
+            list(self.vocab),
+            np.frombuffer(self.codes, dtype=np.int32) if self.codes else np.zeros(0, np.int32),
+            np.frombuffer(self.path_offsets, dtype=np.int64),
+            np.frombuffer(self.rows, dtype=np.int64) if self.rows else np.zeros(0, np.int64),
+        )
+        headings = np.frombuffer(self.headings, dtype=np.float64) if self.headings else np.zeros(0)
+        return EpisodeTable(
+            task, split, self.pc.source, "instr_id", self.ids, self.scans, paths, paths.lasts(),
+            headings, self.texts, self.left_out, self.scorable,
+        )  # fmt: skip
+
+
+def load_r2r(
+    path: str | Path,
+    *,
+    task: str = "r2r",
+    split: str = "",
+    max_instructions: int | None = None,
+) -> EpisodeTable:
+    """Loads an R2R-format episode file.
+
+    The file is decoded once into :class:`R2RRecord` structs; a file msgspec rejects is read
+    again by the explaining pass, which names every malformed record.
+
+    Args:
+        path: ``R2R_<split>.json`` or ``.json.gz`` (R4R files have the same format).
+        task: the task name recorded on the table.
+        split: the split name recorded on the table.
+        max_instructions: score only instructions ``k < max_instructions`` of each path (the
+            official R2R scorer hard-codes 3); the others are listed in ``left_out``.
+
+    Raises:
+        InvalidInputError: every malformed record, named by its position and field.
+
+    Example:
+        >>> import json, tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "R2R_val.json"
+        >>> _ = p.write_text(json.dumps([{"path_id": 7, "scan": "s", "path": ["a", "b"],
+        ...                               "instructions": ["go", "walk", "run", "stop"]}]))
+        >>> t = load_r2r(p, max_instructions=3)
+        >>> t.ids, t.paths[2], t.goals[0], t.left_out
+        (['7_0', '7_1', '7_2'], ('a', 'b'), ('b',), ['7_3'])
+    """
+    source = str(path)
+    raw = read_bytes(path)
+    builder = _Builder(max_instructions, ProblemCollector(source))
+    try:
+        for records in typed_chunks(raw, _DECODER):
+            builder.add(records)
+    except (msgspec.MsgspecError, RecursionError):  # the explaining pass names every problem
+        builder = _Builder(max_instructions, ProblemCollector(source))
+        builder.add(_explained(raw, source, builder.pc))
+    return builder.build(task=task, split=split)

@@ -1,0 +1,337 @@
+"""REVERIE episode files (Qi et al. 2020), releases v1 and v2.
+
+``REVERIE_<split>.json``: a list of ``{id, scan, path, heading, instructions, objId, path_id}``
+(v1 adds ``distance``, ``ix`` and ``instructions_l``). ``id = "<path_id>_<objId>"``; each
+instruction ``k`` is one episode ``instr_id = "<id>_<k>"``. Test rows have no ``objId`` and only
+the start viewpoint: they cannot be scored locally.
+
+Releases (``--data-version``): ``v1`` (2020, ``tasks/REVERIE/data/``) and ``v2`` (2022, the
+current one, ``tasks/REVERIE/data_v2/``: 14 val_seen and 36 val_unseen v1 episodes removed, some
+paths changed, the same ids otherwise). Under a data root they live at
+``reverie/REVERIE_<split>.json`` (v1) and ``reverie/data_v2/REVERIE_<split>.json`` (v2).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vlneval.errors import Problem, ProblemCollector, VLNEvalError
+from vlneval.io import iter_chunks, read_bytes
+from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.tasks.reverie import DATA_VERSION
+
+__all__ = [
+    "ReverieEpisodes",
+    "load_reverie",
+    "DATA_VERSIONS",
+    "episodes_path",
+    "OBJECT_FIELDS",
+    "ObjectPredictions",
+    "check_prediction_keys",
+    "read_predicted_objects",
+]
+
+#: The releases, the default (current) first.
+DATA_VERSIONS = DATA_VERSION.choices
+_FOLDERS = {"v1": "", "v2": "data_v2"}
+
+
+@dataclass
+class ReverieEpisodes(EpisodeTable):
+    """REVERIE episodes: an :class:`EpisodeTable` plus each episode's target object.
+
+    Attributes:
+        object_ids: the target object id of each episode (a string), None on test splits.
+        data_version: the release the file belongs to (``v1``, ``v2``) or ``unknown``.
+    """
+
+    object_ids: list[str | None] = field(default_factory=list)
+    data_version: str = "unknown"
+
+    def subset(self, keep: list[int]) -> ReverieEpisodes:
+        """The rows ``keep``, in that order."""
+        base = super().subset(keep)
+        return ReverieEpisodes(
+            **{k: getattr(base, k) for k in _BASE_FIELDS},
+            object_ids=[self.object_ids[i] for i in keep],
+            data_version=self.data_version,
+        )
+
+
+_BASE_FIELDS = (
+    "task", "split", "source", "id_field", "ids", "scans", "paths", "goals", "headings",
+    "instructions", "left_out", "scorable",
+)  # fmt: skip
+
+
+def _check(rec: Any, k: int, pc: ProblemCollector) -> bool:
+    where = f"record {k}"
+    if not isinstance(rec, dict):
+        pc.add("expected an object", field=where)
+        return False
+    ok = True
+    for key, kind in (("id", (str, int)), ("scan", str), ("path", list)):
+        if key not in rec:
+            pc.add(f"missing field {key!r}", field=where)
+            ok = False
+        elif isinstance(rec[key], bool) or not isinstance(rec[key], kind):
+            pc.add(f"field {key!r} has type {type(rec[key]).__name__}", field=where)
+            ok = False
+    if ok and (not rec["path"] or not all(isinstance(v, str) for v in rec["path"])):
+        pc.add("path must be a non-empty list of viewpoint ids", field=f"{where}.path")
+        ok = False
+    instr = rec.get("instructions")
+    if not isinstance(instr, list) or not instr or not all(isinstance(s, str) for s in instr):
+        pc.add("instructions must be a non-empty list of strings", field=f"{where}.instructions")
+        ok = False
+    obj = rec.get("objId")
+    if obj is not None and (isinstance(obj, bool) or not isinstance(obj, (int, str))):
+        pc.add(f"objId must be an integer or a string, got {obj!r}", field=f"{where}.objId")
+        ok = False
+    heading = rec.get("heading", 0.0)
+    if (
+        isinstance(heading, bool)
+        or not isinstance(heading, (int, float))
+        or not math.isfinite(heading)
+    ):
+        pc.add(f"heading must be a finite number, got {heading!r}", field=f"{where}.heading")
+        ok = False
+    return ok
+
+
+def load_reverie(
+    path: str | Path,
+    *,
+    task: str = "reverie",
+    split: str = "",
+    max_instructions: int | None = None,
+    data_version: str = "unknown",
+) -> ReverieEpisodes:
+    """Loads a REVERIE episode file (v1 or v2; ``.json`` or ``.json.gz``).
+
+    Args:
+        path: ``REVERIE_<split>.json``.
+        task, split: recorded on the table.
+        max_instructions: unused (REVERIE scores every instruction); accepted for the task API.
+        data_version: the release, recorded on the table and the protocol card.
+
+    Raises:
+        InvalidInputError: every malformed record, named by position and field; duplicate ids.
+
+    Example:
+        >>> import json, pathlib, tempfile
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "REVERIE_val.json"
+        >>> _ = p.write_text(json.dumps([{"id": "5_12", "path_id": 5, "objId": 12, "scan": "s",
+        ...     "path": ["a", "b"], "heading": 0.5, "instructions": ["bring the cup", "the cup"]}]))
+        >>> t = load_reverie(p, split="val")
+        >>> t.ids, t.object_ids, t.goals[0]
+        (['5_12_0', '5_12_1'], ['12', '12'], ('b',))
+    """
+    path = Path(path)
+    source = str(path)
+    pc = ProblemCollector(source)
+    builder = EpisodeBuilder()
+    objects: list[str | None] = []
+    seen: set[str] = set()
+    scorable = True
+    k = 0
+    for chunk in iter_chunks(read_bytes(path), source, expected="a JSON list of REVERIE episodes"):
+        for rec in chunk:
+            if _check(rec, k, pc):
+                rid = str(rec["id"])
+                if rid in seen:
+                    pc.add(f"duplicate id {rid}", field=f"record {k}")
+                seen.add(rid)
+                obj = rec.get("objId")
+                if obj is None:
+                    scorable = False
+                for j, text in enumerate(rec["instructions"]):
+                    builder.add(
+                        f"{rid}_{j}",
+                        rec["scan"],
+                        rec["path"],
+                        None,
+                        float(rec.get("heading", 0.0)),
+                        text,
+                    )
+                    objects.append(None if obj is None else str(obj))
+            k += 1
+    if k == 0:
+        pc.add("the file holds no episodes")
+    pc.raise_if_any()
+    base = builder.build(
+        task=task, split=split, source=source, id_field="instr_id", scorable=scorable
+    )
+    return ReverieEpisodes(
+        **{f: getattr(base, f) for f in _BASE_FIELDS}, object_ids=objects, data_version=data_version
+    )
+
+
+def episodes_path(folder: Path, split: str, data_version: str) -> Path:
+    """The episode file of ``split`` and ``data_version`` under a ``reverie`` folder."""
+    from vlneval.tasks.common.root import find_file
+
+    if data_version not in _FOLDERS:
+        raise VLNEvalError(
+            f"unknown REVERIE data version {data_version!r}; use one of {', '.join(DATA_VERSIONS)}"
+        )
+    sub = _FOLDERS[data_version]
+    base = folder / sub if sub else folder
+    return find_file(base, [f"REVERIE_{split}.json"], f"REVERIE {data_version} {split} episodes")
+
+
+#: The field that carries the predicted object: the official name, then VLN-DUET's spelling.
+OBJECT_FIELDS = ("predObjId", "pred_objid")
+
+
+@dataclass
+class ObjectPredictions:
+    """The predicted object of each predicted episode, aligned to ``Predictions.episodes``.
+
+    Attributes:
+        objects: the predicted object id per predicted episode (None: none was given).
+        available: False when no record gives an object (a navigation-only file).
+        warnings: non-fatal remarks (a non-official field spelling, null objects).
+    """
+
+    objects: list[Any]
+    available: bool
+    warnings: list[str] = field(default_factory=list)
+
+
+def _peek_keys(path: Path) -> dict[str, Any] | None:
+    chunks = iter_chunks(
+        read_bytes(path), str(path), chunk=1, expected="a JSON list of predictions"
+    )  # only the first record is looked at
+    first = next(chunks, [])
+    return first[0] if first and isinstance(first[0], dict) else None
+
+
+def _closest(name: str, keys: list[str]) -> str | None:
+    import difflib
+
+    low = name.lower().replace("_", "")
+    for k in keys:
+        kl = k.lower().replace("_", "")
+        if kl and (kl in low or low in kl):
+            return k
+    close = difflib.get_close_matches(name, keys, n=1, cutoff=0.5)
+    return close[0] if close else None
+
+
+def check_prediction_keys(path: str | Path, official: str = "predObjId") -> None:
+    """One clear error when a predictions file's field names are wrong.
+
+    Looks at the first record: the id must be ``instr_id``, the trajectory ``trajectory`` (or
+    ``path``/``pred_path``), and a field that looks like a misspelt ``predObjId`` is named.
+
+    Raises:
+        InvalidInputError: the names the file uses, what was expected, and the closest match.
+    """
+    from vlneval.errors import InvalidInputError
+    from vlneval.tasks.common.predictions import TRAJECTORY_KEYS
+
+    path = Path(path)
+    rec = _peek_keys(path)
+    if rec is None:
+        return
+    keys = sorted(rec)
+    found = f"its first record has {', '.join(map(repr, keys)) or 'no fields'}"
+    problems = []
+    if "instr_id" not in rec:
+        hint = _closest("instr_id", keys)
+        problems.append(
+            f"records need the field 'instr_id' ({found}"
+            + (f"; did you mean to name {hint!r} 'instr_id'?" if hint else "")
+            + ")"
+        )
+    if not any(k in rec for k in TRAJECTORY_KEYS):
+        hint = _closest("trajectory", [k for k in keys if k != "instr_id"])
+        problems.append(
+            f"records need the field 'trajectory' ({found}"
+            + (f"; did you mean to name {hint!r} 'trajectory'?" if hint else "")
+            + ")"
+        )
+    if not any(k in rec for k in OBJECT_FIELDS):
+        near = [
+            k
+            for k in keys
+            if k.lower().replace("_", "") in ("predobjid", "predobjectid", "objid", "predobj")
+        ]
+        if near:
+            problems.append(
+                f"field {near[0]!r} is not a REVERIE field: the predicted object is "
+                f"{official!r} (an int object id)"
+            )
+    if problems:
+        raise InvalidInputError([Problem(str(path), p) for p in problems], source=str(path))
+
+
+def read_predicted_objects(
+    raw: dict[str, dict[int, Any]],
+    episodes: EpisodeTable,
+    order: Any,
+    source: str,
+    official: str = "predObjId",
+) -> ObjectPredictions:
+    """Validates the predicted object of each predicted episode.
+
+    Args:
+        raw: ``Predictions.extra`` read with ``keep_fields=OBJECT_FIELDS``.
+        episodes: the split's episodes; ``order``: ``Predictions.episodes``.
+        source: the predictions file (for messages).
+        official: the profile's field name (``predObjId``; VLN-DUET writes ``pred_objid``).
+
+    Raises:
+        InvalidInputError: some records give an object and others do not, or an object id is
+            not an int or a string; every offending id is named.
+    """
+    other = next(f for f in OBJECT_FIELDS if f != official)
+    given = {f: raw.get(f, {}) for f in OBJECT_FIELDS}
+    order_list = [int(i) for i in order]
+    has = [i in given[official] or i in given[other] for i in order_list]
+    warnings: list[str] = []
+    if not any(has):
+        warnings.append(
+            f"no record gives {official!r}: a navigation-only file; RGS and RGSPL are not available"
+        )
+        return ObjectPredictions([None] * len(order_list), False, warnings)
+    pc = ProblemCollector(source)
+    objects: list[Any] = []
+    n_other = n_null = 0
+    for i, ok in zip(order_list, has, strict=True):
+        label = f'{episodes.id_field} "{episodes.ids[i]}"'
+        if not ok:
+            pc.add(
+                f"missing field {official!r} ({sum(has)} of {len(has)} records give the predicted "
+                "object; give it for every episode, null if the agent chose none)",
+                episode=label,
+            )
+            objects.append(None)
+            continue
+        field_name = official if i in given[official] else other
+        n_other += field_name == other
+        value = given[field_name][i]
+        if value is None:
+            n_null += 1
+        elif isinstance(value, bool) or not isinstance(value, (int, str)):
+            pc.add(
+                f"{field_name} must be an int object id (or a string), got {value!r:.40}",
+                episode=label,
+                field=field_name,
+            )
+        objects.append(value)
+    pc.raise_if_any()
+    if n_other:
+        warnings.append(
+            f"{n_other} record(s) give the object as {other!r}, not the official field name "
+            f"{official!r}; read as the predicted object"
+        )
+    if n_null:
+        warnings.append(
+            f"{n_null} record(s) give {official!r} as null (no object chosen): scored as wrong"
+        )
+    return ObjectPredictions(objects, True, warnings)

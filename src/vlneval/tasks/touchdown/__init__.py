@@ -1,0 +1,52 @@
+"""Touchdown: street navigation in Manhattan (TC, SPD, SED) and spatial description resolution.
+
+``format.py`` reads the routes and both kinds of predictions, ``profiles.py`` holds the street
+profiles, ``score.py`` scores navigation (``touchdown``) and SDR (``touchdown-sdr``).
+"""
+
+from __future__ import annotations
+
+from vlneval.tasks.base import Option, Task
+
+__all__ = ["TASK", "SDR", "DATA_VERSION", "DATA_VERSIONS"]
+
+#: Releases of the route files: name -> file name pattern under ``<root>/touchdown``.
+DATA_VERSIONS = {
+    "original": "data/{split}.json",
+    "unseen": "touchdown_unseen_split/{split}.json",
+}
+DATA_VERSION = Option(
+    "data_version",
+    "Touchdown route release: original or unseen (default: the first present)",
+    tuple(DATA_VERSIONS),
+)
+PROFILES = ("touchdown", "touchdown-wrap", "touchdown-vlnt")
+SPLITS = ("train", "dev", "test")
+
+TASK = Task(
+    "touchdown",
+    "Touchdown (Chen et al. 2019): follow street directions in Manhattan (TC, SPD, SED)",
+    "touchdown",
+    PROFILES,
+    "touchdown",
+    tuple(DATA_VERSIONS.values()),
+    "vlneval.tasks.touchdown.format:load_touchdown",
+    SPLITS,
+    "dev",
+    "vlneval.tasks.touchdown.score:TouchdownScorer",
+    options=(DATA_VERSION,),
+    street_routes="vlneval.tasks.touchdown.score:open_routes",
+)
+SDR = Task(
+    "touchdown-sdr",
+    "Touchdown SDR (Chen et al. 2019): locate the bear on the panorama (pixel accuracy)",
+    "touchdown",
+    PROFILES,
+    "touchdown",
+    tuple(DATA_VERSIONS.values()),
+    "vlneval.tasks.touchdown.format:load_touchdown",
+    SPLITS,
+    "dev",
+    "vlneval.tasks.touchdown.score:SDRScorer",
+    options=(DATA_VERSION,),
+)

@@ -1,0 +1,545 @@
+"""Touchdown route files and predictions (Chen et al. 2019; lil-lab/touchdown).
+
+Route files are JSON lines (``train.json``, ``dev.json``, ``test.json``; the unseen-area
+re-split of Schumann & Riezler 2022 has the same schema): ``{route_id, route_panoids,
+start_heading, end_heading (degrees), navigation_text, td_location_text, main_pano, pre_pano,
+post_pano, main_static_center, ...}``. The ``*_static_center`` fields are JSON text
+``{"x": width ratio, "y": height ratio}`` of Touchdown's location (``{-1, -1}``: not visible).
+
+Navigation predictions: a JSON list (or JSON lines) of ``{route_id: int, trajectory: [...]}``,
+the trajectory a list of panorama ids or of ``[panorama, heading, ...]`` graph states, start
+included. SDR predictions: ``{route_id: int, pano: "main" | "pre" | "post" (default main), x, y}``
+in pixels of the profile's panorama frame.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError, VLNEvalError
+from vlneval.io import decode_json, iter_records, read_bytes
+from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.tasks.common.predictions import Predictions, _episode_order
+from vlneval.tasks.common.ragged import offsets_of, take_ragged
+
+if TYPE_CHECKING:
+    from vlneval.graph.street import StreetGraph
+
+__all__ = [
+    "SDR_KINDS",
+    "SDRExamples",
+    "SDRPredictions",
+    "TouchdownRoutes",
+    "load_touchdown",
+    "load_touchdown_routes",
+    "parse_touchdown_predictions",
+    "parse_sdr_predictions",
+]
+
+SDR_KINDS = ("main", "pre", "post")
+ID_LIKE = ("instr_id", "id", "route", "routeid", "episode_id", "instruction_id")
+
+
+@dataclass
+class SDRExamples:
+    """SDR examples: one per route and panorama kind whose Touchdown location is known.
+
+    Attributes:
+        ids: ``"<route_id>_<kind>"``.
+        route: index of the route (row of the route table).
+        kind: ``main``, ``pre`` or ``post``.
+        panos: the panorama id.
+        target: ``(n, 2)`` true location as (width ratio, height ratio).
+        texts: the ``td_location_text`` of the route.
+    """
+
+    ids: list[str] = field(default_factory=list)
+    route: list[int] = field(default_factory=list)
+    kind: list[str] = field(default_factory=list)
+    panos: list[str] = field(default_factory=list)
+    target: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+    texts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TouchdownRoutes:
+    """The routes of one split: the episode table and the SDR examples.
+
+    The table's ids are the ``route_id`` values, scans the city, paths ``route_panoids``, goals
+    the last panorama, headings ``start_heading`` in radians, instructions ``navigation_text``.
+    """
+
+    table: EpisodeTable
+    sdr: SDRExamples
+
+
+def _center(value: Any, key: str, where: str, pc: ProblemCollector) -> tuple[float, float] | None:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            pc.add(
+                f'{key} must be JSON text {{"x": ..., "y": ...}}, got {value!r:.60}', field=where
+            )
+            return None
+    ok = isinstance(value, dict) and all(
+        isinstance(value.get(c), (int, float)) and not isinstance(value.get(c), bool) for c in "xy"
+    )
+    if not ok:
+        pc.add(f"{key} must hold numbers x and y, got {value!r:.60}", field=where)
+        return None
+    x, y = float(value["x"]), float(value["y"])
+    if (x, y) == (-1.0, -1.0):
+        return None
+    if not (0.0 <= x <= 1.0 and 0.0 <= y <= 1.0):
+        pc.add(f"{key} must be ratios in [0, 1] (or -1, -1), got x={x}, y={y}", field=where)
+        return None
+    return x, y
+
+
+def _check_route(rec: Any, where: str, pc: ProblemCollector) -> bool:
+    if not isinstance(rec, dict):
+        pc.add(f"expected an object, got {type(rec).__name__}", field=where)
+        return False
+    ok = True
+    rid = rec.get("route_id")
+    if isinstance(rid, bool) or not isinstance(rid, int):
+        pc.add(f"route_id must be an integer, got {rid!r:.40}", field=where)
+        ok = False
+    route = rec.get("route_panoids")
+    if not isinstance(route, list) or not route or set(map(type, route)) != {str}:
+        pc.add(
+            "route_panoids must be a non-empty list of panorama ids", field=f"{where}.route_panoids"
+        )
+        ok = False
+    heading = rec.get("start_heading", 0.0)
+    if isinstance(heading, str):
+        try:
+            heading = float(heading)
+        except ValueError:
+            heading = None
+    if (
+        isinstance(heading, bool)
+        or not isinstance(heading, (int, float))
+        or not math.isfinite(heading)
+    ):
+        pc.add(f"start_heading must be a finite number of degrees, got {rec.get('start_heading')!r:.40}",
+               field=f"{where}.start_heading")  # fmt: skip
+        ok = False
+    if not isinstance(rec.get("navigation_text", ""), str):
+        pc.add("navigation_text must be a string", field=f"{where}.navigation_text")
+        ok = False
+    return ok
+
+
+def _add_sdr(
+    rec: dict[str, Any],
+    row: int,
+    where: str,
+    sdr: SDRExamples,
+    xy: list[tuple[float, float]],
+    pc: ProblemCollector,
+) -> None:
+    for kind in SDR_KINDS:
+        key = f"{kind}_static_center"
+        if key not in rec:
+            continue
+        center = _center(rec[key], key, where, pc)
+        pano = rec.get(f"{kind}_pano")
+        if center is None:
+            continue
+        if not isinstance(pano, str):
+            pc.add(f"{kind}_pano must be a panorama id", field=where)
+            continue
+        sdr.ids.append(f"{rec['route_id']}_{kind}")
+        sdr.route.append(row)
+        sdr.kind.append(kind)
+        sdr.panos.append(pano)
+        sdr.texts.append(str(rec.get("td_location_text", "")))
+        xy.append(center)
+
+
+def load_touchdown_routes(
+    path: str | Path, *, task: str = "touchdown", split: str = ""
+) -> TouchdownRoutes:
+    """Loads a Touchdown route file (JSON lines or a JSON list, optionally gzipped).
+
+    Raises:
+        InvalidInputError: every malformed route, named by its line (record) and field.
+    """
+    path = Path(path)
+    source = str(path)
+    pc = ProblemCollector(source)
+    builder = EpisodeBuilder()
+    sdr = SDRExamples()
+    xy: list[tuple[float, float]] = []
+    seen: set[int] = set()
+    k = -1
+    for k, rec in enumerate(_records(path, "Touchdown routes (JSON lines)")):
+        where = f"record {k}"
+        if not _check_route(rec, where, pc):
+            continue
+        if rec["route_id"] in seen:
+            pc.add(f"duplicate route_id {rec['route_id']}", field=where)
+            continue
+        seen.add(rec["route_id"])
+        _add_sdr(rec, len(builder.ids), where, sdr, xy, pc)
+        heading = math.radians(float(rec.get("start_heading", 0.0)))
+        text = rec.get("navigation_text", "")
+        builder.add(
+            str(rec["route_id"]),
+            str(rec.get("city", "nyc")),
+            rec["route_panoids"],
+            None,
+            heading,
+            text,
+        )
+    if k < 0:
+        pc.add("the file holds no routes")
+    pc.raise_if_any()
+    sdr.target = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
+    table = builder.build(task=task, split=split, source=source, id_field="route_id")
+    return TouchdownRoutes(table, sdr)
+
+
+def load_touchdown(
+    path: str | Path,
+    *,
+    task: str = "touchdown",
+    split: str = "",
+    max_instructions: int | None = None,
+) -> EpisodeTable:
+    """The routes of a Touchdown file as an :class:`EpisodeTable` (the task registry's loader;
+    ``max_instructions`` is accepted for its signature and ignored)."""
+    return load_touchdown_routes(path, task=task, split=split).table
+
+
+def _records(path: Path, expected: str = "a JSON list of predictions") -> Iterator[Any]:
+    """The records of a JSON list or a JSON-lines file, decoded a chunk at a time (a large
+    file's full object tree never exists at once)."""
+    import msgspec
+
+    source = str(path)
+    raw = read_bytes(path)
+    if raw.lstrip()[:1] != b"{":
+        for chunk in iter_records(raw, source, expected=expected):
+            yield from chunk
+        return
+    decoder = msgspec.json.Decoder()
+    lines = raw.splitlines()
+    try:
+        decoder.decode(next(line for line in lines if line.strip()))
+    except msgspec.DecodeError:
+        whole = decode_json(raw, source)  # one multi-line JSON value, or a clear syntax error
+        kind = "JSON object" if isinstance(whole, dict) else type(whole).__name__
+        raise InvalidInputError(
+            f"expected {expected} or JSON lines, got a {kind}", source=source
+        ) from None
+    del raw
+    for lineno, line in enumerate(lines):
+        lines[lineno] = b""  # free each line once decoded
+        if not line.strip():
+            continue
+        try:
+            yield decoder.decode(line)
+        except msgspec.DecodeError as exc:
+            raise InvalidInputError(
+                f"line {lineno + 1}: not valid JSON ({exc})", source=source
+            ) from None
+
+
+class _IdTally:
+    """File-level facts about ``route_id`` gathered while streaming, for one clear error."""
+
+    def __init__(self) -> None:
+        self.records = self.dicts = self.with_id = self.strings = 0
+        self.first_string: str | None = None
+        self.keys: set[str] = set()
+
+    def see(self, rec: Any) -> None:
+        self.records += 1
+        if not isinstance(rec, dict):
+            return
+        self.dicts += 1
+        rid = rec.get("route_id")
+        if "route_id" not in rec:
+            if len(self.keys) < 64:
+                self.keys.update(rec)
+            return
+        self.with_id += 1
+        if isinstance(rid, str):
+            self.strings += 1
+            self.first_string = self.first_string if self.first_string is not None else rid
+
+    def check(self, source: str) -> None:
+        if self.dicts and not self.with_id:
+            found = sorted(k for k in self.keys if k in ID_LIKE) or sorted(self.keys)[:6]
+            raise InvalidInputError(
+                "no record has the field 'route_id' (Touchdown predictions are keyed by the "
+                f"integer route_id of each route); the records have {', '.join(map(repr, found))}",
+                source=source,
+            )
+        if self.with_id and self.strings == self.with_id:
+            raise InvalidInputError(
+                f"route_id is a string in all {self.strings} records (e.g. {self.first_string!r}); "
+                "the route files use integers: write route_id as a JSON number",
+                source=source,
+            )
+
+
+def _route_id(rec: dict[str, Any], k: int, pc: ProblemCollector) -> int | None:
+    if "route_id" not in rec:
+        pc.add("missing field 'route_id'", field=f"record {k}")
+        return None
+    rid = rec["route_id"]
+    if isinstance(rid, bool) or not isinstance(rid, int):
+        pc.add(
+            f"route_id must be a JSON integer, got {type(rid).__name__} {rid!r:.40}",
+            field=f"record {k}",
+        )
+        return None
+    return rid
+
+
+class _NavParser:
+    def __init__(
+        self, table: EpisodeTable, graph: StreetGraph, source: str, form: str, key: str
+    ) -> None:
+        self.table, self.graph, self.form, self.key = table, graph, form, key
+        self.pc = ProblemCollector(source)
+        self.flat = array("i")
+        self.rec_ep = array("q")
+        self.rec_len = array("q")
+        self.seen = np.zeros(len(table), dtype=np.bool_)
+        self.unknown: list[str] = []
+
+    def _panos(self, traj: Any, label: str) -> list[str] | None:
+        if not isinstance(traj, list) or not traj:
+            self.pc.add(
+                f"{self.key} must be a non-empty list (it must include the start panorama)",
+                episode=label,
+                field=self.key,
+            )
+            return None
+        if self.form == "auto":
+            self.form = "plain" if isinstance(traj[0], str) else "triple"
+        if self.form == "plain" and set(map(type, traj)) == {str}:
+            return traj  # the common case, checked in one C-level pass
+        for j, step in enumerate(traj):
+            plain = self.form == "plain"
+            pano = step if plain else (step[0] if isinstance(step, list) and step else None)
+            if not isinstance(pano, str) or not (plain or _finite_rest(step)):
+                expected = (
+                    "a panorama id" if plain else "[panorama, heading, ...] with finite numbers"
+                )
+                self.pc.add(
+                    f"expected {expected}, got {step!r:.60}",
+                    episode=label,
+                    field=f"{self.key}[{j}]",
+                )
+                return None
+        return [step[0] for step in traj]
+
+    def record(self, rec: Any, k: int) -> None:
+        if not isinstance(rec, dict):
+            self.pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
+            return
+        rid = _route_id(rec, k, self.pc)
+        if rid is None:
+            return
+        label = f'route_id "{rid}"'
+        i = self.table.index.get(str(rid))
+        if i is None:
+            self.unknown.append(str(rid))
+            return
+        if self.seen[i]:
+            self.pc.add("duplicate id: the file has two predictions for it", episode=label)
+            return
+        self.seen[i] = True
+        if self.key not in rec:
+            self.pc.add(f"missing field {self.key!r}", episode=label)
+            return
+        panos = self._panos(rec[self.key], label)
+        if panos is None:
+            return
+        nodes = list(map(self.graph.index.get, panos))
+        if None in nodes:
+            j = nodes.index(None)
+            self.pc.add(
+                self.graph.describe_missing(panos[j]), episode=label, field=f"{self.key}[{j}]"
+            )
+            return
+        self.flat.extend(nodes)  # type: ignore[arg-type]  # no None left
+        self.rec_ep.append(i)
+        self.rec_len.append(len(nodes))
+
+
+def _finite_rest(step: list[Any]) -> bool:
+    rest = step[1:]
+    return all(type(v) in (int, float) and math.isfinite(v) for v in rest)
+
+
+def parse_touchdown_predictions(
+    path: str | Path,
+    table: EpisodeTable,
+    graph: StreetGraph,
+    *,
+    form: str = "auto",
+    trajectory_key: str | None = None,
+) -> Predictions:
+    """Reads navigation predictions and maps every panorama to a street-graph node.
+
+    Args:
+        path: a JSON list (or JSON lines) of ``{route_id, trajectory}``.
+        table: the split's routes.
+        graph: the street graph.
+        form: ``auto``, ``plain`` (panorama ids) or ``triple`` (``[panorama, heading, ...]``).
+        trajectory_key: the field holding the trajectory (default ``trajectory``).
+
+    Raises:
+        InvalidInputError: every structural problem (file, route_id and field named).
+    """
+    if form not in ("auto", "plain", "triple"):
+        if form == "nested":
+            raise VLNEvalError(
+                "trajectory form 'nested' does not apply to Touchdown (use plain or triple)"
+            )
+        raise UnknownNameError("trajectory form", form, ("auto", "plain", "triple"))
+    path = Path(path)
+    source = str(path)
+    p = _NavParser(table, graph, source, form, trajectory_key or "trajectory")
+    tally = _IdTally()
+    for k, rec in enumerate(_records(path)):
+        tally.see(rec)
+        p.record(rec, k)
+    tally.check(source)
+    if not tally.records:
+        p.pc.add("the file holds no predictions")
+    p.pc.raise_if_any()
+    return _assemble(p, source)
+
+
+def _assemble(p: _NavParser, source: str) -> Predictions:
+    rec_ep = np.frombuffer(p.rec_ep, dtype=np.int64) if len(p.rec_ep) else np.zeros(0, np.int64)
+    rec_len = np.frombuffer(p.rec_len, dtype=np.int64) if len(p.rec_len) else np.zeros(0, np.int64)
+    flat = np.frombuffer(p.flat, dtype=np.int32) if len(p.flat) else np.zeros(0, np.int32)
+    order = _episode_order(rec_ep, len(p.seen))
+    nodes, offsets = take_ragged(flat, offsets_of(rec_len), order)
+    warnings = []
+    if p.unknown:
+        warnings.append(
+            f"{len(p.unknown)} prediction(s) with route ids not in the split were ignored "
+            f"(first: {', '.join(p.unknown[:5])})"
+        )
+    missing = [p.table.ids[i] for i in np.flatnonzero(~p.seen)]
+    return Predictions(
+        source=source, form=p.form if p.form != "auto" else "plain", episodes=rec_ep[order],
+        nodes=nodes, offsets=offsets, warnings=warnings, missing=missing,
+    )  # fmt: skip
+
+
+@dataclass
+class SDRPredictions:
+    """SDR predictions aligned to the split's SDR examples.
+
+    Attributes:
+        source: the file read.
+        examples: indices of the predicted examples (ascending).
+        points: ``(k, 2)`` predicted pixel coordinates ``(x, y)``.
+        warnings: unknown ids ignored; missing: ids of examples with no prediction.
+    """
+
+    source: str
+    examples: np.ndarray
+    points: np.ndarray
+    warnings: list[str]
+    missing: list[str]
+
+
+def _sdr_record(
+    rec: Any, k: int, frame: tuple[float, float], pc: ProblemCollector
+) -> tuple[str, float, float] | None:
+    if not isinstance(rec, dict):
+        pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
+        return None
+    rid = _route_id(rec, k, pc)
+    if rid is None:
+        return None
+    kind = rec.get("pano", "main")
+    label = f'route_id "{rid}"'
+    if kind not in SDR_KINDS:
+        pc.add(
+            f"pano must be one of {', '.join(SDR_KINDS)}, got {kind!r:.40}",
+            episode=label,
+            field="pano",
+        )
+        return None
+    xy = []
+    for c, limit in zip("xy", frame, strict=True):
+        v = rec.get(c)
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            pc.add(f"{c} must be a finite number of pixels, got {v!r:.40}", episode=label, field=c)
+            return None
+        if not 0 <= v <= limit:
+            pc.add(
+                f"{c} = {v} lies outside the {frame[0]:g} x {frame[1]:g} px panorama",
+                episode=label,
+                field=c,
+            )
+            return None
+        xy.append(float(v))
+    return f"{rid}_{kind}", xy[0], xy[1]
+
+
+def parse_sdr_predictions(
+    path: str | Path, examples: SDRExamples, *, frame: tuple[float, float]
+) -> SDRPredictions:
+    """Reads SDR predictions ``{route_id, pano, x, y}`` (pixels of a ``frame`` = (width, height)
+    panorama) and aligns them to ``examples``.
+
+    Raises:
+        InvalidInputError: every malformed record, duplicates, points outside the panorama.
+    """
+    path = Path(path)
+    source = str(path)
+    tally = _IdTally()
+    pc = ProblemCollector(source)
+    index = {eid: i for i, eid in enumerate(examples.ids)}
+    got: dict[int, tuple[float, float]] = {}
+    unknown: list[str] = []
+    for k, rec in enumerate(_records(path)):
+        tally.see(rec)
+        parsed = _sdr_record(rec, k, frame, pc)
+        if parsed is None:
+            continue
+        eid, x, y = parsed
+        i = index.get(eid)
+        if i is None:
+            unknown.append(eid)
+        elif i in got:
+            pc.add(
+                "duplicate: the file has two predictions for this route and panorama",
+                episode=f'SDR "{eid}"',
+            )
+        else:
+            got[i] = (x, y)
+    tally.check(source)
+    if not tally.records:
+        pc.add("the file holds no predictions")
+    pc.raise_if_any()
+    order = np.array(sorted(got), dtype=np.int64)
+    points = np.array([got[i] for i in order.tolist()], dtype=np.float64).reshape(-1, 2)
+    warnings = (
+        [f"{len(unknown)} SDR prediction(s) for routes/panoramas without a known location were ignored "
+         f"(first: {', '.join(unknown[:5])})"] if unknown else []
+    )  # fmt: skip
+    missing = [eid for i, eid in enumerate(examples.ids) if i not in got]
+    return SDRPredictions(source, order, points, warnings, missing)

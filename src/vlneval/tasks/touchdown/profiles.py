@@ -1,0 +1,82 @@
+"""Touchdown profiles: success in hops on the street graph, SED and SDR rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vlneval.tasks.profiles import Profile
+
+__all__ = ["StreetProfile", "TOUCHDOWN", "TOUCHDOWN_WRAP", "TOUCHDOWN_VLNT"]
+
+
+@dataclass(frozen=True)
+class StreetProfile(Profile):
+    """A Touchdown profile: success in hops on the street graph, and its SED and SDR rules.
+
+    Attributes:
+        edit_distance: ``levenshtein`` or ``osa`` (optimal string alignment) for SED.
+        sdr_wrap: SDR distances wrap around the panorama's 360° seam.
+        sdr_frame: (width, height) in pixels of the panorama SDR coordinates are given in.
+    """
+
+    edit_distance: str = "levenshtein"
+    sdr_wrap: bool = False
+    sdr_frame: tuple[float, float] = (3680.0, 800.0)
+
+    @property
+    def comparison(self) -> str:
+        """TC's rule as text."""
+        return f"SPD <= {self.threshold:g} hop (the goal or a neighbour)"
+
+
+_TD = {
+    "threshold": 1.0,
+    "success_inclusive": True,
+    "metrics": ("TC", "SPD", "SED", "SDR@40", "SDR@80", "SDR@120", "SDR_dist"),
+    "distance": "street-graph hops (undirected links)",
+}
+_TD_NOTES = (
+    "street graph from links.txt, undirected, distances in hops",
+    "TC: the final panorama is the goal or one hop from it (SPD <= 1)",
+    "SED = TC * (1 - edit(P, R) / max(|P|, |R|)) with consecutive repeats removed",
+    "SDR: Euclidean distance in a 3680 x 800 px panorama; accuracy at 40/80/120 px strict (<)",
+)
+TOUCHDOWN = StreetProfile(
+    "touchdown",
+    "1",
+    "Touchdown (Chen et al. 2019) metric definitions; SDR as lil-lab/touchdown sdr/predict.py",
+    **_TD,  # type: ignore[arg-type]
+    notes=(
+        *_TD_NOTES,
+        "SED uses the Levenshtein distance",
+        "SDR: the 360° wrap is NOT handled (as the official code)",
+        "a move must follow a link; every route needs a prediction",
+    ),
+)
+TOUCHDOWN_WRAP = StreetProfile(
+    "touchdown-wrap",
+    "1",
+    "Touchdown as profile touchdown, with SDR distances wrapped at 360° (a fix, not the code)",
+    **_TD,  # type: ignore[arg-type]
+    sdr_wrap=True,
+    notes=(
+        *_TD_NOTES,
+        "SED uses the Levenshtein distance",
+        "FIX: SDR's horizontal distance wraps around the 360° seam (min(|dx|, width - |dx|))",
+    ),
+)
+TOUCHDOWN_VLNT = StreetProfile(
+    "touchdown-vlnt",
+    "1",
+    "VegB/VLN-Transformer touchdown/env.py _eva_metrics (also raphael-sch/map2seq_vln vln/env.py)",
+    **_TD,  # type: ignore[arg-type]
+    check_adjacency=False,
+    edit_distance="osa",
+    notes=(
+        *_TD_NOTES,
+        "SED uses pyxdameraulevenshtein's optimal string alignment distance (a swap of two "
+        "adjacent panoramas costs 1)",
+        "no link check (the scripts score their own rollouts); every route needs a prediction",
+        "SDR: the 360° wrap is not handled",
+    ),
+)

@@ -1,0 +1,392 @@
+"""Scoring Touchdown navigation (TC, SPD, SED) and spatial description resolution (SDR).
+
+Navigation, per route with reference ``R`` (goal ``g = r_m``) and executed panoramas ``P``:
+SPD = hops from ``p_n`` to ``g`` on the undirected street graph; TC = ``1[SPD <= 1]`` (the goal
+or one of its neighbours); SED = ``TC · (1 − lev(P', R') / max(|P'|, |R'|))`` with consecutive
+repeats removed. Profiles:
+
+- ``touchdown``: Levenshtein distance (the paper's definition); a trajectory must start at the
+  route's start and move along links; every route needs a prediction;
+- ``touchdown-wrap``: the same navigation rules; SDR distances wrap around the 360° seam;
+- ``touchdown-vlnt``: as the VLN-Transformer / map2seq scorers (``_eva_metrics`` of
+  ``touchdown/env.py`` in VegB/VLN-Transformer and ``vln/env.py`` in raphael-sch/map2seq_vln):
+  the optimal-string-alignment edit distance of ``pyxdameraulevenshtein`` and no link check.
+
+SDR, per example: the pixel distance between predicted and true location in a 3680 x 800 px
+panorama (8 views of 460 px, the frame of ``sdr/predict.py``'s baselines in lil-lab/touchdown);
+accuracy at 40/80/120 px counts distances strictly below the radius; the official code does not
+wrap around the seam (profile ``touchdown``), ``touchdown-wrap`` does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlneval.errors import (
+    InvalidInputError,
+    MissingDataError,
+    ProblemCollector,
+    UnknownNameError,
+    VLNEvalError,
+)
+from vlneval.tasks.base import Task
+from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.inputs import require_path
+from vlneval.tasks.common.predictions import Predictions
+from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
+from vlneval.tasks.common.result import Result, ResultBuilder
+from vlneval.tasks.common.root import data_root, find_file
+from vlneval.tasks.common.scoring import summarise
+from vlneval.tasks.profiles import Profile
+from vlneval.tasks.touchdown import DATA_VERSIONS
+from vlneval.tasks.touchdown.format import (
+    TouchdownRoutes,
+    load_touchdown_routes,
+    parse_sdr_predictions,
+    parse_touchdown_predictions,
+)
+from vlneval.tasks.touchdown.profiles import StreetProfile
+
+__all__ = [
+    "DATA_VERSIONS",
+    "TouchdownScorer",
+    "SDRScorer",
+    "score_touchdown",
+    "open_routes",
+    "score_sdr",
+]
+
+
+#: Releases of the route files: name -> file name pattern under ``<root>/touchdown``.
+NAV_COLUMNS = {"TC": "task_completion", "SPD": "spd", "SED": "sed"}
+SDR_COLUMNS = {
+    "SDR@40": "sdr_acc40",
+    "SDR@80": "sdr_acc80",
+    "SDR@120": "sdr_acc120",
+    "SDR_dist": "sdr_distance",
+}
+
+
+def _rules(prof: Profile) -> StreetProfile:
+    if not isinstance(prof, StreetProfile):
+        raise VLNEvalError(
+            f"profile {prof.name} has no Touchdown rules (use touchdown, touchdown-wrap or touchdown-vlnt)"
+        )
+    if prof.edit_distance not in ("levenshtein", "osa"):
+        raise VLNEvalError(f"profile {prof.name}: unknown edit distance {prof.edit_distance!r}")
+    return prof
+
+
+def _episodes_path(
+    task: Task, root: Path | None, split: str, episodes_file: Any, version: str | None
+) -> tuple[Path, str | None]:
+    if episodes_file:
+        return Path(episodes_file), version
+    if root is None:
+        raise MissingDataError(
+            "task touchdown needs its data: pass --data-root DIR or --episodes FILE and --graphs DIR"
+        )
+    if version is not None:
+        if version not in DATA_VERSIONS:
+            raise UnknownNameError("Touchdown data version", version, DATA_VERSIONS)
+        name = DATA_VERSIONS[version].format(split=split)
+        return find_file(
+            root / task.folder, [name], f"touchdown {split} routes ({version})"
+        ), version
+    path = task.episodes_file(root, split)
+    found = next(
+        (
+            v
+            for v, pattern in DATA_VERSIONS.items()
+            if Path(pattern).parent.name == path.parent.name
+        ),
+        None,
+    )
+    return path, found
+
+
+def _routes(r: SplitRequest) -> tuple[TouchdownRoutes, Path | None, str | None]:
+    opts = r.options_for(("data_version",))
+    return _find_routes(r.task, r.split, r.root, r.episodes_file, opts.get("data_version"))
+
+
+def _find_routes(
+    task: Task, split: str, root: Any, episodes_file: Any, data_version: str | None
+) -> tuple[TouchdownRoutes, Path | None, str | None]:
+    base = data_root(root)
+    path, version = _episodes_path(task, base, split, episodes_file, data_version)
+    return load_touchdown_routes(path, task=task.name, split=split), base, version
+
+
+def _street_graph(task: Task, base: Path | None, graphs: Any) -> Any:
+    from vlneval.graph.street import street_graph
+
+    if graphs is None and base is None:
+        raise MissingDataError("no Touchdown street graph: pass --graphs DIR or --data-root DIR")
+    return street_graph(Path(graphs) if graphs is not None else base / task.folder / "graph")  # type: ignore[operator]
+
+
+def _load(r: SplitRequest) -> tuple[TouchdownRoutes, Any, str | None]:
+    routes, base, version = _routes(r)
+    return routes, _street_graph(r.task, base, r.graphs), version
+
+
+def open_routes(
+    task: Task,
+    split: str,
+    *,
+    root: str | Path | None = None,
+    episodes_file: str | Path | None = None,
+    graphs: str | Path | None = None,
+    data_version: str | None = None,
+) -> tuple[EpisodeTable, Any]:
+    """The routes of a split and the street graph, found as the scorer finds them (the task's
+    ``street_routes``: what agents run on in the street environment).
+
+    ``data_version``: ``original`` or ``unseen`` (default: the first present).
+    """
+    routes, base, _ = _find_routes(task, split, root, episodes_file, data_version)
+    return routes.table, _street_graph(task, base, graphs)
+
+
+class TouchdownScorer:
+    """Touchdown routes and the street graph loaded once (``open_scorer`` of ``touchdown``).
+
+    Options:
+        data_version: ``original`` (``touchdown/data/<split>.json``) or ``unseen``
+            (``touchdown/touchdown_unseen_split/<split>.json``); default: the first present.
+    """
+
+    def __init__(self, request: SplitRequest) -> None:
+        routes, self.graph, self.data_version = _load(request)
+        self.task, self.profile, self.episodes = request.task.name, request.profile, routes.table
+
+    def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
+        """Scores a Touchdown navigation predictions file."""
+        preds = parse_touchdown_predictions(
+            require_path(predictions, self.task), self.episodes, self.graph, form=how.form,
+            trajectory_key=how.trajectory_key,
+        )  # fmt: skip
+        return score_touchdown(
+            self.episodes, preds, self.graph, self.profile, subset=how.subset,
+            declared=how.declared, run=how.run, data_version=self.data_version,
+        )  # fmt: skip
+
+
+def _reference(table: EpisodeTable, order: np.ndarray, graph: Any) -> tuple[np.ndarray, np.ndarray]:
+    paths = [table.paths[i] for i in order.tolist()]
+    offsets = np.zeros(len(paths) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in paths], out=offsets[1:])
+    nodes = list(map(graph.index.get, chain.from_iterable(paths)))
+    if None in nodes:
+        pc = ProblemCollector(table.source)
+        for pos in [k for k, v in enumerate(nodes) if v is None][:50]:
+            e = int(np.searchsorted(offsets, pos, side="right") - 1)
+            pc.add(
+                graph.describe_missing(paths[e][pos - offsets[e]]),
+                episode=f'route_id "{table.ids[int(order[e])]}"',
+                field=f"route_panoids[{pos - offsets[e]}]",
+            )
+        pc.raise_if_any()
+    return np.asarray(nodes, dtype=np.int32), offsets
+
+
+def _check(
+    table: EpisodeTable,
+    preds: Predictions,
+    ref: np.ndarray,
+    ref_off: np.ndarray,
+    graph: Any,
+    prof: Profile,
+    subset: bool,
+) -> np.ndarray:
+    """Start, link and completeness rules; returns the per-episode jump counts."""
+    pc = ProblemCollector(preds.source)
+    traj, off = preds.nodes, preds.offsets
+    for k in np.flatnonzero(traj[off[:-1]] != ref[ref_off[:-1]]).tolist():
+        i = int(preds.episodes[k])
+        pc.add(
+            f"the trajectory starts at {graph.ids[traj[off[k]]]}, not at the route's start "
+            f"{table.paths[i][0]} (it must include the start panorama)",
+            episode=f'route_id "{table.ids[i]}"', field="trajectory[0]",
+        )  # fmt: skip
+    last = np.zeros(len(traj), dtype=bool)
+    last[off[1:][off[1:] > 0] - 1] = True
+    pos = np.flatnonzero(~last)
+    ep = np.searchsorted(off, pos, side="right") - 1
+    moved = traj[pos] != traj[pos + 1]
+    jump = moved & ~graph.adjacent(traj[pos], traj[pos + 1])
+    if prof.check_adjacency:
+        jump_pos = pos[jump]
+        episodes, first = np.unique(ep[jump], return_index=True)
+        for k, q in zip(episodes.tolist(), jump_pos[first].tolist(), strict=True):
+            i = int(preds.episodes[k])
+            pc.add(
+                f"panorama {graph.ids[traj[q + 1]]} is not linked to {graph.ids[traj[q]]} (a move must "
+                "follow a street-graph link; profile touchdown-vlnt scores such jumps without a check)",
+                episode=f'route_id "{table.ids[i]}"', field=f"trajectory[{q + 1 - int(off[k])}]",
+            )  # fmt: skip
+    if preds.missing and prof.require_complete and not subset:
+        pc.add(
+            f"{len(preds.missing)} of {len(table)} routes have no prediction (first: "
+            f"{', '.join(preds.missing[:5])}); use --subset to score only the predicted ones, reported as partial"
+        )
+    pc.raise_if_any()
+    return np.bincount(ep[jump], minlength=len(preds.episodes)).astype(np.int64)
+
+
+def score_touchdown(
+    table: EpisodeTable,
+    preds: Predictions,
+    graph: Any,
+    prof: Profile,
+    *,
+    subset: bool = False,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+    data_version: str | None = None,
+) -> Result:
+    """Scores parsed Touchdown navigation predictions on a :class:`StreetGraph`."""
+    from vlneval.metrics.edit import sed_batch
+    from vlneval.metrics.street import task_completion
+
+    rules = _rules(prof)
+    ref, ref_off = _reference(table, preds.episodes, graph)
+    jumps = _check(table, preds, ref, ref_off, graph, prof, subset)
+    traj, off = preds.nodes, preds.offsets
+    spd = graph.hops(traj[off[1:] - 1], ref[ref_off[1:] - 1])
+    tc = task_completion(spd)
+    sed, edits = sed_batch(traj, off, ref, ref_off, tc, transpositions=rules.edit_distance == "osa")
+    steps = np.diff(off) - 1
+    repeats = np.bincount(
+        np.searchsorted(off, np.flatnonzero(traj[1:] == traj[:-1]) + 1, side="right") - 1,
+        minlength=len(steps),
+    )
+    per = {
+        "task_completion": tc, "spd": spd, "sed": sed, "edit_distance": edits,
+        "moves": (steps - repeats).astype(np.float64), "steps": steps.astype(np.float64),
+        "repeated_viewpoints": repeats.astype(np.int64), "jumps": jumps,
+        "unreachable": (~np.isfinite(spd)).astype(np.int64),
+    }  # fmt: skip
+    view = dataclasses.replace(prof, metrics=tuple(NAV_COLUMNS))
+    parts = summarise(
+        table, preds, per, view, subset=subset, declared=declared, run=run, columns=NAV_COLUMNS
+    )
+    _annotate(parts, prof, rules, data_version, {"TC": "%", "SED": "%", "SPD": "hops"})
+    _order_check(parts, ("SED", "TC"))
+    return parts.build(table, preds.episodes, per)
+
+
+def _annotate(
+    parts: ResultBuilder,
+    prof: Profile,
+    rules: StreetProfile,
+    version: str | None,
+    units: dict[str, str],
+) -> None:
+    parts.profile = prof
+    parts.data_version = version
+    parts.protocol["data_version"] = version
+    parts.units = units
+    scoring = parts.protocol["scoring"]
+    osa = rules.edit_distance == "osa"
+    scoring["edit_distance"] = "optimal string alignment" if osa else "Levenshtein"
+    scoring["sdr_wrap_360"] = rules.sdr_wrap
+    scoring["sdr_frame_px"] = list(rules.sdr_frame)
+
+
+def _order_check(parts: ResultBuilder, labels: tuple[str, ...]) -> None:
+    m = parts.metrics
+    values = [m.get(label) for label in labels]
+    if any(v is None for v in values):
+        return
+    for lo, hi, a, b in zip(labels, labels[1:], values, values[1:], strict=False):
+        parts.add_check(f"{lo} <= {hi}", a <= b + 1e-12, f"{lo} {a:.6f}, {hi} {b:.6f}")  # type: ignore[operator]
+
+
+class SDRScorer:
+    """Touchdown routes loaded once for SDR (the ``open_scorer`` of ``touchdown-sdr``).
+
+    Options:
+        data_version: as :class:`TouchdownScorer`.
+    """
+
+    def __init__(self, request: SplitRequest) -> None:
+        self.routes, _, self.data_version = _routes(request)
+        self.task, self.profile = request.task.name, request.profile
+        self.episodes = _sdr_table(self.routes)
+
+    def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
+        """Scores a Touchdown SDR predictions file."""
+        return score_sdr(
+            self.routes, require_path(predictions, self.task), self.profile, subset=how.subset,
+            declared=how.declared, run=how.run, data_version=self.data_version,
+        )  # fmt: skip
+
+
+def _sdr_table(routes: TouchdownRoutes) -> EpisodeTable:
+    t, s = routes.table, routes.sdr
+    return EpisodeTable(
+        t.task, t.split, t.source, "sdr_id", list(s.ids), [t.scans[r] for r in s.route],
+        [(p,) for p in s.panos], [(p,) for p in s.panos], np.zeros(len(s.ids)), list(s.texts),
+    )  # fmt: skip
+
+
+def score_sdr(
+    routes: TouchdownRoutes,
+    predictions: str | Path,
+    prof: Profile,
+    *,
+    subset: bool = False,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+    data_version: str | None = None,
+) -> Result:
+    """Scores an SDR predictions file against the routes' known Touchdown locations."""
+    from vlneval.metrics.street import sdr_accuracy, sdr_distance
+
+    rules = _rules(prof)
+    sdr = parse_sdr_predictions(predictions, routes.sdr, frame=rules.sdr_frame)
+    table = _sdr_table(routes)
+    if sdr.missing and prof.require_complete and not subset:
+        raise InvalidInputError(
+            f"{len(sdr.missing)} of {len(table)} SDR examples (route and pre/main/post "
+            f"panorama with a known location) have no prediction (first: {', '.join(sdr.missing[:5])}); "
+            "use --subset to score only the predicted ones, reported as partial",
+            source=sdr.source,
+        )
+    target = routes.sdr.target[sdr.examples] * np.asarray(rules.sdr_frame)
+    dist = sdr_distance(sdr.points, target, width=rules.sdr_frame[0] if rules.sdr_wrap else None)
+    dist = np.atleast_1d(np.asarray(dist, dtype=np.float64))
+    per = {
+        "sdr_distance": dist,
+        **{f"sdr_acc{r}": np.atleast_1d(sdr_accuracy(dist, radius=r)) for r in (40, 80, 120)},
+    }
+    preds = Predictions(
+        sdr.source,
+        "points",
+        sdr.examples,
+        np.zeros(0, np.int32),
+        np.zeros(len(sdr.examples) + 1, np.int64),
+        warnings=sdr.warnings,
+        missing=sdr.missing,
+    )
+    view = dataclasses.replace(prof, metrics=tuple(SDR_COLUMNS))
+    parts = summarise(
+        table, preds, per, view, subset=subset, declared=declared, run=run, columns=SDR_COLUMNS
+    )
+    _annotate(
+        parts,
+        prof,
+        rules,
+        data_version,
+        {"SDR@40": "%", "SDR@80": "%", "SDR@120": "%", "SDR_dist": "px"},
+    )
+    _order_check(parts, ("SDR@40", "SDR@80", "SDR@120"))
+    return parts.build(table, preds.episodes, per)

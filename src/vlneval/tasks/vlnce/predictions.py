@@ -1,0 +1,316 @@
+"""VLN-CE (Krantz et al. 2020) predictions, read against a split's episodes.
+
+Predictions, two forms (``form``):
+
+- ``r2r-ce``: VLN-CE's ``inference.py`` output, ``{episode_id: [{"position": [x, y, z],
+  "heading": h, "stop": bool}, ...]}``, start state first; a record may also carry
+  ``"distance_to_goal"`` (metres, ``Infinity`` or ``"inf"`` when unreachable), the geodesic
+  distance a Habitat run measured at that step;
+- ``rxr-jsonl``: the RxR-Habitat challenge form, one ``{"instruction_id", "path": [[x, y, z],
+  ...]}`` per line (or a JSON list of them), optionally ``"distance_to_goal": [...]`` per point.
+  It has no stop flag: the last position is where the agent ended the episode, taken as STOP.
+
+Every problem is collected and raised together, naming the file, the episode id and the field.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
+from vlneval.io import decode_json, read_bytes, unique_keys
+from vlneval.tasks.vlnce.episodes import ContinuousEpisodes, _point, _ragged
+
+__all__ = [
+    "ContinuousPredictions",
+    "parse_ce_predictions",
+    "reference_as_predictions",
+    "CE_FORMS",
+    "START_TOLERANCE",
+]
+
+CE_FORMS = ("auto", "r2r-ce", "rxr-jsonl")
+#: A trajectory must start within this distance (metres) of the episode's start position.
+START_TOLERANCE = 0.1
+
+
+@dataclass
+class ContinuousPredictions:
+    """Trajectories of positions aligned to a split's episodes.
+
+    Attributes:
+        source, form: the file and the form read (``r2r-ce`` or ``rxr-jsonl``).
+        episodes: indices of the predicted episodes, ascending.
+        positions, offsets: flat ``(N, 3)`` positions (the file's frame) with offsets.
+        stopped: ``(k,)`` whether each trajectory ended with STOP.
+        distances: flat ``(N,)`` carried distance to goal per position, or None when the file
+            carries none.
+        warnings, missing: unknown ids (ignored) and episodes without a prediction.
+    """
+
+    source: str
+    form: str
+    episodes: np.ndarray
+    positions: np.ndarray
+    offsets: np.ndarray
+    stopped: np.ndarray
+    distances: np.ndarray | None
+    warnings: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+
+def _distance(value: Any) -> float | None:
+    """A carried distance: a number >= 0, or infinity (``Infinity`` or the string ``"inf"``)."""
+    if isinstance(value, str) and value.lower() in ("inf", "infinity"):
+        return math.inf
+    if type(value) in (int, float) and not math.isnan(value) and value >= 0:
+        return float(value)
+    return None
+
+
+class _PredReader:
+    def __init__(self, source: str, episodes: ContinuousEpisodes, form: str) -> None:
+        self.source, self.ep, self.form = source, episodes, form
+        self.pc = ProblemCollector(source)
+        self.rows: dict[int, tuple[np.ndarray, bool, np.ndarray | None]] = {}
+        self.unknown: list[str] = []
+
+    def _lookup(self, key: str, label: str) -> int | None:
+        table = self.ep.index if self.form == "r2r-ce" else self.ep.by_instruction
+        i = table.get(key)
+        if i is None:
+            self.unknown.append(key)
+        elif i in self.rows:
+            self.pc.add("duplicate id: the file has two predictions for it", episode=label)
+            return None
+        return i
+
+    def r2r_ce(self, eid: str, steps: Any) -> None:
+        label = f'episode_id "{eid}"'
+        i = self._lookup(eid, label)
+        if i is None:
+            return
+        if not isinstance(steps, list) or not steps:
+            self.pc.add("expected a non-empty list of steps (start state first)", episode=label)
+            return
+        pts, dists, stop_at = [], [], None
+        for j, st in enumerate(steps):
+            f = f"[{j}]"
+            p = _point(st.get("position")) if isinstance(st, dict) else None
+            if p is None:
+                self.pc.add(
+                    "expected {'position': [x, y, z], 'heading': h, 'stop': bool}",
+                    episode=label,
+                    field=f,
+                )
+                return
+            stop, h = st.get("stop"), st.get("heading", 0.0)
+            if not isinstance(stop, bool):
+                self.pc.add(
+                    f"stop must be true or false, got {stop!r:.30}",
+                    episode=label,
+                    field=f"{f}.stop",
+                )
+                return
+            if type(h) not in (int, float) or not math.isfinite(h):
+                self.pc.add(
+                    f"heading must be a finite number, got {h!r:.30}",
+                    episode=label,
+                    field=f"{f}.heading",
+                )
+                return
+            if stop and stop_at is None:
+                stop_at = j
+            pts.append(p)
+            dists.append(st.get("distance_to_goal", _ABSENT))
+        if stop_at is not None and stop_at != len(steps) - 1:
+            self.pc.add(
+                f"STOP at step {stop_at} is not the last step ({len(steps) - 1}): an episode ends at STOP",
+                episode=label,
+                field=f"[{stop_at}].stop",
+            )
+            return
+        self._keep(i, label, pts, stop_at is not None, dists)
+
+    def rxr(self, k: int, rec: Any) -> None:
+        if not isinstance(rec, dict) or "instruction_id" not in rec:
+            self.pc.add(
+                "expected {'instruction_id': ..., 'path': [[x, y, z], ...]}", field=f"record {k}"
+            )
+            return
+        iid = rec["instruction_id"]
+        if isinstance(iid, bool) or not isinstance(iid, (int, str)):
+            self.pc.add(
+                f"instruction_id must be an integer or string, got {iid!r:.30}", field=f"record {k}"
+            )
+            return
+        label = f'instruction_id "{iid}"'
+        i = self._lookup(str(iid), label)
+        if i is None:
+            return
+        path = rec.get("path")
+        pts = [_point(p) for p in path] if isinstance(path, list) and path else [None]
+        if any(p is None for p in pts):
+            bad = next(j for j, p in enumerate(pts) if p is None)
+            self.pc.add(
+                "path must be a non-empty list of [x, y, z]", episode=label, field=f"path[{bad}]"
+            )
+            return
+        dists = rec.get("distance_to_goal", [_ABSENT] * len(pts))
+        if not isinstance(dists, list) or len(dists) != len(pts):
+            self.pc.add(
+                f"distance_to_goal must be a list of {len(pts)} distances",
+                episode=label,
+                field="distance_to_goal",
+            )
+            return
+        self._keep(i, label, pts, True, dists)
+
+    def _keep(self, i: int, label: str, pts: list[Any], stopped: bool, raw: list[Any]) -> None:
+        arr = np.asarray(pts, dtype=np.float64)
+        start = self.ep.starts[i]
+        gap = float(np.linalg.norm(arr[0] - start))
+        if gap > START_TOLERANCE:
+            self.pc.add(
+                f"the trajectory starts {gap:.3f} m from the episode's start {start.tolist()} "
+                "(the start state must come first)",
+                episode=label,
+                field="[0].position",
+            )
+            return
+        dist: np.ndarray | None = None
+        if any(d is not _ABSENT for d in raw):
+            vals = [_distance(d) for d in raw]
+            if None in vals:
+                j = vals.index(None)
+                self.pc.add(
+                    f"distance_to_goal must be a number >= 0 or Infinity, got {raw[j]!r:.30}",
+                    episode=label,
+                    field=f"[{j}].distance_to_goal",
+                )
+                return
+            dist = np.asarray(vals, dtype=np.float64)
+        self.rows[i] = (arr, stopped, dist)
+
+
+_ABSENT = object()
+
+
+def _detect(raw: bytes) -> str:
+    head = raw.lstrip()[:1]
+    if head == b"{":
+        first_line = raw.lstrip().split(b"\n", 1)[0]
+        return (
+            "rxr-jsonl"
+            if b'"instruction_id"' in first_line and b'"path"' in first_line
+            else "r2r-ce"
+        )
+    return "rxr-jsonl"
+
+
+def _records(raw: bytes, source: str, pc: ProblemCollector) -> list[Any]:
+    stripped = raw.lstrip()
+    if stripped[:1] == b"[":
+        value = decode_json(raw, source)
+        return value if isinstance(value, list) else []
+    from vlneval.tasks.common.jsonl import iter_jsonl
+
+    return [rec for _, rec in iter_jsonl(raw, pc)]
+
+
+def parse_ce_predictions(
+    path: str | Path, episodes: ContinuousEpisodes, *, form: str = "auto"
+) -> ContinuousPredictions:
+    """Reads a VLN-CE predictions file (``r2r-ce`` JSON or ``rxr-jsonl``) against ``episodes``.
+
+    Raises:
+        InvalidInputError: every malformed record (file, id, field), duplicates, a trajectory
+            that does not start at the episode's start, STOP before the last step, a carried
+            distance that is NaN, negative or not a number.
+    """
+    if form not in CE_FORMS:
+        raise UnknownNameError("VLN-CE predictions form", form, CE_FORMS)
+    path = Path(path)
+    source = str(path)
+    raw = read_bytes(path)
+    form = _detect(raw) if form == "auto" else form
+    r = _PredReader(source, episodes, form)
+    if form == "r2r-ce":
+        data = decode_json(raw, source)
+        if not isinstance(data, dict):
+            raise InvalidInputError(
+                "the r2r-ce form is a JSON object keyed by episode_id", source=str(source)
+            )
+        unique_keys(raw, source, what="episode_id")
+        for eid, steps in data.items():
+            r.r2r_ce(str(eid), steps)
+    else:
+        for k, rec in enumerate(_records(raw, source, r.pc)):
+            r.rxr(k, rec)
+    if not r.rows and not r.pc.problems:
+        r.pc.add("the file holds no prediction for any episode of the split")
+    carried = {d is not None for _, _, d in r.rows.values()}
+    if len(carried) > 1:
+        r.pc.add(
+            "distance_to_goal is carried for some episodes but not others: carry it for all or none"
+        )
+    r.pc.raise_if_any()
+    return _assemble(r, episodes, form, source)
+
+
+def _assemble(
+    r: _PredReader, episodes: ContinuousEpisodes, form: str, source: str
+) -> ContinuousPredictions:
+    order = np.array(sorted(r.rows), dtype=np.int64)
+    arrays = [r.rows[int(i)] for i in order]
+    pos, offsets = _ragged([a for a, _, _ in arrays])
+    stopped = np.array([s for _, s, _ in arrays], dtype=np.bool_)
+    dists = [d for _, _, d in arrays if d is not None]
+    distances: np.ndarray | None = np.concatenate(dists) if dists else None
+    warnings = []
+    if r.unknown:
+        warnings.append(
+            f"{len(r.unknown)} prediction(s) for ids not in the split were ignored "
+            f"(first: {', '.join(r.unknown[:5])})"
+        )
+    have = set(order.tolist())
+    missing = [episodes.ids[i] for i in range(len(episodes)) if i not in have]
+    return ContinuousPredictions(
+        source, form, order, pos, offsets, stopped, distances, warnings, missing
+    )
+
+
+def reference_as_predictions(
+    episodes: ContinuousEpisodes, distances: Any = None, *, indices: Any = None
+) -> dict[str, list[dict[str, Any]]]:
+    """The dense reference paths written as ``r2r-ce`` predictions (STOP at the last point).
+
+    A sanity check of any scorer: they must score nDTW = 1, and SR = 1 wherever the reference
+    ends within the success radius. ``distances(i, points) -> array`` adds ``distance_to_goal``
+    to every step (e.g. an oracle's distances); infinite values are written as ``"inf"``.
+
+    Raises:
+        InvalidInputError: the episodes have no dense references (no ``_gt`` file).
+    """
+    if episodes.dense is None:
+        raise InvalidInputError(
+            "no dense reference paths (load the _gt file)", source=str(episodes.source)
+        )
+    out: dict[str, list[dict[str, Any]]] = {}
+    for i in range(len(episodes)) if indices is None else indices:
+        pts = episodes.dense_points(int(i))
+        assert pts is not None  # dense is set (checked above)
+        d = None if distances is None else np.asarray(distances(int(i), pts), dtype=np.float64)
+        steps = []
+        for j, p in enumerate(pts.tolist()):
+            step: dict[str, Any] = {"position": p, "heading": 0.0, "stop": j == len(pts) - 1}
+            if d is not None:
+                step["distance_to_goal"] = float(d[j]) if math.isfinite(d[j]) else "inf"
+            steps.append(step)
+        out[episodes.ids[int(i)]] = steps
+    return out

@@ -1,0 +1,546 @@
+"""Scoring continuous trajectories (VLN-CE and the continuous twin of R2R).
+
+Per episode, with ``P`` the logged positions (start first), ``R`` the dense reference and
+``d_j`` the geodesic distance from ``p_j`` to the goal given by the distance source:
+
+- TL = Σ ||p_{j+1} − p_j|| (straight-line steps, as VLN-CE's ``PathLength``);
+- NE = d_n; OE = min_j d_j; SR = STOP called and NE < δ; OSR = OE < δ (no STOP needed);
+- SPL = SR · ℓ / max(ℓ, TL) with ℓ the geodesic start-goal distance;
+- nDTW = exp(−DTW(P', R) / (|R| · δ)), P' = P without consecutive repeats; sDTW = SR · nDTW.
+
+The DTW is exact or VLN-CE's fastdtw (profile); the distance source is named in the summary,
+and with none, NE, OE, SR, OSR, SPL and sDTW are ``null`` and listed as unavailable.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+
+from vlneval.continuous.oracle import DistanceOracle, distances_along
+from vlneval.errors import InvalidInputError, VLNEvalError
+from vlneval.tasks.common.inputs import require_path
+from vlneval.tasks.common.request import (
+    PredictionsInput,
+    ScoreOptions,
+    SplitRequest,
+    episodes_path,
+    task_base,
+)
+from vlneval.tasks.common.result import Result, ResultBuilder, start_result
+from vlneval.tasks.profiles import Profile
+from vlneval.tasks.vlnce import DISTANCE
+from vlneval.tasks.vlnce.format import ContinuousEpisodes, ContinuousPredictions
+from vlneval.tasks.vlnce.profiles import ContinuousProfile
+
+__all__ = [
+    "DistanceSource",
+    "score_continuous",
+    "VlnceScorer",
+    "TwinScorer",
+    "DISTANCE_SOURCES",
+    "GOAL_LABELS",
+]
+
+DISTANCE_SOURCES = DISTANCE.choices
+GOAL_LABELS = ("NE", "OSR", "SR", "SPL", "sDTW")
+COLUMNS = {
+    "TL": "path_length",
+    "NE": "nav_error",
+    "OSR": "oracle_success",
+    "SR": "success",
+    "SPL": "spl",
+    "nDTW": "ndtw",
+    "sDTW": "sdtw",
+}
+
+
+@dataclass
+class DistanceSource:
+    """Where distances to the goal come from.
+
+    Attributes:
+        name: ``carried``, ``twin``, ``grid`` or ``none``.
+        description: one line for the summary and the protocol card.
+        oracle: episode index -> oracle (positions in the episodes' frame); None for
+            ``carried`` (the predictions hold them) and ``none``.
+    """
+
+    name: str
+    description: str
+    oracle: Callable[[int], DistanceOracle] | None = None
+
+
+def _profile(p: Profile) -> ContinuousProfile:
+    if not isinstance(p, ContinuousProfile):
+        raise VLNEvalError(
+            f"profile {p.name} is not a continuous profile (use vlnce or vlnce-exact)"
+        )
+    return p
+
+
+def _dtw(profile: ContinuousProfile, traj: np.ndarray, dense: np.ndarray) -> float:
+    from vlneval.metrics.continuous import fast_dtw, point_dtw
+
+    if profile.dtw == "fastdtw":  # VLN-CE: fastdtw(agent_locations, gt_locations)
+        return fast_dtw(traj, dense, radius=profile.fastdtw_radius, variant=profile.fastdtw_variant)
+    return point_dtw(dense, traj)
+
+
+def _episode(
+    episodes: ContinuousEpisodes,
+    preds: ContinuousPredictions,
+    k: int,
+    profile: ContinuousProfile,
+    source: DistanceSource,
+) -> dict[str, float]:
+    from vlneval.metrics.continuous import drop_repeats, ndtw_from_dtw, point_path_length
+    from vlneval.metrics.path import spl
+
+    i = int(preds.episodes[k])
+    lo, hi = int(preds.offsets[k]), int(preds.offsets[k + 1])
+    pos = preds.positions[lo:hi]
+    row: dict[str, float] = {"path_length": point_path_length(pos), "steps": float(hi - lo - 1)}
+    q = drop_repeats(pos)
+    row["repeated_positions"] = float(len(pos) - len(q))
+    dense = episodes.dense_points(i)
+    if dense is not None and len(dense):
+        row["dtw"] = _dtw(profile, q, dense)
+        row["ndtw"] = ndtw_from_dtw(row["dtw"], len(dense), profile.threshold)
+    stopped = bool(preds.stopped[k]) or not profile.require_stop
+    row["stopped"] = float(preds.stopped[k])
+    if source.name == "none":
+        return row
+    if source.oracle is None:
+        assert preds.distances is not None  # the caller checked; not user input
+        d = preds.distances[lo:hi]
+        ell = float(episodes.shortest[i])
+    else:
+        oracle = source.oracle(i)
+        d = distances_along(oracle, pos, episodes.goals[i])
+        ell = float(episodes.shortest[i])
+        if not math.isfinite(ell):
+            ell = float(distances_along(oracle, episodes.starts[i][None], episodes.goals[i])[0])
+    delta = profile.threshold
+    ne, oe = float(d[-1]), float(np.min(d))
+    ok = (ne <= delta) if profile.success_inclusive else (ne < delta)
+    ok_s = (ne <= delta) if profile.sdtw_inclusive else (ne < delta)
+    row.update(
+        nav_error=ne,
+        oracle_error=oe,
+        shortest_length=ell,
+        unreachable_steps=float(np.isinf(d).sum()),
+    )
+    row["success"] = float(stopped and ok)
+    row["oracle_success"] = float((oe <= delta) if profile.success_inclusive else (oe < delta))
+    row["spl"] = (
+        spl(row["success"], ell, row["path_length"], floor=profile.spl_floor)
+        if not math.isnan(ell)
+        else math.nan
+    )
+    if "ndtw" in row:
+        row["sdtw"] = float(stopped and ok_s) * row["ndtw"]
+    return row
+
+
+def score_continuous(
+    episodes: ContinuousEpisodes,
+    preds: ContinuousPredictions,
+    profile: Profile,
+    source: DistanceSource,
+    *,
+    subset: bool = False,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+    show_progress: bool = True,
+) -> Result:
+    """Scores parsed continuous predictions; see the module docstring for every rule.
+
+    Raises:
+        InvalidInputError: episodes without a prediction when the profile requires all, or a
+            ``carried`` source with a file that carries no distances.
+    """
+    prof = _profile(profile)
+    if preds.missing and prof.require_complete and not subset:
+        raise InvalidInputError(
+            f"{len(preds.missing)} of {len(episodes)} episodes have no prediction "
+            f"(first: {', '.join(preds.missing[:5])}); the official evaluation requires all of them "
+            "(use --subset to score only the predicted ones, reported as partial)",
+            source=str(preds.source),
+        )
+    if source.name == "carried" and preds.distances is None:
+        raise InvalidInputError(
+            "no step carries distance_to_goal (distance source 'carried')", source=str(preds.source)
+        )
+    rows = [
+        _episode(episodes, preds, k, prof, source)
+        for k in _progress(len(preds.episodes), show_progress)
+    ]
+    keys = sorted({key for r in rows for key in r}, key=_column_order)
+    per = {key: np.array([r.get(key, math.nan) for r in rows], dtype=np.float64) for key in keys}
+    if "nav_error" in per:
+        per["unreachable"] = np.isinf(per["nav_error"]).astype(np.float64)
+    parts = summarise_continuous(
+        episodes, preds, per, prof, source, subset=subset, declared=declared, run=run
+    )
+    return parts.build(cast(Any, episodes), preds.episodes, per)
+
+
+_ORDER = (
+    "path_length",
+    "nav_error",
+    "oracle_error",
+    "success",
+    "oracle_success",
+    "spl",
+    "ndtw",
+    "sdtw",
+    "dtw",
+    "shortest_length",
+    "steps",
+    "stopped",
+    "repeated_positions",
+    "unreachable_steps",
+    "unreachable",
+)
+
+
+def _column_order(key: str) -> int:
+    return _ORDER.index(key) if key in _ORDER else len(_ORDER)
+
+
+def _progress(n: int, show: bool) -> Any:
+    if not show or n < 500:
+        return range(n)
+    from rich.progress import track
+
+    return track(range(n), description="scoring", transient=True, console=_stderr())
+
+
+def _stderr() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+# ----- task entry points -----------------------------------------------------------------------
+
+
+def _resolve_source(
+    requested: str, preds: ContinuousPredictions, twin: Callable[[], DistanceSource] | None
+) -> DistanceSource:
+    if requested not in DISTANCE_SOURCES:
+        from vlneval.errors import UnknownNameError
+
+        raise UnknownNameError("distance source", requested, DISTANCE_SOURCES)
+    if requested == "auto":
+        requested = "carried" if preds.distances is not None else "none"
+    if requested == "carried":
+        return DistanceSource(
+            "carried",
+            "geodesic distance_to_goal carried per step in the predictions "
+            "file (measured by the simulator that produced it); ℓ from the episodes file",
+        )
+    if requested == "twin":
+        if twin is None:
+            raise VLNEvalError("no twin worlds: pass --graphs DIR or --data-root DIR")
+        return twin()
+    return DistanceSource(
+        "none",
+        "no distance source: the predictions carry no distance_to_goal and "
+        "no oracle was chosen (--distance twin approximates the navmesh)",
+    )
+
+
+class VlnceScorer:
+    """A VLN-CE split loaded once (the ``open_scorer`` of VLN-CE tasks).
+
+    Options: ``distance``: ``auto`` (carried when the file carries distances, else none),
+    ``carried``, ``twin`` (grid geodesic on the Matterport3D twin: an approximation of the
+    navmesh, named as such) or ``none``; ``gt_file``: the split's ``_gt`` file (default: found
+    next to the episodes); ``show_progress``. Other options are ignored. ``form`` (at scoring):
+    ``auto``, ``r2r-ce`` or ``rxr-jsonl``.
+    """
+
+    def __init__(self, request: SplitRequest) -> None:
+        from vlneval.tasks.vlnce.format import load_vlnce
+
+        r = request
+        self.task, self.profile = r.task.name, r.profile
+        self.distance = r.options.get("distance", "auto")
+        if self.distance not in DISTANCE_SOURCES:
+            from vlneval.errors import UnknownNameError
+
+            raise UnknownNameError("distance source", self.distance, DISTANCE_SOURCES)
+        self.show_progress = bool(r.options.get("show_progress", True))
+        gt_file = r.options.get("gt_file")
+        self.base = r.base()
+        path = r.episodes_path(self.base)
+        if gt_file is None:
+            candidate = path.parent / path.name.replace(".json", "_gt.json")
+            gt_file = candidate if candidate.exists() else None
+        self.episodes = load_vlnce(path, gt_path=gt_file, task=r.task.name, split=r.split)
+        if not self.episodes.scorable:
+            raise InvalidInputError(
+                f"split {r.split} has no goals (a hidden test split); it cannot be scored locally",
+                source=str(path),
+            )
+        self.graphs_folder = r.graphs
+        self._twin: DistanceSource | None = None
+
+    def _twin_source(self) -> DistanceSource:
+        """The twin distance source, built on first use and kept for later files."""
+        if self._twin is None:
+            self._twin = self._build_twin()
+        return self._twin
+
+    def _build_twin(self) -> DistanceSource:
+        from vlneval.continuous.oracle import GridOracle
+        from vlneval.continuous.twin import TwinWorlds
+        from vlneval.graph.store import GraphStore
+        from vlneval.tasks.common.root import graphs_dir
+        from vlneval.tasks.vlnce.format import habitat_to_world
+
+        base, episodes = self.base, self.episodes
+        folder = self.graphs_folder
+        folder = folder if folder is not None else (graphs_dir(base) if base is not None else None)
+        if folder is None:
+            raise VLNEvalError(
+                "--distance twin needs the connectivity graphs: pass --graphs DIR or --data-root DIR"
+            )
+        worlds = TwinWorlds(GraphStore(folder))
+        return DistanceSource(
+            "twin",
+            "grid geodesic on the continuous twin built from the Matterport3D navigation "
+            "graph: an APPROXIMATION of Habitat's navmesh geodesic (points off the twin's free "
+            "space snap up to 0.5 m)",
+            lambda i: GridOracle(worlds(episodes.scans[i]), transform=habitat_to_world, snap=0.5),
+        )
+
+    def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
+        """Scores a VLN-CE predictions file with the scorer's distance source."""
+        from vlneval.tasks.vlnce.format import parse_ce_predictions
+
+        preds = parse_ce_predictions(
+            require_path(predictions, self.task), self.episodes, form=_ce_form(how.form)
+        )
+        source = _resolve_source(self.distance, preds, self._twin_source)
+        return score_continuous(
+            self.episodes, preds, self.profile, source, subset=how.subset,
+            declared=how.declared, run=how.run, show_progress=self.show_progress,
+        )  # fmt: skip
+
+
+def _ce_form(form: str) -> str:
+    return "auto" if form in ("auto", "triple") else form
+
+
+class TwinScorer:
+    """The continuous twin of an R2R split, loaded once (``open_scorer`` of ``r2r-twin``).
+
+    Options: ``show_progress``; others are ignored.
+    """
+
+    def __init__(self, request: SplitRequest) -> None:
+        r = request
+        self.task, self.profile = r.task.name, r.profile
+        self.show_progress = bool(r.options.get("show_progress", True))
+        self.episodes, self.worlds = load_twin_split(
+            r.task, r.split, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs
+        )
+        self.source = twin_source(self.episodes, self.worlds)
+
+    def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
+        """Scores continuous-twin predictions (positions in the world frame)."""
+        from vlneval.tasks.vlnce.format import parse_ce_predictions
+
+        preds = parse_ce_predictions(
+            require_path(predictions, self.task), self.episodes, form=_ce_form(how.form)
+        )
+        return score_continuous(
+            self.episodes, preds, self.profile, self.source, subset=how.subset,
+            declared=how.declared, run=how.run, show_progress=self.show_progress,
+        )  # fmt: skip
+
+
+def load_twin_split(
+    task: Any,
+    split: str,
+    *,
+    root: str | Path | None = None,
+    episodes_file: str | Path | None = None,
+    graphs: str | Path | None = None,
+    **world_params: Any,
+) -> tuple[ContinuousEpisodes, Any]:
+    """The twin episodes of an R2R split and the twin worlds of their scans."""
+    from vlneval.continuous.twin import TwinWorlds, twin_episodes
+    from vlneval.graph.store import GraphStore
+    from vlneval.tasks.common.root import graphs_dir
+    from vlneval.tasks.r2r.format import load_r2r
+
+    base = task_base(task, root)
+    path = episodes_path(task, split, base, episodes_file)
+    table = load_r2r(path, task=task.name, split=split)
+    if not table.scorable:
+        raise InvalidInputError(
+            f"split {split} has no goals; it cannot be scored locally", source=str(path)
+        )
+    if graphs is None and base is None:
+        raise VLNEvalError(
+            "the continuous twin needs the connectivity graphs: pass --graphs DIR or --data-root DIR"
+        )
+    store = GraphStore(graphs if graphs is not None else graphs_dir(cast(Path, base)))
+    return twin_episodes(table, store, task=task.name), TwinWorlds(store, **world_params)
+
+
+def twin_source(episodes: ContinuousEpisodes, worlds: Any) -> DistanceSource:
+    """The grid-oracle distance source of twin episodes."""
+    from vlneval.continuous.oracle import GridOracle
+
+    return DistanceSource(
+        "twin",
+        "grid geodesic on the continuous twin world (the scored worlds themselves)",
+        lambda i: GridOracle(worlds(episodes.scans[i]), snap=0.5),
+    )
+
+
+# ----- summary ---------------------------------------------------------------------------------
+
+
+def _goal_mask(per: Mapping[str, np.ndarray], prof: ContinuousProfile) -> np.ndarray:
+    ne = per["nav_error"]
+    return np.isfinite(ne) if prof.unreachable == "exclude" else np.ones(len(ne), dtype=np.bool_)
+
+
+def _aggregate(
+    per: Mapping[str, np.ndarray],
+    prof: ContinuousProfile,
+    source: DistanceSource,
+    episodes: ContinuousEpisodes,
+    preds: ContinuousPredictions,
+) -> tuple[dict[str, float | None], dict[str, str], dict[str, Any]]:
+    metrics: dict[str, float | None] = {}
+    unavailable: dict[str, str] = {}
+    n = len(per["path_length"])
+    goal = _goal_mask(per, prof) if "nav_error" in per else np.ones(n, dtype=np.bool_)
+    unreachable: dict[str, Any] = {}
+    if "nav_error" in per:
+        inf = np.flatnonzero(~np.isfinite(per["nav_error"]))
+        ids = [episodes.ids[int(preds.episodes[k])] for k in inf]
+        unreachable = {
+            "count": len(ids),
+            "ids": ids[:50],
+            "policy": prof.unreachable,
+            "rule": (
+                "counted as failures (SR, SPL, sDTW = 0) and left out of the NE mean"
+                if prof.unreachable == "failure"
+                else "left out of NE, OSR, SR, SPL and sDTW"
+            ),
+            "steps_with_infinite_distance": int(
+                np.nansum(per.get("unreachable_steps", np.zeros(1)))
+            ),
+        }
+    for label in prof.metrics:
+        col = COLUMNS[label]
+        if col not in per:
+            unavailable[label] = (
+                "no dense reference path (the split's _gt file)"
+                if col in ("ndtw",) or (col == "sdtw" and source.name != "none")
+                else f"no distance source ({source.description})"
+            )
+            metrics[label] = None
+            continue
+        values = per[col]
+        if label in GOAL_LABELS:
+            values = values[goal]
+        if label == "NE":
+            values = values[np.isfinite(values)]
+        if len(values) == 0:
+            metrics[label], unavailable[label] = None, "no scored episode has a finite value"
+        elif np.isnan(values).any():
+            metrics[label] = None
+            unavailable[label] = (
+                f"{int(np.isnan(values).sum())} episode(s) have no start-goal distance (ℓ) for SPL"
+            )
+        else:
+            metrics[label] = float(values.mean())
+    return metrics, unavailable, unreachable
+
+
+def summarise_continuous(
+    episodes: ContinuousEpisodes,
+    preds: ContinuousPredictions,
+    per: Mapping[str, np.ndarray],
+    prof: ContinuousProfile,
+    source: DistanceSource,
+    *,
+    subset: bool,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+) -> ResultBuilder:
+    """The parts of the result (spec/outputs.md) of continuous scoring."""
+    metrics, unavailable, unreachable = _aggregate(per, prof, source, episodes, preds)
+    warnings = list(preds.warnings)
+    if unreachable.get("count"):
+        warnings.append(
+            f"{unreachable['count']} episode(s) end where the goal is unreachable (infinite "
+            f"distance): {unreachable['rule']} (policy '{prof.unreachable}')"
+        )
+    dtw = _dtw_note(prof)
+    warnings.append(dtw["note"])
+    if preds.form == "rxr-jsonl":
+        warnings.append(
+            "the RxR-Habitat JSONL form has no stop flag: the last position is taken as STOP"
+        )
+    parts = start_result(
+        task=episodes.task, split=episodes.split, prof=prof, source=preds.source,
+        form=preds.form, n_scored=len(preds.episodes), n_expected=len(episodes),
+        partial=bool(preds.missing) and subset, metrics=metrics, unavailable=unavailable,
+        per=per, warnings=warnings, declared=declared, run=run,
+        details={
+            "distance": {
+                "source": source.name, "detail": source.description, "unreachable": unreachable,
+            },
+            "dtw": dtw,
+        },
+    )  # fmt: skip
+    scoring = parts.protocol["scoring"]
+    scoring["distance_source"] = source.name
+    scoring["distance_detail"] = source.description
+    scoring["dtw"] = dtw["method"]
+    scoring["stop"] = (
+        "the last position is the stop (RxR-Habitat form)"
+        if preds.form == "rxr-jsonl"
+        else "success requires an explicit STOP"
+        if prof.require_stop
+        else "STOP not required"
+    )
+    return parts
+
+
+def _dtw_note(prof: ContinuousProfile) -> dict[str, Any]:
+    if prof.dtw == "fastdtw":
+        method = (
+            f"fastdtw radius {prof.fastdtw_radius} ({prof.fastdtw_variant} variant of the package)"
+        )
+        return {
+            "method": method,
+            "approximate": True,
+            "note": (
+                f"nDTW and sDTW use {method}, VLN-CE's default: an APPROXIMATE DTW that can exceed the "
+                "exact one (nDTW too low); --profile vlnce-exact computes the exact DTW"
+            ),
+        }
+    return {
+        "method": "exact",
+        "approximate": False,
+        "note": (
+            "nDTW and sDTW use the exact DTW: this DEVIATES from VLN-CE's official default (fastdtw, "
+            "radius 1, an approximation); --profile vlnce reproduces the official numbers"
+        ),
+    }
