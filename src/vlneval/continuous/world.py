@@ -74,6 +74,7 @@ class World:
     _digest: str | None = field(default=None, init=False, repr=False)
     _graph: Any = field(default=None, init=False, repr=False)
     _reverse: Any = field(default=None, init=False, repr=False)
+    _target_search: Any = field(default=None, init=False, repr=False)
     _fields: OrderedDict[int, np.ndarray] = field(
         default_factory=OrderedDict, init=False, repr=False
     )
@@ -366,6 +367,16 @@ class World:
         if len(self._searches) > 16:
             self._searches.popitem(last=False)
         return dist, pred
+
+    def target_search(self) -> Any:
+        """The world's :class:`~vlneval.continuous.search.TargetSearch` (made once): searches
+        from a cell that stop when a few target cells are settled, with ``search``'s floats
+        and paths."""
+        if self._target_search is None:
+            from vlneval.continuous.search import TargetSearch
+
+            self._target_search = TargetSearch(self)
+        return self._target_search
 
     def distance(self, a: Any, b: Any, *, z_tolerance: float = 1.0, snap: float = 0.0) -> float:
         """Geodesic distance between two positions (inf when either is off the map or the two
