@@ -378,7 +378,7 @@ class World:
                 if "" in arrays:
                     np.save(fh, arrays[""], allow_pickle=False)
                 else:
-                    np.savez(fh, **arrays)
+                    np.savez(fh, **arrays)  # type: ignore[arg-type]
             os.replace(tmp, path)
         except OSError:
             with contextlib.suppress(OSError, UnboundLocalError):
