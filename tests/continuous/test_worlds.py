@@ -111,3 +111,23 @@ def test_unicycle_drive() -> None:
     arc = mover.drive(pose, 0.5 * math.pi / 2, math.pi / 2, 1.0)
     assert arc.length == pytest.approx(math.pi / 4, rel=1e-3)
     assert (arc.pose.x, arc.pose.y) == pytest.approx((1.5, 1.5), abs=2e-3)
+
+
+def test_fields_and_graph_kept_on_disk(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A second world of the same content reads the graph and fields the first one wrote, and
+    they are the same arrays; a world of other content does not."""
+    free = np.ones((2, 12, 15), dtype=bool)
+    free[1, :, :6] = False
+    height = np.zeros(free.shape)
+    height[1] = 2.5
+    first = World("w", free, height, (0.0, 0.0), 0.1, cache=tmp_path)
+    g, f = first.graph(), first.field(7)
+    folder = next(tmp_path.iterdir())
+    assert sorted(p.name for p in folder.iterdir()) == ["7.npy", "graph.npz"]
+    second = World("w", free, height, (0.0, 0.0), 0.1, cache=tmp_path)
+    g2 = second.graph()
+    assert second._graph is not None and (g2 != g).nnz == 0
+    assert np.array_equal(g2.indptr, g.indptr) and np.array_equal(g2.indices, g.indices)
+    assert np.array_equal(second.field(7), f)
+    other = World("w", free, height, (0.0, 0.0), 0.1, climb=0.3, cache=tmp_path)
+    assert other._load_graph() is None and other._load_field(7) is None

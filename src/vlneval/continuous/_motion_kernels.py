@@ -26,6 +26,8 @@ __all__ = [
     "move",
     "drive",
     "forward_nodes",
+    "discrete_choice",
+    "NO_TURN",
     "follow",
     "run_waypoint",
     "descend_path",
@@ -38,6 +40,8 @@ _jit = numba.njit(cache=True, nogil=True)
 _TWO_PI = 2.0 * math.pi
 _SPLIT = 134217729.0  # 2**27 + 1: Veltkamp's splitting constant for doubles
 REACHED, TIMEOUT, STALLED = 0, 1, 2
+#: discrete_choice when no step makes progress
+NO_TURN = -(1 << 30)
 
 
 @_jit
@@ -97,7 +101,8 @@ def enter(free, height, geo, layer, i, j, i2, j2):  # type: ignore[no-untyped-de
     if not (0 <= i2 < free.shape[1] and 0 <= j2 < free.shape[2]):
         return -1
     h0 = height[layer, i, j]
-    dxy = geo[0] * hypot(float(i2 - i), float(j2 - j))
+    di, dj = abs(i2 - i), abs(j2 - j)
+    dxy = geo[0] if di + dj == 1 else geo[0] * hypot(float(di), float(dj))  # hypot(1, 0) == 1
     limit = geo[3] + geo[4] * dxy
     best, best_dh = -1, math.inf
     for k in range(free.shape[0]):
@@ -188,8 +193,9 @@ def segment(free, height, geo, x0, y0, layer, x1, y1):  # type: ignore[no-untype
 def move(free, height, geo, substep, x, y, layer, z, dx, dy, slide, partial, record):  # type: ignore[no-untyped-def]
     """Moves by (dx, dy) in straight sub-steps (see ``Mover.translate``).
 
-    Returns ``(x, y, layer, z, length, blocked, trail)``: the trail (rows x, y, layer, z, one
-    per sub-step that moved) only when ``record``, else empty.
+    Returns ``(x, y, layer, z, length, blocked, trail)``: the length and the trail (rows x, y,
+    layer, z, one per sub-step that moved) only when ``record``, else 0 and empty (a test
+    of where a motion ends).
     """
     n = max(1, int(math.ceil(hypot(dx, dy) / substep)))
     sx, sy = dx / n, dy / n
@@ -217,10 +223,11 @@ def move(free, height, geo, substep, x, y, layer, z, dx, dy, slide, partial, rec
                 break
         ci, cj = _cell(geo, nx, ny)
         nz = height[nl, ci, cj]
-        run += hypot(nx - cx, ny - cy)
-        if nz != cz:
-            length += hypot(run, nz - cz)
-            run = 0.0
+        if record:
+            run += hypot(nx - cx, ny - cy)
+            if nz != cz:
+                length += hypot(run, nz - cz)
+                run = 0.0
         cx, cy, cl, cz = nx, ny, nl, nz
         if record:
             trail[count, 0], trail[count, 1], trail[count, 2], trail[count, 3] = cx, cy, cl, cz
@@ -281,6 +288,41 @@ def forward_nodes(
         i, j = _cell(geo, fx, fy)
         out[n] = node_id[fl, i, j]
     return out
+
+
+@_jit
+def discrete_choice(
+    free,
+    height,
+    geo,
+    node_id,
+    substep,
+    field,
+    x,
+    y,
+    layer,
+    z,
+    heading,
+    ks,
+    turn,
+    distance,
+    slide,
+    partial,
+    here,
+):  # type: ignore[no-untyped-def]
+    """The discrete teacher's choice: the first ``k`` of ``ks`` whose forward step (after
+    turning ``k * turn``) lowers the ``field`` the most, by more than 0.01 m below ``here``
+    and 1e-9 below the best so far; ``NO_TURN`` (no step makes progress) when none does."""
+    nodes = forward_nodes(
+        free, height, geo, node_id, substep, x, y, layer, z, heading, ks, turn, distance,
+        slide, partial,
+    )  # fmt: skip
+    best_k, best = NO_TURN, here - 0.01
+    for n in range(len(ks)):
+        value = field[nodes[n]]
+        if value < best - 1e-9:
+            best_k, best = ks[n], value
+    return best_k
 
 
 # -- the path follower (state: [has target, tx, ty, t layer, base, target index]) --------------

@@ -12,8 +12,7 @@ axis that is free (the larger first): the agent slides along the obstacle, as Ha
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -33,9 +32,11 @@ def direction(heading: float) -> tuple[float, float]:
     return math.sin(heading), math.cos(heading)
 
 
-@dataclass(frozen=True)
-class Pose:
-    """Where the agent is: position (x, y), layer, floor height z, heading and camera elevation."""
+class Pose(NamedTuple):
+    """Where the agent is: position (x, y), layer, floor height z, heading and camera elevation.
+
+    Immutable; a named tuple, since an episode records one per step or controller tick.
+    """
 
     x: float
     y: float

@@ -74,6 +74,7 @@ class World:
     _digest: str | None = field(default=None, init=False, repr=False)
     _graph: Any = field(default=None, init=False, repr=False)
     _reverse: Any = field(default=None, init=False, repr=False)
+    _target_search: Any = field(default=None, init=False, repr=False)
     _fields: OrderedDict[int, np.ndarray] = field(
         default_factory=OrderedDict, init=False, repr=False
     )
@@ -283,9 +284,12 @@ class World:
     def graph(self) -> Any:
         """The sparse (CSR) graph of free cells, edges weighted by 3-D length (built once)."""
         if self._graph is None:
+            self._graph = self._load_graph()
+        if self._graph is None:
             from vlneval.continuous.geodesic import build_graph
 
             self._graph = build_graph(self)
+            self._save_graph(self._graph)
         return self._graph
 
     def field(self, goal_node: int) -> np.ndarray:
@@ -310,6 +314,10 @@ class World:
     # A field depends on the grid alone, so runs over the same split (each action space, every
     # checkpoint of a sweep) share them on disk when ``cache`` names a folder (TwinWorlds does).
     def _field_file(self, goal_node: int) -> Path | None:
+        folder = self._cache_folder()
+        return None if folder is None else folder / f"{goal_node}.npy"
+
+    def _cache_folder(self) -> Path | None:
         if self.cache is None:
             return None
         if self._digest is None:
@@ -319,7 +327,30 @@ class World:
             h.update(self.free.tobytes())
             h.update(self.height.tobytes())
             self._digest = h.hexdigest()[:24]
-        return Path(self.cache) / f"{self.name}-v{FIELD_FORMAT}-{self._digest}" / f"{goal_node}.npy"
+        return Path(self.cache) / f"{self.name}-v{FIELD_FORMAT}-{self._digest}"
+
+    def _load_graph(self) -> Any:
+        folder = self._cache_folder()
+        path = None if folder is None else folder / "graph.npz"
+        if path is None or not path.is_file():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                indptr, indices, data = f["indptr"], f["indices"], f["data"]
+        except (OSError, ValueError, KeyError):
+            return None
+        n = self.n_nodes
+        if indptr.shape != (n + 1,) or indices.shape != data.shape or data.dtype != np.float64:
+            return None
+        from scipy.sparse import csr_matrix
+
+        return csr_matrix((data, indices, indptr), shape=(n, n))
+
+    def _save_graph(self, graph: Any) -> None:
+        folder = self._cache_folder()
+        if folder is not None:
+            arrays = {"indptr": graph.indptr, "indices": graph.indices, "data": graph.data}
+            self._save(folder / "graph.npz", arrays)
 
     def _load_field(self, goal_node: int) -> np.ndarray | None:
         path = self._field_file(goal_node)
@@ -334,13 +365,20 @@ class World:
 
     def _save_field(self, goal_node: int, values: np.ndarray) -> None:
         path = self._field_file(goal_node)
-        if path is None:
-            return
-        try:  # atomically; a cache that cannot be written is skipped
+        if path is not None:
+            self._save(path, {"": values})
+
+    @staticmethod
+    def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
+        """One array (key ``""``) as .npy, else an .npz; atomically, skipped on errors."""
+        try:  # a cache that cannot be written is skipped
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(fd, "wb") as fh:
-                np.save(fh, values, allow_pickle=False)
+                if "" in arrays:
+                    np.save(fh, arrays[""], allow_pickle=False)
+                else:
+                    np.savez(fh, **arrays)  # type: ignore[arg-type]
             os.replace(tmp, path)
         except OSError:
             with contextlib.suppress(OSError, UnboundLocalError):
@@ -366,6 +404,16 @@ class World:
         if len(self._searches) > 16:
             self._searches.popitem(last=False)
         return dist, pred
+
+    def target_search(self) -> Any:
+        """The world's :class:`~vlneval.continuous.search.TargetSearch` (made once): searches
+        from a cell that stop when a few target cells are settled, with ``search``'s floats
+        and paths."""
+        if self._target_search is None:
+            from vlneval.continuous.search import TargetSearch
+
+            self._target_search = TargetSearch(self)
+        return self._target_search
 
     def distance(self, a: Any, b: Any, *, z_tolerance: float = 1.0, snap: float = 0.0) -> float:
         """Geodesic distance between two positions (inf when either is off the map or the two

@@ -247,19 +247,17 @@ class ContinuousNavEnv(EpisodeEnv):
         the last step when the agent stopped). Heights are the episode's start height plus the
         world's height changes."""
         poses = self._rec.poses
-        pts = np.array([p.position for p in poses]) if poses else np.zeros((0, 3))
+        pts = np.array([(p.x, p.y, p.z) for p in poses], dtype=np.float64).reshape(-1, 3)
         pts[:, 2] += self._z_offset
         if self.episodes.frame == "habitat":
             pts = world_to_habitat(pts)
-        last = len(poses) - 1
-        return [
-            {
-                "position": pts[k].tolist(),
-                "heading": float(p.heading),
-                "stop": bool(self._rec.stopped and k == last),
-            }
-            for k, p in enumerate(poses)
+        steps = [
+            {"position": xyz, "heading": float(p.heading), "stop": False}
+            for xyz, p in zip(pts.tolist(), poses, strict=True)
         ]
+        if steps and self._rec.stopped:
+            steps[-1]["stop"] = True
+        return steps
 
     def prediction(self) -> dict[str, Any]:
         """The current (or last) episode as an ``r2r-ce`` prediction entry ``{id: steps}``."""

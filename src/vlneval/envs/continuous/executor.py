@@ -8,7 +8,6 @@ out of time (three times the path's driving time plus 5 s). Every controller tic
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,45 +39,27 @@ _OUTCOMES = {0: ("reached", ""), 1: ("blocked", "timeout"), 2: ("blocked", "stal
 
 def _target_node(
     mover: Mover, start: int, target: tuple[float, float, float | None], space: Waypoint
-) -> tuple[int, np.ndarray]:
-    """The node to drive to and the robot's Dijkstra predecessors; -1 when there is none."""
+) -> int:
+    """The node to drive to (-1 when there is none): among the free cells within ``snap`` of
+    the target reachable within the search limit, the floor nearest the requested height,
+    then the cell nearest the target (both rounded to the micrometre), then the nearest by
+    path (the first in row, column, layer order on ties)."""
     world = mover.world
-    dist, pred = world.search(start, limit=4.0 * space.max_range + 2.0)
     x, y, z = target
-    i0, j0 = world.cell(x, y)
-    reach = int(math.ceil(space.snap / world.resolution))
-    best, key = -1, (math.inf, math.inf, math.inf)
-    for i in range(i0 - reach, i0 + reach + 1):
-        for j in range(j0 - reach, j0 + reach + 1):
-            if not world.inside(i, j):
-                continue
-            off = math.hypot(
-                world.origin[0] + j * world.resolution - x,
-                world.origin[1] + i * world.resolution - y,
-            )
-            if off > max(space.snap, world.resolution * 0.71):
-                continue
-            for layer in np.flatnonzero(world.free[:, i, j]):
-                node = int(world.node_id[layer, i, j])
-                if not math.isfinite(dist[node]):
-                    continue
-                dz = abs(world.height[layer, i, j] - z) if z is not None else 0.0
-                k = (
-                    (round(dz, 6), round(off, 6), dist[node])
-                    if z is not None
-                    else (round(off, 6), dist[node], 0.0)
-                )
-                if k < key:
-                    best, key = node, k
-    return best, pred
+    search = world.target_search()
+    nodes, k1, k2 = search.kernels.candidates(
+        world.free, world.height, world.node_id, mover.grid[2], x, y,
+        0.0 if z is None else z, z is not None, space.snap,
+    )  # fmt: skip
+    if not len(nodes):
+        return -1
+    return search.best(start, nodes, k1, k2, limit=4.0 * space.max_range + 2.0)
 
 
-def _path(mover: Mover, pred: np.ndarray, start: int, node: int) -> np.ndarray:
+def _path(mover: Mover, start: int, node: int) -> np.ndarray:
     world = mover.world
-    nodes = [node]
-    while nodes[-1] != start:
-        nodes.append(int(pred[nodes[-1]]))
-    cells = world.node_cells[nodes[::-1]]
+    nodes = world.target_search().path(node)
+    cells = world.node_cells[nodes]
     return np.stack(
         [
             world.origin[0] + cells[:, 2] * world.resolution,
@@ -96,10 +77,10 @@ def execute_waypoint(
     world = mover.world
     i, j = world.cell(pose.x, pose.y)
     start = int(world.node_id[pose.layer, i, j])
-    node, pred = _target_node(mover, start, target, space)
+    node = _target_node(mover, start, target, space)
     if node < 0:
         return WaypointResult(pose, "blocked", "target off the free space or unreachable")
-    path = _path(mover, pred, start, node)
+    path = _path(mover, start, node)
     path[0, :2] = (pose.x, pose.y)
     if world.cell(target[0], target[1]) == tuple(world.node_cells[node][1:]):
         path[-1, :2] = target[0], target[1]

@@ -106,16 +106,13 @@ class ContinuousTeacher:
     def _discrete(self, mover: Mover, pose: Pose, space: DiscreteSteps, here: float) -> int:
         assert self._field is not None  # action() checked that the goal is reachable
         free, height, geo, substep = mover.grid
-        nodes = mover.kernels.forward_nodes(
-            free, height, geo, mover.world.node_id, substep, pose.x, pose.y, pose.layer,
-            pose.z, pose.heading, self._order(space), math.radians(space.turn_deg),
-            space.forward_m, space.sliding, space.sliding,
+        k = mover.kernels
+        best_k = k.discrete_choice(
+            free, height, geo, mover.world.node_id, substep, self._field, pose.x, pose.y,
+            pose.layer, pose.z, pose.heading, self._order(space), math.radians(space.turn_deg),
+            space.forward_m, space.sliding, space.sliding, here,
         )  # fmt: skip
-        best_k, best = None, here - 0.01
-        for k, value in zip(self._order(space).tolist(), self._field[nodes].tolist(), strict=True):
-            if value < best - 1e-9:
-                best_k, best = k, value
-        if best_k is None:
+        if best_k == k.NO_TURN:
             return STOP
         if best_k == 0:
             return FORWARD
