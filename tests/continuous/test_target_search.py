@@ -112,7 +112,7 @@ def test_two_floors_and_a_ramp() -> None:
 
 
 def test_real_twin_worlds(data_root: Path) -> None:
-    from vlneval.evaluation.vlnce import load_twin_split
+    from vlneval.tasks.vlnce.score import load_twin_split
     from vlneval.tasks import get_task
 
     eps, worlds = load_twin_split(get_task("r2r-twin"), "val_unseen", root=data_root)
