@@ -112,8 +112,8 @@ def test_two_floors_and_a_ramp() -> None:
 
 
 def test_real_twin_worlds(data_root: Path) -> None:
-    from vlneval.tasks.vlnce.score import load_twin_split
     from vlneval.tasks import get_task
+    from vlneval.tasks.vlnce.score import load_twin_split
 
     eps, worlds = load_twin_split(get_task("r2r-twin"), "val_unseen", root=data_root)
     rng = np.random.default_rng(2)
