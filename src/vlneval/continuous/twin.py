@@ -1,22 +1,20 @@
-"""Continuous twins of graph episodes (R2R): the same start, heading, goal and reference
-route, as positions in the twin world of the building (:func:`world_from_navgraph`)."""
+"""Continuous twin worlds of Matterport3D buildings (:func:`world_from_navgraph`), one per scan,
+and dense polylines along their routes; the twin *episodes* of a graph split are built by
+:func:`vlneval.tasks.vlnce.twin.twin_episodes`."""
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vlneval.continuous.navgraph import floor_points, world_from_navgraph
-from vlneval.tasks.vlnce.format import ContinuousEpisodes
+from vlneval.continuous.navgraph import world_from_navgraph
 
 if TYPE_CHECKING:
     from vlneval.continuous.world import World
     from vlneval.graph.store import GraphStore
-    from vlneval.tasks.common.episodes import EpisodeTable
 
-__all__ = ["TwinWorlds", "twin_episodes", "densify", "DENSE_SPACING"]
+__all__ = ["TwinWorlds", "densify", "DENSE_SPACING"]
 
 #: Spacing of the dense reference points (VLN-CE's forward step, metres).
 DENSE_SPACING = 0.25
@@ -82,57 +80,3 @@ def _signature(fn: Any) -> Any:
     import inspect
 
     return inspect.signature(fn).parameters
-
-
-def twin_episodes(
-    episodes: EpisodeTable,
-    store: GraphStore,
-    *,
-    spacing: float = DENSE_SPACING,
-    task: str | None = None,
-) -> ContinuousEpisodes:
-    """The continuous twins of graph episodes, in the world frame.
-
-    Start and goal are the floor points of the first and last viewpoint of the reference path
-    (the goal is the last of the episode's goals); the dense reference interpolates the
-    reference viewpoints every ``spacing`` metres. ``shortest`` is left NaN: the scorer takes
-    the start-goal distance from the twin world.
-    """
-    ids, scans, starts, goals, refs, dense = [], [], [], [], [], []
-    for i in range(len(episodes)):
-        g = store.graph(episodes.scans[i])
-        fp = floor_points(g)
-        pts = fp[[g.index[v] for v in episodes.paths[i]]]
-        ids.append(episodes.ids[i])
-        scans.append(episodes.scans[i])
-        starts.append(pts[0])
-        goals.append(fp[g.index[episodes.goals[i][-1]]])
-        refs.append(pts)
-        dense.append(densify(pts, spacing))
-    from vlneval.tasks.vlnce.format import _ragged
-
-    ref, ref_off = _ragged(refs)
-    den, den_off = _ragged(dense)
-    n = len(ids)
-    return ContinuousEpisodes(
-        task or f"{episodes.task}-twin",
-        episodes.split,
-        episodes.source,
-        episodes.id_field,
-        "world",
-        ids,
-        list(ids),
-        [i.rsplit("_", 1)[0] for i in ids],
-        scans,
-        list(episodes.instructions),
-        np.asarray(starts).reshape(-1, 3),
-        np.asarray(episodes.headings, float) % (2 * math.pi),
-        np.asarray(goals).reshape(-1, 3),
-        np.full(n, 3.0),
-        np.full(n, np.nan),
-        ref,
-        ref_off,
-        den,
-        den_off,
-        dense_source=f"reference viewpoints interpolated every {spacing} m",
-    )

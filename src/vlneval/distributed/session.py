@@ -37,7 +37,7 @@ def shard_manifest(
 ) -> dict[str, Any]:
     """The manifest fields of shard ``spec`` of a run over ``episodes`` (any table with ``task``,
     ``split``, ``ids``, ``scans`` and ``id_field``)."""
-    from vlneval import __version__
+    from vlneval._version import __version__
 
     ids = [str(e) for e in episodes.ids]
     assigned = plan(ids, spec.count, scans=list(episodes.scans), balance_scans=balance_scans)

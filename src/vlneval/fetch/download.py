@@ -28,7 +28,7 @@ from typing import Any
 
 import pooch
 
-from vlneval import __version__
+from vlneval._version import __version__
 from vlneval.fetch.errors import ChecksumError, DownloadError
 from vlneval.fetch.registry import FileEntry
 from vlneval.fetch.verify import digest, part_path

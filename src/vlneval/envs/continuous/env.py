@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from vlneval.continuous.motion import Mover, Pose, direction
-from vlneval.continuous.twin import TwinWorlds, twin_episodes
+from vlneval.continuous.twin import TwinWorlds
 from vlneval.continuous.world import World
 from vlneval.envs.continuous.executor import execute_waypoint
 from vlneval.envs.continuous.spaces import (
@@ -42,6 +42,7 @@ from vlneval.envs.core import EpisodeEnv, budget_card, privileged_card
 from vlneval.errors import InvalidActionError, VLNEvalError
 from vlneval.graph.store import GraphStore
 from vlneval.tasks.vlnce.format import ContinuousEpisodes, world_to_habitat
+from vlneval.tasks.vlnce.twin import twin_episodes
 
 __all__ = ["ContinuousNavEnv", "EpisodeRecord", "OBSERVATION_FIELDS", "make_continuous_env"]
 

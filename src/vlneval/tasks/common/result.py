@@ -255,7 +255,7 @@ class ResultBuilder:
         self, episodes: EpisodeTable, scored: np.ndarray, per_episode: Mapping[str, np.ndarray]
     ) -> Result:
         """The frozen result: these parts and the per-episode table of ``scored``."""
-        from vlneval import __version__
+        from vlneval._version import __version__
 
         return Result(
             task=self.task, split=self.split, profile=self.profile, episodes=episodes,

@@ -378,10 +378,11 @@ def load_twin_split(
     **world_params: Any,
 ) -> tuple[ContinuousEpisodes, Any]:
     """The twin episodes of an R2R split and the twin worlds of their scans."""
-    from vlneval.continuous.twin import TwinWorlds, twin_episodes
+    from vlneval.continuous.twin import TwinWorlds
     from vlneval.graph.store import GraphStore
     from vlneval.tasks.common.root import graphs_dir
     from vlneval.tasks.r2r.format import load_r2r
+    from vlneval.tasks.vlnce.twin import twin_episodes
 
     base = task_base(task, root)
     path = episodes_path(task, split, base, episodes_file)
