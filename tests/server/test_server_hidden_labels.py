@@ -236,13 +236,18 @@ def test_a_scorer_message_that_quotes_a_goal_is_never_shown(sqlite_server, monke
         return Leaky()
 
     TASKS.register(
-        "demo-leaky", dataclasses.replace(get_task("demo"), name="demo-leaky", open_scorer=leaky)
+        "demo-leaky",
+        dataclasses.replace(
+            get_task("demo"), name="demo-leaky", open_scorer=leaky, graph_trajectories=False
+        ),
     )
     try:
         admin.create_phase(sqlite_server.db, "demo", "leaky", task="demo-leaky", profile="demo")
         answers = []
         for records in (stop_predictions(), _with_path(stop_predictions(), ep)):
-            r = sqlite_server.submit(sqlite_server.alpha, encode(records), phase="leaky", name="p.json")
+            r = sqlite_server.submit(
+                sqlite_server.alpha, encode(records), phase="leaky", name="p.json"
+            )
             sqlite_server.work()
             got = sqlite_server.get(r.json()["id"], sqlite_server.alpha).json()
             assert got["status"] == "failed" and got["error_kind"] == "invalid"

@@ -145,7 +145,7 @@ def load_phase_data(spec: PhaseSpec) -> PhaseData:
     check_unchanged(spec)
     task = get_task(spec.task)
     prof = get_profile(spec.profile)
-    if getattr(task, "open_scorer", None) is not None:
+    if not task.graph_trajectories:  # its own reader: no public view checks it yet
         return PhaseData(None, None, prof, raw_redactor(_episodes_path(task, spec)))
     episodes, store = load_split(
         task, spec.split, prof, episodes_file=spec.episodes_file, graphs=spec.graphs_dir

@@ -97,6 +97,10 @@ class Task:
         run_records: for tasks whose scorer does not read R2R records, the function (entry
             point) that writes an agent run's R2R records in the task's predictions format,
             ``(episodes, records) -> (records, note)``; empty for other tasks.
+        graph_trajectories: its predictions are R2R-style viewpoint trajectories read and
+            rule-checked by the shared reader (``tasks/common``), so a public view of the
+            episodes (ids, scans, starts) can check a file without its labels (the server and
+            blind validation do).
     """
 
     name: str
@@ -116,6 +120,7 @@ class Task:
     street_routes: str = ""
     object_boxes: str = ""
     run_records: str = ""
+    graph_trajectories: bool = False
 
     @property
     def data_versions(self) -> tuple[str, ...]:

@@ -23,5 +23,6 @@ TASK = Task(
     "val",
     "vlneval.tasks.r2r.score:R2RScorer",
     embedded=True,
+    graph_trajectories=True,
     notes=("the demo task is synthetic (generated houses and episodes), not real data",),
 )

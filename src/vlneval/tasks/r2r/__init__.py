@@ -26,6 +26,7 @@ R2R = Task(
     SPLITS,
     "val_unseen",
     SCORER,
+    graph_trajectories=True,
 )
 R4R = Task(
     "r4r",
@@ -38,6 +39,7 @@ R4R = Task(
     ("train", "val_seen", "val_unseen"),
     "val_unseen",
     SCORER,
+    graph_trajectories=True,
 )
 RXR = Task(
     "rxr",
@@ -51,4 +53,5 @@ RXR = Task(
     "val_unseen",
     SCORER,
     id_field="instruction_id",
+    graph_trajectories=True,
 )
