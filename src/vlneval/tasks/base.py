@@ -97,6 +97,9 @@ class Task:
         run_records: for tasks whose scorer does not read R2R records, the function (entry
             point) that writes an agent run's R2R records in the task's predictions format,
             ``(episodes, records) -> (records, note)``; empty for other tasks.
+        run_env: for tasks whose agents run in a continuous environment, the environment id
+            ``vlneval run`` uses unless ``--env`` names another continuous one; empty for
+            tasks run on a graph.
     """
 
     name: str
@@ -116,6 +119,7 @@ class Task:
     street_routes: str = ""
     object_boxes: str = ""
     run_records: str = ""
+    run_env: str = ""
 
     @property
     def data_versions(self) -> tuple[str, ...]:
