@@ -144,3 +144,19 @@ def test_continuous_run_refuses_graph_only_options(
                  "--features", "f.tsv", "--out", str(tmp_path / "p.json")])  # fmt: skip
     assert code == 2
     assert "drop --features" in capsys.readouterr().err
+
+
+def test_score_takes_the_unreachable_policy_as_a_task_option(tmp_path: Path) -> None:
+    from tests.vlnce.helpers import steps, write_split
+
+    episodes, _ = write_split(tmp_path)
+    line = [[0.0, 0.0, -float(k)] for k in range(5)]
+    preds = tmp_path / "p.json"
+    preds.write_text(json.dumps({"1": steps(line, [4, 3, 2, 1, float("inf")]),
+                                 "2": steps(line, [4, 3, 2, 1, 0.5])}))  # fmt: skip
+    args = ["score", "--task", "r2r-ce", "--split", "val", "--episodes", str(episodes),
+            "--predictions", str(preds), "--quiet"]  # fmt: skip
+    for policy, sr in (("failure", 0.5), ("exclude", 1.0)):
+        summary = tmp_path / f"{policy}.json"
+        assert main([*args, "--unreachable", policy, "--json", str(summary)]) == 0
+        assert json.loads(summary.read_text())["metrics"]["SR"] == sr
