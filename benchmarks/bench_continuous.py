@@ -12,7 +12,7 @@
    (every episode, or a seeded sample of N with --sample): SR, SPL, NE, the number of episodes
    whose goal is reachable, and the share of those the shortest agent completes.
 
-4. ``--rollout``: the ``vlneval run-ce ... --agent shortest --score`` command of each action
+4. ``--rollout``: the ``vlneval run ... --agent shortest --score`` command of each action
    space as a whole child process, CPU (user + sys) and wall seconds, with an empty field
    cache (cold) and again with the cache the first run filled (warm). ``--save DIR`` keeps
    the predictions, ``--compare DIR`` checks them byte for byte against a saved set (e.g. the
@@ -216,7 +216,7 @@ def _timed_command(cmd: list[str], env: dict[str, str]) -> dict[str, float]:
 def bench_rollout(
     root: Path, limit: int | None, save: Path | None, compare: Path | None
 ) -> dict[str, Any]:
-    """The shortest agent's run-ce command in each space, cold and warm field cache."""
+    """The shortest agent's continuous run command in each space, cold and warm field cache."""
     import shutil
     import sys
     import tempfile
@@ -229,7 +229,7 @@ def bench_rollout(
             row: dict[str, Any] = {}
             for state in ("cold", "warm"):
                 preds = Path(tmp) / f"{space}-{state}.json"
-                cmd = [sys.executable, "-m", "vlneval.cli.main", "run-ce", "--task", "r2r-twin"]
+                cmd = [sys.executable, "-m", "vlneval.cli.main", "run", "--task", "r2r-twin"]
                 cmd += ["--split", "val_unseen", "--data-root", str(root), "--agent", "shortest"]
                 cmd += ["--env", f"continuous-{space}", "--out", str(preds), "--score", "--quiet"]
                 cmd += ["--limit", str(limit)] if limit else []
@@ -268,7 +268,9 @@ def main() -> None:
     )
     parser.add_argument("--skip-baselines", action="store_true")
     parser.add_argument(
-        "--rollout", action="store_true", help="only time the run-ce command per action space"
+        "--rollout",
+        action="store_true",
+        help="only time the continuous run command per action space",
     )
     parser.add_argument("--limit", type=int, default=None, help="with --rollout: first N episodes")
     parser.add_argument("--save", type=Path, default=None, help="with --rollout: keep predictions")

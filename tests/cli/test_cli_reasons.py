@@ -33,7 +33,7 @@ def test_vlnce_na_metrics_say_why_on_stderr(tmp_path: Path, capsys: Capture) -> 
     args = _split(tmp_path, {"1": steps(STRAIGHT), "2": steps(STRAIGHT)})  # no distances
     summary = tmp_path / "s.json"
     gt = str(tmp_path / "val_gt.json")
-    assert main(["score-ce", *args, "--gt", gt, "--json", str(summary)]) == 0
+    assert main(["score", *args, "--gt", gt, "--json", str(summary)]) == 0
     out, err = capsys.readouterr()
     assert out.count("n/a") == 5 and "note" not in out and "warning" not in out
     note = re.search(r"^note: NE, OSR, SR, SPL, sDTW are n/a: (.+)$", err, re.M)

@@ -1,4 +1,5 @@
-"""``vlneval run-ce`` and ``vlneval score-ce`` end to end on the real data (a few episodes)."""
+"""``vlneval run`` in a continuous environment and ``vlneval score`` of VLN-CE predictions,
+end to end on the real data (a few episodes)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def test_run_ce_writes_predictions_card_and_score(
     summary = tmp_path / "summary.json"
     code = main(
         [
-            "run-ce",
+            "run",
             "--task",
             "r2r-twin",
             "--split",
@@ -61,7 +62,7 @@ def test_run_ce_refuses_a_graph_environment(
 ) -> None:
     code = main(
         [
-            "run-ce",
+            "run",
             "--task",
             "r2r-twin",
             "--data-root",
@@ -88,7 +89,7 @@ def test_score_ce_with_twin_distances(data_root: Path, tmp_path: Path) -> None:
     summary = tmp_path / "s.json"
     code = main(
         [
-            "score-ce",
+            "score",
             "--task",
             "r2r-ce",
             "--split",
@@ -110,3 +111,52 @@ def test_score_ce_with_twin_distances(data_root: Path, tmp_path: Path) -> None:
     assert s["distance"]["source"] == "twin" and "APPROXIMATION" in s["distance"]["detail"]
     assert s["metrics"]["nDTW"] == 1.0 and s["metrics"]["SR"] > 0.99
     assert s["profile"]["name"] == "vlnce" and s["partial"] is True
+
+
+def test_continuous_shards_merge_to_the_bytes_of_a_single_run(
+    data_root: Path, tmp_path: Path
+) -> None:
+    import gzip
+
+    episodes = tmp_path / "eps.json"
+    split = json.loads(gzip.decompress((data_root / "r2r/R2R_val_unseen.json.gz").read_bytes()))
+    episodes.write_text(json.dumps(split[:3]))  # 9 instructions
+    run = ["run", "--task", "r2r-twin", "--data-root", str(data_root), "--episodes",
+           str(episodes), "--agent", "shortest", "--quiet"]  # fmt: skip
+    assert main([*run, "--out", str(tmp_path / "single.json")]) == 0
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for i in range(2):
+        assert main([*run, "--out", str(shards / "preds.json"), "--shard", f"{i}/2"]) == 0
+    merged = shards / "merged.json"
+    assert main(["merge", *map(str, sorted(shards.glob("*.jsonl"))), "--out", str(merged)]) == 0
+    assert merged.read_bytes() == (tmp_path / "single.json").read_bytes()
+    assert len(json.loads(merged.read_text())) == 9
+    card = json.loads((shards / "merged.protocol.json").read_text())
+    assert card.pop("shards")["count"] == 2
+    assert card == json.loads((tmp_path / "single.protocol.json").read_text())
+
+
+def test_continuous_run_refuses_graph_only_options(
+    data_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["run", "--task", "r2r-twin", "--data-root", str(data_root), "--agent", "stop",
+                 "--features", "f.tsv", "--out", str(tmp_path / "p.json")])  # fmt: skip
+    assert code == 2
+    assert "drop --features" in capsys.readouterr().err
+
+
+def test_score_takes_the_unreachable_policy_as_a_task_option(tmp_path: Path) -> None:
+    from tests.vlnce.helpers import steps, write_split
+
+    episodes, _ = write_split(tmp_path)
+    line = [[0.0, 0.0, -float(k)] for k in range(5)]
+    preds = tmp_path / "p.json"
+    preds.write_text(json.dumps({"1": steps(line, [4, 3, 2, 1, float("inf")]),
+                                 "2": steps(line, [4, 3, 2, 1, 0.5])}))  # fmt: skip
+    args = ["score", "--task", "r2r-ce", "--split", "val", "--episodes", str(episodes),
+            "--predictions", str(preds), "--quiet"]  # fmt: skip
+    for policy, sr in (("failure", 0.5), ("exclude", 1.0)):
+        summary = tmp_path / f"{policy}.json"
+        assert main([*args, "--unreachable", policy, "--json", str(summary)]) == 0
+        assert json.loads(summary.read_text())["metrics"]["SR"] == sr

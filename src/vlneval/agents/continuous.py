@@ -15,7 +15,7 @@ index in the split), so the same seed gives the same file.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,9 @@ __all__ = [
     "ContinuousShortestAgent",
     "make_agent",
     "run_continuous",
+    "run_each",
+    "run_card",
+    "score_run",
     "RunRecord",
 ]
 
@@ -182,3 +185,102 @@ def _collect(env: Any, out: RunRecord) -> None:
             "waypoints": dict(rec.statuses),
         }
     )
+
+
+def run_each(
+    env: Any,
+    agent: Any,
+    indices: Sequence[int],
+    on_record: Callable[[int, dict[str, Any], dict[str, Any]], Any],
+    *,
+    seed: int = 0,
+) -> RunRecord:
+    """Runs the episodes ``indices`` one at a time, handing each one's prediction and
+    measurements to ``on_record(i, predictions, measurements)`` as it ends (a shard's run: each
+    episode is on disk when it ends)."""
+    run = RunRecord()
+    for i in indices:
+        one = run_continuous(env, agent, indices=[i], seed=seed)
+        on_record(i, one.predictions, one.episodes[0])
+        run.predictions.update(one.predictions)
+        run.episodes += one.episodes
+        run.steps, run.env_card = run.steps + one.steps, one.env_card
+    return run
+
+
+def run_card(
+    env: Any, env_id: str, agent: Any, run: RunRecord, *, split: str, seed: int
+) -> dict[str, Any]:
+    """The protocol card of a continuous run: the environment and its action space, the agent,
+    the seed, the episodes run and the environment's own measurements."""
+    from vlneval import __version__
+    from vlneval.tasks.common.protocol import software_fingerprint
+
+    n, eps = len(run.predictions), run.episodes
+    return {
+        "vlneval_version": __version__,
+        "task": env.task,
+        "split": split,
+        "environment": env_id,
+        "episodes": f"partial: {n} of {len(env)}" if n < len(env) else str(n),
+        **run.env_card,
+        **getattr(agent, "protocol", {}),
+        "seeds": [seed],
+        "n_runs": 1,
+        "measured": _card_measured(eps),
+        "software": software_fingerprint(),
+    }
+
+
+def _card_measured(eps: list[dict[str, Any]]) -> dict[str, Any]:
+    def mean(key: str) -> float | None:
+        return float(np.mean([e[key] for e in eps])) if eps else None
+
+    return {
+        "mean_path_length_integrated_m": mean("path_length_integrated"),
+        "mean_time_s": mean("time_s"),
+        "collisions": int(sum(e["collisions"] for e in eps)),
+        "clipped_commands": int(sum(e["clipped"] for e in eps)),
+    }
+
+
+def score_run(
+    env: Any,
+    run: RunRecord,
+    card: Mapping[str, Any],
+    predictions: Any,
+    *,
+    profile: str | None = None,
+    subset: bool = False,
+    progress: bool = False,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Scores a run's predictions file on the twin grid of the worlds the agent ran in (no
+    second load): the summary (with the card's ``measured`` block) and the per-episode rows,
+    each joined by the environment's own measurements (integrated length, simulated time)."""
+    from vlneval.continuous.oracle import GridOracle
+    from vlneval.tasks.profiles import get_profile
+    from vlneval.tasks.vlnce.format import habitat_to_world, parse_ce_predictions
+    from vlneval.tasks.vlnce.score import DistanceSource, score_continuous
+
+    eps, worlds = env.episodes, env._worlds
+    transform = None if eps.frame == "world" else habitat_to_world
+    source = DistanceSource(
+        "twin",
+        "grid geodesic on the twin worlds the agent ran in",
+        lambda i: GridOracle(worlds(eps.scans[i]), transform=transform, snap=0.5),
+    )
+    preds = parse_ce_predictions(predictions, eps)
+    result = score_continuous(
+        eps, preds, get_profile(profile or "vlnce-exact"), source, subset=subset,
+        run=dict(card), show_progress=progress,
+    )  # fmt: skip
+    measured = {e["episode_id"]: e for e in run.episodes}
+    rows = [{**r, **_measured(measured[r[eps.id_field]])} for r in result.rows()]
+    summary = result.to_dict()
+    summary["measured"] = card["measured"]
+    return summary, rows
+
+
+def _measured(e: Mapping[str, Any]) -> dict[str, Any]:
+    keys = ("path_length_integrated", "time_s", "collisions", "clipped")
+    return {k: e[k] for k in keys}

@@ -57,8 +57,8 @@ def add_scoring_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--trajectory-form",
         default="auto",
-        choices=["auto", "triple", "nested", "plain"],
-        help="how trajectories are written (default: detected)",
+        choices=["auto", "triple", "nested", "plain", "r2r-ce", "rxr-jsonl"],
+        help="how trajectories are written (default: detected; VLN-CE files: r2r-ce or rxr-jsonl)",
     )
     p.add_argument("--trajectory-key", default=None, help="record field holding the trajectory")
     p.add_argument("--protocol", default=None, help="JSON file of self-declared protocol fields")

@@ -9,12 +9,12 @@ import sys
 from collections.abc import Sequence
 
 from vlneval import __version__
-from vlneval.cli import data, info, merge, report, run, run_ce, score, serve, serve_agent, sweep
+from vlneval.cli import data, info, merge, report, run, score, serve, serve_agent, sweep
 from vlneval.cli.common import run_guarded
 
 __all__ = ["main", "console", "build_parser"]
 
-SUBCOMMANDS = [score, info, serve, report, run, run_ce, merge, sweep, data, serve_agent]
+SUBCOMMANDS = [score, info, serve, report, run, merge, sweep, data, serve_agent]
 
 
 def build_parser() -> argparse.ArgumentParser:

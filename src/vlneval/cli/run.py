@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from vlneval.cli.common import add_data_args, add_format_arg, err
+from vlneval.cli.common import (
+    add_data_args,
+    add_format_arg,
+    add_task_option_args,
+    err,
+    given_task_options,
+)
 from vlneval.cli.sharding import CliShard, add_executor_args, add_shard_args, agent_kwargs
 
 __all__ = ["register", "cmd_run", "cmd_agents", "card_path"]
@@ -17,8 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "run",
         help="run an agent on a split: predictions, protocol card, optional score",
-        description="Runs an agent on every episode of a split in vlneval's graph environment and "
-        "writes the predictions (R2R format) and a protocol card beside them.",
+        description="Runs an agent on every episode of a split in one of vlneval's environments "
+        "(the task's: a navigation graph, a street graph, or a continuous twin world) and writes "
+        "the predictions (the task's format; continuous: VLN-CE r2r-ce) and a protocol card "
+        "beside them.",
     )
     add_data_args(p)
     p.add_argument(
@@ -33,6 +41,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="predictions file (.json or .json.gz); the card goes beside it as NAME.protocol.json",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the agents' generators (default 0)")
+    p.add_argument(
+        "--env",
+        default=None,
+        help="environment id (see `vlneval agents`, -vN optional); a continuous-* id runs the "
+        "continuous twin worlds (default: the task's)",
+    )
     p.add_argument(
         "--action-space",
         choices=["panoramic", "egocentric"],
@@ -54,11 +68,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="N",
         help="run the first N episodes only (scored as partial)",
     )
-    p.add_argument(
-        "--data-version",
-        default=None,
-        help="dataset release where a benchmark has several (REVERIE: v2, the default, or v1)",
-    )
     p.add_argument("--score", action="store_true", help="score the predictions at the end")
     p.add_argument(
         "--json", default=None, metavar="SUMMARY", help="with --score: summary JSON (- stdout)"
@@ -68,6 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     add_format_arg(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    add_task_option_args(p)
     add_shard_args(p)
     add_executor_args(p)
     p.set_defaults(func=cmd_run)
@@ -128,6 +138,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from vlneval.reports.tables import to_json_bytes
 
     plan = scored_plan(args, out=True, table=args.score)  # refused before the run, not after
+    env_id = _env_id(args)
+    if env_id is not None and env_id.startswith("continuous-"):
+        from vlneval.cli.run_continuous import cmd_run_continuous
+
+        return cmd_run_continuous(args, env_id, plan)
     if getattr(args, "executor", "local") == "ray":
         from vlneval.cli.ray_run import cmd_run_ray
 
@@ -207,10 +222,40 @@ def _score(args: argparse.Namespace, result: Any, plan: Any = None) -> int:
         graphs=args.graphs,
         subset=result.partial,
         run=result.protocol,
-        options=getattr(args, "score_options", None) or None,
+        options={**(given_task_options(args) or {}), **getattr(args, "score_options", {})} or None,
     )
     emit_scored(args, evaluation.to_dict(), evaluation.rows() if args.per_episode else None, plan)
     return 0
+
+
+def _env_id(args: argparse.Namespace) -> str | None:
+    """The full id of the environment to run (``--env``, else the task's own), None for the
+    graph environment; a task that runs in a continuous environment refuses another family,
+    and a graph environment's id sets the action space."""
+    from vlneval.envs.registration import ENVS
+    from vlneval.tasks import get_task
+
+    task = get_task(args.task)
+    if args.env is None:
+        return ENVS.spec(task.run_env).id if task.run_env else None
+    spec = ENVS.spec(args.env)
+    if task.run_env and not spec.id.startswith("continuous-"):
+        from vlneval.errors import VLNEvalError
+
+        raise VLNEvalError(
+            f"{spec.id} is not a continuous environment, and task {task.name} runs in one "
+            f"(default {task.run_env}; see `vlneval agents`)"
+        )
+    space = spec.kwargs.get("action_space") if spec.id.startswith("graph-") else None
+    if space is not None:
+        if args.action_space not in (None, space):
+            from vlneval.errors import VLNEvalError
+
+            raise VLNEvalError(
+                f"--env {spec.id} has the {space} action space, not {args.action_space}"
+            )
+        args.action_space = space
+    return spec.id
 
 
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -239,9 +284,8 @@ def _street_run(args: argparse.Namespace, agent: Any) -> Any:
         root=args.data_root,
         episodes_file=args.episodes,
         graphs=args.graphs,
-        data_version=args.data_version,
+        data_version=getattr(args, "data_version", None),
     )
-    args.score_options = {"data_version": args.data_version} if args.data_version else {}
     shard = args.shard_run
     hooks = {} if shard is None else shard.open(episodes, kind="graph", settings=_settings(args))
     if hooks is None:
@@ -268,7 +312,7 @@ def _task_setup(args: argparse.Namespace) -> Any:
         root=args.data_root,
         episodes_file=args.episodes,
         graphs=args.graphs,
-        data_version=args.data_version,
+        data_version=getattr(args, "data_version", None),
     )
 
 

@@ -13,6 +13,7 @@ from vlneval.cli.common import (
     add_scoring_args,
     emit_scored,
     err,
+    given_task_options,
     load_declared,
     print_table,
     scored_plan,
@@ -97,7 +98,7 @@ def _scorer(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         root=args.data_root,
         episodes=args.episodes,
         graphs=args.graphs,
-        **(_task_options(args) or {}),
+        **_task_options(args),
     )
 
 
@@ -112,11 +113,15 @@ def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-unty
     )
 
 
-def _task_options(args: argparse.Namespace) -> dict[str, str] | None:
-    """The task-specific options given on the command line (only those set)."""
-    names = ("path_type", "data_version", "angle_units", "distance")
-    given = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
-    return given or None
+def _task_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The task options given on the command line; ``--quiet`` also silences the progress bar
+    of the tasks that show one."""
+    from vlneval.tasks import get_task
+
+    options = given_task_options(args) or {}
+    if getattr(args, "quiet", False) and get_task(args.task).has_option("show_progress"):
+        options["show_progress"] = False
+    return options
 
 
 def cmd_score(args: argparse.Namespace) -> int:

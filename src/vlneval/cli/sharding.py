@@ -1,4 +1,4 @@
-"""The shard options of the commands that run agents (``run``, ``run-ce``), and their glue."""
+"""The shard options of ``vlneval run`` (every environment family), and their glue."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def agent_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 class CliShard:
-    """The shard of one ``run``/``run-ce`` invocation (None from :meth:`of` without --shard)."""
+    """The shard of one ``run`` invocation (None from :meth:`of` without --shard)."""
 
     def __init__(self, args: argparse.Namespace, spec: Any) -> None:
         self.args, self.spec = args, spec

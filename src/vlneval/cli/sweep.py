@@ -171,8 +171,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not units:
         raise VLNEvalError(f"{args.units}: no units")
     run = _run_args(units[0].argv[: units[0].argv.index("--seed")])
-    if run.command != "run":
-        raise VLNEvalError("sweep report scores `run` sweeps; score run-ce outputs with score-ce")
     table = sweep_table(units, _scorer(run), n_resamples=args.resamples,
                         confidence=args.confidence)  # fmt: skip
     for label, seed, left in table.incomplete:
@@ -191,9 +189,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _scorer(run: argparse.Namespace) -> Any:
+    from vlneval.cli.common import given_task_options
     from vlneval.evaluation import evaluate
 
-    options = {"data_version": run.data_version} if run.data_version else None
+    options = given_task_options(run)
 
     def score(path: Any) -> Any:
         return evaluate(run.task, run.split, path, profile=run.profile, root=run.data_root,

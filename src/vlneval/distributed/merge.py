@@ -350,7 +350,7 @@ def _merged_card(shards: Sequence[_Shard], lines: Sequence[ShardLine], note: str
 
 
 def _measured(extras: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The run-ce card's ``measured`` block over the merged episodes."""
+    """The continuous run card's ``measured`` block over the merged episodes."""
     import numpy as np
 
     if not extras:

@@ -1,6 +1,6 @@
 """A shard run from start to finish: plan, manifest, per-episode records, completion.
 
-The commands that run agents (``vlneval run``, ``vlneval run-ce``) call :func:`start_shard`
+The command that runs agents (``vlneval run``, every environment family) calls :func:`start_shard`
 with the split's whole episode table, run the agent on ``writer.remaining`` (global indices)
 passing each finished episode to :func:`recorder`'s callback, and end with
 ``writer.complete(card)``.

@@ -107,8 +107,8 @@ def plan_units(
         >>> units[3].argv[-6:]
         ['--out', 'runs/no-checkpoint/seed-1/preds.json', '--shard', '1/2', '--resume', '--quiet']
     """
-    if not command or command[0] not in ("run", "run-ce"):
-        raise VLNEvalError("the sweep's command must be `run ...` or `run-ce ...` (after --)")
+    if not command or command[0] != "run":
+        raise VLNEvalError("the sweep's command must be `run ...` (after --)")
     clash = sorted({a.split("=")[0] for a in command} & set(RESERVED))
     if clash:
         raise VLNEvalError(f"the sweep sets {', '.join(clash)} itself: drop it from the command")

@@ -101,6 +101,9 @@ class Task:
             rule-checked by the shared reader (``tasks/common``), so a public view of the
             episodes (ids, scans, starts) can check a file without its labels (the server and
             blind validation do).
+        run_env: for tasks whose agents run in a continuous environment, the environment id
+            ``vlneval run`` uses unless ``--env`` names another continuous one; empty for
+            tasks run on a graph.
     """
 
     name: str
@@ -121,6 +124,7 @@ class Task:
     object_boxes: str = ""
     run_records: str = ""
     graph_trajectories: bool = False
+    run_env: str = ""
 
     @property
     def data_versions(self) -> tuple[str, ...]:

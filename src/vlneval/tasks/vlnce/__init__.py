@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from vlneval.tasks.base import Option, Task
 
-__all__ = ["R2R_CE", "R2R_TWIN", "DISTANCE", "GT_FILE", "SHOW_PROGRESS"]
+__all__ = ["R2R_CE", "R2R_TWIN", "DISTANCE", "GT_FILE", "UNREACHABLE", "SHOW_PROGRESS"]
 
 DISTANCE = Option(
     "distance",
@@ -19,8 +19,11 @@ DISTANCE = Option(
     "auto",
     cli=True,
 )
-GT_FILE = Option(
-    "gt_file", "the split's dense _gt reference file (default: beside the episodes)", cli=False
+GT_FILE = Option("gt_file", "the split's dense _gt reference file (default: beside the episodes)")
+UNREACHABLE = Option(
+    "unreachable",
+    "episodes ending where the goal is unreachable: failure (the profile's default) or exclude",
+    ("failure", "exclude"),
 )
 SHOW_PROGRESS = Option("show_progress", "show a progress bar on long DTW runs", cli=False)
 
@@ -39,8 +42,10 @@ R2R_CE = Task(
         Option("data_version", "VLN-CE release of the episodes", ("v1-3",), "v1-3", cli=False),
         DISTANCE,
         GT_FILE,
+        UNREACHABLE,
         SHOW_PROGRESS,
     ),
+    run_env="continuous-r2r-ce",
 )
 R2R_TWIN = Task(
     "r2r-twin",
@@ -54,4 +59,5 @@ R2R_TWIN = Task(
     "val_unseen",
     "vlneval.tasks.vlnce.score:TwinScorer",
     options=(SHOW_PROGRESS,),
+    run_env="continuous-r2r-ce",
 )

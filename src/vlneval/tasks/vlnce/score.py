@@ -263,7 +263,9 @@ class VlnceScorer:
     Options: ``distance``: ``auto`` (carried when the file carries distances, else none),
     ``carried``, ``twin`` (grid geodesic on the Matterport3D twin: an approximation of the
     navmesh, named as such) or ``none``; ``gt_file``: the split's ``_gt`` file (default: found
-    next to the episodes); ``show_progress``. Other options are ignored. ``form`` (at scoring):
+    next to the episodes); ``unreachable``: ``failure`` or ``exclude``, replacing the profile's
+    policy for goals unreachable from the final position; ``show_progress``. Other options are
+    ignored. ``form`` (at scoring):
     ``auto``, ``r2r-ce`` or ``rxr-jsonl``.
     """
 
@@ -272,6 +274,10 @@ class VlnceScorer:
 
         r = request
         self.task, self.profile = r.task.name, r.profile
+        if r.options.get("unreachable"):
+            import dataclasses
+
+            self.profile = dataclasses.replace(r.profile, unreachable=r.options["unreachable"])  # type: ignore[type-var,call-arg]
         self.distance = r.options.get("distance", "auto")
         if self.distance not in DISTANCE_SOURCES:
             from vlneval.errors import UnknownNameError
