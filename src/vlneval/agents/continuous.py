@@ -213,7 +213,7 @@ def run_card(
 ) -> dict[str, Any]:
     """The protocol card of a continuous run: the environment and its action space, the agent,
     the seed, the episodes run and the environment's own measurements."""
-    from vlneval import __version__
+    from vlneval._version import __version__
     from vlneval.tasks.common.protocol import software_fingerprint
 
     n, eps = len(run.predictions), run.episodes
