@@ -195,7 +195,8 @@ def _read_capped(path: Path, limit: int, source: str, *, regular: bool) -> bytes
                 head = fh.read(2)
                 if head != b"\x1f\x8b" and os.fstat(fh.fileno()).st_size > limit:
                     raise _too_large(source, limit)
-                return head + fh.read()
+                fh.seek(0)  # one read: ``head + rest`` would copy the whole file again
+                return fh.read()
         with open(path, "rb") as fh:
             parts, total = [], 0
             while total <= limit and (part := fh.read(READ_STEP)):

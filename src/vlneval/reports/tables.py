@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from pathlib import Path
 from typing import Any
 
@@ -34,18 +33,11 @@ TABLE_SUFFIXES = (".csv", ".jsonl", ".parquet")
 STREAM_FORMATS = ("csv", "jsonl")
 
 
-def _clean(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
-
-
 def to_json_bytes(obj: Any, *, indent: bool = True) -> bytes:
     """Strict JSON: NaN and infinity become null (a summary says why in ``unavailable``).
+
+    msgspec writes a non-finite float as ``null`` itself, so the value is encoded as it is
+    (no walk over every value first).
 
     Example:
         >>> to_json_bytes({"TL": float("inf"), "SR": 0.5}, indent=False)
@@ -53,7 +45,7 @@ def to_json_bytes(obj: Any, *, indent: bool = True) -> bytes:
     """
     import msgspec
 
-    raw = msgspec.json.encode(_clean(obj))
+    raw = msgspec.json.encode(obj)
     return msgspec.json.format(raw, indent=2) + b"\n" if indent else raw
 
 
@@ -114,7 +106,7 @@ def rows_bytes(rows: list[dict[str, Any]], fmt: str) -> bytes:
         import msgspec
 
         enc = msgspec.json.Encoder()
-        return b"".join(enc.encode(_clean(r)) + b"\n" for r in rows)
+        return b"".join(enc.encode(r) + b"\n" for r in rows)
     if fmt == "parquet":
         return _parquet(rows)
     raise VLNEvalError(f"unknown table format {fmt!r}; use one of csv, jsonl, parquet")

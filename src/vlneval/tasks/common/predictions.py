@@ -318,17 +318,9 @@ class _Parser:
         rows, sizes, codes = (np.concatenate(c) for c in zip(*self.parts, strict=True))
         self.parts = []
         names, position = self.ep.scans_of(rows)
-        width = max(len(self.vocab), 1)
-        key = np.repeat(position.astype(np.int64), sizes) * width + codes
-        pairs, inverse = np.unique(key, return_inverse=True)
         vocab = list(self.vocab)
         graphs = [self.graphs.graph(n) for n in names]
-        node_of = np.fromiter(
-            (graphs[k // width].index.get(vocab[k % width], -1) for k in pairs.tolist()),
-            np.int32,
-            len(pairs),
-        )
-        nodes = node_of[inverse.ravel()]
+        nodes = _nodes(graphs, self.vocab, vocab, np.repeat(position, sizes), codes)
         ok = np.ones(len(rows), dtype=np.bool_)
         offsets = offsets_of(sizes)
         for pos in np.flatnonzero(nodes < 0).tolist():
@@ -343,6 +335,46 @@ class _Parser:
                 )
         self.flat = nodes[np.repeat(ok, sizes)]
         self.rec_ep, self.rec_len = rows[ok], sizes[ok]
+
+
+def _nodes(
+    graphs: list[Any], codes_of: dict[str, int], vocab: list[str], scan: np.ndarray,
+    codes: np.ndarray,
+) -> np.ndarray:  # fmt: skip
+    """The node index of each step (viewpoint ``vocab[codes[j]]`` in graph ``scan[j]``), -1
+    for a viewpoint that is not a node of its graph.
+
+    Each viewpoint is first placed in the first graph that has it (one pass over the graphs'
+    nodes, not a sort of every step); only steps whose graph is another one (a viewpoint of
+    another scan, or an id two graphs share) are looked up one distinct pair at a time.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> g = [NS(index={"a": 0, "b": 1}), NS(index={"b": 0, "c": 1})]
+        >>> _nodes(g, {"a": 0, "b": 1, "c": 2, "x": 3}, ["a", "b", "c", "x"],
+        ...        np.array([0, 1, 1, 0, 1]), np.array([0, 1, 2, 3, 0])).tolist()
+        [0, 0, 1, -1, -1]
+    """
+    home = np.full(max(len(vocab), 1), -1, dtype=np.int32)
+    node = np.full(len(home), -1, dtype=np.int32)
+    for k, graph in enumerate(graphs):
+        for vp, n in graph.index.items():
+            c = codes_of.get(vp)
+            if c is not None and home[c] < 0:
+                home[c], node[c] = k, n
+    out = node[codes]
+    other = np.flatnonzero(home[codes] != scan)
+    if len(other):
+        width = len(home)
+        key = scan[other].astype(np.int64) * width + codes[other]
+        pairs, inverse = np.unique(key, return_inverse=True)
+        node_of = np.fromiter(
+            (graphs[k // width].index.get(vocab[k % width], -1) for k in pairs.tolist()),
+            np.int32,
+            len(pairs),
+        )
+        out[other] = node_of[inverse.ravel()]
+    return out
 
 
 def _looks_like_summary(rec: dict[str, Any], key: str | None) -> bool:
