@@ -63,6 +63,7 @@ __all__ = [
     "clean_stale_temps",
     "atomic_write_bytes",
     "atomic_write_text",
+    "to_json_bytes",
 ]
 
 MIB = 1 << 20
@@ -963,3 +964,19 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, make_parents: bool = Tr
 def atomic_write_text(path: str | Path, text: str, *, make_parents: bool = True) -> None:
     """Writes UTF-8 ``text`` to ``path`` as :func:`atomic_write_bytes` does."""
     atomic_write_bytes(path, text.encode("utf-8"), make_parents=make_parents)
+
+
+def to_json_bytes(obj: Any, *, indent: bool = True) -> bytes:
+    """Strict JSON: NaN and infinity become null (a summary says why in ``unavailable``).
+
+    msgspec writes a non-finite float as ``null`` itself, so the value is encoded as it is
+    (no walk over every value first).
+
+    Example:
+        >>> to_json_bytes({"TL": float("inf"), "SR": 0.5}, indent=False)
+        b'{"TL":null,"SR":0.5}'
+    """
+    import msgspec
+
+    raw = msgspec.json.encode(obj)
+    return msgspec.json.format(raw, indent=2) + b"\n" if indent else raw

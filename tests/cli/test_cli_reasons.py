@@ -13,7 +13,7 @@ import pytest
 from tests.vlnce.helpers import steps, write_split
 
 from vlneval.cli.main import main
-from vlneval.reports.tables import to_json_bytes
+from vlneval.io import to_json_bytes
 
 VLNEVAL = Path(sys.executable).with_name("vlneval")
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -20,7 +20,7 @@ from vlneval.agents.continuous import make_agent, run_continuous
 from vlneval.agents.progress import episode_progress
 from vlneval.continuous import _motion_kernels as kernels
 from vlneval.envs.continuous.env import ContinuousNavEnv
-from vlneval.reports.tables import to_json_bytes
+from vlneval.io import to_json_bytes
 from vlneval.tasks import get_task
 from vlneval.tasks.vlnce.score import load_twin_split
 

@@ -84,7 +84,7 @@ def test_an_idempotency_key_is_scoped_to_its_phase(sqlite_server):
 
 
 WORST = textwrap.dedent(
-    """
+    r"""
     import gzip, json, re, sys, time
     from pathlib import Path
 

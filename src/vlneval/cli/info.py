@@ -27,7 +27,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
 
 def cmd_profiles(args: argparse.Namespace) -> int:
     """Prints the profiles (or one profile's rules)."""
-    from vlneval.reports.tables import to_json_bytes
+    from vlneval.io import to_json_bytes
     from vlneval.tasks.profiles import PROFILES, get_profile
 
     if args.name:

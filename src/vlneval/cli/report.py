@@ -199,8 +199,7 @@ def _budgets(text: str) -> tuple[float, ...]:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Scores the file (and the baseline), writes the HTML report."""
-    from vlneval.io import write_outputs
-    from vlneval.reports.tables import to_json_bytes
+    from vlneval.io import to_json_bytes, write_outputs
     from vlneval.reports.terminal import print_notices, render_summary, summary_notices
 
     plan = plan_outputs(args, {"--out": args.out, "--json": args.json})

@@ -134,8 +134,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from vlneval.envs.graph.submission import task_records
     from vlneval.envs.loading import load_episodes
     from vlneval.envs.recording import predictions_bytes
-    from vlneval.io import write_outputs
-    from vlneval.reports.tables import to_json_bytes
+    from vlneval.io import to_json_bytes, write_outputs
 
     plan = scored_plan(args, out=True, table=args.score)  # refused before the run, not after
     env_id = _env_id(args)

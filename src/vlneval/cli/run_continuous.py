@@ -18,8 +18,7 @@ def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int
     from vlneval.agents.continuous import make_agent, run_card, run_continuous, run_each, score_run
     from vlneval.envs.loading import load_episodes
     from vlneval.envs.registration import make_env
-    from vlneval.io import write_outputs
-    from vlneval.reports.tables import to_json_bytes
+    from vlneval.io import to_json_bytes, write_outputs
     from vlneval.tasks import get_task
 
     _refuse_graph_options(args)

@@ -369,7 +369,7 @@ def _measured(extras: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def write_merged(merged: Merged, out: str | Path) -> tuple[Path, Path]:
     """Writes the predictions (the bytes ``vlneval run`` writes) and the card beside them."""
     from vlneval.envs.recording import write_predictions
-    from vlneval.reports.tables import to_json_bytes
+    from vlneval.io import to_json_bytes
 
     out = Path(out)
     if merged.kind == "continuous":

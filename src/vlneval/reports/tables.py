@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.errors import VLNEvalError
-from vlneval.io import STDOUT, Output, write_outputs
+from vlneval.io import STDOUT, Output, to_json_bytes, write_outputs
 
 __all__ = [
     "write_rows",
     "write_summary",
     "write_results",
     "rows_bytes",
-    "to_json_bytes",
     "table_format",
     "check_table_suffix",
     "TABLE_SUFFIXES",
@@ -31,22 +30,6 @@ __all__ = [
 TABLE_SUFFIXES = (".csv", ".jsonl", ".parquet")
 #: The per-episode formats that can go to stdout (text).
 STREAM_FORMATS = ("csv", "jsonl")
-
-
-def to_json_bytes(obj: Any, *, indent: bool = True) -> bytes:
-    """Strict JSON: NaN and infinity become null (a summary says why in ``unavailable``).
-
-    msgspec writes a non-finite float as ``null`` itself, so the value is encoded as it is
-    (no walk over every value first).
-
-    Example:
-        >>> to_json_bytes({"TL": float("inf"), "SR": 0.5}, indent=False)
-        b'{"TL":null,"SR":0.5}'
-    """
-    import msgspec
-
-    raw = msgspec.json.encode(obj)
-    return msgspec.json.format(raw, indent=2) + b"\n" if indent else raw
 
 
 def table_format(path: str | Path, fmt: str | None = None, *, stream: bool = False) -> str:

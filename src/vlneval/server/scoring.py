@@ -194,7 +194,7 @@ def _sanitise(summary: Mapping[str, Any], display_name: str, source: str) -> dic
     named it. Warnings and checks are counts, means and public ids: nothing to redact."""
     import msgspec
 
-    from vlneval.reports.tables import to_json_bytes
+    from vlneval.io import to_json_bytes
 
     out = {k: summary.get(k) for k in SUMMARY_KEYS}
     out["predictions"] = display_name
