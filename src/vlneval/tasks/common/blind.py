@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from vlneval.errors import InvalidInputError, Problem, VLNEvalError
+from vlneval.errors import InvalidInputError, Problem
 from vlneval.tasks.common.episodes import EpisodeTable
 
 if TYPE_CHECKING:
@@ -26,12 +26,17 @@ if TYPE_CHECKING:
     from vlneval.tasks.base import Task
     from vlneval.tasks.profiles import Profile
 
+#: The scorers whose every check the public view reproduces: viewpoint trajectories on the
+#: navigation graphs under the common rules (other tasks' scorers check more, or otherwise).
+PUBLIC_SCORERS = ("vlneval.tasks.r2r.score:R2RScorer",)
+
 __all__ = [
     "public_view",
     "public_problems",
     "public_check",
     "SplitIndex",
     "BlindCheck",
+    "checks_publicly",
     "open_public",
     "blind_check",
 ]
@@ -209,6 +214,17 @@ class BlindCheck:
     warnings: list[str] = field(default_factory=list)
 
 
+def checks_publicly(task: Task) -> bool:
+    """Whether the public view reproduces every check of ``task``'s scorer (the R2R family's).
+
+    Example:
+        >>> from vlneval.tasks import get_task
+        >>> checks_publicly(get_task("r2r")), checks_publicly(get_task("reverie"))
+        (True, False)
+    """
+    return task.open_scorer in PUBLIC_SCORERS
+
+
 def open_public(
     task: Task,
     split: str,
@@ -219,24 +235,21 @@ def open_public(
     graphs: str | Path | None = None,
 ) -> tuple[EpisodeTable, GraphStore] | None:
     """The public view of ``split`` and its graphs when the split has no goals (a hidden test
-    split), else None (the split can be scored; so can a task that is not read as viewpoint
-    episodes, whose own scorer then says why it cannot).
+    split), else None: the split can be scored, or the task's scorer checks more than the
+    public view can (:func:`checks_publicly`; its own scorer then says why it cannot score).
 
     Raises:
         MissingDataError: the data root or the split's file cannot be found.
+        InvalidInputError: the split's file cannot be read.
     """
-    from vlneval.errors import MissingDataError
     from vlneval.tasks.common.scoring import load_split
 
-    try:
-        episodes, store = load_split(
-            task, split, profile, root=root, episodes_file=episodes_file, graphs=graphs
-        )
-    except MissingDataError:
-        raise
-    except VLNEvalError:
+    if not checks_publicly(task):
         return None
-    if not isinstance(episodes, EpisodeTable) or episodes.scorable:
+    episodes, store = load_split(
+        task, split, profile, root=root, episodes_file=episodes_file, graphs=graphs
+    )
+    if episodes.scorable:
         return None
     return public_view(episodes), store
 
