@@ -8,6 +8,7 @@ came, and where (file, episode id, field). Input problems are collected into one
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -141,6 +142,15 @@ def did_you_mean(name: str, known: Iterable[str]) -> str | None:
     Example:
         >>> did_you_mean("r2r-duett", ["r2r", "r2r-duet", "r4r"])
         'r2r-duet'
+        >>> did_you_mean("r2x", ["r2r", "rxr"]), did_you_mean("VALUNSEEN", ["val_unseen"])
+        ('r2r', 'val_unseen')
     """
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    return close[0] if close else None
+    folded = {k.casefold(): k for k in known}
+    close = difflib.get_close_matches(name.casefold(), list(folded), n=3, cutoff=0.6)
+    if not close:
+        return None
+    # equally close names (r2x: r2r, rxr): the one sharing the longest start with the name
+    ratio = difflib.SequenceMatcher(None, name.casefold(), close[0]).ratio()
+    tied = [c for c in close if difflib.SequenceMatcher(None, name.casefold(), c).ratio() == ratio]
+    best = max(tied, key=lambda c: len(os.path.commonprefix([name.casefold(), c])))
+    return folded[best]

@@ -198,8 +198,12 @@ def _sweep_notices(done: list[tuple[str, Any]]) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """Runs every check a leaderboard makes; exit 0 only for an acceptable file."""
+    """Runs every check a leaderboard makes; exit 0 only for an acceptable file. A goal-less
+    (test) split is checked blind, against its public view, as the evaluation server does."""
     paths = _predictions(args)
+    blind = _blind(args, paths[0])
+    if blind is not None:
+        return blind
     with _scorer(args) as scorer:
         result = _score(args, scorer, paths[0])
     from vlneval.io import clip
@@ -220,5 +224,45 @@ def cmd_validate(args: argparse.Namespace) -> int:
         f"ok: {result.source} is a valid {result.task} {result.split} submission for "
         f"profile {result.profile.name} ({result.n_episodes} episodes, trajectory form "
         f"{result.form})"
+    )
+    return 0
+
+
+def _blind(args: argparse.Namespace, path: str) -> int | None:
+    """The exit code of a blind check when the split has no goals, else None (scored as usual)."""
+    from vlneval.tasks import get_profile, get_task
+    from vlneval.tasks.common.blind import blind_check, open_public
+
+    task = get_task(args.task)
+    profile = get_profile(args.profile or task.default_profile)
+    split = args.split or task.default_split
+    opened = open_public(
+        task, split, profile, root=args.data_root, episodes_file=args.episodes, graphs=args.graphs
+    )
+    if opened is None:
+        return None
+    check = blind_check(*opened, profile, path, form=args.trajectory_form)
+    what = f"{check.task} {check.split}"
+    from vlneval.io import clip
+    from vlneval.reports.terminal import NOTE_LIMIT
+
+    for w in check.warnings:
+        err(clip(f"warning: {w}", NOTE_LIMIT))
+    if check.problems:
+        shown = check.problems if args.all_errors else check.problems[:20]
+        for p in shown:
+            err(f"error: {p}")
+        if len(shown) < len(check.problems):
+            err(f"... and {len(check.problems) - len(shown)} more (--all-errors shows them)")
+        err(
+            f"error: {check.source}: not a valid {what} submission: {len(check.problems)} "
+            f"problem{'s' if len(check.problems) != 1 else ''} (blind check against the public "
+            "view: no goals, no scores)"
+        )
+        return 2
+    print(
+        f"ok: {check.source} passes the blind check of {what} for profile {profile.name} "
+        f"({check.n_episodes} episodes; checked against the public view as the evaluation "
+        "server does: ids, scans, starts, adjacency, completeness; no goals, so no scores)"
     )
     return 0

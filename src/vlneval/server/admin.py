@@ -160,6 +160,7 @@ def resolve_data(
     """Finds, loads and checks a phase's hidden episodes and graphs."""
     from vlneval.server.storage import sha256_hex
     from vlneval.tasks import get_task
+    from vlneval.tasks.common.request import episodes_path
     from vlneval.tasks.common.root import data_root as find_root
     from vlneval.tasks.common.root import graphs_dir
     from vlneval.tasks.common.scoring import load_split
@@ -169,7 +170,7 @@ def resolve_data(
     root = find_root(data_root)
     ep = Path(episodes_file).resolve() if episodes_file else None
     if ep is None and not t.embedded:
-        ep = t.episodes_file(root, split).resolve()
+        ep = episodes_path(t, split, root, None).resolve()
     gr = Path(graphs).resolve() if graphs else None
     if gr is None and not t.embedded and root is not None:
         gr = graphs_dir(root).resolve()

@@ -139,13 +139,14 @@ def check_unchanged(spec: PhaseSpec) -> None:
 def load_phase_data(spec: PhaseSpec) -> PhaseData:
     """Loads a phase's hidden episodes (checked against the phase's checksum) and graphs."""
     from vlneval.tasks import get_task
+    from vlneval.tasks.common.blind import checks_publicly
     from vlneval.tasks.common.scoring import load_split
     from vlneval.tasks.profiles import get_profile
 
     check_unchanged(spec)
     task = get_task(spec.task)
     prof = get_profile(spec.profile)
-    if not task.graph_trajectories:  # its own reader: no public view checks it yet
+    if not checks_publicly(task):
         return PhaseData(None, None, prof, raw_redactor(_episodes_path(task, spec)))
     episodes, store = load_split(
         task, spec.split, prof, episodes_file=spec.episodes_file, graphs=spec.graphs_dir

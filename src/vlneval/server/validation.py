@@ -1,6 +1,7 @@
 """Public validation: what is wrong with a submission, found without the hidden labels.
 
-A submission is first checked against the *public view* of its phase, what a benchmark's public
+A submission is first checked against the *public view* of its phase (the shared code is
+:mod:`vlneval.tasks.common.blind`, which ``vlneval validate`` runs on a test split too), what a benchmark's public
 test file holds: ids, scans, start viewpoints, headings and instructions, and the navigation
 graphs; no reference path beyond the start and no goal. The scorer's own parser and rule checks
 run on that view, so the problems are the ones ``vlneval score`` finds, and their messages can
@@ -17,16 +18,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from vlneval.errors import InvalidInputError, Problem
-from vlneval.graph.store import GraphStore
+from vlneval.errors import Problem
+from vlneval.tasks.common.blind import SplitIndex, public_problems, public_view
 from vlneval.tasks.common.episodes import EpisodeTable
-from vlneval.tasks.profiles import Profile
 
 __all__ = [
     "public_view",
@@ -48,144 +45,6 @@ SERVER_HINTS = (
     (re.compile(r" \(use --profile [\w.-]+, which scores repeats\)"), ""),
     (re.compile(r"; pass --skip-summary-records to skip it"), "; remove that record from the file"),
 )  # fmt: skip
-
-
-def public_view(episodes: EpisodeTable) -> EpisodeTable:
-    """The episodes as a public test file gives them: reference paths cut to the start, no goals.
-
-    Example:
-        >>> import numpy as np
-        >>> t = EpisodeTable("demo", "val", "x.json", "instr_id", ["1_0"], ["scanA"],
-        ...                  [("s", "a", "g")], [("g",)], np.zeros(1), ["go"])
-        >>> v = public_view(t)
-        >>> v.paths, v.goals, v.source, v.scorable
-        ([('s',)], [()], '<public view>', False)
-    """
-    return EpisodeTable(
-        episodes.task,
-        episodes.split,
-        "<public view>",
-        episodes.id_field,
-        list(episodes.ids),
-        list(episodes.scans),
-        [tuple(p[:1]) for p in episodes.paths],
-        [() for _ in episodes.goals],
-        np.asarray(episodes.headings).copy(),
-        list(episodes.instructions),
-        left_out=list(episodes.left_out),
-        scorable=False,
-        int_ids=episodes.int_ids,
-    )
-
-
-@dataclass
-class SplitIndex:
-    """The public ids of a task's other splits, loaded on first use.
-
-    Args:
-        loaders: split name -> a function returning that split's episode ids.
-
-    Example:
-        >>> idx = SplitIndex({"val_seen": lambda: ["1_0", "1_1"], "train": lambda: ["2_0"]})
-        >>> idx.best_match({"1_0", "1_1", "9_9"})
-        ('val_seen', 2)
-    """
-
-    loaders: Mapping[str, Callable[[], Sequence[str]]]
-    _ids: dict[str, frozenset[str]] = field(default_factory=dict)
-
-    def ids(self, split: str) -> frozenset[str]:
-        """The ids of ``split`` (empty when its file cannot be read)."""
-        if split not in self._ids:
-            try:
-                self._ids[split] = frozenset(self.loaders[split]())
-            except Exception:  # noqa: BLE001 - an unreadable public file only loses the hint
-                self._ids[split] = frozenset()
-        return self._ids[split]
-
-    def best_match(self, ids: set[str]) -> tuple[str, int] | None:
-        """The split holding most of ``ids``, and how many; None when none holds any."""
-        best: tuple[str, int] | None = None
-        for split in self.loaders:
-            n = len(ids & self.ids(split))
-            if n and (best is None or n > best[1]):
-                best = (split, n)
-        return best
-
-
-def _file_ids(text: bytes, id_field: str) -> set[str]:
-    """The ids the records of a JSON list hold (strings and integers, as text)."""
-    import msgspec
-
-    try:
-        records = msgspec.json.decode(text, type=list[dict[str, msgspec.Raw]])
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return set()
-    out: set[str] = set()
-    for rec in records:
-        raw = rec.get(id_field)
-        if raw is None:
-            continue
-        try:
-            value = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
-            continue
-        if isinstance(value, (str, int)) and not isinstance(value, bool):
-            out.add(str(value))
-    return out
-
-
-def _wrong_split(
-    text: bytes, public: EpisodeTable, splits: SplitIndex | None, source: str
-) -> Problem:
-    """The problem of a file none of whose ids is an episode of the phase's split."""
-    base = f"no prediction matches an episode of {public.task} {public.split}"
-    ids = _file_ids(text, public.id_field)
-    match = splits.best_match(ids) if splits is not None and ids else None
-    if match is None:
-        return Problem(source, base)
-    split, n = match
-    return Problem(
-        source,
-        f"{base} ({len(public):,} episodes); {n:,} of the file's {len(ids):,} ids are episodes "
-        f"of {public.task} {split}: this phase scores {public.split}, was the file made for "
-        f"{split}?",
-    )
-
-
-def public_problems(
-    text: bytes,
-    source: str,
-    public: EpisodeTable,
-    graphs: GraphStore,
-    profile: Profile,
-    *,
-    form: str = "auto",
-    splits: SplitIndex | None = None,
-) -> list[Problem]:
-    """The problems of a predictions file found with the public view only.
-
-    Runs the scorer's own parser and rule checks (types, ids, viewpoints, start, adjacency,
-    repeats, completeness) on ``public``: the problems ``vlneval score`` finds, worded from
-    data the submitter may see.
-    """
-    from vlneval.errors import ProblemCollector
-    from vlneval.tasks.common.arrays import build_arrays
-    from vlneval.tasks.common.checks import check_rules
-    from vlneval.tasks.common.predictions import parse_predictions
-
-    pc = ProblemCollector(source)
-    try:
-        preds = parse_predictions(text, public, graphs, form=form, collect=pc, source=source)
-        if len(preds.episodes) == 0:
-            if not pc.problems:
-                pc.problems.append(_wrong_split(text, public, splits, source))
-            return list(pc.problems)
-        arr = build_arrays(public, preds, graphs)
-        check_rules(public, preds, arr, graphs, profile, subset=False, pc=pc)
-    except InvalidInputError as exc:
-        return list(exc.problems)
-    return list(pc.problems)
 
 
 def episode_of(p: Problem, id_field: str) -> str | None:

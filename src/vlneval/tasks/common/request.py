@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from vlneval.errors import VLNEvalError
-from vlneval.tasks.common.root import data_root, demo_root, graphs_dir
+from vlneval.errors import MissingDataError, VLNEvalError
+from vlneval.tasks.common.root import check_root, data_root, demo_root, graphs_dir, missing_split
 
 if TYPE_CHECKING:
     from vlneval.errors import ProblemCollector
@@ -168,9 +168,25 @@ def episodes_path(
     """``episodes_file`` if given, else the task's file for ``split`` under ``base``.
 
     Raises:
-        MissingDataError: no file given and none found (or no data root).
+        MissingDataError: no file given and none found (or no data root): a data root that
+            does not exist, looks one level too deep or lacks the task's folder is said so
+            (:func:`~vlneval.tasks.common.root.check_root`); an unknown split gets the closest
+            name and the splits found there (:func:`~vlneval.tasks.common.root.missing_split`).
     """
-    return Path(episodes_file) if episodes_file else task.episodes_file(base, split)
+    if episodes_file:
+        return Path(episodes_file)
+    if base is None or task.embedded:
+        return task.episodes_file(base, split)
+    try:
+        check_root(base, task.name, task.folder, task.file_names)
+    except MissingDataError as exc:
+        raise MissingDataError(f"no {task.name} {split} episodes found: {exc}") from None
+    try:
+        return task.episodes_file(base, split)
+    except MissingDataError:
+        raise missing_split(
+            base, task.name, task.folder, task.file_names, split, task.splits
+        ) from None
 
 
 def open_graphs(graphs: str | Path | None, base: Path | None) -> GraphStore:

@@ -11,11 +11,24 @@ The default layout is the layout of the project's shared data folder::
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
-from vlneval.errors import MissingDataError
+from vlneval.errors import MissingDataError, did_you_mean
 
-__all__ = ["data_root", "demo_root", "find_file", "graphs_dir"]
+__all__ = [
+    "data_root",
+    "demo_root",
+    "find_file",
+    "graphs_dir",
+    "check_root",
+    "splits_found",
+    "missing_split",
+]
+
+#: The folder of the navigation graphs under a data root (the first level of its layout).
+GRAPHS_FOLDER = "matterport3d"
 
 
 def demo_root() -> Path:
@@ -52,3 +65,131 @@ def graphs_dir(root: Path) -> Path:
             f"no connectivity folder at {path}; pass --graphs DIR or --data-root DIR"
         )
     return path
+
+
+def _fetch_hint(task: str) -> str:
+    """How to get a task's files: ``vlneval data fetch`` when it knows the task."""
+    try:
+        from vlneval.fetch.registry import current_registry
+
+        current_registry().canonical(task)
+    except Exception:  # noqa: BLE001 - no fetchable dataset of that name: a plainer hint
+        return "put its files there (`vlneval data list` shows what can be fetched)"
+    return f"get its files with `vlneval data fetch {task}`"
+
+
+def _too_deep(root: Path, folder: str) -> bool:
+    """Whether ``root`` looks like a folder inside a data root rather than the root itself."""
+    parent = root.parent
+    if parent == root:
+        return False
+    first = folder.split("/")[0]
+    return (
+        (parent / folder).is_dir()
+        or (parent / GRAPHS_FOLDER).is_dir()
+        or root.name in (first, GRAPHS_FOLDER)
+        or (root / "connectivity").is_dir()
+    )
+
+
+def check_root(root: Path, task: str, folder: str, patterns: Sequence[str] = ()) -> None:
+    """Says what is wrong with a data root that does not hold ``task``'s ``folder``.
+
+    Raises:
+        MissingDataError: ``root`` does not exist; looks one level too deep (names the
+            parent to pass); or has no ``folder`` (names what was expected and the fetch).
+
+    Example:
+        >>> import tempfile
+        >>> top = Path(tempfile.mkdtemp()); (top / "r2r").mkdir()
+        >>> check_root(top, "r2r", "r2r")
+        >>> try:
+        ...     check_root(top / "r2r", "r2r", "r2r")
+        ... except MissingDataError as e:
+        ...     print(str(e).replace(str(top), "DIR").split(";")[0])
+        the data root DIR/r2r looks one level too deep (no r2r/ folder in it)
+    """
+    if not root.is_dir():
+        what = "is not a folder" if root.exists() else "does not exist"
+        raise MissingDataError(
+            f"the data root {root} {what}; pass --data-root DIR (or set VLNEVAL_DATA) with "
+            f"the folder that holds {folder}/ and {GRAPHS_FOLDER}/"
+        )
+    if (root / folder).is_dir():
+        return
+    expected = f"{root / folder}/" + (patterns[0].format(split="<split>") if patterns else "")
+    if _too_deep(root, folder):
+        raise MissingDataError(
+            f"the data root {root} looks one level too deep (no {folder}/ folder in it); "
+            f"pass --data-root {root.parent}, the folder that holds {folder}/ and "
+            f"{GRAPHS_FOLDER}/"
+        )
+    raise MissingDataError(
+        f"the data root {root} has no {folder}/ folder for task {task} (expected {expected}); "
+        f"{_fetch_hint(task)}, or pass --data-root DIR that holds it"
+    )
+
+
+def _pattern_regex(pattern: str) -> re.Pattern[str]:
+    """A regular expression of a file-name pattern (``{split}`` captured, ``.gz`` optional)."""
+    parts = [re.escape(p) for p in pattern.split("{split}")]
+    body = parts[0]
+    for k, part in enumerate(parts[1:]):
+        body += ("(?P<split>[^/]+)" if k == 0 else "(?P=split)") + part
+    return re.compile(body + r"(?:\.gz)?")
+
+
+def splits_found(folder: Path, patterns: Sequence[str]) -> list[str]:
+    """The splits whose files (any of ``patterns``, plain or ``.gz``) are in ``folder``.
+
+    Example:
+        >>> import tempfile
+        >>> d = Path(tempfile.mkdtemp())
+        >>> for n in ("R2R_train.json", "R2R_val_seen.json.gz", "notes.txt"):
+        ...     _ = (d / n).write_text("[]")
+        >>> splits_found(d, ["R2R_{split}.json"])
+        ['train', 'val_seen']
+    """
+    found: set[str] = set()
+    for pattern in patterns:
+        regex = _pattern_regex(pattern)
+        depth = pattern.count("/")
+        glob = "/".join(["*"] * (depth + 1))
+        for path in folder.glob(glob):
+            m = regex.fullmatch(path.relative_to(folder).as_posix())
+            if m is not None and path.is_file():
+                found.add(m.group("split"))
+    return sorted(found)
+
+
+def missing_split(
+    root: Path, task: str, folder: str, patterns: Sequence[str], split: str,
+    declared: Sequence[str] = (),
+) -> MissingDataError:  # fmt: skip
+    """The error for a split whose file is not under ``root``: the closest split name and the
+    splits whose files are there.
+
+    Example:
+        >>> import tempfile
+        >>> top = Path(tempfile.mkdtemp()); (top / "r2r").mkdir()
+        >>> _ = (top / "r2r" / "R2R_val_unseen.json").write_text("[]")
+        >>> e = missing_split(top, "r2r", "r2r", ["R2R_{split}.json"], "valunseen")
+        >>> print(str(e).replace(str(top), "DIR"))
+        no r2r valunseen episodes found under DIR/r2r; did you mean 'val_unseen'? (splits found there: val_unseen)
+    """
+    base = root / folder
+    found = splits_found(base, patterns)
+    known = sorted(set(found) | set(declared))
+    hint = did_you_mean(split, known) if split not in known else None
+    msg = f"no {task} {split} episodes found under {base}"
+    if hint:
+        msg += f"; did you mean {hint!r}?"
+    elif split in declared:
+        msg += f" (its file is not there; {_fetch_hint(task)})"
+    msg += (
+        f" (splits found there: {', '.join(found)})" if found else " (no split files found there)"
+    )
+    absent = [s for s in declared if s not in found]
+    if absent and not found:
+        msg += f"; declared splits: {', '.join(declared)}"
+    return MissingDataError(msg)

@@ -24,7 +24,7 @@ from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest, open_graphs
 from vlneval.tasks.common.result import Result, finite_mean
-from vlneval.tasks.common.root import data_root
+from vlneval.tasks.common.root import check_root, data_root
 from vlneval.tasks.common.scoring import object_summary, reject_unknown_options
 from vlneval.tasks.profiles import Profile
 from vlneval.tasks.reverie.boxes import ObjectBoxes, find_boxes, load_boxes
@@ -114,6 +114,10 @@ def open_reverie(
             "--episodes FILE and --graphs DIR"
         )
     else:
+        try:
+            check_root(base, task.name, task.folder, task.file_names)
+        except MissingDataError as exc:
+            raise MissingDataError(f"no {task.name} {split} episodes found: {exc}") from None
         path = episodes_path(base / task.folder, split, version or task.data_versions[0])
     episodes = load_reverie(path, task=task.name, split=split, data_version=version or "unknown")
     store = open_graphs(graphs, base)

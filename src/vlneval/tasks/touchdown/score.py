@@ -39,7 +39,12 @@ from vlneval.tasks.base import Task
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.predictions import Predictions
-from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
+from vlneval.tasks.common.request import (
+    PredictionsInput,
+    ScoreOptions,
+    SplitRequest,
+    episodes_path,
+)
 from vlneval.tasks.common.result import Result, ResultBuilder
 from vlneval.tasks.common.root import data_root, find_file
 from vlneval.tasks.common.scoring import summarise
@@ -99,7 +104,7 @@ def _episodes_path(
         return find_file(
             root / task.folder, [name], f"touchdown {split} routes ({version})"
         ), version
-    path = task.episodes_file(root, split)
+    path = episodes_path(task, split, root, None)
     found = next(
         (
             v

@@ -1,0 +1,270 @@
+"""Blind validation: a predictions file checked against the public view of a split.
+
+The *public view* of a split is what a benchmark's public test file holds: ids, scans, start
+viewpoints, headings and instructions, and the navigation graphs; no reference path beyond the
+start and no goal. :func:`public_problems` runs the scorer's own parser and rule checks (types,
+ids, viewpoints, start, adjacency, repeats, completeness) on that view, so the problems are the
+ones ``vlneval score`` finds, worded from data the submitter may see. The evaluation server
+checks every upload this way before scoring it; ``vlneval validate`` on a goal-less test split
+runs the same check (:func:`blind_check`), so a team can check a submission before uploading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from vlneval.errors import InvalidInputError, Problem
+from vlneval.tasks.common.episodes import EpisodeTable
+
+if TYPE_CHECKING:
+    from vlneval.graph.store import GraphStore
+    from vlneval.tasks.base import Task
+    from vlneval.tasks.profiles import Profile
+
+
+__all__ = [
+    "public_view",
+    "public_problems",
+    "public_check",
+    "SplitIndex",
+    "BlindCheck",
+    "checks_publicly",
+    "open_public",
+    "blind_check",
+]
+
+
+def public_view(episodes: EpisodeTable) -> EpisodeTable:
+    """The episodes as a public test file gives them: reference paths cut to the start, no goals.
+
+    Example:
+        >>> import numpy as np
+        >>> t = EpisodeTable("demo", "val", "x.json", "instr_id", ["1_0"], ["scanA"],
+        ...                  [("s", "a", "g")], [("g",)], np.zeros(1), ["go"])
+        >>> v = public_view(t)
+        >>> v.paths, v.goals, v.source, v.scorable
+        ([('s',)], [()], '<public view>', False)
+    """
+    return EpisodeTable(
+        episodes.task,
+        episodes.split,
+        "<public view>",
+        episodes.id_field,
+        list(episodes.ids),
+        list(episodes.scans),
+        [tuple(p[:1]) for p in episodes.paths],
+        [() for _ in episodes.goals],
+        np.asarray(episodes.headings).copy(),
+        list(episodes.instructions),
+        left_out=list(episodes.left_out),
+        scorable=False,
+        int_ids=episodes.int_ids,
+    )
+
+
+@dataclass
+class SplitIndex:
+    """The public ids of a task's other splits, loaded on first use.
+
+    Args:
+        loaders: split name -> a function returning that split's episode ids.
+
+    Example:
+        >>> idx = SplitIndex({"val_seen": lambda: ["1_0", "1_1"], "train": lambda: ["2_0"]})
+        >>> idx.best_match({"1_0", "1_1", "9_9"})
+        ('val_seen', 2)
+    """
+
+    loaders: Mapping[str, Callable[[], Sequence[str]]]
+    _ids: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def ids(self, split: str) -> frozenset[str]:
+        """The ids of ``split`` (empty when its file cannot be read)."""
+        if split not in self._ids:
+            try:
+                self._ids[split] = frozenset(self.loaders[split]())
+            except Exception:  # noqa: BLE001 - an unreadable public file only loses the hint
+                self._ids[split] = frozenset()
+        return self._ids[split]
+
+    def best_match(self, ids: set[str]) -> tuple[str, int] | None:
+        """The split holding most of ``ids``, and how many; None when none holds any."""
+        best: tuple[str, int] | None = None
+        for split in self.loaders:
+            n = len(ids & self.ids(split))
+            if n and (best is None or n > best[1]):
+                best = (split, n)
+        return best
+
+
+def _file_ids(text: bytes, id_field: str) -> set[str]:
+    """The ids the records of a JSON list hold (strings and integers, as text)."""
+    import msgspec
+
+    try:
+        records = msgspec.json.decode(text, type=list[dict[str, msgspec.Raw]])
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return set()
+    out: set[str] = set()
+    for rec in records:
+        raw = rec.get(id_field)
+        if raw is None:
+            continue
+        try:
+            value = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            continue
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            out.add(str(value))
+    return out
+
+
+def _wrong_split(
+    text: bytes, public: EpisodeTable, splits: SplitIndex | None, source: str
+) -> Problem:
+    """The problem of a file none of whose ids is an episode of the phase's split."""
+    base = f"no prediction matches an episode of {public.task} {public.split}"
+    ids = _file_ids(text, public.id_field)
+    match = splits.best_match(ids) if splits is not None and ids else None
+    if match is None:
+        return Problem(source, base)
+    split, n = match
+    return Problem(
+        source,
+        f"{base} ({len(public):,} episodes); {n:,} of the file's {len(ids):,} ids are episodes "
+        f"of {public.task} {split}: this phase scores {public.split}, was the file made for "
+        f"{split}?",
+    )
+
+
+def public_problems(
+    text: bytes,
+    source: str,
+    public: EpisodeTable,
+    graphs: GraphStore,
+    profile: Profile,
+    *,
+    form: str = "auto",
+    splits: SplitIndex | None = None,
+) -> list[Problem]:
+    """The problems of a predictions file found with the public view only.
+
+    Runs the scorer's own parser and rule checks (types, ids, viewpoints, start, adjacency,
+    repeats, completeness) on ``public``: the problems ``vlneval score`` finds, worded from
+    data the submitter may see.
+    """
+    return public_check(text, source, public, graphs, profile, form=form, splits=splits)[0]
+
+
+def public_check(
+    text: bytes,
+    source: str,
+    public: EpisodeTable,
+    graphs: GraphStore,
+    profile: Profile,
+    *,
+    form: str = "auto",
+    splits: SplitIndex | None = None,
+) -> tuple[list[Problem], list[str]]:
+    """The problems (see :func:`public_problems`) and the warnings (ids not in the split,
+    ignored records) of a predictions file, found with the public view only."""
+    from vlneval.errors import ProblemCollector
+    from vlneval.tasks.common.arrays import build_arrays
+    from vlneval.tasks.common.checks import check_rules
+    from vlneval.tasks.common.predictions import parse_predictions
+
+    pc = ProblemCollector(source)
+    warnings: list[str] = []
+    try:
+        preds = parse_predictions(text, public, graphs, form=form, collect=pc, source=source)
+        warnings = list(preds.warnings)
+        if len(preds.episodes) == 0:
+            if not pc.problems:
+                pc.problems.append(_wrong_split(text, public, splits, source))
+            return list(pc.problems), warnings
+        arr = build_arrays(public, preds, graphs)
+        check_rules(public, preds, arr, graphs, profile, subset=False, pc=pc)
+    except InvalidInputError as exc:
+        return list(exc.problems), warnings
+    return list(pc.problems), warnings
+
+
+@dataclass(frozen=True)
+class BlindCheck:
+    """What a blind check found.
+
+    Attributes:
+        source: the predictions file; ``task``, ``split``: what it was checked against.
+        n_episodes: the split's episodes; ``problems``: every problem found (empty: valid).
+    """
+
+    source: str
+    task: str
+    split: str
+    n_episodes: int
+    problems: list[Problem]
+    warnings: list[str] = field(default_factory=list)
+
+
+def checks_publicly(task: Task) -> bool:
+    """Whether the public view reproduces every check of ``task``'s scorer: the task reads
+    R2R-style viewpoint trajectories with the shared reader (``Task.graph_trajectories``).
+
+    Example:
+        >>> from vlneval.tasks import get_task
+        >>> checks_publicly(get_task("r2r")), checks_publicly(get_task("reverie"))
+        (True, False)
+    """
+    return task.graph_trajectories
+
+
+def open_public(
+    task: Task,
+    split: str,
+    profile: Profile,
+    *,
+    root: str | Path | None = None,
+    episodes_file: str | Path | None = None,
+    graphs: str | Path | None = None,
+) -> tuple[EpisodeTable, GraphStore] | None:
+    """The public view of ``split`` and its graphs when the split has no goals (a hidden test
+    split), else None: the split can be scored, or the task's scorer checks more than the
+    public view can (:func:`checks_publicly`; its own scorer then says why it cannot score).
+
+    Raises:
+        MissingDataError: the data root or the split's file cannot be found.
+        InvalidInputError: the split's file cannot be read.
+    """
+    from vlneval.tasks.common.scoring import load_split
+
+    if not checks_publicly(task):
+        return None
+    episodes, store = load_split(
+        task, split, profile, root=root, episodes_file=episodes_file, graphs=graphs
+    )
+    if episodes.scorable:
+        return None
+    return public_view(episodes), store
+
+
+def blind_check(
+    public: EpisodeTable,
+    graphs: GraphStore,
+    profile: Profile,
+    predictions: str | Path,
+    *,
+    form: str = "auto",
+) -> BlindCheck:
+    """Checks a predictions file against a public view (:func:`open_public`), as the server
+    does: every problem, none of them needing a hidden value."""
+    from vlneval.io import read_bytes
+
+    source = str(predictions)
+    text = read_bytes(predictions)
+    problems, warnings = public_check(text, source, public, graphs, profile, form=form)
+    return BlindCheck(source, public.task, public.split, len(public), problems, warnings)

@@ -1,0 +1,100 @@
+"""Blind validation: ``vlneval validate`` on a goal-less test split, as the server checks it.
+
+A random agent's R2R test run is valid blind; a broken copy (an unknown id, a wrong start, a
+jump between viewpoints that are not adjacent, a missing episode) exits 2 naming every problem.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vlneval.cli.main import main
+
+
+@pytest.fixture(scope="module")
+def test_run(data_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random agent's predictions on the R2R test split (written by ``vlneval run``)."""
+    if not (data_root / "r2r" / "R2R_test.json.gz").is_file():
+        pytest.skip("the R2R test split is not in the data folder")
+    out = tmp_path_factory.mktemp("blind") / "random_test.json"
+    argv = ["run", "--task", "r2r", "--split", "test", "--agent", "random"]
+    code = main([*argv, "--data-root", str(data_root), "--out", str(out)])
+    assert code == 0 and out.is_file()
+    return out
+
+
+def _validate(data_root: Path, path: Path, *extra: str) -> list[str]:
+    return ["validate", "--task", "r2r", "--split", "test", "--data-root", str(data_root),
+            "--predictions", str(path), *extra]  # fmt: skip
+
+
+def _neighbours(data_root: Path, scan: str) -> tuple[dict[str, set[str]], list[str]]:
+    folder = data_root / "matterport3d" / "connectivity"
+    path = folder / f"{scan}_connectivity.json"
+    raw = path.read_bytes() if path.is_file() else gzip.decompress(Path(f"{path}.gz").read_bytes())
+    nodes = json.loads(raw)
+    ids = [n["image_id"] for n in nodes]
+    adj = {
+        n["image_id"]: {ids[j] for j, ok in enumerate(n["unobstructed"]) if ok}
+        for n in nodes
+        if n["included"]
+    }
+    return adj, [i for i, n in zip(ids, nodes, strict=True) if n["included"]]
+
+
+def test_a_random_test_run_passes_blind(
+    data_root: Path, test_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(_validate(data_root, test_run)) == 0
+    out = capsys.readouterr().out
+    assert "passes the blind check of r2r test" in out
+    assert "4173 episodes" in out and "public view" in out and "no scores" in out
+
+
+def test_a_broken_copy_names_every_problem(
+    data_root: Path, test_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records: list[dict[str, Any]] = json.loads(test_run.read_text())
+    episodes = json.loads(gzip.decompress((data_root / "r2r" / "R2R_test.json.gz").read_bytes()))
+    scan_of = {f"{e['path_id']}_{k}": e["scan"] for e in episodes for k in range(3)}
+
+    unknown = records[0]["instr_id"]
+    records[0]["instr_id"] = "999999_9"  # unknown id; its own episode is now missing
+
+    wrong = records[1]
+    adj, nodes = _neighbours(data_root, scan_of[wrong["instr_id"]])
+    start = wrong["trajectory"][0][0]
+    other = next(n for n in sorted(adj[start]) if n != start)
+    wrong["trajectory"] = [[other, 0.0, 0.0], [start, 0.0, 0.0]]  # starts one step off
+
+    jump = records[2]
+    adj, nodes = _neighbours(data_root, scan_of[jump["instr_id"]])
+    last = jump["trajectory"][-1][0]
+    far = next(n for n in nodes if n != last and n not in adj[last])
+    jump["trajectory"].append([far, 0.0, 0.0])
+
+    missing = records.pop(3)["instr_id"]
+
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(records))
+    assert main(_validate(data_root, broken, "--all-errors")) == 2
+    text = capsys.readouterr().err
+    assert "999999_9" in text
+    assert f'"{wrong["instr_id"]}"' in text and other in text
+    assert f'"{jump["instr_id"]}"' in text and far in text
+    assert unknown in text and missing in text
+    assert "blind check against the public view" in text and "no scores" in text
+
+
+def test_the_blind_check_is_the_servers(data_root: Path, test_run: Path) -> None:
+    """The server's public validation is the shared task-layer code, not a copy."""
+    from vlneval.server import validation
+    from vlneval.tasks.common import blind
+
+    assert validation.public_problems is blind.public_problems
+    assert validation.public_view is blind.public_view
