@@ -86,8 +86,11 @@ def secrets_in_raw(value: Any) -> tuple[set[str], set[float]]:
     not under a public field (:data:`PUBLIC_KEYS`).
 
     Example:
-        >>> secrets_in_raw([{"scan": "s1", "path": ["vpA", "vpB"], "goal": [1.25, 0.0]}])
-        ({'vpA', 'vpB'}, {1.25})
+        >>> strings, numbers = secrets_in_raw(
+        ...     [{"scan": "s1", "path": ["vpA", "vpB"], "goal": [1.25, 0.0]}]
+        ... )
+        >>> sorted(strings), numbers
+        (['vpA', 'vpB'], {1.25})
     """
     strings: set[str] = set()
     numbers: set[float] = set()
