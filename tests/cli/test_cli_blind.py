@@ -93,7 +93,7 @@ def test_a_broken_copy_names_every_problem(
 
 def test_the_blind_check_is_the_servers(data_root: Path, test_run: Path) -> None:
     """The server's public validation is the shared task-layer code, not a copy."""
-    from vlneval.server import validation
+    from vlneval.server.services import validation
     from vlneval.tasks.common import blind
 
     assert validation.public_problems is blind.public_problems

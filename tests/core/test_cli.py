@@ -20,7 +20,10 @@ def test_demo_scores_with_no_arguments(capsys: pytest.CaptureFixture[str]) -> No
     assert main(["score", "--task", "demo"]) == 0
     out, err = capsys.readouterr()
     assert "demo val" in out and "SR (%)" in out and "synthetic" not in out  # only the table
-    assert err == "warning: the demo task is synthetic (generated houses and episodes), not real data\n"
+    assert (
+        err
+        == "warning: the demo task is synthetic (generated houses and episodes), not real data\n"
+    )
 
 
 def test_score_writes_summary_and_tables(

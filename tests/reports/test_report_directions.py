@@ -99,8 +99,8 @@ def test_forest_plot_colours_follow_the_direction(label: str) -> None:
 
 @pytest.mark.parametrize("label", sorted(LABELS))
 def test_leaderboard_ranks_the_best_value_first(label: str) -> None:
-    from vlneval.server.admin import primary_metric_of
-    from vlneval.server.leaderboard import rank
+    from vlneval.server.services.admin import primary_metric_of
+    from vlneval.server.services.leaderboard import rank
     from vlneval.tasks import TASKS
     from vlneval.tasks.profiles import get_profile
 

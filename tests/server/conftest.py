@@ -28,11 +28,11 @@ if not HAVE_SERVER:  # the server extra is missing: a failure under CI, skipped 
 else:
     from fastapi.testclient import TestClient
 
-    from vlneval.server import admin
     from vlneval.server.app import create_app
-    from vlneval.server.config import ServerConfig
-    from vlneval.server.database import Database
-    from vlneval.server.worker import Worker
+    from vlneval.server.core.config import ServerConfig
+    from vlneval.server.core.database import Database
+    from vlneval.server.services import admin
+    from vlneval.server.services.worker import Worker
 
 HERE = Path(__file__).resolve().parent
 PG_SH = HERE / "pg.sh"

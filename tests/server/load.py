@@ -20,9 +20,9 @@ from typing import Any
 
 import httpx
 
-from vlneval.server import admin
-from vlneval.server.database import Database
-from vlneval.server.migrate import upgrade
+from vlneval.server.core.database import Database
+from vlneval.server.core.migrate import upgrade
+from vlneval.server.services import admin
 
 
 @dataclass

@@ -9,9 +9,9 @@ import pytest
 
 from tests.server.helpers import DEMO_PREDICTIONS, encode, login, mutated, stop_predictions
 from vlneval.evaluation import evaluate
-from vlneval.server import admin
-from vlneval.server.database import Database
-from vlneval.server.worker import Worker
+from vlneval.server.core.database import Database
+from vlneval.server.services import admin
+from vlneval.server.services.worker import Worker
 
 
 def test_a_submission_is_scored_exactly_as_vlneval_score(server):

@@ -15,10 +15,10 @@ from sqlalchemy import select
 from tests.server.helpers import DEMO_PREDICTIONS, encode, stop_predictions
 from vlneval.cli.main import main
 from vlneval.evaluation import evaluate
-from vlneval.server import admin
-from vlneval.server.entries import moderate
 from vlneval.server.models import Result
-from vlneval.server.submissions import Refused
+from vlneval.server.services import admin
+from vlneval.server.services.entries import moderate
+from vlneval.server.services.submissions import Refused
 from vlneval.tasks.profiles import get_profile
 
 BOARD = "/api/v1/challenges/demo/phases/val/leaderboard"

@@ -16,7 +16,7 @@ import pytest
 
 from tests.server.helpers import DEMO_PREDICTIONS, encode, stop_predictions
 from tests.server.live import LiveServer
-from vlneval.server import admin
+from vlneval.server.services import admin
 
 CHROMIUM = os.environ.get("VLNEVAL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
@@ -258,7 +258,7 @@ def test_a_form_posted_from_another_page_is_refused(browser, live):
 def test_the_board_fits_1400_pixels(browser, live, tmp_path):
     import json
 
-    from vlneval.server.entries import moderate
+    from vlneval.server.services.entries import moderate
 
     srv, server, ok, _ = live
     long = ("a long method name " + "x" * 100)[:100]

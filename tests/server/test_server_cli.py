@@ -162,7 +162,7 @@ def test_serve_and_submit_end_to_end(tmp_path, capsys):
         assert serve.wait(60) == 0
     from sqlalchemy import select
 
-    from vlneval.server.database import Database
+    from vlneval.server.core.database import Database
     from vlneval.server.models import Submission
 
     db = Database(f"sqlite:///{data}/vlneval.sqlite3")

@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from tests.server.helpers import DEMO_PREDICTIONS
 from vlneval.evaluation import evaluate
 from vlneval.server.models import Result, Submission
-from vlneval.server.worker import FAULT_DELAY_ENV
+from vlneval.server.services.worker import FAULT_DELAY_ENV
 
 LEASE = 1.5
 

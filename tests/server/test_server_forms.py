@@ -12,8 +12,8 @@ from sqlalchemy import func, select
 
 from tests.server.helpers import DEMO_PREDICTIONS, encode, login, stop_predictions
 from vlneval.evaluation import evaluate
-from vlneval.server import admin
 from vlneval.server.models import Submission
+from vlneval.server.services import admin
 
 FORM = "/c/demo/val/submit"
 POST = "/c/demo/val/submissions"

@@ -22,7 +22,7 @@ from tests.server.helpers import (
     login,
     stop_predictions,
 )
-from vlneval.server import admin
+from vlneval.server.services import admin
 
 LABELS, STARTS = hidden_values()
 

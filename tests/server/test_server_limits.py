@@ -10,8 +10,8 @@ import textwrap
 
 from tests.server.conftest import make_server
 from tests.server.helpers import encode, stop_predictions
-from vlneval.server import admin
-from vlneval.server.ratelimit import RateLimiter
+from vlneval.server.core.ratelimit import RateLimiter
+from vlneval.server.services import admin
 
 
 class FakeClock:
@@ -95,8 +95,8 @@ WORST = textwrap.dedent(
         return int(re.search(r"VmHWM:\s+(\d+)", status).group(1))
     from tests.server.conftest import make_server
     from vlneval.graph.store import GraphStore
-    from vlneval.server import admin
-    from vlneval.server.budget import StepBudget
+    from vlneval.server.services import admin
+    from vlneval.server.services.budget import StepBudget
 
     root, tmp = Path(sys.argv[1]), Path(sys.argv[2])
     srv = make_server(tmp, f"sqlite:///{tmp / 'db.sqlite3'}", "sqlite")

@@ -19,8 +19,8 @@ import pytest
 from tests.server.conftest import make_server
 from tests.server.helpers import demo_episodes, encode, hidden_values, stop_predictions
 from vlneval.graph.store import GraphStore
-from vlneval.server import admin
-from vlneval.server.redact import Redactor, secrets_in_raw
+from vlneval.server.services import admin
+from vlneval.server.services.redact import Redactor, secrets_in_raw
 from vlneval.tasks.common.root import demo_root
 
 LABELS, STARTS = hidden_values()
@@ -164,12 +164,12 @@ def test_wrong_split_on_a_fixture_and_without_sibling_files(sqlite_server, tmp_p
 
 def test_a_scoring_bug_never_kills_the_worker(sqlite_server, monkeypatch):
     """Whatever raises inside scoring becomes an internal failure; the worker goes on."""
-    from vlneval.server import validation
+    from vlneval.server.services import validation
 
     def boom(*a, **k):
         raise ValueError("need at least one array to concatenate")
 
-    monkeypatch.setattr("vlneval.server.scoring.public_problems", boom)
+    monkeypatch.setattr("vlneval.server.services.scoring.public_problems", boom)
     r = sqlite_server.submit(sqlite_server.alpha, encode(stop_predictions()))
     assert sqlite_server.work() == 1
     got = sqlite_server.get(r.json()["id"], sqlite_server.alpha).json()
@@ -195,7 +195,7 @@ def test_log_redaction_is_readable_and_covers_numbers():
 
 def test_one_teams_queue_does_not_starve_another(server):
     """alpha queues three files, then beta one: beta's is scored second, not fourth."""
-    from vlneval.server.worker import Worker
+    from vlneval.server.services.worker import Worker
 
     uids = [
         server.submit(server.alpha, encode(stop_predictions()), method=f"a{k}").json()["id"]

@@ -8,7 +8,7 @@ pytest.importorskip("fastapi")
 
 from tests.server.helpers import DEMO_PREDICTIONS, encode, stop_predictions  # noqa: E402
 from vlneval.metrics import metric_info  # noqa: E402
-from vlneval.server import admin  # noqa: E402
+from vlneval.server.services import admin  # noqa: E402
 
 
 @pytest.mark.parametrize("metric", ["NE", "SR"])

@@ -13,7 +13,7 @@ import pytest
 from tests.server.conftest import make_server
 from vlneval.evaluation import evaluate
 from vlneval.io import load_json
-from vlneval.server import admin
+from vlneval.server.services import admin
 
 SEQ2SEQ = "seq2seq_r2r_baseline_sadanand1120/seq2seq_sample_imagenet_val_unseen_iter_20000.json.gz"
 NAVILLM = "navillm_sadanand1120/navillm_val_unseen_compact.json.gz"

@@ -15,10 +15,10 @@ from sqlalchemy import select, update
 from tests.server.helpers import DEMO_PREDICTIONS, login
 from vlneval.cli.main import build_parser
 from vlneval.cli.serve import config_from_args
-from vlneval.server import admin
-from vlneval.server.config import ServerConfig
+from vlneval.server.core.config import ServerConfig
+from vlneval.server.core.sessions import cookie_secure, is_loopback, origin_allowed
 from vlneval.server.models import LoginSession, utcnow
-from vlneval.server.sessions import cookie_secure, is_loopback, origin_allowed
+from vlneval.server.services import admin
 
 
 def _set_cookie(r) -> str:

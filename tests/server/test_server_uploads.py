@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from tests.server.helpers import DEMO_PREDICTIONS
 from vlneval.errors import InvalidInputError
-from vlneval.server.jsonscan import ScanLimits, scan_json
-from vlneval.server.uploads import UploadLimits, check_upload, gunzip_limited
+from vlneval.server.services.jsonscan import ScanLimits, scan_json
+from vlneval.server.services.uploads import UploadLimits, check_upload, gunzip_limited
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(10**12), 10**12) | st.floats(allow_nan=False, allow_infinity=False)

@@ -79,7 +79,7 @@ def _limit_args(p: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace) -> Any:
     """The :class:`ServerConfig` the command-line options describe."""
-    from vlneval.server.config import ServerConfig, default_data_dir
+    from vlneval.server.core.config import ServerConfig, default_data_dir
 
     kw: dict[str, Any] = {
         "data_dir": Path(args.data_dir) if args.data_dir else default_data_dir(),
@@ -276,7 +276,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from vlneval.server.app import create_app
-    from vlneval.server.supervise import WorkerPool
+    from vlneval.server.services.supervise import WorkerPool
 
     _logging(args.log_level)
     cfg = config_from_args(args)
@@ -312,8 +312,8 @@ def _exit_on_signal(signum: int, _frame: Any) -> None:
 def cmd_worker(args: argparse.Namespace) -> int:
     """Scores queued submissions until stopped."""
     _need_extra()
-    from vlneval.server.migrate import wait_for_schema
-    from vlneval.server.worker import Worker
+    from vlneval.server.core.migrate import wait_for_schema
+    from vlneval.server.services.worker import Worker
 
     _logging(args.log_level)
     cfg = config_from_args(args)

@@ -29,7 +29,7 @@ __all__ = ["create_app", "ServerConfig"]
 
 if TYPE_CHECKING:
     from vlneval.server.app import create_app
-    from vlneval.server.config import ServerConfig
+    from vlneval.server.core.config import ServerConfig
 
 
 def __getattr__(name: str) -> Any:
@@ -38,7 +38,7 @@ def __getattr__(name: str) -> Any:
 
         return create_app
     if name == "ServerConfig":
-        from vlneval.server.config import ServerConfig
+        from vlneval.server.core.config import ServerConfig
 
         return ServerConfig
     raise AttributeError(f"module 'vlneval.server' has no attribute {name!r}")

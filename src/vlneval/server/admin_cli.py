@@ -1,4 +1,4 @@
-"""The ``vlneval admin`` subcommands: parse nothing, call :mod:`vlneval.server.admin`, print.
+"""The ``vlneval admin`` subcommands: parse nothing, call :mod:`vlneval.server.services.admin`, print.
 
 Nothing printed here quotes a phase's hidden labels: a created phase is described by its
 episode count and checksum only.
@@ -14,10 +14,10 @@ from typing import Any
 from sqlalchemy import func, select
 
 from vlneval.errors import InvalidInputError
-from vlneval.server import admin
-from vlneval.server.config import ServerConfig
-from vlneval.server.database import Database
+from vlneval.server.core.config import ServerConfig
+from vlneval.server.core.database import Database
 from vlneval.server.models import Challenge, Submission, Team
+from vlneval.server.services import admin
 
 __all__ = ["run"]
 
@@ -96,8 +96,8 @@ def _update_phase(db: Database, args: argparse.Namespace) -> None:
 
 
 def _leaderboard(db: Database, args: argparse.Namespace) -> None:
-    from vlneval.server.export import export_rows, phase_metrics, to_csv, to_json, to_table
-    from vlneval.server.leaderboard import leaderboard
+    from vlneval.server.services.export import export_rows, phase_metrics, to_csv, to_json, to_table
+    from vlneval.server.services.leaderboard import leaderboard
 
     with db.read() as s:
         ph = admin.find_phase(s, args.challenge, args.phase)
@@ -111,8 +111,8 @@ def _leaderboard(db: Database, args: argparse.Namespace) -> None:
 
 
 def _moderate(db: Database, args: argparse.Namespace) -> None:
-    from vlneval.server.entries import moderate
-    from vlneval.server.submissions import Refused
+    from vlneval.server.services.entries import moderate
+    from vlneval.server.services.submissions import Refused
 
     try:
         state = moderate(db, args.submission, args.action, args.reason or "")
@@ -140,7 +140,7 @@ def _list(db: Database, args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace, cfg: ServerConfig) -> int:
     """Runs ``args.admin_command``."""
-    from vlneval.server.migrate import upgrade
+    from vlneval.server.core.migrate import upgrade
 
     head = upgrade(cfg.database_url)
     if args.admin_command == "migrate":

@@ -19,11 +19,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from vlneval.server.config import ServerConfig
-from vlneval.server.database import Database
-from vlneval.server.ratelimit import RateLimiter
-from vlneval.server.storage import UploadStore
-from vlneval.server.submissions import Refused
+from vlneval.server.core.config import ServerConfig
+from vlneval.server.core.database import Database
+from vlneval.server.core.ratelimit import RateLimiter
+from vlneval.server.services.storage import UploadStore
+from vlneval.server.services.submissions import Refused
 
 __all__ = ["create_app", "BodyLimit", "SecurityHeaders", "rate_limit"]
 
@@ -146,7 +146,7 @@ def _error(
     headers: dict[str, str] | None = None,
 ) -> Response:
     if _is_page(request) and status != 401:
-        from vlneval.server.pages import render_error
+        from vlneval.server.pages.views import render_error
 
         return render_error(request, status, detail)
     return JSONResponse({"detail": detail, "problems": problems or []}, status, headers=headers)
@@ -212,8 +212,10 @@ def create_app(
         ['/api/v1/challenges', '/api/v1/challenges/{challenge}']
     """
     from vlneval import __version__
-    from vlneval.server import api, forms, pages
-    from vlneval.server.migrate import upgrade
+    from vlneval.server.api import routes as api
+    from vlneval.server.core.migrate import upgrade
+    from vlneval.server.pages import forms
+    from vlneval.server.pages import views as pages
 
     cfg = cfg or ServerConfig()
     if migrate:

@@ -11,8 +11,8 @@ from typing import Any, Literal, overload
 
 from pydantic import BaseModel, Field
 
-from vlneval.server.leaderboard import Entry, public_entry
 from vlneval.server.models import Phase, Submission
+from vlneval.server.services.leaderboard import Entry, public_entry
 
 __all__ = [
     "ErrorOut",

@@ -1,1 +1,1 @@
-"""Alembic migrations of the server's schema (run by :mod:`vlneval.server.migrate`)."""
+"""Alembic migrations of the server's schema (run by :mod:`vlneval.server.core.migrate`)."""

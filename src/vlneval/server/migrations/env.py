@@ -1,4 +1,4 @@
-"""Alembic environment: runs the migrations on the connection :mod:`vlneval.server.migrate` gives.
+"""Alembic environment: runs the migrations on the connection :mod:`vlneval.server.core.migrate` gives.
 
 On PostgreSQL a transaction-scoped advisory lock makes concurrent ``upgrade`` calls (a server
 and its workers starting together) run one after the other.

@@ -19,7 +19,7 @@ from vlneval.errors import VLNEvalError
 
 __all__ = ["alembic_config", "head_revision", "current_revision", "upgrade", "wait_for_schema"]
 
-MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
 
 def alembic_config(url: str):  # type: ignore[no-untyped-def]

@@ -1,7 +1,7 @@
 """Keeping hidden reference data out of log lines and internal errors.
 
 Messages for submitters never need this module: they are built from the public view of a phase
-(see :mod:`vlneval.server.validation`), which holds no hidden value, so nothing on that path
+(see :mod:`vlneval.server.services.validation`), which holds no hidden value, so nothing on that path
 depends on the labels. Redaction is the second line, for what only organisers read: log lines,
 incident tracebacks, errors raised while the hidden data itself was being loaded or scored.
 

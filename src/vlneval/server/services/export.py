@@ -16,8 +16,8 @@ import json
 from typing import Any
 
 from vlneval.reports.terminal import format_value
-from vlneval.server.leaderboard import Entry, public_entry
 from vlneval.server.models import Phase
+from vlneval.server.services.leaderboard import Entry, public_entry
 from vlneval.tasks.profiles import get_profile
 
 __all__ = ["FORMATS", "phase_metrics", "export_rows", "to_csv", "to_json", "to_table"]

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
-from vlneval.server.database import Database
+from vlneval.server.core.database import Database
 from vlneval.server.models import (
     FAILED,
     FINISHED,
@@ -33,7 +33,7 @@ from vlneval.server.models import (
     Submission,
     utcnow,
 )
-from vlneval.server.scoring import Outcome, PhaseSpec
+from vlneval.server.services.scoring import Outcome, PhaseSpec
 
 __all__ = ["Claim", "claim", "heartbeat", "finish", "release", "fail_exhausted", "queue_counts"]
 

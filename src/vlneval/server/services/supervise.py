@@ -18,14 +18,14 @@ import sys
 import threading
 import time
 
-from vlneval.server.config import ServerConfig
+from vlneval.server.core.config import ServerConfig
 
 __all__ = ["WorkerPool", "worker_command", "PARENT_ENV", "HEALTHY_SECONDS"]
 
 PARENT_ENV = "VLNEVAL_WORKER_PARENT"  # the pid of `vlneval serve`: a worker exits when it dies
 HEALTHY_SECONDS = 60.0  # a worker that ran this long before exiting restarts after 1 s again
 
-log = logging.getLogger("vlneval.server.supervise")
+log = logging.getLogger("vlneval.server.services.supervise")
 
 
 def worker_command(cfg: ServerConfig) -> list[str]:

@@ -2,7 +2,7 @@
 
 Each form needs a live session, an allowed ``Origin`` (or none) and the session's CSRF token;
 anything else is refused (403) before the form does anything. An upload goes through exactly
-the API's path (:func:`vlneval.server.submissions.accept`: the same checks, messages, quotas,
+the API's path (:func:`vlneval.server.services.submissions.accept`: the same checks, messages, quotas,
 limits and rate limit), then to the submission's page.
 """
 
@@ -14,14 +14,14 @@ from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from vlneval.server.admin import NotFoundError, find_phase
-from vlneval.server.auth import get_db
-from vlneval.server.entries import choose_entry, team_action
+from vlneval.server.core.auth import get_db
+from vlneval.server.core.sessions import SessionRef, csrf_ok
 from vlneval.server.models import Phase, utcnow
-from vlneval.server.pages import page, render_error, same_origin, server_url, session_of
+from vlneval.server.pages.views import page, render_error, same_origin, server_url, session_of
 from vlneval.server.schemas import PhaseOut, phase_out
-from vlneval.server.sessions import SessionRef, csrf_ok
-from vlneval.server.submissions import Refused, Upload, accept
+from vlneval.server.services.admin import NotFoundError, find_phase
+from vlneval.server.services.entries import choose_entry, team_action
+from vlneval.server.services.submissions import Refused, Upload, accept
 
 __all__ = ["router"]
 

@@ -20,8 +20,8 @@ from vlneval._jsonshape import ScanLimits, scan_json
 from vlneval.errors import InvalidInputError
 from vlneval.io import gunzip
 from vlneval.io import position as _position
-from vlneval.server.budget import StepBudget, check_steps
-from vlneval.server.config import MIB, ServerConfig
+from vlneval.server.core.config import MIB, ServerConfig
+from vlneval.server.services.budget import StepBudget, check_steps
 
 __all__ = ["UploadLimits", "check_upload", "check_stored", "gunzip_limited", "position"]
 

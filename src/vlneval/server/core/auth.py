@@ -2,7 +2,7 @@
 
 The API takes ``Authorization: Bearer <token>`` only; a cookie never authorises an API request,
 so a cross-site request cannot submit through it. The HTML pages use login sessions instead
-(:mod:`vlneval.server.sessions`): the token is never kept in a cookie.
+(:mod:`vlneval.server.core.sessions`): the token is never kept in a cookie.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import select
 
-from vlneval.server.admin import token_digest
-from vlneval.server.database import Database
+from vlneval.server.core.database import Database
 from vlneval.server.models import Team
+from vlneval.server.services.admin import token_digest
 
 __all__ = ["TeamRef", "team_for_token", "current_team", "optional_team", "get_db"]
 

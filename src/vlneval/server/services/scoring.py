@@ -5,7 +5,7 @@ evaluate` with the phase's task, split and profile, the hidden episodes file (``
 and the graphs (``graphs=``). What is kept is aggregate only: the summary's metrics, checks,
 warnings and protocol card, never a per-episode value (per-episode success over many
 submissions would map out the goals). A refused file gets the blind validation messages of
-:mod:`vlneval.server.validation`; anything that is not the submitter's fault gets a generic
+:mod:`vlneval.server.services.validation`; anything that is not the submitter's fault gets a generic
 message with an incident id, and the detail goes to the log with every hidden value redacted.
 """
 
@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.errors import InvalidInputError, VLNEvalError
-from vlneval.server.budget import StepBudget, check_steps
-from vlneval.server.intervals import metric_intervals
 from vlneval.server.models import FAILED, FINISHED
-from vlneval.server.redact import Redactor, secrets_in_raw, secrets_of
-from vlneval.server.storage import sha256_hex
-from vlneval.server.uploads import UploadLimits, check_upload
-from vlneval.server.validation import (
+from vlneval.server.services.budget import StepBudget, check_steps
+from vlneval.server.services.intervals import metric_intervals
+from vlneval.server.services.redact import Redactor, secrets_in_raw, secrets_of
+from vlneval.server.services.storage import sha256_hex
+from vlneval.server.services.uploads import UploadLimits, check_upload
+from vlneval.server.services.validation import (
     SplitIndex,
     public_problems,
     public_view,
@@ -39,7 +39,7 @@ __all__ = [
     "SUMMARY_KEYS",
 ]  # fmt: skip
 
-log = logging.getLogger("vlneval.server.scoring")
+log = logging.getLogger("vlneval.server.services.scoring")
 
 SUMMARY_KEYS = (
     "vlneval_version", "task", "split", "data_version", "profile", "profile_rules",

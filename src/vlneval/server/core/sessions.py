@@ -24,8 +24,8 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import select, update
 
-from vlneval.server.config import ServerConfig
-from vlneval.server.database import Database
+from vlneval.server.core.config import ServerConfig
+from vlneval.server.core.database import Database
 from vlneval.server.models import LoginSession, Team, utcnow
 
 __all__ = [

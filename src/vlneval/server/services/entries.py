@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, selectinload
 
-from vlneval.server.database import Database
+from vlneval.server.core.database import Database
 from vlneval.server.models import FINISHED, Phase, Submission, TeamEntry, utcnow
-from vlneval.server.submissions import Refused
+from vlneval.server.services.submissions import Refused
 
 __all__ = [
     "TEAM_ACTIONS",

@@ -2,7 +2,7 @@
 
 The order never loses an acknowledged submission and never stores one that is refused:
 1. the phase must be open and the team within its quotas (a quick read);
-2. the upload passes :func:`vlneval.server.uploads.check_upload` and the declared protocol fields
+2. the upload passes :func:`vlneval.server.services.uploads.check_upload` and the declared protocol fields
    are checked;
 3. the file is written durably;
 4. in one write transaction (the team's row locked on PostgreSQL; SQLite writers are serialised)
@@ -30,12 +30,12 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
-from vlneval.server.budget import StepBudget
-from vlneval.server.config import ServerConfig
-from vlneval.server.database import Database
+from vlneval.server.core.config import ServerConfig
+from vlneval.server.core.database import Database
 from vlneval.server.models import FAILED, QUEUED, RUNNING, Phase, Submission, Team, utcnow
-from vlneval.server.storage import StorageError, UploadStore
-from vlneval.server.uploads import UploadLimits, check_stored, check_upload
+from vlneval.server.services.budget import StepBudget
+from vlneval.server.services.storage import StorageError, UploadStore
+from vlneval.server.services.uploads import UploadLimits, check_stored, check_upload
 
 __all__ = [
     "Refused",

@@ -27,13 +27,8 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from vlneval.server.admin import NotFoundError, find_phase
-from vlneval.server.auth import TeamRef, current_team, get_db, optional_team
-from vlneval.server.entries import choose_entry, team_action
-from vlneval.server.export import export_rows, phase_metrics, to_csv
-from vlneval.server.leaderboard import leaderboard
+from vlneval.server.core.auth import TeamRef, current_team, get_db, optional_team
 from vlneval.server.models import Challenge, Phase, Submission, Team, utcnow, with_row_details
-from vlneval.server.queue import queue_counts
 from vlneval.server.schemas import (
     ChallengeOut,
     ChoiceIn,
@@ -51,7 +46,12 @@ from vlneval.server.schemas import (
     phase_out,
     submission_out,
 )
-from vlneval.server.submissions import Refused, Upload, accept, usage
+from vlneval.server.services.admin import NotFoundError, find_phase
+from vlneval.server.services.entries import choose_entry, team_action
+from vlneval.server.services.export import export_rows, phase_metrics, to_csv
+from vlneval.server.services.leaderboard import leaderboard
+from vlneval.server.services.queue import queue_counts
+from vlneval.server.services.submissions import Refused, Upload, accept, usage
 
 __all__ = ["router"]
 

@@ -1,10 +1,10 @@
 """Server-rendered HTML pages (Jinja2): challenges, leaderboards, a team's submissions.
 
 The pages use no JavaScript; a submission that is still being scored refreshes itself. A team
-logs in by pasting its token into a form, which opens a session (:mod:`vlneval.server.sessions`):
+logs in by pasting its token into a form, which opens a session (:mod:`vlneval.server.core.sessions`):
 the cookie holds the session's random id, never the token. A form posted from a host that is
 not allowed is refused, and every form posted with a session carries its CSRF token. The
-upload form and the leaderboard controls are in :mod:`vlneval.server.forms`.
+upload form and the leaderboard controls are in :mod:`vlneval.server.pages.forms`.
 """
 
 from __future__ import annotations
@@ -18,16 +18,16 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy import func, select
 
 from vlneval.reports.terminal import format_value, shown_unit
-from vlneval.server.admin import NotFoundError, find_phase
-from vlneval.server.auth import TeamRef, get_db, team_for_token
-from vlneval.server.entries import own_submissions, state_of
-from vlneval.server.export import phase_metrics
-from vlneval.server.leaderboard import (
-    BASELINE,
-    PRIVILEGED,
-    headline_metrics,
-    leaderboard,
-    public_value,
+from vlneval.server.core.auth import TeamRef, get_db, team_for_token
+from vlneval.server.core.sessions import (
+    SESSION_COOKIE,
+    SessionRef,
+    cookie_secure,
+    csrf_ok,
+    find_session,
+    open_session,
+    origin_allowed,
+    revoke_session,
 )
 from vlneval.server.models import (
     FAILED,
@@ -39,15 +39,15 @@ from vlneval.server.models import (
     with_row_details,
 )
 from vlneval.server.schemas import phase_out
-from vlneval.server.sessions import (
-    SESSION_COOKIE,
-    SessionRef,
-    cookie_secure,
-    csrf_ok,
-    find_session,
-    open_session,
-    origin_allowed,
-    revoke_session,
+from vlneval.server.services.admin import NotFoundError, find_phase
+from vlneval.server.services.entries import own_submissions, state_of
+from vlneval.server.services.export import phase_metrics
+from vlneval.server.services.leaderboard import (
+    BASELINE,
+    PRIVILEGED,
+    headline_metrics,
+    leaderboard,
+    public_value,
 )
 
 __all__ = ["router", "templates", "render_error", "session_of", "same_origin", "page", "server_url"]

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
 from vlneval.metrics import metric_info
-from vlneval.server.database import Database
+from vlneval.server.core.database import Database
 from vlneval.server.models import (
     FAILED,
     FINISHED,
@@ -158,7 +158,7 @@ def resolve_data(
     data_root: str | None,
 ) -> ResolvedData:
     """Finds, loads and checks a phase's hidden episodes and graphs."""
-    from vlneval.server.storage import sha256_hex
+    from vlneval.server.services.storage import sha256_hex
     from vlneval.tasks import get_task
     from vlneval.tasks.common.request import episodes_path
     from vlneval.tasks.common.root import data_root as find_root

@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vlneval.server.budget import StepBudget
-from vlneval.server.config import ServerConfig
-from vlneval.server.database import Database
-from vlneval.server.queue import Claim, claim, finish, heartbeat, release
-from vlneval.server.scoring import (
+from vlneval.server.core.config import ServerConfig
+from vlneval.server.core.database import Database
+from vlneval.server.services.budget import StepBudget
+from vlneval.server.services.queue import Claim, claim, finish, heartbeat, release
+from vlneval.server.services.scoring import (
     Outcome,
     PhaseData,
     PhaseSpec,
@@ -34,13 +34,13 @@ from vlneval.server.scoring import (
     raw_redactor,
     score_file,
 )
-from vlneval.server.storage import StorageError, UploadStore
-from vlneval.server.supervise import PARENT_ENV
-from vlneval.server.uploads import UploadLimits
+from vlneval.server.services.storage import StorageError, UploadStore
+from vlneval.server.services.supervise import PARENT_ENV
+from vlneval.server.services.uploads import UploadLimits
 
 __all__ = ["Worker", "FAULT_DELAY_ENV"]
 
-log = logging.getLogger("vlneval.server.worker")
+log = logging.getLogger("vlneval.server.services.worker")
 
 # Testing hook: seconds a worker waits (heartbeating) between claiming and scoring, so that a
 # fault test can kill it while it holds a submission.

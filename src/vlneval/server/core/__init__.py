@@ -1,0 +1,1 @@
+"""Server core: settings, database engines, authentication, sessions, rate limits, migrations."""

@@ -1,0 +1,1 @@
+"""Server-rendered HTML pages and forms."""

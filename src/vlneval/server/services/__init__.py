@@ -1,0 +1,1 @@
+"""Server services: accepting, storing, validating, queueing and scoring submissions; leaderboards and exports."""
