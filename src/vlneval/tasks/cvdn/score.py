@@ -26,6 +26,9 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
+from vlneval.metrics.batch import score_batch
+from vlneval.metrics.progress import region_distances
+from vlneval.tasks.common._steps import step_counts
 from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
 from vlneval.tasks.common.checks import check_rules
 from vlneval.tasks.common.inputs import require_path
@@ -125,8 +128,6 @@ def _jumps(
     ndh: NDHEpisodes, preds: Predictions, arr: ScoringArrays, store: GraphStore
 ) -> ProblemCollector:
     """One problem per episode that moves between non-adjacent viewpoints (its first such move)."""
-    from vlneval.tasks.common._steps import step_counts
-
     pc = ProblemCollector(preds.source)
     _, _, first_jump = step_counts(
         arr.traj, arr.traj_offsets, arr.scan_index, arr.adjacency_flat(store),
@@ -179,9 +180,6 @@ def score_ndh(
     run: Mapping[str, Any] | None = None,
 ) -> Result:
     """Scores parsed NDH predictions (see the module docstring for every rule)."""
-    from vlneval.metrics.batch import score_batch
-    from vlneval.metrics.progress import region_distances
-
     table = ndh.table
     arr = build_arrays(table, preds, store)
     flags = _rules(ndh, preds, arr, store, prof, subset)

@@ -13,14 +13,17 @@ paths changed, the same ids otherwise). Under a data root they live at
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import Problem, ProblemCollector, VLNEvalError
+from vlneval.errors import InvalidInputError, Problem, ProblemCollector, VLNEvalError
 from vlneval.io import iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.tasks.common.predictions import TRAJECTORY_KEYS
+from vlneval.tasks.common.root import find_file
 from vlneval.tasks.reverie import DATA_VERSION
 
 __all__ = [
@@ -172,8 +175,6 @@ def load_reverie(
 
 def episodes_path(folder: Path, split: str, data_version: str) -> Path:
     """The episode file of ``split`` and ``data_version`` under a ``reverie`` folder."""
-    from vlneval.tasks.common.root import find_file
-
     if data_version not in _FOLDERS:
         raise VLNEvalError(
             f"unknown REVERIE data version {data_version!r}; use one of {', '.join(DATA_VERSIONS)}"
@@ -211,8 +212,6 @@ def _peek_keys(path: Path) -> dict[str, Any] | None:
 
 
 def _closest(name: str, keys: list[str]) -> str | None:
-    import difflib
-
     low = name.lower().replace("_", "")
     for k in keys:
         kl = k.lower().replace("_", "")
@@ -231,9 +230,6 @@ def check_prediction_keys(path: str | Path, official: str = "predObjId") -> None
     Raises:
         InvalidInputError: the names the file uses, what was expected, and the closest match.
     """
-    from vlneval.errors import InvalidInputError
-    from vlneval.tasks.common.predictions import TRAJECTORY_KEYS
-
     path = Path(path)
     rec = _peek_keys(path)
     if rec is None:

@@ -19,9 +19,13 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
 from vlneval.graph.store import GraphStore
+from vlneval.metrics.batch import score_batch
+from vlneval.metrics.grounding import length_weighted, remote_grounding_success, visibility_success
 from vlneval.tasks.base import Task
+from vlneval.tasks.common.arrays import build_arrays
+from vlneval.tasks.common.checks import check_rules
 from vlneval.tasks.common.inputs import require_path
-from vlneval.tasks.common.predictions import Predictions
+from vlneval.tasks.common.predictions import Predictions, parse_predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest, open_graphs
 from vlneval.tasks.common.result import Result, finite_mean
 from vlneval.tasks.common.root import check_root, data_root
@@ -158,8 +162,6 @@ class ReverieScorer:
         Raises:
             VLNEvalError: bad input (one message naming file, id and field).
         """
-        from vlneval.tasks.common.predictions import parse_predictions
-
         path = require_path(predictions, self.task)
         official = str(getattr(self.profile, "object_field", "predObjId"))
         check_prediction_keys(path, official)
@@ -217,15 +219,6 @@ def score_reverie(
     notes: list[str] | None = None,
 ) -> Result:
     """Scores parsed REVERIE predictions (offline files and online runs alike)."""
-    from vlneval.metrics.batch import score_batch
-    from vlneval.metrics.grounding import (
-        length_weighted,
-        remote_grounding_success,
-        visibility_success,
-    )
-    from vlneval.tasks.common.arrays import build_arrays
-    from vlneval.tasks.common.checks import check_rules
-
     arr = build_arrays(episodes, preds, store)
     flags = check_rules(episodes, preds, arr, store, prof, subset=subset)
     nav = score_batch(

@@ -26,6 +26,9 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
 from vlneval.graph.store import GraphStore
+from vlneval.metrics.grounding import length_weighted, localisation_success
+from vlneval.tasks.common.arrays import build_arrays
+from vlneval.tasks.common.checks import check_rules
 from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result
@@ -98,8 +101,6 @@ def soon_episode(
         >>> s.goal_switched, s.nav_error, s.oracle_error, s.shortest_length, s.det_success
         (True, 0.0, 4.0, 4.0, True)
     """
-    from vlneval.metrics.grounding import localisation_success
-
     traj = np.asarray(trajectory, dtype=np.int64)
     final = int(traj[-1])
     nearest = int(traj[int(np.argmin(distances[traj, goal]))])
@@ -127,10 +128,6 @@ def score_soon(
     run: Mapping[str, Any] | None = None,
 ) -> Result:
     """Scores parsed SOON predictions under ``prof`` (``soon`` or ``soon-wrap``)."""
-    from vlneval.metrics.grounding import length_weighted
-    from vlneval.tasks.common.arrays import build_arrays
-    from vlneval.tasks.common.checks import check_rules
-
     p = preds.paths
     arr = build_arrays(episodes, p, store)
     flags = check_rules(episodes, p, arr, store, prof, subset=subset)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError, VLNEvalError
@@ -225,8 +226,6 @@ def load_touchdown(
 def _records(path: Path, expected: str = "a JSON list of predictions") -> Iterator[Any]:
     """The records of a JSON list or a JSON-lines file, decoded a chunk at a time (a large
     file's full object tree never exists at once)."""
-    import msgspec
-
     source = str(path)
     raw = read_bytes(path)
     if raw.lstrip()[:1] != b"{":

@@ -35,6 +35,9 @@ from vlneval.errors import (
     UnknownNameError,
     VLNEvalError,
 )
+from vlneval.graph.street import street_graph
+from vlneval.metrics.edit import sed_batch
+from vlneval.metrics.street import sdr_accuracy, sdr_distance, task_completion
 from vlneval.tasks.base import Task
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import require_path
@@ -130,8 +133,6 @@ def _find_routes(
 
 
 def _street_graph(task: Task, base: Path | None, graphs: Any) -> Any:
-    from vlneval.graph.street import street_graph
-
     if graphs is None and base is None:
         raise MissingDataError("no Touchdown street graph: pass --graphs DIR or --data-root DIR")
     return street_graph(Path(graphs) if graphs is not None else base / task.folder / "graph")  # type: ignore[operator]
@@ -258,9 +259,6 @@ def score_touchdown(
     data_version: str | None = None,
 ) -> Result:
     """Scores parsed Touchdown navigation predictions on a :class:`StreetGraph`."""
-    from vlneval.metrics.edit import sed_batch
-    from vlneval.metrics.street import task_completion
-
     rules = _rules(prof)
     ref, ref_off = _reference(table, preds.episodes, graph)
     jumps = _check(table, preds, ref, ref_off, graph, prof, subset)
@@ -354,8 +352,6 @@ def score_sdr(
     data_version: str | None = None,
 ) -> Result:
     """Scores an SDR predictions file against the routes' known Touchdown locations."""
-    from vlneval.metrics.street import sdr_accuracy, sdr_distance
-
     rules = _rules(prof)
     sdr = parse_sdr_predictions(predictions, routes.sdr, frame=rules.sdr_frame)
     table = _sdr_table(routes)
