@@ -1,8 +1,6 @@
 """``vlneval report``, ``vlneval compare`` and ``vlneval aggregate``.
 
-Every subcommand module is imported by ``vlneval.cli.main``; the library parts only a command
-needs (reports, diagnostics, agents, envs: about 0.2 s of imports) are imported inside it, so
-that ``vlneval score`` does not pay for them.
+Reports and diagnostics are imported inside the commands, as in :mod:`vlneval.cli.run`.
 """
 
 from __future__ import annotations
@@ -150,10 +148,6 @@ def _add_stats_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="compare even if the cards differ")
 
 
-def _task_options(args: argparse.Namespace) -> dict[str, Any] | None:
-    return given_task_options(args)
-
-
 def _score(
     args: argparse.Namespace, path: str, *, protocol: str | None = None, profile: str | None = None
 ) -> Any:
@@ -172,7 +166,7 @@ def _score(
         trajectory_key=args.trajectory_key,
         declared=load_declared(protocol if protocol is not None else args.protocol),
         skip_summaries=args.skip_summary_records,
-        options=_task_options(args),
+        options=given_task_options(args),
     )
 
 
