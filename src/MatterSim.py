@@ -53,9 +53,12 @@ Example (a real scan, with the graphs at ``./connectivity``)::
 
 from __future__ import annotations
 
+import importlib.machinery
 import math
 import os
 import sys
+import time
+import warnings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing would double the import time
@@ -84,7 +87,19 @@ _oset = object.__setattr__
 # ViewPoint and SimState
 
 
-class ViewPoint:
+class _ReadOnly:
+    """The extension's bound types: no constructor, no setters (fields set with ``_oset``)."""
+
+    __slots__ = ()
+
+    def __init__(self, *args: Any) -> None:
+        raise TypeError(f"MatterSim.{type(self).__name__}: No constructor defined!")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"property {name!r} of {type(self).__name__!r} object has no setter")
+
+
+class ViewPoint(_ReadOnly):
     """A viewpoint as the simulator reports it (read-only).
 
     Attributes:
@@ -106,12 +121,6 @@ class ViewPoint:
     rel_heading: float
     rel_elevation: float
     rel_distance: float
-
-    def __init__(self, *args: Any) -> None:
-        raise TypeError("MatterSim.ViewPoint: No constructor defined!")
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"property {name!r} of 'ViewPoint' object has no setter")
 
     @property
     def point(self) -> list[float]:
@@ -138,7 +147,7 @@ def _viewpoint(
     return vp
 
 
-class SimState:
+class SimState(_ReadOnly):
     """One agent's state (read-only; master ``getState()`` returns the live objects).
 
     Attributes:
@@ -178,12 +187,6 @@ class SimState:
     _rgb: Any
     _depth: Any
 
-    def __init__(self, *args: Any) -> None:
-        raise TypeError("MatterSim.SimState: No constructor defined!")
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"property {name!r} of 'SimState' object has no setter")
-
     @property
     def navigableLocations(self) -> list[ViewPoint]:
         """The location (index 0) and the viewpoints one can move to, closest to the image
@@ -208,7 +211,7 @@ class SimState:
             raise NotImplementedError(_RENDER_MESSAGE.format(slot[1:]))
         arr = getattr(self, slot)
         if arr is None:
-            import numpy as np
+            import numpy as np  # deferred: `import MatterSim` itself costs a few ms
 
             arr = np.zeros((frame[0], frame[1], channels), dtype=dtype)
             _oset(self, slot, arr)
@@ -606,20 +609,21 @@ class Simulator:
     def _guarded(self) -> bool:
         return self._initialized and self._api != "v0.1"
 
-    def setDatasetPath(self, path: Any) -> None:
-        """Skybox folder: only used for rendering (accepted and kept)."""
+    def _path(self, name: str, path: Any) -> str | None:
+        """``path`` as a string (checked as the binding does); None once the settings are fixed."""
         p = _to_str(path)
         if p is None:
-            raise _incompatible("setDatasetPath", "    1. (self, arg0: str) -> None", (path,))
-        if not self._guarded():
+            raise _incompatible(name, "    1. (self, arg0: str) -> None", (path,))
+        return None if self._guarded() else p
+
+    def setDatasetPath(self, path: Any) -> None:
+        """Skybox folder: only used for rendering (accepted and kept)."""
+        if (p := self._path("setDatasetPath", path)) is not None:
             self._dataset_path = p
 
     def setNavGraphPath(self, path: Any) -> None:
         """Folder of ``<scan>_connectivity.json`` (or ``.json.gz``) files."""
-        p = _to_str(path)
-        if p is None:
-            raise _incompatible("setNavGraphPath", "    1. (self, arg0: str) -> None", (path,))
-        if not self._guarded():
+        if (p := self._path("setNavGraphPath", path)) is not None:
             self._nav_graph_path = p
             self._nav_graph_set = True
             self._folder = None
@@ -1068,8 +1072,6 @@ _STEP_AFTER, _ROW_AFTER, _HEADINGS, _ELEVATIONS = _after_turns()
 
 
 def _time_seed() -> int:
-    import time
-
     return int(time.time())
 
 
@@ -1102,8 +1104,6 @@ def _real_build() -> Any:
         raise ImportError(f"VLNEVAL_MATTERSIM must be 'auto', 'vlneval' or 'real', got {mode!r}")
     if mode == "vlneval":
         return None
-    import importlib.machinery  # already loaded by the import system: costs nothing
-
     own = os.path.realpath(__file__)
     tried = []
     for entry in list(sys.path):
@@ -1133,8 +1133,6 @@ def _real_build() -> Any:
             f"VLNEVAL_MATTERSIM=real but the compiled simulator could not be loaded ({detail})"
         )
     if tried:
-        import warnings
-
         warnings.warn(
             "a compiled MatterSim was found but could not be loaded; using vlneval's graph-only "
             "MatterSim (" + "; ".join(tried) + ")",

@@ -19,6 +19,12 @@ def run(args: list[str]) -> int:
     return main(["run", *args])
 
 
+def _shortest_on(root: Path, out: Path) -> list[str]:
+    """The shortest-path agent on the val split of an R2R data root."""
+    return ["--task", "r2r", "--split", "val", "--data-root", str(root), "--agent", "shortest",
+            "--out", str(out)]  # fmt: skip
+
+
 def test_demo_run_writes_predictions_and_card(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -150,19 +156,7 @@ def test_gzip_output_and_options(tmp_path: Path) -> None:
 def test_runs_on_other_data_roots(tmp_path: Path) -> None:
     root = square_root(tmp_path)
     out = tmp_path / "sq.json"
-    args = [
-        "--task",
-        "r2r",
-        "--split",
-        "val",
-        "--data-root",
-        str(root),
-        "--agent",
-        "shortest",
-        "--out",
-        str(out),
-    ]
-    assert run(args + ["--quiet", "--score"]) == 0
+    assert run(_shortest_on(root, out) + ["--quiet", "--score"]) == 0
     records = json.loads(out.read_text())
     assert [r["instr_id"] for r in records] == [
         "1_0",
@@ -233,19 +227,7 @@ def test_privileged_agent_on_a_split_without_goals(
             }
         ],
     )
-    args = [
-        "--task",
-        "r2r",
-        "--split",
-        "val",
-        "--data-root",
-        str(root),
-        "--agent",
-        "shortest",
-        "--out",
-        str(tmp_path / "t.json"),
-        "--quiet",
-    ]
+    args = _shortest_on(root, tmp_path / "t.json") + ["--quiet"]
     assert run(args) == 2
     assert "no goals" in capsys.readouterr().err
     args[args.index("shortest")] = "random"

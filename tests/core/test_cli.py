@@ -64,19 +64,8 @@ def test_bad_file_exits_2_with_named_problem(
 ) -> None:
     root = square_root(tmp_path / "root")
     p = write_json(tmp_path / "p.json", preds({"1_0": ["S", "B"], "1_1": ["S"], "1_2": ["S"]}))
-    code = main(
-        [
-            "score",
-            "--task",
-            "r2r",
-            "--split",
-            "val",
-            "--data-root",
-            str(root),
-            "--predictions",
-            str(p),
-        ]
-    )
+    code = main(["score", "--task", "r2r", "--split", "val", "--data-root", str(root),
+                 "--predictions", str(p)])  # fmt: skip
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert 'instr_id "1_0": trajectory[1]: viewpoint B is not a neighbour of S' in err

@@ -33,17 +33,8 @@ def test_trajectory_key_naming_the_id_field_is_refused(
 ) -> None:
     root = square_root(tmp_path / "root")
     p = write_json(tmp_path / "p.json", preds({"1_0": ["S"], "1_1": ["S"], "1_2": ["S"]}))
-    args = [
-        "score",
-        "--task",
-        "r2r",
-        "--split",
-        "val",
-        "--data-root",
-        str(root),
-        "--predictions",
-        str(p),
-    ]
+    args = ["score", "--task", "r2r", "--split", "val", "--data-root", str(root),
+            "--predictions", str(p)]  # fmt: skip
     assert main([*args, "--trajectory-key", "instr_id"]) == 2
     assert "--trajectory-key instr_id names the id field" in capsys.readouterr().err
 
@@ -56,18 +47,8 @@ def test_unwritable_outputs_exit_2_and_nothing_is_written_for_a_bad_suffix(
     assert main(["score", "--task", "demo", "--quiet", "--json", str(blocker / "s.json")]) == 2
     assert "cannot write the file" in capsys.readouterr().err
     summary = tmp_path / "s.json"
-    code = main(
-        [
-            "score",
-            "--task",
-            "demo",
-            "--quiet",
-            "--json",
-            str(summary),
-            "--per-episode",
-            str(tmp_path / "e.txt"),
-        ]
-    )
+    code = main(["score", "--task", "demo", "--quiet", "--json", str(summary),
+                 "--per-episode", str(tmp_path / "e.txt")])  # fmt: skip
     assert code == 2 and not summary.exists()
     assert "unknown table format '.txt'" in capsys.readouterr().err
 

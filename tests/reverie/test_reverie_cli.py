@@ -51,17 +51,8 @@ def test_score_soon_with_angle_units(tmp_path: Path, capsys: pytest.CaptureFixtu
     root = soon_root(tmp_path / "root")
     p = dump(tmp_path / "p.json", soon_preds())
     out = tmp_path / "s.json"
-    base = [
-        "score",
-        "--task",
-        "soon",
-        "--split",
-        "val",
-        "--data-root",
-        str(root),
-        "--predictions",
-        str(p),
-    ]
+    base = ["score", "--task", "soon", "--split", "val", "--data-root", str(root),
+            "--predictions", str(p)]  # fmt: skip
     assert main([*base, "--profile", "soon-wrap", "--json", str(out)]) == 0
     s = json.loads(out.read_text())
     assert s["profile"]["name"] == "soon-wrap" and s["metrics"]["det_SR"] == pytest.approx(0.6)

@@ -15,6 +15,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
 __all__ = ["episode_progress", "progress_line"]
 
 
@@ -57,15 +60,6 @@ def _is_terminal(stream: TextIO) -> bool:
 
 @contextmanager
 def _bar(total: int, label: str, stream: TextIO) -> Iterator[Callable[[int], None]]:
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
     columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=Console(file=stream), transient=True) as bar:
         task = bar.add_task(label, total=total)

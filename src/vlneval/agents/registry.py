@@ -8,6 +8,7 @@ use. An agent's ``action_spaces`` say which family it runs in.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from pathlib import Path
@@ -63,7 +64,6 @@ def load_user_agent(target: str) -> Any:
     local = bool(top) and ((here / top).is_dir() or (here / f"{top}.py").is_file())
     if local and not any(_same_dir(p, cwd) for p in sys.path):
         sys.path.insert(0, cwd)
-        import importlib
 
         importlib.invalidate_caches()
     return load_entry_point(target)

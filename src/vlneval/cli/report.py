@@ -1,4 +1,7 @@
-"""``vlneval report``, ``vlneval compare`` and ``vlneval aggregate``."""
+"""``vlneval report``, ``vlneval compare`` and ``vlneval aggregate``.
+
+Reports and diagnostics are imported inside the commands, as in :mod:`vlneval.cli.run`.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import argparse
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from vlneval.cli.common import (
@@ -18,6 +22,8 @@ from vlneval.cli.common import (
     plan_outputs,
     print_table,
 )
+from vlneval.errors import VLNEvalError
+from vlneval.io import load_json, to_json_bytes, write_outputs
 
 __all__ = ["register", "cmd_report", "cmd_compare", "cmd_aggregate"]
 
@@ -142,10 +148,6 @@ def _add_stats_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="compare even if the cards differ")
 
 
-def _task_options(args: argparse.Namespace) -> dict[str, Any] | None:
-    return given_task_options(args)
-
-
 def _score(
     args: argparse.Namespace, path: str, *, protocol: str | None = None, profile: str | None = None
 ) -> Any:
@@ -164,7 +166,7 @@ def _score(
         trajectory_key=args.trajectory_key,
         declared=load_declared(protocol if protocol is not None else args.protocol),
         skip_summaries=args.skip_summary_records,
-        options=_task_options(args),
+        options=given_task_options(args),
     )
 
 
@@ -186,8 +188,6 @@ def _progress(total: int, label: str) -> Iterator[Callable[[str], None]]:
 
 
 def _budgets(text: str) -> tuple[float, ...]:
-    from vlneval.errors import VLNEvalError
-
     try:
         values = tuple(float(x) for x in text.split(",") if x.strip())
     except ValueError:
@@ -199,7 +199,6 @@ def _budgets(text: str) -> tuple[float, ...]:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Scores the file (and the baseline), writes the HTML report."""
-    from vlneval.io import to_json_bytes, write_outputs
     from vlneval.reports.terminal import print_notices, render_summary, summary_notices
 
     plan = plan_outputs(args, {"--out": args.out, "--json": args.json})
@@ -315,11 +314,6 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
 
 def _summary_of(args: argparse.Namespace, path: str) -> dict[str, Any]:
     """The summary in ``path`` (a summary JSON), or the summary of scoring it."""
-    from pathlib import Path
-
-    from vlneval.errors import VLNEvalError
-    from vlneval.io import load_json
-
     value = load_json(Path(path))
     if isinstance(value, dict) and "metrics" in value and "protocol" in value:
         return value

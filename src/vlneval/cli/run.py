@@ -1,19 +1,31 @@
-"""``vlneval run``: run an agent on a split; ``vlneval agents``: list agents and environments."""
+"""``vlneval run``: run an agent on a split; ``vlneval agents``: list agents and environments.
+
+Every subcommand module is imported by ``vlneval.cli.main``; the library parts only a command
+needs (reports, diagnostics, agents, envs: about 0.2 s of imports) are imported inside it, so
+that ``vlneval score`` does not pay for them.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 from pathlib import Path
 from typing import Any
 
+from vlneval import __version__
 from vlneval.cli.common import (
     add_data_args,
     add_format_arg,
     add_task_option_args,
+    emit_scored,
     err,
     given_task_options,
+    scored_plan,
 )
 from vlneval.cli.sharding import CliShard, add_executor_args, add_shard_args, agent_kwargs
+from vlneval.errors import VLNEvalError
+from vlneval.io import to_json_bytes, write_outputs
+from vlneval.tasks import get_task
 
 __all__ = ["register", "cmd_run", "cmd_agents", "card_path"]
 
@@ -107,7 +119,6 @@ def card_path(out: str | Path) -> Path:
 
 
 def _card(result: Any) -> dict[str, Any]:
-    from vlneval import __version__
     from vlneval.tasks.common.protocol import software_fingerprint
 
     episodes = (
@@ -129,12 +140,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Runs the agent, writes predictions and card, scores on request."""
     from vlneval.agents.remote import resolve_agent
     from vlneval.agents.rollout import run_agent
-    from vlneval.cli.common import scored_plan
     from vlneval.distributed.checkpoint import with_agent_args
     from vlneval.envs.graph.submission import task_records
     from vlneval.envs.loading import load_episodes
     from vlneval.envs.recording import predictions_bytes
-    from vlneval.io import to_json_bytes, write_outputs
 
     plan = scored_plan(args, out=True, table=args.score)  # refused before the run, not after
     env_id = _env_id(args)
@@ -208,7 +217,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace, result: Any, plan: Any = None) -> int:
-    from vlneval.cli.common import emit_scored
     from vlneval.evaluation import evaluate
 
     evaluation = evaluate(
@@ -232,15 +240,12 @@ def _env_id(args: argparse.Namespace) -> str | None:
     graph environment; a task that runs in a continuous environment refuses another family,
     and a graph environment's id sets the action space."""
     from vlneval.envs.registration import ENVS
-    from vlneval.tasks import get_task
 
     task = get_task(args.task)
     if args.env is None:
         return ENVS.spec(task.run_env).id if task.run_env else None
     spec = ENVS.spec(args.env)
     if task.run_env and not spec.id.startswith("continuous-"):
-        from vlneval.errors import VLNEvalError
-
         raise VLNEvalError(
             f"{spec.id} is not a continuous environment, and task {task.name} runs in one "
             f"(default {task.run_env}; see `vlneval agents`)"
@@ -248,8 +253,6 @@ def _env_id(args: argparse.Namespace) -> str | None:
     space = spec.kwargs.get("action_space") if spec.id.startswith("graph-") else None
     if space is not None:
         if args.action_space not in (None, space):
-            from vlneval.errors import VLNEvalError
-
             raise VLNEvalError(
                 f"--env {spec.id} has the {space} action space, not {args.action_space}"
             )
@@ -271,8 +274,6 @@ def _street_run(args: argparse.Namespace, agent: Any) -> Any:
     if not is_street_task(args.task):
         return None
     if args.action_space is not None or args.features is not None:
-        from vlneval.errors import VLNEvalError
-
         raise VLNEvalError(
             f"task {args.task} runs in the street action space (forward, turn left/right, stop) "
             "without features: drop --action-space and --features"
@@ -299,8 +300,6 @@ def _street_run(args: argparse.Namespace, agent: Any) -> Any:
 def _task_setup(args: argparse.Namespace) -> Any:
     """Episodes, graphs, sensors and scoring options of tasks with extra observations (REVERIE
     objects, ``vlneval.envs.graph.objects``); None for the others, which need only their episodes."""
-    import importlib.util
-
     if importlib.util.find_spec("vlneval.envs.graph.objects") is None:
         return None
     from vlneval.envs.graph.objects import object_task_setup

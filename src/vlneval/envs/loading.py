@@ -2,7 +2,7 @@
 
 The files are found as ``vlneval score`` finds them (the packaged demo data, else ``root`` or
 ``$VLNEVAL_DATA``; ``episodes_file`` and ``graphs`` override), from the task's own description
-(:mod:`vlneval.tasks`, whose file-finding helpers this uses): environments depend on the
+(:func:`vlneval.tasks.common.scoring.load_split`, with every instruction kept): environments depend on the
 tasks, never on the scorer front door.
 """
 
@@ -11,11 +11,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from vlneval.errors import VLNEvalError
 from vlneval.graph.store import GraphStore
 from vlneval.tasks import get_profile, get_task
 from vlneval.tasks.common.episodes import EpisodeTable
-from vlneval.tasks.common.request import episodes_path, open_graphs, task_base
+from vlneval.tasks.common.scoring import load_split
 
 __all__ = ["load_episodes"]
 
@@ -46,17 +45,6 @@ def load_episodes(
         (36, 'instr_id', 'demoHouse0A')
     """
     t = get_task(task)
-    split = split or t.default_split
     profile = replace(get_profile(t.default_profile), max_instructions=None)
-    base = task_base(t, root)
-    try:
-        store = open_graphs(graphs, base)
-    except VLNEvalError as exc:
-        missing: VLNEvalError | None = exc
-    else:
-        missing = None
-    path = episodes_path(t, split, base, episodes_file)
-    episodes = t.load(path, split, profile)
-    if missing is not None:
-        raise missing
-    return episodes, store
+    split = split or t.default_split
+    return load_split(t, split, profile, root=root, episodes_file=episodes_file, graphs=graphs)

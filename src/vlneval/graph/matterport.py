@@ -13,9 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
+from vlneval.graph._records import Viewpoint
+from vlneval.io import Limits, gunzip
 
 __all__ = ["NavGraph", "connectivity_from_bytes", "load_connectivity", "parse_connectivity"]
 
@@ -107,10 +110,6 @@ def load_connectivity(path: str | Path, scan: str | None = None) -> NavGraph:
 def connectivity_from_bytes(raw: bytes, scan: str, source: str) -> NavGraph:
     """The graph of a connectivity file's bytes (gzipped or not); ``source`` names it in
     errors. See :func:`load_connectivity`."""
-    import msgspec
-
-    from vlneval.io import Limits, gunzip
-
     if raw[:2] == b"\x1f\x8b":
         raw = gunzip(raw, source, Limits.from_env().max_bytes)
     fast = _typed(raw, scan, source)
@@ -126,10 +125,6 @@ def connectivity_from_bytes(raw: bytes, scan: str, source: str) -> NavGraph:
 def _typed(raw: bytes, scan: str, source: str) -> NavGraph | None:
     """The graph of a well-formed file, decoded straight into typed records (msgspec checks
     every type in C); None for anything else, which :func:`parse_connectivity` then explains."""
-    import msgspec
-
-    from vlneval.graph._records import Viewpoint
-
     try:
         records = msgspec.json.decode(raw, type=list[Viewpoint])
     except msgspec.MsgspecError:

@@ -24,6 +24,7 @@ import numpy as np
 
 from vlneval._compiling import first_call
 from vlneval.errors import InvalidInputError, MissingDataError, ProblemCollector
+from vlneval.io import read_bytes
 
 __all__ = ["StreetGraph", "load_street_graph", "parse_street_graph", "street_graph"]
 
@@ -125,7 +126,7 @@ class StreetGraph:
             raise InvalidInputError("hops: sources and targets must have the same length")
         self._check_nodes(src)
         self._check_nodes(dst)
-        from vlneval.graph import _street_bfs
+        from vlneval.graph import _street_bfs  # numba: compiled on the first query
 
         with first_call("the street graph's breadth-first search"):
             return _street_bfs.pair_hops(self.indptr, self.indices, src, dst)  # type: ignore[no-any-return]
@@ -143,7 +144,7 @@ class StreetGraph:
         self._check_nodes(np.array([source]))
         row = self._rows.get(source)
         if row is None:
-            from vlneval.graph import _street_bfs
+            from vlneval.graph import _street_bfs  # numba: compiled on the first query
 
             with first_call("the street graph's breadth-first search (rows)"):
                 row = _street_bfs.row_hops(self.indptr, self.indices, np.int32(source))
@@ -263,8 +264,6 @@ def parse_street_graph(
 
 
 def _read_lines(folder: Path, names: tuple[str, ...]) -> list[str]:
-    from vlneval.io import read_bytes
-
     for name in names:
         path = folder / name
         if path.exists():

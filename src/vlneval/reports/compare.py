@@ -15,6 +15,7 @@ test for continuous ones, Holm-adjusted across the metrics (:func:`vlneval.stats
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -479,8 +480,6 @@ def aggregate_summaries(
 def _left_out(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> dict[str, str]:
     """The metrics of the first run that some run lacks or has as null (or not finite), each
     with the first such run and its reason."""
-    import math
-
     out: dict[str, str] = {}
     for m in summaries[0]["metrics"]:
         for label, s in zip(labels, summaries, strict=True):

@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import io
 
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
 from vlneval.reports.compare import AggregateResult, MultiComparison, RunComparison, b_is_better
+from vlneval.reports.paper import render_table
 from vlneval.reports.terminal import Notice, format_value, shown_unit
 
 __all__ = [
@@ -44,9 +49,6 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
     """
     if fmt != "text":
         return render_multi(MultiComparison(cmp.label_a, [cmp]), fmt=fmt)
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
 
     level = int(round(100 * cmp.settings.get("confidence", 0.95)))
     table = Table(
@@ -130,9 +132,6 @@ def render_aggregate(
     paper row of ``mean ± std`` by metric (Markdown, LaTeX)."""
     if fmt != "text":
         return _paper_aggregate(result, fmt)
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
 
     first = next(iter(result.metrics.values()))
     level = int(round(100 * first.confidence))
@@ -171,8 +170,6 @@ def aggregate_notices(result: AggregateResult) -> list[Notice]:
 
 
 def _paper_aggregate(result: AggregateResult, fmt: str) -> str:
-    from vlneval.reports.paper import render_table
-
     first = next(iter(result.metrics.values()))
     header = ["runs", *(_name(m) for m in result.metrics)]
     cells = [f"{len(result.labels)}"]
@@ -198,9 +195,6 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
     """
     if fmt != "text":
         return _paper_multi(multi, fmt)
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
 
     first = multi.runs[0]
     level = int(round(100 * first.settings.get("confidence", 0.95)))
@@ -237,8 +231,6 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
 
 
 def _paper_multi(multi: MultiComparison, fmt: str) -> str:
-    from vlneval.reports.paper import render_table
-
     labels = list(dict.fromkeys(m for r in multi.runs for m in r.metrics))
     header = ["run", *(_name(m) for m in labels)]
     base = {m: c.mean_b for r in multi.runs for m, c in r.metrics.items()}

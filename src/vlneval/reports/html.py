@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from vlneval import __version__
 from vlneval.diagnostics.budget import DEFAULT_BUDGETS
 from vlneval.diagnostics.diagnose import Diagnostics, budget_label, diagnose
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
@@ -32,6 +33,14 @@ from vlneval.diagnostics.selection import sample_episodes, worst_episodes
 from vlneval.io import write_outputs
 from vlneval.reports import html_parts as hp
 from vlneval.reports.compare import RunComparison, compare_scored
+from vlneval.reports.plots import (
+    figure_png,
+    plot_budget_curve,
+    plot_comparison,
+    plot_error_ecdf,
+    plot_length_ratio,
+    plot_outcomes,
+)
 
 __all__ = ["Report", "ReportOptions", "build_report", "write_report"]
 
@@ -182,8 +191,6 @@ def _page(
     sections: list[tuple[str, str, str, str]],
     options: ReportOptions,
 ) -> str:
-    from vlneval import __version__
-
     s = run.evaluation.to_dict()
     prof = s["profile"]
     title = options.title or f"{s['task']} {s['split']} · {run.label}"
@@ -297,8 +304,6 @@ def _protocol(run: ScoredRun, baseline: ScoredRun | None) -> str:
 
 
 def _comparison(cmp: RunComparison) -> str:
-    from vlneval.reports.plots import figure_png, plot_comparison
-
     out = ""
     if cmp.differences:
         items = "".join(f"<li>{escape(d)}</li>" for d in cmp.differences)
@@ -315,8 +320,6 @@ def _comparison(cmp: RunComparison) -> str:
 
 
 def _outcomes(diag: Diagnostics, base: Diagnostics | None, names: hp.RunNames) -> str:
-    from vlneval.reports.plots import figure_png, plot_outcomes
-
     if diag.failures is None:
         return "<p>Not available: the shortest distances d* are unknown for this task.</p>"
     runs = [
@@ -355,8 +358,6 @@ def _budget(
     base: Diagnostics | None,
     names: hp.RunNames,
 ) -> str:
-    from vlneval.reports.plots import figure_png, plot_budget_curve
-
     if not diag.budgets:
         return "<p>Not available: the shortest distances d* are unknown for this task.</p>"
     runs = ([(names.a, baseline, base)] if base is not None else []) + [(names.b, run, diag)]
@@ -399,8 +400,6 @@ def _distributions(
     base: Diagnostics | None,
     names: hp.RunNames,
 ) -> str:
-    from vlneval.reports.plots import figure_png, plot_error_ecdf, plot_length_ratio
-
     runs = ([(names.a, baseline, base)] if base is not None else []) + [(names.b, run, diag)]
     ne = [(n, r.evaluation.per_episode["nav_error"]) for n, r, _ in runs if r is not None]
     ratio = [(n, d.ratio) for n, _, d in runs if d is not None]

@@ -17,6 +17,8 @@ from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.metrics.info import LABELS
 from vlneval.reports.compare import RunComparison, b_is_better
+from vlneval.reports.plots import figure_png, plot_episode
+from vlneval.reports.plots_base import png_data_uri
 from vlneval.reports.terminal import shown_unit
 from vlneval.stats import Interval
 
@@ -189,8 +191,6 @@ def section(sid: str, title: str, content: str) -> str:
 
 def figure(png: bytes, caption: str, *, alt: str | None = None) -> str:
     """An embedded PNG with a caption (also the alt text unless ``alt`` is given)."""
-    from vlneval.reports.plots_base import png_data_uri
-
     text = f"<figcaption>{escape(caption)}</figcaption>" if caption else ""
     return f'<figure><img src="{png_data_uri(png)}" alt="{escape(alt or caption)}">{text}</figure>'
 
@@ -304,8 +304,6 @@ def group_table(rows: Sequence[GroupRow], base: Mapping[str, GroupRow]) -> str:
 
 def episode_card(run: ScoredRun, diag: Diagnostics, k: int, baseline: ScoredRun | None) -> str:
     """One episode: its plot, instruction, outcome and metrics (and the baseline's outcome)."""
-    from vlneval.reports.plots import figure_png, plot_episode
-
     ev = run.evaluation
     i = int(ev.scored[k])
     ep = ev.episodes

@@ -13,6 +13,8 @@ import io
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from vlneval.errors import VLNEvalError
 from vlneval.io import STDOUT, Output, to_json_bytes, write_outputs
 
@@ -86,8 +88,6 @@ def rows_bytes(rows: list[dict[str, Any]], fmt: str) -> bytes:
         writer.writerows(rows)
         return buf.getvalue().encode("utf-8")
     if fmt == "jsonl":
-        import msgspec
-
         enc = msgspec.json.Encoder()
         return b"".join(enc.encode(r) + b"\n" for r in rows)
     if fmt == "parquet":

@@ -13,8 +13,13 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
 from vlneval.io import clip
 from vlneval.metrics.info import LABELS
+from vlneval.reports.paper import render_table
 
 __all__ = [
     "render_summary",
@@ -94,10 +99,6 @@ def _rich_table(
     color: bool | None,
 ) -> str:  # fmt: skip
     """A rich table as text; every cell and the title are plain text (no markup)."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
     table = Table(title=Text(title))
     for name, a in zip(header, align, strict=True):
         table.add_column(Text(name), justify="left" if a == "l" else "right", no_wrap=a == "l")
@@ -132,8 +133,6 @@ def render_summary(
     row = [format_value(k, v, units.get(k)) for k, v in metrics.items()]
     align = "r" * len(header)
     if fmt != "text":
-        from vlneval.reports.paper import render_table
-
         return render_table(fmt, header, [row], align, note=_title(summary))
     return _rich_table(_title(summary), header, [row], align, width=120, color=color)
 
@@ -162,8 +161,6 @@ def render_runs(
         )
     align = "lr" + "r" * len(labels)
     if fmt != "text":
-        from vlneval.reports.paper import render_table
-
         return render_table(fmt, header, rows, align, note=title)
     return _rich_table(title, header, rows, align, width=160, color=color)
 
@@ -207,9 +204,6 @@ def summary_notices(summary: Mapping[str, Any]) -> list[Notice]:
 def print_notices(notices: Iterable[Notice], *, file: TextIO | None = None) -> None:
     """Prints notes (text, style) to stderr: coloured on a terminal, plain elsewhere, each
     clipped to :data:`NOTE_LIMIT` characters, never read as markup nor highlighted."""
-    from rich.console import Console
-    from rich.text import Text
-
     items = list(notices)
     if not items:
         return

@@ -29,23 +29,10 @@ def _valid(pano: bool, a: int, n: int) -> bool:
 
 
 @_jit
-def _finish(
-    slot,
-    ep,
-    code,
-    path_node,
-    path_h,
-    path_e,
-    path_len,
-    out_node,
-    out_h,
-    out_e,
-    out_offset,
-    out_len,
-    out_status,
-    out_pos,
-):  # type: ignore[no-untyped-def]
+def _finish(slot, ep, code, path, out):  # type: ignore[no-untyped-def]
     """Copies the slot's executed path to the output store."""
+    path_node, path_h, path_e, path_len = path
+    out_node, out_h, out_e, out_offset, out_len, out_status, out_pos = out
     n = path_len[slot]
     p = out_pos[0]
     for t in range(n):
@@ -59,9 +46,15 @@ def _finish(
 
 
 @_jit
-def _start(
-    slot, q, node, h, e, steps, slot_ep, ep_start, ep_h, path_node, path_h, path_e, path_len
-):  # type: ignore[no-untyped-def]
+def _refill(slot, state, episodes, path):  # type: ignore[no-untyped-def]
+    """Starts the next queued episode in ``slot`` (none left: the slot stays idle)."""
+    node, h, e, steps, slot_ep = state
+    ep_start, ep_h, queue, qpos = episodes
+    path_node, path_h, path_e, path_len = path
+    if qpos[0] >= queue.shape[0]:
+        return
+    q = queue[qpos[0]]
+    qpos[0] += 1
     node[slot] = ep_start[q]
     h[slot] = ep_h[q]
     e[slot] = 1
@@ -95,27 +88,21 @@ def _move(pano, slot, a, node, h, e, tnode, tview):  # type: ignore[no-untyped-d
 
 
 @_jit
-def _observe(
-    pano,
-    slot,
-    node,
-    h,
-    e,
-    steps,
-    slot_ep,
-    node_scan,
-    tcount,
-    tnode,
-    tview,
-    trh,
-    tel,
-    tdist,
-    pose,
-    cint,
-    cflt,
-):  # type: ignore[no-untyped-def]
+def _no_candidate(slot, k, cint, cflt):  # type: ignore[no-untyped-def]
+    cint[slot, 0, k] = -1
+    cint[slot, 1, k] = -1
+    cflt[slot, 0, k] = 0.0
+    cflt[slot, 1, k] = 0.0
+    cflt[slot, 2, k] = 0.0
+
+
+@_jit
+def _observe(pano, slot, state, tables, obs):  # type: ignore[no-untyped-def]
     """Writes slot ``slot``'s observation: ``pose`` row (active, scan, node, h, e, view, step,
     episode, count), candidate ids and views (``cint``) and angles and distances (``cflt``)."""
+    node, h, e, steps, slot_ep = state
+    node_scan, tcount, tnode, tview, trh, tel, tdist = tables
+    pose, cint, cflt = obs
     width = cint.shape[2]
     q = slot_ep[slot]
     if q < 0:
@@ -124,11 +111,7 @@ def _observe(
         pose[slot, 0] = 0
         pose[slot, 8] = 0
         for k in range(width):
-            cint[slot, 0, k] = -1
-            cint[slot, 1, k] = -1
-            cflt[slot, 0, k] = 0.0
-            cflt[slot, 1, k] = 0.0
-            cflt[slot, 2, k] = 0.0
+            _no_candidate(slot, k, cint, cflt)
         return
     g, hh, ee = node[slot], h[slot], e[slot]
     view = 12 * ee + hh
@@ -146,11 +129,7 @@ def _observe(
     pose[slot, 8] = n
     for k in range(width):
         if k >= n:
-            cint[slot, 0, k] = -1
-            cint[slot, 1, k] = -1
-            cflt[slot, 0, k] = 0.0
-            cflt[slot, 1, k] = 0.0
-            cflt[slot, 2, k] = 0.0
+            _no_candidate(slot, k, cint, cflt)
         elif k == 0:
             cint[slot, 0, 0] = g
             cint[slot, 1, 0] = view
@@ -175,11 +154,8 @@ def step_batch(
     nothing has moved).
     """
     node, h, e, steps, slot_ep = state
-    node_scan, tcount, tnode, tview, trh, tel, tdist = tables
-    ep_start, ep_h, queue, qpos = episodes
+    tcount, tnode, tview = tables[1], tables[2], tables[3]
     path_node, path_h, path_e, path_len = path
-    out_node, out_h, out_e, out_offset, out_len, out_status, out_pos = out
-    pose, cint, cflt = obs
     batch = actions.shape[0]
     for slot in range(batch):
         if slot_ep[slot] >= 0:
@@ -213,106 +189,19 @@ def step_batch(
         finished += 1
         terminated[slot] = code == STOPPED
         truncated[slot] = code == TRUNCATED
-        _finish(
-            slot,
-            ep,
-            code,
-            path_node,
-            path_h,
-            path_e,
-            path_len,
-            out_node,
-            out_h,
-            out_e,
-            out_offset,
-            out_len,
-            out_status,
-            out_pos,
-        )
+        _finish(slot, ep, code, path, out)
         slot_ep[slot] = -1
-        if qpos[0] < queue.shape[0]:
-            _start(
-                slot,
-                queue[qpos[0]],
-                node,
-                h,
-                e,
-                steps,
-                slot_ep,
-                ep_start,
-                ep_h,
-                path_node,
-                path_h,
-                path_e,
-                path_len,
-            )
-            qpos[0] += 1
+        _refill(slot, state, episodes, path)
     for slot in range(batch):
-        _observe(
-            pano,
-            slot,
-            node,
-            h,
-            e,
-            steps,
-            slot_ep,
-            node_scan,
-            tcount,
-            tnode,
-            tview,
-            trh,
-            tel,
-            tdist,
-            pose,
-            cint,
-            cflt,
-        )
+        _observe(pano, slot, state, tables, obs)
     return -1, finished
 
 
 @_jit
 def start_batch(pano, state, tables, episodes, path, obs):  # type: ignore[no-untyped-def]
     """Fills every slot from the queue (idle when it runs out) and observes."""
-    node, h, e, steps, slot_ep = state
-    node_scan, tcount, tnode, tview, trh, tel, tdist = tables
-    ep_start, ep_h, queue, qpos = episodes
-    path_node, path_h, path_e, path_len = path
-    pose, cint, cflt = obs
-    for slot in range(node.shape[0]):
+    slot_ep = state[4]
+    for slot in range(slot_ep.shape[0]):
         slot_ep[slot] = -1
-        if qpos[0] < queue.shape[0]:
-            _start(
-                slot,
-                queue[qpos[0]],
-                node,
-                h,
-                e,
-                steps,
-                slot_ep,
-                ep_start,
-                ep_h,
-                path_node,
-                path_h,
-                path_e,
-                path_len,
-            )
-            qpos[0] += 1
-        _observe(
-            pano,
-            slot,
-            node,
-            h,
-            e,
-            steps,
-            slot_ep,
-            node_scan,
-            tcount,
-            tnode,
-            tview,
-            trh,
-            tel,
-            tdist,
-            pose,
-            cint,
-            cflt,
-        )
+        _refill(slot, state, episodes, path)
+        _observe(pano, slot, state, tables, obs)

@@ -78,7 +78,7 @@ class VectorGraphNavEnv:
         seed: int | None = None,
         batch_sensors: bool = True,
     ) -> None:
-        from vlneval.envs.graph import kernels
+        from vlneval.envs.graph import kernels  # numba: compiled on the first vector env
 
         self._batch_sensors = batch_sensors
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from vlneval.errors import VLNEvalError
 from vlneval.graph.street import StreetGraph
 from vlneval.registry import load_entry_point
 from vlneval.tasks import TASKS, get_task
@@ -44,8 +45,6 @@ def load_street_episodes(
     """
     t = get_task(task)
     if not t.street_routes:
-        from vlneval.errors import VLNEvalError
-
         raise VLNEvalError(f"task {t.name} does not run on a street graph")
     open_routes = load_entry_point(t.street_routes)
     episodes, graph = open_routes(

@@ -18,7 +18,6 @@ never ``eval``), so both forms load to the same episodes.
 from __future__ import annotations
 
 import ast
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
 from vlneval.io import iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.tasks.common.record_checks import is_finite
 from vlneval.tasks.cvdn import PATH_TYPE
 
 __all__ = [
@@ -195,11 +195,7 @@ def _start(r: _Reader) -> tuple[str, float] | None:
     if not isinstance(start.get("pano"), str):
         r.fail("start_pano must hold the start viewpoint id in 'pano'", "start_pano")
         return None
-    if (
-        isinstance(heading, bool)
-        or not isinstance(heading, (int, float))
-        or not math.isfinite(heading)
-    ):
+    if not is_finite(heading):
         r.fail(f"start_pano.heading must be a finite number, got {heading!r}", "start_pano")
         return None
     return start["pano"], float(heading)

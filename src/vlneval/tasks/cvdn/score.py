@@ -19,15 +19,23 @@ and then fails as incomplete).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
+from vlneval.metrics.progress import region_distances
+from vlneval.tasks.common._steps import step_counts
 from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
 from vlneval.tasks.common.checks import check_rules
+from vlneval.tasks.common.goal_scoring import (
+    DEFAULT_OPTIONS,
+    finish_columns,
+    hit,
+    navigation,
+    summary_options,
+)
 from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.predictions import Predictions, parse_predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
@@ -91,10 +99,7 @@ class NDHScorer:
         preds = parse_predictions(
             path, self.episodes, self.graphs, form=how.form, trajectory_key=how.trajectory_key
         )
-        return score_ndh(
-            self.ndh, preds, self.graphs, self.profile,
-            subset=how.subset, declared=how.declared, run=how.run,
-        )  # fmt: skip
+        return score_ndh(self.ndh, preds, self.graphs, self.profile, how)
 
 
 def _nodes(
@@ -125,8 +130,6 @@ def _jumps(
     ndh: NDHEpisodes, preds: Predictions, arr: ScoringArrays, store: GraphStore
 ) -> ProblemCollector:
     """One problem per episode that moves between non-adjacent viewpoints (its first such move)."""
-    from vlneval.tasks.common._steps import step_counts
-
     pc = ProblemCollector(preds.source)
     _, _, first_jump = step_counts(
         arr.traj, arr.traj_offsets, arr.scan_index, arr.adjacency_flat(store),
@@ -173,22 +176,14 @@ def score_ndh(
     preds: Predictions,
     store: GraphStore,
     prof: Profile,
-    *,
-    subset: bool = False,
-    declared: Mapping[str, Any] | None = None,
-    run: Mapping[str, Any] | None = None,
+    how: ScoreOptions = DEFAULT_OPTIONS,
 ) -> Result:
     """Scores parsed NDH predictions (see the module docstring for every rule)."""
-    from vlneval.metrics.batch import score_batch
-    from vlneval.metrics.progress import region_distances
-
     table = ndh.table
     arr = build_arrays(table, preds, store)
-    flags = _rules(ndh, preds, arr, store, prof, subset)
-    core = score_batch(
-        arr.dist_flat, arr.table_offsets, arr.table_sizes, arr.scan_index,
-        arr.traj, arr.traj_offsets, arr.ref, arr.ref_offsets, arr.goals, arr.goal_offsets,
-        threshold=prof.threshold, success_inclusive=prof.success_inclusive,
+    flags = _rules(ndh, preds, arr, store, prof, how.subset)
+    core = navigation(
+        arr, threshold=prof.threshold, success_inclusive=prof.success_inclusive,
         spl_reference=prof.spl_reference, spl_floor=prof.spl_floor,
     )  # fmt: skip
     per: dict[str, np.ndarray] = {k: core[k] for k in KEPT}
@@ -207,19 +202,9 @@ def score_ndh(
     planner = [(g,) for g in ndh.planner_goals]
     plan, plan_off = _nodes(planner, ndh, preds.episodes, store, "planner_path")
     per["oracle_plan_error"] = region_distances(*layout, plan, plan_off)["oracle"]
-    inclusive = prof.success_inclusive
-    with np.errstate(invalid="ignore"):
-        err = per["oracle_plan_error"]
-        per["oracle_plan_success"] = (
-            err <= prof.threshold if inclusive else err < prof.threshold
-        ).astype(float)
-    per.update(flags)
-    per["unreachable"] = (
-        ~np.isfinite(per["nav_error"]) | ~np.isfinite(per["goal_progress"])
-    ).astype(np.int64)
-    parts = summarise(
-        table, preds, per, prof, subset=subset, declared=declared, run=run, columns=COLUMNS
-    )
+    per["oracle_plan_success"] = hit(per["oracle_plan_error"], prof)
+    finish_columns(per, flags, "nav_error", "goal_progress")
+    parts = summarise(table, preds, per, prof, **summary_options(how), columns=COLUMNS)
     _annotate(parts, ndh)
     return parts.build(table, preds.episodes, per)
 

@@ -14,7 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
+
+from vlneval.graph.distances import distance_table
+from vlneval.graph.matterport import parse_connectivity
+from vlneval.io import atomic_write_bytes
 
 __all__ = ["generate", "HOUSES"]
 
@@ -92,9 +97,6 @@ def _house(
 def _walks(
     scan: str, records: list[dict[str, Any]], rng: np.random.Generator, first_id: int
 ) -> tuple[list[Any], list[Any]]:
-    from vlneval.graph.distances import distance_table
-    from vlneval.graph.matterport import parse_connectivity
-
     g = parse_connectivity(records, scan=scan)
     d = distance_table(g)
     episodes, preds = [], []
@@ -162,16 +164,12 @@ def to_json_bytes(obj: Any, *, indent: bool = True) -> bytes:
         >>> to_json_bytes({"a": [1]}, indent=False)
         b'{"a":[1]}'
     """
-    import msgspec
-
     raw = msgspec.json.encode(obj)
     return msgspec.json.format(raw, indent=2) + b"\n" if indent else raw
 
 
 def generate(out: str | Path, seed: int = 0) -> None:
     """Writes the demo benchmark under ``out`` (the layout of a data root)."""
-    from vlneval.io import atomic_write_bytes
-
     rng = np.random.default_rng(seed)
     out = Path(out)
     episodes, preds = [], []

@@ -13,13 +13,13 @@ files.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.io import iter_records, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.tasks.common.record_checks import check_fields, check_heading
 
 __all__ = ["load_hanna", "check_hanna_predictions", "REQUEST_HELP", "POSE_KEY"]
 
@@ -53,26 +53,12 @@ def _check_record(rec: Any, where: str, pc: ProblemCollector) -> list[list[str]]
     if not isinstance(rec, dict):
         pc.add(f"expected an object, got {type(rec).__name__}", field=where)
         return None
-    ok = True
-    for key, kind in (("path_id", (int, str)), ("scan", str)):
-        if key not in rec:
-            pc.add(f"missing field {key!r}", field=where)
-            ok = False
-        elif not isinstance(rec[key], kind) or isinstance(rec[key], bool):
-            pc.add(f"field {key!r} has type {type(rec[key]).__name__}", field=where)
-            ok = False
+    ok = check_fields(rec, (("path_id", (int, str)), ("scan", str)), where, pc)
     instructions = rec.get("instructions")
     if not isinstance(instructions, list) or not all(isinstance(s, str) for s in instructions):
         pc.add("field 'instructions' must be a list of strings", field=f"{where}.instructions")
         ok = False
-    heading = rec.get("heading", 0.0)
-    if (
-        isinstance(heading, bool)
-        or not isinstance(heading, (int, float))
-        or not math.isfinite(heading)
-    ):
-        pc.add(f"heading must be a finite number, got {heading!r}", field=f"{where}.heading")
-        ok = False
+    ok = check_heading(rec, where, pc) and ok
     paths = _paths(rec, where, pc)
     return paths if ok else None
 

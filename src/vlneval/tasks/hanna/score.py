@@ -18,16 +18,20 @@ executed poses ``p_1..p_n`` (from ``agent_pose``):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.grounding import length_weighted
-from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
-from vlneval.tasks.common.checks import check_rules
+from vlneval.tasks.common.arrays import ScoringArrays
 from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.goal_scoring import (
+    DEFAULT_OPTIONS,
+    checked_arrays,
+    finish_columns,
+    hit,
+    summary_options,
+)
 from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.predictions import Predictions, parse_predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
@@ -69,10 +73,7 @@ class HannaScorer:
         preds = parse_predictions(
             path, self.episodes, self.graphs, form=how.form, trajectory_key=key, keep_fields=keep
         )
-        return score_hanna(
-            self.episodes, preds, self.graphs, self.profile,
-            subset=how.subset, declared=how.declared, run=how.run,
-        )  # fmt: skip
+        return score_hanna(self.episodes, preds, self.graphs, self.profile, how)
 
 
 def hanna_goal_errors(
@@ -114,11 +115,6 @@ def _goal_metrics(arr: ScoringArrays, store: GraphStore) -> dict[str, np.ndarray
     return out
 
 
-def _success(values: np.ndarray, prof: Profile) -> np.ndarray:
-    hit = values <= prof.threshold if prof.success_inclusive else values < prof.threshold
-    return hit.astype(np.float64)
-
-
 def _requests(preds: Predictions) -> np.ndarray | None:
     asks = preds.extra.get("agent_ask")
     if not asks:
@@ -133,23 +129,18 @@ def score_hanna(
     preds: Predictions,
     store: GraphStore,
     prof: Profile,
-    *,
-    subset: bool = False,
-    declared: Mapping[str, Any] | None = None,
-    run: Mapping[str, Any] | None = None,
+    how: ScoreOptions = DEFAULT_OPTIONS,
 ) -> Result:
     """Scores parsed HANNA predictions (see the module docstring for every rule)."""
-    arr = build_arrays(table, preds, store)
-    flags = check_rules(table, preds, arr, store, prof, subset=subset)
+    arr, flags = checked_arrays(table, preds, store, prof, how.subset)
     per = _goal_metrics(arr, store)
-    per["success"] = _success(per["nav_error"], prof)
-    per["oracle_success"] = _success(per["oracle_error"], prof)
+    per["success"] = hit(per["nav_error"], prof)
+    per["oracle_success"] = hit(per["oracle_error"], prof)
     per["spl"] = length_weighted(
         per["success"], per["shortest_length"], per["path_length"], floor=prof.spl_floor
     )
     per["steps"] = np.diff(arr.traj_offsets).astype(np.float64) - 1
-    per.update(flags)
-    per["unreachable"] = (~np.isfinite(per["nav_error"])).astype(np.int64)
+    finish_columns(per, flags, "nav_error")
     requests = _requests(preds)
     labels = (
         prof.metrics if requests is not None else tuple(m for m in prof.metrics if m != REQUESTS)
@@ -157,16 +148,7 @@ def score_hanna(
     if requests is not None:
         per[REQUESTS] = requests
     view = dataclasses.replace(prof, metrics=labels)
-    parts = summarise(
-        table,
-        preds,
-        per,
-        view,
-        subset=subset,
-        declared=declared,
-        run=run,
-        columns={REQUESTS: REQUESTS},
-    )
+    parts = summarise(table, preds, per, view, **summary_options(how), columns={REQUESTS: REQUESTS})
     parts.profile = prof
     parts.units = {REQUESTS: "count"}
     if requests is None and REQUESTS in prof.metrics:

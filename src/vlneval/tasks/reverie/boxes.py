@@ -21,7 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from vlneval.errors import MissingDataError, ProblemCollector
+from vlneval.io import decode_json, read_bytes
 
 __all__ = ["ObjectView", "ObjectBoxes", "load_boxes", "find_boxes", "BOX_LAYOUTS"]
 
@@ -144,8 +147,6 @@ def _add_viewpoint(
 
 
 def _typed_decoder() -> Any:
-    import msgspec
-
     class _Rec(msgspec.Struct):
         visible_pos: list[int]
         bbox2d: list[tuple[float, float, float, float]]
@@ -171,10 +172,6 @@ def _add_file(
     pc: ProblemCollector,
     decoder: Any,
 ) -> None:
-    import msgspec
-
-    from vlneval.io import decode_json
-
     stem = Path(name).name[: -len(".json")]
     if "_" not in stem:
         pc.add("file name must be <scan>_<viewpoint>.json", field=name)
@@ -221,10 +218,6 @@ def _read_tar(path: Path, pc: ProblemCollector) -> dict[tuple[str, str], dict[st
 
 
 def _read_json(path: Path, pc: ProblemCollector) -> dict[tuple[str, str], dict[str, ObjectView]]:
-    import msgspec
-
-    from vlneval.io import decode_json, read_bytes
-
     raw = read_bytes(path)
     out: dict[tuple[str, str], dict[str, ObjectView]] = {}
     try:

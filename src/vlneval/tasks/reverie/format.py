@@ -13,14 +13,17 @@ paths changed, the same ids otherwise). Under a data root they live at
 
 from __future__ import annotations
 
-import math
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import Problem, ProblemCollector, VLNEvalError
+from vlneval.errors import InvalidInputError, Problem, ProblemCollector, VLNEvalError
 from vlneval.io import iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.tasks.common.predictions import TRAJECTORY_KEYS
+from vlneval.tasks.common.record_checks import check_fields, check_heading
+from vlneval.tasks.common.root import find_file
 from vlneval.tasks.reverie import DATA_VERSION
 
 __all__ = [
@@ -72,14 +75,7 @@ def _check(rec: Any, k: int, pc: ProblemCollector) -> bool:
     if not isinstance(rec, dict):
         pc.add("expected an object", field=where)
         return False
-    ok = True
-    for key, kind in (("id", (str, int)), ("scan", str), ("path", list)):
-        if key not in rec:
-            pc.add(f"missing field {key!r}", field=where)
-            ok = False
-        elif isinstance(rec[key], bool) or not isinstance(rec[key], kind):
-            pc.add(f"field {key!r} has type {type(rec[key]).__name__}", field=where)
-            ok = False
+    ok = check_fields(rec, (("id", (str, int)), ("scan", str), ("path", list)), where, pc)
     if ok and (not rec["path"] or not all(isinstance(v, str) for v in rec["path"])):
         pc.add("path must be a non-empty list of viewpoint ids", field=f"{where}.path")
         ok = False
@@ -91,15 +87,7 @@ def _check(rec: Any, k: int, pc: ProblemCollector) -> bool:
     if obj is not None and (isinstance(obj, bool) or not isinstance(obj, (int, str))):
         pc.add(f"objId must be an integer or a string, got {obj!r}", field=f"{where}.objId")
         ok = False
-    heading = rec.get("heading", 0.0)
-    if (
-        isinstance(heading, bool)
-        or not isinstance(heading, (int, float))
-        or not math.isfinite(heading)
-    ):
-        pc.add(f"heading must be a finite number, got {heading!r}", field=f"{where}.heading")
-        ok = False
-    return ok
+    return check_heading(rec, where, pc) and ok
 
 
 def load_reverie(
@@ -172,8 +160,6 @@ def load_reverie(
 
 def episodes_path(folder: Path, split: str, data_version: str) -> Path:
     """The episode file of ``split`` and ``data_version`` under a ``reverie`` folder."""
-    from vlneval.tasks.common.root import find_file
-
     if data_version not in _FOLDERS:
         raise VLNEvalError(
             f"unknown REVERIE data version {data_version!r}; use one of {', '.join(DATA_VERSIONS)}"
@@ -211,8 +197,6 @@ def _peek_keys(path: Path) -> dict[str, Any] | None:
 
 
 def _closest(name: str, keys: list[str]) -> str | None:
-    import difflib
-
     low = name.lower().replace("_", "")
     for k in keys:
         kl = k.lower().replace("_", "")
@@ -231,9 +215,6 @@ def check_prediction_keys(path: str | Path, official: str = "predObjId") -> None
     Raises:
         InvalidInputError: the names the file uses, what was expected, and the closest match.
     """
-    from vlneval.errors import InvalidInputError
-    from vlneval.tasks.common.predictions import TRAJECTORY_KEYS
-
     path = Path(path)
     rec = _peek_keys(path)
     if rec is None:

@@ -11,7 +11,6 @@ follows ``cshizhe/VLN-DUET map_nav_src/reverie/env.py`` (ℓ = the reference pat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +18,19 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
 from vlneval.graph.store import GraphStore
+from vlneval.metrics.grounding import length_weighted, remote_grounding_success, visibility_success
 from vlneval.tasks.base import Task
+from vlneval.tasks.common.goal_scoring import (
+    DEFAULT_OPTIONS,
+    checked_arrays,
+    finish_columns,
+    navigation,
+    summary_options,
+)
 from vlneval.tasks.common.inputs import require_path
-from vlneval.tasks.common.predictions import Predictions
+from vlneval.tasks.common.predictions import Predictions, parse_predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest, open_graphs
-from vlneval.tasks.common.result import Result, finite_mean
+from vlneval.tasks.common.result import Result
 from vlneval.tasks.common.root import check_root, data_root
 from vlneval.tasks.common.scoring import object_summary, reject_unknown_options
 from vlneval.tasks.profiles import Profile
@@ -158,8 +165,6 @@ class ReverieScorer:
         Raises:
             VLNEvalError: bad input (one message naming file, id and field).
         """
-        from vlneval.tasks.common.predictions import parse_predictions
-
         path = require_path(predictions, self.task)
         official = str(getattr(self.profile, "object_field", "predObjId"))
         check_prediction_keys(path, official)
@@ -171,9 +176,8 @@ class ReverieScorer:
             preds.extra, self.episodes, preds.episodes, preds.source, official
         )
         return score_reverie(
-            self.episodes, preds, objects, self.graphs, self.boxes, self.profile,
-            subset=how.subset, declared=how.declared, run=how.run, notes=self.notes,
-        )  # fmt: skip
+            self.episodes, preds, objects, self.graphs, self.boxes, self.profile, how, self.notes
+        )
 
 
 def _visible_at(
@@ -210,29 +214,12 @@ def score_reverie(
     store: GraphStore,
     boxes: ObjectBoxes,
     prof: Profile,
-    *,
-    subset: bool = False,
-    declared: Mapping[str, Any] | None = None,
-    run: Mapping[str, Any] | None = None,
+    how: ScoreOptions = DEFAULT_OPTIONS,
     notes: list[str] | None = None,
 ) -> Result:
     """Scores parsed REVERIE predictions (offline files and online runs alike)."""
-    from vlneval.metrics.batch import score_batch
-    from vlneval.metrics.grounding import (
-        length_weighted,
-        remote_grounding_success,
-        visibility_success,
-    )
-    from vlneval.tasks.common.arrays import build_arrays
-    from vlneval.tasks.common.checks import check_rules
-
-    arr = build_arrays(episodes, preds, store)
-    flags = check_rules(episodes, preds, arr, store, prof, subset=subset)
-    nav = score_batch(
-        arr.dist_flat, arr.table_offsets, arr.table_sizes, arr.scan_index,
-        arr.traj, arr.traj_offsets, arr.ref, arr.ref_offsets, arr.goals, arr.goal_offsets,
-        spl_reference=prof.spl_reference, spl_floor=prof.spl_floor,
-    )  # fmt: skip
+    arr, flags = checked_arrays(episodes, preds, store, prof, how.subset)
+    nav = navigation(arr, spl_reference=prof.spl_reference, spl_floor=prof.spl_floor)
     order = preds.episodes
     visible, at_goal, anywhere = _visible_at(episodes, order, arr, store, boxes)
     success, oracle = visibility_success(visible, arr.traj_offsets)
@@ -261,16 +248,14 @@ def score_reverie(
         [None if o is None else str(o) for o in objects.objects], dtype=object
     )
     per["steps"] = nav["steps"]
-    per.update(flags)
-    per["unreachable"] = (~np.isfinite(tl) | ~np.isfinite(ell)).astype(np.int64)
+    finish_columns(per, flags, "path_length", "shortest_length")
     warnings = list(preds.warnings) + list(objects.warnings) + list(notes or [])
     warnings += _box_warnings(at_goal, anywhere, boxes)
     parts = object_summary(
         task=episodes.task, split=episodes.split, n_expected=len(episodes),
-        n_scored=len(order), missing=preds.missing, subset=subset, source=preds.source,
-        form=preds.form, per=per, columns=REVERIE_COLUMNS, prof=prof, warnings=warnings,
-        unavailable=unavailable, data_version=episodes.data_version, declared=declared, run=run,
-        card_extra={"object_boxes": boxes.describe()},
+        n_scored=len(order), missing=preds.missing, source=preds.source, form=preds.form,
+        per=per, columns=REVERIE_COLUMNS, prof=prof, warnings=warnings, unavailable=unavailable,
+        data_version=episodes.data_version, **summary_options(how), card_extra={"object_boxes": boxes.describe()},
     )  # fmt: skip
     return parts.build(episodes, order, per)
 
@@ -290,7 +275,3 @@ def _box_warnings(at_goal: np.ndarray, anywhere: np.ndarray, boxes: ObjectBoxes)
             f"goal viewpoint in the {boxes.version} boxes (boxes from another release?)"
         )
     return out
-
-
-def _mean(values: np.ndarray, label: str, warnings: list[str]) -> float | None:
-    return finite_mean(values, label, warnings, "unreachable")

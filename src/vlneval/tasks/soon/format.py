@@ -42,6 +42,7 @@ import numpy as np
 from vlneval.errors import ProblemCollector, UnknownNameError
 from vlneval.graph.store import GraphStore
 from vlneval.io import iter_chunks, read_bytes
+from vlneval.metrics.grounding import duet_normalised
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.soon import ANGLE_UNITS as ANGLE_UNITS_OPTION
@@ -462,8 +463,6 @@ def parse_soon_predictions(
             given as an object, a start that is not the instruction's, an unknown viewpoint,
             a missing or non-numeric angle, a duplicate).
     """
-    from vlneval.metrics.grounding import duet_normalised
-
     if angle_units not in ANGLE_UNITS:
         raise UnknownNameError("SOON angle unit", angle_units, ANGLE_UNITS)
     if form not in ("auto", "triple", "nested", "plain"):

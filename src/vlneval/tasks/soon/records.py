@@ -8,12 +8,12 @@ units (``heading / 2π``, ``(elevation + π) / 2π``); 0 when it gives none.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vlneval.errors import VLNEvalError
 from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.record_checks import is_finite
 
 __all__ = ["soon_submission", "SOON_ANGLES"]
 
@@ -24,8 +24,7 @@ def _angle(rec: Mapping[str, Any], key: str, eid: str) -> float:
     value = rec.get(key, 0.0)
     if isinstance(value, list) and len(value) == 1:
         value = value[0]
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value):
+    if not is_finite(value):
         raise VLNEvalError(
             f"episode {eid}: finish() gave {key}={value!r}; expected a finite number "
             "(normalised: heading / 2π, (elevation + π) / 2π)"

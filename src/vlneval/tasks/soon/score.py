@@ -18,14 +18,20 @@ path ``P`` (final ``p_n``) and the instruction's boxes ``B`` (in file order):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
 from vlneval.graph.store import GraphStore
+from vlneval.metrics.grounding import length_weighted, localisation_success
+from vlneval.tasks.common.goal_scoring import (
+    DEFAULT_OPTIONS,
+    checked_arrays,
+    finish_columns,
+    hit,
+    summary_options,
+)
 from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result
@@ -98,8 +104,6 @@ def soon_episode(
         >>> s.goal_switched, s.nav_error, s.oracle_error, s.shortest_length, s.det_success
         (True, 0.0, 4.0, 4.0, True)
     """
-    from vlneval.metrics.grounding import localisation_success
-
     traj = np.asarray(trajectory, dtype=np.int64)
     final = int(traj[-1])
     nearest = int(traj[int(np.argmin(distances[traj, goal]))])
@@ -121,19 +125,11 @@ def score_soon(
     preds: SoonPredictions,
     store: GraphStore,
     prof: Profile,
-    *,
-    subset: bool = False,
-    declared: Mapping[str, Any] | None = None,
-    run: Mapping[str, Any] | None = None,
+    how: ScoreOptions = DEFAULT_OPTIONS,
 ) -> Result:
     """Scores parsed SOON predictions under ``prof`` (``soon`` or ``soon-wrap``)."""
-    from vlneval.metrics.grounding import length_weighted
-    from vlneval.tasks.common.arrays import build_arrays
-    from vlneval.tasks.common.checks import check_rules
-
     p = preds.paths
-    arr = build_arrays(episodes, p, store)
-    flags = check_rules(episodes, p, arr, store, prof, subset=subset)
+    arr, flags = checked_arrays(episodes, p, store, prof, how.subset)
     wrap = bool(getattr(prof, "heading_wrap", False))
     rows = []
     for k, i in enumerate(p.episodes.tolist()):
@@ -149,27 +145,24 @@ def score_soon(
                 wrap=wrap,
             )
         )  # fmt: skip
-    per = _columns(rows, prof.threshold, length_weighted)
+    per = _columns(rows, prof)
     per["heading"], per["elevation"] = preds.heading, preds.elevation
     order = p.episodes.tolist()
     per["instr_id"] = np.array([episodes.instr_ids[i] for i in order], dtype=object)
     per["start_index"] = np.array([episodes.start_index[i] for i in order], dtype=np.int64)
     per["steps"] = np.maximum(np.diff(arr.traj_offsets) - 1, 0).astype(np.int64)
-    per.update(flags)
-    per["unreachable"] = (~np.isfinite(per["nav_error"])).astype(np.int64)
+    finish_columns(per, flags, "nav_error")
     parts = object_summary(
         task=episodes.task, split=episodes.split, n_expected=len(episodes), n_scored=len(order),
-        missing=p.missing, subset=subset, source=p.source, form=p.form, per=per,
-        columns=SOON_COLUMNS, prof=prof, warnings=list(p.warnings), unavailable={},
-        data_version=None, declared=declared, run=run,
+        missing=p.missing, source=p.source, form=p.form, per=per, columns=SOON_COLUMNS,
+        prof=prof, warnings=list(p.warnings), unavailable={}, data_version=None,
+        **summary_options(how),
         card_extra={"angle_units": _units_note(preds.angle_units), "heading_wrap": wrap},
     )  # fmt: skip
     return parts.build(episodes, p.episodes, per)
 
 
-def _columns(
-    rows: list[SoonEpisodeScore], threshold: float, weighted: Any
-) -> dict[str, np.ndarray]:
+def _columns(rows: list[SoonEpisodeScore], prof: Profile) -> dict[str, np.ndarray]:
     def col(name: str) -> np.ndarray:
         return np.array([getattr(r, name) for r in rows], dtype=np.float64)
 
@@ -179,16 +172,16 @@ def _columns(
         col("path_length"),
         col("shortest_length"),
     )
-    success = (ne < threshold).astype(np.float64)
+    success = hit(ne, prof)
     det = col("det_success")
-    spl = weighted(success, ell, tl, floor=SPL_FLOOR)
+    spl = length_weighted(success, ell, tl, floor=SPL_FLOOR)
     return {
         "path_length": tl,
         "shortest_length": ell,
         "nav_error": ne,
         "oracle_error": oe,
         "success": success,
-        "oracle_success": (oe < threshold).astype(np.float64),
+        "oracle_success": hit(oe, prof),
         "spl": spl,
         "det_success": det,
         "det_spl": det * spl,
@@ -246,7 +239,4 @@ class SoonScorer:
             require_path(predictions, self.task), self.episodes, self.graphs, form=how.form,
             angle_units=self.angle_units,
         )  # fmt: skip
-        return score_soon(
-            self.episodes, preds, self.graphs, self.profile,
-            subset=how.subset, declared=how.declared, run=how.run,
-        )  # fmt: skip
+        return score_soon(self.episodes, preds, self.graphs, self.profile, how)

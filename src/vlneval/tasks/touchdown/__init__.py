@@ -23,30 +23,24 @@ DATA_VERSION = Option(
 PROFILES = ("touchdown", "touchdown-wrap", "touchdown-vlnt")
 SPLITS = ("train", "dev", "test")
 
-TASK = Task(
+
+def _task(name: str, description: str, scorer: str, street_routes: str = "") -> Task:
+    """A Touchdown task: the same routes, profiles and splits; its own scorer."""
+    return Task(
+        name, description, "touchdown", PROFILES, "touchdown", tuple(DATA_VERSIONS.values()),
+        "vlneval.tasks.touchdown.format:load_touchdown", SPLITS, "dev", scorer,
+        options=(DATA_VERSION,), street_routes=street_routes,
+    )  # fmt: skip
+
+
+TASK = _task(
     "touchdown",
     "Touchdown (Chen et al. 2019): follow street directions in Manhattan (TC, SPD, SED)",
-    "touchdown",
-    PROFILES,
-    "touchdown",
-    tuple(DATA_VERSIONS.values()),
-    "vlneval.tasks.touchdown.format:load_touchdown",
-    SPLITS,
-    "dev",
     "vlneval.tasks.touchdown.score:TouchdownScorer",
-    options=(DATA_VERSION,),
     street_routes="vlneval.tasks.touchdown.score:open_routes",
 )
-SDR = Task(
+SDR = _task(
     "touchdown-sdr",
     "Touchdown SDR (Chen et al. 2019): locate the bear on the panorama (pixel accuracy)",
-    "touchdown",
-    PROFILES,
-    "touchdown",
-    tuple(DATA_VERSIONS.values()),
-    "vlneval.tasks.touchdown.format:load_touchdown",
-    SPLITS,
-    "dev",
     "vlneval.tasks.touchdown.score:SDRScorer",
-    options=(DATA_VERSION,),
 )

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError, VLNEvalError
@@ -29,6 +30,7 @@ from vlneval.io import decode_json, iter_records, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.predictions import Predictions, _episode_order
 from vlneval.tasks.common.ragged import offsets_of, take_ragged
+from vlneval.tasks.common.record_checks import is_finite, is_number
 
 if TYPE_CHECKING:
     from vlneval.graph.street import StreetGraph
@@ -90,10 +92,7 @@ def _center(value: Any, key: str, where: str, pc: ProblemCollector) -> tuple[flo
                 f'{key} must be JSON text {{"x": ..., "y": ...}}, got {value!r:.60}', field=where
             )
             return None
-    ok = isinstance(value, dict) and all(
-        isinstance(value.get(c), (int, float)) and not isinstance(value.get(c), bool) for c in "xy"
-    )
-    if not ok:
+    if not (isinstance(value, dict) and all(is_number(value.get(c)) for c in "xy")):
         pc.add(f"{key} must hold numbers x and y, got {value!r:.60}", field=where)
         return None
     x, y = float(value["x"]), float(value["y"])
@@ -126,11 +125,7 @@ def _check_route(rec: Any, where: str, pc: ProblemCollector) -> bool:
             heading = float(heading)
         except ValueError:
             heading = None
-    if (
-        isinstance(heading, bool)
-        or not isinstance(heading, (int, float))
-        or not math.isfinite(heading)
-    ):
+    if not is_finite(heading):
         pc.add(f"start_heading must be a finite number of degrees, got {rec.get('start_heading')!r:.40}",
                field=f"{where}.start_heading")  # fmt: skip
         ok = False
@@ -225,8 +220,6 @@ def load_touchdown(
 def _records(path: Path, expected: str = "a JSON list of predictions") -> Iterator[Any]:
     """The records of a JSON list or a JSON-lines file, decoded a chunk at a time (a large
     file's full object tree never exists at once)."""
-    import msgspec
-
     source = str(path)
     raw = read_bytes(path)
     if raw.lstrip()[:1] != b"{":
@@ -485,7 +478,7 @@ def _sdr_record(
     xy = []
     for c, limit in zip("xy", frame, strict=True):
         v = rec.get(c)
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+        if not is_finite(v):
             pc.add(f"{c} must be a finite number of pixels, got {v!r:.40}", episode=label, field=c)
             return None
         if not 0 <= v <= limit:

@@ -21,7 +21,6 @@ wrap around the seam (profile ``touchdown``), ``touchdown-wrap`` does.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -35,8 +34,12 @@ from vlneval.errors import (
     UnknownNameError,
     VLNEvalError,
 )
+from vlneval.graph.street import street_graph
+from vlneval.metrics.edit import sed_batch
+from vlneval.metrics.street import sdr_accuracy, sdr_distance, task_completion
 from vlneval.tasks.base import Task
 from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.goal_scoring import DEFAULT_OPTIONS, summary_options
 from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import (
@@ -45,7 +48,7 @@ from vlneval.tasks.common.request import (
     SplitRequest,
     episodes_path,
 )
-from vlneval.tasks.common.result import Result, ResultBuilder
+from vlneval.tasks.common.result import Result
 from vlneval.tasks.common.root import data_root, find_file
 from vlneval.tasks.common.scoring import summarise
 from vlneval.tasks.profiles import Profile
@@ -130,8 +133,6 @@ def _find_routes(
 
 
 def _street_graph(task: Task, base: Path | None, graphs: Any) -> Any:
-    from vlneval.graph.street import street_graph
-
     if graphs is None and base is None:
         raise MissingDataError("no Touchdown street graph: pass --graphs DIR or --data-root DIR")
     return street_graph(Path(graphs) if graphs is not None else base / task.folder / "graph")  # type: ignore[operator]
@@ -179,9 +180,8 @@ class TouchdownScorer:
             trajectory_key=how.trajectory_key,
         )  # fmt: skip
         return score_touchdown(
-            self.episodes, preds, self.graph, self.profile, subset=how.subset,
-            declared=how.declared, run=how.run, data_version=self.data_version,
-        )  # fmt: skip
+            self.episodes, preds, self.graph, self.profile, how, data_version=self.data_version
+        )
 
 
 def _reference(table: EpisodeTable, order: np.ndarray, graph: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -251,19 +251,14 @@ def score_touchdown(
     preds: Predictions,
     graph: Any,
     prof: Profile,
+    how: ScoreOptions = DEFAULT_OPTIONS,
     *,
-    subset: bool = False,
-    declared: Mapping[str, Any] | None = None,
-    run: Mapping[str, Any] | None = None,
     data_version: str | None = None,
 ) -> Result:
     """Scores parsed Touchdown navigation predictions on a :class:`StreetGraph`."""
-    from vlneval.metrics.edit import sed_batch
-    from vlneval.metrics.street import task_completion
-
     rules = _rules(prof)
     ref, ref_off = _reference(table, preds.episodes, graph)
-    jumps = _check(table, preds, ref, ref_off, graph, prof, subset)
+    jumps = _check(table, preds, ref, ref_off, graph, prof, how.subset)
     traj, off = preds.nodes, preds.offsets
     spd = graph.hops(traj[off[1:] - 1], ref[ref_off[1:] - 1])
     tc = task_completion(spd)
@@ -279,22 +274,26 @@ def score_touchdown(
         "repeated_viewpoints": repeats.astype(np.int64), "jumps": jumps,
         "unreachable": (~np.isfinite(spd)).astype(np.int64),
     }  # fmt: skip
-    view = dataclasses.replace(prof, metrics=tuple(NAV_COLUMNS))
-    parts = summarise(
-        table, preds, per, view, subset=subset, declared=declared, run=run, columns=NAV_COLUMNS
-    )
-    _annotate(parts, prof, rules, data_version, {"TC": "%", "SED": "%", "SPD": "hops"})
-    _order_check(parts, ("SED", "TC"))
-    return parts.build(table, preds.episodes, per)
+    units = {"TC": "%", "SED": "%", "SPD": "hops"}
+    return _build(table, preds, per, prof, how, NAV_COLUMNS, units, data_version, ("SED", "TC"))
 
 
-def _annotate(
-    parts: ResultBuilder,
+def _build(
+    table: EpisodeTable,
+    preds: Predictions,
+    per: dict[str, np.ndarray],
     prof: Profile,
-    rules: StreetProfile,
-    version: str | None,
+    how: ScoreOptions,
+    columns: dict[str, str],
     units: dict[str, str],
-) -> None:
+    version: str | None,
+    ordered: tuple[str, ...],
+) -> Result:
+    """The result of the ``columns`` metrics, annotated with the street rules; the ``ordered``
+    metrics are checked to be non-decreasing."""
+    view = dataclasses.replace(prof, metrics=tuple(columns))
+    parts = summarise(table, preds, per, view, **summary_options(how), columns=columns)
+    rules = _rules(prof)
     parts.profile = prof
     parts.data_version = version
     parts.protocol["data_version"] = version
@@ -304,15 +303,11 @@ def _annotate(
     scoring["edit_distance"] = "optimal string alignment" if osa else "Levenshtein"
     scoring["sdr_wrap_360"] = rules.sdr_wrap
     scoring["sdr_frame_px"] = list(rules.sdr_frame)
-
-
-def _order_check(parts: ResultBuilder, labels: tuple[str, ...]) -> None:
-    m = parts.metrics
-    values = [m.get(label) for label in labels]
-    if any(v is None for v in values):
-        return
-    for lo, hi, a, b in zip(labels, labels[1:], values, values[1:], strict=False):
-        parts.add_check(f"{lo} <= {hi}", a <= b + 1e-12, f"{lo} {a:.6f}, {hi} {b:.6f}")  # type: ignore[operator]
+    values = [parts.metrics.get(label) for label in ordered]
+    if all(v is not None for v in values):
+        for lo, hi, a, b in zip(ordered, ordered[1:], values, values[1:], strict=False):
+            parts.add_check(f"{lo} <= {hi}", a <= b + 1e-12, f"{lo} {a:.6f}, {hi} {b:.6f}")  # type: ignore[operator]
+    return parts.build(table, preds.episodes, per)
 
 
 class SDRScorer:
@@ -329,10 +324,8 @@ class SDRScorer:
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
         """Scores a Touchdown SDR predictions file."""
-        return score_sdr(
-            self.routes, require_path(predictions, self.task), self.profile, subset=how.subset,
-            declared=how.declared, run=how.run, data_version=self.data_version,
-        )  # fmt: skip
+        path = require_path(predictions, self.task)
+        return score_sdr(self.routes, path, self.profile, how, data_version=self.data_version)
 
 
 def _sdr_table(routes: TouchdownRoutes) -> EpisodeTable:
@@ -347,19 +340,15 @@ def score_sdr(
     routes: TouchdownRoutes,
     predictions: str | Path,
     prof: Profile,
+    how: ScoreOptions = DEFAULT_OPTIONS,
     *,
-    subset: bool = False,
-    declared: Mapping[str, Any] | None = None,
-    run: Mapping[str, Any] | None = None,
     data_version: str | None = None,
 ) -> Result:
     """Scores an SDR predictions file against the routes' known Touchdown locations."""
-    from vlneval.metrics.street import sdr_accuracy, sdr_distance
-
     rules = _rules(prof)
     sdr = parse_sdr_predictions(predictions, routes.sdr, frame=rules.sdr_frame)
     table = _sdr_table(routes)
-    if sdr.missing and prof.require_complete and not subset:
+    if sdr.missing and prof.require_complete and not how.subset:
         raise InvalidInputError(
             f"{len(sdr.missing)} of {len(table)} SDR examples (route and pre/main/post "
             f"panorama with a known location) have no prediction (first: {', '.join(sdr.missing[:5])}); "
@@ -382,16 +371,6 @@ def score_sdr(
         warnings=sdr.warnings,
         missing=sdr.missing,
     )
-    view = dataclasses.replace(prof, metrics=tuple(SDR_COLUMNS))
-    parts = summarise(
-        table, preds, per, view, subset=subset, declared=declared, run=run, columns=SDR_COLUMNS
-    )
-    _annotate(
-        parts,
-        prof,
-        rules,
-        data_version,
-        {"SDR@40": "%", "SDR@80": "%", "SDR@120": "%", "SDR_dist": "px"},
-    )
-    _order_check(parts, ("SDR@40", "SDR@80", "SDR@120"))
-    return parts.build(table, preds.episodes, per)
+    units = {"SDR@40": "%", "SDR@80": "%", "SDR@120": "%", "SDR_dist": "px"}
+    ordered = ("SDR@40", "SDR@80", "SDR@120")
+    return _build(table, preds, per, prof, how, SDR_COLUMNS, units, data_version, ordered)

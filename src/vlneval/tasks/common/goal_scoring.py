@@ -1,0 +1,92 @@
+"""The shape every graph task's scorer shares (NDH, HANNA, REVERIE, SOON, Touchdown).
+
+A task's ``score_<task>(episodes, predictions, graphs, profile, how)`` checks the predictions
+against the rules (:func:`checked_arrays`), computes its per-episode columns (the R2R family's
+kernel through :func:`navigation`, success by :func:`hit`), adds the rule flags and the
+``unreachable`` column (:func:`finish_columns`) and summarises them with ``how``'s options
+(:func:`summary_options`). Its scorer class (``open_scorer``) holds the split loaded once and
+hands each predictions input to that function.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from vlneval.graph.store import GraphStore
+from vlneval.metrics.batch import score_batch
+from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
+from vlneval.tasks.common.checks import check_rules
+from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.predictions import Predictions
+from vlneval.tasks.common.request import ScoreOptions
+from vlneval.tasks.profiles import Profile
+
+__all__ = [
+    "DEFAULT_OPTIONS",
+    "checked_arrays",
+    "navigation",
+    "hit",
+    "finish_columns",
+    "summary_options",
+]
+
+#: Score every episode (complete predictions required), nothing declared: ``score_<task>``'s default.
+DEFAULT_OPTIONS = ScoreOptions()
+
+
+def checked_arrays(
+    episodes: EpisodeTable, preds: Predictions, graphs: GraphStore, prof: Profile, subset: bool
+) -> tuple[ScoringArrays, dict[str, np.ndarray]]:
+    """The kernel arrays of the predicted episodes and the rule checks' per-episode flags.
+
+    Raises:
+        InvalidInputError: every broken rule (start, adjacency, completeness) at once.
+    """
+    arr = build_arrays(episodes, preds, graphs)
+    return arr, check_rules(episodes, preds, arr, graphs, prof, subset=subset)
+
+
+def navigation(arr: ScoringArrays, **rules: Any) -> dict[str, np.ndarray]:
+    """The R2R family's per-episode columns (NE, OE, TL, ℓ, SPL, ...) of ``arr`` under ``rules``
+    (keyword options of :func:`vlneval.metrics.batch.score_batch`)."""
+    return score_batch(
+        arr.dist_flat, arr.table_offsets, arr.table_sizes, arr.scan_index,
+        arr.traj, arr.traj_offsets, arr.ref, arr.ref_offsets, arr.goals, arr.goal_offsets,
+        **rules,
+    )  # fmt: skip
+
+
+def hit(distances: np.ndarray, prof: Profile) -> np.ndarray:
+    """``1.0`` where a distance is within the profile's success radius (``<=`` when the profile
+    is inclusive, else ``<``), else ``0.0``; NaN counts as a miss.
+
+    Example:
+        >>> from vlneval.tasks.profiles import Profile
+        >>> hit(np.array([2.0, 3.0, np.nan]), Profile("p", "1", "doc")).tolist()
+        [1.0, 0.0, 0.0]
+    """
+    with np.errstate(invalid="ignore"):
+        inside = (
+            distances <= prof.threshold if prof.success_inclusive else distances < prof.threshold
+        )
+    return inside.astype(np.float64)
+
+
+def finish_columns(
+    per: dict[str, np.ndarray], flags: dict[str, np.ndarray], *finite: str
+) -> dict[str, np.ndarray]:
+    """``per`` with the rule flags and ``unreachable`` (1 where any ``finite`` column is not
+    finite: a visited viewpoint cannot reach the goal)."""
+    per.update(flags)
+    bad = np.zeros(len(per[finite[0]]), dtype=np.bool_)
+    for name in finite:
+        bad |= ~np.isfinite(per[name])
+    per["unreachable"] = bad.astype(np.int64)
+    return per
+
+
+def summary_options(how: ScoreOptions) -> dict[str, Any]:
+    """The keyword options of the summary (``summarise``, ``object_summary``) taken from ``how``."""
+    return {"subset": how.subset, "declared": how.declared, "run": how.run}

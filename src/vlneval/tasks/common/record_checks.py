@@ -1,0 +1,59 @@
+"""Small checks of the explaining pass that the task readers share (a record's fields, a
+heading), each adding its problem, with the record's place, to a :class:`ProblemCollector`."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, TypeGuard
+
+from vlneval.errors import ProblemCollector
+
+__all__ = ["is_number", "is_finite", "check_fields", "check_heading"]
+
+
+def is_number(value: Any) -> TypeGuard[float]:
+    """An int or a float, not a bool (JSON ``true`` is not a number).
+
+    Example:
+        >>> is_number(2), is_number(2.5), is_number(True), is_number("2")
+        (True, True, False, False)
+    """
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_finite(value: Any) -> TypeGuard[float]:
+    """A finite :func:`is_number` (no NaN, no infinity)."""
+    return is_number(value) and math.isfinite(value)
+
+
+def check_fields(
+    rec: dict[str, Any], fields: tuple[tuple[str, Any], ...], where: str, pc: ProblemCollector
+) -> bool:
+    """Whether ``rec`` has each ``(key, type)`` of ``fields`` (a bool is never an int); one
+    problem per missing or mistyped field.
+
+    Example:
+        >>> pc = ProblemCollector("f.json")
+        >>> check_fields({"scan": 3}, (("id", int), ("scan", str)), "record 0", pc)
+        False
+        >>> [p.message for p in pc.problems]
+        ["missing field 'id'", "field 'scan' has type int"]
+    """
+    ok = True
+    for key, kind in fields:
+        if key not in rec:
+            pc.add(f"missing field {key!r}", field=where)
+            ok = False
+        elif isinstance(rec[key], bool) or not isinstance(rec[key], kind):
+            pc.add(f"field {key!r} has type {type(rec[key]).__name__}", field=where)
+            ok = False
+    return ok
+
+
+def check_heading(rec: dict[str, Any], where: str, pc: ProblemCollector) -> bool:
+    """Whether ``rec``'s ``heading`` (default 0) is a finite number; else one problem."""
+    heading = rec.get("heading", 0.0)
+    if is_finite(heading):
+        return True
+    pc.add(f"heading must be a finite number, got {heading!r}", field=f"{where}.heading")
+    return False
