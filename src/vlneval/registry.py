@@ -106,6 +106,11 @@ class Spec(Generic[T]):
         return factory(**{**self.kwargs, **kwargs})
 
 
+def _rank(spec: Spec[Any]) -> int:
+    """Orders an entry's versions: an unversioned entry first, then by version."""
+    return -1 if spec.version is None else spec.version
+
+
 class Registry(Generic[T]):
     """Entries of one kind (``task``, ``environment``, ``agent``...), looked up by name.
 
@@ -196,8 +201,14 @@ class Registry(Generic[T]):
         return sorted({s.name for s in self._specs.values()})
 
     def latest(self) -> list[Spec[T]]:
-        """The latest version of every name, sorted by name."""
-        return [self.spec(n) for n in self.names()]
+        """The latest version of every name, sorted by name (one pass over the entries)."""
+        newest: dict[str, Spec[T]] = {}
+        for s in self._specs.values():
+            key = s.name.casefold()
+            held = newest.get(key)
+            if held is None or _rank(s) > _rank(held):
+                newest[key] = s
+        return [newest[n.casefold()] for n in self.names()]
 
     def __contains__(self, entry_id: object) -> bool:
         if not isinstance(entry_id, str):
@@ -234,7 +245,7 @@ class Registry(Generic[T]):
     def _versions(self, name: str) -> list[Spec[T]]:
         folded = name.casefold()
         found = [s for s in self._specs.values() if s.name.casefold() == folded]
-        return sorted(found, key=lambda s: -1 if s.version is None else s.version)
+        return sorted(found, key=_rank)
 
     def _unknown(self, name: str) -> NoReturn:
         error = UnknownNameError(self.kind, name, self.names())

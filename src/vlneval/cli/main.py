@@ -4,34 +4,52 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from vlneval import __version__
-from vlneval.cli import data, info, merge, report, run, score, serve, serve_agent, sweep
-from vlneval.cli.common import run_guarded
 
-__all__ = ["main", "console", "build_parser"]
+__all__ = ["main", "console", "build_parser", "SUBCOMMANDS", "COMMANDS"]
 
-SUBCOMMANDS = [score, info, serve, report, run, merge, sweep, data, serve_agent]
+#: The modules of ``vlneval.cli`` that register subcommands, in ``--help`` order.
+SUBCOMMANDS = ("score", "info", "serve", "report", "run", "merge", "sweep", "data", "serve_agent")
+
+#: The module that registers each command (a command imports only its own module).
+COMMANDS = {
+    "score": "score", "validate": "score", "tasks": "info", "profiles": "info",
+    "serve": "serve", "worker": "serve", "submit": "serve", "admin": "serve",
+    "report": "report", "compare": "report", "aggregate": "report", "run": "run",
+    "agents": "run", "merge": "merge", "sweep": "sweep", "data": "data",
+    "serve-agent": "serve_agent",
+}  # fmt: skip
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand."""
+def _module(name: str) -> ModuleType:
+    return importlib.import_module(f"vlneval.cli.{name}")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every subcommand, or with those of module ``only`` alone (the
+    module of the command being run: its parser is the same, and the others are not imported)."""
     parser = argparse.ArgumentParser(
         prog="vlneval", description="Evaluate Vision-and-Language Navigation agents."
     )
     parser.add_argument("--version", action="version", version=f"vlneval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in SUBCOMMANDS:
-        module.register(sub)
+    for name in SUBCOMMANDS if only is None else (only,):
+        _module(name).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command; returns the exit code (0 ok, 2 bad input, 1 internal error)."""
-    args = build_parser().parse_args(argv)
+    from vlneval.cli.common import run_guarded
+
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(COMMANDS.get(given[0]) if given else None).parse_args(given)
     return run_guarded(args.func, args)
 
 

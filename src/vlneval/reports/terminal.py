@@ -13,10 +13,6 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
 from vlneval.io import clip
 from vlneval.metrics.info import LABELS
 from vlneval.reports.paper import render_table
@@ -98,7 +94,17 @@ def _rich_table(
     title: str, header: Sequence[str], rows: Iterable[Sequence[str]], align: str, *, width: int,
     color: bool | None,
 ) -> str:  # fmt: skip
-    """A rich table as text; every cell and the title are plain text (no markup)."""
+    """A rich table as text; every cell and the title are plain text (no markup). Without
+    colour, a table that fits (the common case) is drawn by :func:`_plain_table`, the same
+    characters without importing rich."""
+    if not color:
+        plain = _plain_table(title, header, rows, align, width=width)
+        if plain is not None:
+            return plain
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title=Text(title))
     for name, a in zip(header, align, strict=True):
         table.add_column(Text(name), justify="left" if a == "l" else "right", no_wrap=a == "l")
@@ -109,6 +115,52 @@ def _rich_table(
     )
     console.print(table)
     return console.export_text(styles=bool(color))
+
+
+_PLAIN = frozenset(map(chr, range(0x20, 0x7F))) | {"·"}  # one column each, drawn as they are
+
+
+def _plain_table(
+    title: str, header: Sequence[str], rows: Iterable[Sequence[str]], align: str, *, width: int
+) -> str | None:
+    """The uncoloured rich table (heavy head box, padding 1, title centred above) drawn
+    directly; None when rich would do more than lay the cells side by side (a table or title
+    wider than ``width`` wraps, wide or control characters, edge spaces), and rich draws it.
+
+    Example:
+        >>> print(_plain_table("demo · val", ["SR (%)"], [["50.00"]], "r", width=80), end="")
+        demo · val
+        ┏━━━━━━━━┓
+        ┃ SR (%) ┃
+        ┡━━━━━━━━┩
+        │  50.00 │
+        └────────┘
+    """
+    body = [list(r) for r in rows]
+    cells = [title, *header, *(c for r in body for c in r)]
+    if not header or any(c != c.strip() or "  " in c or not _PLAIN.issuperset(c) for c in cells):
+        return None
+    widths = [max(len(c) for c in column) for column in zip(header, *body, strict=True)]
+    total = sum(widths) + 3 * len(widths) + 1
+    if total > width or len(title) > total:
+        return None
+
+    def line(left: str, fill: str, mid: str, right: str) -> str:
+        return left + mid.join(fill * (w + 2) for w in widths) + right + "\n"
+
+    def cells_of(row: Sequence[str], edge: str) -> str:
+        parts = [
+            f" {c.ljust(w) if a == 'l' else c.rjust(w)} "
+            for c, w, a in zip(row, widths, align, strict=True)
+        ]
+        return edge + edge.join(parts) + edge + "\n"
+
+    pad = total - len(title)
+    out = [" " * (pad // 2) + title + " " * (pad - pad // 2) + "\n"] if title else []
+    out += [line("┏", "━", "┳", "┓"), cells_of(header, "┃"), line("┡", "━", "╇", "┩")]
+    out += [cells_of(r, "│") for r in body]
+    out.append(line("└", "─", "┴", "┘"))
+    return "".join(out)
 
 
 def render_summary(
@@ -207,6 +259,9 @@ def print_notices(notices: Iterable[Notice], *, file: TextIO | None = None) -> N
     items = list(notices)
     if not items:
         return
+    from rich.console import Console
+    from rich.text import Text
+
     stream = file if file is not None else sys.stderr
     console = Console(file=stream, highlight=False, soft_wrap=True)
     for text, style in items:

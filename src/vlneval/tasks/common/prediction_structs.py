@@ -164,6 +164,7 @@ def trajectory(record: Any) -> list[Any] | None:
 
 
 _VIEWPOINT = attrgetter("viewpoint")
+_ID = attrgetter("id")
 
 
 def columns(
@@ -179,7 +180,7 @@ def columns(
         trajs = [trajectory(r) for r in records]
     if any(t is msgspec.UNSET or t is None for t in trajs):
         return None
-    ids = [str(r.id) for r in records]
+    ids = list(map(str, map(_ID, records)))
     if form == "triple":
         return ids, list(map(len, trajs)), list(map(_VIEWPOINT, chain.from_iterable(trajs)))
     if form == "plain":

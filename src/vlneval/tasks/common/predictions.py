@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import msgspec
 import numpy as np
@@ -72,12 +73,49 @@ def _detect(traj: list[Any]) -> str:
     return "triple"
 
 
-class _Vocab(dict[str, int]):
-    """Viewpoint id -> code, a new code for each new id."""
+#: A viewpoint's code is its scan's slot times this plus its node index.
+STRIDE = 1 << 20
 
-    def __missing__(self, key: str) -> int:
-        code = self[key] = len(self)
-        return code
+
+class _ViewpointCodes:
+    """Viewpoint id -> ``slot * STRIDE + node`` over the graphs of one store, kept for the
+    store's life (a scorer reads the same graphs for every file): each scan's nodes are added
+    the first time a prediction of that scan is read. An id two graphs share keeps the code
+    of the first; a step of the other scan then finds its node by a lookup of its own."""
+
+    def __init__(self, graphs: GraphStore) -> None:
+        self.graphs = graphs
+        self.slot: dict[str, int] = {}
+        self.code: dict[str, int] = {}
+
+    def slots(self, names: list[str]) -> np.ndarray:
+        """The slot of each scan of ``names`` (its nodes coded on first use)."""
+        out = []
+        for name in names:
+            k = self.slot.get(name)
+            if k is None:
+                index = self.graphs.graph(name).index
+                k = self.slot[name] = len(self.slot)
+                if len(index) < STRIDE:
+                    add = self.code.setdefault
+                    for vp, n in index.items():
+                        add(vp, k * STRIDE + n)
+            out.append(k)
+        return np.array(out, dtype=np.int64)
+
+
+_CODES: WeakKeyDictionary[Any, _ViewpointCodes] = WeakKeyDictionary()
+
+
+def _codes_of(graphs: GraphStore) -> _ViewpointCodes:
+    """The viewpoint codes of ``graphs`` (built once per store)."""
+    try:
+        found = _CODES.get(graphs)
+        if found is None:
+            found = _CODES[graphs] = _ViewpointCodes(graphs)
+    except TypeError:  # a store that cannot be weakly referenced: codes for this file only
+        return _ViewpointCodes(graphs)
+    return found
 
 
 class _Rejected(Exception):
@@ -114,8 +152,10 @@ class _Parser:
         self.left_out: set[str] = set(episodes.left_out)
         self.ignored: list[str] = []
         self.extra: dict[str, dict[int, Any]] = {k: {} for k in keep_fields}
-        self.vocab = _Vocab()
+        self.codes = _codes_of(graphs)
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.n_steps = 0
+        self.not_nodes: dict[int, str] = {}  # flat step -> a viewpoint that is not a node
         self.n_typed = 0
 
     def _id(self, rec: dict[str, Any], k: int) -> str | None:
@@ -268,7 +308,7 @@ class _Parser:
 
     def typed(self, records: list[Any]) -> None:
         """Takes the next records msgspec decoded (their types already checked), a column at a
-        time; the viewpoints become codes into one vocabulary, resolved by :meth:`resolve`.
+        time; the viewpoints become node indices of their episodes' scans (see :meth:`nodes`).
 
         Raises:
             _Rejected: a record without viewpoints, for the explaining pass to name.
@@ -292,13 +332,38 @@ class _Parser:
             )
         self.seen[rows[keep]] = True
         size = np.array(lengths, dtype=np.int64)
-        codes = np.fromiter(map(self.vocab.__getitem__, flat), np.int32, len(flat))
-        self.parts.append((rows[keep], size[keep], codes[np.repeat(keep, size)]))
+        steps = np.repeat(keep, size)
+        self.parts.append((rows[keep], size[keep], self.nodes(rows[keep], size[keep], flat, steps)))
         if self.keep_fields:
             for k in np.flatnonzero(keep).tolist():
                 for x, name in enumerate(self.keep_fields):
                     if (value := getattr(records[k], f"x{x}")) is not msgspec.UNSET:
                         self.extra[name][int(rows[k])] = value
+
+    def nodes(
+        self, rows: np.ndarray, sizes: np.ndarray, flat: list[str], steps: np.ndarray
+    ) -> np.ndarray:
+        """The node index of each kept step (``flat[steps]``, records ``rows`` of ``sizes``
+        steps) in its episode's graph: one C-level lookup per step in the store's codes; -1
+        for a viewpoint that is not a node of that graph (named by :meth:`resolve`)."""
+        names, position = self.ep.scans_of(rows)
+        slots = self.codes.slots(names)
+        code = np.fromiter(map(self.codes.code.get, flat, repeat(-1)), np.int64, len(flat))
+        code = code[steps]
+        expected = np.repeat(slots[position], sizes)
+        nodes = (code % STRIDE).astype(np.int32)
+        elsewhere = np.flatnonzero((code < 0) | (code // STRIDE != expected))
+        if len(elsewhere):  # not a node of the first graph that has the id: its own graph's
+            kept = np.flatnonzero(steps)
+            owner = np.repeat(np.arange(len(rows)), sizes)
+            for pos in elsewhere.tolist():
+                vp = flat[int(kept[pos])]
+                n = self.graphs.graph(names[int(position[owner[pos]])]).index.get(vp, -1)
+                nodes[pos] = n
+                if n < 0:
+                    self.not_nodes[self.n_steps + pos] = vp
+        self.n_steps += len(nodes)
+        return nodes
 
     def _repeated(self, rows: np.ndarray, known: np.ndarray) -> np.ndarray:
         """Records whose episode an earlier record (of this chunk or before) predicted."""
@@ -311,70 +376,27 @@ class _Parser:
         return out
 
     def resolve(self) -> None:
-        """Maps the typed records' viewpoint codes to node indices of their episodes' scans
-        (one lookup per distinct scan and viewpoint); a viewpoint that is not a node is named."""
+        """Joins the typed records' chunks; a viewpoint that is not a node of its episode's
+        graph is named (each record once)."""
         if not self.parts:
             return
-        rows, sizes, codes = (np.concatenate(c) for c in zip(*self.parts, strict=True))
+        rows, sizes, nodes = (np.concatenate(c) for c in zip(*self.parts, strict=True))
         self.parts = []
-        names, position = self.ep.scans_of(rows)
-        vocab = list(self.vocab)
-        graphs = [self.graphs.graph(n) for n in names]
-        nodes = _nodes(graphs, self.vocab, vocab, np.repeat(position, sizes), codes)
         ok = np.ones(len(rows), dtype=np.bool_)
-        offsets = offsets_of(sizes)
-        for pos in np.flatnonzero(nodes < 0).tolist():
-            r = int(np.searchsorted(offsets, pos, side="right")) - 1
-            if ok[r]:
-                ok[r] = False
-                graph = graphs[int(position[r])]
-                self.pc.add(
-                    graph.describe_missing(clip(vocab[int(codes[pos])])),
-                    episode=f'{self.ep.id_field} "{clip(self.ep.ids[int(rows[r])])}"',
-                    field=f"trajectory[{pos - int(offsets[r])}]",
-                )
+        if self.not_nodes:
+            offsets = offsets_of(sizes)
+            for pos in sorted(self.not_nodes):
+                r = int(np.searchsorted(offsets, pos, side="right")) - 1
+                if ok[r]:
+                    ok[r] = False
+                    graph = self.graphs.graph(self.ep.scans[int(rows[r])])
+                    self.pc.add(
+                        graph.describe_missing(clip(self.not_nodes[pos])),
+                        episode=f'{self.ep.id_field} "{clip(self.ep.ids[int(rows[r])])}"',
+                        field=f"trajectory[{pos - int(offsets[r])}]",
+                    )
         self.flat = nodes[np.repeat(ok, sizes)]
         self.rec_ep, self.rec_len = rows[ok], sizes[ok]
-
-
-def _nodes(
-    graphs: list[Any], codes_of: dict[str, int], vocab: list[str], scan: np.ndarray,
-    codes: np.ndarray,
-) -> np.ndarray:  # fmt: skip
-    """The node index of each step (viewpoint ``vocab[codes[j]]`` in graph ``scan[j]``), -1
-    for a viewpoint that is not a node of its graph.
-
-    Each viewpoint is first placed in the first graph that has it (one pass over the graphs'
-    nodes, not a sort of every step); only steps whose graph is another one (a viewpoint of
-    another scan, or an id two graphs share) are looked up one distinct pair at a time.
-
-    Example:
-        >>> from types import SimpleNamespace as NS
-        >>> g = [NS(index={"a": 0, "b": 1}), NS(index={"b": 0, "c": 1})]
-        >>> _nodes(g, {"a": 0, "b": 1, "c": 2, "x": 3}, ["a", "b", "c", "x"],
-        ...        np.array([0, 1, 1, 0, 1]), np.array([0, 1, 2, 3, 0])).tolist()
-        [0, 0, 1, -1, -1]
-    """
-    home = np.full(max(len(vocab), 1), -1, dtype=np.int32)
-    node = np.full(len(home), -1, dtype=np.int32)
-    for k, graph in enumerate(graphs):
-        for vp, n in graph.index.items():
-            c = codes_of.get(vp)
-            if c is not None and home[c] < 0:
-                home[c], node[c] = k, n
-    out = node[codes]
-    other = np.flatnonzero(home[codes] != scan)
-    if len(other):
-        width = len(home)
-        key = scan[other].astype(np.int64) * width + codes[other]
-        pairs, inverse = np.unique(key, return_inverse=True)
-        node_of = np.fromiter(
-            (graphs[k // width].index.get(vocab[k % width], -1) for k in pairs.tolist()),
-            np.int32,
-            len(pairs),
-        )
-        out[other] = node_of[inverse.ravel()]
-    return out
 
 
 def _looks_like_summary(rec: dict[str, Any], key: str | None) -> bool:

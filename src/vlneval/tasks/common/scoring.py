@@ -111,6 +111,7 @@ def score_parsed(
         spl_reference=prof.spl_reference,
         spl_floor=prof.spl_floor,
         collapse_repeats=prof.collapse_repeats,
+        validate=False,  # built above from the graphs' own indices and tables
     )
     per = dict(per)
     per.pop("repeats", None)  # the same count as the rule checks' repeated_viewpoints
