@@ -14,6 +14,7 @@ from vlneval.errors import InvalidInputError
 from vlneval.io import to_json_bytes
 from vlneval.metrics.continuous import check_dtw_costs, fast_dtw, point_dtw
 from vlneval.reports.terminal import unavailable_notices
+from vlneval.tasks.common.result import Result
 from vlneval.tasks.profiles import get_profile
 from vlneval.tasks.vlnce.format import ContinuousPredictions, load_vlnce, parse_ce_predictions
 from vlneval.tasks.vlnce.score import DistanceSource, score_continuous
@@ -92,3 +93,94 @@ def test_a_mean_that_overflows_past_the_reader_is_null_with_its_reason(
     text = to_json_bytes(s).decode()
     assert '"inf"' not in text and "Infinity" not in text
     assert s["metrics"]["NE"] == 0.25 and s["metrics"]["SR"] == 1.0
+
+
+# ----- moves longer than one action allows -------------------------------------------------
+
+TELEPORT = [[0.0, 0.0, 0.0], [0.0, 0.0, -0.25], [500.0, 0.0, -500.25]]  # 707.11 m in one step
+
+
+def _score(
+    split: tuple[Path, Path], tmp_path: Path, preds: object, profile: str, name: str = "p.json"
+) -> Result:
+    eps = load_vlnce(split[0], gt_path=split[1], task="r2r-ce", split="val")
+    path = tmp_path / name
+    path.write_text(preds if isinstance(preds, str) else json.dumps(preds))
+    parsed = parse_ce_predictions(path, eps)
+    carried = DistanceSource("carried", "carried")
+    return score_continuous(eps, parsed, get_profile(profile), carried, show_progress=False)
+
+
+@pytest.mark.parametrize("profile", ["vlnce", "vlnce-exact"])
+def test_a_teleport_is_scored_with_a_warning_naming_episode_step_and_length(
+    split: tuple[Path, Path], tmp_path: Path, profile: str
+) -> None:
+    preds = {"1": steps(TELEPORT, [4.0, 3.75, "inf"]), "2": steps(STRAIGHT, [4, 3, 2, 1, 0])}
+    result = _score(split, tmp_path, preds, profile)
+    assert result.per_episode["jumps"].tolist() == [1.0, 0.0]
+    assert result.rows()[0]["jumps"] == 1  # an integer flag column, as spec/outputs.md asks
+    warning = next(w for w in result.warnings if "longer than one action" in w)
+    assert warning == (
+        f"1 move(s) in 1 episode(s) are longer than one action allows (1 m, profile {profile}): "
+        'episode_id "1" [2].position moves 707.11 m; TL counts each as a straight line '
+        "(--profile vlnce-strict refuses such files)"
+    )
+    assert result.metrics["TL"] == pytest.approx((0.25 + 500 * 2**0.5 + 4.0) / 2)
+
+
+def test_the_strict_profile_refuses_every_teleport(
+    split: tuple[Path, Path], tmp_path: Path
+) -> None:
+    two = [[0.0, 0.0, 0.0], [0.0, 0.0, -1.5], [0.0, 0.0, -1.5], [0.0, 0.0, -4.0]]
+    preds = {"1": steps(TELEPORT, [4.0, 3.75, "inf"]), "2": steps(two, [4, 2.5, 2.5, 0])}
+    with pytest.raises(InvalidInputError) as info:
+        _score(split, tmp_path, preds, "vlnce-strict")
+    lines = str(info.value).replace(f"{tmp_path}/", "").splitlines()
+    assert lines == [
+        'error: p.json: episode_id "1": [2].position: moves 707.11 m from the previous position: '
+        "one action moves at most 1 m (profile vlnce-strict refuses such moves; --profile vlnce "
+        "scores them with a warning)",
+        'error: p.json: episode_id "2": [1].position: moves 1.50 m from the previous position: '
+        "one action moves at most 1 m (profile vlnce-strict refuses such moves; --profile vlnce "
+        "scores them with a warning)",
+        'error: p.json: episode_id "2": [3].position: moves 2.50 m from the previous position: '
+        "one action moves at most 1 m (profile vlnce-strict refuses such moves; --profile vlnce "
+        "scores them with a warning)",
+    ]
+
+
+def test_a_move_of_exactly_max_step_is_one_action(split: tuple[Path, Path], tmp_path: Path) -> None:
+    line = [[0.0, 0.0, -float(k)] for k in range(5)]  # 1.0 m steps: allowed (<=)
+    bumped = [[0.0, 0.0, -z] for z in (0.0, 1.0000001, 2.0000001, 3.0, 4.0)]  # the first: 1e-7 over
+    preds = {"1": steps(line, [4, 3, 2, 1, 0]), "2": steps(bumped, [4, 3, 2, 1, 0])}
+    result = _score(split, tmp_path, preds, "vlnce")
+    assert result.per_episode["jumps"].tolist() == [0.0, 1.0]
+    with pytest.raises(InvalidInputError, match=r'episode_id "2": \[1\].position: moves 1.00 m'):
+        _score(split, tmp_path, preds, "vlnce-strict")
+
+
+def test_the_rxr_form_names_the_path_point_of_a_teleport(
+    split: tuple[Path, Path], tmp_path: Path
+) -> None:
+    lines = [
+        {"instruction_id": "i1", "path": TELEPORT, "distance_to_goal": [4, 3.75, "inf"]},
+        {"instruction_id": "i2", "path": STRAIGHT, "distance_to_goal": [4, 3, 2, 1, 0]},
+    ]
+    text = "\n".join(json.dumps(x) for x in lines) + "\n"
+    with pytest.raises(InvalidInputError, match=r'p.jsonl: instruction_id "i1": path\[2\]: moves'):
+        _score(split, tmp_path, text, "vlnce-strict", name="p.jsonl")
+
+
+def test_the_cli_exits_2_on_a_teleport_under_the_strict_profile(
+    split: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vlneval.cli.main import main
+
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"1": steps(TELEPORT), "2": steps(STRAIGHT)}))
+    args = ["score", "--task", "r2r-ce", "--split", "val", "--episodes", str(split[0]),
+            "--predictions", str(path)]  # fmt: skip
+    assert main([*args, "--profile", "vlnce-strict"]) == 2
+    assert 'p.json: episode_id "1": [2].position: moves 707.11 m' in capsys.readouterr().err
+    assert main(args) == 0
+    assert "warning: 1 move(s) in 1 episode(s) are longer" in capsys.readouterr().err

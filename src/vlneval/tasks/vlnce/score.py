@@ -15,7 +15,7 @@ and with none, NE, OE, SR, OSR, SPL and sDTW are ``null`` and listed as unavaila
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -162,8 +162,9 @@ def score_continuous(
     """Scores parsed continuous predictions; see the module docstring for every rule.
 
     Raises:
-        InvalidInputError: episodes without a prediction when the profile requires all, or a
-            ``carried`` source with a file that carries no distances.
+        InvalidInputError: episodes without a prediction when the profile requires all, a
+            ``carried`` source with a file that carries no distances, or a move longer than
+            one action allows under a profile that refuses them (:mod:`~vlneval.tasks.vlnce.moves`).
     """
     prof = _profile(profile)
     if preds.missing and prof.require_complete and not subset:
@@ -177,17 +178,22 @@ def score_continuous(
         raise InvalidInputError(
             "no step carries distance_to_goal (distance source 'carried')", source=str(preds.source)
         )
+    from vlneval.tasks.vlnce.moves import check_moves
+
+    jumps, move_warnings = check_moves(episodes, preds, prof)
     rows = [
         _episode(episodes, preds, k, prof, source)
         for k in _progress(len(preds.episodes), show_progress)
     ]
     keys = sorted({key for r in rows for key in r}, key=_column_order)
     per = {key: np.array([r.get(key, math.nan) for r in rows], dtype=np.float64) for key in keys}
+    per["jumps"] = jumps
     if "nav_error" in per:
         per["unreachable"] = np.isinf(per["nav_error"]).astype(np.float64)
     parts = summarise_continuous(
-        episodes, preds, per, prof, source, subset=subset, declared=declared, run=run
-    )
+        episodes, preds, per, prof, source, subset=subset, declared=declared, run=run,
+        notes=move_warnings,
+    )  # fmt: skip
     return parts.build(cast(Any, episodes), preds.episodes, per)
 
 
@@ -206,6 +212,7 @@ _ORDER = (
     "stopped",
     "repeated_positions",
     "unreachable_steps",
+    "jumps",
     "unreachable",
 )
 
@@ -489,10 +496,12 @@ def summarise_continuous(
     subset: bool,
     declared: Mapping[str, Any] | None = None,
     run: Mapping[str, Any] | None = None,
+    notes: Sequence[str] = (),
 ) -> ResultBuilder:
-    """The parts of the result (spec/outputs.md) of continuous scoring."""
+    """The parts of the result (spec/outputs.md) of continuous scoring; ``notes`` join the
+    warnings after the reader's."""
     metrics, unavailable, unreachable = _aggregate(per, prof, source, episodes, preds)
-    warnings = list(preds.warnings)
+    warnings = [*preds.warnings, *notes]
     if unreachable.get("count"):
         warnings.append(
             f"{unreachable['count']} episode(s) end where the goal is unreachable (infinite "
