@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
@@ -13,10 +14,11 @@ from tests.vlnce.helpers import steps
 from vlneval.errors import InvalidInputError
 from vlneval.io import to_json_bytes
 from vlneval.metrics.continuous import check_dtw_costs, fast_dtw, point_dtw
-from vlneval.reports.terminal import unavailable_notices
+from vlneval.reports.terminal import metric_cell, unavailable_notices
 from vlneval.tasks.common.result import Result
 from vlneval.tasks.profiles import get_profile
 from vlneval.tasks.vlnce.format import ContinuousPredictions, load_vlnce, parse_ce_predictions
+from vlneval.tasks.vlnce.profiles import ContinuousProfile
 from vlneval.tasks.vlnce.score import DistanceSource, score_continuous
 
 STRAIGHT = [[0.0, 0.0, -float(k)] for k in range(5)]
@@ -184,3 +186,41 @@ def test_the_cli_exits_2_on_a_teleport_under_the_strict_profile(
     assert 'p.json: episode_id "1": [2].position: moves 707.11 m' in capsys.readouterr().err
     assert main(args) == 0
     assert "warning: 1 move(s) in 1 episode(s) are longer" in capsys.readouterr().err
+
+
+# ----- unreachable goals ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("policy", "metrics", "over"),
+    [
+        ("failure", {"NE": 0.5, "OSR": 0.5, "SR": 0.5, "SPL": 0.5, "sDTW": 0.5}, {"NE": 1}),
+        ("exclude", {"NE": 0.5, "OSR": 1.0, "SR": 1.0, "SPL": 1.0, "sDTW": 1.0},
+         {label: 1 for label in ("NE", "OSR", "SR", "SPL", "sDTW")}),
+    ],
+)  # fmt: skip
+def test_an_episode_that_passed_the_goal_then_left_the_map(
+    split: tuple[Path, Path], tmp_path: Path, policy: str, metrics: dict[str, float],
+    over: dict[str, int],
+) -> None:  # fmt: skip
+    """Episode 1 comes within 1 m of the goal (an oracle success), then ends where the goal is
+    unreachable: under ``failure`` it fails OSR too; NE averages episode 2 alone and says so."""
+    import dataclasses
+
+    eps = load_vlnce(split[0], gt_path=split[1], task="r2r-ce", split="val")
+    path = tmp_path / "p.json"
+    near = [[0.0, 0.0, -float(k)] for k in range(4)] + [[0.0, 0.0, -3.5]]
+    path.write_text(json.dumps({"1": steps(near, [4, 3, 2, 1, "inf"]),
+                                "2": steps(STRAIGHT, [4, 3, 2, 1, 0.5])}))  # fmt: skip
+    prof = dataclasses.replace(
+        cast(ContinuousProfile, get_profile("vlnce-exact")), unreachable=policy
+    )
+    s = score_continuous(
+        eps, parse_ce_predictions(path, eps), prof, DistanceSource("carried", "carried"),
+        show_progress=False,
+    ).to_dict()  # fmt: skip
+    assert {k: s["metrics"][k] for k in metrics} == pytest.approx(metrics)
+    assert s["averaged_over"] == over
+    assert s["distance"]["unreachable"]["reachable"] == 1
+    assert metric_cell(s, "NE") == "0.50 (1 of 2)"
+    assert metric_cell(s, "TL") == "3.75"  # path metrics keep every episode

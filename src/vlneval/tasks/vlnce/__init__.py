@@ -59,6 +59,6 @@ R2R_TWIN = Task(
     ("train", "val_seen", "val_unseen", "test"),
     "val_unseen",
     "vlneval.tasks.vlnce.score:TwinScorer",
-    options=(SHOW_PROGRESS,),
+    options=(UNREACHABLE, SHOW_PROGRESS),
     run_env="continuous-r2r-ce",
 )

@@ -138,6 +138,8 @@ def _episode(
     )
     row["success"] = float(stopped and ok)
     row["oracle_success"] = float((oe <= delta) if profile.success_inclusive else (oe < delta))
+    if math.isinf(ne) and profile.unreachable == "failure":
+        row["oracle_success"] = 0.0  # an episode ending off the map is a failure throughout
     row["spl"] = (
         spl(row["success"], ell, row["path_length"], floor=profile.spl_floor)
         if not math.isnan(ell)
@@ -280,11 +282,7 @@ class VlnceScorer:
         from vlneval.tasks.vlnce.format import load_vlnce
 
         r = request
-        self.task, self.profile = r.task.name, r.profile
-        if r.options.get("unreachable"):
-            import dataclasses
-
-            self.profile = dataclasses.replace(r.profile, unreachable=r.options["unreachable"])  # type: ignore[type-var,call-arg]
+        self.task, self.profile = r.task.name, _with_policy(r.profile, r.options)
         self.distance = r.options.get("distance", "auto")
         if self.distance not in DISTANCE_SOURCES:
             from vlneval.errors import UnknownNameError
@@ -349,6 +347,16 @@ class VlnceScorer:
         )  # fmt: skip
 
 
+def _with_policy(profile: Profile, options: Mapping[str, Any]) -> Profile:
+    """The profile with the ``unreachable`` task option, when given, replacing its policy."""
+    policy = options.get("unreachable")
+    if not policy:
+        return profile
+    import dataclasses
+
+    return dataclasses.replace(_profile(profile), unreachable=policy)
+
+
 def _ce_form(form: str) -> str:
     return "auto" if form in ("auto", "triple") else form
 
@@ -356,12 +364,12 @@ def _ce_form(form: str) -> str:
 class TwinScorer:
     """The continuous twin of an R2R split, loaded once (``open_scorer`` of ``r2r-twin``).
 
-    Options: ``show_progress``; others are ignored.
+    Options: ``unreachable`` (as :class:`VlnceScorer`), ``show_progress``; others are ignored.
     """
 
     def __init__(self, request: SplitRequest) -> None:
         r = request
-        self.task, self.profile = r.task.name, r.profile
+        self.task, self.profile = r.task.name, _with_policy(r.profile, r.options)
         self.show_progress = bool(r.options.get("show_progress", True))
         self.episodes, self.worlds = load_twin_split(
             r.task, r.split, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs
@@ -437,23 +445,27 @@ def _aggregate(
     source: DistanceSource,
     episodes: ContinuousEpisodes,
     preds: ContinuousPredictions,
-) -> tuple[dict[str, float | None], dict[str, str], dict[str, Any]]:
+) -> tuple[dict[str, float | None], dict[str, str], dict[str, Any], dict[str, int]]:
     metrics: dict[str, float | None] = {}
     unavailable: dict[str, str] = {}
     n = len(per["path_length"])
     goal = _goal_mask(per, prof) if "nav_error" in per else np.ones(n, dtype=np.bool_)
     unreachable: dict[str, Any] = {}
+    over: dict[str, int] = {}
     if "nav_error" in per:
         inf = np.flatnonzero(~np.isfinite(per["nav_error"]))
         ids = [episodes.ids[int(preds.episodes[k])] for k in inf]
+        reachable = int(goal.sum() - len(ids)) if prof.unreachable == "failure" else int(goal.sum())
         unreachable = {
             "count": len(ids),
             "ids": ids[:50],
             "policy": prof.unreachable,
+            "reachable": reachable,
             "rule": (
-                "counted as failures (SR, SPL, sDTW = 0) and left out of the NE mean"
+                "counted as failures (SR, OSR, SPL, sDTW = 0); NE averages the "
+                f"{reachable} reachable episode(s) only"
                 if prof.unreachable == "failure"
-                else "left out of NE, OSR, SR, SPL and sDTW"
+                else f"left out of NE, OSR, SR, SPL and sDTW (all over the {reachable} reachable)"
             ),
             "steps_with_infinite_distance": int(
                 np.nansum(per.get("unreachable_steps", np.zeros(1)))
@@ -483,7 +495,9 @@ def _aggregate(
             )
         else:
             metrics[label] = float(values.mean())
-    return metrics, unavailable, unreachable
+            if len(values) < n:
+                over[label] = len(values)
+    return metrics, unavailable, unreachable, over
 
 
 def summarise_continuous(
@@ -500,13 +514,10 @@ def summarise_continuous(
 ) -> ResultBuilder:
     """The parts of the result (spec/outputs.md) of continuous scoring; ``notes`` join the
     warnings after the reader's."""
-    metrics, unavailable, unreachable = _aggregate(per, prof, source, episodes, preds)
+    metrics, unavailable, unreachable, over = _aggregate(per, prof, source, episodes, preds)
     warnings = [*preds.warnings, *notes]
     if unreachable.get("count"):
-        warnings.append(
-            f"{unreachable['count']} episode(s) end where the goal is unreachable (infinite "
-            f"distance): {unreachable['rule']} (policy '{prof.unreachable}')"
-        )
+        warnings.append(_unreachable_warning(unreachable, len(preds.episodes)))
     dtw = _dtw_note(prof)
     warnings.append(dtw["note"])
     if preds.form == "rxr-jsonl":
@@ -523,6 +534,7 @@ def summarise_continuous(
                 "source": source.name, "detail": source.description, "unreachable": unreachable,
             },
             "dtw": dtw,
+            "averaged_over": over,
         },
     )  # fmt: skip
     scoring = parts.protocol["scoring"]
@@ -537,6 +549,27 @@ def summarise_continuous(
         else "STOP not required"
     )
     return parts
+
+
+def _unreachable_warning(unreachable: Mapping[str, Any], n: int) -> str:
+    """Why NE (and, when excluded, every goal metric) averages fewer episodes than scored."""
+    count, reachable, policy = unreachable["count"], unreachable["reachable"], unreachable["policy"]
+    head = (
+        f"{count} of {n} episode(s) end where the goal is unreachable (an infinite distance: "
+        "off the map, out of the navigable area, or a goal the distance source cannot reach): "
+    )
+    if policy == "failure":
+        return head + (
+            f"SR, OSR, SPL and sDTW count them as failures; NE is the mean over the {reachable} "
+            "reachable episode(s) only (the count is shown beside it): compare NE only between "
+            "runs with the same count (policy 'failure'; --unreachable exclude leaves them out "
+            "of every goal metric)"
+        )
+    return head + (
+        f"NE, OSR, SR, SPL and sDTW are means over the {reachable} reachable episode(s) only "
+        "(policy 'exclude': leaving the map removes an episode from them; the default "
+        "--unreachable failure counts them as failures)"
+    )
 
 
 def _dtw_note(prof: ContinuousProfile) -> dict[str, Any]:
