@@ -261,8 +261,7 @@ def _resolve_source(
         return twin()
     return DistanceSource(
         "none",
-        "no distance source: the predictions carry no distance_to_goal and "
-        "no oracle was chosen (--distance twin approximates the navmesh)",
+        NO_DISTANCE,
     )
 
 
@@ -475,9 +474,9 @@ def _aggregate(
         col = COLUMNS[label]
         if col not in per:
             unavailable[label] = (
-                "no dense reference path (the split's _gt file)"
+                NO_DENSE
                 if col in ("ndtw",) or (col == "sdtw" and source.name != "none")
-                else f"no distance source ({source.description})"
+                else NO_DISTANCE
             )
             metrics[label] = None
             continue
@@ -487,17 +486,40 @@ def _aggregate(
         if label == "NE":
             values = values[np.isfinite(values)]
         if len(values) == 0:
-            metrics[label], unavailable[label] = None, "no scored episode has a finite value"
+            metrics[label], unavailable[label] = None, _no_finite(unreachable)
         elif np.isnan(values).any():
             metrics[label] = None
             unavailable[label] = (
-                f"{int(np.isnan(values).sum())} episode(s) have no start-goal distance (ℓ) for SPL"
+                f"{int(np.isnan(values).sum())} episode(s) have no start-goal distance (ℓ) for "
+                "SPL: the episodes file carries no info.geodesic_distance for them (carry it, or "
+                "--distance twin computes ℓ on the twin grid, an approximation)"
             )
         else:
             metrics[label] = float(values.mean())
             if len(values) < n:
                 over[label] = len(values)
     return metrics, unavailable, unreachable, over
+
+
+NO_DISTANCE = (
+    "no distance source: the predictions carry no distance_to_goal; carry it per step (as a "
+    "Habitat run measures it), or --distance twin (grid geodesic on the Matterport3D twin, an "
+    "approximation of the navmesh; needs --data-root or --graphs)"
+)
+NO_DENSE = (
+    "no dense reference path: the split's _gt file was not found beside the episodes "
+    "(<split>_gt.json.gz); pass it with --gt-file FILE"
+)
+
+
+def _no_finite(unreachable: Mapping[str, Any]) -> str:
+    if unreachable.get("count") and not unreachable.get("reachable"):
+        return (
+            f"every scored episode ({unreachable['count']}) ends where the goal is unreachable "
+            "(an infinite distance): none is left to average; check that the trajectories end "
+            "on the map, and the distance source"
+        )
+    return "no scored episode has a finite value"
 
 
 def summarise_continuous(
