@@ -51,27 +51,23 @@ def _overflowing(tmp_path: Path) -> list[str]:
     return [*_split(tmp_path, preds), "--profile", "vlnce-exact"]
 
 
-@pytest.mark.filterwarnings("ignore:overflow encountered")
-def test_an_overflowing_position_gives_null_with_a_reason(tmp_path: Path, capsys: Capture) -> None:
-    summary, rows = tmp_path / "s.json", tmp_path / "rows.jsonl"
-    args = [*_overflowing(tmp_path), "--json", str(summary), "--per-episode", str(rows)]
-    assert main(["score", *args]) == 0
+def test_an_overflowing_position_is_refused_naming_file_episode_and_field(
+    tmp_path: Path, capsys: Capture
+) -> None:
+    summary = tmp_path / "s.json"
+    assert main(["score", *_overflowing(tmp_path), "--json", str(summary)]) == 2
     err = capsys.readouterr().err
-    text = summary.read_text()
-    record = json.loads(text)
-    assert record["metrics"]["TL"] is None and '"inf"' not in text and "Infinity" not in text
-    assert 'path_length not finite in 1 episode(s) (first: "1")' in record["unavailable"]["TL"]
-    assert any(w.startswith("TL: the mean is inf") for w in record["warnings"])
-    assert "note: TL is n/a: the mean is inf" in err
-    first = json.loads(rows.read_text().splitlines()[0])
-    assert first["path_length"] is None  # strict JSON lines: null, not "inf"
+    assert (
+        'p.json: episode_id "1": [1].position: position [1e+200, 0.0, 0.0] has a coordinate '
+        "beyond ±1e+06 m" in err
+    )
+    assert not summary.exists()
 
 
-@pytest.mark.filterwarnings("ignore:overflow encountered")
-def test_validate_refuses_a_file_with_non_finite_metrics(tmp_path: Path, capsys: Capture) -> None:
+def test_validate_refuses_an_overflowing_position(tmp_path: Path, capsys: Capture) -> None:
     assert main(["validate", *_overflowing(tmp_path)]) == 2
     out, err = capsys.readouterr()
-    assert "ok:" not in out and "not a valid submission: TL is not finite" in err
+    assert "ok:" not in out and 'episode_id "1": [1].position' in err
 
 
 def test_non_finite_values_are_never_strings() -> None:

@@ -40,6 +40,7 @@ __all__ = [
     "fast_dtw",
     "point_ndtw",
     "ndtw_from_dtw",
+    "check_dtw_costs",
     "FASTDTW_VARIANTS",
     "INFO",
 ]
@@ -288,6 +289,10 @@ def point_dtw(reference: Any, trajectory: Any) -> float:
         reference: ``(m, d)`` reference points (VLN-CE: the dense ``_gt`` locations).
         trajectory: ``(n, d)`` executed points; empty gives ``inf``.
 
+    Raises:
+        InvalidInputError: as :func:`as_points`, different dimensions, or points so far apart
+            that the DTW overflows (:func:`check_dtw_costs`).
+
     Example:
         >>> point_dtw([[0, 0], [1, 0], [2, 0]], [[0, 0], [2, 0]])
         1.0
@@ -299,6 +304,8 @@ def point_dtw(reference: Any, trajectory: Any) -> float:
             f"reference and trajectory must have the same dimension; got {ref.shape[1]} and "
             f"{traj.shape[1]}"
         )
+    if len(traj):
+        check_dtw_costs(ref, traj, "reference and trajectory")
     with first_call("the continuous DTW kernel"):
         return float(_exact_dtw(ref, traj))
 
@@ -315,6 +322,10 @@ def fast_dtw(x: Any, y: Any, *, radius: int = 1, variant: str = "compiled") -> f
         radius: the window radius, >= 1 (fastdtw's default and VLN-CE's is 1; with 0 the
             package's own code fails on some inputs).
         variant: ``compiled`` (the package's C++ extension) or ``python`` (its fallback).
+
+    Raises:
+        InvalidInputError: as :func:`point_dtw` (the package itself crashes on points whose
+            costs overflow; they are refused first).
 
     Example:
         >>> x = [[0.0, 0], [1, 0], [2, 0], [3, 0], [4, 0]]
@@ -333,6 +344,7 @@ def fast_dtw(x: Any, y: Any, *, radius: int = 1, variant: str = "compiled") -> f
         raise InvalidInputError(
             f"x and y must have the same dimension; got {a.shape[1]} and {b.shape[1]}"
         )
+    check_dtw_costs(a, b)  # guarded first: infinite costs send the kernel out of its window
     with first_call("the fastdtw kernel"):
         return float(_fast_dtw(a, b, int(radius), variant == "compiled"))
 
@@ -385,6 +397,40 @@ def point_ndtw(
 
         raise UnknownNameError("DTW method", method, ("exact", "fastdtw"))
     return ndtw_from_dtw(value, len(ref), threshold)
+
+
+def check_dtw_costs(a: np.ndarray, b: np.ndarray, names: str = "x and y") -> None:
+    """Refuses two point sequences whose DTW would overflow a 64-bit float.
+
+    Every warping path has fewer than ``len(a) + len(b)`` steps and each step costs at most the
+    diagonal of the points' bounding box, so ``diagonal · (len(a) + len(b))`` bounds the DTW;
+    when that bound is not finite (coordinates near 1e154 or beyond, far from metres in one
+    building) the point costs overflow, and the fastdtw kernel, like the ``fastdtw`` package,
+    would follow an infinite-cost path out of its window. Finite arrays are assumed.
+
+    Raises:
+        InvalidInputError: the bound is not finite.
+
+    Example:
+        >>> check_dtw_costs(np.zeros((2, 3)), np.ones((3, 3)))
+        >>> try:
+        ...     check_dtw_costs(np.zeros((2, 3)), np.full((1, 3), 1e200))
+        ... except InvalidInputError as e:
+        ...     print(str(e)[:60])
+        error: x and y hold a coordinate of 1e+200 m: their DTW over
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        pts = np.concatenate([a, b])
+        span = pts.max(axis=0) - pts.min(axis=0)
+        diagonal = math.sqrt(float((span * span).sum()))
+        bound = diagonal * (len(a) + len(b))
+    if not math.isfinite(bound):
+        largest = float(np.abs(pts).max())
+        raise InvalidInputError(
+            f"{names} hold a coordinate of {largest:.3g} m: their DTW overflows a 64-bit float "
+            f"(the points' bounding box is {diagonal:.3g} m across); positions are metres in "
+            "one building"
+        )
 
 
 INFO = (

@@ -24,6 +24,7 @@ __all__ = [
     "unavailable_notices",
     "print_notices",
     "format_value",
+    "metric_cell",
     "shown_unit",
     "column_name",
     "RATE_LABELS",
@@ -80,6 +81,25 @@ def format_value(
         return "n/a"
     scale = 100.0 if shown_unit(label, unit) == "%" else 1.0
     return f"{scale * value:{'+' if signed else ''}.2f}"
+
+
+def metric_cell(summary: Mapping[str, Any], label: str, unit: str | None = None) -> str:
+    """A metric of a summary as its table cell: :func:`format_value`, and beside it the number
+    of episodes it averages when that is fewer than the scored ones (the summary's
+    ``averaged_over``, e.g. NE over the episodes whose goal is reachable).
+
+    Example:
+        >>> s = {"n_episodes": 4, "metrics": {"NE": 6.4512, "SR": 0.25},
+        ...      "averaged_over": {"NE": 2}}
+        >>> metric_cell(s, "NE"), metric_cell(s, "SR")
+        ('6.45 (2 of 4)', '25.00')
+    """
+    value = summary["metrics"].get(label)
+    text = format_value(label, value, unit)
+    over = (summary.get("averaged_over") or {}).get(label)
+    if value is not None and over is not None and over != summary.get("n_episodes"):
+        text += f" ({over} of {summary.get('n_episodes')})"
+    return text
 
 
 def _title(summary: Mapping[str, Any]) -> str:
@@ -182,7 +202,7 @@ def render_summary(
     units = summary.get("units") or {}  # a task's own units (hops, px, count), by label
     metrics = summary["metrics"]
     header = [column_name(k, units.get(k)) for k in metrics]
-    row = [format_value(k, v, units.get(k)) for k, v in metrics.items()]
+    row = [metric_cell(summary, k, units.get(k)) for k in metrics]
     align = "r" * len(header)
     if fmt != "text":
         return render_table(fmt, header, [row], align, note=_title(summary))
@@ -208,7 +228,7 @@ def render_runs(
             [
                 clip(name, 200),
                 n,
-                *(format_value(k, s["metrics"].get(k), units.get(k)) for k in labels),
+                *(metric_cell(s, k, units.get(k)) for k in labels),
             ]
         )
     align = "lr" + "r" * len(labels)

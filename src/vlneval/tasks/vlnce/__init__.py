@@ -2,7 +2,8 @@
 
 ``format.py`` gathers the readers (``episodes.py``: episodes and ``_gt`` files; ``frames.py``:
 Habitat and world coordinates; ``predictions.py``: ``r2r-ce`` and ``rxr-jsonl`` predictions),
-``profiles.py`` the continuous profiles, ``score.py`` the scorers and their distance sources.
+``profiles.py`` the continuous profiles, ``score.py`` the scorers and their distance sources,
+``moves.py`` the check of moves longer than one action allows.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ R2R_CE = Task(
     "r2r-ce",
     "R2R in continuous environments (VLN-CE, Krantz et al. 2020): Habitat positions",
     "vlnce",
-    ("vlnce", "vlnce-exact"),
+    ("vlnce", "vlnce-exact", "vlnce-strict"),
     "vlnce/R2R_VLNCE_v1-3_preprocessed",
     ("{split}/{split}.json",),
     "vlneval.tasks.vlnce.format:load_vlnce_split",
@@ -51,13 +52,13 @@ R2R_TWIN = Task(
     "r2r-twin",
     "continuous twin of R2R: grid worlds built from the Matterport3D navigation graphs",
     "vlnce-exact",
-    ("vlnce-exact", "vlnce"),
+    ("vlnce-exact", "vlnce", "vlnce-strict"),
     "r2r",
     ("R2R_{split}.json",),
     "vlneval.tasks.r2r.format:load_r2r",
     ("train", "val_seen", "val_unseen", "test"),
     "val_unseen",
     "vlneval.tasks.vlnce.score:TwinScorer",
-    options=(SHOW_PROGRESS,),
+    options=(UNREACHABLE, SHOW_PROGRESS),
     run_env="continuous-r2r-ce",
 )

@@ -10,6 +10,9 @@ Predictions, two forms (``form``):
   ...]}`` per line (or a JSON list of them), optionally ``"distance_to_goal": [...]`` per point.
   It has no stop flag: the last position is where the agent ended the episode, taken as STOP.
 
+Coordinates and finite carried distances beyond :data:`MAX_COORDINATE` (1e6 m) are refused:
+they are overflows or unit errors, and would overflow the path length and the DTW.
+
 Every problem is collected and raised together, naming the file, the episode id and the field.
 """
 
@@ -32,11 +35,16 @@ __all__ = [
     "reference_as_predictions",
     "CE_FORMS",
     "START_TOLERANCE",
+    "MAX_COORDINATE",
 ]
 
 CE_FORMS = ("auto", "r2r-ce", "rxr-jsonl")
 #: A trajectory must start within this distance (metres) of the episode's start position.
 START_TOLERANCE = 0.1
+#: The largest coordinate or finite carried distance accepted (metres). Positions are metres in
+#: one building's frame; a larger value is an overflow or a unit error, and would overflow the
+#: path length and the DTW (fastdtw crashes on coordinates near 1e200).
+MAX_COORDINATE = 1e6
 
 
 @dataclass
@@ -65,11 +73,14 @@ class ContinuousPredictions:
 
 
 def _distance(value: Any) -> float | None:
-    """A carried distance: a number >= 0, or infinity (``Infinity`` or the string ``"inf"``)."""
+    """A carried distance: a number in ``[0, MAX_COORDINATE]``, or infinity (``Infinity`` or the
+    string ``"inf"``)."""
     if isinstance(value, str) and value.lower() in ("inf", "infinity"):
         return math.inf
-    if type(value) in (int, float) and not math.isnan(value) and value >= 0:
+    if type(value) in (int, float) and not math.isnan(value) and 0 <= value <= MAX_COORDINATE:
         return float(value)
+    if type(value) is float and math.isinf(value) and value > 0:
+        return math.inf
     return None
 
 
@@ -135,7 +146,7 @@ class _PredReader:
                 field=f"[{stop_at}].stop",
             )
             return
-        self._keep(i, label, pts, stop_at is not None, dists)
+        self._keep(i, label, pts, stop_at is not None, dists, "[{}].position")
 
     def rxr(self, k: int, rec: Any) -> None:
         if not isinstance(rec, dict) or "instruction_id" not in rec:
@@ -169,10 +180,22 @@ class _PredReader:
                 field="distance_to_goal",
             )
             return
-        self._keep(i, label, pts, True, dists)
+        self._keep(i, label, pts, True, dists, "path[{}]")
 
-    def _keep(self, i: int, label: str, pts: list[Any], stopped: bool, raw: list[Any]) -> None:
+    def _keep(
+        self, i: int, label: str, pts: list[Any], stopped: bool, raw: list[Any], where: str
+    ) -> None:
         arr = np.asarray(pts, dtype=np.float64)
+        far = np.flatnonzero(np.abs(arr).max(axis=1) > MAX_COORDINATE)
+        if far.size:
+            j = int(far[0])
+            self.pc.add(
+                f"position {arr[j].tolist()} has a coordinate beyond ±{MAX_COORDINATE:g} m: "
+                "positions are metres in the building's frame (an overflow or a unit error?)",
+                episode=label,
+                field=where.format(j),
+            )
+            return
         start = self.ep.starts[i]
         gap = float(np.linalg.norm(arr[0] - start))
         if gap > START_TOLERANCE:
@@ -189,7 +212,8 @@ class _PredReader:
             if None in vals:
                 j = vals.index(None)
                 self.pc.add(
-                    f"distance_to_goal must be a number >= 0 or Infinity, got {raw[j]!r:.30}",
+                    "distance_to_goal must be a number >= 0 or Infinity (finite ones at most "
+                    f"{MAX_COORDINATE:g} m), got {raw[j]!r:.30}",
                     episode=label,
                     field=f"[{j}].distance_to_goal",
                 )

@@ -15,7 +15,7 @@ and with none, NE, OE, SR, OSR, SPL and sDTW are ``null`` and listed as unavaila
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -138,6 +138,8 @@ def _episode(
     )
     row["success"] = float(stopped and ok)
     row["oracle_success"] = float((oe <= delta) if profile.success_inclusive else (oe < delta))
+    if math.isinf(ne) and profile.unreachable == "failure":
+        row["oracle_success"] = 0.0  # an episode ending off the map is a failure throughout
     row["spl"] = (
         spl(row["success"], ell, row["path_length"], floor=profile.spl_floor)
         if not math.isnan(ell)
@@ -162,8 +164,9 @@ def score_continuous(
     """Scores parsed continuous predictions; see the module docstring for every rule.
 
     Raises:
-        InvalidInputError: episodes without a prediction when the profile requires all, or a
-            ``carried`` source with a file that carries no distances.
+        InvalidInputError: episodes without a prediction when the profile requires all, a
+            ``carried`` source with a file that carries no distances, or a move longer than
+            one action allows under a profile that refuses them (:mod:`~vlneval.tasks.vlnce.moves`).
     """
     prof = _profile(profile)
     if preds.missing and prof.require_complete and not subset:
@@ -177,17 +180,22 @@ def score_continuous(
         raise InvalidInputError(
             "no step carries distance_to_goal (distance source 'carried')", source=str(preds.source)
         )
+    from vlneval.tasks.vlnce.moves import check_moves
+
+    jumps, move_warnings = check_moves(episodes, preds, prof)
     rows = [
         _episode(episodes, preds, k, prof, source)
         for k in _progress(len(preds.episodes), show_progress)
     ]
     keys = sorted({key for r in rows for key in r}, key=_column_order)
     per = {key: np.array([r.get(key, math.nan) for r in rows], dtype=np.float64) for key in keys}
+    per["jumps"] = jumps
     if "nav_error" in per:
         per["unreachable"] = np.isinf(per["nav_error"]).astype(np.float64)
     parts = summarise_continuous(
-        episodes, preds, per, prof, source, subset=subset, declared=declared, run=run
-    )
+        episodes, preds, per, prof, source, subset=subset, declared=declared, run=run,
+        notes=move_warnings,
+    )  # fmt: skip
     return parts.build(cast(Any, episodes), preds.episodes, per)
 
 
@@ -206,6 +214,7 @@ _ORDER = (
     "stopped",
     "repeated_positions",
     "unreachable_steps",
+    "jumps",
     "unreachable",
 )
 
@@ -252,8 +261,7 @@ def _resolve_source(
         return twin()
     return DistanceSource(
         "none",
-        "no distance source: the predictions carry no distance_to_goal and "
-        "no oracle was chosen (--distance twin approximates the navmesh)",
+        NO_DISTANCE,
     )
 
 
@@ -273,11 +281,7 @@ class VlnceScorer:
         from vlneval.tasks.vlnce.format import load_vlnce
 
         r = request
-        self.task, self.profile = r.task.name, r.profile
-        if r.options.get("unreachable"):
-            import dataclasses
-
-            self.profile = dataclasses.replace(r.profile, unreachable=r.options["unreachable"])  # type: ignore[type-var,call-arg]
+        self.task, self.profile = r.task.name, _with_policy(r.profile, r.options)
         self.distance = r.options.get("distance", "auto")
         if self.distance not in DISTANCE_SOURCES:
             from vlneval.errors import UnknownNameError
@@ -342,6 +346,16 @@ class VlnceScorer:
         )  # fmt: skip
 
 
+def _with_policy(profile: Profile, options: Mapping[str, Any]) -> Profile:
+    """The profile with the ``unreachable`` task option, when given, replacing its policy."""
+    policy = options.get("unreachable")
+    if not policy:
+        return profile
+    import dataclasses
+
+    return dataclasses.replace(_profile(profile), unreachable=policy)
+
+
 def _ce_form(form: str) -> str:
     return "auto" if form in ("auto", "triple") else form
 
@@ -349,12 +363,12 @@ def _ce_form(form: str) -> str:
 class TwinScorer:
     """The continuous twin of an R2R split, loaded once (``open_scorer`` of ``r2r-twin``).
 
-    Options: ``show_progress``; others are ignored.
+    Options: ``unreachable`` (as :class:`VlnceScorer`), ``show_progress``; others are ignored.
     """
 
     def __init__(self, request: SplitRequest) -> None:
         r = request
-        self.task, self.profile = r.task.name, r.profile
+        self.task, self.profile = r.task.name, _with_policy(r.profile, r.options)
         self.show_progress = bool(r.options.get("show_progress", True))
         self.episodes, self.worlds = load_twin_split(
             r.task, r.split, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs
@@ -430,23 +444,27 @@ def _aggregate(
     source: DistanceSource,
     episodes: ContinuousEpisodes,
     preds: ContinuousPredictions,
-) -> tuple[dict[str, float | None], dict[str, str], dict[str, Any]]:
+) -> tuple[dict[str, float | None], dict[str, str], dict[str, Any], dict[str, int]]:
     metrics: dict[str, float | None] = {}
     unavailable: dict[str, str] = {}
     n = len(per["path_length"])
     goal = _goal_mask(per, prof) if "nav_error" in per else np.ones(n, dtype=np.bool_)
     unreachable: dict[str, Any] = {}
+    over: dict[str, int] = {}
     if "nav_error" in per:
         inf = np.flatnonzero(~np.isfinite(per["nav_error"]))
         ids = [episodes.ids[int(preds.episodes[k])] for k in inf]
+        reachable = int(goal.sum() - len(ids)) if prof.unreachable == "failure" else int(goal.sum())
         unreachable = {
             "count": len(ids),
             "ids": ids[:50],
             "policy": prof.unreachable,
+            "reachable": reachable,
             "rule": (
-                "counted as failures (SR, SPL, sDTW = 0) and left out of the NE mean"
+                "counted as failures (SR, OSR, SPL, sDTW = 0); NE averages the "
+                f"{reachable} reachable episode(s) only"
                 if prof.unreachable == "failure"
-                else "left out of NE, OSR, SR, SPL and sDTW"
+                else f"left out of NE, OSR, SR, SPL and sDTW (all over the {reachable} reachable)"
             ),
             "steps_with_infinite_distance": int(
                 np.nansum(per.get("unreachable_steps", np.zeros(1)))
@@ -456,9 +474,9 @@ def _aggregate(
         col = COLUMNS[label]
         if col not in per:
             unavailable[label] = (
-                "no dense reference path (the split's _gt file)"
+                NO_DENSE
                 if col in ("ndtw",) or (col == "sdtw" and source.name != "none")
-                else f"no distance source ({source.description})"
+                else NO_DISTANCE
             )
             metrics[label] = None
             continue
@@ -468,15 +486,40 @@ def _aggregate(
         if label == "NE":
             values = values[np.isfinite(values)]
         if len(values) == 0:
-            metrics[label], unavailable[label] = None, "no scored episode has a finite value"
+            metrics[label], unavailable[label] = None, _no_finite(unreachable)
         elif np.isnan(values).any():
             metrics[label] = None
             unavailable[label] = (
-                f"{int(np.isnan(values).sum())} episode(s) have no start-goal distance (ℓ) for SPL"
+                f"{int(np.isnan(values).sum())} episode(s) have no start-goal distance (ℓ) for "
+                "SPL: the episodes file carries no info.geodesic_distance for them (carry it, or "
+                "--distance twin computes ℓ on the twin grid, an approximation)"
             )
         else:
             metrics[label] = float(values.mean())
-    return metrics, unavailable, unreachable
+            if len(values) < n:
+                over[label] = len(values)
+    return metrics, unavailable, unreachable, over
+
+
+NO_DISTANCE = (
+    "no distance source: the predictions carry no distance_to_goal; carry it per step (as a "
+    "Habitat run measures it), or --distance twin (grid geodesic on the Matterport3D twin, an "
+    "approximation of the navmesh; needs --data-root or --graphs)"
+)
+NO_DENSE = (
+    "no dense reference path: the split's _gt file was not found beside the episodes "
+    "(<split>_gt.json.gz); pass it with --gt-file FILE"
+)
+
+
+def _no_finite(unreachable: Mapping[str, Any]) -> str:
+    if unreachable.get("count") and not unreachable.get("reachable"):
+        return (
+            f"every scored episode ({unreachable['count']}) ends where the goal is unreachable "
+            "(an infinite distance): none is left to average; check that the trajectories end "
+            "on the map, and the distance source"
+        )
+    return "no scored episode has a finite value"
 
 
 def summarise_continuous(
@@ -489,15 +532,14 @@ def summarise_continuous(
     subset: bool,
     declared: Mapping[str, Any] | None = None,
     run: Mapping[str, Any] | None = None,
+    notes: Sequence[str] = (),
 ) -> ResultBuilder:
-    """The parts of the result (spec/outputs.md) of continuous scoring."""
-    metrics, unavailable, unreachable = _aggregate(per, prof, source, episodes, preds)
-    warnings = list(preds.warnings)
+    """The parts of the result (spec/outputs.md) of continuous scoring; ``notes`` join the
+    warnings after the reader's."""
+    metrics, unavailable, unreachable, over = _aggregate(per, prof, source, episodes, preds)
+    warnings = [*preds.warnings, *notes]
     if unreachable.get("count"):
-        warnings.append(
-            f"{unreachable['count']} episode(s) end where the goal is unreachable (infinite "
-            f"distance): {unreachable['rule']} (policy '{prof.unreachable}')"
-        )
+        warnings.append(_unreachable_warning(unreachable, len(preds.episodes)))
     dtw = _dtw_note(prof)
     warnings.append(dtw["note"])
     if preds.form == "rxr-jsonl":
@@ -514,6 +556,7 @@ def summarise_continuous(
                 "source": source.name, "detail": source.description, "unreachable": unreachable,
             },
             "dtw": dtw,
+            "averaged_over": over,
         },
     )  # fmt: skip
     scoring = parts.protocol["scoring"]
@@ -528,6 +571,27 @@ def summarise_continuous(
         else "STOP not required"
     )
     return parts
+
+
+def _unreachable_warning(unreachable: Mapping[str, Any], n: int) -> str:
+    """Why NE (and, when excluded, every goal metric) averages fewer episodes than scored."""
+    count, reachable, policy = unreachable["count"], unreachable["reachable"], unreachable["policy"]
+    head = (
+        f"{count} of {n} episode(s) end where the goal is unreachable (an infinite distance: "
+        "off the map, out of the navigable area, or a goal the distance source cannot reach): "
+    )
+    if policy == "failure":
+        return head + (
+            f"SR, OSR, SPL and sDTW count them as failures; NE is the mean over the {reachable} "
+            "reachable episode(s) only (the count is shown beside it): compare NE only between "
+            "runs with the same count (policy 'failure'; --unreachable exclude leaves them out "
+            "of every goal metric)"
+        )
+    return head + (
+        f"NE, OSR, SR, SPL and sDTW are means over the {reachable} reachable episode(s) only "
+        "(policy 'exclude': leaving the map removes an episode from them; the default "
+        "--unreachable failure counts them as failures)"
+    )
 
 
 def _dtw_note(prof: ContinuousProfile) -> dict[str, Any]:
