@@ -85,3 +85,32 @@ def test_progress_lines_are_periodic() -> None:
             advance(1)
     done = [line.split(" ")[1] for line in log.getvalue().splitlines()]
     assert done == ["0/4", "1/4", "2/4", "3/4", "4/4"]
+
+
+@pytest.mark.parametrize("space", ["r2r-ce", "waypoint"])
+def test_scoring_from_the_run_equals_scoring_the_file(twin, tmp_path: Path, space: str) -> None:  # type: ignore[no-untyped-def]
+    """``score_run`` takes the trajectories from the run's arrays: the same as reading the file."""
+    from dataclasses import fields
+
+    from vlneval.agents.continuous import _run_predictions, run_card, score_run
+    from vlneval.tasks.vlnce.format import parse_ce_predictions
+
+    eps, worlds = twin
+    env = ContinuousNavEnv(eps, worlds, action_space=space, privileged=True)
+    run = run_continuous(env, make_agent("shortest", env.action_space), indices=INDICES, seed=7)
+    path = tmp_path / "preds.json"
+    path.write_bytes(to_json_bytes(run.predictions, indent=False))
+    ours, theirs = _run_predictions(run, eps, str(path)), parse_ce_predictions(path, eps)
+    assert ours is not None
+    for f in fields(theirs):
+        a, b = getattr(ours, f.name), getattr(theirs, f.name)
+        if isinstance(b, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b), f.name
+        else:
+            assert a == b, f.name
+    card = run_card(
+        env, "continuous", make_agent("shortest", None), run, split="val_unseen", seed=7
+    )
+    fast = score_run(env, run, card, path, subset=True)
+    run.tracks.clear()  # no arrays: the file is read
+    assert to_json_bytes(score_run(env, run, card, path, subset=True)) == to_json_bytes(fast)

@@ -44,7 +44,13 @@ from vlneval.graph.store import GraphStore
 from vlneval.tasks.vlnce.format import ContinuousEpisodes, world_to_habitat
 from vlneval.tasks.vlnce.twin import twin_episodes
 
-__all__ = ["ContinuousNavEnv", "EpisodeRecord", "OBSERVATION_FIELDS", "make_continuous_env"]
+__all__ = [
+    "ContinuousNavEnv",
+    "EpisodeRecord",
+    "OBSERVATION_FIELDS",
+    "make_continuous_env",
+    "r2r_ce_steps",
+]
 
 OBSERVATION_FIELDS = (
     "instruction",
@@ -247,18 +253,23 @@ class ContinuousNavEnv(EpisodeEnv):
         """The executed path as ``r2r-ce`` steps in the EPISODES' frame (start first; STOP on
         the last step when the agent stopped). Heights are the episode's start height plus the
         world's height changes."""
+        pts, headings = self.executed()
+        return r2r_ce_steps(pts, headings, self._rec.stopped)
+
+    def executed(self) -> tuple[np.ndarray, list[float]]:
+        """The executed path as arrays: ``(n, 3)`` positions in the episodes' frame (the
+        floats :meth:`trajectory` writes) and the ``n`` headings."""
         poses = self._rec.poses
-        pts = np.array([(p.x, p.y, p.z) for p in poses], dtype=np.float64).reshape(-1, 3)
+        pts = np.array(poses, dtype=np.float64).reshape(-1, 6)[:, [0, 1, 3]]
         pts[:, 2] += self._z_offset
         if self.episodes.frame == "habitat":
             pts = world_to_habitat(pts)
-        steps = [
-            {"position": xyz, "heading": float(p.heading), "stop": False}
-            for xyz, p in zip(pts.tolist(), poses, strict=True)
-        ]
-        if steps and self._rec.stopped:
-            steps[-1]["stop"] = True
-        return steps
+        return pts, [p.heading for p in poses]
+
+    @property
+    def episode_index(self) -> int:
+        """The index (in the episodes) of the current or last episode; -1 before any."""
+        return self._i
 
     def prediction(self) -> dict[str, Any]:
         """The current (or last) episode as an ``r2r-ce`` prediction entry ``{id: steps}``."""
@@ -338,6 +349,22 @@ class ContinuousNavEnv(EpisodeEnv):
             f"ContinuousNavEnv({self.task} {self.split}, {len(self)} episodes, {self.action_space.name}, "
             f"max_steps={self.max_steps}, privileged={self._privileged})"
         )
+
+
+def r2r_ce_steps(pts: np.ndarray, headings: list[float], stopped: bool) -> list[dict[str, Any]]:
+    """``r2r-ce`` steps from positions and headings (STOP on the last when ``stopped``).
+
+    Example:
+        >>> r2r_ce_steps(np.zeros((2, 3)), [0.0, 1.5], True)[1]
+        {'position': [0.0, 0.0, 0.0], 'heading': 1.5, 'stop': True}
+    """
+    steps = [
+        {"position": xyz, "heading": float(h), "stop": False}
+        for xyz, h in zip(pts.tolist(), headings, strict=True)
+    ]
+    if steps and stopped:
+        steps[-1]["stop"] = True
+    return steps
 
 
 def make_continuous_env(
