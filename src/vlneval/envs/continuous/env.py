@@ -70,15 +70,17 @@ class EpisodeRecord:
     """What the environment measured in one episode.
 
     Attributes:
-        poses: every pose occupied, start first (after each action; waypoints: every tick).
+        track: every pose occupied, start first (after each action; waypoints: every tick):
+            a :class:`Pose`, or a waypoint's ticks as ``(k, 6)`` rows of the pose fields.
         path_length: metres travelled, integrated from the motion (3-D).
         time: simulated seconds. steps: actions taken (STOP included).
         stopped: the episode ended with STOP. collisions: blocked actions or periods.
         clipped: velocity commands clipped to the limits. statuses: waypoint outcomes.
+        chunks: how many items of ``track`` are rows.
     """
 
     episode_id: str
-    poses: list[Pose] = field(default_factory=list)
+    track: list[Any] = field(default_factory=list)
     path_length: float = 0.0
     time: float = 0.0
     steps: int = 0
@@ -86,6 +88,26 @@ class EpisodeRecord:
     collisions: int = 0
     clipped: int = 0
     statuses: dict[str, int] = field(default_factory=dict)
+    chunks: int = 0
+
+    @property
+    def poses(self) -> list[Pose]:
+        """Every pose occupied, start first."""
+        out: list[Pose] = []
+        for item in self.track:
+            if isinstance(item, np.ndarray):
+                out += [Pose(x, y, int(k), z, h, e) for x, y, k, z, h, e in item.tolist()]
+            else:
+                out.append(item)
+        return out
+
+    def rows(self) -> np.ndarray:
+        """Every pose occupied as ``(n, 6)`` rows (x, y, layer, z, heading, elevation)."""
+        if not self.chunks:
+            return np.array(self.track, dtype=np.float64).reshape(-1, 6)
+        return np.concatenate(
+            [t if isinstance(t, np.ndarray) else np.array([t], np.float64) for t in self.track]
+        )
 
 
 class ContinuousNavEnv(EpisodeEnv):
@@ -214,7 +236,7 @@ class ContinuousNavEnv(EpisodeEnv):
             pose = Pose(pose.x, pose.y, pose.layer, pose.z, pose.heading, elevation)
             rec.time += space.look_deg / space.angular_speed_deg
         self._pose = pose
-        rec.poses.append(pose)
+        rec.track.append(pose)
 
     def _velocity(self, space: Velocity, action: Any) -> None:
         v, w, clipped = space.parse(action)
@@ -225,7 +247,7 @@ class ContinuousNavEnv(EpisodeEnv):
         rec.clipped += int(clipped)
         rec.path_length += m.length
         rec.time += space.period_s
-        rec.poses.append(m.pose)
+        rec.track.append(m.pose)
 
     def _waypoint(self, space: Waypoint, action: Any) -> None:
         r, rel, dz = space.parse(action)
@@ -239,7 +261,11 @@ class ContinuousNavEnv(EpisodeEnv):
         self._collided = result.status != "reached"
         rec.path_length += result.length
         rec.time += result.time
-        rec.poses.extend(result.trail or [result.pose])
+        if len(result.rows):
+            rec.track.append(result.rows)
+            rec.chunks += 1
+        else:
+            rec.track.append(result.pose)
         key = result.status if result.status == "reached" else f"blocked ({result.reason})"
         rec.statuses[key] = rec.statuses.get(key, 0) + 1
 
@@ -259,12 +285,12 @@ class ContinuousNavEnv(EpisodeEnv):
     def executed(self) -> tuple[np.ndarray, list[float]]:
         """The executed path as arrays: ``(n, 3)`` positions in the episodes' frame (the
         floats :meth:`trajectory` writes) and the ``n`` headings."""
-        poses = self._rec.poses
-        pts = np.array(poses, dtype=np.float64).reshape(-1, 6)[:, [0, 1, 3]]
+        rows = self._rec.rows()
+        pts = rows[:, [0, 1, 3]]
         pts[:, 2] += self._z_offset
         if self.episodes.frame == "habitat":
             pts = world_to_habitat(pts)
-        return pts, [p.heading for p in poses]
+        return pts, rows[:, 4].tolist()
 
     @property
     def episode_index(self) -> int:
@@ -352,14 +378,14 @@ class ContinuousNavEnv(EpisodeEnv):
 
 
 def r2r_ce_steps(pts: np.ndarray, headings: list[float], stopped: bool) -> list[dict[str, Any]]:
-    """``r2r-ce`` steps from positions and headings (STOP on the last when ``stopped``).
+    """``r2r-ce`` steps from positions and headings (floats; STOP on the last when ``stopped``).
 
     Example:
         >>> r2r_ce_steps(np.zeros((2, 3)), [0.0, 1.5], True)[1]
         {'position': [0.0, 0.0, 0.0], 'heading': 1.5, 'stop': True}
     """
     steps = [
-        {"position": xyz, "heading": float(h), "stop": False}
+        {"position": xyz, "heading": h, "stop": False}
         for xyz, h in zip(pts.tolist(), headings, strict=True)
     ]
     if steps and stopped:
