@@ -85,3 +85,79 @@ def test_progress_lines_are_periodic() -> None:
             advance(1)
     done = [line.split(" ")[1] for line in log.getvalue().splitlines()]
     assert done == ["0/4", "1/4", "2/4", "3/4", "4/4"]
+
+
+@pytest.mark.parametrize("space", ["r2r-ce", "waypoint"])
+def test_scoring_from_the_run_equals_scoring_the_file(twin, tmp_path: Path, space: str) -> None:  # type: ignore[no-untyped-def]
+    """``score_run`` takes the trajectories from the run's arrays: the same as reading the file."""
+    from dataclasses import fields
+
+    from vlneval.agents.continuous import _run_predictions, run_card, score_run
+    from vlneval.tasks.vlnce.format import parse_ce_predictions
+
+    eps, worlds = twin
+    env = ContinuousNavEnv(eps, worlds, action_space=space, privileged=True)
+    run = run_continuous(env, make_agent("shortest", env.action_space), indices=INDICES, seed=7)
+    path = tmp_path / "preds.json"
+    path.write_bytes(to_json_bytes(run.predictions, indent=False))
+    ours, theirs = _run_predictions(run, eps, str(path)), parse_ce_predictions(path, eps)
+    assert ours is not None
+    for f in fields(theirs):
+        a, b = getattr(ours, f.name), getattr(theirs, f.name)
+        if isinstance(b, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b), f.name
+        else:
+            assert a == b, f.name
+    card = run_card(
+        env, "continuous", make_agent("shortest", None), run, split="val_unseen", seed=7
+    )
+    fast = score_run(env, run, card, path, subset=True)
+    run.tracks.clear()  # no arrays: the file is read
+    assert to_json_bytes(score_run(env, run, card, path, subset=True)) == to_json_bytes(fast)
+
+
+def _choice_by_every_step(args: tuple, here: float) -> int:  # type: ignore[type-arg]
+    """The discrete teacher's rule with every candidate step simulated."""
+    free, height, geo, node_id, substep, field, x, y, layer, z, heading, ks, turn, d, s, p = args
+    nodes = kernels.forward_nodes(
+        free, height, geo, node_id, substep, x, y, layer, z, heading, ks, turn, d, s, p
+    )
+    best_k, best = kernels.NO_TURN, here - 0.01
+    for k, value in zip(ks.tolist(), field[nodes].tolist(), strict=True):
+        if value < best - 1e-9:
+            best_k, best = k, value
+    return best_k
+
+
+@pytest.mark.parametrize("space", ["r2r-ce", "rxr-ce"])
+def test_discrete_choice_skips_no_step_that_could_win(twin, space: str) -> None:  # type: ignore[no-untyped-def]
+    """The teacher stops simulating steps once none can beat the best: same choice as all."""
+    from vlneval.continuous.motion import Mover
+    from vlneval.envs.continuous.spaces import continuous_space
+    from vlneval.envs.continuous.teacher import ContinuousTeacher
+
+    eps, worlds = twin
+    sp = continuous_space(space)
+    ks = ContinuousTeacher._order(sp)
+    rng = np.random.default_rng(13)
+    checked = 0
+    for i in range(0, 60, 6):
+        world = worlds(eps.scans[i])
+        mover = Mover(world)
+        field = world.field(int(rng.integers(world.n_nodes)))
+        free, height, geo, substep = mover.grid
+        for node in rng.choice(world.n_nodes, 300, replace=False).tolist():
+            layer, ci, cj = (int(v) for v in world.node_cells[node])
+            x = world.origin[0] + (cj + rng.uniform(-0.5, 0.5)) * world.resolution
+            y = world.origin[1] + (ci + rng.uniform(-0.5, 0.5)) * world.resolution
+            if mover.cell(x, y) != (ci, cj) or not math.isfinite(field[node]):
+                continue
+            args = (
+                free, height, geo, world.node_id, substep, field, x, y, layer,
+                float(height[layer, ci, cj]), float(rng.uniform(0, 2 * math.pi)), ks,
+                math.radians(sp.turn_deg), sp.forward_m, sp.sliding, sp.sliding,
+            )  # fmt: skip
+            here = float(field[node])
+            assert kernels.discrete_choice(*args, here) == _choice_by_every_step(args, here)
+            checked += 1
+    assert checked > 2000

@@ -24,6 +24,7 @@ import numpy as np
 from vlneval.agents.progress import episode_progress
 from vlneval.agents.registry import AGENTS
 from vlneval.agents.rollout import episode_rng
+from vlneval.envs.continuous.env import r2r_ce_steps
 from vlneval.envs.continuous.spaces import FORWARD, STOP, TURN_LEFT, TURN_RIGHT, DiscreteSteps
 from vlneval.errors import VLNEvalError
 
@@ -124,6 +125,8 @@ class RunRecord:
     episodes: list[dict[str, Any]] = field(default_factory=list)
     env_card: dict[str, Any] = field(default_factory=dict)
     steps: int = 0
+    #: episode index -> (positions written, stopped): the predictions as arrays, for scoring
+    tracks: dict[int, tuple[np.ndarray, bool]] = field(default_factory=dict)
 
 
 def make_agent(name: str, space: Any) -> Any:
@@ -172,7 +175,9 @@ def _rollout(env: Any, agent: Any, i: int, seed: int, teacher: Any) -> None:
 def _collect(env: Any, out: RunRecord) -> None:
     rec = env.record
     out.steps += rec.steps
-    out.predictions.update(env.prediction())
+    pts, headings = env.executed()
+    out.predictions[rec.episode_id] = r2r_ce_steps(pts, headings, rec.stopped)
+    out.tracks[env.episode_index] = (pts, rec.stopped)
     out.episodes.append(
         {
             "episode_id": rec.episode_id,
@@ -203,6 +208,7 @@ def run_each(
         one = run_continuous(env, agent, indices=[i], seed=seed)
         on_record(i, one.predictions, one.episodes[0])
         run.predictions.update(one.predictions)
+        run.tracks.update(one.tracks)
         run.episodes += one.episodes
         run.steps, run.env_card = run.steps + one.steps, one.env_card
     return run
@@ -256,7 +262,12 @@ def score_run(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Scores a run's predictions file on the twin grid of the worlds the agent ran in (no
     second load): the summary (with the card's ``measured`` block) and the per-episode rows,
-    each joined by the environment's own measurements (integrated length, simulated time)."""
+    each joined by the environment's own measurements (integrated length, simulated time).
+
+    The file is the one just written from ``run``: its trajectories are taken from the run's
+    arrays (the same floats as the file's; reading the JSON back would only repeat them),
+    unless a start is too far from its episode's, when the file is read for the reader's error.
+    """
     from vlneval.continuous.oracle import GridOracle
     from vlneval.tasks.profiles import get_profile
     from vlneval.tasks.vlnce.format import habitat_to_world, parse_ce_predictions
@@ -269,7 +280,9 @@ def score_run(
         "grid geodesic on the twin worlds the agent ran in",
         lambda i: GridOracle(worlds(eps.scans[i]), transform=transform, snap=0.5),
     )
-    preds = parse_ce_predictions(predictions, eps)
+    preds = _run_predictions(run, eps, str(predictions))
+    if preds is None:
+        preds = parse_ce_predictions(predictions, eps)
     result = score_continuous(
         eps, preds, get_profile(profile or "vlnce-exact"), source, subset=subset,
         run=dict(card), show_progress=progress,
@@ -279,6 +292,27 @@ def score_run(
     summary = result.to_dict()
     summary["measured"] = card["measured"]
     return summary, rows
+
+
+def _run_predictions(run: RunRecord, eps: Any, source: str) -> Any:
+    """What ``parse_ce_predictions`` reads from the file ``run.predictions`` was written to,
+    built from ``run.tracks``; None when the reader would refuse it (a start too far off) or
+    the tracks are not the predictions'."""
+    from vlneval.tasks.vlnce.format import START_TOLERANCE, ContinuousPredictions, _ragged
+
+    order = sorted(run.tracks)
+    if not order or len(order) != len(run.predictions):
+        return None
+    idx = np.array(order, dtype=np.int64)
+    pos, offsets = _ragged([run.tracks[i][0] for i in order])
+    firsts = pos[offsets[:-1]]
+    for k, i in enumerate(order):  # the reader's test, float for float
+        if float(np.linalg.norm(firsts[k] - eps.starts[i])) > START_TOLERANCE:
+            return None
+    stopped = np.array([run.tracks[i][1] for i in order], dtype=np.bool_)
+    have = set(order)
+    missing = [eps.ids[i] for i in range(len(eps)) if i not in have]
+    return ContinuousPredictions(source, "r2r-ce", idx, pos, offsets, stopped, None, [], missing)
 
 
 def _measured(e: Mapping[str, Any]) -> dict[str, Any]:

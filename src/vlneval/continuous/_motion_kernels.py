@@ -26,6 +26,7 @@ __all__ = [
     "move",
     "drive",
     "forward_nodes",
+    "disk_min",
     "discrete_choice",
     "NO_TURN",
     "follow",
@@ -272,6 +273,17 @@ def drive(free, height, geo, substep, x, y, layer, z, heading, v, w, duration): 
 
 
 @_jit
+def _forward_node(free, height, geo, node_id, substep, x, y, layer, z, h, distance, slide, partial):  # type: ignore[no-untyped-def]
+    dx, dy = math.sin(h), math.cos(h)
+    fx, fy, fl, _, _, _, _ = move(
+        free, height, geo, substep, x, y, layer, z, dx * distance, dy * distance,
+        slide, partial, False,
+    )  # fmt: skip
+    i, j = _cell(geo, fx, fy)
+    return node_id[fl, i, j]
+
+
+@_jit
 def forward_nodes(
     free, height, geo, node_id, substep, x, y, layer, z, heading, ks, turn, distance, slide, partial
 ):  # type: ignore[no-untyped-def]
@@ -279,15 +291,32 @@ def forward_nodes(
     for every ``k`` of ``ks`` (the discrete teacher's candidate moves)."""
     out = np.empty(len(ks), dtype=np.int64)
     for n in range(len(ks)):
-        h = heading + ks[n] * turn
-        dx, dy = math.sin(h), math.cos(h)
-        fx, fy, fl, _, _, _, _ = move(
-            free, height, geo, substep, x, y, layer, z, dx * distance, dy * distance,
-            slide, partial, False,
+        out[n] = _forward_node(
+            free, height, geo, node_id, substep, x, y, layer, z, heading + ks[n] * turn,
+            distance, slide, partial,
         )  # fmt: skip
-        i, j = _cell(geo, fx, fy)
-        out[n] = node_id[fl, i, j]
     return out
+
+
+@_jit
+def disk_min(field, node_id, geo, x, y, radius):  # type: ignore[no-untyped-def]
+    """The least ``field`` value of the free cells (any layer) that hold a point within
+    ``radius`` of (x, y) (a cell's square, edges included, meets the disk); inf if none."""
+    res, best = geo[0], math.inf
+    half, r2 = 0.5 * geo[0], radius * radius
+    i0, j0 = _cell(geo, x - radius, y - radius)
+    i1, j1 = _cell(geo, x + radius, y + radius)
+    for i in range(max(i0 - 1, 0), min(i1 + 1, node_id.shape[1] - 1) + 1):
+        gy = max(abs(geo[2] + i * res - y) - half, 0.0)
+        for j in range(max(j0 - 1, 0), min(j1 + 1, node_id.shape[2] - 1) + 1):
+            gx = max(abs(geo[1] + j * res - x) - half, 0.0)
+            if gx * gx + gy * gy > r2:
+                continue
+            for k in range(node_id.shape[0]):
+                node = node_id[k, i, j]
+                if node >= 0 and field[node] < best:
+                    best = field[node]
+    return best
 
 
 @_jit
@@ -312,14 +341,24 @@ def discrete_choice(
 ):  # type: ignore[no-untyped-def]
     """The discrete teacher's choice: the first ``k`` of ``ks`` whose forward step (after
     turning ``k * turn``) lowers the ``field`` the most, by more than 0.01 m below ``here``
-    and 1e-9 below the best so far; ``NO_TURN`` (no step makes progress) when none does."""
-    nodes = forward_nodes(
-        free, height, geo, node_id, substep, x, y, layer, z, heading, ks, turn, distance,
-        slide, partial,
-    )  # fmt: skip
+    and 1e-9 below the best so far; ``NO_TURN`` (no step makes progress) when none does.
+
+    A step ends within ``distance`` of (x, y) (its sub-steps, slid or not, are no longer than
+    ``distance / n``), in a cell that holds such a point: no step reaches a value below the
+    least of those cells' (``bound``; the radius has a micrometre to spare for rounding). Once the best so far is within 1e-9 of that bound no later ``k`` can
+    beat it, and the remaining steps are not simulated (the choice is the same).
+    """
+    bound = disk_min(field, node_id, geo, x, y, distance + 1e-6)
     best_k, best = NO_TURN, here - 0.01
     for n in range(len(ks)):
-        value = field[nodes[n]]
+        if best - 1e-9 <= bound:
+            break
+        value = field[
+            _forward_node(
+                free, height, geo, node_id, substep, x, y, layer, z, heading + ks[n] * turn,
+                distance, slide, partial,
+            )
+        ]  # fmt: skip
         if value < best - 1e-9:
             best_k, best = ks[n], value
     return best_k

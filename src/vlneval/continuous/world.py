@@ -356,12 +356,12 @@ class World:
         path = self._field_file(goal_node)
         if path is None or not path.is_file():
             return None
-        try:
-            values = np.load(path, allow_pickle=False)
+        try:  # mapped copy-on-write: a run reads a few pages of each field, not all of it
+            values = np.load(path, allow_pickle=False, mmap_mode="c").view(np.ndarray)
         except (OSError, ValueError):
             return None
         ok = values.shape == (self.n_nodes,) and values.dtype == np.float64
-        return values if ok else None
+        return values if ok and values.flags.c_contiguous else None
 
     def _save_field(self, goal_node: int, values: np.ndarray) -> None:
         path = self._field_file(goal_node)

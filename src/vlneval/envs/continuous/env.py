@@ -44,7 +44,13 @@ from vlneval.graph.store import GraphStore
 from vlneval.tasks.vlnce.format import ContinuousEpisodes, world_to_habitat
 from vlneval.tasks.vlnce.twin import twin_episodes
 
-__all__ = ["ContinuousNavEnv", "EpisodeRecord", "OBSERVATION_FIELDS", "make_continuous_env"]
+__all__ = [
+    "ContinuousNavEnv",
+    "EpisodeRecord",
+    "OBSERVATION_FIELDS",
+    "make_continuous_env",
+    "r2r_ce_steps",
+]
 
 OBSERVATION_FIELDS = (
     "instruction",
@@ -64,15 +70,17 @@ class EpisodeRecord:
     """What the environment measured in one episode.
 
     Attributes:
-        poses: every pose occupied, start first (after each action; waypoints: every tick).
+        track: every pose occupied, start first (after each action; waypoints: every tick):
+            a :class:`Pose`, or a waypoint's ticks as ``(k, 6)`` rows of the pose fields.
         path_length: metres travelled, integrated from the motion (3-D).
         time: simulated seconds. steps: actions taken (STOP included).
         stopped: the episode ended with STOP. collisions: blocked actions or periods.
         clipped: velocity commands clipped to the limits. statuses: waypoint outcomes.
+        chunks: how many items of ``track`` are rows.
     """
 
     episode_id: str
-    poses: list[Pose] = field(default_factory=list)
+    track: list[Any] = field(default_factory=list)
     path_length: float = 0.0
     time: float = 0.0
     steps: int = 0
@@ -80,6 +88,26 @@ class EpisodeRecord:
     collisions: int = 0
     clipped: int = 0
     statuses: dict[str, int] = field(default_factory=dict)
+    chunks: int = 0
+
+    @property
+    def poses(self) -> list[Pose]:
+        """Every pose occupied, start first."""
+        out: list[Pose] = []
+        for item in self.track:
+            if isinstance(item, np.ndarray):
+                out += [Pose(x, y, int(k), z, h, e) for x, y, k, z, h, e in item.tolist()]
+            else:
+                out.append(item)
+        return out
+
+    def rows(self) -> np.ndarray:
+        """Every pose occupied as ``(n, 6)`` rows (x, y, layer, z, heading, elevation)."""
+        if not self.chunks:
+            return np.array(self.track, dtype=np.float64).reshape(-1, 6)
+        return np.concatenate(
+            [t if isinstance(t, np.ndarray) else np.array([t], np.float64) for t in self.track]
+        )
 
 
 class ContinuousNavEnv(EpisodeEnv):
@@ -208,7 +236,7 @@ class ContinuousNavEnv(EpisodeEnv):
             pose = Pose(pose.x, pose.y, pose.layer, pose.z, pose.heading, elevation)
             rec.time += space.look_deg / space.angular_speed_deg
         self._pose = pose
-        rec.poses.append(pose)
+        rec.track.append(pose)
 
     def _velocity(self, space: Velocity, action: Any) -> None:
         v, w, clipped = space.parse(action)
@@ -219,7 +247,7 @@ class ContinuousNavEnv(EpisodeEnv):
         rec.clipped += int(clipped)
         rec.path_length += m.length
         rec.time += space.period_s
-        rec.poses.append(m.pose)
+        rec.track.append(m.pose)
 
     def _waypoint(self, space: Waypoint, action: Any) -> None:
         r, rel, dz = space.parse(action)
@@ -233,7 +261,11 @@ class ContinuousNavEnv(EpisodeEnv):
         self._collided = result.status != "reached"
         rec.path_length += result.length
         rec.time += result.time
-        rec.poses.extend(result.trail or [result.pose])
+        if len(result.rows):
+            rec.track.append(result.rows)
+            rec.chunks += 1
+        else:
+            rec.track.append(result.pose)
         key = result.status if result.status == "reached" else f"blocked ({result.reason})"
         rec.statuses[key] = rec.statuses.get(key, 0) + 1
 
@@ -247,18 +279,23 @@ class ContinuousNavEnv(EpisodeEnv):
         """The executed path as ``r2r-ce`` steps in the EPISODES' frame (start first; STOP on
         the last step when the agent stopped). Heights are the episode's start height plus the
         world's height changes."""
-        poses = self._rec.poses
-        pts = np.array([(p.x, p.y, p.z) for p in poses], dtype=np.float64).reshape(-1, 3)
+        pts, headings = self.executed()
+        return r2r_ce_steps(pts, headings, self._rec.stopped)
+
+    def executed(self) -> tuple[np.ndarray, list[float]]:
+        """The executed path as arrays: ``(n, 3)`` positions in the episodes' frame (the
+        floats :meth:`trajectory` writes) and the ``n`` headings."""
+        rows = self._rec.rows()
+        pts = rows[:, [0, 1, 3]]
         pts[:, 2] += self._z_offset
         if self.episodes.frame == "habitat":
             pts = world_to_habitat(pts)
-        steps = [
-            {"position": xyz, "heading": float(p.heading), "stop": False}
-            for xyz, p in zip(pts.tolist(), poses, strict=True)
-        ]
-        if steps and self._rec.stopped:
-            steps[-1]["stop"] = True
-        return steps
+        return pts, rows[:, 4].tolist()
+
+    @property
+    def episode_index(self) -> int:
+        """The index (in the episodes) of the current or last episode; -1 before any."""
+        return self._i
 
     def prediction(self) -> dict[str, Any]:
         """The current (or last) episode as an ``r2r-ce`` prediction entry ``{id: steps}``."""
@@ -338,6 +375,22 @@ class ContinuousNavEnv(EpisodeEnv):
             f"ContinuousNavEnv({self.task} {self.split}, {len(self)} episodes, {self.action_space.name}, "
             f"max_steps={self.max_steps}, privileged={self._privileged})"
         )
+
+
+def r2r_ce_steps(pts: np.ndarray, headings: list[float], stopped: bool) -> list[dict[str, Any]]:
+    """``r2r-ce`` steps from positions and headings (floats; STOP on the last when ``stopped``).
+
+    Example:
+        >>> r2r_ce_steps(np.zeros((2, 3)), [0.0, 1.5], True)[1]
+        {'position': [0.0, 0.0, 0.0], 'heading': 1.5, 'stop': True}
+    """
+    steps = [
+        {"position": xyz, "heading": h, "stop": False}
+        for xyz, h in zip(pts.tolist(), headings, strict=True)
+    ]
+    if steps and stopped:
+        steps[-1]["stop"] = True
+    return steps
 
 
 def make_continuous_env(

@@ -24,14 +24,20 @@ STALL_S = 3.0
 
 @dataclass
 class WaypointResult:
-    """Outcome of one waypoint: final pose, metres and seconds spent, poses per tick."""
+    """Outcome of one waypoint: final pose, metres and seconds spent, poses per tick (``rows``:
+    x, y, layer, z, heading, elevation; ``trail``: as poses)."""
 
     pose: Pose
     status: str
     reason: str = ""
     length: float = 0.0
     time: float = 0.0
-    trail: list[Pose] = field(default_factory=list)
+    rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 6)))
+
+    @property
+    def trail(self) -> list[Pose]:
+        """The poses per tick."""
+        return [Pose(x, y, int(k), z, h, e) for x, y, k, z, h, e in self.rows.tolist()]
 
 
 _OUTCOMES = {0: ("reached", ""), 1: ("blocked", "timeout"), 2: ("blocked", "stalled")}
@@ -94,7 +100,10 @@ def execute_waypoint(
         free, height, geo, substep, follower.path, follower.arc, follower.limits,
         pose.x, pose.y, pose.layer, pose.z, pose.heading, space.tolerance, budget, STALL_S,
     )  # fmt: skip
-    e = pose.elevation
-    trail = [Pose(x, y, int(k), z, h, e) for x, y, k, z, h in rows.tolist()]
-    out = WaypointResult(trail[-1] if trail else pose, *_OUTCOMES[code], length, elapsed, trail)
-    return out
+    ticks = np.empty((len(rows), 6))
+    ticks[:, :5], ticks[:, 5] = rows, pose.elevation
+    end = pose
+    if len(rows):
+        x, y, k, z, h = rows[-1].tolist()
+        end = Pose(x, y, int(k), z, h, pose.elevation)
+    return WaypointResult(end, *_OUTCOMES[code], length, elapsed, ticks)
