@@ -17,7 +17,13 @@ a local run.
 
 Actors asking for several GPUs each (``actor_gpus >= 2``, or ``placement=True``) get one
 placement group with a bundle per actor (``PACK``: on as few nodes as possible; each bundle on
-one node), reserved for the whole run so a replacement always finds its resources.
+one node), reserved for the whole run so a replacement always finds its resources. Fractional
+shares (``actor_gpus=0.5``) put several actors on one GPU. Each actor reports where it runs
+(node, the GPU ids Ray assigned, ``CUDA_VISIBLE_DEVICES``, its placement group): the run's
+:attr:`RayRun.actors`, kept in the shard manifest.
+
+Graph, street and continuous workloads run alike; a continuous chunk also returns each
+episode's measurements, handed to ``on_record`` as the shard line's ``extra``.
 
 Ray is imported only here, and only when a run starts.
 """
