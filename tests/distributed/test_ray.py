@@ -4,11 +4,10 @@ and a run that survives an actor dying mid-chunk."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -26,20 +25,6 @@ from vlneval.errors import VLNEvalError
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS = "tests.distributed.ray_agents"
-
-
-@pytest.fixture(scope="session")
-def ray_cluster() -> Iterator[Any]:
-    """A local two-CPU cluster for every Ray test of the session (starting one takes seconds)."""
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray = pytest.importorskip("ray")
-    started = time.perf_counter()
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": path}})  # fmt: skip
-    print(f"ray cluster up in {time.perf_counter() - started:.1f} s")
-    yield ray
-    ray.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -124,6 +109,66 @@ def test_placement_group_bundles_give_the_same_records(ray_cluster: Any) -> None
     assert [got[i] for i in range(36)] == expected
     assert run.n_episodes == 36 and run.n_chunks == 6 and run.restarts == 0
     assert options.card()["placement_group"] == "PACK"
+
+
+def test_half_gpu_actors_get_the_share_and_the_devices_ray_assigns(ray_cluster: Any) -> None:
+    work = Workload(task="demo", agent=f"{AGENTS}:WithDevice")
+    expected = work.runner().run(range(36)).records
+    got: dict[int, Any] = {}
+    options = RayOptions(num_actors=4, actor_cpus=0.5, actor_gpus=0.5, chunk=5, start_timeout=60)
+    run = run_on_ray(work, range(36), options=options, on_record=got.__setitem__)
+    assert [(i, got[i]) for i in range(36)] == expected
+    assert len(run.actors) == 4 and run.placement is None
+    for actor in run.actors:  # one GPU id each, visible to the agent, which is built on it
+        assert len(actor["gpus"]) == 1 and actor["cuda_visible_devices"] == actor["gpus"][0]
+        assert actor["device"] == "cuda" and actor["placement_group"] is None
+    # four half-GPU actors on two GPUs: two on each, none on a GPU alone or on three
+    assert Counter(a["gpus"][0] for a in run.actors) == {"0": 2, "1": 2}
+
+
+def test_a_two_gpu_agent_gets_a_placement_group_bundle(ray_cluster: Any) -> None:
+    episodes, graphs = load_episodes("demo")
+    expected = run_agent(get_agent("random"), episodes, graphs).records
+    got: dict[int, Any] = {}
+    options = RayOptions(num_actors=1, actor_gpus=2, chunk=12, start_timeout=60)
+    assert options.uses_placement_group  # >= 2 GPUs per actor: a bundle of its own
+    run = run_on_ray(Workload(task="demo", agent="random"), range(36), options=options,
+                     on_record=got.__setitem__)  # fmt: skip
+    assert [got[i] for i in range(36)] == expected
+    assert run.placement is not None
+    assert run.placement["strategy"] == "PACK"
+    assert run.placement["bundles"] == [{"CPU": 1.0, "GPU": 2.0}]
+    (actor,) = run.actors
+    assert actor["placement_group"] == run.placement["id"]  # the actor runs in that bundle
+    assert sorted(actor["gpus"]) == ["0", "1"] and actor["cuda_visible_devices"] in ("0,1", "1,0")
+    deadline = time.monotonic() + 10  # the group is freed at the end of the run
+    while ray_cluster.util.placement_group_table()[run.placement["id"]]["state"] != "REMOVED":
+        assert time.monotonic() < deadline, "the placement group outlived its run"
+        time.sleep(0.1)
+
+
+def test_gpu_requests_the_cluster_cannot_meet_are_refused(ray_cluster: Any) -> None:
+    work = Workload(task="demo", agent="random")
+    with pytest.raises(VLNEvalError, match="each actor asks for 3 GPUs but the cluster has 2"):
+        run_on_ray(work, range(36), options=RayOptions(num_actors=1, actor_gpus=3))
+    two_by_two = RayOptions(num_actors=2, actor_gpus=2, start_timeout=2)
+    with pytest.raises(VLNEvalError, match=r"did not grant 2 bundles of \{'CPU': 1.0, 'GPU': 2.0\}"):
+        run_on_ray(work, range(36), options=two_by_two)
+
+
+def test_actor_gpus_on_the_command_line_reach_the_manifest(
+    ray_cluster: Any, local_bytes: bytes, tmp_path: Path
+) -> None:
+    out = tmp_path / "preds.json"
+    assert _ray_run(out, "--num-actors", "2", "--actor-gpus", "0.5", "--actor-cpus", "0.5") == 0
+    assert out.read_bytes() == local_bytes
+    manifest = json.loads(out.with_name("preds.shard-0-of-1.manifest.json").read_text())
+    executor = manifest["executor"]
+    assert executor["actor_resources"] == {"CPU": 0.5, "GPU": 0.5}
+    assert executor["placement_group"] is None and "placement" not in executor
+    assert len(executor["actors"]) == 2
+    for actor in executor["actors"]:
+        assert len(actor["gpus"]) == 1 and actor["cuda_visible_devices"] == actor["gpus"][0]
 
 
 def test_an_agent_error_is_raised_as_in_a_local_run(

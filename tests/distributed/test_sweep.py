@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.distributed.conftest import vlneval
+from tests.distributed.tfevents import read_scalars
 from vlneval.distributed.sweep import read_units
+from vlneval.distributed.sweep_report import VLNCE_TAGS
 
 
 def test_sweep_plan_skip_report(
@@ -47,11 +49,19 @@ def test_sweep_plan_skip_report(
     assert "unit 5: complete, skipped" in capsys.readouterr().err
     table = tmp_path / "t.csv"
     md = tmp_path / "t.md"
-    assert (
-        vlneval("sweep", "report", units, "--csv", table, "--markdown", md, "--resamples", "200")
-        == 0
-    )
+    tb = tmp_path / "tb"
+    assert vlneval("sweep", "report", units, "--csv", table, "--markdown", md, "--resamples",
+                   "200", "--tensorboard", tb) == 0  # fmt: skip
     rows = list(csv.DictReader(table.open()))
+    # TensorBoard: each checkpoint's mean over seeds at its step, under VLN-CE's tags
+    means = {(f"eval_val_{VLNCE_TAGS.get(r['metric'], r['metric'])}", int(r["step"])):
+             float(r["value"]) for r in rows if r["seed"] == "mean"}  # fmt: skip
+    scalars = read_scalars(tb)
+    assert len(scalars) == len(means) and {(t, s) for t, s, _ in scalars} == set(means)
+    for tag, step, value in scalars:
+        assert value == pytest.approx(means[(tag, step)], rel=1e-6)  # stored as float32
+    assert {"eval_val_success", "eval_val_spl"} <= {t for t, _, _ in scalars}
+    assert "wrote 16 scalars to" in capsys.readouterr().err
     sr = {(r["checkpoint"], r["seed"]): r for r in rows if r["metric"] == "SR"}
     assert set(sr) == {(c, s) for c in ("ckpt.10.pth", "ckpt.20.pth") for s in ("0", "1", "mean")}
     for c in ("ckpt.10.pth", "ckpt.20.pth"):
@@ -98,17 +108,35 @@ def test_checkpoint_needs_an_agent_that_takes_it(
     assert "agent random-v1 takes no checkpoint= argument" in capsys.readouterr().err
 
 
-def test_tensorboard_scalars_or_a_clear_message(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_tensorboard_scalars_are_the_tables_means(tmp_path: Path) -> None:
+    from vlneval.distributed.sweep_report import SweepTable, write_tensorboard
+
+    summary = [{"label": f"ckpt.{step}", "step": step, "seeds": [0, 1],
+                "metrics": {"SR": {"mean": sr, "std": 0.1}, "NE": {"mean": ne, "std": None},
+                            "CLS": {"mean": 0.25, "std": None}}}
+               for step, sr, ne in ((3, 0.5, 4.25), (7, 0.75, 2.5))]  # fmt: skip
+    n = write_tensorboard(SweepTable("val_unseen", summary=summary), tmp_path / "tb")
+    assert n == 6
+    assert read_scalars(tmp_path / "tb") == [
+        ("eval_val_unseen_success", 3, 0.5),
+        ("eval_val_unseen_distance_to_goal", 3, 4.25),
+        ("eval_val_unseen_CLS", 3, 0.25),  # no VLN-CE name: the label as it is
+        ("eval_val_unseen_success", 7, 0.75),
+        ("eval_val_unseen_distance_to_goal", 7, 2.5),
+        ("eval_val_unseen_CLS", 7, 0.25),
+    ]
+
+
+def test_tensorboard_without_a_writer_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import sys
+
     from vlneval.distributed.sweep_report import SweepTable, write_tensorboard
     from vlneval.errors import VLNEvalError
 
-    table = SweepTable("val_unseen", summary=[{"label": "c", "step": 3, "seeds": [0],
-                                               "metrics": {"SR": {"mean": 0.5, "std": None}}}])  # fmt: skip
-    try:
-        n = write_tensorboard(table, tmp_path / "tb")
-    except VLNEvalError as exc:
-        assert "pip install tensorboard" in str(exc)
-        return
-    assert n == 1 and any((tmp_path / "tb").iterdir())
+    for name in ("torch.utils.tensorboard", "tensorboardX"):
+        monkeypatch.setitem(sys.modules, name, None)  # as if not installed
+    with pytest.raises(VLNEvalError, match="pip install tensorboard .* or tensorboardX"):
+        write_tensorboard(SweepTable("val_seen"), tmp_path / "tb")
+    assert not (tmp_path / "tb").exists()

@@ -18,7 +18,9 @@ Endpoints (a base path in the URL, ``http://host:port/nav``, prefixes them):
   rebuilds the in-process generator exactly with
   ``np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=spawn_key))``; others may
   seed their sampler with ``seed``;
-- ``POST /act`` ``{"session", "seq", "observation"}`` → ``{"action": int}``;
+- ``POST /act`` ``{"session", "seq", "observation"}`` → ``{"action": int}`` (in the velocity and
+  waypoint spaces of the continuous environments: an integer for STOP, else an array of
+  numbers, ``[linear, angular]`` or ``[distance, heading(, height)]``);
 - ``POST /finish`` ``{"session", "seq", "observation"}`` (the final observation) →
   ``{"fields": {...} | null}``: fields for the prediction record (e.g. ``predObjId``); ends the
   session.
@@ -26,6 +28,10 @@ Endpoints (a base path in the URL, ``http://host:port/nav``, prefixes them):
 ``seq`` counts the session's requests from 0; a server answers a repeated ``seq`` from its
 cache without calling the agent again, so a request retried after a timeout never steps the
 agent twice. Errors are HTTP 4xx/5xx with ``{"error": "text"}``.
+
+The continuous rollout never calls ``finish`` on an agent: a continuous remote agent
+(:func:`continuous_agent`) ends each episode's session with ``/finish`` carrying the last
+observation it acted on, when the next episode starts or the run ends.
 
 Observations are JSON objects: numbers and strings as they are, tuples and lists as arrays,
 arrays (``features``) as nested arrays, and named tuples and mappings as objects with their
@@ -70,7 +76,11 @@ __all__ = [
     "remote_agent_info",
     "resolve_agent",
     "is_remote",
+    "continuous_agent",
+    "ContinuousRemoteAgent",
     "encode_observation",
+    "action_wire",
+    "action_from_wire",
     "decode_observation",
     "rng_wire",
     "rng_from_wire",
@@ -169,6 +179,44 @@ def decode_observation(wire: Mapping[str, Any]) -> dict[str, Any]:
         else:
             out[key] = _frozen(value)
     return out
+
+
+def action_wire(action: Any) -> int | list[float]:
+    """An action as ``/act`` answers it: an integer, or a list of numbers (a command).
+
+    Example:
+        >>> action_wire(np.int64(2)), action_wire((0.5, np.float32(-0.25)))
+        (2, [0.5, -0.25])
+    """
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+        return int(action)
+    if isinstance(action, (list, tuple, np.ndarray)):
+        try:
+            values = [float(a) for a in action]
+        except (TypeError, ValueError):
+            values = []
+        if values and all(np.isfinite(values)):
+            return values
+    raise RemoteAgentError(f"an action is an integer or a list of finite numbers, got {action!r:.60}")
+
+
+def action_from_wire(value: Any) -> int | tuple[float, ...]:
+    """The action of an ``/act`` answer (see :func:`action_wire`): an integer, or a tuple of
+    floats; raises :class:`RemoteAgentError` for anything else.
+
+    Example:
+        >>> action_from_wire(3), action_from_wire([0.5, -0.25])
+        (3, (0.5, -0.25))
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    ):
+        return tuple(float(v) for v in value)
+    raise RemoteAgentError(f'expected {{"action": integer or array of numbers}}, got {value!r:.60}')
 
 
 def rng_wire(rng: np.random.Generator) -> dict[str, Any]:
@@ -340,16 +388,16 @@ class RemoteAgent:
         self._post("/reset", {"protocol": PROTOCOL, "observation": encode_observation(observation),
                               "rng": rng_wire(rng)})  # fmt: skip
 
-    def act(self, observation: Mapping[str, Any]) -> int:
-        """The server's action."""
+    def act(self, observation: Mapping[str, Any]) -> int | tuple[float, ...]:
+        """The server's action: an integer, or a command (a tuple of floats)."""
         answer = self._post("/act", {"observation": encode_observation(observation)})
-        action = answer.get("action")
-        if isinstance(action, bool) or not isinstance(action, int):
+        try:
+            return action_from_wire(answer.get("action"))
+        except RemoteAgentError:
             raise RemoteAgentError(
                 f"remote agent {self._endpoint.url}/act (session {self.session}): expected "
-                f'{{"action": integer}}, got {answer!r}'
-            )
-        return action
+                f'{{"action": integer or array of numbers}}, got {str(answer)[:120]}'
+            ) from None
 
     def finish(self, observation: Mapping[str, Any]) -> dict[str, Any] | None:
         """Ends the session; the fields the server adds to the record."""
@@ -405,3 +453,65 @@ def remote_agent_info(url: str, *, timeout: float = 30.0, retries: int = 2) -> A
     card = {**protocol, "remote_agent": {"url": url, "id": served, "protocol": PROTOCOL}}
     factory = functools.partial(RemoteAgent, url, timeout=timeout, retries=retries)
     return AgentInfo(url, factory, tuple(spaces), False, card, "vlneval.agents.remote:RemoteAgent")
+
+
+class ContinuousRemoteAgent:
+    """A remote agent in a continuous environment: the rollout's ``reset(..., teacher=)`` and
+    ``act``, each episode's session ended with ``/finish`` when the next one starts or at
+    :meth:`end_session` (the continuous rollout calls no ``finish``).
+
+    Args:
+        info: the served agent (:func:`remote_agent_info`).
+    """
+
+    privileged = False
+
+    def __init__(self, info: AgentInfo) -> None:
+        self.id = info.id
+        self.protocol = dict(info.protocol)
+        self._remote: RemoteAgent = info.factory()
+        self._last: Mapping[str, Any] | None = None
+
+    def reset(
+        self, observation: Mapping[str, Any], *, rng: np.random.Generator, teacher: Any = None
+    ) -> None:
+        """Ends the previous episode's session; starts this one's."""
+        if teacher is not None:
+            raise RemoteAgentError(
+                f"remote agent {self.id}: the privileged channel never crosses the wire"
+            )
+        self.end_session()
+        self._remote.reset(observation, rng=rng)
+        self._last = observation
+
+    def act(self, observation: Mapping[str, Any]) -> int | tuple[float, ...]:
+        """The server's action."""
+        self._last = observation
+        return self._remote.act(observation)
+
+    def end_session(self) -> None:
+        """Ends the open session, if any (``/finish`` with the last observation acted on)."""
+        if self._remote.session is not None and self._last is not None:
+            self._remote.finish(self._last)
+        self._last = None
+
+
+def continuous_agent(spec: str, space: Any) -> Any:
+    """The agent of a continuous run: a baseline by name (``stop``, ``random``, ``shortest``;
+    :func:`vlneval.agents.continuous.make_agent`) or, for a URL, the remote agent served there,
+    which must serve ``space``'s action space.
+
+    Raises:
+        RemoteAgentError: the server is unreachable or serves other action spaces.
+    """
+    if not is_remote(spec):
+        from vlneval.agents.continuous import make_agent
+
+        return make_agent(spec, space)
+    info = remote_agent_info(spec)
+    if space.name not in info.action_spaces:
+        raise RemoteAgentError(
+            f"remote agent {spec}: it serves the {', '.join(info.action_spaces)} action "
+            f"space(s), not this environment's {space.name}"
+        )
+    return ContinuousRemoteAgent(info)

@@ -30,7 +30,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from vlneval.agents.base import AgentInfo
-from vlneval.agents.remote import PROTOCOL, decode_observation, rng_from_wire
+from vlneval.agents.remote import (
+    PROTOCOL,
+    action_wire,
+    decode_observation,
+    rng_from_wire,
+)
 from vlneval.errors import VLNEvalError
 
 __all__ = ["AgentServer"]
@@ -80,7 +85,11 @@ class AgentServer:
             )
         self.agent, self.max_sessions, self.log = agent, max_sessions, log
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
-        self._free: list[Any] = []
+        # one instance now: its card fields (an agent may set them in its constructor) are
+        # served by /info, and the first session takes it from the pool
+        first = agent.factory()
+        self._protocol = {**agent.protocol, **dict(getattr(first, "protocol", None) or {})}
+        self._free: list[Any] = [first]
         self._lock = threading.Lock()
         self.httpd = ThreadingHTTPServer((host, port), _handler(self))
         self.httpd.daemon_threads = True
@@ -100,7 +109,7 @@ class AgentServer:
                 "id": a.id,
                 "action_spaces": list(a.action_spaces),
                 "privileged": False,
-                "protocol": dict(a.protocol),
+                "protocol": dict(self._protocol),
             },  # fmt: skip
         }
 
@@ -199,8 +208,7 @@ class AgentServer:
                 agent.reset(obs, rng=rng)
                 return {}
             if path == "/act":
-                action = agent.act(obs)
-                return {"action": int(action)}
+                return {"action": action_wire(agent.act(obs))}
             hook = getattr(agent, "finish", None)
             fields = hook(obs) if hook is not None else None
             return {"fields": None if fields is None else dict(fields)}

@@ -5,6 +5,10 @@ is given. Its records and manifest are those of a local shard (``NAME.shard-0-of
 ``.manifest.json`` beside ``--out``), so ``--resume`` continues a killed run and ``vlneval
 merge`` takes its files as any other shard's. Without ``--shard`` the run ends by merging into
 ``--out`` (the bytes of a single-process ``vlneval run``) and its protocol card.
+
+A continuous run (``--env continuous-*``, or a task that runs in one) goes the same way: each
+actor builds the environment and the agent once (a baseline, or ``--agent http://...``), and
+the shard lines carry each episode's measurements, as a local continuous shard's do.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from vlneval.errors import VLNEvalError
 __all__ = ["cmd_run_ray", "workload_of", "options_of"]
 
 
-def workload_of(args: argparse.Namespace) -> Any:
-    """The :class:`~vlneval.distributed.executors.workload.Workload` of ``vlneval run`` options."""
+def workload_of(args: argparse.Namespace, environment: str | None = None) -> Any:
+    """The :class:`~vlneval.distributed.executors.workload.Workload` of ``vlneval run`` options
+    (``environment``: the continuous environment id of a continuous run)."""
     from vlneval.distributed.executors.workload import Workload
 
     return Workload(
@@ -29,7 +34,7 @@ def workload_of(args: argparse.Namespace) -> Any:
         data_root=args.data_root, episodes_file=args.episodes, graphs=args.graphs,
         data_version=args.data_version, action_space=args.action_space,
         max_steps=args.max_steps, features=args.features, batch_size=args.batch_size,
-        seed=args.seed,
+        seed=args.seed, environment=environment,
     )  # fmt: skip
 
 
@@ -43,13 +48,18 @@ def options_of(args: argparse.Namespace) -> Any:
     )  # fmt: skip
 
 
-def _spec(args: argparse.Namespace) -> tuple[Any, bool]:
+def _spec(args: argparse.Namespace, continuous: bool) -> tuple[Any, bool]:
     from vlneval.distributed.detect import resolve_shard
     from vlneval.distributed.plan import ShardSpec
 
     spec = resolve_shard(args.shard)
     if args.limit is not None:
         raise VLNEvalError("--limit does not combine with --executor ray: run a part locally")
+    if continuous and args.score:
+        raise VLNEvalError(
+            "--score does not combine with a continuous run on ray: drop it, then score the "
+            "merged predictions with `vlneval score`"
+        )
     if spec is None:
         if args.balance_scans:
             raise VLNEvalError("--balance-scans needs --shard (i/n or auto)")
@@ -62,51 +72,107 @@ def _spec(args: argparse.Namespace) -> tuple[Any, bool]:
     return spec, True
 
 
-def cmd_run_ray(args: argparse.Namespace) -> int:
-    """Runs the split (or ``--shard``) on Ray; merges into ``--out`` without ``--shard``."""
-    from vlneval.agents.rollout import RunResult
-    from vlneval.cli.run import _card, _settings
+def cmd_run_ray(args: argparse.Namespace, environment: str | None = None) -> int:
+    """Runs the split (or ``--shard``) on Ray; merges into ``--out`` without ``--shard``.
+    ``environment``: the continuous environment of a continuous run."""
     from vlneval.distributed.executors.ray_executor import run_on_ray
 
-    spec, explicit = _spec(args)
-    options, workload = options_of(args), workload_of(args)
+    spec, explicit = _spec(args, environment is not None)
+    options, workload = options_of(args), workload_of(args, environment)
     loaded = workload.load()  # the driver's copy: the plan and the manifest
-    agent = workload.agent_info()  # refuses a bad spec or argument before any actor starts
+    # refuses a bad spec or argument (or an unreachable remote agent) before any actor starts
+    if environment is None:
+        agent_id = workload.agent_info().id
+        opened: dict[str, Any] = {"kind": "graph", "settings": _graph_settings(args)}
+    else:
+        agent_id = getattr(workload.continuous_agent(loaded.graphs), "id", args.agent)
+        opened = {"kind": "continuous", "settings": {"max_steps": args.max_steps},
+                  "environment": environment}  # fmt: skip
     args.score_options = dict(loaded.score_options)
     for note in loaded.notes:
         err(f"note: {note}")
     shard = CliShard(args, spec)
-    hooks = shard.open(loaded.episodes, kind="graph", settings=_settings(args))
+    hooks = shard.open(loaded.episodes, **opened)
     started = time.perf_counter()
     card = None
     if hooks is not None:
         shard.writer.manifest["executor"] = options.card()
         log = None if args.quiet else err
-        run = run_on_ray(workload, hooks["indices"], options=options,
-                         on_record=hooks["on_record"], log=log)  # fmt: skip
-        episodes = loaded.episodes
-        result = RunResult(episodes.task, episodes.split, agent.id, [], run.protocol,
-                           len(shard.writer.manifest["assigned"]), len(episodes),
-                           truncated=run.truncated, steps=run.steps)  # fmt: skip
-        card = _card(result)
+        seen = _Seen(hooks["on_record"])
+        run = run_on_ray(workload, hooks["indices"], options=options, on_record=seen,
+                         log=log)  # fmt: skip
+        shard.writer.manifest["executor"]["actors"] = [_where(a) for a in run.actors]
+        if run.placement is not None:
+            shard.writer.manifest["executor"]["placement"] = run.placement
+        if environment is None:
+            card = _card_of(run, loaded, agent_id, shard)
+        else:
+            card = _continuous_card(run, loaded, seen)
         if run.restarts:
             err(f"ray: {run.restarts} actor(s) replaced; every chunk they held ran again")
     if explicit:
         return shard.finish(card)
     shard.finish(card, announce=False)
-    return _merge_and_report(args, shard, agent, loaded, time.perf_counter() - started)
+    return _merge_and_report(args, shard, agent_id, time.perf_counter() - started)
 
 
-def _merge_and_report(
-    args: argparse.Namespace, shard: CliShard, agent: Any, loaded: Any, seconds: float
-) -> int:
+def _graph_settings(args: argparse.Namespace) -> dict[str, Any]:
+    from vlneval.cli.run import _settings
+
+    return _settings(args)
+
+
+class _Seen:
+    """The shard's record callback, keeping each continuous episode's measurements."""
+
+    def __init__(self, record: Any) -> None:
+        self.record = record
+        self.extras: list[dict[str, Any]] = []
+
+    def __call__(self, i: int, rec: Any, extra: Any = None) -> None:
+        self.record(i, rec, extra)
+        if extra is not None:
+            self.extras.append(extra)
+
+
+def _where(actor: dict[str, Any]) -> dict[str, Any]:
+    """What the manifest keeps of where an actor ran (not its pid)."""
+    keys = ("actor", "node", "gpus", "cuda_visible_devices", "device", "placement_group")
+    return {k: actor.get(k) for k in keys}
+
+
+def _card_of(run: Any, loaded: Any, agent_id: str, shard: CliShard) -> Any:
+    from vlneval.agents.rollout import RunResult
+    from vlneval.cli.run import _card
+
+    episodes = loaded.episodes
+    result = RunResult(episodes.task, episodes.split, agent_id, [], run.protocol,
+                       len(shard.writer.manifest["assigned"]), len(episodes),
+                       truncated=run.truncated, steps=run.steps)  # fmt: skip
+    return _card(result)
+
+
+def _continuous_card(run: Any, loaded: Any, seen: _Seen) -> dict[str, Any]:
+    """The run card of a continuous shard (its chunks' cards, with this invocation's episodes
+    and their measurements), as a local continuous shard writes it."""
+    from vlneval.distributed.merge import measured_block
+
+    card = dict(run.protocol)
+    n, total = len(seen.extras), len(loaded.episodes)
+    card["episodes"] = f"partial: {n} of {total}" if n < total else str(n)
+    card["measured"] = measured_block(seen.extras)
+    return card
+
+
+def _merge_and_report(args: argparse.Namespace, shard: CliShard, agent_id: str,
+                      seconds: float) -> int:  # fmt: skip
     from vlneval.cli.run import _score
     from vlneval.distributed.merge import card_path, merge
 
     w = shard.writer
     merged = merge([w.manifest_path], out=args.out)
     err(
-        f"ran {agent.id} on {merged.n_episodes} {merged.task} {merged.split} episodes on ray "
+        f"ran {agent_id} on {merged.n_episodes} {merged.task} {merged.split} episodes on ray "
         f"({args.num_actors} actors, chunks of {args.chunk}, seed {args.seed}) in {seconds:.1f} s;"
         f" wrote {args.out} and {card_path(args.out)} (records: {w.records})"
     )

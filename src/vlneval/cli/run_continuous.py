@@ -1,11 +1,14 @@
 """``vlneval run`` in a continuous environment (``--env continuous-*``, or a task that runs in
-one): builds the environment and a baseline agent, calls the rollout
-(:mod:`vlneval.agents.continuous`), writes the predictions and the card, scores on request."""
+one): builds the environment and a baseline agent (or a remote agent, ``--agent
+http://host:port``), calls the rollout (:mod:`vlneval.agents.continuous`), writes the
+predictions and the card, scores on request; ``--executor ray`` runs it on a Ray cluster
+(:mod:`vlneval.cli.ray_run`)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from vlneval.cli.common import Plan, emit_scored, err
 from vlneval.cli.sharding import CliShard, agent_kwargs
@@ -15,13 +18,18 @@ __all__ = ["cmd_run_continuous"]
 
 def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int:
     """Runs a continuous baseline agent on the split (or this shard of it)."""
-    from vlneval.agents.continuous import make_agent, run_card, run_continuous, run_each, score_run
+    from vlneval.agents.continuous import run_card, run_continuous, run_each, score_run
+    from vlneval.agents.remote import continuous_agent
     from vlneval.envs.loading import load_episodes
     from vlneval.envs.registration import make_env
     from vlneval.io import to_json_bytes, write_outputs
     from vlneval.tasks import get_task
 
     _refuse_graph_options(args)
+    if getattr(args, "executor", "local") == "ray":
+        from vlneval.cli.ray_run import cmd_run_ray
+
+        return cmd_run_ray(args, environment=env_id)
     split = args.split or get_task(args.task).default_split
     shard = CliShard.of(args)
     episodes, graphs = load_episodes(
@@ -31,7 +39,7 @@ def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int
         env_id, episodes, args.graphs or graphs, privileged=args.agent == "shortest",
         max_steps=args.max_steps,
     )  # fmt: skip
-    agent = make_agent(args.agent, env.action_space)
+    agent = continuous_agent(args.agent, env.action_space)  # a baseline, or http://...
     if shard is not None:
         hooks = shard.open(
             env.episodes, kind="continuous", settings={"max_steps": args.max_steps},
@@ -39,10 +47,12 @@ def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int
         )  # fmt: skip
         if hooks is None:
             return shard.finish(None)
-        run = run_each(env, agent, hooks["indices"], hooks["on_record"], seed=args.seed)
+        run = _ended(run_each, agent, env, agent, hooks["indices"], hooks["on_record"],
+                     seed=args.seed)  # fmt: skip
         return shard.finish(run_card(env, env_id, agent, run, split=split, seed=args.seed))
     indices = list(range(min(args.limit, len(env)))) if args.limit is not None else None
-    run = run_continuous(env, agent, indices=indices, seed=args.seed, progress=not args.quiet)
+    run = _ended(run_continuous, agent, env, agent, indices=indices, seed=args.seed,
+                 progress=not args.quiet)  # fmt: skip
     card = run_card(env, env_id, agent, run, split=split, seed=args.seed)
     out = Path(args.out)
     card_file = _card_path(out)
@@ -58,6 +68,16 @@ def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int
     return 0
 
 
+def _ended(rollout: Any, agent: Any, *args: Any, **kwargs: Any) -> Any:
+    """``rollout(*args, **kwargs)``, then a remote agent's open session is ended."""
+    try:
+        return rollout(*args, **kwargs)
+    finally:
+        end = getattr(agent, "end_session", None)
+        if end is not None:
+            end()
+
+
 def _card_path(out: Path) -> Path:
     name = out.name[: -len(".json")] if out.name.endswith(".json") else out.name
     return out.with_name(f"{name}.protocol.json")
@@ -71,7 +91,6 @@ def _refuse_graph_options(args: argparse.Namespace) -> None:
         flag
         for flag, value in (
             ("--action-space", args.action_space), ("--features", args.features),
-            ("--executor ray", getattr(args, "executor", "local") == "ray" or None),
         )
         if value
     ]  # fmt: skip
@@ -81,6 +100,7 @@ def _refuse_graph_options(args: argparse.Namespace) -> None:
         given.append("--batch-size")
     if given:
         raise VLNEvalError(
-            f"a continuous environment runs the baseline agents (stop, random, shortest) on its "
-            f"own action space: drop {', '.join(given)}"
+            f"a continuous environment runs the baseline agents (stop, random, shortest) or a "
+            f"remote agent (--agent http://host:port) on its own action space: drop "
+            f"{', '.join(given)}"
         )

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+from typing import Any
 
 from vlneval.cli.common import err
 
-__all__ = ["register", "cmd_serve_agent"]
+__all__ = ["register", "cmd_serve_agent", "in_space"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -29,6 +31,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="keyword argument of the agent's constructor (repeatable; JSON values)",
     )
     p.add_argument(
+        "--action-space",
+        default=None,
+        metavar="SPACE",
+        help="a continuous baseline (continuous-random...) acting in this continuous space "
+        "(r2r-ce, rxr-ce, velocity, waypoint): its commands are drawn within that space's limits",
+    )
+    p.add_argument(
         "--host",
         default="127.0.0.1",
         help="address to listen on (default 127.0.0.1; the server has no authentication: keep it "
@@ -47,6 +56,8 @@ def cmd_serve_agent(args: argparse.Namespace) -> int:
     from vlneval.distributed.checkpoint import parse_agent_args, with_agent_args
 
     agent = with_agent_args(get_agent(args.agent), parse_agent_args(args.agent_arg))
+    if args.action_space is not None:
+        agent = in_space(agent, args.action_space)
     server = AgentServer(agent, host=args.host, port=args.port, max_sessions=args.max_sessions,
                          log=err if args.verbose else None)  # fmt: skip
     err(f"serving {agent.id} on {server.url} (protocol vlneval-agent-v1); "
@@ -58,3 +69,28 @@ def cmd_serve_agent(args: argparse.Namespace) -> int:
     finally:
         server.httpd.server_close()
     return 0
+
+
+def in_space(agent: Any, space: str) -> Any:
+    """A continuous baseline's :class:`~vlneval.agents.base.AgentInfo` acting in the continuous
+    action space ``space`` only (``--action-space``), built as ``vlneval run`` builds it.
+
+    Example:
+        >>> from vlneval.agents.registry import get_agent
+        >>> info = in_space(get_agent("continuous-random"), "velocity")
+        >>> info.action_spaces, info.factory().space.name
+        (('velocity',), 'velocity')
+    """
+    from vlneval.agents.continuous import make_agent
+    from vlneval.envs.continuous.spaces import continuous_space
+    from vlneval.errors import VLNEvalError
+
+    name = agent.id.rsplit("-v", 1)[0]
+    if not name.startswith("continuous-"):
+        raise VLNEvalError(
+            f"--action-space {space}: only the continuous baselines (continuous-stop, "
+            f"continuous-random) take it, not {agent.id}"
+        )
+    the_space = continuous_space(space)
+    return dataclasses.replace(agent, factory=lambda: make_agent(name, the_space),
+                               action_spaces=(the_space.name,))  # fmt: skip

@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     q.add_argument("--csv", default=None, help="long table: checkpoint, step, seed, metric, ...")
     q.add_argument("--markdown", default=None, help="markdown tables (default: stdout)")
     q.add_argument("--tensorboard", default=None, metavar="LOGDIR",
-                   help="scalars eval_{split}_{metric} per checkpoint step (needs tensorboard)")  # fmt: skip
+                   help="scalars eval_{split}_{metric} per checkpoint step (needs tensorboardX, or tensorboard with torch)")  # fmt: skip
     q.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
     q.add_argument("--confidence", type=float, default=0.95, help="interval level (0.95)")
     q.set_defaults(func=cmd_report)

@@ -331,7 +331,7 @@ def _merged_card(shards: Sequence[_Shard], lines: Sequence[ShardLine], note: str
         total = sum(int(m.group(1)) for m in calls if m)
         card["privileged"] = _CALLS.sub(f"({total} calls)", card["privileged"])
     if "measured" in card:
-        card["measured"] = _measured([ln.extra or {} for ln in lines])
+        card["measured"] = measured_block([ln.extra or {} for ln in lines])
     ref = shards[0].manifest
     ms = [s.manifest for s in shards]
     if ref.get("checkpoint"):
@@ -349,8 +349,9 @@ def _merged_card(shards: Sequence[_Shard], lines: Sequence[ShardLine], note: str
     return card
 
 
-def _measured(extras: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The continuous run card's ``measured`` block over the merged episodes."""
+def measured_block(extras: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The continuous run card's ``measured`` block over episodes' measurements (the shard
+    lines' ``extra``)."""
     import numpy as np
 
     if not extras:

@@ -2,7 +2,8 @@
 
 - local: this process (``vlneval run``; :func:`vlneval.agents.rollout.run_agent`);
 - Ray: :func:`~vlneval.distributed.executors.ray_executor.run_on_ray`, one actor per agent
-  replica (``vlneval run --executor ray``; ``pip install "vlneval[ray]"``).
+  replica (``vlneval run --executor ray``; ``pip install "vlneval[ray]"``), for graph, street
+  and continuous runs alike.
 
 Both run a :class:`~vlneval.distributed.executors.workload.Workload` on global episode indices
 and write the same shard records and manifests, so ``vlneval merge`` and ``vlneval score`` read

@@ -17,7 +17,13 @@ a local run.
 
 Actors asking for several GPUs each (``actor_gpus >= 2``, or ``placement=True``) get one
 placement group with a bundle per actor (``PACK``: on as few nodes as possible; each bundle on
-one node), reserved for the whole run so a replacement always finds its resources.
+one node), reserved for the whole run so a replacement always finds its resources. Fractional
+shares (``actor_gpus=0.5``) put several actors on one GPU. Each actor reports where it runs
+(node, the GPU ids Ray assigned, ``CUDA_VISIBLE_DEVICES``, its placement group): the run's
+:attr:`RayRun.actors`, kept in the shard manifest.
+
+Graph, street and continuous workloads run alike; a continuous chunk also returns each
+episode's measurements, handed to ``on_record`` as the shard line's ``extra``.
 
 Ray is imported only here, and only when a run starts.
 """
@@ -112,7 +118,12 @@ class RayOptions:
 
 @dataclass
 class RayRun:
-    """A finished Ray run: the protocol fields of its chunks, counts, and what happened."""
+    """A finished Ray run: the protocol fields of its chunks, counts, and what happened.
+
+    ``actors`` says where each actor ran (``pid``, ``node``, the GPU ids Ray assigned it,
+    ``cuda_visible_devices``, the ``device`` its agent was given, its ``placement_group``);
+    ``placement`` is the run's placement group (``id``, ``strategy``, ``bundles``), if any.
+    """
 
     protocol: dict[str, Any]
     n_episodes: int
@@ -122,6 +133,7 @@ class RayRun:
     restarts: int
     actors: list[dict[str, Any]] = field(default_factory=list)
     n_chunks: int = 0
+    placement: dict[str, Any] | None = None
 
 
 class _Replica:
@@ -144,6 +156,7 @@ class _Replica:
             "gpus": self.gpus,
             "device": self.device,
             "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+            "placement_group": ray.get_runtime_context().get_placement_group_id(),
         }
 
     def run(self, indices: list[int]) -> ChunkResult:
@@ -249,6 +262,13 @@ class _Actors:
                         f"(the cluster has {_resources(self.ray)}); going on with {len(infos)}")  # fmt: skip
         return infos
 
+    def placement(self) -> dict[str, Any] | None:
+        """The placement group's id, strategy and bundles (None without one)."""
+        if self.pg is None:
+            return None
+        return {"id": self.pg.id.hex(), "strategy": self.options.strategy,
+                "bundles": [dict(b) for b in self.pg.bundle_specs]}  # fmt: skip
+
     def replace(self, k: int) -> None:
         """Kills actor ``k`` (if it lingers) and starts a replacement in its place."""
         with contextlib.suppress(Exception):  # it is dead already
@@ -289,15 +309,16 @@ def run_on_ray(
     indices: Sequence[int],
     *,
     options: RayOptions | None = None,
-    on_record: Callable[[int, dict[str, Any]], Any] | None = None,
+    on_record: Callable[..., Any] | None = None,
     log: Log | None = None,
 ) -> RayRun:
     """Runs ``workload`` on the episodes ``indices`` (global indices) on a Ray cluster.
 
     ``on_record(index, record)`` receives every record, a chunk at a time in the order chunks
-    finish; ``log`` receives what happens to the actors. Connects to ``options.address`` (or
-    starts a local cluster) unless Ray is already initialised, and shuts down only a cluster it
-    started.
+    finish (``on_record(index, record, extra)`` for a continuous run's episodes, ``extra``
+    their measurements); ``log`` receives what happens to the actors. Connects to
+    ``options.address`` (or starts a local cluster) unless Ray is already initialised, and
+    shuts down only a cluster it started.
 
     Raises:
         VLNEvalError: Ray is not installed, the cluster cannot place the actors, an actor fails
@@ -323,7 +344,7 @@ def run_on_ray(
                 f"{len({i['node'] for i in infos})} node(s); {len(indices)} episodes in "
                 f"{len(work)} chunks of up to {options.chunk}")  # fmt: skip
         run = _feed(ray, actors, work, options, on_record, log)
-        run.actors, run.n_chunks = infos, len(work)
+        run.actors, run.n_chunks, run.placement = infos, len(work), actors.placement()
         run.seconds = time.perf_counter() - started
         return run
     finally:
@@ -338,7 +359,7 @@ def _feed(
     actors: _Actors,
     work: list[list[int]],
     options: RayOptions,
-    on_record: Callable[[int, dict[str, Any]], Any] | None,
+    on_record: Callable[..., Any] | None,
     log: Log | None,
 ) -> RayRun:
     queue = deque(work)
@@ -387,9 +408,16 @@ def _feed(
                 raise cause from None
             raise VLNEvalError(f"ray: {_span(chunk)} failed: {_reason(exc)}") from exc
         else:
-            for i, record in result.records:
-                if on_record is not None:
+            extras: list[Any] = (
+                list(result.extras) if result.extras else [None] * len(result.records)
+            )
+            for (i, record), extra in zip(result.records, extras, strict=True):
+                if on_record is None:
+                    continue
+                if extra is None:
                     on_record(i, record)
+                else:  # a continuous episode's measurements: the shard line's extra
+                    on_record(i, record, extra)
             protocols.append(result.protocol)
             totals["episodes"] += len(result.records)
             totals["truncated"] += result.truncated

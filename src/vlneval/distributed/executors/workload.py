@@ -41,6 +41,8 @@ class Workload:
             ``checkpoint=``).
         data_root, episodes_file, graphs, data_version: where the data is (as for ``run``).
         action_space, max_steps, features, batch_size, seed: the rollout's options.
+        environment: a continuous environment id (``continuous-r2r-ce-v1``...) to run the
+            episodes in its twin worlds (None: the task's graph or street environment).
     """
 
     task: str
@@ -56,6 +58,7 @@ class Workload:
     features: str | None = None
     batch_size: int = 1
     seed: int = 0
+    environment: str | None = None
 
     def agent_info(self, *, device: str | None = None) -> Any:
         """The agent's :class:`~vlneval.agents.base.AgentInfo` with its constructor arguments;
@@ -74,6 +77,8 @@ class Workload:
         """The episodes and what the environment needs, loaded as ``vlneval run`` loads them."""
         from vlneval.envs.street.loading import is_street_task, load_street_episodes
 
+        if self.environment is not None:
+            return _continuous(self)
         if is_street_task(self.task):
             if self.action_space is not None or self.features is not None:
                 raise VLNEvalError(
@@ -102,7 +107,31 @@ class Workload:
 
     def runner(self, *, device: str | None = None) -> ChunkRunner:
         """Loads everything once; the runner of chunks (see the module docstring)."""
-        return ChunkRunner(self, self.load(), self.agent_info(device=device))
+        loaded = self.load()
+        if loaded.kind == "continuous":
+            return ChunkRunner(self, loaded, self.continuous_agent(loaded.graphs))
+        return ChunkRunner(self, loaded, self.agent_info(device=device))
+
+    def continuous_agent(self, env: Any) -> Any:
+        """The agent of a continuous run in ``env``: a baseline by name, or a remote agent."""
+        from vlneval.agents.remote import continuous_agent
+
+        return continuous_agent(self.agent, env.action_space)
+
+
+def _continuous(w: Workload) -> Loaded:
+    """The episodes of a continuous run, and the environment built on them (``graphs``)."""
+    from vlneval.envs.loading import load_episodes
+    from vlneval.envs.registration import make_env
+
+    episodes, graphs = load_episodes(
+        w.task, w.split, root=w.data_root, episodes_file=w.episodes_file, graphs=w.graphs,
+    )  # fmt: skip
+    env = make_env(
+        str(w.environment), episodes, w.graphs or graphs, privileged=w.agent == "shortest",
+        max_steps=w.max_steps,
+    )  # fmt: skip
+    return Loaded("continuous", env.episodes, env)
 
 
 def _takes(factory: Any, name: str) -> bool:
@@ -127,8 +156,9 @@ def _object_setup(w: Workload) -> Any:
 
 @dataclass
 class Loaded:
-    """A workload's loaded data: ``kind`` ("graph" or "street"), the episode table, the graphs
-    (or street graph), observation sensors, scoring options and notes for the user."""
+    """A workload's loaded data: ``kind`` ("graph", "street" or "continuous"), the episode
+    table, the graphs (the street graph; the environment of a continuous run), observation
+    sensors, scoring options and notes for the user."""
 
     kind: str
     episodes: Any
@@ -141,13 +171,16 @@ class Loaded:
 @dataclass
 class ChunkResult:
     """One chunk's records ``(global index, record)`` in the chunk's order, its protocol fields
-    (privileged calls of this chunk only), truncated episodes, steps and seconds."""
+    (privileged calls of this chunk only), truncated episodes, steps and seconds; a continuous
+    run's chunk also has each episode's measurements (``extras``, the shard lines' ``extra``)
+    and its protocol is the run card of the chunk."""
 
     records: list[tuple[int, dict[str, Any]]]
     protocol: dict[str, Any]
     truncated: int
     steps: int
     seconds: float
+    extras: list[dict[str, Any]] | None = None
 
 
 class ChunkRunner:
@@ -156,6 +189,8 @@ class ChunkRunner:
     def __init__(self, workload: Workload, loaded: Loaded, agent: Any) -> None:
         self.workload, self.loaded, self.agent = workload, loaded, agent
         self._calls = 0
+        if loaded.kind == "continuous":
+            return
         if loaded.kind == "street":
             instance = agent.factory()  # one instance for every chunk (model weights once)
             self._street_agent = dataclasses.replace(agent, factory=lambda: instance)
@@ -177,6 +212,8 @@ class ChunkRunner:
 
         order = [int(i) for i in indices]
         w = self.workload
+        if self.loaded.kind == "continuous":
+            return self._share(self._run_continuous(order))
         if self.loaded.kind == "street":
             result = run_street(
                 self._street_agent, self.loaded.episodes, self.loaded.graphs,
@@ -184,14 +221,54 @@ class ChunkRunner:
             )  # fmt: skip
         else:
             result = self._rollout.run(order)
-        protocol = dict(result.protocol)
-        total = _calls_in(protocol)
-        if total is not None:  # the environment counts over its life: this chunk's share
-            protocol["privileged"] = _CALLS.sub(f"({total - self._calls} calls)",
-                                                protocol["privileged"])  # fmt: skip
-            self._calls = total
         records = list(zip(order, result.records, strict=True))
-        return ChunkResult(records, protocol, result.truncated, result.steps, result.seconds)
+        return self._share(
+            ChunkResult(records, dict(result.protocol), result.truncated, result.steps,
+                        result.seconds)  # fmt: skip
+        )
+
+    def _run_continuous(self, order: list[int]) -> ChunkResult:
+        import time
+
+        from vlneval.agents.continuous import run_card, run_each
+        from vlneval.tasks import get_task
+
+        env, w = self.loaded.graphs, self.workload
+        records: list[tuple[int, dict[str, Any]]] = []
+        extras: list[dict[str, Any]] = []
+
+        def keep(i: int, predictions: dict[str, Any], measured: dict[str, Any]) -> None:
+            records.append((i, predictions))
+            extras.append(measured)
+
+        started = time.perf_counter()
+        try:
+            run = run_each(env, self.agent, order, keep, seed=w.seed)
+        finally:
+            _end_session(self.agent)
+        split = w.split or get_task(w.task).default_split
+        card = run_card(env, str(w.environment), self.agent, run, split=split, seed=w.seed)
+        truncated = sum(1 for e in run.episodes if not e["stopped"])
+        return ChunkResult(records, card, truncated, run.steps, time.perf_counter() - started,
+                           extras)  # fmt: skip
+
+    def _share(self, result: ChunkResult) -> ChunkResult:
+        """The chunk's result with this chunk's privileged calls (the environment counts over
+        its life)."""
+        total = _calls_in(result.protocol)
+        if total is not None:
+            result.protocol["privileged"] = _CALLS.sub(
+                f"({total - self._calls} calls)", result.protocol["privileged"]
+            )
+            self._calls = total
+        return result
+
+
+def _end_session(agent: Any) -> None:
+    """Ends a remote agent's open session (the continuous rollout does not call finish)."""
+    close = getattr(agent, "end_session", None)
+    if close is not None:
+        close()
 
 
 def _calls_in(protocol: Mapping[str, Any]) -> int | None:
