@@ -137,7 +137,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from vlneval.io import to_json_bytes, write_outputs
 
     plan = scored_plan(args, out=True, table=args.score)  # refused before the run, not after
-    _check_profile(args)
+    _check_names(args)
     env_id = _env_id(args)
     if env_id is not None and env_id.startswith("continuous-"):
         from vlneval.cli.run_continuous import cmd_run_continuous
@@ -208,20 +208,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_profile(args: argparse.Namespace) -> None:
-    """Refuses an unknown ``--profile``, or one that does not score the task, before the run
-    (with or without ``--score``: a typo is said at once, not after a long run or never).
+def _check_names(args: argparse.Namespace) -> None:
+    """Refuses an unknown ``--profile`` (or one that does not score the task) and an unknown
+    task option value before the run, with or without ``--score``: a typo is said at once,
+    not after a long run or never. Names typed in another case are taken.
 
     Raises:
-        UnknownNameError: no such profile (with the closest name).
+        UnknownNameError: no such profile or option value (with the closest name).
         VLNEvalError: the profile does not score the task (names the task's profiles).
     """
-    if args.profile is None:
-        return
     from vlneval.errors import VLNEvalError
     from vlneval.tasks import get_profile, get_task
 
-    task, prof = get_task(args.task), get_profile(args.profile)
+    task = get_task(args.task)
+    for name, value in task.check_options(given_task_options(args) or {}).items():
+        setattr(args, name, value)
+    if args.profile is None:
+        return
+    prof = get_profile(args.profile)
     if prof.name not in task.profiles:
         raise VLNEvalError(
             f"profile {prof.name} does not score task {task.name} (its profiles: "

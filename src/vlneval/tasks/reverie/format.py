@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import Problem, ProblemCollector, VLNEvalError
+from vlneval.errors import MissingDataError, Problem, ProblemCollector, VLNEvalError
 from vlneval.io import iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.reverie import DATA_VERSION
@@ -172,7 +172,8 @@ def load_reverie(
 
 def episodes_path(folder: Path, split: str, data_version: str) -> Path:
     """The episode file of ``split`` and ``data_version`` under a ``reverie`` folder."""
-    from vlneval.tasks.common.root import find_file
+    from vlneval.tasks.common.root import find_file, missing_split
+    from vlneval.tasks.reverie import TASK
 
     if data_version not in _FOLDERS:
         raise VLNEvalError(
@@ -180,7 +181,15 @@ def episodes_path(folder: Path, split: str, data_version: str) -> Path:
         )
     sub = _FOLDERS[data_version]
     base = folder / sub if sub else folder
-    return find_file(base, [f"REVERIE_{split}.json"], f"REVERIE {data_version} {split} episodes")
+    try:
+        return find_file(
+            base, [f"REVERIE_{split}.json"], f"REVERIE {data_version} {split} episodes"
+        )
+    except MissingDataError:
+        raise missing_split(
+            folder.parent, TASK.name, folder.name, TASK.file_names, split, TASK.splits,
+            versions=TASK.version_files, version=data_version,
+        ) from None  # fmt: skip
 
 
 #: The field that carries the predicted object: the official name, then VLN-DUET's spelling.
