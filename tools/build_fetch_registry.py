@@ -57,6 +57,11 @@ VLNCE_ZIP = (
     "https://drive.usercontent.google.com/download?id=1fo8F4NKgZDH-bPSdVU3cONAkt5EW-tyr"
     "&export=download&confirm=t"
 )
+# The v2 boxes, as tasks/REVERIE/data_v2/"download BBoxes v2.txt" links them (Google Drive).
+REVERIE_V2_BBOXES = (
+    "https://drive.usercontent.google.com/download?id=1QXvcfIdxCyMxuamg2rTSZjLqdz5pVUyV"
+    "&export=download&confirm=t"
+)
 VLNCE_SPLIT_FILES = [
     "train/train.json.gz",
     "train/train_gt.json.gz",
@@ -79,6 +84,7 @@ class Spec:
     note: str = ""
     # other known-good copies of the same content: (shared path, (repo, commit, path))
     alternates: list[tuple[str, tuple[str, str, str]]] = field(default_factory=list)
+    optional: bool = False  # the dataset is usable without it
 
 
 @dataclass
@@ -190,6 +196,8 @@ def entry(spec: Spec, src: Sources) -> dict[str, object]:
         rec["git_sha1"] = tree
     if spec.note:
         rec["note"] = spec.note
+    if spec.optional:
+        rec["optional"] = True
     alts = []
     for shared, git in spec.alternates:
         alt = entry(Spec(spec.path, spec.url, shared, git), src)
@@ -252,11 +260,13 @@ def datasets(src: Sources) -> list[Dataset]:
 
     rev = Dataset(
         "reverie",
-        "REVERIE (Qi et al. 2020): v1 and v2 episodes, v1 object boxes, v2 object centres",
+        "REVERIE (Qi et al. 2020): v1 and v2 episodes, v1 and v2 object boxes, v2 object centres",
         "matterport3d",
         requires=["connectivity"],
-        note="The v2 boxes (BBoxes.json) are on Google Drive only and are not fetched; "
-        "v2 is scored with the v1 boxes (with a warning).",
+        note="The v2 boxes (data_v2/BBoxes.json) are on Google Drive only, linked from the "
+        "repository's data_v2/'download BBoxes v2.txt' with no checksum, and their bytes were "
+        "not available to us: fetched only with --allow-unverified (and checked to be JSON); "
+        "without them v2 is scored with the v1 boxes (with a warning).",
     )
     for sub, target in (("data", "reverie"), ("data_v2", "reverie/data_v2")):
         for split in ("train", "val_seen", "val_unseen", "test"):
@@ -275,6 +285,15 @@ def datasets(src: Sources) -> list[Dataset]:
             "tasks/REVERIE/data_v2/objpos.json",
             "reverie/data_v2/objpos.json",
             "reverie/data_v2/objpos.json.gz",
+        )
+    )
+    rev.files.append(
+        Spec(
+            "reverie/data_v2/BBoxes.json",
+            REVERIE_V2_BBOXES,
+            note="unverified: the Google Drive file of data_v2/'download BBoxes v2.txt' (no "
+            "checksum published; not available to check)",
+            optional=True,
         )
     )
     bbox = [

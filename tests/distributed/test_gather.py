@@ -25,9 +25,7 @@ def _worker(rank: int, world: int, rendezvous: str, out: str) -> None:
     from vlneval.envs.loading import load_episodes
     from vlneval.errors import VLNEvalError
 
-    dist.init_process_group(
-        "gloo", init_method=f"file://{rendezvous}", rank=rank, world_size=world
-    )
+    dist.init_process_group("gloo", init_method=f"file://{rendezvous}", rank=rank, world_size=world)
     try:
         episodes, graphs = load_episodes("demo")
         mine = plan(episodes.ids, world)[rank]

@@ -152,7 +152,9 @@ def test_gpu_requests_the_cluster_cannot_meet_are_refused(ray_cluster: Any) -> N
     with pytest.raises(VLNEvalError, match="each actor asks for 3 GPUs but the cluster has 2"):
         run_on_ray(work, range(36), options=RayOptions(num_actors=1, actor_gpus=3))
     two_by_two = RayOptions(num_actors=2, actor_gpus=2, start_timeout=2)
-    with pytest.raises(VLNEvalError, match=r"did not grant 2 bundles of \{'CPU': 1.0, 'GPU': 2.0\}"):
+    with pytest.raises(
+        VLNEvalError, match=r"did not grant 2 bundles of \{'CPU': 1.0, 'GPU': 2.0\}"
+    ):
         run_on_ray(work, range(36), options=two_by_two)
 
 

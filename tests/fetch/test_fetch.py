@@ -367,7 +367,7 @@ def test_registry_names_and_requirements() -> None:
         "touchdown-unseen",
     ]
     assert len(reg.files("connectivity")) == 92
-    assert len(reg.files("reverie")) == 9 + 10_567
+    assert len(reg.files("reverie")) == 10 + 10_567  # with the v2 boxes (unverified)
     assert all(e.url.startswith("https://") for n in reg.datasets for e in reg.files(n) if e.url)
 
 

@@ -197,7 +197,9 @@ def action_wire(action: Any) -> int | list[float]:
             values = []
         if values and all(np.isfinite(values)):
             return values
-    raise RemoteAgentError(f"an action is an integer or a list of finite numbers, got {action!r:.60}")
+    raise RemoteAgentError(
+        f"an action is an integer or a list of finite numbers, got {action!r:.60}"
+    )
 
 
 def action_from_wire(value: Any) -> int | tuple[float, ...]:

@@ -84,15 +84,33 @@ def add_task_option_args(p: argparse.ArgumentParser) -> None:
     for name, declared in cli_task_options().items():
         flag = declared[0][1].flag
         if len(declared) == 1:
-            option = declared[0][1]
-            choices = list(option.choices) or None
-            p.add_argument(flag, dest=name, default=None, choices=choices, help=option.help)
+            task, option = declared[0]
+            if not option.choices:
+                p.add_argument(flag, dest=name, default=None, help=option.help)
+                continue
+            p.add_argument(
+                flag, dest=name, default=None, type=_choice(task, option), help=option.help,
+                metavar="{" + ",".join(option.choices) + "}",
+            )  # fmt: skip
             continue
         by_choices: dict[tuple[str, ...], list[str]] = {}
         for task, o in declared:
             by_choices.setdefault(o.choices, []).append(task)
         each = "; ".join(f"{', '.join(t)}: {', '.join(c) or 'any'}" for c, t in by_choices.items())
         p.add_argument(flag, dest=name, default=None, help=f"{name.replace('_', ' ')} ({each})")
+
+
+def _choice(task: str, option: Option) -> Callable[[str], str]:
+    """An argparse type: the option's choice a value means (any case), else an error with the
+    closest choice (argparse's own ``choices`` offers none)."""
+
+    def parse(value: str) -> str:
+        try:
+            return option.resolve(value, task)
+        except VLNEvalError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
 
 
 def given_task_options(args: argparse.Namespace) -> dict[str, Any] | None:

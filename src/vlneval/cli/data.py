@@ -92,9 +92,25 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"  licence: {reg.licence(name).name}; {state} ({tally})")
         if d.note:
             print(f"  note: {d.note}")
+        line = _unverified_line(name, files)
+        if line:
+            print(f"  {line}")
         for line in _rows(files):
             print(f"  {line}")
     return 0
+
+
+def _unverified_line(name: str, files: list[FileStatus]) -> str | None:
+    """Says how many of a dataset's files have no known checksum and how they are fetched."""
+    n = sum(not st.entry.verified for st in files)
+    if not n:
+        return None
+    some = f"{n} of {len(files)} files have" if n != 1 else f"1 of {len(files)} files has"
+    return (
+        f"unverified: {some} no known checksum (none published, and no known-good copy to "
+        f"compute one); `vlneval data fetch {name} --allow-unverified` downloads "
+        f"{'them' if n != 1 else 'it'} as served"
+    )
 
 
 def _rows(files: list[FileStatus]) -> list[str]:
@@ -132,4 +148,6 @@ def _row(st: FileStatus) -> str:
         where += " (as .gz)"
     if st.state == "partial":
         where += " (partial download, resumed by the next fetch)"
+    if st.state in ("missing", "partial") and not st.entry.verified:
+        where += " (unverified: no known checksum)"
     return f"{st.state:10s} {human_size(size):>12s}  {where}"

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import os
+import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from vlneval import __version__
@@ -50,7 +52,53 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     given = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(COMMANDS.get(given[0]) if given else None).parse_args(given)
-    return run_guarded(args.func, args)
+    return run_guarded(_pipe_safe(args.func), args)
+
+
+def _pipe_safe(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``fn``, ending quietly (exit 0, as :func:`_flushed` does) when its reader closed stdout
+    or stderr (``vlneval profiles | head``); any other broken pipe (a remote agent's socket)
+    stays an error."""
+
+    @functools.wraps(fn)
+    def call(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except BrokenPipeError:
+            closed = [s for s in (sys.stdout, sys.stderr) if _reader_gone(s)]
+            if not closed:
+                raise
+            for stream in closed:
+                _to_devnull(stream)
+            return 0
+
+    return call
+
+
+def _reader_gone(stream: object) -> bool:
+    """Whether ``stream`` is a pipe or socket whose reading end is closed."""
+    try:
+        fd = stream.fileno()  # type: ignore[attr-defined]
+        mode = os.fstat(fd).st_mode
+    except (AttributeError, OSError, ValueError):
+        return False
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        return False
+    try:
+        import select
+
+        poller = select.poll()
+    except (ImportError, AttributeError):  # no poll (Windows): a pipe that raised is gone
+        return True
+    poller.register(fd, select.POLLOUT)
+    return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
+
+
+def _to_devnull(stream: object) -> None:
+    """Points a stream whose reader is gone at the null device, so that later writes and the
+    interpreter's flush at exit do not fail again."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())  # type: ignore[attr-defined]
 
 
 def console() -> None:
@@ -68,8 +116,7 @@ def _flushed(code: int) -> int:
             stream.flush()
         except BrokenPipeError:
             # nobody reads any more: the interpreter's own flush at exit must not fail again
-            with contextlib.suppress(OSError, ValueError, AttributeError):
-                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+            _to_devnull(stream)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 sys.stderr.write(f"error: could not write the output: {exc}\n")

@@ -146,6 +146,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from vlneval.envs.recording import predictions_bytes
 
     plan = scored_plan(args, out=True, table=args.score)  # refused before the run, not after
+    _check_names(args)
     env_id = _env_id(args)
     if env_id is not None and env_id.startswith("continuous-"):
         from vlneval.cli.run_continuous import cmd_run_continuous
@@ -214,6 +215,32 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.score:
         return _score(args, result, plan)
     return 0
+
+
+def _check_names(args: argparse.Namespace) -> None:
+    """Refuses an unknown ``--profile`` (or one that does not score the task) and an unknown
+    task option value before the run, with or without ``--score``: a typo is said at once,
+    not after a long run or never. Names typed in another case are taken.
+
+    Raises:
+        UnknownNameError: no such profile or option value (with the closest name).
+        VLNEvalError: the profile does not score the task (names the task's profiles).
+    """
+    from vlneval.errors import VLNEvalError
+    from vlneval.tasks import get_profile, get_task
+
+    task = get_task(args.task)
+    for name, value in task.check_options(given_task_options(args) or {}).items():
+        setattr(args, name, value)
+    if args.profile is None:
+        return
+    prof = get_profile(args.profile)
+    if prof.name not in task.profiles:
+        raise VLNEvalError(
+            f"profile {prof.name} does not score task {task.name} (its profiles: "
+            f"{', '.join(task.profiles)})"
+        )
+    args.profile = prof.name
 
 
 def _score(args: argparse.Namespace, result: Any, plan: Any = None) -> int:

@@ -51,8 +51,9 @@ class Scorer:
             ``distance``...), checked here once.
 
     Raises:
-        VLNEvalError: an unknown task, profile or option (with the closest name), an option
-            that does not apply to the task, missing data or a bad episodes file.
+        VLNEvalError: an unknown task, profile, option or option value (with the closest
+            name), an option that does not apply to the task, missing data or a bad episodes
+            file.
 
     Example:
         >>> from vlneval.tasks.common.root import demo_root
@@ -89,7 +90,7 @@ class Scorer:
             )
         request = SplitRequest(
             t, split or t.default_split, prof, root=root, episodes_file=episodes, graphs=graphs,
-            options=_check_options(options),
+            options=t.check_options(_check_options(options)),
         )  # fmt: skip
         self.task, self.split, self.profile = t, request.split, prof
         self._split: TaskScorer = t.open(request)

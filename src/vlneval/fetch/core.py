@@ -23,7 +23,7 @@ from vlneval.fetch.download import download
 from vlneval.fetch.errors import ChecksumError, FetchError, UnverifiedError
 from vlneval.fetch.progress import Progress, human_size, make_progress
 from vlneval.fetch.registry import Dataset, FileEntry, Registry, current_registry
-from vlneval.fetch.verify import FileStatus, check, digest
+from vlneval.fetch.verify import FileStatus, check, digest, sniff
 
 __all__ = ["FetchReport", "fetch", "status", "default_root", "mirror_url", "summary_line"]
 
@@ -57,13 +57,15 @@ def mirror_url(mirror: str, path: str) -> str:
 
 @dataclass
 class FetchReport:
-    """What a fetch did, per dataset: files already present, downloaded, skipped."""
+    """What a fetch did, per dataset: files already present, downloaded, skipped (unverified;
+    ``optional_skipped``: unverified files the datasets are usable without)."""
 
     root: Path
     present: dict[str, int] = field(default_factory=dict)
     downloaded: dict[str, int] = field(default_factory=dict)
     downloaded_bytes: int = 0
     skipped: list[str] = field(default_factory=list)
+    optional_skipped: list[str] = field(default_factory=list)
     licences_shown: list[str] = field(default_factory=list)
 
 
@@ -112,7 +114,8 @@ class _Fetcher:
                 self.progress.message(f"replacing {st.path} (its checksum does not match)")
                 st.path.unlink()
             if not st.entry.verified and not self.allow_unverified:
-                self.report.skipped.append(st.entry.path)
+                skipped = self.report.optional_skipped if st.entry.optional else self.report.skipped
+                skipped.append(st.entry.path)
                 continue
             need.append(st.entry)
         self.report.present[name] = present
@@ -132,6 +135,14 @@ class _Fetcher:
             mirror=self.mirror is not None,
         )
         if not entry.verified:
+            wrong = sniff(path, entry.path)
+            if wrong is not None:
+                path.unlink(missing_ok=True)
+                raise FetchError(
+                    f"{url} sent {wrong} for {entry.path}, which has no known checksum; it was "
+                    "removed (the host may want a sign-in or a confirmation in a browser: "
+                    f"download it by hand to {self.root / entry.path})"
+                )
             d = digest(path)
             self.progress.message(
                 f"warning: {entry.path} is unverified (no known checksum); its sha256 is {d.sha256}"
@@ -264,6 +275,11 @@ def fetch(
         )
     finally:
         progress.close()
+    for path in report.optional_skipped:
+        (stream or sys.stderr).write(
+            f"note: {path} has no known checksum and was not fetched (optional); "
+            "--allow-unverified downloads it as served\n"
+        )
     if report.skipped:
         raise UnverifiedError(report.skipped)
     return report

@@ -70,6 +70,8 @@ class FileEntry(msgspec.Struct, frozen=True):
         git_sha1: the git blob SHA-1 of the file at the pinned commit, when it comes from git.
         note: provenance worth knowing.
         alternates: other accepted copies of the same content, found on disk as-is.
+        optional: the dataset is usable without it (REVERIE's v2 boxes): an unverified optional
+            file that is skipped is a note, not an error.
     """
 
     path: str
@@ -79,6 +81,7 @@ class FileEntry(msgspec.Struct, frozen=True):
     git_sha1: str | None = None
     note: str = ""
     alternates: list[Alternate] = []
+    optional: bool = False
 
     @property
     def verified(self) -> bool:

@@ -24,7 +24,16 @@ from pathlib import Path
 
 from vlneval.fetch.registry import FileEntry
 
-__all__ = ["Digest", "FileStatus", "digest", "check", "local_path", "part_path", "STATES"]
+__all__ = [
+    "Digest",
+    "FileStatus",
+    "digest",
+    "check",
+    "local_path",
+    "part_path",
+    "sniff",
+    "STATES",
+]
 
 #: ok: verified; corrupt: checksum differs; unverified: present, no known checksum;
 #: partial: an interrupted download that the next fetch resumes; missing: not there.
@@ -129,3 +138,54 @@ def check(entry: FileEntry, root: Path) -> FileStatus:
     except (OSError, EOFError, gzip.BadGzipFile):
         return FileStatus(entry, "corrupt", path, path.stat().st_size)
     return FileStatus(entry, "ok" if d.matches(entry) else "corrupt", path, d.size, d)
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_KINDS = (
+    (b"PK\x03\x04", "a zip archive"),
+    (_GZIP_MAGIC, "gzip data"),
+    (b"%PDF", "a PDF document"),
+)
+
+
+def sniff(path: Path, name: str) -> str | None:
+    """What is unmistakably wrong with a file that has no checksum to vouch for it, judged by
+    the kind its registered ``name`` promises; None when nothing is. Refused: an HTML page
+    (hosts such as Google Drive answer with a sign-in, quota or virus-scan page instead of the
+    file), anything but gzip for a ``.gz``, and an archive or document for a ``.json``.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "f"
+        >>> _ = p.write_bytes(b"<!DOCTYPE html><html>Sign in</html>")
+        >>> sniff(p, "reverie/data_v2/BBoxes.json")
+        'an HTML page, not JSON'
+        >>> _ = p.write_bytes(b' {"a": 1}')
+        >>> sniff(p, "x.json") is None, sniff(p, "x.jsonl.gz")
+        (True, 'JSON text, not gzip data')
+    """
+    with open(path, "rb") as f:
+        head = f.read(512)
+    low = name.lower()
+    kind = _kind(head)
+    if low.endswith(".gz"):
+        return None if head.startswith(_GZIP_MAGIC) else f"{kind}, not gzip data"
+    wanted = "JSON" if low.endswith((".json", ".jsonl")) else "the file"
+    if kind == "an HTML page" and not low.endswith((".html", ".htm")):
+        return f"{kind}, not {wanted}"
+    if wanted == "JSON" and kind in {k for _, k in _KINDS}:
+        return f"{kind}, not JSON"
+    return None
+
+
+def _kind(head: bytes) -> str:
+    """A few words naming what some bytes look like."""
+    for magic, kind in _KINDS:
+        if head.startswith(magic):
+            return kind
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if text[:1] == b"<":
+        return "an HTML page" if b"html" in text[:200].lower() else "markup (XML or HTML)"
+    if text[:1] in (b"{", b"["):
+        return "JSON text"
+    return "an empty file" if not head else "unrecognised bytes"

@@ -14,12 +14,12 @@ from here; the task's scorer checks the values it is given.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vlneval.errors import MissingDataError
+from vlneval.errors import MissingDataError, UnknownNameError
 from vlneval.registry import load_entry_point
 from vlneval.tasks.common.root import demo_root, find_file
 
@@ -60,6 +60,29 @@ class Option:
     def flag(self) -> str:
         """The command-line flag."""
         return "--" + self.name.replace("_", "-")
+
+    def resolve(self, value: str, task: str = "") -> str:
+        """The declared choice ``value`` means (any case); any value when there are no choices.
+
+        Raises:
+            UnknownNameError: not a choice (with the closest one and the choices).
+
+        Example:
+            >>> o = Option("data_version", "release", ("v2", "v1"), "v2")
+            >>> o.resolve("V1")
+            'v1'
+            >>> o.resolve("v3", "reverie")
+            Traceback (most recent call last):
+            ...
+            vlneval.errors.UnknownNameError: unknown reverie data version 'v3' (known: v1, v2)
+        """
+        if not self.choices or not isinstance(value, str):
+            return value
+        folded = {c.casefold(): c for c in self.choices}
+        if value.casefold() in folded:
+            return folded[value.casefold()]
+        kind = f"{task} {self.name.replace('_', ' ')}".strip()
+        raise UnknownNameError(kind, value, self.choices)
 
 
 Factory = Callable[..., Any]
@@ -104,6 +127,9 @@ class Task:
         run_env: for tasks whose agents run in a continuous environment, the environment id
             ``vlneval run`` uses unless ``--env`` names another continuous one; empty for
             tasks run on a graph.
+        version_files: for tasks with several data releases, ``(version, file-name pattern)``
+            of each (patterns as ``file_names``): a split missing under one release is answered
+            with the splits of that release and the release that has it.
     """
 
     name: str
@@ -125,6 +151,7 @@ class Task:
     run_records: str = ""
     graph_trajectories: bool = False
     run_env: str = ""
+    version_files: tuple[tuple[str, str], ...] = ()
 
     @property
     def data_versions(self) -> tuple[str, ...]:
@@ -151,6 +178,29 @@ class Task:
             if o.name == name:
                 return o
         raise KeyError(name)
+
+    def check_options(self, given: Mapping[str, object]) -> dict[str, object]:
+        """``given`` with each value of an option this task declares resolved to its choice
+        (any case); options it does not declare are left for its scorer to refuse.
+
+        Raises:
+            UnknownNameError: a value that is not one of the option's choices (with the closest).
+
+        Example:
+            >>> t = Task("t", "", "p", ("p",), "t", ("{split}.json",), "m:f", ("val",), "val",
+            ...          "m:g", options=(Option("path_type", "", ("planner_path", "player_path")),))
+            >>> t.check_options({"path_type": "Player_Path", "other": 1})
+            {'path_type': 'player_path', 'other': 1}
+            >>> t.check_options({"path_type": "planer_path"})
+            Traceback (most recent call last):
+            ...
+            vlneval.errors.UnknownNameError: unknown t path type 'planer_path'; did you mean 'planner_path'? (known: planner_path, player_path)
+        """
+        out = dict(given)
+        for name, value in given.items():
+            if value is not None and self.has_option(name):
+                out[name] = self.option(name).resolve(value, self.name)  # type: ignore[arg-type]
+        return out
 
     def episodes_file(self, root: Path | None, split: str) -> Path:
         """The episodes file of ``split`` under ``root``."""

@@ -223,8 +223,9 @@ class ChunkRunner:
             result = self._rollout.run(order)
         records = list(zip(order, result.records, strict=True))
         return self._share(
-            ChunkResult(records, dict(result.protocol), result.truncated, result.steps,
-                        result.seconds)  # fmt: skip
+            ChunkResult(
+                records, dict(result.protocol), result.truncated, result.steps, result.seconds
+            )  # fmt: skip
         )
 
     def _run_continuous(self, order: list[int]) -> ChunkResult:

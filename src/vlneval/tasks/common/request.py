@@ -185,8 +185,9 @@ def episodes_path(
         return task.episodes_file(base, split)
     except MissingDataError:
         raise missing_split(
-            base, task.name, task.folder, task.file_names, split, task.splits
-        ) from None
+            base, task.name, task.folder, task.file_names, split, task.splits,
+            versions=task.version_files,
+        ) from None  # fmt: skip
 
 
 def open_graphs(graphs: str | Path | None, base: Path | None) -> GraphStore:

@@ -25,6 +25,7 @@ __all__ = [
     "check_root",
     "splits_found",
     "missing_split",
+    "missing_version_split",
 ]
 
 #: The folder of the navigation graphs under a data root (the first level of its layout).
@@ -164,10 +165,15 @@ def splits_found(folder: Path, patterns: Sequence[str]) -> list[str]:
 
 def missing_split(
     root: Path, task: str, folder: str, patterns: Sequence[str], split: str,
-    declared: Sequence[str] = (),
+    declared: Sequence[str] = (), *, versions: Sequence[tuple[str, str]] = (),
+    version: str | None = None, lead: str | None = None,
 ) -> MissingDataError:  # fmt: skip
     """The error for a split whose file is not under ``root``: the closest split name and the
     splits whose files are there.
+
+    With ``versions`` (a task's ``(data version, file pattern)`` pairs) the splits are those of
+    ``version`` (of every version when None), and a split found only under another version
+    names it (see :func:`missing_version_split`).
 
     Example:
         >>> import tempfile
@@ -177,6 +183,8 @@ def missing_split(
         >>> print(str(e).replace(str(top), "DIR"))
         no r2r valunseen episodes found under DIR/r2r; did you mean 'val_unseen'? (splits found there: val_unseen)
     """
+    if versions:
+        return missing_version_split(root, task, folder, versions, split, declared, version, lead)
     base = root / folder
     found = splits_found(base, patterns)
     known = sorted(set(found) | set(declared))
@@ -193,3 +201,73 @@ def missing_split(
     if absent and not found:
         msg += f"; declared splits: {', '.join(declared)}"
     return MissingDataError(msg)
+
+
+def missing_version_split(
+    root: Path, task: str, folder: str, versions: Sequence[tuple[str, str]], split: str,
+    declared: Sequence[str] = (), version: str | None = None, lead: str | None = None,
+) -> MissingDataError:  # fmt: skip
+    """The error for a split missing under one data version (or, with ``version`` None, under
+    all): the splits found for that version, the closest split name, the version whose files
+    hold the split, and how to fetch the files. ``lead`` replaces the opening words
+    (``no <task> <split> episodes for data version <version>``).
+
+    Example:
+        >>> import tempfile
+        >>> top = Path(tempfile.mkdtemp()); (top / "rev" / "v2").mkdir(parents=True)
+        >>> for name in ("R_val.json", "v2/R_val.json", "v2/R_train.json"):
+        ...     _ = (top / "rev" / name).write_text("[]")
+        >>> versions = [("v2", "v2/R_{split}.json"), ("v1", "R_{split}.json")]
+        >>> e = missing_version_split(top, "rev", "rev", versions, "train", ["train", "val"], "v1")
+        >>> print(str(e).replace(str(top), "DIR"))
+        no rev train episodes for data version v1 under DIR/rev (splits found for v1: val); train is there for data version v2: pass --data-version v2
+        >>> e = missing_version_split(top, "rev", "rev", versions, "vall", ["train", "val"], "v2")
+        >>> print(str(e).replace(str(top), "DIR"))
+        no rev vall episodes for data version v2 under DIR/rev; did you mean 'val'? (splits found for v2: train, val)
+    """
+    base = root / folder
+    found = {v: splits_found(base, [pattern]) for v, pattern in versions}
+    wanted = [version] if version is not None else [v for v, _ in versions]
+    here = sorted({s for v in wanted for s in found.get(v, [])})
+    hint = did_you_mean(split, sorted(set(here) | set(declared))) if split not in here else None
+    hint = hint if hint != split else None
+    target = hint or split
+    where = f"for data version {version}" if version is not None else "for any data version"
+    msg = f"{lead or f'no {task} {split} episodes {where}'} under {base}"
+    if hint:
+        msg += f"; did you mean {hint!r}?"
+    if version is not None:
+        msg += f" (splits found for {version}: {', '.join(found.get(version, [])) or 'none'})"
+    else:
+        each = "; ".join(f"{v}: {', '.join(found[v]) or 'none'}" for v, _ in versions)
+        msg += f" (splits found per data version: {each})"
+    if target in here:
+        return MissingDataError(msg)
+    elsewhere = [v for v, _ in versions if v not in wanted and target in found[v]]
+    if elsewhere:
+        msg += f"; {target} is there for data version {elsewhere[0]}: pass --data-version {elsewhere[0]}"
+    elif target in declared:
+        patterns = dict(versions)
+        fetch = _version_fetch_hint(task, folder, [patterns[v] for v in wanted if v in patterns])
+        msg += f"; {fetch}"
+    return MissingDataError(msg)
+
+
+def _version_fetch_hint(task: str, folder: str, patterns: Sequence[str]) -> str:
+    """How to get the files of ``patterns``: the fetchable dataset that holds such a file, else
+    the task's hint."""
+    try:
+        from vlneval.fetch.registry import current_registry
+
+        reg = current_registry()
+        regexes = [_pattern_regex(f"{folder}/{p}") for p in patterns]
+        names = [
+            name
+            for name, d in reg.datasets.items()
+            if any(r.fullmatch(f.path) for f in d.files for r in regexes)
+        ]
+    except Exception:  # noqa: BLE001 - the registry is a hint only
+        names = []
+    if names:
+        return f"get its files with `vlneval data fetch {' '.join(names)}`"
+    return _fetch_hint(task)

@@ -154,7 +154,8 @@ def score_hanna(
     if requests is None and REQUESTS in prof.metrics:
         parts.metrics[REQUESTS] = None
         parts.unavailable[REQUESTS] = (
-            "the predictions have no agent_ask (help requests are not recorded)"
+            "the predictions have no agent_ask (help requests are not recorded); give each "
+            "record agent_ask, its ask action at each step (0 do_nothing, 1 request_help)"
         )
     jumps = int(np.count_nonzero(flags["jumps"]))
     if jumps:

@@ -29,4 +29,5 @@ TASK = Task(
     "vlneval.tasks.reverie.score:ReverieScorer",
     options=(DATA_VERSION, BBOXES),
     object_boxes="vlneval.tasks.reverie.score:open_reverie",
+    version_files=(("v2", "data_v2/REVERIE_{split}.json"), ("v1", "REVERIE_{split}.json")),
 )

@@ -18,12 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import InvalidInputError, Problem, ProblemCollector, VLNEvalError
+from vlneval.errors import (
+    InvalidInputError,
+    MissingDataError,
+    Problem,
+    ProblemCollector,
+    VLNEvalError,
+)
 from vlneval.io import iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.predictions import TRAJECTORY_KEYS
 from vlneval.tasks.common.record_checks import check_fields, check_heading
-from vlneval.tasks.common.root import find_file
+from vlneval.tasks.common.root import find_file, missing_split
 from vlneval.tasks.reverie import DATA_VERSION
 
 __all__ = [
@@ -160,13 +166,23 @@ def load_reverie(
 
 def episodes_path(folder: Path, split: str, data_version: str) -> Path:
     """The episode file of ``split`` and ``data_version`` under a ``reverie`` folder."""
+    from vlneval.tasks.reverie import TASK  # the package imports this module: a cycle
+
     if data_version not in _FOLDERS:
         raise VLNEvalError(
             f"unknown REVERIE data version {data_version!r}; use one of {', '.join(DATA_VERSIONS)}"
         )
     sub = _FOLDERS[data_version]
     base = folder / sub if sub else folder
-    return find_file(base, [f"REVERIE_{split}.json"], f"REVERIE {data_version} {split} episodes")
+    try:
+        return find_file(
+            base, [f"REVERIE_{split}.json"], f"REVERIE {data_version} {split} episodes"
+        )
+    except MissingDataError:
+        raise missing_split(
+            folder.parent, TASK.name, folder.name, TASK.file_names, split, TASK.splits,
+            versions=TASK.version_files, version=data_version,
+        ) from None  # fmt: skip
 
 
 #: The field that carries the predicted object: the official name, then VLN-DUET's spelling.

@@ -241,7 +241,10 @@ def score_reverie(
         per["grounding_spl"] = length_weighted(rgs, ell, tl, floor=prof.spl_floor)
         per["joint_success"] = rgs * success
     else:
-        reason = "no predicted objects (predObjId) in the predictions file"
+        reason = (
+            "no predicted objects (predObjId) in the predictions file; give each record the id "
+            "of the object it names as predObjId"
+        )
         unavailable = {"RGS": reason, "RGSPL": reason}
     per["target_object"] = np.array(targets, dtype=object)
     per["predicted_object"] = np.array(

@@ -30,6 +30,7 @@ def _task(name: str, description: str, scorer: str, street_routes: str = "") -> 
         name, description, "touchdown", PROFILES, "touchdown", tuple(DATA_VERSIONS.values()),
         "vlneval.tasks.touchdown.format:load_touchdown", SPLITS, "dev", scorer,
         options=(DATA_VERSION,), street_routes=street_routes,
+        version_files=tuple(DATA_VERSIONS.items()),
     )  # fmt: skip
 
 

@@ -49,7 +49,7 @@ from vlneval.tasks.common.request import (
     episodes_path,
 )
 from vlneval.tasks.common.result import Result
-from vlneval.tasks.common.root import data_root, find_file
+from vlneval.tasks.common.root import data_root, find_file, missing_split
 from vlneval.tasks.common.scoring import summarise
 from vlneval.tasks.profiles import Profile
 from vlneval.tasks.touchdown import DATA_VERSIONS
@@ -104,9 +104,14 @@ def _episodes_path(
         if version not in DATA_VERSIONS:
             raise UnknownNameError("Touchdown data version", version, DATA_VERSIONS)
         name = DATA_VERSIONS[version].format(split=split)
-        return find_file(
-            root / task.folder, [name], f"touchdown {split} routes ({version})"
-        ), version
+        try:
+            return find_file(root / task.folder, [name], f"touchdown {split} routes"), version
+        except MissingDataError:
+            raise missing_split(
+                root, task.name, task.folder, task.file_names, split, task.splits,
+                versions=task.version_files, version=version,
+                lead=f"no touchdown {split} routes ({version}) found",
+            ) from None  # fmt: skip
     path = episodes_path(task, split, root, None)
     found = next(
         (
