@@ -208,10 +208,12 @@ def create_app(
     Example:
         >>> import tempfile
         >>> app = create_app(ServerConfig(data_dir=tempfile.mkdtemp()))
-        >>> sorted(app.openapi()["paths"])[:2]
-        ['/api/v1/challenges', '/api/v1/challenges/{challenge}']
+        >>> paths = app.openapi()["paths"]
+        >>> "/api/v1/challenges" in paths, "/api/v1/admin/submissions/{uid}/moderation" in paths
+        (True, True)
     """
     from vlneval import __version__
+    from vlneval.server.api import organisers
     from vlneval.server.api import routes as api
     from vlneval.server.core.migrate import upgrade
     from vlneval.server.pages import forms
@@ -234,6 +236,7 @@ def create_app(
     app.state.submit_limiter = RateLimiter(cfg.submit_rate, cfg.submit_burst)
     app.state.login_limiter = RateLimiter(cfg.login_rate, cfg.login_burst)
     app.include_router(api.router)
+    app.include_router(organisers.router)
     app.include_router(pages.router)
     app.include_router(forms.router)
     _install_handlers(app)
