@@ -164,3 +164,30 @@ def test_raw_secrets_leave_public_values_and_short_strings_alone():
     assert r.strict("a/b: abcd at 4.125 near goalviewpoint1, 3.000 from 4.12") == (
         "a/b: abcd at [hidden] near [hidden], 3.000 from 4.12"
     )
+
+
+def test_the_native_r2r_ce_form_is_accepted_and_scored_as_vlneval_score(ce, data_root, tmp_path):
+    """VLN-CE's own output (an object keyed by episode id) passes the step budget: its records
+    are the object's values, not one line of JSON."""
+    from vlneval.evaluation import evaluate
+
+    srv, episodes, _ = ce
+    native = {
+        str(ep["episode_id"]): [
+            {"position": ep["start_position"], "heading": 0.0, "stop": False},
+            {"position": ep["goals"][0]["position"], "heading": 0.0, "stop": True},
+        ]
+        for ep in episodes
+    }
+    path = tmp_path / "native.json"
+    path.write_bytes(encode(native))
+    r = srv.submit(srv.alpha, path.read_bytes(), phase="ce", name="native.json")
+    assert r.status_code == 202, r.text
+    assert srv.work() == 1
+    got = srv.get(r.json()["id"], srv.alpha).json()
+    assert got["status"] == "finished", got["messages"]
+    direct = evaluate(
+        "r2r-ce", "val_unseen", path, episodes_file=str(data_root / CE / "val_unseen.json.gz")
+    ).to_dict()
+    assert got["result"]["metrics"] == direct["metrics"]
+    assert got["result"]["n_episodes"] == direct["n_episodes"] == len(episodes)
