@@ -101,3 +101,19 @@ def test_the_admin_export_equals_the_cli_also_for_a_private_board(srv, capsys):
         else:
             assert r.headers["content-type"].startswith("text/csv") and r.text == cli
     assert srv.client.get(BOARD, params={"format": "json"}).status_code == 403
+
+
+def test_an_unexpected_error_is_logged_without_any_token(srv, monkeypatch, caplog):
+    import logging
+
+    def boom(*a, **k):
+        raise RuntimeError(f"broken while holding {ADMIN} and {srv.alpha}")
+
+    monkeypatch.setattr("vlneval.server.api.routes.queue_counts", boom)
+    client = type(srv.client)(srv.app, raise_server_exceptions=False)
+    with caplog.at_level(logging.ERROR):
+        r = client.get("/api/v1/health", headers=srv.auth(ADMIN))
+    assert r.status_code == 500 and r.json()["detail"].startswith("internal server error (incident")
+    assert "RuntimeError: broken while holding [admin token] and vlt_[hidden]" in caplog.text
+    assert ADMIN not in caplog.text and srv.alpha not in caplog.text
+    client.close()

@@ -174,6 +174,9 @@ def _install_handlers(app: FastAPI) -> None:
     async def crashed(request: Request, exc: Exception) -> Response:
         incident = secrets.token_hex(4)
         detail = "".join(traceback.format_exception(exc))
+        admin_token = request.app.state.cfg.admin_token
+        if admin_token:  # a traceback's locals could hold the header
+            detail = detail.replace(admin_token, "[admin token]")
         log.error(
             "incident %s: %s %s\n%s",
             incident,
