@@ -2,8 +2,9 @@
 
 They load with no console error and no failed request, show the leaderboard and a
 submission's status, scores and messages, and keep one team out of another's submissions; the
-upload form and the leaderboard controls work, a form posted from elsewhere is refused, and the
-board fits a 1,400 px window.
+upload form and the leaderboard controls (pick, hide, withdraw) work, a form posted from
+elsewhere is refused, the "Submit with" hint names this server, and the board fits a 1,400 px
+window, also for a REVERIE phase on real data with every metric in each entry's details.
 """
 
 from __future__ import annotations
@@ -295,3 +296,90 @@ def test_the_board_fits_1400_pixels(browser, live, tmp_path):
         assert page.evaluate(width) <= 1400, path
     assert watch.problems == []
     context.close()
+
+
+def test_a_team_withdraws_an_entry_and_the_hint_names_this_server(browser, live):
+    srv, server, ok, _ = live
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    watch = Watch(page)
+    _login(page, server, srv.alpha)
+    page.goto(server.url + "/c/demo/val")
+    hint = page.inner_text(".howto code")
+    assert (
+        hint
+        == f"vlneval submit --server {server.url} --challenge demo --phase val --predictions FILE"
+    )
+    teams = page.locator("#leaderboard tbody td.team").all_inner_texts()
+    assert teams == ["alpha", "beta"]
+    page.locator(f"#sub-{ok} button", has_text="withdraw").click()
+    page.wait_for_url(server.url + "/c/demo/val#yours")
+    assert page.inner_text(f"#sub-{ok} .state").startswith("withdrawn")
+    assert page.locator(f"#sub-{ok} button").count() == 0  # withdrawn for good: no controls
+    assert page.locator("#leaderboard tbody td.team").all_inner_texts() == ["beta"]
+    assert watch.problems == []
+    context.close()
+
+
+def _reverie_records(episodes, kind: str) -> list[dict]:
+    out = []
+    for ep in episodes:
+        path = ep["path"] if kind == "path" else ep["path"][:1]
+        obj = ep["objId"] if kind == "path" else None
+        for k in range(len(ep["instructions"])):
+            traj = [[vp, 0.0, 0.0] for vp in path]
+            out.append({"instr_id": f"{ep['id']}_{k}", "trajectory": traj, "predObjId": obj})
+    return out
+
+
+def test_a_reverie_board_with_every_metric_fits_1400_pixels(browser, data_root, sqlite_server):
+    """A REVERIE phase (every metric of its profile in each entry's details) on real data:
+    no horizontal scroll at 1,400 px, with each entry's details open in turn."""
+    import gzip
+    import json
+
+    from vlneval.reports.terminal import shown_unit
+    from vlneval.tasks.profiles import get_profile
+
+    srv = sqlite_server
+    f = data_root / "reverie" / "REVERIE_val_unseen.json.gz"
+    admin.create_phase(
+        srv.db, "demo", "reverie", task="reverie", split="val_unseen", episodes_file=str(f),
+        graphs=str(data_root / "matterport3d" / "connectivity"), title="REVERIE val unseen",
+    )  # fmt: skip
+    episodes = json.loads(gzip.decompress(f.read_bytes()))
+    for i, kind in enumerate(("path", "stop", "path")):
+        token = admin.create_team(srv.db, f"a-team-with-a-long-name-{i}-" + "q" * 30)
+        r = srv.submit(
+            token, encode(_reverie_records(episodes, kind)), phase="reverie",
+            method=("reference path " if kind == "path" else "stop ") + "m" * 60,
+            url="https://example.org/" + "p" * 150, description="d " * 200,
+        )  # fmt: skip
+        assert r.status_code == 202, r.text
+    assert srv.work() == 3
+    metrics = list(get_profile("reverie").metrics)
+    server = LiveServer(srv.app)
+    try:
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        page = context.new_page()
+        watch = Watch(page)
+        page.goto(server.url + "/c/demo/reverie")
+        rows = page.locator("#leaderboard tbody tr")
+        assert rows.count() == 3
+        width = "document.documentElement.scrollWidth"
+        assert page.evaluate(width) <= 1400
+        for i in range(3):
+            rows.nth(i).locator("details summary").click()
+            popup = rows.nth(i).locator("details .popup")
+            assert popup.is_visible()
+            assert popup.locator("dl.all dt").all_inner_texts() == [
+                f"{m} ({shown_unit(m)})" for m in metrics
+            ]
+            box = popup.bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 1400
+            assert page.evaluate(width) <= 1400
+            rows.nth(i).locator("details summary").click()
+        assert watch.problems == []
+        context.close()
+    finally:
+        server.stop()

@@ -67,7 +67,7 @@ def test_generated_requests_find_no_server_error(api_server):
             _check_operation(operation, headers)
         except Exception as exc:  # noqa: BLE001 - collect every operation's failures
             failures.append(f"{operation.label}: {exc}"[:3000])
-    assert n == 12
+    assert n == 14
     assert failures == []
 
 
@@ -83,6 +83,8 @@ def test_the_document_describes_every_endpoint_and_its_auth(api_server):
         "/api/v1/submissions", "/api/v1/submissions/{uid}",
         "/api/v1/challenges/{challenge}/phases/{phase}/entry",
         "/api/v1/submissions/{uid}/{action}",
+        "/api/v1/admin/submissions/{uid}/moderation",
+        "/api/v1/admin/challenges/{challenge}/phases/{phase}/leaderboard",
     }  # fmt: skip
     post = paths["/api/v1/challenges/{challenge}/phases/{phase}/submissions"]["post"]
     assert post["security"] == [{"HTTPBearer": []}]

@@ -174,6 +174,9 @@ def _install_handlers(app: FastAPI) -> None:
     async def crashed(request: Request, exc: Exception) -> Response:
         incident = secrets.token_hex(4)
         detail = "".join(traceback.format_exception(exc))
+        admin_token = request.app.state.cfg.admin_token
+        if admin_token:  # a traceback's locals could hold the header
+            detail = detail.replace(admin_token, "[admin token]")
         log.error(
             "incident %s: %s %s\n%s",
             incident,
@@ -208,10 +211,12 @@ def create_app(
     Example:
         >>> import tempfile
         >>> app = create_app(ServerConfig(data_dir=tempfile.mkdtemp()))
-        >>> sorted(app.openapi()["paths"])[:2]
-        ['/api/v1/challenges', '/api/v1/challenges/{challenge}']
+        >>> paths = app.openapi()["paths"]
+        >>> "/api/v1/challenges" in paths, "/api/v1/admin/submissions/{uid}/moderation" in paths
+        (True, True)
     """
     from vlneval import __version__
+    from vlneval.server.api import organisers
     from vlneval.server.api import routes as api
     from vlneval.server.core.migrate import upgrade
     from vlneval.server.pages import forms
@@ -234,6 +239,7 @@ def create_app(
     app.state.submit_limiter = RateLimiter(cfg.submit_rate, cfg.submit_burst)
     app.state.login_limiter = RateLimiter(cfg.login_rate, cfg.login_burst)
     app.include_router(api.router)
+    app.include_router(organisers.router)
     app.include_router(pages.router)
     app.include_router(forms.router)
     _install_handlers(app)

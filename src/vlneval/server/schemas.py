@@ -24,6 +24,8 @@ __all__ = [
     "LeaderboardOut",
     "ResultOut",
     "BoardStateOut",
+    "ModerationIn",
+    "ModerationOut",
     "ChoiceIn",
     "ChoiceOut",
     "SubmissionOut",
@@ -165,6 +167,22 @@ class BoardStateOut(BaseModel):
     moderation_reason: str
     flag: str
     baseline: bool
+
+
+class ModerationIn(BaseModel):
+    """An organiser's action on a submission, as ``vlneval admin moderate`` takes it: ``hide`` or
+    ``delete`` it (``show``, ``restore`` undo), ``flag`` it with a reason shown on the board
+    (``unflag``), pin it as a ``baseline`` (``unbaseline``)."""
+
+    action: Literal["hide", "show", "delete", "restore", "flag", "unflag", "baseline", "unbaseline"]
+    reason: str = Field(default="", max_length=500)
+
+
+class ModerationOut(BaseModel):
+    """A submission's leaderboard state after an organiser's action."""
+
+    uid: str
+    state: str
 
 
 class ChoiceIn(BaseModel):

@@ -27,7 +27,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from vlneval.server.core.auth import TeamRef, current_team, get_db, optional_team
+from vlneval.server.core.auth import TeamRef, current_team, get_db, is_admin, optional_team
 from vlneval.server.models import Challenge, Phase, Submission, Team, utcnow, with_row_details
 from vlneval.server.schemas import (
     ChallengeOut,
@@ -83,15 +83,12 @@ def _phase(s: Session, challenge: str, phase: str) -> Phase:
 def health(request: Request) -> HealthOut:
     """The server's version and database kind; with the organisers' admin token, how many
     submissions are in each status."""
-    import hmac
-
     from vlneval import __version__
 
     db = get_db(request)
-    admin_token = request.app.state.cfg.admin_token
     sent = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
     counts = None
-    if admin_token and hmac.compare_digest(sent.encode(), admin_token.encode()):
+    if is_admin(request, sent):
         with db.read() as s:
             counts = queue_counts(s)
     return HealthOut(
@@ -185,7 +182,8 @@ def phase_leaderboard(
             raise Refused(
                 403,
                 f"the leaderboard of {challenge}/{phase} is private: a team sees its own entry "
-                "with its token; organisers see all with `vlneval admin leaderboard`",
+                "with its token; organisers see all with `vlneval admin leaderboard` or the "
+                f"admin API (/api/v1/admin/challenges/{challenge}/phases/{phase}/leaderboard)",
             )
         only = None if ph.leaderboard_public else team.id  # type: ignore[union-attr]
         entries = leaderboard(s, ph, team_id=only)

@@ -18,7 +18,10 @@ from vlneval.server.core.database import Database
 from vlneval.server.models import Team
 from vlneval.server.services.admin import token_digest
 
-__all__ = ["TeamRef", "team_for_token", "current_team", "optional_team", "get_db"]
+__all__ = [
+    "TeamRef", "team_for_token", "current_team", "optional_team", "get_db", "is_admin",
+    "require_admin",
+]  # fmt: skip
 
 MAX_TOKEN = 200
 
@@ -68,3 +71,35 @@ def current_team(team: Annotated[TeamRef | None, Depends(optional_team)]) -> Tea
     if team is None:
         raise _unauthorised("this needs your team's API token: Authorization: Bearer <token>")
     return team
+
+
+def is_admin(request: Request, token: str | None) -> bool:
+    """Whether ``token`` is the organisers' admin token (never, when the server has none).
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> req = NS(app=NS(state=NS(cfg=NS(admin_token="adm"))))
+        >>> is_admin(req, "adm"), is_admin(req, "team"), is_admin(req, None)
+        (True, False, False)
+    """
+    import hmac
+
+    admin_token: str = request.app.state.cfg.admin_token
+    if not admin_token or not token or len(token) > MAX_TOKEN:
+        return False
+    return hmac.compare_digest(token.encode(), admin_token.encode())
+
+
+def require_admin(
+    request: Request, cred: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+) -> None:
+    """Lets only the organisers' admin token through (401 otherwise; 403 on a server that has
+    none: then the organisers moderate with ``vlneval admin``)."""
+    if not request.app.state.cfg.admin_token:
+        raise HTTPException(
+            403,
+            "this server has no admin token (serve with $VLNEVAL_ADMIN_TOKEN set); organisers "
+            "use `vlneval admin` instead",
+        )
+    if not is_admin(request, cred.credentials if cred is not None else None):
+        raise _unauthorised("this needs the organisers' admin token: Authorization: Bearer <token>")

@@ -92,6 +92,10 @@ def _records(text: Any) -> list[Any] | None:
         return msgspec.json.decode(text, type=list[msgspec.Raw])
     except (msgspec.DecodeError, msgspec.ValidationError):
         pass
+    try:  # an object keyed by episode id (VLN-CE's r2r-ce form): its values are the records
+        return list(msgspec.json.decode(text, type=dict[str, msgspec.Raw]).values()) or None
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        pass
     lines = bytes(text).splitlines() if len(text) < (1 << 31) else []
     out = []
     for line in lines:

@@ -8,12 +8,16 @@ incident tracebacks, errors raised while the hidden data itself was being loaded
 A :class:`Redactor` replaces each hidden value in a text by ``[hidden]``:
 
 - strings (reference-path and goal viewpoints, object ids), matched as whole tokens when they
-  look like ids (letters, digits, ``_``, ``-``; at least 5 characters), as substrings otherwise;
-- numbers (continuous goal positions), matched by value at the precision the text shows them
-  (3 decimals or more: a count or a timing with 2 decimals stays readable).
+  look like ids (letters, digits, ``_``, ``-``), as substrings otherwise; a string shorter than
+  5 characters is never hidden (it would turn every ``:`` or ``the`` of a line into
+  ``[hidden]`` and hides nothing worth hiding);
+- numbers (continuous goal positions, reference-path points), matched by value at the precision
+  the text shows them (3 decimals or more: a count or a timing with 2 decimals stays readable).
 
-Keys, scan names, episode ids and everything else stay as they are, so a log line still says
-what went wrong and where.
+Keys, scan names, episode ids, the strings of public fields (a scene, an instruction's
+vocabulary) and everything else stay as they are, so a log line still says what went wrong and
+where. A continuous task's dense reference file (``<split>_gt.json[.gz]`` beside the episodes)
+is hidden too (:meth:`Redactor.with_companions`).
 """
 
 from __future__ import annotations
@@ -21,9 +25,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
-__all__ = ["Redactor", "HIDDEN", "strings_in", "secrets_of", "secrets_in_raw", "PUBLIC_KEYS"]
+import numpy as np
+
+__all__ = [
+    "Redactor", "HIDDEN", "strings_in", "secrets_of", "secrets_in_raw", "PUBLIC_KEYS",
+    "companion_files", "read_json_values",
+]  # fmt: skip
 
 HIDDEN = "[hidden]"
 TOKEN = re.compile(r"[A-Za-z0-9_\-]+")
@@ -34,6 +44,8 @@ MIN_DECIMALS, MAX_DECIMALS = 3, 8
 PUBLIC_KEYS = frozenset({
     "scan", "scan_id", "house_id", "instructions", "instruction", "instr_id", "instruction_id",
     "path_id", "episode_id", "id", "heading", "language", "split", "instr_encoding",
+    # VLN-CE: a public test file holds the scene, the start pose and the vocabulary too
+    "scene_id", "trajectory_id", "start_position", "start_rotation", "instruction_vocab",
 })  # fmt: skip
 
 
@@ -69,6 +81,7 @@ def secrets_of(episodes: Any) -> set[str]:
 
 
 def _values(value: Any) -> Iterator[str | float]:
+    """Every string and float of a decoded JSON value, except under a public field."""
     stack = [value]
     while stack:
         v = stack.pop()
@@ -83,14 +96,16 @@ def _values(value: Any) -> Iterator[str | float]:
 def secrets_in_raw(value: Any) -> tuple[set[str], set[float]]:
     """The values of a decoded episodes file an organiser's log must not show, when the file
     could not be loaded as episodes: every string and non-integer number that is not a key and
-    not under a public field (:data:`PUBLIC_KEYS`).
+    not under a public field (:data:`PUBLIC_KEYS`). A public value that is also a hidden one
+    (a start position is a reference path's first point, and another episode's goal) is hidden.
 
     Example:
         >>> strings, numbers = secrets_in_raw(
-        ...     [{"scan": "s1", "path": ["vpA", "vpB"], "goal": [1.25, 0.0]}]
+        ...     [{"scan": "s1", "start_position": [0.5, 2.0], "path": ["vpA", "vpB"],
+        ...       "goal": [1.25, 0.0], "reference_path": [[0.75, 2.0], [1.25, 0.0]]}]
         ... )
-        >>> sorted(strings), numbers
-        (['vpA', 'vpB'], {1.25})
+        >>> sorted(strings), sorted(numbers)
+        (['vpA', 'vpB'], [0.75, 1.25])
     """
     strings: set[str] = set()
     numbers: set[float] = set()
@@ -102,12 +117,43 @@ def secrets_in_raw(value: Any) -> tuple[set[str], set[float]]:
     return strings, numbers
 
 
+def read_json_values(path: str | Path) -> Any:
+    """A JSON or JSON-lines file (gzipped or not), decoded; None when it cannot be read."""
+    import msgspec
+
+    from vlneval.io import read_bytes
+
+    try:
+        raw = read_bytes(Path(path))
+        try:
+            return msgspec.json.decode(raw)
+        except msgspec.DecodeError:  # JSON lines (RxR)
+            return [msgspec.json.decode(line) for line in raw.splitlines() if line.strip()]
+    except Exception:  # noqa: BLE001 - unreadable: its error quotes no values
+        return None
+
+
+def companion_files(episodes_file: str | Path) -> list[Path]:
+    """The hidden files that go with an episodes file: a VLN-CE split's dense reference
+    (``val_unseen.json.gz`` -> ``val_unseen_gt.json.gz``), when it is there.
+
+    Example:
+        >>> companion_files("/nowhere/val_unseen.json.gz")
+        []
+    """
+    p = Path(episodes_file)
+    stem = p.name.split(".", 1)[0]
+    names = (f"{stem}_gt.json", f"{stem}_gt.json.gz")
+    return [p.parent / n for n in names if not stem.endswith("_gt") and (p.parent / n).is_file()]
+
+
 class Redactor:
     """Replaces hidden values in text (for logs and internal errors only).
 
     Args:
-        secrets: hidden strings; token-like ones (letters, digits, ``_``, ``-``; at least 5
-            characters) are matched as whole tokens, others as substrings.
+        secrets: hidden strings of at least 5 characters (shorter ones are kept); token-like
+            ones (letters, digits, ``_``, ``-``) are matched as whole tokens, others as
+            substrings.
         numbers: hidden numbers (e.g. goal positions); a number written with 3 or more
             decimals is hidden when one of them rounds to it.
 
@@ -121,33 +167,52 @@ class Redactor:
         self.tokens: set[str] = set()
         self.phrases: list[str] = []
         for s in secrets:
-            if not s or (len(s) < MIN_TOKEN and TOKEN.fullmatch(s)):
+            if len(s) < MIN_TOKEN:
                 continue
             if TOKEN.fullmatch(s):
                 self.tokens.add(s)
             else:
                 self.phrases.append(s)
         self.phrases.sort(key=len, reverse=True)
-        self.numbers: set[str] = set()
-        for x in numbers:
-            if math.isfinite(x):
-                self.numbers.update(f"{x:.{d}f}" for d in range(MIN_DECIMALS, MAX_DECIMALS + 1))
+        # sorted, for a look-up by interval: a float array, not a set of printed forms
+        self.numbers = np.unique(np.fromiter((x for x in numbers if math.isfinite(x)), float))
 
     def __len__(self) -> int:
         return len(self.tokens) + len(self.phrases) + len(self.numbers)
 
+    def with_companions(self, episodes_file: str | Path | None) -> Redactor:
+        """This redactor, also hiding the values of the hidden files that go with
+        ``episodes_file`` (:func:`companion_files`: a VLN-CE dense reference)."""
+        files = companion_files(episodes_file) if episodes_file else []
+        if not files:
+            return self
+        strings: set[str] = set()
+        numbers: set[float] = set()
+        for path in files:
+            s, n = secrets_in_raw(read_json_values(path))
+            strings |= s
+            numbers |= n
+        out = Redactor(strings, numbers)
+        out.tokens |= self.tokens
+        out.phrases = sorted({*out.phrases, *self.phrases}, key=len, reverse=True)
+        out.numbers = np.union1d(out.numbers, self.numbers)
+        return out
+
     def _hidden_number(self, m: re.Match[str]) -> bool:
+        """Whether a hidden number is shown as ``m`` (rounds to it at the shown precision)."""
         decimals = min(len(m.group(1)), MAX_DECIMALS)
         try:
-            shown = f"{float(m.group(0)):.{decimals}f}"
+            shown = float(m.group(0))
         except ValueError:  # pragma: no cover - the pattern only matches numbers
             return False
-        return shown in self.numbers
+        half = 0.5 * 10.0**-decimals * (1 + 1e-9)
+        i = int(np.searchsorted(self.numbers, shown - half))
+        return i < len(self.numbers) and float(self.numbers[i]) <= shown + half
 
     def found(self, text: str) -> list[str]:
         """The hidden values that occur in ``text``."""
         hits = [m.group(0) for m in TOKEN.finditer(text) if m.group(0) in self.tokens]
-        if self.numbers:
+        if len(self.numbers):
             hits += [m.group(0) for m in NUMBER.finditer(text) if self._hidden_number(m)]
         return hits + [p for p in self.phrases if p in text]
 
@@ -156,7 +221,7 @@ class Redactor:
         if not self.found(text):
             return text
         out = TOKEN.sub(lambda m: HIDDEN if m.group(0) in self.tokens else m.group(0), text)
-        if self.numbers:
+        if len(self.numbers):
             out = NUMBER.sub(lambda m: HIDDEN if self._hidden_number(m) else m.group(0), out)
         for p in self.phrases:
             out = out.replace(p, HIDDEN)

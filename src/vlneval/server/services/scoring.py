@@ -187,7 +187,7 @@ def raw_redactor(episodes_file: str | None) -> Redactor:
     except Exception:  # noqa: BLE001 - unreadable: its error quotes no values
         return Redactor(())
     strings, numbers = secrets_in_raw(values)
-    return Redactor(strings, numbers)
+    return Redactor(strings, numbers).with_companions(episodes_file)
 
 
 def _sanitise(summary: Mapping[str, Any], display_name: str, source: str) -> dict[str, Any]:

@@ -17,10 +17,11 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 from vlneval.server.core.config import ServerConfig
 
-__all__ = ["WorkerPool", "worker_command", "PARENT_ENV", "HEALTHY_SECONDS"]
+__all__ = ["WorkerPool", "Backoff", "worker_command", "PARENT_ENV", "HEALTHY_SECONDS"]
 
 PARENT_ENV = "VLNEVAL_WORKER_PARENT"  # the pid of `vlneval serve`: a worker exits when it dies
 HEALTHY_SECONDS = 60.0  # a worker that ran this long before exiting restarts after 1 s again
@@ -46,11 +47,59 @@ def worker_command(cfg: ServerConfig) -> list[str]:
     ]  # fmt: skip
 
 
-class WorkerPool:
-    """``n`` worker processes, restarted when they exit."""
+class Backoff:
+    """The delay before restarting a worker that exited: it doubles while the worker keeps
+    exiting soon after its start, up to ``most`` seconds, and is ``first`` again once a worker
+    ran ``healthy`` seconds (a new fault, not a crash loop).
 
-    def __init__(self, cfg: ServerConfig, n: int) -> None:
-        self.cfg, self.n = cfg, n
+    Example:
+        >>> b = Backoff()
+        >>> [b.delay(ran_for=2.0) for _ in range(7)]
+        [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
+        >>> b.delay(ran_for=HEALTHY_SECONDS), b.delay(ran_for=0.5)
+        (1.0, 2.0)
+    """
+
+    def __init__(
+        self, first: float = 1.0, most: float = 30.0, healthy: float = HEALTHY_SECONDS
+    ) -> None:
+        self.first, self.most, self.healthy = first, most, healthy
+        self.current = first
+
+    def delay(self, ran_for: float) -> float:
+        """The delay before the next start of a worker that exited after ``ran_for`` seconds."""
+        if ran_for >= self.healthy:
+            self.current = self.first
+        out = self.current
+        self.current = min(self.current * 2, self.most)
+        return out
+
+
+class WorkerPool:
+    """``n`` worker processes, restarted when they exit (after a :class:`Backoff` delay).
+
+    Args:
+        cfg: the server's settings (the workers get them in their environment).
+        n: how many workers.
+        backoff: makes each worker's :class:`Backoff` (the defaults: 1 s doubling to 30 s,
+            reset after a minute of healthy running).
+        poll: how often (seconds) the pool looks for exited workers.
+        command: the worker command line (default: :func:`worker_command`).
+    """
+
+    def __init__(
+        self,
+        cfg: ServerConfig,
+        n: int,
+        *,
+        backoff: Callable[[], Backoff] = Backoff,
+        poll: float = 1.0,
+        command: list[str] | None = None,
+    ) -> None:
+        self.cfg, self.n, self.poll = cfg, n, poll
+        self.command = command or worker_command(cfg)
+        self.backoffs = [backoff() for _ in range(n)]
+        self.delays: list[tuple[int, float]] = []  # (worker, delay) of every restart
         self.procs: list[subprocess.Popen[bytes] | None] = [None] * n
         self.started = [0.0] * n
         self._stop = threading.Event()
@@ -58,7 +107,7 @@ class WorkerPool:
 
     def _spawn(self, i: int) -> None:
         env = {**os.environ, **self.cfg.to_env(), PARENT_ENV: str(os.getpid())}
-        self.procs[i] = subprocess.Popen(worker_command(self.cfg), env=env)  # noqa: S603
+        self.procs[i] = subprocess.Popen(self.command, env=env)  # noqa: S603
         self.started[i] = time.monotonic()
         log.info("started worker %d (pid %d)", i, self.procs[i].pid)  # type: ignore[union-attr]
 
@@ -69,17 +118,17 @@ class WorkerPool:
         self._thread.start()
 
     def _watch(self) -> None:
-        backoff = [1.0] * self.n
-        while not self._stop.wait(1.0):
+        while not self._stop.wait(self.poll):
             for i, p in enumerate(self.procs):
                 if p is not None and p.poll() is not None and not self._stop.is_set():
+                    delay = self.backoffs[i].delay(time.monotonic() - self.started[i])
                     log.warning(
-                        "worker %d (pid %d) exited with %s; restarting", i, p.pid, p.returncode
-                    )
-                    if time.monotonic() - self.started[i] >= HEALTHY_SECONDS:
-                        backoff[i] = 1.0  # it ran well for a while: a new fault, not a loop
-                    time.sleep(backoff[i])
-                    backoff[i] = min(backoff[i] * 2, 30.0)
+                        "worker %d (pid %d) exited with %s; restarting in %.1f s",
+                        i, p.pid, p.returncode, delay,
+                    )  # fmt: skip
+                    self.delays.append((i, delay))
+                    if self._stop.wait(delay):
+                        return
                     self._spawn(i)
 
     def stop(self, grace: float = 30.0) -> None:
