@@ -104,6 +104,10 @@ class Task:
         run_env: for tasks whose agents run in a continuous environment, the environment id
             ``vlneval run`` uses unless ``--env`` names another continuous one; empty for
             tasks run on a graph.
+        public_copy: the function (entry point) ``(src, dest) -> None`` that writes the public
+            copy of an episodes file (every hidden value replaced by a public stand-in, see
+            :mod:`vlneval.tasks.common.public_file`), on which the task's own scorer checks
+            a file blind (the server and ``vlneval validate`` on a test split do).
     """
 
     name: str
@@ -125,6 +129,7 @@ class Task:
     run_records: str = ""
     graph_trajectories: bool = False
     run_env: str = ""
+    public_copy: str = ""
 
     @property
     def data_versions(self) -> tuple[str, ...]:

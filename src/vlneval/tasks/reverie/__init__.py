@@ -29,4 +29,5 @@ TASK = Task(
     "vlneval.tasks.reverie.score:ReverieScorer",
     options=(DATA_VERSION, BBOXES),
     object_boxes="vlneval.tasks.reverie.score:open_reverie",
+    public_copy="vlneval.tasks.reverie.public:public_reverie",
 )

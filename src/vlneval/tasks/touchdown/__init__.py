@@ -36,6 +36,7 @@ TASK = Task(
     "vlneval.tasks.touchdown.score:TouchdownScorer",
     options=(DATA_VERSION,),
     street_routes="vlneval.tasks.touchdown.score:open_routes",
+    public_copy="vlneval.tasks.touchdown.public:public_touchdown",
 )
 SDR = Task(
     "touchdown-sdr",
@@ -49,4 +50,5 @@ SDR = Task(
     "dev",
     "vlneval.tasks.touchdown.score:SDRScorer",
     options=(DATA_VERSION,),
+    public_copy="vlneval.tasks.touchdown.public:public_touchdown",
 )

@@ -46,6 +46,7 @@ R2R_CE = Task(
         SHOW_PROGRESS,
     ),
     run_env="continuous-r2r-ce",
+    public_copy="vlneval.tasks.vlnce.public:public_vlnce",
 )
 R2R_TWIN = Task(
     "r2r-twin",
@@ -60,4 +61,5 @@ R2R_TWIN = Task(
     "vlneval.tasks.vlnce.score:TwinScorer",
     options=(SHOW_PROGRESS,),
     run_env="continuous-r2r-ce",
+    public_copy="vlneval.tasks.r2r.public:public_r2r",
 )
