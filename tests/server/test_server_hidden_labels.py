@@ -238,7 +238,11 @@ def test_a_scorer_message_that_quotes_a_goal_is_never_shown(sqlite_server, monke
     TASKS.register(
         "demo-leaky",
         dataclasses.replace(
-            get_task("demo"), name="demo-leaky", open_scorer=leaky, graph_trajectories=False
+            get_task("demo"),
+            name="demo-leaky",
+            open_scorer=leaky,
+            graph_trajectories=False,
+            public_copy="",  # a task the public view cannot check
         ),
     )
     try:

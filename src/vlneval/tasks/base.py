@@ -130,6 +130,10 @@ class Task:
         version_files: for tasks with several data releases, ``(version, file-name pattern)``
             of each (patterns as ``file_names``): a split missing under one release is answered
             with the splits of that release and the release that has it.
+        public_copy: the function (entry point) ``(src, dest) -> None`` that writes the public
+            copy of an episodes file (every hidden value replaced by a public stand-in, see
+            :mod:`vlneval.tasks.common.public_file`), on which the task's own scorer checks
+            a file blind (the server and ``vlneval validate`` on a test split do).
     """
 
     name: str
@@ -152,6 +156,7 @@ class Task:
     graph_trajectories: bool = False
     run_env: str = ""
     version_files: tuple[tuple[str, str], ...] = ()
+    public_copy: str = ""
 
     @property
     def data_versions(self) -> tuple[str, ...]:

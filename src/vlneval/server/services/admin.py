@@ -156,34 +156,93 @@ def resolve_data(
     episodes_file: str | None,
     graphs: str | None,
     data_root: str | None,
+    options: dict[str, Any] | None = None,
 ) -> ResolvedData:
-    """Finds, loads and checks a phase's hidden episodes and graphs."""
+    """Finds, loads and checks a phase's hidden episodes and graphs.
+
+    The split is opened by the task's own scorer, exactly as ``vlneval score`` opens it (the
+    same file search, task options such as ``data_version``, and checks), and the episodes file
+    it read is recorded, so that the server scores against the file the command line scores.
+    """
     from vlneval.server.services.storage import sha256_hex
     from vlneval.tasks import get_task
-    from vlneval.tasks.common.request import episodes_path
     from vlneval.tasks.common.root import data_root as find_root
-    from vlneval.tasks.common.root import graphs_dir
-    from vlneval.tasks.common.scoring import load_split
-    from vlneval.tasks.profiles import get_profile
 
-    t, prof = get_task(task), get_profile(profile)
+    t = get_task(task)
     root = find_root(data_root)
     ep = Path(episodes_file).resolve() if episodes_file else None
-    if ep is None and not t.embedded:
-        ep = episodes_path(t, split, root, None).resolve()
     gr = Path(graphs).resolve() if graphs else None
     if gr is None and not t.embedded and root is not None:
-        gr = graphs_dir(root).resolve()
-    episodes, store = load_split(t, split, prof, episodes_file=ep, graphs=gr)
-    if not episodes.scorable:
+        gr = _default_graphs(t, root)
+    episodes, store = _open_split(t, split, profile, root, ep, gr, options or {})
+    if not getattr(episodes, "scorable", True):
         raise InvalidInputError(
             f"{episodes.source}: has no goals; a phase needs the episodes file with the hidden "
             "labels (reference paths and goals)"
         )
-    for scan in sorted(set(episodes.scans)):
-        store.graph(scan)
+    if store is not None and hasattr(store, "graph"):
+        for scan in sorted(set(getattr(episodes, "scans", ()))):
+            store.graph(scan)
+    if ep is None and not t.embedded:
+        ep = Path(episodes.source).resolve()
     sha = sha256_hex(ep.read_bytes()) if ep is not None else None
     return ResolvedData(str(ep) if ep else None, str(gr) if gr else None, sha, len(episodes))
+
+
+def _default_graphs(task: Any, root: Path) -> Path:
+    """The graphs a task reads under a data root: its street graph (``<folder>/graph``) for a
+    street task, else the Matterport3D connectivity folder."""
+    from vlneval.tasks.common.root import graphs_dir
+
+    if task.street_routes:
+        return (root / task.folder / "graph").resolve()
+    return graphs_dir(root).resolve()
+
+
+def _open_split(
+    task: Any,
+    split: str,
+    profile: str,
+    root: Path | None,
+    episodes_file: Path | None,
+    graphs: Path | None,
+    options: dict[str, Any],
+) -> tuple[Any, Any]:
+    """The split's episodes and graphs as the task's scorer opens them (a test split, which
+    the scorer refuses, is reported as having no goals)."""
+    from vlneval.evaluation import Scorer
+
+    try:
+        with Scorer(
+            task.name, split, profile=profile, root=root, episodes=episodes_file, graphs=graphs,
+            **options,
+        ) as scorer:  # fmt: skip
+            if scorer.episodes is not None:
+                return scorer.episodes, scorer.graphs
+    except InvalidInputError as exc:
+        if "has no goals" not in str(exc):
+            raise
+        raise InvalidInputError(
+            f"{exc.problems[0].source}: has no goals; a phase needs the episodes file with the "
+            "hidden labels (reference paths and goals)"
+        ) from None
+    return _load_table(task, split, profile, root, episodes_file, graphs)
+
+
+def _load_table(
+    task: Any,
+    split: str,
+    profile: str,
+    root: Path | None,
+    episodes_file: Path | None,
+    graphs: Path | None,
+) -> tuple[Any, Any]:
+    """The split read by the task's loader (for a scorer that does not expose its episodes)."""
+    from vlneval.tasks.common.scoring import load_split
+    from vlneval.tasks.profiles import get_profile
+
+    prof = get_profile(profile)
+    return load_split(task, split, prof, root=root, episodes_file=episodes_file, graphs=graphs)
 
 
 def primary_metric_of(task: str, profile: str, metric: str | None) -> tuple[str, bool]:
@@ -247,6 +306,7 @@ def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> Reso
         episodes_file=fields.get("episodes_file"),
         graphs=fields.get("graphs"),
         data_root=fields.get("data_root"),
+        options=_options(fields.get("options")),
     )
     metric, higher = primary_metric_of(task.name, profile, fields.get("primary_metric"))
     with db.write() as s:
@@ -312,6 +372,7 @@ def update_phase(
                 episodes_file=ph.episodes_file,
                 graphs=ph.graphs_dir,
                 data_root=None,
+                options=dict(ph.options or {}),
             )
             ph.data_sha256, ph.n_episodes = data.data_sha256, data.n_episodes
 

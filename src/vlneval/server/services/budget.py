@@ -6,11 +6,13 @@ JSON text (each record a zero-copy slice) and the file is refused when
 
 - it holds more records than the split could need (twice its episodes, plus 100);
 - one record holds more JSON values than a trajectory of ``max_steps`` steps needs (a step of
-  the R2R form ``[viewpoint, heading, elevation]`` is 4 values);
+  the R2R form ``[viewpoint, heading, elevation]`` is 4 values; a continuous step
+  ``{"position": [x, y, z], "heading": h, "stop": false}`` is 7, counted as 12);
 - all records together hold more than ``mean_steps`` steps per episode of the split;
 - its JSON text is larger than such a file could be (``bytes_per_step`` per step allowed).
 
-The counts are upper bounds (commas and brackets, in strings too), so an honest file, whose
+A record is an element of the file's JSON list, a value of its JSON object (the VLN-CE form,
+keyed by episode id) or a line of JSON lines (RxR). The counts are upper bounds (commas and brackets, in strings too), so an honest file, whose
 trajectories are a few dozen steps, is never near them.
 """
 
@@ -24,6 +26,7 @@ from vlneval.errors import InvalidInputError
 __all__ = ["StepBudget", "check_steps", "VALUES_PER_STEP", "RECORD_VALUES"]
 
 VALUES_PER_STEP = 4
+CONTINUOUS_VALUES_PER_STEP = 12  # a position triple, a heading, a stop flag and a few extra keys
 RECORD_VALUES = 64  # the id, a few task fields (predicted object, help requests) and slack
 BYTES_PER_RECORD = 4096
 
@@ -69,6 +72,13 @@ class StepBudget:
         """Most JSON values over the whole file."""
         return VALUES_PER_STEP * self.max_total_steps + RECORD_VALUES * self.max_records
 
+    def scaled(self, values_per_step: int) -> tuple[int, int]:
+        """``(max_record_values, max_total_values)`` for steps of ``values_per_step`` values."""
+        return (
+            values_per_step * self.max_steps + RECORD_VALUES,
+            values_per_step * self.max_total_steps + RECORD_VALUES * self.max_records,
+        )
+
     @property
     def max_bytes(self) -> int:
         """Most bytes of JSON text."""
@@ -85,7 +95,8 @@ class StepBudget:
 
 
 def _records(text: Any) -> list[Any] | None:
-    """Zero-copy slices of the records of a JSON list (or of JSON lines); None when neither."""
+    """Zero-copy slices of the records of a JSON list, of the values of a JSON object (keyed
+    by episode id), or the lines of JSON lines; None when none of them."""
     import msgspec
 
     try:
@@ -107,6 +118,11 @@ def _records(text: Any) -> list[Any] | None:
 def _values(record: Any) -> int:
     b = bytes(record)
     return b.count(b",") + b.count(b"[") + b.count(b"{") + 1
+
+
+def _continuous(record: Any) -> bool:
+    """Whether a record's steps are continuous positions (``"position"`` keys)."""
+    return b'"position"' in bytes(record)
 
 
 def check_steps(text: Any, name: str, budget: StepBudget) -> None:
@@ -134,9 +150,14 @@ def check_steps(text: Any, name: str, budget: StepBudget) -> None:
     if records is None:
         return  # not a list of records: the parser says what it is
     # counts only: no slice of ``text`` (a memory map) may outlive this frame's exceptions
-    counts = [_values(rec) for rec in records] if len(records) <= budget.max_records else []
+    small = len(records) <= budget.max_records
+    counts = [_values(rec) for rec in records] if small else []
+    continuous = small and any(_continuous(rec) for rec in records[:10])
     n_records = len(records)
     del records
+    per_record, per_file = budget.scaled(
+        CONTINUOUS_VALUES_PER_STEP if continuous else VALUES_PER_STEP
+    )
     if n_records > budget.max_records:
         raise InvalidInputError(
             f"holds {n_records:,} records; this phase has {budget.n_episodes:,} episodes "
@@ -145,16 +166,16 @@ def check_steps(text: Any, name: str, budget: StepBudget) -> None:
         )
     total = 0
     for k, n in enumerate(counts):
-        if n > budget.max_record_values:
+        if n > per_record:
             raise InvalidInputError(
                 f"record {k} holds {n:,} JSON values, more than a trajectory of at most "
                 f"{budget.max_steps:,} steps needs (this phase's limit per trajectory)",
                 source=name,
             )
         total += n
-    if total > budget.max_total_values:
+    if total > per_file:
         raise InvalidInputError(
             f"holds {total:,} JSON values in its records, more than {budget.mean_steps} steps "
-            f"per episode of this phase need ({budget.max_total_values:,}; the limit per file)",
+            f"per episode of this phase need ({per_file:,}; the limit per file)",
             source=name,
         )

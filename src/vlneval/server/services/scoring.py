@@ -79,6 +79,10 @@ class PhaseData:
         profile: the scoring profile.
         redactor: hides the phase's hidden values in log lines.
         splits: the public ids of the task's other splits (for a wrong-split file).
+        checker: for a task with its own reader, its scorer on the public copy of the split
+            (:class:`~vlneval.tasks.common.blind.PublicScorer`), which checks a file with
+            the task's own messages and never sees a hidden value; None for the R2R family
+            (``public``) and for a task that declares no public copy.
     """
 
     public: Any
@@ -86,6 +90,7 @@ class PhaseData:
     profile: Any
     redactor: Redactor
     splits: SplitIndex | None = None
+    checker: Any = None
 
     @property
     def starts(self) -> dict[str, str]:
@@ -147,7 +152,7 @@ def load_phase_data(spec: PhaseSpec) -> PhaseData:
     task = get_task(spec.task)
     prof = get_profile(spec.profile)
     if not checks_publicly(task):
-        return PhaseData(None, None, prof, raw_redactor(_episodes_path(task, spec)))
+        return _own_reader_phase(task, spec, prof)
     episodes, store = load_split(
         task, spec.split, prof, episodes_file=spec.episodes_file, graphs=spec.graphs_dir
     )
@@ -157,6 +162,24 @@ def load_phase_data(spec: PhaseSpec) -> PhaseData:
     return PhaseData(
         public_view(episodes), store, prof, Redactor(secrets_of(episodes)), SplitIndex(loaders)
     )
+
+
+def _own_reader_phase(task: Any, spec: PhaseSpec, prof: Any) -> PhaseData:
+    """The data of a phase of a task with its own reader: its scorer on the public copy of
+    the split checks uploads (when the task declares one), the hidden file only scores them."""
+    from vlneval.tasks.common.blind import PublicScorer
+    from vlneval.tasks.common.public_file import has_public_copy
+
+    episodes_file = _episodes_path(task, spec)
+    redactor = raw_redactor(episodes_file)
+    if not has_public_copy(task) or episodes_file is None:
+        return PhaseData(None, None, prof, redactor)
+    checker = PublicScorer(
+        task, spec.split, prof, episodes_file, graphs=spec.graphs_dir,
+        options=spec.option_dict(),
+    )  # fmt: skip
+    loaders = sibling_loaders(task, spec.split, episodes_file, lambda p, s: task.load(p, s, prof))
+    return PhaseData(None, None, prof, redactor, SplitIndex(loaders), checker)
 
 
 def _episodes_path(task: Any, spec: PhaseSpec) -> str | None:
@@ -293,6 +316,17 @@ def _score_file(
                 starts=data.starts,
             )
             return Outcome(FAILED, "invalid", messages)
+    elif data.checker is not None:
+        problems = data.checker.problems(path, form=form, splits=data.splits)
+        if problems:
+            messages = render_problems(
+                problems,
+                source=source,
+                display_name=display_name,
+                id_field=data.checker.id_field,
+                starts={},
+            )
+            return Outcome(FAILED, "invalid", messages)
     del text
     try:
         result = evaluate(
@@ -307,7 +341,7 @@ def _score_file(
             options=spec.option_dict() or None,
         )
     except InvalidInputError as exc:
-        if data.public is None:
+        if data.public is None and data.checker is None:
             log.info(
                 "submission refused by the %s scorer: %s", spec.task, data.redactor.strict(str(exc))
             )

@@ -173,6 +173,8 @@ def _check_syntax(text: Any, name: str) -> None:
     try:
         msgspec.json.decode(text, type=msgspec.Raw)
     except msgspec.DecodeError as err:
+        if _json_lines(text):
+            return  # JSON lines (RxR's native form): the task's reader reads them
         if len(text) > EXPLAIN_BYTES:
             raise InvalidInputError(f"not valid JSON: {err}", source=name) from None
         try:
@@ -181,6 +183,26 @@ def _check_syntax(text: Any, name: str) -> None:
             prefix = f"{name}: "
             messages = [p.message.removeprefix(prefix) for p in exc.problems]
             raise InvalidInputError("; ".join(messages), source=name) from None
+
+
+def _json_lines(text: Any) -> bool:
+    """Whether ``text`` is JSON lines: two or more lines, each one JSON object.
+
+    Example:
+        >>> _json_lines(b'{"a": 1}\\n{"a": 2}\\n'), _json_lines(b'{"a": 1} x')
+        (True, False)
+    """
+    import msgspec
+
+    lines = [line for line in bytes(text).splitlines() if line.strip()]
+    if len(lines) < 2 or not all(line.lstrip().startswith(b"{") for line in lines):
+        return False
+    try:
+        for line in lines:
+            msgspec.json.decode(line, type=msgspec.Raw)
+    except msgspec.DecodeError:
+        return False
+    return True
 
 
 def check_upload(raw: bytes, name: str, limits: UploadLimits | None = None) -> bytes:

@@ -119,18 +119,42 @@ def _ids_loader(
 def sibling_loaders(
     task: Any, split: str, episodes_file: str | None, load: Callable[[Path, str], EpisodeTable]
 ) -> dict[str, Callable[[], Sequence[str]]]:
-    """Loaders of the ids of ``task``'s other splits whose files lie beside ``episodes_file``."""
+    """Loaders of the ids of ``task``'s other splits whose files lie where the task's file
+    patterns put them relative to ``episodes_file`` (beside it, or in a sibling folder for a
+    pattern such as ``{split}/{split}.json``)."""
     if not episodes_file:
         return {}
-    folder = Path(episodes_file).parent
+    here = Path(episodes_file)
     out: dict[str, Callable[[], Sequence[str]]] = {}
     for other in getattr(task, "splits", ()):
         if other == split:
             continue
         for pattern in getattr(task, "file_names", ()):
-            name = Path(pattern.format(split=other)).name
-            found = [c for c in (folder / name, folder / f"{name}.gz") if c.is_file()]
+            found = [c for c in _candidates(here, pattern, split, other) if c.is_file()]
             if found:
                 out[other] = _ids_loader(load, found[0], other)
                 break
+    return out
+
+
+def _candidates(here: Path, pattern: str, split: str, other: str) -> list[Path]:
+    """Where ``pattern``'s file of split ``other`` is, if ``here`` is its file of ``split``.
+
+    Example:
+        >>> [str(p) for p in _candidates(Path("/d/val/val.json.gz"), "{split}/{split}.json",
+        ...                               "val", "test")]
+        ['/d/test/test.json', '/d/test/test.json.gz', '/d/val/test.json', '/d/val/test.json.gz']
+    """
+    mine, theirs = Path(pattern.format(split=split)), Path(pattern.format(split=other))
+    base = here.parent
+    depth = len(mine.parts) - 1
+    out: list[Path] = []
+    if (
+        depth
+        and len(here.parents) > depth
+        and list(here.parent.parts[-depth:]) == list(mine.parent.parts)
+    ):
+        root = here.parents[depth]
+        out += [root / theirs, root / f"{theirs}.gz"]
+    out += [base / theirs.name, base / f"{theirs.name}.gz"]
     return out

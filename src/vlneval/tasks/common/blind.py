@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +36,9 @@ __all__ = [
     "checks_publicly",
     "open_public",
     "blind_check",
+    "PublicScorer",
+    "open_public_scorer",
+    "file_ids",
 ]
 
 
@@ -102,14 +105,30 @@ class SplitIndex:
         return best
 
 
-def _file_ids(text: bytes, id_field: str) -> set[str]:
-    """The ids the records of a JSON list hold (strings and integers, as text)."""
+def file_ids(text: bytes, id_field: str) -> set[str]:
+    """The ids a predictions file holds, as text: the ``id_field`` of the records of a JSON
+    list or of JSON lines, or the keys of a JSON object keyed by episode id (VLN-CE).
+
+    Example:
+        >>> sorted(file_ids(b'[{"instr_id": "1_0"}, {"instr_id": 7}]', "instr_id"))
+        ['1_0', '7']
+        >>> sorted(file_ids(b'{"4": [], "9": []}', "episode_id"))
+        ['4', '9']
+        >>> sorted(file_ids(b'{"instruction_id": 3}\\n{"instruction_id": 4}\\n', "instruction_id"))
+        ['3', '4']
+    """
     import msgspec
 
+    records: list[dict[str, Any]] = []
     try:
         records = msgspec.json.decode(text, type=list[dict[str, msgspec.Raw]])
     except (msgspec.DecodeError, msgspec.ValidationError):
-        return set()
+        try:
+            keyed = msgspec.json.decode(text, type=dict[str, msgspec.Raw])
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            records = _lines(text)
+        else:
+            return set(keyed) if id_field not in keyed else set()
     out: set[str] = set()
     for rec in records:
         raw = rec.get(id_field)
@@ -124,21 +143,44 @@ def _file_ids(text: bytes, id_field: str) -> set[str]:
     return out
 
 
+def _lines(text: bytes) -> list[dict[str, Any]]:
+    """The records of JSON lines (bad lines skipped)."""
+    import msgspec
+
+    out = []
+    for line in bytes(text).splitlines():
+        try:
+            out.append(msgspec.json.decode(line, type=dict[str, msgspec.Raw]))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+    return out
+
+
 def _wrong_split(
     text: bytes, public: EpisodeTable, splits: SplitIndex | None, source: str
 ) -> Problem:
     """The problem of a file none of whose ids is an episode of the phase's split."""
     base = f"no prediction matches an episode of {public.task} {public.split}"
-    ids = _file_ids(text, public.id_field)
-    match = splits.best_match(ids) if splits is not None and ids else None
+    found = wrong_split(text, public, splits, source)
+    return found if found is not None else Problem(source, base)
+
+
+def wrong_split(text: bytes, public: Any, splits: SplitIndex | None, source: str) -> Problem | None:
+    """The problem of a file none of whose ids is an episode of the split of ``public`` (a
+    split's episodes) and most of whose ids are episodes of another split; None when the file
+    has ids of the split, or no other split holds any of them. Only public ids are compared."""
+    ids = file_ids(text, public.id_field)
+    if not ids or ids & set(public.ids) or splits is None:
+        return None
+    match = splits.best_match(ids)
     if match is None:
-        return Problem(source, base)
+        return None
     split, n = match
     return Problem(
         source,
-        f"{base} ({len(public):,} episodes); {n:,} of the file's {len(ids):,} ids are episodes "
-        f"of {public.task} {split}: this phase scores {public.split}, was the file made for "
-        f"{split}?",
+        f"no prediction matches an episode of {public.task} {public.split} ({len(public):,} "
+        f"episodes); {n:,} of the file's {len(ids):,} ids are episodes of {public.task} "
+        f"{split}: this phase scores {public.split}, was the file made for {split}?",
     )
 
 
@@ -268,3 +310,137 @@ def blind_check(
     text = read_bytes(predictions)
     problems, warnings = public_check(text, source, public, graphs, profile, form=form)
     return BlindCheck(source, public.task, public.split, len(public), problems, warnings)
+
+
+class PublicScorer:
+    """A task's own scorer opened on the public copy of a split
+    (:mod:`vlneval.tasks.common.public_file`): it checks a predictions file with the task's
+    reader, options and messages, and never sees a hidden value.
+
+    Attributes:
+        task, split: what it checks against; ``episodes``: the public copy's episodes (public
+            ids and scans); ``id_field``: the field that names a prediction's episode.
+    """
+
+    def __init__(
+        self,
+        task: Task,
+        split: str,
+        profile: Profile,
+        episodes_file: str | Path,
+        *,
+        root: str | Path | None = None,
+        graphs: str | Path | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        import tempfile
+
+        from vlneval.tasks.common.public_file import write_public_copy
+        from vlneval.tasks.common.request import SplitRequest
+
+        self._folder = tempfile.TemporaryDirectory(prefix="vlneval-public-")
+        self.task, self.split = task, split
+        self.copy = write_public_copy(task, episodes_file, self._folder.name)
+        self.originals = {str(Path(episodes_file)): "<public view>"}
+        request = SplitRequest(
+            task, split, profile, root=root, episodes_file=self.copy, graphs=graphs,
+            options={k: v for k, v in (options or {}).items() if v is not None},
+        )  # fmt: skip
+        self._scorer = task.open(request)
+        self.episodes = self._scorer.episodes
+        self.id_field = str(getattr(self.episodes, "id_field", task.id_field))
+
+    def __len__(self) -> int:
+        return len(self.episodes)
+
+    def _public(self, text: str) -> str:
+        from vlneval.tasks.common.public_file import public_text
+
+        return public_text(text, self.copy, self.originals)
+
+    def problems(
+        self,
+        predictions: str | Path,
+        *,
+        form: str = "auto",
+        trajectory_key: str | None = None,
+        splits: SplitIndex | None = None,
+    ) -> list[Problem]:
+        """Every problem the task's scorer finds in ``predictions`` on the public copy (a file
+        made for another split is said so first); empty: the file is valid."""
+        from vlneval.io import read_bytes
+        from vlneval.tasks.common.request import ScoreOptions
+
+        try:
+            self._scorer.score(predictions, ScoreOptions(form=form, trajectory_key=trajectory_key))
+        except InvalidInputError as exc:
+            found = [
+                Problem(self._public(p.source), self._public(p.message), p.episode, p.field)
+                for p in exc.problems
+            ]
+            try:
+                text = read_bytes(predictions)
+            except InvalidInputError:
+                return found
+            hint = wrong_split(text, self.episodes, splits, str(predictions))
+            return ([hint] if hint is not None else []) + found
+        return []
+
+    def close(self) -> None:
+        """Removes the public copy."""
+        close = getattr(self._scorer, "close", None)
+        if close is not None:
+            close()
+        self._folder.cleanup()
+
+
+def open_public_scorer(
+    task: Task,
+    split: str,
+    profile: Profile,
+    *,
+    root: str | Path | None = None,
+    episodes_file: str | Path | None = None,
+    graphs: str | Path | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> PublicScorer | None:
+    """The task's scorer on the public copy of ``split`` (None when the task declares no
+    public copy); the split's file is found as ``vlneval score`` finds it.
+
+    Raises:
+        MissingDataError: the data root or the split's file cannot be found.
+    """
+    from vlneval.tasks.common.public_file import has_public_copy
+    from vlneval.tasks.common.request import episodes_path, task_base
+
+    if not has_public_copy(task):
+        return None
+    path = episodes_file or _task_file(task, split, root, options or {})
+    if path is None:
+        path = episodes_path(task, split, task_base(task, root), None)
+    return PublicScorer(task, split, profile, path, root=root, graphs=graphs, options=options)
+
+
+def _task_file(
+    task: Task, split: str, root: str | Path | None, options: Mapping[str, Any]
+) -> Path | None:
+    """The episodes file the task's own search finds for a data version (REVERIE v1, the
+    Touchdown releases), or None for the shared search."""
+    if not options.get("data_version") or len(task.data_versions) < 2:
+        return None
+    from vlneval.tasks.common.request import SplitRequest
+
+    try:
+        opened = task.open(
+            SplitRequest(task, split, _any_profile(task), root=root, options=dict(options))
+        )
+    except InvalidInputError as exc:  # a test split the scorer refuses: the file it names
+        return Path(exc.problems[0].source) if exc.problems and exc.problems[0].source else None
+    source = getattr(opened.episodes, "source", None)
+    return Path(source) if source else None
+
+
+def _any_profile(task: Task) -> Profile:
+    from vlneval.tasks.profiles import get_profile
+
+    return get_profile(task.default_profile)

@@ -29,4 +29,5 @@ TASK = Task(
     "val_unseen",
     "vlneval.tasks.cvdn.score:NDHScorer",
     options=(PATH_TYPE,),
+    public_copy="vlneval.tasks.cvdn.public:public_ndh",
 )

@@ -25,4 +25,5 @@ TASK = Task(
     embedded=True,
     graph_trajectories=True,
     notes=("the demo task is synthetic (generated houses and episodes), not real data",),
+    public_copy="vlneval.tasks.r2r.public:public_r2r",
 )

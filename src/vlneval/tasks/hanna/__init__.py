@@ -22,4 +22,5 @@ TASK = Task(
     "val_unseen",
     "vlneval.tasks.hanna.score:HannaScorer",
     run_records="vlneval.tasks.hanna.records:hanna_records",
+    public_copy="vlneval.tasks.hanna.public:public_hanna",
 )

@@ -27,6 +27,7 @@ R2R = Task(
     "val_unseen",
     SCORER,
     graph_trajectories=True,
+    public_copy="vlneval.tasks.r2r.public:public_r2r",
 )
 R4R = Task(
     "r4r",
@@ -40,6 +41,7 @@ R4R = Task(
     "val_unseen",
     SCORER,
     graph_trajectories=True,
+    public_copy="vlneval.tasks.r2r.public:public_r2r",
 )
 RXR = Task(
     "rxr",
@@ -54,4 +56,5 @@ RXR = Task(
     SCORER,
     id_field="instruction_id",
     graph_trajectories=True,
+    public_copy="vlneval.tasks.r2r.public:public_r2r",
 )

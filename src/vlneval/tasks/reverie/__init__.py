@@ -30,4 +30,5 @@ TASK = Task(
     options=(DATA_VERSION, BBOXES),
     object_boxes="vlneval.tasks.reverie.score:open_reverie",
     version_files=(("v2", "data_v2/REVERIE_{split}.json"), ("v1", "REVERIE_{split}.json")),
+    public_copy="vlneval.tasks.reverie.public:public_reverie",
 )

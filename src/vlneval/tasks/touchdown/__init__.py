@@ -31,6 +31,7 @@ def _task(name: str, description: str, scorer: str, street_routes: str = "") -> 
         "vlneval.tasks.touchdown.format:load_touchdown", SPLITS, "dev", scorer,
         options=(DATA_VERSION,), street_routes=street_routes,
         version_files=tuple(DATA_VERSIONS.items()),
+        public_copy="vlneval.tasks.touchdown.public:public_touchdown",
     )  # fmt: skip
 
 

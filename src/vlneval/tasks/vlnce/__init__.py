@@ -47,6 +47,7 @@ R2R_CE = Task(
         SHOW_PROGRESS,
     ),
     run_env="continuous-r2r-ce",
+    public_copy="vlneval.tasks.vlnce.public:public_vlnce",
 )
 R2R_TWIN = Task(
     "r2r-twin",
@@ -61,4 +62,5 @@ R2R_TWIN = Task(
     "vlneval.tasks.vlnce.score:TwinScorer",
     options=(UNREACHABLE, SHOW_PROGRESS),
     run_env="continuous-r2r-ce",
+    public_copy="vlneval.tasks.r2r.public:public_r2r",
 )
