@@ -13,6 +13,7 @@ from rich.text import Text
 from vlneval.reports.compare import AggregateResult, MultiComparison, RunComparison, b_is_better
 from vlneval.reports.paper import render_table
 from vlneval.reports.terminal import Notice, format_value, shown_unit
+from vlneval.stats import Comparison
 
 __all__ = [
     "render_aggregate",
@@ -31,6 +32,24 @@ def _name(label: str) -> str:
     """``SR (%)``, ``SPD (hops)``: the label and its shown unit."""
     unit = shown_unit(label)
     return f"{label} ({unit})" if unit else label
+
+
+def _console(color: bool | None, width: int = 120) -> Console:
+    return Console(
+        record=True, force_terminal=color, width=width, file=io.StringIO(), highlight=False
+    )
+
+
+def _delta_style(label: str, c: Comparison) -> str:
+    """Green when the Holm-significant difference favours B by the metric's direction, red when
+    it does not, none when not significant (or the metric has no direction)."""
+    significant = c.p_adjusted is not None and c.p_adjusted < 1 - c.confidence
+    better = b_is_better(label, c)
+    return "" if not significant or better is None else ("green" if better else "red")
+
+
+def _ci(label: str, c: Comparison) -> str:
+    return f"[{_fmt(label, c.ci_low, signed=True)}, {_fmt(label, c.ci_high, signed=True)}]"
 
 
 def _p(p: float | None) -> str:
@@ -68,9 +87,7 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for label, c in cmp.metrics.items():
-        significant = c.p_adjusted is not None and c.p_adjusted < 1 - c.confidence
-        better = b_is_better(label, c)
-        style = "" if not significant or better is None else ("green" if better else "red")
+        style = _delta_style(label, c)
         table.add_row(
             _name(label),
             _fmt(label, c.mean_b),
@@ -78,14 +95,12 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
             f"[{style}]{_fmt(label, c.difference, signed=True)}[/]"
             if style
             else _fmt(label, c.difference, signed=True),
-            f"[{_fmt(label, c.ci_low, signed=True)}, {_fmt(label, c.ci_high, signed=True)}]",
+            _ci(label, c),
             _p(c.p_value),
             _p(c.p_adjusted),
             c.test,
         )
-    console = Console(
-        record=True, force_terminal=color, width=120, file=io.StringIO(), highlight=False
-    )
+    console = _console(color)
     card = cmp.cards.get("B", {})
     scoring = card.get("scoring", {})
     console.print(Text(f"A (baseline): {cmp.label_a}"))
@@ -149,9 +164,7 @@ def render_aggregate(
 
         ci = "–" if r.ci_low is None else f"[{f(r.ci_low)}, {f(r.ci_high)}]"
         table.add_row(_name(label), f(r.mean), f(r.std), f(r.min), f(r.max), ci)
-    console = Console(
-        record=True, force_terminal=color, width=120, file=io.StringIO(), highlight=False
-    )
+    console = _console(color)
     console.print(table)
     for d in result.differences:
         console.print(Text(f"FORCED: protocol cards differ: {d}", style="bold red"))
@@ -207,18 +220,12 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
         table.add_column(name, justify="left" if name in ("run", "metric", "test") else "right")
     for r in multi.runs:
         for label, c in r.metrics.items():
-            significant = c.p_adjusted is not None and c.p_adjusted < 1 - c.confidence
-            better = b_is_better(label, c)
-            style = "" if not significant or better is None else ("green" if better else "red")
             table.add_row(
                 Text(r.label_b), _name(label), _fmt(label, c.mean_b), _fmt(label, c.mean_a),
-                Text(_fmt(label, c.difference, signed=True), style=style),
-                f"[{_fmt(label, c.ci_low, signed=True)}, {_fmt(label, c.ci_high, signed=True)}]",
-                _p(c.p_value), _p(c.p_adjusted), c.test,
+                Text(_fmt(label, c.difference, signed=True), style=_delta_style(label, c)),
+                _ci(label, c), _p(c.p_value), _p(c.p_adjusted), c.test,
             )  # fmt: skip
-    console = Console(
-        record=True, force_terminal=color, width=140, file=io.StringIO(), highlight=False
-    )
+    console = _console(color, width=140)
     console.print(Text(f"A (baseline): {multi.label_a}"))
     console.print(Text(f"runs: {', '.join(r.label_b for r in multi.runs)}"))
     console.print(table)
