@@ -44,6 +44,8 @@ class Option:
             data version present).
         cli: offered as a flag by ``vlneval score``/``report``/``compare`` (False: set by the
             library or by ``vlneval run`` only).
+        label: what messages call one value (``SOON angle unit``; default: the task's name
+            and the option's, ``reverie data version``).
 
     Example:
         >>> Option("angle_units", "SOON angles", ("normalised", "radians"), "normalised").flag
@@ -55,6 +57,7 @@ class Option:
     choices: tuple[str, ...] = ()
     default: str | None = None
     cli: bool = True
+    label: str = ""
 
     @property
     def flag(self) -> str:
@@ -81,7 +84,7 @@ class Option:
         folded = {c.casefold(): c for c in self.choices}
         if value.casefold() in folded:
             return folded[value.casefold()]
-        kind = f"{task} {self.name.replace('_', ' ')}".strip()
+        kind = self.label or f"{task} {self.name.replace('_', ' ')}".strip()
         raise UnknownNameError(kind, value, self.choices)
 
 

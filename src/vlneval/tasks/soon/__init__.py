@@ -15,6 +15,7 @@ ANGLE_UNITS = Option(
     "SOON predicted angles: normalised (default, official) or radians (converted as DUET)",
     ("normalised", "radians"),
     "normalised",
+    label="SOON angle unit",
 )
 
 TASK = Task(

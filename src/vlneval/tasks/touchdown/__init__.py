@@ -19,6 +19,7 @@ DATA_VERSION = Option(
     "data_version",
     "Touchdown route release: original or unseen (default: the first present)",
     tuple(DATA_VERSIONS),
+    label="Touchdown data version",
 )
 PROFILES = ("touchdown", "touchdown-wrap", "touchdown-vlnt")
 SPLITS = ("train", "dev", "test")
