@@ -53,13 +53,14 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import http.client
 import json
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
@@ -70,6 +71,7 @@ from vlneval.agents.base import KNOWN_SPACES, AgentInfo
 from vlneval.errors import VLNEvalError
 
 __all__ = [
+    "session_ended",
     "PROTOCOL",
     "RemoteAgentError",
     "RemoteAgent",
@@ -496,6 +498,28 @@ class ContinuousRemoteAgent:
         if self._remote.session is not None and self._last is not None:
             self._remote.finish(self._last)
         self._last = None
+
+
+@contextlib.contextmanager
+def session_ended(agent: Any) -> Iterator[None]:
+    """Ends a remote agent's open session when the block ends (the continuous rollout never
+    calls ``finish``); any agent without sessions is left alone. When the block failed, a
+    failure to end the session is swallowed so that the block's own error is the one raised.
+
+    Example:
+        >>> with session_ended(object()):
+        ...     pass
+    """
+    end = getattr(agent, "end_session", None)
+    try:
+        yield
+    except BaseException:
+        if end is not None:
+            with contextlib.suppress(Exception):
+                end()
+        raise
+    if end is not None:
+        end()
 
 
 def continuous_agent(spec: str, space: Any) -> Any:

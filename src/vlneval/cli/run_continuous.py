@@ -70,12 +70,10 @@ def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int
 
 def _ended(rollout: Any, agent: Any, *args: Any, **kwargs: Any) -> Any:
     """``rollout(*args, **kwargs)``, then a remote agent's open session is ended."""
-    try:
+    from vlneval.agents.remote import session_ended
+
+    with session_ended(agent):
         return rollout(*args, **kwargs)
-    finally:
-        end = getattr(agent, "end_session", None)
-        if end is not None:
-            end()
 
 
 def _card_path(out: Path) -> Path:

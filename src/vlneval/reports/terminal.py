@@ -117,6 +117,7 @@ def _rich_table(
     """A rich table as text; every cell and the title are plain text (no markup). Without
     colour, a table that fits (the common case) is drawn by :func:`_plain_table`, the same
     characters without importing rich."""
+    rows = [list(r) for r in rows]  # read twice when the plain table does not fit
     if not color:
         plain = _plain_table(title, header, rows, align, width=width)
         if plain is not None:

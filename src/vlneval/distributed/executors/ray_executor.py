@@ -31,6 +31,7 @@ Ray is imported only here, and only when a run starts.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import time
 from collections import deque
@@ -87,7 +88,8 @@ class RayOptions:
             raise VLNEvalError(f"ray: max_retries must be >= 0, got {self.max_retries!r}")
         for name in ("actor_cpus", "actor_gpus"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not number or not math.isfinite(value) or value < 0:
                 raise VLNEvalError(f"ray: {name} must be a number >= 0, got {value!r}")
         if self.actor_gpus > 1 and self.actor_gpus != int(self.actor_gpus):
             raise VLNEvalError(

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from vlneval.agents.remote import session_ended
 from vlneval.errors import VLNEvalError
 
 __all__ = ["Workload", "Loaded", "ChunkResult", "ChunkRunner", "sum_calls", "chunks"]
@@ -243,10 +244,8 @@ class ChunkRunner:
             extras.append(measured)
 
         started = time.perf_counter()
-        try:
+        with session_ended(self.agent):
             run = run_each(env, self.agent, order, keep, seed=w.seed)
-        finally:
-            _end_session(self.agent)
         split = w.split or get_task(w.task).default_split
         card = run_card(env, str(w.environment), self.agent, run, split=split, seed=w.seed)
         truncated = sum(1 for e in run.episodes if not e["stopped"])
@@ -263,13 +262,6 @@ class ChunkRunner:
             )
             self._calls = total
         return result
-
-
-def _end_session(agent: Any) -> None:
-    """Ends a remote agent's open session (the continuous rollout does not call finish)."""
-    close = getattr(agent, "end_session", None)
-    if close is not None:
-        close()
 
 
 def _calls_in(protocol: Mapping[str, Any]) -> int | None:

@@ -12,6 +12,7 @@ Every problem is collected (file, id, field, what was expected) and raised toget
 from __future__ import annotations
 
 import math
+import threading
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -83,28 +84,39 @@ class _ViewpointCodes:
     the first time a prediction of that scan is read. An id two graphs share keeps the code
     of the first; a step of the other scan then finds its node by a lookup of its own."""
 
-    def __init__(self, graphs: GraphStore) -> None:
-        self.graphs = graphs
+    def __init__(self) -> None:
+        # No reference to the store: the codes live in a WeakKeyDictionary keyed by it.
         self.slot: dict[str, int] = {}
         self.code: dict[str, int] = {}
+        self.lock = threading.Lock()
 
-    def slots(self, names: list[str]) -> np.ndarray:
-        """The slot of each scan of ``names`` (its nodes coded on first use)."""
+    def slots(self, graphs: GraphStore, names: list[str]) -> np.ndarray:
+        """The slot of each scan of ``names`` in ``graphs`` (its nodes coded on first use;
+        one thread at a time adds scans, so two scans never share a slot)."""
         out = []
         for name in names:
             k = self.slot.get(name)
             if k is None:
-                index = self.graphs.graph(name).index
-                k = self.slot[name] = len(self.slot)
-                if len(index) < STRIDE:
-                    add = self.code.setdefault
-                    for vp, n in index.items():
-                        add(vp, k * STRIDE + n)
+                with self.lock:
+                    k = self.slot.get(name)
+                    if k is None:
+                        k = self._add(graphs, name)
             out.append(k)
         return np.array(out, dtype=np.int64)
 
+    def _add(self, graphs: GraphStore, name: str) -> int:
+        index = graphs.graph(name).index
+        k = len(self.slot)
+        if len(index) < STRIDE:
+            add = self.code.setdefault
+            for vp, n in index.items():
+                add(vp, k * STRIDE + n)
+        self.slot[name] = k  # published last: a reader that sees the slot sees its codes
+        return k
+
 
 _CODES: WeakKeyDictionary[Any, _ViewpointCodes] = WeakKeyDictionary()
+_CODES_LOCK = threading.Lock()
 
 
 def _codes_of(graphs: GraphStore) -> _ViewpointCodes:
@@ -112,9 +124,12 @@ def _codes_of(graphs: GraphStore) -> _ViewpointCodes:
     try:
         found = _CODES.get(graphs)
         if found is None:
-            found = _CODES[graphs] = _ViewpointCodes(graphs)
+            with _CODES_LOCK:
+                found = _CODES.get(graphs)
+                if found is None:
+                    found = _CODES[graphs] = _ViewpointCodes()
     except TypeError:  # a store that cannot be weakly referenced: codes for this file only
-        return _ViewpointCodes(graphs)
+        return _ViewpointCodes()
     return found
 
 
@@ -347,7 +362,7 @@ class _Parser:
         steps) in its episode's graph: one C-level lookup per step in the store's codes; -1
         for a viewpoint that is not a node of that graph (named by :meth:`resolve`)."""
         names, position = self.ep.scans_of(rows)
-        slots = self.codes.slots(names)
+        slots = self.codes.slots(self.graphs, names)
         code = np.fromiter(map(self.codes.code.get, flat, repeat(-1)), np.int64, len(flat))
         code = code[steps]
         expected = np.repeat(slots[position], sizes)

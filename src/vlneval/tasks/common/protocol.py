@@ -87,12 +87,24 @@ def _normal(name: str) -> str:
     return re.sub(r"[-_.]+", "_", name).lower()
 
 
+def _dist_name(entry: str) -> str:
+    """The normalised project name of a metadata entry: ``numpy-2.1.0.dist-info`` and an
+    unversioned ``vlneval.egg-info`` (a legacy develop install) both name their project.
+
+    Example:
+        >>> _dist_name("numpy-2.1.0.dist-info"), _dist_name("vlneval.egg-info")
+        ('numpy', 'vlneval')
+    """
+    stem = entry.rsplit(".", 1)[0]  # drop .dist-info / .egg-info
+    return _normal(stem.partition("-")[0])
+
+
 def _version_in(name: str, folders: list[tuple[str, list[str]]]) -> str | None:
     """The version of ``name`` from the first folder that has its metadata; ``""`` when no
     folder has it; None when importlib should decide."""
     want = _normal(name)
     for folder, entries in folders:
-        hits = [n for n in entries if _normal(n.partition("-")[0]) == want]
+        hits = [n for n in entries if _dist_name(n) == want]
         if len(hits) > 1:
             return None
         if hits:

@@ -79,11 +79,13 @@ def score_parsed(
     run: Mapping[str, Any] | None = None,
     pc: ProblemCollector | None = None,
     notes: tuple[str, ...] = (),
+    validate: bool = True,
 ) -> Result:
     """Scores already parsed predictions (see :func:`evaluate`).
 
     ``pc`` carries problems found while parsing; they are raised together with the rule checks'.
-    ``notes`` are the task's own warnings (``Task.notes``).
+    ``notes`` are the task's own warnings (``Task.notes``). ``validate=False`` skips the
+    kernel's bounds checks: only for predictions this package's reader made from ``store``.
     """
     from vlneval.metrics.batch import score_batch
 
@@ -111,7 +113,7 @@ def score_parsed(
         spl_reference=prof.spl_reference,
         spl_floor=prof.spl_floor,
         collapse_repeats=prof.collapse_repeats,
-        validate=False,  # built above from the graphs' own indices and tables
+        validate=validate,
     )
     per = dict(per)
     per.pop("repeats", None)  # the same count as the rule checks' repeated_viewpoints

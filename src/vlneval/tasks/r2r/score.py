@@ -56,6 +56,7 @@ class R2RScorer:
         return score_parsed(
             self.episodes, preds, self.graphs, self.profile,
             subset=how.subset, declared=how.declared, run=how.run, pc=pc, notes=self.notes,
+            validate=False,  # the reader built preds from these graphs' own indices
         )  # fmt: skip
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
