@@ -220,7 +220,7 @@ def _open_split(
             if scorer.episodes is not None:
                 return scorer.episodes, scorer.graphs
     except InvalidInputError as exc:
-        if "has no goals" not in str(exc):
+        if "cannot be scored locally" not in str(exc):
             raise
         raise InvalidInputError(
             f"{exc.problems[0].source}: has no goals; a phase needs the episodes file with the "

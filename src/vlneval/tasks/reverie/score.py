@@ -226,6 +226,11 @@ def score_reverie(
     from vlneval.tasks.common.arrays import build_arrays
     from vlneval.tasks.common.checks import check_rules
 
+    if len(preds.episodes) == 0:  # a file for another split: nothing to build arrays of
+        raise InvalidInputError(
+            f"no prediction matches an episode of {episodes.task} {episodes.split}",
+            source=preds.source,
+        )
     arr = build_arrays(episodes, preds, store)
     flags = check_rules(episodes, preds, arr, store, prof, subset=subset)
     nav = score_batch(
