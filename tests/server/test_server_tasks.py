@@ -349,3 +349,68 @@ def test_a_file_for_another_split_is_told_which(
     assert f"no prediction matches an episode of {case.task} {phase_split}" in first
     assert f"are episodes of {case.task} {made_for}" in first
     assert f"was the file made for {made_for}?" in first
+
+
+def _hidden(task: str, records: list[dict[str, Any]]) -> set[str]:
+    """The hidden values of a split file: what its public copy must not hold."""
+    starts: set[str] = set()
+    later: set[str] = set()
+    for r in records:
+        if task == "ndh":
+            start = r["start_pano"]["pano"]
+            public = {start} | {v for step in r.get("nav_history", []) for v in [step]}
+            starts |= public
+            later |= set(r["planner_path"][1:]) | set(r["player_path"][1:]) | set(r["end_panos"])
+        elif task == "touchdown":
+            route = r["route_panoids"]
+            route = json.loads(route.replace("'", '"')) if isinstance(route, str) else route
+            starts.add(route[0])
+            later |= set(route[1:])
+            later |= {r[f"{k}_static_center"] for k in ("main", "pre", "post")} - {
+                '{"x":-1,"y":-1}',
+                '{"x": -1, "y": -1}',
+            }
+        else:
+            starts.add(r["path"][0])
+            later |= set(r["path"][1:])
+    return later - starts
+
+
+PUBLIC = [
+    ("r2r", "r2r/R2R_val_seen.json.gz"),
+    ("reverie", "reverie/REVERIE_val_seen.json.gz"),
+    ("ndh", "cvdn/NDH/val_seen.json.gz"),
+    ("touchdown", "touchdown/touchdown_unseen_split/dev.json.gz"),
+]
+
+
+@pytest.mark.parametrize(("task", "rel"), PUBLIC, ids=[p[0] for p in PUBLIC])
+def test_the_public_copy_holds_no_hidden_value(
+    data_root: Path, task: str, rel: str, tmp_path: Path
+) -> None:
+    from vlneval.tasks import get_task
+    from vlneval.tasks.common.public_file import read_records, write_public_copy
+
+    src = data_root / rel
+    records, _ = read_records(src)
+    hidden = _hidden(task, records)
+    assert len(hidden) > 100
+    copy = write_public_copy(get_task(task), src, tmp_path)
+    text = _read(copy).decode()
+    assert [v for v in hidden if v in text] == []
+
+
+def test_the_public_copy_of_vlnce_holds_no_goal(data_root: Path, tmp_path: Path) -> None:
+    from vlneval.tasks import get_task
+    from vlneval.tasks.common.public_file import read_records, write_public_copy
+
+    src = data_root / "vlnce/R2R_VLNCE_v1-3_preprocessed/val_seen/val_seen.json.gz"
+    value, _ = read_records(src)
+    dense, _ = read_records(src.parent / "val_seen_gt.json.gz")
+    goals = {repr(float(g["position"][0])) for ep in value["episodes"] for g in ep["goals"]}
+    goals |= {repr(float(p[0])) for ep in value["episodes"] for p in ep["reference_path"][1:]}
+    goals |= {repr(float(p[0])) for ref in dense.values() for p in ref["locations"][1:]}
+    starts = {repr(float(ep["start_position"][0])) for ep in value["episodes"]}
+    copy = write_public_copy(get_task("r2r-ce"), src, tmp_path)
+    text = _read(copy).decode() + _read(copy.parent / "val_seen_gt.json.gz").decode()
+    assert [v for v in goals - starts if v in text] == []
