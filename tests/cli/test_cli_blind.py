@@ -150,7 +150,9 @@ def _broken_copy(path: Path, tmp: Path) -> tuple[Path, str]:
     return out, gone
 
 
-@pytest.mark.parametrize(("task", "options", "rel"), OWN, ids=["reverie-v2", "reverie-v1", "r2r-ce"])
+@pytest.mark.parametrize(
+    ("task", "options", "rel"), OWN, ids=["reverie-v2", "reverie-v1", "r2r-ce"]
+)
 def test_a_test_run_of_a_task_with_its_own_reader_passes_blind(
     data_root: Path,
     own_runs: dict[str, Path],
