@@ -22,7 +22,7 @@ import pytest
 
 from tests.server.conftest import Server, make_server
 from vlneval.cli.main import main
-from vlneval.errors import InvalidInputError
+from vlneval.errors import InvalidInputError, UnknownNameError
 from vlneval.evaluation import evaluate
 from vlneval.server.services import admin
 from vlneval.server.services.validation import SERVER_HINTS
@@ -189,6 +189,23 @@ CASES = [
     Case("soon", "soon", "val", False, _soon_good, root=_soon_root),
     Case(
         "ndh", "ndh", "val_seen", True, _file(f"{NDH_PREDS}/{NDH_FILE.format(split='val_seen')}")
+    ),  # fmt: skip
+    Case(
+        "ndh-player-path",
+        "ndh",
+        "val_seen",
+        True,
+        _file(f"{NDH_PREDS}/{NDH_FILE.format(split='val_seen')}"),
+        options={"path_type": "player_path"},
+    ),  # fmt: skip
+    Case(
+        "soon-radians",
+        "soon",
+        "val",
+        False,
+        _soon_good,
+        options={"angle_units": "radians"},
+        root=_soon_root,
     ),  # fmt: skip
     Case("hanna", "hanna", "val_unseen", False, _hanna_good, "agent_pose", root=_hanna_root),
     Case("touchdown", "touchdown", "dev", True, _run("touchdown", "dev")),
@@ -414,3 +431,21 @@ def test_the_public_copy_of_vlnce_holds_no_goal(data_root: Path, tmp_path: Path)
     copy = write_public_copy(get_task("r2r-ce"), src, tmp_path)
     text = _read(copy).decode() + _read(copy.parent / "val_seen_gt.json.gz").decode()
     assert [v for v in goals - starts if v in text] == []
+
+
+def test_phase_options_are_the_tasks_declared_options(srv: Server, data_root: Path) -> None:
+    with pytest.raises(UnknownNameError, match="did you mean 'path_type'"):
+        admin.create_phase(
+            srv.db, "demo", "o-typo", task="ndh", split="val_seen", data_root=str(data_root),
+            options={"path_typ": "player_path"},
+        )  # fmt: skip
+    with pytest.raises(InvalidInputError, match="use one of planner_path, player_path"):
+        admin.create_phase(
+            srv.db, "demo", "o-bad", task="ndh", split="val_seen", data_root=str(data_root),
+            options={"path_type": "shortest"},
+        )  # fmt: skip
+    with pytest.raises(UnknownNameError, match="option of task r2r"):
+        admin.create_phase(
+            srv.db, "demo", "o-none", task="r2r", split="val_seen", data_root=str(data_root),
+            options={"data_version": "v1"},
+        )  # fmt: skip
