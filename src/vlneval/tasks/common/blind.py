@@ -7,6 +7,13 @@ ids, viewpoints, start, adjacency, repeats, completeness) on that view, so the p
 ones ``vlneval score`` finds, worded from data the submitter may see. The evaluation server
 checks every upload this way before scoring it; ``vlneval validate`` on a goal-less test split
 runs the same check (:func:`blind_check`), so a team can check a submission before uploading.
+
+Tasks with their own reader (REVERIE, SOON, NDH, HANNA, Touchdown, VLN-CE, the R2R twin) are
+checked by their own scorer run on the *public copy* of the split
+(:mod:`vlneval.tasks.common.public_file`: the same file with every hidden value replaced by the
+start), :class:`PublicScorer`; the server does it for every upload, ``vlneval validate`` for a
+goal-less test split (:func:`open_blind`, :func:`own_blind_check`). A file made for another
+split of the task is told which split its ids belong to (:class:`SplitIndex`, public ids only).
 """
 
 from __future__ import annotations
