@@ -227,6 +227,15 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     s.db.dispose()
 
 
+_MADE: dict[str, Path] = {}  # case id -> its good file (each agent run once per module)
+
+
+def _good(case: Case, root: Path, tmp: Path) -> Path:
+    if case.id not in _MADE:
+        _MADE[case.id] = case.good(root, tmp)
+    return _MADE[case.id]
+
+
 def _root_of(case: Case, request: pytest.FixtureRequest, tmp: Path) -> Path:
     if case.real:
         return Path(request.getfixturevalue("data_root"))
@@ -285,7 +294,7 @@ def test_every_task_scores_as_vlneval_score(
     srv: Server, case: Case, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     root = _root_of(case, request, tmp_path)
-    good = case.good(root, tmp_path)
+    good = _good(case, root, tmp_path)
     slug = f"t-{case.id}"
     _phase(srv, slug, case, root)
 
@@ -357,7 +366,7 @@ def test_a_file_for_another_split_is_told_which(
 ) -> None:
     case = next(c for c in CASES if c.id == cid)
     root = _root_of(case, request, tmp_path)
-    good = case.good(root, tmp_path)
+    good = _good(case, root, tmp_path)
     slug = f"w-{cid}"
     _phase(srv, slug, case, root, split=phase_split)
     got = _submit(srv, slug, good.read_bytes(), good.name)
@@ -449,3 +458,31 @@ def test_phase_options_are_the_tasks_declared_options(srv: Server, data_root: Pa
             srv.db, "demo", "o-none", task="r2r", split="val_seen", data_root=str(data_root),
             options={"data_version": "v1"},
         )  # fmt: skip
+
+
+def test_a_label_probe_on_reverie_is_answered_alike(
+    srv: Server, data_root: Path, tmp_path: Path
+) -> None:
+    """A refused file quoting a reference-path viewpoint and one quoting any other viewpoint of
+    the scan get the same words (the messages come from the public copy, which holds neither)."""
+    case = next(c for c in CASES if c.id == "reverie-v2")
+    good = _good(case, data_root, tmp_path)
+    records = json.loads(good.read_text())
+    episodes = json.loads(_read(data_root / "reverie/data_v2/REVERIE_val_seen.json.gz"))
+    ep = next(e for e in episodes if records[0]["instr_id"].startswith(f"{e['id']}_"))
+    on_path = ep["path"][-1]  # the goal
+    every = {v for e in episodes if e["scan"] == ep["scan"] for v in e["path"]}
+    from vlneval.graph.store import GraphStore
+
+    graph = GraphStore(data_root / "matterport3d" / "connectivity").graph(ep["scan"])
+    off_path = next(v for v in graph.ids if v not in every)
+    _phase(srv, "probe", case, data_root)
+    answers = []
+    for vp in (on_path, off_path):
+        probe = json.loads(json.dumps(records))
+        probe[0]["trajectory"][1][0] = f"q {vp}"
+        got = _submit(srv, "probe", json.dumps(probe).encode(), "probe.json")
+        assert got["status"] == "failed" and got["error_kind"] == "invalid"
+        answers.append([m.replace(vp, "<X>") for m in got["messages"]])
+    assert answers[0] == answers[1]
+    assert "[hidden]" not in json.dumps(answers)
