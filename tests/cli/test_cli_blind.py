@@ -98,3 +98,79 @@ def test_the_blind_check_is_the_servers(data_root: Path, test_run: Path) -> None
 
     assert validation.public_problems is blind.public_problems
     assert validation.public_view is blind.public_view
+
+
+# Tasks with their own reader: their scorer runs on the public copy of the test split.
+OWN = [
+    # (task, options, the test split's file under the data root)
+    ("reverie", (), "reverie/data_v2/REVERIE_test.json.gz"),
+    ("reverie", ("--data-version", "v1"), "reverie/REVERIE_test.json.gz"),
+    ("r2r-ce", (), "vlnce/R2R_VLNCE_v1-3_preprocessed/test/test.json.gz"),
+]
+
+
+@pytest.fixture(scope="module")
+def own_runs(data_root: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The random agent's test-split runs of the tasks of ``OWN`` (one each)."""
+    out: dict[str, Path] = {}
+    folder = tmp_path_factory.mktemp("blind-own")
+    for task, options, rel in OWN:
+        if not (data_root / rel).is_file():
+            continue
+        key = f"{task}{''.join(options)}"
+        path = folder / f"{key}_test.json"
+        argv = ["run", "--task", task, "--split", "test", "--agent", "random", *options]
+        assert main([*argv, "--data-root", str(data_root), "--out", str(path)]) == 0
+        out[key] = path
+    return out
+
+
+def _own(task: str, options: tuple[str, ...], own_runs: dict[str, Path]) -> Path:
+    key = f"{task}{''.join(options)}"
+    if key not in own_runs:
+        pytest.skip(f"the {key} test split is not in the data folder")
+    return own_runs[key]
+
+
+def _broken_copy(path: Path, tmp: Path) -> tuple[Path, str]:
+    """A copy with one record dropped (the official scorers require every episode), and the
+    dropped id; for a file keyed by episode id, the first value is also broken."""
+    value = json.loads(path.read_text())
+    if isinstance(value, dict):
+        first, second = list(value)[:2]
+        value[first] = [{"position": [float("nan"), 0.0, 0.0], "heading": 0.0, "stop": True}]
+        del value[second]
+        text = json.dumps(value)
+        gone = second
+    else:
+        gone = str(value.pop(0)["instr_id"])
+        text = json.dumps(value)
+    out = tmp / f"broken_{path.name}"
+    out.write_text(text)
+    return out, gone
+
+
+@pytest.mark.parametrize(
+    ("task", "options", "rel"), OWN, ids=["reverie-v2", "reverie-v1", "r2r-ce"]
+)
+def test_a_test_run_of_a_task_with_its_own_reader_passes_blind(
+    data_root: Path,
+    own_runs: dict[str, Path],
+    task: str,
+    options: tuple[str, ...],
+    rel: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run = _own(task, options, own_runs)
+    argv = ["validate", "--task", task, "--split", "test", "--data-root", str(data_root)]
+    assert main([*argv, *options, "--predictions", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert f"passes the blind check of {task} test" in out and "no scores" in out
+    assert f"every check of the {task} scorer that needs no label" in out
+
+    broken, gone = _broken_copy(run, tmp_path)
+    assert main([*argv, *options, "--predictions", str(broken), "--all-errors"]) == 2
+    err = capsys.readouterr().err
+    assert gone in err and "blind check against the public view" in err
+    assert "vlneval-public-" not in err  # the public copy is named as such, never by its path

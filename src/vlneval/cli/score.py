@@ -231,7 +231,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def _blind(args: argparse.Namespace, path: str) -> int | None:
     """The exit code of a blind check when the split has no goals, else None (scored as usual)."""
     from vlneval.tasks import get_profile, get_task
-    from vlneval.tasks.common.blind import blind_check, open_public
+    from vlneval.tasks.common.blind import blind_check, open_blind, open_public, own_blind_check
 
     task = get_task(args.task)
     profile = get_profile(args.profile or task.default_profile)
@@ -239,9 +239,19 @@ def _blind(args: argparse.Namespace, path: str) -> int | None:
     opened = open_public(
         task, split, profile, root=args.data_root, episodes_file=args.episodes, graphs=args.graphs
     )
-    if opened is None:
-        return None
-    check = blind_check(*opened, profile, path, form=args.trajectory_form)
+    if opened is not None:
+        check = blind_check(*opened, profile, path, form=args.trajectory_form)
+    else:
+        own = open_blind(
+            task, split, profile, root=args.data_root, episodes_file=args.episodes,
+            graphs=args.graphs, options=given_task_options(args),
+        )  # fmt: skip
+        if own is None:
+            return None
+        try:
+            check = own_blind_check(own, path, form=args.trajectory_form)
+        finally:
+            own.close()
     what = f"{check.task} {check.split}"
     from vlneval.io import clip
     from vlneval.reports.terminal import NOTE_LIMIT
@@ -263,6 +273,6 @@ def _blind(args: argparse.Namespace, path: str) -> int | None:
     print(
         f"ok: {check.source} passes the blind check of {what} for profile {profile.name} "
         f"({check.n_episodes} episodes; checked against the public view as the evaluation "
-        "server does: ids, scans, starts, adjacency, completeness; no goals, so no scores)"
+        f"server does: {check.checks}; no goals, so no scores)"
     )
     return 0

@@ -220,7 +220,7 @@ def _open_split(
             if scorer.episodes is not None:
                 return scorer.episodes, scorer.graphs
     except InvalidInputError as exc:
-        if "has no goals" not in str(exc):
+        if "cannot be scored locally" not in str(exc):
             raise
         raise InvalidInputError(
             f"{exc.problems[0].source}: has no goals; a phase needs the episodes file with the "
@@ -276,6 +276,34 @@ def _options(options: Any) -> dict[str, Any]:
     return out
 
 
+def task_options(task: Any, options: Any) -> dict[str, Any]:
+    """A phase's task options checked against the options ``task`` declares
+    (:class:`~vlneval.tasks.base.Option`), as ``vlneval score`` checks its flags: an unknown
+    name suggests the closest declared one, a value outside an option's choices lists them.
+
+    Example:
+        >>> from vlneval.tasks import get_task
+        >>> task_options(get_task("reverie"), {"data_version": "v1"})
+        {'data_version': 'v1'}
+        >>> task_options(get_task("reverie"), {"data_verison": "v1"})
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.UnknownNameError: unknown option of task reverie 'data_verison'; did you mean 'data_version'? (known: bboxes, data_version)
+    """
+    out = _options(options)
+    for name, value in out.items():
+        if not task.has_option(name):
+            raise UnknownNameError(f"option of task {task.name}", name, list(task.option_names))
+        choices = task.option(name).choices
+        if choices and value is not None and str(value) not in choices:
+            raise InvalidInputError(
+                f"task option {name}={value!r}: use one of {', '.join(choices)}"
+            )
+        if choices and value is not None:
+            out[name] = str(value)
+    return out
+
+
 def _entry_rule(rule: str | None) -> str:
     """A phase's entry rule: ``best`` (a team that picked nothing shows its best) or ``chosen``
     (only picked entries are shown)."""
@@ -306,7 +334,7 @@ def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> Reso
         episodes_file=fields.get("episodes_file"),
         graphs=fields.get("graphs"),
         data_root=fields.get("data_root"),
-        options=_options(fields.get("options")),
+        options=task_options(task, fields.get("options")),
     )
     metric, higher = primary_metric_of(task.name, profile, fields.get("primary_metric"))
     with db.write() as s:
@@ -337,7 +365,7 @@ def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> Reso
                 total_quota=fields.get("total_quota"),
                 opens_at=fields.get("opens_at"),
                 closes_at=fields.get("closes_at"),
-                options=_options(fields.get("options")),
+                options=task_options(task, fields.get("options")),
                 entry_rule=_entry_rule(fields.get("entry_rule")),
             )
         )

@@ -5,7 +5,9 @@ evaluate` with the phase's task, split and profile, the hidden episodes file (``
 and the graphs (``graphs=``). What is kept is aggregate only: the summary's metrics, checks,
 warnings and protocol card, never a per-episode value (per-episode success over many
 submissions would map out the goals). A refused file gets the blind validation messages of
-:mod:`vlneval.server.services.validation`; anything that is not the submitter's fault gets a generic
+:mod:`vlneval.server.services.validation` (the R2R family: the shared reader on the public view;
+every other task: its own scorer on the public copy of the split, so the messages are the
+command line's and no hidden value can be in them); anything that is not the submitter's fault gets a generic
 message with an incident id, and the detail goes to the log with every hidden value redacted.
 """
 

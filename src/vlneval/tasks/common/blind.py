@@ -7,6 +7,13 @@ ids, viewpoints, start, adjacency, repeats, completeness) on that view, so the p
 ones ``vlneval score`` finds, worded from data the submitter may see. The evaluation server
 checks every upload this way before scoring it; ``vlneval validate`` on a goal-less test split
 runs the same check (:func:`blind_check`), so a team can check a submission before uploading.
+
+Tasks with their own reader (REVERIE, SOON, NDH, HANNA, Touchdown, VLN-CE, the R2R twin) are
+checked by their own scorer run on the *public copy* of the split
+(:mod:`vlneval.tasks.common.public_file`: the same file with every hidden value replaced by the
+start), :class:`PublicScorer`; the server does it for every upload, ``vlneval validate`` for a
+goal-less test split (:func:`open_blind`, :func:`own_blind_check`). A file made for another
+split of the task is told which split its ids belong to (:class:`SplitIndex`, public ids only).
 """
 
 from __future__ import annotations
@@ -39,6 +46,8 @@ __all__ = [
     "PublicScorer",
     "open_public_scorer",
     "file_ids",
+    "open_blind",
+    "own_blind_check",
 ]
 
 
@@ -251,6 +260,7 @@ class BlindCheck:
     n_episodes: int
     problems: list[Problem]
     warnings: list[str] = field(default_factory=list)
+    checks: str = "ids, scans, starts, adjacency, completeness"
 
 
 def checks_publicly(task: Task) -> bool:
@@ -368,23 +378,31 @@ class PublicScorer:
     ) -> list[Problem]:
         """Every problem the task's scorer finds in ``predictions`` on the public copy (a file
         made for another split is said so first); empty: the file is valid."""
-        from vlneval.io import read_bytes
         from vlneval.tasks.common.request import ScoreOptions
 
+        hint = self._wrong_split(predictions, splits)
+        if hint is not None:  # told first, and alone: no scorer needs to read such a file
+            return [hint]
         try:
             self._scorer.score(predictions, ScoreOptions(form=form, trajectory_key=trajectory_key))
         except InvalidInputError as exc:
-            found = [
+            return [
                 Problem(self._public(p.source), self._public(p.message), p.episode, p.field)
                 for p in exc.problems
             ]
-            try:
-                text = read_bytes(predictions)
-            except InvalidInputError:
-                return found
-            hint = wrong_split(text, self.episodes, splits, str(predictions))
-            return ([hint] if hint is not None else []) + found
         return []
+
+    def _wrong_split(self, predictions: str | Path, splits: SplitIndex | None) -> Problem | None:
+        """The problem of a file whose ids are another split's (see :func:`wrong_split`)."""
+        from vlneval.io import read_bytes
+
+        if splits is None:
+            return None
+        try:
+            text = read_bytes(predictions)
+        except InvalidInputError:
+            return None  # unreadable: the scorer says why
+        return wrong_split(text, self.episodes, splits, str(predictions))
 
     def close(self) -> None:
         """Removes the public copy."""
@@ -444,3 +462,48 @@ def _any_profile(task: Task) -> Profile:
     from vlneval.tasks.profiles import get_profile
 
     return get_profile(task.default_profile)
+
+
+def open_blind(
+    task: Task,
+    split: str,
+    profile: Profile,
+    *,
+    root: str | Path | None = None,
+    episodes_file: str | Path | None = None,
+    graphs: str | Path | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> PublicScorer | None:
+    """For a task with its own reader (not :func:`checks_publicly`) whose ``split`` has no
+    goals (a hidden test split), its scorer on the public copy of the split; else None (the
+    split is scored as usual).
+
+    Raises:
+        MissingDataError: the data root or the split's file cannot be found.
+        InvalidInputError: the split's file cannot be read.
+    """
+    from vlneval.tasks.common.public_file import has_public_copy
+    from vlneval.tasks.common.request import episodes_path, task_base
+
+    if checks_publicly(task) or not has_public_copy(task):
+        return None
+    opts = dict(options or {})
+    path = episodes_file or _task_file(task, split, root, opts)
+    if path is None:
+        path = episodes_path(task, split, task_base(task, root), None)
+    table = task.load(Path(path), split, profile)
+    if getattr(table, "scorable", True):
+        return None
+    return PublicScorer(task, split, profile, path, root=root, graphs=graphs, options=opts)
+
+
+def own_blind_check(
+    checker: PublicScorer, predictions: str | Path, *, form: str = "auto"
+) -> BlindCheck:
+    """Checks a predictions file with a task's own scorer on the public copy of its split
+    (:func:`open_blind`), as the server does."""
+    problems = checker.problems(predictions, form=form)
+    checks = f"every check of the {checker.task.name} scorer that needs no label"
+    return BlindCheck(
+        str(predictions), checker.task.name, checker.split, len(checker), problems, [], checks
+    )

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from vlneval.errors import InvalidInputError
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.batch import score_batch
 from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
@@ -42,8 +43,14 @@ def checked_arrays(
     """The kernel arrays of the predicted episodes and the rule checks' per-episode flags.
 
     Raises:
-        InvalidInputError: every broken rule (start, adjacency, completeness) at once.
+        InvalidInputError: every broken rule (start, adjacency, completeness) at once, or
+            no prediction matches an episode (a file for another split or task).
     """
+    if len(preds.episodes) == 0:  # nothing to build arrays of
+        raise InvalidInputError(
+            f"no prediction matches an episode of {episodes.task} {episodes.split}",
+            source=preds.source,
+        )
     arr = build_arrays(episodes, preds, graphs)
     return arr, check_rules(episodes, preds, arr, graphs, prof, subset=subset)
 

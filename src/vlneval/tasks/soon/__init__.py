@@ -31,4 +31,5 @@ TASK = Task(
     "vlneval.tasks.soon.score:SoonScorer",
     options=(ANGLE_UNITS,),
     run_records="vlneval.tasks.soon.records:soon_submission",
+    public_copy="vlneval.tasks.soon.public:public_soon",
 )

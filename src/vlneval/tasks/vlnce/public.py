@@ -1,6 +1,7 @@
 """The public copy of a VLN-CE episodes file and its ``_gt`` file (see
 :mod:`vlneval.tasks.common.public_file`): every goal, reference path and dense reference moved
-to the episode's start position, the geodesic distance 0. Scene, start and instruction stay."""
+to the episode's start position, the geodesic distance 0. Scene, start and instruction stay.
+A test episode, which has no goal, gets the same stand-ins (a goal of radius 3 m at its start)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from typing import Any
 
 from vlneval.tasks.common.public_file import read_records, write_records
 
-__all__ = ["public_episode", "public_vlnce"]
+__all__ = ["public_episode", "public_vlnce", "GOAL_RADIUS"]
+
+GOAL_RADIUS = 3.0  # VLN-CE's success radius
 
 
 def public_episode(ep: dict[str, Any]) -> None:
@@ -23,13 +26,13 @@ def public_episode(ep: dict[str, Any]) -> None:
     """
     start = ep.get("start_position")
     goals = ep.get("goals")
-    if isinstance(goals, list):
+    if isinstance(goals, list) and goals:
         ep["goals"] = [{**g, "position": start} if isinstance(g, dict) else g for g in goals[:1]]
-    if "reference_path" in ep:
-        ep["reference_path"] = [start]
+    else:
+        ep["goals"] = [{"position": start, "radius": GOAL_RADIUS}]
+    ep["reference_path"] = [start]
     info = ep.get("info")
-    if isinstance(info, dict) and "geodesic_distance" in info:
-        ep["info"] = {**info, "geodesic_distance": 0.0}
+    ep["info"] = {**(info if isinstance(info, dict) else {}), "geodesic_distance": 0.0}
 
 
 def _gt_name(name: str) -> str:
