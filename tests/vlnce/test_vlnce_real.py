@@ -50,8 +50,10 @@ def test_reference_paths_score_one_with_carried_distances(data_root: Path, tmp_p
     preds = parse_ce_predictions(path, eps)
     assert preds.form == "r2r-ce" and preds.distances is not None
     source = DistanceSource("carried", "twin distances carried in the file")
-    for name in ("vlnce", "vlnce-exact"):
-        s = score_continuous(eps, preds, get_profile(name), source, show_progress=False).to_dict()
+    for name in ("vlnce", "vlnce-exact", "vlnce-strict"):  # strict: no official move is refused
+        result = score_continuous(eps, preds, get_profile(name), source, show_progress=False)
+        assert result.per_episode["jumps"].sum() == 0
+        s = result.to_dict()
         assert s["n_episodes"] == 1839
         assert s["metrics"]["nDTW"] == 1.0 and s["metrics"]["sDTW"] == 1.0
         assert s["metrics"]["SR"] == 1.0 and s["metrics"]["OSR"] == 1.0

@@ -3,7 +3,8 @@
 ``format.py`` gathers the readers (``episodes.py``: episodes and ``_gt`` files; ``frames.py``:
 Habitat and world coordinates; ``predictions.py``: ``r2r-ce`` and ``rxr-jsonl`` predictions),
 ``profiles.py`` the continuous profiles, ``score.py`` the scorers and their distance sources,
-``moves.py`` the check of moves longer than one action allows.
+``summary.py`` the aggregates and the reason of every n/a, ``moves.py`` the check of moves
+longer than one action allows.
 """
 
 from __future__ import annotations
