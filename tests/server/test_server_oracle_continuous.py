@@ -96,6 +96,14 @@ def _answer(srv, records, name):
     return got["status"], got["error_kind"], [m.replace(name, "<file>") for m in got["messages"]]
 
 
+def _answer_shape(srv, records, cands):
+    """:func:`_answer` with every quoted candidate replaced by ``<candidate>``."""
+    status, kind, messages = _answer(srv, records, "probe.json")
+    for text, _ in cands:
+        messages = [m.replace(text, "<candidate>") for m in messages]
+    return status, kind, messages
+
+
 def test_refused_continuous_files_are_answered_alike_whatever_their_candidates(ce, caplog):
     srv, episodes, gt = ce
     caplog.set_level(logging.DEBUG)
@@ -111,16 +119,16 @@ def test_refused_continuous_files_are_answered_alike_whatever_their_candidates(c
         shapes[on].update(_shape(m, text) for m in quoted) if quoted else shapes[on].add("-")
     assert shapes[True] == shapes[False]
     # a file of labels only and a file of non-labels only get the same answer
-    only_on, _ = _records(episodes, gt, [k for k in ON_KINDS for _ in range(K)])
-    only_off, _ = _records(episodes, gt, ["off"] * (len(ON_KINDS) * K))
-    assert _answer(srv, only_on, "probe.json") == _answer(srv, only_off, "probe.json")
-    # the organisers' log: no hidden number the probe wrote (a number 0.4 mm away is not one,
-    # and is shown); the line still says what is wrong
+    # (messages may quote what the submitter wrote: each candidate reads as <candidate>)
+    only_on, on_texts = _records(episodes, gt, [k for k in ON_KINDS for _ in range(K)])
+    only_off, off_texts = _records(episodes, gt, ["off"] * (len(ON_KINDS) * K))
+    assert _answer_shape(srv, only_on, on_texts) == _answer_shape(srv, only_off, off_texts)
+    # the file is refused by the public check (a public copy of the split: no hidden value to
+    # quote), so the hidden scorer never saw it; no hidden number the probe wrote is logged
+    # (the redactor that guards the log lines is tested below)
     shown = {kind for text, kind in cands if text[2:] in caplog.text}
-    assert shown == {"near", "off"}
-    refused = [r.getMessage() for r in caplog.records if "refused by the r2r-ce" in r.getMessage()]
-    assert refused and all("distance_to_goal must be a number" in line for line in refused)
-    assert all('instruction_id "' in line for line in refused)
+    assert shown <= {"near", "off"}
+    assert not [r for r in caplog.records if "refused by the r2r-ce" in r.getMessage()]
 
 
 def test_the_continuous_log_redactor_hides_numbers_and_stays_readable(data_root):

@@ -73,7 +73,8 @@ def test_ending_off_the_map_improves_no_goal_metric_and_ne_says_over_how_many(
     assert (
         "warning: 1174 of 2349 episode(s) end where the goal is unreachable (an infinite "
         "distance: off the map, out of the navigable area, or a goal the distance source cannot "
-        "reach): SR, OSR, SPL and sDTW count them as failures; NE is the mean over the 1175 "
+        "reach): SR, SPL and sDTW count them as failures (OSR keeps a closer approach on the way); "
+        "NE is the mean over the 1175 "
         "reachable episode(s) only (the count is shown beside it)"
     ) in err
     # ... and each 707 m step is a move no action makes: warned here, refused when strict.

@@ -45,8 +45,8 @@ log = logging.getLogger("vlneval.server.services.scoring")
 
 SUMMARY_KEYS = (
     "vlneval_version", "task", "split", "data_version", "profile", "profile_rules",
-    "trajectory_form", "n_episodes", "n_expected", "partial", "metrics", "unavailable",
-    "checks", "warnings", "protocol",
+    "trajectory_form", "n_episodes", "n_expected", "partial", "metrics", "averaged_over",
+    "unavailable", "checks", "warnings", "protocol",
 )  # fmt: skip
 
 

@@ -41,8 +41,8 @@ class ContinuousProfile(Profile):
         fastdtw_variant: ``compiled`` (the package's C++ extension) or ``python``.
         require_stop: success needs an explicit STOP (Habitat's ``Success`` measure).
         unreachable: what an episode whose final position cannot reach the goal counts
-            as: ``failure`` (SR, OSR, SPL, sDTW 0; NE averages the reachable episodes and
-            says over how many) or ``exclude`` (left out of every goal metric). Either way
+            as: ``failure`` (SR, SPL, sDTW 0, OSR from the path as VLN-CE's OracleSuccess;
+            NE averages the reachable episodes and says over how many) or ``exclude`` (left out of every goal metric). Either way
             they are counted and listed.
         max_step: the longest move (metres, straight line) between two logged positions that
             one action of the scored action space can make (:data:`R2R_CE_MAX_STEP`); None
@@ -67,8 +67,9 @@ _CE_NOTES = (
     "nDTW: Euclidean point costs against the dense _gt locations, consecutive repeated "
     "positions dropped, normalised by the number of gt points",
     "distances come from a named source (carried in the file, the twin grid, or none); "
-    "unreachable goals are counted and listed, never averaged: SR, OSR, SPL and sDTW count "
-    "them as failures, NE averages the reachable episodes and says over how many",
+    "unreachable goals are counted and listed, never averaged: SR, SPL and sDTW count them as "
+    "failures (OSR keeps a closer approach on the way, as VLN-CE's OracleSuccess), NE "
+    "averages the reachable episodes and says over how many",
 )
 _MOVES = (
     f"a logged move longer than {R2R_CE_MAX_STEP:g} m (one R2R-CE action: 0.25 m forward, with "

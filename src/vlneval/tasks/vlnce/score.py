@@ -135,8 +135,6 @@ def _episode(
     )
     row["success"] = float(stopped and ok)
     row["oracle_success"] = float((oe <= delta) if profile.success_inclusive else (oe < delta))
-    if math.isinf(ne) and profile.unreachable == "failure":
-        row["oracle_success"] = 0.0  # an episode ending off the map is a failure throughout
     row["spl"] = (
         spl(row["success"], ell, row["path_length"], floor=profile.spl_floor)
         if not math.isnan(ell)

@@ -184,7 +184,8 @@ def _unreachable_warning(unreachable: Mapping[str, Any], n: int) -> str:
     )
     if policy == "failure":
         return head + (
-            f"SR, OSR, SPL and sDTW count them as failures; NE is the mean over the {reachable} "
+            f"SR, SPL and sDTW count them as failures (OSR keeps a closer approach on the way); NE "
+            f"is the mean over the {reachable} "
             "reachable episode(s) only (the count is shown beside it): compare NE only between "
             "runs with the same count (policy 'failure'; --unreachable exclude leaves them out "
             "of every goal metric)"
