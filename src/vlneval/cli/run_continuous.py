@@ -5,6 +5,7 @@ one): builds the environment and a baseline agent, calls the rollout
 from __future__ import annotations
 
 import argparse
+import gc
 from pathlib import Path
 
 from vlneval.cli.common import Plan, emit_scored, err
@@ -43,6 +44,7 @@ def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int
         return shard.finish(run_card(env, env_id, agent, run, split=split, seed=args.seed))
     indices = list(range(min(args.limit, len(env)))) if args.limit is not None else None
     run = run_continuous(env, agent, indices=indices, seed=args.seed, progress=not args.quiet)
+    gc.freeze()  # the run's records live until the command ends: no collection walks them again
     card = run_card(env, env_id, agent, run, split=split, seed=args.seed)
     out = Path(args.out)
     card_file = _card_path(out)
