@@ -7,6 +7,7 @@ predictions and the card, scores on request; ``--executor ray`` runs it on a Ray
 from __future__ import annotations
 
 import argparse
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int
     indices = list(range(min(args.limit, len(env)))) if args.limit is not None else None
     run = _ended(run_continuous, agent, env, agent, indices=indices, seed=args.seed,
                  progress=not args.quiet)  # fmt: skip
+    gc.freeze()  # the run's records live until the command ends: no collection walks them again
     card = run_card(env, env_id, agent, run, split=split, seed=args.seed)
     out = Path(args.out)
     card_file = _card_path(out)
