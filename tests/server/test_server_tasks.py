@@ -494,3 +494,20 @@ def test_a_label_probe_on_reverie_is_answered_alike(
         answers.append([m.replace(vp, "<X>") for m in got["messages"]])
     assert answers[0] == answers[1]
     assert "[hidden]" not in json.dumps(answers)
+
+
+def test_a_soon_file_for_another_split_is_told_which(srv: Server, tmp_path: Path) -> None:
+    """SOON's episodes are ``"<instr_id>#<k>"`` (one per start) while its files name records by
+    ``instr_id``: the split hint compares instruction ids."""
+    from tests.soon.soon_fixtures import EPISODES, soon_preds, soon_root
+
+    renamed = [{**ep, "instr_id": f"v{ep['instr_id']}"} for ep in EPISODES]
+    root = soon_root(tmp_path / "root", episodes=renamed)
+    (root / "soon" / "train.json").write_text(json.dumps(EPISODES))
+    admin.create_phase(srv.db, "demo", "w-soon", task="soon", split="val", data_root=str(root))
+    got = _submit(srv, "w-soon", json.dumps(soon_preds()).encode(), "soon.json")
+    assert got["status"] == "failed" and got["error_kind"] == "invalid"
+    first = got["messages"][0]
+    assert "no prediction matches an episode of soon val" in first
+    assert "are episodes of soon train" in first
+    assert "was the file made for train?" in first

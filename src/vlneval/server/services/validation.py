@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.errors import Problem
-from vlneval.tasks.common.blind import SplitIndex, public_problems, public_view
+from vlneval.tasks.common.blind import SplitIndex, public_problems, public_view, submitted_ids
 from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = [
@@ -111,7 +111,7 @@ def _ids_loader(
     load: Callable[[Path, str], EpisodeTable], path: Path, split: str
 ) -> Callable[[], Sequence[str]]:
     def ids() -> Sequence[str]:
-        return load(path, split).ids
+        return submitted_ids(load(path, split))[1]
 
     return ids
 

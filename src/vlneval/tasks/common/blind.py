@@ -39,6 +39,7 @@ __all__ = [
     "public_problems",
     "public_check",
     "SplitIndex",
+    "submitted_ids",
     "BlindCheck",
     "checks_publicly",
     "open_public",
@@ -114,6 +115,24 @@ class SplitIndex:
         return best
 
 
+def submitted_ids(table: Any) -> tuple[str, Sequence[str]]:
+    """The field a predictions file names a split's episodes by, and their ids in it: the
+    episode ids, or for SOON (whose episodes are ``"<instr_id>#<k>"``, one per start) the
+    instruction ids its records carry.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> submitted_ids(NS(id_field="episode_id", ids=["1#0", "1#1"], instr_ids=["1", "1"]))
+        ('instr_id', ['1', '1'])
+        >>> submitted_ids(NS(id_field="instr_id", ids=["4_0"]))
+        ('instr_id', ['4_0'])
+    """
+    instr_ids = getattr(table, "instr_ids", None)
+    if instr_ids:
+        return "instr_id", instr_ids
+    return table.id_field, table.ids
+
+
 def file_ids(text: bytes, id_field: str) -> set[str]:
     """The ids a predictions file holds, as text: the ``id_field`` of the records of a JSON
     list or of JSON lines, or the keys of a JSON object keyed by episode id (VLN-CE).
@@ -178,8 +197,9 @@ def wrong_split(text: bytes, public: Any, splits: SplitIndex | None, source: str
     """The problem of a file none of whose ids is an episode of the split of ``public`` (a
     split's episodes) and most of whose ids are episodes of another split; None when the file
     has ids of the split, or no other split holds any of them. Only public ids are compared."""
-    ids = file_ids(text, public.id_field)
-    if not ids or ids & set(public.ids) or splits is None:
+    id_field, public_ids = submitted_ids(public)
+    ids = file_ids(text, id_field)
+    if not ids or ids & set(public_ids) or splits is None:
         return None
     match = splits.best_match(ids)
     if match is None:
