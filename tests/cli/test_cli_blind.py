@@ -174,3 +174,26 @@ def test_a_test_run_of_a_task_with_its_own_reader_passes_blind(
     err = capsys.readouterr().err
     assert gone in err and "blind check against the public view" in err
     assert "vlneval-public-" not in err  # the public copy is named as such, never by its path
+
+
+def test_a_v1_test_run_is_checked_against_the_v1_file(
+    data_root: Path, own_runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """REVERIE's v1 test split has 60 paths the v2 one lacks: a v1 run without them is
+    incomplete for v1, though it would pass against v2."""
+    import gzip
+
+    run = _own("reverie", ("--data-version", "v1"), own_runs)
+    v2_file = data_root / "reverie" / "data_v2" / "REVERIE_test.json.gz"
+    if not v2_file.is_file():
+        pytest.skip(f"{v2_file} is not in the data folder")
+    v2 = {r["id"] for r in json.loads(gzip.decompress(v2_file.read_bytes()))}
+    preds = json.loads(run.read_text())
+    kept = [p for p in preds if p["instr_id"].rsplit("_", 1)[0] in v2]
+    assert 0 < len(kept) < len(preds)
+    path = tmp_path / "v1_without_v1_only.json"
+    path.write_text(json.dumps(kept))
+    argv = ["validate", "--task", "reverie", "--split", "test", "--data-version", "v1"]
+    assert main([*argv, "--data-root", str(data_root), "--predictions", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{len(preds) - len(kept)} of {len(preds)} episodes have no prediction" in err

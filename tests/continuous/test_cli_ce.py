@@ -3,6 +3,7 @@ end to end on the real data (a few episodes)."""
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -55,6 +56,7 @@ def test_run_ce_writes_predictions_card_and_score(
     assert {"instr_id", "success", "path_length", "path_length_integrated", "time_s"} <= set(header)
     assert s["measured"]["mean_time_s"] > 0 and s["measured"]["mean_path_length_integrated_m"] > 0
     assert "SR (%)" in capsys.readouterr().out
+    assert gc.get_freeze_count() == 0  # the command thaws what it froze
 
 
 def test_run_ce_refuses_a_graph_environment(

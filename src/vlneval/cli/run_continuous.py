@@ -19,11 +19,10 @@ __all__ = ["cmd_run_continuous"]
 
 def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int:
     """Runs a continuous baseline agent on the split (or this shard of it)."""
-    from vlneval.agents.continuous import run_card, run_continuous, run_each, score_run
+    from vlneval.agents.continuous import run_card, run_continuous, run_each
     from vlneval.agents.remote import continuous_agent
     from vlneval.envs.loading import load_episodes
     from vlneval.envs.registration import make_env
-    from vlneval.io import to_json_bytes, write_outputs
     from vlneval.tasks import get_task
 
     _refuse_graph_options(args)
@@ -54,7 +53,26 @@ def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int
     indices = list(range(min(args.limit, len(env)))) if args.limit is not None else None
     run = _ended(run_continuous, agent, env, agent, indices=indices, seed=args.seed,
                  progress=not args.quiet)  # fmt: skip
-    gc.freeze()  # the run's records live until the command ends: no collection walks them again
+    # the run's records live until the command ends: no collection walks them again (thawed
+    # before returning, so a process that calls main() again collects as usual)
+    freeze = gc.isenabled() and not gc.get_freeze_count()
+    if freeze:
+        gc.freeze()
+    try:
+        return _emit(args, env, env_id, agent, run, split, indices, plan)
+    finally:
+        if freeze:
+            gc.unfreeze()
+
+
+def _emit(
+    args: argparse.Namespace, env: Any, env_id: str, agent: Any, run: Any, split: str,
+    indices: list[int] | None, plan: Plan,
+) -> int:  # fmt: skip
+    """Writes the run's predictions and card, and scores them when asked."""
+    from vlneval.agents.continuous import run_card, score_run
+    from vlneval.io import to_json_bytes, write_outputs
+
     card = run_card(env, env_id, agent, run, split=split, seed=args.seed)
     out = Path(args.out)
     card_file = _card_path(out)

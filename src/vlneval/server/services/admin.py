@@ -283,7 +283,7 @@ def task_options(task: Any, options: Any) -> dict[str, Any]:
 
     Example:
         >>> from vlneval.tasks import get_task
-        >>> task_options(get_task("reverie"), {"data_version": "v1"})
+        >>> task_options(get_task("reverie"), {"data_version": "V1"})
         {'data_version': 'v1'}
         >>> task_options(get_task("reverie"), {"data_verison": "v1"})
         Traceback (most recent call last):
@@ -295,12 +295,14 @@ def task_options(task: Any, options: Any) -> dict[str, Any]:
         if not task.has_option(name):
             raise UnknownNameError(f"option of task {task.name}", name, list(task.option_names))
         choices = task.option(name).choices
-        if choices and value is not None and str(value) not in choices:
+        if not choices or value is None:
+            continue
+        folded = {c.casefold(): c for c in choices}  # any case, as the CLI's flags
+        if str(value).casefold() not in folded:
             raise InvalidInputError(
                 f"task option {name}={value!r}: use one of {', '.join(choices)}"
             )
-        if choices and value is not None:
-            out[name] = str(value)
+        out[name] = folded[str(value).casefold()]
     return out
 
 

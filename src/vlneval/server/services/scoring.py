@@ -94,6 +94,12 @@ class PhaseData:
     splits: SplitIndex | None = None
     checker: Any = None
 
+    def close(self) -> None:
+        """Removes the public copy of the split, if any (the worker calls it when it stops)."""
+        close = getattr(self.checker, "close", None)
+        if close is not None:
+            close()
+
     @property
     def starts(self) -> dict[str, str]:
         """Each episode's start viewpoint (public, never quoted), by id."""

@@ -102,8 +102,15 @@ class Worker:
                 break
             self.stopping.wait(idle)
             idle = min(idle * 1.5, max(self.cfg.poll_seconds, 2.0))
+        self.close_phases()
         log.info("worker %s stopped after %d submission(s)", self.name, self.processed)
         return self.processed
+
+    def close_phases(self) -> None:
+        """Drops every loaded phase, removing their public copies."""
+        phases, self._phases = list(self._phases.values()), {}
+        for data in phases:
+            data.close()
 
     def run_one(self) -> bool:
         """Claims and processes one submission; False when none was waiting."""
@@ -168,6 +175,7 @@ class Worker:
         ]
         finish(self.db, c, outcome, scorer_version=self.version)
         log.error("worker %s exits after a scoring timeout (its supervisor restarts it)", self.name)
+        self.close_phases()  # os._exit skips the finalisers that would remove the public copies
         os._exit(3)
 
     def _phase(self, spec: PhaseSpec) -> PhaseData:

@@ -342,6 +342,10 @@ def blind_check(
     return BlindCheck(source, public.task, public.split, len(public), problems, warnings)
 
 
+#: Task options that name a file of hidden labels (never passed to a public scorer).
+HIDDEN_FILES = frozenset({"gt_file"})
+
+
 class PublicScorer:
     """A task's own scorer opened on the public copy of a split
     (:mod:`vlneval.tasks.common.public_file`): it checks a predictions file with the task's
@@ -370,13 +374,20 @@ class PublicScorer:
 
         self._folder = tempfile.TemporaryDirectory(prefix="vlneval-public-")
         self.task, self.split = task, split
-        self.copy = write_public_copy(task, episodes_file, self._folder.name)
-        self.originals = {str(Path(episodes_file)): "<public view>"}
-        request = SplitRequest(
-            task, split, profile, root=root, episodes_file=self.copy, graphs=graphs,
-            options={k: v for k, v in (options or {}).items() if v is not None},
-        )  # fmt: skip
-        self._scorer = task.open(request)
+        # an option naming a hidden file (VLN-CE's dense _gt) would hand it to the public
+        # scorer: the copy's own stand-in beside the copied episodes is used instead
+        kept = {k: v for k, v in (options or {}).items() if v is not None and k not in HIDDEN_FILES}
+        try:
+            self.copy = write_public_copy(task, episodes_file, self._folder.name)
+            self.originals = {str(Path(episodes_file)): "<public view>"}
+            request = SplitRequest(
+                task, split, profile, root=root, episodes_file=self.copy, graphs=graphs,
+                options=kept,
+            )  # fmt: skip
+            self._scorer = task.open(request)
+        except BaseException:
+            self._folder.cleanup()
+            raise
         self.episodes = self._scorer.episodes
         self.id_field = str(getattr(self.episodes, "id_field", task.id_field))
 

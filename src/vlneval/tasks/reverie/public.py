@@ -1,7 +1,7 @@
 """The public copy of a REVERIE episodes file (see :mod:`vlneval.tasks.common.public_file`):
-each path cut to its start, the distance 0. The target object's id stays: it is part of the
-public episode id (``<path_id>_<objId>``); a test row, which has none, gets ``-1``, an object
-no viewpoint sees."""
+each path cut to its start, the distance 0, the target object ``-1`` (an object no viewpoint
+sees): no public check needs it, and a labelled test file's target must not reach a public
+scorer. A record's ``id`` is kept as the file has it (it is what predictions name)."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ def public_episode(rec: dict[str, Any]) -> None:
     Example:
         >>> rec = {"id": "5_12", "objId": 12, "path": ["s", "g"], "distance": 4.0}
         >>> public_episode(rec); rec
-        {'id': '5_12', 'objId': 12, 'path': ['s'], 'distance': 0.0}
+        {'id': '5_12', 'objId': -1, 'path': ['s'], 'distance': 0.0}
     """
     rec["path"] = cut_to_start(rec.get("path"))
-    rec.setdefault("objId", NO_OBJECT)
+    rec["objId"] = NO_OBJECT
     if "distance" in rec:
         rec["distance"] = 0.0
 

@@ -154,8 +154,9 @@ class ReverieScorer:
         )  # fmt: skip
         if not self.episodes.scorable:
             raise InvalidInputError(
-                f"{self.episodes.source}: split {r.split} has no target objects (a hidden test "
-                "split); it cannot be scored locally: submit it to the REVERIE evaluation server"
+                f"split {r.split} has no target objects (a hidden test "
+                "split); it cannot be scored locally: submit it to the REVERIE evaluation server",
+                source=str(self.episodes.source),
             )
         self.task, self.profile = r.task.name, r.profile
 

@@ -219,8 +219,9 @@ class SoonScorer:
         self.episodes = load_soon(r.episodes_path(base), task=r.task.name, split=r.split)
         if not self.episodes.scorable:
             raise InvalidInputError(
-                f"{self.episodes.source}: split {r.split} has no target boxes (a hidden test "
-                "split); it cannot be scored locally: submit it to the SOON evaluation server"
+                f"split {r.split} has no target boxes (a hidden test "
+                "split); it cannot be scored locally: submit it to the SOON evaluation server",
+                source=str(self.episodes.source),
             )
         self.graphs = r.graph_store(base)
 

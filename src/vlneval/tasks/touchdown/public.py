@@ -21,10 +21,10 @@ def _centre(value: Any) -> Any:
     try:
         parsed = json.loads(value) if isinstance(value, str) else value
     except json.JSONDecodeError:
+        parsed = None
+    if parsed == ABSENT:
         return value
-    if parsed == ABSENT or not isinstance(parsed, dict):
-        return value
-    centre = {"x": 0.5, "y": 0.5}
+    centre = {"x": 0.5, "y": 0.5}  # also for a malformed value: never copied
     return json.dumps(centre) if isinstance(value, str) else centre
 
 
@@ -52,8 +52,8 @@ def public_route(rec: dict[str, Any]) -> None:
     if "start_heading" in rec:
         rec["end_heading"] = rec["start_heading"]
     for kind in KINDS:
-        if f"{kind}_pano" in rec and start:
-            rec[f"{kind}_pano"] = start[0]
+        if f"{kind}_pano" in rec:  # an unreadable route: a stand-in, never the hidden pano
+            rec[f"{kind}_pano"] = start[0] if start else ""
         for key in (f"{kind}_center", f"{kind}_static_center"):
             if key in rec:
                 rec[key] = _centre(rec[key])
