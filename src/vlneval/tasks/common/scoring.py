@@ -14,7 +14,7 @@ import numpy as np
 from vlneval.errors import ProblemCollector, VLNEvalError
 from vlneval.graph.store import GraphStore
 from vlneval.tasks.base import Task
-from vlneval.tasks.common.arrays import build_arrays
+from vlneval.tasks.common.arrays import SplitArrays, build_arrays
 from vlneval.tasks.common.checks import check_rules
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
@@ -80,12 +80,14 @@ def score_parsed(
     pc: ProblemCollector | None = None,
     notes: tuple[str, ...] = (),
     validate: bool = True,
+    cache: SplitArrays | None = None,
 ) -> Result:
     """Scores already parsed predictions (see :func:`evaluate`).
 
     ``pc`` carries problems found while parsing; they are raised together with the rule checks'.
     ``notes`` are the task's own warnings (``Task.notes``). ``validate=False`` skips the
     kernel's bounds checks: only for predictions this package's reader made from ``store``.
+    ``cache`` keeps the episode side of the arrays between calls (one per split's scorer).
     """
     from vlneval.metrics.batch import score_batch
 
@@ -94,7 +96,7 @@ def score_parsed(
         if not pc.problems:
             pc.add(f"no prediction matches an episode of {episodes.task} {episodes.split}")
         pc.raise_if_any()
-    arr = build_arrays(episodes, preds, store)
+    arr = build_arrays(episodes, preds, store, cache)
     flags = check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc)
     per = score_batch(
         arr.dist_flat,
