@@ -176,9 +176,10 @@ def columns(
     ``n_keys`` is the number of trajectory fields the records were decoded with.
     """
     trajs = list(map(attrgetter("t0"), records))
-    if n_keys > 1 and any(t is msgspec.UNSET for t in trajs):  # a record names it otherwise
+    # Every decoded trajectory is a list: a type test a record at a time, in C.
+    if n_keys > 1 and set(map(type, trajs)) != {list}:  # a record names it otherwise
         trajs = [trajectory(r) for r in records]
-    if any(t is msgspec.UNSET or t is None for t in trajs):
+    if trajs and set(map(type, trajs)) != {list}:  # UNSET or None: none given
         return None
     ids = list(map(str, map(_ID, records)))
     if form == "triple":
