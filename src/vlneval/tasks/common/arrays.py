@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from itertools import chain
@@ -63,19 +64,23 @@ class SplitArrays:
 
     def __init__(self) -> None:
         self._sets: OrderedDict[bytes, ScoringArrays] = OrderedDict()
+        self._lock = threading.Lock()  # a scorer may score from several threads
 
     def get(self, order: np.ndarray) -> ScoringArrays | None:
         """The arrays laid out for the episodes ``order``, if kept (their ``traj`` is stale)."""
-        found = self._sets.get(order.tobytes())
-        if found is not None:
-            self._sets.move_to_end(order.tobytes())
+        key = order.tobytes()
+        with self._lock:
+            found = self._sets.get(key)
+            if found is not None:
+                self._sets.move_to_end(key)
         return found
 
     def put(self, order: np.ndarray, arrays: ScoringArrays) -> None:
         """Keeps ``arrays`` for the episodes ``order`` (dropping the oldest beyond KEEP)."""
-        self._sets[order.tobytes()] = arrays
-        while len(self._sets) > self.KEEP:
-            self._sets.popitem(last=False)
+        with self._lock:
+            self._sets[order.tobytes()] = arrays
+            while len(self._sets) > self.KEEP:
+                self._sets.popitem(last=False)
 
 
 def _ragged(
