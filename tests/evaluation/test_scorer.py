@@ -79,3 +79,23 @@ def test_real_r2r_records_match_the_file(data_root: Path) -> None:
     by_file, by_records = scorer.score(path), scorer.score(records)
     assert by_file.n_episodes == 2349
     _same(by_file, by_records)
+
+
+def _same_table(a, b) -> None:  # type: ignore[no-untyped-def]
+    _same(a, b)
+    assert a.scored.tolist() == b.scored.tolist()
+    assert a.per_episode.keys() == b.per_episode.keys()
+    for name, column in a.per_episode.items():
+        assert column.tobytes() == b.per_episode[name].tobytes(), name
+
+
+@pytest.mark.parametrize("profile", ["r2r", "r2r-duet"])
+def test_kept_episode_arrays_score_exactly_as_a_fresh_scorer(data_root: Path, profile: str) -> None:
+    """The episode side kept between calls (tables, references, lengths) changes nothing:
+    the whole file, a subset, and the whole file again score bit for bit as new scorers do."""
+    records = json.loads(gzip.decompress((data_root / SEQ).read_bytes()))
+    kept = Scorer("r2r", "val_unseen", root=data_root, profile=profile)
+    runs = [(records, False), (records[::3], True), (records, False), (records[1::2], True)]
+    for given, subset in runs:
+        fresh = Scorer("r2r", "val_unseen", root=data_root, profile=profile)
+        _same_table(kept.score(given, subset=subset), fresh.score(given, subset=subset))

@@ -363,6 +363,29 @@ def cls(
 # ---- every column of score_batch ----
 
 
+def reference_lengths(
+    dist: np.ndarray,
+    table_offsets: np.ndarray,
+    table_sizes: np.ndarray,
+    scan_index: np.ndarray,
+    ref: np.ndarray,
+    ref_offsets: np.ndarray,
+    goals: np.ndarray,
+    goal_offsets: np.ndarray,
+    use_reference_length: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per episode, L(R) and SPL's ``ell`` (L(R), or ``min_g d(r_1, g)``): they depend on the
+    episodes only, so a scorer of many files can compute them once."""
+    start, size = table_offsets[scan_index], table_sizes[scan_index]
+    r_own = owners(ref_offsets)
+    rl = sequential_sum(hop_lengths(dist, start[r_own], size[r_own], ref, ref_offsets), ref_offsets)
+    if use_reference_length:
+        return rl, rl
+    first = ref[ref_offsets[:-1]]
+    n = ref_offsets.shape[0] - 1
+    return rl, nearest_each(dist, start, size, first, np.arange(n), goals, goal_offsets)
+
+
 def score_batch(
     dist: np.ndarray,
     table_offsets: np.ndarray,
@@ -381,11 +404,15 @@ def score_batch(
     spl_floor: float,
     collapse_repeats: bool,
     cls_threshold: float,
+    lengths: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """The (len(batch.COLUMNS), N) table of every per-episode metric; rows follow COLUMNS."""
+    """The (len(batch.COLUMNS), N) table of every per-episode metric; rows follow COLUMNS.
+
+    ``lengths``: :func:`reference_lengths` of these episodes when already computed.
+    """
     start, size = table_offsets[scan_index], table_sizes[scan_index]
     k = np.diff(traj_offsets)
-    t_own, r_own = owners(traj_offsets), owners(ref_offsets)
+    t_own = owners(traj_offsets)
     to_goal = nearest_each(dist, start[t_own], size[t_own], traj, t_own, goals, goal_offsets)
     ne = np.full(k.shape[0], INF)
     ne[k > 0] = to_goal[traj_offsets[1:][k > 0] - 1]
@@ -393,12 +420,12 @@ def score_batch(
     tl = sequential_sum(
         hop_lengths(dist, start[t_own], size[t_own], traj, traj_offsets), traj_offsets
     )
-    rl = sequential_sum(hop_lengths(dist, start[r_own], size[r_own], ref, ref_offsets), ref_offsets)
-    if use_reference_length:
-        ell = rl
-    else:
-        first = ref[ref_offsets[:-1]]
-        ell = nearest_each(dist, start, size, first, np.arange(k.shape[0]), goals, goal_offsets)
+    if lengths is None:
+        lengths = reference_lengths(
+            dist, table_offsets, table_sizes, scan_index, ref, ref_offsets, goals, goal_offsets,
+            use_reference_length,
+        )  # fmt: skip
+    rl, ell = lengths
     sr = success_of(ne, threshold, success_inclusive)
 
     same = repeated(traj, traj_offsets)

@@ -14,7 +14,7 @@ import numpy as np
 from vlneval.errors import InvalidInputError
 from vlneval.metrics import _kernels, _validate
 
-__all__ = ["score_batch", "COLUMNS", "COLUMN_METRIC"]
+__all__ = ["score_batch", "reference_lengths", "COLUMNS", "COLUMN_METRIC"]
 
 #: Keys of the dict returned by :func:`score_batch`, in the kernel's row order.
 COLUMNS = (
@@ -71,6 +71,7 @@ def score_batch(
     cls_threshold: float | None = None,
     validate: bool = True,
     threads: int | None = None,
+    lengths: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Scores N episodes in one pass; the same cores as the single-episode functions.
 
@@ -105,6 +106,9 @@ def score_batch(
         cls_threshold: δ of CLS; None means ``threshold``.
         validate: check every array (vectorised, O(total size)); pass False only for arrays
             that were already checked.
+        lengths: ``reference_length`` and ``shortest_length`` of the episodes, as
+            :func:`reference_lengths` gives them for the same arrays and ``spl_reference``
+            (a scorer of many files computes them once); None: computed here.
         threads: how many threads share the episodes; None means one. numpy releases the
             GIL only inside its array operations, so extra threads gain little (none on the
             200,000-episode benchmark) and each holds its own chunk's temporaries.
@@ -170,16 +174,58 @@ def score_batch(
                     dist, starts, sizes, scans[pick],
                     *_kernels.reorder(tr, tr_off, pick), *_kernels.reorder(rf, rf_off, pick),
                     *_kernels.reorder(gl, gl_off, pick), **options,
+                    lengths=None if lengths is None else (lengths[0][pick], lengths[1][pick]),
                 )  # fmt: skip
             else:
                 out[:, a:b] = _kernels.score_batch(
                     dist, starts, sizes, scans[a:b],
                     *_part(tr, tr_off, a, b), *_part(rf, rf_off, a, b), *_part(gl, gl_off, a, b),
                     **options,
+                    lengths=None if lengths is None else (lengths[0][a:b], lengths[1][a:b]),
                 )  # fmt: skip
 
     _in_parts(run, scans.shape[0], _thread_count(threads))
     return dict(zip(COLUMNS, out, strict=True))
+
+
+def reference_lengths(
+    dist_flat: np.ndarray,
+    table_offsets: np.ndarray,
+    table_sizes: np.ndarray,
+    scan_index: np.ndarray,
+    ref: np.ndarray,
+    ref_offsets: np.ndarray,
+    goals: np.ndarray,
+    goal_offsets: np.ndarray,
+    *,
+    spl_reference: str = "shortest",
+) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of :func:`score_batch` that depend on the episodes only, for its
+    ``lengths``: ``reference_length`` (L(R)) and ``shortest_length`` (SPL's ``ell``). The
+    arrays are those :func:`score_batch` is given, already checked.
+
+    Example:
+        >>> import numpy as np
+        >>> D = np.array([[0, 4, 8, 4], [4, 0, 4, 8], [8, 4, 0, 4], [4, 8, 4, 0]], float)
+        >>> rl, ell = reference_lengths(D.ravel(), np.array([0]), np.array([4]), np.array([0]),
+        ...     np.array([0, 1, 2, 3]), np.array([0, 4]), np.array([3]), np.array([0, 1]))
+        >>> rl.tolist(), ell.tolist()
+        ([12.0], [4.0])
+    """
+    if spl_reference not in ("shortest", "reference"):
+        raise InvalidInputError(
+            f"spl_reference must be 'shortest' or 'reference'; got {spl_reference!r}"
+        )
+    arrays = (
+        dist_flat, table_offsets, table_sizes, scan_index, ref, ref_offsets, goals, goal_offsets,
+    )  # fmt: skip
+    dtypes = (np.float64, np.int64, np.int64, np.int32, np.int32, np.int64, np.int32, np.int64)
+    dist, starts, sizes, scans, rf, rf_off, gl, gl_off = (
+        np.ascontiguousarray(x, dtype=t) for x, t in zip(arrays, dtypes, strict=True)
+    )
+    return _kernels.reference_lengths(
+        dist, starts, sizes, scans, rf, rf_off, gl, gl_off, spl_reference == "reference"
+    )
 
 
 def _part(flat: np.ndarray, offsets: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
@@ -13,7 +15,7 @@ from vlneval.graph.store import GraphStore
 from vlneval.tasks.common.episodes import EpisodeTable, PathColumn
 from vlneval.tasks.common.predictions import Predictions
 
-__all__ = ["ScoringArrays", "build_arrays"]
+__all__ = ["ScoringArrays", "SplitArrays", "build_arrays"]
 
 SCAN_STRIDE = 1 << 20  # viewpoint code = scan position * SCAN_STRIDE + node index
 
@@ -37,10 +39,48 @@ class ScoringArrays:
     ref_offsets: np.ndarray
     goals: np.ndarray
     goal_offsets: np.ndarray
+    #: Values that depend only on the episodes (shared by every file scoring the same ones).
+    shared: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def adjacency_flat(self, graphs: GraphStore) -> np.ndarray:
-        """Boolean adjacency tables laid out like ``dist_flat``."""
-        return np.concatenate([graphs.graph(s).adjacency().ravel() for s in self.scans])
+        """Boolean adjacency tables laid out like ``dist_flat`` (built once per episode set)."""
+        adjacency = self.shared.get("adjacency")
+        if adjacency is None:
+            adjacency = np.concatenate([graphs.graph(s).adjacency().ravel() for s in self.scans])
+            self.shared["adjacency"] = adjacency
+        return adjacency  # type: ignore[no-any-return]
+
+
+class SplitArrays:
+    """The episode side of :class:`ScoringArrays` of one split, kept by its scorer.
+
+    Scoring many files of the same split (a training loop, a sweep) scores the same episodes
+    each time: their scans' tables, reference paths and goals as node ids, and values derived
+    from them only, are laid out on first use and reused. The few most recent sets of scored
+    episodes are kept (a complete file always scores the same set).
+    """
+
+    KEEP = 4
+
+    def __init__(self) -> None:
+        self._sets: OrderedDict[bytes, ScoringArrays] = OrderedDict()
+        self._lock = threading.Lock()  # a scorer may score from several threads
+
+    def get(self, order: np.ndarray) -> ScoringArrays | None:
+        """The arrays laid out for the episodes ``order``, if kept (their ``traj`` is stale)."""
+        key = order.tobytes()
+        with self._lock:
+            found = self._sets.get(key)
+            if found is not None:
+                self._sets.move_to_end(key)
+        return found
+
+    def put(self, order: np.ndarray, arrays: ScoringArrays) -> None:
+        """Keeps ``arrays`` for the episodes ``order`` (dropping the oldest beyond KEEP)."""
+        with self._lock:
+            self._sets[order.tobytes()] = arrays
+            while len(self._sets) > self.KEEP:
+                self._sets.popitem(last=False)
 
 
 def _ragged(
@@ -111,13 +151,35 @@ def _column_fast(
     return None if len(elsewhere) else (nodes, offsets)
 
 
-def build_arrays(episodes: EpisodeTable, preds: Predictions, graphs: GraphStore) -> ScoringArrays:
+def build_arrays(
+    episodes: EpisodeTable,
+    preds: Predictions,
+    graphs: GraphStore,
+    cache: SplitArrays | None = None,
+) -> ScoringArrays:
     """Lays out the scored episodes' paths and their scans' distance tables.
+
+    With ``cache`` (kept by the split's scorer, for these ``episodes`` and ``graphs`` only)
+    the episode side is laid out once per set of scored episodes and reused.
 
     Raises:
         InvalidInputError: a reference path or goal names a viewpoint that is not a graph node.
     """
     order = preds.episodes
+    kept = cache.get(order) if cache is not None else None
+    if kept is None:
+        kept = _episode_side(episodes, order, graphs)
+        if cache is not None:
+            cache.put(order.copy(), kept)
+    return ScoringArrays(
+        kept.scans, kept.dist_flat, kept.table_offsets, kept.table_sizes, kept.scan_index,
+        preds.nodes, preds.offsets, kept.ref, kept.ref_offsets, kept.goals, kept.goal_offsets,
+        shared=kept.shared,
+    )  # fmt: skip
+
+
+def _episode_side(episodes: EpisodeTable, order: np.ndarray, graphs: GraphStore) -> ScoringArrays:
+    """:class:`ScoringArrays` of the episodes ``order`` with empty trajectories."""
     scan_names, scan_index = episodes.scans_of(order)
     dist_flat, offsets, sizes = graphs.share_tables(scan_names)
     paths: Any = _LazyRows(episodes.paths, order)
@@ -145,8 +207,8 @@ def build_arrays(episodes: EpisodeTable, preds: Predictions, graphs: GraphStore)
         offsets,
         sizes,
         scan_index,
-        preds.nodes,
-        preds.offsets,
+        np.zeros(0, dtype=np.int32),
+        np.zeros(len(order) + 1, dtype=np.int64),
         ref,
         ref_off,
         goals,

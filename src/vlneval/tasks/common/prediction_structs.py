@@ -10,16 +10,24 @@ a viewpoint id (``plain``) or a list of them (``nested``). The types accept exac
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import chain
 from operator import attrgetter
-from typing import Annotated, Any
+from typing import Annotated, Any, overload
 
 import msgspec
 
 from vlneval.io import array_chunks
 
-__all__ = ["Step", "TRAJECTORY_KEYS", "decode", "convert", "columns", "record_list"]
+__all__ = [
+    "Step",
+    "StepViewpoints",
+    "TRAJECTORY_KEYS",
+    "decode",
+    "convert",
+    "columns",
+    "record_list",
+]
 
 TRAJECTORY_KEYS = ("trajectory", "path", "pred_path")
 
@@ -89,8 +97,9 @@ def decode(
         >>> form, chunks = decode(b'[{"instr_id": 7, "path": [["a", 1.5, 0]]}]', "p.json",
         ...                       id_field="instr_id", key=None, form="auto")
         >>> recs = next(chunks)
-        >>> form, recs[0].id, columns(recs, form, 3)
-        ('triple', 7, (['7'], [1], ['a']))
+        >>> ids, lengths, viewpoints = columns(recs, form, 3)
+        >>> form, recs[0].id, ids, lengths, list(viewpoints)
+        ('triple', 7, ['7'], [1], ['a'])
     """
     fields = (id_field, key, keep)
     jsonl = raw.lstrip()[:1] == b"{"
@@ -122,8 +131,9 @@ def convert(
     Example:
         >>> form, recs = convert([{"instr_id": "7_0", "trajectory": [["a", 0.0, 0.0]]}],
         ...                      id_field="instr_id", key=None, form="auto")
-        >>> form, columns(recs, form, 3)
-        ('triple', (['7_0'], [1], ['a']))
+        >>> ids, lengths, viewpoints = columns(recs, form, 3)
+        >>> form, ids, lengths, viewpoints[0]
+        ('triple', ['7_0'], [1], 'a')
     """
     for attempt in (form,) if form != "auto" else ("triple", "plain", "nested"):
         try:
@@ -167,22 +177,49 @@ _VIEWPOINT = attrgetter("viewpoint")
 _ID = attrgetter("id")
 
 
+class StepViewpoints(Sequence[str]):
+    """The viewpoints of ``[viewpoint, heading, elevation]`` steps, in order, read from the
+    steps on each pass: mapping them to nodes needs one pass, and no list of them is built
+    unless a position is asked for (to name a viewpoint that is not a node)."""
+
+    def __init__(self, trajectories: list[list[Step]], size: int) -> None:
+        self._trajectories, self._size = trajectories, size
+        self._list: list[str] | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        return map(_VIEWPOINT, chain.from_iterable(self._trajectories))
+
+    def __len__(self) -> int:
+        return self._size
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if self._list is None:
+            self._list = list(self)
+        return self._list[index]
+
+
 def columns(
     records: list[Any], form: str, n_keys: int
-) -> tuple[list[str], list[int], list[str]] | None:
+) -> tuple[list[str], list[int], Sequence[str]] | None:
     """Each record's id (as text) and number of viewpoints, and all viewpoints in order; None
     when a record holds no trajectory field (for the explaining pass to name).
 
     ``n_keys`` is the number of trajectory fields the records were decoded with.
     """
     trajs = list(map(attrgetter("t0"), records))
-    if n_keys > 1 and any(t is msgspec.UNSET for t in trajs):  # a record names it otherwise
+    # Every decoded trajectory is a list: a type test a record at a time, in C.
+    if n_keys > 1 and set(map(type, trajs)) != {list}:  # a record names it otherwise
         trajs = [trajectory(r) for r in records]
-    if any(t is msgspec.UNSET or t is None for t in trajs):
+    if trajs and set(map(type, trajs)) != {list}:  # UNSET or None: none given
         return None
     ids = list(map(str, map(_ID, records)))
     if form == "triple":
-        return ids, list(map(len, trajs)), list(map(_VIEWPOINT, chain.from_iterable(trajs)))
+        lengths = list(map(len, trajs))
+        return ids, lengths, StepViewpoints(trajs, sum(lengths))
     if form == "plain":
         return ids, list(map(len, trajs)), list(chain.from_iterable(trajs))
     steps: Iterator[list[str]] = chain.from_iterable(trajs)

@@ -356,14 +356,18 @@ class _Parser:
                         self.extra[name][int(rows[k])] = value
 
     def nodes(
-        self, rows: np.ndarray, sizes: np.ndarray, flat: list[str], steps: np.ndarray
+        self, rows: np.ndarray, sizes: np.ndarray, flat: Sequence[str], steps: np.ndarray
     ) -> np.ndarray:
         """The node index of each kept step (``flat[steps]``, records ``rows`` of ``sizes``
         steps) in its episode's graph: one C-level lookup per step in the store's codes; -1
         for a viewpoint that is not a node of that graph (named by :meth:`resolve`)."""
         names, position = self.ep.scans_of(rows)
         slots = self.codes.slots(self.graphs, names)
-        code = np.fromiter(map(self.codes.code.get, flat, repeat(-1)), np.int64, len(flat))
+        codes = self.codes.code
+        try:  # one pass; the slower lookup only when some viewpoint is in no coded graph
+            code = np.fromiter(map(codes.__getitem__, flat), np.int64, len(flat))
+        except KeyError:
+            code = np.fromiter(map(codes.get, flat, repeat(-1)), np.int64, len(flat))
         code = code[steps]
         expected = np.repeat(slots[position], sizes)
         nodes = (code % STRIDE).astype(np.int32)

@@ -14,7 +14,7 @@ import numpy as np
 from vlneval.errors import ProblemCollector, VLNEvalError
 from vlneval.graph.store import GraphStore
 from vlneval.tasks.base import Task
-from vlneval.tasks.common.arrays import build_arrays
+from vlneval.tasks.common.arrays import SplitArrays, build_arrays
 from vlneval.tasks.common.checks import check_rules
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
@@ -80,22 +80,32 @@ def score_parsed(
     pc: ProblemCollector | None = None,
     notes: tuple[str, ...] = (),
     validate: bool = True,
+    cache: SplitArrays | None = None,
 ) -> Result:
     """Scores already parsed predictions (see :func:`evaluate`).
 
     ``pc`` carries problems found while parsing; they are raised together with the rule checks'.
     ``notes`` are the task's own warnings (``Task.notes``). ``validate=False`` skips the
     kernel's bounds checks: only for predictions this package's reader made from ``store``.
+    ``cache`` keeps the episode side of the arrays between calls (one per split's scorer).
     """
-    from vlneval.metrics.batch import score_batch
+    from vlneval.metrics.batch import reference_lengths, score_batch
 
     if len(preds.episodes) == 0:
         pc = pc if pc is not None else ProblemCollector(preds.source)
         if not pc.problems:
             pc.add(f"no prediction matches an episode of {episodes.task} {episodes.split}")
         pc.raise_if_any()
-    arr = build_arrays(episodes, preds, store)
+    arr = build_arrays(episodes, preds, store, cache)
     flags = check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc)
+    name = f"lengths-{prof.spl_reference}"
+    lengths = arr.shared.get(name)
+    if lengths is None:  # kept with the episode side of the arrays
+        lengths = arr.shared[name] = reference_lengths(
+            arr.dist_flat, arr.table_offsets, arr.table_sizes, arr.scan_index,
+            arr.ref, arr.ref_offsets, arr.goals, arr.goal_offsets,
+            spl_reference=prof.spl_reference,
+        )  # fmt: skip
     per = score_batch(
         arr.dist_flat,
         arr.table_offsets,
@@ -114,6 +124,7 @@ def score_parsed(
         spl_floor=prof.spl_floor,
         collapse_repeats=prof.collapse_repeats,
         validate=validate,
+        lengths=lengths,
     )
     per = dict(per)
     per.pop("repeats", None)  # the same count as the rule checks' repeated_viewpoints

@@ -8,6 +8,7 @@ metric kernels (:func:`vlneval.tasks.common.scoring.score_parsed`).
 from __future__ import annotations
 
 from vlneval.errors import InvalidInputError, ProblemCollector, VLNEvalError
+from vlneval.tasks.common.arrays import SplitArrays
 from vlneval.tasks.common.inputs import read_trajectories, source_name
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
@@ -39,6 +40,7 @@ class R2RScorer:
                 f"{self.episodes.source}: split {r.split} has no goals (a hidden test split); it "
                 "cannot be scored locally: submit it to an evaluation server (vlneval submit)"
             )
+        self.arrays = SplitArrays()  # the episode side of the kernels' arrays, laid out once
 
     def trajectories(
         self, predictions: PredictionsInput, how: ScoreOptions, pc: ProblemCollector | None = None
@@ -57,6 +59,7 @@ class R2RScorer:
             self.episodes, preds, self.graphs, self.profile,
             subset=how.subset, declared=how.declared, run=how.run, pc=pc, notes=self.notes,
             validate=False,  # the reader built preds from these graphs' own indices
+            cache=self.arrays,
         )  # fmt: skip
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
