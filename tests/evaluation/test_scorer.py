@@ -99,3 +99,29 @@ def test_kept_episode_arrays_score_exactly_as_a_fresh_scorer(data_root: Path, pr
     for given, subset in runs:
         fresh = Scorer("r2r", "val_unseen", root=data_root, profile=profile)
         _same_table(kept.score(given, subset=subset), fresh.score(given, subset=subset))
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_in_memory_records_with_a_non_finite_angle_are_refused(value: float) -> None:
+    """Only in-memory records can hold NaN (JSON cannot), and a JSON 1e400 reads as inf: both
+    get the explaining pass's message, as in a file."""
+    scorer = Scorer("demo")
+    records = json.loads(DEMO.read_text())
+    first = records[0]
+    first["trajectory"] = [list(step) for step in first["trajectory"]]
+    first["trajectory"][0][1] = value
+    with pytest.raises(
+        InvalidInputError, match=rf"trajectory\[0\]: heading is {value} \(must be finite\)"
+    ):
+        scorer.score(records)
+
+
+def test_a_json_number_beyond_float_range_is_refused(tmp_path: Path) -> None:
+    records = json.loads(DEMO.read_text())
+    text = json.dumps(records).replace(
+        json.dumps(records[0]["trajectory"][0]),
+        f'["{records[0]["trajectory"][0][0]}", 1e400, 0.0]',
+        1,
+    )
+    with pytest.raises(InvalidInputError, match="heading is inf"):
+        Scorer("demo").score(text.encode())

@@ -10,6 +10,7 @@ a viewpoint id (``plain``) or a list of them (``nested``). The types accept exac
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Iterator, Sequence
 from itertools import chain
 from operator import attrgetter
@@ -32,12 +33,17 @@ __all__ = [
 TRAJECTORY_KEYS = ("trajectory", "path", "pred_path")
 
 
+#: A finite float: NaN and the infinities fail both bounds (an in-memory record can hold NaN, a
+#: JSON number such as 1e400 decodes to inf), so such a step falls to the explaining pass.
+Finite = Annotated[float, msgspec.Meta(ge=-sys.float_info.max, le=sys.float_info.max)]
+
+
 class Step(msgspec.Struct, array_like=True, gc=False):
-    """``[viewpoint, heading, elevation]``; heading and elevation may be left out."""
+    """``[viewpoint, heading, elevation]``; heading and elevation may be left out (finite)."""
 
     viewpoint: str
-    heading: float | msgspec.UnsetType = msgspec.UNSET
-    elevation: float = 0.0
+    heading: Finite | msgspec.UnsetType = msgspec.UNSET
+    elevation: Finite = 0.0
 
 
 STEP_TYPES: dict[str, Any] = {"triple": Step, "plain": str, "nested": list[str]}
