@@ -4,7 +4,6 @@ decoded leniently so that the caller can name the field at fault.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from vlneval.errors import InvalidInputError
@@ -31,6 +30,8 @@ def explain(raw: bytes, source: str, limits: Limits | None = None) -> Any:
         ...     print(e)
         error: p.json: not valid JSON: Expecting value at line 2, column 4
     """
+    import json  # here, not at the top: only a rejected file needs it
+
     from vlneval._jsonshape import ScanLimits, scan_json
 
     lim = limits or Limits.from_env()

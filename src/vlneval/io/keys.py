@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from vlneval.errors import InvalidInputError
@@ -28,6 +27,8 @@ def unique_keys(raw: bytes, source: str, *, what: str = "key") -> None:
         ...     print(e)
         error: p.json: episode_id "1" is given twice (JSON keeps only the last copy)
     """
+    import json  # here, not at the top: only the slow path needs it
+
     if _keys_are_unique(raw):
         return
     repeated: list[str] = []

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import stat
 import sys
 from collections.abc import Callable, Sequence
@@ -132,6 +131,7 @@ class _SignalGuard:
         self.previous: dict[int, Any] = {}
 
     def __enter__(self) -> _SignalGuard:
+        import signal  # here, not at the top: nothing else on the score path loads it
         import threading
 
         if threading.current_thread() is not threading.main_thread():
@@ -152,6 +152,8 @@ class _SignalGuard:
         raise _Terminated(signum)
 
     def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        import signal
+
         for signum, old in self.previous.items():
             signal.signal(signum, old)
         if isinstance(exc, _Terminated):
