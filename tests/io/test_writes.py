@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import vlneval.io as vio
+import vlneval.io.writer as vio
 from vlneval.errors import VLNEvalError
 from vlneval.io import TEMP_MARK, atomic_write_bytes, resolve_output, write_outputs
 
@@ -164,7 +164,7 @@ def test_the_old_summary_comes_back_when_nothing_new_is_in_place(
 CHILD = """
 import os, sys, time
 from pathlib import Path
-import vlneval.io as vio
+import vlneval.io.writer as vio
 folder, mode, phase = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 if mode == "named":
     del os.O_TMPFILE  # a filesystem without O_TMPFILE: the dot-named fallback

@@ -23,15 +23,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
 
 from vlneval.errors import InvalidInputError, Problem
 from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.public_file import has_public_copy, public_text, write_public_copy
+from vlneval.tasks.common.request import ScoreOptions, SplitRequest, episodes_path, task_base
+from vlneval.tasks.profiles import Profile, get_profile
 
 if TYPE_CHECKING:
     from vlneval.graph.store import GraphStore
     from vlneval.tasks.base import Task
-    from vlneval.tasks.profiles import Profile
 
 
 __all__ = [
@@ -145,8 +148,6 @@ def file_ids(text: bytes, id_field: str) -> set[str]:
         >>> sorted(file_ids(b'{"instruction_id": 3}\\n{"instruction_id": 4}\\n', "instruction_id"))
         ['3', '4']
     """
-    import msgspec
-
     records: list[dict[str, Any]] = []
     try:
         records = msgspec.json.decode(text, type=list[dict[str, msgspec.Raw]])
@@ -173,8 +174,6 @@ def file_ids(text: bytes, id_field: str) -> set[str]:
 
 def _lines(text: bytes) -> list[dict[str, Any]]:
     """The records of JSON lines (bad lines skipped)."""
-    import msgspec
-
     out = []
     for line in bytes(text).splitlines():
         try:
@@ -369,9 +368,6 @@ class PublicScorer:
     ) -> None:
         import tempfile
 
-        from vlneval.tasks.common.public_file import write_public_copy
-        from vlneval.tasks.common.request import SplitRequest
-
         self._folder = tempfile.TemporaryDirectory(prefix="vlneval-public-")
         self.task, self.split = task, split
         # an option naming a hidden file (VLN-CE's dense _gt) would hand it to the public
@@ -395,8 +391,6 @@ class PublicScorer:
         return len(self.episodes)
 
     def _public(self, text: str) -> str:
-        from vlneval.tasks.common.public_file import public_text
-
         return public_text(text, self.copy, self.originals)
 
     def problems(
@@ -409,8 +403,6 @@ class PublicScorer:
     ) -> list[Problem]:
         """Every problem the task's scorer finds in ``predictions`` on the public copy (a file
         made for another split is said so first); empty: the file is valid."""
-        from vlneval.tasks.common.request import ScoreOptions
-
         hint = self._wrong_split(predictions, splits)
         if hint is not None:  # told first, and alone: no scorer needs to read such a file
             return [hint]
@@ -459,9 +451,6 @@ def open_public_scorer(
     Raises:
         MissingDataError: the data root or the split's file cannot be found.
     """
-    from vlneval.tasks.common.public_file import has_public_copy
-    from vlneval.tasks.common.request import episodes_path, task_base
-
     if not has_public_copy(task):
         return None
     path = episodes_file or _task_file(task, split, root, options or {})
@@ -477,7 +466,6 @@ def _task_file(
     Touchdown releases), or None for the shared search."""
     if not options.get("data_version") or len(task.data_versions) < 2:
         return None
-    from vlneval.tasks.common.request import SplitRequest
 
     try:
         opened = task.open(
@@ -490,8 +478,6 @@ def _task_file(
 
 
 def _any_profile(task: Task) -> Profile:
-    from vlneval.tasks.profiles import get_profile
-
     return get_profile(task.default_profile)
 
 
@@ -513,9 +499,6 @@ def open_blind(
         MissingDataError: the data root or the split's file cannot be found.
         InvalidInputError: the split's file cannot be read.
     """
-    from vlneval.tasks.common.public_file import has_public_copy
-    from vlneval.tasks.common.request import episodes_path, task_base
-
     if checks_publicly(task) or not has_public_copy(task):
         return None
     opts = dict(options or {})

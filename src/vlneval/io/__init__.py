@@ -1,0 +1,87 @@
+"""Reading JSON input files with bounded cost and clear errors; writing outputs atomically
+(:func:`write_outputs`: stdout as ``-``, symlinks followed, FIFOs and devices written in place,
+several outputs replaced together, no temporary file left behind).
+
+Every benchmark and predictions file is read here, in one way:
+
+1. :func:`read_bytes` takes the file's bytes (gunzipped when gzip, by magic number; a UTF-8
+   byte-order mark dropped), refusing a file past :attr:`Limits.max_bytes` *before* holding it:
+   a plain file by its size, a gzip stream while it is decompressed (a gzip bomb stops at the
+   limit, in bounded memory), a pipe while it is read.
+2. The format's reader decodes it once with msgspec, typed where the format has a Struct
+   (``vlneval.tasks.r2r.format``, ``vlneval.tasks.common.predictions``), untyped elsewhere.
+3. Only a file msgspec rejects goes through :func:`explain`: the explaining pass measures it
+   (nesting, string and number literals, see :class:`Limits`), decodes it leniently (NaN and
+   Infinity literals, so that the caller's checks can name the field that holds them) and lets
+   the caller name every problem with file, episode id and field.
+
+msgspec bounds the typed pass by itself: its types fix the nesting, numbers must fit 64 bits and
+strings cost their bytes; the explaining pass uses Python's ``json``, which needs the limits.
+
+Limits are defaults; each can be raised with an environment variable (``VLNEVAL_MAX_FILE_BYTES``,
+``VLNEVAL_MAX_JSON_DEPTH``, ``VLNEVAL_MAX_STRING_BYTES``, ``VLNEVAL_MAX_NUMBER_CHARS``) or by
+passing a :class:`Limits`.
+
+The package, by concern (each name below is importable from ``vlneval.io`` itself):
+
+- :mod:`vlneval.io.limits`: :class:`Limits` and its environment variables;
+- :mod:`vlneval.io.reader`: :func:`read_bytes`, :func:`gunzip`, :func:`decode_json`,
+  :func:`load_json`;
+- :mod:`vlneval.io.explaining`: :func:`explain`, the explaining pass;
+- :mod:`vlneval.io.records`: :func:`array_chunks`, :func:`typed_chunks`, :func:`iter_chunks`,
+  :func:`iter_records`;
+- :mod:`vlneval.io.keys`: :func:`unique_keys`;
+- :mod:`vlneval.io.text`: :func:`clip`, :func:`position` (pieces of messages);
+- :mod:`vlneval.io.outputs`: :class:`Output`, :func:`resolve_output`, :func:`check_outputs`;
+- :mod:`vlneval.io.temps`: :func:`clean_stale_temps` (temporary files of outputs);
+- :mod:`vlneval.io.writer`: :func:`write_outputs`, :func:`atomic_write_bytes`,
+  :func:`atomic_write_text`, :func:`to_json_bytes`.
+
+Inside the package imports flow one way: ``writer`` uses ``outputs`` and ``temps``;
+``records`` uses ``reader``, which uses ``explaining``; ``explaining`` and ``keys`` use ``text``
+and ``limits``.
+"""
+
+from __future__ import annotations
+
+from vlneval.io.explaining import explain
+from vlneval.io.keys import unique_keys
+from vlneval.io.limits import MIB as MIB
+from vlneval.io.limits import Limits
+from vlneval.io.outputs import STDOUT, Output, check_outputs, resolve_output
+from vlneval.io.reader import BOM as BOM
+from vlneval.io.reader import GUNZIP_STEP as GUNZIP_STEP
+from vlneval.io.reader import READ_STEP as READ_STEP
+from vlneval.io.reader import decode_json, gunzip, load_json, read_bytes
+from vlneval.io.records import CHUNK as CHUNK
+from vlneval.io.records import array_chunks, iter_chunks, iter_records, typed_chunks
+from vlneval.io.records import jsonl as jsonl
+from vlneval.io.temps import TEMP_MARK as TEMP_MARK
+from vlneval.io.temps import clean_stale_temps
+from vlneval.io.text import clip, position
+from vlneval.io.writer import atomic_write_bytes, atomic_write_text, to_json_bytes, write_outputs
+
+__all__ = [
+    "Limits",
+    "read_bytes",
+    "gunzip",
+    "decode_json",
+    "explain",
+    "load_json",
+    "array_chunks",
+    "typed_chunks",
+    "iter_chunks",
+    "iter_records",
+    "unique_keys",
+    "position",
+    "clip",
+    "STDOUT",
+    "Output",
+    "resolve_output",
+    "check_outputs",
+    "write_outputs",
+    "clean_stale_temps",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "to_json_bytes",
+]

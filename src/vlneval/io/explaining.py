@@ -1,0 +1,63 @@
+"""The explaining pass over a file msgspec rejected: measured against :class:`Limits`, then
+decoded leniently so that the caller can name the field at fault.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vlneval.errors import InvalidInputError
+from vlneval.io.limits import Limits
+from vlneval.io.text import position
+
+
+def explain(raw: bytes, source: str, limits: Limits | None = None) -> Any:
+    """The explaining pass: ``raw`` measured, then decoded leniently (NaN and Infinity read).
+
+    Only a file msgspec rejected comes here; the caller then checks the value and names every
+    problem (file, id, field).
+
+    Raises:
+        InvalidInputError: not UTF-8, past a :class:`Limits` bound, or not JSON; the message
+            says where.
+
+    Example:
+        >>> explain(b'[1, NaN]', "p.json")
+        [1, nan]
+        >>> try:
+        ...     explain(b'[1,\\n 2,]', "p.json")
+        ... except InvalidInputError as e:
+        ...     print(e)
+        error: p.json: not valid JSON: Expecting value at line 2, column 4
+    """
+    import json  # here, not at the top: only a rejected file needs it
+
+    from vlneval._jsonshape import ScanLimits, scan_json
+
+    lim = limits or Limits.from_env()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"{source}: not UTF-8 text (byte {exc.start})") from exc
+    shape = scan_json(raw, ScanLimits(lim.max_depth, None, lim.max_string, lim.max_number))
+    where = position(raw, shape.offset) if shape.exceeded else ""
+    if shape.exceeded == "depth":
+        raise InvalidInputError(f"{source}: JSON nested too deeply")
+    if shape.exceeded == "string":
+        raise InvalidInputError(
+            f"{source}: a string of more than {lim.max_string:,} bytes starts at {where} "
+            "(ids and viewpoints are short; VLNEVAL_MAX_STRING_BYTES raises the limit)"
+        )
+    if shape.exceeded == "number":
+        raise InvalidInputError(
+            f"{source}: a JSON value cannot be read: a number of more than "
+            f"{lim.max_number} characters at {where} (VLNEVAL_MAX_NUMBER_CHARS raises the limit)"
+        )
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(
+            f"{source}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from exc
+    except RecursionError as exc:
+        raise InvalidInputError(f"{source}: JSON nested too deeply") from exc

@@ -1,0 +1,148 @@
+"""A file's JSON text with bounded cost (:func:`read_bytes`, :func:`gunzip`) and its decoding
+(:func:`decode_json`: msgspec, or the explaining pass).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from vlneval.errors import InvalidInputError, MissingDataError
+from vlneval.io.explaining import explain
+from vlneval.io.limits import MIB, Limits
+
+BOM = b"\xef\xbb\xbf"
+READ_STEP = 1 << 20
+GUNZIP_STEP = 16 << 20  # a usual file is one piece (nothing to join); a bomb stops near the limit
+
+
+def _size(n: int) -> str:
+    return f"{n / MIB:.1f} MiB" if n >= MIB else f"{n:,} bytes"
+
+
+def _too_large(source: str, limit: int) -> InvalidInputError:
+    return InvalidInputError(
+        f"{source}: holds more than {_size(limit)} of JSON, the limit (set "
+        "VLNEVAL_MAX_FILE_BYTES to read larger files)"
+    )
+
+
+def read_bytes(path: str | Path, limits: Limits | None = None) -> bytes:
+    """The JSON text of ``path``: gunzipped when gzip, without a UTF-8 byte-order mark.
+
+    Raises:
+        MissingDataError: no such file.
+        InvalidInputError: a folder, a damaged gzip stream, or more than ``max_bytes``.
+
+    Example:
+        >>> import gzip, tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "a.json.gz"
+        >>> _ = p.write_bytes(gzip.compress(BOM + b"[1]"))
+        >>> read_bytes(p)
+        b'[1]'
+    """
+    path = Path(path)
+    lim = limits or Limits.from_env()
+    source = str(path)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise MissingDataError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InvalidInputError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    if stat.S_ISDIR(st.st_mode):
+        raise InvalidInputError(f"{path}: is a folder, expected a JSON file")
+    # A regular file may be large only when gzip; its compressed bytes are read whole.
+    raw = _read_capped(path, lim.max_bytes, source, regular=stat.S_ISREG(st.st_mode))
+    if raw[:2] == b"\x1f\x8b":
+        raw = gunzip(raw, source, lim.max_bytes)
+    elif len(raw) > lim.max_bytes:
+        raise _too_large(source, lim.max_bytes)
+    return raw[3:] if raw[:3] == BOM else raw
+
+
+def _read_capped(path: Path, limit: int, source: str, *, regular: bool) -> bytes:
+    """All of a regular file; a pipe read up to one byte past ``limit``."""
+    try:
+        if regular:
+            with open(path, "rb") as fh:
+                head = fh.read(2)
+                if head != b"\x1f\x8b" and os.fstat(fh.fileno()).st_size > limit:
+                    raise _too_large(source, limit)
+                fh.seek(0)  # one read: ``head + rest`` would copy the whole file again
+                return fh.read()
+        with open(path, "rb") as fh:
+            parts, total = [], 0
+            while total <= limit and (part := fh.read(READ_STEP)):
+                parts.append(part)
+                total += len(part)
+            return b"".join(parts)
+    except OSError as exc:
+        raise InvalidInputError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+
+
+def gunzip(
+    raw: bytes, source: str, limit: int, *, too_large: Callable[[], Exception] | None = None
+) -> bytes:
+    """Decompresses gzip data (every member) without ever holding more than ``limit`` bytes.
+
+    Args:
+        raw: the gzip bytes.
+        source: the file, for messages.
+        limit: most decompressed bytes.
+        too_large: the error raised past ``limit`` (default: one that names the limit and
+            its environment variable).
+
+    Raises:
+        InvalidInputError: not valid gzip, truncated, or past ``limit``.
+
+    Example:
+        >>> import gzip
+        >>> gunzip(gzip.compress(b"[1]") + gzip.compress(b"[2]"), "a.json.gz", 100)
+        b'[1][2]'
+    """
+    out: list[bytes] = []
+    total = 0
+    data = raw
+    try:
+        while data:
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            chunk = d.decompress(data, GUNZIP_STEP)
+            while True:
+                total += len(chunk)
+                if total > limit:
+                    raise (too_large or (lambda: _too_large(source, limit)))()
+                out.append(chunk)
+                if d.eof or not d.unconsumed_tail:
+                    break
+                chunk = d.decompress(d.unconsumed_tail, GUNZIP_STEP)
+            if not d.eof:
+                raise InvalidInputError(f"{source}: not a valid gzip file (it is truncated)")
+            data = d.unused_data.lstrip(b"\x00")
+    except zlib.error as exc:
+        raise InvalidInputError(f"{source}: not a valid gzip file ({exc})") from exc
+    return out[0] if len(out) == 1 else b"".join(out)
+
+
+def decode_json(raw: bytes, source: str) -> Any:
+    """``raw`` decoded by msgspec, or by the explaining pass when msgspec rejects it.
+
+    Example:
+        >>> decode_json(b'{"a": [1, 2.5]}', "x.json")
+        {'a': [1, 2.5]}
+    """
+    import msgspec
+
+    try:
+        return msgspec.json.decode(raw)
+    except (msgspec.MsgspecError, RecursionError):
+        return explain(raw, source)
+
+
+def load_json(path: str | Path) -> Any:
+    """Reads a ``.json`` or ``.json.gz`` file with a clear error on failure."""
+    return decode_json(read_bytes(path), str(path))
