@@ -197,3 +197,26 @@ def test_a_v1_test_run_is_checked_against_the_v1_file(
     assert main([*argv, "--data-root", str(data_root), "--predictions", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"{len(preds) - len(kept)} of {len(preds)} episodes have no prediction" in err
+
+
+def test_a_valid_test_run_is_told_what_its_score_will_lack(
+    data_root: Path, own_runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A REVERIE test file without predObjId is valid, but RGS and RGSPL (the challenge's
+    primary metric) will be n/a: the blind check says so, as scoring would."""
+    run = _own("reverie", (), own_runs)
+    records = json.loads(run.read_text())
+    for r in records:
+        r.pop("predObjId", None)
+    path = tmp_path / "no_objects.json"
+    path.write_text(json.dumps(records))
+    argv = ["validate", "--task", "reverie", "--split", "test", "--data-root", str(data_root)]
+    assert main([*argv, "--predictions", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: RGSPL will be n/a: no predicted objects (predObjId)" in err
+    assert "vlneval-public-" not in err
+    for r in records:
+        r["predObjId"] = 1  # any object id: the check needs no label
+    path.write_text(json.dumps(records))
+    assert main([*argv, "--predictions", str(path)]) == 0
+    assert "will be n/a" not in capsys.readouterr().err

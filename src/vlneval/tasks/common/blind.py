@@ -403,17 +403,36 @@ class PublicScorer:
     ) -> list[Problem]:
         """Every problem the task's scorer finds in ``predictions`` on the public copy (a file
         made for another split is said so first); empty: the file is valid."""
+        return self.check(predictions, form=form, trajectory_key=trajectory_key, splits=splits)[0]
+
+    def check(
+        self,
+        predictions: str | Path,
+        *,
+        form: str = "auto",
+        trajectory_key: str | None = None,
+        splits: SplitIndex | None = None,
+    ) -> tuple[list[Problem], list[str]]:
+        """:meth:`problems`, and for a valid file what its score will lack: each metric the
+        file's own content leaves n/a (a REVERIE file without ``predObjId``: no RGS), with its
+        reason. Warnings about the split's stand-in values are not the file's and are left out;
+        the numbers themselves are never shown."""
         hint = self._wrong_split(predictions, splits)
         if hint is not None:  # told first, and alone: no scorer needs to read such a file
-            return [hint]
+            return [hint], []
         try:
-            self._scorer.score(predictions, ScoreOptions(form=form, trajectory_key=trajectory_key))
+            result = self._scorer.score(
+                predictions, ScoreOptions(form=form, trajectory_key=trajectory_key)
+            )
         except InvalidInputError as exc:
             return [
                 Problem(self._public(p.source), self._public(p.message), p.episode, p.field)
                 for p in exc.problems
-            ]
-        return []
+            ], []
+        notes = [
+            self._public(f"{label} will be n/a: {why}") for label, why in result.unavailable.items()
+        ]
+        return [], notes
 
     def _wrong_split(self, predictions: str | Path, splits: SplitIndex | None) -> Problem | None:
         """The problem of a file whose ids are another split's (see :func:`wrong_split`)."""
@@ -516,8 +535,9 @@ def own_blind_check(
 ) -> BlindCheck:
     """Checks a predictions file with a task's own scorer on the public copy of its split
     (:func:`open_blind`), as the server does."""
-    problems = checker.problems(predictions, form=form)
+    problems, warnings = checker.check(predictions, form=form)
     checks = f"every check of the {checker.task.name} scorer that needs no label"
     return BlindCheck(
-        str(predictions), checker.task.name, checker.split, len(checker), problems, [], checks
-    )
+        str(predictions), checker.task.name, checker.split, len(checker), problems, warnings,
+        checks,
+    )  # fmt: skip
