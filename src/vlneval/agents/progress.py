@@ -18,7 +18,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-__all__ = ["episode_progress", "progress_line"]
+__all__ = ["episode_progress", "progress_line", "progress_bar"]
 
 
 @contextmanager
@@ -46,7 +46,7 @@ def episode_progress(
         return
     out = stream if stream is not None else sys.stderr
     if _is_terminal(out):
-        with _bar(total, label, out) as advance:
+        with progress_bar(total, label, out) as advance:
             yield advance
         return
     with _lines(total, label, out, interval) as advance:
@@ -59,10 +59,14 @@ def _is_terminal(stream: TextIO) -> bool:
 
 
 @contextmanager
-def _bar(total: int, label: str, stream: TextIO) -> Iterator[Callable[[int], None]]:
+def progress_bar(
+    total: int, label: str, stream: TextIO, *, done: int = 0
+) -> Iterator[Callable[[int], None]]:
+    """Yields ``advance(n)`` of a transient rich bar on ``stream`` (a terminal), starting at
+    ``done`` of ``total``."""
     columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=Console(file=stream), transient=True) as bar:
-        task = bar.add_task(label, total=total)
+        task = bar.add_task(label, total=total, completed=done)
         yield lambda n: bar.advance(task, n)
 
 

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
+from vlneval.agents.progress import progress_bar
+
 __all__ = ["shard_progress", "format_seconds"]
 
 
@@ -56,7 +58,8 @@ def shard_progress(
         yield lambda n: None
         return
     if out.isatty():
-        yield from _bar(total, done, label)
+        with progress_bar(total, label, out, done=done) as step:
+            yield step
         return
     started, last = time.monotonic(), time.monotonic()
     count = done
@@ -85,19 +88,3 @@ def shard_progress(
     yield advance
     if count > done:
         line()
-
-
-def _bar(total: int, done: int, label: str) -> Iterator[Callable[[int], None]]:
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(label, total=total, completed=done)
-        yield lambda n: bar.advance(task, n)
