@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from vlneval.errors import InvalidInputError
+from vlneval.metrics._kernels import offsets_of, owners, repeated
 from vlneval.metrics.info import LABELS
 
 __all__ = ["edit_distance", "sed", "sed_batch", "SED"]
@@ -27,12 +28,9 @@ SED = LABELS["SED"]
 
 def _collapsed(seq: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each segment without consecutive repeats, and the new offsets."""
-    owner = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
-    keep = np.ones(seq.shape[0], dtype=bool)
-    keep[1:] = (seq[1:] != seq[:-1]) | (owner[1:] != owner[:-1])
-    new = np.zeros(offsets.shape[0], dtype=np.int64)
-    np.cumsum(np.bincount(owner[keep], minlength=offsets.shape[0] - 1), out=new[1:])
-    return seq[keep], new
+    keep = ~repeated(seq, offsets)
+    lengths = np.bincount(owners(offsets)[keep], minlength=offsets.shape[0] - 1)
+    return seq[keep], offsets_of(lengths)
 
 
 def _distances(
