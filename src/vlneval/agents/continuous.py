@@ -28,6 +28,7 @@ from vlneval.agents.registry import AGENTS
 from vlneval.agents.rollout import episode_rng
 from vlneval.envs.continuous.env import r2r_ce_steps
 from vlneval.envs.continuous.spaces import FORWARD, STOP, TURN_LEFT, TURN_RIGHT, DiscreteSteps
+from vlneval.envs.recording import measured_block
 from vlneval.errors import VLNEvalError
 
 __all__ = [
@@ -150,8 +151,11 @@ def run_continuous(
     indices: Sequence[int] | None = None,
     seed: int = 0,
     progress: bool = False,
+    on_record: Callable[[int, dict[str, Any], dict[str, Any]], Any] | None = None,
 ) -> RunRecord:
-    """Runs ``agent`` on every episode (or ``indices``) of ``env``; one rollout each."""
+    """Runs ``agent`` on every episode (or ``indices``) of ``env``; one rollout each. With
+    ``on_record``, each episode's prediction and measurements go to ``on_record(i,
+    predictions, measurements)`` as it ends (a shard writes it to disk then)."""
     teacher = env.privileged() if getattr(agent, "privileged", False) else None
     out = RunRecord()
     order = list(range(len(env))) if indices is None else list(indices)
@@ -163,6 +167,9 @@ def run_continuous(
         for i in order:
             _rollout(env, agent, int(i), seed, teacher)
             _collect(env, out)
+            if on_record is not None:
+                eid = out.episodes[-1]["episode_id"]
+                on_record(int(i), {eid: out.predictions[eid]}, out.episodes[-1])
             keep()
             advance(1)
     out.env_card = env.protocol()
@@ -222,18 +229,10 @@ def run_each(
     *,
     seed: int = 0,
 ) -> RunRecord:
-    """Runs the episodes ``indices`` one at a time, handing each one's prediction and
-    measurements to ``on_record(i, predictions, measurements)`` as it ends (a shard's run: each
-    episode is on disk when it ends)."""
-    run = RunRecord()
-    for i in indices:
-        one = run_continuous(env, agent, indices=[i], seed=seed)
-        on_record(i, one.predictions, one.episodes[0])
-        run.predictions.update(one.predictions)
-        run.tracks.update(one.tracks)
-        run.episodes += one.episodes
-        run.steps, run.env_card = run.steps + one.steps, one.env_card
-    return run
+    """Runs the episodes ``indices``, handing each one's prediction and measurements to
+    ``on_record(i, predictions, measurements)`` as it ends (a shard's run: each episode is on
+    disk when it ends)."""
+    return run_continuous(env, agent, indices=indices, seed=seed, on_record=on_record)
 
 
 def run_card(
@@ -255,20 +254,8 @@ def run_card(
         **getattr(agent, "protocol", {}),
         "seeds": [seed],
         "n_runs": 1,
-        "measured": _card_measured(eps),
+        "measured": measured_block(eps),
         "software": software_fingerprint(),
-    }
-
-
-def _card_measured(eps: list[dict[str, Any]]) -> dict[str, Any]:
-    def mean(key: str) -> float | None:
-        return float(np.mean([e[key] for e in eps])) if eps else None
-
-    return {
-        "mean_path_length_integrated_m": mean("path_length_integrated"),
-        "mean_time_s": mean("time_s"),
-        "collisions": int(sum(e["collisions"] for e in eps)),
-        "clipped_commands": int(sum(e["clipped"] for e in eps)),
     }
 
 

@@ -155,7 +155,7 @@ def _card_of(run: Any, loaded: Any, agent_id: str, shard: CliShard) -> Any:
 def _continuous_card(run: Any, loaded: Any, seen: _Seen) -> dict[str, Any]:
     """The run card of a continuous shard (its chunks' cards, with this invocation's episodes
     and their measurements), as a local continuous shard writes it."""
-    from vlneval.distributed.merge import measured_block
+    from vlneval.envs.recording import measured_block
 
     card = dict(run.protocol)
     n, total = len(seen.extras), len(loaded.episodes)

@@ -25,6 +25,7 @@ from typing import Any
 
 from vlneval.distributed.plan import ids_digest
 from vlneval.distributed.shardfile import AGREED, FORMAT, ShardLine, read_lines
+from vlneval.envs.recording import measured_block
 from vlneval.errors import InvalidInputError, Problem, VLNEvalError
 from vlneval.io import atomic_write_bytes, load_json
 
@@ -347,24 +348,6 @@ def _merged_card(shards: Sequence[_Shard], lines: Sequence[ShardLine], note: str
         "finished_at": max(m.get("finished_at") or "" for m in ms),
     }
     return card
-
-
-def measured_block(extras: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The continuous run card's ``measured`` block over episodes' measurements (the shard
-    lines' ``extra``)."""
-    import numpy as np
-
-    if not extras:
-        return {"mean_path_length_integrated_m": None, "mean_time_s": None, "collisions": 0,
-                "clipped_commands": 0}  # fmt: skip
-    return {
-        "mean_path_length_integrated_m": float(
-            np.mean([e["path_length_integrated"] for e in extras])
-        ),
-        "mean_time_s": float(np.mean([e["time_s"] for e in extras])),
-        "collisions": int(sum(e["collisions"] for e in extras)),
-        "clipped_commands": int(sum(e["clipped"] for e in extras)),
-    }
 
 
 def write_merged(merged: Merged, out: str | Path) -> tuple[Path, Path]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gzip
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,7 @@ import msgspec
 
 from vlneval.io import write_outputs
 
-__all__ = ["write_predictions", "predictions_bytes"]
+__all__ = ["write_predictions", "predictions_bytes", "measured_block"]
 
 
 def predictions_bytes(path: str | Path, records: Iterable[Mapping[str, Any]]) -> bytes:
@@ -40,3 +40,26 @@ def write_predictions(path: str | Path, records: Iterable[Mapping[str, Any]]) ->
     p = Path(path)
     write_outputs([(path, predictions_bytes(p, records))])
     return p
+
+
+def measured_block(extras: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The continuous run card's ``measured`` block over episodes' measurements (a run's
+    episodes, or the shard lines' ``extra``).
+
+    Example:
+        >>> measured_block([])["collisions"]
+        0
+    """
+    import numpy as np
+
+    if not extras:
+        return {"mean_path_length_integrated_m": None, "mean_time_s": None, "collisions": 0,
+                "clipped_commands": 0}  # fmt: skip
+    return {
+        "mean_path_length_integrated_m": float(
+            np.mean([e["path_length_integrated"] for e in extras])
+        ),
+        "mean_time_s": float(np.mean([e["time_s"] for e in extras])),
+        "collisions": int(sum(e["collisions"] for e in extras)),
+        "clipped_commands": int(sum(e["clipped"] for e in extras)),
+    }

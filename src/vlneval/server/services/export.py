@@ -36,10 +36,11 @@ def phase_metrics(phase: Phase) -> list[str]:
 def export_rows(entries: list[Entry], phase: Phase) -> list[dict[str, Any]]:
     """The public rows of ``entries`` (JSON-ready: times as ISO 8601 UTC)."""
     out = []
+    metrics = phase_metrics(phase)
     for e in entries:
         row = public_entry(e, phase.primary_metric)
         row["submitted_at"] = e.submitted_at.strftime("%Y-%m-%dT%H:%M:%SZ")
-        row["metrics"] = {m: row["metrics"].get(m) for m in phase_metrics(phase)}
+        row["metrics"] = {m: row["metrics"].get(m) for m in metrics}
         out.append(row)
     return out
 

@@ -197,9 +197,12 @@ def _team_entries(s: Session, phase: Phase, rows: list[Row]) -> list[Row]:
         t.team_id: t.submission_id
         for t in s.scalars(select(TeamEntry).where(TeamEntry.phase_id == phase.id))
     }
+    by_team: dict[int, list[Any]] = {}
+    for r in rows:  # one pass; each team's rows keep their order
+        by_team.setdefault(r[2].id, []).append(r)
     out = []
-    for team_id in sorted({team.id for _, _, team in rows}):
-        mine = [r for r in rows if r[2].id == team_id]
+    for team_id in sorted(by_team):
+        mine = by_team[team_id]
         if team_id in picks:
             out += [r for r in mine if r[0].id == picks[team_id]]
         elif phase.entry_rule != "chosen":

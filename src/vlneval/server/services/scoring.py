@@ -13,6 +13,7 @@ message with an incident id, and the detail goes to the log with every hidden va
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 import traceback
@@ -25,7 +26,7 @@ from vlneval.errors import InvalidInputError, VLNEvalError
 from vlneval.server.models import FAILED, FINISHED
 from vlneval.server.services.budget import StepBudget, check_steps
 from vlneval.server.services.intervals import metric_intervals
-from vlneval.server.services.redact import Redactor, secrets_in_raw, secrets_of
+from vlneval.server.services.redact import Redactor, read_json_values, secrets_in_raw, secrets_of
 from vlneval.server.services.storage import sha256_hex
 from vlneval.server.services.uploads import UploadLimits, check_upload
 from vlneval.server.services.validation import (
@@ -100,9 +101,9 @@ class PhaseData:
         if close is not None:
             close()
 
-    @property
+    @functools.cached_property
     def starts(self) -> dict[str, str]:
-        """Each episode's start viewpoint (public, never quoted), by id."""
+        """Each episode's start viewpoint (public, never quoted), by id (built once)."""
         if self.public is None:
             return {}
         pub = self.public
@@ -203,19 +204,8 @@ def _episodes_path(task: Any, spec: PhaseSpec) -> str | None:
 def raw_redactor(episodes_file: str | None) -> Redactor:
     """A redactor of every non-public value of an episodes file read as plain JSON (for a file
     that could not be loaded as episodes, or a task whose episodes are not viewpoint tables)."""
-    if not episodes_file:
-        return Redactor(())
-    import msgspec
-
-    from vlneval.io import read_bytes
-
-    try:
-        raw = read_bytes(Path(episodes_file))
-        try:
-            values: Any = msgspec.json.decode(raw)
-        except msgspec.DecodeError:  # JSON lines (RxR)
-            values = [msgspec.json.decode(line) for line in raw.splitlines() if line.strip()]
-    except Exception:  # noqa: BLE001 - unreadable: its error quotes no values
+    values = read_json_values(episodes_file) if episodes_file else None
+    if values is None:  # unreadable: its error quotes no values
         return Redactor(())
     strings, numbers = secrets_in_raw(values)
     return Redactor(strings, numbers).with_companions(episodes_file)
