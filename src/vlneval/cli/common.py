@@ -12,6 +12,7 @@ from typing import Any
 
 from vlneval.errors import InvalidInputError, VLNEvalError
 from vlneval.io import Output, check_outputs, resolve_output
+from vlneval.reports.paper import TABLE_FORMATS
 from vlneval.tasks.base import Option
 
 __all__ = [
@@ -30,7 +31,6 @@ __all__ = [
     "err",
 ]
 
-TABLE_FORMATS = ("text", "markdown", "latex")
 ROW_FORMATS = ("csv", "jsonl")
 
 ISSUES = "https://github.com/vlneval/vlneval/issues"

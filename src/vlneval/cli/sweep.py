@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -171,8 +172,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not units:
         raise VLNEvalError(f"{args.units}: no units")
     run = _run_args(units[0].argv[: units[0].argv.index("--seed")])
-    table = sweep_table(units, _scorer(run), n_resamples=args.resamples,
-                        confidence=args.confidence)  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        table = sweep_table(units, _scorer(run, stack), n_resamples=args.resamples,
+                            confidence=args.confidence)  # fmt: skip
     for label, seed, left in table.incomplete:
         err(f"note: {label} seed {seed}: {left} units not complete, left out")
     if args.csv:
@@ -188,14 +190,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scorer(run: argparse.Namespace) -> Any:
+def _scorer(run: argparse.Namespace, stack: contextlib.ExitStack) -> Any:
+    """``score(path)`` of the sweep's task and split: one :class:`~vlneval.Scorer`, opened on
+    the first finished run (the split and graphs load once for every checkpoint and seed)."""
     from vlneval.cli.common import given_task_options
-    from vlneval.evaluation import evaluate
+    from vlneval.evaluation import Scorer
 
-    options = given_task_options(run)
+    opened: list[Any] = []
 
     def score(path: Any) -> Any:
-        return evaluate(run.task, run.split, path, profile=run.profile, root=run.data_root,
-                        episodes_file=run.episodes, graphs=run.graphs, options=options)  # fmt: skip
+        if not opened:
+            opened.append(stack.enter_context(Scorer(
+                run.task, run.split, profile=run.profile, root=run.data_root,
+                episodes=run.episodes, graphs=run.graphs, **dict(given_task_options(run) or {}),
+            )))  # fmt: skip
+        return opened[0].score(path)
 
     return score

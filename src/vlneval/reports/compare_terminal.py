@@ -12,7 +12,7 @@ from rich.text import Text
 
 from vlneval.reports.compare import AggregateResult, MultiComparison, RunComparison, b_is_better
 from vlneval.reports.paper import render_table
-from vlneval.reports.terminal import Notice, format_value, shown_unit
+from vlneval.reports.terminal import Notice, column_name, format_value
 from vlneval.stats import Comparison
 
 __all__ = [
@@ -26,12 +26,6 @@ __all__ = [
 
 def _fmt(label: str, value: float, *, signed: bool = False) -> str:
     return format_value(label, value, signed=signed)
-
-
-def _name(label: str) -> str:
-    """``SR (%)``, ``SPD (hops)``: the label and its shown unit."""
-    unit = shown_unit(label)
-    return f"{label} ({unit})" if unit else label
 
 
 def _console(color: bool | None, width: int = 120) -> Console:
@@ -89,7 +83,7 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
     for label, c in cmp.metrics.items():
         style = _delta_style(label, c)
         table.add_row(
-            _name(label),
+            column_name(label),
             _fmt(label, c.mean_b),
             _fmt(label, c.mean_a),
             f"[{style}]{_fmt(label, c.difference, signed=True)}[/]"
@@ -163,7 +157,7 @@ def render_aggregate(
             return "–" if v is None else _fmt(label, v)
 
         ci = "–" if r.ci_low is None else f"[{f(r.ci_low)}, {f(r.ci_high)}]"
-        table.add_row(_name(label), f(r.mean), f(r.std), f(r.min), f(r.max), ci)
+        table.add_row(column_name(label), f(r.mean), f(r.std), f(r.min), f(r.max), ci)
     console = _console(color)
     console.print(table)
     for d in result.differences:
@@ -184,7 +178,7 @@ def aggregate_notices(result: AggregateResult) -> list[Notice]:
 
 def _paper_aggregate(result: AggregateResult, fmt: str) -> str:
     first = next(iter(result.metrics.values()))
-    header = ["runs", *(_name(m) for m in result.metrics)]
+    header = ["runs", *(column_name(m) for m in result.metrics)]
     cells = [f"{len(result.labels)}"]
     for label, r in result.metrics.items():
         std = "" if r.std is None else f" ± {_fmt(label, r.std)}"
@@ -221,7 +215,7 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
     for r in multi.runs:
         for label, c in r.metrics.items():
             table.add_row(
-                Text(r.label_b), _name(label), _fmt(label, c.mean_b), _fmt(label, c.mean_a),
+                Text(r.label_b), column_name(label), _fmt(label, c.mean_b), _fmt(label, c.mean_a),
                 Text(_fmt(label, c.difference, signed=True), style=_delta_style(label, c)),
                 _ci(label, c), _p(c.p_value), _p(c.p_adjusted), c.test,
             )  # fmt: skip
@@ -239,7 +233,7 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
 
 def _paper_multi(multi: MultiComparison, fmt: str) -> str:
     labels = list(dict.fromkeys(m for r in multi.runs for m in r.metrics))
-    header = ["run", *(_name(m) for m in labels)]
+    header = ["run", *(column_name(m) for m in labels)]
     base = {m: c.mean_b for r in multi.runs for m, c in r.metrics.items()}
     rows = [[f"{multi.label_a} (A)", *(_fmt(m, base[m]) if m in base else "–" for m in labels)]]
     level = 0.95
