@@ -1,8 +1,8 @@
 """Scoring one submission into a result that is safe to show.
 
-The score is exactly what ``vlneval score`` gives for the same file: :func:`vlneval.evaluation.
-evaluate` with the phase's task, split and profile, the hidden episodes file (``episodes_file=``)
-and the graphs (``graphs=``). What is kept is aggregate only: the summary's metrics, checks,
+The score is exactly what ``vlneval score`` gives for the same file: a :class:`vlneval.Scorer`
+with the phase's task, split and profile, the hidden episodes file (``episodes=``) and the
+graphs (``graphs=``), opened once per phase and worker. What is kept is aggregate only: the summary's metrics, checks,
 warnings and protocol card, never a per-episode value (per-episode success over many
 submissions would map out the goals). A refused file gets the blind validation messages of
 :mod:`vlneval.server.services.validation` (the R2R family: the shared reader on the public view;
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.errors import InvalidInputError, VLNEvalError
+from vlneval.evaluation import Scorer
 from vlneval.server.models import FAILED, FINISHED
 from vlneval.server.services.budget import StepBudget, check_steps
 from vlneval.server.services.intervals import metric_intervals
@@ -62,7 +63,7 @@ class PhaseSpec:
     graphs_dir: str | None
     data_sha256: str | None
     primary_metric: str
-    options: str = "{}"  # task options for evaluate(), as sorted JSON (hashable)
+    options: str = "{}"  # task options for the Scorer, as sorted JSON (hashable)
 
     def option_dict(self) -> dict[str, Any]:
         """The task options as a dict."""
@@ -94,12 +95,25 @@ class PhaseData:
     redactor: Redactor
     splits: SplitIndex | None = None
     checker: Any = None
+    _scorer: Scorer | None = field(default=None, repr=False)
+
+    def scorer(self, spec: PhaseSpec) -> Scorer:
+        """The phase's scorer on its hidden episodes, opened on first use and kept: the split
+        and graphs load once per worker, not once per submission (a failed opening is tried
+        again by the next submission)."""
+        if self._scorer is None:
+            self._scorer = Scorer(
+                spec.task, spec.split, profile=spec.profile, episodes=spec.episodes_file,
+                graphs=spec.graphs_dir, **spec.option_dict(),
+            )  # fmt: skip
+        return self._scorer
 
     def close(self) -> None:
         """Removes the public copy of the split, if any (the worker calls it when it stops)."""
-        close = getattr(self.checker, "close", None)
-        if close is not None:
-            close()
+        for held in (self.checker, self._scorer):
+            close = getattr(held, "close", None)
+            if close is not None:
+                close()
 
     @functools.cached_property
     def starts(self) -> dict[str, str]:
@@ -292,8 +306,6 @@ def _score_file(
     form: str,
     budget: StepBudget | None,
 ) -> Outcome:
-    from vlneval.evaluation import evaluate
-
     try:
         text = check_upload(path.read_bytes(), display_name, limits)
         if budget is not None:
@@ -327,17 +339,7 @@ def _score_file(
             return Outcome(FAILED, "invalid", messages)
     del text
     try:
-        result = evaluate(
-            spec.task,
-            spec.split,
-            path,
-            profile=spec.profile,
-            episodes_file=spec.episodes_file,
-            graphs=spec.graphs_dir,
-            form=form,
-            declared=declared,
-            options=spec.option_dict() or None,
-        )
+        result = data.scorer(spec).score(path, form=form, declared=declared)
     except InvalidInputError as exc:
         if data.public is None and data.checker is None:
             log.info(
