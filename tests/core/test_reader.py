@@ -262,6 +262,31 @@ def test_a_truncated_gzip_episode_file_gets_one_clear_error(tmp_path: Path) -> N
         load_r2r(p)
 
 
+def test_gunzip_marks_a_truncated_stream_by_its_type() -> None:
+    from vlneval.io import TruncatedGzipError, gunzip
+
+    raw = gzip.compress(b"[1, 2]")
+    with pytest.raises(TruncatedGzipError) as cut:
+        gunzip(raw[:-6], "p.json.gz", 100)
+    assert str(cut.value) == "error: p.json.gz: not a valid gzip file (it is truncated)"
+    with pytest.raises(InvalidInputError) as bad:
+        gunzip(b"\x1f\x8b" + b"x" * 20, "p.json.gz", 100)
+    assert not isinstance(bad.value, TruncatedGzipError)
+
+
+def test_connectivity_bytes_are_read_as_files_are(tmp_path: Path) -> None:
+    from vlneval.graph.matterport import connectivity_from_bytes
+    from vlneval.io import BOM
+
+    recs = connectivity({"a": (0.0, 0.0, 0.0), "b": (3.0, 4.0, 0.0)}, [("a", "b")])
+    write_json(tmp_path / "sq_connectivity.json", recs)
+    raw = (tmp_path / "sq_connectivity.json").read_bytes()
+    plain = connectivity_from_bytes(raw, "sq", "sq.json")
+    for variant in (BOM + raw, gzip.compress(BOM + raw)):
+        g = connectivity_from_bytes(variant, "sq", "sq.json")
+        assert g.ids == plain.ids and g.weights.tolist() == plain.weights.tolist()
+
+
 def test_real_r2r_episodes_match_msgspec(data_root: Path) -> None:
     for name in ("r2r/R2R_val_unseen.json.gz", "r4r/R4R_val_seen.json.gz"):
         decoded = msgspec.json.decode(read_bytes(data_root / name))

@@ -18,7 +18,7 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph._records import Viewpoint
-from vlneval.io import Limits, gunzip
+from vlneval.io import json_text
 
 __all__ = ["NavGraph", "connectivity_from_bytes", "load_connectivity", "parse_connectivity"]
 
@@ -110,8 +110,7 @@ def load_connectivity(path: str | Path, scan: str | None = None) -> NavGraph:
 def connectivity_from_bytes(raw: bytes, scan: str, source: str) -> NavGraph:
     """The graph of a connectivity file's bytes (gzipped or not); ``source`` names it in
     errors. See :func:`load_connectivity`."""
-    if raw[:2] == b"\x1f\x8b":
-        raw = gunzip(raw, source, Limits.from_env().max_bytes)
+    raw = json_text(raw, source)
     fast = _typed(raw, scan, source)
     if fast is not None:
         return fast

@@ -26,7 +26,6 @@ neighbours).
 
 from __future__ import annotations
 
-import gzip
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +35,7 @@ import numpy as np
 
 from vlneval.graph.matterport import NavGraph, connectivity_from_bytes
 from vlneval.graph.tables import COS_HALF_HFOV, ScanTables, build_tables
+from vlneval.io import json_text
 
 __all__ = ["SimScan", "Candidates", "load_sim_scan", "sim_scan_from_bytes", "COS_HALF_HFOV"]
 
@@ -242,8 +242,7 @@ def sim_scan_from_bytes(raw: bytes, scan: str, source: str) -> SimScan:
         >>> ixs, round(rel_h[0], 9), rel_e, dist  # b is straight ahead (north), 2 m away
         ((2,), -0.0, (0.0,), (2.0,))
     """
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
+    raw = json_text(raw, source)
     graph = connectivity_from_bytes(raw, scan, source)
     records = msgspec.json.decode(raw, type=list[_Record])
     poses = np.array([r.pose for r in records], dtype=np.float64)

@@ -25,7 +25,8 @@ passing a :class:`Limits`.
 The package, by concern (each name below is importable from ``vlneval.io`` itself):
 
 - :mod:`vlneval.io.limits`: :class:`Limits` and its environment variables;
-- :mod:`vlneval.io.reader`: :func:`read_bytes`, :func:`gunzip`, :func:`decode_json`,
+- :mod:`vlneval.io.reader`: :func:`read_bytes`, :func:`json_text`, :func:`gunzip`,
+  :class:`TruncatedGzipError`, :func:`decode_json`,
   :func:`load_json`;
 - :mod:`vlneval.io.explaining`: :func:`explain`, the explaining pass;
 - :mod:`vlneval.io.records`: :func:`array_chunks`, :func:`typed_chunks`, :func:`iter_chunks`,
@@ -52,7 +53,14 @@ from vlneval.io.outputs import STDOUT, Output, check_outputs, resolve_output
 from vlneval.io.reader import BOM as BOM
 from vlneval.io.reader import GUNZIP_STEP as GUNZIP_STEP
 from vlneval.io.reader import READ_STEP as READ_STEP
-from vlneval.io.reader import decode_json, gunzip, load_json, read_bytes
+from vlneval.io.reader import (
+    TruncatedGzipError,
+    decode_json,
+    gunzip,
+    json_text,
+    load_json,
+    read_bytes,
+)
 from vlneval.io.records import CHUNK as CHUNK
 from vlneval.io.records import array_chunks, iter_chunks, iter_records, typed_chunks
 from vlneval.io.records import jsonl as jsonl
@@ -65,6 +73,8 @@ __all__ = [
     "Limits",
     "read_bytes",
     "gunzip",
+    "json_text",
+    "TruncatedGzipError",
     "decode_json",
     "explain",
     "load_json",

@@ -16,8 +16,13 @@ from vlneval.io.explaining import explain
 from vlneval.io.limits import MIB, Limits
 
 BOM = b"\xef\xbb\xbf"
+GZIP_MAGIC = b"\x1f\x8b"
 READ_STEP = 1 << 20
 GUNZIP_STEP = 16 << 20  # a usual file is one piece (nothing to join); a bomb stops near the limit
+
+
+class TruncatedGzipError(InvalidInputError):
+    """A gzip stream that ends before its last member does (an incomplete upload, say)."""
 
 
 def _size(n: int) -> str:
@@ -58,11 +63,23 @@ def read_bytes(path: str | Path, limits: Limits | None = None) -> bytes:
         raise InvalidInputError(f"{path}: is a folder, expected a JSON file")
     # A regular file may be large only when gzip; its compressed bytes are read whole.
     raw = _read_capped(path, lim.max_bytes, source, regular=stat.S_ISREG(st.st_mode))
-    if raw[:2] == b"\x1f\x8b":
-        raw = gunzip(raw, source, lim.max_bytes)
-    elif len(raw) > lim.max_bytes:
+    if raw[:2] != GZIP_MAGIC and len(raw) > lim.max_bytes:
         raise _too_large(source, lim.max_bytes)
-    return raw[3:] if raw[:3] == BOM else raw
+    return json_text(raw, source, lim)
+
+
+def json_text(raw: bytes, source: str, limits: Limits | None = None) -> bytes:
+    """The JSON text of a file's bytes: gunzipped when gzip (by magic number, see
+    :func:`gunzip`), without a UTF-8 byte-order mark.
+
+    Example:
+        >>> import gzip
+        >>> json_text(gzip.compress(BOM + b"[1]"), "a.json.gz"), json_text(b"[2]", "b.json")
+        (b'[1]', b'[2]')
+    """
+    if raw[:2] == GZIP_MAGIC:
+        raw = gunzip(raw, source, (limits or Limits.from_env()).max_bytes)
+    return raw[len(BOM) :] if raw[:3] == BOM else raw
 
 
 def _read_capped(path: Path, limit: int, source: str, *, regular: bool) -> bytes:
@@ -71,7 +88,7 @@ def _read_capped(path: Path, limit: int, source: str, *, regular: bool) -> bytes
         if regular:
             with open(path, "rb") as fh:
                 head = fh.read(2)
-                if head != b"\x1f\x8b" and os.fstat(fh.fileno()).st_size > limit:
+                if head != GZIP_MAGIC and os.fstat(fh.fileno()).st_size > limit:
                     raise _too_large(source, limit)
                 fh.seek(0)  # one read: ``head + rest`` would copy the whole file again
                 return fh.read()
@@ -98,7 +115,8 @@ def gunzip(
             its environment variable).
 
     Raises:
-        InvalidInputError: not valid gzip, truncated, or past ``limit``.
+        TruncatedGzipError: the stream ends inside a member.
+        InvalidInputError: not valid gzip, or past ``limit``.
 
     Example:
         >>> import gzip
@@ -121,7 +139,7 @@ def gunzip(
                     break
                 chunk = d.decompress(d.unconsumed_tail, GUNZIP_STEP)
             if not d.eof:
-                raise InvalidInputError(f"{source}: not a valid gzip file (it is truncated)")
+                raise TruncatedGzipError(f"{source}: not a valid gzip file (it is truncated)")
             data = d.unused_data.lstrip(b"\x00")
     except zlib.error as exc:
         raise InvalidInputError(f"{source}: not a valid gzip file ({exc})") from exc

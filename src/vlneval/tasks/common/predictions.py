@@ -26,7 +26,7 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
-from vlneval.io import BOM, Limits, clip, gunzip, iter_records, read_bytes
+from vlneval.io import clip, iter_records, json_text, read_bytes
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.ragged import offsets_of, take_ragged
@@ -482,7 +482,7 @@ def parse_predictions(
         predictions = read_bytes(predictions)
     if isinstance(predictions, (bytes, bytearray, memoryview)):
         name = source = source or "<bytes>"
-        raw = _ungzip(bytes(predictions), name)
+        raw = json_text(bytes(predictions), name)
         decoded = typed.decode(raw, name, **fields)  # type: ignore[arg-type]
 
         def explain() -> Iterator[list[Any]]:
@@ -529,13 +529,6 @@ def _typed_pass(p: _Parser, decoded: tuple[str, Iterator[list[Any]]] | None) -> 
     except (_Rejected, msgspec.MsgspecError, RecursionError):
         return None
     return p
-
-
-def _ungzip(raw: bytes, source: str) -> bytes:
-    """In-memory bytes as :func:`~vlneval.io.read_bytes` gives a file's (gunzipped, no BOM)."""
-    if raw[:2] == b"\x1f\x8b":
-        raw = gunzip(raw, source, Limits.from_env().max_bytes)
-    return raw[len(BOM) :] if raw.startswith(BOM) else raw
 
 
 def _record_list(predictions: Any, source: str) -> list[Any]:
