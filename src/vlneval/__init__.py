@@ -9,9 +9,10 @@ Heavy parts (numba, scipy, plots, the server) are imported only when used.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from vlneval._version import __version__
+from vlneval.registry import lazy_attributes
 
 __all__ = [
     "__version__",
@@ -28,19 +29,14 @@ if TYPE_CHECKING:
     from vlneval.evaluation import Result, Scorer, evaluate
     from vlneval.tasks import get_profile, get_task
 
-_LAZY = {
-    "Scorer": "vlneval.evaluation",
-    "evaluate": "vlneval.evaluation",
-    "Result": "vlneval.evaluation",
-    "get_profile": "vlneval.tasks",
-    "get_task": "vlneval.tasks",
-    "VLNEvalError": "vlneval.errors",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'vlneval' has no attribute {name!r}")
+__getattr__ = lazy_attributes(
+    __name__,
+    {
+        "Scorer": "vlneval.evaluation",
+        "evaluate": "vlneval.evaluation",
+        "Result": "vlneval.evaluation",
+        "get_profile": "vlneval.tasks",
+        "get_task": "vlneval.tasks",
+        "VLNEvalError": "vlneval.errors",
+    },
+)

@@ -25,7 +25,7 @@ from typing import Any, Generic, NoReturn, TypeVar, cast
 
 from vlneval.errors import UnknownNameError, VLNEvalError
 
-__all__ = ["Registry", "Spec", "parse_id", "load_entry_point"]
+__all__ = ["Registry", "Spec", "parse_id", "load_entry_point", "lazy_attributes"]
 
 T = TypeVar("T")
 
@@ -70,6 +70,28 @@ def load_entry_point(target: str) -> Any:
             )
         obj = getattr(obj, part)
     return obj
+
+
+def lazy_attributes(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
+    """A package's module ``__getattr__`` that imports each of ``names`` (name -> module) on
+    first use, so that importing the package stays light.
+
+    Example:
+        >>> get = lazy_attributes("pkg", {"did_you_mean": "vlneval.errors"})
+        >>> get("did_you_mean").__name__
+        'did_you_mean'
+        >>> get("nothing")
+        Traceback (most recent call last):
+        ...
+        AttributeError: module 'pkg' has no attribute 'nothing'
+    """
+
+    def __getattr__(name: str) -> Any:
+        if name in names:
+            return getattr(importlib.import_module(names[name]), name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__
 
 
 @dataclass(frozen=True)

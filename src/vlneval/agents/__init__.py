@@ -6,8 +6,9 @@ imported on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from vlneval.registry import lazy_attributes
 
 __all__ = [
     "Agent",
@@ -31,23 +32,20 @@ if TYPE_CHECKING:
     from vlneval.agents.registry import AGENTS, get_agent, register_agent
     from vlneval.agents.rollout import RunResult, run_agent
 
-_LAZY = {
-    "Agent": "vlneval.agents.base",
-    "AgentInfo": "vlneval.agents.base",
-    "AGENTS": "vlneval.agents.registry",
-    "get_agent": "vlneval.agents.registry",
-    "register_agent": "vlneval.agents.registry",
-    "check_agent": "vlneval.agents.checker",
-    "run_agent": "vlneval.agents.rollout",
-    "RunResult": "vlneval.agents.rollout",
-    "StopAgent": "vlneval.agents.baselines",
-    "RandomAgent": "vlneval.agents.baselines",
-    "RandomWalkAgent": "vlneval.agents.baselines",
-    "ShortestAgent": "vlneval.agents.baselines",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'vlneval.agents' has no attribute {name!r}")
+__getattr__ = lazy_attributes(
+    __name__,
+    {
+        "Agent": "vlneval.agents.base",
+        "AgentInfo": "vlneval.agents.base",
+        "AGENTS": "vlneval.agents.registry",
+        "get_agent": "vlneval.agents.registry",
+        "register_agent": "vlneval.agents.registry",
+        "check_agent": "vlneval.agents.checker",
+        "run_agent": "vlneval.agents.rollout",
+        "RunResult": "vlneval.agents.rollout",
+        "StopAgent": "vlneval.agents.baselines",
+        "RandomAgent": "vlneval.agents.baselines",
+        "RandomWalkAgent": "vlneval.agents.baselines",
+        "ShortestAgent": "vlneval.agents.baselines",
+    },
+)

@@ -13,7 +13,9 @@ Submodules (imported on use, so that ``import vlneval`` stays light):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from vlneval.registry import lazy_attributes
 
 __all__ = ["World", "GridOracle", "CarriedDistances", "DistanceOracle", "world_from_navgraph"]
 
@@ -22,18 +24,13 @@ if TYPE_CHECKING:
     from vlneval.continuous.oracle import CarriedDistances, DistanceOracle, GridOracle
     from vlneval.continuous.world import World
 
-_LAZY = {
-    "World": "vlneval.continuous.world",
-    "GridOracle": "vlneval.continuous.oracle",
-    "CarriedDistances": "vlneval.continuous.oracle",
-    "DistanceOracle": "vlneval.continuous.oracle",
-    "world_from_navgraph": "vlneval.continuous.navgraph",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'vlneval.continuous' has no attribute {name!r}")
+__getattr__ = lazy_attributes(
+    __name__,
+    {
+        "World": "vlneval.continuous.world",
+        "GridOracle": "vlneval.continuous.oracle",
+        "CarriedDistances": "vlneval.continuous.oracle",
+        "DistanceOracle": "vlneval.continuous.oracle",
+        "world_from_navgraph": "vlneval.continuous.navgraph",
+    },
+)

@@ -20,8 +20,9 @@ form).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from vlneval.registry import lazy_attributes
 
 __all__ = [
     "Env",
@@ -69,36 +70,33 @@ if TYPE_CHECKING:
     from vlneval.errors import InvalidActionError
     from vlneval.graph.tables import Candidate
 
-_LAZY = {
-    "Env": "vlneval.envs.core",
-    "PrivilegeError": "vlneval.envs.core",
-    "GraphNavEnv": "vlneval.envs.graph.env",
-    "VectorGraphNavEnv": "vlneval.envs.graph.vector",
-    "BatchObservation": "vlneval.envs.graph.batch",
-    "Candidate": "vlneval.graph.tables",
-    "EpisodeInputs": "vlneval.envs.graph.episodes",
-    "Sensor": "vlneval.envs.graph.observation",
-    "FeatureSensor": "vlneval.envs.graph.observation",
-    "Teacher": "vlneval.envs.graph.privileged",
-    "InvalidActionError": "vlneval.errors",
-    "ActionSpace": "vlneval.envs.spaces",
-    "STOP": "vlneval.envs.spaces",
-    "TURN_LEFT": "vlneval.envs.spaces",
-    "TURN_RIGHT": "vlneval.envs.spaces",
-    "LOOK_UP": "vlneval.envs.spaces",
-    "LOOK_DOWN": "vlneval.envs.spaces",
-    "ENVS": "vlneval.envs.registration",
-    "make_env": "vlneval.envs.registration",
-    "check_env": "vlneval.envs.checker",
-    "EnvCheckError": "vlneval.envs.checker",
-    "open_features": "vlneval.envs.graph.features",
-    "write_predictions": "vlneval.envs.recording",
-    "load_episodes": "vlneval.envs.loading",
-    "GraphWorld": "vlneval.envs.graph.world",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'vlneval.envs' has no attribute {name!r}")
+__getattr__ = lazy_attributes(
+    __name__,
+    {
+        "Env": "vlneval.envs.core",
+        "PrivilegeError": "vlneval.envs.core",
+        "GraphNavEnv": "vlneval.envs.graph.env",
+        "VectorGraphNavEnv": "vlneval.envs.graph.vector",
+        "BatchObservation": "vlneval.envs.graph.batch",
+        "Candidate": "vlneval.graph.tables",
+        "EpisodeInputs": "vlneval.envs.graph.episodes",
+        "Sensor": "vlneval.envs.graph.observation",
+        "FeatureSensor": "vlneval.envs.graph.observation",
+        "Teacher": "vlneval.envs.graph.privileged",
+        "InvalidActionError": "vlneval.errors",
+        "ActionSpace": "vlneval.envs.spaces",
+        "STOP": "vlneval.envs.spaces",
+        "TURN_LEFT": "vlneval.envs.spaces",
+        "TURN_RIGHT": "vlneval.envs.spaces",
+        "LOOK_UP": "vlneval.envs.spaces",
+        "LOOK_DOWN": "vlneval.envs.spaces",
+        "ENVS": "vlneval.envs.registration",
+        "make_env": "vlneval.envs.registration",
+        "check_env": "vlneval.envs.checker",
+        "EnvCheckError": "vlneval.envs.checker",
+        "open_features": "vlneval.envs.graph.features",
+        "write_predictions": "vlneval.envs.recording",
+        "load_episodes": "vlneval.envs.loading",
+        "GraphWorld": "vlneval.envs.graph.world",
+    },
+)
