@@ -465,28 +465,26 @@ def _incompatible(name: str, signatures: str, args: tuple[Any, ...]) -> TypeErro
     )
 
 
-def _to_uint(x: Any) -> int | None:
+def _to_integer(x: Any, low: int, high: int) -> int | None:
+    """``x`` as pybind11 converts it to a C integer in ``[low, high]`` (no float, no text)."""
     if type(x) is int:
-        return x if 0 <= x <= _UINT_MAX else None
-    if isinstance(x, (float, str, bytes)):
+        v = x
+    elif isinstance(x, (float, str, bytes)):
         return None
-    index = getattr(type(x), "__index__", None)
-    if index is None:
-        return None
-    v = int(index(x))
-    return v if 0 <= v <= _UINT_MAX else None
+    else:
+        index = getattr(type(x), "__index__", None)
+        if index is None:
+            return None
+        v = int(index(x))
+    return v if low <= v <= high else None
+
+
+def _to_uint(x: Any) -> int | None:
+    return _to_integer(x, 0, _UINT_MAX)
 
 
 def _to_int(x: Any) -> int | None:
-    if type(x) is int:
-        return x if -(2**31) <= x < 2**31 else None
-    if isinstance(x, (float, str, bytes)):
-        return None
-    index = getattr(type(x), "__index__", None)
-    if index is None:
-        return None
-    v = int(index(x))
-    return v if -(2**31) <= v < 2**31 else None
+    return _to_integer(x, -(2**31), 2**31 - 1)
 
 
 def _to_float(x: Any) -> float | None:
@@ -923,11 +921,7 @@ class Simulator:
             if k:
                 _oset(st, "location", st._world.location(nav[k].ix))
             _oset(st, "step", st.step + 1)
-            h = _at(hs, i)
-            e = _at(es, i)
-            if self._discretized:
-                h = _HEADING_INC if h > 0.0 else (-_HEADING_INC if h < 0.0 else h)
-                e = _ELEVATION_INC if e > 0.0 else (-_ELEVATION_INC if e < 0.0 else e)
+            h, e = self._turn(_at(hs, i), _at(es, i))
             targets.append((st.heading + h, st.elevation + e))
         for st, (h, e) in zip(states, targets, strict=True):
             self._set_angles(st, h, e)
@@ -976,11 +970,16 @@ class Simulator:
         if k:
             _oset(st, "location", st._world.location(st._nav[k].ix))
         _oset(st, "step", st.step + 1)
+        h, e = self._turn(h, e)
+        self._set_angles(st, st.heading + h, st.elevation + e)
+        self._populate(st)
+
+    def _turn(self, h: float, e: float) -> tuple[float, float]:
+        """The turn an action asks for: with discretised angles, one 30° step by its sign."""
         if self._discretized:
             h = _HEADING_INC if h > 0.0 else (-_HEADING_INC if h < 0.0 else h)
             e = _ELEVATION_INC if e > 0.0 else (-_ELEVATION_INC if e < 0.0 else e)
-        self._set_angles(st, st.heading + h, st.elevation + e)
-        self._populate(st)
+        return h, e
 
     def _set_angles(self, st: SimState, heading: float, elevation: float) -> None:
         """``Simulator::setHeadingElevation`` for one slot."""
