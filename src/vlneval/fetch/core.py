@@ -76,21 +76,18 @@ def status(root: Path, names: Sequence[str] | None = None) -> dict[str, list[Fil
     return {k: [check(e, root) for e in reg.files(k)] for k in keys}
 
 
+@dataclass
 class _Fetcher:
-    def __init__(
-        self,
-        reg: Registry,
-        root: Path,
-        mirror: str | None,
-        allow_unverified: bool,
-        progress: Progress,
-        retries: int,
-        backoff: float,
-    ) -> None:
-        self.reg, self.root, self.mirror = reg, root, mirror
-        self.allow_unverified, self.progress = allow_unverified, progress
-        self.retries, self.backoff = retries, backoff
-        self.report = FetchReport(root)
+    reg: Registry
+    root: Path
+    mirror: str | None
+    allow_unverified: bool
+    progress: Progress
+    retries: int
+    backoff: float
+
+    def __post_init__(self) -> None:
+        self.report = FetchReport(self.root)
 
     def licence(self, name: str) -> None:
         """Prints a dataset's licence before its first download (the full text once a run)."""

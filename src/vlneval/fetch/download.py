@@ -89,15 +89,9 @@ class RangeDownloader:
                 break
             except _Restart:
                 self._discard()
-            except urllib.error.HTTPError as exc:
-                if exc.code < 500 or attempt >= self.retries:
-                    raise DownloadError(
-                        url, f"HTTP {exc.code} {exc.reason}", mirror=self.mirror
-                    ) from None
-                attempt += 1
-                time.sleep(min(self.backoff * 2 ** (attempt - 1), 10.0))
-            except _TRANSIENT as exc:
-                if attempt >= self.retries:
+            except _TRANSIENT as exc:  # an HTTPError is worth a retry only when it is a 5xx
+                client_error = isinstance(exc, urllib.error.HTTPError) and exc.code < 500
+                if client_error or attempt >= self.retries:
                     raise DownloadError(url, _reason(exc), mirror=self.mirror) from None
                 attempt += 1
                 time.sleep(min(self.backoff * 2 ** (attempt - 1), 10.0))
@@ -164,7 +158,9 @@ class RangeDownloader:
 
 
 def _reason(exc: BaseException) -> str:
-    if isinstance(exc, urllib.error.URLError) and not isinstance(exc, urllib.error.HTTPError):
+    if isinstance(exc, urllib.error.HTTPError):
+        return f"HTTP {exc.code} {exc.reason}"
+    if isinstance(exc, urllib.error.URLError):
         return f"{exc.reason}"
     if isinstance(exc, http.client.IncompleteRead):
         return "the connection closed before the end of the file"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vlneval.graph.geometry import direction, heading_elevation, view_index
+from vlneval.graph.geometry import direction, view_index
 from vlneval.graph.matterport import NavGraph, load_connectivity, parse_connectivity
 from vlneval.graph.store import GraphStore
 
@@ -12,6 +12,5 @@ __all__ = [
     "load_connectivity",
     "parse_connectivity",
     "direction",
-    "heading_elevation",
     "view_index",
 ]

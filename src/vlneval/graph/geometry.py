@@ -11,7 +11,6 @@ import numpy as np
 
 __all__ = [
     "direction",
-    "heading_elevation",
     "view_index",
     "wrap_pi",
     "snap_heading",
@@ -34,11 +33,6 @@ def direction(delta: np.ndarray) -> tuple[float, float]:
     heading = math.atan2(dx, dy) % TWO_PI
     elevation = math.atan2(dz, math.hypot(dx, dy))
     return heading, elevation
-
-
-def heading_elevation(positions: np.ndarray, u: int, v: int) -> tuple[float, float]:
-    """Heading and elevation from node ``u`` to node ``v``."""
-    return direction(positions[v] - positions[u])
 
 
 def wrap_pi(angle: float) -> float:

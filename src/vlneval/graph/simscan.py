@@ -34,7 +34,7 @@ import msgspec
 import numpy as np
 
 from vlneval.graph.matterport import NavGraph, connectivity_from_bytes
-from vlneval.graph.tables import COS_HALF_HFOV, ScanTables, build_tables
+from vlneval.graph.tables import COS_HALF_HFOV, ScanTables, build_tables, elevation_of, heading_of
 from vlneval.io import json_text
 
 __all__ = ["SimScan", "Candidates", "load_sim_scan", "sim_scan_from_bytes", "COS_HALF_HFOV"]
@@ -42,9 +42,6 @@ __all__ = ["SimScan", "Candidates", "load_sim_scan", "sim_scan_from_bytes", "COS
 #: One candidate list: parallel tuples of file indices, relative headings, relative elevations
 #: and distances (the current location, entry 0 of the simulator's list, is not included).
 Candidates = tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...], tuple[float, ...]]
-
-_HEADING_STEP = math.pi * 2.0 / 12
-_ELEVATION_STEP = math.pi / 6.0
 
 
 class _Record(msgspec.Struct):
@@ -202,9 +199,8 @@ class SimScan:
         nodes = tables.ego_node[node, view, 1:count].tolist()
         near = self.neighbours(ix)
         ixs = self._ix_of_node[nodes].tolist()
-        heading = (view % 12) * _HEADING_STEP
-        elevation = (view // 12 - 1) * _ELEVATION_STEP
-        adjusted = math.pi / 2.0 - heading
+        elevation = elevation_of(view // 12)
+        adjusted = math.pi / 2.0 - heading_of(view % 12)
         cx, cy = np.float32(math.cos(adjusted)), np.float32(math.sin(adjusted))
         pos = [near.position[j] for j in ixs]
         cross = (near.dx[pos] * cy - near.dy[pos] * cx).tolist()

@@ -20,27 +20,7 @@ strings cost their bytes; the explaining pass uses Python's ``json``, which need
 
 Limits are defaults; each can be raised with an environment variable (``VLNEVAL_MAX_FILE_BYTES``,
 ``VLNEVAL_MAX_JSON_DEPTH``, ``VLNEVAL_MAX_STRING_BYTES``, ``VLNEVAL_MAX_NUMBER_CHARS``) or by
-passing a :class:`Limits`.
-
-The package, by concern (each name below is importable from ``vlneval.io`` itself):
-
-- :mod:`vlneval.io.limits`: :class:`Limits` and its environment variables;
-- :mod:`vlneval.io.reader`: :func:`read_bytes`, :func:`json_text`, :func:`gunzip`,
-  :class:`TruncatedGzipError`, :func:`decode_json`,
-  :func:`load_json`;
-- :mod:`vlneval.io.explaining`: :func:`explain`, the explaining pass;
-- :mod:`vlneval.io.records`: :func:`array_chunks`, :func:`typed_chunks`, :func:`iter_chunks`,
-  :func:`iter_records`;
-- :mod:`vlneval.io.keys`: :func:`unique_keys`;
-- :mod:`vlneval.io.text`: :func:`clip`, :func:`position` (pieces of messages);
-- :mod:`vlneval.io.outputs`: :class:`Output`, :func:`resolve_output`, :func:`check_outputs`;
-- :mod:`vlneval.io.temps`: :func:`clean_stale_temps` (temporary files of outputs);
-- :mod:`vlneval.io.writer`: :func:`write_outputs`, :func:`atomic_write_bytes`,
-  :func:`atomic_write_text`, :func:`to_json_bytes`.
-
-Inside the package imports flow one way: ``writer`` uses ``outputs`` and ``temps``;
-``records`` uses ``reader``, which uses ``explaining``; ``explaining`` and ``keys`` use ``text``
-and ``limits``.
+passing a :class:`Limits`. Every name of the submodules is importable from ``vlneval.io`` itself.
 """
 
 from __future__ import annotations
