@@ -83,15 +83,24 @@ class InvalidInputError(VLNEvalError):
 
 
 class UnknownNameError(VLNEvalError, KeyError):
-    """A task, profile, agent, scan or split name that is not registered."""
+    """A task, profile, agent, scan or split name that is not registered.
 
-    def __init__(self, kind: str, name: str, known: Iterable[str]) -> None:
+    Args:
+        kind, name: what was asked for.
+        known: the names the closest one is suggested from.
+        listed: the names the message lists (up to 30), when not ``known`` (versioned ids).
+    """
+
+    def __init__(
+        self, kind: str, name: str, known: Iterable[str], *, listed: Iterable[str] | None = None
+    ) -> None:
         self.kind, self.name = kind, name
         self.known = sorted(known)
+        shown = self.known if listed is None else sorted(listed)
         hint = did_you_mean(name, self.known)
         msg = f"unknown {kind} {name!r}"
         msg += f"; did you mean {hint!r}?" if hint else ""
-        msg += f" (known: {', '.join(self.known)})" if len(self.known) <= 30 else ""
+        msg += f" (known: {', '.join(shown)})" if len(shown) <= 30 else ""
         super().__init__(msg)
 
     def __str__(self) -> str:

@@ -270,8 +270,4 @@ class Registry(Generic[T]):
         return sorted(found, key=_rank)
 
     def _unknown(self, name: str) -> NoReturn:
-        error = UnknownNameError(self.kind, name, self.names())
-        known = self.ids()
-        head = error.args[0].split(" (known")[0]
-        error.args = (f"{head} (known: {', '.join(known)})" if len(known) <= 30 else head,)
-        raise error
+        raise UnknownNameError(self.kind, name, self.names(), listed=self.ids())

@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from vlneval.errors import MissingDataError, UnknownNameError
-from vlneval.graph.matterport import NavGraph
+from vlneval.graph import distances as dist
+from vlneval.graph.matterport import NavGraph, connectivity_from_bytes
 
 __all__ = ["GraphStore"]
 
@@ -93,9 +94,6 @@ class GraphStore:
 
     def _read(self, scan: str) -> tuple[NavGraph, np.ndarray]:
         """The graph and table of ``scan``: from the disk cache, or computed (and cached)."""
-        from vlneval.graph import distances as dist
-        from vlneval.graph.matterport import connectivity_from_bytes
-
         path = self._files[scan]
         raw = path.read_bytes()  # read once: hashed for the cache key, parsed on a miss
         key = dist.file_key(raw, scan) if self.use_cache else ""
