@@ -11,16 +11,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
-from vlneval.graph._records import Viewpoint
 from vlneval.io import json_text
 
 __all__ = ["NavGraph", "connectivity_from_bytes", "load_connectivity", "parse_connectivity"]
+
+
+class Viewpoint(msgspec.Struct):
+    """One record of a ``<scan>_connectivity.json`` file, typed for msgspec's checked decoding
+    (other fields are ignored)."""
+
+    image_id: str
+    pose: Annotated[list[float], msgspec.Meta(min_length=16, max_length=16)]
+    included: bool
+    unobstructed: list[bool]
+    height: float | msgspec.UnsetType = msgspec.UNSET
 
 
 @dataclass(eq=False)
