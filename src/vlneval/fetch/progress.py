@@ -39,12 +39,14 @@ def human_size(n: int | None) -> str:
     """
     if n is None:
         return "size unknown"
-    value = float(n)
-    for unit in ("B", "kB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+    if n < 1000:
+        return f"{n} B"
+    value = n / 1000
+    for unit in ("kB", "MB"):
+        if value < 1000:
+            return f"{value:.1f} {unit}"
         value /= 1000
-    return f"{n} B"  # pragma: no cover - the loop always returns
+    return f"{value:.1f} GB"
 
 
 class Progress(Protocol):

@@ -27,12 +27,10 @@ from __future__ import annotations
 
 from vlneval.io.explaining import explain
 from vlneval.io.keys import unique_keys
-from vlneval.io.limits import MIB as MIB
 from vlneval.io.limits import Limits
 from vlneval.io.outputs import STDOUT, Output, check_outputs, resolve_output
 from vlneval.io.reader import BOM as BOM
-from vlneval.io.reader import GUNZIP_STEP as GUNZIP_STEP
-from vlneval.io.reader import READ_STEP as READ_STEP
+from vlneval.io.reader import GZIP_MAGIC as GZIP_MAGIC
 from vlneval.io.reader import (
     TruncatedGzipError,
     decode_json,
@@ -41,9 +39,7 @@ from vlneval.io.reader import (
     load_json,
     read_bytes,
 )
-from vlneval.io.records import CHUNK as CHUNK
 from vlneval.io.records import array_chunks, iter_chunks, iter_records, typed_chunks
-from vlneval.io.records import jsonl as jsonl
 from vlneval.io.temps import TEMP_MARK as TEMP_MARK
 from vlneval.io.temps import clean_stale_temps
 from vlneval.io.text import clip, position
