@@ -231,21 +231,15 @@ class SimState(_ReadOnly):
         )
 
 
-def _new_state(frame: Any) -> SimState:
+_STATE_FIELDS = ("scanId", "step", "location", "heading", "elevation", "viewIndex", "_nav")
+
+
+def _new_state(frame: Any, values: tuple[Any, ...] = ("", 0, None, 0.0, 0.0, 0, ())) -> SimState:
+    """A state with ``values`` for :data:`_STATE_FIELDS`, no world and no images yet."""
     st = object.__new__(SimState)
-    for name, value in (
-        ("scanId", ""),
-        ("step", 0),
-        ("location", None),
-        ("heading", 0.0),
-        ("elevation", 0.0),
-        ("viewIndex", 0),
-        ("_nav", ()),
-        ("_world", None),
-        ("_frame", frame),
-        ("_rgb", None),
-        ("_depth", None),
-    ):
+    for name, value in zip(_STATE_FIELDS, values, strict=True):
+        _oset(st, name, value)
+    for name, value in (("_world", None), ("_frame", frame), ("_rgb", None), ("_depth", None)):
         _oset(st, name, value)
     return st
 
@@ -253,13 +247,7 @@ def _new_state(frame: Any) -> SimState:
 def _state_from(
     fields: tuple[Any, ...], view: int, nav: tuple[ViewPoint, ...], key: Any, frame: Any
 ) -> SimState:
-    st = _new_state(frame)
-    for name, value in zip(
-        ("scanId", "step", "location", "heading", "elevation"), fields, strict=True
-    ):
-        _oset(st, name, value)
-    _oset(st, "viewIndex", view)
-    _oset(st, "_nav", nav)
+    st = _new_state(frame, (*fields, view, nav))
     if key is not None:
         _oset(st, "_world", _world(*key))
     return st
@@ -267,10 +255,8 @@ def _state_from(
 
 def _snapshot(st: SimState) -> SimState:
     """A v0.1 ``getState()`` result: a copy, with no images."""
-    snap = _new_state(None if st._frame != "render" else "render")
-    for name in ("scanId", "step", "location", "heading", "elevation", "viewIndex", "_nav"):
-        _oset(snap, name, getattr(st, name))
-    return snap
+    frame = None if st._frame != "render" else "render"
+    return _new_state(frame, tuple(getattr(st, name) for name in _STATE_FIELDS))
 
 
 # --------------------------------------------------------------------------------------------
