@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -161,6 +162,13 @@ class StreetGraph:
             raise InvalidInputError(f"node index out of range for a street graph of {self.n} nodes")
 
 
+def _rows(lines: list[str]) -> Iterator[tuple[int, str, list[str]]]:
+    """``(line number, stripped line, comma-separated fields)`` of each non-blank line."""
+    for k, line in enumerate(lines, start=1):
+        if line.strip():
+            yield k, line.strip(), line.strip().split(",")
+
+
 def _parse_nodes(
     lines: list[str], pc: ProblemCollector
 ) -> tuple[list[str], list[int], list[tuple[float, float]]]:
@@ -168,21 +176,17 @@ def _parse_nodes(
     yaw: list[int] = []
     latlng: list[tuple[float, float]] = []
     seen: set[str] = set()
-    for k, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        parts = line.strip().split(",")
+    for k, line, parts in _rows(lines):
         if len(parts) != 4:
             pc.add(
-                f"expected panoid,pano_yaw_angle,lat,lng; got {line.strip()!r:.80}",
-                field=f"nodes line {k}",
+                f"expected panoid,pano_yaw_angle,lat,lng; got {line!r:.80}", field=f"nodes line {k}"
             )
             continue
         try:
             y, lat, lng = int(parts[1]), float(parts[2]), float(parts[3])
         except ValueError:
             pc.add(
-                f"yaw must be an integer and lat/lng numbers; got {line.strip()!r:.80}",
+                f"yaw must be an integer and lat/lng numbers; got {line!r:.80}",
                 field=f"nodes line {k}",
             )
             continue
@@ -199,15 +203,10 @@ def _parse_nodes(
 def _parse_links(lines: list[str], index: dict[str, int], pc: ProblemCollector) -> np.ndarray:
     rows: list[tuple[int, int, int]] = []
     keyed: set[tuple[int, int]] = set()
-    for k, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        parts = line.strip().split(",")
+    for k, line, parts in _rows(lines):
         where = f"links line {k}"
         if len(parts) != 3:
-            pc.add(
-                f"expected start_panoid,heading,end_panoid; got {line.strip()!r:.80}", field=where
-            )
+            pc.add(f"expected start_panoid,heading,end_panoid; got {line!r:.80}", field=where)
             continue
         try:
             heading = int(parts[1])
