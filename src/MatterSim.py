@@ -766,12 +766,8 @@ class Simulator:
         elevation)`` (batch size 1; an empty ``viewpointId`` starts at a random viewpoint).
         """
         if len(args) == 4 and isinstance(args[0], (str, bytes)):
-            scan, vp, h, e = (
-                _to_str(args[0]),
-                _to_str(args[1]),
-                _to_float(args[2]),
-                _to_float(args[3]),
-            )
+            scan, vp = _to_str(args[0]), _to_str(args[1])
+            h, e = _to_float(args[2]), _to_float(args[3])
             if scan is None or vp is None or h is None or e is None or self._slots() != 1:
                 raise _incompatible("newEpisode", _SIG_EPISODE, args)
             if self._api is None:
@@ -865,6 +861,7 @@ class Simulator:
             ValueError: an index past the end of the list.
             TypeError: arguments of the wrong type, or a negative index.
         """
+        ix = hs = es = None
         if type(index) is list and type(heading) is list and type(elevation) is list:
             if self._fast and len(index) == 1 and len(heading) == 1 and len(elevation) == 1:
                 k, h, e = index[0], heading[0], elevation[0]
@@ -877,22 +874,16 @@ class Simulator:
                 ):
                     self._step_one(k, h, e)
                     return
-            ix = _fast_uints(index)
-            hs = _fast_floats(heading)
-            es = _fast_floats(elevation)
-            if ix is None or hs is None or es is None:
-                ix = _to_list(index, _to_uint)
-                hs = _to_list(heading, _to_float)
-                es = _to_list(elevation, _to_float)
-        elif _is_sequence(index) or _is_sequence(heading) or _is_sequence(elevation):
+            ix, hs, es = _fast_uints(index), _fast_floats(heading), _fast_floats(elevation)
+        elif not (_is_sequence(index) or _is_sequence(heading) or _is_sequence(elevation)):
+            self._make_scalar_action(index, heading, elevation)
+            return
+        if ix is None or hs is None or es is None:  # not plain lists: converted as pybind11 does
             ix = _to_list(index, _to_uint)
             hs = _to_list(heading, _to_float)
             es = _to_list(elevation, _to_float)
-        else:
-            self._make_scalar_action(index, heading, elevation)
-            return
-        if ix is None or hs is None or es is None:
-            raise _incompatible("makeAction", _SIG_ACTION, (index, heading, elevation))
+            if ix is None or hs is None or es is None:
+                raise _incompatible("makeAction", _SIG_ACTION, (index, heading, elevation))
         if not self._initialized:
             raise RuntimeError("MatterSim: newEpisode must be called before makeAction")
         states = self._states
