@@ -861,7 +861,6 @@ class Simulator:
             ValueError: an index past the end of the list.
             TypeError: arguments of the wrong type, or a negative index.
         """
-        ix = hs = es = None
         if type(index) is list and type(heading) is list and type(elevation) is list:
             if self._fast and len(index) == 1 and len(heading) == 1 and len(elevation) == 1:
                 k, h, e = index[0], heading[0], elevation[0]
@@ -878,6 +877,8 @@ class Simulator:
         elif not (_is_sequence(index) or _is_sequence(heading) or _is_sequence(elevation)):
             self._make_scalar_action(index, heading, elevation)
             return
+        else:
+            ix = hs = es = None
         if ix is None or hs is None or es is None:  # not plain lists: converted as pybind11 does
             ix = _to_list(index, _to_uint)
             hs = _to_list(heading, _to_float)
