@@ -282,10 +282,6 @@ class World:
         return nodes, offsets
 
     # ----- graph and geodesics --------------------------------------------------------------
-    def connected(self, dh: Any, dxy: Any) -> Any:
-        """Whether cells with height difference ``dh`` at horizontal distance ``dxy`` connect."""
-        return np.abs(dh) <= self.climb + self.slope * dxy
-
     def graph(self) -> Any:
         """The sparse (CSR) graph of free cells, edges weighted by 3-D length (built once)."""
         if self._graph is None:
