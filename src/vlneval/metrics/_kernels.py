@@ -336,11 +336,16 @@ def dtw(dist: np.ndarray, n: int, ref: np.ndarray, traj: np.ndarray) -> float:
     )
 
 
-def ndtw_from_dtw(dtw_value: float, m: int, threshold: float) -> float:
-    """exp(-DTW / (m * threshold)); 0 when DTW is +inf (empty or unreachable)."""
-    if m == 0 or not dtw_value < INF:
+def ndtw_from_dtw(dtw: float, n_reference: int, threshold: float = 3.0) -> float:
+    """``exp(−DTW / (m · δ))`` with ``m`` the number of reference points; 0 when DTW is inf.
+
+    Example:
+        >>> round(ndtw_from_dtw(3.0, 2, 3.0), 4)
+        0.6065
+    """
+    if n_reference <= 0 or not dtw < INF:
         return 0.0
-    return math.exp(-dtw_value / (m * threshold))
+    return math.exp(-dtw / (n_reference * threshold))
 
 
 def cls(
