@@ -260,7 +260,7 @@ class VlnceScorer:
     """
 
     def __init__(self, request: SplitRequest) -> None:
-        from vlneval.tasks.vlnce.format import load_vlnce
+        from vlneval.tasks.vlnce.format import load_vlnce_split
 
         r = request
         self.task, self.profile = r.task.name, _with_policy(r.profile, r.options)
@@ -270,13 +270,10 @@ class VlnceScorer:
 
             raise UnknownNameError("distance source", self.distance, DISTANCE_SOURCES)
         self.show_progress = bool(r.options.get("show_progress", True))
-        gt_file = r.options.get("gt_file")
         self.base = r.base()
         path = r.episodes_path(self.base)
-        if gt_file is None:
-            candidate = path.parent / path.name.replace(".json", "_gt.json")
-            gt_file = candidate if candidate.exists() else None
-        self.episodes = load_vlnce(path, gt_path=gt_file, task=r.task.name, split=r.split)
+        gt_file = r.options.get("gt_file")
+        self.episodes = load_vlnce_split(path, task=r.task.name, split=r.split, gt_path=gt_file)
         if not self.episodes.scorable:
             raise InvalidInputError(
                 f"split {r.split} has no goals (a hidden test split); it cannot be scored locally",
