@@ -362,21 +362,13 @@ class World:
         path = self._field_file(goal_node)
         if path is None:
             return None
-        values = _MAPS.get(path)
-        if values is not None:
-            _MAPS.move_to_end(path)
-            return values
-        if not path.is_file():
-            return None
-        try:  # mapped copy-on-write: a run reads a few pages of each field, not all of it
-            values = np.load(path, allow_pickle=False, mmap_mode="c").view(np.ndarray)
-        except (OSError, ValueError):
-            return None
-        ok = values.shape == (self.n_nodes,) and values.dtype == np.float64
-        if not (ok and values.flags.c_contiguous):
-            return None
-        _MAPS[path] = values
-        while len(_MAPS) > MAX_OPEN_MAPS:  # the map closes when its last user drops it
+        values = _MAPS.pop(path, None)
+        if values is None:
+            values = _mapped(path, self.n_nodes)
+            if values is None:
+                return None
+        _MAPS[path] = values  # the most recently used last
+        while len(_MAPS) > MAX_OPEN_MAPS:  # a map closes when its last user drops it
             _MAPS.popitem(last=False)
         return values
 
@@ -442,3 +434,16 @@ class World:
             return math.inf
         d = float(self.field(nb)[na])
         return d + oa + ob if math.isfinite(d) else math.inf
+
+
+def _mapped(path: Path, n: int) -> np.ndarray | None:
+    """The field file mapped copy-on-write (a run reads a few pages of each field, not all of
+    it); None when it is missing, unreadable or not ``n`` contiguous float64 values."""
+    if not path.is_file():
+        return None
+    try:
+        values = np.load(path, allow_pickle=False, mmap_mode="c").view(np.ndarray)
+    except (OSError, ValueError):
+        return None
+    ok = values.shape == (n,) and values.dtype == np.float64
+    return values if ok and values.flags.c_contiguous else None
