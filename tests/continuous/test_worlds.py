@@ -131,3 +131,33 @@ def test_fields_and_graph_kept_on_disk(tmp_path) -> None:  # type: ignore[no-unt
     assert np.array_equal(second.field(7), f)
     other = World("w", free, height, (0.0, 0.0), 0.1, climb=0.3, cache=tmp_path)
     assert other._load_graph() is None and other._load_field(7) is None
+
+
+def test_mapped_fields_are_bounded(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Fields read from the cache stay mapped at most MAX_OPEN_MAPS at a time, over every world
+    (each map counts against vm.max_map_count); an evicted field is mapped again, same values."""
+    import gc
+
+    from vlneval.continuous import world as world_module
+
+    monkeypatch.setattr(world_module, "MAX_OPEN_MAPS", 3)
+    monkeypatch.setattr(world_module, "_MAPS", type(world_module._MAPS)())
+    free = np.ones((1, 6, 7), dtype=bool)
+    height = np.zeros(free.shape)
+    first = World("w", free, height, (0.0, 0.0), 0.1, cache=tmp_path)
+    computed = {g: first.field(g).copy() for g in range(8)}
+
+    def open_maps() -> int:
+        gc.collect()
+        with open("/proc/self/maps") as f:
+            return sum(str(tmp_path) in line for line in f)
+
+    readers = [World("w", free, height, (0.0, 0.0), 0.1, cache=tmp_path) for _ in range(4)]
+    for g in range(8):
+        for w in readers:
+            assert np.array_equal(w.field(g), computed[g])
+    assert len(world_module._MAPS) == 3
+    if Path("/proc/self/maps").exists():
+        assert open_maps() <= 3
+    assert np.array_equal(readers[0].field(0), computed[0])  # evicted, mapped again
+    assert readers[1].field(0) is readers[0].field(0)  # one map per file, shared

@@ -76,7 +76,8 @@ class PathFollower:
         self.arc = np.concatenate([[0.0], np.cumsum(seg)])
         self.speed, self.angular_max, self.period = speed, angular_max, period
         self.reach, self.horizon = reach, horizon
-        self._limits = self.limits
+        #: ``[speed, angular_max, period, reach, horizon]`` (the compiled follower's)
+        self.limits = np.array([speed, angular_max, period, reach, horizon])
         # [has target, target x, y, layer, base index, target index] (updated in place)
         self._state = np.array([0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
 
@@ -84,21 +85,6 @@ class PathFollower:
     def length(self) -> float:
         """Arc length of the path."""
         return float(self.arc[-1])
-
-    @property
-    def limits(self) -> np.ndarray:
-        """``[speed, angular_max, period, reach, horizon]`` (the compiled follower's)."""
-        return np.array([self.speed, self.angular_max, self.period, self.reach, self.horizon])
-
-    @property
-    def target(self) -> np.ndarray | None:
-        """The path point (x, y, layer) being driven to; None before the first command."""
-        return self._state[1:4].copy() if self._state[0] else None
-
-    @property
-    def base(self) -> int:
-        """Index of the last path point reached."""
-        return int(self._state[4])
 
     def command(self, pose: Pose, *, collided: bool = False) -> tuple[float, float]:
         """``(v, w)`` for the next period.
@@ -111,7 +97,7 @@ class PathFollower:
         """
         free, height, geo, substep = self.mover.grid
         v, w = self.mover.kernels.follow(
-            free, height, geo, substep, self.path, self.arc, self._limits, self._state,
+            free, height, geo, substep, self.path, self.arc, self.limits, self._state,
             pose.x, pose.y, pose.layer, pose.z, pose.heading, collided,
         )  # fmt: skip
         return float(v), float(w)

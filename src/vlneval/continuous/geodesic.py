@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 __all__ = [
     "build_graph",
     "best_layers",
-    "descend",
     "shortest_path",
     "SIDES",
     "DIAGONALS",
@@ -160,23 +159,9 @@ def build_graph(world: World) -> Any:
     return coo_matrix((w, (r, c)), shape=(n, n)).tocsr()
 
 
-def descend(world: World, field: np.ndarray, node: int) -> int:
-    """The next node of a shortest path from ``node`` to the field's source (``node`` itself at
-    the source or when nothing is reachable)."""
-    graph = world.graph()
-    lo, hi = graph.indptr[node], graph.indptr[node + 1]
-    nbrs, w = graph.indices[lo:hi], graph.data[lo:hi]
-    if len(nbrs):
-        cand = w + field[nbrs]
-        k = int(np.argmin(cand))
-        if field[nbrs[k]] < field[node]:
-            return int(nbrs[k])
-    return node
-
-
 def shortest_path(world: World, field: np.ndarray, node: int, limit: int = 1_000_000) -> list[int]:
     """Nodes of a shortest path from ``node`` to the field's source (``[node]`` if unreachable):
-    :func:`descend` repeated until the source, or until no neighbour lowers the field.
+    each step goes to the neighbour minimising ``edge + field`` while that lowers the field.
 
     Example:
         >>> from vlneval.continuous.world import World

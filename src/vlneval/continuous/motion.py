@@ -91,26 +91,18 @@ class Mover:
 
         self.world = world
         self.substep = float(substep if substep is not None else world.resolution / 2)
-        self._res = world.resolution
-        self._ox, self._oy = world.origin
-        self._free = world.free
-        self._height = world.height
-        self._h, self._w = world.free.shape[1:]
         self._geo = np.array([world.resolution, *world.origin, world.climb, world.slope])
         self.kernels = kernels
 
     @property
     def grid(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
         """``(free, height, geo, substep)``: the first arguments of the compiled cores."""
-        return self._free, self._height, self._geo, self.substep
+        return self.world.free, self.world.height, self._geo, self.substep
 
     # -- cells -----------------------------------------------------------------------------
     def cell(self, x: float, y: float) -> tuple[int, int]:
         """(row, col) of the cell containing (x, y)."""
-        return (
-            int(math.floor((y - self._oy) / self._res + 0.5)),
-            int(math.floor((x - self._ox) / self._res + 0.5)),
-        )
+        return self.world.cell(x, y)
 
     def place(self, position: np.ndarray, heading: float, *, snap: float = 0.5) -> Pose | None:
         """A pose at ``position`` (moved to the nearest free cell centre within ``snap``
@@ -121,15 +113,16 @@ class Mover:
         layer, i, j = (int(v) for v in self.world.node_cells[node])
         x, y = float(position[0]), float(position[1])
         if self.cell(x, y) != (i, j):
-            x, y = self._ox + j * self._res, self._oy + i * self._res
-        return Pose(x, y, layer, float(self._height[layer, i, j]), heading % (2 * math.pi))
+            x, y = (float(v) for v in self.world.centre(node)[:2])
+        return Pose(x, y, layer, float(self.world.height[layer, i, j]), heading % (2 * math.pi))
 
     def enter(self, layer: int, i: int, j: int, i2: int, j2: int) -> int:
         """The layer entered by the side step from cell (layer, i, j) to (i2, j2); -1 if blocked
         (the rule of :func:`vlneval.continuous.geodesic.best_layers`): among the layers free
         there whose floor is within ``climb + slope * res`` of the current one, the nearest
         in height (the current layer on a tie, else the lowest)."""
-        return int(self.kernels.enter(self._free, self._height, self._geo, layer, i, j, i2, j2))
+        free, height, geo, _ = self.grid
+        return int(self.kernels.enter(free, height, geo, layer, i, j, i2, j2))
 
     # -- motion ----------------------------------------------------------------------------
     def translate(

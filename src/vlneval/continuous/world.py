@@ -31,6 +31,11 @@ __all__ = ["World", "NEIGHBOURS"]
 
 #: Version of the on-disk field cache (a change of how fields are computed bumps it).
 FIELD_FORMAT = 1
+#: At most this many cached field files are mapped at once, over all worlds: each open map
+#: counts against the kernel's per-process limit (Linux ``vm.max_map_count``, 65,530).
+MAX_OPEN_MAPS = 1024
+# Mapped field files by path, least recently used first.
+_MAPS: OrderedDict[Path, np.ndarray] = OrderedDict()
 #: Half of the 16-neighbour stencil (the other half is the same edges reversed).
 NEIGHBOURS = ((0, 1), (1, 0), (1, 1), (1, -1), (1, 2), (2, 1), (1, -2), (2, -1))
 # Cells a move passes between (no corner cutting): (di, dj) -> cells relative to the start.
@@ -277,10 +282,6 @@ class World:
         return nodes, offsets
 
     # ----- graph and geodesics --------------------------------------------------------------
-    def connected(self, dh: Any, dxy: Any) -> Any:
-        """Whether cells with height difference ``dh`` at horizontal distance ``dxy`` connect."""
-        return np.abs(dh) <= self.climb + self.slope * dxy
-
     def graph(self) -> Any:
         """The sparse (CSR) graph of free cells, edges weighted by 3-D length (built once)."""
         if self._graph is None:
@@ -293,19 +294,24 @@ class World:
         return self._graph
 
     def field(self, goal_node: int) -> np.ndarray:
-        """Geodesic distance from every node to ``goal_node`` (metres; inf when unreachable)."""
+        """Geodesic distance from every node to ``goal_node`` (metres; inf when unreachable).
+
+        Fields read from the cache folder are kept mapped in :data:`MAX_OPEN_MAPS` maps shared
+        by every world; computed ones stay in memory, the last 64 of each world.
+        """
         cached = self._fields.get(goal_node)
         if cached is not None:
             self._fields.move_to_end(goal_node)
             return cached
         values = self._load_field(goal_node)
-        if values is None:
-            from scipy.sparse.csgraph import dijkstra
+        if values is not None:
+            return values
+        from scipy.sparse.csgraph import dijkstra
 
-            if self._reverse is None:
-                self._reverse = self.graph().T.tocsr()
-            values = dijkstra(self._reverse, directed=True, indices=goal_node)
-            self._save_field(goal_node, values)
+        if self._reverse is None:
+            self._reverse = self.graph().T.tocsr()
+        values = dijkstra(self._reverse, directed=True, indices=goal_node)
+        self._save_field(goal_node, values)
         self._fields[goal_node] = values
         if len(self._fields) > 64:
             self._fields.popitem(last=False)
@@ -354,14 +360,17 @@ class World:
 
     def _load_field(self, goal_node: int) -> np.ndarray | None:
         path = self._field_file(goal_node)
-        if path is None or not path.is_file():
+        if path is None:
             return None
-        try:  # mapped copy-on-write: a run reads a few pages of each field, not all of it
-            values = np.load(path, allow_pickle=False, mmap_mode="c").view(np.ndarray)
-        except (OSError, ValueError):
-            return None
-        ok = values.shape == (self.n_nodes,) and values.dtype == np.float64
-        return values if ok and values.flags.c_contiguous else None
+        values = _MAPS.pop(path, None)
+        if values is None:
+            values = _mapped(path, self.n_nodes)
+            if values is None:
+                return None
+        _MAPS[path] = values  # the most recently used last
+        while len(_MAPS) > MAX_OPEN_MAPS:  # a map closes when its last user drops it
+            _MAPS.popitem(last=False)
+        return values
 
     def _save_field(self, goal_node: int, values: np.ndarray) -> None:
         path = self._field_file(goal_node)
@@ -425,3 +434,16 @@ class World:
             return math.inf
         d = float(self.field(nb)[na])
         return d + oa + ob if math.isfinite(d) else math.inf
+
+
+def _mapped(path: Path, n: int) -> np.ndarray | None:
+    """The field file mapped copy-on-write (a run reads a few pages of each field, not all of
+    it); None when it is missing, unreadable or not ``n`` contiguous float64 values."""
+    if not path.is_file():
+        return None
+    try:
+        values = np.load(path, allow_pickle=False, mmap_mode="c").view(np.ndarray)
+    except (OSError, ValueError):
+        return None
+    ok = values.shape == (n,) and values.dtype == np.float64
+    return values if ok and values.flags.c_contiguous else None

@@ -133,26 +133,27 @@ def nearest_each(
     return out
 
 
-def hop_lengths(
-    dist: np.ndarray, row_start: np.ndarray, size: np.ndarray, path: np.ndarray, offsets: np.ndarray
-) -> np.ndarray:
-    """Per flat position, ``d(p_{j-1}, p_j)``; 0 at an episode's first position and at a repeat
-    (a repeated node adds exactly 0, whatever the table's diagonal)."""
-    hops = np.zeros(path.shape[0])
+def moves(path: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per flat position: whether it differs from its predecessor in the same episode, and
+    whether it equals it (both False at an episode's first position)."""
     moved = np.zeros(path.shape[0], dtype=bool)
-    moved[1:] = path[1:] != path[:-1]
-    moved[offsets[:-1][offsets[:-1] < path.shape[0]]] = False
+    same = np.zeros(path.shape[0], dtype=bool)
+    np.not_equal(path[1:], path[:-1], out=moved[1:])
+    np.logical_not(moved[1:], out=same[1:])
+    firsts = offsets[:-1][offsets[:-1] < path.shape[0]]
+    moved[firsts] = same[firsts] = False
+    return moved, same
+
+
+def hop_lengths(
+    dist: np.ndarray, row_start: np.ndarray, size: np.ndarray, path: np.ndarray, moved: np.ndarray
+) -> np.ndarray:
+    """Per flat position, ``d(p_{j-1}, p_j)`` where it ``moved`` (:func:`moves`), else 0 (a
+    repeated node adds exactly 0, whatever the table's diagonal)."""
+    hops = np.zeros(path.shape[0])
     at = np.flatnonzero(moved)
     hops[at] = dist[row_start[at] + path[at - 1].astype(np.int64) * size[at] + path[at]]
     return hops
-
-
-def repeated(path: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Per flat position: True when it equals its predecessor in the same episode."""
-    same = np.zeros(path.shape[0], dtype=bool)
-    same[1:] = path[1:] == path[:-1]
-    same[offsets[:-1][offsets[:-1] < path.shape[0]]] = False
-    return same
 
 
 def dtw_batch(
@@ -294,19 +295,18 @@ def _one(path: np.ndarray) -> np.ndarray:
     return np.array([0, path.shape[0]], dtype=np.int64)
 
 
-def nearest(dist: np.ndarray, off: int, n: int, nodes: np.ndarray, targets: np.ndarray) -> float:
+def nearest(dist: np.ndarray, n: int, nodes: np.ndarray, targets: np.ndarray) -> float:
     """min over u in nodes, v in targets of d(u, v); +inf when either is empty."""
     if nodes.shape[0] == 0 or targets.shape[0] == 0:
         return INF
-    index = off + nodes.astype(np.int64)[:, None] * n + targets.astype(np.int64)[None, :]
-    return float(dist[index].min())
+    return float(dist[nodes.astype(np.int64)[:, None] * n + targets[None, :]].min())
 
 
-def path_length(dist: np.ndarray, off: int, n: int, path: np.ndarray) -> float:
+def path_length(dist: np.ndarray, n: int, path: np.ndarray) -> float:
     """Sum of d(p_j, p_j+1), left to right; a repeated node adds exactly 0."""
     total = 0.0
     a = path.astype(np.int64)
-    for hop in dist[off + a[:-1] * n + a[1:]][a[:-1] != a[1:]].tolist():
+    for hop in dist[a[:-1] * n + a[1:]][a[:-1] != a[1:]].tolist():
         total += hop
     return total
 
@@ -326,25 +326,30 @@ def spl(success: float, ell: float, tl: float, floor: float) -> float:
 
 def collapse(path: np.ndarray) -> np.ndarray:
     """The path without consecutive duplicates (a new array)."""
-    return path[~repeated(path, _one(path))]
+    return path[~moves(path, _one(path))[1]]
 
 
-def dtw(dist: np.ndarray, off: int, n: int, ref: np.ndarray, traj: np.ndarray) -> float:
+def dtw(dist: np.ndarray, n: int, ref: np.ndarray, traj: np.ndarray) -> float:
     """Exact DTW(ref, traj) on one table; +inf if one is empty."""
-    args = np.array([off]), np.array([n]), ref, _one(ref), traj, _one(traj)
-    return float(dtw_batch(dist, *args)[0][0])
+    return float(
+        dtw_batch(dist, np.array([0]), np.array([n]), ref, _one(ref), traj, _one(traj))[0][0]
+    )
 
 
-def ndtw_from_dtw(dtw_value: float, m: int, threshold: float) -> float:
-    """exp(-DTW / (m * threshold)); 0 when DTW is +inf (empty or unreachable)."""
-    if m == 0 or not dtw_value < INF:
+def ndtw_from_dtw(dtw: float, n_reference: int, threshold: float = 3.0) -> float:
+    """``exp(−DTW / (m · δ))`` with ``m`` the number of reference points; 0 when DTW is inf.
+
+    Example:
+        >>> round(ndtw_from_dtw(3.0, 2, 3.0), 4)
+        0.6065
+    """
+    if n_reference <= 0 or not dtw < INF:
         return 0.0
-    return math.exp(-dtw_value / (m * threshold))
+    return math.exp(-dtw / (n_reference * threshold))
 
 
 def cls(
     dist: np.ndarray,
-    off: int,
     n: int,
     traj: np.ndarray,
     ref: np.ndarray,
@@ -355,19 +360,18 @@ def cls(
     """Coverage weighted by length score (Jain et al. 2019), given L(P) and L(R)."""
     if ref.shape[0] == 0:
         return 0.0
-    _, closest = dtw_batch(dist, np.array([off]), np.array([n]), ref, _one(ref), traj, _one(traj))
+    _, closest = dtw_batch(dist, np.array([0]), np.array([n]), ref, _one(ref), traj, _one(traj))
     pc = coverage(closest, _one(ref), threshold)
     return float(cls_of(pc, np.array([traj_len]), np.array([ref_len]))[0])
 
 
-# ---- every column of score_batch ----
+# ---- every column of score_batch (``start``, ``size``: each episode's table) ----
 
 
 def reference_lengths(
     dist: np.ndarray,
-    table_offsets: np.ndarray,
-    table_sizes: np.ndarray,
-    scan_index: np.ndarray,
+    start: np.ndarray,
+    size: np.ndarray,
     ref: np.ndarray,
     ref_offsets: np.ndarray,
     goals: np.ndarray,
@@ -376,59 +380,51 @@ def reference_lengths(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per episode, L(R) and SPL's ``ell`` (L(R), or ``min_g d(r_1, g)``): they depend on the
     episodes only, so a scorer of many files can compute them once."""
-    start, size = table_offsets[scan_index], table_sizes[scan_index]
     r_own = owners(ref_offsets)
-    rl = sequential_sum(hop_lengths(dist, start[r_own], size[r_own], ref, ref_offsets), ref_offsets)
+    hops = hop_lengths(dist, start[r_own], size[r_own], ref, moves(ref, ref_offsets)[0])
+    rl = sequential_sum(hops, ref_offsets)
     if use_reference_length:
         return rl, rl
     first = ref[ref_offsets[:-1]]
-    n = ref_offsets.shape[0] - 1
-    return rl, nearest_each(dist, start, size, first, np.arange(n), goals, goal_offsets)
+    return rl, nearest_each(
+        dist, start, size, first, np.arange(start.shape[0]), goals, goal_offsets
+    )
 
 
 def score_batch(
     dist: np.ndarray,
-    table_offsets: np.ndarray,
-    table_sizes: np.ndarray,
-    scan_index: np.ndarray,
+    start: np.ndarray,
+    size: np.ndarray,
     traj: np.ndarray,
     traj_offsets: np.ndarray,
     ref: np.ndarray,
     ref_offsets: np.ndarray,
     goals: np.ndarray,
     goal_offsets: np.ndarray,
+    lengths: tuple[np.ndarray, np.ndarray],
+    *,
     threshold: float,
     success_inclusive: bool,
     sdtw_inclusive: bool,
-    use_reference_length: bool,
     spl_floor: float,
     collapse_repeats: bool,
     cls_threshold: float,
-    lengths: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """The (len(batch.COLUMNS), N) table of every per-episode metric; rows follow COLUMNS.
 
-    ``lengths``: :func:`reference_lengths` of these episodes when already computed.
+    ``lengths``: :func:`reference_lengths` of these episodes.
     """
-    start, size = table_offsets[scan_index], table_sizes[scan_index]
     k = np.diff(traj_offsets)
     t_own = owners(traj_offsets)
-    to_goal = nearest_each(dist, start[t_own], size[t_own], traj, t_own, goals, goal_offsets)
+    t_start, t_size = start[t_own], size[t_own]
+    to_goal = nearest_each(dist, t_start, t_size, traj, t_own, goals, goal_offsets)
     ne = np.full(k.shape[0], INF)
     ne[k > 0] = to_goal[traj_offsets[1:][k > 0] - 1]
     oe = segment_min(to_goal, traj_offsets)
-    tl = sequential_sum(
-        hop_lengths(dist, start[t_own], size[t_own], traj, traj_offsets), traj_offsets
-    )
-    if lengths is None:
-        lengths = reference_lengths(
-            dist, table_offsets, table_sizes, scan_index, ref, ref_offsets, goals, goal_offsets,
-            use_reference_length,
-        )  # fmt: skip
+    moved, same = moves(traj, traj_offsets)
+    tl = sequential_sum(hop_lengths(dist, t_start, t_size, traj, moved), traj_offsets)
     rl, ell = lengths
     sr = success_of(ne, threshold, success_inclusive)
-
-    same = repeated(traj, traj_offsets)
     repeats = np.bincount(t_own[same], minlength=k.shape[0])
     q, q_off = traj, traj_offsets
     if collapse_repeats:

@@ -133,10 +133,7 @@ def score_batch(
         >>> out["ndtw"].round(4).tolist(), out["cls"].round(4).tolist()
         ([1.0, 0.5134], [1.0, 0.4291])
     """
-    if spl_reference not in ("shortest", "reference"):
-        raise InvalidInputError(
-            f"spl_reference must be 'shortest' or 'reference'; got {spl_reference!r}"
-        )
+    use_reference = _use_reference(spl_reference)
     delta = _validate.as_threshold(threshold)
     floor = _validate.as_threshold(spl_floor, "spl_floor", allow_zero=True)
     cls_delta = (
@@ -153,36 +150,28 @@ def score_batch(
     dist, starts, sizes, scans, tr, tr_off, rf, rf_off, gl, gl_off = _normalise(arrays)
     # Large batches go chunk by chunk, one scan's episodes together: a chunk then reads a few
     # tables, from cache, and its temporaries stay small.
-    order = np.argsort(scans, kind="stable") if scans.shape[0] > CHUNK else np.arange(0)
+    order = np.argsort(scans, kind="stable") if scans.shape[0] > CHUNK else None
     out = np.empty((len(COLUMNS), scans.shape[0]), dtype=np.float64)
-    options: dict[str, Any] = {
-        "threshold": delta,
-        "success_inclusive": bool(success_inclusive),
-        "sdtw_inclusive": bool(sdtw_inclusive),
-        "use_reference_length": spl_reference == "reference",
-        "spl_floor": floor,
-        "collapse_repeats": bool(collapse_repeats),
-        "cls_threshold": cls_delta,
-    }
 
     def run(lo: int, hi: int) -> None:
         for a in range(lo, hi, CHUNK):
             b = min(a + CHUNK, hi)
-            if order.size:
-                pick = order[a:b]
-                out[:, pick] = _kernels.score_batch(
-                    dist, starts, sizes, scans[pick],
-                    *_kernels.reorder(tr, tr_off, pick), *_kernels.reorder(rf, rf_off, pick),
-                    *_kernels.reorder(gl, gl_off, pick), **options,
-                    lengths=None if lengths is None else (lengths[0][pick], lengths[1][pick]),
-                )  # fmt: skip
+            pick = slice(a, b) if order is None else order[a:b]
+            start, size = starts[scans[pick]], sizes[scans[pick]]
+            rf_pick = _take(rf, rf_off, pick)
+            gl_pick = _take(gl, gl_off, pick)
+            if lengths is None:
+                given = _kernels.reference_lengths(
+                    dist, start, size, *rf_pick, *gl_pick, use_reference
+                )
             else:
-                out[:, a:b] = _kernels.score_batch(
-                    dist, starts, sizes, scans[a:b],
-                    *_part(tr, tr_off, a, b), *_part(rf, rf_off, a, b), *_part(gl, gl_off, a, b),
-                    **options,
-                    lengths=None if lengths is None else (lengths[0][a:b], lengths[1][a:b]),
-                )  # fmt: skip
+                given = lengths[0][pick], lengths[1][pick]
+            out[:, pick] = _kernels.score_batch(
+                dist, start, size, *_take(tr, tr_off, pick), *rf_pick, *gl_pick, given,
+                threshold=delta, success_inclusive=bool(success_inclusive),
+                sdtw_inclusive=bool(sdtw_inclusive), spl_floor=floor,
+                collapse_repeats=bool(collapse_repeats), cls_threshold=cls_delta,
+            )  # fmt: skip
 
     _in_parts(run, scans.shape[0], _thread_count(threads))
     return dict(zip(COLUMNS, out, strict=True))
@@ -212,25 +201,31 @@ def reference_lengths(
         >>> rl.tolist(), ell.tolist()
         ([12.0], [4.0])
     """
+    use_reference = _use_reference(spl_reference)
+    arrays = (
+        dist_flat, table_offsets, table_sizes, scan_index, ref, ref_offsets, goals, goal_offsets,
+    )  # fmt: skip
+    dist, starts, sizes, scans, rf, rf_off, gl, gl_off = _normalise(arrays)
+    start, size = starts[scans], sizes[scans]
+    return _kernels.reference_lengths(dist, start, size, rf, rf_off, gl, gl_off, use_reference)
+
+
+def _use_reference(spl_reference: str) -> bool:
     if spl_reference not in ("shortest", "reference"):
         raise InvalidInputError(
             f"spl_reference must be 'shortest' or 'reference'; got {spl_reference!r}"
         )
-    arrays = (
-        dist_flat, table_offsets, table_sizes, scan_index, ref, ref_offsets, goals, goal_offsets,
-    )  # fmt: skip
-    dtypes = (np.float64, np.int64, np.int64, np.int32, np.int32, np.int64, np.int32, np.int64)
-    dist, starts, sizes, scans, rf, rf_off, gl, gl_off = (
-        np.ascontiguousarray(x, dtype=t) for x, t in zip(arrays, dtypes, strict=True)
-    )
-    return _kernels.reference_lengths(
-        dist, starts, sizes, scans, rf, rf_off, gl, gl_off, spl_reference == "reference"
-    )
+    return spl_reference == "reference"
 
 
-def _part(flat: np.ndarray, offsets: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    """Episodes ``lo <= i < hi`` of a ragged array, as their own flat array and offsets."""
-    return flat[offsets[lo] : offsets[hi]], offsets[lo : hi + 1] - offsets[lo]
+def _take(
+    flat: np.ndarray, offsets: np.ndarray, pick: slice | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Episodes ``pick`` of a ragged array (a slice: views), as their own flat array and offsets."""
+    if isinstance(pick, slice):
+        lo, hi = pick.start, pick.stop
+        return flat[offsets[lo] : offsets[hi]], offsets[lo : hi + 1] - offsets[lo]
+    return _kernels.reorder(flat, offsets, pick)
 
 
 CHUNK = 8_192  # episodes scored together: a real split (1k-15k) in one or two vectorised passes
@@ -261,6 +256,6 @@ def _in_parts(run: Any, n: int, threads: int) -> None:
 
 
 def _normalise(arrays: tuple[Any, ...]) -> list[np.ndarray]:
-    # One dtype per argument: int64 offsets, int32 node ids, float64 distances.
+    # float64 distances, int64 table offsets and sizes, int32 scans and node ids, int64 offsets.
     dtypes = (np.float64, np.int64, np.int64, np.int32) + (np.int32, np.int64) * 3
-    return [np.ascontiguousarray(x, dtype=t) for x, t in zip(arrays, dtypes, strict=True)]
+    return [np.ascontiguousarray(x, dtype=t) for x, t in zip(arrays, dtypes, strict=False)]

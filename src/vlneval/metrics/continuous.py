@@ -30,6 +30,7 @@ import numpy as np
 
 from vlneval._compiling import first_call
 from vlneval.errors import InvalidInputError
+from vlneval.metrics._kernels import ndtw_from_dtw
 from vlneval.metrics.info import variant
 
 __all__ = [
@@ -347,18 +348,6 @@ def fast_dtw(x: Any, y: Any, *, radius: int = 1, variant: str = "compiled") -> f
     check_dtw_costs(a, b)  # guarded first: infinite costs send the kernel out of its window
     with first_call("the fastdtw kernel"):
         return float(_fast_dtw(a, b, int(radius), variant == "compiled"))
-
-
-def ndtw_from_dtw(dtw: float, n_reference: int, threshold: float = 3.0) -> float:
-    """``exp(−DTW / (m · δ))`` with ``m`` the number of reference points; 0 when DTW is inf.
-
-    Example:
-        >>> round(ndtw_from_dtw(3.0, 2, 3.0), 4)
-        0.6065
-    """
-    if n_reference <= 0 or not math.isfinite(dtw):
-        return 0.0
-    return math.exp(-dtw / (n_reference * threshold))
 
 
 def point_ndtw(

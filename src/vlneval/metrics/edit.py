@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from vlneval.errors import InvalidInputError
-from vlneval.metrics._kernels import offsets_of, owners, repeated
+from vlneval.metrics._kernels import moves, offsets_of, owners
 from vlneval.metrics.info import LABELS
 
 __all__ = ["edit_distance", "sed", "sed_batch", "SED"]
@@ -28,7 +28,7 @@ SED = LABELS["SED"]
 
 def _collapsed(seq: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each segment without consecutive repeats, and the new offsets."""
-    keep = ~repeated(seq, offsets)
+    keep = ~moves(seq, offsets)[1]
     lengths = np.bincount(owners(offsets)[keep], minlength=offsets.shape[0] - 1)
     return seq[keep], offsets_of(lengths)
 

@@ -80,7 +80,7 @@ def dtw(reference: Any, trajectory: Any, *, distances: Any) -> float:
         8.0
     """
     dist, n, ref, traj = _pair(reference, trajectory, distances)
-    return float(_kernels.dtw(dist, 0, n, ref, traj))
+    return float(_kernels.dtw(dist, n, ref, traj))
 
 
 NDTW = LABELS["nDTW"]
@@ -120,7 +120,7 @@ def ndtw(reference: Any, trajectory: Any, *, distances: Any, threshold: float = 
 def _ndtw(reference: Any, trajectory: Any, distances: Any, threshold: float) -> float:
     dist, n, ref, traj = _pair(reference, trajectory, distances)
     delta = _validate.as_threshold(threshold)
-    value = _kernels.dtw(dist, 0, n, ref, traj)
+    value = _kernels.dtw(dist, n, ref, traj)
     return float(_kernels.ndtw_from_dtw(value, ref.shape[0], delta))
 
 
@@ -202,9 +202,9 @@ def cls(trajectory: Any, reference: Any, *, distances: Any, threshold: float = 3
     """
     dist, n, ref, traj = _pair(reference, trajectory, distances)
     delta = _validate.as_threshold(threshold)
-    traj_len = _kernels.path_length(dist, 0, n, traj)
-    ref_len = _kernels.path_length(dist, 0, n, ref)
-    return float(_kernels.cls(dist, 0, n, traj, ref, delta, traj_len, ref_len))
+    traj_len = _kernels.path_length(dist, n, traj)
+    ref_len = _kernels.path_length(dist, n, ref)
+    return float(_kernels.cls(dist, n, traj, ref, delta, traj_len, ref_len))
 
 
 INFO = (DTW, NDTW, SDTW, CLS)

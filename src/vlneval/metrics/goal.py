@@ -49,7 +49,7 @@ def navigation_error(trajectory: Any, goals: Any, *, distances: Any) -> float:
     dist, n = _validate.as_table(distances)
     path = _validate.as_path(trajectory, "trajectory", n, allow_empty=False)
     targets = _validate.as_path(goals, "goals", n, allow_empty=False)
-    return float(_kernels.nearest(dist, 0, n, path[-1:], targets))
+    return float(_kernels.nearest(dist, n, path[-1:], targets))
 
 
 ORACLE_ERROR = LABELS["OE"]
@@ -82,7 +82,7 @@ def oracle_error(trajectory: Any, goals: Any, *, distances: Any) -> float:
     dist, n = _validate.as_table(distances)
     path = _validate.as_path(trajectory, "trajectory", n, allow_empty=False)
     targets = _validate.as_path(goals, "goals", n, allow_empty=False)
-    return float(_kernels.nearest(dist, 0, n, path, targets))
+    return float(_kernels.nearest(dist, n, path, targets))
 
 
 SUCCESS = LABELS["SR"]

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from vlneval.errors import InvalidInputError
+from vlneval.metrics._kernels import spl_of
 from vlneval.metrics.info import LABELS, variant
 
 __all__ = [
@@ -124,14 +125,7 @@ def length_weighted(
             raise InvalidInputError(f"length_weighted: {name} must be >= 0 (NaN found or negative)")
     if not (math.isfinite(floor) and floor >= 0):
         raise InvalidInputError(f"length_weighted: floor must be finite and >= 0, got {floor}")
-    denom = np.maximum(np.maximum(ell, tl), floor)
-    out = np.zeros_like(s)
-    ok = (s == 1.0) & np.isfinite(ell)
-    zero = ok & (denom == 0.0)
-    out[zero] = 1.0
-    rest = ok & (denom > 0.0)
-    out[rest] = ell[rest] / denom[rest]
-    return out
+    return spl_of(s, ell, tl, float(floor))
 
 
 def visibility_success(visible_at: Any, offsets: Any) -> tuple[np.ndarray, np.ndarray]:

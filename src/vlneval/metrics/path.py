@@ -46,7 +46,7 @@ def path_length(trajectory: Any, *, distances: Any) -> float:
     """
     dist, n = _validate.as_table(distances)
     path = _validate.as_path(trajectory, "trajectory", n, allow_empty=True)
-    return float(_kernels.path_length(dist, 0, n, path))
+    return float(_kernels.path_length(dist, n, path))
 
 
 SPL = LABELS["SPL"]

@@ -113,6 +113,6 @@ def goal_progress(trajectory: Any, goals: Any, *, distances: Any) -> float:
     flat, n = _validate.as_table(distances)
     path = _validate.as_path(trajectory, "trajectory", n, allow_empty=False)
     region = _validate.as_path(goals, "goals", n, allow_empty=False)
-    start = _nearest(flat, 0, n, path[:1], region)
-    final = _nearest(flat, 0, n, path[-1:], region)
+    start = _nearest(flat, n, path[:1], region)
+    final = _nearest(flat, n, path[-1:], region)
     return float(_progress(np.array([start]), np.array([final]))[0])

@@ -58,7 +58,7 @@ class ContinuousEpisodes:
     Attributes:
         task, split, source, id_field: what was loaded, from where, and the id name.
         frame: ``habitat`` (y up, VLN-CE files) or ``world`` (z up, the continuous twin).
-        ids, instruction_ids, trajectory_ids, scans, instructions: one entry per episode.
+        ids, instruction_ids, scans, instructions: one entry per episode.
         starts, goals: ``(n, 3)`` positions; headings: ``(n,)`` start headings in the WORLD
             convention (clockwise from +y); goal_radius: ``(n,)``.
         shortest: ``(n,)`` geodesic start-goal distance carried by the file (NaN if absent).
@@ -74,7 +74,6 @@ class ContinuousEpisodes:
     frame: str
     ids: list[str]
     instruction_ids: list[str]
-    trajectory_ids: list[str]
     scans: list[str]
     instructions: list[str]
     starts: np.ndarray
@@ -86,7 +85,6 @@ class ContinuousEpisodes:
     reference_offsets: np.ndarray
     dense: np.ndarray | None = None
     dense_offsets: np.ndarray | None = None
-    dense_source: str | None = None
     scorable: bool = True
     index: dict[str, int] = field(init=False, repr=False)
     by_instruction: dict[str, int] = field(init=False, repr=False)
@@ -160,7 +158,6 @@ class _EpisodeReader:
             for k in (
                 "ids",
                 "iids",
-                "tids",
                 "scans",
                 "text",
                 "starts",
@@ -215,7 +212,6 @@ class _EpisodeReader:
         c = self.cols
         c["ids"].append(str(eid))
         c["iids"].append(str(instr.get("instruction_id", eid)))
-        c["tids"].append(str(ep.get("trajectory_id", "")))
         c["scans"].append(scan)
         c["text"].append(str(instr.get("instruction_text", "")))
         c["starts"].append(start)
@@ -283,7 +279,6 @@ def load_vlnce(
         "habitat",
         c["ids"],
         c["iids"],
-        c["tids"],
         c["scans"],
         c["text"],
         np.asarray(c["starts"]).reshape(-1, 3),
@@ -297,7 +292,6 @@ def load_vlnce(
     )
     if gt_path is not None:
         table.dense, table.dense_offsets = load_vlnce_gt(gt_path, table.ids)
-        table.dense_source = str(gt_path)
     return table
 
 
@@ -374,7 +368,6 @@ def episodes_from_arrays(
         frame,
         list(ids),
         list(ids),
-        list(ids),
         list(scans),
         list(instructions or [""] * n),
         st,
@@ -389,5 +382,4 @@ def episodes_from_arrays(
         table.dense, table.dense_offsets = _ragged(
             [np.asarray(d, dtype=np.float64).reshape(-1, 3) for d in dense]
         )
-        table.dense_source = "<arrays>"
     return table

@@ -54,9 +54,14 @@ __all__ = [
 ]
 
 
-def load_vlnce_split(path: str | Path, *, task: str, split: str) -> ContinuousEpisodes:
-    """The episodes of a split file with its dense ``_gt`` references when they lie beside it
-    (``val_unseen.json`` and ``val_unseen_gt.json``); the task's reader."""
+def load_vlnce_split(
+    path: str | Path, *, task: str, split: str, gt_path: str | Path | None = None
+) -> ContinuousEpisodes:
+    """The episodes of a split file with its dense ``_gt`` references: ``gt_path``, else the
+    file beside it when there is one (``val_unseen.json`` and ``val_unseen_gt.json``); the
+    task's reader."""
     path = Path(path)
-    gt = path.parent / path.name.replace(".json", "_gt.json")
-    return load_vlnce(path, gt_path=gt if gt.exists() else None, task=task, split=split)
+    if gt_path is None:
+        gt = path.parent / path.name.replace(".json", "_gt.json")
+        gt_path = gt if gt.exists() else None
+    return load_vlnce(path, gt_path=gt_path, task=task, split=split)

@@ -96,6 +96,7 @@ def _episode(
     profile: ContinuousProfile,
     source: DistanceSource,
 ) -> dict[str, float]:
+    from vlneval.metrics._kernels import is_success
     from vlneval.metrics.continuous import drop_repeats, ndtw_from_dtw, point_path_length
     from vlneval.metrics.path import spl
 
@@ -123,25 +124,23 @@ def _episode(
         ell = float(episodes.shortest[i])
         if not math.isfinite(ell):
             ell = float(distances_along(oracle, episodes.starts[i][None], episodes.goals[i])[0])
-    delta = profile.threshold
+    delta, inclusive = profile.threshold, profile.success_inclusive
     ne, oe = float(d[-1]), float(np.min(d))
-    ok = (ne <= delta) if profile.success_inclusive else (ne < delta)
-    ok_s = (ne <= delta) if profile.sdtw_inclusive else (ne < delta)
     row.update(
         nav_error=ne,
         oracle_error=oe,
         shortest_length=ell,
         unreachable_steps=float(np.isinf(d).sum()),
     )
-    row["success"] = float(stopped and ok)
-    row["oracle_success"] = float((oe <= delta) if profile.success_inclusive else (oe < delta))
+    row["success"] = stopped * is_success(ne, delta, inclusive)
+    row["oracle_success"] = is_success(oe, delta, inclusive)
     row["spl"] = (
         spl(row["success"], ell, row["path_length"], floor=profile.spl_floor)
         if not math.isnan(ell)
         else math.nan
     )
     if "ndtw" in row:
-        row["sdtw"] = float(stopped and ok_s) * row["ndtw"]
+        row["sdtw"] = stopped * is_success(ne, delta, profile.sdtw_inclusive) * row["ndtw"]
     return row
 
 
@@ -221,15 +220,10 @@ def _column_order(key: str) -> int:
 def _progress(n: int, show: bool) -> Any:
     if not show or n < 500:
         return range(n)
+    from rich.console import Console
     from rich.progress import track
 
-    return track(range(n), description="scoring", transient=True, console=_stderr())
-
-
-def _stderr() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True)
+    return track(range(n), description="scoring", transient=True, console=Console(stderr=True))
 
 
 # ----- task entry points -----------------------------------------------------------------------
@@ -238,10 +232,6 @@ def _stderr() -> Any:
 def _resolve_source(
     requested: str, preds: ContinuousPredictions, twin: Callable[[], DistanceSource] | None
 ) -> DistanceSource:
-    if requested not in DISTANCE_SOURCES:
-        from vlneval.errors import UnknownNameError
-
-        raise UnknownNameError("distance source", requested, DISTANCE_SOURCES)
     if requested == "auto":
         requested = "carried" if preds.distances is not None else "none"
     if requested == "carried":
@@ -254,10 +244,7 @@ def _resolve_source(
         if twin is None:
             raise VLNEvalError("no twin worlds: pass --graphs DIR or --data-root DIR")
         return twin()
-    return DistanceSource(
-        "none",
-        NO_DISTANCE,
-    )
+    return DistanceSource("none", NO_DISTANCE)
 
 
 class VlnceScorer:
@@ -273,7 +260,7 @@ class VlnceScorer:
     """
 
     def __init__(self, request: SplitRequest) -> None:
-        from vlneval.tasks.vlnce.format import load_vlnce
+        from vlneval.tasks.vlnce.format import load_vlnce_split
 
         r = request
         self.task, self.profile = r.task.name, _with_policy(r.profile, r.options)
@@ -283,13 +270,10 @@ class VlnceScorer:
 
             raise UnknownNameError("distance source", self.distance, DISTANCE_SOURCES)
         self.show_progress = bool(r.options.get("show_progress", True))
-        gt_file = r.options.get("gt_file")
         self.base = r.base()
         path = r.episodes_path(self.base)
-        if gt_file is None:
-            candidate = path.parent / path.name.replace(".json", "_gt.json")
-            gt_file = candidate if candidate.exists() else None
-        self.episodes = load_vlnce(path, gt_path=gt_file, task=r.task.name, split=r.split)
+        gt_file = r.options.get("gt_file")
+        self.episodes = load_vlnce_split(path, task=r.task.name, split=r.split, gt_path=gt_file)
         if not self.episodes.scorable:
             raise InvalidInputError(
                 f"split {r.split} has no goals (a hidden test split); it cannot be scored locally",
@@ -300,32 +284,22 @@ class VlnceScorer:
 
     def _twin_source(self) -> DistanceSource:
         """The twin distance source, built on first use and kept for later files."""
-        if self._twin is None:
-            self._twin = self._build_twin()
-        return self._twin
-
-    def _build_twin(self) -> DistanceSource:
+        if self._twin is not None:
+            return self._twin
         from vlneval.continuous.oracle import GridOracle
         from vlneval.continuous.twin import TwinWorlds
-        from vlneval.graph.store import GraphStore
-        from vlneval.tasks.common.root import graphs_dir
         from vlneval.tasks.vlnce.format import habitat_to_world
 
-        base, episodes = self.base, self.episodes
-        folder = self.graphs_folder
-        folder = folder if folder is not None else (graphs_dir(base) if base is not None else None)
-        if folder is None:
-            raise VLNEvalError(
-                "--distance twin needs the connectivity graphs: pass --graphs DIR or --data-root DIR"
-            )
-        worlds = TwinWorlds(GraphStore(folder))
-        return DistanceSource(
+        episodes = self.episodes
+        worlds = TwinWorlds(_graph_store(self.graphs_folder, self.base, "--distance twin"))
+        self._twin = DistanceSource(
             "twin",
             "grid geodesic on the continuous twin built from the Matterport3D navigation "
             "graph: an APPROXIMATION of Habitat's navmesh geodesic (points off the twin's free "
             "space snap up to 0.5 m)",
             lambda i: GridOracle(worlds(episodes.scans[i]), transform=habitat_to_world, snap=0.5),
         )
+        return self._twin
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
         """Scores a VLN-CE predictions file with the scorer's distance source."""
@@ -394,8 +368,6 @@ def load_twin_split(
 ) -> tuple[ContinuousEpisodes, Any]:
     """The twin episodes of an R2R split and the twin worlds of their scans."""
     from vlneval.continuous.twin import TwinWorlds
-    from vlneval.graph.store import GraphStore
-    from vlneval.tasks.common.root import graphs_dir
     from vlneval.tasks.r2r.format import load_r2r
     from vlneval.tasks.vlnce.twin import twin_episodes
 
@@ -406,12 +378,19 @@ def load_twin_split(
         raise InvalidInputError(
             f"split {split} has no goals; it cannot be scored locally", source=str(path)
         )
+    store = _graph_store(graphs, base, "the continuous twin")
+    return twin_episodes(table, store, task=task.name), TwinWorlds(store, **world_params)
+
+
+def _graph_store(graphs: str | Path | None, base: Path | None, what: str) -> Any:
+    from vlneval.graph.store import GraphStore
+    from vlneval.tasks.common.root import graphs_dir
+
     if graphs is None and base is None:
         raise VLNEvalError(
-            "the continuous twin needs the connectivity graphs: pass --graphs DIR or --data-root DIR"
+            f"{what} needs the connectivity graphs: pass --graphs DIR or --data-root DIR"
         )
-    store = GraphStore(graphs if graphs is not None else graphs_dir(cast(Path, base)))
-    return twin_episodes(table, store, task=task.name), TwinWorlds(store, **world_params)
+    return GraphStore(graphs if graphs is not None else graphs_dir(cast(Path, base)))
 
 
 def twin_source(episodes: ContinuousEpisodes, worlds: Any) -> DistanceSource:

@@ -52,7 +52,6 @@ def twin_episodes(
         "world",
         ids,
         list(ids),
-        [i.rsplit("_", 1)[0] for i in ids],
         scans,
         list(episodes.instructions),
         np.asarray(starts).reshape(-1, 3),
@@ -64,5 +63,4 @@ def twin_episodes(
         ref_off,
         den,
         den_off,
-        dense_source=f"reference viewpoints interpolated every {spacing} m",
     )
