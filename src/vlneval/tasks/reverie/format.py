@@ -14,38 +14,24 @@ paths changed, the same ids otherwise). Under a data root they live at
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import (
-    InvalidInputError,
-    MissingDataError,
-    Problem,
-    ProblemCollector,
-    VLNEvalError,
-)
+from vlneval.errors import InvalidInputError, Problem, ProblemCollector
 from vlneval.io import iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.predictions import TRAJECTORY_KEYS
 from vlneval.tasks.common.record_checks import check_fields, check_heading
-from vlneval.tasks.common.root import find_file, missing_split
-from vlneval.tasks.reverie import DATA_VERSION
 
 __all__ = [
     "ReverieEpisodes",
     "load_reverie",
-    "DATA_VERSIONS",
-    "episodes_path",
     "OBJECT_FIELDS",
     "ObjectPredictions",
     "check_prediction_keys",
     "read_predicted_objects",
 ]
-
-#: The releases, the default (current) first.
-DATA_VERSIONS = DATA_VERSION.choices
-_FOLDERS = {"v1": "", "v2": "data_v2"}
 
 
 @dataclass
@@ -59,21 +45,6 @@ class ReverieEpisodes(EpisodeTable):
 
     object_ids: list[str | None] = field(default_factory=list)
     data_version: str = "unknown"
-
-    def subset(self, keep: list[int]) -> ReverieEpisodes:
-        """The rows ``keep``, in that order."""
-        base = super().subset(keep)
-        return ReverieEpisodes(
-            **{k: getattr(base, k) for k in _BASE_FIELDS},
-            object_ids=[self.object_ids[i] for i in keep],
-            data_version=self.data_version,
-        )
-
-
-_BASE_FIELDS = (
-    "task", "split", "source", "id_field", "ids", "scans", "paths", "goals", "headings",
-    "instructions", "left_out", "scorable",
-)  # fmt: skip
 
 
 def _check(rec: Any, k: int, pc: ProblemCollector) -> bool:
@@ -160,29 +131,10 @@ def load_reverie(
         task=task, split=split, source=source, id_field="instr_id", scorable=scorable
     )
     return ReverieEpisodes(
-        **{f: getattr(base, f) for f in _BASE_FIELDS}, object_ids=objects, data_version=data_version
+        **{f.name: getattr(base, f.name) for f in fields(EpisodeTable) if f.init},
+        object_ids=objects,
+        data_version=data_version,
     )
-
-
-def episodes_path(folder: Path, split: str, data_version: str) -> Path:
-    """The episode file of ``split`` and ``data_version`` under a ``reverie`` folder."""
-    from vlneval.tasks.reverie import TASK  # the package imports this module: a cycle
-
-    if data_version not in _FOLDERS:
-        raise VLNEvalError(
-            f"unknown REVERIE data version {data_version!r}; use one of {', '.join(DATA_VERSIONS)}"
-        )
-    sub = _FOLDERS[data_version]
-    base = folder / sub if sub else folder
-    try:
-        return find_file(
-            base, [f"REVERIE_{split}.json"], f"REVERIE {data_version} {split} episodes"
-        )
-    except MissingDataError:
-        raise missing_split(
-            folder.parent, TASK.name, folder.name, TASK.file_names, split, TASK.splits,
-            versions=TASK.version_files, version=data_version,
-        ) from None  # fmt: skip
 
 
 #: The field that carries the predicted object: the official name, then VLN-DUET's spelling.

@@ -33,7 +33,7 @@ Each entry is matched to its start path by its first viewpoint. ``obj_heading`` 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,8 @@ from vlneval.io import iter_chunks, read_bytes
 from vlneval.metrics.grounding import duet_normalised
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
+from vlneval.tasks.common.ragged import offsets_of
+from vlneval.tasks.common.record_checks import is_finite
 from vlneval.tasks.soon import ANGLE_UNITS as ANGLE_UNITS_OPTION
 
 __all__ = [
@@ -97,21 +99,11 @@ class SoonEpisodes(EpisodeTable):
     by_instruction: dict[str, list[int]] = field(default_factory=dict)
 
 
-_BASE_FIELDS = (
-    "task", "split", "source", "id_field", "ids", "scans", "paths", "goals", "headings",
-    "instructions", "left_out", "scorable",
-)  # fmt: skip
-
-
-def _number(value: Any) -> bool:
-    return type(value) in (int, float) and math.isfinite(value)
-
-
 def _angle_pair(value: Any) -> tuple[float, float] | None:
     if not isinstance(value, dict):
         return None
     h, e = value.get("heading"), value.get("elevation")
-    if not (_number(h) and _number(e)):
+    if not (is_finite(h) and is_finite(e)):
         return None
     return float(h), float(e)  # type: ignore[arg-type]
 
@@ -256,7 +248,7 @@ def load_soon(path: str | Path, *, task: str = "soon", split: str = "") -> SoonE
     pc.raise_if_any()
     base = b.build(task=task, split=split, source=source, id_field="episode_id", scorable=scorable)
     return SoonEpisodes(
-        **{f: getattr(base, f) for f in _BASE_FIELDS},
+        **{f.name: getattr(base, f.name) for f in fields(EpisodeTable) if f.init},
         instr_ids=instr_ids, start_index=starts, boxes=boxes, by_instruction=by_instruction,
     )  # fmt: skip
 
@@ -307,7 +299,7 @@ def _viewpoints(
         elif form == "nested" and type(step) is list and all(type(v) is str for v in step):
             out.extend(step)
         elif form == "triple" and type(step) is list and step and type(step[0]) is str:
-            if any(not _number(v) for v in step[1:3]):
+            if any(not is_finite(v) for v in step[1:3]):
                 pc.add(
                     f"heading and elevation must be finite numbers, got {step!r:.60}",
                     episode=label,
@@ -334,7 +326,7 @@ def _angle(
     value = entry[key]
     if isinstance(value, list) and len(value) == 1:
         value = value[0]
-    if not _number(value):
+    if not is_finite(value):
         pc.add(
             f"{key} must be a finite number (or [number]), got {value!r:.40}",
             episode=label,
@@ -481,9 +473,7 @@ def parse_soon_predictions(
     p.pc.raise_if_any()
     p.rows.sort(key=lambda r: r[0])
     order = np.array([r[0] for r in p.rows], dtype=np.int64)
-    lengths = np.array([len(r[1]) for r in p.rows], dtype=np.int64)
-    offsets = np.zeros(len(order) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = offsets_of(np.array([len(r[1]) for r in p.rows], dtype=np.int64))
     nodes = np.array([n for r in p.rows for n in r[1]], dtype=np.int32)
     h = np.array([r[2] for r in p.rows], dtype=np.float64)
     e = np.array([r[3] for r in p.rows], dtype=np.float64)

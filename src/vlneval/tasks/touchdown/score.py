@@ -27,19 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.errors import (
-    InvalidInputError,
-    MissingDataError,
-    ProblemCollector,
-    UnknownNameError,
-    VLNEvalError,
-)
+from vlneval.errors import InvalidInputError, MissingDataError, ProblemCollector, VLNEvalError
 from vlneval.graph.street import street_graph
 from vlneval.metrics.edit import sed_batch
 from vlneval.metrics.street import sdr_accuracy, sdr_distance, task_completion
 from vlneval.tasks.base import Task
 from vlneval.tasks.common.episodes import EpisodeTable
-from vlneval.tasks.common.goal_scoring import DEFAULT_OPTIONS, summary_options
+from vlneval.tasks.common.goal_scoring import DEFAULT_OPTIONS, release_file, summary_options
 from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import (
@@ -49,7 +43,7 @@ from vlneval.tasks.common.request import (
     episodes_path,
 )
 from vlneval.tasks.common.result import Result
-from vlneval.tasks.common.root import data_root, find_file, missing_split
+from vlneval.tasks.common.root import data_root
 from vlneval.tasks.common.scoring import summarise
 from vlneval.tasks.profiles import Profile
 from vlneval.tasks.touchdown import DATA_VERSIONS
@@ -70,8 +64,6 @@ __all__ = [
     "score_sdr",
 ]
 
-
-#: Releases of the route files: name -> file name pattern under ``<root>/touchdown``.
 NAV_COLUMNS = {"TC": "task_completion", "SPD": "spd", "SED": "sed"}
 SDR_COLUMNS = {
     "SDR@40": "sdr_acc40",
@@ -91,37 +83,21 @@ def _rules(prof: Profile) -> StreetProfile:
     return prof
 
 
-def _episodes_path(
-    task: Task, root: Path | None, split: str, episodes_file: Any, version: str | None
-) -> tuple[Path, str | None]:
-    if episodes_file:
-        return Path(episodes_file), version
-    if root is None:
-        raise MissingDataError(
-            "task touchdown needs its data: pass --data-root DIR or --episodes FILE and --graphs DIR"
-        )
+def _find_routes(
+    task: Task, split: str, root: Any, episodes_file: Any, version: str | None
+) -> tuple[TouchdownRoutes, Path | None, str | None]:
+    """The routes of release ``version`` (default: the first present), the data root and the
+    release read (None for a file given by name)."""
+    base = data_root(root)
     if version is not None:
-        if version not in DATA_VERSIONS:
-            raise UnknownNameError("Touchdown data version", version, DATA_VERSIONS)
-        name = DATA_VERSIONS[version].format(split=split)
-        try:
-            return find_file(root / task.folder, [name], f"touchdown {split} routes"), version
-        except MissingDataError:
-            raise missing_split(
-                root, task.name, task.folder, task.file_names, split, task.splits,
-                versions=task.version_files, version=version,
-                lead=f"no touchdown {split} routes ({version}) found",
-            ) from None  # fmt: skip
-    path = episodes_path(task, split, root, None)
-    found = next(
-        (
-            v
-            for v, pattern in DATA_VERSIONS.items()
-            if Path(pattern).parent.name == path.parent.name
-        ),
-        None,
-    )
-    return path, found
+        lead = f"no touchdown {split} routes ({version}) found"
+        path = release_file(task, split, base, episodes_file, version, lead)
+    else:
+        path = episodes_path(task, split, base, episodes_file)
+        if not episodes_file:
+            folders = {Path(pattern).parent.name: v for v, pattern in DATA_VERSIONS.items()}
+            version = folders.get(path.parent.name)
+    return load_touchdown_routes(path, task=task.name, split=split), base, version
 
 
 def _routes(r: SplitRequest) -> tuple[TouchdownRoutes, Path | None, str | None]:
@@ -129,23 +105,10 @@ def _routes(r: SplitRequest) -> tuple[TouchdownRoutes, Path | None, str | None]:
     return _find_routes(r.task, r.split, r.root, r.episodes_file, opts.get("data_version"))
 
 
-def _find_routes(
-    task: Task, split: str, root: Any, episodes_file: Any, data_version: str | None
-) -> tuple[TouchdownRoutes, Path | None, str | None]:
-    base = data_root(root)
-    path, version = _episodes_path(task, base, split, episodes_file, data_version)
-    return load_touchdown_routes(path, task=task.name, split=split), base, version
-
-
 def _street_graph(task: Task, base: Path | None, graphs: Any) -> Any:
     if graphs is None and base is None:
         raise MissingDataError("no Touchdown street graph: pass --graphs DIR or --data-root DIR")
     return street_graph(Path(graphs) if graphs is not None else base / task.folder / "graph")  # type: ignore[operator]
-
-
-def _load(r: SplitRequest) -> tuple[TouchdownRoutes, Any, str | None]:
-    routes, base, version = _routes(r)
-    return routes, _street_graph(r.task, base, r.graphs), version
 
 
 def open_routes(
@@ -175,7 +138,8 @@ class TouchdownScorer:
     """
 
     def __init__(self, request: SplitRequest) -> None:
-        routes, self.graph, self.data_version = _load(request)
+        routes, base, self.data_version = _routes(request)
+        self.graph = _street_graph(request.task, base, request.graphs)
         self.task, self.profile, self.episodes = request.task.name, request.profile, routes.table
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
