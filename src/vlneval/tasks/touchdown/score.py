@@ -289,20 +289,12 @@ class SDRScorer:
     def __init__(self, request: SplitRequest) -> None:
         self.routes, _, self.data_version = _routes(request)
         self.task, self.profile = request.task.name, request.profile
-        self.episodes = _sdr_table(self.routes)
+        self.episodes = self.routes.sdr
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
         """Scores a Touchdown SDR predictions file."""
         path = require_path(predictions, self.task)
         return score_sdr(self.routes, path, self.profile, how, data_version=self.data_version)
-
-
-def _sdr_table(routes: TouchdownRoutes) -> EpisodeTable:
-    t, s = routes.table, routes.sdr
-    return EpisodeTable(
-        t.task, t.split, t.source, "sdr_id", list(s.ids), [t.scans[r] for r in s.route],
-        [(p,) for p in s.panos], [(p,) for p in s.panos], np.zeros(len(s.ids)), list(s.texts),
-    )  # fmt: skip
 
 
 def score_sdr(
@@ -315,31 +307,22 @@ def score_sdr(
 ) -> Result:
     """Scores an SDR predictions file against the routes' known Touchdown locations."""
     rules = _rules(prof)
-    sdr = parse_sdr_predictions(predictions, routes.sdr, frame=rules.sdr_frame)
-    table = _sdr_table(routes)
-    if sdr.missing and prof.require_complete and not how.subset:
+    table = routes.sdr
+    preds, points = parse_sdr_predictions(predictions, table, frame=rules.sdr_frame)
+    if preds.missing and prof.require_complete and not how.subset:
         raise InvalidInputError(
-            f"{len(sdr.missing)} of {len(table)} SDR examples (route and pre/main/post "
-            f"panorama with a known location) have no prediction (first: {', '.join(sdr.missing[:5])}); "
+            f"{len(preds.missing)} of {len(table)} SDR examples (route and pre/main/post "
+            f"panorama with a known location) have no prediction (first: {', '.join(preds.missing[:5])}); "
             "use --subset to score only the predicted ones, reported as partial",
-            source=sdr.source,
+            source=preds.source,
         )
-    target = routes.sdr.target[sdr.examples] * np.asarray(rules.sdr_frame)
-    dist = sdr_distance(sdr.points, target, width=rules.sdr_frame[0] if rules.sdr_wrap else None)
+    target = routes.target[preds.episodes] * np.asarray(rules.sdr_frame)
+    dist = sdr_distance(points, target, width=rules.sdr_frame[0] if rules.sdr_wrap else None)
     dist = np.atleast_1d(np.asarray(dist, dtype=np.float64))
     per = {
         "sdr_distance": dist,
         **{f"sdr_acc{r}": np.atleast_1d(sdr_accuracy(dist, radius=r)) for r in (40, 80, 120)},
     }
-    preds = Predictions(
-        sdr.source,
-        "points",
-        sdr.examples,
-        np.zeros(0, np.int32),
-        np.zeros(len(sdr.examples) + 1, np.int64),
-        warnings=sdr.warnings,
-        missing=sdr.missing,
-    )
     units = {"SDR@40": "%", "SDR@80": "%", "SDR@120": "%", "SDR_dist": "px"}
     ordered = ("SDR@40", "SDR@80", "SDR@120")
     return _build(table, preds, per, prof, how, SDR_COLUMNS, units, data_version, ordered)
