@@ -25,7 +25,7 @@ from typing import Any
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
 from vlneval.io import iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
-from vlneval.tasks.common.record_checks import is_finite
+from vlneval.tasks.common.record_checks import is_finite, numbered
 from vlneval.tasks.cvdn import PATH_TYPE
 
 __all__ = [
@@ -272,19 +272,15 @@ def load_ndh(
     pc = ProblemCollector(source)
     rows: list[_Row] = []
     seen: dict[int, int] = {}
-    k = 0
-    for chunk in iter_chunks(read_bytes(path), source, expected="a JSON list of NDH instances"):
-        for rec in chunk:
-            row = _read_instance(rec, f"record {k}", pc, path_type, history)
-            if row is not None and row.inst_idx in seen:
-                dup = f"duplicate inst_idx {row.inst_idx} (also record {seen[row.inst_idx]})"
-                pc.add(dup, field=f"record {k}")
-            elif row is not None:
-                seen[row.inst_idx] = k
-                rows.append(row)
-            k += 1
-    if k == 0:
-        pc.add("the file holds no NDH instances")
+    records = iter_chunks(read_bytes(path), source, expected="a JSON list of NDH instances")
+    for k, rec in numbered(records, pc, "NDH instances"):
+        row = _read_instance(rec, f"record {k}", pc, path_type, history)
+        if row is not None and row.inst_idx in seen:
+            dup = f"duplicate inst_idx {row.inst_idx} (also record {seen[row.inst_idx]})"
+            pc.add(dup, field=f"record {k}")
+        elif row is not None:
+            seen[row.inst_idx] = k
+            rows.append(row)
     pc.raise_if_any()
     builder = EpisodeBuilder()
     for row in rows:

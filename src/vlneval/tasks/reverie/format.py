@@ -22,7 +22,7 @@ from vlneval.errors import InvalidInputError, Problem, ProblemCollector
 from vlneval.io import iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.predictions import TRAJECTORY_KEYS
-from vlneval.tasks.common.record_checks import check_fields, check_heading
+from vlneval.tasks.common.record_checks import check_fields, check_heading, numbered
 
 __all__ = [
     "ReverieEpisodes",
@@ -102,30 +102,20 @@ def load_reverie(
     objects: list[str | None] = []
     seen: set[str] = set()
     scorable = True
-    k = 0
-    for chunk in iter_chunks(read_bytes(path), source, expected="a JSON list of REVERIE episodes"):
-        for rec in chunk:
-            if _check(rec, k, pc):
-                rid = str(rec["id"])
-                if rid in seen:
-                    pc.add(f"duplicate id {rid}", field=f"record {k}")
-                seen.add(rid)
-                obj = rec.get("objId")
-                if obj is None:
-                    scorable = False
-                for j, text in enumerate(rec["instructions"]):
-                    builder.add(
-                        f"{rid}_{j}",
-                        rec["scan"],
-                        rec["path"],
-                        None,
-                        float(rec.get("heading", 0.0)),
-                        text,
-                    )
-                    objects.append(None if obj is None else str(obj))
-            k += 1
-    if k == 0:
-        pc.add("the file holds no episodes")
+    records = iter_chunks(read_bytes(path), source, expected="a JSON list of REVERIE episodes")
+    for k, rec in numbered(records, pc, "episodes"):
+        if not _check(rec, k, pc):
+            continue
+        rid = str(rec["id"])
+        if rid in seen:
+            pc.add(f"duplicate id {rid}", field=f"record {k}")
+        seen.add(rid)
+        obj = rec.get("objId")
+        scorable = scorable and obj is not None
+        for j, text in enumerate(rec["instructions"]):
+            heading = float(rec.get("heading", 0.0))
+            builder.add(f"{rid}_{j}", rec["scan"], rec["path"], None, heading, text)
+            objects.append(None if obj is None else str(obj))
     pc.raise_if_any()
     base = builder.build(
         task=task, split=split, source=source, id_field="instr_id", scorable=scorable
@@ -190,18 +180,12 @@ def check_prediction_keys(path: str | Path, official: str = "predObjId") -> None
     keys = sorted(rec)
     found = f"its first record has {', '.join(map(repr, keys)) or 'no fields'}"
     problems = []
-    if "instr_id" not in rec:
-        hint = _closest("instr_id", keys)
+    named = {"instr_id": "instr_id" in rec, "trajectory": any(k in rec for k in TRAJECTORY_KEYS)}
+    for name in (n for n, present in named.items() if not present):
+        hint = _closest(name, [k for k in keys if name == "instr_id" or k != "instr_id"])
         problems.append(
-            f"records need the field 'instr_id' ({found}"
-            + (f"; did you mean to name {hint!r} 'instr_id'?" if hint else "")
-            + ")"
-        )
-    if not any(k in rec for k in TRAJECTORY_KEYS):
-        hint = _closest("trajectory", [k for k in keys if k != "instr_id"])
-        problems.append(
-            f"records need the field 'trajectory' ({found}"
-            + (f"; did you mean to name {hint!r} 'trajectory'?" if hint else "")
+            f"records need the field {name!r} ({found}"
+            + (f"; did you mean to name {hint!r} {name!r}?" if hint else "")
             + ")"
         )
     if not any(k in rec for k in OBJECT_FIELDS):

@@ -46,7 +46,7 @@ from vlneval.metrics.grounding import duet_normalised
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.ragged import offsets_of
-from vlneval.tasks.common.record_checks import is_finite
+from vlneval.tasks.common.record_checks import is_finite, numbered
 from vlneval.tasks.soon import ANGLE_UNITS as ANGLE_UNITS_OPTION
 
 __all__ = [
@@ -224,27 +224,23 @@ def load_soon(path: str | Path, *, task: str = "soon", split: str = "") -> SoonE
     boxes: list[tuple[SoonBox, ...]] = []
     by_instruction: dict[str, list[int]] = {}
     scorable = True
-    k = 0
-    for chunk in iter_chunks(read_bytes(path), source, expected="a JSON list of SOON instructions"):
-        for rec in chunk:
-            parsed = _record(rec, k, pc)
-            k += 1
-            if parsed is None:
-                continue
-            iid, scan, paths, rec_boxes, text = parsed
-            if iid in by_instruction:
-                pc.add(f"duplicate instr_id {iid}", field=f"record {k - 1}")
-                continue
-            scorable = scorable and bool(rec_boxes)
-            rows = by_instruction.setdefault(iid, [])
-            for j, p in enumerate(paths):
-                rows.append(len(instr_ids))
-                b.add(f"{iid}#{j}", scan, p, None, 0.0, text)
-                instr_ids.append(iid)
-                starts.append(j)
-                boxes.append(rec_boxes or ())
-    if k == 0:
-        pc.add("the file holds no instructions")
+    records = iter_chunks(read_bytes(path), source, expected="a JSON list of SOON instructions")
+    for k, rec in numbered(records, pc, "instructions"):
+        parsed = _record(rec, k, pc)
+        if parsed is None:
+            continue
+        iid, scan, paths, rec_boxes, text = parsed
+        if iid in by_instruction:
+            pc.add(f"duplicate instr_id {iid}", field=f"record {k}")
+            continue
+        scorable = scorable and bool(rec_boxes)
+        rows = by_instruction.setdefault(iid, [])
+        for j, p in enumerate(paths):
+            rows.append(len(instr_ids))
+            b.add(f"{iid}#{j}", scan, p, None, 0.0, text)
+            instr_ids.append(iid)
+            starts.append(j)
+            boxes.append(rec_boxes or ())
     pc.raise_if_any()
     base = b.build(task=task, split=split, source=source, id_field="episode_id", scorable=scorable)
     return SoonEpisodes(
@@ -461,15 +457,9 @@ def parse_soon_predictions(
         raise UnknownNameError("trajectory form", form, ("auto", "triple", "nested", "plain"))
     path = Path(path)
     p = _SoonParser(str(path), episodes, graphs, form)
-    k = 0
-    for chunk in iter_chunks(
-        read_bytes(path), str(path), expected="a JSON list of SOON predictions"
-    ):
-        for rec in chunk:
-            p.record(rec, k)
-            k += 1
-    if k == 0:
-        p.pc.add("the file holds no predictions")
+    records = iter_chunks(read_bytes(path), str(path), expected="a JSON list of SOON predictions")
+    for k, rec in numbered(records, p.pc, "predictions"):
+        p.record(rec, k)
     p.pc.raise_if_any()
     p.rows.sort(key=lambda r: r[0])
     order = np.array([r[0] for r in p.rows], dtype=np.int64)

@@ -30,7 +30,7 @@ from vlneval.io import decode_json, iter_records, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.predictions import Predictions, _episode_order
 from vlneval.tasks.common.ragged import offsets_of, take_ragged
-from vlneval.tasks.common.record_checks import is_finite, is_number
+from vlneval.tasks.common.record_checks import is_finite, is_number, numbered
 
 if TYPE_CHECKING:
     from vlneval.graph.street import StreetGraph
@@ -155,8 +155,8 @@ def load_touchdown_routes(
     sdr = EpisodeBuilder()
     xy: list[tuple[float, float]] = []
     seen: set[int] = set()
-    k = -1
-    for k, rec in enumerate(_records(path, "Touchdown routes (JSON lines)")):
+    routes = (_records(path, "Touchdown routes (JSON lines)"),)
+    for k, rec in numbered(routes, pc, "routes"):
         where = f"record {k}"
         if not _check_route(rec, where, pc):
             continue
@@ -175,8 +175,6 @@ def load_touchdown_routes(
             heading,
             text,
         )
-    if k < 0:
-        pc.add("the file holds no routes")
     pc.raise_if_any()
     table = builder.build(task=task, split=split, source=source, id_field="route_id")
     examples = sdr.build(task=task, split=split, source=source, id_field="sdr_id")
@@ -231,12 +229,11 @@ class _IdTally:
     """File-level facts about ``route_id`` gathered while streaming, for one clear error."""
 
     def __init__(self) -> None:
-        self.records = self.dicts = self.with_id = self.strings = 0
+        self.dicts = self.with_id = self.strings = 0
         self.first_string: str | None = None
         self.keys: set[str] = set()
 
     def see(self, rec: Any) -> None:
-        self.records += 1
         if not isinstance(rec, dict):
             return
         self.dicts += 1
@@ -388,12 +385,10 @@ def parse_touchdown_predictions(
     source = str(path)
     p = _NavParser(table, graph, source, form, trajectory_key or "trajectory")
     tally = _IdTally()
-    for k, rec in enumerate(_records(path)):
+    for k, rec in numbered((_records(path),), p.pc, "predictions"):
         tally.see(rec)
         p.record(rec, k)
     tally.check(source)
-    if not tally.records:
-        p.pc.add("the file holds no predictions")
     p.pc.raise_if_any()
     return _assemble(p, source)
 
@@ -469,7 +464,7 @@ def parse_sdr_predictions(
     index = examples.index
     got: dict[int, tuple[float, float]] = {}
     unknown: list[str] = []
-    for k, rec in enumerate(_records(path)):
+    for k, rec in numbered((_records(path),), pc, "predictions"):
         tally.see(rec)
         parsed = _sdr_record(rec, k, frame, pc)
         if parsed is None:
@@ -486,8 +481,6 @@ def parse_sdr_predictions(
         else:
             got[i] = (x, y)
     tally.check(source)
-    if not tally.records:
-        pc.add("the file holds no predictions")
     pc.raise_if_any()
     order = np.array(sorted(got), dtype=np.int64)
     points = np.array([got[i] for i in order.tolist()], dtype=np.float64).reshape(-1, 2)
