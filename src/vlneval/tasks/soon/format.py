@@ -74,12 +74,10 @@ class SoonBox:
         image_id: the viewpoint the box is annotated at.
         corners: ``(4, 2)`` ``(heading, elevation)`` of left_top, right_top, right_bottom,
             left_bottom, each ``(h / 2π, (e + π) / 2π)`` of the file's radians.
-        center: ``(heading, elevation)`` of the box centre, normalised likewise (NaN if absent).
     """
 
     image_id: str
     corners: np.ndarray
-    center: tuple[float, float]
 
 
 @dataclass
@@ -125,11 +123,10 @@ def _box(rec: Any, where: str, pc: ProblemCollector) -> SoonBox | None:
             )
             return None
         pts.append(pair)
-    c = _angle_pair(target.get("center")) or (math.nan, math.nan)
     corners = np.array(pts, dtype=np.float64)
     corners[:, 0] /= TWO_PI
     corners[:, 1] = (corners[:, 1] + math.pi) / TWO_PI
-    return SoonBox(rec["image_id"], corners, (c[0] / TWO_PI, (c[1] + math.pi) / TWO_PI))
+    return SoonBox(rec["image_id"], corners)
 
 
 def _instruction(rec: dict[str, Any]) -> str | None:
