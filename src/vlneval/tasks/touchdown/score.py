@@ -179,8 +179,9 @@ def _check(
     graph: Any,
     prof: Profile,
     subset: bool,
-) -> np.ndarray:
-    """Start, link and completeness rules; returns the per-episode jump counts."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Start, link and completeness rules; returns the per-episode jumps and consecutive
+    repeats (both counted within each trajectory)."""
     pc = ProblemCollector(preds.source)
     traj, off = preds.nodes, preds.offsets
     for k in np.flatnonzero(traj[off[:-1]] != ref[ref_off[:-1]]).tolist():
@@ -212,7 +213,8 @@ def _check(
             f"{', '.join(preds.missing[:5])}); use --subset to score only the predicted ones, reported as partial"
         )
     pc.raise_if_any()
-    return np.bincount(ep[jump], minlength=len(preds.episodes)).astype(np.int64)
+    n = len(preds.episodes)
+    return np.bincount(ep[jump], minlength=n).astype(np.int64), np.bincount(ep[~moved], minlength=n)
 
 
 def score_touchdown(
@@ -227,16 +229,12 @@ def score_touchdown(
     """Scores parsed Touchdown navigation predictions on a :class:`StreetGraph`."""
     rules = _rules(prof)
     ref, ref_off = _reference(table, preds.episodes, graph)
-    jumps = _check(table, preds, ref, ref_off, graph, prof, how.subset)
+    jumps, repeats = _check(table, preds, ref, ref_off, graph, prof, how.subset)
     traj, off = preds.nodes, preds.offsets
     spd = graph.hops(traj[off[1:] - 1], ref[ref_off[1:] - 1])
     tc = task_completion(spd)
     sed, edits = sed_batch(traj, off, ref, ref_off, tc, transpositions=rules.edit_distance == "osa")
     steps = np.diff(off) - 1
-    repeats = np.bincount(
-        np.searchsorted(off, np.flatnonzero(traj[1:] == traj[:-1]) + 1, side="right") - 1,
-        minlength=len(steps),
-    )
     per = {
         "task_completion": tc, "spd": spd, "sed": sed, "edit_distance": edits,
         "moves": (steps - repeats).astype(np.float64), "steps": steps.astype(np.float64),
