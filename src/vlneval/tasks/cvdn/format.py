@@ -294,15 +294,9 @@ def load_ndh(
     return NDHEpisodes(table, ends, goals, path_type, history, any(row.stringy for row in rows))
 
 
-def load_ndh_table(
-    path: str | Path, *, task: str = "ndh", split: str = "", max_instructions: int | None = None
-) -> EpisodeTable:
-    """The episodes of an NDH split as an :class:`EpisodeTable` (planner paths, ``all`` history).
-
-    The form the task registry and environments use: ids are ``inst_idx`` values, the
-    instruction is the dialog history with the target hint. ``max_instructions`` is accepted for
-    the registry's signature and ignored (one instruction per instance).
-    """
+def load_ndh_table(path: str | Path, *, task: str = "ndh", split: str = "") -> EpisodeTable:
+    """The episodes of an NDH split as an :class:`EpisodeTable` (planner paths, ``all`` history):
+    the task registry's and the environments' loader."""
     return load_ndh(path, task=task, split=split).table
 
 

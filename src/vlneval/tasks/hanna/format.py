@@ -63,9 +63,7 @@ def _check_record(rec: Any, where: str, pc: ProblemCollector) -> list[list[str]]
     return paths if ok else None
 
 
-def load_hanna(
-    path: str | Path, *, task: str = "hanna", split: str = "", max_instructions: int | None = None
-) -> EpisodeTable:
+def load_hanna(path: str | Path, *, task: str = "hanna", split: str = "") -> EpisodeTable:
     """Loads a HANNA split file into an :class:`EpisodeTable`.
 
     Each episode's ``path`` is the task's first path; its ``goals`` are the last viewpoints of
@@ -74,7 +72,6 @@ def load_hanna(
     Args:
         path: ``hanna_<split>.json`` (optionally gzipped).
         task, split: recorded on the table.
-        max_instructions: accepted for the registry's signature; every instruction is scored.
 
     Raises:
         InvalidInputError: every malformed task, named by its position and field.

@@ -72,7 +72,6 @@ def load_reverie(
     *,
     task: str = "reverie",
     split: str = "",
-    max_instructions: int | None = None,
     data_version: str = "unknown",
 ) -> ReverieEpisodes:
     """Loads a REVERIE episode file (v1 or v2; ``.json`` or ``.json.gz``).
@@ -80,7 +79,6 @@ def load_reverie(
     Args:
         path: ``REVERIE_<split>.json``.
         task, split: recorded on the table.
-        max_instructions: unused (REVERIE scores every instruction); accepted for the task API.
         data_version: the release, recorded on the table and the protocol card.
 
     Raises:

@@ -181,15 +181,8 @@ def load_touchdown_routes(
     return TouchdownRoutes(table, examples, np.asarray(xy, dtype=np.float64).reshape(-1, 2))
 
 
-def load_touchdown(
-    path: str | Path,
-    *,
-    task: str = "touchdown",
-    split: str = "",
-    max_instructions: int | None = None,
-) -> EpisodeTable:
-    """The routes of a Touchdown file as an :class:`EpisodeTable` (the task registry's loader;
-    ``max_instructions`` is accepted for its signature and ignored)."""
+def load_touchdown(path: str | Path, *, task: str = "touchdown", split: str = "") -> EpisodeTable:
+    """The routes of a Touchdown file as an :class:`EpisodeTable` (the task registry's loader)."""
     return load_touchdown_routes(path, task=task, split=split).table
 
 
