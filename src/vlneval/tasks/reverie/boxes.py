@@ -204,8 +204,9 @@ def _tar_files(path: Path, pc: ProblemCollector) -> Iterator[tuple[str, bytes]]:
     try:
         with tarfile.open(path, "r:*") as tf:
             for member in tf:
-                fh = tf.extractfile(member) if member.isfile() else None
-                if fh is not None and member.name.endswith(".json"):
+                json_file = member.isfile() and member.name.endswith(".json")
+                fh = tf.extractfile(member) if json_file else None
+                if fh is not None:
                     yield member.name, fh.read()
     except (tarfile.TarError, OSError, EOFError) as exc:
         pc.add(f"not a readable tar archive ({exc})")
