@@ -17,7 +17,9 @@ import pytest
 
 from vlneval.evaluation import evaluate
 from vlneval.graph.store import GraphStore
-from vlneval.tasks.reverie.format import episodes_path, load_reverie
+from vlneval.tasks import get_task
+from vlneval.tasks.common.goal_scoring import release_file
+from vlneval.tasks.reverie.format import load_reverie
 
 CASES = [  # version, split, instructions, SR of the shortest agent
     ("v1", "val_seen", 1423, 1.0),
@@ -66,7 +68,7 @@ def _write(tmp: Path, episodes: Any, paths: dict[str, list[str]], objects: dict[
 def test_shortest_agent(
     data_root: Path, store: GraphStore, tmp_path: Path, version: str, split: str, n: int, sr: float
 ) -> None:
-    eps = load_reverie(episodes_path(data_root / "reverie", split, version))
+    eps = load_reverie(release_file(get_task("reverie"), split, data_root, None, version))
     cache: dict[str, list[str]] = {}
     paths = {}
     for i, (scan, path) in enumerate(zip(eps.scans, eps.paths, strict=True)):
@@ -89,7 +91,7 @@ def test_shortest_agent(
 def test_random_trajectories_score_in_range(
     data_root: Path, store: GraphStore, tmp_path: Path, version: str
 ) -> None:
-    eps = load_reverie(episodes_path(data_root / "reverie", "val_unseen", version))
+    eps = load_reverie(release_file(get_task("reverie"), "val_unseen", data_root, None, version))
     rng = np.random.default_rng(0)
     paths = {
         k: random_walk(store, s, p[0], rng)

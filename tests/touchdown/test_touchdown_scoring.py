@@ -37,6 +37,8 @@ def test_navigation_hand_values(tmp_path: Path) -> None:
     # ends on the goal: lev(p3 p4 p6, p3 p2 p5 p6) = 2 (substitute, insert) -> SED 1 - 2/4.
     assert (rows["3"]["task_completion"], rows["3"]["spd"], rows["3"]["sed"]) == (1, 0, 0.5)
     assert rows["3"]["edit_distance"] == 2
+    # 3 starts on p3, where 2's trajectory ends: that is no repeat of 3's (counted per trajectory)
+    assert (rows["3"]["steps"], rows["3"]["moves"], rows["3"]["repeated_viewpoints"]) == (2, 2, 0)
     m = r.metrics
     assert m == {"TC": pytest.approx(2 / 3), "SPD": pytest.approx(2 / 3), "SED": pytest.approx(0.5)}
     assert r.units == {"TC": "%", "SED": "%", "SPD": "hops"}

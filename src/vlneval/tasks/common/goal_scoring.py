@@ -10,19 +10,24 @@ hands each predictions input to that function.
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vlneval.errors import InvalidInputError
+from vlneval.errors import InvalidInputError, MissingDataError
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.batch import score_batch
 from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
 from vlneval.tasks.common.checks import check_rules
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
-from vlneval.tasks.common.request import ScoreOptions
+from vlneval.tasks.common.request import ScoreOptions, episodes_path
+from vlneval.tasks.common.root import check_root, find_file, missing_split
 from vlneval.tasks.profiles import Profile
+
+if TYPE_CHECKING:
+    from vlneval.tasks.base import Task
 
 __all__ = [
     "DEFAULT_OPTIONS",
@@ -31,6 +36,7 @@ __all__ = [
     "hit",
     "finish_columns",
     "summary_options",
+    "release_file",
 ]
 
 #: Score every episode (complete predictions required), nothing declared: ``score_<task>``'s default.
@@ -97,3 +103,37 @@ def finish_columns(
 def summary_options(how: ScoreOptions) -> dict[str, Any]:
     """The keyword options of the summary (``summarise``, ``object_summary``) taken from ``how``."""
     return {"subset": how.subset, "declared": how.declared, "run": how.run}
+
+
+def release_file(
+    task: Task,
+    split: str,
+    root: Path | None,
+    episodes_file: str | Path | None,
+    version: str,
+    lead: str | None = None,
+) -> Path:
+    """``episodes_file`` if given, else the file of ``split`` in the release ``version`` (one
+    of the task's ``version_files``) under the data root ``root``.
+
+    Raises:
+        UnknownNameError: ``version`` is not one of the task's releases.
+        MissingDataError: no data root, a root without the task's folder, or no such file (the
+            splits found for that release and the release that holds ``split``; ``lead``
+            replaces the message's opening words).
+    """
+    if episodes_file or root is None:
+        return episodes_path(task, split, root, episodes_file)  # the file, or "needs its data"
+    version = task.option("data_version").resolve(version, task.name)
+    try:
+        check_root(root, task.name, task.folder, task.file_names)
+    except MissingDataError as exc:
+        raise MissingDataError(f"no {task.name} {split} episodes found: {exc}") from None
+    name = dict(task.version_files)[version].format(split=split)
+    try:
+        return find_file(root / task.folder, [name], f"{task.name} {split} episodes")
+    except MissingDataError:
+        raise missing_split(
+            root, task.name, task.folder, task.file_names, split, task.splits,
+            versions=task.version_files, version=version, lead=lead,
+        ) from None  # fmt: skip

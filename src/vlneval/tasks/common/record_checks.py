@@ -4,11 +4,13 @@ heading), each adding its problem, with the record's place, to a :class:`Problem
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Any, TypeGuard
 
 from vlneval.errors import ProblemCollector
 
-__all__ = ["is_number", "is_finite", "check_fields", "check_heading"]
+__all__ = ["is_number", "is_finite", "check_fields", "check_heading", "numbered"]
 
 
 def is_number(value: Any) -> TypeGuard[float]:
@@ -57,3 +59,23 @@ def check_heading(rec: dict[str, Any], where: str, pc: ProblemCollector) -> bool
         return True
     pc.add(f"heading must be a finite number, got {heading!r}", field=f"{where}.heading")
     return False
+
+
+def numbered(
+    chunks: Iterable[Iterable[Any]], pc: ProblemCollector, what: str
+) -> Iterator[tuple[int, Any]]:
+    """Each record of ``chunks`` (a reader's lists of records) with its position; a file
+    without records is the problem "the file holds no ``what``".
+
+    Example:
+        >>> pc = ProblemCollector("f.json")
+        >>> list(numbered([["a"], ["b"]], pc, "routes")), list(numbered([], pc, "routes"))
+        ([(0, 'a'), (1, 'b')], [])
+        >>> [p.message for p in pc.problems]
+        ['the file holds no routes']
+    """
+    k = -1
+    for k, rec in enumerate(chain.from_iterable(chunks)):
+        yield k, rec
+    if k < 0:
+        pc.add(f"the file holds no {what}")

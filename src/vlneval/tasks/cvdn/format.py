@@ -25,7 +25,7 @@ from typing import Any
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
 from vlneval.io import iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
-from vlneval.tasks.common.record_checks import is_finite
+from vlneval.tasks.common.record_checks import is_finite, numbered
 from vlneval.tasks.cvdn import PATH_TYPE
 
 __all__ = [
@@ -211,37 +211,36 @@ class _Row:
     end_panos: tuple[str, ...]
     planner_goal: str
     scorable: bool
+    stringy: bool
 
 
-def _read_instance(r: _Reader, path_type: str, history: str) -> _Row | None:
+_TRUTH = ("planner_path", "player_path", "end_panos")
+
+
+def _read_instance(
+    rec: Any, where: str, pc: ProblemCollector, path_type: str, history: str
+) -> _Row | None:
+    if not isinstance(rec, dict):
+        pc.add(f"expected an object, got {type(rec).__name__}", field=where)
+        return None
+    r = _Reader(rec, where, pc)
     idx = r.get("inst_idx", int)
     scan = r.get("scan", str)
     target = r.get("target", str)
     start = _start(r)
     dialog = _dialog(r)
-    planner = r.viewpoints("planner_path", required=False)
-    player = r.viewpoints("player_path", required=False)
-    ends = r.viewpoints("end_panos", required=False)
-    if (planner is None or player is None or ends is None) and any(
-        k in r.rec for k in ("planner_path", "player_path", "end_panos")
-    ):
-        for key in ("planner_path", "player_path", "end_panos"):
-            if key not in r.rec:
-                r.fail(f"missing field {key!r} (the other ground-truth fields are present)", key)
+    planner, player, ends = (r.viewpoints(key, required=False) for key in _TRUTH)
+    if (planner is None or player is None or ends is None) and any(k in rec for k in _TRUTH):
+        for key in (k for k in _TRUTH if k not in rec):
+            r.fail(f"missing field {key!r} (the other ground-truth fields are present)", key)
     if not r.ok or start is None:
         return None
     text = ndh_instruction(dialog, target, history)
-    if (
-        planner is None or player is None or ends is None
-    ):  # a test instance: only the start is known
-        return _Row(idx, scan, [start[0]], start[1], text, (), "", False)
-    if path_type == "planner_path":
-        path = planner
-    elif path_type == "player_path":
-        path = player
-    else:
-        path = trusted_path(planner, player)
-    return _Row(idx, scan, path, start[1], text, tuple(ends), planner[-1], True)
+    if planner is None or player is None or ends is None:  # a test instance: only the start
+        return _Row(idx, scan, [start[0]], start[1], text, (), "", False, r.stringy)
+    paths = {"planner_path": planner, "player_path": player}
+    path = paths[path_type] if path_type in paths else trusted_path(planner, player)
+    return _Row(idx, scan, path, start[1], text, tuple(ends), planner[-1], True, r.stringy)
 
 
 def load_ndh(
@@ -271,68 +270,33 @@ def load_ndh(
     path = Path(path)
     source = str(path)
     pc = ProblemCollector(source)
-    builder = EpisodeBuilder()
-    ends: list[tuple[str, ...]] = []
-    planner_goals: list[str] = []
+    rows: list[_Row] = []
     seen: dict[int, int] = {}
-    scorable, stringy = True, False
-    k = 0
-    for chunk in iter_chunks(read_bytes(path), source, expected="a JSON list of NDH instances"):
-        for rec in chunk:
-            row = _one(rec, k, pc, path_type, history, seen)
-            k += 1
-            if row is None:
-                continue
-            row_obj, was_string = row
-            stringy = stringy or was_string
-            scorable = scorable and row_obj.scorable
-            builder.add(
-                str(row_obj.inst_idx),
-                row_obj.scan,
-                row_obj.path,
-                None,
-                row_obj.heading,
-                row_obj.instruction,
-            )
-            ends.append(row_obj.end_panos)
-            planner_goals.append(row_obj.planner_goal)
-    if k == 0:
-        pc.add("the file holds no NDH instances")
+    records = iter_chunks(read_bytes(path), source, expected="a JSON list of NDH instances")
+    for k, rec in numbered(records, pc, "NDH instances"):
+        row = _read_instance(rec, f"record {k}", pc, path_type, history)
+        if row is not None and row.inst_idx in seen:
+            dup = f"duplicate inst_idx {row.inst_idx} (also record {seen[row.inst_idx]})"
+            pc.add(dup, field=f"record {k}")
+        elif row is not None:
+            seen[row.inst_idx] = k
+            rows.append(row)
     pc.raise_if_any()
+    builder = EpisodeBuilder()
+    for row in rows:
+        builder.add(str(row.inst_idx), row.scan, row.path, None, row.heading, row.instruction)
+    scorable = all(row.scorable for row in rows)
     table = builder.build(
         task=task, split=split, source=source, id_field="inst_idx", scorable=scorable
     )
     table.int_ids = True
-    return NDHEpisodes(table, ends, planner_goals, path_type, history, stringy)
+    ends, goals = [row.end_panos for row in rows], [row.planner_goal for row in rows]
+    return NDHEpisodes(table, ends, goals, path_type, history, any(row.stringy for row in rows))
 
 
-def _one(
-    rec: Any, k: int, pc: ProblemCollector, path_type: str, history: str, seen: dict[int, int]
-) -> tuple[_Row, bool] | None:
-    where = f"record {k}"
-    if not isinstance(rec, dict):
-        pc.add(f"expected an object, got {type(rec).__name__}", field=where)
-        return None
-    r = _Reader(rec, where, pc)
-    row = _read_instance(r, path_type, history)
-    if row is None:
-        return None
-    if row.inst_idx in seen:
-        pc.add(f"duplicate inst_idx {row.inst_idx} (also record {seen[row.inst_idx]})", field=where)
-        return None
-    seen[row.inst_idx] = k
-    return row, r.stringy
-
-
-def load_ndh_table(
-    path: str | Path, *, task: str = "ndh", split: str = "", max_instructions: int | None = None
-) -> EpisodeTable:
-    """The episodes of an NDH split as an :class:`EpisodeTable` (planner paths, ``all`` history).
-
-    The form the task registry and environments use: ids are ``inst_idx`` values, the
-    instruction is the dialog history with the target hint. ``max_instructions`` is accepted for
-    the registry's signature and ignored (one instruction per instance).
-    """
+def load_ndh_table(path: str | Path, *, task: str = "ndh", split: str = "") -> EpisodeTable:
+    """The episodes of an NDH split as an :class:`EpisodeTable` (planner paths, ``all`` history):
+    the task registry's and the environments' loader."""
     return load_ndh(path, task=task, split=split).table
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.io import iter_records, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
-from vlneval.tasks.common.record_checks import check_fields, check_heading
+from vlneval.tasks.common.record_checks import check_fields, check_heading, numbered
 
 __all__ = ["load_hanna", "check_hanna_predictions", "REQUEST_HELP", "POSE_KEY"]
 
@@ -63,9 +63,7 @@ def _check_record(rec: Any, where: str, pc: ProblemCollector) -> list[list[str]]
     return paths if ok else None
 
 
-def load_hanna(
-    path: str | Path, *, task: str = "hanna", split: str = "", max_instructions: int | None = None
-) -> EpisodeTable:
+def load_hanna(path: str | Path, *, task: str = "hanna", split: str = "") -> EpisodeTable:
     """Loads a HANNA split file into an :class:`EpisodeTable`.
 
     Each episode's ``path`` is the task's first path; its ``goals`` are the last viewpoints of
@@ -74,7 +72,6 @@ def load_hanna(
     Args:
         path: ``hanna_<split>.json`` (optionally gzipped).
         task, split: recorded on the table.
-        max_instructions: accepted for the registry's signature; every instruction is scored.
 
     Raises:
         InvalidInputError: every malformed task, named by its position and field.
@@ -84,26 +81,21 @@ def load_hanna(
     pc = ProblemCollector(source)
     builder = EpisodeBuilder()
     seen: set[str] = set()
-    k = 0
-    for chunk in iter_records(read_bytes(path), source, expected="a JSON list of HANNA tasks"):
-        for rec in chunk:
-            where = f"record {k}"
-            k += 1
-            paths = _check_record(rec, where, pc)
-            if paths is None:
-                continue
-            pid = str(rec["path_id"])
-            if pid in seen:
-                pc.add(f"duplicate path_id {pid}", field=where)
-                continue
-            seen.add(pid)
-            goals = [p[-1] for p in paths]
-            for j, text in enumerate(rec["instructions"]):
-                builder.add(
-                    f"{pid}_{j}", rec["scan"], paths[0], goals, float(rec.get("heading", 0.0)), text
-                )
-    if k == 0:
-        pc.add("the file holds no HANNA tasks")
+    records = iter_records(read_bytes(path), source, expected="a JSON list of HANNA tasks")
+    for k, rec in numbered(records, pc, "HANNA tasks"):
+        where = f"record {k}"
+        paths = _check_record(rec, where, pc)
+        if paths is None:
+            continue
+        pid = str(rec["path_id"])
+        if pid in seen:
+            pc.add(f"duplicate path_id {pid}", field=where)
+            continue
+        seen.add(pid)
+        goals = [p[-1] for p in paths]
+        for j, text in enumerate(rec["instructions"]):
+            heading = float(rec.get("heading", 0.0))
+            builder.add(f"{pid}_{j}", rec["scan"], paths[0], goals, heading, text)
     pc.raise_if_any()
     return builder.build(task=task, split=split, source=source, id_field="instr_id")
 

@@ -17,6 +17,7 @@ near the viewpoint that no view sees (empty lists), which the official scorer ig
 from __future__ import annotations
 
 import tarfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,9 +27,7 @@ import msgspec
 from vlneval.errors import MissingDataError, ProblemCollector
 from vlneval.io import decode_json, read_bytes
 
-__all__ = ["ObjectView", "ObjectBoxes", "load_boxes", "find_boxes", "BOX_LAYOUTS"]
-
-BOX_LAYOUTS = ("folder", "tar.gz", "json")
+__all__ = ["ObjectView", "ObjectBoxes", "load_boxes", "find_boxes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +45,6 @@ class ObjectView:
     name: str
     views: tuple[int, ...]
     boxes: tuple[tuple[float, float, float, float], ...]
-
-    @property
-    def visible(self) -> bool:
-        """Whether any view sees the object (the scorer's visibility rule)."""
-        return bool(self.views)
 
 
 @dataclass
@@ -194,27 +188,28 @@ def _add_file(
     _add_viewpoint(out, scan, viewpoint, value[viewpoint], name, pc)
 
 
-def _read_folder(path: Path, pc: ProblemCollector) -> dict[tuple[str, str], dict[str, ObjectView]]:
+def _read_files(
+    files: Iterable[tuple[str, bytes]], pc: ProblemCollector
+) -> dict[tuple[str, str], dict[str, ObjectView]]:
+    """The boxes of ``(name, content)`` pairs of ``<scan>_<viewpoint>.json`` files."""
     out: dict[tuple[str, str], dict[str, ObjectView]] = {}
     decoder = _typed_decoder()
-    for f in sorted(path.glob("*.json")):
-        _add_file(out, f.name, f.read_bytes(), pc, decoder)
+    for name, raw in files:
+        _add_file(out, name, raw, pc, decoder)
     return out
 
 
-def _read_tar(path: Path, pc: ProblemCollector) -> dict[tuple[str, str], dict[str, ObjectView]]:
-    out: dict[tuple[str, str], dict[str, ObjectView]] = {}
-    decoder = _typed_decoder()
+def _tar_files(path: Path, pc: ProblemCollector) -> Iterator[tuple[str, bytes]]:
+    """The ``.json`` members of a tar archive, read without unpacking it."""
     try:
         with tarfile.open(path, "r:*") as tf:
             for member in tf:
-                if member.isfile() and member.name.endswith(".json"):
-                    fh = tf.extractfile(member)
-                    if fh is not None:
-                        _add_file(out, member.name, fh.read(), pc, decoder)
+                json_file = member.isfile() and member.name.endswith(".json")
+                fh = tf.extractfile(member) if json_file else None
+                if fh is not None:
+                    yield member.name, fh.read()
     except (tarfile.TarError, OSError, EOFError) as exc:
         pc.add(f"not a readable tar archive ({exc})")
-    return out
 
 
 def _read_json(path: Path, pc: ProblemCollector) -> dict[tuple[str, str], dict[str, ObjectView]]:
@@ -292,9 +287,10 @@ _CACHE_SIZE = 4
 def _load(path: Path, version: str) -> ObjectBoxes:
     pc = ProblemCollector(str(path))
     if path.is_dir():
-        layout, table = "folder", _read_folder(path, pc)
+        files = ((f.name, f.read_bytes()) for f in sorted(path.glob("*.json")))
+        layout, table = "folder", _read_files(files, pc)
     elif path.name.endswith((".tar.gz", ".tgz", ".tar")):
-        layout, table = "tar.gz", _read_tar(path, pc)
+        layout, table = "tar.gz", _read_files(_tar_files(path, pc), pc)
     else:
         layout, table = "json", _read_json(path, pc)
     if not table and not pc.problems:

@@ -14,38 +14,24 @@ paths changed, the same ids otherwise). Under a data root they live at
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import (
-    InvalidInputError,
-    MissingDataError,
-    Problem,
-    ProblemCollector,
-    VLNEvalError,
-)
+from vlneval.errors import InvalidInputError, Problem, ProblemCollector
 from vlneval.io import iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.predictions import TRAJECTORY_KEYS
-from vlneval.tasks.common.record_checks import check_fields, check_heading
-from vlneval.tasks.common.root import find_file, missing_split
-from vlneval.tasks.reverie import DATA_VERSION
+from vlneval.tasks.common.record_checks import check_fields, check_heading, numbered
 
 __all__ = [
     "ReverieEpisodes",
     "load_reverie",
-    "DATA_VERSIONS",
-    "episodes_path",
     "OBJECT_FIELDS",
     "ObjectPredictions",
     "check_prediction_keys",
     "read_predicted_objects",
 ]
-
-#: The releases, the default (current) first.
-DATA_VERSIONS = DATA_VERSION.choices
-_FOLDERS = {"v1": "", "v2": "data_v2"}
 
 
 @dataclass
@@ -59,21 +45,6 @@ class ReverieEpisodes(EpisodeTable):
 
     object_ids: list[str | None] = field(default_factory=list)
     data_version: str = "unknown"
-
-    def subset(self, keep: list[int]) -> ReverieEpisodes:
-        """The rows ``keep``, in that order."""
-        base = super().subset(keep)
-        return ReverieEpisodes(
-            **{k: getattr(base, k) for k in _BASE_FIELDS},
-            object_ids=[self.object_ids[i] for i in keep],
-            data_version=self.data_version,
-        )
-
-
-_BASE_FIELDS = (
-    "task", "split", "source", "id_field", "ids", "scans", "paths", "goals", "headings",
-    "instructions", "left_out", "scorable",
-)  # fmt: skip
 
 
 def _check(rec: Any, k: int, pc: ProblemCollector) -> bool:
@@ -101,7 +72,6 @@ def load_reverie(
     *,
     task: str = "reverie",
     split: str = "",
-    max_instructions: int | None = None,
     data_version: str = "unknown",
 ) -> ReverieEpisodes:
     """Loads a REVERIE episode file (v1 or v2; ``.json`` or ``.json.gz``).
@@ -109,7 +79,6 @@ def load_reverie(
     Args:
         path: ``REVERIE_<split>.json``.
         task, split: recorded on the table.
-        max_instructions: unused (REVERIE scores every instruction); accepted for the task API.
         data_version: the release, recorded on the table and the protocol card.
 
     Raises:
@@ -131,58 +100,29 @@ def load_reverie(
     objects: list[str | None] = []
     seen: set[str] = set()
     scorable = True
-    k = 0
-    for chunk in iter_chunks(read_bytes(path), source, expected="a JSON list of REVERIE episodes"):
-        for rec in chunk:
-            if _check(rec, k, pc):
-                rid = str(rec["id"])
-                if rid in seen:
-                    pc.add(f"duplicate id {rid}", field=f"record {k}")
-                seen.add(rid)
-                obj = rec.get("objId")
-                if obj is None:
-                    scorable = False
-                for j, text in enumerate(rec["instructions"]):
-                    builder.add(
-                        f"{rid}_{j}",
-                        rec["scan"],
-                        rec["path"],
-                        None,
-                        float(rec.get("heading", 0.0)),
-                        text,
-                    )
-                    objects.append(None if obj is None else str(obj))
-            k += 1
-    if k == 0:
-        pc.add("the file holds no episodes")
+    records = iter_chunks(read_bytes(path), source, expected="a JSON list of REVERIE episodes")
+    for k, rec in numbered(records, pc, "episodes"):
+        if not _check(rec, k, pc):
+            continue
+        rid = str(rec["id"])
+        if rid in seen:
+            pc.add(f"duplicate id {rid}", field=f"record {k}")
+        seen.add(rid)
+        obj = rec.get("objId")
+        scorable = scorable and obj is not None
+        for j, text in enumerate(rec["instructions"]):
+            heading = float(rec.get("heading", 0.0))
+            builder.add(f"{rid}_{j}", rec["scan"], rec["path"], None, heading, text)
+            objects.append(None if obj is None else str(obj))
     pc.raise_if_any()
     base = builder.build(
         task=task, split=split, source=source, id_field="instr_id", scorable=scorable
     )
     return ReverieEpisodes(
-        **{f: getattr(base, f) for f in _BASE_FIELDS}, object_ids=objects, data_version=data_version
+        **{f.name: getattr(base, f.name) for f in fields(EpisodeTable) if f.init},
+        object_ids=objects,
+        data_version=data_version,
     )
-
-
-def episodes_path(folder: Path, split: str, data_version: str) -> Path:
-    """The episode file of ``split`` and ``data_version`` under a ``reverie`` folder."""
-    from vlneval.tasks.reverie import TASK  # the package imports this module: a cycle
-
-    if data_version not in _FOLDERS:
-        raise VLNEvalError(
-            f"unknown REVERIE data version {data_version!r}; use one of {', '.join(DATA_VERSIONS)}"
-        )
-    sub = _FOLDERS[data_version]
-    base = folder / sub if sub else folder
-    try:
-        return find_file(
-            base, [f"REVERIE_{split}.json"], f"REVERIE {data_version} {split} episodes"
-        )
-    except MissingDataError:
-        raise missing_split(
-            folder.parent, TASK.name, folder.name, TASK.file_names, split, TASK.splits,
-            versions=TASK.version_files, version=data_version,
-        ) from None  # fmt: skip
 
 
 #: The field that carries the predicted object: the official name, then VLN-DUET's spelling.
@@ -238,18 +178,12 @@ def check_prediction_keys(path: str | Path, official: str = "predObjId") -> None
     keys = sorted(rec)
     found = f"its first record has {', '.join(map(repr, keys)) or 'no fields'}"
     problems = []
-    if "instr_id" not in rec:
-        hint = _closest("instr_id", keys)
+    named = {"instr_id": "instr_id" in rec, "trajectory": any(k in rec for k in TRAJECTORY_KEYS)}
+    for name in (n for n, present in named.items() if not present):
+        hint = _closest(name, [k for k in keys if name == "instr_id" or k != "instr_id"])
         problems.append(
-            f"records need the field 'instr_id' ({found}"
-            + (f"; did you mean to name {hint!r} 'instr_id'?" if hint else "")
-            + ")"
-        )
-    if not any(k in rec for k in TRAJECTORY_KEYS):
-        hint = _closest("trajectory", [k for k in keys if k != "instr_id"])
-        problems.append(
-            f"records need the field 'trajectory' ({found}"
-            + (f"; did you mean to name {hint!r} 'trajectory'?" if hint else "")
+            f"records need the field {name!r} ({found}"
+            + (f"; did you mean to name {hint!r} {name!r}?" if hint else "")
             + ")"
         )
     if not any(k in rec for k in OBJECT_FIELDS):

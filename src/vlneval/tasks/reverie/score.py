@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
+from vlneval.errors import InvalidInputError, MissingDataError
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.grounding import length_weighted, remote_grounding_success, visibility_success
 from vlneval.tasks.base import Task
@@ -25,13 +25,14 @@ from vlneval.tasks.common.goal_scoring import (
     checked_arrays,
     finish_columns,
     navigation,
+    release_file,
     summary_options,
 )
 from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.predictions import Predictions, parse_predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest, open_graphs
 from vlneval.tasks.common.result import Result
-from vlneval.tasks.common.root import check_root, data_root
+from vlneval.tasks.common.root import data_root
 from vlneval.tasks.common.scoring import object_summary, reject_unknown_options
 from vlneval.tasks.profiles import Profile
 from vlneval.tasks.reverie.boxes import ObjectBoxes, find_boxes, load_boxes
@@ -40,7 +41,6 @@ from vlneval.tasks.reverie.format import (
     ObjectPredictions,
     ReverieEpisodes,
     check_prediction_keys,
-    episodes_path,
     load_reverie,
     read_predicted_objects,
 )
@@ -61,17 +61,6 @@ REVERIE_COLUMNS = {
     "RGS": "grounding_success",
     "RGSPL": "grounding_spl",
 }
-
-
-def _resolve_version(task: Task, data_version: str | None, explicit_file: bool) -> str | None:
-    if data_version is None:
-        return None if explicit_file else task.data_versions[0]
-    if data_version not in task.data_versions:
-        raise VLNEvalError(
-            f"unknown {task.name} data version {data_version!r}; use one of "
-            f"{', '.join(task.data_versions)} (default {task.data_versions[0]}, the current release)"
-        )
-    return data_version
 
 
 def _boxes(
@@ -111,21 +100,12 @@ def open_reverie(
     bboxes: str | Path | None = None,
 ) -> tuple[ReverieEpisodes, GraphStore, ObjectBoxes, list[str]]:
     """The episodes, graphs and object boxes of a REVERIE split, and notes about them."""
-    version = _resolve_version(task, data_version, episodes_file is not None)
     base = data_root(root)
-    if episodes_file is not None:
-        path = Path(episodes_file)
-    elif base is None:
-        raise MissingDataError(
-            "task reverie needs its data: pass --data-root DIR (or set VLNEVAL_DATA), or "
-            "--episodes FILE and --graphs DIR"
-        )
-    else:
-        try:
-            check_root(base, task.name, task.folder, task.file_names)
-        except MissingDataError as exc:
-            raise MissingDataError(f"no {task.name} {split} episodes found: {exc}") from None
-        path = episodes_path(base / task.folder, split, version or task.data_versions[0])
+    default = None if episodes_file is not None else task.data_versions[0]
+    version = (
+        task.option("data_version").resolve(data_version, task.name) if data_version else default
+    )
+    path = release_file(task, split, base, episodes_file, version or task.data_versions[0])
     episodes = load_reverie(path, task=task.name, split=split, data_version=version or "unknown")
     store = open_graphs(graphs, base)
     boxes, notes = _boxes(base, path, version, bboxes)

@@ -33,7 +33,7 @@ Each entry is matched to its start path by its first viewpoint. ``obj_heading`` 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,8 @@ from vlneval.io import iter_chunks, read_bytes
 from vlneval.metrics.grounding import duet_normalised
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
+from vlneval.tasks.common.ragged import offsets_of
+from vlneval.tasks.common.record_checks import is_finite, numbered
 from vlneval.tasks.soon import ANGLE_UNITS as ANGLE_UNITS_OPTION
 
 __all__ = [
@@ -72,12 +74,10 @@ class SoonBox:
         image_id: the viewpoint the box is annotated at.
         corners: ``(4, 2)`` ``(heading, elevation)`` of left_top, right_top, right_bottom,
             left_bottom, each ``(h / 2π, (e + π) / 2π)`` of the file's radians.
-        center: ``(heading, elevation)`` of the box centre, normalised likewise (NaN if absent).
     """
 
     image_id: str
     corners: np.ndarray
-    center: tuple[float, float]
 
 
 @dataclass
@@ -97,21 +97,11 @@ class SoonEpisodes(EpisodeTable):
     by_instruction: dict[str, list[int]] = field(default_factory=dict)
 
 
-_BASE_FIELDS = (
-    "task", "split", "source", "id_field", "ids", "scans", "paths", "goals", "headings",
-    "instructions", "left_out", "scorable",
-)  # fmt: skip
-
-
-def _number(value: Any) -> bool:
-    return type(value) in (int, float) and math.isfinite(value)
-
-
 def _angle_pair(value: Any) -> tuple[float, float] | None:
     if not isinstance(value, dict):
         return None
     h, e = value.get("heading"), value.get("elevation")
-    if not (_number(h) and _number(e)):
+    if not (is_finite(h) and is_finite(e)):
         return None
     return float(h), float(e)  # type: ignore[arg-type]
 
@@ -133,11 +123,10 @@ def _box(rec: Any, where: str, pc: ProblemCollector) -> SoonBox | None:
             )
             return None
         pts.append(pair)
-    c = _angle_pair(target.get("center")) or (math.nan, math.nan)
     corners = np.array(pts, dtype=np.float64)
     corners[:, 0] /= TWO_PI
     corners[:, 1] = (corners[:, 1] + math.pi) / TWO_PI
-    return SoonBox(rec["image_id"], corners, (c[0] / TWO_PI, (c[1] + math.pi) / TWO_PI))
+    return SoonBox(rec["image_id"], corners)
 
 
 def _instruction(rec: dict[str, Any]) -> str | None:
@@ -232,31 +221,27 @@ def load_soon(path: str | Path, *, task: str = "soon", split: str = "") -> SoonE
     boxes: list[tuple[SoonBox, ...]] = []
     by_instruction: dict[str, list[int]] = {}
     scorable = True
-    k = 0
-    for chunk in iter_chunks(read_bytes(path), source, expected="a JSON list of SOON instructions"):
-        for rec in chunk:
-            parsed = _record(rec, k, pc)
-            k += 1
-            if parsed is None:
-                continue
-            iid, scan, paths, rec_boxes, text = parsed
-            if iid in by_instruction:
-                pc.add(f"duplicate instr_id {iid}", field=f"record {k - 1}")
-                continue
-            scorable = scorable and bool(rec_boxes)
-            rows = by_instruction.setdefault(iid, [])
-            for j, p in enumerate(paths):
-                rows.append(len(instr_ids))
-                b.add(f"{iid}#{j}", scan, p, None, 0.0, text)
-                instr_ids.append(iid)
-                starts.append(j)
-                boxes.append(rec_boxes or ())
-    if k == 0:
-        pc.add("the file holds no instructions")
+    records = iter_chunks(read_bytes(path), source, expected="a JSON list of SOON instructions")
+    for k, rec in numbered(records, pc, "instructions"):
+        parsed = _record(rec, k, pc)
+        if parsed is None:
+            continue
+        iid, scan, paths, rec_boxes, text = parsed
+        if iid in by_instruction:
+            pc.add(f"duplicate instr_id {iid}", field=f"record {k}")
+            continue
+        scorable = scorable and bool(rec_boxes)
+        rows = by_instruction.setdefault(iid, [])
+        for j, p in enumerate(paths):
+            rows.append(len(instr_ids))
+            b.add(f"{iid}#{j}", scan, p, None, 0.0, text)
+            instr_ids.append(iid)
+            starts.append(j)
+            boxes.append(rec_boxes or ())
     pc.raise_if_any()
     base = b.build(task=task, split=split, source=source, id_field="episode_id", scorable=scorable)
     return SoonEpisodes(
-        **{f: getattr(base, f) for f in _BASE_FIELDS},
+        **{f.name: getattr(base, f.name) for f in fields(EpisodeTable) if f.init},
         instr_ids=instr_ids, start_index=starts, boxes=boxes, by_instruction=by_instruction,
     )  # fmt: skip
 
@@ -307,7 +292,7 @@ def _viewpoints(
         elif form == "nested" and type(step) is list and all(type(v) is str for v in step):
             out.extend(step)
         elif form == "triple" and type(step) is list and step and type(step[0]) is str:
-            if any(not _number(v) for v in step[1:3]):
+            if any(not is_finite(v) for v in step[1:3]):
                 pc.add(
                     f"heading and elevation must be finite numbers, got {step!r:.60}",
                     episode=label,
@@ -334,7 +319,7 @@ def _angle(
     value = entry[key]
     if isinstance(value, list) and len(value) == 1:
         value = value[0]
-    if not _number(value):
+    if not is_finite(value):
         pc.add(
             f"{key} must be a finite number (or [number]), got {value!r:.40}",
             episode=label,
@@ -469,21 +454,13 @@ def parse_soon_predictions(
         raise UnknownNameError("trajectory form", form, ("auto", "triple", "nested", "plain"))
     path = Path(path)
     p = _SoonParser(str(path), episodes, graphs, form)
-    k = 0
-    for chunk in iter_chunks(
-        read_bytes(path), str(path), expected="a JSON list of SOON predictions"
-    ):
-        for rec in chunk:
-            p.record(rec, k)
-            k += 1
-    if k == 0:
-        p.pc.add("the file holds no predictions")
+    records = iter_chunks(read_bytes(path), str(path), expected="a JSON list of SOON predictions")
+    for k, rec in numbered(records, p.pc, "predictions"):
+        p.record(rec, k)
     p.pc.raise_if_any()
     p.rows.sort(key=lambda r: r[0])
     order = np.array([r[0] for r in p.rows], dtype=np.int64)
-    lengths = np.array([len(r[1]) for r in p.rows], dtype=np.int64)
-    offsets = np.zeros(len(order) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = offsets_of(np.array([len(r[1]) for r in p.rows], dtype=np.int64))
     nodes = np.array([n for r in p.rows for n in r[1]], dtype=np.int32)
     h = np.array([r[2] for r in p.rows], dtype=np.float64)
     e = np.array([r[3] for r in p.rows], dtype=np.float64)

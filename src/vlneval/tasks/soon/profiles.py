@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from vlneval.tasks.profiles import ObjectGoalProfile
 
 __all__ = ["SOON", "SOON_WRAP"]
@@ -29,14 +31,10 @@ SOON = ObjectGoalProfile(
     success_rule="NE < 3.0 to the (switched) goal; det: point inside the box, no heading wrap",
     notes=(*_SOON_NOTES, "heading wrap-around is ignored, as the official code does"),
 )
-SOON_WRAP = ObjectGoalProfile(
-    "soon-wrap",
-    "1",
-    "ZhuFengdaaa/SOON r2r_src/eval.py with heading wrap-around handled (a fix, not the script)",
-    spl_floor=0.01,
-    check_adjacency=False,
-    metrics=("TL", "NE", "OSR", "SR", "SPL", "det_SR", "det_SPL", "GP"),
-    may_break=("SR <= OSR",),
+SOON_WRAP = replace(
+    SOON,
+    name="soon-wrap",
+    reproduces="ZhuFengdaaa/SOON r2r_src/eval.py with heading wrap-around handled (a fix, not the script)",
     heading_wrap=True,
     success_rule="NE < 3.0 to the (switched) goal; det: point inside the box, heading wraps",
     notes=(

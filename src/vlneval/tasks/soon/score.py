@@ -18,7 +18,7 @@ path ``P`` (final ``p_n``) and the instruction's boxes ``B`` (in file order):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -39,7 +39,6 @@ from vlneval.tasks.common.scoring import object_summary, reject_unknown_options
 from vlneval.tasks.profiles import Profile
 from vlneval.tasks.soon.format import (
     ANGLE_UNITS,
-    SoonBox,
     SoonEpisodes,
     SoonPredictions,
     load_soon,
@@ -116,10 +115,6 @@ def soon_episode(
     return SoonEpisodeScore(ne, float(distances[nearest, g]), tl, ell, ell - ne, k >= 0, bool(det))
 
 
-def _box_nodes(boxes: tuple[SoonBox, ...], index: dict[str, int]) -> list[int]:
-    return [index.get(b.image_id, -1) for b in boxes]
-
-
 def score_soon(
     episodes: SoonEpisodes,
     preds: SoonPredictions,
@@ -140,7 +135,7 @@ def score_soon(
         boxes = episodes.boxes[i]
         rows.append(
             soon_episode(
-                table, traj, int(ref[0]), int(ref[-1]), _box_nodes(boxes, graph.index),
+                table, traj, int(ref[0]), int(ref[-1]), [graph.index.get(b.image_id, -1) for b in boxes],
                 [b.corners for b in boxes], (float(preds.heading[k]), float(preds.elevation[k])),
                 wrap=wrap,
             )
@@ -163,31 +158,25 @@ def score_soon(
 
 
 def _columns(rows: list[SoonEpisodeScore], prof: Profile) -> dict[str, np.ndarray]:
-    def col(name: str) -> np.ndarray:
-        return np.array([getattr(r, name) for r in rows], dtype=np.float64)
-
-    ne, oe, tl, ell = (
-        col("nav_error"),
-        col("oracle_error"),
-        col("path_length"),
-        col("shortest_length"),
-    )
-    success = hit(ne, prof)
-    det = col("det_success")
-    spl = length_weighted(success, ell, tl, floor=SPL_FLOOR)
+    col = {
+        f.name: np.array([getattr(r, f.name) for r in rows], dtype=np.float64)
+        for f in fields(SoonEpisodeScore)
+    }
+    success, det = hit(col["nav_error"], prof), col["det_success"]
+    spl = length_weighted(success, col["shortest_length"], col["path_length"], floor=SPL_FLOOR)
     return {
-        "path_length": tl,
-        "shortest_length": ell,
-        "nav_error": ne,
-        "oracle_error": oe,
+        "path_length": col["path_length"],
+        "shortest_length": col["shortest_length"],
+        "nav_error": col["nav_error"],
+        "oracle_error": col["oracle_error"],
         "success": success,
-        "oracle_success": hit(oe, prof),
+        "oracle_success": hit(col["oracle_error"], prof),
         "spl": spl,
         "det_success": det,
         "det_spl": det * spl,
         "joint_success": det * success,
-        "goal_progress": col("goal_progress"),
-        "goal_switched": col("goal_switched").astype(np.int64),
+        "goal_progress": col["goal_progress"],
+        "goal_switched": col["goal_switched"].astype(np.int64),
     }
 
 

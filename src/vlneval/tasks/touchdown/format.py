@@ -18,7 +18,7 @@ import json
 import math
 from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,15 +30,13 @@ from vlneval.io import decode_json, iter_records, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.predictions import Predictions, _episode_order
 from vlneval.tasks.common.ragged import offsets_of, take_ragged
-from vlneval.tasks.common.record_checks import is_finite, is_number
+from vlneval.tasks.common.record_checks import is_finite, is_number, numbered
 
 if TYPE_CHECKING:
     from vlneval.graph.street import StreetGraph
 
 __all__ = [
     "SDR_KINDS",
-    "SDRExamples",
-    "SDRPredictions",
     "TouchdownRoutes",
     "load_touchdown",
     "load_touchdown_routes",
@@ -51,36 +49,20 @@ ID_LIKE = ("instr_id", "id", "route", "routeid", "episode_id", "instruction_id")
 
 
 @dataclass
-class SDRExamples:
-    """SDR examples: one per route and panorama kind whose Touchdown location is known.
-
-    Attributes:
-        ids: ``"<route_id>_<kind>"``.
-        route: index of the route (row of the route table).
-        kind: ``main``, ``pre`` or ``post``.
-        panos: the panorama id.
-        target: ``(n, 2)`` true location as (width ratio, height ratio).
-        texts: the ``td_location_text`` of the route.
-    """
-
-    ids: list[str] = field(default_factory=list)
-    route: list[int] = field(default_factory=list)
-    kind: list[str] = field(default_factory=list)
-    panos: list[str] = field(default_factory=list)
-    target: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
-    texts: list[str] = field(default_factory=list)
-
-
-@dataclass
 class TouchdownRoutes:
     """The routes of one split: the episode table and the SDR examples.
 
     The table's ids are the ``route_id`` values, scans the city, paths ``route_panoids``, goals
     the last panorama, headings ``start_heading`` in radians, instructions ``navigation_text``.
+    The SDR examples, one per route and panorama kind whose Touchdown location is known, are a
+    table too: ids ``"<route_id>_<kind>"`` (id field ``sdr_id``), scans the route's city, path
+    and goal the panorama, instructions ``td_location_text``; ``target`` holds each one's true
+    location as ``(n, 2)`` (width ratio, height ratio).
     """
 
     table: EpisodeTable
-    sdr: SDRExamples
+    sdr: EpisodeTable
+    target: np.ndarray
 
 
 def _center(value: Any, key: str, where: str, pc: ProblemCollector) -> tuple[float, float] | None:
@@ -137,9 +119,8 @@ def _check_route(rec: Any, where: str, pc: ProblemCollector) -> bool:
 
 def _add_sdr(
     rec: dict[str, Any],
-    row: int,
     where: str,
-    sdr: SDRExamples,
+    sdr: EpisodeBuilder,
     xy: list[tuple[float, float]],
     pc: ProblemCollector,
 ) -> None:
@@ -154,11 +135,8 @@ def _add_sdr(
         if not isinstance(pano, str):
             pc.add(f"{kind}_pano must be a panorama id", field=where)
             continue
-        sdr.ids.append(f"{rec['route_id']}_{kind}")
-        sdr.route.append(row)
-        sdr.kind.append(kind)
-        sdr.panos.append(pano)
-        sdr.texts.append(str(rec.get("td_location_text", "")))
+        city, text = str(rec.get("city", "nyc")), str(rec.get("td_location_text", ""))
+        sdr.add(f"{rec['route_id']}_{kind}", city, [pano], None, 0.0, text)
         xy.append(center)
 
 
@@ -174,11 +152,11 @@ def load_touchdown_routes(
     source = str(path)
     pc = ProblemCollector(source)
     builder = EpisodeBuilder()
-    sdr = SDRExamples()
+    sdr = EpisodeBuilder()
     xy: list[tuple[float, float]] = []
     seen: set[int] = set()
-    k = -1
-    for k, rec in enumerate(_records(path, "Touchdown routes (JSON lines)")):
+    routes = (_records(path, "Touchdown routes (JSON lines)"),)
+    for k, rec in numbered(routes, pc, "routes"):
         where = f"record {k}"
         if not _check_route(rec, where, pc):
             continue
@@ -186,7 +164,7 @@ def load_touchdown_routes(
             pc.add(f"duplicate route_id {rec['route_id']}", field=where)
             continue
         seen.add(rec["route_id"])
-        _add_sdr(rec, len(builder.ids), where, sdr, xy, pc)
+        _add_sdr(rec, where, sdr, xy, pc)
         heading = math.radians(float(rec.get("start_heading", 0.0)))
         text = rec.get("navigation_text", "")
         builder.add(
@@ -197,23 +175,14 @@ def load_touchdown_routes(
             heading,
             text,
         )
-    if k < 0:
-        pc.add("the file holds no routes")
     pc.raise_if_any()
-    sdr.target = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
     table = builder.build(task=task, split=split, source=source, id_field="route_id")
-    return TouchdownRoutes(table, sdr)
+    examples = sdr.build(task=task, split=split, source=source, id_field="sdr_id")
+    return TouchdownRoutes(table, examples, np.asarray(xy, dtype=np.float64).reshape(-1, 2))
 
 
-def load_touchdown(
-    path: str | Path,
-    *,
-    task: str = "touchdown",
-    split: str = "",
-    max_instructions: int | None = None,
-) -> EpisodeTable:
-    """The routes of a Touchdown file as an :class:`EpisodeTable` (the task registry's loader;
-    ``max_instructions`` is accepted for its signature and ignored)."""
+def load_touchdown(path: str | Path, *, task: str = "touchdown", split: str = "") -> EpisodeTable:
+    """The routes of a Touchdown file as an :class:`EpisodeTable` (the task registry's loader)."""
     return load_touchdown_routes(path, task=task, split=split).table
 
 
@@ -253,12 +222,11 @@ class _IdTally:
     """File-level facts about ``route_id`` gathered while streaming, for one clear error."""
 
     def __init__(self) -> None:
-        self.records = self.dicts = self.with_id = self.strings = 0
+        self.dicts = self.with_id = self.strings = 0
         self.first_string: str | None = None
         self.keys: set[str] = set()
 
     def see(self, rec: Any) -> None:
-        self.records += 1
         if not isinstance(rec, dict):
             return
         self.dicts += 1
@@ -410,12 +378,10 @@ def parse_touchdown_predictions(
     source = str(path)
     p = _NavParser(table, graph, source, form, trajectory_key or "trajectory")
     tally = _IdTally()
-    for k, rec in enumerate(_records(path)):
+    for k, rec in numbered((_records(path),), p.pc, "predictions"):
         tally.see(rec)
         p.record(rec, k)
     tally.check(source)
-    if not tally.records:
-        p.pc.add("the file holds no predictions")
     p.pc.raise_if_any()
     return _assemble(p, source)
 
@@ -437,24 +403,6 @@ def _assemble(p: _NavParser, source: str) -> Predictions:
         source=source, form=p.form if p.form != "auto" else "plain", episodes=rec_ep[order],
         nodes=nodes, offsets=offsets, warnings=warnings, missing=missing,
     )  # fmt: skip
-
-
-@dataclass
-class SDRPredictions:
-    """SDR predictions aligned to the split's SDR examples.
-
-    Attributes:
-        source: the file read.
-        examples: indices of the predicted examples (ascending).
-        points: ``(k, 2)`` predicted pixel coordinates ``(x, y)``.
-        warnings: unknown ids ignored; missing: ids of examples with no prediction.
-    """
-
-    source: str
-    examples: np.ndarray
-    points: np.ndarray
-    warnings: list[str]
-    missing: list[str]
 
 
 def _sdr_record(
@@ -493,10 +441,11 @@ def _sdr_record(
 
 
 def parse_sdr_predictions(
-    path: str | Path, examples: SDRExamples, *, frame: tuple[float, float]
-) -> SDRPredictions:
+    path: str | Path, examples: EpisodeTable, *, frame: tuple[float, float]
+) -> tuple[Predictions, np.ndarray]:
     """Reads SDR predictions ``{route_id, pano, x, y}`` (pixels of a ``frame`` = (width, height)
-    panorama) and aligns them to ``examples``.
+    panorama) and aligns them to ``examples``: the predicted examples (``episodes``, ascending;
+    no trajectories) and their ``(k, 2)`` pixel coordinates ``(x, y)``.
 
     Raises:
         InvalidInputError: every malformed record, duplicates, points outside the panorama.
@@ -505,10 +454,10 @@ def parse_sdr_predictions(
     source = str(path)
     tally = _IdTally()
     pc = ProblemCollector(source)
-    index = {eid: i for i, eid in enumerate(examples.ids)}
+    index = examples.index
     got: dict[int, tuple[float, float]] = {}
     unknown: list[str] = []
-    for k, rec in enumerate(_records(path)):
+    for k, rec in numbered((_records(path),), pc, "predictions"):
         tally.see(rec)
         parsed = _sdr_record(rec, k, frame, pc)
         if parsed is None:
@@ -525,8 +474,6 @@ def parse_sdr_predictions(
         else:
             got[i] = (x, y)
     tally.check(source)
-    if not tally.records:
-        pc.add("the file holds no predictions")
     pc.raise_if_any()
     order = np.array(sorted(got), dtype=np.int64)
     points = np.array([got[i] for i in order.tolist()], dtype=np.float64).reshape(-1, 2)
@@ -535,4 +482,8 @@ def parse_sdr_predictions(
          f"(first: {', '.join(unknown[:5])})"] if unknown else []
     )  # fmt: skip
     missing = [eid for i, eid in enumerate(examples.ids) if i not in got]
-    return SDRPredictions(source, order, points, warnings, missing)
+    preds = Predictions(
+        source, "points", order, np.zeros(0, np.int32), np.zeros(len(order) + 1, np.int64),
+        warnings=warnings, missing=missing,
+    )  # fmt: skip
+    return preds, points

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vlneval.tasks.profiles import Profile
 
@@ -29,12 +29,6 @@ class StreetProfile(Profile):
         return f"SPD <= {self.threshold:g} hop (the goal or a neighbour)"
 
 
-_TD = {
-    "threshold": 1.0,
-    "success_inclusive": True,
-    "metrics": ("TC", "SPD", "SED", "SDR@40", "SDR@80", "SDR@120", "SDR_dist"),
-    "distance": "street-graph hops (undirected links)",
-}
 _TD_NOTES = (
     "street graph from links.txt, undirected, distances in hops",
     "TC: the final panorama is the goal or one hop from it (SPD <= 1)",
@@ -45,7 +39,10 @@ TOUCHDOWN = StreetProfile(
     "touchdown",
     "1",
     "Touchdown (Chen et al. 2019) metric definitions; SDR as lil-lab/touchdown sdr/predict.py",
-    **_TD,  # type: ignore[arg-type]
+    threshold=1.0,
+    success_inclusive=True,
+    metrics=("TC", "SPD", "SED", "SDR@40", "SDR@80", "SDR@120", "SDR_dist"),
+    distance="street-graph hops (undirected links)",
     notes=(
         *_TD_NOTES,
         "SED uses the Levenshtein distance",
@@ -53,11 +50,10 @@ TOUCHDOWN = StreetProfile(
         "a move must follow a link; every route needs a prediction",
     ),
 )
-TOUCHDOWN_WRAP = StreetProfile(
-    "touchdown-wrap",
-    "1",
-    "Touchdown as profile touchdown, with SDR distances wrapped at 360° (a fix, not the code)",
-    **_TD,  # type: ignore[arg-type]
+TOUCHDOWN_WRAP = replace(
+    TOUCHDOWN,
+    name="touchdown-wrap",
+    reproduces="Touchdown as profile touchdown, with SDR distances wrapped at 360° (a fix, not the code)",
     sdr_wrap=True,
     notes=(
         *_TD_NOTES,
@@ -65,11 +61,10 @@ TOUCHDOWN_WRAP = StreetProfile(
         "FIX: SDR's horizontal distance wraps around the 360° seam (min(|dx|, width - |dx|))",
     ),
 )
-TOUCHDOWN_VLNT = StreetProfile(
-    "touchdown-vlnt",
-    "1",
-    "VegB/VLN-Transformer touchdown/env.py _eva_metrics (also raphael-sch/map2seq_vln vln/env.py)",
-    **_TD,  # type: ignore[arg-type]
+TOUCHDOWN_VLNT = replace(
+    TOUCHDOWN,
+    name="touchdown-vlnt",
+    reproduces="VegB/VLN-Transformer touchdown/env.py _eva_metrics (also raphael-sch/map2seq_vln vln/env.py)",
     check_adjacency=False,
     edit_distance="osa",
     notes=(

@@ -9,10 +9,10 @@ import json
 from typing import Any
 
 from vlneval.tasks.common.public_file import cut_to_start, map_records
+from vlneval.tasks.touchdown.format import SDR_KINDS
 
 __all__ = ["public_route", "public_touchdown"]
 
-KINDS = ("main", "pre", "post")
 ABSENT = {"x": -1, "y": -1}
 
 
@@ -42,7 +42,7 @@ def public_route(rec: dict[str, Any]) -> None:
     """
     route: Any = rec.get("route_panoids")
     text = isinstance(route, str)
-    if isinstance(route, str):
+    if text:
         try:
             route = json.loads(route.replace("'", '"'))
         except json.JSONDecodeError:
@@ -51,7 +51,7 @@ def public_route(rec: dict[str, Any]) -> None:
     rec["route_panoids"] = json.dumps(start) if text else start
     if "start_heading" in rec:
         rec["end_heading"] = rec["start_heading"]
-    for kind in KINDS:
+    for kind in SDR_KINDS:
         if f"{kind}_pano" in rec:  # an unreadable route: a stand-in, never the hidden pano
             rec[f"{kind}_pano"] = start[0] if start else ""
         for key in (f"{kind}_center", f"{kind}_static_center"):

@@ -27,19 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.errors import (
-    InvalidInputError,
-    MissingDataError,
-    ProblemCollector,
-    UnknownNameError,
-    VLNEvalError,
-)
+from vlneval.errors import InvalidInputError, MissingDataError, ProblemCollector, VLNEvalError
 from vlneval.graph.street import street_graph
 from vlneval.metrics.edit import sed_batch
 from vlneval.metrics.street import sdr_accuracy, sdr_distance, task_completion
 from vlneval.tasks.base import Task
 from vlneval.tasks.common.episodes import EpisodeTable
-from vlneval.tasks.common.goal_scoring import DEFAULT_OPTIONS, summary_options
+from vlneval.tasks.common.goal_scoring import DEFAULT_OPTIONS, release_file, summary_options
 from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import (
@@ -49,7 +43,7 @@ from vlneval.tasks.common.request import (
     episodes_path,
 )
 from vlneval.tasks.common.result import Result
-from vlneval.tasks.common.root import data_root, find_file, missing_split
+from vlneval.tasks.common.root import data_root
 from vlneval.tasks.common.scoring import summarise
 from vlneval.tasks.profiles import Profile
 from vlneval.tasks.touchdown import DATA_VERSIONS
@@ -70,8 +64,6 @@ __all__ = [
     "score_sdr",
 ]
 
-
-#: Releases of the route files: name -> file name pattern under ``<root>/touchdown``.
 NAV_COLUMNS = {"TC": "task_completion", "SPD": "spd", "SED": "sed"}
 SDR_COLUMNS = {
     "SDR@40": "sdr_acc40",
@@ -91,37 +83,21 @@ def _rules(prof: Profile) -> StreetProfile:
     return prof
 
 
-def _episodes_path(
-    task: Task, root: Path | None, split: str, episodes_file: Any, version: str | None
-) -> tuple[Path, str | None]:
-    if episodes_file:
-        return Path(episodes_file), version
-    if root is None:
-        raise MissingDataError(
-            "task touchdown needs its data: pass --data-root DIR or --episodes FILE and --graphs DIR"
-        )
+def _find_routes(
+    task: Task, split: str, root: Any, episodes_file: Any, version: str | None
+) -> tuple[TouchdownRoutes, Path | None, str | None]:
+    """The routes of release ``version`` (default: the first present), the data root and the
+    release read (None for a file given by name)."""
+    base = data_root(root)
     if version is not None:
-        if version not in DATA_VERSIONS:
-            raise UnknownNameError("Touchdown data version", version, DATA_VERSIONS)
-        name = DATA_VERSIONS[version].format(split=split)
-        try:
-            return find_file(root / task.folder, [name], f"touchdown {split} routes"), version
-        except MissingDataError:
-            raise missing_split(
-                root, task.name, task.folder, task.file_names, split, task.splits,
-                versions=task.version_files, version=version,
-                lead=f"no touchdown {split} routes ({version}) found",
-            ) from None  # fmt: skip
-    path = episodes_path(task, split, root, None)
-    found = next(
-        (
-            v
-            for v, pattern in DATA_VERSIONS.items()
-            if Path(pattern).parent.name == path.parent.name
-        ),
-        None,
-    )
-    return path, found
+        lead = f"no touchdown {split} routes ({version}) found"
+        path = release_file(task, split, base, episodes_file, version, lead)
+    else:
+        path = episodes_path(task, split, base, episodes_file)
+        if not episodes_file:
+            folders = {Path(pattern).parent.name: v for v, pattern in DATA_VERSIONS.items()}
+            version = folders.get(path.parent.name)
+    return load_touchdown_routes(path, task=task.name, split=split), base, version
 
 
 def _routes(r: SplitRequest) -> tuple[TouchdownRoutes, Path | None, str | None]:
@@ -129,23 +105,10 @@ def _routes(r: SplitRequest) -> tuple[TouchdownRoutes, Path | None, str | None]:
     return _find_routes(r.task, r.split, r.root, r.episodes_file, opts.get("data_version"))
 
 
-def _find_routes(
-    task: Task, split: str, root: Any, episodes_file: Any, data_version: str | None
-) -> tuple[TouchdownRoutes, Path | None, str | None]:
-    base = data_root(root)
-    path, version = _episodes_path(task, base, split, episodes_file, data_version)
-    return load_touchdown_routes(path, task=task.name, split=split), base, version
-
-
 def _street_graph(task: Task, base: Path | None, graphs: Any) -> Any:
     if graphs is None and base is None:
         raise MissingDataError("no Touchdown street graph: pass --graphs DIR or --data-root DIR")
     return street_graph(Path(graphs) if graphs is not None else base / task.folder / "graph")  # type: ignore[operator]
-
-
-def _load(r: SplitRequest) -> tuple[TouchdownRoutes, Any, str | None]:
-    routes, base, version = _routes(r)
-    return routes, _street_graph(r.task, base, r.graphs), version
 
 
 def open_routes(
@@ -175,7 +138,8 @@ class TouchdownScorer:
     """
 
     def __init__(self, request: SplitRequest) -> None:
-        routes, self.graph, self.data_version = _load(request)
+        routes, base, self.data_version = _routes(request)
+        self.graph = _street_graph(request.task, base, request.graphs)
         self.task, self.profile, self.episodes = request.task.name, request.profile, routes.table
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
@@ -215,8 +179,9 @@ def _check(
     graph: Any,
     prof: Profile,
     subset: bool,
-) -> np.ndarray:
-    """Start, link and completeness rules; returns the per-episode jump counts."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Start, link and completeness rules; returns the per-episode jumps and consecutive
+    repeats (both counted within each trajectory)."""
     pc = ProblemCollector(preds.source)
     traj, off = preds.nodes, preds.offsets
     for k in np.flatnonzero(traj[off[:-1]] != ref[ref_off[:-1]]).tolist():
@@ -248,7 +213,8 @@ def _check(
             f"{', '.join(preds.missing[:5])}); use --subset to score only the predicted ones, reported as partial"
         )
     pc.raise_if_any()
-    return np.bincount(ep[jump], minlength=len(preds.episodes)).astype(np.int64)
+    n = len(preds.episodes)
+    return np.bincount(ep[jump], minlength=n).astype(np.int64), np.bincount(ep[~moved], minlength=n)
 
 
 def score_touchdown(
@@ -263,16 +229,12 @@ def score_touchdown(
     """Scores parsed Touchdown navigation predictions on a :class:`StreetGraph`."""
     rules = _rules(prof)
     ref, ref_off = _reference(table, preds.episodes, graph)
-    jumps = _check(table, preds, ref, ref_off, graph, prof, how.subset)
+    jumps, repeats = _check(table, preds, ref, ref_off, graph, prof, how.subset)
     traj, off = preds.nodes, preds.offsets
     spd = graph.hops(traj[off[1:] - 1], ref[ref_off[1:] - 1])
     tc = task_completion(spd)
     sed, edits = sed_batch(traj, off, ref, ref_off, tc, transpositions=rules.edit_distance == "osa")
     steps = np.diff(off) - 1
-    repeats = np.bincount(
-        np.searchsorted(off, np.flatnonzero(traj[1:] == traj[:-1]) + 1, side="right") - 1,
-        minlength=len(steps),
-    )
     per = {
         "task_completion": tc, "spd": spd, "sed": sed, "edit_distance": edits,
         "moves": (steps - repeats).astype(np.float64), "steps": steps.astype(np.float64),
@@ -325,20 +287,12 @@ class SDRScorer:
     def __init__(self, request: SplitRequest) -> None:
         self.routes, _, self.data_version = _routes(request)
         self.task, self.profile = request.task.name, request.profile
-        self.episodes = _sdr_table(self.routes)
+        self.episodes = self.routes.sdr
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
         """Scores a Touchdown SDR predictions file."""
         path = require_path(predictions, self.task)
         return score_sdr(self.routes, path, self.profile, how, data_version=self.data_version)
-
-
-def _sdr_table(routes: TouchdownRoutes) -> EpisodeTable:
-    t, s = routes.table, routes.sdr
-    return EpisodeTable(
-        t.task, t.split, t.source, "sdr_id", list(s.ids), [t.scans[r] for r in s.route],
-        [(p,) for p in s.panos], [(p,) for p in s.panos], np.zeros(len(s.ids)), list(s.texts),
-    )  # fmt: skip
 
 
 def score_sdr(
@@ -351,31 +305,22 @@ def score_sdr(
 ) -> Result:
     """Scores an SDR predictions file against the routes' known Touchdown locations."""
     rules = _rules(prof)
-    sdr = parse_sdr_predictions(predictions, routes.sdr, frame=rules.sdr_frame)
-    table = _sdr_table(routes)
-    if sdr.missing and prof.require_complete and not how.subset:
+    table = routes.sdr
+    preds, points = parse_sdr_predictions(predictions, table, frame=rules.sdr_frame)
+    if preds.missing and prof.require_complete and not how.subset:
         raise InvalidInputError(
-            f"{len(sdr.missing)} of {len(table)} SDR examples (route and pre/main/post "
-            f"panorama with a known location) have no prediction (first: {', '.join(sdr.missing[:5])}); "
+            f"{len(preds.missing)} of {len(table)} SDR examples (route and pre/main/post "
+            f"panorama with a known location) have no prediction (first: {', '.join(preds.missing[:5])}); "
             "use --subset to score only the predicted ones, reported as partial",
-            source=sdr.source,
+            source=preds.source,
         )
-    target = routes.sdr.target[sdr.examples] * np.asarray(rules.sdr_frame)
-    dist = sdr_distance(sdr.points, target, width=rules.sdr_frame[0] if rules.sdr_wrap else None)
+    target = routes.target[preds.episodes] * np.asarray(rules.sdr_frame)
+    dist = sdr_distance(points, target, width=rules.sdr_frame[0] if rules.sdr_wrap else None)
     dist = np.atleast_1d(np.asarray(dist, dtype=np.float64))
     per = {
         "sdr_distance": dist,
         **{f"sdr_acc{r}": np.atleast_1d(sdr_accuracy(dist, radius=r)) for r in (40, 80, 120)},
     }
-    preds = Predictions(
-        sdr.source,
-        "points",
-        sdr.examples,
-        np.zeros(0, np.int32),
-        np.zeros(len(sdr.examples) + 1, np.int64),
-        warnings=sdr.warnings,
-        missing=sdr.missing,
-    )
     units = {"SDR@40": "%", "SDR@80": "%", "SDR@120": "%", "SDR_dist": "px"}
     ordered = ("SDR@40", "SDR@80", "SDR@120")
     return _build(table, preds, per, prof, how, SDR_COLUMNS, units, data_version, ordered)
