@@ -244,6 +244,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from vlneval.reports.compare import RunComparison, compare_many
     from vlneval.reports.compare_terminal import (
         comparison_notices,
+        not_compared_notices,
         render_comparison,
         render_multi,
     )
@@ -281,36 +282,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         else:
             print_table(render_multi(result, color=color, fmt=plan.table))
     runs = [("A", a), *zip(names, others, strict=True)]
-    print_notices([*comparison_notices(result), *_not_compared(runs, result)])
+    print_notices([*comparison_notices(result), *not_compared_notices(runs, result)])
     return 0
-
-
-def _not_compared(runs: list[tuple[str, Any]], result: Any) -> list[tuple[str, str]]:
-    """Why each metric that is n/a in some run is not in the comparison (the run and its
-    reason, with the fix), labels with one reason together."""
-    from vlneval.reports.compare import RunComparison
-
-    pairs = [result] if isinstance(result, RunComparison) else list(result.runs)
-    compared = {m for r in pairs for m in r.metrics}
-    why: dict[str, str] = {}
-    for name, run in runs:
-        summary = run.evaluation.to_dict()
-        reasons = summary.get("unavailable") or {}
-        for label, value in summary["metrics"].items():
-            if value is None and label not in compared and label not in why:
-                reason = reasons.get(label) or "the scorer gave no reason (please report it)"
-                why[label] = f"n/a in {name} ({run.label}): {reason}"
-    grouped: dict[str, list[str]] = {}
-    for label, text in why.items():
-        grouped.setdefault(text, []).append(label)
-    return [
-        (
-            f"note: {', '.join(labels)} {'is' if len(labels) == 1 else 'are'} left out of the "
-            f"comparison: {text}",
-            "yellow",
-        )
-        for text, labels in grouped.items()
-    ]
 
 
 def cmd_aggregate(args: argparse.Namespace) -> int:

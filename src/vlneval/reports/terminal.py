@@ -11,28 +11,30 @@ from __future__ import annotations
 import io
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from vlneval.io import clip
 from vlneval.metrics.info import LABELS
 from vlneval.reports.paper import render_table
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = [
     "render_summary",
     "render_runs",
     "summary_notices",
     "unavailable_notices",
+    "unavailable_reasons",
+    "grouped_notes",
     "print_notices",
     "format_value",
     "metric_cell",
     "shown_unit",
     "column_name",
-    "RATE_LABELS",
     "NOTE_LIMIT",
 ]
 
-#: The labels shown as percentages (rates and [0, 1] scores), from the metric table.
-RATE_LABELS = frozenset(label for label, info in LABELS.items() if info.is_rate)
 #: The longest note printed (characters); the JSON keeps the whole text.
 NOTE_LIMIT = 2000
 
@@ -122,7 +124,6 @@ def _rich_table(
         plain = _plain_table(title, header, rows, align, width=width)
         if plain is not None:
             return plain
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
@@ -131,11 +132,18 @@ def _rich_table(
         table.add_column(Text(name), justify="left" if a == "l" else "right", no_wrap=a == "l")
     for row in rows:
         table.add_row(*(Text(c) for c in row))
-    console = Console(
-        record=True, force_terminal=color, width=width, file=io.StringIO(), highlight=False
-    )
+    console = recording_console(color, width)
     console.print(table)
     return console.export_text(styles=bool(color))
+
+
+def recording_console(color: bool | None, width: int = 120) -> Console:
+    """A rich console that records into memory (``export_text``), never highlighting."""
+    from rich.console import Console
+
+    return Console(
+        record=True, force_terminal=color, width=width, file=io.StringIO(), highlight=False
+    )
 
 
 _PLAIN = frozenset(map(chr, range(0x20, 0x7F))) | {"·"}  # one column each, drawn as they are
@@ -238,6 +246,38 @@ def render_runs(
     return _rich_table(title, header, rows, align, width=160, color=color)
 
 
+def unavailable_reasons(summary: Mapping[str, Any]) -> dict[str, str]:
+    """Label -> why it is n/a, for every metric of the summary whose value is null.
+
+    Example:
+        >>> unavailable_reasons({"metrics": {"NE": None, "TL": 1.0},
+        ...     "unavailable": {"NE": "no distances"}})
+        {'NE': 'no distances'}
+    """
+    reasons = summary.get("unavailable") or {}
+    return {
+        label: str(reasons.get(label) or "the scorer gave no reason (please report it)")
+        for label, value in summary["metrics"].items()
+        if value is None
+    }
+
+
+def grouped_notes(why: Mapping[str, str], state: str) -> list[str]:
+    """``"NE, SR are {state}: {text}"``: the labels that share one text, together.
+
+    Example:
+        >>> grouped_notes({"NE": "no distances", "SR": "no distances"}, "n/a")
+        ['NE, SR are n/a: no distances']
+    """
+    by_text: dict[str, list[str]] = {}
+    for label, text in why.items():
+        by_text.setdefault(text, []).append(label)
+    return [
+        f"{', '.join(labels)} {'is' if len(labels) == 1 else 'are'} {state}: {text}"
+        for text, labels in by_text.items()
+    ]
+
+
 def unavailable_notices(summary: Mapping[str, Any]) -> list[str]:
     """Why each ``n/a`` of the table is one, and how to get it (labels with one reason
     together).
@@ -247,16 +287,7 @@ def unavailable_notices(summary: Mapping[str, Any]) -> list[str]:
         ...     "unavailable": {"NE": "no distances", "SR": "no distances"}})
         ['NE, SR are n/a: no distances']
     """
-    reasons = summary.get("unavailable") or {}
-    by_reason: dict[str, list[str]] = {}
-    for label, value in summary["metrics"].items():
-        if value is None:
-            reason = reasons.get(label) or "the scorer gave no reason (please report it)"
-            by_reason.setdefault(str(reason), []).append(label)
-    return [
-        f"{', '.join(labels)} {'is' if len(labels) == 1 else 'are'} n/a: {reason}"
-        for reason, labels in by_reason.items()
-    ]
+    return grouped_notes(unavailable_reasons(summary), "n/a")
 
 
 def summary_notices(summary: Mapping[str, Any]) -> list[Notice]:
