@@ -33,10 +33,10 @@ from vlneval.diagnostics.selection import sample_episodes, worst_episodes
 from vlneval.io import write_outputs
 from vlneval.reports import html_parts as hp
 from vlneval.reports.compare import RunComparison, compare_scored
-from vlneval.reports.plots import (
-    figure_png,
+from vlneval.reports.plots_base import figure_png
+from vlneval.reports.plots_compare import plot_comparison
+from vlneval.reports.plots_distributions import (
     plot_budget_curve,
-    plot_comparison,
     plot_error_ecdf,
     plot_length_ratio,
     plot_outcomes,
@@ -108,9 +108,10 @@ def build_report(
         VLNEvalError: incomparable protocol cards without ``force``; matplotlib missing.
 
     Example:
+        >>> from vlneval.evaluation import Scorer
         >>> from vlneval.tasks.common.root import demo_root
         >>> from vlneval.diagnostics import score_run
-        >>> run = score_run("demo", "val", demo_root() / "demo" / "predictions_val.json")
+        >>> run = score_run(Scorer("demo"), demo_root() / "demo" / "predictions_val.json")
         >>> report = build_report(run, options=ReportOptions(n_worst=1, n_sample=1, n_resamples=100))
         >>> report.html.startswith("<!DOCTYPE html>"), report.data["diagnostics"]["label"]
         (True, 'predictions_val')
@@ -476,7 +477,7 @@ def _disagreements(
     scored_a = np.zeros_like(success_b)
     per_a = baseline.evaluation.per_episode["success"]
     for k, eid in enumerate(run.episode_ids):
-        kb = hp.baseline_position(baseline, eid)
+        kb = baseline.positions.get(eid)
         if kb is not None:
             scored_a[k], success_a[k] = True, per_a[kb] != 0
     rng = np.random.default_rng([options.seed, 2])

@@ -17,8 +17,8 @@ from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.metrics.info import LABELS
 from vlneval.reports.compare import RunComparison, b_is_better
-from vlneval.reports.plots import figure_png, plot_episode
-from vlneval.reports.plots_base import png_data_uri
+from vlneval.reports.plots_base import figure_png, png_data_uri
+from vlneval.reports.plots_trajectory import plot_episode
 from vlneval.reports.terminal import shown_unit
 from vlneval.stats import Interval
 
@@ -26,7 +26,6 @@ __all__ = [
     "CLASS_TEXT",
     "METRIC_TEXT",
     "RunNames",
-    "baseline_position",
     "card",
     "clip",
     "comparison_table",
@@ -312,7 +311,7 @@ def episode_card(run: ScoredRun, diag: Diagnostics, k: int, baseline: ScoredRun 
     index = graph.index
     success = bool(per["success"][k])
     cls = FAILURE_CLASSES[int(diag.failures.codes[k])] if diag.failures is not None else None
-    kb = baseline_position(baseline, ep.ids[i]) if baseline is not None else None
+    kb = baseline.positions.get(ep.ids[i]) if baseline is not None else None
     other = None
     if baseline is not None and kb is not None and baseline.has_trajectories:
         assert baseline.graphs is not None  # has_trajectories says so
@@ -351,11 +350,6 @@ def episode_card(run: ScoredRun, diag: Diagnostics, k: int, baseline: ScoredRun 
         f"<p class='facts'>scan {escape(ep.scans[i])} · {escape(' · '.join(f for f in facts if f))}"
         f"</p>{fact}<p class='instruction'>“{escape(ep.instructions[i].strip())}”</p>{img}</div>"
     )
-
-
-def baseline_position(baseline: ScoredRun, eid: str) -> int | None:
-    """Where episode ``eid`` is among the baseline's scored episodes (None if absent)."""
-    return baseline.positions.get(eid)
 
 
 def _baseline_fact(baseline: ScoredRun, k: int | None) -> str:
