@@ -86,6 +86,8 @@ class Report:
 
 
 Progress = Callable[[str], None]
+#: (display name, run, its diagnostics) of each run shown side by side, the baseline first.
+Shown = list[tuple[str, ScoredRun, Diagnostics]]
 
 
 def build_report(
@@ -118,30 +120,21 @@ def build_report(
     """
     step = progress or (lambda _msg: None)
     gen = np.random.default_rng(options.seed)
-    kw = {
+    stats: dict[str, Any] = {
         "rng": gen,
         "n_resamples": options.n_resamples,
         "confidence": options.confidence,
         "cluster_by_scan": options.cluster_by_scan,
-        "budgets": options.budgets,
-        "step_limit": options.step_limit,
     }
     comparison = None
     if baseline is not None:
-        comparison = compare_scored(
-            baseline,
-            run,
-            rng=gen,
-            n_resamples=options.n_resamples,
-            confidence=options.confidence,
-            cluster_by_scan=options.cluster_by_scan,
-            force=options.force,
-        )
+        comparison = compare_scored(baseline, run, force=options.force, **stats)
         step("compared with the baseline")
-    diag = diagnose(run, **kw)  # type: ignore[arg-type]
-    base_diag = diagnose(baseline, **kw) if baseline is not None else None  # type: ignore[arg-type]
+    stats.update(budgets=options.budgets, step_limit=options.step_limit)
+    diag = diagnose(run, **stats)
+    base_diag = diagnose(baseline, **stats) if baseline is not None else None
     step("diagnosed")
-    names = hp.run_names(run, baseline)
+    shown = _shown(run, diag, baseline, base_diag)
     sections = [
         ("summary", "Summary", "Summary", _summary(run, diag, options)),
         ("checks", "Checks", "Consistency checks and warnings", _checks(run)),
@@ -153,11 +146,10 @@ def build_report(
         )
         step("drew the comparison")
     sections += [
-        ("outcomes", "Outcomes", "Why episodes fail", _outcomes(diag, base_diag, names)),
-        ("budget", "Budgets", "Success within a path-length budget",
-         _budget(run, diag, baseline, base_diag, names)),
+        ("outcomes", "Outcomes", "Why episodes fail", _outcomes(diag, shown)),
+        ("budget", "Budgets", "Success within a path-length budget", _budget(diag, shown)),
         ("distributions", "Distributions", "Distributions of NE and TL / d*",
-         _distributions(run, diag, baseline, base_diag, names)),
+         _distributions(run, shown)),
         ("breakdowns", "Breakdowns", "Breakdowns by scan, reference length and instruction length",
          _groups(diag, base_diag)),
     ]  # fmt: skip
@@ -175,6 +167,17 @@ def build_report(
         "comparison": None if comparison is None else comparison.to_dict(),
     }
     return Report(html, data)
+
+
+def _shown(
+    run: ScoredRun, diag: Diagnostics, baseline: ScoredRun | None, base: Diagnostics | None
+) -> Shown:
+    """The runs side by side: ``A: …`` (the baseline) then ``B: …``, or the run alone, each
+    named by its clipped label."""
+    if baseline is None or base is None:
+        return [(hp.clip(run.label), run, diag)]
+    a, b = hp.short_labels(baseline.label, run.label)
+    return [(f"A: {hp.clip(a)}", baseline, base), (f"B: {hp.clip(b)}", run, diag)]
 
 
 def write_report(path: str | Path, report: Report) -> None:
@@ -320,14 +323,10 @@ def _comparison(cmp: RunComparison) -> str:
     return out
 
 
-def _outcomes(diag: Diagnostics, base: Diagnostics | None, names: hp.RunNames) -> str:
+def _outcomes(diag: Diagnostics, shown: Shown) -> str:
     if diag.failures is None:
         return "<p>Not available: the shortest distances d* are unknown for this task.</p>"
-    runs = [
-        (n, d.failures)
-        for n, d in ([(names.a, base)] if base is not None else []) + [(names.b, diag)]
-        if d is not None and d.failures is not None
-    ]
+    runs = [(n, d.failures) for n, _, d in shown if d.failures is not None]
     header = ["outcome", *[f"{n} (n, %)" for n, _ in runs], "definition"]
     rows = []
     for name in FAILURE_CLASSES:
@@ -352,29 +351,23 @@ def _outcomes(diag: Diagnostics, base: Diagnostics | None, names: hp.RunNames) -
     )
 
 
-def _budget(
-    run: ScoredRun,
-    diag: Diagnostics,
-    baseline: ScoredRun | None,
-    base: Diagnostics | None,
-    names: hp.RunNames,
-) -> str:
+def _budget(diag: Diagnostics, shown: Shown) -> str:
     if not diag.budgets:
         return "<p>Not available: the shortest distances d* are unknown for this task.</p>"
-    runs = ([(names.a, baseline, base)] if base is not None else []) + [(names.b, run, diag)]
+    compared = len(shown) > 1
     rows = []
     for b in diag.budgets:
         cells = [f"<b>{escape(budget_label(b))}</b>"]
-        for _, _, d in runs:
-            ci = d.budgets.get(b) if d is not None else None
+        for _, _, d in shown:
+            ci = d.budgets.get(b)
             cells += [
                 hp.num(hp.fmt("SR", ci.estimate if ci else None)),
                 hp.num(hp.fmt_ci("SR", ci), "ci"),
             ]
         rows.append(cells)
     header = ["budget"]
-    for n, _, _ in runs:
-        header += [n if baseline is not None else "SR@b", "CI"]
+    for n, _, _ in shown:
+        header += [n if compared else "SR@b", "CI"]
     out = (
         "<p>SR@b is the share of episodes that succeed with a path no longer than b times the "
         "shortest distance d* from the start to the goal (TL ≤ b · d*): what a robot whose "
@@ -384,26 +377,19 @@ def _budget(
         (n, {"success": r.evaluation.per_episode["success"],
              "path_length": r.evaluation.per_episode["path_length"],
              "shortest": d.context.shortest})
-        for n, r, d in runs if r is not None and d is not None
+        for n, r, d in shown
     ]  # fmt: skip
     plot = hp.figure(
         figure_png(plot_budget_curve(cols)), "SR@b as the budget grows; dotted: SR without budget"
     )
-    if baseline is not None:
+    if compared:
         return out + hp.table(header, rows) + f"<div class='grid2'>{plot}</div>"
     return out + f"<div class='grid2'><div>{hp.table(header, rows)}</div>{plot}</div>"
 
 
-def _distributions(
-    run: ScoredRun,
-    diag: Diagnostics,
-    baseline: ScoredRun | None,
-    base: Diagnostics | None,
-    names: hp.RunNames,
-) -> str:
-    runs = ([(names.a, baseline, base)] if base is not None else []) + [(names.b, run, diag)]
-    ne = [(n, r.evaluation.per_episode["nav_error"]) for n, r, _ in runs if r is not None]
-    ratio = [(n, d.ratio) for n, _, d in runs if d is not None]
+def _distributions(run: ScoredRun, shown: Shown) -> str:
+    ne = [(n, r.evaluation.per_episode["nav_error"]) for n, r, _ in shown]
+    ratio = [(n, d.ratio) for n, _, d in shown]
     threshold = run.evaluation.profile.threshold
     return (
         "<div class='grid2'>"

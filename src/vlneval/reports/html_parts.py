@@ -7,7 +7,6 @@ either plain text or the output of these functions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from html import escape
 from typing import Any
 
@@ -25,7 +24,6 @@ from vlneval.stats import Interval
 __all__ = [
     "CLASS_TEXT",
     "METRIC_TEXT",
-    "RunNames",
     "card",
     "clip",
     "comparison_table",
@@ -37,7 +35,6 @@ __all__ = [
     "muted",
     "num",
     "pill",
-    "run_names",
     "section",
     "short_labels",
     "table",
@@ -55,14 +52,6 @@ CLASS_TEXT = {
     "wandered": "never within δ, no step limit hit, walked at least d* (TL ≥ d*) and ended "
     "elsewhere",
 }
-
-
-@dataclass(frozen=True)
-class RunNames:
-    """Display names of the reported run (B) and the baseline (A)."""
-
-    b: str
-    a: str
 
 
 def short_labels(a: str, b: str, *, keep: int = 28) -> tuple[str, str]:
@@ -96,14 +85,6 @@ def clip(label: str, width: int = 32) -> str:
         '…net_val_unseen_iter_100'
     """
     return label if len(label) <= width else "…" + label[-(width - 1) :]
-
-
-def run_names(run: ScoredRun, baseline: ScoredRun | None) -> RunNames:
-    """``B: …`` and ``A: …`` when there is a baseline, else the run's label alone (clipped)."""
-    if baseline is None:
-        return RunNames(clip(run.label), "")
-    a, b = short_labels(baseline.label, run.label)
-    return RunNames(f"B: {clip(b)}", f"A: {clip(a)}")
 
 
 def fmt(label: str, value: float | None, *, signed: bool = False) -> str:
