@@ -135,7 +135,7 @@ def diagnose(
     ev = run.evaluation
     per = ev.per_episode
     ctx = episode_context(ev, run.graphs)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = np.random.default_rng(rng)
     limit = step_limit if step_limit is not None else step_limit_from_card(dict(ev.protocol))
     metrics = metric_columns(run)
     known = bool(np.isfinite(ctx.shortest).all()) and "success" in per

@@ -44,7 +44,7 @@ def column_intervals(
         >>> out["SR"].estimate, out["NE"].estimate, out["NE"].n
         (0.75, 2.0, 3)
     """
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = np.random.default_rng(rng)
     arrays = {name: np.asarray(v, dtype=np.float64) for name, v in columns.items()}
     group_arr = None if groups is None else np.asarray(groups)
     finite = {name: a for name, a in arrays.items() if np.isfinite(a).all()}

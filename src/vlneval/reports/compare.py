@@ -265,7 +265,7 @@ def compare_scored(
             f"metric(s) {', '.join(unknown)} not reported by both runs (they report: "
             f"{', '.join(m for m in cols_a if m in cols_b)})"
         )
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = np.random.default_rng(rng)  # a Generator is used as it is
     groups = None
     if cluster_by_scan:
         groups = np.array([a.evaluation.episodes.scans[i] for i in a.evaluation.scored[pos_a]])
@@ -451,14 +451,17 @@ def aggregate_summaries(
     first = summaries[0]
     diffs = []
     for label, s in zip(labels[1:], summaries[1:], strict=True):
-        found = card_differences(first["protocol"], s["protocol"])
+        found = [
+            d.replace("(A)", f"({labels[0]})").replace("(B)", f"({label})")
+            for d in card_differences(first["protocol"], s["protocol"])
+        ]
         if found and not force:
             raise VLNEvalError(
                 f"refusing to aggregate {label} with {labels[0]}: their protocol cards differ ("
-                + "; ".join(found).replace("(A)", f"({labels[0]})").replace("(B)", f"({label})")
+                + "; ".join(found)
                 + "). Pass --force to aggregate anyway; the output will say so."
             )
-        diffs += [d.replace("(A)", f"({labels[0]})").replace("(B)", f"({label})") for d in found]
+        diffs += found
     left_out = _left_out(summaries, labels)
     names = [m for m in first["metrics"] if m not in left_out]
     if not names:

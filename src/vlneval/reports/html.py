@@ -291,8 +291,7 @@ def _checks(run: ScoredRun) -> str:
     out = hp.table(["check", "result", "detail"], rows) if rows else "<p>No checks apply.</p>"
     warnings = s.get("warnings", [])
     if warnings:
-        items = "".join(f"<li>{escape(w)}</li>" for w in warnings)
-        out += f"<div class='banner'><b>Warnings</b><ul>{items}</ul></div>"
+        out += hp.banner("Warnings", warnings)
     else:
         out += "<p class='muted'>No warnings.</p>"
     return out
@@ -310,14 +309,12 @@ def _protocol(run: ScoredRun, baseline: ScoredRun | None) -> str:
 def _comparison(cmp: RunComparison) -> str:
     out = ""
     if cmp.differences:
-        items = "".join(f"<li>{escape(d)}</li>" for d in cmp.differences)
-        out += (
-            "<div class='banner danger'><b>Forced comparison: the protocol cards differ, so these "
-            f"numbers are not comparable.</b><ul>{items}</ul></div>"
+        forced = (
+            "Forced comparison: the protocol cards differ, so these numbers are not comparable."
         )
+        out += hp.banner(forced, cmp.differences, "danger")
     if cmp.notes:
-        items = "".join(f"<li>{escape(n)}</li>" for n in cmp.notes)
-        out += f"<div class='banner'><b>Other protocol differences</b><ul>{items}</ul></div>"
+        out += hp.banner("Other protocol differences", cmp.notes)
     out += hp.comparison_table(cmp)
     out += hp.figure(figure_png(plot_comparison(cmp)), "Paired differences B − A with intervals")
     return out

@@ -18,12 +18,13 @@ from vlneval.metrics.info import LABELS
 from vlneval.reports.compare import RunComparison, b_is_better
 from vlneval.reports.plots_base import figure_png, png_data_uri
 from vlneval.reports.plots_trajectory import plot_episode
-from vlneval.reports.terminal import shown_unit
+from vlneval.reports.terminal import format_value, shown_unit
 from vlneval.stats import Interval
 
 __all__ = [
     "CLASS_TEXT",
     "METRIC_TEXT",
+    "banner",
     "card",
     "clip",
     "comparison_table",
@@ -99,12 +100,10 @@ def fmt(label: str, value: float | None, *, signed: bool = False) -> str:
     """
     if value is None:
         return "–"
-    sign = "+" if signed else ""
-    unit = shown_unit(label)
+    text, unit = format_value(label, value, signed=signed), shown_unit(label)
     if unit == "%":
-        return f"{100 * value:{sign}.2f}" + (" pp" if signed else "%")
-    suffix = f" {unit}" if unit and unit != "count" else ""
-    return f"{value:{sign}.2f}{suffix}"
+        return text + (" pp" if signed else "%")
+    return text + (f" {unit}" if unit and unit != "count" else "")
 
 
 def fmt_ci(label: str, ci: Interval | None) -> str:
@@ -117,8 +116,7 @@ def fmt_ci(label: str, ci: Interval | None) -> str:
     """
     if ci is None:
         return "–"
-    scale = 100.0 if shown_unit(label) == "%" else 1.0
-    return f"[{scale * ci.low:.2f}, {scale * ci.high:.2f}]"
+    return f"[{format_value(label, ci.low)}, {format_value(label, ci.high)}]"
 
 
 def num(text: str, extra: str = "") -> str:
@@ -162,6 +160,12 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
                 cells.append(f"<td>{c}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def banner(title: str, items: Sequence[str], kind: str = "") -> str:
+    """A highlighted box: a bold title over a list of items (``kind``: ``danger`` or none)."""
+    lis = "".join(f"<li>{escape(item)}</li>" for item in items)
+    return f"<div class='{f'banner {kind}' if kind else 'banner'}'><b>{escape(title)}</b><ul>{lis}</ul></div>"
 
 
 def section(sid: str, title: str, content: str) -> str:
