@@ -34,6 +34,7 @@ __all__ = [
     "MultiComparison",
     "compare_many",
     "b_is_better",
+    "significant",
     "direction_text",
     "aggregate_summaries",
     "card_differences",
@@ -212,6 +213,19 @@ def b_is_better(label: str, comparison: Comparison) -> bool | None:
     """
     info = LABELS.get(label)
     return info.improves(comparison.difference) if info is not None else None
+
+
+def significant(comparison: Comparison) -> bool:
+    """Whether the Holm-adjusted p-value is below ``1 − confidence``.
+
+    Example:
+        >>> from vlneval.stats import Comparison
+        >>> c = Comparison("SR", 0.6, 0.5, 0.1, 0.05, 0.15, 0.001, "mcnemar-exact", 100, 0.95)
+        >>> significant(c), significant(dataclasses.replace(c, p_adjusted=0.01))
+        (False, True)
+    """
+    p = comparison.p_adjusted
+    return p is not None and p < 1 - comparison.confidence
 
 
 def _pairing(a: ScoredRun, b: ScoredRun) -> tuple[np.ndarray, np.ndarray]:

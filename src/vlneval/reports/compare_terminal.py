@@ -10,7 +10,13 @@ from rich.table import Table
 from rich.text import Text
 
 from vlneval.diagnostics.scored import ScoredRun
-from vlneval.reports.compare import AggregateResult, MultiComparison, RunComparison, b_is_better
+from vlneval.reports.compare import (
+    AggregateResult,
+    MultiComparison,
+    RunComparison,
+    b_is_better,
+    significant,
+)
 from vlneval.reports.paper import render_table
 from vlneval.reports.terminal import (
     Notice,
@@ -35,9 +41,8 @@ __all__ = [
 def _delta_style(label: str, c: Comparison) -> str:
     """Green when the Holm-significant difference favours B by the metric's direction, red when
     it does not, none when not significant (or the metric has no direction)."""
-    significant = c.p_adjusted is not None and c.p_adjusted < 1 - c.confidence
     better = b_is_better(label, c)
-    return "" if not significant or better is None else ("green" if better else "red")
+    return "" if not significant(c) or better is None else ("green" if better else "red")
 
 
 def _ci(label: str, c: Comparison) -> str:
@@ -260,7 +265,7 @@ def _paper_multi(multi: MultiComparison, fmt: str) -> str:
                 cells.append("–")
                 continue
             level = c.confidence
-            star = "*" if c.p_adjusted is not None and c.p_adjusted < 1 - c.confidence else ""
+            star = "*" if significant(c) else ""
             cells.append(
                 f"{format_value(m, c.mean_a)} ({format_value(m, c.difference, signed=True)}){star}"
             )

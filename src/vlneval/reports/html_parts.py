@@ -15,7 +15,7 @@ from vlneval.diagnostics.diagnose import Diagnostics
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.metrics.info import LABELS
-from vlneval.reports.compare import RunComparison, b_is_better
+from vlneval.reports.compare import RunComparison, b_is_better, significant
 from vlneval.reports.plots_base import figure_png, png_data_uri
 from vlneval.reports.plots_trajectory import plot_episode
 from vlneval.reports.terminal import format_value, shown_unit
@@ -202,8 +202,7 @@ def comparison_table(cmp: RunComparison) -> str:
     level = int(round(100 * next(iter(cmp.metrics.values())).confidence)) if cmp.metrics else 95
     rows = []
     for label, c in cmp.metrics.items():
-        alpha = 1 - c.confidence
-        sig = c.p_adjusted is not None and c.p_adjusted < alpha
+        sig = significant(c)
         better = b_is_better(label, c)
         verdict = "–"
         if sig and better is None:
