@@ -112,14 +112,17 @@ def _title(summary: Mapping[str, Any]) -> str:
     )
 
 
-def _rich_table(
-    title: str, header: Sequence[str], rows: Iterable[Sequence[str]], align: str, *, width: int,
-    color: bool | None,
+def _table(
+    fmt: str, title: str, header: Sequence[str], rows: Iterable[Sequence[str]], align: str, *,
+    width: int, color: bool | None,
 ) -> str:  # fmt: skip
-    """A rich table as text; every cell and the title are plain text (no markup). Without
-    colour, a table that fits (the common case) is drawn by :func:`_plain_table`, the same
-    characters without importing rich."""
+    """The table in ``fmt``: Markdown or LaTeX (:func:`render_table`, the title as its note), or
+    a rich table as text; every cell and the title are plain text (no markup). Without colour,
+    a table that fits (the common case) is drawn by :func:`_plain_table`, the same characters
+    without importing rich."""
     rows = [list(r) for r in rows]  # read twice when the plain table does not fit
+    if fmt != "text":
+        return render_table(fmt, header, rows, align, note=title)
     if not color:
         plain = _plain_table(title, header, rows, align, width=width)
         if plain is not None:
@@ -212,10 +215,7 @@ def render_summary(
     metrics = summary["metrics"]
     header = [column_name(k, units.get(k)) for k in metrics]
     row = [metric_cell(summary, k, units.get(k)) for k in metrics]
-    align = "r" * len(header)
-    if fmt != "text":
-        return render_table(fmt, header, [row], align, note=_title(summary))
-    return _rich_table(_title(summary), header, [row], align, width=120, color=color)
+    return _table(fmt, _title(summary), header, [row], "r" * len(header), width=120, color=color)
 
 
 def render_runs(
@@ -240,10 +240,7 @@ def render_runs(
                 *(metric_cell(s, k, units.get(k)) for k in labels),
             ]
         )
-    align = "lr" + "r" * len(labels)
-    if fmt != "text":
-        return render_table(fmt, header, rows, align, note=title)
-    return _rich_table(title, header, rows, align, width=160, color=color)
+    return _table(fmt, title, header, rows, "lr" + "r" * len(labels), width=160, color=color)
 
 
 def unavailable_reasons(summary: Mapping[str, Any]) -> dict[str, str]:
@@ -263,12 +260,8 @@ def unavailable_reasons(summary: Mapping[str, Any]) -> dict[str, str]:
 
 
 def grouped_notes(why: Mapping[str, str], state: str) -> list[str]:
-    """``"NE, SR are {state}: {text}"``: the labels that share one text, together.
-
-    Example:
-        >>> grouped_notes({"NE": "no distances", "SR": "no distances"}, "n/a")
-        ['NE, SR are n/a: no distances']
-    """
+    """``"NE, SR are {state}: {text}"``: the labels that share one text, together (see
+    :func:`unavailable_notices`)."""
     by_text: dict[str, list[str]] = {}
     for label, text in why.items():
         by_text.setdefault(text, []).append(label)
