@@ -30,9 +30,7 @@ def column_intervals(
 
     Args:
         columns: name -> per-episode values (all of one length).
-        rng: a ``numpy.random.Generator`` or an int seed.
-        n_resamples: bootstrap resamples.
-        confidence: nominal coverage.
+        rng, n_resamples, confidence: as for :func:`vlneval.stats.bootstrap_table`.
         groups: a label per episode (the scan) for the two-stage (scan, then episode) bootstrap.
 
     Returns:
