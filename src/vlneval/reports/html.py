@@ -1,12 +1,9 @@
-"""The HTML report: one self-contained file a reviewer can read offline.
+"""The HTML report: one self-contained file a reviewer can read offline (sections: see
+:func:`build_report`).
 
-Sections: the summary table with bootstrap intervals, the consistency checks and warnings, the
-protocol card, the paired comparison with a baseline (when given), the outcome classes of the
-episodes, budgeted success, distributions of NE and TL/d*, metric breakdowns by scan,
-reference length and instruction length, and the worst episodes and a seeded random sample of
-the others, each drawn on its navigation graph. Images are embedded as base64 PNG; the page
-has no script, no external resource and no timestamp (the same inputs give the same bytes).
-Only the drawn episodes are plotted, so a report of a full split renders in seconds.
+Images are embedded as base64 PNG; the page has no script, no external resource and no
+timestamp (the same inputs give the same bytes). Only the drawn episodes are plotted, so a
+report of a full split renders in seconds.
 """
 
 from __future__ import annotations
@@ -97,7 +94,10 @@ def build_report(
     options: ReportOptions = ReportOptions(),
     progress: Progress | None = None,
 ) -> Report:
-    """Diagnoses ``run`` (and compares it with ``baseline``) and renders the report.
+    """Diagnoses ``run`` (and compares it with ``baseline``) and renders the report: summary
+    with bootstrap intervals, checks and warnings, protocol card, the paired comparison, outcome
+    classes, budgeted success, distributions of NE and TL/d*, breakdowns by scan, reference and
+    instruction length, and the worst and a seeded sample of episodes drawn on their graphs.
 
     Args:
         run: the run reported on (B in a comparison).
