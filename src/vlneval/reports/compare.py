@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,8 +73,8 @@ def card_differences(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> li
         >>> card_differences(a, {**a, "split": "val_seen"})
         ['split: val_unseen (A) vs val_seen (B)']
     """
-    va, vb = _refusal_view(card_a), _refusal_view(card_b)
-    return [f"{k}: {va[k]} (A) vs {vb[k]} (B)" for k in va if va[k] != vb[k]]
+    view_a = _refusal_view(card_a)
+    return _differing(view_a, _refusal_view(card_b), view_a)
 
 
 def card_notes(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> list[str]:
@@ -84,12 +84,11 @@ def card_notes(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> list[str
         >>> card_notes({"map": "given graph"}, {"map": "built online"})
         ['map: given graph (A) vs built online (B)']
     """
-    out = []
-    for key in _NOTE_FIELDS:
-        a, b = card_a.get(key), card_b.get(key)
-        if a != b:
-            out.append(f"{key}: {a} (A) vs {b} (B)")
-    return out
+    return _differing(card_a, card_b, _NOTE_FIELDS)
+
+
+def _differing(a: Mapping[str, Any], b: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
+    return [f"{k}: {a.get(k)} (A) vs {b.get(k)} (B)" for k in keys if a.get(k) != b.get(k)]
 
 
 def check_comparable(
