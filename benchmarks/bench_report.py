@@ -65,16 +65,18 @@ def whole_command(data: Path, repeats: int) -> dict[str, float]:
 def stages(data: Path) -> dict[str, float]:
     """Seconds per stage of a comparison report, in this process (imports already warm)."""
     from vlneval.diagnostics import diagnose, score_run
+    from vlneval.evaluation import Scorer
     from vlneval.reports.compare import compare_scored
     from vlneval.reports.html import ReportOptions, build_report
-    from vlneval.reports.plots import require_matplotlib
+    from vlneval.reports.plots_base import require_matplotlib
 
     require_matplotlib()
-    score_run("r2r", "val_unseen", data / SEQ.format(5000), root=data)  # warm caches and JIT
+    scorer = Scorer("r2r", "val_unseen", root=data)  # the split, loaded once for both files
+    score_run(scorer, data / SEQ.format(5000))  # warm caches and JIT
     out: dict[str, float] = {}
     t = time.perf_counter()
-    a = score_run("r2r", "val_unseen", data / SEQ.format(5000), root=data)
-    b = score_run("r2r", "val_unseen", data / SEQ.format(20000), root=data)
+    a = score_run(scorer, data / SEQ.format(5000))
+    b = score_run(scorer, data / SEQ.format(20000))
     out["score two files"] = time.perf_counter() - t
     t = time.perf_counter()
     diagnose(b, step_limit=20)

@@ -8,6 +8,7 @@ import pytest
 
 from tests.reports.house import house_root, write_predictions
 from vlneval.diagnostics import ScoredRun, score_run
+from vlneval.evaluation import Scorer
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +17,7 @@ def house_run(tmp_path_factory: pytest.TempPathFactory) -> ScoredRun:
     tmp = tmp_path_factory.mktemp("house")
     root = house_root(tmp / "root")
     preds = write_predictions(tmp / "preds.json")
-    return score_run("r2r", "val", preds, root=root)
+    return score_run(Scorer("r2r", "val", root=root), preds)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import pytest
 from tests.reports.house import EXECUTED, house_root, write_predictions
 from vlneval.diagnostics import ScoredRun, diagnose, run_label, score_run
 from vlneval.errors import InvalidInputError, VLNEvalError
-from vlneval.evaluation import evaluate
+from vlneval.evaluation import Scorer, evaluate
 from vlneval.tasks.common.root import demo_root
 
 P = "predictions/r2r"
@@ -35,7 +35,7 @@ def test_same_numbers_as_evaluate_and_keeps_paths(house_run: ScoredRun, house_pa
 
 def test_demo_task() -> None:
     path = demo_root() / "demo" / "predictions_val.json"
-    run = score_run("demo", "val", path)
+    run = score_run(Scorer("demo", "val"), path)
     assert run.evaluation.metrics == evaluate("demo", "val", path).metrics
 
 
@@ -48,17 +48,17 @@ def test_errors_name_the_problem(tmp_path: Path) -> None:
     root = house_root(tmp_path / "root")
     preds = write_predictions(tmp_path / "p.json", {"1_0": ["F0", "F9"]})
     with pytest.raises(InvalidInputError, match='instr_id "1_0": trajectory\\[1\\]'):
-        score_run("r2r", "val", preds, root=root, profile="r2r-envdrop", subset=True)
+        score_run(Scorer("r2r", "val", root=root, profile="r2r-envdrop"), preds, subset=True)
     with pytest.raises(VLNEvalError, match="does not score task r2r"):
-        score_run("r2r", "val", preds, root=root, profile="r4r-google")
+        score_run(Scorer("r2r", "val", root=root, profile="r4r-google"), preds)
 
 
 def test_real_navillm_compact_with_summary_record(data_root: Path) -> None:
     f = data_root / NAVILLM
     own = json.loads(gzip.decompress(f.read_bytes()))[0]
     with pytest.raises(InvalidInputError, match="looks like a summary.*--skip-summary-records"):
-        score_run("r2r", "val_unseen", f, root=data_root)
-    run = score_run("r2r", "val_unseen", f, root=data_root, skip_summaries=True)
+        score_run(Scorer("r2r", "val_unseen", root=data_root), f)
+    run = score_run(Scorer("r2r", "val_unseen", root=data_root), f, skip_summaries=True)
     m = run.evaluation.metrics
     assert m["SR"] == pytest.approx(own["success_rate"], abs=1e-12)
     assert m["OSR"] == pytest.approx(own["oracle success_rate"], abs=1e-12)
@@ -88,7 +88,7 @@ def test_real_seq2seq_outcomes_with_step_limit(
     data_root: Path, iteration: int, counts: tuple[int, ...], budgets: tuple[int, ...]
 ) -> None:
     """The R2R seq2seq baseline runs at most 20 actions (max_episode_len = 20)."""
-    run = score_run("r2r", "val_unseen", data_root / SEQ.format(iteration), root=data_root)
+    run = score_run(Scorer("r2r", "val_unseen", root=data_root), data_root / SEQ.format(iteration))
     per = run.evaluation.per_episode
     assert int(per["steps"].max()) == 20
     d = diagnose(run, n_resamples=200, step_limit=20)

@@ -9,6 +9,7 @@ import pytest
 
 from tests.reports.house import EXECUTED, house_root, write_predictions
 from vlneval.diagnostics import ScoredRun, score_run
+from vlneval.evaluation import Scorer
 
 #: B stops on the goal in 2_0 and walks all the way in 3_0.
 EXECUTED_B = {**EXECUTED, "2_0": ["F0", "F1", "F2", "F3"], "3_0": ["F0", "F1", "F2", "F3", "F4"]}
@@ -33,7 +34,5 @@ def house(tmp_path_factory: pytest.TempPathFactory) -> House:
 
 @pytest.fixture(scope="module")
 def runs(house: House) -> tuple[ScoredRun, ScoredRun]:
-    return (
-        score_run("r2r", "val", house.a, root=house.root),
-        score_run("r2r", "val", house.b, root=house.root),
-    )
+    scorer = Scorer("r2r", "val", root=house.root)
+    return score_run(scorer, house.a), score_run(scorer, house.b)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from vlneval.diagnostics import score_run
+from vlneval.evaluation import Scorer
 from vlneval.metrics import LABELS, metric_info
 from vlneval.reports.compare import RunComparison, b_is_better, compare_scored
 from vlneval.reports.compare_terminal import render_comparison
@@ -124,9 +125,9 @@ def test_touchdown_comparison_with_a_lower_spd_reports_b_better(tmp_path: Path) 
     root = make_root(tmp_path / "root")
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    a = score_run("touchdown", "dev", nav(tmp_path / "a"), root=root, label="A")
+    a = score_run(Scorer("touchdown", "dev", root=root), nav(tmp_path / "a"), label="A")
     better = {**RUNS, 2: ["p0", "p1", "p2", "p5"]}
-    b = score_run("touchdown", "dev", nav(tmp_path / "b", better), root=root, label="B")
+    b = score_run(Scorer("touchdown", "dev", root=root), nav(tmp_path / "b", better), label="B")
     cmp = compare_scored(a, b, rng=0, n_resamples=200, n_permutations=500)
     assert list(cmp.metrics) == ["TC", "SPD", "SED"]
     assert cmp.metrics["SPD"].difference == pytest.approx(-2 / 3)  # B − A: 2 hops less in one

@@ -13,6 +13,7 @@ from tests.reports.conftest import House
 from tests.reports.house import OUTCOMES
 from vlneval.diagnostics import ScoredRun, score_run
 from vlneval.errors import VLNEvalError
+from vlneval.evaluation import Scorer
 from vlneval.reports.html import ReportOptions, build_report, write_report
 
 OPTIONS = ReportOptions(n_worst=2, n_sample=2, n_resamples=200)
@@ -75,8 +76,8 @@ def test_same_inputs_same_bytes(runs: tuple[ScoredRun, ScoredRun], tmp_path) -> 
 
 
 def test_incomparable_baseline_is_refused_then_forced(house: House) -> None:
-    a = score_run("r2r", "val", house.a, root=house.root, profile="r2r-envdrop")
-    b = score_run("r2r", "val", house.b, root=house.root)
+    a = score_run(Scorer("r2r", "val", root=house.root, profile="r2r-envdrop"), house.a)
+    b = score_run(Scorer("r2r", "val", root=house.root), house.b)
     with pytest.raises(VLNEvalError, match="profile: r2r-envdrop v1 \\(A\\) vs r2r v1 \\(B\\)"):
         build_report(b, baseline=a, options=OPTIONS)
     forced = build_report(b, baseline=a, options=ReportOptions(n_worst=0, n_sample=0, force=True))

@@ -13,16 +13,15 @@ from vlneval.diagnostics import ScoredRun, diagnose
 from vlneval.errors import VLNEvalError
 from vlneval.reports import plots_base
 from vlneval.reports.compare import compare_scored
-from vlneval.reports.plots import (
-    figure_png,
+from vlneval.reports.plots_base import COLORS, RUN_COLORS, figure_png
+from vlneval.reports.plots_compare import plot_comparison
+from vlneval.reports.plots_distributions import (
     plot_budget_curve,
-    plot_comparison,
-    plot_episode,
     plot_error_ecdf,
     plot_length_ratio,
     plot_outcomes,
 )
-from vlneval.reports.plots_base import COLORS, RUN_COLORS
+from vlneval.reports.plots_trajectory import plot_episode
 
 
 def _episode(run: ScoredRun, eid: str):  # type: ignore[no-untyped-def]
@@ -111,7 +110,8 @@ def test_distribution_and_comparison_plots(runs: tuple[ScoredRun, ScoredRun]) ->
 
 def test_plots_import_matplotlib_lazily() -> None:
     code = (
-        "import sys, vlneval.reports.plots, vlneval.reports.html, vlneval.cli.main; "
+        "import sys, vlneval.reports.plots_compare, vlneval.reports.plots_distributions, "
+        "vlneval.reports.plots_trajectory, vlneval.reports.html, vlneval.cli.main; "
         "print('matplotlib' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -148,25 +148,31 @@ def _add_stats_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="compare even if the cards differ")
 
 
-def _score(
-    args: argparse.Namespace, path: str, *, protocol: str | None = None, profile: str | None = None
-) -> Any:
+def _scorer(args: argparse.Namespace, profile: str | None = None) -> Any:
+    from vlneval.evaluation import Scorer
+
+    return Scorer(
+        args.task,
+        args.split,
+        profile=profile or args.profile,
+        root=args.data_root,
+        episodes=args.episodes,
+        graphs=args.graphs,
+        **(given_task_options(args) or {}),
+    )
+
+
+def _score(args: argparse.Namespace, scorer: Any, path: str, protocol: str | None = None) -> Any:
     from vlneval.diagnostics import score_run
 
     return score_run(
-        args.task,
-        args.split,
+        scorer,
         path,
-        profile=profile or args.profile,
-        root=args.data_root,
-        episodes_file=args.episodes,
-        graphs=args.graphs,
         subset=args.subset,
         form=args.trajectory_form,
         trajectory_key=args.trajectory_key,
         declared=load_declared(protocol if protocol is not None else args.protocol),
         skip_summaries=args.skip_summary_records,
-        options=given_task_options(args),
     )
 
 
@@ -217,12 +223,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         title=args.title,
     )
     total = 4 + (2 if args.compare else 0) + options.n_worst + options.n_sample
-    with _progress(total, "report") as step:
-        run = _score(args, args.predictions)
+    with _progress(total, "report") as step, _scorer(args) as scorer:
+        run = _score(args, scorer, args.predictions)
         step("scored")
         baseline = None
         if args.compare:
-            baseline = _score(args, args.compare, protocol=args.compare_protocol)
+            baseline = _score(args, scorer, args.compare, args.compare_protocol)
             step("scored the baseline")
         report = build_report(run, baseline=baseline, options=options, progress=step)
     page = report.html.encode("utf-8")
@@ -244,6 +250,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from vlneval.reports.compare import RunComparison, compare_many
     from vlneval.reports.compare_terminal import (
         comparison_notices,
+        not_compared_notices,
         render_comparison,
         render_multi,
     )
@@ -252,12 +259,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     plan = plan_outputs(args, {"--json": args.json})
     names = ["B", *(f"run {k}" for k in range(3, len(args.b) + 2))]
-    with _progress(2 + len(args.b), "compare") as step:
-        a = _score(args, args.a, protocol=args.protocol_a)
+    with ExitStack() as stack, _progress(2 + len(args.b), "compare") as step:
+        scorer_a = stack.enter_context(_scorer(args))
+        a = _score(args, scorer_a, args.a, args.protocol_a)
         step("scored A")
+        scorer_b = (
+            stack.enter_context(_scorer(args, args.profile_b)) if args.profile_b else scorer_a
+        )
         others = []
         for path, name in zip(args.b, names, strict=True):
-            others.append(_score(args, path, protocol=args.protocol_b, profile=args.profile_b))
+            others.append(_score(args, scorer_b, path, args.protocol_b))
             step(f"scored {name}")
         metrics = [m.strip() for m in args.metrics.split(",")] if args.metrics else None
         result = compare_many(
@@ -281,36 +292,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         else:
             print_table(render_multi(result, color=color, fmt=plan.table))
     runs = [("A", a), *zip(names, others, strict=True)]
-    print_notices([*comparison_notices(result), *_not_compared(runs, result)])
+    print_notices([*comparison_notices(result), *not_compared_notices(runs, result)])
     return 0
-
-
-def _not_compared(runs: list[tuple[str, Any]], result: Any) -> list[tuple[str, str]]:
-    """Why each metric that is n/a in some run is not in the comparison (the run and its
-    reason, with the fix), labels with one reason together."""
-    from vlneval.reports.compare import RunComparison
-
-    pairs = [result] if isinstance(result, RunComparison) else list(result.runs)
-    compared = {m for r in pairs for m in r.metrics}
-    why: dict[str, str] = {}
-    for name, run in runs:
-        summary = run.evaluation.to_dict()
-        reasons = summary.get("unavailable") or {}
-        for label, value in summary["metrics"].items():
-            if value is None and label not in compared and label not in why:
-                reason = reasons.get(label) or "the scorer gave no reason (please report it)"
-                why[label] = f"n/a in {name} ({run.label}): {reason}"
-    grouped: dict[str, list[str]] = {}
-    for label, text in why.items():
-        grouped.setdefault(text, []).append(label)
-    return [
-        (
-            f"note: {', '.join(labels)} {'is' if len(labels) == 1 else 'are'} left out of the "
-            f"comparison: {text}",
-            "yellow",
-        )
-        for text, labels in grouped.items()
-    ]
 
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
@@ -351,4 +334,5 @@ def _summary_of(args: argparse.Namespace, path: str) -> dict[str, Any]:
             f"{path}: not a summary JSON (from `vlneval score --json`); to score a predictions "
             "file pass --task (and --split)"
         )
-    return _score(args, path).evaluation.to_dict()
+    with _scorer(args) as scorer:
+        return _score(args, scorer, path).evaluation.to_dict()

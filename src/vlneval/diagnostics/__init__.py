@@ -9,9 +9,10 @@
 - :func:`graph_floors`: the floors of a building from its navigation graph.
 
 Example:
+    >>> from vlneval.evaluation import Scorer
     >>> from vlneval.tasks.common.root import demo_root
     >>> from vlneval.diagnostics import diagnose, score_run
-    >>> run = score_run("demo", "val", demo_root() / "demo" / "predictions_val.json")
+    >>> run = score_run(Scorer("demo"), demo_root() / "demo" / "predictions_val.json")
     >>> d = diagnose(run, n_resamples=200, rng=0)
     >>> [row["name"] for row in d.to_dict()["failures"]["classes"]][:2]
     ['success', 'passed_goal']

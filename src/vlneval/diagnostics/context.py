@@ -1,7 +1,7 @@
 """Per-episode facts that diagnostics group and normalise by (not metrics of the agent).
 
 For every scored episode: its scan, the geodesic shortest distance ``d*`` from the start to the
-nearest goal, the reference path's length in metres and in hops, and the instruction's length in
+nearest goal, the reference path's length in metres, and the instruction's length in
 words (whitespace-separated tokens).
 """
 
@@ -25,14 +25,12 @@ class EpisodeContext:
         scans: scan id of each episode.
         shortest: ``d* = min_g d(start, g)`` in metres (NaN when no graph is known).
         reference_length: length of the reference path in metres (NaN when unknown).
-        reference_hops: number of moves of the reference path (``len(path) - 1``).
         instruction_words: number of whitespace-separated words of the instruction.
     """
 
     scans: np.ndarray
     shortest: np.ndarray
     reference_length: np.ndarray
-    reference_hops: np.ndarray
     instruction_words: np.ndarray
 
 
@@ -40,9 +38,10 @@ def shortest_distances(evaluation: Result, graphs: GraphStore) -> np.ndarray:
     """``d*`` of every scored episode: the geodesic distance from its start to the nearest goal.
 
     Example:
+        >>> from vlneval.evaluation import Scorer
         >>> from vlneval.tasks.common.root import demo_root
         >>> from vlneval.diagnostics.scored import score_run
-        >>> run = score_run("demo", "val", demo_root() / "demo" / "predictions_val.json")
+        >>> run = score_run(Scorer("demo"), demo_root() / "demo" / "predictions_val.json")
         >>> d = shortest_distances(run.evaluation, run.graphs)
         >>> bool((d > 0).all()), d.shape == run.evaluation.scored.shape
         (True, True)
@@ -81,7 +80,6 @@ def episode_context(evaluation: Result, graphs: GraphStore | None) -> EpisodeCon
         scans=np.array([ep.scans[i] for i in scored], dtype=object),
         shortest=shortest,
         reference_length=reference,
-        reference_hops=np.array([max(len(ep.paths[i]) - 1, 0) for i in scored], dtype=np.int64),
         instruction_words=np.array([len(ep.instructions[i].split()) for i in scored], np.int64),
     )
 

@@ -82,9 +82,10 @@ def metric_columns(run: ScoredRun) -> dict[str, np.ndarray]:
     know is looked up as a column of its own name.
 
     Example:
+        >>> from vlneval.evaluation import Scorer
         >>> from vlneval.tasks.common.root import demo_root
         >>> from vlneval.diagnostics.scored import score_run
-        >>> run = score_run("demo", "val", demo_root() / "demo" / "predictions_val.json")
+        >>> run = score_run(Scorer("demo"), demo_root() / "demo" / "predictions_val.json")
         >>> list(metric_columns(run))[:4]
         ['TL', 'NE', 'OSR', 'SR']
     """
@@ -121,9 +122,10 @@ def diagnose(
         n_bins: number of quantile bins for reference and instruction lengths.
 
     Example:
+        >>> from vlneval.evaluation import Scorer
         >>> from vlneval.tasks.common.root import demo_root
         >>> from vlneval.diagnostics.scored import score_run
-        >>> run = score_run("demo", "val", demo_root() / "demo" / "predictions_val.json")
+        >>> run = score_run(Scorer("demo"), demo_root() / "demo" / "predictions_val.json")
         >>> d = diagnose(run, n_resamples=200)
         >>> d.intervals["SR"].estimate == run.evaluation.metrics["SR"]
         True
@@ -133,7 +135,7 @@ def diagnose(
     ev = run.evaluation
     per = ev.per_episode
     ctx = episode_context(ev, run.graphs)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = np.random.default_rng(rng)
     limit = step_limit if step_limit is not None else step_limit_from_card(dict(ev.protocol))
     metrics = metric_columns(run)
     known = bool(np.isfinite(ctx.shortest).all()) and "success" in per

@@ -30,9 +30,7 @@ def column_intervals(
 
     Args:
         columns: name -> per-episode values (all of one length).
-        rng: a ``numpy.random.Generator`` or an int seed.
-        n_resamples: bootstrap resamples.
-        confidence: nominal coverage.
+        rng, n_resamples, confidence: as for :func:`vlneval.stats.bootstrap_table`.
         groups: a label per episode (the scan) for the two-stage (scan, then episode) bootstrap.
 
     Returns:
@@ -44,7 +42,7 @@ def column_intervals(
         >>> out["SR"].estimate, out["NE"].estimate, out["NE"].n
         (0.75, 2.0, 3)
     """
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = np.random.default_rng(rng)
     arrays = {name: np.asarray(v, dtype=np.float64) for name, v in columns.items()}
     group_arr = None if groups is None else np.asarray(groups)
     finite = {name: a for name, a in arrays.items() if np.isfinite(a).all()}

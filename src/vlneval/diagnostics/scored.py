@@ -2,11 +2,10 @@
 
 A :class:`~vlneval.evaluation.Result` holds metrics and the per-episode table. Diagnostics also
 need the executed trajectories (to draw them) and the navigation graphs (shortest distances,
-positions), so :func:`score_run` scores a file through the same
-:class:`~vlneval.evaluation.Scorer` as ``evaluate`` and, for the R2R family, keeps the
-trajectories it read and the scorer's graphs (a
-:class:`~vlneval.tasks.common.request.TrajectoryScorer`). Other tasks' scorers give runs
-without trajectories, and reports then show no path plots.
+positions), so :func:`score_run` scores a file through a
+:class:`~vlneval.evaluation.Scorer` and, for the R2R family, keeps the trajectories it read
+and the scorer's graphs. Other tasks' scorers give runs without trajectories, and reports then
+show no path plots.
 """
 
 from __future__ import annotations
@@ -85,50 +84,49 @@ def run_label(path: str | Path) -> str:
 
 
 def score_run(
-    task: str,
-    split: str | None,
+    scorer: Scorer,
     predictions: str | Path,
     *,
-    profile: str | None = None,
-    root: str | Path | None = None,
-    episodes_file: str | Path | None = None,
-    graphs: str | Path | None = None,
     subset: bool = False,
     form: str = "auto",
     trajectory_key: str | None = None,
     declared: Mapping[str, Any] | None = None,
     skip_summaries: bool = False,
     label: str | None = None,
-    options: Mapping[str, Any] | None = None,
 ) -> ScoredRun:
-    """Scores ``predictions`` as :func:`vlneval.evaluation.evaluate` does, keeping trajectories.
+    """Scores ``predictions`` as :meth:`~vlneval.evaluation.Scorer.score` does, keeping the
+    trajectories and graphs.
 
     Args:
-        task, split, predictions, profile, root, episodes_file, graphs, subset, form,
-            trajectory_key, declared: as for :func:`vlneval.evaluation.evaluate`.
-        skip_summaries: skip records that look like a summary (no id, no trajectory, scalar
-            values only) with a warning, see :func:`vlneval.tasks.common.predictions.parse_predictions`.
+        scorer: the split, loaded once (one scorer serves every run of a comparison).
+        predictions, subset, form, trajectory_key, declared, skip_summaries: as for
+            :meth:`~vlneval.evaluation.Scorer.score`.
         label: the run's name in reports (default: the file name without suffixes).
-        options: task-specific options for a task with its own scorer (as ``evaluate``'s).
 
     Raises:
-        VLNEvalError: bad input, unknown names or missing data; the message says where.
+        VLNEvalError: bad input (the message says where); ``skip_summaries`` for a task with
+            its own scorer.
+
+    Example:
+        >>> from vlneval.tasks.common.root import demo_root
+        >>> run = score_run(Scorer("demo"), demo_root() / "demo" / "predictions_val.json")
+        >>> run.label, run.has_trajectories
+        ('predictions_val', True)
     """
     name = label or run_label(predictions)
+    split_scorer = scorer.split_scorer
+    if not isinstance(split_scorer, TrajectoryScorer):
+        if skip_summaries:
+            raise VLNEvalError(
+                f"--skip-summary-records is not supported for task {scorer.task.name} (it has "
+                "its own scorer); remove the summary record from the file"
+            )
+        result = scorer.score(
+            predictions, subset=subset, form=form, trajectory_key=trajectory_key, declared=declared
+        )
+        return ScoredRun(result, name)
     how = ScoreOptions(subset, form, trajectory_key, declared, None, skip_summaries)
-    with Scorer(
-        task, split, profile=profile, root=root, episodes=episodes_file, graphs=graphs,
-        **dict(options or {}),
-    ) as scorer:  # fmt: skip
-        split_scorer = scorer.split_scorer
-        if not isinstance(split_scorer, TrajectoryScorer):
-            if skip_summaries:
-                raise VLNEvalError(
-                    f"--skip-summary-records is not supported for task {task} (it has its own "
-                    "scorer); remove the summary record from the file"
-                )
-            return ScoredRun(split_scorer.score(predictions, how), name)
-        pc = ProblemCollector(source_name(predictions))
-        preds = split_scorer.trajectories(predictions, how, pc)
-        result = split_scorer.score_trajectories(preds, how, pc)
+    pc = ProblemCollector(source_name(predictions))
+    preds = split_scorer.trajectories(predictions, how, pc)
+    result = split_scorer.score_trajectories(preds, how, pc)
     return ScoredRun(result, name, split_scorer.graphs, preds.nodes, preds.offsets)

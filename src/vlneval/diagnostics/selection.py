@@ -35,7 +35,7 @@ def sample_episodes(
         >>> sample_episodes(10, 3, exclude=[0, 1], rng=0).tolist()
         [6, 7, 9]
     """
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = np.random.default_rng(rng)
     pool = np.setdiff1d(np.arange(n_total), np.asarray(exclude, dtype=np.int64))
     if pool.size == 0 or n <= 0:
         return np.zeros(0, dtype=np.int64)

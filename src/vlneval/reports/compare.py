@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,7 @@ __all__ = [
     "MultiComparison",
     "compare_many",
     "b_is_better",
+    "significant",
     "direction_text",
     "aggregate_summaries",
     "card_differences",
@@ -72,8 +73,8 @@ def card_differences(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> li
         >>> card_differences(a, {**a, "split": "val_seen"})
         ['split: val_unseen (A) vs val_seen (B)']
     """
-    va, vb = _refusal_view(card_a), _refusal_view(card_b)
-    return [f"{k}: {va[k]} (A) vs {vb[k]} (B)" for k in va if va[k] != vb[k]]
+    view_a = _refusal_view(card_a)
+    return _differing(view_a, _refusal_view(card_b), view_a)
 
 
 def card_notes(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> list[str]:
@@ -83,12 +84,11 @@ def card_notes(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> list[str
         >>> card_notes({"map": "given graph"}, {"map": "built online"})
         ['map: given graph (A) vs built online (B)']
     """
-    out = []
-    for key in _NOTE_FIELDS:
-        a, b = card_a.get(key), card_b.get(key)
-        if a != b:
-            out.append(f"{key}: {a} (A) vs {b} (B)")
-    return out
+    return _differing(card_a, card_b, _NOTE_FIELDS)
+
+
+def _differing(a: Mapping[str, Any], b: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
+    return [f"{k}: {a.get(k)} (A) vs {b.get(k)} (B)" for k in keys if a.get(k) != b.get(k)]
 
 
 def check_comparable(
@@ -214,6 +214,19 @@ def b_is_better(label: str, comparison: Comparison) -> bool | None:
     return info.improves(comparison.difference) if info is not None else None
 
 
+def significant(comparison: Comparison) -> bool:
+    """Whether the Holm-adjusted p-value is below ``1 − confidence``.
+
+    Example:
+        >>> from vlneval.stats import Comparison
+        >>> c = Comparison("SR", 0.6, 0.5, 0.1, 0.05, 0.15, 0.001, "mcnemar-exact", 100, 0.95)
+        >>> significant(c), significant(dataclasses.replace(c, p_adjusted=0.01))
+        (False, True)
+    """
+    p = comparison.p_adjusted
+    return p is not None and p < 1 - comparison.confidence
+
+
 def _pairing(a: ScoredRun, b: ScoredRun) -> tuple[np.ndarray, np.ndarray]:
     """Positions in A and in B of the episodes both scored, in A's order."""
     where_b = b.positions
@@ -265,7 +278,7 @@ def compare_scored(
             f"metric(s) {', '.join(unknown)} not reported by both runs (they report: "
             f"{', '.join(m for m in cols_a if m in cols_b)})"
         )
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = np.random.default_rng(rng)  # a Generator is used as it is
     groups = None
     if cluster_by_scan:
         groups = np.array([a.evaluation.episodes.scans[i] for i in a.evaluation.scored[pos_a]])
@@ -451,14 +464,17 @@ def aggregate_summaries(
     first = summaries[0]
     diffs = []
     for label, s in zip(labels[1:], summaries[1:], strict=True):
-        found = card_differences(first["protocol"], s["protocol"])
+        found = [
+            d.replace("(A)", f"({labels[0]})").replace("(B)", f"({label})")
+            for d in card_differences(first["protocol"], s["protocol"])
+        ]
         if found and not force:
             raise VLNEvalError(
                 f"refusing to aggregate {label} with {labels[0]}: their protocol cards differ ("
-                + "; ".join(found).replace("(A)", f"({labels[0]})").replace("(B)", f"({label})")
+                + "; ".join(found)
                 + "). Pass --force to aggregate anyway; the output will say so."
             )
-        diffs += [d.replace("(A)", f"({labels[0]})").replace("(B)", f"({label})") for d in found]
+        diffs += found
     left_out = _left_out(summaries, labels)
     names = [m for m in first["metrics"] if m not in left_out]
     if not names:

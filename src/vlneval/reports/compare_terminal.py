@@ -4,15 +4,28 @@ aggregate: rich text for the terminal, Markdown or LaTeX for a paper (stdout); t
 
 from __future__ import annotations
 
-import io
+from collections.abc import Sequence
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from vlneval.reports.compare import AggregateResult, MultiComparison, RunComparison, b_is_better
+from vlneval.diagnostics.scored import ScoredRun
+from vlneval.reports.compare import (
+    AggregateResult,
+    MultiComparison,
+    RunComparison,
+    b_is_better,
+    significant,
+)
 from vlneval.reports.paper import render_table
-from vlneval.reports.terminal import Notice, column_name, format_value
+from vlneval.reports.terminal import (
+    Notice,
+    column_name,
+    format_value,
+    grouped_notes,
+    recording_console,
+    unavailable_reasons,
+)
 from vlneval.stats import Comparison
 
 __all__ = [
@@ -20,30 +33,20 @@ __all__ = [
     "render_comparison",
     "render_multi",
     "comparison_notices",
+    "not_compared_notices",
     "aggregate_notices",
 ]
-
-
-def _fmt(label: str, value: float, *, signed: bool = False) -> str:
-    return format_value(label, value, signed=signed)
-
-
-def _console(color: bool | None, width: int = 120) -> Console:
-    return Console(
-        record=True, force_terminal=color, width=width, file=io.StringIO(), highlight=False
-    )
 
 
 def _delta_style(label: str, c: Comparison) -> str:
     """Green when the Holm-significant difference favours B by the metric's direction, red when
     it does not, none when not significant (or the metric has no direction)."""
-    significant = c.p_adjusted is not None and c.p_adjusted < 1 - c.confidence
     better = b_is_better(label, c)
-    return "" if not significant or better is None else ("green" if better else "red")
+    return "" if not significant(c) or better is None else ("green" if better else "red")
 
 
 def _ci(label: str, c: Comparison) -> str:
-    return f"[{_fmt(label, c.ci_low, signed=True)}, {_fmt(label, c.ci_high, signed=True)}]"
+    return f"[{format_value(label, c.ci_low, signed=True)}, {format_value(label, c.ci_high, signed=True)}]"
 
 
 def _p(p: float | None) -> str:
@@ -84,17 +87,17 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
         style = _delta_style(label, c)
         table.add_row(
             column_name(label),
-            _fmt(label, c.mean_b),
-            _fmt(label, c.mean_a),
-            f"[{style}]{_fmt(label, c.difference, signed=True)}[/]"
+            format_value(label, c.mean_b),
+            format_value(label, c.mean_a),
+            f"[{style}]{format_value(label, c.difference, signed=True)}[/]"
             if style
-            else _fmt(label, c.difference, signed=True),
+            else format_value(label, c.difference, signed=True),
             _ci(label, c),
             _p(c.p_value),
             _p(c.p_adjusted),
             c.test,
         )
-    console = _console(color)
+    console = recording_console(color)
     card = cmp.cards.get("B", {})
     scoring = card.get("scoring", {})
     console.print(Text(f"A (baseline): {cmp.label_a}"))
@@ -134,6 +137,21 @@ def comparison_notices(cmp: RunComparison | MultiComparison) -> list[Notice]:
     return out
 
 
+def not_compared_notices(
+    runs: Sequence[tuple[str, ScoredRun]], cmp: RunComparison | MultiComparison
+) -> list[Notice]:
+    """Why each metric that is n/a in some run is not in the comparison (the first such run,
+    its label and reason), labels with one reason together, for stderr."""
+    pairs = cmp.runs if isinstance(cmp, MultiComparison) else [cmp]
+    compared = {m for r in pairs for m in r.metrics}
+    why: dict[str, str] = {}
+    for name, run in runs:
+        for label, reason in unavailable_reasons(run.evaluation.to_dict()).items():
+            if label not in compared:
+                why.setdefault(label, f"n/a in {name} ({run.label}): {reason}")
+    return [(f"note: {t}", "yellow") for t in grouped_notes(why, "left out of the comparison")]
+
+
 def render_aggregate(
     result: AggregateResult, *, color: bool | None = None, fmt: str = "text"
 ) -> str:
@@ -154,11 +172,11 @@ def render_aggregate(
     for label, r in result.metrics.items():
 
         def f(v: float | None, label: str = label) -> str:
-            return "–" if v is None else _fmt(label, v)
+            return "–" if v is None else format_value(label, v)
 
         ci = "–" if r.ci_low is None else f"[{f(r.ci_low)}, {f(r.ci_high)}]"
         table.add_row(column_name(label), f(r.mean), f(r.std), f(r.min), f(r.max), ci)
-    console = _console(color)
+    console = recording_console(color)
     console.print(table)
     for d in result.differences:
         console.print(Text(f"FORCED: protocol cards differ: {d}", style="bold red"))
@@ -181,8 +199,8 @@ def _paper_aggregate(result: AggregateResult, fmt: str) -> str:
     header = ["runs", *(column_name(m) for m in result.metrics)]
     cells = [f"{len(result.labels)}"]
     for label, r in result.metrics.items():
-        std = "" if r.std is None else f" ± {_fmt(label, r.std)}"
-        cells.append(f"{_fmt(label, r.mean)}{std}")
+        std = "" if r.std is None else f" ± {format_value(label, r.std)}"
+        cells.append(f"{format_value(label, r.mean)}{std}")
     note = (
         f"mean ± std over {len(result.labels)} runs ({', '.join(result.labels)}); std ddof = 1; "
         f"rates in %; {int(round(100 * first.confidence))}% intervals in the JSON"
@@ -215,11 +233,11 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
     for r in multi.runs:
         for label, c in r.metrics.items():
             table.add_row(
-                Text(r.label_b), column_name(label), _fmt(label, c.mean_b), _fmt(label, c.mean_a),
-                Text(_fmt(label, c.difference, signed=True), style=_delta_style(label, c)),
+                Text(r.label_b), column_name(label), format_value(label, c.mean_b), format_value(label, c.mean_a),
+                Text(format_value(label, c.difference, signed=True), style=_delta_style(label, c)),
                 _ci(label, c), _p(c.p_value), _p(c.p_adjusted), c.test,
             )  # fmt: skip
-    console = _console(color, width=140)
+    console = recording_console(color, width=140)
     console.print(Text(f"A (baseline): {multi.label_a}"))
     console.print(Text(f"runs: {', '.join(r.label_b for r in multi.runs)}"))
     console.print(table)
@@ -235,7 +253,9 @@ def _paper_multi(multi: MultiComparison, fmt: str) -> str:
     labels = list(dict.fromkeys(m for r in multi.runs for m in r.metrics))
     header = ["run", *(column_name(m) for m in labels)]
     base = {m: c.mean_b for r in multi.runs for m, c in r.metrics.items()}
-    rows = [[f"{multi.label_a} (A)", *(_fmt(m, base[m]) if m in base else "–" for m in labels)]]
+    rows = [
+        [f"{multi.label_a} (A)", *(format_value(m, base[m]) if m in base else "–" for m in labels)]
+    ]
     level = 0.95
     for r in multi.runs:
         cells = [r.label_b]
@@ -245,8 +265,10 @@ def _paper_multi(multi: MultiComparison, fmt: str) -> str:
                 cells.append("–")
                 continue
             level = c.confidence
-            star = "*" if c.p_adjusted is not None and c.p_adjusted < 1 - c.confidence else ""
-            cells.append(f"{_fmt(m, c.mean_a)} ({_fmt(m, c.difference, signed=True)}){star}")
+            star = "*" if significant(c) else ""
+            cells.append(
+                f"{format_value(m, c.mean_a)} ({format_value(m, c.difference, signed=True)}){star}"
+            )
         rows.append(cells)
     note = (
         f"A = baseline; each run: mean (Δ vs A); * Holm-adjusted p < {1 - level:.2g} over "

@@ -1,12 +1,9 @@
-"""The HTML report: one self-contained file a reviewer can read offline.
+"""The HTML report: one self-contained file a reviewer can read offline (sections: see
+:func:`build_report`).
 
-Sections: the summary table with bootstrap intervals, the consistency checks and warnings, the
-protocol card, the paired comparison with a baseline (when given), the outcome classes of the
-episodes, budgeted success, distributions of NE and TL/d*, metric breakdowns by scan,
-reference length and instruction length, and the worst episodes and a seeded random sample of
-the others, each drawn on its navigation graph. Images are embedded as base64 PNG; the page
-has no script, no external resource and no timestamp (the same inputs give the same bytes).
-Only the drawn episodes are plotted, so a report of a full split renders in seconds.
+Images are embedded as base64 PNG; the page has no script, no external resource and no
+timestamp (the same inputs give the same bytes). Only the drawn episodes are plotted, so a
+report of a full split renders in seconds.
 """
 
 from __future__ import annotations
@@ -33,10 +30,10 @@ from vlneval.diagnostics.selection import sample_episodes, worst_episodes
 from vlneval.io import write_outputs
 from vlneval.reports import html_parts as hp
 from vlneval.reports.compare import RunComparison, compare_scored
-from vlneval.reports.plots import (
-    figure_png,
+from vlneval.reports.plots_base import figure_png
+from vlneval.reports.plots_compare import plot_comparison
+from vlneval.reports.plots_distributions import (
     plot_budget_curve,
-    plot_comparison,
     plot_error_ecdf,
     plot_length_ratio,
     plot_outcomes,
@@ -86,6 +83,8 @@ class Report:
 
 
 Progress = Callable[[str], None]
+#: (display name, run, its diagnostics) of each run shown side by side, the baseline first.
+Shown = list[tuple[str, ScoredRun, Diagnostics]]
 
 
 def build_report(
@@ -95,7 +94,10 @@ def build_report(
     options: ReportOptions = ReportOptions(),
     progress: Progress | None = None,
 ) -> Report:
-    """Diagnoses ``run`` (and compares it with ``baseline``) and renders the report.
+    """Diagnoses ``run`` (and compares it with ``baseline``) and renders the report: summary
+    with bootstrap intervals, checks and warnings, protocol card, the paired comparison, outcome
+    classes, budgeted success, distributions of NE and TL/d*, breakdowns by scan, reference and
+    instruction length, and the worst and a seeded sample of episodes drawn on their graphs.
 
     Args:
         run: the run reported on (B in a comparison).
@@ -108,39 +110,31 @@ def build_report(
         VLNEvalError: incomparable protocol cards without ``force``; matplotlib missing.
 
     Example:
+        >>> from vlneval.evaluation import Scorer
         >>> from vlneval.tasks.common.root import demo_root
         >>> from vlneval.diagnostics import score_run
-        >>> run = score_run("demo", "val", demo_root() / "demo" / "predictions_val.json")
+        >>> run = score_run(Scorer("demo"), demo_root() / "demo" / "predictions_val.json")
         >>> report = build_report(run, options=ReportOptions(n_worst=1, n_sample=1, n_resamples=100))
         >>> report.html.startswith("<!DOCTYPE html>"), report.data["diagnostics"]["label"]
         (True, 'predictions_val')
     """
     step = progress or (lambda _msg: None)
     gen = np.random.default_rng(options.seed)
-    kw = {
+    stats: dict[str, Any] = {
         "rng": gen,
         "n_resamples": options.n_resamples,
         "confidence": options.confidence,
         "cluster_by_scan": options.cluster_by_scan,
-        "budgets": options.budgets,
-        "step_limit": options.step_limit,
     }
     comparison = None
     if baseline is not None:
-        comparison = compare_scored(
-            baseline,
-            run,
-            rng=gen,
-            n_resamples=options.n_resamples,
-            confidence=options.confidence,
-            cluster_by_scan=options.cluster_by_scan,
-            force=options.force,
-        )
+        comparison = compare_scored(baseline, run, force=options.force, **stats)
         step("compared with the baseline")
-    diag = diagnose(run, **kw)  # type: ignore[arg-type]
-    base_diag = diagnose(baseline, **kw) if baseline is not None else None  # type: ignore[arg-type]
+    stats.update(budgets=options.budgets, step_limit=options.step_limit)
+    diag = diagnose(run, **stats)
+    base_diag = diagnose(baseline, **stats) if baseline is not None else None
     step("diagnosed")
-    names = hp.run_names(run, baseline)
+    shown = _shown(run, diag, baseline, base_diag)
     sections = [
         ("summary", "Summary", "Summary", _summary(run, diag, options)),
         ("checks", "Checks", "Consistency checks and warnings", _checks(run)),
@@ -152,11 +146,10 @@ def build_report(
         )
         step("drew the comparison")
     sections += [
-        ("outcomes", "Outcomes", "Why episodes fail", _outcomes(diag, base_diag, names)),
-        ("budget", "Budgets", "Success within a path-length budget",
-         _budget(run, diag, baseline, base_diag, names)),
+        ("outcomes", "Outcomes", "Why episodes fail", _outcomes(diag, shown)),
+        ("budget", "Budgets", "Success within a path-length budget", _budget(diag, shown)),
         ("distributions", "Distributions", "Distributions of NE and TL / d*",
-         _distributions(run, diag, baseline, base_diag, names)),
+         _distributions(run, shown)),
         ("breakdowns", "Breakdowns", "Breakdowns by scan, reference length and instruction length",
          _groups(diag, base_diag)),
     ]  # fmt: skip
@@ -174,6 +167,17 @@ def build_report(
         "comparison": None if comparison is None else comparison.to_dict(),
     }
     return Report(html, data)
+
+
+def _shown(
+    run: ScoredRun, diag: Diagnostics, baseline: ScoredRun | None, base: Diagnostics | None
+) -> Shown:
+    """The runs side by side: ``A: …`` (the baseline) then ``B: …``, or the run alone, each
+    named by its clipped label."""
+    if baseline is None or base is None:
+        return [(hp.clip(run.label), run, diag)]
+    a, b = hp.short_labels(baseline.label, run.label)
+    return [(f"A: {hp.clip(a)}", baseline, base), (f"B: {hp.clip(b)}", run, diag)]
 
 
 def write_report(path: str | Path, report: Report) -> None:
@@ -287,8 +291,7 @@ def _checks(run: ScoredRun) -> str:
     out = hp.table(["check", "result", "detail"], rows) if rows else "<p>No checks apply.</p>"
     warnings = s.get("warnings", [])
     if warnings:
-        items = "".join(f"<li>{escape(w)}</li>" for w in warnings)
-        out += f"<div class='banner'><b>Warnings</b><ul>{items}</ul></div>"
+        out += hp.banner("Warnings", warnings)
     else:
         out += "<p class='muted'>No warnings.</p>"
     return out
@@ -306,27 +309,21 @@ def _protocol(run: ScoredRun, baseline: ScoredRun | None) -> str:
 def _comparison(cmp: RunComparison) -> str:
     out = ""
     if cmp.differences:
-        items = "".join(f"<li>{escape(d)}</li>" for d in cmp.differences)
-        out += (
-            "<div class='banner danger'><b>Forced comparison: the protocol cards differ, so these "
-            f"numbers are not comparable.</b><ul>{items}</ul></div>"
+        forced = (
+            "Forced comparison: the protocol cards differ, so these numbers are not comparable."
         )
+        out += hp.banner(forced, cmp.differences, "danger")
     if cmp.notes:
-        items = "".join(f"<li>{escape(n)}</li>" for n in cmp.notes)
-        out += f"<div class='banner'><b>Other protocol differences</b><ul>{items}</ul></div>"
+        out += hp.banner("Other protocol differences", cmp.notes)
     out += hp.comparison_table(cmp)
     out += hp.figure(figure_png(plot_comparison(cmp)), "Paired differences B − A with intervals")
     return out
 
 
-def _outcomes(diag: Diagnostics, base: Diagnostics | None, names: hp.RunNames) -> str:
+def _outcomes(diag: Diagnostics, shown: Shown) -> str:
     if diag.failures is None:
         return "<p>Not available: the shortest distances d* are unknown for this task.</p>"
-    runs = [
-        (n, d.failures)
-        for n, d in ([(names.a, base)] if base is not None else []) + [(names.b, diag)]
-        if d is not None and d.failures is not None
-    ]
+    runs = [(n, d.failures) for n, _, d in shown if d.failures is not None]
     header = ["outcome", *[f"{n} (n, %)" for n, _ in runs], "definition"]
     rows = []
     for name in FAILURE_CLASSES:
@@ -351,29 +348,23 @@ def _outcomes(diag: Diagnostics, base: Diagnostics | None, names: hp.RunNames) -
     )
 
 
-def _budget(
-    run: ScoredRun,
-    diag: Diagnostics,
-    baseline: ScoredRun | None,
-    base: Diagnostics | None,
-    names: hp.RunNames,
-) -> str:
+def _budget(diag: Diagnostics, shown: Shown) -> str:
     if not diag.budgets:
         return "<p>Not available: the shortest distances d* are unknown for this task.</p>"
-    runs = ([(names.a, baseline, base)] if base is not None else []) + [(names.b, run, diag)]
+    compared = len(shown) > 1
     rows = []
     for b in diag.budgets:
         cells = [f"<b>{escape(budget_label(b))}</b>"]
-        for _, _, d in runs:
-            ci = d.budgets.get(b) if d is not None else None
+        for _, _, d in shown:
+            ci = d.budgets.get(b)
             cells += [
                 hp.num(hp.fmt("SR", ci.estimate if ci else None)),
                 hp.num(hp.fmt_ci("SR", ci), "ci"),
             ]
         rows.append(cells)
     header = ["budget"]
-    for n, _, _ in runs:
-        header += [n if baseline is not None else "SR@b", "CI"]
+    for n, _, _ in shown:
+        header += [n if compared else "SR@b", "CI"]
     out = (
         "<p>SR@b is the share of episodes that succeed with a path no longer than b times the "
         "shortest distance d* from the start to the goal (TL ≤ b · d*): what a robot whose "
@@ -383,26 +374,19 @@ def _budget(
         (n, {"success": r.evaluation.per_episode["success"],
              "path_length": r.evaluation.per_episode["path_length"],
              "shortest": d.context.shortest})
-        for n, r, d in runs if r is not None and d is not None
+        for n, r, d in shown
     ]  # fmt: skip
     plot = hp.figure(
         figure_png(plot_budget_curve(cols)), "SR@b as the budget grows; dotted: SR without budget"
     )
-    if baseline is not None:
+    if compared:
         return out + hp.table(header, rows) + f"<div class='grid2'>{plot}</div>"
     return out + f"<div class='grid2'><div>{hp.table(header, rows)}</div>{plot}</div>"
 
 
-def _distributions(
-    run: ScoredRun,
-    diag: Diagnostics,
-    baseline: ScoredRun | None,
-    base: Diagnostics | None,
-    names: hp.RunNames,
-) -> str:
-    runs = ([(names.a, baseline, base)] if base is not None else []) + [(names.b, run, diag)]
-    ne = [(n, r.evaluation.per_episode["nav_error"]) for n, r, _ in runs if r is not None]
-    ratio = [(n, d.ratio) for n, _, d in runs if d is not None]
+def _distributions(run: ScoredRun, shown: Shown) -> str:
+    ne = [(n, r.evaluation.per_episode["nav_error"]) for n, r, _ in shown]
+    ratio = [(n, d.ratio) for n, _, d in shown]
     threshold = run.evaluation.profile.threshold
     return (
         "<div class='grid2'>"
@@ -476,7 +460,7 @@ def _disagreements(
     scored_a = np.zeros_like(success_b)
     per_a = baseline.evaluation.per_episode["success"]
     for k, eid in enumerate(run.episode_ids):
-        kb = hp.baseline_position(baseline, eid)
+        kb = baseline.positions.get(eid)
         if kb is not None:
             scored_a[k], success_a[k] = True, per_a[kb] != 0
     rng = np.random.default_rng([options.seed, 2])

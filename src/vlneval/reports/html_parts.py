@@ -7,7 +7,6 @@ either plain text or the output of these functions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from html import escape
 from typing import Any
 
@@ -16,17 +15,16 @@ from vlneval.diagnostics.diagnose import Diagnostics
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.metrics.info import LABELS
-from vlneval.reports.compare import RunComparison, b_is_better
-from vlneval.reports.plots import figure_png, plot_episode
-from vlneval.reports.plots_base import png_data_uri
-from vlneval.reports.terminal import shown_unit
+from vlneval.reports.compare import RunComparison, b_is_better, significant
+from vlneval.reports.plots_base import figure_png, png_data_uri
+from vlneval.reports.plots_trajectory import plot_episode
+from vlneval.reports.terminal import format_value, shown_unit
 from vlneval.stats import Interval
 
 __all__ = [
     "CLASS_TEXT",
     "METRIC_TEXT",
-    "RunNames",
-    "baseline_position",
+    "banner",
     "card",
     "clip",
     "comparison_table",
@@ -38,7 +36,6 @@ __all__ = [
     "muted",
     "num",
     "pill",
-    "run_names",
     "section",
     "short_labels",
     "table",
@@ -56,14 +53,6 @@ CLASS_TEXT = {
     "wandered": "never within δ, no step limit hit, walked at least d* (TL ≥ d*) and ended "
     "elsewhere",
 }
-
-
-@dataclass(frozen=True)
-class RunNames:
-    """Display names of the reported run (B) and the baseline (A)."""
-
-    b: str
-    a: str
 
 
 def short_labels(a: str, b: str, *, keep: int = 28) -> tuple[str, str]:
@@ -99,14 +88,6 @@ def clip(label: str, width: int = 32) -> str:
     return label if len(label) <= width else "…" + label[-(width - 1) :]
 
 
-def run_names(run: ScoredRun, baseline: ScoredRun | None) -> RunNames:
-    """``B: …`` and ``A: …`` when there is a baseline, else the run's label alone (clipped)."""
-    if baseline is None:
-        return RunNames(clip(run.label), "")
-    a, b = short_labels(baseline.label, run.label)
-    return RunNames(f"B: {clip(b)}", f"A: {clip(a)}")
-
-
 def fmt(label: str, value: float | None, *, signed: bool = False) -> str:
     """Rates as percentages (differences in percentage points), other values with their unit
     from the metric table, two decimals.
@@ -119,12 +100,10 @@ def fmt(label: str, value: float | None, *, signed: bool = False) -> str:
     """
     if value is None:
         return "–"
-    sign = "+" if signed else ""
-    unit = shown_unit(label)
+    text, unit = format_value(label, value, signed=signed), shown_unit(label)
     if unit == "%":
-        return f"{100 * value:{sign}.2f}" + (" pp" if signed else "%")
-    suffix = f" {unit}" if unit and unit != "count" else ""
-    return f"{value:{sign}.2f}{suffix}"
+        return text + (" pp" if signed else "%")
+    return text + (f" {unit}" if unit and unit != "count" else "")
 
 
 def fmt_ci(label: str, ci: Interval | None) -> str:
@@ -137,8 +116,7 @@ def fmt_ci(label: str, ci: Interval | None) -> str:
     """
     if ci is None:
         return "–"
-    scale = 100.0 if shown_unit(label) == "%" else 1.0
-    return f"[{scale * ci.low:.2f}, {scale * ci.high:.2f}]"
+    return f"[{format_value(label, ci.low)}, {format_value(label, ci.high)}]"
 
 
 def num(text: str, extra: str = "") -> str:
@@ -184,6 +162,12 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def banner(title: str, items: Sequence[str], kind: str = "") -> str:
+    """A highlighted box: a bold title over a list of items (``kind``: ``danger`` or none)."""
+    lis = "".join(f"<li>{escape(item)}</li>" for item in items)
+    return f"<div class='{f'banner {kind}' if kind else 'banner'}'><b>{escape(title)}</b><ul>{lis}</ul></div>"
+
+
 def section(sid: str, title: str, content: str) -> str:
     """A titled section with an anchor."""
     return f'<section id="{escape(sid)}"><h2>{escape(title)}</h2>{content}</section>'
@@ -218,8 +202,7 @@ def comparison_table(cmp: RunComparison) -> str:
     level = int(round(100 * next(iter(cmp.metrics.values())).confidence)) if cmp.metrics else 95
     rows = []
     for label, c in cmp.metrics.items():
-        alpha = 1 - c.confidence
-        sig = c.p_adjusted is not None and c.p_adjusted < alpha
+        sig = significant(c)
         better = b_is_better(label, c)
         verdict = "–"
         if sig and better is None:
@@ -312,7 +295,7 @@ def episode_card(run: ScoredRun, diag: Diagnostics, k: int, baseline: ScoredRun 
     index = graph.index
     success = bool(per["success"][k])
     cls = FAILURE_CLASSES[int(diag.failures.codes[k])] if diag.failures is not None else None
-    kb = baseline_position(baseline, ep.ids[i]) if baseline is not None else None
+    kb = baseline.positions.get(ep.ids[i]) if baseline is not None else None
     other = None
     if baseline is not None and kb is not None and baseline.has_trajectories:
         assert baseline.graphs is not None  # has_trajectories says so
@@ -351,11 +334,6 @@ def episode_card(run: ScoredRun, diag: Diagnostics, k: int, baseline: ScoredRun 
         f"<p class='facts'>scan {escape(ep.scans[i])} · {escape(' · '.join(f for f in facts if f))}"
         f"</p>{fact}<p class='instruction'>“{escape(ep.instructions[i].strip())}”</p>{img}</div>"
     )
-
-
-def baseline_position(baseline: ScoredRun, eid: str) -> int | None:
-    """Where episode ``eid`` is among the baseline's scored episodes (None if absent)."""
-    return baseline.positions.get(eid)
 
 
 def _baseline_fact(baseline: ScoredRun, k: int | None) -> str:

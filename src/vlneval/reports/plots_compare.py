@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.reports.compare import RunComparison, b_is_better
+from vlneval.reports.compare import RunComparison, b_is_better, significant
 from vlneval.reports.plots_base import COLORS, new_figure
 from vlneval.reports.terminal import shown_unit
 
@@ -62,16 +62,15 @@ def _panel(ax: Any, cmp: RunComparison, names: list[str], *, scale: float) -> No
     y = np.arange(len(names))[::-1]
     for yi, name in zip(y, names, strict=True):
         c = cmp.metrics[name]
-        alpha = 1.0 - c.confidence
-        significant = c.p_adjusted is not None and c.p_adjusted < alpha
+        sig = significant(c)
         better = b_is_better(name, c)
-        if not significant or better is None:
-            color = COLORS["neutral"] if significant else "#adb5bd"
+        if not sig or better is None:
+            color = COLORS["neutral"] if sig else "#adb5bd"
         else:
             color = COLORS["success"] if better else COLORS["fail"]
         ax.plot([c.ci_low * scale, c.ci_high * scale], [yi, yi], color=color, linewidth=2.2,
                 solid_capstyle="butt")  # fmt: skip
-        ax.scatter([c.difference * scale], [yi], s=38, zorder=3, color=color if significant else "white",
+        ax.scatter([c.difference * scale], [yi], s=38, zorder=3, color=color if sig else "white",
                    edgecolors=color, linewidths=1.5)  # fmt: skip
     ax.axvline(0.0, color="#495057", linewidth=0.8)
     ax.set_yticks(y, names)

@@ -33,9 +33,16 @@ def _legend(fig: Any, ax: Any) -> None:
     fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 2))
 
 
-def _style(ax: Any) -> None:
+def _axes(xlabel: str, ylabel: str, title: str) -> tuple[Any, Any]:
+    """A gridded figure of one run-overlay plot, with its axis labels and title."""
+    fig = new_figure(5.6, 3.4, layout="constrained")
+    ax = fig.subplots()
     ax.grid(True, color=COLORS["grid"], linewidth=0.8)
     ax.set_axisbelow(True)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, loc="left")
+    return fig, ax
 
 
 def plot_error_ecdf(series: Series, *, threshold: float, x_max: float = 20.0) -> Any:
@@ -49,9 +56,11 @@ def plot_error_ecdf(series: Series, *, threshold: float, x_max: float = 20.0) ->
         >>> fig.axes[0].get_xlabel()
         'navigation error NE (m)'
     """
-    fig = new_figure(5.6, 3.4, layout="constrained")
-    ax = fig.subplots()
-    _style(ax)
+    fig, ax = _axes(
+        "navigation error NE (m)",
+        "share of episodes with NE ≤ x",
+        "Where the agent stops: distance to the goal",
+    )
     for (label, values), color in zip(series, RUN_COLORS, strict=False):
         v = np.sort(np.asarray(values, dtype=np.float64))
         n = v.size
@@ -63,9 +72,6 @@ def plot_error_ecdf(series: Series, *, threshold: float, x_max: float = 20.0) ->
     ax.text(threshold, 0.02, f" δ = {threshold:g} m", color=COLORS["goal_edge"], fontsize=8)
     ax.set_xlim(0, x_max)
     ax.set_ylim(0, 1.0)
-    ax.set_xlabel("navigation error NE (m)")
-    ax.set_ylabel("share of episodes with NE ≤ x")
-    ax.set_title("Where the agent stops: distance to the goal", loc="left")
     _legend(fig, ax)
     return fig
 
@@ -81,9 +87,11 @@ def plot_length_ratio(series: Series, *, cap: float = 4.0) -> Any:
         >>> fig.axes[0].get_xlabel()
         'path length / shortest distance (TL / d*)'
     """
-    fig = new_figure(5.6, 3.4, layout="constrained")
-    ax = fig.subplots()
-    _style(ax)
+    fig, ax = _axes(
+        "path length / shortest distance (TL / d*)",
+        "share of episodes",
+        "How far the agent walks, relative to the shortest route",
+    )
     bins = np.arange(0.0, cap + 0.125, 0.125)
     for (label, values), color in zip(series, RUN_COLORS, strict=False):
         v = np.asarray(values, dtype=np.float64)
@@ -96,9 +104,6 @@ def plot_length_ratio(series: Series, *, cap: float = 4.0) -> Any:
     ax.set_xlim(0, cap)
     ticks = np.arange(0, cap + 0.5, 0.5)
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks[:-1]] + [f"≥{cap:g}"])
-    ax.set_xlabel("path length / shortest distance (TL / d*)")
-    ax.set_ylabel("share of episodes")
-    ax.set_title("How far the agent walks, relative to the shortest route", loc="left")
     _legend(fig, ax)
     return fig
 
@@ -123,9 +128,11 @@ def plot_budget_curve(
         >>> fig.axes[0].get_ylabel()
         'SR@b: success with TL ≤ b · d*'
     """
-    fig = new_figure(5.6, 3.4, layout="constrained")
-    ax = fig.subplots()
-    _style(ax)
+    fig, ax = _axes(
+        "path-length budget b (multiple of the shortest distance d*)",
+        "SR@b: success with TL ≤ b · d*",
+        "Success within a path-length budget",
+    )
     grid = np.linspace(1.0, b_max, 121)
     for (label, cols), color in zip(runs, RUN_COLORS, strict=False):
         s, tl, d = cols["success"], cols["path_length"], cols["shortest"]
@@ -137,9 +144,6 @@ def plot_budget_curve(
     ax.set_xlim(1.0, b_max)
     top = max((float(np.mean(cols["success"])) for _, cols in runs), default=1.0)
     ax.set_ylim(0, min(1.0, 0.1 * np.ceil(10 * top * 1.15 + 0.5)))
-    ax.set_xlabel("path-length budget b (multiple of the shortest distance d*)")
-    ax.set_ylabel("SR@b: success with TL ≤ b · d*")
-    ax.set_title("Success within a path-length budget", loc="left")
     _legend(fig, ax)
     return fig
 

@@ -24,6 +24,14 @@ __all__ = ["plot_episode"]
 _PANEL_INCHES = 4.4
 _MARGIN_M = 2.5
 _MIN_SPAN_M = 14.0
+#: The goal region: an amber disc of radius δ, and its dashed rim.
+_GOAL_FILL: dict[str, Any] = {"facecolor": COLORS["goal_fill"], "alpha": 0.28, "edgecolor": "none"}
+_GOAL_RIM: dict[str, Any] = {
+    "fill": False,
+    "edgecolor": COLORS["goal_edge"],
+    "linestyle": (0, (4, 3)),
+    "linewidth": 1.0,
+}
 
 
 def plot_episode(
@@ -130,27 +138,8 @@ def _draw_goals(ax: Any, graph: NavGraph, goals: np.ndarray, threshold: float) -
 
     for g in goals.tolist():
         x, y = graph.positions[g, :2]
-        ax.add_patch(
-            Circle(
-                (x, y),
-                threshold,
-                facecolor=COLORS["goal_fill"],
-                alpha=0.28,
-                edgecolor="none",
-                zorder=0,
-            )
-        )
-        ax.add_patch(
-            Circle(
-                (x, y),
-                threshold,
-                fill=False,
-                edgecolor=COLORS["goal_edge"],
-                linestyle=(0, (4, 3)),
-                linewidth=1.0,
-                zorder=0,
-            )
-        )
+        for style in _GOAL_FILL, _GOAL_RIM:
+            ax.add_patch(Circle((x, y), threshold, zorder=0, **style))
         ax.scatter([x], [y], marker="*", s=110, color=COLORS["goal_edge"], zorder=6, linewidths=0)
 
 
@@ -249,10 +238,15 @@ def _draw_ends(
             *xy[first], s=55, color=COLORS["start"], edgecolors="#212529", linewidths=1.4, zorder=8
         )
     if on[last]:
-        color = {True: COLORS["success"], False: COLORS["fail"], None: COLORS["executed"]}[success]
+        color = _stop_color(success)
         ax.scatter(
             *xy[last], s=75, marker="X", color=color, edgecolors="white", linewidths=0.8, zorder=9
         )
+
+
+def _stop_color(success: bool | None) -> str:
+    """Green on a success, red on a failure, blue when unknown."""
+    return {True: COLORS["success"], False: COLORS["fail"], None: COLORS["executed"]}[success]
 
 
 def _frame(
@@ -281,7 +275,6 @@ def _legend(
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    stop = {True: COLORS["success"], False: COLORS["fail"], None: COLORS["executed"]}[success]
     handles = [
         Line2D([], [], color=COLORS["reference"], linewidth=7, alpha=0.35, label="reference path"),
         Line2D([], [], color=COLORS["executed"], linewidth=1.7, label=labels[0]),
@@ -289,7 +282,7 @@ def _legend(
               linestyle="--", label=f"goal region (δ = {threshold:g} m)"),
         Line2D([], [], marker="o", linestyle="", markerfacecolor="white",
                markeredgecolor="#212529", label="start"),
-        Line2D([], [], marker="X", linestyle="", color=stop, label="stop"),
+        Line2D([], [], marker="X", linestyle="", color=_stop_color(success), label="stop"),
     ]  # fmt: skip
     if labels[1] is not None:
         handles.insert(2, Line2D([], [], color=RUN_COLORS[1], linewidth=1.4, linestyle="--",

@@ -24,7 +24,6 @@ __all__ = [
     "write_results",
     "rows_bytes",
     "table_format",
-    "check_table_suffix",
     "TABLE_SUFFIXES",
     "STREAM_FORMATS",
 ]
@@ -61,16 +60,6 @@ def table_format(path: str | Path, fmt: str | None = None, *, stream: bool = Fal
     if fmt is not None and fmt != suffix[1:]:
         raise VLNEvalError(f"--per-episode {path} is {suffix[1:]} by its name, not {fmt}")
     return suffix[1:]
-
-
-def check_table_suffix(path: str | Path, fmt: str | None = None) -> None:
-    """Raises a clear error unless ``path`` names a per-episode table (see
-    :func:`table_format`).
-
-    Example:
-        >>> check_table_suffix("rows.csv")
-    """
-    table_format(path, fmt)
 
 
 def rows_bytes(rows: list[dict[str, Any]], fmt: str) -> bytes:

@@ -11,28 +11,30 @@ from __future__ import annotations
 import io
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from vlneval.io import clip
 from vlneval.metrics.info import LABELS
 from vlneval.reports.paper import render_table
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = [
     "render_summary",
     "render_runs",
     "summary_notices",
     "unavailable_notices",
+    "unavailable_reasons",
+    "grouped_notes",
     "print_notices",
     "format_value",
     "metric_cell",
     "shown_unit",
     "column_name",
-    "RATE_LABELS",
     "NOTE_LIMIT",
 ]
 
-#: The labels shown as percentages (rates and [0, 1] scores), from the metric table.
-RATE_LABELS = frozenset(label for label, info in LABELS.items() if info.is_rate)
 #: The longest note printed (characters); the JSON keeps the whole text.
 NOTE_LIMIT = 2000
 
@@ -110,19 +112,21 @@ def _title(summary: Mapping[str, Any]) -> str:
     )
 
 
-def _rich_table(
-    title: str, header: Sequence[str], rows: Iterable[Sequence[str]], align: str, *, width: int,
-    color: bool | None,
+def _table(
+    fmt: str, title: str, header: Sequence[str], rows: Iterable[Sequence[str]], align: str, *,
+    width: int, color: bool | None,
 ) -> str:  # fmt: skip
-    """A rich table as text; every cell and the title are plain text (no markup). Without
-    colour, a table that fits (the common case) is drawn by :func:`_plain_table`, the same
-    characters without importing rich."""
+    """The table in ``fmt``: Markdown or LaTeX (:func:`render_table`, the title as its note), or
+    a rich table as text; every cell and the title are plain text (no markup). Without colour,
+    a table that fits (the common case) is drawn by :func:`_plain_table`, the same characters
+    without importing rich."""
     rows = [list(r) for r in rows]  # read twice when the plain table does not fit
+    if fmt != "text":
+        return render_table(fmt, header, rows, align, note=title)
     if not color:
         plain = _plain_table(title, header, rows, align, width=width)
         if plain is not None:
             return plain
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
@@ -131,11 +135,18 @@ def _rich_table(
         table.add_column(Text(name), justify="left" if a == "l" else "right", no_wrap=a == "l")
     for row in rows:
         table.add_row(*(Text(c) for c in row))
-    console = Console(
-        record=True, force_terminal=color, width=width, file=io.StringIO(), highlight=False
-    )
+    console = recording_console(color, width)
     console.print(table)
     return console.export_text(styles=bool(color))
+
+
+def recording_console(color: bool | None, width: int = 120) -> Console:
+    """A rich console that records into memory (``export_text``), never highlighting."""
+    from rich.console import Console
+
+    return Console(
+        record=True, force_terminal=color, width=width, file=io.StringIO(), highlight=False
+    )
 
 
 _PLAIN = frozenset(map(chr, range(0x20, 0x7F))) | {"·"}  # one column each, drawn as they are
@@ -204,10 +215,7 @@ def render_summary(
     metrics = summary["metrics"]
     header = [column_name(k, units.get(k)) for k in metrics]
     row = [metric_cell(summary, k, units.get(k)) for k in metrics]
-    align = "r" * len(header)
-    if fmt != "text":
-        return render_table(fmt, header, [row], align, note=_title(summary))
-    return _rich_table(_title(summary), header, [row], align, width=120, color=color)
+    return _table(fmt, _title(summary), header, [row], "r" * len(header), width=120, color=color)
 
 
 def render_runs(
@@ -232,10 +240,35 @@ def render_runs(
                 *(metric_cell(s, k, units.get(k)) for k in labels),
             ]
         )
-    align = "lr" + "r" * len(labels)
-    if fmt != "text":
-        return render_table(fmt, header, rows, align, note=title)
-    return _rich_table(title, header, rows, align, width=160, color=color)
+    return _table(fmt, title, header, rows, "lr" + "r" * len(labels), width=160, color=color)
+
+
+def unavailable_reasons(summary: Mapping[str, Any]) -> dict[str, str]:
+    """Label -> why it is n/a, for every metric of the summary whose value is null.
+
+    Example:
+        >>> unavailable_reasons({"metrics": {"NE": None, "TL": 1.0},
+        ...     "unavailable": {"NE": "no distances"}})
+        {'NE': 'no distances'}
+    """
+    reasons = summary.get("unavailable") or {}
+    return {
+        label: str(reasons.get(label) or "the scorer gave no reason (please report it)")
+        for label, value in summary["metrics"].items()
+        if value is None
+    }
+
+
+def grouped_notes(why: Mapping[str, str], state: str) -> list[str]:
+    """``"NE, SR are {state}: {text}"``: the labels that share one text, together (see
+    :func:`unavailable_notices`)."""
+    by_text: dict[str, list[str]] = {}
+    for label, text in why.items():
+        by_text.setdefault(text, []).append(label)
+    return [
+        f"{', '.join(labels)} {'is' if len(labels) == 1 else 'are'} {state}: {text}"
+        for text, labels in by_text.items()
+    ]
 
 
 def unavailable_notices(summary: Mapping[str, Any]) -> list[str]:
@@ -247,16 +280,7 @@ def unavailable_notices(summary: Mapping[str, Any]) -> list[str]:
         ...     "unavailable": {"NE": "no distances", "SR": "no distances"}})
         ['NE, SR are n/a: no distances']
     """
-    reasons = summary.get("unavailable") or {}
-    by_reason: dict[str, list[str]] = {}
-    for label, value in summary["metrics"].items():
-        if value is None:
-            reason = reasons.get(label) or "the scorer gave no reason (please report it)"
-            by_reason.setdefault(str(reason), []).append(label)
-    return [
-        f"{', '.join(labels)} {'is' if len(labels) == 1 else 'are'} n/a: {reason}"
-        for reason, labels in by_reason.items()
-    ]
+    return grouped_notes(unavailable_reasons(summary), "n/a")
 
 
 def summary_notices(summary: Mapping[str, Any]) -> list[Notice]:

@@ -107,13 +107,11 @@ class Prepared:
         data: shape ``(k, n)``, float64, all finite; row ``j`` is column ``j``.
         codes: group code of every kept episode (``0..n_groups-1``), or None without groups.
         n_groups: number of distinct groups among the kept episodes (0 without groups).
-        n_omitted: episodes dropped by ``nan_policy="omit"``.
     """
 
     data: FloatArray
     codes: IntArray | None
     n_groups: int
-    n_omitted: int
 
 
 def _as_column(where: str, label: str, values: ArrayLike) -> FloatArray:
@@ -196,9 +194,9 @@ def prepare_columns(
         raise fail(where, f"no episode left: all {n} episodes have a non-finite value")
     data = np.ascontiguousarray(data[:, keep])
     if group_labels is None:
-        return Prepared(data, None, 0, n - n_kept)
+        return Prepared(data, None, 0)
     try:
         uniques, codes = np.unique(group_labels[keep], return_inverse=True)
     except TypeError as exc:
         raise fail(where, f"groups must be sortable labels (str or int); {exc}") from None
-    return Prepared(data, codes.astype(np.intp).ravel(), int(uniques.shape[0]), n - n_kept)
+    return Prepared(data, codes.astype(np.intp).ravel(), int(uniques.shape[0]))

@@ -106,12 +106,7 @@ def bootstrap_table(
 
     Args:
         metrics: metric name -> one value per episode; all of the same length.
-        rng: a ``numpy.random.Generator``, or an int seed for a fresh one.
-        n_resamples: number of bootstrap resamples (>= 1).
-        confidence: nominal coverage in (0, 1).
-        statistic: as in :func:`bootstrap_ci`.
-        groups: optional label per episode for the two-stage cluster bootstrap.
-        nan_policy: ``"raise"`` or ``"omit"``, as in :func:`bootstrap_ci`.
+        rng, n_resamples, confidence, statistic, groups, nan_policy: as in :func:`bootstrap_ci`.
 
     Returns:
         metric name -> :class:`Interval`, in the order of ``metrics``.

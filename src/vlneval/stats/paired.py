@@ -163,12 +163,8 @@ def compare_runs(
             ``"auto"``).
         correction: None, or ``"holm"`` for Holm's step-down adjustment of the p-values across
             the metrics (stored in ``p_adjusted``; ``p_value`` stays unadjusted).
-        n_resamples: as in :func:`paired_difference`.
-        n_permutations: as in :func:`paired_difference`.
-        exact_max: as in :func:`paired_difference`.
-        confidence: as in :func:`paired_difference`.
-        groups: as in :func:`paired_difference`.
-        nan_policy: as in :func:`paired_difference`.
+        n_resamples, n_permutations, exact_max, confidence, groups, nan_policy: as in
+            :func:`paired_difference`.
 
     Returns:
         metric name -> :class:`Comparison`, in the order of ``metrics_a``.
