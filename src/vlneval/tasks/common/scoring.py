@@ -27,7 +27,6 @@ __all__ = [
     "score_parsed",
     "summarise",
     "object_summary",
-    "reject_unknown_options",
     "LABEL_TO_COLUMN",
 ]
 
@@ -187,13 +186,6 @@ def summarise(
         partial=partial, metrics=metrics, per=per, warnings=warnings, declared=declared, run=run,
         unavailable={k: "no scored episodes" for k, v in metrics.items() if v is None},
     )  # fmt: skip
-
-
-def reject_unknown_options(task: str, options: Mapping[str, Any]) -> None:
-    """An error naming options that do not apply to ``task`` (instead of ignoring them)."""
-    if options:
-        names = ", ".join(sorted(options))
-        raise VLNEvalError(f"option(s) {names} do not apply to task {task}")
 
 
 def object_summary(

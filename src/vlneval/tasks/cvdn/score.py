@@ -73,7 +73,7 @@ class NDHScorer:
 
     def __init__(self, request: SplitRequest) -> None:
         r = request
-        opts = r.options_for(("path_type",))
+        opts = r.options
         base = r.base()
         path = r.episodes_path(base)
         self.task, self.profile = r.task.name, r.profile
