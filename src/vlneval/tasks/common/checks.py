@@ -8,6 +8,8 @@ import numpy as np
 
 from vlneval.errors import ProblemCollector
 from vlneval.graph.store import GraphStore
+from vlneval.metrics._kernels import owners, repeated
+from vlneval.tasks.common._steps import step_counts
 from vlneval.tasks.common.arrays import ScoringArrays
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
@@ -28,10 +30,13 @@ def check_rules(
     *,
     subset: bool = False,
     pc: ProblemCollector | None = None,
+    repeats: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Start, adjacency, repeat and completeness rules of ``profile``.
 
     Returns per-episode counts (``jumps``, ``repeated_viewpoints``) for the per-episode table.
+    ``repeats`` is the metric kernels' count (``score_batch``'s ``repeats``) when the caller
+    already has it; else it is counted here.
 
     Raises:
         InvalidInputError: the file breaks a rule the profile enforces, or ``pc`` already holds
@@ -50,12 +55,13 @@ def check_rules(
             episode=f'{idf} "{ids[i]}"',
             field="trajectory[0]",
         )
-    from vlneval.tasks.common._steps import step_counts
-
-    jumps, repeats, first_jump = step_counts(
+    jumps, first_jump = step_counts(
         arr.traj, arr.traj_offsets, arr.scan_index, arr.adjacency_flat(graphs),
         arr.table_offsets, arr.table_sizes,
     )  # fmt: skip
+    if repeats is None:
+        same = repeated(arr.traj, arr.traj_offsets)
+        repeats = np.bincount(owners(arr.traj_offsets)[same], minlength=len(order))
     if profile.check_adjacency or profile.strict_cls_edges:
         _report_jumps(pc, episodes, preds, arr, graphs, profile, first_jump)
     if profile.strict_cls_edges:

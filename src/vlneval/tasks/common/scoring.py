@@ -96,7 +96,6 @@ def score_parsed(
             pc.add(f"no prediction matches an episode of {episodes.task} {episodes.split}")
         pc.raise_if_any()
     arr = build_arrays(episodes, preds, store, cache)
-    flags = check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc)
     name = f"lengths-{prof.spl_reference}"
     lengths = arr.shared.get(name)
     if lengths is None:  # kept with the episode side of the arrays
@@ -126,8 +125,10 @@ def score_parsed(
         lengths=lengths,
     )
     per = dict(per)
-    per.pop("repeats", None)  # the same count as the rule checks' repeated_viewpoints
-    per.update(flags)
+    repeats = per.pop("repeats")  # the rule checks' repeated_viewpoints, counted once
+    per.update(
+        check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc, repeats=repeats)
+    )
     per["unreachable"] = (~np.isfinite(per["nav_error"])).astype(np.int64)
     parts = summarise(
         episodes, preds, per, prof, subset=subset, declared=declared, run=run, notes=notes

@@ -131,7 +131,7 @@ def _jumps(
 ) -> ProblemCollector:
     """One problem per episode that moves between non-adjacent viewpoints (its first such move)."""
     pc = ProblemCollector(preds.source)
-    _, _, first_jump = step_counts(
+    _, first_jump = step_counts(
         arr.traj, arr.traj_offsets, arr.scan_index, arr.adjacency_flat(store),
         arr.table_offsets, arr.table_sizes,
     )  # fmt: skip
