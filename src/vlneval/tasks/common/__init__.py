@@ -1,8 +1,8 @@
 """What several tasks share, in one place (no module here imports a task folder).
 
 - ``root``: where benchmark files live (``--data-root``, ``$VLNEVAL_DATA``, the demo data);
-- ``episodes``, ``ragged``: the columnar :class:`~vlneval.tasks.common.episodes.EpisodeTable`
-  every reader fills, and its CSR gathers;
+- ``episodes``: the columnar :class:`~vlneval.tasks.common.episodes.EpisodeTable` every
+  reader fills;
 - ``predictions``, ``prediction_structs``: the predictions reader of the tasks whose
   predictions are viewpoint trajectories on the Matterport3D graphs (the R2R family; REVERIE,
   SOON, NDH, HANNA and Touchdown reuse it for their trajectories);

@@ -12,12 +12,11 @@ import numpy as np
 
 from vlneval.errors import ProblemCollector
 from vlneval.graph.store import GraphStore
+from vlneval.metrics._kernels import offsets_of
 from vlneval.tasks.common.episodes import EpisodeTable, PathColumn
-from vlneval.tasks.common.predictions import Predictions
+from vlneval.tasks.common.predictions import STRIDE, Predictions
 
 __all__ = ["ScoringArrays", "SplitArrays", "build_arrays"]
-
-SCAN_STRIDE = 1 << 20  # viewpoint code = scan position * SCAN_STRIDE + node index
 
 
 @dataclass
@@ -87,9 +86,7 @@ def _ragged(
     seqs: list[tuple[str, ...]], idx: list[dict[str, int]]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Flat scan-local node ids (-1 where unknown) and offsets of ``seqs``."""
-    lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
-    offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = offsets_of(np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs)))
     flat = np.fromiter(
         (idx[k].get(v, -1) for k, s in enumerate(seqs) for v in s),
         dtype=np.int32,
@@ -103,8 +100,7 @@ def _ragged_fast(
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """As :func:`_ragged` with one C-level map over global viewpoint codes; None on any miss."""
     lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
-    offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = offsets_of(lengths)
     try:
         flat = np.fromiter(
             map(codes.__getitem__, chain.from_iterable(seqs)),
@@ -113,9 +109,9 @@ def _ragged_fast(
         )
     except KeyError:
         return None
-    if np.any(flat // SCAN_STRIDE != np.repeat(scan_of_seq, lengths)):
+    if np.any(flat // STRIDE != np.repeat(scan_of_seq, lengths)):
         return None
-    return (flat % SCAN_STRIDE).astype(np.int32), offsets
+    return (flat % STRIDE).astype(np.int32), offsets
 
 
 class _LazyRows:
@@ -140,15 +136,11 @@ def _column_fast(
     )
     if np.any(vocab_code < 0):
         return None
-    from vlneval.tasks.common.ragged import nodes_in_scans
-
-    vocab_scan = (vocab_code // SCAN_STRIDE).astype(np.int32)
-    vocab_node = (vocab_code % SCAN_STRIDE).astype(np.int32)
     flat_codes, offsets = column.gather(order)
-    nodes, elsewhere = nodes_in_scans(
-        flat_codes, np.diff(offsets), scan_of_row, vocab_scan, vocab_node
-    )
-    return None if len(elsewhere) else (nodes, offsets)
+    code = vocab_code[flat_codes]
+    if np.any(code // STRIDE != np.repeat(scan_of_row, np.diff(offsets))):
+        return None  # a viewpoint of another scan: looked up per episode
+    return (code % STRIDE).astype(np.int32), offsets
 
 
 def build_arrays(
@@ -186,7 +178,7 @@ def _episode_side(episodes: EpisodeTable, order: np.ndarray, graphs: GraphStore)
     goal_sets: Any = _LazyRows(episodes.goals, order)
     codes = {}
     for pos, scan in enumerate(scan_names):
-        codes.update({vp: pos * SCAN_STRIDE + k for k, vp in enumerate(graphs.graph(scan).ids)})
+        codes.update({vp: pos * STRIDE + k for k, vp in enumerate(graphs.graph(scan).ids)})
     if isinstance(episodes.paths, PathColumn) and isinstance(episodes.goals, PathColumn):
         fast_ref = _column_fast(episodes.paths, order, codes, scan_index)
         fast_goal = _column_fast(episodes.goals, order, codes, scan_index)

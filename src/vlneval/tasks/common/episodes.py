@@ -60,11 +60,11 @@ class PathColumn(Sequence[tuple[str, ...]]):
 
     def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Flat vocabulary codes and offsets of ``rows``."""
-        from vlneval.tasks.common.ragged import take_ragged
+        from vlneval.metrics._kernels import reorder
 
         rec = np.ascontiguousarray(self.rows[rows], dtype=np.int64)
         offsets = np.ascontiguousarray(self.offsets, dtype=np.int64)
-        return take_ragged(self.codes, offsets, rec)
+        return reorder(self.codes, offsets, rec)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,9 +27,9 @@ import numpy as np
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.io import BOM, Limits, clip, gunzip, iter_records, read_bytes
+from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
-from vlneval.tasks.common.ragged import offsets_of, take_ragged
 
 __all__ = ["Predictions", "parse_predictions", "FORMS", "TRAJECTORY_KEYS"]
 
@@ -564,7 +564,7 @@ def _assemble(p: _Parser, source: str) -> Predictions:
     rec_len = np.asarray(p.rec_len, dtype=np.int64)
     flat = np.asarray(p.flat, dtype=np.int32)
     order = _episode_order(rec_ep, len(p.seen))
-    nodes, offsets = take_ragged(flat, offsets_of(rec_len), order)
+    nodes, offsets = reorder(flat, offsets_of(rec_len), order)
     warnings: list[str] = []
     if p.skipped:
         warnings.append(
