@@ -49,9 +49,10 @@ def check_rules(
     ref_starts = arr.ref[arr.ref_offsets[:-1]]
     for k in np.flatnonzero(starts != ref_starts):
         i = int(order[k])
+        start = graphs.graph(episodes.scans[i]).ids[int(starts[k])]
         pc.add(
-            f"the trajectory starts at {_vp(graphs, episodes, i, int(starts[k]))}, not at the "
-            f"episode's start {episodes.paths[i][0]} (it must include the start viewpoint)",
+            f"the trajectory starts at {start}, not at the episode's start "
+            f"{episodes.paths[i][0]} (it must include the start viewpoint)",
             episode=f'{idf} "{ids[i]}"',
             field="trajectory[0]",
         )
@@ -82,10 +83,6 @@ def check_rules(
         )
     pc.raise_if_any()
     return {"jumps": jumps.astype(np.int64), "repeated_viewpoints": repeats.astype(np.int64)}
-
-
-def _vp(graphs: GraphStore, episodes: EpisodeTable, i: int, node: int) -> str:
-    return graphs.graph(episodes.scans[i]).ids[node]
 
 
 def _report_jumps(

@@ -1,11 +1,6 @@
-"""What a task's scorer is asked: open a split once (:class:`SplitRequest`), then score files.
-
-:class:`vlneval.evaluation.Scorer` resolves the task, split, profile and options, then asks the
-task's scorer factory (``Task.open_scorer``) to load the split once with one
-:class:`SplitRequest`; the returned :class:`TaskScorer` scores any number of predictions, each
-with its :class:`ScoreOptions`. The helpers here are the steps every task scorer shares:
-checking its options, finding the data root and the episodes file, opening the graphs.
-"""
+"""What a task's scorer is asked: open a split once (:class:`SplitRequest`), then score files,
+each with its :class:`ScoreOptions`; and the steps every task scorer shares (the data root,
+the episodes file, the graphs)."""
 
 from __future__ import annotations
 
