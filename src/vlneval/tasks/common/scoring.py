@@ -88,7 +88,8 @@ def score_parsed(
     kernel's bounds checks: only for predictions this package's reader made from ``store``.
     ``cache`` keeps the episode side of the arrays between calls (one per split's scorer).
     """
-    from vlneval.metrics.batch import reference_lengths, score_batch
+    from vlneval.metrics.batch import reference_lengths
+    from vlneval.tasks.common.goal_scoring import navigation
 
     if len(preds.episodes) == 0:
         pc = pc if pc is not None else ProblemCollector(preds.source)
@@ -104,17 +105,8 @@ def score_parsed(
             arr.ref, arr.ref_offsets, arr.goals, arr.goal_offsets,
             spl_reference=prof.spl_reference,
         )  # fmt: skip
-    per = score_batch(
-        arr.dist_flat,
-        arr.table_offsets,
-        arr.table_sizes,
-        arr.scan_index,
-        arr.traj,
-        arr.traj_offsets,
-        arr.ref,
-        arr.ref_offsets,
-        arr.goals,
-        arr.goal_offsets,
+    per = navigation(
+        arr,
         threshold=prof.threshold,
         success_inclusive=prof.success_inclusive,
         sdtw_inclusive=prof.sdtw_inclusive,
