@@ -14,7 +14,7 @@ from vlneval.errors import ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.metrics._kernels import offsets_of
 from vlneval.tasks.common.episodes import EpisodeTable, PathColumn
-from vlneval.tasks.common.predictions import STRIDE, Predictions
+from vlneval.tasks.common.predictions import STRIDE, Predictions, codes_of
 
 __all__ = ["ScoringArrays", "SplitArrays", "build_arrays"]
 
@@ -96,7 +96,7 @@ def _ragged(
 
 
 def _ragged_fast(
-    seqs: list[tuple[str, ...]], codes: dict[str, int], scan_of_seq: np.ndarray
+    seqs: list[tuple[str, ...]], codes: dict[str, int], slot_of_seq: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """As :func:`_ragged` with one C-level map over global viewpoint codes; None on any miss."""
     lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
@@ -109,7 +109,7 @@ def _ragged_fast(
         )
     except KeyError:
         return None
-    if np.any(flat // STRIDE != np.repeat(scan_of_seq, lengths)):
+    if np.any(flat // STRIDE != np.repeat(slot_of_seq, lengths)):
         return None
     return (flat % STRIDE).astype(np.int32), offsets
 
@@ -128,18 +128,16 @@ class _LazyRows:
 
 
 def _column_fast(
-    column: PathColumn, order: np.ndarray, codes: dict[str, int], scan_of_row: np.ndarray
+    column: PathColumn, order: np.ndarray, codes: dict[str, int], slot_of_row: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Node ids of a :class:`PathColumn`'s rows ``order``: one lookup per distinct viewpoint."""
     vocab_code = np.fromiter(
         (codes.get(v, -1) for v in column.vocab), dtype=np.int64, count=len(column.vocab)
     )
-    if np.any(vocab_code < 0):
-        return None
     flat_codes, offsets = column.gather(order)
     code = vocab_code[flat_codes]
-    if np.any(code // STRIDE != np.repeat(scan_of_row, np.diff(offsets))):
-        return None  # a viewpoint of another scan: looked up per episode
+    if np.any(code // STRIDE != np.repeat(slot_of_row, np.diff(offsets))):
+        return None  # a viewpoint not coded (-1) or of another scan: looked up per episode
     return (code % STRIDE).astype(np.int32), offsets
 
 
@@ -176,15 +174,14 @@ def _episode_side(episodes: EpisodeTable, order: np.ndarray, graphs: GraphStore)
     dist_flat, offsets, sizes = graphs.share_tables(scan_names)
     paths: Any = _LazyRows(episodes.paths, order)
     goal_sets: Any = _LazyRows(episodes.goals, order)
-    codes = {}
-    for pos, scan in enumerate(scan_names):
-        codes.update({vp: pos * STRIDE + k for k, vp in enumerate(graphs.graph(scan).ids)})
+    store_codes = codes_of(graphs)  # the reader's viewpoint codes of these graphs
+    codes, slot = store_codes.code, store_codes.slots(graphs, scan_names)[scan_index]
     if isinstance(episodes.paths, PathColumn) and isinstance(episodes.goals, PathColumn):
-        fast_ref = _column_fast(episodes.paths, order, codes, scan_index)
-        fast_goal = _column_fast(episodes.goals, order, codes, scan_index)
+        fast_ref = _column_fast(episodes.paths, order, codes, slot)
+        fast_goal = _column_fast(episodes.goals, order, codes, slot)
     else:
-        fast_ref = _ragged_fast(paths.rows(), codes, scan_index)
-        fast_goal = _ragged_fast(goal_sets.rows(), codes, scan_index)
+        fast_ref = _ragged_fast(paths.rows(), codes, slot)
+        fast_goal = _ragged_fast(goal_sets.rows(), codes, slot)
     if fast_ref is not None and fast_goal is not None:
         (ref, ref_off), (goals, goal_off) = fast_ref, fast_goal
     else:

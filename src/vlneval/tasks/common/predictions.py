@@ -119,7 +119,7 @@ _CODES: WeakKeyDictionary[Any, _ViewpointCodes] = WeakKeyDictionary()
 _CODES_LOCK = threading.Lock()
 
 
-def _codes_of(graphs: GraphStore) -> _ViewpointCodes:
+def codes_of(graphs: GraphStore) -> _ViewpointCodes:
     """The viewpoint codes of ``graphs`` (built once per store)."""
     try:
         found = _CODES.get(graphs)
@@ -167,7 +167,7 @@ class _Parser:
         self.left_out: set[str] = set(episodes.left_out)
         self.ignored: list[str] = []
         self.extra: dict[str, dict[int, Any]] = {k: {} for k in keep_fields}
-        self.codes = _codes_of(graphs)
+        self.codes = codes_of(graphs)
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.n_steps = 0
         self.not_nodes: dict[int, str] = {}  # flat step -> a viewpoint that is not a node
