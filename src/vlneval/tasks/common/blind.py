@@ -11,6 +11,7 @@ another split is told which split its ids belong to (:class:`SplitIndex`, public
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,20 +59,14 @@ def public_view(episodes: EpisodeTable) -> EpisodeTable:
         >>> v.paths, v.goals, v.source, v.scorable
         ([('s',)], [()], '<public view>', False)
     """
-    return EpisodeTable(
-        episodes.task,
-        episodes.split,
-        "<public view>",
-        episodes.id_field,
-        list(episodes.ids),
-        list(episodes.scans),
-        [tuple(p[:1]) for p in episodes.paths],
-        [() for _ in episodes.goals],
-        np.asarray(episodes.headings).copy(),
-        list(episodes.instructions),
+    return dataclasses.replace(
+        episodes,
+        source="<public view>",
+        paths=[tuple(p[:1]) for p in episodes.paths],
+        goals=[() for _ in episodes.goals],
+        headings=np.asarray(episodes.headings).copy(),
         left_out=list(episodes.left_out),
         scorable=False,
-        int_ids=episodes.int_ids,
     )
 
 
