@@ -124,7 +124,10 @@ def test_import_is_light() -> None:
 
 def test_task_option_on_the_wrong_task_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["score", "--task", "demo", "--path-type", "planner_path"]) == 2
-    assert "--path-type does not apply to task demo" in capsys.readouterr().err
+    assert (
+        "option path_type (--path-type) does not apply to task demo (its options: none)"
+        in capsys.readouterr().err
+    )
 
 
 def test_the_command_flushes_everything_before_its_fast_exit(tmp_path: Path) -> None:

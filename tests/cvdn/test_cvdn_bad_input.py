@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +138,12 @@ def test_unknown_path_type(tmp_path: Path) -> None:
 
 
 def test_option_of_another_task(tmp_path: Path) -> None:
-    with pytest.raises(VLNEvalError, match="option data_version does not apply to task ndh"):
+    with pytest.raises(
+        VLNEvalError,
+        match=re.escape(
+            "option data_version (--data-version) does not apply to task ndh (its options: path_type)"
+        ),
+    ):
         _run(tmp_path, _good(), options={"data_version": "v2"})
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -56,7 +57,12 @@ def test_bad_records_name_the_episode_and_field() -> None:
 def test_options_are_checked_at_construction() -> None:
     with pytest.raises(UnknownNameError, match="did you mean 'path_type'"):
         Scorer("demo", path_typ="trusted_path")
-    with pytest.raises(VLNEvalError, match="--path-type does not apply to task demo"):
+    with pytest.raises(
+        VLNEvalError,
+        match=re.escape(
+            "option path_type (--path-type) does not apply to task demo (its options: none)"
+        ),
+    ):
         Scorer("demo", path_type="trusted_path")
     with pytest.raises(UnknownNameError, match="unknown profile"):
         Scorer("demo", profile="r2rr")

@@ -203,4 +203,7 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "help_requests (count)" in out and "SR (%)" in out
     assert main(["score", *args, "--path-type", "trusted_path"]) == 2
-    assert "option path_type does not apply to task hanna" in capsys.readouterr().err
+    assert (
+        "option path_type (--path-type) does not apply to task hanna (its options: none)"
+        in capsys.readouterr().err
+    )

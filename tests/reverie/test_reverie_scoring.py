@@ -6,6 +6,7 @@ and G, object 9 from G only (listed at A with no view), object 8 from S.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -201,7 +202,12 @@ def test_explicit_boxes_and_missing_boxes(tmp_path: Path) -> None:
 
 
 def test_unknown_option_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(VLNEvalError, match="angle_units do not apply to task reverie"):
+    with pytest.raises(
+        VLNEvalError,
+        match=re.escape(
+            "option angle_units (--angle-units) does not apply to task reverie (its options: data_version, bboxes)"
+        ),
+    ):
         _score(tmp_path, options={"angle_units": "radians"})
 
 

@@ -20,6 +20,7 @@ the *original* goal G is S (d = 4, the first minimum), and OE = d(S, B) = 8: OSR
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -205,7 +206,12 @@ def test_hidden_test_split_and_options(tmp_path: Path) -> None:
     p = dump(tmp_path / "p.json", soon_preds({"9": [entry(["S"], 0.5, 0.5)]}))
     with pytest.raises(InvalidInputError, match="no target boxes .* cannot be scored locally"):
         evaluate("soon", "test", p, root=root)
-    with pytest.raises(VLNEvalError, match="data_version do not apply to task soon"):
+    with pytest.raises(
+        VLNEvalError,
+        match=re.escape(
+            "option data_version (--data-version) does not apply to task soon (its options: angle_units)"
+        ),
+    ):
         _score(tmp_path, options={"data_version": "v2"})
     with pytest.raises(VLNEvalError, match="unknown SOON angle unit 'degrees'"):
         _score(tmp_path, options={"angle_units": "degrees"})

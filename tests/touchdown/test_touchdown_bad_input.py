@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +165,12 @@ def test_data_versions(tmp_path: Path) -> None:
         evaluate("touchdown", "dev", nav(tmp_path), root=root, options={"data_version": "original"})
     with pytest.raises(UnknownNameError, match="did you mean 'unseen'"):
         evaluate("touchdown", "dev", nav(tmp_path), root=root, options={"data_version": "unsen"})
-    with pytest.raises(VLNEvalError, match="option path_type does not apply to task touchdown"):
+    with pytest.raises(
+        VLNEvalError,
+        match=re.escape(
+            "option path_type (--path-type) does not apply to task touchdown (its options: data_version)"
+        ),
+    ):
         evaluate(
             "touchdown", "dev", nav(tmp_path), root=root, options={"path_type": "planner_path"}
         )

@@ -200,11 +200,17 @@ def _sweep_notices(done: list[tuple[str, Any]]) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Runs every check a leaderboard makes; exit 0 only for an acceptable file. A goal-less
     (test) split is checked blind, against its public view, as the evaluation server does."""
+    from vlneval.errors import VLNEvalError
+
     paths = _predictions(args)
-    blind = _blind(args, paths[0])
-    if blind is not None:
+    try:
+        scorer = _scorer(args)  # the split loaded once; a goal-less one is refused
+    except VLNEvalError:
+        blind = _blind(args, paths[0])
+        if blind is None:
+            raise
         return blind
-    with _scorer(args) as scorer:
+    with scorer:
         result = _score(args, scorer, paths[0])
     from vlneval.io import clip
     from vlneval.reports.terminal import NOTE_LIMIT
@@ -212,8 +218,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for w in result.warnings:
         err(clip(f"warning: {w}", NOTE_LIMIT))
     if result.non_finite:
-        from vlneval.errors import VLNEvalError
-
         labels = ", ".join(result.non_finite)
         raise VLNEvalError(
             f"{result.source}: not a valid submission: {labels} "

@@ -14,28 +14,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from vlneval.errors import UnknownNameError, VLNEvalError
+from vlneval.errors import VLNEvalError
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest, TaskScorer
 from vlneval.tasks.common.result import Result
 
 __all__ = ["Scorer", "evaluate"]
-
-
-def _known_options() -> list[str]:
-    """Every option some registered task declares (its own scorer checks the values)."""
-    from vlneval.tasks import TASKS
-
-    return sorted({name for task in TASKS.values() for name in task.option_names})
-
-
-def _check_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The options set (not None); a name no task declares is an error naming the closest."""
-    given = {k: v for k, v in options.items() if v is not None}
-    known = _known_options() if given else []
-    for name in given:
-        if name not in known:
-            raise UnknownNameError("option", name, known)
-    return given
 
 
 class Scorer:
@@ -48,7 +31,7 @@ class Scorer:
         root: the data root (default ``$VLNEVAL_DATA``); ``episodes`` and ``graphs`` override
             the episodes file and the connectivity folder found there.
         **options: task-specific options (``data_version``, ``path_type``, ``angle_units``,
-            ``distance``...), checked here once.
+            ``distance``...), checked once (``Task.check_options``).
 
     Raises:
         VLNEvalError: an unknown task, profile, option or option value (with the closest
@@ -90,7 +73,7 @@ class Scorer:
             )
         request = SplitRequest(
             t, split or t.default_split, prof, root=root, episodes_file=episodes, graphs=graphs,
-            options=t.check_options(_check_options(options)),
+            options=options,
         )  # fmt: skip
         self.task, self.split, self.profile = t, request.split, prof
         self._split: TaskScorer = t.open(request)

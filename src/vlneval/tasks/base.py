@@ -14,12 +14,13 @@ from here; the task's scorer checks the values it is given.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vlneval.errors import MissingDataError, UnknownNameError
+from vlneval.errors import MissingDataError, UnknownNameError, VLNEvalError
 from vlneval.registry import load_entry_point
 from vlneval.tasks.common.root import demo_root, find_file
 
@@ -188,26 +189,45 @@ class Task:
         raise KeyError(name)
 
     def check_options(self, given: Mapping[str, object]) -> dict[str, object]:
-        """``given`` with each value of an option this task declares resolved to its choice
-        (any case); options it does not declare are left for its scorer to refuse.
+        """The options set in ``given`` (those not None), each value resolved to its declared
+        choice (any case). Every way to score (library, command line, server) checks here.
 
         Raises:
-            UnknownNameError: a value that is not one of the option's choices (with the closest).
+            UnknownNameError: a name no task declares, or a value that is not one of the
+                option's choices (with the closest).
+            VLNEvalError: options of other tasks that this task does not declare.
 
         Example:
             >>> t = Task("t", "", "p", ("p",), "t", ("{split}.json",), "m:f", ("val",), "val",
             ...          "m:g", options=(Option("path_type", "", ("planner_path", "player_path")),))
-            >>> t.check_options({"path_type": "Player_Path", "other": 1})
-            {'path_type': 'player_path', 'other': 1}
+            >>> t.check_options({"path_type": "Player_Path", "bboxes": None})
+            {'path_type': 'player_path'}
             >>> t.check_options({"path_type": "planer_path"})
             Traceback (most recent call last):
             ...
             vlneval.errors.UnknownNameError: unknown t path type 'planer_path'; did you mean 'planner_path'? (known: planner_path, player_path)
+            >>> t.check_options({"angle_units": "radians"})
+            Traceback (most recent call last):
+            ...
+            vlneval.errors.VLNEvalError: option angle_units (--angle-units) does not apply to task t (its options: path_type)
         """
-        out = dict(given)
-        for name, value in given.items():
-            if value is not None and self.has_option(name):
-                out[name] = self.option(name).resolve(value, self.name)  # type: ignore[arg-type]
+        out = {k: v for k, v in given.items() if v is not None}
+        extra = sorted(set(out) - set(self.option_names))
+        if extra:
+            from vlneval.tasks import TASKS
+
+            known = sorted({n for task in TASKS.values() for n in task.option_names})
+            for name in extra:
+                if name not in known:
+                    raise UnknownNameError("option", name, known)
+            names = ", ".join(f"{n} (--{n.replace('_', '-')})" for n in extra)
+            raise VLNEvalError(
+                f"option{'s' if len(extra) > 1 else ''} {names} "
+                f"{'do' if len(extra) > 1 else 'does'} not apply to task {self.name} "
+                f"(its options: {', '.join(self.option_names) or 'none'})"
+            )
+        for name, value in out.items():
+            out[name] = self.option(name).resolve(value, self.name)  # type: ignore[arg-type]
         return out
 
     def episodes_file(self, root: Path | None, split: str) -> Path:
@@ -229,7 +249,9 @@ class Task:
         return table
 
     def open(self, request: SplitRequest) -> TaskScorer:
-        """The task's scorer of the split ``request`` names (loaded once, scores many)."""
+        """The task's scorer of the split ``request`` names (loaded once, scores many), its
+        options checked (:meth:`check_options`)."""
+        request = dataclasses.replace(request, options=self.check_options(request.options))
         scorer: TaskScorer = _resolve(self.open_scorer)(request)
         return scorer
 

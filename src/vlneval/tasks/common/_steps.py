@@ -1,4 +1,4 @@
-"""Per-episode step counts (jumps, repeats) of ragged trajectories, vectorised."""
+"""Per-episode jumps (moves along no graph edge) of ragged trajectories, vectorised."""
 
 from __future__ import annotations
 
@@ -14,16 +14,16 @@ def step_counts(
     adjacency: np.ndarray,
     table_offsets: np.ndarray,
     table_sizes: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per episode: moves between non-adjacent viewpoints, consecutive repeats, and the flat
-    position of the first jump (-1 when none).
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per episode: moves between distinct non-adjacent viewpoints, and the flat position of
+    the first one (-1 when none). Repeats are the metric kernels' count (``repeats``).
 
     Example:
         >>> adj = np.array([False, True, True, False])  # two nodes, one edge
-        >>> j, r, f = step_counts(np.array([0, 0, 1, 1]), np.array([0, 4]), np.array([0]),
-        ...                       adj, np.array([0]), np.array([2]))
-        >>> j.tolist(), r.tolist(), f.tolist()
-        ([0], [2], [-1])
+        >>> j, f = step_counts(np.array([0, 0, 1, 1]), np.array([0, 4]), np.array([0]),
+        ...                    adj, np.array([0]), np.array([2]))
+        >>> j.tolist(), f.tolist()
+        ([0], [-1])
     """
     path = np.asarray(traj)
     off = np.asarray(offsets, dtype=np.int64)
@@ -32,7 +32,7 @@ def step_counts(
     base = np.asarray(table_offsets, dtype=np.int64)
     size = np.asarray(table_sizes, dtype=np.int64)
     n = off.shape[0] - 1
-    jumps, repeats = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    jumps = np.zeros(n, np.int64)
     first_jump = np.full(n, -1, np.int64)
     for lo in range(0, n, CHUNK):  # bounded temporaries on very large batches
         hi = min(lo + CHUNK, n)
@@ -43,13 +43,11 @@ def step_counts(
         a = path[part[0] + hop].astype(np.int64)
         b = path[part[0] + hop + 1].astype(np.int64)
         scan = scans[episode]
-        same = a == b
-        jump = ~same & ~adjacent[base[scan] + a * size[scan] + b]
+        jump = (a != b) & ~adjacent[base[scan] + a * size[scan] + b]
         jumps[lo:hi] = np.bincount(episode[jump] - lo, minlength=hi - lo)
-        repeats[lo:hi] = np.bincount(episode[same] - lo, minlength=hi - lo)
         jumped, first = np.unique(episode[jump], return_index=True)  # hops are in order
         first_jump[jumped] = part[0] + hop[jump][first]
-    return jumps, repeats, first_jump
+    return jumps, first_jump
 
 
 CHUNK = 16_384  # episodes per pass

@@ -12,12 +12,11 @@ import numpy as np
 
 from vlneval.errors import ProblemCollector
 from vlneval.graph.store import GraphStore
+from vlneval.metrics._kernels import offsets_of
 from vlneval.tasks.common.episodes import EpisodeTable, PathColumn
-from vlneval.tasks.common.predictions import Predictions
+from vlneval.tasks.common.predictions import STRIDE, Predictions, codes_of
 
 __all__ = ["ScoringArrays", "SplitArrays", "build_arrays"]
-
-SCAN_STRIDE = 1 << 20  # viewpoint code = scan position * SCAN_STRIDE + node index
 
 
 @dataclass
@@ -87,9 +86,7 @@ def _ragged(
     seqs: list[tuple[str, ...]], idx: list[dict[str, int]]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Flat scan-local node ids (-1 where unknown) and offsets of ``seqs``."""
-    lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
-    offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = offsets_of(np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs)))
     flat = np.fromiter(
         (idx[k].get(v, -1) for k, s in enumerate(seqs) for v in s),
         dtype=np.int32,
@@ -99,12 +96,11 @@ def _ragged(
 
 
 def _ragged_fast(
-    seqs: list[tuple[str, ...]], codes: dict[str, int], scan_of_seq: np.ndarray
+    seqs: list[tuple[str, ...]], codes: dict[str, int], slot_of_seq: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """As :func:`_ragged` with one C-level map over global viewpoint codes; None on any miss."""
     lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
-    offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = offsets_of(lengths)
     try:
         flat = np.fromiter(
             map(codes.__getitem__, chain.from_iterable(seqs)),
@@ -113,9 +109,9 @@ def _ragged_fast(
         )
     except KeyError:
         return None
-    if np.any(flat // SCAN_STRIDE != np.repeat(scan_of_seq, lengths)):
+    if np.any(flat // STRIDE != np.repeat(slot_of_seq, lengths)):
         return None
-    return (flat % SCAN_STRIDE).astype(np.int32), offsets
+    return (flat % STRIDE).astype(np.int32), offsets
 
 
 class _LazyRows:
@@ -132,23 +128,17 @@ class _LazyRows:
 
 
 def _column_fast(
-    column: PathColumn, order: np.ndarray, codes: dict[str, int], scan_of_row: np.ndarray
+    column: PathColumn, order: np.ndarray, codes: dict[str, int], slot_of_row: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Node ids of a :class:`PathColumn`'s rows ``order``: one lookup per distinct viewpoint."""
     vocab_code = np.fromiter(
         (codes.get(v, -1) for v in column.vocab), dtype=np.int64, count=len(column.vocab)
     )
-    if np.any(vocab_code < 0):
-        return None
-    from vlneval.tasks.common.ragged import nodes_in_scans
-
-    vocab_scan = (vocab_code // SCAN_STRIDE).astype(np.int32)
-    vocab_node = (vocab_code % SCAN_STRIDE).astype(np.int32)
     flat_codes, offsets = column.gather(order)
-    nodes, elsewhere = nodes_in_scans(
-        flat_codes, np.diff(offsets), scan_of_row, vocab_scan, vocab_node
-    )
-    return None if len(elsewhere) else (nodes, offsets)
+    code = vocab_code[flat_codes]
+    if np.any(code // STRIDE != np.repeat(slot_of_row, np.diff(offsets))):
+        return None  # a viewpoint not coded (-1) or of another scan: looked up per episode
+    return (code % STRIDE).astype(np.int32), offsets
 
 
 def build_arrays(
@@ -184,15 +174,14 @@ def _episode_side(episodes: EpisodeTable, order: np.ndarray, graphs: GraphStore)
     dist_flat, offsets, sizes = graphs.share_tables(scan_names)
     paths: Any = _LazyRows(episodes.paths, order)
     goal_sets: Any = _LazyRows(episodes.goals, order)
-    codes = {}
-    for pos, scan in enumerate(scan_names):
-        codes.update({vp: pos * SCAN_STRIDE + k for k, vp in enumerate(graphs.graph(scan).ids)})
+    store_codes = codes_of(graphs)  # the reader's viewpoint codes of these graphs
+    codes, slot = store_codes.code, store_codes.slots(graphs, scan_names)[scan_index]
     if isinstance(episodes.paths, PathColumn) and isinstance(episodes.goals, PathColumn):
-        fast_ref = _column_fast(episodes.paths, order, codes, scan_index)
-        fast_goal = _column_fast(episodes.goals, order, codes, scan_index)
+        fast_ref = _column_fast(episodes.paths, order, codes, slot)
+        fast_goal = _column_fast(episodes.goals, order, codes, slot)
     else:
-        fast_ref = _ragged_fast(paths.rows(), codes, scan_index)
-        fast_goal = _ragged_fast(goal_sets.rows(), codes, scan_index)
+        fast_ref = _ragged_fast(paths.rows(), codes, slot)
+        fast_goal = _ragged_fast(goal_sets.rows(), codes, slot)
     if fast_ref is not None and fast_goal is not None:
         (ref, ref_off), (goals, goal_off) = fast_ref, fast_goal
     else:

@@ -1,23 +1,17 @@
-"""Blind validation: a predictions file checked against the public view of a split.
+"""Blind validation: a predictions file checked without the split's hidden values.
 
-The *public view* of a split is what a benchmark's public test file holds: ids, scans, start
-viewpoints, headings and instructions, and the navigation graphs; no reference path beyond the
-start and no goal. :func:`public_problems` runs the scorer's own parser and rule checks (types,
-ids, viewpoints, start, adjacency, repeats, completeness) on that view, so the problems are the
-ones ``vlneval score`` finds, worded from data the submitter may see. The evaluation server
-checks every upload this way before scoring it; ``vlneval validate`` on a goal-less test split
-runs the same check (:func:`blind_check`), so a team can check a submission before uploading.
-
-Tasks with their own reader (REVERIE, SOON, NDH, HANNA, Touchdown, VLN-CE, the R2R twin) are
-checked by their own scorer run on the *public copy* of the split
-(:mod:`vlneval.tasks.common.public_file`: the same file with every hidden value replaced by the
-start), :class:`PublicScorer`; the server does it for every upload, ``vlneval validate`` for a
-goal-less test split (:func:`open_blind`, :func:`own_blind_check`). A file made for another
-split of the task is told which split its ids belong to (:class:`SplitIndex`, public ids only).
+A task read by the shared R2R reader (``Task.graph_trajectories``) is checked on the *public
+view* of its split (ids, scans, starts and graphs; :func:`public_problems`): the scorer's own
+parser and rule checks, worded from data the submitter may see. A task with its own reader is
+checked by its own scorer run on the *public copy* of the split
+(:mod:`vlneval.tasks.common.public_file`, :class:`PublicScorer`). The evaluation server checks
+every upload this way; ``vlneval validate`` does for a goal-less test split. A file made for
+another split is told which split its ids belong to (:class:`SplitIndex`, public ids only).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +42,6 @@ __all__ = [
     "open_public",
     "blind_check",
     "PublicScorer",
-    "open_public_scorer",
     "file_ids",
     "open_blind",
     "own_blind_check",
@@ -66,20 +59,14 @@ def public_view(episodes: EpisodeTable) -> EpisodeTable:
         >>> v.paths, v.goals, v.source, v.scorable
         ([('s',)], [()], '<public view>', False)
     """
-    return EpisodeTable(
-        episodes.task,
-        episodes.split,
-        "<public view>",
-        episodes.id_field,
-        list(episodes.ids),
-        list(episodes.scans),
-        [tuple(p[:1]) for p in episodes.paths],
-        [() for _ in episodes.goals],
-        np.asarray(episodes.headings).copy(),
-        list(episodes.instructions),
+    return dataclasses.replace(
+        episodes,
+        source="<public view>",
+        paths=[tuple(p[:1]) for p in episodes.paths],
+        goals=[() for _ in episodes.goals],
+        headings=np.asarray(episodes.headings).copy(),
         left_out=list(episodes.left_out),
         scorable=False,
-        int_ids=episodes.int_ids,
     )
 
 
@@ -183,15 +170,6 @@ def _lines(text: bytes) -> list[dict[str, Any]]:
     return out
 
 
-def _wrong_split(
-    text: bytes, public: EpisodeTable, splits: SplitIndex | None, source: str
-) -> Problem:
-    """The problem of a file none of whose ids is an episode of the phase's split."""
-    base = f"no prediction matches an episode of {public.task} {public.split}"
-    found = wrong_split(text, public, splits, source)
-    return found if found is not None else Problem(source, base)
-
-
 def wrong_split(text: bytes, public: Any, splits: SplitIndex | None, source: str) -> Problem | None:
     """The problem of a file none of whose ids is an episode of the split of ``public`` (a
     split's episodes) and most of whose ids are episodes of another split; None when the file
@@ -222,12 +200,8 @@ def public_problems(
     form: str = "auto",
     splits: SplitIndex | None = None,
 ) -> list[Problem]:
-    """The problems of a predictions file found with the public view only.
-
-    Runs the scorer's own parser and rule checks (types, ids, viewpoints, start, adjacency,
-    repeats, completeness) on ``public``: the problems ``vlneval score`` finds, worded from
-    data the submitter may see.
-    """
+    """The problems of a predictions file that the scorer's parser and rule checks (types,
+    ids, viewpoints, start, adjacency, repeats, completeness) find on the public view."""
     return public_check(text, source, public, graphs, profile, form=form, splits=splits)[0]
 
 
@@ -253,12 +227,13 @@ def public_check(
     try:
         preds = parse_predictions(text, public, graphs, form=form, collect=pc, source=source)
         warnings = list(preds.warnings)
-        if len(preds.episodes) == 0:
-            if not pc.problems:
-                pc.problems.append(_wrong_split(text, public, splits, source))
-            return list(pc.problems), warnings
-        arr = build_arrays(public, preds, graphs)
-        check_rules(public, preds, arr, graphs, profile, subset=False, pc=pc)
+        if len(preds.episodes):
+            arr = build_arrays(public, preds, graphs)
+            check_rules(public, preds, arr, graphs, profile, subset=False, pc=pc)
+        elif not pc.problems:
+            found = wrong_split(text, public, splits, source)
+            nothing = f"no prediction matches an episode of {public.task} {public.split}"
+            pc.problems.append(found or Problem(source, nothing))
     except InvalidInputError as exc:
         return list(exc.problems), warnings
     return list(pc.problems), warnings
@@ -454,30 +429,6 @@ class PublicScorer:
         self._folder.cleanup()
 
 
-def open_public_scorer(
-    task: Task,
-    split: str,
-    profile: Profile,
-    *,
-    root: str | Path | None = None,
-    episodes_file: str | Path | None = None,
-    graphs: str | Path | None = None,
-    options: Mapping[str, Any] | None = None,
-) -> PublicScorer | None:
-    """The task's scorer on the public copy of ``split`` (None when the task declares no
-    public copy); the split's file is found as ``vlneval score`` finds it.
-
-    Raises:
-        MissingDataError: the data root or the split's file cannot be found.
-    """
-    if not has_public_copy(task):
-        return None
-    path = episodes_file or _task_file(task, split, root, options or {})
-    if path is None:
-        path = episodes_path(task, split, task_base(task, root), None)
-    return PublicScorer(task, split, profile, path, root=root, graphs=graphs, options=options)
-
-
 def _task_file(
     task: Task, split: str, root: str | Path | None, options: Mapping[str, Any]
 ) -> Path | None:
@@ -485,19 +436,13 @@ def _task_file(
     Touchdown releases), or None for the shared search."""
     if not options.get("data_version") or len(task.data_versions) < 2:
         return None
-
+    profile = get_profile(task.default_profile)
     try:
-        opened = task.open(
-            SplitRequest(task, split, _any_profile(task), root=root, options=dict(options))
-        )
+        opened = task.open(SplitRequest(task, split, profile, root=root, options=dict(options)))
     except InvalidInputError as exc:  # a test split the scorer refuses: the file it names
         return Path(exc.problems[0].source) if exc.problems and exc.problems[0].source else None
     source = getattr(opened.episodes, "source", None)
     return Path(source) if source else None
-
-
-def _any_profile(task: Task) -> Profile:
-    return get_profile(task.default_profile)
 
 
 def open_blind(

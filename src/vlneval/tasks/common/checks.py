@@ -8,6 +8,8 @@ import numpy as np
 
 from vlneval.errors import ProblemCollector
 from vlneval.graph.store import GraphStore
+from vlneval.metrics._kernels import moves, owners
+from vlneval.tasks.common._steps import step_counts
 from vlneval.tasks.common.arrays import ScoringArrays
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
@@ -28,10 +30,13 @@ def check_rules(
     *,
     subset: bool = False,
     pc: ProblemCollector | None = None,
+    repeats: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Start, adjacency, repeat and completeness rules of ``profile``.
 
     Returns per-episode counts (``jumps``, ``repeated_viewpoints``) for the per-episode table.
+    ``repeats`` is the metric kernels' count (``score_batch``'s ``repeats``) when the caller
+    already has it; else it is counted here.
 
     Raises:
         InvalidInputError: the file breaks a rule the profile enforces, or ``pc`` already holds
@@ -44,18 +49,20 @@ def check_rules(
     ref_starts = arr.ref[arr.ref_offsets[:-1]]
     for k in np.flatnonzero(starts != ref_starts):
         i = int(order[k])
+        start = graphs.graph(episodes.scans[i]).ids[int(starts[k])]
         pc.add(
-            f"the trajectory starts at {_vp(graphs, episodes, i, int(starts[k]))}, not at the "
-            f"episode's start {episodes.paths[i][0]} (it must include the start viewpoint)",
+            f"the trajectory starts at {start}, not at the episode's start "
+            f"{episodes.paths[i][0]} (it must include the start viewpoint)",
             episode=f'{idf} "{ids[i]}"',
             field="trajectory[0]",
         )
-    from vlneval.tasks.common._steps import step_counts
-
-    jumps, repeats, first_jump = step_counts(
+    jumps, first_jump = step_counts(
         arr.traj, arr.traj_offsets, arr.scan_index, arr.adjacency_flat(graphs),
         arr.table_offsets, arr.table_sizes,
     )  # fmt: skip
+    if repeats is None:
+        same = moves(arr.traj, arr.traj_offsets)[1]
+        repeats = np.bincount(owners(arr.traj_offsets)[same], minlength=len(order))
     if profile.check_adjacency or profile.strict_cls_edges:
         _report_jumps(pc, episodes, preds, arr, graphs, profile, first_jump)
     if profile.strict_cls_edges:
@@ -76,10 +83,6 @@ def check_rules(
         )
     pc.raise_if_any()
     return {"jumps": jumps.astype(np.int64), "repeated_viewpoints": repeats.astype(np.int64)}
-
-
-def _vp(graphs: GraphStore, episodes: EpisodeTable, i: int, node: int) -> str:
-    return graphs.graph(episodes.scans[i]).ids[node]
 
 
 def _report_jumps(

@@ -60,11 +60,11 @@ class PathColumn(Sequence[tuple[str, ...]]):
 
     def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Flat vocabulary codes and offsets of ``rows``."""
-        from vlneval.tasks.common.ragged import take_ragged
+        from vlneval.metrics._kernels import reorder
 
         rec = np.ascontiguousarray(self.rows[rows], dtype=np.int64)
         offsets = np.ascontiguousarray(self.offsets, dtype=np.int64)
-        return take_ragged(self.codes, offsets, rec)
+        return reorder(self.codes, offsets, rec)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +105,7 @@ class EpisodeTable:
         left_out: ids the profile leaves out of scoring (e.g. the R2R scorer's k = 0..2).
         scorable: False for splits without goals (test): they cannot be scored locally.
         int_ids: the benchmark writes ids as JSON integers (NDH ``inst_idx``, RxR
-            ``instruction_id``); ``ids`` still holds their text, :meth:`prediction_id` the value.
+            ``instruction_id``); ``ids`` still holds their text.
     """
 
     task: str
@@ -191,17 +191,6 @@ class EpisodeTable:
             self.scorable,
             self.int_ids,
         )
-
-    def prediction_id(self, i: int) -> str | int:
-        """Episode ``i``'s id as a predictions file writes it (an integer where the benchmark's is).
-
-        Example:
-            >>> t = EpisodeTable("ndh", "val", "", "inst_idx", ["7"], ["s"], [("a",)], [("a",)],
-            ...                  np.zeros(1), [""], int_ids=True)
-            >>> t.prediction_id(0)
-            7
-        """
-        return int(self.ids[i]) if self.int_ids else self.ids[i]
 
     def instruction_words(self) -> np.ndarray:
         """Number of words of each instruction."""

@@ -27,9 +27,9 @@ import numpy as np
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.io import clip, iter_records, json_text, read_bytes
+from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
-from vlneval.tasks.common.ragged import offsets_of, take_ragged
 
 __all__ = ["Predictions", "parse_predictions", "FORMS", "TRAJECTORY_KEYS"]
 
@@ -119,7 +119,7 @@ _CODES: WeakKeyDictionary[Any, _ViewpointCodes] = WeakKeyDictionary()
 _CODES_LOCK = threading.Lock()
 
 
-def _codes_of(graphs: GraphStore) -> _ViewpointCodes:
+def codes_of(graphs: GraphStore) -> _ViewpointCodes:
     """The viewpoint codes of ``graphs`` (built once per store)."""
     try:
         found = _CODES.get(graphs)
@@ -167,7 +167,7 @@ class _Parser:
         self.left_out: set[str] = set(episodes.left_out)
         self.ignored: list[str] = []
         self.extra: dict[str, dict[int, Any]] = {k: {} for k in keep_fields}
-        self.codes = _codes_of(graphs)
+        self.codes = codes_of(graphs)
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.n_steps = 0
         self.not_nodes: dict[int, str] = {}  # flat step -> a viewpoint that is not a node
@@ -557,7 +557,7 @@ def _assemble(p: _Parser, source: str) -> Predictions:
     rec_len = np.asarray(p.rec_len, dtype=np.int64)
     flat = np.asarray(p.flat, dtype=np.int32)
     order = _episode_order(rec_ep, len(p.seen))
-    nodes, offsets = take_ragged(flat, offsets_of(rec_len), order)
+    nodes, offsets = reorder(flat, offsets_of(rec_len), order)
     warnings: list[str] = []
     if p.skipped:
         warnings.append(

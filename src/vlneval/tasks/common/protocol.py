@@ -7,7 +7,7 @@ import os
 import platform
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from vlneval.tasks.profiles import Profile
@@ -120,21 +120,15 @@ def _header_version(path: str) -> str | None:
         path = os.path.join(path, name)
     try:
         with open(path, encoding="utf-8") as f:
-            for line in _headers(f):
+            for line in f:
+                if not line.strip():  # the end of the RFC 822 headers
+                    return None
                 key, sep, value = line.partition(":")
                 if sep and key.strip().lower() == "version":
                     return value.strip() or None
     except (OSError, UnicodeDecodeError):
         return None
     return None
-
-
-def _headers(lines: Iterator[str]) -> Iterator[str]:
-    """The header lines of an RFC 822 metadata file (up to its first blank line)."""
-    for line in lines:
-        if not line.strip():
-            return
-        yield line
 
 
 def protocol_card(

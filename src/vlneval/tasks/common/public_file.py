@@ -1,19 +1,12 @@
 """The public copy of an episodes file: every hidden value replaced by a public stand-in.
 
-Tasks whose predictions the shared R2R reader does not read (REVERIE, SOON, NDH, HANNA,
-Touchdown, VLN-CE, the R2R twin) are checked blind by their *own* scorer, run on a public copy
-of the split: the same file in the task's own format, in which what a benchmark's public test
-file does not hold (reference paths past the start, goals, goal positions, target locations,
-distances) is replaced by a stand-in made of public values only (the start). Its scorer parses
-and rule-checks a predictions file exactly as ``vlneval score`` does (same reader, options and
-messages), and since it never sees a hidden value, no message it writes can hold one; its
-scores are meaningless and thrown away.
-
-Each task declares how to make the copy (``Task.public_copy``: an entry point
-``(src, dest) -> None`` that writes the public copy of ``src`` at ``dest``, plus any companion
-file such as VLN-CE's ``_gt`` file). The copy is written into a folder of its own that mirrors
-the folders around the original with links, so that companion files the scorer looks for
-beside the episodes (REVERIE's object boxes) are found.
+A task with its own reader is checked blind by its own scorer run on this copy (same reader,
+options and messages): what a public test file does not hold (reference paths past the start,
+goals, targets, distances) is replaced by the start, so no message can hold a hidden value.
+Each task declares the hook that writes it (``Task.public_copy``: ``(src, dest) -> None``,
+companion files such as VLN-CE's ``_gt`` included). The copy goes into a folder that mirrors
+the folders around the original with links, so that files the scorer looks for beside the
+episodes (REVERIE's object boxes) are found.
 """
 
 from __future__ import annotations
@@ -50,7 +43,7 @@ def has_public_copy(task: Task) -> bool:
         >>> has_public_copy(get_task("reverie")), has_public_copy(get_task("r2r"))
         (True, True)
     """
-    return bool(getattr(task, "public_copy", ""))
+    return bool(task.public_copy)
 
 
 def read_records(path: Path) -> tuple[Any, bool]:

@@ -1,11 +1,6 @@
-"""What a task's scorer is asked: open a split once (:class:`SplitRequest`), then score files.
-
-:class:`vlneval.evaluation.Scorer` resolves the task, split, profile and options, then asks the
-task's scorer factory (``Task.open_scorer``) to load the split once with one
-:class:`SplitRequest`; the returned :class:`TaskScorer` scores any number of predictions, each
-with its :class:`ScoreOptions`. The helpers here are the steps every task scorer shares:
-checking its options, finding the data root and the episodes file, opening the graphs.
-"""
+"""What a task's scorer is asked: open a split once (:class:`SplitRequest`), then score files,
+each with its :class:`ScoreOptions`; and the steps every task scorer shares (the data root,
+the episodes file, the graphs)."""
 
 from __future__ import annotations
 
@@ -111,18 +106,8 @@ class SplitRequest:
         task, split, profile: what is scored and how (already resolved).
         root: the data root (default ``$VLNEVAL_DATA``); ``episodes_file`` and ``graphs``
             override the files found there.
-        options: the task-specific options (``path_type``, ``data_version``...).
-
-    Example:
-        >>> from vlneval.tasks import get_profile, get_task
-        >>> r = SplitRequest(get_task("ndh"), "val_unseen", get_profile("cvdn"),
-        ...                  options={"path_type": "trusted_path", "data_version": None})
-        >>> r.options_for(("path_type",))
-        {'path_type': 'trusted_path'}
-        >>> r.options_for(())
-        Traceback (most recent call last):
-        ...
-        vlneval.errors.VLNEvalError: option path_type does not apply to task ndh (its options: none)
+        options: the task-specific options (``path_type``, ``data_version``...), checked by
+            ``Task.open`` (``Task.check_options``).
     """
 
     task: Task
@@ -132,17 +117,6 @@ class SplitRequest:
     episodes_file: str | Path | None = None
     graphs: str | Path | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
-
-    def options_for(self, allowed: tuple[str, ...]) -> dict[str, Any]:
-        """The options given (those not None); an error names the first that does not apply."""
-        given = {k: v for k, v in self.options.items() if v is not None}
-        extra = sorted(set(given) - set(allowed))
-        if extra:
-            raise VLNEvalError(
-                f"option {extra[0]} does not apply to task {self.task.name} "
-                f"(its options: {', '.join(allowed) or 'none'})"
-            )
-        return given
 
     def base(self) -> Path | None:
         """The data root the task reads (see :func:`task_base`)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -257,15 +257,11 @@ class ResultBuilder:
         """The frozen result: these parts and the per-episode table of ``scored``."""
         from vlneval._version import __version__
 
+        parts = {f.name: getattr(self, f.name) for f in fields(self)}
+        parts.update(checks=tuple(self.checks), warnings=tuple(self.warnings))
         return Result(
-            task=self.task, split=self.split, profile=self.profile, episodes=episodes,
-            scored=scored, per_episode=per_episode, metrics=self.metrics,
-            unavailable=self.unavailable, checks=tuple(self.checks),
-            warnings=tuple(self.warnings), protocol=self.protocol, source=self.source,
-            form=self.form, n_expected=self.n_expected, partial=self.partial,
-            data_version=self.data_version, details=self.details, notes=self.notes,
-            units=self.units, version=__version__,
-        )  # fmt: skip
+            episodes=episodes, scored=scored, per_episode=per_episode, version=__version__, **parts
+        )
 
 
 def finite_mean(

@@ -27,7 +27,6 @@ __all__ = [
     "score_parsed",
     "summarise",
     "object_summary",
-    "reject_unknown_options",
     "LABEL_TO_COLUMN",
 ]
 
@@ -89,7 +88,8 @@ def score_parsed(
     kernel's bounds checks: only for predictions this package's reader made from ``store``.
     ``cache`` keeps the episode side of the arrays between calls (one per split's scorer).
     """
-    from vlneval.metrics.batch import reference_lengths, score_batch
+    from vlneval.metrics.batch import reference_lengths
+    from vlneval.tasks.common.goal_scoring import navigation
 
     if len(preds.episodes) == 0:
         pc = pc if pc is not None else ProblemCollector(preds.source)
@@ -97,7 +97,6 @@ def score_parsed(
             pc.add(f"no prediction matches an episode of {episodes.task} {episodes.split}")
         pc.raise_if_any()
     arr = build_arrays(episodes, preds, store, cache)
-    flags = check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc)
     name = f"lengths-{prof.spl_reference}"
     lengths = arr.shared.get(name)
     if lengths is None:  # kept with the episode side of the arrays
@@ -106,17 +105,8 @@ def score_parsed(
             arr.ref, arr.ref_offsets, arr.goals, arr.goal_offsets,
             spl_reference=prof.spl_reference,
         )  # fmt: skip
-    per = score_batch(
-        arr.dist_flat,
-        arr.table_offsets,
-        arr.table_sizes,
-        arr.scan_index,
-        arr.traj,
-        arr.traj_offsets,
-        arr.ref,
-        arr.ref_offsets,
-        arr.goals,
-        arr.goal_offsets,
+    per = navigation(
+        arr,
         threshold=prof.threshold,
         success_inclusive=prof.success_inclusive,
         sdtw_inclusive=prof.sdtw_inclusive,
@@ -127,8 +117,10 @@ def score_parsed(
         lengths=lengths,
     )
     per = dict(per)
-    per.pop("repeats", None)  # the same count as the rule checks' repeated_viewpoints
-    per.update(flags)
+    repeats = per.pop("repeats")  # the rule checks' repeated_viewpoints, counted once
+    per.update(
+        check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc, repeats=repeats)
+    )
     per["unreachable"] = (~np.isfinite(per["nav_error"])).astype(np.int64)
     parts = summarise(
         episodes, preds, per, prof, subset=subset, declared=declared, run=run, notes=notes
@@ -187,13 +179,6 @@ def summarise(
         partial=partial, metrics=metrics, per=per, warnings=warnings, declared=declared, run=run,
         unavailable={k: "no scored episodes" for k, v in metrics.items() if v is None},
     )  # fmt: skip
-
-
-def reject_unknown_options(task: str, options: Mapping[str, Any]) -> None:
-    """An error naming options that do not apply to ``task`` (instead of ignoring them)."""
-    if options:
-        names = ", ".join(sorted(options))
-        raise VLNEvalError(f"option(s) {names} do not apply to task {task}")
 
 
 def object_summary(

@@ -73,7 +73,7 @@ class NDHScorer:
 
     def __init__(self, request: SplitRequest) -> None:
         r = request
-        opts = r.options_for(("path_type",))
+        opts = r.options
         base = r.base()
         path = r.episodes_path(base)
         self.task, self.profile = r.task.name, r.profile
@@ -131,7 +131,7 @@ def _jumps(
 ) -> ProblemCollector:
     """One problem per episode that moves between non-adjacent viewpoints (its first such move)."""
     pc = ProblemCollector(preds.source)
-    _, _, first_jump = step_counts(
+    _, first_jump = step_counts(
         arr.traj, arr.traj_offsets, arr.scan_index, arr.adjacency_flat(store),
         arr.table_offsets, arr.table_sizes,
     )  # fmt: skip

@@ -63,24 +63,8 @@ def _house(
     ids = [_vp_id(rng) for _ in range(n + 1)]
     records = []
     for i in range(n + 1):
-        pose = [
-            1.0,
-            0.0,
-            0.0,
-            round(float(pos[i, 0]), 4),
-            0.0,
-            1.0,
-            0.0,
-            round(float(pos[i, 1]), 4),
-            0.0,
-            0.0,
-            1.0,
-            round(float(pos[i, 2]), 4),
-            0.0,
-            0.0,
-            0.0,
-            1.0,
-        ]
+        x, y, z = (round(float(v), 4) for v in pos[i])
+        pose = [1.0, 0.0, 0.0, x, 0.0, 1.0, 0.0, y, 0.0, 0.0, 1.0, z, 0.0, 0.0, 0.0, 1.0]
         records.append(
             {
                 "image_id": ids[i],

@@ -54,7 +54,6 @@ class HannaScorer:
 
     def __init__(self, request: SplitRequest) -> None:
         r = request
-        r.options_for(())
         base = r.base()
         self.task, self.profile = r.task.name, r.profile
         self.episodes = load_hanna(r.episodes_path(base), task=r.task.name, split=r.split)

@@ -6,7 +6,6 @@ Each instruction ``k`` of a path is one episode with id ``"<path_id>_<k>"``.
 
 from __future__ import annotations
 
-import math
 import sys
 from array import array
 from itertools import chain
@@ -19,6 +18,7 @@ import numpy as np
 from vlneval.errors import ProblemCollector
 from vlneval.io import iter_chunks, read_bytes, typed_chunks
 from vlneval.tasks.common.episodes import EpisodeTable, PathColumn
+from vlneval.tasks.common.record_checks import check_fields, check_heading
 
 __all__ = ["load_r2r", "R2RRecord", "check_route_record"]
 
@@ -29,22 +29,11 @@ def check_route_record(rec: Any, where: str, id_key: str, pc: ProblemCollector) 
     if not isinstance(rec, dict):
         pc.add("expected an object", field=where)
         return False
-    ok = True
-    for key, kind in ((id_key, (int, str)), ("scan", str), ("path", list)):
-        if key not in rec:
-            pc.add(f"missing field {key!r}", field=where)
-            ok = False
-        elif not isinstance(rec[key], kind) or isinstance(rec[key], bool):
-            pc.add(f"field {key!r} has type {type(rec[key]).__name__}", field=where)
-            ok = False
+    ok = check_fields(rec, ((id_key, (int, str)), ("scan", str), ("path", list)), where, pc)
     if ok and (not rec["path"] or not all(isinstance(v, str) for v in rec["path"])):
         pc.add("path must be a non-empty list of viewpoint ids", field=f"{where}.path")
         ok = False
-    heading = rec.get("heading", 0.0)
-    if not isinstance(heading, (int, float)) or not math.isfinite(heading):
-        pc.add(f"heading must be a finite number, got {heading!r}", field=f"{where}.heading")
-        ok = False
-    return ok
+    return check_heading(rec, where, pc) and ok
 
 
 def _check_record(rec: Any, k: int, pc: ProblemCollector) -> bool:

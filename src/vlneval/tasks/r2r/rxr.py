@@ -7,7 +7,6 @@ predictions are keyed by ``instruction_id``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from vlneval.errors import ProblemCollector
 from vlneval.io import read_bytes
@@ -16,10 +15,6 @@ from vlneval.tasks.common.jsonl import iter_jsonl
 from vlneval.tasks.r2r.format import check_route_record
 
 __all__ = ["load_rxr"]
-
-
-def _check(rec: Any, where: str, pc: ProblemCollector) -> bool:
-    return check_route_record(rec, where, "instruction_id", pc)
 
 
 def load_rxr(
@@ -40,7 +35,7 @@ def load_rxr(
     int_ids = True
     for lineno, rec in iter_jsonl(read_bytes(path), pc):
         where = f"line {lineno}"
-        if not _check(rec, where, pc):
+        if not check_route_record(rec, where, "instruction_id", pc):
             continue
         if language is not None and rec.get("language") != language:
             continue

@@ -7,10 +7,10 @@ metric kernels (:func:`vlneval.tasks.common.scoring.score_parsed`).
 
 from __future__ import annotations
 
-from vlneval.errors import InvalidInputError, ProblemCollector, VLNEvalError
+from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.tasks.common.arrays import SplitArrays
-from vlneval.tasks.common.inputs import read_trajectories, source_name
-from vlneval.tasks.common.predictions import Predictions
+from vlneval.tasks.common.inputs import source_name
+from vlneval.tasks.common.predictions import Predictions, parse_predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result
 from vlneval.tasks.common.scoring import load_split, score_parsed
@@ -27,10 +27,6 @@ class R2RScorer:
 
     def __init__(self, request: SplitRequest) -> None:
         r = request
-        options = {k: v for k, v in r.options.items() if v is not None}
-        if options:
-            names = ", ".join("--" + k.replace("_", "-") for k in options)
-            raise VLNEvalError(f"{names} does not apply to task {r.task.name}")
         self.profile, self.notes = r.profile, r.task.notes
         self.episodes, self.graphs = load_split(
             r.task, r.split, r.profile, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs
@@ -46,7 +42,7 @@ class R2RScorer:
         self, predictions: PredictionsInput, how: ScoreOptions, pc: ProblemCollector | None = None
     ) -> Predictions:
         """The trajectories of ``predictions`` as node indices (problems go to ``pc``)."""
-        return read_trajectories(
+        return parse_predictions(
             predictions, self.episodes, self.graphs, form=how.form,
             trajectory_key=how.trajectory_key, collect=pc, skip_summaries=how.skip_summaries,
         )  # fmt: skip

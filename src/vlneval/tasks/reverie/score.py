@@ -33,7 +33,7 @@ from vlneval.tasks.common.predictions import Predictions, parse_predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest, open_graphs
 from vlneval.tasks.common.result import Result
 from vlneval.tasks.common.root import data_root
-from vlneval.tasks.common.scoring import object_summary, reject_unknown_options
+from vlneval.tasks.common.scoring import object_summary
 from vlneval.tasks.profiles import Profile
 from vlneval.tasks.reverie.boxes import ObjectBoxes, find_boxes, load_boxes
 from vlneval.tasks.reverie.format import (
@@ -127,7 +127,6 @@ class ReverieScorer:
         r = request
         options = dict(r.options)
         data_version, bboxes = options.pop("data_version", None), options.pop("bboxes", None)
-        reject_unknown_options(r.task.name, options)
         self.episodes, self.graphs, self.boxes, self.notes = open_reverie(
             r.task, r.split, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs,
             data_version=data_version, bboxes=bboxes,

@@ -35,7 +35,7 @@ from vlneval.tasks.common.goal_scoring import (
 from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result
-from vlneval.tasks.common.scoring import object_summary, reject_unknown_options
+from vlneval.tasks.common.scoring import object_summary
 from vlneval.tasks.profiles import Profile
 from vlneval.tasks.soon.format import (
     ANGLE_UNITS,
@@ -200,7 +200,6 @@ class SoonScorer:
         r = request
         options = dict(r.options)
         self.angle_units = options.pop("angle_units", "normalised")
-        reject_unknown_options(r.task.name, options)
         if self.angle_units not in ANGLE_UNITS:  # checked once, as the reader would
             raise UnknownNameError("SOON angle unit", self.angle_units, ANGLE_UNITS)
         base = r.base()

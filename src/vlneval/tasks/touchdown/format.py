@@ -27,9 +27,9 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError, VLNEvalError
 from vlneval.io import decode_json, iter_records, read_bytes
+from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.predictions import Predictions, _episode_order
-from vlneval.tasks.common.ragged import offsets_of, take_ragged
 from vlneval.tasks.common.record_checks import is_finite, is_number, numbered
 
 if TYPE_CHECKING:
@@ -391,7 +391,7 @@ def _assemble(p: _NavParser, source: str) -> Predictions:
     rec_len = np.frombuffer(p.rec_len, dtype=np.int64) if len(p.rec_len) else np.zeros(0, np.int64)
     flat = np.frombuffer(p.flat, dtype=np.int32) if len(p.flat) else np.zeros(0, np.int32)
     order = _episode_order(rec_ep, len(p.seen))
-    nodes, offsets = take_ragged(flat, offsets_of(rec_len), order)
+    nodes, offsets = reorder(flat, offsets_of(rec_len), order)
     warnings = []
     if p.unknown:
         warnings.append(

@@ -101,8 +101,7 @@ def _find_routes(
 
 
 def _routes(r: SplitRequest) -> tuple[TouchdownRoutes, Path | None, str | None]:
-    opts = r.options_for(("data_version",))
-    return _find_routes(r.task, r.split, r.root, r.episodes_file, opts.get("data_version"))
+    return _find_routes(r.task, r.split, r.root, r.episodes_file, r.options.get("data_version"))
 
 
 def _street_graph(task: Task, base: Path | None, graphs: Any) -> Any:
