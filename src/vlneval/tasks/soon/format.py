@@ -42,10 +42,10 @@ import numpy as np
 from vlneval.errors import ProblemCollector, UnknownNameError
 from vlneval.graph.store import GraphStore
 from vlneval.io import iter_chunks, read_bytes
+from vlneval.metrics._kernels import offsets_of
 from vlneval.metrics.grounding import duet_normalised
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
-from vlneval.tasks.common.ragged import offsets_of
 from vlneval.tasks.common.record_checks import is_finite, numbered
 from vlneval.tasks.soon import ANGLE_UNITS as ANGLE_UNITS_OPTION
 
