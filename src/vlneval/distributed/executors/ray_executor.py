@@ -39,7 +39,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vlneval.distributed.executors.workload import ChunkResult, Workload, chunks, sum_calls
+from vlneval.distributed.executors.workload import ChunkResult, Workload, chunks
+from vlneval.distributed.merge import sum_calls
 from vlneval.errors import VLNEvalError
 
 __all__ = ["RayOptions", "RayRun", "run_on_ray"]

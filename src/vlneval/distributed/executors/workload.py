@@ -18,17 +18,15 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from vlneval.agents.remote import session_ended
+from vlneval.distributed.merge import calls_in
 from vlneval.errors import VLNEvalError
 
-__all__ = ["Workload", "Loaded", "ChunkResult", "ChunkRunner", "sum_calls", "chunks"]
-
-_CALLS = re.compile(r"\((\d+) calls\)")
+__all__ = ["Workload", "Loaded", "ChunkResult", "ChunkRunner", "chunks"]
 
 
 @dataclass(frozen=True)
@@ -255,36 +253,13 @@ class ChunkRunner:
     def _share(self, result: ChunkResult) -> ChunkResult:
         """The chunk's result with this chunk's privileged calls (the environment counts over
         its life)."""
-        total = _calls_in(result.protocol)
+        total = calls_in(result.protocol)
         if total is not None:
-            result.protocol["privileged"] = _CALLS.sub(
-                f"({total - self._calls} calls)", result.protocol["privileged"]
+            result.protocol["privileged"] = result.protocol["privileged"].replace(
+                f"({total} calls)", f"({total - self._calls} calls)"
             )
             self._calls = total
         return result
-
-
-def _calls_in(protocol: Mapping[str, Any]) -> int | None:
-    m = _CALLS.search(str(protocol.get("privileged") or ""))
-    return None if m is None else int(m.group(1))
-
-
-def sum_calls(protocols: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The protocol of a run made of chunks: the first chunk's, with the privileged calls of
-    every chunk added up.
-
-    Example:
-        >>> p = {"privileged": "goals through env.privileged(), requested at construction (3 calls)"}
-        >>> sum_calls([p, p])["privileged"][-9:]
-        '(6 calls)'
-    """
-    if not protocols:
-        raise VLNEvalError("no chunk ran")
-    out = dict(protocols[0])
-    counts = [_calls_in(p) for p in protocols]
-    if all(c is not None for c in counts):
-        out["privileged"] = _CALLS.sub(f"({sum(c or 0 for c in counts)} calls)", out["privileged"])
-    return out
 
 
 def chunks(indices: Sequence[int], size: int) -> list[list[int]]:
