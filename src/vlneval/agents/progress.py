@@ -2,7 +2,7 @@
 
 When stderr is not a terminal (a SLURM or CI log, a pipe), a bar's redraws would fill the
 file with control codes; instead one line is written at the start, then at most every
-``interval`` seconds, and at the end::
+``interval`` seconds, and at the end (episodes and shards alike)::
 
     running r2r-ce: 1200/2349 episodes (51%), 41.2 episodes/s, 0:29 elapsed, 0:28 left
 """
@@ -29,9 +29,11 @@ def episode_progress(
     label: str = "episodes",
     interval: float = 30.0,
     stream: TextIO | None = None,
+    done: int = 0,
 ) -> Iterator[Callable[[int], None]]:
     """Yields ``advance(n)``; shows progress on ``stream`` (default stderr) when ``enabled``:
-    a bar on a terminal, else a line every ``interval`` seconds.
+    a bar on a terminal, else a line every ``interval`` seconds. ``done`` of ``total`` are
+    done already (a resumed shard); the rate counts the others.
 
     Example:
         >>> import io
@@ -45,17 +47,13 @@ def episode_progress(
         yield lambda n: None
         return
     out = stream if stream is not None else sys.stderr
-    if _is_terminal(out):
-        with progress_bar(total, label, out) as advance:
+    isatty = getattr(out, "isatty", None)
+    if isatty and isatty():
+        with progress_bar(total, label, out, done=done) as advance:
             yield advance
         return
-    with _lines(total, label, out, interval) as advance:
+    with _lines(total, label, out, interval, done) as advance:
         yield advance
-
-
-def _is_terminal(stream: TextIO) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
 
 
 @contextmanager
@@ -72,13 +70,13 @@ def progress_bar(
 
 @contextmanager
 def _lines(
-    total: int, label: str, stream: TextIO, interval: float
+    total: int, label: str, stream: TextIO, interval: float, before: int
 ) -> Iterator[Callable[[int], None]]:
     start = last = time.monotonic()
-    done = 0
+    done = before
 
     def write(now: float) -> None:
-        stream.write(progress_line(label, done, total, now - start) + "\n")
+        stream.write(progress_line(label, done, total, now - start, before=before) + "\n")
         stream.flush()
 
     def advance(n: int) -> None:
@@ -96,14 +94,16 @@ def _lines(
         write(time.monotonic())
 
 
-def progress_line(label: str, done: int, total: int, elapsed: float) -> str:
-    """One plain progress line.
+def progress_line(label: str, done: int, total: int, elapsed: float, *, before: int = 0) -> str:
+    """One plain progress line (the rate over the ``done - before`` episodes of this process).
 
     Example:
         >>> progress_line("running", 50, 200, 10.0)
         'running: 50/200 episodes (25%), 5.0 episodes/s, 0:10 elapsed, 0:30 left'
+        >>> progress_line("shard 1/4", 150, 200, 10.0, before=100)
+        'shard 1/4: 150/200 episodes (75%), 5.0 episodes/s, 0:10 elapsed, 0:10 left'
     """
-    rate = done / elapsed if elapsed > 0 else 0.0
+    rate = (done - before) / elapsed if elapsed > 0 else 0.0
     share = f"{100 * done / total:.0f}%" if total else "100%"
     left = _clock((total - done) / rate) if rate > 0 else "?"
     return (

@@ -13,9 +13,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from vlneval.agents.progress import episode_progress
 from vlneval.distributed.checkpoint import checkpoint_fingerprint
 from vlneval.distributed.plan import ShardSpec, ids_digest, plan
-from vlneval.distributed.progress import shard_progress
 from vlneval.distributed.shardfile import FORMAT, ShardWriter, open_shard
 
 __all__ = ["start_shard", "recorder", "shard_manifest"]
@@ -85,7 +85,7 @@ def recorder(
     m = writer.manifest
     total = len(m["assigned"])
     label = f"shard {m['shard_index']}/{m['shard_count']}"
-    with shard_progress(
+    with episode_progress(
         total, label=label, enabled=progress, done=writer.done, interval=interval
     ) as advance:
 
