@@ -26,6 +26,7 @@ __all__ = [
     "emit_scored",
     "add_task_option_args",
     "given_task_options",
+    "open_scorer",
     "run_guarded",
     "load_declared",
     "err",
@@ -118,6 +119,27 @@ def given_task_options(args: argparse.Namespace) -> dict[str, Any] | None:
     names = cli_task_options()
     given = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
     return given or None
+
+
+def open_scorer(args: argparse.Namespace, **options: Any) -> Any:
+    """The :class:`~vlneval.Scorer` of the command's task, split, profile and data, with the
+    task options given and ``options``; ``--quiet`` also silences the progress bar of the tasks
+    that show one."""
+    from vlneval.evaluation import Scorer
+    from vlneval.tasks import get_task
+
+    options = {**(given_task_options(args) or {}), **options}
+    if getattr(args, "quiet", False) and get_task(args.task).has_option("show_progress"):
+        options["show_progress"] = False
+    return Scorer(
+        args.task,
+        args.split,
+        profile=args.profile,
+        root=args.data_root,
+        episodes=args.episodes,
+        graphs=args.graphs,
+        **options,
+    )
 
 
 def add_format_arg(p: argparse.ArgumentParser, *, table: bool = True, rows: bool = True) -> None:

@@ -19,6 +19,7 @@ from vlneval.cli.common import (
     emit_scored,
     err,
     given_task_options,
+    open_scorer,
     scored_plan,
 )
 from vlneval.cli.sharding import CliShard, add_executor_args, add_shard_args, agent_kwargs
@@ -229,21 +230,9 @@ def _check_names(args: argparse.Namespace) -> None:
 
 
 def _score(args: argparse.Namespace, *, partial: bool, protocol: Any, plan: Any = None) -> int:
-    from vlneval.evaluation import evaluate
-
-    evaluation = evaluate(
-        args.task,
-        args.split,
-        args.out,
-        profile=args.profile,
-        root=args.data_root,
-        episodes_file=args.episodes,
-        graphs=args.graphs,
-        subset=partial,
-        run=protocol,
-        options={**(given_task_options(args) or {}), **getattr(args, "score_options", {})} or None,
-    )
-    emit_scored(args, evaluation.to_dict(), evaluation.rows() if args.per_episode else None, plan)
+    with open_scorer(args, **getattr(args, "score_options", {})) as scorer:
+        result = scorer.score(args.out, subset=partial, run=protocol)
+    emit_scored(args, result.to_dict(), result.rows() if args.per_episode else None, plan)
     return 0
 
 

@@ -15,6 +15,7 @@ from vlneval.cli.common import (
     err,
     given_task_options,
     load_declared,
+    open_scorer,
     print_table,
     scored_plan,
 )
@@ -88,20 +89,6 @@ def _predictions(args: argparse.Namespace) -> list[str]:
     raise VLNEvalError("--predictions FILE is required (only the demo task has a default)")
 
 
-def _scorer(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from vlneval.evaluation import Scorer
-
-    return Scorer(
-        args.task,
-        args.split,
-        profile=args.profile,
-        root=args.data_root,
-        episodes=args.episodes,
-        graphs=args.graphs,
-        **_task_options(args),
-    )
-
-
 def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-untyped-def]
     return scorer.score(
         path,
@@ -113,23 +100,12 @@ def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-unty
     )
 
 
-def _task_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The task options given on the command line; ``--quiet`` also silences the progress bar
-    of the tasks that show one."""
-    from vlneval.tasks import get_task
-
-    options = given_task_options(args) or {}
-    if getattr(args, "quiet", False) and get_task(args.task).has_option("show_progress"):
-        options["show_progress"] = False
-    return options
-
-
 def cmd_score(args: argparse.Namespace) -> int:
     """Scores one file or several (one process, the split loaded once), prints the table,
     writes the requested files; several files with a bad one: the others are scored, exit 2."""
     plan = scored_plan(args)  # a bad output is refused before anything is scored
     paths = _predictions(args)
-    with _scorer(args) as scorer:
+    with open_scorer(args) as scorer:
         if len(paths) > 1:
             return _sweep(args, plan, scorer, paths)
         result = _score(args, scorer, paths[0])
@@ -204,7 +180,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     blind = _blind(args, paths[0])
     if blind is not None:
         return blind
-    with _scorer(args) as scorer:
+    with open_scorer(args) as scorer:
         result = _score(args, scorer, paths[0])
     from vlneval.io import clip
     from vlneval.reports.terminal import NOTE_LIMIT
