@@ -169,9 +169,14 @@ class Plan:
     table: str | None
     rows_format: str | None
 
-    def get(self, option: str) -> Output | None:
-        """The output of ``option``, if given."""
-        return self.outputs.get(option)
+    def write(self, summary: Any, rows: list[dict[str, Any]] | None) -> None:
+        """Writes the per-episode table and the summary together (the summary last)."""
+        from vlneval.reports.tables import write_results
+
+        rows_to, summary_to = self.outputs.get("--per-episode"), self.outputs.get("--json")
+        write_results(
+            summary_to=summary_to, summary=summary, rows_to=rows_to, rows=rows, fmt=self.rows_format
+        )
 
 
 def plan_outputs(
@@ -231,7 +236,7 @@ def scored_plan(args: argparse.Namespace, *, out: bool = False, table: bool = Tr
     options = {"--out": args.out} if out else {}
     options |= {"--per-episode": getattr(args, "per_episode", None), "--json": args.json}
     plan = plan_outputs(args, options, table=table)
-    written = plan.get("--out")
+    written = plan.outputs.get("--out")
     if written is not None and written.kind != "file":
         raise VLNEvalError(
             f"--out {written.given}: the predictions must go to a file (the protocol card is "
@@ -249,14 +254,10 @@ def emit_scored(
     """Writes a scored result: the per-episode table and the summary together (the summary
     last), the table on stdout unless an output is there, the notes (warnings, failed checks,
     why each n/a) on stderr."""
-    from vlneval.reports.tables import write_results
     from vlneval.reports.terminal import print_notices, render_summary, summary_notices
 
     plan = plan or scored_plan(args)
-    write_results(
-        summary_to=plan.get("--json"), summary=summary,
-        rows_to=plan.get("--per-episode"), rows=rows, fmt=plan.rows_format,
-    )  # fmt: skip
+    plan.write(summary, rows)
     if plan.table is not None:
         print_table(render_summary(summary, color=sys.stdout.isatty(), fmt=plan.table))
     print_notices(summary_notices(summary))

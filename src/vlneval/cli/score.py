@@ -116,7 +116,6 @@ def cmd_score(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace, plan: Any, scorer: Any, paths: list[str]) -> int:
     """Scores every file of ``paths`` with one scorer; a failed file is reported, not fatal."""
     from vlneval.errors import InvalidInputError, VLNEvalError
-    from vlneval.reports.tables import write_results
 
     done: list[tuple[str, Any]] = []
     failed = 0
@@ -133,10 +132,7 @@ def _sweep(args: argparse.Namespace, plan: Any, scorer: Any, paths: list[str]) -
     if args.per_episode:
         rows = [{"predictions": p, **row} for p, r in done for row in r.rows()]
     summaries = [(p, r.to_dict()) for p, r in done]
-    write_results(
-        summary_to=plan.get("--json"), summary=[s for _, s in summaries],
-        rows_to=plan.get("--per-episode"), rows=rows, fmt=plan.rows_format,
-    )  # fmt: skip
+    plan.write([s for _, s in summaries], rows)
     if plan.table is not None and done:
         print_table(_sweep_table(summaries, color=sys.stdout.isatty(), fmt=plan.table))
     _sweep_notices(summaries)
@@ -182,11 +178,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return blind
     with open_scorer(args) as scorer:
         result = _score(args, scorer, paths[0])
-    from vlneval.io import clip
-    from vlneval.reports.terminal import NOTE_LIMIT
-
-    for w in result.warnings:
-        err(clip(f"warning: {w}", NOTE_LIMIT))
+    _warn(result.warnings)
     if result.non_finite:
         from vlneval.errors import VLNEvalError
 
@@ -229,11 +221,7 @@ def _blind(args: argparse.Namespace, path: str) -> int | None:
         finally:
             own.close()
     what = f"{check.task} {check.split}"
-    from vlneval.io import clip
-    from vlneval.reports.terminal import NOTE_LIMIT
-
-    for w in check.warnings:
-        err(clip(f"warning: {w}", NOTE_LIMIT))
+    _warn(check.warnings)
     if check.problems:
         shown = check.problems if args.all_errors else check.problems[:20]
         for p in shown:
@@ -252,3 +240,11 @@ def _blind(args: argparse.Namespace, path: str) -> int | None:
         f"server does: {check.checks}; no goals, so no scores)"
     )
     return 0
+
+
+def _warn(warnings: list[str]) -> None:
+    from vlneval.io import clip
+    from vlneval.reports.terminal import NOTE_LIMIT
+
+    for w in warnings:
+        err(clip(f"warning: {w}", NOTE_LIMIT))

@@ -1,31 +1,17 @@
 """The Ray executor: one actor per agent replica, chunks of episodes fed by a ``ray.wait`` loop.
 
-``vlneval run ... --executor ray --num-actors K`` (``pip install "vlneval[ray]"``) starts ``K``
-actors; each loads the environment and the agent once (:meth:`Workload.runner
-<vlneval.distributed.executors.workload.Workload.runner>`; the agent is built inside the actor,
-so its weights land on the GPU Ray assigned it: ``CUDA_VISIBLE_DEVICES`` is Ray's, and an agent
-whose constructor takes ``device`` gets ``device="cuda"`` when the actor holds a GPU). The driver
-cuts the episodes (global indices) into chunks and keeps ``pipeline`` chunks in flight per
-actor; it writes each finished chunk's records to the shard file as it arrives.
+Each actor loads the environment and the agent once (:meth:`Workload.runner
+<vlneval.distributed.executors.workload.Workload.runner>`), inside the actor, so its weights land
+on the GPU Ray assigned it (an agent whose constructor takes ``device`` gets ``device="cuda"``).
+The driver keeps ``pipeline`` chunks in flight per actor and writes each finished chunk's records
+as it arrives.
 
-When an actor dies (a crash, ``os._exit``, an out-of-memory kill, a lost node) the chunks it
-held are queued again at the front and a replacement actor is started in its place (in its
-placement-group bundle, if any); a chunk is re-run at most ``max_retries`` times, then the run
-stops and says which episodes. (Ray's ``ActorPool`` loses the chunk of a dead actor.) An error
-raised by the agent itself is not retried: it would happen again; it is raised as it is, as in
-a local run.
-
-Actors asking for several GPUs each (``actor_gpus >= 2``, or ``placement=True``) get one
-placement group with a bundle per actor (``PACK``: on as few nodes as possible; each bundle on
-one node), reserved for the whole run so a replacement always finds its resources. Fractional
-shares (``actor_gpus=0.5``) put several actors on one GPU. Each actor reports where it runs
-(node, the GPU ids Ray assigned, ``CUDA_VISIBLE_DEVICES``, its placement group): the run's
-:attr:`RayRun.actors`, kept in the shard manifest.
-
-Graph, street and continuous workloads run alike; a continuous chunk also returns each
-episode's measurements, handed to ``on_record`` as the shard line's ``extra``.
-
-Ray is imported only here, and only when a run starts.
+A dead actor's chunks are queued again at the front and a replacement is started in its place
+(Ray's ``ActorPool`` would lose them); a chunk is re-run at most ``max_retries`` times. An error
+raised by the agent itself is raised as it is: it would happen again. Actors of several GPUs
+each (``actor_gpus >= 2``, or ``placement=True``) get one placement group with a bundle per
+actor, reserved for the whole run so a replacement always finds its resources. Ray is imported
+only here, and only when a run starts.
 """
 
 from __future__ import annotations
