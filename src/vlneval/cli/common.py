@@ -142,16 +142,14 @@ def open_scorer(args: argparse.Namespace, **options: Any) -> Any:
     )
 
 
-def add_format_arg(p: argparse.ArgumentParser, *, table: bool = True, rows: bool = True) -> None:
-    """``--format``: of the table on stdout (text, markdown, latex) and, with
+def add_format_arg(p: argparse.ArgumentParser, *, rows: bool = True) -> None:
+    """``--format``: of the table on stdout (text, markdown, latex) and, with ``rows`` and
     ``--per-episode -``, of the per-episode table (csv, jsonl)."""
-    choices = (TABLE_FORMATS if table else ()) + (ROW_FORMATS if rows else ())
-    parts = []
-    if table:
-        parts.append("the table on stdout: text (default), markdown or latex")
+    text = "the table on stdout: text (default), markdown or latex"
     if rows:
-        parts.append("with --per-episode -: the rows on stdout as csv or jsonl")
-    p.add_argument("--format", default=None, choices=choices, help="; ".join(parts))
+        text += "; with --per-episode -: the rows on stdout as csv or jsonl"
+    choices = TABLE_FORMATS + (ROW_FORMATS if rows else ())
+    p.add_argument("--format", default=None, choices=choices, help=text)
 
 
 @dataclass(frozen=True)
@@ -183,7 +181,6 @@ def plan_outputs(
     args: argparse.Namespace,
     options: Mapping[str, str | None],
     *,
-    rows_option: str = "--per-episode",
     table: bool = True,
 ) -> Plan:
     """Resolves the outputs of ``options`` (option -> path as given) and the table.
@@ -202,10 +199,10 @@ def plan_outputs(
     fmt = getattr(args, "format", None)
     rows_fmt = fmt if fmt in ROW_FORMATS else None
     table_fmt = fmt if fmt in TABLE_FORMATS else None
-    rows = outs.get(rows_option)
+    rows = outs.get("--per-episode")
     if rows_fmt is not None and rows is None:
         raise VLNEvalError(
-            f"--format {rows_fmt} is the format of {rows_option}; the table on stdout is text, "
+            f"--format {rows_fmt} is the format of --per-episode; the table on stdout is text, "
             "markdown or latex"
         )
     if rows is not None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from vlneval.cli.common import err
 
-__all__ = ["add_shard_args", "add_executor_args", "agent_kwargs", "CliShard"]
+__all__ = ["add_shard_args", "add_agent_arg", "add_executor_args", "agent_kwargs", "CliShard"]
 
 
 def add_shard_args(p: argparse.ArgumentParser) -> None:
@@ -39,6 +39,11 @@ def add_shard_args(p: argparse.ArgumentParser) -> None:
         help="model checkpoint (file or folder): hashed into the manifest and passed to the "
         "agent's constructor as checkpoint=PATH",
     )
+    add_agent_arg(p)
+
+
+def add_agent_arg(p: argparse.ArgumentParser) -> None:
+    """--agent-arg KEY=VALUE (repeatable)."""
     p.add_argument(
         "--agent-arg",
         action="append",

@@ -1,11 +1,9 @@
 """What an executor's worker runs: a picklable description of a run, and its chunk runner.
 
-A :class:`Workload` holds only names and numbers (task, split, files, agent spec and its
-arguments, run options), so it crosses process and machine boundaries as it is; a worker calls
-:meth:`Workload.runner` once, which loads the episodes, the graphs, any features or object boxes
-and the agent (model weights included), then runs any number of chunks of global episode indices
-on them. Results are those of ``vlneval run`` on the same episodes: every episode is seeded by
-its index in the whole split (:func:`~vlneval.agents.rollout.episode_rng`).
+A :class:`Workload` holds only names and numbers, so it crosses process and machine boundaries
+as it is; :meth:`Workload.load` loads its data (for ``vlneval run`` too), and
+:meth:`Workload.runner` loads it once and runs chunks of global episode indices on it, with the
+results of ``vlneval run`` (every episode is seeded by its index in the whole split).
 
 Example:
     >>> runner = Workload(task="demo", agent="random").runner()
