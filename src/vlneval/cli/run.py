@@ -157,32 +157,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     if hooks is None:
         return shard.finish(None)  # type: ignore[union-attr]
-    progress = not args.quiet and shard is None
+    rollout = {"max_steps": args.max_steps, "seed": args.seed, "limit": args.limit, **hooks}
+    rollout["progress"] = not args.quiet and shard is None
     if loaded.kind == "street":
-        result = run_street(
-            agent,
-            loaded.episodes,
-            loaded.graphs,
-            max_steps=args.max_steps,
-            seed=args.seed,
-            limit=args.limit,
-            progress=progress,
-            **hooks,
-        )
+        result = run_street(agent, loaded.episodes, loaded.graphs, **rollout)
     else:
         result = run_agent(
             agent,
             loaded.episodes,
             loaded.graphs,
             action_space=args.action_space,
-            max_steps=args.max_steps,
             features=args.features,
-            seed=args.seed,
             batch_size=args.batch_size,
-            limit=args.limit,
-            progress=progress,
             sensors=loaded.sensors,
-            **hooks,
+            **rollout,
         )
         result.records, note = task_records(args.task, loaded.episodes, result.records)
         if note is not None:

@@ -330,7 +330,7 @@ def merge(
     seen, line_problems = _index(loaded, ids, id_field)
     fatal += problems + line_problems
     missing = [i for i in range(len(ids)) if i not in seen]
-    owner = _owners(loaded, int(ref["shard_count"]), len(ids))
+    owner = _owners(loaded, int(ref["shard_count"]))
     partial += [
         Problem(owner.get(i, "merge (in no shard given)"), f'missing {id_field} "{ids[i]}"')
         for i in missing
@@ -346,7 +346,7 @@ def merge(
     return merged
 
 
-def _owners(shards: Sequence[_Shard], count: int, n: int) -> dict[int, str]:
+def _owners(shards: Sequence[_Shard], count: int) -> dict[int, str]:
     out: dict[int, str] = {}
     for s in shards:
         for i in s.manifest["assigned"]:
