@@ -72,35 +72,47 @@ class Workload:
 
     def load(self) -> Loaded:
         """The episodes and what the environment needs, loaded as ``vlneval run`` loads them."""
+        import importlib.util
+
+        from vlneval.envs.loading import load_episodes
         from vlneval.envs.street.loading import is_street_task, load_street_episodes
 
+        where = {"root": self.data_root, "episodes_file": self.episodes_file, "graphs": self.graphs}
         if self.environment is not None:
-            return _continuous(self)
+            from vlneval.envs.registration import make_env
+
+            episodes, graphs = load_episodes(self.task, self.split, **where)
+            env = make_env(
+                self.environment,
+                episodes,
+                self.graphs or graphs,
+                privileged=self.agent == "shortest",
+                max_steps=self.max_steps,
+            )
+            return Loaded("continuous", env.episodes, env)
         if is_street_task(self.task):
             if self.action_space is not None or self.features is not None:
                 raise VLNEvalError(
                     f"task {self.task} runs in the street action space (forward, turn left/right, "
                     "stop) without features: drop --action-space and --features"
                 )
-            episodes, graph = load_street_episodes(
-                self.task, self.split, root=self.data_root, episodes_file=self.episodes_file,
-                graphs=self.graphs, data_version=self.data_version,
-            )  # fmt: skip
-            options = {"data_version": self.data_version} if self.data_version else {}
-            return Loaded("street", episodes, graph, score_options=options)
-        setup = _object_setup(self)
-        if setup is not None:
+            version = {"data_version": self.data_version}
+            episodes, graph = load_street_episodes(self.task, self.split, **where, **version)
             return Loaded(
-                "graph", setup.episodes, setup.graphs, sensors=list(setup.sensors),
-                score_options=dict(setup.score_options), notes=list(setup.notes),
-            )  # fmt: skip
-        from vlneval.envs.loading import load_episodes
+                "street", episodes, graph, score_options=version if self.data_version else {}
+            )
+        if importlib.util.find_spec("vlneval.envs.graph.objects") is not None:
+            from vlneval.envs.graph.objects import object_task_setup
 
-        episodes, graphs = load_episodes(
-            self.task, self.split, root=self.data_root, episodes_file=self.episodes_file,
-            graphs=self.graphs,
-        )  # fmt: skip
-        return Loaded("graph", episodes, graphs)
+            setup = object_task_setup(
+                self.task, self.split, **where, data_version=self.data_version
+            )
+            if setup is not None:
+                return Loaded(
+                    "graph", setup.episodes, setup.graphs, sensors=list(setup.sensors),
+                    score_options=dict(setup.score_options), notes=list(setup.notes),
+                )  # fmt: skip
+        return Loaded("graph", *load_episodes(self.task, self.split, **where))
 
     def runner(self, *, device: str | None = None) -> ChunkRunner:
         """Loads everything once; the runner of chunks (see the module docstring)."""
@@ -116,39 +128,11 @@ class Workload:
         return continuous_agent(self.agent, env.action_space)
 
 
-def _continuous(w: Workload) -> Loaded:
-    """The episodes of a continuous run, and the environment built on them (``graphs``)."""
-    from vlneval.envs.loading import load_episodes
-    from vlneval.envs.registration import make_env
-
-    episodes, graphs = load_episodes(
-        w.task, w.split, root=w.data_root, episodes_file=w.episodes_file, graphs=w.graphs,
-    )  # fmt: skip
-    env = make_env(
-        str(w.environment), episodes, w.graphs or graphs, privileged=w.agent == "shortest",
-        max_steps=w.max_steps,
-    )  # fmt: skip
-    return Loaded("continuous", env.episodes, env)
-
-
 def _takes(factory: Any, name: str) -> bool:
     try:
         return name in inspect.signature(factory).parameters
     except (TypeError, ValueError):
         return False
-
-
-def _object_setup(w: Workload) -> Any:
-    import importlib.util
-
-    if importlib.util.find_spec("vlneval.envs.graph.objects") is None:
-        return None
-    from vlneval.envs.graph.objects import object_task_setup
-
-    return object_task_setup(
-        w.task, w.split, root=w.data_root, episodes_file=w.episodes_file, graphs=w.graphs,
-        data_version=w.data_version,
-    )  # fmt: skip
 
 
 @dataclass
