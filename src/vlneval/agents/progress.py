@@ -18,7 +18,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-__all__ = ["episode_progress", "progress_line", "progress_bar"]
+__all__ = ["episode_progress", "progress_line"]
 
 
 @contextmanager
@@ -49,41 +49,23 @@ def episode_progress(
     out = stream if stream is not None else sys.stderr
     isatty = getattr(out, "isatty", None)
     if isatty and isatty():
-        with progress_bar(total, label, out, done=done) as advance:
-            yield advance
+        columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        with Progress(*columns, console=Console(file=out), transient=True) as bar:
+            task = bar.add_task(label, total=total, completed=done)
+            yield lambda n: bar.advance(task, n)
         return
-    with _lines(total, label, out, interval, done) as advance:
-        yield advance
-
-
-@contextmanager
-def progress_bar(
-    total: int, label: str, stream: TextIO, *, done: int = 0
-) -> Iterator[Callable[[int], None]]:
-    """Yields ``advance(n)`` of a transient rich bar on ``stream`` (a terminal), starting at
-    ``done`` of ``total``."""
-    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(file=stream), transient=True) as bar:
-        task = bar.add_task(label, total=total, completed=done)
-        yield lambda n: bar.advance(task, n)
-
-
-@contextmanager
-def _lines(
-    total: int, label: str, stream: TextIO, interval: float, before: int
-) -> Iterator[Callable[[int], None]]:
     start = last = time.monotonic()
-    done = before
+    count = done
 
     def write(now: float) -> None:
-        stream.write(progress_line(label, done, total, now - start, before=before) + "\n")
-        stream.flush()
+        out.write(progress_line(label, count, total, now - start, before=done) + "\n")
+        out.flush()
 
     def advance(n: int) -> None:
-        nonlocal done, last
-        done += n
+        nonlocal count, last
+        count += n
         now = time.monotonic()
-        if now - last >= interval and done < total:
+        if now - last >= interval and count < total:
             last = now
             write(now)
 
