@@ -63,16 +63,11 @@ class RayOptions:
     pipeline: int = 2
 
     def __post_init__(self) -> None:
-        for name in ("num_actors", "chunk", "pipeline"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise VLNEvalError(f"ray: {name} must be a positive integer, got {value!r}")
-        if (
-            isinstance(self.max_retries, bool)
-            or not isinstance(self.max_retries, int)
-            or self.max_retries < 0
-        ):
-            raise VLNEvalError(f"ray: max_retries must be >= 0, got {self.max_retries!r}")
+        for name in ("num_actors", "chunk", "pipeline", "max_retries"):
+            value, low = getattr(self, name), int(name != "max_retries")
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                what = "a positive integer" if low else ">= 0"
+                raise VLNEvalError(f"ray: {name} must be {what}, got {value!r}")
         for name in ("actor_cpus", "actor_gpus"):
             value = getattr(self, name)
             number = isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -332,7 +327,7 @@ def run_on_ray(
             log(f"ray: {len(infos)} actors ({options.resources() or 'no resources'} each) on "
                 f"{len({i['node'] for i in infos})} node(s); {len(indices)} episodes in "
                 f"{len(work)} chunks of up to {options.chunk}")  # fmt: skip
-        run = _feed(ray, actors, work, options, on_record, log)
+        run = _feed(ray, actors, work, options, on_record or (lambda *_: None), log)
         run.actors, run.n_chunks, run.placement = infos, len(work), actors.placement()
         run.seconds = time.perf_counter() - started
         return run
@@ -348,7 +343,7 @@ def _feed(
     actors: _Actors,
     work: list[list[int]],
     options: RayOptions,
-    on_record: Callable[..., Any] | None,
+    on_record: Callable[..., Any],
     log: Log | None,
 ) -> RayRun:
     queue = deque(work)
@@ -397,16 +392,11 @@ def _feed(
                 raise cause from None
             raise VLNEvalError(f"ray: {_span(chunk)} failed: {_reason(exc)}") from exc
         else:
-            extras: list[Any] = (
-                list(result.extras) if result.extras else [None] * len(result.records)
-            )
-            for (i, record), extra in zip(result.records, extras, strict=True):
-                if on_record is None:
-                    continue
-                if extra is None:
+            for n, (i, record) in enumerate(result.records):
+                if result.extras:  # a continuous episode's measurements: the shard line's extra
+                    on_record(i, record, result.extras[n])
+                else:
                     on_record(i, record)
-                else:  # a continuous episode's measurements: the shard line's extra
-                    on_record(i, record, extra)
             protocols.append(result.protocol)
             totals["episodes"] += len(result.records)
             totals["truncated"] += result.truncated
