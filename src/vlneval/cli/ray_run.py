@@ -1,14 +1,9 @@
 """``vlneval run --executor ray``: the run on a Ray cluster, written as a shard.
 
-The Ray run is one shard of the run's plan: shard 0/1 (the whole split) unless ``--shard i/n``
-is given. Its records and manifest are those of a local shard (``NAME.shard-0-of-1.jsonl`` and
-``.manifest.json`` beside ``--out``), so ``--resume`` continues a killed run and ``vlneval
-merge`` takes its files as any other shard's. Without ``--shard`` the run ends by merging into
-``--out`` (the bytes of a single-process ``vlneval run``) and its protocol card.
-
-A continuous run (``--env continuous-*``, or a task that runs in one) goes the same way: each
-actor builds the environment and the agent once (a baseline, or ``--agent http://...``), and
-the shard lines carry each episode's measurements, as a local continuous shard's do.
+The Ray run is shard 0/1 of the run's plan (the whole split) unless ``--shard i/n`` is given,
+with the files of a local shard beside ``--out``, so ``--resume`` continues a killed run and
+``vlneval merge`` takes them as any other shard's. Without ``--shard`` the run ends by merging
+into ``--out``. Graph, street and continuous runs go the same way.
 """
 
 from __future__ import annotations
