@@ -167,8 +167,8 @@ def test_score_takes_the_unreachable_policy_as_a_task_option(tmp_path: Path) -> 
 def test_run_ce_json_gz_is_gzip_with_the_card_named_as_for_graph_runs(
     data_root: Path, tmp_path: Path
 ) -> None:
-    """``--out preds.json.gz``: gzip bytes, and the card is ``preds.protocol.json`` (as beside a
-    graph run's ``.json.gz``), which ``vlneval score`` reads back."""
+    """``--out preds.json.gz``: gzip bytes, and the card is ``preds.protocol.json``, as beside a
+    graph run's ``.json.gz``."""
     import gzip
 
     out = tmp_path / "preds.json.gz"
