@@ -12,7 +12,7 @@ import pytest
 from tests.fixtures import square_root
 
 from vlneval.cli.main import main
-from vlneval.cli.run import card_path
+from vlneval.distributed.merge import card_path
 
 
 def run(args: list[str]) -> int:

@@ -162,3 +162,20 @@ def test_score_takes_the_unreachable_policy_as_a_task_option(tmp_path: Path) -> 
         summary = tmp_path / f"{policy}.json"
         assert main([*args, "--unreachable", policy, "--json", str(summary)]) == 0
         assert json.loads(summary.read_text())["metrics"]["SR"] == sr
+
+
+def test_run_ce_json_gz_is_gzip_with_the_card_named_as_for_graph_runs(
+    data_root: Path, tmp_path: Path
+) -> None:
+    """``--out preds.json.gz``: gzip bytes, and the card is ``preds.protocol.json``, as beside a
+    graph run's ``.json.gz``."""
+    import gzip
+
+    out = tmp_path / "preds.json.gz"
+    args = ["run", "--task", "r2r-twin", "--split", "val_unseen", "--data-root", str(data_root),
+            "--agent", "shortest", "--limit", "2", "--quiet", "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    assert len(json.loads(gzip.decompress(out.read_bytes()))) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["preds.json.gz", "preds.protocol.json"]
+    card = json.loads((tmp_path / "preds.protocol.json").read_text())
+    assert card["episodes"] == "partial: 2 of 2349"

@@ -86,3 +86,14 @@ def test_resume_refuses_other_settings_and_skips_a_complete_shard(tmp_path: Path
     assert "(18 already written, 0 run)" in capsys.readouterr().err
     assert vlneval(*base, "--resume", "--seed", "3") == 2
     assert "--resume: the shard on disk has seed = 0 but this run has 3" in capsys.readouterr().err
+
+
+def test_shard_progress_lines_in_a_log(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Not a terminal (a SLURM log): plain lines labelled with the shard, ending at 100%."""
+    out = tmp_path / "preds.json"
+    assert (
+        vlneval("run", "--task", "demo", "--agent", "random", "--out", out, "--shard", "0/2") == 0
+    )
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("shard 0/2: ")]
+    assert lines[0].startswith("shard 0/2: 0/18 episodes (0%)")
+    assert lines[-1].split(",")[0] == "shard 0/2: 18/18 episodes (100%)"

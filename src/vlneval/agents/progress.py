@@ -2,7 +2,7 @@
 
 When stderr is not a terminal (a SLURM or CI log, a pipe), a bar's redraws would fill the
 file with control codes; instead one line is written at the start, then at most every
-``interval`` seconds, and at the end::
+``interval`` seconds, and at the end (episodes and shards alike)::
 
     running r2r-ce: 1200/2349 episodes (51%), 41.2 episodes/s, 0:29 elapsed, 0:28 left
 """
@@ -18,7 +18,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-__all__ = ["episode_progress", "progress_line", "progress_bar"]
+__all__ = ["episode_progress", "progress_line"]
 
 
 @contextmanager
@@ -29,9 +29,11 @@ def episode_progress(
     label: str = "episodes",
     interval: float = 30.0,
     stream: TextIO | None = None,
+    done: int = 0,
 ) -> Iterator[Callable[[int], None]]:
     """Yields ``advance(n)``; shows progress on ``stream`` (default stderr) when ``enabled``:
-    a bar on a terminal, else a line every ``interval`` seconds.
+    a bar on a terminal, else a line every ``interval`` seconds. ``done`` of ``total`` are
+    done already (a resumed shard); the rate counts the others.
 
     Example:
         >>> import io
@@ -45,47 +47,25 @@ def episode_progress(
         yield lambda n: None
         return
     out = stream if stream is not None else sys.stderr
-    if _is_terminal(out):
-        with progress_bar(total, label, out) as advance:
-            yield advance
+    isatty = getattr(out, "isatty", None)
+    if isatty and isatty():
+        columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        with Progress(*columns, console=Console(file=out), transient=True) as bar:
+            task = bar.add_task(label, total=total, completed=done)
+            yield lambda n: bar.advance(task, n)
         return
-    with _lines(total, label, out, interval) as advance:
-        yield advance
-
-
-def _is_terminal(stream: TextIO) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
-
-
-@contextmanager
-def progress_bar(
-    total: int, label: str, stream: TextIO, *, done: int = 0
-) -> Iterator[Callable[[int], None]]:
-    """Yields ``advance(n)`` of a transient rich bar on ``stream`` (a terminal), starting at
-    ``done`` of ``total``."""
-    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(file=stream), transient=True) as bar:
-        task = bar.add_task(label, total=total, completed=done)
-        yield lambda n: bar.advance(task, n)
-
-
-@contextmanager
-def _lines(
-    total: int, label: str, stream: TextIO, interval: float
-) -> Iterator[Callable[[int], None]]:
     start = last = time.monotonic()
-    done = 0
+    count = done
 
     def write(now: float) -> None:
-        stream.write(progress_line(label, done, total, now - start) + "\n")
-        stream.flush()
+        out.write(progress_line(label, count, total, now - start, before=done) + "\n")
+        out.flush()
 
     def advance(n: int) -> None:
-        nonlocal done, last
-        done += n
+        nonlocal count, last
+        count += n
         now = time.monotonic()
-        if now - last >= interval and done < total:
+        if now - last >= interval and count < total:
             last = now
             write(now)
 
@@ -96,14 +76,16 @@ def _lines(
         write(time.monotonic())
 
 
-def progress_line(label: str, done: int, total: int, elapsed: float) -> str:
-    """One plain progress line.
+def progress_line(label: str, done: int, total: int, elapsed: float, *, before: int = 0) -> str:
+    """One plain progress line (the rate over the ``done - before`` episodes of this process).
 
     Example:
         >>> progress_line("running", 50, 200, 10.0)
         'running: 50/200 episodes (25%), 5.0 episodes/s, 0:10 elapsed, 0:30 left'
+        >>> progress_line("shard 1/4", 150, 200, 10.0, before=100)
+        'shard 1/4: 150/200 episodes (75%), 5.0 episodes/s, 0:10 elapsed, 0:10 left'
     """
-    rate = done / elapsed if elapsed > 0 else 0.0
+    rate = (done - before) / elapsed if elapsed > 0 else 0.0
     share = f"{100 * done / total:.0f}%" if total else "100%"
     left = _clock((total - done) / rate) if rate > 0 else "?"
     return (

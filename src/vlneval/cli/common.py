@@ -26,6 +26,7 @@ __all__ = [
     "emit_scored",
     "add_task_option_args",
     "given_task_options",
+    "open_scorer",
     "run_guarded",
     "load_declared",
     "err",
@@ -120,16 +121,35 @@ def given_task_options(args: argparse.Namespace) -> dict[str, Any] | None:
     return given or None
 
 
-def add_format_arg(p: argparse.ArgumentParser, *, table: bool = True, rows: bool = True) -> None:
-    """``--format``: of the table on stdout (text, markdown, latex) and, with
+def open_scorer(args: argparse.Namespace, **options: Any) -> Any:
+    """The :class:`~vlneval.Scorer` of the command's task, split, profile and data, with the
+    task options given and ``options``; ``--quiet`` also silences the progress bar of the tasks
+    that show one."""
+    from vlneval.evaluation import Scorer
+    from vlneval.tasks import get_task
+
+    options = {**(given_task_options(args) or {}), **options}
+    if getattr(args, "quiet", False) and get_task(args.task).has_option("show_progress"):
+        options["show_progress"] = False
+    return Scorer(
+        args.task,
+        args.split,
+        profile=args.profile,
+        root=args.data_root,
+        episodes=args.episodes,
+        graphs=args.graphs,
+        **options,
+    )
+
+
+def add_format_arg(p: argparse.ArgumentParser, *, rows: bool = True) -> None:
+    """``--format``: of the table on stdout (text, markdown, latex) and, with ``rows`` and
     ``--per-episode -``, of the per-episode table (csv, jsonl)."""
-    choices = (TABLE_FORMATS if table else ()) + (ROW_FORMATS if rows else ())
-    parts = []
-    if table:
-        parts.append("the table on stdout: text (default), markdown or latex")
+    text = "the table on stdout: text (default), markdown or latex"
     if rows:
-        parts.append("with --per-episode -: the rows on stdout as csv or jsonl")
-    p.add_argument("--format", default=None, choices=choices, help="; ".join(parts))
+        text += "; with --per-episode -: the rows on stdout as csv or jsonl"
+    choices = TABLE_FORMATS + (ROW_FORMATS if rows else ())
+    p.add_argument("--format", default=None, choices=choices, help=text)
 
 
 @dataclass(frozen=True)
@@ -147,16 +167,20 @@ class Plan:
     table: str | None
     rows_format: str | None
 
-    def get(self, option: str) -> Output | None:
-        """The output of ``option``, if given."""
-        return self.outputs.get(option)
+    def write(self, summary: Any, rows: list[dict[str, Any]] | None) -> None:
+        """Writes the per-episode table and the summary together (the summary last)."""
+        from vlneval.reports.tables import write_results
+
+        rows_to, summary_to = self.outputs.get("--per-episode"), self.outputs.get("--json")
+        write_results(
+            summary_to=summary_to, summary=summary, rows_to=rows_to, rows=rows, fmt=self.rows_format
+        )
 
 
 def plan_outputs(
     args: argparse.Namespace,
     options: Mapping[str, str | None],
     *,
-    rows_option: str = "--per-episode",
     table: bool = True,
 ) -> Plan:
     """Resolves the outputs of ``options`` (option -> path as given) and the table.
@@ -175,10 +199,10 @@ def plan_outputs(
     fmt = getattr(args, "format", None)
     rows_fmt = fmt if fmt in ROW_FORMATS else None
     table_fmt = fmt if fmt in TABLE_FORMATS else None
-    rows = outs.get(rows_option)
+    rows = outs.get("--per-episode")
     if rows_fmt is not None and rows is None:
         raise VLNEvalError(
-            f"--format {rows_fmt} is the format of {rows_option}; the table on stdout is text, "
+            f"--format {rows_fmt} is the format of --per-episode; the table on stdout is text, "
             "markdown or latex"
         )
     if rows is not None:
@@ -209,7 +233,7 @@ def scored_plan(args: argparse.Namespace, *, out: bool = False, table: bool = Tr
     options = {"--out": args.out} if out else {}
     options |= {"--per-episode": getattr(args, "per_episode", None), "--json": args.json}
     plan = plan_outputs(args, options, table=table)
-    written = plan.get("--out")
+    written = plan.outputs.get("--out")
     if written is not None and written.kind != "file":
         raise VLNEvalError(
             f"--out {written.given}: the predictions must go to a file (the protocol card is "
@@ -227,14 +251,10 @@ def emit_scored(
     """Writes a scored result: the per-episode table and the summary together (the summary
     last), the table on stdout unless an output is there, the notes (warnings, failed checks,
     why each n/a) on stderr."""
-    from vlneval.reports.tables import write_results
     from vlneval.reports.terminal import print_notices, render_summary, summary_notices
 
     plan = plan or scored_plan(args)
-    write_results(
-        summary_to=plan.get("--json"), summary=summary,
-        rows_to=plan.get("--per-episode"), rows=rows, fmt=plan.rows_format,
-    )  # fmt: skip
+    plan.write(summary, rows)
     if plan.table is not None:
         print_table(render_summary(summary, color=sys.stdout.isatty(), fmt=plan.table))
     print_notices(summary_notices(summary))

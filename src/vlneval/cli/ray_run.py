@@ -1,14 +1,9 @@
 """``vlneval run --executor ray``: the run on a Ray cluster, written as a shard.
 
-The Ray run is one shard of the run's plan: shard 0/1 (the whole split) unless ``--shard i/n``
-is given. Its records and manifest are those of a local shard (``NAME.shard-0-of-1.jsonl`` and
-``.manifest.json`` beside ``--out``), so ``--resume`` continues a killed run and ``vlneval
-merge`` takes its files as any other shard's. Without ``--shard`` the run ends by merging into
-``--out`` (the bytes of a single-process ``vlneval run``) and its protocol card.
-
-A continuous run (``--env continuous-*``, or a task that runs in one) goes the same way: each
-actor builds the environment and the agent once (a baseline, or ``--agent http://...``), and
-the shard lines carry each episode's measurements, as a local continuous shard's do.
+The Ray run is shard 0/1 of the run's plan (the whole split) unless ``--shard i/n`` is given,
+with the files of a local shard beside ``--out``, so ``--resume`` continues a killed run and
+``vlneval merge`` takes them as any other shard's. Without ``--shard`` the run ends by merging
+into ``--out``. Graph, street and continuous runs go the same way.
 """
 
 from __future__ import annotations
@@ -18,24 +13,10 @@ import time
 from typing import Any
 
 from vlneval.cli.common import err
-from vlneval.cli.sharding import CliShard, agent_kwargs
+from vlneval.cli.sharding import CliShard
 from vlneval.errors import VLNEvalError
 
-__all__ = ["cmd_run_ray", "workload_of", "options_of"]
-
-
-def workload_of(args: argparse.Namespace, environment: str | None = None) -> Any:
-    """The :class:`~vlneval.distributed.executors.workload.Workload` of ``vlneval run`` options
-    (``environment``: the continuous environment id of a continuous run)."""
-    from vlneval.distributed.executors.workload import Workload
-
-    return Workload(
-        task=args.task, agent=args.agent, split=args.split, agent_args=agent_kwargs(args),
-        data_root=args.data_root, episodes_file=args.episodes, graphs=args.graphs,
-        data_version=args.data_version, action_space=args.action_space,
-        max_steps=args.max_steps, features=args.features, batch_size=args.batch_size,
-        seed=args.seed, environment=environment,
-    )  # fmt: skip
+__all__ = ["cmd_run_ray", "options_of"]
 
 
 def options_of(args: argparse.Namespace) -> Any:
@@ -75,6 +56,7 @@ def _spec(args: argparse.Namespace, continuous: bool) -> tuple[Any, bool]:
 def cmd_run_ray(args: argparse.Namespace, environment: str | None = None) -> int:
     """Runs the split (or ``--shard``) on Ray; merges into ``--out`` without ``--shard``.
     ``environment``: the continuous environment of a continuous run."""
+    from vlneval.cli.run import _card, _settings, workload_of
     from vlneval.distributed.executors.ray_executor import run_on_ray
 
     spec, explicit = _spec(args, environment is not None)
@@ -83,7 +65,7 @@ def cmd_run_ray(args: argparse.Namespace, environment: str | None = None) -> int
     # refuses a bad spec or argument (or an unreachable remote agent) before any actor starts
     if environment is None:
         agent_id = workload.agent_info().id
-        opened: dict[str, Any] = {"kind": "graph", "settings": _graph_settings(args)}
+        opened: dict[str, Any] = {"kind": "graph", "settings": _settings(args)}
     else:
         agent_id = getattr(workload.continuous_agent(loaded.graphs), "id", args.agent)
         opened = {"kind": "continuous", "settings": {"max_steps": args.max_steps},
@@ -91,8 +73,8 @@ def cmd_run_ray(args: argparse.Namespace, environment: str | None = None) -> int
     args.score_options = dict(loaded.score_options)
     for note in loaded.notes:
         err(f"note: {note}")
-    shard = CliShard(args, spec)
-    hooks = shard.open(loaded.episodes, **opened)
+    shard, episodes = CliShard(args, spec), loaded.episodes
+    hooks = shard.open(episodes, **opened)
     started = time.perf_counter()
     card = None
     if hooks is not None:
@@ -105,7 +87,8 @@ def cmd_run_ray(args: argparse.Namespace, environment: str | None = None) -> int
         if run.placement is not None:
             shard.writer.manifest["executor"]["placement"] = run.placement
         if environment is None:
-            card = _card_of(run, loaded, agent_id, shard)
+            n = len(shard.writer.manifest["assigned"])
+            card = _card(episodes.task, episodes.split, n, len(episodes), run.protocol)
         else:
             card = _continuous_card(run, loaded, seen)
         if run.restarts:
@@ -114,12 +97,6 @@ def cmd_run_ray(args: argparse.Namespace, environment: str | None = None) -> int
         return shard.finish(card)
     shard.finish(card, announce=False)
     return _merge_and_report(args, shard, agent_id, time.perf_counter() - started)
-
-
-def _graph_settings(args: argparse.Namespace) -> dict[str, Any]:
-    from vlneval.cli.run import _settings
-
-    return _settings(args)
 
 
 class _Seen:
@@ -141,25 +118,14 @@ def _where(actor: dict[str, Any]) -> dict[str, Any]:
     return {k: actor.get(k) for k in keys}
 
 
-def _card_of(run: Any, loaded: Any, agent_id: str, shard: CliShard) -> Any:
-    from vlneval.agents.rollout import RunResult
-    from vlneval.cli.run import _card
-
-    episodes = loaded.episodes
-    result = RunResult(episodes.task, episodes.split, agent_id, [], run.protocol,
-                       len(shard.writer.manifest["assigned"]), len(episodes),
-                       truncated=run.truncated, steps=run.steps)  # fmt: skip
-    return _card(result)
-
-
 def _continuous_card(run: Any, loaded: Any, seen: _Seen) -> dict[str, Any]:
     """The run card of a continuous shard (its chunks' cards, with this invocation's episodes
     and their measurements), as a local continuous shard writes it."""
+    from vlneval.distributed.merge import episodes_field
     from vlneval.envs.recording import measured_block
 
     card = dict(run.protocol)
-    n, total = len(seen.extras), len(loaded.episodes)
-    card["episodes"] = f"partial: {n} of {total}" if n < total else str(n)
+    card["episodes"] = episodes_field(len(seen.extras), len(loaded.episodes))
     card["measured"] = measured_block(seen.extras)
     return card
 
@@ -179,14 +145,5 @@ def _merge_and_report(args: argparse.Namespace, shard: CliShard, agent_id: str,
     if args.score:
         protocol = {k: v for k, v in (w.manifest.get("card") or {}).items()
                     if k not in ("vlneval_version", "task", "split", "episodes", "software")}  # fmt: skip
-        return _score(args, _Scored(protocol))
+        return _score(args, partial=False, protocol=protocol)
     return 0
-
-
-class _Scored:
-    """What ``run``'s scoring step reads of a run: it is complete, with these protocol fields."""
-
-    partial = False
-
-    def __init__(self, protocol: dict[str, Any]) -> None:
-        self.protocol = protocol

@@ -8,7 +8,6 @@ that ``vlneval score`` does not pay for them.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from vlneval.cli.common import (
     emit_scored,
     err,
     given_task_options,
+    open_scorer,
     scored_plan,
 )
 from vlneval.cli.sharding import CliShard, add_executor_args, add_shard_args, agent_kwargs
@@ -27,7 +27,7 @@ from vlneval.errors import VLNEvalError
 from vlneval.io import to_json_bytes, write_outputs
 from vlneval.tasks import get_task
 
-__all__ = ["register", "cmd_run", "cmd_agents", "card_path"]
+__all__ = ["register", "cmd_run", "cmd_agents", "workload_of"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -98,51 +98,40 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     a.set_defaults(func=cmd_agents)
 
 
-#: What the street run returns when its shard had nothing left to run.
-_FINISHED = object()
-
-
-def card_path(out: str | Path) -> Path:
-    """Where the protocol card of predictions file ``out`` goes.
-
-    Example:
-        >>> card_path("runs/preds.json").as_posix(), card_path("preds.json.gz").as_posix()
-        ('runs/preds.protocol.json', 'preds.protocol.json')
-    """
-    p = Path(out)
-    name = p.name
-    for suffix in (".json.gz", ".json", ".gz"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    return p.with_name(f"{name}.protocol.json")
-
-
-def _card(result: Any) -> dict[str, Any]:
+def _card(task: str, split: str, n_episodes: int, n_expected: int, protocol: Any) -> dict[str, Any]:
+    from vlneval.distributed.merge import episodes_field
     from vlneval.tasks.common.protocol import software_fingerprint
 
-    episodes = (
-        f"partial: {result.n_episodes} of {result.n_expected}"
-        if result.partial
-        else str(result.n_episodes)
-    )
     return {
         "vlneval_version": __version__,
-        "task": result.task,
-        "split": result.split,
-        "episodes": episodes,
-        **result.protocol,
+        "task": task,
+        "split": split,
+        "episodes": episodes_field(n_episodes, n_expected),
+        **protocol,
         "software": software_fingerprint(),
     }
 
 
+def workload_of(args: argparse.Namespace, environment: str | None = None) -> Any:
+    """The :class:`~vlneval.distributed.executors.workload.Workload` of ``vlneval run`` options
+    (``environment``: the continuous environment id of a continuous run)."""
+    from vlneval.distributed.executors.workload import Workload
+
+    return Workload(
+        task=args.task, agent=args.agent, split=args.split, agent_args=agent_kwargs(args),
+        data_root=args.data_root, episodes_file=args.episodes, graphs=args.graphs,
+        data_version=args.data_version, action_space=args.action_space,
+        max_steps=args.max_steps, features=args.features, batch_size=args.batch_size,
+        seed=args.seed, environment=environment,
+    )  # fmt: skip
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Runs the agent, writes predictions and card, scores on request."""
-    from vlneval.agents.remote import resolve_agent
     from vlneval.agents.rollout import run_agent
-    from vlneval.distributed.checkpoint import with_agent_args
+    from vlneval.agents.street import run_street
+    from vlneval.distributed.merge import card_path
     from vlneval.envs.graph.submission import task_records
-    from vlneval.envs.loading import load_episodes
     from vlneval.envs.recording import predictions_bytes
 
     plan = scored_plan(args, out=True, table=args.score)  # refused before the run, not after
@@ -152,68 +141,53 @@ def cmd_run(args: argparse.Namespace) -> int:
         from vlneval.cli.run_continuous import cmd_run_continuous
 
         return cmd_run_continuous(args, env_id, plan)
-    if getattr(args, "executor", "local") == "ray":
+    if args.executor == "ray":
         from vlneval.cli.ray_run import cmd_run_ray
 
         return cmd_run_ray(args)
-    agent = with_agent_args(resolve_agent(args.agent), agent_kwargs(args))
-    shard = args.shard_run = CliShard.of(args)
-    street = _street_run(args, agent)
-    if street is _FINISHED:
-        return 0
-    setup = None if street is not None else _task_setup(args)
-    sensors: list[Any] = []
-    if street is not None:
-        result = street
-    elif setup is None:
-        episodes, graphs = load_episodes(
-            args.task,
-            args.split,
-            root=args.data_root,
-            episodes_file=args.episodes,
-            graphs=args.graphs,
-        )
+    workload = workload_of(args)
+    agent = workload.agent_info()
+    shard = CliShard.of(args)
+    loaded = workload.load()
+    args.score_options = loaded.score_options
+    for note in loaded.notes:
+        err(f"note: {note}")
+    hooks = (
+        {} if shard is None else shard.open(loaded.episodes, kind="graph", settings=_settings(args))
+    )
+    if hooks is None:
+        return shard.finish(None)  # type: ignore[union-attr]
+    rollout = {"max_steps": args.max_steps, "seed": args.seed, "limit": args.limit, **hooks}
+    rollout["progress"] = not args.quiet and shard is None
+    if loaded.kind == "street":
+        result = run_street(agent, loaded.episodes, loaded.graphs, **rollout)
     else:
-        episodes, graphs, sensors = setup.episodes, setup.graphs, list(setup.sensors)
-        args.score_options = dict(setup.score_options)
-        for note in setup.notes:
-            err(f"note: {note}")
-    if street is None:
-        hooks = (
-            {} if shard is None else shard.open(episodes, kind="graph", settings=_settings(args))
-        )
-        if hooks is None:
-            return shard.finish(None)  # type: ignore[union-attr]
         result = run_agent(
             agent,
-            episodes,
-            graphs,
+            loaded.episodes,
+            loaded.graphs,
             action_space=args.action_space,
-            max_steps=args.max_steps,
             features=args.features,
-            seed=args.seed,
             batch_size=args.batch_size,
-            limit=args.limit,
-            progress=not args.quiet and shard is None,
-            sensors=sensors,
-            **hooks,
+            sensors=loaded.sensors,
+            **rollout,
         )
-        result.records, note = task_records(args.task, episodes, result.records)
+        result.records, note = task_records(args.task, loaded.episodes, result.records)
         if note is not None:
             result.protocol["prediction_format"] = note
+    card = _card(result.task, result.split, result.n_episodes, result.n_expected, result.protocol)
     if shard is not None:
-        return shard.finish(_card(result))
+        return shard.finish(card)
     out = Path(args.out)
-    card = card_path(out)
     write_outputs([(plan.outputs["--out"], predictions_bytes(out, result.records)),
-                   (card, to_json_bytes(_card(result)))])  # fmt: skip
+                   (card_path(out), to_json_bytes(card))])  # fmt: skip
     err(
         f"ran {agent.id} on {result.n_episodes} of {result.n_expected} {result.task} {result.split} "
         f"episodes (seed {args.seed}, {result.protocol['action_space']['name']}, "
-        f"{result.truncated} truncated) in {result.seconds:.1f} s; wrote {out} and {card}"
+        f"{result.truncated} truncated) in {result.seconds:.1f} s; wrote {out} and {card_path(out)}"
     )
     if args.score:
-        return _score(args, result, plan)
+        return _score(args, partial=result.partial, protocol=result.protocol, plan=plan)
     return 0
 
 
@@ -243,22 +217,10 @@ def _check_names(args: argparse.Namespace) -> None:
     args.profile = prof.name
 
 
-def _score(args: argparse.Namespace, result: Any, plan: Any = None) -> int:
-    from vlneval.evaluation import evaluate
-
-    evaluation = evaluate(
-        args.task,
-        args.split,
-        args.out,
-        profile=args.profile,
-        root=args.data_root,
-        episodes_file=args.episodes,
-        graphs=args.graphs,
-        subset=result.partial,
-        run=result.protocol,
-        options={**(given_task_options(args) or {}), **getattr(args, "score_options", {})} or None,
-    )
-    emit_scored(args, evaluation.to_dict(), evaluation.rows() if args.per_episode else None, plan)
+def _score(args: argparse.Namespace, *, partial: bool, protocol: Any, plan: Any = None) -> int:
+    with open_scorer(args, **getattr(args, "score_options", {})) as scorer:
+        result = scorer.score(args.out, subset=partial, run=protocol)
+    emit_scored(args, result.to_dict(), result.rows() if args.per_episode else None, plan)
     return 0
 
 
@@ -291,54 +253,6 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
     """The run options a shard's manifest records (every shard of a run must share them)."""
     features = Path(args.features).name if args.features else None
     return {"action_space": args.action_space, "max_steps": args.max_steps, "features": features}
-
-
-def _street_run(args: argparse.Namespace, agent: Any) -> Any:
-    """The run of a street-graph task (Touchdown, ``vlneval.envs.street.env``); None for others."""
-    from vlneval.agents.street import run_street
-    from vlneval.envs.street.loading import is_street_task, load_street_episodes
-
-    if not is_street_task(args.task):
-        return None
-    if args.action_space is not None or args.features is not None:
-        raise VLNEvalError(
-            f"task {args.task} runs in the street action space (forward, turn left/right, stop) "
-            "without features: drop --action-space and --features"
-        )
-    episodes, graph = load_street_episodes(
-        args.task,
-        args.split,
-        root=args.data_root,
-        episodes_file=args.episodes,
-        graphs=args.graphs,
-        data_version=getattr(args, "data_version", None),
-    )
-    shard = args.shard_run
-    hooks = {} if shard is None else shard.open(episodes, kind="graph", settings=_settings(args))
-    if hooks is None:
-        shard.finish(None)
-        return _FINISHED
-    return run_street(
-        agent, episodes, graph, max_steps=args.max_steps, seed=args.seed, limit=args.limit,
-        progress=not args.quiet and shard is None, **hooks,
-    )  # fmt: skip
-
-
-def _task_setup(args: argparse.Namespace) -> Any:
-    """Episodes, graphs, sensors and scoring options of tasks with extra observations (REVERIE
-    objects, ``vlneval.envs.graph.objects``); None for the others, which need only their episodes."""
-    if importlib.util.find_spec("vlneval.envs.graph.objects") is None:
-        return None
-    from vlneval.envs.graph.objects import object_task_setup
-
-    return object_task_setup(
-        args.task,
-        args.split,
-        root=args.data_root,
-        episodes_file=args.episodes,
-        graphs=args.graphs,
-        data_version=getattr(args, "data_version", None),
-    )
 
 
 def cmd_agents(args: argparse.Namespace) -> int:

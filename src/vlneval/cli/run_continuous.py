@@ -20,26 +20,20 @@ __all__ = ["cmd_run_continuous"]
 def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int:
     """Runs a continuous baseline agent on the split (or this shard of it)."""
     from vlneval.agents.continuous import run_card, run_continuous, run_each
-    from vlneval.agents.remote import continuous_agent
-    from vlneval.envs.loading import load_episodes
-    from vlneval.envs.registration import make_env
+    from vlneval.agents.remote import session_ended
+    from vlneval.cli.run import workload_of
     from vlneval.tasks import get_task
 
     _refuse_graph_options(args)
-    if getattr(args, "executor", "local") == "ray":
+    if args.executor == "ray":
         from vlneval.cli.ray_run import cmd_run_ray
 
         return cmd_run_ray(args, environment=env_id)
     split = args.split or get_task(args.task).default_split
     shard = CliShard.of(args)
-    episodes, graphs = load_episodes(
-        args.task, split, root=args.data_root, episodes_file=args.episodes, graphs=args.graphs
-    )
-    env = make_env(
-        env_id, episodes, args.graphs or graphs, privileged=args.agent == "shortest",
-        max_steps=args.max_steps,
-    )  # fmt: skip
-    agent = continuous_agent(args.agent, env.action_space)  # a baseline, or http://...
+    workload = workload_of(args, env_id)
+    env = workload.load().graphs
+    agent = workload.continuous_agent(env)  # a baseline, or http://...
     if shard is not None:
         hooks = shard.open(
             env.episodes, kind="continuous", settings={"max_steps": args.max_steps},
@@ -47,12 +41,12 @@ def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int
         )  # fmt: skip
         if hooks is None:
             return shard.finish(None)
-        run = _ended(run_each, agent, env, agent, hooks["indices"], hooks["on_record"],
-                     seed=args.seed)  # fmt: skip
+        with session_ended(agent):
+            run = run_each(env, agent, hooks["indices"], hooks["on_record"], seed=args.seed)
         return shard.finish(run_card(env, env_id, agent, run, split=split, seed=args.seed))
     indices = list(range(min(args.limit, len(env)))) if args.limit is not None else None
-    run = _ended(run_continuous, agent, env, agent, indices=indices, seed=args.seed,
-                 progress=not args.quiet)  # fmt: skip
+    with session_ended(agent):
+        run = run_continuous(env, agent, indices=indices, seed=args.seed, progress=not args.quiet)
     # the run's records live until the command ends: no collection walks them again (thawed
     # before returning, so a process that calls main() again collects as usual)
     freeze = gc.isenabled() and not gc.get_freeze_count()
@@ -71,14 +65,14 @@ def _emit(
 ) -> int:  # fmt: skip
     """Writes the run's predictions and card, and scores them when asked."""
     from vlneval.agents.continuous import run_card, score_run
+    from vlneval.distributed.merge import card_path, predictions_file_bytes
     from vlneval.io import to_json_bytes, write_outputs
 
     card = run_card(env, env_id, agent, run, split=split, seed=args.seed)
     out = Path(args.out)
-    card_file = _card_path(out)
-    write_outputs([(plan.outputs["--out"], to_json_bytes(run.predictions, indent=False)),
-                   (card_file, to_json_bytes(card))])  # fmt: skip
-    err(f"wrote {out} ({len(run.predictions)} episodes, {run.steps} steps) and {card_file}")
+    write_outputs([(plan.outputs["--out"], predictions_file_bytes(out, run.predictions)),
+                   (card_path(out), to_json_bytes(card))])  # fmt: skip
+    err(f"wrote {out} ({len(run.predictions)} episodes, {run.steps} steps) and {card_path(out)}")
     if args.score:
         summary, rows = score_run(
             env, run, card, out, profile=args.profile, subset=indices is not None,
@@ -86,19 +80,6 @@ def _emit(
         )  # fmt: skip
         emit_scored(args, summary, rows if args.per_episode else None, plan)
     return 0
-
-
-def _ended(rollout: Any, agent: Any, *args: Any, **kwargs: Any) -> Any:
-    """``rollout(*args, **kwargs)``, then a remote agent's open session is ended."""
-    from vlneval.agents.remote import session_ended
-
-    with session_ended(agent):
-        return rollout(*args, **kwargs)
-
-
-def _card_path(out: Path) -> Path:
-    name = out.name[: -len(".json")] if out.name.endswith(".json") else out.name
-    return out.with_name(f"{name}.protocol.json")
 
 
 def _refuse_graph_options(args: argparse.Namespace) -> None:

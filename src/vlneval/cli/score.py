@@ -15,6 +15,7 @@ from vlneval.cli.common import (
     err,
     given_task_options,
     load_declared,
+    open_scorer,
     print_table,
     scored_plan,
 )
@@ -88,20 +89,6 @@ def _predictions(args: argparse.Namespace) -> list[str]:
     raise VLNEvalError("--predictions FILE is required (only the demo task has a default)")
 
 
-def _scorer(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from vlneval.evaluation import Scorer
-
-    return Scorer(
-        args.task,
-        args.split,
-        profile=args.profile,
-        root=args.data_root,
-        episodes=args.episodes,
-        graphs=args.graphs,
-        **_task_options(args),
-    )
-
-
 def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-untyped-def]
     return scorer.score(
         path,
@@ -113,23 +100,12 @@ def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-unty
     )
 
 
-def _task_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The task options given on the command line; ``--quiet`` also silences the progress bar
-    of the tasks that show one."""
-    from vlneval.tasks import get_task
-
-    options = given_task_options(args) or {}
-    if getattr(args, "quiet", False) and get_task(args.task).has_option("show_progress"):
-        options["show_progress"] = False
-    return options
-
-
 def cmd_score(args: argparse.Namespace) -> int:
     """Scores one file or several (one process, the split loaded once), prints the table,
     writes the requested files; several files with a bad one: the others are scored, exit 2."""
     plan = scored_plan(args)  # a bad output is refused before anything is scored
     paths = _predictions(args)
-    with _scorer(args) as scorer:
+    with open_scorer(args) as scorer:
         if len(paths) > 1:
             return _sweep(args, plan, scorer, paths)
         result = _score(args, scorer, paths[0])
@@ -140,7 +116,6 @@ def cmd_score(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace, plan: Any, scorer: Any, paths: list[str]) -> int:
     """Scores every file of ``paths`` with one scorer; a failed file is reported, not fatal."""
     from vlneval.errors import InvalidInputError, VLNEvalError
-    from vlneval.reports.tables import write_results
 
     done: list[tuple[str, Any]] = []
     failed = 0
@@ -157,10 +132,7 @@ def _sweep(args: argparse.Namespace, plan: Any, scorer: Any, paths: list[str]) -
     if args.per_episode:
         rows = [{"predictions": p, **row} for p, r in done for row in r.rows()]
     summaries = [(p, r.to_dict()) for p, r in done]
-    write_results(
-        summary_to=plan.get("--json"), summary=[s for _, s in summaries],
-        rows_to=plan.get("--per-episode"), rows=rows, fmt=plan.rows_format,
-    )  # fmt: skip
+    plan.write([s for _, s in summaries], rows)
     if plan.table is not None and done:
         print_table(_sweep_table(summaries, color=sys.stdout.isatty(), fmt=plan.table))
     _sweep_notices(summaries)
@@ -204,7 +176,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     paths = _predictions(args)
     try:
-        scorer = _scorer(args)  # the split loaded once; a goal-less one is refused
+        scorer = open_scorer(args)  # the split loaded once; a goal-less one is refused
     except VLNEvalError:
         blind = _blind(args, paths[0])
         if blind is None:
@@ -212,11 +184,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return blind
     with scorer:
         result = _score(args, scorer, paths[0])
-    from vlneval.io import clip
-    from vlneval.reports.terminal import NOTE_LIMIT
-
-    for w in result.warnings:
-        err(clip(f"warning: {w}", NOTE_LIMIT))
+    _warn(result.warnings)
     if result.non_finite:
         labels = ", ".join(result.non_finite)
         raise VLNEvalError(
@@ -257,11 +225,7 @@ def _blind(args: argparse.Namespace, path: str) -> int | None:
         finally:
             own.close()
     what = f"{check.task} {check.split}"
-    from vlneval.io import clip
-    from vlneval.reports.terminal import NOTE_LIMIT
-
-    for w in check.warnings:
-        err(clip(f"warning: {w}", NOTE_LIMIT))
+    _warn(check.warnings)
     if check.problems:
         shown = check.problems if args.all_errors else check.problems[:20]
         for p in shown:
@@ -280,3 +244,11 @@ def _blind(args: argparse.Namespace, path: str) -> int | None:
         f"server does: {check.checks}; no goals, so no scores)"
     )
     return 0
+
+
+def _warn(warnings: list[str]) -> None:
+    from vlneval.io import clip
+    from vlneval.reports.terminal import NOTE_LIMIT
+
+    for w in warnings:
+        err(clip(f"warning: {w}", NOTE_LIMIT))

@@ -7,6 +7,7 @@ import dataclasses
 from typing import Any
 
 from vlneval.cli.common import err
+from vlneval.cli.sharding import add_agent_arg
 
 __all__ = ["register", "cmd_serve_agent", "in_space"]
 
@@ -23,13 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--agent", required=True, help="stop, random, random-walk or package.module:Class"
     )
-    p.add_argument(
-        "--agent-arg",
-        action="append",
-        default=None,
-        metavar="KEY=VALUE",
-        help="keyword argument of the agent's constructor (repeatable; JSON values)",
-    )
+    add_agent_arg(p)
     p.add_argument(
         "--action-space",
         default=None,

@@ -9,7 +9,7 @@ from typing import Any
 
 from vlneval.cli.common import err
 
-__all__ = ["add_shard_args", "add_executor_args", "agent_kwargs", "CliShard"]
+__all__ = ["add_shard_args", "add_agent_arg", "add_executor_args", "agent_kwargs", "CliShard"]
 
 
 def add_shard_args(p: argparse.ArgumentParser) -> None:
@@ -39,6 +39,11 @@ def add_shard_args(p: argparse.ArgumentParser) -> None:
         help="model checkpoint (file or folder): hashed into the manifest and passed to the "
         "agent's constructor as checkpoint=PATH",
     )
+    add_agent_arg(p)
+
+
+def add_agent_arg(p: argparse.ArgumentParser) -> None:
+    """--agent-arg KEY=VALUE (repeatable)."""
     p.add_argument(
         "--agent-arg",
         action="append",
@@ -124,16 +129,18 @@ class CliShard:
     ) -> dict[str, Any] | None:
         """Starts the shard; the keyword arguments for the rollout (``indices``, ``on_record``),
         or None when nothing is left to run."""
-        from vlneval.distributed.session import recorder, start_shard
+        from vlneval.distributed.session import recorder, shard_manifest
+        from vlneval.distributed.shardfile import open_shard
 
         a = self.args
-        self.writer = start_shard(
-            a.out, self.spec, episodes, resume=a.resume, kind=kind, seed=a.seed,
+        manifest = shard_manifest(
+            self.spec, episodes, kind=kind, seed=a.seed,
             agent={"spec": a.agent, "args": {k: v for k, v in agent_kwargs(a).items()
                                              if k != "checkpoint"}},
             settings=settings, profile=a.profile, data_version=getattr(a, "data_version", None),
             environment=environment, checkpoint=a.checkpoint, balance_scans=a.balance_scans,
         )  # fmt: skip
+        self.writer = open_shard(a.out, self.spec, manifest, resume=a.resume)
         if not self.writer.remaining:
             return None
         record = self._stack.enter_context(recorder(self.writer, progress=not a.quiet))

@@ -193,17 +193,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 def _scorer(run: argparse.Namespace, stack: contextlib.ExitStack) -> Any:
     """``score(path)`` of the sweep's task and split: one :class:`~vlneval.Scorer`, opened on
     the first finished run (the split and graphs load once for every checkpoint and seed)."""
-    from vlneval.cli.common import given_task_options
-    from vlneval.evaluation import Scorer
+    from vlneval.cli.common import open_scorer
 
     opened: list[Any] = []
 
     def score(path: Any) -> Any:
         if not opened:
-            opened.append(stack.enter_context(Scorer(
-                run.task, run.split, profile=run.profile, root=run.data_root,
-                episodes=run.episodes, graphs=run.graphs, **dict(given_task_options(run) or {}),
-            )))  # fmt: skip
+            opened.append(stack.enter_context(open_scorer(run)))
         return opened[0].score(path)
 
     return score

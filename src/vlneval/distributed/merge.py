@@ -17,19 +17,31 @@ the split's order, with its protocol card beside it (``NAME.protocol.json``).
 
 from __future__ import annotations
 
+import gzip
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from vlneval.distributed.plan import ids_digest
 from vlneval.distributed.shardfile import AGREED, FORMAT, ShardLine, read_lines
 from vlneval.envs.recording import measured_block
 from vlneval.errors import InvalidInputError, Problem, VLNEvalError
-from vlneval.io import atomic_write_bytes, load_json
+from vlneval.io import load_json
 
-__all__ = ["Merged", "merge", "merge_paths", "card_path"]
+__all__ = [
+    "Merged",
+    "merge",
+    "merge_paths",
+    "card_path",
+    "episodes_field",
+    "predictions_file_bytes",
+    "calls_in",
+    "sum_calls",
+]
 
 #: Card fields that legitimately differ between shards (recomputed for the merged card).
 VOLATILE = ("episodes", "measured", "software", "prediction_format")
@@ -63,7 +75,13 @@ class Merged:
 
 
 def card_path(out: str | Path) -> Path:
-    """``NAME.protocol.json`` beside ``NAME.json`` (or ``NAME.json.gz``)."""
+    """Where the protocol card of predictions file ``out`` goes: ``NAME.protocol.json`` beside
+    ``NAME.json`` (or ``NAME.json.gz``).
+
+    Example:
+        >>> card_path("runs/preds.json").as_posix(), card_path("preds.json.gz").as_posix()
+        ('runs/preds.protocol.json', 'preds.protocol.json')
+    """
     p = Path(out)
     name = p.name
     for suffix in (".json.gz", ".json", ".gz"):
@@ -71,6 +89,51 @@ def card_path(out: str | Path) -> Path:
             name = name[: -len(suffix)]
             break
     return p.with_name(f"{name}.protocol.json")
+
+
+def episodes_field(n: int, total: int) -> str:
+    """A card's ``episodes``: ``"N"``, or ``"partial: N of M"`` when episodes are missing.
+
+    Example:
+        >>> episodes_field(36, 36), episodes_field(5, 36)
+        ('36', 'partial: 5 of 36')
+    """
+    return str(n) if n >= total else f"partial: {n} of {total}"
+
+
+def predictions_file_bytes(out: str | Path, predictions: Any) -> bytes:
+    """The bytes of a predictions file: a task's records (as ``vlneval run`` writes them) or
+    VLN-CE's ``{id: steps}``; gzip when ``out`` ends in ``.gz``."""
+    from vlneval.envs.recording import predictions_bytes
+
+    if not isinstance(predictions, dict):
+        return predictions_bytes(out, predictions)
+    payload = msgspec.json.encode(predictions)
+    return gzip.compress(payload, mtime=0) if str(out).endswith(".gz") else payload
+
+
+def calls_in(protocol: Mapping[str, Any]) -> int | None:
+    """The privileged calls a protocol counts (``"... (N calls)"``), if any."""
+    m = _CALLS.search(str(protocol.get("privileged") or ""))
+    return None if m is None else int(m.group(1))
+
+
+def sum_calls(protocols: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The protocol of a run made of parts: the first part's, with the privileged calls of
+    every part added up.
+
+    Example:
+        >>> p = {"privileged": "goals through env.privileged(), requested at construction (3 calls)"}
+        >>> sum_calls([p, p])["privileged"][-9:]
+        '(6 calls)'
+    """
+    if not protocols:
+        raise VLNEvalError("no chunk ran")
+    out = dict(protocols[0])
+    counts = [calls_in(p) for p in protocols]
+    if all(c is not None for c in counts):
+        out["privileged"] = _CALLS.sub(f"({sum(c or 0 for c in counts)} calls)", out["privileged"])
+    return out
 
 
 @dataclass
@@ -267,7 +330,7 @@ def merge(
     seen, line_problems = _index(loaded, ids, id_field)
     fatal += problems + line_problems
     missing = [i for i in range(len(ids)) if i not in seen]
-    owner = _owners(loaded, int(ref["shard_count"]), len(ids))
+    owner = _owners(loaded, int(ref["shard_count"]))
     partial += [
         Problem(owner.get(i, "merge (in no shard given)"), f'missing {id_field} "{ids[i]}"')
         for i in missing
@@ -283,7 +346,7 @@ def merge(
     return merged
 
 
-def _owners(shards: Sequence[_Shard], count: int, n: int) -> dict[int, str]:
+def _owners(shards: Sequence[_Shard], count: int) -> dict[int, str]:
     out: dict[int, str] = {}
     for s in shards:
         for i in s.manifest["assigned"]:
@@ -321,16 +384,10 @@ class _EpisodeView:
 
 
 def _merged_card(shards: Sequence[_Shard], lines: Sequence[ShardLine], note: str | None, n_expected: int) -> dict[str, Any]:  # fmt: skip
-    with_card = [s.manifest["card"] for s in shards if s.manifest.get("card")]
-    card = dict(with_card[0])
-    k = len(lines)
-    card["episodes"] = str(k) if k == n_expected else f"partial: {k} of {n_expected}"
+    card = sum_calls([s.manifest["card"] for s in shards if s.manifest.get("card")])
+    card["episodes"] = episodes_field(len(lines), n_expected)
     if note is not None:
         card["prediction_format"] = note
-    calls = [_CALLS.search(c.get("privileged") or "") for c in with_card]
-    if calls and all(calls):
-        total = sum(int(m.group(1)) for m in calls if m)
-        card["privileged"] = _CALLS.sub(f"({total} calls)", card["privileged"])
     if "measured" in card:
         card["measured"] = measured_block([ln.extra or {} for ln in lines])
     ref = shards[0].manifest
@@ -352,14 +409,9 @@ def _merged_card(shards: Sequence[_Shard], lines: Sequence[ShardLine], note: str
 
 def write_merged(merged: Merged, out: str | Path) -> tuple[Path, Path]:
     """Writes the predictions (the bytes ``vlneval run`` writes) and the card beside them."""
-    from vlneval.envs.recording import write_predictions
-    from vlneval.io import to_json_bytes
+    from vlneval.io import to_json_bytes, write_outputs
 
-    out = Path(out)
-    if merged.kind == "continuous":
-        atomic_write_bytes(out, to_json_bytes(merged.predictions, indent=False))
-    else:
-        write_predictions(out, merged.predictions)
-    card = card_path(out)
-    atomic_write_bytes(card, to_json_bytes(merged.card))
+    out, card = Path(out), card_path(out)
+    write_outputs([(out, predictions_file_bytes(out, merged.predictions)),
+                   (card, to_json_bytes(merged.card))])  # fmt: skip
     return out, card

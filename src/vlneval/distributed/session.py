@@ -1,9 +1,9 @@
 """A shard run from start to finish: plan, manifest, per-episode records, completion.
 
-The command that runs agents (``vlneval run``, every environment family) calls :func:`start_shard`
-with the split's whole episode table, run the agent on ``writer.remaining`` (global indices)
-passing each finished episode to :func:`recorder`'s callback, and end with
-``writer.complete(card)``.
+The command that runs agents (``vlneval run``, every environment family) opens the shard with
+:func:`shard_manifest` of the split's whole episode table, runs the agent on
+``writer.remaining`` (global indices) passing each finished episode to :func:`recorder`'s
+callback, and ends with ``writer.complete(card)``.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from vlneval.agents.progress import episode_progress
 from vlneval.distributed.checkpoint import checkpoint_fingerprint
 from vlneval.distributed.plan import ShardSpec, ids_digest, plan
-from vlneval.distributed.progress import shard_progress
-from vlneval.distributed.shardfile import FORMAT, ShardWriter, open_shard
+from vlneval.distributed.shardfile import FORMAT, ShardWriter
 
-__all__ = ["start_shard", "recorder", "shard_manifest"]
+__all__ = ["recorder", "shard_manifest"]
 
 
 def shard_manifest(
@@ -70,13 +70,6 @@ def shard_manifest(
     }
 
 
-def start_shard(out: str | Path, spec: ShardSpec, episodes: Any, *, resume: bool = False,
-                **fields: Any) -> ShardWriter:  # fmt: skip
-    """Opens shard ``spec`` of the run merging into ``out``; ``fields`` are those of
-    :func:`shard_manifest`."""
-    return open_shard(out, spec, shard_manifest(spec, episodes, **fields), resume=resume)
-
-
 @contextmanager
 def recorder(
     writer: ShardWriter, *, progress: bool, interval: float = 30.0
@@ -85,7 +78,7 @@ def recorder(
     m = writer.manifest
     total = len(m["assigned"])
     label = f"shard {m['shard_index']}/{m['shard_count']}"
-    with shard_progress(
+    with episode_progress(
         total, label=label, enabled=progress, done=writer.done, interval=interval
     ) as advance:
 

@@ -28,7 +28,6 @@ __all__ = [
     "FORMAT",
     "AGREED",
     "shard_paths",
-    "agreed_fields",
     "read_lines",
     "ShardLine",
     "ShardWriter",
@@ -83,11 +82,6 @@ def shard_paths(out: str | Path, spec: ShardSpec) -> tuple[Path, Path]:
     width = len(str(spec.count - 1))
     base = f"{_stem(out)}.shard-{spec.index:0{width}d}-of-{spec.count}"
     return out.with_name(f"{base}.jsonl"), out.with_name(f"{base}.manifest.json")
-
-
-def agreed_fields(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields of ``manifest`` that every shard of the same run shares."""
-    return {k: manifest.get(k) for k in AGREED}
 
 
 @dataclass(frozen=True)
@@ -204,7 +198,8 @@ def open_shard(
 def _check_resumable(path: Path, old: Any, new: Mapping[str, Any]) -> None:
     if not isinstance(old, dict) or old.get("format") != FORMAT:
         raise VLNEvalError(f"{path}: not a vlneval shard manifest; remove it or drop --resume")
-    for key, value in agreed_fields(new).items():
+    for key in AGREED:
+        value = new.get(key)
         if old.get(key) != value:
             raise VLNEvalError(
                 f"{path}: --resume: the shard on disk has {key} = {old.get(key)!r} but this run "

@@ -174,12 +174,10 @@ def array_ranges(indices: Sequence[int]) -> str:
         >>> array_ranges([0, 1, 2, 5, 7, 8])
         '0-2,5,7-8'
     """
-    parts: list[str] = []
+    runs: list[list[int]] = []  # [first, last] of each run of consecutive numbers
     for i in sorted(indices):
-        if parts and "-" not in parts[-1] and int(parts[-1]) == i - 1:
-            parts[-1] = f"{i - 1}-{i}"
-        elif parts and "-" in parts[-1] and int(parts[-1].split("-")[1]) == i - 1:
-            parts[-1] = f"{parts[-1].split('-')[0]}-{i}"
+        if runs and runs[-1][1] == i - 1:
+            runs[-1][1] = i
         else:
-            parts.append(str(i))
-    return ",".join(parts)
+            runs.append([i, i])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)

@@ -1,31 +1,17 @@
 """The Ray executor: one actor per agent replica, chunks of episodes fed by a ``ray.wait`` loop.
 
-``vlneval run ... --executor ray --num-actors K`` (``pip install "vlneval[ray]"``) starts ``K``
-actors; each loads the environment and the agent once (:meth:`Workload.runner
-<vlneval.distributed.executors.workload.Workload.runner>`; the agent is built inside the actor,
-so its weights land on the GPU Ray assigned it: ``CUDA_VISIBLE_DEVICES`` is Ray's, and an agent
-whose constructor takes ``device`` gets ``device="cuda"`` when the actor holds a GPU). The driver
-cuts the episodes (global indices) into chunks and keeps ``pipeline`` chunks in flight per
-actor; it writes each finished chunk's records to the shard file as it arrives.
+Each actor loads the environment and the agent once (:meth:`Workload.runner
+<vlneval.distributed.executors.workload.Workload.runner>`), inside the actor, so its weights land
+on the GPU Ray assigned it (an agent whose constructor takes ``device`` gets ``device="cuda"``).
+The driver keeps ``pipeline`` chunks in flight per actor and writes each finished chunk's records
+as it arrives.
 
-When an actor dies (a crash, ``os._exit``, an out-of-memory kill, a lost node) the chunks it
-held are queued again at the front and a replacement actor is started in its place (in its
-placement-group bundle, if any); a chunk is re-run at most ``max_retries`` times, then the run
-stops and says which episodes. (Ray's ``ActorPool`` loses the chunk of a dead actor.) An error
-raised by the agent itself is not retried: it would happen again; it is raised as it is, as in
-a local run.
-
-Actors asking for several GPUs each (``actor_gpus >= 2``, or ``placement=True``) get one
-placement group with a bundle per actor (``PACK``: on as few nodes as possible; each bundle on
-one node), reserved for the whole run so a replacement always finds its resources. Fractional
-shares (``actor_gpus=0.5``) put several actors on one GPU. Each actor reports where it runs
-(node, the GPU ids Ray assigned, ``CUDA_VISIBLE_DEVICES``, its placement group): the run's
-:attr:`RayRun.actors`, kept in the shard manifest.
-
-Graph, street and continuous workloads run alike; a continuous chunk also returns each
-episode's measurements, handed to ``on_record`` as the shard line's ``extra``.
-
-Ray is imported only here, and only when a run starts.
+A dead actor's chunks are queued again at the front and a replacement is started in its place
+(Ray's ``ActorPool`` would lose them); a chunk is re-run at most ``max_retries`` times. An error
+raised by the agent itself is raised as it is: it would happen again. Actors of several GPUs
+each (``actor_gpus >= 2``, or ``placement=True``) get one placement group with a bundle per
+actor, reserved for the whole run so a replacement always finds its resources. Ray is imported
+only here, and only when a run starts.
 """
 
 from __future__ import annotations
@@ -39,7 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vlneval.distributed.executors.workload import ChunkResult, Workload, chunks, sum_calls
+from vlneval.distributed.executors.workload import ChunkResult, Workload, chunks
+from vlneval.distributed.merge import sum_calls
 from vlneval.errors import VLNEvalError
 
 __all__ = ["RayOptions", "RayRun", "run_on_ray"]
@@ -76,16 +63,11 @@ class RayOptions:
     pipeline: int = 2
 
     def __post_init__(self) -> None:
-        for name in ("num_actors", "chunk", "pipeline"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise VLNEvalError(f"ray: {name} must be a positive integer, got {value!r}")
-        if (
-            isinstance(self.max_retries, bool)
-            or not isinstance(self.max_retries, int)
-            or self.max_retries < 0
-        ):
-            raise VLNEvalError(f"ray: max_retries must be >= 0, got {self.max_retries!r}")
+        for name in ("num_actors", "chunk", "pipeline", "max_retries"):
+            value, low = getattr(self, name), int(name != "max_retries")
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                what = "a positive integer" if low else ">= 0"
+                raise VLNEvalError(f"ray: {name} must be {what}, got {value!r}")
         for name in ("actor_cpus", "actor_gpus"):
             value = getattr(self, name)
             number = isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -345,7 +327,7 @@ def run_on_ray(
             log(f"ray: {len(infos)} actors ({options.resources() or 'no resources'} each) on "
                 f"{len({i['node'] for i in infos})} node(s); {len(indices)} episodes in "
                 f"{len(work)} chunks of up to {options.chunk}")  # fmt: skip
-        run = _feed(ray, actors, work, options, on_record, log)
+        run = _feed(ray, actors, work, options, on_record or (lambda *_: None), log)
         run.actors, run.n_chunks, run.placement = infos, len(work), actors.placement()
         run.seconds = time.perf_counter() - started
         return run
@@ -361,7 +343,7 @@ def _feed(
     actors: _Actors,
     work: list[list[int]],
     options: RayOptions,
-    on_record: Callable[..., Any] | None,
+    on_record: Callable[..., Any],
     log: Log | None,
 ) -> RayRun:
     queue = deque(work)
@@ -410,16 +392,11 @@ def _feed(
                 raise cause from None
             raise VLNEvalError(f"ray: {_span(chunk)} failed: {_reason(exc)}") from exc
         else:
-            extras: list[Any] = (
-                list(result.extras) if result.extras else [None] * len(result.records)
-            )
-            for (i, record), extra in zip(result.records, extras, strict=True):
-                if on_record is None:
-                    continue
-                if extra is None:
+            for n, (i, record) in enumerate(result.records):
+                if result.extras:  # a continuous episode's measurements: the shard line's extra
+                    on_record(i, record, result.extras[n])
+                else:
                     on_record(i, record)
-                else:  # a continuous episode's measurements: the shard line's extra
-                    on_record(i, record, extra)
             protocols.append(result.protocol)
             totals["episodes"] += len(result.records)
             totals["truncated"] += result.truncated

@@ -1,11 +1,9 @@
 """What an executor's worker runs: a picklable description of a run, and its chunk runner.
 
-A :class:`Workload` holds only names and numbers (task, split, files, agent spec and its
-arguments, run options), so it crosses process and machine boundaries as it is; a worker calls
-:meth:`Workload.runner` once, which loads the episodes, the graphs, any features or object boxes
-and the agent (model weights included), then runs any number of chunks of global episode indices
-on them. Results are those of ``vlneval run`` on the same episodes: every episode is seeded by
-its index in the whole split (:func:`~vlneval.agents.rollout.episode_rng`).
+A :class:`Workload` holds only names and numbers, so it crosses process and machine boundaries
+as it is; :meth:`Workload.load` loads its data (for ``vlneval run`` too), and
+:meth:`Workload.runner` loads it once and runs chunks of global episode indices on it, with the
+results of ``vlneval run`` (every episode is seeded by its index in the whole split).
 
 Example:
     >>> runner = Workload(task="demo", agent="random").runner()
@@ -18,17 +16,15 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from vlneval.agents.remote import session_ended
+from vlneval.distributed.merge import calls_in
 from vlneval.errors import VLNEvalError
 
-__all__ = ["Workload", "Loaded", "ChunkResult", "ChunkRunner", "sum_calls", "chunks"]
-
-_CALLS = re.compile(r"\((\d+) calls\)")
+__all__ = ["Workload", "Loaded", "ChunkResult", "ChunkRunner", "chunks"]
 
 
 @dataclass(frozen=True)
@@ -76,35 +72,47 @@ class Workload:
 
     def load(self) -> Loaded:
         """The episodes and what the environment needs, loaded as ``vlneval run`` loads them."""
+        import importlib.util
+
+        from vlneval.envs.loading import load_episodes
         from vlneval.envs.street.loading import is_street_task, load_street_episodes
 
+        where = {"root": self.data_root, "episodes_file": self.episodes_file, "graphs": self.graphs}
         if self.environment is not None:
-            return _continuous(self)
+            from vlneval.envs.registration import make_env
+
+            episodes, graphs = load_episodes(self.task, self.split, **where)
+            env = make_env(
+                self.environment,
+                episodes,
+                self.graphs or graphs,
+                privileged=self.agent == "shortest",
+                max_steps=self.max_steps,
+            )
+            return Loaded("continuous", env.episodes, env)
         if is_street_task(self.task):
             if self.action_space is not None or self.features is not None:
                 raise VLNEvalError(
                     f"task {self.task} runs in the street action space (forward, turn left/right, "
                     "stop) without features: drop --action-space and --features"
                 )
-            episodes, graph = load_street_episodes(
-                self.task, self.split, root=self.data_root, episodes_file=self.episodes_file,
-                graphs=self.graphs, data_version=self.data_version,
-            )  # fmt: skip
-            options = {"data_version": self.data_version} if self.data_version else {}
-            return Loaded("street", episodes, graph, score_options=options)
-        setup = _object_setup(self)
-        if setup is not None:
+            version = {"data_version": self.data_version}
+            episodes, graph = load_street_episodes(self.task, self.split, **where, **version)
             return Loaded(
-                "graph", setup.episodes, setup.graphs, sensors=list(setup.sensors),
-                score_options=dict(setup.score_options), notes=list(setup.notes),
-            )  # fmt: skip
-        from vlneval.envs.loading import load_episodes
+                "street", episodes, graph, score_options=version if self.data_version else {}
+            )
+        if importlib.util.find_spec("vlneval.envs.graph.objects") is not None:
+            from vlneval.envs.graph.objects import object_task_setup
 
-        episodes, graphs = load_episodes(
-            self.task, self.split, root=self.data_root, episodes_file=self.episodes_file,
-            graphs=self.graphs,
-        )  # fmt: skip
-        return Loaded("graph", episodes, graphs)
+            setup = object_task_setup(
+                self.task, self.split, **where, data_version=self.data_version
+            )
+            if setup is not None:
+                return Loaded(
+                    "graph", setup.episodes, setup.graphs, sensors=list(setup.sensors),
+                    score_options=dict(setup.score_options), notes=list(setup.notes),
+                )  # fmt: skip
+        return Loaded("graph", *load_episodes(self.task, self.split, **where))
 
     def runner(self, *, device: str | None = None) -> ChunkRunner:
         """Loads everything once; the runner of chunks (see the module docstring)."""
@@ -120,39 +128,11 @@ class Workload:
         return continuous_agent(self.agent, env.action_space)
 
 
-def _continuous(w: Workload) -> Loaded:
-    """The episodes of a continuous run, and the environment built on them (``graphs``)."""
-    from vlneval.envs.loading import load_episodes
-    from vlneval.envs.registration import make_env
-
-    episodes, graphs = load_episodes(
-        w.task, w.split, root=w.data_root, episodes_file=w.episodes_file, graphs=w.graphs,
-    )  # fmt: skip
-    env = make_env(
-        str(w.environment), episodes, w.graphs or graphs, privileged=w.agent == "shortest",
-        max_steps=w.max_steps,
-    )  # fmt: skip
-    return Loaded("continuous", env.episodes, env)
-
-
 def _takes(factory: Any, name: str) -> bool:
     try:
         return name in inspect.signature(factory).parameters
     except (TypeError, ValueError):
         return False
-
-
-def _object_setup(w: Workload) -> Any:
-    import importlib.util
-
-    if importlib.util.find_spec("vlneval.envs.graph.objects") is None:
-        return None
-    from vlneval.envs.graph.objects import object_task_setup
-
-    return object_task_setup(
-        w.task, w.split, root=w.data_root, episodes_file=w.episodes_file, graphs=w.graphs,
-        data_version=w.data_version,
-    )  # fmt: skip
 
 
 @dataclass
@@ -255,36 +235,13 @@ class ChunkRunner:
     def _share(self, result: ChunkResult) -> ChunkResult:
         """The chunk's result with this chunk's privileged calls (the environment counts over
         its life)."""
-        total = _calls_in(result.protocol)
+        total = calls_in(result.protocol)
         if total is not None:
-            result.protocol["privileged"] = _CALLS.sub(
-                f"({total - self._calls} calls)", result.protocol["privileged"]
+            result.protocol["privileged"] = result.protocol["privileged"].replace(
+                f"({total} calls)", f"({total - self._calls} calls)"
             )
             self._calls = total
         return result
-
-
-def _calls_in(protocol: Mapping[str, Any]) -> int | None:
-    m = _CALLS.search(str(protocol.get("privileged") or ""))
-    return None if m is None else int(m.group(1))
-
-
-def sum_calls(protocols: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The protocol of a run made of chunks: the first chunk's, with the privileged calls of
-    every chunk added up.
-
-    Example:
-        >>> p = {"privileged": "goals through env.privileged(), requested at construction (3 calls)"}
-        >>> sum_calls([p, p])["privileged"][-9:]
-        '(6 calls)'
-    """
-    if not protocols:
-        raise VLNEvalError("no chunk ran")
-    out = dict(protocols[0])
-    counts = [_calls_in(p) for p in protocols]
-    if all(c is not None for c in counts):
-        out["privileged"] = _CALLS.sub(f"({sum(c or 0 for c in counts)} calls)", out["privileged"])
-    return out
 
 
 def chunks(indices: Sequence[int], size: int) -> list[list[int]]:
