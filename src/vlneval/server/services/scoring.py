@@ -37,6 +37,7 @@ from vlneval.server.services.validation import (
     render_problems,
     sibling_loaders,
 )
+from vlneval.tasks.common.inputs import source_name
 
 __all__ = [
     "PhaseSpec", "PhaseData", "Outcome", "score_file", "load_phase_data", "raw_redactor",
@@ -277,69 +278,49 @@ def _unexplained(display_name: str, task: str) -> Outcome:
 
 def score_file(
     path: Path,
+    raw: bytes,
     display_name: str,
     spec: PhaseSpec,
     data: PhaseData,
     *,
     declared: Mapping[str, Any] | None = None,
     limits: UploadLimits | None = None,
-    form: str = "auto",
     budget: StepBudget | None = None,
 ) -> Outcome:
-    """Scores the stored file ``path`` of one submission for the phase ``spec``.
+    """Scores one submission for the phase ``spec``: its stored file ``path``, whose bytes
+    ``raw`` the worker has read and verified once.
 
     Never raises: every failure becomes an :class:`Outcome` with status ``failed``.
     """
     try:
-        return _score_file(path, display_name, spec, data, declared, limits, form, budget)
+        return _score_file(path, raw, display_name, spec, data, declared, limits, budget)
     except Exception as exc:  # noqa: BLE001 - a bug: the organisers' side, never the submitter's
         return internal_failure("scoring raised an error", data.redactor, exc)
 
 
 def _score_file(
     path: Path,
+    raw: bytes,
     display_name: str,
     spec: PhaseSpec,
     data: PhaseData,
     declared: Mapping[str, Any] | None,
     limits: UploadLimits | None,
-    form: str,
     budget: StepBudget | None,
 ) -> Outcome:
     try:
-        text = check_upload(path.read_bytes(), display_name, limits)
+        text = check_upload(raw, display_name, limits)
         if budget is not None:
             check_steps(text, display_name, budget)
     except InvalidInputError as exc:
         return Outcome(FAILED, "invalid", [str(p) for p in exc.problems])
-    source = str(path)
-    if data.public is not None:
-        problems = public_problems(
-            text, source, data.public, data.graphs, data.profile, form=form, splits=data.splits
-        )
-        if problems:
-            messages = render_problems(
-                problems,
-                source=source,
-                display_name=display_name,
-                id_field=data.public.id_field,
-                starts=data.starts,
-            )
-            return Outcome(FAILED, "invalid", messages)
-    elif data.checker is not None:
-        problems = data.checker.problems(path, form=form, splits=data.splits)
-        if problems:
-            messages = render_problems(
-                problems,
-                source=source,
-                display_name=display_name,
-                id_field=data.checker.id_field,
-                starts={},
-            )
-            return Outcome(FAILED, "invalid", messages)
-    del text
+    messages = _public_messages(text, path, display_name, data)
+    if messages:
+        return Outcome(FAILED, "invalid", messages)
+    # the R2R family's reader takes the checked text; a task's own reader reads files only
+    predictions = text if data.public is not None else path
     try:
-        result = data.scorer(spec).score(path, form=form, declared=declared)
+        result = data.scorer(spec).score(predictions, declared=declared)
     except InvalidInputError as exc:
         if data.public is None and data.checker is None:
             log.info(
@@ -349,7 +330,7 @@ def _score_file(
         return internal_failure(
             "the scorer refused a file the public checks accepted", data.redactor, exc
         )
-    summary = _sanitise(result.to_dict(), display_name, source)
+    summary = _sanitise(result.to_dict(), display_name, source_name(predictions))
     intervals = _intervals(result, data.redactor)
     del result  # the per-episode rows go no further
     metrics = summary["metrics"]
@@ -361,6 +342,26 @@ def _score_file(
         primary_value=float(value) if isinstance(value, (int, float)) else None,
         n_episodes=int(summary["n_episodes"]),
         intervals=intervals,
+    )
+
+
+def _public_messages(text: bytes, path: Path, display_name: str, data: PhaseData) -> list[str]:
+    """The blind validation's messages about the upload (none: it may be scored)."""
+    source = str(path)
+    if data.public is not None:
+        problems = public_problems(
+            text, source, data.public, data.graphs, data.profile, splits=data.splits
+        )
+    elif data.checker is not None:
+        problems = data.checker.problems(path, splits=data.splits)
+    else:
+        return []
+    return render_problems(
+        problems,
+        source=source,
+        display_name=display_name,
+        id_field=(data.public or data.checker).id_field,
+        starts=data.starts,
     )
 
 
