@@ -249,9 +249,26 @@ def _existing(
     return sub
 
 
-def _lock_team(s: Session, db: Database, team_id: int) -> None:
-    if not db.is_sqlite:
-        s.execute(select(Team.id).where(Team.id == team_id).with_for_update())
+def _admit(
+    s: Session,
+    cfg: ServerConfig,
+    phase_id: int,
+    team_id: int,
+    up: Upload,
+    sha: str,
+    now: dt.datetime,
+) -> Submission | Phase:
+    """The submission this upload repeats (the same Idempotency-Key), else its phase, checked
+    open and within the team's quotas."""
+    old = _existing(s, phase_id, team_id, up.client_key, sha)
+    if old is not None:
+        return old
+    phase = s.get(Phase, phase_id)
+    if phase is None:
+        raise Refused(404, "no such phase")
+    check_window(phase, now)
+    check_quota(phase, usage(s, phase_id, team_id, now), cfg, now)
+    return phase
 
 
 def _store(store: UploadStore, cfg: ServerConfig, uid: str, up: Upload) -> tuple[str, str, int]:
@@ -299,28 +316,20 @@ def accept(
     key, sha, size = _store(store, cfg, uid, up)
     try:
         with db.read() as s:
-            old = _existing(s, phase_id, team_id, up.client_key, sha)
-            if old is not None:
+            found = _admit(s, cfg, phase_id, team_id, up, sha, utcnow())
+            if isinstance(found, Submission):
                 store.delete(key)
-                return old.uid, False
-            phase = s.get(Phase, phase_id)
-            if phase is None:
-                raise Refused(404, "no such phase")
-            now = utcnow()
-            check_window(phase, now)
-            check_quota(phase, usage(s, phase_id, team_id, now), cfg, now)
-            n_episodes = int(phase.n_episodes or 0)
+                return found.uid, False
+            n_episodes = int(found.n_episodes or 0)
         declared, method, description, url = _check_file(store, cfg, key, name, up, n_episodes)
         with db.write() as s:
-            _lock_team(s, db, team_id)
-            old = _existing(s, phase_id, team_id, up.client_key, sha)
-            if old is not None:
-                store.delete(key)
-                return old.uid, False
-            phase = s.get(Phase, phase_id)
+            if not db.is_sqlite:  # SQLite serialises its writers
+                s.execute(select(Team.id).where(Team.id == team_id).with_for_update())
             now = utcnow()
-            check_window(phase, now)  # type: ignore[arg-type]
-            check_quota(phase, usage(s, phase_id, team_id, now), cfg, now)  # type: ignore[arg-type]
+            found = _admit(s, cfg, phase_id, team_id, up, sha, now)
+            if isinstance(found, Submission):
+                store.delete(key)
+                return found.uid, False
             s.add(
                 Submission(
                     uid=uid,
