@@ -49,7 +49,7 @@ from vlneval.server.schemas import (
 from vlneval.server.services.admin import NotFoundError, find_phase
 from vlneval.server.services.entries import choose_entry, team_action
 from vlneval.server.services.export import export_rows, phase_metrics, to_csv
-from vlneval.server.services.leaderboard import leaderboard
+from vlneval.server.services.leaderboard import Entry, leaderboard
 from vlneval.server.services.queue import queue_counts
 from vlneval.server.services.submissions import Refused, Upload, accept, usage
 
@@ -70,6 +70,19 @@ def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
 
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
+
+
+def export_response(entries: list[Entry], ph: Phase, format: str) -> Response:
+    """A leaderboard's export: a JSON list, or a CSV file to save."""
+    rows = export_rows(entries, ph)
+    if format == "json":
+        return JSONResponse(rows)
+    name = f"{ph.challenge.slug}-{ph.slug}.csv"
+    return Response(
+        to_csv(rows, phase_metrics(ph)),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
 
 
 def _phase(s: Session, challenge: str, phase: str) -> Phase:
@@ -187,26 +200,17 @@ def phase_leaderboard(
             )
         only = None if ph.leaderboard_public else team.id  # type: ignore[union-attr]
         entries = leaderboard(s, ph, team_id=only)
-        if not ph.leaderboard_public:
+        if not ph.leaderboard_public:  # a rank would tell a team how many others beat it
             entries = [replace(e, rank=None) for e in entries]
         if format is not None:
-            rows = export_rows(entries, ph)
-            if format == "json":
-                return JSONResponse(rows)
-            return Response(
-                to_csv(rows, phase_metrics(ph)),
-                media_type="text/csv; charset=utf-8",
-                headers={"Content-Disposition": f'attachment; filename="{challenge}-{phase}.csv"'},
-            )
+            return export_response(entries, ph, format)
         return LeaderboardOut(
             challenge=challenge,
             phase=phase,
             primary_metric=ph.primary_metric,
             higher_is_better=ph.higher_is_better,
             visibility="public" if ph.leaderboard_public else "private",
-            entries=[
-                entry_out(e, ph.primary_metric, ranked=ph.leaderboard_public) for e in entries
-            ],
+            entries=[entry_out(e, ph.primary_metric) for e in entries],
         )
 
 

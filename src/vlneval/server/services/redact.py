@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "Redactor", "HIDDEN", "strings_in", "secrets_of", "secrets_in_raw", "PUBLIC_KEYS",
+    "Redactor", "HIDDEN", "secrets_of", "secrets_in_raw", "PUBLIC_KEYS",
     "companion_files", "read_json_values",
 ]  # fmt: skip
 
@@ -47,27 +47,6 @@ PUBLIC_KEYS = frozenset({
     # VLN-CE: a public test file holds the scene, the start pose and the vocabulary too
     "scene_id", "trajectory_id", "start_position", "start_rotation", "instruction_vocab",
 })  # fmt: skip
-
-
-def strings_in(value: Any) -> set[str]:
-    """Every string (keys included) in a decoded JSON value.
-
-    Example:
-        >>> sorted(strings_in([{"instr_id": "1_0", "trajectory": [["vp1", 0.5, 0]]}]))
-        ['1_0', 'instr_id', 'trajectory', 'vp1']
-    """
-    out: set[str] = set()
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, str):
-            out.add(v)
-        elif isinstance(v, list):
-            stack.extend(v)
-        elif isinstance(v, dict):
-            out.update(k for k in v if isinstance(k, str))
-            stack.extend(v.values())
-    return out
 
 
 def secrets_of(episodes: Any) -> set[str]:

@@ -143,11 +143,6 @@ class DataChangedError(VLNEvalError):
     """The hidden episodes file is not the one the phase was created with."""
 
 
-def file_sha256(path: str | Path) -> str:
-    """The SHA-256 of a file's bytes."""
-    return sha256_hex(Path(path).read_bytes())
-
-
 def check_unchanged(spec: PhaseSpec) -> None:
     """Refuses to score against a hidden episodes file that changed since the phase was made.
 
@@ -157,7 +152,7 @@ def check_unchanged(spec: PhaseSpec) -> None:
     if (
         spec.episodes_file
         and spec.data_sha256
-        and file_sha256(spec.episodes_file) != spec.data_sha256
+        and sha256_hex(Path(spec.episodes_file).read_bytes()) != spec.data_sha256
     ):
         raise DataChangedError(
             "the hidden episodes file changed since the phase was created (its SHA-256 differs); "

@@ -16,6 +16,7 @@ the phase's).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -107,15 +108,6 @@ def render_problems(
     return out
 
 
-def _ids_loader(
-    load: Callable[[Path, str], EpisodeTable], path: Path, split: str
-) -> Callable[[], Sequence[str]]:
-    def ids() -> Sequence[str]:
-        return submitted_ids(load(path, split))[1]
-
-    return ids
-
-
 def sibling_loaders(
     task: Any, split: str, episodes_file: str | None, load: Callable[[Path, str], EpisodeTable]
 ) -> dict[str, Callable[[], Sequence[str]]]:
@@ -132,9 +124,13 @@ def sibling_loaders(
         for pattern in getattr(task, "file_names", ()):
             found = [c for c in _candidates(here, pattern, split, other) if c.is_file()]
             if found:
-                out[other] = _ids_loader(load, found[0], other)
+                out[other] = functools.partial(_ids, load, found[0], other)
                 break
     return out
+
+
+def _ids(load: Callable[[Path, str], EpisodeTable], path: Path, split: str) -> Sequence[str]:
+    return submitted_ids(load(path, split))[1]
 
 
 def _candidates(here: Path, pattern: str, split: str, other: str) -> list[Path]:
