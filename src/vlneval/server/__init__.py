@@ -32,13 +32,12 @@ if TYPE_CHECKING:
     from vlneval.server.core.config import ServerConfig
 
 
+LAZY = {"create_app": "vlneval.server.app", "ServerConfig": "vlneval.server.core.config"}
+
+
 def __getattr__(name: str) -> Any:
-    if name == "create_app":
-        from vlneval.server.app import create_app
+    if name in LAZY:
+        import importlib
 
-        return create_app
-    if name == "ServerConfig":
-        from vlneval.server.core.config import ServerConfig
-
-        return ServerConfig
+        return getattr(importlib.import_module(LAZY[name]), name)
     raise AttributeError(f"module 'vlneval.server' has no attribute {name!r}")
