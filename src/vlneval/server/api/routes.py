@@ -47,11 +47,11 @@ from vlneval.server.schemas import (
     submission_out,
 )
 from vlneval.server.services.admin import NotFoundError, find_phase
-from vlneval.server.services.entries import choose_entry, team_action
+from vlneval.server.services.entries import choose_entry, own_submission, team_action
 from vlneval.server.services.export import export_rows, phase_metrics, to_csv
 from vlneval.server.services.leaderboard import Entry, leaderboard
 from vlneval.server.services.queue import queue_counts
-from vlneval.server.services.submissions import Refused, Upload, accept, usage
+from vlneval.server.services.submissions import Refused, Upload, accept, midnight, usage
 
 __all__ = ["router"]
 
@@ -267,7 +267,6 @@ def quota(
     with get_db(request).read() as s:
         ph = _phase(s, challenge, phase)
         used = usage(s, ph.id, team.id, now)
-        midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
         return QuotaOut(
             challenge=challenge,
             phase=phase,
@@ -277,7 +276,7 @@ def quota(
             used_total=used.total,
             pending=used.pending,
             max_pending=request.app.state.cfg.max_pending_per_team,
-            resets_at=aware(midnight + dt.timedelta(days=1)),  # type: ignore[arg-type]
+            resets_at=aware(midnight(now, 1)),  # type: ignore[arg-type]
         )
 
 
@@ -318,12 +317,7 @@ def submit(
 
 def _own_submission(request: Request, team: TeamRef, uid: str) -> SubmissionOut:
     with get_db(request).read() as s:
-        sub = s.scalar(
-            select(Submission).where(Submission.uid == uid, Submission.team_id == team.id)
-        )
-        if sub is None:
-            raise Refused(404, f"your team has no submission {uid}")
-        return submission_out(sub)
+        return submission_out(own_submission(s, team.id, uid))
 
 
 @router.get(

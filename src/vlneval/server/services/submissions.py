@@ -42,6 +42,7 @@ __all__ = [
     "Usage",
     "usage",
     "check_window",
+    "midnight",
     "check_quota",
     "parse_declared",
     "clean_filename",
@@ -76,25 +77,22 @@ class Usage:
 def usage(s: Session, phase_id: int, team_id: int, now: dt.datetime) -> Usage:
     """Counts the team's quota use in the phase."""
     base = (Submission.phase_id == phase_id, Submission.team_id == team_id)
-    counted = (*base, Submission.status != FAILED)
-    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    total = s.scalar(select(func.count()).where(*counted)) or 0
-    today = s.scalar(select(func.count()).where(*counted, Submission.created_at >= midnight)) or 0
-    pending = (
-        s.scalar(select(func.count()).where(*base, Submission.status.in_((QUEUED, RUNNING)))) or 0
+
+    def count(*where: Any) -> int:
+        return int(s.scalar(select(func.count()).where(*base, *where)) or 0)
+
+    counted, today = Submission.status != FAILED, Submission.created_at >= midnight(now)
+    return Usage(
+        count(counted, today),
+        count(counted),
+        count(Submission.status.in_((QUEUED, RUNNING))),
+        count(Submission.status == FAILED, Submission.error_kind == "invalid", today),
     )
-    refused = (
-        s.scalar(
-            select(func.count()).where(
-                *base,
-                Submission.status == FAILED,
-                Submission.error_kind == "invalid",
-                Submission.created_at >= midnight,
-            )
-        )
-        or 0
-    )
-    return Usage(int(today), int(total), int(pending), int(refused))
+
+
+def midnight(now: dt.datetime, days: int = 0) -> dt.datetime:
+    """The start of ``now``'s UTC day, ``days`` later: quotas count calendar days."""
+    return now.replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=days)
 
 
 def _iso(t: dt.datetime) -> str:
@@ -116,19 +114,17 @@ def check_quota(phase: Phase, used: Usage, cfg: ServerConfig, now: dt.datetime) 
             429, f"your team has used all {phase.total_quota} submissions of phase {phase.slug}"
         )
     if phase.daily_quota is not None and used.today >= phase.daily_quota:
-        tomorrow = now.replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=1)
         raise Refused(
             429,
             f"your team has used its {phase.daily_quota} submissions of today (UTC) in phase "
-            f"{phase.slug}; the quota resets at {_iso(tomorrow)}",
+            f"{phase.slug}; the quota resets at {_iso(midnight(now, 1))}",
         )
     if used.refused_today >= cfg.max_refused_per_day:
-        tomorrow = now.replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=1)
         raise Refused(
             429,
             f"{used.refused_today} of your team's files were refused today (UTC) in phase "
             f"{phase.slug}, this server's daily limit of refused files; check a file with "
-            f"`vlneval score` on a public split first. The limit resets at {_iso(tomorrow)}",
+            f"`vlneval score` on a public split first. The limit resets at {_iso(midnight(now, 1))}",
         )
     if used.pending >= cfg.max_pending_per_team:
         raise Refused(
