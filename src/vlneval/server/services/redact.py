@@ -1,23 +1,12 @@
 """Keeping hidden reference data out of log lines and internal errors.
 
 Messages for submitters never need this module: they are built from the public view of a phase
-(see :mod:`vlneval.server.services.validation`), which holds no hidden value, so nothing on that path
-depends on the labels. Redaction is the second line, for what only organisers read: log lines,
-incident tracebacks, errors raised while the hidden data itself was being loaded or scored.
-
-A :class:`Redactor` replaces each hidden value in a text by ``[hidden]``:
-
-- strings (reference-path and goal viewpoints, object ids), matched as whole tokens when they
-  look like ids (letters, digits, ``_``, ``-``), as substrings otherwise; a string shorter than
-  5 characters is never hidden (it would turn every ``:`` or ``the`` of a line into
-  ``[hidden]`` and hides nothing worth hiding);
-- numbers (continuous goal positions, reference-path points), matched by value at the precision
-  the text shows them (3 decimals or more: a count or a timing with 2 decimals stays readable).
-
-Keys, scan names, episode ids, the strings of public fields (a scene, an instruction's
-vocabulary) and everything else stay as they are, so a log line still says what went wrong and
-where. A continuous task's dense reference file (``<split>_gt.json[.gz]`` beside the episodes)
-is hidden too (:meth:`Redactor.with_companions`).
+(:mod:`vlneval.server.services.validation`). Redaction is the second line, for what only
+organisers read: log lines, incident tracebacks, errors raised while the hidden data itself was
+being loaded or scored. A string shorter than 5 characters is never hidden (it would turn every
+``the`` of a line into ``[hidden]``), nor is a number shown with fewer than 3 decimals (counts
+and timings stay readable); keys, scans, episode ids and public fields stay as they are, so a
+log line still says what went wrong and where.
 """
 
 from __future__ import annotations

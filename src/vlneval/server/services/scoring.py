@@ -1,14 +1,11 @@
 """Scoring one submission into a result that is safe to show.
 
-The score is exactly what ``vlneval score`` gives for the same file: a :class:`vlneval.Scorer`
-with the phase's task, split and profile, the hidden episodes file (``episodes=``) and the
-graphs (``graphs=``), opened once per phase and worker. What is kept is aggregate only: the summary's metrics, checks,
-warnings and protocol card, never a per-episode value (per-episode success over many
-submissions would map out the goals). A refused file gets the blind validation messages of
-:mod:`vlneval.server.services.validation` (the R2R family: the shared reader on the public view;
-every other task: its own scorer on the public copy of the split, so the messages are the
-command line's and no hidden value can be in them); anything that is not the submitter's fault gets a generic
-message with an incident id, and the detail goes to the log with every hidden value redacted.
+The score is what ``vlneval score`` gives for the same file (a :class:`vlneval.Scorer` on the
+phase's hidden episodes and graphs, opened once per phase and worker). Only aggregates are
+kept, never a per-episode value: per-episode success over many submissions would map out the
+goals. A refused file gets the blind validation messages of
+:mod:`vlneval.server.services.validation`; anything that is not the submitter's fault gets a
+generic message with an incident id, and the detail goes to the log with hidden values redacted.
 """
 
 from __future__ import annotations

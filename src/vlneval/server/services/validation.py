@@ -1,17 +1,11 @@
 """Public validation: what is wrong with a submission, found without the hidden labels.
 
-A submission is first checked against the *public view* of its phase (the shared code is
-:mod:`vlneval.tasks.common.blind`, which ``vlneval validate`` runs on a test split too), what a benchmark's public
-test file holds: ids, scans, start viewpoints, headings and instructions, and the navigation
-graphs; no reference path beyond the start and no goal. The scorer's own parser and rule checks
-run on that view, so the problems are the ones ``vlneval score`` finds, and their messages can
-only quote what the submitter wrote and public facts. Nothing on this path depends on a hidden
-value, so nothing needs redacting: a message is the same whether or not a viewpoint the
-submitter wrote is on a reference path. Only then is the file scored against the hidden data.
-
-A file whose ids match no episode of the phase's split is told which split they do match
-(:class:`SplitIndex`: the public ids of the task's other splits, when their files are beside
-the phase's).
+A submission is first checked against the *public view* of its phase
+(:mod:`vlneval.tasks.common.blind`, which ``vlneval validate`` runs too): what a benchmark's
+public test file holds, no reference path beyond the start and no goal. The messages can only
+quote what the submitter wrote and public facts, so nothing needs redacting: a message is the
+same whether or not a viewpoint the submitter wrote is on a reference path. A file whose ids
+match another split of the task is told which (:class:`SplitIndex`).
 """
 
 from __future__ import annotations
