@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from vlneval.server.api.routes import ERRORS, Slug, Uid, _errors, _phase, export_response
+from vlneval.server.api.routes import ERRORS, Slug, Uid, _errors, export_response, phase_or_404
 from vlneval.server.core.auth import get_db, require_admin
 from vlneval.server.schemas import EntryOut, ModerationIn, ModerationOut
 from vlneval.server.services.entries import moderate
@@ -60,5 +60,5 @@ def export(
     """Every entry, ranked as a public board ranks them: what ``vlneval admin leaderboard
     --format json`` (or ``csv``) prints."""
     with get_db(request).read() as s:
-        ph = _phase(s, challenge, phase)
+        ph = phase_or_404(s, challenge, phase)
         return export_response(leaderboard(s, ph), ph, format)

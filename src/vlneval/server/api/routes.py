@@ -85,7 +85,8 @@ def export_response(entries: list[Entry], ph: Phase, format: str) -> Response:
     )
 
 
-def _phase(s: Session, challenge: str, phase: str) -> Phase:
+def phase_or_404(s: Session, challenge: str, phase: str) -> Phase:
+    """The phase ``challenge/phase``; 404 (:class:`Refused`) naming what is missing."""
     try:
         return find_phase(s, challenge, phase)
     except NotFoundError as exc:
@@ -166,7 +167,7 @@ def challenge(request: Request, challenge: Slug) -> ChallengeOut:
 def phase(request: Request, challenge: Slug, phase: Slug) -> PhaseOut:
     """What a phase scores, its quotas and when it is open."""
     with get_db(request).read() as s:
-        return phase_out(_phase(s, challenge, phase), utcnow())
+        return phase_out(phase_or_404(s, challenge, phase), utcnow())
 
 
 @router.get(
@@ -190,7 +191,7 @@ def phase_leaderboard(
     shows the caller's own entries only. ``format=json`` gives the export (a list of entries,
     every metric of the phase), ``format=csv`` the same as CSV."""
     with get_db(request).read() as s:
-        ph = _phase(s, challenge, phase)
+        ph = phase_or_404(s, challenge, phase)
         if not ph.leaderboard_public and team is None:
             raise Refused(
                 403,
@@ -230,7 +231,7 @@ def choose(
     """``best`` (your best submission), ``none`` (no entry) or one of your finished submissions
     of the phase."""
     with get_db(request).read() as s:
-        ph_id = _phase(s, challenge, phase).id
+        ph_id = phase_or_404(s, challenge, phase).id
     entry = choose_entry(get_db(request), ph_id, team.id, body.entry)
     return ChoiceOut(challenge=challenge, phase=phase, entry=entry)
 
@@ -265,7 +266,7 @@ def quota(
     """How many submissions your team has made today and in total, and how many wait."""
     now = utcnow()
     with get_db(request).read() as s:
-        ph = _phase(s, challenge, phase)
+        ph = phase_or_404(s, challenge, phase)
         used = usage(s, ph.id, team.id, now)
         return QuotaOut(
             challenge=challenge,
@@ -307,7 +308,7 @@ def submit(
     app = request.app
     rate_limit(request, "submit", f"team:{team.id}")
     with get_db(request).read() as s:
-        ph_id = _phase(s, challenge, phase).id
+        ph_id = phase_or_404(s, challenge, phase).id
     up = Upload(file.filename or "", file.file, protocol, method, description, url, idempotency_key)
     uid, created = accept(app.state.db, app.state.store, app.state.cfg, ph_id, team.id, up)
     if not created:

@@ -21,7 +21,7 @@ import numpy as np
 
 __all__ = [
     "Redactor", "HIDDEN", "secrets_of", "secrets_in_raw", "PUBLIC_KEYS",
-    "companion_files", "read_json_values",
+    "companion_files", "read_json_values", "raw_redactor",
 ]  # fmt: skip
 
 HIDDEN = "[hidden]"
@@ -115,6 +115,20 @@ def companion_files(episodes_file: str | Path) -> list[Path]:
     return [p.parent / n for n in names if not stem.endswith("_gt") and (p.parent / n).is_file()]
 
 
+def raw_redactor(episodes_file: str | Path | None) -> Redactor:
+    """A redactor of every non-public value of an episodes file read as plain JSON (for a file
+    that could not be loaded as episodes, or a task whose episodes are not viewpoint tables),
+    and of the hidden files that go with it (:func:`companion_files`: a VLN-CE dense reference)."""
+    if not episodes_file or (values := read_json_values(episodes_file)) is None:
+        return Redactor(())  # unreadable: its error quotes no values
+    strings, numbers = secrets_in_raw(values)
+    for path in companion_files(episodes_file):
+        s, n = secrets_in_raw(read_json_values(path))
+        strings |= s
+        numbers |= n
+    return Redactor(strings, numbers)
+
+
 class Redactor:
     """Replaces hidden values in text (for logs and internal errors only).
 
@@ -147,24 +161,6 @@ class Redactor:
 
     def __len__(self) -> int:
         return len(self.tokens) + len(self.phrases) + len(self.numbers)
-
-    def with_companions(self, episodes_file: str | Path | None) -> Redactor:
-        """This redactor, also hiding the values of the hidden files that go with
-        ``episodes_file`` (:func:`companion_files`: a VLN-CE dense reference)."""
-        files = companion_files(episodes_file) if episodes_file else []
-        if not files:
-            return self
-        strings: set[str] = set()
-        numbers: set[float] = set()
-        for path in files:
-            s, n = secrets_in_raw(read_json_values(path))
-            strings |= s
-            numbers |= n
-        out = Redactor(strings, numbers)
-        out.tokens |= self.tokens
-        out.phrases = sorted({*out.phrases, *self.phrases}, key=len, reverse=True)
-        out.numbers = np.union1d(out.numbers, self.numbers)
-        return out
 
     def _hidden_number(self, m: re.Match[str]) -> bool:
         """Whether a hidden number is shown as ``m`` (rounds to it at the shown precision)."""

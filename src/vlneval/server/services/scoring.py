@@ -24,7 +24,7 @@ from vlneval.evaluation import Scorer
 from vlneval.server.models import FAILED, FINISHED
 from vlneval.server.services.budget import StepBudget, check_steps
 from vlneval.server.services.intervals import metric_intervals
-from vlneval.server.services.redact import Redactor, read_json_values, secrets_in_raw, secrets_of
+from vlneval.server.services.redact import Redactor, raw_redactor, secrets_of
 from vlneval.server.services.storage import sha256_hex
 from vlneval.server.services.uploads import UploadLimits, check_upload
 from vlneval.server.services.validation import (
@@ -32,7 +32,7 @@ from vlneval.server.services.validation import (
     public_problems,
     public_view,
     render_problems,
-    sibling_loaders,
+    sibling_splits,
 )
 from vlneval.tasks.common.inputs import source_name
 
@@ -172,12 +172,8 @@ def load_phase_data(spec: PhaseSpec) -> PhaseData:
     episodes, store = load_split(
         task, spec.split, prof, episodes_file=spec.episodes_file, graphs=spec.graphs_dir
     )
-    loaders = sibling_loaders(
-        task, spec.split, spec.episodes_file, lambda p, s: task.load(p, s, prof)
-    )
-    return PhaseData(
-        public_view(episodes), store, prof, Redactor(secrets_of(episodes)), SplitIndex(loaders)
-    )
+    splits = sibling_splits(task, spec.split, spec.episodes_file, prof)
+    return PhaseData(public_view(episodes), store, prof, Redactor(secrets_of(episodes)), splits)
 
 
 def _own_reader_phase(task: Any, spec: PhaseSpec, prof: Any) -> PhaseData:
@@ -194,8 +190,8 @@ def _own_reader_phase(task: Any, spec: PhaseSpec, prof: Any) -> PhaseData:
         task, spec.split, prof, episodes_file, graphs=spec.graphs_dir,
         options=spec.option_dict(),
     )  # fmt: skip
-    loaders = sibling_loaders(task, spec.split, episodes_file, lambda p, s: task.load(p, s, prof))
-    return PhaseData(None, None, prof, redactor, SplitIndex(loaders), checker)
+    splits = sibling_splits(task, spec.split, episodes_file, prof)
+    return PhaseData(None, None, prof, redactor, splits, checker)
 
 
 def _episodes_path(task: Any, spec: PhaseSpec) -> str | None:
@@ -206,16 +202,6 @@ def _episodes_path(task: Any, spec: PhaseSpec) -> str | None:
         return str(episodes_path(task, spec.split, task_base(task, None), spec.episodes_file))
     except Exception:  # noqa: BLE001 - not found: nothing to redact from it
         return spec.episodes_file
-
-
-def raw_redactor(episodes_file: str | None) -> Redactor:
-    """A redactor of every non-public value of an episodes file read as plain JSON (for a file
-    that could not be loaded as episodes, or a task whose episodes are not viewpoint tables)."""
-    values = read_json_values(episodes_file) if episodes_file else None
-    if values is None:  # unreadable: its error quotes no values
-        return Redactor(())
-    strings, numbers = secrets_in_raw(values)
-    return Redactor(strings, numbers).with_companions(episodes_file)
 
 
 def _sanitise(summary: Mapping[str, Any], display_name: str, source: str) -> dict[str, Any]:

@@ -18,7 +18,6 @@ from typing import Any
 
 from vlneval.errors import Problem
 from vlneval.tasks.common.blind import SplitIndex, public_problems, public_view, submitted_ids
-from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = [
     "public_view",
@@ -102,29 +101,25 @@ def render_problems(
     return out
 
 
-def sibling_loaders(
-    task: Any, split: str, episodes_file: str | None, load: Callable[[Path, str], EpisodeTable]
-) -> dict[str, Callable[[], Sequence[str]]]:
-    """Loaders of the ids of ``task``'s other splits whose files lie where the task's file
-    patterns put them relative to ``episodes_file`` (beside it, or in a sibling folder for a
-    pattern such as ``{split}/{split}.json``)."""
-    if not episodes_file:
-        return {}
-    here = Path(episodes_file)
+def sibling_splits(task: Any, split: str, episodes_file: str | None, profile: Any) -> SplitIndex:
+    """The ids of ``task``'s other splits whose files lie where the task's file patterns put
+    them relative to ``episodes_file`` (beside it, or in a sibling folder for a pattern such as
+    ``{split}/{split}.json``), each read by the task's loader on first use."""
     out: dict[str, Callable[[], Sequence[str]]] = {}
-    for other in getattr(task, "splits", ()):
+    here = Path(episodes_file or "")
+    for other in getattr(task, "splits", ()) if episodes_file else ():
         if other == split:
             continue
         for pattern in getattr(task, "file_names", ()):
             found = [c for c in _candidates(here, pattern, split, other) if c.is_file()]
             if found:
-                out[other] = functools.partial(_ids, load, found[0], other)
+                out[other] = functools.partial(_ids, task, found[0], other, profile)
                 break
-    return out
+    return SplitIndex(out)
 
 
-def _ids(load: Callable[[Path, str], EpisodeTable], path: Path, split: str) -> Sequence[str]:
-    return submitted_ids(load(path, split))[1]
+def _ids(task: Any, path: Path, split: str, profile: Any) -> Sequence[str]:
+    return submitted_ids(task.load(path, split, profile))[1]
 
 
 def _candidates(here: Path, pattern: str, split: str, other: str) -> list[Path]:
