@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vlneval.errors import InvalidInputError
+from vlneval.server.core.config import ServerConfig
 
 __all__ = ["StepBudget", "check_steps", "VALUES_PER_STEP", "RECORD_VALUES"]
 
@@ -48,8 +49,8 @@ class StepBudget:
     """
 
     n_episodes: int
-    max_steps: int = 500
-    mean_steps: int = 64
+    max_steps: int = ServerConfig.max_trajectory_steps  # the server's defaults
+    mean_steps: int = ServerConfig.mean_trajectory_steps
     bytes_per_step: int = 200
 
     @property

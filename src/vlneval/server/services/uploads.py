@@ -51,12 +51,12 @@ class UploadLimits:
         10
     """
 
-    max_upload_bytes: int = 64 * MIB
-    max_decompressed_bytes: int = 256 * MIB
-    max_depth: int = 32
-    max_values: int = 20_000_000
-    max_string: int = 64 * 1024
-    max_number: int = 40
+    max_upload_bytes: int = ServerConfig.max_upload_bytes  # the server's defaults
+    max_decompressed_bytes: int = ServerConfig.max_decompressed_bytes
+    max_depth: int = ServerConfig.max_json_depth
+    max_values: int = ServerConfig.max_json_values
+    max_string: int = ServerConfig.max_string_bytes
+    max_number: int = ServerConfig.max_number_chars
 
     @classmethod
     def from_config(cls, cfg: ServerConfig) -> UploadLimits:
