@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from dataclasses import replace
 
 import pytest
 
@@ -156,7 +157,7 @@ def test_daily_quota_names_the_reset_time(server):
 
 
 def test_pending_limit(server):
-    server.app.state.cfg = server.cfg.with_(max_pending_per_team=2)
+    server.app.state.cfg = replace(server.cfg, max_pending_per_team=2)
     for _ in range(2):
         assert server.submit(server.alpha, DEMO_PREDICTIONS.read_bytes()).status_code == 202
     r = server.submit(server.alpha, DEMO_PREDICTIONS.read_bytes())

@@ -7,6 +7,7 @@ On SQLite and PostgreSQL (the ``server`` fixture).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from sqlalchemy import func, select
 
@@ -135,9 +136,9 @@ def test_the_challenge_page_shows_description_dates_and_counts(server):
 
 def test_the_submit_hint_names_the_server(server):
     assert "vlneval submit --server http://testserver " in server.client.get("/c/demo/val").text
-    server.app.state.cfg = server.cfg.with_(public_url="https://eval.example.org/")
+    server.app.state.cfg = replace(server.cfg, public_url="https://eval.example.org/")
     page = server.client.get("/c/demo/val").text
     assert "vlneval submit --server https://eval.example.org --challenge demo --phase val" in page
-    server.app.state.cfg = server.cfg.with_(allowed_hosts=("eval.example.org",))
+    server.app.state.cfg = replace(server.cfg, allowed_hosts=("eval.example.org",))
     page = server.client.get("/c/demo/val", headers={"host": "evil.example"}).text
     assert "--server http://eval.example.org " in page  # never a Host header that is not ours

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -266,3 +267,57 @@ def test_a_scorer_message_that_quotes_a_goal_is_never_shown(sqlite_server, monke
 def _with_path(records, ep):
     records[0]["trajectory"] = [[v, 0, 0] for v in ep["path"]]  # the submitter walked to the goal
     return records
+
+
+def test_an_own_reader_tasks_hidden_refusal_is_logged_redacted(sqlite_server, caplog):
+    """A task with its own reader (REVERIE, SOON, Touchdown...: its scorer on the public copy
+    checks uploads): a file that copy accepts but the scorer on the hidden file refuses, quoting
+    a goal, is the organisers' problem. The log line names it with the goal as [hidden]; the
+    submitter gets the generic incident message, which quotes nothing hidden."""
+    import dataclasses
+
+    from vlneval.errors import InvalidInputError, Problem
+    from vlneval.tasks import TASKS, get_task
+
+    caplog.set_level(logging.DEBUG)
+    demo = get_task("demo")
+    goal = demo_episodes()[0]["path"][-1]
+
+    class Strict:  # the scorer of the hidden file: refuses every file, quoting the goal
+        def __init__(self, inner):
+            self.episodes = inner.episodes
+
+        def score(self, predictions, how):
+            problem = Problem(str(predictions), f"stopped too far from the goal {goal}")
+            raise InvalidInputError([problem])
+
+    def strict(request):
+        inner = demo.open(dataclasses.replace(request, task=demo))
+        hidden = Path(request.episodes_file or "").resolve() == DEMO_EPISODES.resolve()
+        return Strict(inner) if hidden else inner
+
+    TASKS.register(
+        "demo-own",
+        dataclasses.replace(demo, name="demo-own", open_scorer=strict, graph_trajectories=False),
+    )
+    try:
+        admin.create_phase(
+            sqlite_server.db, "demo", "own", task="demo-own", profile="demo",
+            episodes_file=str(DEMO_EPISODES),
+        )  # fmt: skip
+        r = sqlite_server.submit(
+            sqlite_server.alpha, encode(stop_predictions()), phase="own", name="p.json"
+        )
+        sqlite_server.work()
+        got = sqlite_server.get(r.json()["id"], sqlite_server.alpha).json()
+    finally:
+        TASKS.unregister("demo-own")
+    assert got["status"] == "failed" and got["error_kind"] == "internal"
+    [message] = got["messages"]
+    assert message.startswith(
+        "the server could not score this submission because of a problem on the organisers' side (incident "
+    )
+    assert _leaks(message, "") == []
+    assert "the scorer refused a file the public checks accepted" in caplog.text
+    assert "stopped too far from the goal [hidden]" in caplog.text
+    assert goal not in caplog.text

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from dataclasses import replace
 
 import pytest
 from fastapi.testclient import TestClient
@@ -117,9 +118,9 @@ def test_secure_flag_outside_loopback(server):
     assert _secure(app, "https://127.0.0.1:8000") is True
     assert _secure(app, "http://eval.example.org") is True  # TLS ends at a proxy in front
     assert _secure(app, "http://testserver") is True
-    app.state.cfg = server.cfg.with_(public_url="https://eval.example.org")
+    app.state.cfg = replace(server.cfg, public_url="https://eval.example.org")
     assert _secure(app, "http://127.0.0.1:8000") is True  # judged by the public address
-    app.state.cfg = server.cfg.with_(secure_cookies=True)
+    app.state.cfg = replace(server.cfg, secure_cookies=True)
     assert _secure(app, "http://127.0.0.1:8000") is True
     app.state.cfg = server.cfg
 
@@ -128,7 +129,9 @@ def test_secure_rules_unit():
     cfg = ServerConfig(data_dir="/tmp/x", public_url="")
     assert not cookie_secure(cfg, "http", "[::1]:8000")
     assert cookie_secure(cfg, "http", "10.0.0.5:8000")
-    assert not cookie_secure(cfg.with_(public_url="http://127.0.0.1:9000"), "http", "evil.example")
+    assert not cookie_secure(
+        replace(cfg, public_url="http://127.0.0.1:9000"), "http", "evil.example"
+    )
     assert is_loopback("127.5.0.1") and not is_loopback("127.example.org")
 
 
@@ -146,11 +149,11 @@ def test_forms_from_hosts_that_are_not_allowed_are_refused(server):
     assert code(**{"sec-fetch-site": "cross-site"}) == 403
     assert code(origin="http://127.0.0.1:8000", **{"sec-fetch-site": "same-origin"}) == 303
     assert code(origin="https://eval.example.org") == 403
-    server.app.state.cfg = server.cfg.with_(allowed_hosts=("eval.example.org",))
+    server.app.state.cfg = replace(server.cfg, allowed_hosts=("eval.example.org",))
     assert code(origin="https://eval.example.org") == 303
     assert code(origin="https://eval.example.org:8443") == 303
     assert code(origin="https://other.example.org") == 403
-    server.app.state.cfg = server.cfg.with_(public_url="https://board.example.org")
+    server.app.state.cfg = replace(server.cfg, public_url="https://board.example.org")
     assert code(origin="https://board.example.org") == 303
     server.app.state.cfg = server.cfg
 

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.server.helpers import DEMO_PREDICTIONS
+from vlneval._jsonshape import ScanLimits, scan_json
 from vlneval.errors import InvalidInputError
-from vlneval.server.services.jsonscan import ScanLimits, scan_json
 from vlneval.server.services.uploads import UploadLimits, check_upload, gunzip_limited
 
 json_values = st.recursive(

@@ -5,18 +5,10 @@ through a database URL) and ``vlneval worker`` processes that score queued submi
 request path with :func:`vlneval.evaluation.evaluate`. Submitters use ``vlneval submit`` or the
 JSON API; everyone can read public leaderboards as HTML pages.
 
-Modules:
-    config: server settings (data folder, database URL, limits).
-    models: the SQLAlchemy tables; migrations: the Alembic scripts that create them.
-    database: engines and transactions (``BEGIN IMMEDIATE`` on SQLite, row locks on PostgreSQL).
-    uploads: the safety checks every uploaded file passes before it is stored.
-    storage: durable, checksummed upload storage.
-    redact: keeps hidden reference data out of every message, page and log line.
-    validation: the blind validation that reports only what the submitter's file contains.
-    scoring: one submission scored into a sanitised result.
-    queue: claiming, leasing and finishing submissions; worker: the scoring loop.
-    admin, leaderboard, api, pages, app: organiser operations, rankings and the web app.
-    client: the ``vlneval submit`` client.
+Layout: ``app`` (the web app), ``api`` and ``pages`` (its routes), ``core`` (settings, database,
+migrations runner, auth, sessions, rate limits), ``services`` (uploads, storage, validation,
+redaction, scoring, queue, worker, leaderboards, organiser operations), ``models`` and
+``schemas`` (tables and API models), ``migrations`` (Alembic), ``client`` (``vlneval submit``).
 
 The server needs the ``server`` extra: ``pip install "vlneval[server]"``.
 """
@@ -32,13 +24,12 @@ if TYPE_CHECKING:
     from vlneval.server.core.config import ServerConfig
 
 
+LAZY = {"create_app": "vlneval.server.app", "ServerConfig": "vlneval.server.core.config"}
+
+
 def __getattr__(name: str) -> Any:
-    if name == "create_app":
-        from vlneval.server.app import create_app
+    if name in LAZY:
+        import importlib
 
-        return create_app
-    if name == "ServerConfig":
-        from vlneval.server.core.config import ServerConfig
-
-        return ServerConfig
+        return getattr(importlib.import_module(LAZY[name]), name)
     raise AttributeError(f"module 'vlneval.server' has no attribute {name!r}")

@@ -22,10 +22,6 @@ from vlneval.server.services import admin
 __all__ = ["run"]
 
 
-def _out(text: str) -> None:
-    sys.stdout.write(text + "\n")
-
-
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if args.leaderboard is not None:
@@ -65,7 +61,7 @@ def _create_challenge(db: Database, args: argparse.Namespace) -> str:
     return f"created challenge {args.slug}"
 
 
-def _create_phase(db: Database, args: argparse.Namespace) -> None:
+def _create_phase(db: Database, args: argparse.Namespace) -> str:
     data = admin.create_phase(
         db,
         args.challenge,
@@ -83,19 +79,19 @@ def _create_phase(db: Database, args: argparse.Namespace) -> None:
         **_settings(args),
     )
     sha = f", episodes file SHA-256 {data.data_sha256[:16]}…" if data.data_sha256 else ""
-    _out(f"created phase {args.challenge}/{args.slug}: {data.n_episodes} episodes{sha}")
+    return f"created phase {args.challenge}/{args.slug}: {data.n_episodes} episodes{sha}"
 
 
-def _update_phase(db: Database, args: argparse.Namespace) -> None:
+def _update_phase(db: Database, args: argparse.Namespace) -> str:
     changes = _settings(args)
     for key in ("title", "description"):
         if getattr(args, key) is not None:
             changes[key] = getattr(args, key)
     admin.update_phase(db, args.challenge, args.phase, rehash=args.rehash, **changes)
-    _out(f"updated phase {args.challenge}/{args.phase}")
+    return f"updated phase {args.challenge}/{args.phase}"
 
 
-def _leaderboard(db: Database, args: argparse.Namespace) -> None:
+def _leaderboard(db: Database, args: argparse.Namespace) -> str:
     from vlneval.server.services.export import export_rows, phase_metrics, to_csv, to_json, to_table
     from vlneval.server.services.leaderboard import leaderboard
 
@@ -104,13 +100,12 @@ def _leaderboard(db: Database, args: argparse.Namespace) -> None:
         rows = export_rows(leaderboard(s, ph), ph)
         metrics = phase_metrics(ph)
     fmt = getattr(args, "format", "table") or "table"
-    text = {"json": lambda: to_json(rows), "csv": lambda: to_csv(rows, metrics)}.get(
+    return {"json": lambda: to_json(rows), "csv": lambda: to_csv(rows, metrics)}.get(
         fmt, lambda: to_table(rows, metrics)
     )()
-    sys.stdout.write(text)
 
 
-def _moderate(db: Database, args: argparse.Namespace) -> None:
+def _moderate(db: Database, args: argparse.Namespace) -> str:
     from vlneval.server.services.entries import moderate
     from vlneval.server.services.submissions import Refused
 
@@ -118,24 +113,26 @@ def _moderate(db: Database, args: argparse.Namespace) -> None:
         state = moderate(db, args.submission, args.action, args.reason or "")
     except Refused as exc:
         raise InvalidInputError(exc.detail) from None
-    _out(f"submission {args.submission}: {state}")
+    return f"submission {args.submission}: {state}"
 
 
-def _list(db: Database, args: argparse.Namespace) -> None:
+def _list(db: Database, args: argparse.Namespace) -> str:
+    lines = []
     with db.read() as s:
         for c in s.scalars(select(Challenge).order_by(Challenge.id)):
-            _out(f"challenge {c.slug}: {c.title}")
+            lines.append(f"challenge {c.slug}: {c.title}")
             for p in c.phases:
                 n = s.scalar(select(func.count()).where(Submission.phase_id == p.id)) or 0
                 vis = "public" if p.leaderboard_public else "private"
-                _out(
+                lines.append(
                     f"  phase {p.slug}: {p.task} {p.split} profile {p.profile}, {p.n_episodes} episodes, "
                     f"{vis} leaderboard by {p.primary_metric}, {n} submission(s)"
                 )
         for t in s.scalars(select(Team).order_by(Team.id)):
-            _out(f"team {t.name} (token {t.token_prefix}…)")
+            lines.append(f"team {t.name} (token {t.token_prefix}…)")
         rows = s.execute(select(Submission.status, func.count()).group_by(Submission.status)).all()
-        _out("queue: " + (", ".join(f"{n} {st}" for st, n in rows) or "empty"))
+    lines.append("queue: " + (", ".join(f"{n} {st}" for st, n in rows) or "empty"))
+    return "\n".join(lines)
 
 
 def run(args: argparse.Namespace, cfg: ServerConfig) -> int:
@@ -144,44 +141,30 @@ def run(args: argparse.Namespace, cfg: ServerConfig) -> int:
 
     head = upgrade(cfg.database_url)
     if args.admin_command == "migrate":
-        _out(f"database at schema revision {head}")
-        return 0
-    db = Database(cfg.database_url)
-    try:
-        COMMANDS[args.admin_command](db, args)
-    finally:
-        db.dispose()
+        text = f"database at schema revision {head}"
+    else:
+        db = Database(cfg.database_url)
+        try:
+            text = COMMANDS[args.admin_command](db, args)
+        finally:
+            db.dispose()
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")  # an export ends its lines
     return 0
 
 
-def _simple(
-    fn: Callable[[Database, argparse.Namespace], str | None],
-) -> Callable[[Database, argparse.Namespace], None]:
-    def go(db: Database, args: argparse.Namespace) -> None:
-        text = fn(db, args)
-        if text:
-            _out(text)
-
-    return go
-
-
-COMMANDS: dict[str, Callable[[Database, argparse.Namespace], None]] = {
-    "create-challenge": _simple(_create_challenge),
+COMMANDS: dict[str, Callable[[Database, argparse.Namespace], str]] = {
+    "create-challenge": _create_challenge,
     "create-phase": _create_phase,
     "update-phase": _update_phase,
-    "create-team": _simple(
-        lambda db, a: (
-            f"created team {a.name}; its API token (shown once, keep it secret):\n"
-            f"{admin.create_team(db, a.name)}"
-        )
+    "create-team": lambda db, a: (
+        f"created team {a.name}; its API token (shown once, keep it secret):\n"
+        f"{admin.create_team(db, a.name)}"
     ),
-    "rotate-token": _simple(
-        lambda db, a: f"new API token of team {a.team}:\n{admin.rotate_token(db, a.team)}"
+    "rotate-token": lambda db, a: (
+        f"new API token of team {a.team}:\n{admin.rotate_token(db, a.team)}"
     ),
     "leaderboard": _leaderboard,
     "moderate": _moderate,
     "list": _list,
-    "requeue": _simple(
-        lambda db, a: f"submission {a.submission}: {admin.requeue(db, a.submission)}"
-    ),
+    "requeue": lambda db, a: f"submission {a.submission}: {admin.requeue(db, a.submission)}",
 }

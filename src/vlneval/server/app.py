@@ -11,13 +11,12 @@ import logging
 import re
 import secrets
 import traceback
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from vlneval.server.core.config import ServerConfig
 from vlneval.server.core.database import Database
@@ -28,12 +27,6 @@ from vlneval.server.services.submissions import Refused
 __all__ = ["create_app", "BodyLimit", "SecurityHeaders", "rate_limit"]
 
 log = logging.getLogger("vlneval.server.app")
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 SMALL_BODY = 64 * 1024
 TOKEN = re.compile(r"vlt_[A-Za-z0-9_\-]+")  # API tokens never reach a log line
@@ -134,10 +127,6 @@ def rate_limit(request: Request, which: str, key: str) -> None:
         )
 
 
-def _is_page(request: Request) -> bool:
-    return not request.url.path.startswith("/api/")
-
-
 def _error(
     request: Request,
     status: int,
@@ -145,7 +134,7 @@ def _error(
     problems: list[str] | None = None,
     headers: dict[str, str] | None = None,
 ) -> Response:
-    if _is_page(request) and status != 401:
+    if not request.url.path.startswith("/api/") and status != 401:  # a page
         from vlneval.server.pages.views import render_error
 
         return render_error(request, status, detail)

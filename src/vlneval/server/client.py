@@ -40,23 +40,13 @@ class Client:
         server: the server's base URL, e.g. ``http://127.0.0.1:8000``.
         token: the team's API token (needed for everything but leaderboards).
         timeout: seconds per request.
-        transport: an ``httpx`` transport (tests pass the app's).
     """
 
-    def __init__(
-        self,
-        server: str,
-        token: str | None = None,
-        *,
-        timeout: float = 120.0,
-        transport: Any = None,
-    ) -> None:
+    def __init__(self, server: str, token: str | None = None, *, timeout: float = 120.0) -> None:
         import httpx
 
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.http = httpx.Client(
-            base_url=server.rstrip("/"), headers=headers, timeout=timeout, transport=transport
-        )
+        self.http = httpx.Client(base_url=server.rstrip("/"), headers=headers, timeout=timeout)
 
     def close(self) -> None:
         """Closes the connection pool."""
@@ -109,7 +99,6 @@ class Client:
         method: str = "",
         description: str = "",
         url: str = "",
-        idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         """Uploads a predictions file; returns the submission record."""
         import json
@@ -120,7 +109,7 @@ class Client:
         data = {"method": method, "description": description, "url": url}
         if protocol:
             data["protocol"] = json.dumps(protocol)
-        key = idempotency_key or uuid.uuid4().hex
+        key = uuid.uuid4().hex
         content = path.read_bytes()
         return self._request(  # type: ignore[no-any-return]
             "POST",
@@ -133,10 +122,6 @@ class Client:
     def submission(self, uid: str) -> dict[str, Any]:
         """One of the team's submissions."""
         return self._request("GET", f"/api/v1/submissions/{uid}")  # type: ignore[no-any-return]
-
-    def leaderboard(self, challenge: str, phase: str) -> dict[str, Any]:
-        """A phase's leaderboard."""
-        return self._request("GET", f"/api/v1/challenges/{challenge}/phases/{phase}/leaderboard")  # type: ignore[no-any-return]
 
     def wait(self, uid: str, *, timeout: float = 600.0, poll: float = 1.0) -> dict[str, Any]:
         """Polls until the submission is finished or failed (or ``timeout`` passes)."""

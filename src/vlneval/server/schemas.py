@@ -313,11 +313,8 @@ def submission_out(sub: Submission) -> SubmissionOut:
     )
 
 
-def entry_out(e: Entry, primary: str, *, ranked: bool = True) -> EntryOut:
-    """A leaderboard row, rounded; ``ranked=False`` leaves out the rank (it would tell a team
-    how many others beat it on a private leaderboard)."""
+def entry_out(e: Entry, primary: str) -> EntryOut:
+    """A leaderboard row, rounded."""
     row = public_entry(e, primary)
     row["submitted_at"] = aware(e.submitted_at)
-    if not ranked:
-        row["rank"] = None
     return EntryOut(**row)

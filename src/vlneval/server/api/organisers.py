@@ -12,14 +12,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Depends, Query, Request
 
-from vlneval.server.api.routes import ERRORS, Slug, Uid, _errors, _phase
+from vlneval.server.api.routes import ERRORS, Slug, Uid, _errors, export_response, phase_or_404
 from vlneval.server.core.auth import get_db, require_admin
 from vlneval.server.schemas import EntryOut, ModerationIn, ModerationOut
 from vlneval.server.services.entries import moderate
-from vlneval.server.services.export import export_rows, phase_metrics, to_csv
 from vlneval.server.services.leaderboard import leaderboard
 
 __all__ = ["router"]
@@ -62,13 +60,5 @@ def export(
     """Every entry, ranked as a public board ranks them: what ``vlneval admin leaderboard
     --format json`` (or ``csv``) prints."""
     with get_db(request).read() as s:
-        ph = _phase(s, challenge, phase)
-        rows = export_rows(leaderboard(s, ph), ph)
-        metrics = phase_metrics(ph)
-    if format == "json":
-        return JSONResponse(rows)
-    return Response(
-        to_csv(rows, metrics),
-        media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{challenge}-{phase}.csv"'},
-    )
+        ph = phase_or_404(s, challenge, phase)
+        return export_response(leaderboard(s, ph), ph, format)

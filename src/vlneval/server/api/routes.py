@@ -47,11 +47,11 @@ from vlneval.server.schemas import (
     submission_out,
 )
 from vlneval.server.services.admin import NotFoundError, find_phase
-from vlneval.server.services.entries import choose_entry, team_action
+from vlneval.server.services.entries import choose_entry, own_submission, team_action
 from vlneval.server.services.export import export_rows, phase_metrics, to_csv
-from vlneval.server.services.leaderboard import leaderboard
+from vlneval.server.services.leaderboard import Entry, leaderboard
 from vlneval.server.services.queue import queue_counts
-from vlneval.server.services.submissions import Refused, Upload, accept, usage
+from vlneval.server.services.submissions import Refused, Upload, accept, midnight, usage
 
 __all__ = ["router"]
 
@@ -72,7 +72,21 @@ def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
 router = APIRouter(prefix="/api/v1", tags=["api"])
 
 
-def _phase(s: Session, challenge: str, phase: str) -> Phase:
+def export_response(entries: list[Entry], ph: Phase, format: str) -> Response:
+    """A leaderboard's export: a JSON list, or a CSV file to save."""
+    rows = export_rows(entries, ph)
+    if format == "json":
+        return JSONResponse(rows)
+    name = f"{ph.challenge.slug}-{ph.slug}.csv"
+    return Response(
+        to_csv(rows, phase_metrics(ph)),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+def phase_or_404(s: Session, challenge: str, phase: str) -> Phase:
+    """The phase ``challenge/phase``; 404 (:class:`Refused`) naming what is missing."""
     try:
         return find_phase(s, challenge, phase)
     except NotFoundError as exc:
@@ -153,7 +167,7 @@ def challenge(request: Request, challenge: Slug) -> ChallengeOut:
 def phase(request: Request, challenge: Slug, phase: Slug) -> PhaseOut:
     """What a phase scores, its quotas and when it is open."""
     with get_db(request).read() as s:
-        return phase_out(_phase(s, challenge, phase), utcnow())
+        return phase_out(phase_or_404(s, challenge, phase), utcnow())
 
 
 @router.get(
@@ -177,7 +191,7 @@ def phase_leaderboard(
     shows the caller's own entries only. ``format=json`` gives the export (a list of entries,
     every metric of the phase), ``format=csv`` the same as CSV."""
     with get_db(request).read() as s:
-        ph = _phase(s, challenge, phase)
+        ph = phase_or_404(s, challenge, phase)
         if not ph.leaderboard_public and team is None:
             raise Refused(
                 403,
@@ -187,26 +201,17 @@ def phase_leaderboard(
             )
         only = None if ph.leaderboard_public else team.id  # type: ignore[union-attr]
         entries = leaderboard(s, ph, team_id=only)
-        if not ph.leaderboard_public:
+        if not ph.leaderboard_public:  # a rank would tell a team how many others beat it
             entries = [replace(e, rank=None) for e in entries]
         if format is not None:
-            rows = export_rows(entries, ph)
-            if format == "json":
-                return JSONResponse(rows)
-            return Response(
-                to_csv(rows, phase_metrics(ph)),
-                media_type="text/csv; charset=utf-8",
-                headers={"Content-Disposition": f'attachment; filename="{challenge}-{phase}.csv"'},
-            )
+            return export_response(entries, ph, format)
         return LeaderboardOut(
             challenge=challenge,
             phase=phase,
             primary_metric=ph.primary_metric,
             higher_is_better=ph.higher_is_better,
             visibility="public" if ph.leaderboard_public else "private",
-            entries=[
-                entry_out(e, ph.primary_metric, ranked=ph.leaderboard_public) for e in entries
-            ],
+            entries=[entry_out(e, ph.primary_metric) for e in entries],
         )
 
 
@@ -226,7 +231,7 @@ def choose(
     """``best`` (your best submission), ``none`` (no entry) or one of your finished submissions
     of the phase."""
     with get_db(request).read() as s:
-        ph_id = _phase(s, challenge, phase).id
+        ph_id = phase_or_404(s, challenge, phase).id
     entry = choose_entry(get_db(request), ph_id, team.id, body.entry)
     return ChoiceOut(challenge=challenge, phase=phase, entry=entry)
 
@@ -261,9 +266,8 @@ def quota(
     """How many submissions your team has made today and in total, and how many wait."""
     now = utcnow()
     with get_db(request).read() as s:
-        ph = _phase(s, challenge, phase)
+        ph = phase_or_404(s, challenge, phase)
         used = usage(s, ph.id, team.id, now)
-        midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
         return QuotaOut(
             challenge=challenge,
             phase=phase,
@@ -273,7 +277,7 @@ def quota(
             used_total=used.total,
             pending=used.pending,
             max_pending=request.app.state.cfg.max_pending_per_team,
-            resets_at=aware(midnight + dt.timedelta(days=1)),  # type: ignore[arg-type]
+            resets_at=aware(midnight(now, 1)),  # type: ignore[arg-type]
         )
 
 
@@ -304,7 +308,7 @@ def submit(
     app = request.app
     rate_limit(request, "submit", f"team:{team.id}")
     with get_db(request).read() as s:
-        ph_id = _phase(s, challenge, phase).id
+        ph_id = phase_or_404(s, challenge, phase).id
     up = Upload(file.filename or "", file.file, protocol, method, description, url, idempotency_key)
     uid, created = accept(app.state.db, app.state.store, app.state.cfg, ph_id, team.id, up)
     if not created:
@@ -314,12 +318,7 @@ def submit(
 
 def _own_submission(request: Request, team: TeamRef, uid: str) -> SubmissionOut:
     with get_db(request).read() as s:
-        sub = s.scalar(
-            select(Submission).where(Submission.uid == uid, Submission.team_id == team.id)
-        )
-        if sub is None:
-            raise Refused(404, f"your team has no submission {uid}")
-        return submission_out(sub)
+        return submission_out(own_submission(s, team.id, uid))
 
 
 @router.get(

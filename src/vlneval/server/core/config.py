@@ -10,9 +10,8 @@ Everything has a default so that ``vlneval serve`` works with no setup: the data
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 __all__ = ["ServerConfig", "default_data_dir", "MIB"]
 
@@ -139,10 +138,6 @@ class ServerConfig:
     def uploads_dir(self) -> Path:
         """Where uploaded files are stored."""
         return self.data_dir / "uploads"
-
-    def with_(self, **changes: Any) -> ServerConfig:
-        """A copy with some settings changed."""
-        return replace(self, **changes)
 
     def to_env(self) -> dict[str, str]:
         """Environment variables that give a child process (a worker) the same folder and DB."""

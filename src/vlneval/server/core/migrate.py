@@ -85,10 +85,6 @@ def upgrade(url: str) -> str:
     with _file_lock(url):
         if current_revision(url) == head:
             return head
-        if url.startswith("sqlite"):
-            path = make_url(url).database
-            if path and path != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url)
         try:
             with engine.begin() as conn:

@@ -200,10 +200,11 @@ def cookie_secure(cfg: ServerConfig, scheme: str, netloc: str) -> bool:
     set, else by the request's scheme and host.
 
     Example:
+        >>> from dataclasses import replace
         >>> cfg = ServerConfig(data_dir="/tmp/x", public_url="")
         >>> cookie_secure(cfg, "http", "127.0.0.1:8000"), cookie_secure(cfg, "http", "eval.example.org")
         (False, True)
-        >>> cookie_secure(cfg.with_(public_url="https://eval.example.org"), "http", "127.0.0.1:8000")
+        >>> cookie_secure(replace(cfg, public_url="https://eval.example.org"), "http", "127.0.0.1:8000")
         True
     """
     if cfg.secure_cookies:

@@ -14,12 +14,12 @@ from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from vlneval.server.api.routes import phase_or_404
 from vlneval.server.core.auth import get_db
 from vlneval.server.core.sessions import SessionRef, csrf_ok
-from vlneval.server.models import Phase, utcnow
+from vlneval.server.models import utcnow
 from vlneval.server.pages.views import page, render_error, same_origin, server_url, session_of
 from vlneval.server.schemas import PhaseOut, phase_out
-from vlneval.server.services.admin import NotFoundError, find_phase
 from vlneval.server.services.entries import choose_entry, team_action
 from vlneval.server.services.submissions import Refused, Upload, accept
 
@@ -31,10 +31,7 @@ ENTRY_ACTIONS = ("best", "none", "pick", "hide", "show", "withdraw")
 
 def _phase(request: Request, challenge: str, phase: str) -> tuple[int, PhaseOut]:
     with get_db(request).read() as s:
-        try:
-            ph: Phase = find_phase(s, challenge[:64], phase[:64])
-        except NotFoundError as exc:
-            raise Refused(404, str(exc)) from None
+        ph = phase_or_404(s, challenge[:64], phase[:64])
         return ph.id, phase_out(ph, utcnow())
 
 

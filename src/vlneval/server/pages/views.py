@@ -63,14 +63,10 @@ def _fmt(label: str, value: Any) -> str:
     return str(value)
 
 
-def _ci(pair: Any, label: str) -> str:
-    if not pair:
-        return ""
-    return f"{_fmt(label, pair[0])}–{_fmt(label, pair[1])}"
-
-
 templates.env.filters["metric"] = lambda value, label: _fmt(label, value)
-templates.env.filters["ci"] = lambda pair, label: _ci(pair, label)
+templates.env.filters["ci"] = lambda pair, label: (
+    f"{_fmt(label, pair[0])}–{_fmt(label, pair[1])}" if pair else ""
+)
 templates.env.filters["unit"] = shown_unit  # the metric table's: %, m, hops, px, count
 templates.env.filters["when"] = lambda t: "" if t is None else t.strftime("%Y-%m-%d %H:%M UTC")
 
@@ -144,16 +140,15 @@ def challenge_page(request: Request, challenge: str) -> Response:
 
 def _counts(s: Any, ph: Phase) -> dict[str, int]:
     """A phase's submissions: received (refused ones aside), scored, and teams."""
-    base = Submission.phase_id == ph.id
+
+    def count(what: Any, *where: Any) -> int:
+        return int(s.scalar(select(what).where(Submission.phase_id == ph.id, *where)) or 0)
+
     refused = (Submission.status == FAILED) & (Submission.error_kind == "invalid")
     return {
-        "submissions": int(s.scalar(select(func.count()).where(base, ~refused)) or 0),
-        "scored": int(
-            s.scalar(select(func.count()).where(base, Submission.status == FINISHED)) or 0
-        ),
-        "teams": int(
-            s.scalar(select(func.count(func.distinct(Submission.team_id))).where(base)) or 0
-        ),
+        "submissions": count(func.count(), ~refused),
+        "scored": count(func.count(), Submission.status == FINISHED),
+        "teams": count(func.count(func.distinct(Submission.team_id))),
     }
 
 

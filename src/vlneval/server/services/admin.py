@@ -176,10 +176,7 @@ def resolve_data(
         gr = _default_graphs(t, root)
     episodes, store = _open_split(t, split, profile, root, ep, gr, options or {})
     if not getattr(episodes, "scorable", True):
-        raise InvalidInputError(
-            f"{episodes.source}: has no goals; a phase needs the episodes file with the hidden "
-            "labels (reference paths and goals)"
-        )
+        raise _no_goals(episodes.source)
     if store is not None and hasattr(store, "graph"):
         for scan in sorted(set(getattr(episodes, "scans", ()))):
             store.graph(scan)
@@ -187,6 +184,13 @@ def resolve_data(
         ep = Path(episodes.source).resolve()
     sha = sha256_hex(ep.read_bytes()) if ep is not None else None
     return ResolvedData(str(ep) if ep else None, str(gr) if gr else None, sha, len(episodes))
+
+
+def _no_goals(source: Any) -> InvalidInputError:
+    return InvalidInputError(
+        f"{source}: has no goals; a phase needs the episodes file with the hidden labels "
+        "(reference paths and goals)"
+    )
 
 
 def _default_graphs(task: Any, root: Path) -> Path:
@@ -222,27 +226,14 @@ def _open_split(
     except InvalidInputError as exc:
         if "cannot be scored locally" not in str(exc):
             raise
-        raise InvalidInputError(
-            f"{exc.problems[0].source}: has no goals; a phase needs the episodes file with the "
-            "hidden labels (reference paths and goals)"
-        ) from None
-    return _load_table(task, split, profile, root, episodes_file, graphs)
-
-
-def _load_table(
-    task: Any,
-    split: str,
-    profile: str,
-    root: Path | None,
-    episodes_file: Path | None,
-    graphs: Path | None,
-) -> tuple[Any, Any]:
-    """The split read by the task's loader (for a scorer that does not expose its episodes)."""
+        raise _no_goals(exc.problems[0].source) from None
+    # a scorer that does not expose its episodes: the split as the task's loader reads it
     from vlneval.tasks.common.scoring import load_split
     from vlneval.tasks.profiles import get_profile
 
-    prof = get_profile(profile)
-    return load_split(task, split, prof, root=root, episodes_file=episodes_file, graphs=graphs)
+    return load_split(
+        task, split, get_profile(profile), root=root, episodes_file=episodes_file, graphs=graphs
+    )
 
 
 def primary_metric_of(task: str, profile: str, metric: str | None) -> tuple[str, bool]:
@@ -265,17 +256,6 @@ def primary_metric_of(task: str, profile: str, metric: str | None) -> tuple[str,
     return label, metric_info(label).higher_is_better
 
 
-def _options(options: Any) -> dict[str, Any]:
-    """Task options (``evaluate(options=)``): string keys, JSON scalar values."""
-    out = dict(options or {})
-    for k, v in out.items():
-        if not isinstance(k, str) or not (v is None or isinstance(v, (str, int, float, bool))):
-            raise InvalidInputError(
-                f"task option {k!r}: expected a name and a string, number or boolean"
-            )
-    return out
-
-
 def task_options(task: Any, options: Any) -> dict[str, Any]:
     """A phase's task options checked against the options ``task`` declares
     (:class:`~vlneval.tasks.base.Option`), as ``vlneval score`` checks its flags: an unknown
@@ -290,8 +270,14 @@ def task_options(task: Any, options: Any) -> dict[str, Any]:
         ...
         vlneval.errors.UnknownNameError: unknown option of task reverie 'data_verison'; did you mean 'data_version'? (known: bboxes, data_version)
     """
-    out = _options(options)
+    out = dict(options or {})
     for name, value in out.items():
+        if not isinstance(name, str) or not (
+            value is None or isinstance(value, (str, int, float, bool))
+        ):
+            raise InvalidInputError(
+                f"task option {name!r}: expected a name and a string, number or boolean"
+            )
         if not task.has_option(name):
             raise UnknownNameError(f"option of task {task.name}", name, list(task.option_names))
         choices = task.option(name).choices
@@ -329,6 +315,7 @@ def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> Reso
         raise VLNEvalError(
             f"profile {profile} does not score task {task.name} ({', '.join(task.profiles)})"
         )
+    options = task_options(task, fields.get("options"))
     data = resolve_data(
         task.name,
         split,
@@ -336,7 +323,7 @@ def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> Reso
         episodes_file=fields.get("episodes_file"),
         graphs=fields.get("graphs"),
         data_root=fields.get("data_root"),
-        options=task_options(task, fields.get("options")),
+        options=options,
     )
     metric, higher = primary_metric_of(task.name, profile, fields.get("primary_metric"))
     with db.write() as s:
@@ -367,7 +354,7 @@ def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> Reso
                 total_quota=fields.get("total_quota"),
                 opens_at=fields.get("opens_at"),
                 closes_at=fields.get("closes_at"),
-                options=task_options(task, fields.get("options")),
+                options=options,
                 entry_rule=_entry_rule(fields.get("entry_rule")),
             )
         )

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vlneval.errors import InvalidInputError
+from vlneval.server.core.config import ServerConfig
 
 __all__ = ["StepBudget", "check_steps", "VALUES_PER_STEP", "RECORD_VALUES"]
 
@@ -43,13 +44,13 @@ class StepBudget:
 
     Example:
         >>> b = StepBudget(n_episodes=100, max_steps=500, mean_steps=64)
-        >>> b.max_records, b.max_total_steps, b.max_record_values
-        (300, 6400, 2064)
+        >>> b.max_records, b.max_total_steps, b.scaled(VALUES_PER_STEP)
+        (300, 6400, (2064, 44800))
     """
 
     n_episodes: int
-    max_steps: int = 500
-    mean_steps: int = 64
+    max_steps: int = ServerConfig.max_trajectory_steps  # the server's defaults
+    mean_steps: int = ServerConfig.mean_trajectory_steps
     bytes_per_step: int = 200
 
     @property
@@ -61,16 +62,6 @@ class StepBudget:
     def max_total_steps(self) -> int:
         """Most steps over the whole file."""
         return max(self.n_episodes, 1) * self.mean_steps
-
-    @property
-    def max_record_values(self) -> int:
-        """Most JSON values in one record."""
-        return VALUES_PER_STEP * self.max_steps + RECORD_VALUES
-
-    @property
-    def max_total_values(self) -> int:
-        """Most JSON values over the whole file."""
-        return VALUES_PER_STEP * self.max_total_steps + RECORD_VALUES * self.max_records
 
     def scaled(self, values_per_step: int) -> tuple[int, int]:
         """``(max_record_values, max_total_values)`` for steps of ``values_per_step`` values."""

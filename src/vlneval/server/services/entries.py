@@ -27,6 +27,7 @@ __all__ = [
     "current_choice",
     "team_action",
     "moderate",
+    "own_submission",
     "own_submissions",
     "state_of",
 ]
@@ -51,7 +52,8 @@ class OwnSubmission:
     controllable: bool
 
 
-def _own(s: Session, team_id: int, uid: str) -> Submission:
+def own_submission(s: Session, team_id: int, uid: str) -> Submission:
+    """The team's submission ``uid``; 404 (as for one that does not exist) otherwise."""
     sub = s.scalar(select(Submission).where(Submission.uid == uid, Submission.team_id == team_id))
     if sub is None:
         raise Refused(404, f"your team has no submission {uid}")
@@ -76,7 +78,7 @@ def choose_entry(db: Database, phase_id: int, team_id: int, choice: str) -> str:
     with db.write() as s:
         target: int | None = None
         if choice not in ("best", "none"):
-            sub = _own(s, team_id, choice[:32])
+            sub = own_submission(s, team_id, choice[:32])
             if sub.phase_id != phase_id:
                 raise Refused(409, f"submission {sub.uid} belongs to another phase")
             if sub.status != FINISHED or sub.result is None or sub.result.primary_value is None:
@@ -102,7 +104,7 @@ def team_action(db: Database, team_id: int, uid: str, action: str) -> None:
     if action not in TEAM_ACTIONS:
         raise Refused(422, f"action: one of {', '.join(TEAM_ACTIONS)}")
     with db.write() as s:
-        sub = _own(s, team_id, uid[:32])
+        sub = own_submission(s, team_id, uid[:32])
         if sub.withdrawn_at is not None:
             raise Refused(409, f"submission {sub.uid} was withdrawn; that cannot be undone")
         if action == "withdraw":

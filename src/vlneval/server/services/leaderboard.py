@@ -37,7 +37,6 @@ __all__ = [
     "protocol_fields",
     "rank",
     "public_value",
-    "public_metrics",
     "is_privileged",
     "public_entry",
     "headline_metrics",
@@ -84,16 +83,6 @@ def public_value(label: str, value: Any) -> float | None:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
         return None
     return round(float(value), 4 if shown_unit(label) == "%" else 2)
-
-
-def public_metrics(metrics: dict[str, Any]) -> dict[str, float | None]:
-    """Every metric rounded by :func:`public_value`.
-
-    Example:
-        >>> public_metrics({"SR": 0.123456, "TL": 9.8765})
-        {'SR': 0.1235, 'TL': 9.88}
-    """
-    return {k: public_value(k, v) for k, v in metrics.items()}
 
 
 def _public_intervals(intervals: dict[str, Any] | None) -> dict[str, list[float]]:
@@ -273,7 +262,7 @@ def public_entry(e: Entry, primary: str) -> dict[str, Any]:
         "description": e.description,
         "submitted_at": e.submitted_at,
         "primary_value": public_value(primary, e.primary_value),
-        "metrics": public_metrics(e.metrics),
+        "metrics": {k: public_value(k, v) for k, v in e.metrics.items()},
         "intervals": _public_intervals(e.intervals),
         "n_episodes": e.n_episodes,
         "flag": e.flag,

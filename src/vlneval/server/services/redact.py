@@ -1,23 +1,12 @@
 """Keeping hidden reference data out of log lines and internal errors.
 
 Messages for submitters never need this module: they are built from the public view of a phase
-(see :mod:`vlneval.server.services.validation`), which holds no hidden value, so nothing on that path
-depends on the labels. Redaction is the second line, for what only organisers read: log lines,
-incident tracebacks, errors raised while the hidden data itself was being loaded or scored.
-
-A :class:`Redactor` replaces each hidden value in a text by ``[hidden]``:
-
-- strings (reference-path and goal viewpoints, object ids), matched as whole tokens when they
-  look like ids (letters, digits, ``_``, ``-``), as substrings otherwise; a string shorter than
-  5 characters is never hidden (it would turn every ``:`` or ``the`` of a line into
-  ``[hidden]`` and hides nothing worth hiding);
-- numbers (continuous goal positions, reference-path points), matched by value at the precision
-  the text shows them (3 decimals or more: a count or a timing with 2 decimals stays readable).
-
-Keys, scan names, episode ids, the strings of public fields (a scene, an instruction's
-vocabulary) and everything else stay as they are, so a log line still says what went wrong and
-where. A continuous task's dense reference file (``<split>_gt.json[.gz]`` beside the episodes)
-is hidden too (:meth:`Redactor.with_companions`).
+(:mod:`vlneval.server.services.validation`). Redaction is the second line, for what only
+organisers read: log lines, incident tracebacks, errors raised while the hidden data itself was
+being loaded or scored. A string shorter than 5 characters is never hidden (it would turn every
+``the`` of a line into ``[hidden]``), nor is a number shown with fewer than 3 decimals (counts
+and timings stay readable); keys, scans, episode ids and public fields stay as they are, so a
+log line still says what went wrong and where.
 """
 
 from __future__ import annotations
@@ -31,8 +20,8 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "Redactor", "HIDDEN", "strings_in", "secrets_of", "secrets_in_raw", "PUBLIC_KEYS",
-    "companion_files", "read_json_values",
+    "Redactor", "HIDDEN", "secrets_of", "secrets_in_raw", "PUBLIC_KEYS",
+    "companion_files", "read_json_values", "raw_redactor",
 ]  # fmt: skip
 
 HIDDEN = "[hidden]"
@@ -47,27 +36,6 @@ PUBLIC_KEYS = frozenset({
     # VLN-CE: a public test file holds the scene, the start pose and the vocabulary too
     "scene_id", "trajectory_id", "start_position", "start_rotation", "instruction_vocab",
 })  # fmt: skip
-
-
-def strings_in(value: Any) -> set[str]:
-    """Every string (keys included) in a decoded JSON value.
-
-    Example:
-        >>> sorted(strings_in([{"instr_id": "1_0", "trajectory": [["vp1", 0.5, 0]]}]))
-        ['1_0', 'instr_id', 'trajectory', 'vp1']
-    """
-    out: set[str] = set()
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, str):
-            out.add(v)
-        elif isinstance(v, list):
-            stack.extend(v)
-        elif isinstance(v, dict):
-            out.update(k for k in v if isinstance(k, str))
-            stack.extend(v.values())
-    return out
 
 
 def secrets_of(episodes: Any) -> set[str]:
@@ -147,6 +115,20 @@ def companion_files(episodes_file: str | Path) -> list[Path]:
     return [p.parent / n for n in names if not stem.endswith("_gt") and (p.parent / n).is_file()]
 
 
+def raw_redactor(episodes_file: str | Path | None) -> Redactor:
+    """A redactor of every non-public value of an episodes file read as plain JSON (for a file
+    that could not be loaded as episodes, or a task whose episodes are not viewpoint tables),
+    and of the hidden files that go with it (:func:`companion_files`: a VLN-CE dense reference)."""
+    if not episodes_file or (values := read_json_values(episodes_file)) is None:
+        return Redactor(())  # unreadable: its error quotes no values
+    strings, numbers = secrets_in_raw(values)
+    for path in companion_files(episodes_file):
+        s, n = secrets_in_raw(read_json_values(path))
+        strings |= s
+        numbers |= n
+    return Redactor(strings, numbers)
+
+
 class Redactor:
     """Replaces hidden values in text (for logs and internal errors only).
 
@@ -179,24 +161,6 @@ class Redactor:
 
     def __len__(self) -> int:
         return len(self.tokens) + len(self.phrases) + len(self.numbers)
-
-    def with_companions(self, episodes_file: str | Path | None) -> Redactor:
-        """This redactor, also hiding the values of the hidden files that go with
-        ``episodes_file`` (:func:`companion_files`: a VLN-CE dense reference)."""
-        files = companion_files(episodes_file) if episodes_file else []
-        if not files:
-            return self
-        strings: set[str] = set()
-        numbers: set[float] = set()
-        for path in files:
-            s, n = secrets_in_raw(read_json_values(path))
-            strings |= s
-            numbers |= n
-        out = Redactor(strings, numbers)
-        out.tokens |= self.tokens
-        out.phrases = sorted({*out.phrases, *self.phrases}, key=len, reverse=True)
-        out.numbers = np.union1d(out.numbers, self.numbers)
-        return out
 
     def _hidden_number(self, m: re.Match[str]) -> bool:
         """Whether a hidden number is shown as ``m`` (rounds to it at the shown precision)."""

@@ -1,14 +1,11 @@
 """Scoring one submission into a result that is safe to show.
 
-The score is exactly what ``vlneval score`` gives for the same file: a :class:`vlneval.Scorer`
-with the phase's task, split and profile, the hidden episodes file (``episodes=``) and the
-graphs (``graphs=``), opened once per phase and worker. What is kept is aggregate only: the summary's metrics, checks,
-warnings and protocol card, never a per-episode value (per-episode success over many
-submissions would map out the goals). A refused file gets the blind validation messages of
-:mod:`vlneval.server.services.validation` (the R2R family: the shared reader on the public view;
-every other task: its own scorer on the public copy of the split, so the messages are the
-command line's and no hidden value can be in them); anything that is not the submitter's fault gets a generic
-message with an incident id, and the detail goes to the log with every hidden value redacted.
+The score is what ``vlneval score`` gives for the same file (a :class:`vlneval.Scorer` on the
+phase's hidden episodes and graphs, opened once per phase and worker). Only aggregates are
+kept, never a per-episode value: per-episode success over many submissions would map out the
+goals. A refused file gets the blind validation messages of
+:mod:`vlneval.server.services.validation`; anything that is not the submitter's fault gets a
+generic message with an incident id, and the detail goes to the log with hidden values redacted.
 """
 
 from __future__ import annotations
@@ -27,7 +24,7 @@ from vlneval.evaluation import Scorer
 from vlneval.server.models import FAILED, FINISHED
 from vlneval.server.services.budget import StepBudget, check_steps
 from vlneval.server.services.intervals import metric_intervals
-from vlneval.server.services.redact import Redactor, read_json_values, secrets_in_raw, secrets_of
+from vlneval.server.services.redact import Redactor, raw_redactor, secrets_of
 from vlneval.server.services.storage import sha256_hex
 from vlneval.server.services.uploads import UploadLimits, check_upload
 from vlneval.server.services.validation import (
@@ -35,8 +32,9 @@ from vlneval.server.services.validation import (
     public_problems,
     public_view,
     render_problems,
-    sibling_loaders,
+    sibling_splits,
 )
+from vlneval.tasks.common.inputs import source_name
 
 __all__ = [
     "PhaseSpec", "PhaseData", "Outcome", "score_file", "load_phase_data", "raw_redactor",
@@ -142,11 +140,6 @@ class DataChangedError(VLNEvalError):
     """The hidden episodes file is not the one the phase was created with."""
 
 
-def file_sha256(path: str | Path) -> str:
-    """The SHA-256 of a file's bytes."""
-    return sha256_hex(Path(path).read_bytes())
-
-
 def check_unchanged(spec: PhaseSpec) -> None:
     """Refuses to score against a hidden episodes file that changed since the phase was made.
 
@@ -156,7 +149,7 @@ def check_unchanged(spec: PhaseSpec) -> None:
     if (
         spec.episodes_file
         and spec.data_sha256
-        and file_sha256(spec.episodes_file) != spec.data_sha256
+        and sha256_hex(Path(spec.episodes_file).read_bytes()) != spec.data_sha256
     ):
         raise DataChangedError(
             "the hidden episodes file changed since the phase was created (its SHA-256 differs); "
@@ -179,12 +172,8 @@ def load_phase_data(spec: PhaseSpec) -> PhaseData:
     episodes, store = load_split(
         task, spec.split, prof, episodes_file=spec.episodes_file, graphs=spec.graphs_dir
     )
-    loaders = sibling_loaders(
-        task, spec.split, spec.episodes_file, lambda p, s: task.load(p, s, prof)
-    )
-    return PhaseData(
-        public_view(episodes), store, prof, Redactor(secrets_of(episodes)), SplitIndex(loaders)
-    )
+    splits = sibling_splits(task, spec.split, spec.episodes_file, prof)
+    return PhaseData(public_view(episodes), store, prof, Redactor(secrets_of(episodes)), splits)
 
 
 def _own_reader_phase(task: Any, spec: PhaseSpec, prof: Any) -> PhaseData:
@@ -201,8 +190,8 @@ def _own_reader_phase(task: Any, spec: PhaseSpec, prof: Any) -> PhaseData:
         task, spec.split, prof, episodes_file, graphs=spec.graphs_dir,
         options=spec.option_dict(),
     )  # fmt: skip
-    loaders = sibling_loaders(task, spec.split, episodes_file, lambda p, s: task.load(p, s, prof))
-    return PhaseData(None, None, prof, redactor, SplitIndex(loaders), checker)
+    splits = sibling_splits(task, spec.split, episodes_file, prof)
+    return PhaseData(None, None, prof, redactor, splits, checker)
 
 
 def _episodes_path(task: Any, spec: PhaseSpec) -> str | None:
@@ -213,16 +202,6 @@ def _episodes_path(task: Any, spec: PhaseSpec) -> str | None:
         return str(episodes_path(task, spec.split, task_base(task, None), spec.episodes_file))
     except Exception:  # noqa: BLE001 - not found: nothing to redact from it
         return spec.episodes_file
-
-
-def raw_redactor(episodes_file: str | None) -> Redactor:
-    """A redactor of every non-public value of an episodes file read as plain JSON (for a file
-    that could not be loaded as episodes, or a task whose episodes are not viewpoint tables)."""
-    values = read_json_values(episodes_file) if episodes_file else None
-    if values is None:  # unreadable: its error quotes no values
-        return Redactor(())
-    strings, numbers = secrets_in_raw(values)
-    return Redactor(strings, numbers).with_companions(episodes_file)
 
 
 def _sanitise(summary: Mapping[str, Any], display_name: str, source: str) -> dict[str, Any]:
@@ -277,69 +256,49 @@ def _unexplained(display_name: str, task: str) -> Outcome:
 
 def score_file(
     path: Path,
+    raw: bytes,
     display_name: str,
     spec: PhaseSpec,
     data: PhaseData,
     *,
     declared: Mapping[str, Any] | None = None,
     limits: UploadLimits | None = None,
-    form: str = "auto",
     budget: StepBudget | None = None,
 ) -> Outcome:
-    """Scores the stored file ``path`` of one submission for the phase ``spec``.
+    """Scores one submission for the phase ``spec``: its stored file ``path``, whose bytes
+    ``raw`` the worker has read and verified once.
 
     Never raises: every failure becomes an :class:`Outcome` with status ``failed``.
     """
     try:
-        return _score_file(path, display_name, spec, data, declared, limits, form, budget)
+        return _score_file(path, raw, display_name, spec, data, declared, limits, budget)
     except Exception as exc:  # noqa: BLE001 - a bug: the organisers' side, never the submitter's
         return internal_failure("scoring raised an error", data.redactor, exc)
 
 
 def _score_file(
     path: Path,
+    raw: bytes,
     display_name: str,
     spec: PhaseSpec,
     data: PhaseData,
     declared: Mapping[str, Any] | None,
     limits: UploadLimits | None,
-    form: str,
     budget: StepBudget | None,
 ) -> Outcome:
     try:
-        text = check_upload(path.read_bytes(), display_name, limits)
+        text = check_upload(raw, display_name, limits)
         if budget is not None:
             check_steps(text, display_name, budget)
     except InvalidInputError as exc:
         return Outcome(FAILED, "invalid", [str(p) for p in exc.problems])
-    source = str(path)
-    if data.public is not None:
-        problems = public_problems(
-            text, source, data.public, data.graphs, data.profile, form=form, splits=data.splits
-        )
-        if problems:
-            messages = render_problems(
-                problems,
-                source=source,
-                display_name=display_name,
-                id_field=data.public.id_field,
-                starts=data.starts,
-            )
-            return Outcome(FAILED, "invalid", messages)
-    elif data.checker is not None:
-        problems = data.checker.problems(path, form=form, splits=data.splits)
-        if problems:
-            messages = render_problems(
-                problems,
-                source=source,
-                display_name=display_name,
-                id_field=data.checker.id_field,
-                starts={},
-            )
-            return Outcome(FAILED, "invalid", messages)
-    del text
+    messages = _public_messages(text, path, display_name, data)
+    if messages:
+        return Outcome(FAILED, "invalid", messages)
+    # the R2R family's reader takes the checked text; a task's own reader reads files only
+    predictions = text if data.public is not None else path
     try:
-        result = data.scorer(spec).score(path, form=form, declared=declared)
+        result = data.scorer(spec).score(predictions, declared=declared)
     except InvalidInputError as exc:
         if data.public is None and data.checker is None:
             log.info(
@@ -349,7 +308,7 @@ def _score_file(
         return internal_failure(
             "the scorer refused a file the public checks accepted", data.redactor, exc
         )
-    summary = _sanitise(result.to_dict(), display_name, source)
+    summary = _sanitise(result.to_dict(), display_name, source_name(predictions))
     intervals = _intervals(result, data.redactor)
     del result  # the per-episode rows go no further
     metrics = summary["metrics"]
@@ -361,6 +320,26 @@ def _score_file(
         primary_value=float(value) if isinstance(value, (int, float)) else None,
         n_episodes=int(summary["n_episodes"]),
         intervals=intervals,
+    )
+
+
+def _public_messages(text: bytes, path: Path, display_name: str, data: PhaseData) -> list[str]:
+    """The blind validation's messages about the upload (none: it may be scored)."""
+    source = str(path)
+    if data.public is not None:
+        problems = public_problems(
+            text, source, data.public, data.graphs, data.profile, splits=data.splits
+        )
+    elif data.checker is not None:
+        problems = data.checker.problems(path, splits=data.splits)
+    else:
+        return []
+    return render_problems(
+        problems,
+        source=source,
+        display_name=display_name,
+        id_field=(data.public or data.checker).id_field,
+        starts=data.starts,
     )
 
 

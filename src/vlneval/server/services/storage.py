@@ -67,11 +67,7 @@ class UploadStore:
         """Writes ``data`` durably (file and folder flushed to disk)."""
         path = self.path(key)
         atomic_write_bytes(path, data)
-        fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        self._sync_dir(path.parent)
 
     def put_stream(
         self, key: str, src: BinaryIO, *, limit: int, step: int = 1 << 20

@@ -42,6 +42,7 @@ __all__ = [
     "Usage",
     "usage",
     "check_window",
+    "midnight",
     "check_quota",
     "parse_declared",
     "clean_filename",
@@ -76,25 +77,22 @@ class Usage:
 def usage(s: Session, phase_id: int, team_id: int, now: dt.datetime) -> Usage:
     """Counts the team's quota use in the phase."""
     base = (Submission.phase_id == phase_id, Submission.team_id == team_id)
-    counted = (*base, Submission.status != FAILED)
-    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    total = s.scalar(select(func.count()).where(*counted)) or 0
-    today = s.scalar(select(func.count()).where(*counted, Submission.created_at >= midnight)) or 0
-    pending = (
-        s.scalar(select(func.count()).where(*base, Submission.status.in_((QUEUED, RUNNING)))) or 0
+
+    def count(*where: Any) -> int:
+        return int(s.scalar(select(func.count()).where(*base, *where)) or 0)
+
+    counted, today = Submission.status != FAILED, Submission.created_at >= midnight(now)
+    return Usage(
+        count(counted, today),
+        count(counted),
+        count(Submission.status.in_((QUEUED, RUNNING))),
+        count(Submission.status == FAILED, Submission.error_kind == "invalid", today),
     )
-    refused = (
-        s.scalar(
-            select(func.count()).where(
-                *base,
-                Submission.status == FAILED,
-                Submission.error_kind == "invalid",
-                Submission.created_at >= midnight,
-            )
-        )
-        or 0
-    )
-    return Usage(int(today), int(total), int(pending), int(refused))
+
+
+def midnight(now: dt.datetime, days: int = 0) -> dt.datetime:
+    """The start of ``now``'s UTC day, ``days`` later: quotas count calendar days."""
+    return now.replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=days)
 
 
 def _iso(t: dt.datetime) -> str:
@@ -116,19 +114,17 @@ def check_quota(phase: Phase, used: Usage, cfg: ServerConfig, now: dt.datetime) 
             429, f"your team has used all {phase.total_quota} submissions of phase {phase.slug}"
         )
     if phase.daily_quota is not None and used.today >= phase.daily_quota:
-        tomorrow = now.replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=1)
         raise Refused(
             429,
             f"your team has used its {phase.daily_quota} submissions of today (UTC) in phase "
-            f"{phase.slug}; the quota resets at {_iso(tomorrow)}",
+            f"{phase.slug}; the quota resets at {_iso(midnight(now, 1))}",
         )
     if used.refused_today >= cfg.max_refused_per_day:
-        tomorrow = now.replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=1)
         raise Refused(
             429,
             f"{used.refused_today} of your team's files were refused today (UTC) in phase "
             f"{phase.slug}, this server's daily limit of refused files; check a file with "
-            f"`vlneval score` on a public split first. The limit resets at {_iso(tomorrow)}",
+            f"`vlneval score` on a public split first. The limit resets at {_iso(midnight(now, 1))}",
         )
     if used.pending >= cfg.max_pending_per_team:
         raise Refused(
@@ -249,9 +245,26 @@ def _existing(
     return sub
 
 
-def _lock_team(s: Session, db: Database, team_id: int) -> None:
-    if not db.is_sqlite:
-        s.execute(select(Team.id).where(Team.id == team_id).with_for_update())
+def _admit(
+    s: Session,
+    cfg: ServerConfig,
+    phase_id: int,
+    team_id: int,
+    up: Upload,
+    sha: str,
+    now: dt.datetime,
+) -> Submission | Phase:
+    """The submission this upload repeats (the same Idempotency-Key), else its phase, checked
+    open and within the team's quotas."""
+    old = _existing(s, phase_id, team_id, up.client_key, sha)
+    if old is not None:
+        return old
+    phase = s.get(Phase, phase_id)
+    if phase is None:
+        raise Refused(404, "no such phase")
+    check_window(phase, now)
+    check_quota(phase, usage(s, phase_id, team_id, now), cfg, now)
+    return phase
 
 
 def _store(store: UploadStore, cfg: ServerConfig, uid: str, up: Upload) -> tuple[str, str, int]:
@@ -299,28 +312,20 @@ def accept(
     key, sha, size = _store(store, cfg, uid, up)
     try:
         with db.read() as s:
-            old = _existing(s, phase_id, team_id, up.client_key, sha)
-            if old is not None:
+            found = _admit(s, cfg, phase_id, team_id, up, sha, utcnow())
+            if isinstance(found, Submission):
                 store.delete(key)
-                return old.uid, False
-            phase = s.get(Phase, phase_id)
-            if phase is None:
-                raise Refused(404, "no such phase")
-            now = utcnow()
-            check_window(phase, now)
-            check_quota(phase, usage(s, phase_id, team_id, now), cfg, now)
-            n_episodes = int(phase.n_episodes or 0)
+                return found.uid, False
+            n_episodes = int(found.n_episodes or 0)
         declared, method, description, url = _check_file(store, cfg, key, name, up, n_episodes)
         with db.write() as s:
-            _lock_team(s, db, team_id)
-            old = _existing(s, phase_id, team_id, up.client_key, sha)
-            if old is not None:
-                store.delete(key)
-                return old.uid, False
-            phase = s.get(Phase, phase_id)
+            if not db.is_sqlite:  # SQLite serialises its writers
+                s.execute(select(Team.id).where(Team.id == team_id).with_for_update())
             now = utcnow()
-            check_window(phase, now)  # type: ignore[arg-type]
-            check_quota(phase, usage(s, phase_id, team_id, now), cfg, now)  # type: ignore[arg-type]
+            found = _admit(s, cfg, phase_id, team_id, up, sha, now)
+            if isinstance(found, Submission):
+                store.delete(key)
+                return found.uid, False
             s.add(
                 Submission(
                     uid=uid,

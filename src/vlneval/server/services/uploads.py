@@ -11,7 +11,6 @@ from __future__ import annotations
 import codecs
 import mmap
 import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from vlneval.server.services.budget import StepBudget, check_steps
 __all__ = ["UploadLimits", "check_upload", "check_stored", "gunzip_limited", "position"]
 
 STEP = MIB  # bytes decompressed, decoded or copied at a time when checking a stored upload
+GZIP = b"\x1f\x8b"
 
 
 def position(text: Any, offset: int) -> str:
@@ -51,12 +51,12 @@ class UploadLimits:
         10
     """
 
-    max_upload_bytes: int = 64 * MIB
-    max_decompressed_bytes: int = 256 * MIB
-    max_depth: int = 32
-    max_values: int = 20_000_000
-    max_string: int = 64 * 1024
-    max_number: int = 40
+    max_upload_bytes: int = ServerConfig.max_upload_bytes  # the server's defaults
+    max_decompressed_bytes: int = ServerConfig.max_decompressed_bytes
+    max_depth: int = ServerConfig.max_json_depth
+    max_values: int = ServerConfig.max_json_values
+    max_string: int = ServerConfig.max_string_bytes
+    max_number: int = ServerConfig.max_number_chars
 
     @classmethod
     def from_config(cls, cfg: ServerConfig) -> UploadLimits:
@@ -88,39 +88,53 @@ def gunzip_limited(raw: bytes, limit: int, name: str) -> bytes:
         b'[1]'
     """
 
-    def too_large() -> InvalidInputError:
-        return InvalidInputError(
-            f"decompresses to more than {_size(limit)} (the limit of this server); "
-            "is it a gzip bomb? upload the predictions file itself",
-            source=name,
-        )
-
     try:
-        return gunzip(raw, name, limit, too_large=too_large)
+        return gunzip(raw, name, limit, too_large=lambda: _bomb(limit, name))
     except InvalidInputError as exc:
         if "truncated" not in str(exc):
             raise
+        raise _truncated(name) from None
+
+
+def _bomb(limit: int, name: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"decompresses to more than {_size(limit)} (the limit of this server); "
+        "is it a gzip bomb? upload the predictions file itself",
+        source=name,
+    )
+
+
+def _truncated(name: str) -> InvalidInputError:
+    return InvalidInputError("the gzip data is truncated (the upload is incomplete)", source=name)
+
+
+def _check_size(size: int, name: str, lim: UploadLimits) -> None:
+    """Refuses an empty upload or one larger than the server accepts."""
+    if size == 0:
+        raise InvalidInputError("the file is empty", source=name)
+    if size > lim.max_upload_bytes:
         raise InvalidInputError(
-            "the gzip data is truncated (the upload is incomplete)", source=name
-        ) from None
+            f"is {_size(size)}; this server accepts uploads of at most "
+            f"{_size(lim.max_upload_bytes)}",
+            source=name,
+        )
 
 
-def _decompress(raw: bytes, name: str, lim: UploadLimits) -> bytes:
-    if raw[:2] == b"\x1f\x8b":
-        return gunzip_limited(raw, lim.max_decompressed_bytes, name)
+def _check_plain(head: bytes, size: int, name: str, lim: UploadLimits) -> None:
+    """Refuses an upload that is not gzip and not JSON text of an accepted size (``head``: its
+    first bytes, ``size``: its length)."""
     for magic, what in OTHER_FORMATS:
-        if raw.startswith(magic):
+        if head.startswith(magic):
             raise InvalidInputError(
                 f"is {what}; upload the JSON predictions file itself, plain or gzipped (.json.gz)",
                 source=name,
             )
-    if len(raw) > lim.max_decompressed_bytes:
+    if size > lim.max_decompressed_bytes:
         raise InvalidInputError(
-            f"is {_size(len(raw))}; this server accepts at most {_size(lim.max_decompressed_bytes)} "
+            f"is {_size(size)}; this server accepts at most {_size(lim.max_decompressed_bytes)} "
             "of JSON (gzip it: predictions compress about tenfold)",
             source=name,
         )
-    return raw
 
 
 def _check_text(text: bytes, name: str) -> None:
@@ -221,15 +235,12 @@ def check_upload(raw: bytes, name: str, limits: UploadLimits | None = None) -> b
         error: p.json: nests lists and objects more than 32 levels d
     """
     lim = limits or UploadLimits()
-    if not raw:
-        raise InvalidInputError("the file is empty", source=name)
-    if len(raw) > lim.max_upload_bytes:
-        raise InvalidInputError(
-            f"is {_size(len(raw))}; this server accepts uploads of at most "
-            f"{_size(lim.max_upload_bytes)}",
-            source=name,
-        )
-    text = _decompress(raw, name, lim)
+    _check_size(len(raw), name, lim)
+    if raw[:2] == GZIP:
+        text = gunzip_limited(raw, lim.max_decompressed_bytes, name)
+    else:
+        _check_plain(raw, len(raw), name, lim)
+        text = raw
     _check_json(text, name, lim)
     return text
 
@@ -257,7 +268,7 @@ def _gunzip_to(src: Path, dst: Path, limit: int, name: str) -> None:
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     in_member = False
     with src.open("rb") as fin, dst.open("wb") as fout:
-        for piece in _pieces(fin):
+        for piece in iter(lambda: fin.read(STEP), b""):
             data = piece
             while data:
                 in_member = True
@@ -267,11 +278,7 @@ def _gunzip_to(src: Path, dst: Path, limit: int, name: str) -> None:
                     raise InvalidInputError(f"not a valid gzip file ({exc})", source=name) from None
                 total += len(out)
                 if total > limit:
-                    raise InvalidInputError(
-                        f"decompresses to more than {_size(limit)} (the limit of this server); "
-                        "is it a gzip bomb? upload the predictions file itself",
-                        source=name,
-                    )
+                    raise _bomb(limit, name)
                 fout.write(out)
                 if d.eof:
                     data = d.unused_data.lstrip(b"\x00")
@@ -279,17 +286,7 @@ def _gunzip_to(src: Path, dst: Path, limit: int, name: str) -> None:
                 else:
                     data = d.unconsumed_tail
     if in_member:
-        raise InvalidInputError(
-            "the gzip data is truncated (the upload is incomplete)", source=name
-        )
-
-
-def _pieces(f: Any) -> Iterator[bytes]:
-    while True:
-        piece = f.read(STEP)
-        if not piece:
-            return
-        yield piece
+        raise _truncated(name)
 
 
 def check_stored(
@@ -306,30 +303,16 @@ def check_stored(
     if budget is not None:
         lim = replace(lim, max_decompressed_bytes=min(lim.max_decompressed_bytes, budget.max_bytes))
     size = path.stat().st_size
-    if size == 0:
-        raise InvalidInputError("the file is empty", source=name)
-    if size > lim.max_upload_bytes:
-        raise InvalidInputError(
-            f"is {_size(size)}; this server accepts uploads of at most "
-            f"{_size(lim.max_upload_bytes)}",
-            source=name,
-        )
+    _check_size(size, name, lim)
     with path.open("rb") as f:
         head = f.read(8)
     expanded = path.with_name(path.name + ".expanded")
     try:
-        if head[:2] == b"\x1f\x8b":
+        if head[:2] == GZIP:
             _gunzip_to(path, expanded, lim.max_decompressed_bytes, name)
             text_path = expanded
         else:
-            _decompress(head, name, replace(lim, max_decompressed_bytes=1 << 62))
-            if size > lim.max_decompressed_bytes:
-                raise InvalidInputError(
-                    f"is {_size(size)}; this server accepts at most "
-                    f"{_size(lim.max_decompressed_bytes)} of JSON (gzip it: predictions "
-                    "compress about tenfold)",
-                    source=name,
-                )
+            _check_plain(head, size, name, lim)
             text_path = path
         _check_mapped(text_path, name, lim, budget)
     finally:

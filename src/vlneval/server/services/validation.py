@@ -1,21 +1,16 @@
 """Public validation: what is wrong with a submission, found without the hidden labels.
 
-A submission is first checked against the *public view* of its phase (the shared code is
-:mod:`vlneval.tasks.common.blind`, which ``vlneval validate`` runs on a test split too), what a benchmark's public
-test file holds: ids, scans, start viewpoints, headings and instructions, and the navigation
-graphs; no reference path beyond the start and no goal. The scorer's own parser and rule checks
-run on that view, so the problems are the ones ``vlneval score`` finds, and their messages can
-only quote what the submitter wrote and public facts. Nothing on this path depends on a hidden
-value, so nothing needs redacting: a message is the same whether or not a viewpoint the
-submitter wrote is on a reference path. Only then is the file scored against the hidden data.
-
-A file whose ids match no episode of the phase's split is told which split they do match
-(:class:`SplitIndex`: the public ids of the task's other splits, when their files are beside
-the phase's).
+A submission is first checked against the *public view* of its phase
+(:mod:`vlneval.tasks.common.blind`, which ``vlneval validate`` runs too): what a benchmark's
+public test file holds, no reference path beyond the start and no goal. The messages can only
+quote what the submitter wrote and public facts, so nothing needs redacting: a message is the
+same whether or not a viewpoint the submitter wrote is on a reference path. A file whose ids
+match another split of the task is told which (:class:`SplitIndex`).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -23,7 +18,6 @@ from typing import Any
 
 from vlneval.errors import Problem
 from vlneval.tasks.common.blind import SplitIndex, public_problems, public_view, submitted_ids
-from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = [
     "public_view",
@@ -107,34 +101,25 @@ def render_problems(
     return out
 
 
-def _ids_loader(
-    load: Callable[[Path, str], EpisodeTable], path: Path, split: str
-) -> Callable[[], Sequence[str]]:
-    def ids() -> Sequence[str]:
-        return submitted_ids(load(path, split))[1]
-
-    return ids
-
-
-def sibling_loaders(
-    task: Any, split: str, episodes_file: str | None, load: Callable[[Path, str], EpisodeTable]
-) -> dict[str, Callable[[], Sequence[str]]]:
-    """Loaders of the ids of ``task``'s other splits whose files lie where the task's file
-    patterns put them relative to ``episodes_file`` (beside it, or in a sibling folder for a
-    pattern such as ``{split}/{split}.json``)."""
-    if not episodes_file:
-        return {}
-    here = Path(episodes_file)
+def sibling_splits(task: Any, split: str, episodes_file: str | None, profile: Any) -> SplitIndex:
+    """The ids of ``task``'s other splits whose files lie where the task's file patterns put
+    them relative to ``episodes_file`` (beside it, or in a sibling folder for a pattern such as
+    ``{split}/{split}.json``), each read by the task's loader on first use."""
     out: dict[str, Callable[[], Sequence[str]]] = {}
-    for other in getattr(task, "splits", ()):
+    here = Path(episodes_file or "")
+    for other in getattr(task, "splits", ()) if episodes_file else ():
         if other == split:
             continue
         for pattern in getattr(task, "file_names", ()):
             found = [c for c in _candidates(here, pattern, split, other) if c.is_file()]
             if found:
-                out[other] = _ids_loader(load, found[0], other)
+                out[other] = functools.partial(_ids, task, found[0], other, profile)
                 break
-    return out
+    return SplitIndex(out)
+
+
+def _ids(task: Any, path: Path, split: str, profile: Any) -> Sequence[str]:
+    return submitted_ids(task.load(path, split, profile))[1]
 
 
 def _candidates(here: Path, pattern: str, split: str, other: str) -> list[Path]:

@@ -17,7 +17,6 @@ import signal
 import socket
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from vlneval.server.core.config import ServerConfig
@@ -194,13 +193,13 @@ class Worker:
             reason = f"loading the data of submission {c.uid}'s phase"
             return internal_failure(reason, raw_redactor(c.spec.episodes_file), exc)
         try:
-            self.store.read_verified(c.storage_key, c.sha256)
+            raw = self.store.read_verified(c.storage_key, c.sha256)
         except StorageError as exc:
             return internal_failure(str(exc), data.redactor)
-        path = self.store.path(c.storage_key)
         budget = StepBudget.of_phase(c.n_episodes, self.cfg) if c.n_episodes else None
         return score_file(
-            Path(path),
+            self.store.path(c.storage_key),
+            raw,
             c.filename,
             c.spec,
             data,
