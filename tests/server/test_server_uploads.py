@@ -187,3 +187,19 @@ def test_oversized_bodies_get_413_by_header_and_by_stream(tmp_path):
     assert _stored(srv) == []
     srv.client.close()
     srv.db.dispose()
+
+
+def test_a_damaged_gzip_named_truncated_is_not_called_incomplete() -> None:
+    """The truncated-upload message follows the gzip reader's error type, not the file's name."""
+    from vlneval.server.services.uploads import gunzip_limited
+
+    raw = gzip.compress(b"[1, 2, 3]" * 100)
+    damaged = raw[:10] + b"\x00" * 20 + raw[30:]
+    with pytest.raises(InvalidInputError) as exc:
+        gunzip_limited(damaged, 1 << 20, "truncated.json.gz")
+    assert str(exc.value).startswith("error: truncated.json.gz: not a valid gzip file (")
+    with pytest.raises(InvalidInputError) as exc:
+        gunzip_limited(raw[:-12], 1 << 20, "p.json.gz")
+    assert (
+        str(exc.value) == "error: p.json.gz: the gzip data is truncated (the upload is incomplete)"
+    )

@@ -17,7 +17,7 @@ from typing import Any
 
 from vlneval._jsonshape import ScanLimits, scan_json
 from vlneval.errors import InvalidInputError
-from vlneval.io import gunzip
+from vlneval.io import GZIP_MAGIC, TruncatedGzipError, gunzip
 from vlneval.io import position as _position
 from vlneval.server.core.config import MIB, ServerConfig
 from vlneval.server.services.budget import StepBudget, check_steps
@@ -25,7 +25,6 @@ from vlneval.server.services.budget import StepBudget, check_steps
 __all__ = ["UploadLimits", "check_upload", "check_stored", "gunzip_limited", "position"]
 
 STEP = MIB  # bytes decompressed, decoded or copied at a time when checking a stored upload
-GZIP = b"\x1f\x8b"
 
 
 def position(text: Any, offset: int) -> str:
@@ -90,9 +89,7 @@ def gunzip_limited(raw: bytes, limit: int, name: str) -> bytes:
 
     try:
         return gunzip(raw, name, limit, too_large=lambda: _bomb(limit, name))
-    except InvalidInputError as exc:
-        if "truncated" not in str(exc):
-            raise
+    except TruncatedGzipError:
         raise _truncated(name) from None
 
 
@@ -236,7 +233,7 @@ def check_upload(raw: bytes, name: str, limits: UploadLimits | None = None) -> b
     """
     lim = limits or UploadLimits()
     _check_size(len(raw), name, lim)
-    if raw[:2] == GZIP:
+    if raw[:2] == GZIP_MAGIC:
         text = gunzip_limited(raw, lim.max_decompressed_bytes, name)
     else:
         _check_plain(raw, len(raw), name, lim)
@@ -308,7 +305,7 @@ def check_stored(
         head = f.read(8)
     expanded = path.with_name(path.name + ".expanded")
     try:
-        if head[:2] == GZIP:
+        if head[:2] == GZIP_MAGIC:
             _gunzip_to(path, expanded, lim.max_decompressed_bytes, name)
             text_path = expanded
         else:
