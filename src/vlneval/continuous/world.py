@@ -34,8 +34,8 @@ FIELD_FORMAT = 1
 #: At most this many cached field files are mapped at once, over all worlds: each open map
 #: counts against the kernel's per-process limit (Linux ``vm.max_map_count``, 65,530).
 MAX_OPEN_MAPS = 1024
-# Mapped field files by path, least recently used first.
-_MAPS: OrderedDict[Path, np.ndarray] = OrderedDict()
+# Mapped field files by (cache folder, goal node), least recently used first.
+_MAPS: OrderedDict[tuple[Path, int], np.ndarray] = OrderedDict()
 #: Half of the 16-neighbour stencil (the other half is the same edges reversed).
 NEIGHBOURS = ((0, 1), (1, 0), (1, 1), (1, -1), (1, 2), (2, 1), (1, -2), (2, -1))
 # Cells a move passes between (no corner cutting): (di, dj) -> cells relative to the start.
@@ -77,6 +77,7 @@ class World:
     meta: dict[str, Any] = field(default_factory=dict)
     cache: str | Path | None = None
     _digest: str | None = field(default=None, init=False, repr=False)
+    _folder: tuple[Any, Path] | None = field(default=None, init=False, repr=False)
     _graph: Any = field(default=None, init=False, repr=False)
     _reverse: Any = field(default=None, init=False, repr=False)
     _target_search: Any = field(default=None, init=False, repr=False)
@@ -333,7 +334,10 @@ class World:
             h.update(self.free.tobytes())
             h.update(self.height.tobytes())
             self._digest = h.hexdigest()[:24]
-        return Path(self.cache) / f"{self.name}-v{FIELD_FORMAT}-{self._digest}"
+        if self._folder is None or self._folder[0] != self.cache:  # a path built once per call
+            folder = Path(self.cache) / f"{self.name}-v{FIELD_FORMAT}-{self._digest}"
+            self._folder = (self.cache, folder)
+        return self._folder[1]
 
     def _load_graph(self) -> Any:
         folder = self._cache_folder()
@@ -359,15 +363,16 @@ class World:
             self._save(folder / "graph.npz", arrays)
 
     def _load_field(self, goal_node: int) -> np.ndarray | None:
-        path = self._field_file(goal_node)
-        if path is None:
+        folder = self._cache_folder()
+        if folder is None:
             return None
-        values = _MAPS.pop(path, None)
+        key = (folder, goal_node)
+        values = _MAPS.pop(key, None)
         if values is None:
-            values = _mapped(path, self.n_nodes)
+            values = _mapped(folder / f"{goal_node}.npy", self.n_nodes)
             if values is None:
                 return None
-        _MAPS[path] = values  # the most recently used last
+        _MAPS[key] = values  # the most recently used last
         while len(_MAPS) > MAX_OPEN_MAPS:  # a map closes when its last user drops it
             _MAPS.popitem(last=False)
         return values
