@@ -343,7 +343,7 @@ def ndtw_from_dtw(dtw: float, n_reference: int, threshold: float = 3.0) -> float
         >>> round(ndtw_from_dtw(3.0, 2, 3.0), 4)
         0.6065
     """
-    if n_reference <= 0 or not dtw < INF:
+    if n_reference <= 0 or not math.isfinite(dtw):
         return 0.0
     return math.exp(-dtw / (n_reference * threshold))
 
