@@ -38,7 +38,7 @@ from vlneval.envs.continuous.spaces import (
     is_stop,
 )
 from vlneval.envs.continuous.teacher import ContinuousTeacher
-from vlneval.envs.core import EpisodeEnv, budget_card, privileged_card
+from vlneval.envs.core import EpisodeEnv, budget_card
 from vlneval.errors import InvalidActionError, VLNEvalError
 from vlneval.graph.store import GraphStore
 from vlneval.tasks.vlnce.format import ContinuousEpisodes, world_to_habitat
@@ -110,7 +110,7 @@ class EpisodeRecord:
         )
 
 
-class ContinuousNavEnv(EpisodeEnv):
+class ContinuousNavEnv(EpisodeEnv[ContinuousTeacher]):
     """A continuous VLN environment over a set of episodes and their worlds.
 
     Args:
@@ -124,7 +124,8 @@ class ContinuousNavEnv(EpisodeEnv):
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
-    hidden = "goal and teacher actions are hidden"
+    hidden = "the goal and teacher actions are hidden"
+    gives = "goal, geodesic distance field and teacher actions"
 
     def __init__(
         self,
@@ -149,7 +150,6 @@ class ContinuousNavEnv(EpisodeEnv):
             seed=seed,
         )
         self._worlds = (lambda _scan: worlds) if isinstance(worlds, World) else worlds
-        self._teacher: Any = None
         self._mover: Mover | None = None
         self._pose: Pose | None = None
         self._rec = EpisodeRecord("")
@@ -303,16 +303,11 @@ class ContinuousNavEnv(EpisodeEnv):
         return {self._rec.episode_id: self.trajectory()}
 
     # -- privileged channel and protocol --------------------------------------------------------
-    def privileged(self) -> Any:
-        """The privileged channel (goal, geodesic field, teacher actions); needs ``privileged=True``."""
-        self._check_privileged()
-        if self._teacher is None:
-            self._teacher = ContinuousTeacher(self._teacher_view)
-        return self._teacher
+    def _make_teacher(self) -> ContinuousTeacher:
+        return ContinuousTeacher(self._teacher_view)
 
     def protocol(self) -> dict[str, Any]:
         """The protocol card fields this environment determines (spec/protocol.md)."""
-        calls = self._teacher.calls if self._teacher is not None else 0
         return {
             "action_space": self.action_space.card(),
             "observations": {
@@ -321,9 +316,7 @@ class ContinuousNavEnv(EpisodeEnv):
                 "visual": "none",
             },
             "map": "given: the world's occupancy grid is the simulator; agents see only their pose",
-            "privileged": privileged_card(
-                "goal, geodesic distance field and teacher actions", self._privileged, calls
-            ),
+            "privileged": self._privileged_card(),
             "inference_budget": budget_card(self.max_steps),
             "executed_path": "full: every pose after each action and every controller tick of a "
             "waypoint, recorded by the environment; path length integrated from the motion",

@@ -16,9 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.envs.core import PrivilegeError, allow_privileged
+from vlneval.envs.core import (
+    PrivilegeError,
+    allow_privileged,
+    privileged_card,
+    refuse_unprivileged,
+)
 from vlneval.envs.graph.batch import BatchObservation, FlatTables
 from vlneval.envs.graph.env import (
+    GIVES,
     _sensors,
     action_space_of,
     check_episodes,
@@ -27,8 +33,8 @@ from vlneval.envs.graph.env import (
 )
 from vlneval.envs.graph.episodes import InputsFn, split_episodes
 from vlneval.envs.graph.features import FeatureStore
-from vlneval.envs.graph.observation import FeatureSensor, Observation, Sensor
-from vlneval.envs.graph.privileged import Teacher, TeacherState
+from vlneval.envs.graph.observation import FeatureSensor, Observation, Sensor, observation
+from vlneval.envs.graph.privileged import Teacher, TeacherState, teacher_state
 from vlneval.envs.graph.world import GraphWorld
 from vlneval.envs.spaces import ActionSpace, invalid_action
 from vlneval.errors import VLNEvalError
@@ -113,7 +119,6 @@ class VectorGraphNavEnv:
     # -- setup ---------------------------------------------------------------------------
     def _episode_arrays(self) -> None:
         t = self.tables
-        self._ep_scan = np.array([self._scan_index[i.scan] for i in self._inputs], dtype=np.int32)
         self._ep_start = np.array(
             [
                 t.offsets[self._scan_index[i.scan]] + self.world.store.graph(i.scan).index[i.start]
@@ -308,22 +313,9 @@ class VectorGraphNavEnv:
 
     def _dict_observation(self, q: int, g: int, h: int, e: int, steps: int) -> Observation:
         inp = self._inputs[q]
-        tables = self.world.tables(inp.scan)
         local = g - int(self.tables.offsets[self._scan_index[inp.scan]])
-        cands = tables.candidates(self._pano, local, h, e)
-        obs: Observation = {
-            "instruction": inp.instruction,
-            "scan": inp.scan,
-            "viewpoint": cands[0].viewpoint,
-            "heading": heading_of(h),
-            "elevation": elevation_of(e),
-            "view_index": 12 * e + h,
-            "step": steps,
-            "candidates": cands,
-        }
-        for sensor in self.sensors:
-            obs[sensor.key] = sensor.observe(obs, inp)
-        return obs
+        cands = self.world.tables(inp.scan).candidates(self._pano, local, h, e)
+        return observation(inp, cands, h, e, steps, self.sensors)
 
     @property
     def viewpoint_ids(self) -> list[str]:
@@ -388,10 +380,7 @@ class VectorGraphNavEnv:
     def privileged(self, slot: int = 0) -> Teacher:
         """Slot ``slot``'s privileged channel; needs ``privileged=True`` at construction."""
         if not self._privileged:
-            raise PrivilegeError(
-                "this environment was built without privileged=True: goals and teacher actions "
-                "are hidden (request them at construction; the protocol card will say so)"
-            )
+            raise refuse_unprivileged("goals and teacher actions are hidden")
         if slot not in self._teachers:
             self._teachers[slot] = Teacher(lambda: self._teacher_state(slot))
         return self._teachers[slot]
@@ -411,23 +400,13 @@ class VectorGraphNavEnv:
         scan = self._inputs[q].scan
         g, h, e = (int(self._state[k][slot]) for k in (0, 1, 2))
         local = g - int(self.tables.offsets[self._scan_index[scan]])
-        return TeacherState(
-            self.world.tables(scan),
-            self.world.distances(scan),
-            local,
-            h,
-            e,
-            self._truth.goals(q),
-            self._truth.path(q),
-            self._pano,
-        )
+        return teacher_state(self.world, self._truth, q, scan, local, h, e, self._pano)
 
     def protocol(self) -> dict[str, Any]:
         """The protocol card fields this environment determines (spec/protocol.md)."""
         calls = sum(t.calls for t in self._teachers.values())
-        return protocol_fields(
-            self.action_space, self.max_steps, self.sensors, self._privileged, calls
-        )
+        card = privileged_card(GIVES, self._privileged, calls)
+        return protocol_fields(self.action_space, self.max_steps, self.sensors, card)
 
     def _raise_invalid(self, slot: int, actions: Sequence[int] | np.ndarray) -> None:
         q = int(self._state[4][slot])
