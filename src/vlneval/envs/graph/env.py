@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from vlneval.envs.core import EpisodeEnv, PrivilegeError, budget_card, positive_steps
+from vlneval.envs import spaces
+from vlneval.envs.core import EpisodeEnv, PrivilegeError, budget_card
 from vlneval.envs.graph.episodes import EpisodeInputs, InputsFn, split_episodes
 from vlneval.envs.graph.features import FeatureStore, open_features
 from vlneval.envs.graph.observation import (
@@ -31,7 +32,6 @@ from vlneval.envs.spaces import (
     TURN_LEFT,
     TURN_RIGHT,
     ActionSpace,
-    action_space,
     invalid_action,
 )
 from vlneval.errors import ProblemCollector, VLNEvalError
@@ -155,7 +155,7 @@ class GraphNavEnv(EpisodeEnv[Teacher]):
         inputs: InputsFn | None = None,
         seed: int | None = None,
     ) -> None:
-        self.action_space = action_space_of(action_space)
+        self.action_space = spaces.action_space(action_space)
         self.world = graphs if isinstance(graphs, GraphWorld) else GraphWorld(graphs)
         self.task, self.split, self.id_field = episodes.task, episodes.split, episodes.id_field
         ids, self._inputs, self._truth = split_episodes(episodes, inputs)
@@ -263,16 +263,6 @@ class GraphNavEnv(EpisodeEnv[Teacher]):
             f"GraphNavEnv({self.task} {self.split}, {len(self)} episodes, {self.action_space.name}, "
             f"max_steps={self.max_steps}, privileged={self._privileged})"
         )
-
-
-def action_space_of(space: str | ActionSpace) -> ActionSpace:
-    """The action space named ``space`` (or ``space`` itself)."""
-    return space if isinstance(space, ActionSpace) else action_space(space)
-
-
-def max_steps_of(value: int | None, space: ActionSpace) -> int:
-    """The step limit: ``value``, or the space's default."""
-    return positive_steps(value, DEFAULT_MAX_STEPS[space.name])
 
 
 def _sensors(features: FeatureStore | str | Path | None, sensors: Sequence[Sensor]) -> list[Sensor]:

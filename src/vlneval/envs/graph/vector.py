@@ -16,19 +16,20 @@ from typing import Any
 
 import numpy as np
 
+from vlneval.envs import spaces
 from vlneval.envs.core import (
     PrivilegeError,
     allow_privileged,
+    positive_steps,
     privileged_card,
     refuse_unprivileged,
 )
 from vlneval.envs.graph.batch import BatchObservation, FlatTables
 from vlneval.envs.graph.env import (
+    DEFAULT_MAX_STEPS,
     GIVES,
     _sensors,
-    action_space_of,
     check_episodes,
-    max_steps_of,
     protocol_fields,
 )
 from vlneval.envs.graph.episodes import InputsFn, split_episodes
@@ -96,8 +97,8 @@ class VectorGraphNavEnv:
         ):
             raise VLNEvalError(f"num_envs must be a positive integer, got {num_envs!r}")
         self.num_envs = int(num_envs)
-        self.action_space = action_space_of(action_space)
-        self.max_steps = max_steps_of(max_steps, self.action_space)
+        self.action_space = spaces.action_space(action_space)
+        self.max_steps = positive_steps(max_steps, DEFAULT_MAX_STEPS[self.action_space.name])
         self.world = graphs if isinstance(graphs, GraphWorld) else GraphWorld(graphs)
         self.task, self.split, self.id_field = episodes.task, episodes.split, episodes.id_field
         self._ids, self._inputs, self._truth = split_episodes(episodes, inputs)
