@@ -37,7 +37,6 @@ __all__ = [
     "ContinuousShortestAgent",
     "make_agent",
     "run_continuous",
-    "run_each",
     "run_card",
     "score_run",
     "RunRecord",
@@ -219,20 +218,6 @@ def _collect(env: Any, out: RunRecord) -> None:
             "waypoints": dict(rec.statuses),
         }
     )
-
-
-def run_each(
-    env: Any,
-    agent: Any,
-    indices: Sequence[int],
-    on_record: Callable[[int, dict[str, Any], dict[str, Any]], Any],
-    *,
-    seed: int = 0,
-) -> RunRecord:
-    """Runs the episodes ``indices``, handing each one's prediction and measurements to
-    ``on_record(i, predictions, measurements)`` as it ends (a shard's run: each episode is on
-    disk when it ends)."""
-    return run_continuous(env, agent, indices=indices, seed=seed, on_record=on_record)
 
 
 def run_card(

@@ -19,7 +19,7 @@ __all__ = ["cmd_run_continuous"]
 
 def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int:
     """Runs a continuous baseline agent on the split (or this shard of it)."""
-    from vlneval.agents.continuous import run_card, run_continuous, run_each
+    from vlneval.agents.continuous import run_card, run_continuous
     from vlneval.agents.remote import continuous_agent
     from vlneval.envs.loading import load_episodes
     from vlneval.envs.registration import make_env
@@ -47,8 +47,8 @@ def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int
         )  # fmt: skip
         if hooks is None:
             return shard.finish(None)
-        run = _ended(run_each, agent, env, agent, hooks["indices"], hooks["on_record"],
-                     seed=args.seed)  # fmt: skip
+        run = _ended(run_continuous, agent, env, agent, indices=hooks["indices"],
+                     on_record=hooks["on_record"], seed=args.seed)  # fmt: skip
         return shard.finish(run_card(env, env_id, agent, run, split=split, seed=args.seed))
     indices = list(range(min(args.limit, len(env)))) if args.limit is not None else None
     run = _ended(run_continuous, agent, env, agent, indices=indices, seed=args.seed,
