@@ -7,10 +7,8 @@
   waypoint spaces: STOP with probability 0.02, else a uniformly random command;
 - ``shortest``: the privileged teacher of :mod:`vlneval.envs.continuous.teacher`.
 
-They are registered as ``continuous-stop``, ``continuous-random`` and ``continuous-shortest``
-in :data:`vlneval.agents.registry.AGENTS`. Every agent draws randomness only from the ``rng``
-it is given (:func:`~vlneval.agents.rollout.episode_rng`: per-episode seeds from the episode's
-index in the split), so the same seed gives the same file.
+Every agent draws randomness only from the ``rng`` it is given
+(:func:`~vlneval.agents.rollout.episode_rng`), so the same seed gives the same file.
 """
 
 from __future__ import annotations

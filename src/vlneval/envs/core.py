@@ -1,13 +1,5 @@
 """The contract every environment family keeps, and the episode bookkeeping they share.
 
-Three families implement :class:`Env`, one folder each:
-
-- :mod:`vlneval.envs.graph`: Matterport3D navigation graphs (``GraphNavEnv``, and
-  ``VectorGraphNavEnv`` stepping many episodes at once), panoramic or egocentric actions;
-- :mod:`vlneval.envs.street`: the Touchdown street graph (``StreetNavEnv``);
-- :mod:`vlneval.envs.continuous`: continuous worlds (``ContinuousNavEnv``): discrete steps,
-  velocities or waypoints.
-
 The contract is Gymnasium's, without depending on it: ``reset(*, seed=None, options=None) ->
 (observation, info)`` with ``options={"episode": index or id}`` (else an episode drawn from
 ``np_random``); ``step(action) -> (observation, 0.0, terminated, truncated, info)``: the reward
@@ -15,10 +7,6 @@ is always 0.0, since any reward worth computing is derived from the goal. The en
 the agent, records the executed path (``trajectory()``, ``prediction()`` in the task's format);
 ground truth reaches an agent only through ``privileged()``, which exists only when the
 environment was built with ``privileged=True``, and ``protocol()`` puts that on the card.
-
-:class:`EpisodeEnv` is the bookkeeping the single-episode environments share: the episode
-index, its choice and seeding, the step count and limit, the ``stopped``/truncated flags and
-the privileged flag.
 """
 
 from __future__ import annotations

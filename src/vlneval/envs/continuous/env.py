@@ -1,15 +1,10 @@
 """Continuous navigation environments: discrete steps (R2R-CE, RxR-CE), velocities, waypoints.
 
-The contract of :mod:`vlneval.envs.core` and the graph environment's information boundary.
-Observations hold the instruction, the scan,
-the agent's pose (position in metres, heading, camera elevation), the step count, the simulated
+The contract of :mod:`vlneval.envs.core`. Observations hold the instruction, the scan, the
+agent's pose (position in metres, heading, camera elevation), the step count, the simulated
 time and whether the last action was blocked; never the goal, the reference path or a distance
-to the goal. Those go only through :meth:`ContinuousNavEnv.privileged`, which exists only when
-the environment is built with ``privileged=True`` (and the protocol card says so).
-
-The environment records the executed path (every pose after each action, and every controller
-tick of a waypoint's execution), integrates the path length from the actual motion and keeps the
-elapsed simulated time.
+to the goal. The environment records the executed path (every pose after each action, and
+every controller tick of a waypoint's execution) and integrates the path length from the motion.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """The graph navigation environment: the simulator's graph interface, no ground truth leaked.
 
-The contract of :mod:`vlneval.envs.core` (Gymnasium's ``reset``/``step``, reward always 0.0:
-any reward an environment could compute, progress towards the goal, is derived from the goal,
-so it lives behind the privileged channel).
+The contract of :mod:`vlneval.envs.core`.
 """
 
 from __future__ import annotations
