@@ -198,7 +198,6 @@ def run_agent(
         >>> result.protocol["privileged"], result.partial
         ('none', True)
     """
-    _check_batch_size(batch_size)
     order = run_order(episodes, limit, indices)
     rollout = GraphRollout(
         agent, episodes, graphs, action_space=action_space, max_steps=max_steps,

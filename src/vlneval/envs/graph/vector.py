@@ -304,13 +304,18 @@ class VectorGraphNavEnv:
 
     def final_observation(self, episode: int) -> Observation:
         """The observation at the end of a finished episode (Gymnasium's ``final_observation``)."""
-        node, h, e, offset, length, status = self._out[:6]
-        start = int(offset[episode])
+        node, h, e = self._out[:3]
+        start, stop = self._span(episode)
+        last = stop - 1
+        steps = stop - start - 1 + (1 if self._out[5][episode] == self._k.STOPPED else 0)
+        return self._dict_observation(episode, int(node[last]), int(h[last]), int(e[last]), steps)
+
+    def _span(self, episode: int) -> tuple[int, int]:
+        """Where a finished episode's executed path is in the path store."""
+        start = int(self._out[3][episode])
         if start < 0:
             raise VLNEvalError(f"episode {self._ids[episode]} has not finished")
-        last = start + int(length[episode]) - 1
-        steps = int(length[episode]) - 1 + (1 if status[episode] == self._k.STOPPED else 0)
-        return self._dict_observation(episode, int(node[last]), int(h[last]), int(e[last]), steps)
+        return start, start + int(self._out[4][episode])
 
     def _dict_observation(self, q: int, g: int, h: int, e: int, steps: int) -> Observation:
         inp = self._inputs[q]
@@ -334,12 +339,9 @@ class VectorGraphNavEnv:
 
     def trajectory(self, episode: int) -> list[tuple[str, float, float]]:
         """The executed trajectory of a finished episode (as ``GraphNavEnv.trajectory``)."""
-        node, h, e, offset, length = self._out[:5]
-        start = int(offset[episode])
-        if start < 0:
-            raise VLNEvalError(f"episode {self._ids[episode]} has not finished")
+        node, h, e = self._out[:3]
+        start, stop = self._span(episode)
         ids = self.tables.ids
-        stop = start + int(length[episode])
         return [
             (ids[n], heading_of(hh), elevation_of(ee))
             for n, hh, ee in zip(
