@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from vlneval.agents.baselines import StopAgent
 from vlneval.agents.progress import episode_progress
 from vlneval.agents.registry import AGENTS
 from vlneval.agents.rollout import episode_rng
@@ -43,20 +44,11 @@ __all__ = [
 SPACES = ("r2r-ce", "rxr-ce", "velocity", "waypoint")
 
 
-class ContinuousStopAgent:
+class ContinuousStopAgent(StopAgent):
     """Never moves: STOP at the first step."""
 
     action_spaces = SPACES
     protocol = {"agent": "stop: STOP at once"}
-
-    def reset(
-        self, observation: Mapping[str, Any], *, rng: np.random.Generator, teacher: Any = None
-    ) -> None:
-        """Nothing to prepare."""
-
-    def act(self, observation: Mapping[str, Any]) -> Any:
-        """STOP."""
-        return STOP
 
 
 class ContinuousRandomAgent:
