@@ -34,10 +34,12 @@ class StopAgent:
         0
     """
 
-    action_spaces = ("panoramic", "egocentric")
-    protocol = {**_RULE_BASED, "model": "stop: never moves"}
+    action_spaces: tuple[str, ...] = ("panoramic", "egocentric")
+    protocol: Mapping[str, Any] = {**_RULE_BASED, "model": "stop: never moves"}
 
-    def reset(self, observation: Mapping[str, Any], *, rng: np.random.Generator) -> None:
+    def reset(
+        self, observation: Mapping[str, Any], *, rng: np.random.Generator, teacher: Any = None
+    ) -> None:
         """Nothing to prepare."""
 
     def act(self, observation: Mapping[str, Any]) -> int:

@@ -7,10 +7,8 @@
   waypoint spaces: STOP with probability 0.02, else a uniformly random command;
 - ``shortest``: the privileged teacher of :mod:`vlneval.envs.continuous.teacher`.
 
-They are registered as ``continuous-stop``, ``continuous-random`` and ``continuous-shortest``
-in :data:`vlneval.agents.registry.AGENTS`. Every agent draws randomness only from the ``rng``
-it is given (:func:`~vlneval.agents.rollout.episode_rng`: per-episode seeds from the episode's
-index in the split), so the same seed gives the same file.
+Every agent draws randomness only from the ``rng`` it is given
+(:func:`~vlneval.agents.rollout.episode_rng`), so the same seed gives the same file.
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from vlneval.agents.baselines import StopAgent
 from vlneval.agents.progress import episode_progress
 from vlneval.agents.registry import AGENTS
 from vlneval.agents.rollout import episode_rng
@@ -37,7 +36,6 @@ __all__ = [
     "ContinuousShortestAgent",
     "make_agent",
     "run_continuous",
-    "run_each",
     "run_card",
     "score_run",
     "RunRecord",
@@ -46,20 +44,11 @@ __all__ = [
 SPACES = ("r2r-ce", "rxr-ce", "velocity", "waypoint")
 
 
-class ContinuousStopAgent:
+class ContinuousStopAgent(StopAgent):
     """Never moves: STOP at the first step."""
 
     action_spaces = SPACES
     protocol = {"agent": "stop: STOP at once"}
-
-    def reset(
-        self, observation: Mapping[str, Any], *, rng: np.random.Generator, teacher: Any = None
-    ) -> None:
-        """Nothing to prepare."""
-
-    def act(self, observation: Mapping[str, Any]) -> Any:
-        """STOP."""
-        return STOP
 
 
 class ContinuousRandomAgent:
@@ -219,20 +208,6 @@ def _collect(env: Any, out: RunRecord) -> None:
             "waypoints": dict(rec.statuses),
         }
     )
-
-
-def run_each(
-    env: Any,
-    agent: Any,
-    indices: Sequence[int],
-    on_record: Callable[[int, dict[str, Any], dict[str, Any]], Any],
-    *,
-    seed: int = 0,
-) -> RunRecord:
-    """Runs the episodes ``indices``, handing each one's prediction and measurements to
-    ``on_record(i, predictions, measurements)`` as it ends (a shard's run: each episode is on
-    disk when it ends)."""
-    return run_continuous(env, agent, indices=indices, seed=seed, on_record=on_record)
 
 
 def run_card(

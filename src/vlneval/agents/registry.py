@@ -1,9 +1,7 @@
 """The agent registry: versioned ids of every baseline agent, and user agents by import path.
 
-One :class:`~vlneval.registry.Registry` holds the agents of every environment family: the
-graph baselines (``stop``, ``random``, ``random-walk``, ``shortest``) and the continuous ones
-(``continuous-stop``, ``continuous-random``, ``continuous-shortest``), each imported on first
-use. An agent's ``action_spaces`` say which family it runs in.
+One registry holds the agents of every environment family, each imported on first use; an
+agent's ``action_spaces`` say which family it runs in.
 """
 
 from __future__ import annotations

@@ -29,9 +29,9 @@ Endpoints (a base path in the URL, ``http://host:port/nav``, prefixes them):
 cache without calling the agent again, so a request retried after a timeout never steps the
 agent twice. Errors are HTTP 4xx/5xx with ``{"error": "text"}``.
 
-The continuous rollout never calls ``finish`` on an agent: a continuous remote agent
-(:func:`continuous_agent`) ends each episode's session with ``/finish`` carrying the last
-observation it acted on, when the next episode starts or the run ends.
+The continuous rollout never calls ``finish`` on an agent: a remote agent ends each episode's
+session with ``/finish`` carrying the last observation it acted on, when the next episode
+starts or the run ends.
 
 Observations are JSON objects: numbers and strings as they are, tuples and lists as arrays,
 arrays (``features``) as nested arrays, and named tuples and mappings as objects with their
@@ -79,7 +79,6 @@ __all__ = [
     "resolve_agent",
     "is_remote",
     "continuous_agent",
-    "ContinuousRemoteAgent",
     "encode_observation",
     "action_wire",
     "action_from_wire",
@@ -365,16 +364,31 @@ def _answer(target: str, status: int, data: bytes) -> dict[str, Any]:
 class RemoteAgent:
     """An agent served over HTTP (see the module docstring); one instance per batch slot.
 
+    In a continuous run, which calls no ``finish``, each episode's session is ended with
+    ``/finish`` and the last observation acted on when the next one starts, or at
+    :meth:`end_session`.
+
     Args:
         url: the server, ``http://host:port`` (and an optional base path).
         timeout: seconds to wait for each answer.
         retries: further attempts after a timeout, a refused connection or HTTP 502/503/504.
+        protocol: the served agent's card fields (:func:`remote_agent_info`).
     """
 
-    def __init__(self, url: str, *, timeout: float = 30.0, retries: int = 2) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout: float = 30.0,
+        retries: int = 2,
+        protocol: Mapping[str, Any] | None = None,
+    ) -> None:
         self._endpoint = _Endpoint(url, timeout=timeout, retries=retries)
+        self.id = self._endpoint.url
+        self.protocol = dict(protocol or {})
         self.session: str | None = None
         self._seq = 0
+        self._last: Mapping[str, Any] | None = None
 
     def _post(self, path: str, fields: dict[str, Any]) -> dict[str, Any]:
         if self.session is None:
@@ -386,14 +400,23 @@ class RemoteAgent:
         self._seq += 1
         return answer
 
-    def reset(self, observation: Mapping[str, Any], *, rng: np.random.Generator) -> None:
-        """Starts a session for the episode."""
+    def reset(
+        self, observation: Mapping[str, Any], *, rng: np.random.Generator, teacher: Any = None
+    ) -> None:
+        """Ends the previous episode's open session, if any; starts one for this episode."""
+        if teacher is not None:
+            raise RemoteAgentError(
+                f"remote agent {self.id}: the privileged channel never crosses the wire"
+            )
+        self.end_session()
+        self._last = observation
         self.session, self._seq = uuid.uuid4().hex, 0
         self._post("/reset", {"protocol": PROTOCOL, "observation": encode_observation(observation),
                               "rng": rng_wire(rng)})  # fmt: skip
 
     def act(self, observation: Mapping[str, Any]) -> int | tuple[float, ...]:
         """The server's action: an integer, or a command (a tuple of floats)."""
+        self._last = observation
         answer = self._post("/act", {"observation": encode_observation(observation)})
         try:
             return action_from_wire(answer.get("action"))
@@ -406,7 +429,7 @@ class RemoteAgent:
     def finish(self, observation: Mapping[str, Any]) -> dict[str, Any] | None:
         """Ends the session; the fields the server adds to the record."""
         answer = self._post("/finish", {"observation": encode_observation(observation)})
-        self.session = None
+        self.session, self._last = None, None
         fields = answer.get("fields")
         if fields is not None and not isinstance(fields, dict):
             raise RemoteAgentError(
@@ -414,6 +437,12 @@ class RemoteAgent:
                 f'{{"fields": object or null}}, got {answer!r}'
             )
         return fields
+
+    def end_session(self) -> None:
+        """Ends the open session, if any (``/finish`` with the last observation acted on)."""
+        if self.session is not None and self._last is not None:
+            self.finish(self._last)
+        self._last = None
 
 
 def remote_agent_info(url: str, *, timeout: float = 30.0, retries: int = 2) -> AgentInfo:
@@ -455,49 +484,8 @@ def remote_agent_info(url: str, *, timeout: float = 30.0, retries: int = 2) -> A
         raise RemoteAgentError(f"remote agent {url}/info: protocol must be an object")
     served = str(agent.get("id", "?"))
     card = {**protocol, "remote_agent": {"url": url, "id": served, "protocol": PROTOCOL}}
-    factory = functools.partial(RemoteAgent, url, timeout=timeout, retries=retries)
+    factory = functools.partial(RemoteAgent, url, timeout=timeout, retries=retries, protocol=card)
     return AgentInfo(url, factory, tuple(spaces), False, card, "vlneval.agents.remote:RemoteAgent")
-
-
-class ContinuousRemoteAgent:
-    """A remote agent in a continuous environment: the rollout's ``reset(..., teacher=)`` and
-    ``act``, each episode's session ended with ``/finish`` when the next one starts or at
-    :meth:`end_session` (the continuous rollout calls no ``finish``).
-
-    Args:
-        info: the served agent (:func:`remote_agent_info`).
-    """
-
-    privileged = False
-
-    def __init__(self, info: AgentInfo) -> None:
-        self.id = info.id
-        self.protocol = dict(info.protocol)
-        self._remote: RemoteAgent = info.factory()
-        self._last: Mapping[str, Any] | None = None
-
-    def reset(
-        self, observation: Mapping[str, Any], *, rng: np.random.Generator, teacher: Any = None
-    ) -> None:
-        """Ends the previous episode's session; starts this one's."""
-        if teacher is not None:
-            raise RemoteAgentError(
-                f"remote agent {self.id}: the privileged channel never crosses the wire"
-            )
-        self.end_session()
-        self._remote.reset(observation, rng=rng)
-        self._last = observation
-
-    def act(self, observation: Mapping[str, Any]) -> int | tuple[float, ...]:
-        """The server's action."""
-        self._last = observation
-        return self._remote.act(observation)
-
-    def end_session(self) -> None:
-        """Ends the open session, if any (``/finish`` with the last observation acted on)."""
-        if self._remote.session is not None and self._last is not None:
-            self._remote.finish(self._last)
-        self._last = None
 
 
 @contextlib.contextmanager
@@ -540,4 +528,4 @@ def continuous_agent(spec: str, space: Any) -> Any:
             f"remote agent {spec}: it serves the {', '.join(info.action_spaces)} action "
             f"space(s), not this environment's {space.name}"
         )
-    return ContinuousRemoteAgent(info)
+    return info.factory()

@@ -27,7 +27,16 @@ from vlneval.errors import VLNEvalError
 from vlneval.graph.store import GraphStore
 from vlneval.tasks.common.episodes import EpisodeTable
 
-__all__ = ["RunResult", "run_agent", "episode_rng", "GraphRollout"]
+__all__ = [
+    "RunResult",
+    "run_agent",
+    "episode_rng",
+    "GraphRollout",
+    "run_order",
+    "run_protocol",
+    "as_action",
+    "finish_fields",
+]
 
 
 @dataclass
@@ -100,32 +109,59 @@ class _Slots:
         actions = np.zeros(self.venv.num_envs, dtype=np.int32)
         for s, obs in enumerate(self.obs):
             if obs is not None:
-                actions[s] = _as_action(self.agents[s].act(obs), self.info.id)
+                actions[s] = as_action(self.agents[s].act(obs), self.info.id)
         return actions
 
     def finish(self, slot: int, episode: int) -> None:
-        hook: Callable[[dict[str, Any]], Any] | None = getattr(self.agents[slot], "finish", None)
-        if hook is None:
-            return
-        extra = hook(self.venv.final_observation(episode))
-        if extra is None:
-            return
-        if not isinstance(extra, Mapping):
-            raise VLNEvalError(
-                f"agent {self.info.id}: finish() must return a dict or None, got {extra!r}"
-            )
-        clash = {self.venv.id_field, "trajectory"} & set(extra)
-        if clash:
-            raise VLNEvalError(
-                f"agent {self.info.id}: finish() may not set {', '.join(sorted(clash))}"
-            )
-        self.extras[episode] = dict(extra)
+        if hasattr(self.agents[slot], "finish"):
+            obs = self.venv.final_observation(episode)
+            extra = finish_fields(self.agents[slot], obs, self.info.id, self.venv.id_field)
+            if extra:
+                self.extras[episode] = extra
 
 
-def _as_action(value: Any, agent: str) -> int:
+def as_action(value: Any, agent: str) -> int:
+    """An agent's ``act()`` answer as a graph or street action (an integer)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise VLNEvalError(f"agent {agent}: act() must return an integer action, got {value!r}")
     return int(value)
+
+
+def finish_fields(agent: Any, obs: dict[str, Any], agent_id: str, id_field: str) -> dict[str, Any]:
+    """The fields the agent's ``finish(obs)`` (if it has one) adds to the episode's record."""
+    hook = getattr(agent, "finish", None)
+    extra = hook(obs) if hook is not None else None
+    if extra is None:
+        return {}
+    if not isinstance(extra, Mapping):
+        raise VLNEvalError(f"agent {agent_id}: finish() must return a dict or None, got {extra!r}")
+    clash = {id_field, "trajectory"} & set(extra)
+    if clash:
+        raise VLNEvalError(f"agent {agent_id}: finish() may not set {', '.join(sorted(clash))}")
+    return dict(extra)
+
+
+def run_order(
+    episodes: EpisodeTable, limit: int | None, indices: Sequence[int] | None
+) -> list[int]:
+    """The episodes a run takes: ``indices``, else the first ``limit`` (default: all)."""
+    if limit is not None and (isinstance(limit, bool) or limit < 1):
+        raise VLNEvalError(f"limit must be a positive number of episodes, got {limit!r}")
+    order = list(range(len(episodes)))[:limit] if indices is None else _checked(indices, episodes)
+    if not order:
+        raise VLNEvalError(f"{episodes.source}: no episodes to run")
+    return order
+
+
+def run_protocol(env_card: Mapping[str, Any], seed: int, agent: AgentInfo) -> dict[str, Any]:
+    """A run's protocol fields: the environment's, the seed and the agent's."""
+    return {
+        **env_card,
+        "seeds": [seed],
+        "n_runs": 1,
+        "agent": {"id": agent.id, "entry_point": agent.entry_point, "privileged": agent.privileged},
+        **agent.protocol,
+    }
 
 
 def run_agent(
@@ -162,12 +198,7 @@ def run_agent(
         >>> result.protocol["privileged"], result.partial
         ('none', True)
     """
-    if limit is not None and (isinstance(limit, bool) or limit < 1):
-        raise VLNEvalError(f"limit must be a positive number of episodes, got {limit!r}")
-    _check_batch_size(batch_size)
-    order = list(range(len(episodes)))[:limit] if indices is None else _checked(indices, episodes)
-    if not order:
-        raise VLNEvalError(f"{episodes.source}: no episodes to run")
+    order = run_order(episodes, limit, indices)
     rollout = GraphRollout(
         agent, episodes, graphs, action_space=action_space, max_steps=max_steps,
         features=features, seed=seed, batch_size=min(batch_size, len(order)), sensors=sensors,
@@ -254,23 +285,12 @@ class GraphRollout:
         started = time.perf_counter()
         steps = _loop(venv, slots, order, progress, on_record)
         records = [_record(venv, slots, q) for q in order]
-        protocol = {
-            **venv.protocol(),
-            "seeds": [self.seed],
-            "n_runs": 1,
-            "agent": {
-                "id": agent.id,
-                "entry_point": agent.entry_point,
-                "privileged": agent.privileged,
-            },
-            **agent.protocol,
-        }
         return RunResult(
             self.episodes.task,
             self.episodes.split,
             agent.id,
             records,
-            protocol,
+            run_protocol(venv.protocol(), self.seed, agent),
             len(order),
             len(self.episodes),
             truncated=len(venv.truncated_episodes()),

@@ -8,40 +8,24 @@ predictions depend on the seed alone. Records are Touchdown navigation predictio
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
-
-import numpy as np
 
 from vlneval.agents.base import AgentInfo
 from vlneval.agents.progress import episode_progress
-from vlneval.agents.rollout import RunResult, episode_rng
+from vlneval.agents.rollout import (
+    RunResult,
+    as_action,
+    episode_rng,
+    finish_fields,
+    run_order,
+    run_protocol,
+)
 from vlneval.envs.street.env import StreetNavEnv
-from vlneval.errors import VLNEvalError
 from vlneval.graph.street import StreetGraph
 from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = ["run_street"]
-
-
-def _finish(agent: Any, obs: dict[str, Any], info: AgentInfo, id_field: str) -> dict[str, Any]:
-    hook = getattr(agent, "finish", None)
-    extra = hook(obs) if hook is not None else None
-    if extra is None:
-        return {}
-    if not isinstance(extra, Mapping):
-        raise VLNEvalError(f"agent {info.id}: finish() must return a dict or None, got {extra!r}")
-    clash = {id_field, "trajectory"} & set(extra)
-    if clash:
-        raise VLNEvalError(f"agent {info.id}: finish() may not set {', '.join(sorted(clash))}")
-    return dict(extra)
-
-
-def _act(agent: Any, obs: dict[str, Any], info: AgentInfo) -> int:
-    a = agent.act(obs)
-    if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
-        raise VLNEvalError(f"agent {info.id}: act() must return an integer action, got {a!r}")
-    return int(a)
 
 
 def run_street(
@@ -71,11 +55,7 @@ def run_street(
         >>> run_street(get_agent("shortest"), t, g).records
         [{'route_id': 7, 'trajectory': ['a', 'b', 'c']}]
     """
-    if limit is not None and (isinstance(limit, bool) or limit < 1):
-        raise VLNEvalError(f"limit must be a positive number of episodes, got {limit!r}")
-    order = list(range(len(episodes)))[:limit] if indices is None else [int(i) for i in indices]
-    if not order:
-        raise VLNEvalError(f"{episodes.source}: no episodes to run")
+    order = run_order(episodes, limit, indices)
     env = StreetNavEnv(episodes, graph, max_steps=max_steps, privileged=agent.privileged)
     instance = agent.factory()
     records: list[dict[str, Any]] = []
@@ -90,23 +70,17 @@ def run_street(
             instance.reset(obs, **kwargs)
             done = False
             while not done:
-                obs, _, terminated, cut, _ = env.step(_act(instance, obs, agent))
+                obs, _, terminated, cut, _ = env.step(as_action(instance.act(obs), agent.id))
                 steps += 1
                 truncated += int(cut)
                 done = terminated or cut
             record = env.prediction()
-            record.update(_finish(instance, obs, agent, env.id_field))
+            record.update(finish_fields(instance, obs, agent.id, env.id_field))
             records.append(record)
             if on_record is not None:
                 on_record(q, record)
             advance(1)
-    protocol = {
-        **env.protocol(),
-        "seeds": [seed],
-        "n_runs": 1,
-        "agent": {"id": agent.id, "entry_point": agent.entry_point, "privileged": agent.privileged},
-        **agent.protocol,
-    }
+    protocol = run_protocol(env.protocol(), seed, agent)
     return RunResult(
         episodes.task, episodes.split, agent.id, records, protocol, len(order), len(episodes),
         truncated=truncated, steps=steps, seconds=time.perf_counter() - started,

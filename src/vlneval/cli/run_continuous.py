@@ -19,7 +19,7 @@ __all__ = ["cmd_run_continuous"]
 
 def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int:
     """Runs a continuous baseline agent on the split (or this shard of it)."""
-    from vlneval.agents.continuous import run_card, run_continuous, run_each
+    from vlneval.agents.continuous import run_card, run_continuous
     from vlneval.agents.remote import session_ended
     from vlneval.cli.run import workload_of
     from vlneval.tasks import get_task
@@ -42,7 +42,9 @@ def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int
         if hooks is None:
             return shard.finish(None)
         with session_ended(agent):
-            run = run_each(env, agent, hooks["indices"], hooks["on_record"], seed=args.seed)
+            run = run_continuous(
+                env, agent, indices=hooks["indices"], on_record=hooks["on_record"], seed=args.seed
+            )
         return shard.finish(run_card(env, env_id, agent, run, split=split, seed=args.seed))
     indices = list(range(min(args.limit, len(env)))) if args.limit is not None else None
     with session_ended(agent):

@@ -1,13 +1,5 @@
 """The contract every environment family keeps, and the episode bookkeeping they share.
 
-Three families implement :class:`Env`, one folder each:
-
-- :mod:`vlneval.envs.graph`: Matterport3D navigation graphs (``GraphNavEnv``, and
-  ``VectorGraphNavEnv`` stepping many episodes at once), panoramic or egocentric actions;
-- :mod:`vlneval.envs.street`: the Touchdown street graph (``StreetNavEnv``);
-- :mod:`vlneval.envs.continuous`: continuous worlds (``ContinuousNavEnv``): discrete steps,
-  velocities or waypoints.
-
 The contract is Gymnasium's, without depending on it: ``reset(*, seed=None, options=None) ->
 (observation, info)`` with ``options={"episode": index or id}`` (else an episode drawn from
 ``np_random``); ``step(action) -> (observation, 0.0, terminated, truncated, info)``: the reward
@@ -15,16 +7,12 @@ is always 0.0, since any reward worth computing is derived from the goal. The en
 the agent, records the executed path (``trajectory()``, ``prediction()`` in the task's format);
 ground truth reaches an agent only through ``privileged()``, which exists only when the
 environment was built with ``privileged=True``, and ``protocol()`` puts that on the card.
-
-:class:`EpisodeEnv` is the bookkeeping the single-episode environments share: the episode
-index, its choice and seeding, the step count and limit, the ``stopped``/truncated flags and
-the privileged flag.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -37,8 +25,11 @@ __all__ = [
     "positive_steps",
     "allow_privileged",
     "privileged_card",
+    "refuse_unprivileged",
     "budget_card",
 ]
+
+TeacherT = TypeVar("TeacherT")
 
 
 class PrivilegeError(VLNEvalError):
@@ -112,6 +103,14 @@ def allow_privileged(privileged: bool, scorable: bool, source: str) -> bool:
     return bool(privileged)
 
 
+def refuse_unprivileged(hidden: str) -> PrivilegeError:
+    """The error of a privileged channel asked for without ``privileged=True``."""
+    return PrivilegeError(
+        f"this environment was built without privileged=True: {hidden} "
+        "(request them at construction; the protocol card will say so)"
+    )
+
+
 def privileged_card(what: str, privileged: bool, calls: int) -> str:
     """The card's ``privileged`` field: what the channel gives and how often it was used.
 
@@ -134,15 +133,18 @@ def budget_card(max_steps: int, **extra: Any) -> dict[str, Any]:
     }
 
 
-class EpisodeEnv:
-    """Episode bookkeeping shared by the single-episode environments.
+class EpisodeEnv(Generic[TeacherT]):
+    """Episode bookkeeping shared by the single-episode environments, and their privileged
+    channel.
 
     A subclass calls :meth:`_setup` in its constructor, :meth:`_begin` at the top of ``reset``,
-    :meth:`_check_running` before applying an action and :meth:`_count_step` after it.
+    :meth:`_check_running` before applying an action and :meth:`_count_step` after it; it
+    builds its teacher in :meth:`_make_teacher` (an object counting its ``calls``).
 
     Attributes:
         noun: what an episode is called in messages (``route`` for Touchdown).
         hidden: what the privileged channel hides, for the message of a refused request.
+        gives: what the privileged channel gives, for the protocol card.
 
     Example:
         >>> class Counter(EpisodeEnv):
@@ -155,10 +157,12 @@ class EpisodeEnv:
     """
 
     noun: ClassVar[str] = "episode"
-    hidden: ClassVar[str] = "goals and teacher actions are hidden"
+    hidden: ClassVar[str] = "the goals and teacher actions are hidden"
+    gives: ClassVar[str] = "goals and teacher actions"
 
     max_steps: int
     np_random: np.random.Generator
+    _teacher: TeacherT | None = None
 
     def _setup(
         self,
@@ -213,10 +217,21 @@ class EpisodeEnv:
 
     def _check_privileged(self) -> None:
         if not self._privileged:
-            raise PrivilegeError(
-                f"this environment was built without privileged=True: the {self.hidden} "
-                "(request them at construction; the protocol card will say so)"
-            )
+            raise refuse_unprivileged(self.hidden)
+
+    def privileged(self) -> TeacherT:
+        """The privileged channel (:attr:`gives`); needs ``privileged=True`` at construction."""
+        self._check_privileged()
+        if self._teacher is None:
+            self._teacher = self._make_teacher()
+        return self._teacher
+
+    def _make_teacher(self) -> TeacherT:
+        raise NotImplementedError
+
+    def _privileged_card(self) -> str:
+        calls = getattr(self._teacher, "calls", 0)
+        return privileged_card(self.gives, self._privileged, calls)
 
     def _pick(self, episode: Any) -> int:
         n = len(self._ids)

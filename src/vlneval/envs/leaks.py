@@ -1,10 +1,5 @@
-"""Searching anything an agent receives for ground truth (used by ``check_env`` and tests).
-
-:func:`find_values` walks an object recursively (mappings, sequences, named tuples, dataclasses,
-objects' attributes and slots, numpy arrays, including their contents) and reports every place
-that holds one of the given strings, a sequence that contains a given path, or a float equal to
-one of the given numbers.
-"""
+"""Searching anything an agent receives for ground truth (used by ``check_env`` and tests):
+mappings, sequences, named tuples, dataclasses, attributes, slots and properties, numpy arrays."""
 
 from __future__ import annotations
 

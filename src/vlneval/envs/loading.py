@@ -1,9 +1,7 @@
 """Loading a task's split for running agents: every episode, and the graphs of its scans.
 
-The files are found as ``vlneval score`` finds them (the packaged demo data, else ``root`` or
-``$VLNEVAL_DATA``; ``episodes_file`` and ``graphs`` override), from the task's own description
-(:func:`vlneval.tasks.common.scoring.load_split`, with every instruction kept): environments depend on the
-tasks, never on the scorer front door.
+Through the task's own description (:func:`vlneval.tasks.common.scoring.load_split`):
+environments depend on the tasks, never on the scorer front door.
 """
 
 from __future__ import annotations

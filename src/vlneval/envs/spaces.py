@@ -14,7 +14,7 @@ whose entry 0 is the current viewpoint:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,10 +65,6 @@ class ActionSpace:
     name: str
     camera: bool
     card: Mapping[str, Any]
-
-    def n(self, observation: Mapping[str, Any]) -> int:
-        """Number of valid actions at ``observation``."""
-        return len(observation["candidates"]) + (len(CAMERA_ACTIONS) if self.camera else 0)
 
     def valid_actions(self, observation: Mapping[str, Any]) -> list[int]:
         """Every valid action at ``observation``, STOP first.
@@ -171,11 +167,6 @@ def action_space(name: str | ActionSpace) -> ActionSpace:
         return SPACES[name]
     except KeyError:
         raise UnknownNameError("action space", name, SPACES) from None
-
-
-def names(spaces: Sequence[str]) -> str:
-    """``a, b`` for messages."""
-    return ", ".join(spaces)
 
 
 def invalid_action(

@@ -255,3 +255,15 @@ def test_cli_refuses_graph_options_for_touchdown(
             "--out", str(tmp_path / "n.json"), "--action-space", "panoramic"]  # fmt: skip
     assert main(args) == 2
     assert "street action space" in capsys.readouterr().err
+
+
+def test_run_street_checks_indices_as_graph_runs_do() -> None:
+    # before, an index outside the split failed only when its turn came (after the routes
+    # before it had run), and a repeated index ran its route twice
+    episodes = table([("c", "n"), ("c", "e")])
+    for bad in ([2], [0, 0]):
+        with pytest.raises(VLNEvalError, match=r"t\.json: indices must be distinct .* 0\.\.1"):
+            run_street(get_agent("stop"), episodes, CROSS, indices=bad)
+    assert [
+        r["route_id"] for r in run_street(get_agent("stop"), episodes, CROSS, indices=[1]).records
+    ] == [11]

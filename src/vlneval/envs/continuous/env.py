@@ -1,15 +1,10 @@
 """Continuous navigation environments: discrete steps (R2R-CE, RxR-CE), velocities, waypoints.
 
-The contract of :mod:`vlneval.envs.core` and the graph environment's information boundary.
-Observations hold the instruction, the scan,
-the agent's pose (position in metres, heading, camera elevation), the step count, the simulated
+The contract of :mod:`vlneval.envs.core`. Observations hold the instruction, the scan, the
+agent's pose (position in metres, heading, camera elevation), the step count, the simulated
 time and whether the last action was blocked; never the goal, the reference path or a distance
-to the goal. Those go only through :meth:`ContinuousNavEnv.privileged`, which exists only when
-the environment is built with ``privileged=True`` (and the protocol card says so).
-
-The environment records the executed path (every pose after each action, and every controller
-tick of a waypoint's execution), integrates the path length from the actual motion and keeps the
-elapsed simulated time.
+to the goal. The environment records the executed path (every pose after each action, and
+every controller tick of a waypoint's execution) and integrates the path length from the motion.
 """
 
 from __future__ import annotations
@@ -38,7 +33,7 @@ from vlneval.envs.continuous.spaces import (
     is_stop,
 )
 from vlneval.envs.continuous.teacher import ContinuousTeacher
-from vlneval.envs.core import EpisodeEnv, budget_card, privileged_card
+from vlneval.envs.core import EpisodeEnv, budget_card
 from vlneval.errors import InvalidActionError, VLNEvalError
 from vlneval.graph.store import GraphStore
 from vlneval.tasks.vlnce.format import ContinuousEpisodes, world_to_habitat
@@ -110,7 +105,7 @@ class EpisodeRecord:
         )
 
 
-class ContinuousNavEnv(EpisodeEnv):
+class ContinuousNavEnv(EpisodeEnv[ContinuousTeacher]):
     """A continuous VLN environment over a set of episodes and their worlds.
 
     Args:
@@ -124,7 +119,8 @@ class ContinuousNavEnv(EpisodeEnv):
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
-    hidden = "goal and teacher actions are hidden"
+    hidden = "the goal and teacher actions are hidden"
+    gives = "goal, geodesic distance field and teacher actions"
 
     def __init__(
         self,
@@ -149,7 +145,6 @@ class ContinuousNavEnv(EpisodeEnv):
             seed=seed,
         )
         self._worlds = (lambda _scan: worlds) if isinstance(worlds, World) else worlds
-        self._teacher: Any = None
         self._mover: Mover | None = None
         self._pose: Pose | None = None
         self._rec = EpisodeRecord("")
@@ -303,16 +298,11 @@ class ContinuousNavEnv(EpisodeEnv):
         return {self._rec.episode_id: self.trajectory()}
 
     # -- privileged channel and protocol --------------------------------------------------------
-    def privileged(self) -> Any:
-        """The privileged channel (goal, geodesic field, teacher actions); needs ``privileged=True``."""
-        self._check_privileged()
-        if self._teacher is None:
-            self._teacher = ContinuousTeacher(self._teacher_view)
-        return self._teacher
+    def _make_teacher(self) -> ContinuousTeacher:
+        return ContinuousTeacher(self._teacher_view)
 
     def protocol(self) -> dict[str, Any]:
         """The protocol card fields this environment determines (spec/protocol.md)."""
-        calls = self._teacher.calls if self._teacher is not None else 0
         return {
             "action_space": self.action_space.card(),
             "observations": {
@@ -321,9 +311,7 @@ class ContinuousNavEnv(EpisodeEnv):
                 "visual": "none",
             },
             "map": "given: the world's occupancy grid is the simulator; agents see only their pose",
-            "privileged": privileged_card(
-                "goal, geodesic distance field and teacher actions", self._privileged, calls
-            ),
+            "privileged": self._privileged_card(),
             "inference_budget": budget_card(self.max_steps),
             "executed_path": "full: every pose after each action and every controller tick of a "
             "waypoint, recorded by the environment; path length integrated from the motion",

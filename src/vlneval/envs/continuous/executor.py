@@ -25,7 +25,7 @@ STALL_S = 3.0
 @dataclass
 class WaypointResult:
     """Outcome of one waypoint: final pose, metres and seconds spent, poses per tick (``rows``:
-    x, y, layer, z, heading, elevation; ``trail``: as poses)."""
+    x, y, layer, z, heading, elevation)."""
 
     pose: Pose
     status: str
@@ -33,11 +33,6 @@ class WaypointResult:
     length: float = 0.0
     time: float = 0.0
     rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 6)))
-
-    @property
-    def trail(self) -> list[Pose]:
-        """The poses per tick."""
-        return [Pose(x, y, int(k), z, h, e) for x, y, k, z, h, e in self.rows.tolist()]
 
 
 _OUTCOMES = {0: ("reached", ""), 1: ("blocked", "timeout"), 2: ("blocked", "stalled")}

@@ -46,12 +46,8 @@ STOP, FORWARD, TURN_LEFT, TURN_RIGHT, LOOK_UP, LOOK_DOWN = range(6)
 _NAMES = ("STOP", "FORWARD", "TURN_LEFT", "TURN_RIGHT", "LOOK_UP", "LOOK_DOWN")
 
 
-def _is_stop(action: Any) -> bool:
-    return (
-        isinstance(action, (int, np.integer))
-        and not isinstance(action, bool)
-        and int(action) == STOP
-    )
+def _integer(action: Any) -> bool:
+    return isinstance(action, (int, np.integer)) and not isinstance(action, bool)
 
 
 @dataclass(frozen=True)
@@ -79,8 +75,6 @@ class DiscreteSteps:
     angular_speed_deg: float = 30.0
     max_steps: int = 500
 
-    kind = "discrete"
-
     def card(self) -> dict[str, Any]:
         """The protocol card's ``action_space`` entry."""
         actions = ["STOP", "FORWARD", "TURN_LEFT", "TURN_RIGHT"] + (
@@ -100,19 +94,7 @@ class DiscreteSteps:
 
     def contains(self, action: Any) -> bool:
         """Whether ``action`` is one of this space's integers."""
-        return (
-            isinstance(action, (int, np.integer))
-            and not isinstance(action, bool)
-            and 0 <= int(action) < self.n()
-        )
-
-    def sample(self, rng: np.random.Generator) -> int:
-        """A uniformly random action."""
-        return int(rng.integers(self.n()))
-
-    def describe(self, action: int) -> str:
-        """The action's name."""
-        return _NAMES[action]
+        return _integer(action) and 0 <= int(action) < self.n()
 
     def expected(self) -> str:
         """What a valid action is, for errors."""
@@ -135,8 +117,6 @@ class Velocity:
     angular_max: float = math.pi / 2
     period_s: float = 0.25
     max_steps: int = 1000
-
-    kind = "velocity"
 
     def card(self) -> dict[str, Any]:
         return {
@@ -191,8 +171,6 @@ class Waypoint:
     tolerance: float = 0.15
     snap: float = 0.3
     max_steps: int = 100
-
-    kind = "waypoint"
 
     def card(self) -> dict[str, Any]:
         return {
@@ -251,4 +229,4 @@ def continuous_space(name: Any) -> Any:
 
 def is_stop(action: Any) -> bool:
     """Whether ``action`` is STOP (the integer 0) in any continuous space."""
-    return _is_stop(action)
+    return _integer(action) and int(action) == STOP

@@ -34,47 +34,23 @@ class FlatTables:
         width = max(t.width for t in tables)
         sizes = [t.graph.n for t in tables]
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        parts: dict[str, list[np.ndarray]] = {k: [] for k in ("c", "n", "v", "h", "e", "d")}
+        columns: list[list[np.ndarray]] = [[] for _ in range(6)]
         for t, off in zip(tables, offsets[:-1], strict=False):
             if panoramic:
-                arrays = (
-                    t.pano_count,
-                    t.pano_node,
-                    t.pano_view,
-                    t.pano_rel_heading,
-                    t.pano_elevation,
-                    t.pano_distance,
-                )
+                c, n, v = t.pano_count, t.pano_node, t.pano_view
+                h, e, d = t.pano_rel_heading, t.pano_elevation, t.pano_distance
             else:
-                arrays = (
-                    t.ego_count,
-                    t.ego_node,
-                    np.zeros_like(t.ego_node),
-                    t.ego_rel_heading,
-                    t.ego_rel_elevation,
-                    t.ego_distance,
-                )
-            c, n, v, h, e, d = arrays
+                c, n, v = t.ego_count, t.ego_node, np.zeros_like(t.ego_node)
+                h, e, d = t.ego_rel_heading, t.ego_rel_elevation, t.ego_distance
             pad = ((0, 0), (0, 0), (0, width - n.shape[2]))
-            parts["c"].append(c)
-            parts["n"].append(np.pad(np.where(n >= 0, n + off, -1), pad, constant_values=-1))
-            parts["v"].append(np.pad(v, pad))
-            parts["h"].append(np.pad(h, pad))
-            parts["e"].append(np.pad(e, pad))
-            parts["d"].append(np.pad(d, pad))
-        cat = {k: np.ascontiguousarray(np.concatenate(v)) for k, v in parts.items()}
+            columns[0].append(c)
+            columns[1].append(np.pad(np.where(n >= 0, n + off, -1), pad, constant_values=-1))
+            for k, array in enumerate((v, h, e, d), start=2):
+                columns[k].append(np.pad(array, pad))
+        c, n, v, h, e, d = (np.ascontiguousarray(np.concatenate(col)) for col in columns)
         ids = [vp for t in tables for vp in t.graph.ids]
-        return cls(
-            list(scans),
-            offsets,
-            ids,
-            cat["c"].astype(np.int32),
-            cat["n"].astype(np.int32),
-            cat["v"].astype(np.int32),
-            cat["h"],
-            cat["e"],
-            cat["d"],
-        )
+        c, n, v = (a.astype(np.int32) for a in (c, n, v))
+        return cls(list(scans), offsets, ids, c, n, v, h, e, d)
 
 
 class BatchObservation:

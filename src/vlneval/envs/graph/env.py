@@ -1,8 +1,6 @@
 """The graph navigation environment: the simulator's graph interface, no ground truth leaked.
 
-The contract of :mod:`vlneval.envs.core` (Gymnasium's ``reset``/``step``, reward always 0.0:
-any reward an environment could compute, progress towards the goal, is derived from the goal,
-so it lives behind the privileged channel).
+The contract of :mod:`vlneval.envs.core`.
 """
 
 from __future__ import annotations
@@ -11,13 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from vlneval.envs.core import (
-    EpisodeEnv,
-    PrivilegeError,
-    budget_card,
-    positive_steps,
-    privileged_card,
-)
+from vlneval.envs import spaces
+from vlneval.envs.core import EpisodeEnv, PrivilegeError, budget_card
 from vlneval.envs.graph.episodes import EpisodeInputs, InputsFn, split_episodes
 from vlneval.envs.graph.features import FeatureStore, open_features
 from vlneval.envs.graph.observation import (
@@ -25,9 +18,10 @@ from vlneval.envs.graph.observation import (
     FeatureSensor,
     Observation,
     Sensor,
+    observation,
     observations_card,
 )
-from vlneval.envs.graph.privileged import Teacher, TeacherState
+from vlneval.envs.graph.privileged import Teacher, TeacherState, teacher_state
 from vlneval.envs.graph.world import GraphWorld
 from vlneval.envs.spaces import (
     LOOK_DOWN,
@@ -36,7 +30,6 @@ from vlneval.envs.spaces import (
     TURN_LEFT,
     TURN_RIGHT,
     ActionSpace,
-    action_space,
     invalid_action,
 )
 from vlneval.errors import ProblemCollector, VLNEvalError
@@ -47,13 +40,13 @@ from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = ["GraphNavEnv", "DEFAULT_MAX_STEPS", "transition", "EXECUTED_PATH"]
 
-HEADINGS = tuple(heading_of(h) for h in range(12))
-ELEVATIONS = tuple(elevation_of(e) for e in range(3))
-
 #: Step limits when none is given: R2R-EnvDrop's 35 panoramic actions; egocentric actions are
 #: finer (a turn is an action) and the R2R shortest-path teacher needs up to 35 of them on the
 #: public splits, so 100 leaves every baseline untruncated.
 DEFAULT_MAX_STEPS = {"panoramic": 35, "egocentric": 100}
+
+#: What the privileged channel gives (the protocol card says it).
+GIVES = "goals, reference path, distances and teacher actions"
 
 EXECUTED_PATH = (
     "full: every viewpoint, heading and elevation the agent occupied, in order, including "
@@ -114,7 +107,7 @@ def check_episodes(
     pc.raise_if_any()
 
 
-class GraphNavEnv(EpisodeEnv):
+class GraphNavEnv(EpisodeEnv[Teacher]):
     """One agent on a navigation graph, one episode at a time.
 
     Args:
@@ -145,6 +138,7 @@ class GraphNavEnv(EpisodeEnv):
     """
 
     metadata: dict[str, Any] = {"render_modes": [], "action_spaces": ("panoramic", "egocentric")}
+    gives = GIVES
 
     def __init__(
         self,
@@ -159,7 +153,7 @@ class GraphNavEnv(EpisodeEnv):
         inputs: InputsFn | None = None,
         seed: int | None = None,
     ) -> None:
-        self.action_space = action_space_of(action_space)
+        self.action_space = spaces.action_space(action_space)
         self.world = graphs if isinstance(graphs, GraphWorld) else GraphWorld(graphs)
         self.task, self.split, self.id_field = episodes.task, episodes.split, episodes.id_field
         ids, self._inputs, self._truth = split_episodes(episodes, inputs)
@@ -175,7 +169,6 @@ class GraphNavEnv(EpisodeEnv):
         self._int_ids = bool(getattr(episodes, "int_ids", False))
         check_episodes(self.world, self._inputs, self._ids, episodes.source)
         self.sensors = _sensors(features, sensors)
-        self._teacher: Teacher | None = None
         self._pano = self.action_space.name == "panoramic"
         self._tables: ScanTables | None = None
         self._node = self._h = self._e = 0
@@ -234,21 +227,13 @@ class GraphNavEnv(EpisodeEnv):
         }
 
     # -- privileged channel and protocol --------------------------------------------------
-    def privileged(self) -> Teacher:
-        """The privileged channel (goals, distances, teacher actions); needs ``privileged=True``."""
-        self._check_privileged()
-        if self._teacher is None:
-            self._teacher = Teacher(self._teacher_state)
-        return self._teacher
+    def _make_teacher(self) -> Teacher:
+        return Teacher(self._teacher_state)
 
     def protocol(self) -> dict[str, Any]:
         """The protocol card fields this environment determines (spec/protocol.md)."""
         return protocol_fields(
-            self.action_space,
-            self.max_steps,
-            self.sensors,
-            self._privileged,
-            self._teacher.calls if self._teacher else 0,
+            self.action_space, self.max_steps, self.sensors, self._privileged_card()
         )
 
     # -- internals -----------------------------------------------------------------------
@@ -259,35 +244,16 @@ class GraphNavEnv(EpisodeEnv):
 
     def _observe(self) -> Observation:
         t = self._current()
+        self._cands = t.candidates(self._pano, self._node, self._h, self._e)
         inp = self._inputs[self._i]
-        cands = self._cands = t.candidates(self._pano, self._node, self._h, self._e)
-        obs: Observation = {
-            "instruction": inp.instruction,
-            "scan": inp.scan,
-            "viewpoint": cands[0].viewpoint,
-            "heading": HEADINGS[self._h],
-            "elevation": ELEVATIONS[self._e],
-            "view_index": 12 * self._e + self._h,
-            "step": self._steps,
-            "candidates": cands,
-        }
-        for sensor in self.sensors:
-            obs[sensor.key] = sensor.observe(obs, inp)
-        return obs
+        return observation(inp, self._cands, self._h, self._e, self._steps, self.sensors)
 
     def _teacher_state(self) -> TeacherState:
         if self._i < 0 or self._tables is None:
             raise PrivilegeError("no episode is running: call reset() first")
         scan = self._inputs[self._i].scan
-        return TeacherState(
-            self._tables,
-            self.world.distances(scan),
-            self._node,
-            self._h,
-            self._e,
-            self._truth.goals(self._i),
-            self._truth.path(self._i),
-            self._pano,
+        return teacher_state(
+            self.world, self._truth, self._i, scan, self._node, self._h, self._e, self._pano
         )
 
     def __repr__(self) -> str:
@@ -295,16 +261,6 @@ class GraphNavEnv(EpisodeEnv):
             f"GraphNavEnv({self.task} {self.split}, {len(self)} episodes, {self.action_space.name}, "
             f"max_steps={self.max_steps}, privileged={self._privileged})"
         )
-
-
-def action_space_of(space: str | ActionSpace) -> ActionSpace:
-    """The action space named ``space`` (or ``space`` itself)."""
-    return space if isinstance(space, ActionSpace) else action_space(space)
-
-
-def max_steps_of(value: int | None, space: ActionSpace) -> int:
-    """The step limit: ``value``, or the space's default."""
-    return positive_steps(value, DEFAULT_MAX_STEPS[space.name])
 
 
 def _sensors(features: FeatureStore | str | Path | None, sensors: Sequence[Sensor]) -> list[Sensor]:
@@ -321,16 +277,14 @@ def _sensors(features: FeatureStore | str | Path | None, sensors: Sequence[Senso
 
 
 def protocol_fields(
-    space: ActionSpace, max_steps: int, sensors: Sequence[Sensor], privileged: bool, calls: int
+    space: ActionSpace, max_steps: int, sensors: Sequence[Sensor], privileged: str
 ) -> dict[str, Any]:
-    """The protocol card fields of an environment configuration."""
+    """The protocol card fields of an environment configuration (``privileged``: its entry)."""
     return {
         "action_space": {"name": space.name, **space.card},
         "observations": observations_card(sensors),
         "map": "given: the Matterport3D navigation graph (connectivity files); no map is built",
-        "privileged": privileged_card(
-            "goals, reference path, distances and teacher actions", privileged, calls
-        ),
+        "privileged": privileged,
         "inference_budget": budget_card(
             max_steps, backtracking="allowed, and recorded in the executed path"
         ),

@@ -1,10 +1,7 @@
 """The two sides of an episode: what the agent is given, and what only the scorer keeps.
 
-An :class:`~vlneval.tasks.common.episodes.EpisodeTable` mixes task inputs (scan, start, heading,
-instruction) with ground truth (reference path, goals). An environment splits it once, at
-construction, into :class:`EpisodeInputs` (handed to observation builders) and a
-:class:`GroundTruth` object that is only reachable through the privileged channel
-(spec/protocol.md, "The information boundary").
+An environment splits its episode table once, at construction (spec/protocol.md, "The
+information boundary"): ground truth is reachable only through the privileged channel.
 """
 
 from __future__ import annotations

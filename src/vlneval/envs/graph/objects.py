@@ -1,17 +1,9 @@
 """REVERIE object observations: the objects visible at the agent's viewpoint, never the target.
 
-:class:`ObjectSensor` adds ``objects`` to every observation: the objects some view of the
-current panorama sees (the BBox files' non-empty ``visible_pos``), in file order, each
-``{"id", "name", "views", "boxes"}`` with one ``(x, y, w, h)`` pixel box per view. It reads only
+Each object is ``{"id", "name", "views", "boxes"}`` with one ``(x, y, w, h)`` pixel box per view
+it is seen in (the BBox files' non-empty ``visible_pos``), in file order. The sensor reads only
 the boxes and the observation's scan and viewpoint, so it cannot tell which object an episode
-wants (spec/protocol.md: object boxes are grounding candidates, never the target).
-
-An agent names its object when the episode ends: its ``finish(observation)`` returns
-``{"predObjId": id}``, which joins the prediction record (:mod:`vlneval.agents.base`); choosing
-an object ends the episode (the agent returns STOP with it).
-
-:func:`object_task_setup` gives ``vlneval run`` what a REVERIE run needs: the episodes of the
-requested release, the sensor, and the options to score with.
+wants (spec/protocol.md). An agent names its object in ``finish()`` (``{"predObjId": id}``).
 """
 
 from __future__ import annotations
@@ -99,12 +91,7 @@ def object_task_setup(
     bboxes: str | Path | None = None,
 ) -> ObjectTaskSetup | None:
     """The episodes, sensor and scoring options of an object task (one that declares
-    ``object_boxes``); None for other tasks.
-
-    The files are those the task's scorer reads (REVERIE's): the episodes of ``data_version`` (default
-    the current release), and the object boxes ``bboxes`` or, by default, those found under
-    the data root or beside the episodes (the v1 boxes for v2 episodes when the v2 boxes are
-    missing, with a note).
+    ``object_boxes``: its scorer's files are read); None for other tasks.
 
     Example:
         >>> object_task_setup("demo", None) is None

@@ -22,8 +22,16 @@ from typing import Any, Protocol, runtime_checkable
 
 from vlneval.envs.graph.episodes import EpisodeInputs
 from vlneval.envs.graph.features import FeatureStore
+from vlneval.graph.tables import Candidate, elevation_of, heading_of
 
-__all__ = ["Observation", "Sensor", "FeatureSensor", "BASE_FIELDS", "observations_card"]
+__all__ = [
+    "Observation",
+    "Sensor",
+    "FeatureSensor",
+    "BASE_FIELDS",
+    "observations_card",
+    "observation",
+]
 
 Observation = dict[str, Any]
 
@@ -37,6 +45,9 @@ BASE_FIELDS = (
     "step",
     "candidates",
 )
+
+_HEADINGS = tuple(heading_of(h) for h in range(12))
+_ELEVATIONS = tuple(elevation_of(e) for e in range(3))
 
 _BASE_CARD = [
     "instruction text",
@@ -88,3 +99,28 @@ def observations_card(sensors: Sequence[Sensor]) -> list[str]:
         'instruction text'
     """
     return list(_BASE_CARD) + [s.description for s in sensors]
+
+
+def observation(
+    inputs: EpisodeInputs,
+    candidates: tuple[Candidate, ...],
+    h: int,
+    e: int,
+    step: int,
+    sensors: Sequence[Sensor],
+) -> Observation:
+    """The observation at heading index ``h`` and elevation index ``e`` after ``step`` actions
+    (``candidates[0]`` is the current viewpoint), with every sensor's field."""
+    obs: Observation = {
+        "instruction": inputs.instruction,
+        "scan": inputs.scan,
+        "viewpoint": candidates[0].viewpoint,
+        "heading": _HEADINGS[h],
+        "elevation": _ELEVATIONS[e],
+        "view_index": 12 * e + h,
+        "step": step,
+        "candidates": candidates,
+    }
+    for sensor in sensors:
+        obs[sensor.key] = sensor.observe(obs, inputs)
+    return obs

@@ -23,10 +23,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from vlneval.envs.core import PrivilegeError
+from vlneval.envs.graph.episodes import GroundTruth
+from vlneval.envs.graph.world import GraphWorld
 from vlneval.envs.spaces import LOOK_DOWN, LOOK_UP, STOP, TURN_LEFT, TURN_RIGHT
 from vlneval.graph.tables import ScanTables, heading_of
 
-__all__ = ["Teacher", "TeacherState", "next_hop", "teacher_action"]
+__all__ = ["Teacher", "TeacherState", "teacher_state", "next_hop", "teacher_action"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,21 @@ class TeacherState:
     goals: tuple[str, ...]
     path: tuple[str, ...]
     panoramic: bool
+
+
+def teacher_state(
+    world: GraphWorld,
+    truth: GroundTruth,
+    i: int,
+    scan: str,
+    node: int,
+    h: int,
+    e: int,
+    panoramic: bool,
+) -> TeacherState:
+    """Episode ``i``'s hidden side, with the agent at ``node`` of ``scan`` in view ``(h, e)``."""
+    tables, distances = world.tables(scan), world.distances(scan)
+    return TeacherState(tables, distances, node, h, e, truth.goals(i), truth.path(i), panoramic)
 
 
 def next_hop(tables: ScanTables, distances: np.ndarray, node: int, goals: np.ndarray) -> int:

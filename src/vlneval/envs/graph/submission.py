@@ -1,10 +1,5 @@
-"""Run records in the prediction format of tasks whose scorers do not read R2R records.
-
-:func:`~vlneval.agents.rollout.run_agent` writes one R2R record per episode
-(``{id_field: id, "trajectory": [[viewpoint, heading, elevation], ...], ...finish() fields}``).
-A task whose scorer reads another format says how to write it (``Task.run_records``, e.g.
-SOON's submission records, HANNA's ``agent_pose``/``agent_ask``).
-"""
+"""Run records in the prediction format of tasks whose scorers do not read R2R records
+(``Task.run_records``: SOON's submission records, HANNA's ``agent_pose``/``agent_ask``)."""
 
 from __future__ import annotations
 

@@ -16,19 +16,26 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.envs.core import PrivilegeError, allow_privileged
+from vlneval.envs import spaces
+from vlneval.envs.core import (
+    PrivilegeError,
+    allow_privileged,
+    positive_steps,
+    privileged_card,
+    refuse_unprivileged,
+)
 from vlneval.envs.graph.batch import BatchObservation, FlatTables
 from vlneval.envs.graph.env import (
+    DEFAULT_MAX_STEPS,
+    GIVES,
     _sensors,
-    action_space_of,
     check_episodes,
-    max_steps_of,
     protocol_fields,
 )
 from vlneval.envs.graph.episodes import InputsFn, split_episodes
 from vlneval.envs.graph.features import FeatureStore
-from vlneval.envs.graph.observation import FeatureSensor, Observation, Sensor
-from vlneval.envs.graph.privileged import Teacher, TeacherState
+from vlneval.envs.graph.observation import FeatureSensor, Observation, Sensor, observation
+from vlneval.envs.graph.privileged import Teacher, TeacherState, teacher_state
 from vlneval.envs.graph.world import GraphWorld
 from vlneval.envs.spaces import ActionSpace, invalid_action
 from vlneval.errors import VLNEvalError
@@ -90,8 +97,8 @@ class VectorGraphNavEnv:
         ):
             raise VLNEvalError(f"num_envs must be a positive integer, got {num_envs!r}")
         self.num_envs = int(num_envs)
-        self.action_space = action_space_of(action_space)
-        self.max_steps = max_steps_of(max_steps, self.action_space)
+        self.action_space = spaces.action_space(action_space)
+        self.max_steps = positive_steps(max_steps, DEFAULT_MAX_STEPS[self.action_space.name])
         self.world = graphs if isinstance(graphs, GraphWorld) else GraphWorld(graphs)
         self.task, self.split, self.id_field = episodes.task, episodes.split, episodes.id_field
         self._ids, self._inputs, self._truth = split_episodes(episodes, inputs)
@@ -113,7 +120,6 @@ class VectorGraphNavEnv:
     # -- setup ---------------------------------------------------------------------------
     def _episode_arrays(self) -> None:
         t = self.tables
-        self._ep_scan = np.array([self._scan_index[i.scan] for i in self._inputs], dtype=np.int32)
         self._ep_start = np.array(
             [
                 t.offsets[self._scan_index[i.scan]] + self.world.store.graph(i.scan).index[i.start]
@@ -298,32 +304,24 @@ class VectorGraphNavEnv:
 
     def final_observation(self, episode: int) -> Observation:
         """The observation at the end of a finished episode (Gymnasium's ``final_observation``)."""
-        node, h, e, offset, length, status = self._out[:6]
-        start = int(offset[episode])
+        node, h, e = self._out[:3]
+        start, stop = self._span(episode)
+        last = stop - 1
+        steps = stop - start - 1 + (1 if self._out[5][episode] == self._k.STOPPED else 0)
+        return self._dict_observation(episode, int(node[last]), int(h[last]), int(e[last]), steps)
+
+    def _span(self, episode: int) -> tuple[int, int]:
+        """Where a finished episode's executed path is in the path store."""
+        start = int(self._out[3][episode])
         if start < 0:
             raise VLNEvalError(f"episode {self._ids[episode]} has not finished")
-        last = start + int(length[episode]) - 1
-        steps = int(length[episode]) - 1 + (1 if status[episode] == self._k.STOPPED else 0)
-        return self._dict_observation(episode, int(node[last]), int(h[last]), int(e[last]), steps)
+        return start, start + int(self._out[4][episode])
 
     def _dict_observation(self, q: int, g: int, h: int, e: int, steps: int) -> Observation:
         inp = self._inputs[q]
-        tables = self.world.tables(inp.scan)
         local = g - int(self.tables.offsets[self._scan_index[inp.scan]])
-        cands = tables.candidates(self._pano, local, h, e)
-        obs: Observation = {
-            "instruction": inp.instruction,
-            "scan": inp.scan,
-            "viewpoint": cands[0].viewpoint,
-            "heading": heading_of(h),
-            "elevation": elevation_of(e),
-            "view_index": 12 * e + h,
-            "step": steps,
-            "candidates": cands,
-        }
-        for sensor in self.sensors:
-            obs[sensor.key] = sensor.observe(obs, inp)
-        return obs
+        cands = self.world.tables(inp.scan).candidates(self._pano, local, h, e)
+        return observation(inp, cands, h, e, steps, self.sensors)
 
     @property
     def viewpoint_ids(self) -> list[str]:
@@ -341,12 +339,9 @@ class VectorGraphNavEnv:
 
     def trajectory(self, episode: int) -> list[tuple[str, float, float]]:
         """The executed trajectory of a finished episode (as ``GraphNavEnv.trajectory``)."""
-        node, h, e, offset, length = self._out[:5]
-        start = int(offset[episode])
-        if start < 0:
-            raise VLNEvalError(f"episode {self._ids[episode]} has not finished")
+        node, h, e = self._out[:3]
+        start, stop = self._span(episode)
         ids = self.tables.ids
-        stop = start + int(length[episode])
         return [
             (ids[n], heading_of(hh), elevation_of(ee))
             for n, hh, ee in zip(
@@ -388,10 +383,7 @@ class VectorGraphNavEnv:
     def privileged(self, slot: int = 0) -> Teacher:
         """Slot ``slot``'s privileged channel; needs ``privileged=True`` at construction."""
         if not self._privileged:
-            raise PrivilegeError(
-                "this environment was built without privileged=True: goals and teacher actions "
-                "are hidden (request them at construction; the protocol card will say so)"
-            )
+            raise refuse_unprivileged("goals and teacher actions are hidden")
         if slot not in self._teachers:
             self._teachers[slot] = Teacher(lambda: self._teacher_state(slot))
         return self._teachers[slot]
@@ -411,23 +403,13 @@ class VectorGraphNavEnv:
         scan = self._inputs[q].scan
         g, h, e = (int(self._state[k][slot]) for k in (0, 1, 2))
         local = g - int(self.tables.offsets[self._scan_index[scan]])
-        return TeacherState(
-            self.world.tables(scan),
-            self.world.distances(scan),
-            local,
-            h,
-            e,
-            self._truth.goals(q),
-            self._truth.path(q),
-            self._pano,
-        )
+        return teacher_state(self.world, self._truth, q, scan, local, h, e, self._pano)
 
     def protocol(self) -> dict[str, Any]:
         """The protocol card fields this environment determines (spec/protocol.md)."""
         calls = sum(t.calls for t in self._teachers.values())
-        return protocol_fields(
-            self.action_space, self.max_steps, self.sensors, self._privileged, calls
-        )
+        card = privileged_card(GIVES, self._privileged, calls)
+        return protocol_fields(self.action_space, self.max_steps, self.sensors, card)
 
     def _raise_invalid(self, slot: int, actions: Sequence[int] | np.ndarray) -> None:
         q = int(self._state[4][slot])

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from vlneval.envs.core import EpisodeEnv, PrivilegeError, budget_card, privileged_card
+from vlneval.envs.core import EpisodeEnv, PrivilegeError, budget_card
 from vlneval.envs.spaces import STOP
 from vlneval.envs.street.moves import STREET_ACTIONS, link_table, street_transition
 from vlneval.envs.street.teacher import StreetTeacher, StreetTeacherState
@@ -78,7 +78,7 @@ def _check_routes(graph: StreetGraph, episodes: EpisodeTable) -> list[tuple[int,
     return routes
 
 
-class StreetNavEnv(EpisodeEnv):
+class StreetNavEnv(EpisodeEnv[StreetTeacher]):
     """One agent on the Touchdown street graph, one route at a time.
 
     Args:
@@ -110,7 +110,8 @@ class StreetNavEnv(EpisodeEnv):
 
     metadata: dict[str, Any] = {"render_modes": [], "action_spaces": ("street",)}
     noun = "route"
-    hidden = "route and the goal are hidden"
+    hidden = "the route and the goal are hidden"
+    gives = "route, goal, hop distance and teacher actions"
 
     def __init__(
         self,
@@ -138,7 +139,6 @@ class StreetNavEnv(EpisodeEnv):
             source=episodes.source,
             seed=seed,
         )
-        self._teacher: StreetTeacher | None = None
         self._node = self._heading = 0
         self._path: list[int] = []
 
@@ -185,16 +185,11 @@ class StreetNavEnv(EpisodeEnv):
                 "trajectory": self.trajectory()}  # fmt: skip
 
     # -- privileged channel and protocol --------------------------------------------------
-    def privileged(self) -> StreetTeacher:
-        """The privileged channel (route, goal, teacher actions); needs ``privileged=True``."""
-        self._check_privileged()
-        if self._teacher is None:
-            self._teacher = StreetTeacher(self._teacher_state)
-        return self._teacher
+    def _make_teacher(self) -> StreetTeacher:
+        return StreetTeacher(self._teacher_state)
 
     def protocol(self) -> dict[str, Any]:
         """The protocol card fields this environment determines (spec/protocol.md)."""
-        calls = self._teacher.calls if self._teacher else 0
         return {
             "action_space": dict(STREET_CARD),
             "observations": [
@@ -203,9 +198,7 @@ class StreetNavEnv(EpisodeEnv):
                 "outgoing links: panorama id, heading, relative heading",
             ],
             "map": "given: the Touchdown street graph (nodes.txt, links.txt); no map is built",
-            "privileged": privileged_card(
-                "route, goal, hop distance and teacher actions", self._privileged, calls
-            ),
+            "privileged": self._privileged_card(),
             "inference_budget": budget_card(
                 self.max_steps, backtracking="allowed, and recorded in the executed path"
             ),

@@ -1,9 +1,5 @@
-"""Loading a street task's split for the street environment: its routes and the street graph.
-
-The route files are found by the task's own reader (``Task.street_routes``), exactly as its
-scorer finds them (Touchdown: the original release or the unseen split, ``data_version``).
-Agents run on them with :func:`vlneval.agents.street.run_street`.
-"""
+"""Loading a street task's split for the street environment: its routes and the street graph,
+read by the task's own reader (``Task.street_routes``), as its scorer reads them."""
 
 from __future__ import annotations
 
