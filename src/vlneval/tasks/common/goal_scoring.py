@@ -110,30 +110,38 @@ def release_file(
     split: str,
     root: Path | None,
     episodes_file: str | Path | None,
-    version: str,
+    version: str | None,
     lead: str | None = None,
-) -> Path:
-    """``episodes_file`` if given, else the file of ``split`` in the release ``version`` (one
-    of the task's ``version_files``) under the data root ``root``.
+) -> tuple[Path, str | None]:
+    """The episodes file of ``split`` and the release it is read as.
+
+    One rule for every case: a given ``version`` is resolved first (any case, to the task's
+    spelling: ``"V1"`` is ``"v1"``) whether or not a file is given; then ``episodes_file`` if
+    given (the release is ``version``, None when not given), else the file of ``split`` in the
+    release ``version`` (default: the task's first ``version_files`` entry) under the data root
+    ``root``. An empty ``episodes_file`` or ``version`` counts as not given (as in
+    :func:`~vlneval.tasks.common.request.episodes_path`).
 
     Raises:
         UnknownNameError: ``version`` is not one of the task's releases.
         MissingDataError: no data root, a root without the task's folder, or no such file (the
             splits found for that release and the release that holds ``split``; ``lead``
-            replaces the message's opening words).
+            replaces the message's opening words, ``{version}`` in it the resolved release).
     """
+    resolved = task.option("data_version").resolve(version, task.name) if version else None
     if episodes_file or root is None:
-        return episodes_path(task, split, root, episodes_file)  # the file, or "needs its data"
-    version = task.option("data_version").resolve(version, task.name)
+        return episodes_path(task, split, root, episodes_file), resolved  # or "needs its data"
+    resolved = resolved or task.data_versions[0]
     try:
         check_root(root, task.name, task.folder, task.file_names)
     except MissingDataError as exc:
         raise MissingDataError(f"no {task.name} {split} episodes found: {exc}") from None
-    name = dict(task.version_files)[version].format(split=split)
+    name = dict(task.version_files)[resolved].format(split=split)
     try:
-        return find_file(root / task.folder, [name], f"{task.name} {split} episodes")
+        return find_file(root / task.folder, [name], f"{task.name} {split} episodes"), resolved
     except MissingDataError:
         raise missing_split(
             root, task.name, task.folder, task.file_names, split, task.splits,
-            versions=task.version_files, version=version, lead=lead,
+            versions=task.version_files, version=resolved,
+            lead=lead.format(version=resolved) if lead else None,
         ) from None  # fmt: skip

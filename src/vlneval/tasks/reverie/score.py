@@ -101,11 +101,7 @@ def open_reverie(
 ) -> tuple[ReverieEpisodes, GraphStore, ObjectBoxes, list[str]]:
     """The episodes, graphs and object boxes of a REVERIE split, and notes about them."""
     base = data_root(root)
-    default = None if episodes_file is not None else task.data_versions[0]
-    version = (
-        task.option("data_version").resolve(data_version, task.name) if data_version else default
-    )
-    path = release_file(task, split, base, episodes_file, version or task.data_versions[0])
+    path, version = release_file(task, split, base, episodes_file, data_version)
     episodes = load_reverie(path, task=task.name, split=split, data_version=version or "unknown")
     store = open_graphs(graphs, base)
     boxes, notes = _boxes(base, path, version, bboxes)
