@@ -2,7 +2,8 @@
 
 A task's ``score_<task>(episodes, predictions, graphs, profile, how)`` checks the predictions
 against the rules (:func:`checked_arrays`), computes its per-episode columns (the R2R family's
-kernel through :func:`navigation`, success by :func:`hit`), adds the rule flags and the
+kernel through :func:`navigation`, or both at once by :func:`checked_navigation`; success by
+:func:`hit`), adds the rule flags and the
 ``unreachable`` column (:func:`finish_columns`) and summarises them with ``how``'s options
 (:func:`summary_options`). Its scorer class (``open_scorer``) holds the split loaded once and
 hands each predictions input to that function.
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_OPTIONS",
     "checked_arrays",
+    "checked_navigation",
     "navigation",
     "hit",
     "finish_columns",
@@ -43,6 +45,15 @@ __all__ = [
 DEFAULT_OPTIONS = ScoreOptions()
 
 
+def _arrays(episodes: EpisodeTable, preds: Predictions, graphs: GraphStore) -> ScoringArrays:
+    if len(preds.episodes) == 0:  # nothing to build arrays of
+        raise InvalidInputError(
+            f"no prediction matches an episode of {episodes.task} {episodes.split}",
+            source=preds.source,
+        )
+    return build_arrays(episodes, preds, graphs)
+
+
 def checked_arrays(
     episodes: EpisodeTable, preds: Predictions, graphs: GraphStore, prof: Profile, subset: bool
 ) -> tuple[ScoringArrays, dict[str, np.ndarray]]:
@@ -52,13 +63,30 @@ def checked_arrays(
         InvalidInputError: every broken rule (start, adjacency, completeness) at once, or
             no prediction matches an episode (a file for another split or task).
     """
-    if len(preds.episodes) == 0:  # nothing to build arrays of
-        raise InvalidInputError(
-            f"no prediction matches an episode of {episodes.task} {episodes.split}",
-            source=preds.source,
-        )
-    arr = build_arrays(episodes, preds, graphs)
+    arr = _arrays(episodes, preds, graphs)
     return arr, check_rules(episodes, preds, arr, graphs, prof, subset=subset)
+
+
+def checked_navigation(
+    episodes: EpisodeTable,
+    preds: Predictions,
+    graphs: GraphStore,
+    prof: Profile,
+    subset: bool,
+    **rules: Any,
+) -> tuple[ScoringArrays, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """:func:`checked_arrays` and :func:`navigation` under ``rules`` in one pass: the rule
+    checks take the kernels' count of repeated viewpoints instead of counting them again
+    (as the R2R family's scorer does). The navigation columns come without ``repeats``.
+
+    Raises:
+        InvalidInputError: as :func:`checked_arrays`.
+    """
+    arr = _arrays(episodes, preds, graphs)
+    nav = dict(navigation(arr, **rules))
+    repeats = nav.pop("repeats")  # the rule checks' repeated_viewpoints, counted once
+    flags = check_rules(episodes, preds, arr, graphs, prof, subset=subset, repeats=repeats)
+    return arr, flags, nav
 
 
 def navigation(arr: ScoringArrays, **rules: Any) -> dict[str, np.ndarray]:

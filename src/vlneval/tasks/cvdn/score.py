@@ -155,13 +155,15 @@ def _rules(
     store: GraphStore,
     prof: Profile,
     subset: bool,
+    repeats: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    """Start and completeness (core rules) and CVDN's adjacency rule, every problem together."""
+    """Start and completeness (core rules) and CVDN's adjacency rule, every problem together
+    (``repeats``: the kernels' count of repeated viewpoints)."""
     problems = []
     flags: dict[str, np.ndarray] = {}
     try:
         lenient = dataclasses.replace(prof, check_adjacency=False, strict_cls_edges=False)
-        flags = check_rules(ndh.table, preds, arr, store, lenient, subset=subset)
+        flags = check_rules(ndh.table, preds, arr, store, lenient, subset=subset, repeats=repeats)
     except InvalidInputError as exc:
         problems.extend(exc.problems)
     if prof.check_adjacency:
@@ -181,11 +183,11 @@ def score_ndh(
     """Scores parsed NDH predictions (see the module docstring for every rule)."""
     table = ndh.table
     arr = build_arrays(table, preds, store)
-    flags = _rules(ndh, preds, arr, store, prof, how.subset)
     core = navigation(
         arr, threshold=prof.threshold, success_inclusive=prof.success_inclusive,
         spl_reference=prof.spl_reference, spl_floor=prof.spl_floor,
     )  # fmt: skip
+    flags = _rules(ndh, preds, arr, store, prof, how.subset, core["repeats"])
     per: dict[str, np.ndarray] = {k: core[k] for k in KEPT}
     layout = (
         arr.dist_flat,

@@ -22,9 +22,8 @@ from vlneval.metrics.grounding import length_weighted, remote_grounding_success,
 from vlneval.tasks.base import Task
 from vlneval.tasks.common.goal_scoring import (
     DEFAULT_OPTIONS,
-    checked_arrays,
+    checked_navigation,
     finish_columns,
-    navigation,
     release_file,
     summary_options,
 )
@@ -194,8 +193,10 @@ def score_reverie(
     notes: list[str] | None = None,
 ) -> Result:
     """Scores parsed REVERIE predictions (offline files and online runs alike)."""
-    arr, flags = checked_arrays(episodes, preds, store, prof, how.subset)
-    nav = navigation(arr, spl_reference=prof.spl_reference, spl_floor=prof.spl_floor)
+    arr, flags, nav = checked_navigation(
+        episodes, preds, store, prof, how.subset,
+        spl_reference=prof.spl_reference, spl_floor=prof.spl_floor,
+    )  # fmt: skip
     order = preds.episodes
     visible, at_goal, anywhere = _visible_at(episodes, order, arr, store, boxes)
     success, oracle = visibility_success(visible, arr.traj_offsets)
