@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import types
 
@@ -111,3 +112,20 @@ def test_parse_id() -> None:
 def test_a_spec_with_an_object_needs_no_import() -> None:
     spec: Spec[type] = Spec("box-v1", "box", 1, dict, kwargs={"n": 1})
     assert spec.load() is dict and spec.make(n=2) == {"n": 2}
+
+
+def test_import_vlneval_is_light() -> None:
+    """``import vlneval`` loads only its lazy-attribute helper and version (not the registry,
+    the errors or what they import); the names it offers are imported on first use."""
+    code = (
+        "import sys, vlneval\n"
+        "print(sorted(m for m in sys.modules if m.startswith('vlneval')))\n"
+        "print([m for m in ('dataclasses', 'inspect', 'difflib') if m in sys.modules])\n"
+        "print(vlneval.get_task('R2R').name, 'vlneval.tasks' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == [
+        "['vlneval', 'vlneval._lazy', 'vlneval._version']",
+        "[]",
+        "r2r True",
+    ]

@@ -9,10 +9,10 @@ Heavy parts (numba, scipy, plots, the server) are imported only when used.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from vlneval._lazy import lazy_attributes
 from vlneval._version import __version__
-from vlneval.registry import lazy_attributes
+
+TYPE_CHECKING = False  # not typing's: importing typing would double the cost of this import
 
 __all__ = [
     "__version__",

@@ -6,7 +6,8 @@ an object or at an entry-point string ``package.module:NAME`` that is imported t
 the entry is used, so registering costs nothing and modules import in one direction. Lookups
 ignore case; a bare name gives its latest version; an unknown name suggests the closest one.
 
-This module sits at the bottom of the package: it imports only :mod:`vlneval.errors`.
+This module sits at the bottom of the package: it imports only :mod:`vlneval.errors` (and
+:mod:`vlneval._lazy`, whose :func:`lazy_attributes` it re-exports).
 
 Example:
     >>> TASKS: Registry[object] = Registry("task")
@@ -23,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, NoReturn, TypeVar, cast
 
+from vlneval._lazy import lazy_attributes
 from vlneval.errors import UnknownNameError, VLNEvalError
 
 __all__ = ["Registry", "Spec", "parse_id", "load_entry_point", "lazy_attributes"]
@@ -70,28 +72,6 @@ def load_entry_point(target: str) -> Any:
             )
         obj = getattr(obj, part)
     return obj
-
-
-def lazy_attributes(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
-    """A package's module ``__getattr__`` that imports each of ``names`` (name -> module) on
-    first use, so that importing the package stays light.
-
-    Example:
-        >>> get = lazy_attributes("pkg", {"did_you_mean": "vlneval.errors"})
-        >>> get("did_you_mean").__name__
-        'did_you_mean'
-        >>> get("nothing")
-        Traceback (most recent call last):
-        ...
-        AttributeError: module 'pkg' has no attribute 'nothing'
-    """
-
-    def __getattr__(name: str) -> Any:
-        if name in names:
-            return getattr(importlib.import_module(names[name]), name)
-        raise AttributeError(f"module {package!r} has no attribute {name!r}")
-
-    return __getattr__
 
 
 @dataclass(frozen=True)

@@ -203,3 +203,21 @@ def test_test_split_cannot_be_scored(tmp_path: Path) -> None:
     ]
     with pytest.raises(InvalidInputError, match="hidden test split"):
         _run(tmp_path, _good(), instances=hidden)
+
+
+def test_jump_message_and_wrong_start_listed_together(tmp_path: Path) -> None:
+    """The shared rule checks word NDH's jump as the CVDN scorer's rule, listed with the other
+    problems of the file (a wrong start, a jump)."""
+    body = [
+        {"inst_idx": 1, "trajectory": [["S", 0, 0], ["B", 0, 0]]},
+        {"inst_idx": 2, "trajectory": [["A", 0, 0], ["B", 0, 0]]},
+        _good()[2],
+    ]
+    with pytest.raises(InvalidInputError) as exc:
+        _run(tmp_path, body)
+    messages = [p.message for p in exc.value.problems]
+    assert "viewpoint B is not a neighbour of S in scan lane (the official CVDN scorer rejects a move along no graph edge)" in messages  # fmt: skip
+    assert any(
+        m.startswith("the trajectory starts at A, not at the episode's start") for m in messages
+    )
+    assert not any("--profile" in m for m in messages)

@@ -100,3 +100,16 @@ def test_real_seq2seq_outcomes_with_step_limit(
     n = len(run.evaluation.scored)
     assert tuple(round(ci.estimate * n) for ci in d.budgets.values()) == budgets
     assert budgets[-1] <= round(run.evaluation.metrics["SR"] * n)
+
+
+def test_skip_summaries_refused_for_a_task_with_its_own_scorer(tmp_path: Path) -> None:
+    """The refusal names the task as registered (``touchdown``), whatever case it was typed in."""
+    from tests.touchdown.fixture import make_root, nav
+
+    scorer = Scorer("TouchDown", "dev", root=make_root(tmp_path / "root"))
+    with pytest.raises(VLNEvalError) as exc:
+        score_run(scorer, nav(tmp_path), skip_summaries=True)
+    assert str(exc.value) == (
+        "--skip-summary-records is not supported for task touchdown (it has its own scorer); "
+        "remove the summary record from the file"
+    )

@@ -131,3 +131,26 @@ def test_a_json_number_beyond_float_range_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(InvalidInputError, match="heading is inf"):
         Scorer("demo").score(text.encode())
+
+
+def test_profile_of_another_task_one_check_one_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Task.scoring_profile is the one check: the library's Scorer and ``vlneval run`` (before
+    any episode runs) refuse a profile of another task with the same words."""
+    from vlneval.cli.main import main
+    from vlneval.tasks import get_task
+
+    said = "profile cvdn does not score task demo (its profiles: demo, r2r, r2r-envdrop, r2r-duet)"
+    with pytest.raises(VLNEvalError) as exc:
+        get_task("demo").scoring_profile("CVDN")
+    assert str(exc.value) == said
+    with pytest.raises(VLNEvalError) as exc:
+        Scorer("demo", profile="cvdn")
+    assert str(exc.value) == said
+    out = tmp_path / "p.json"
+    argv = ["run", "--task", "demo", "--agent", "random", "--profile", "cvdn", "--out", str(out)]
+    assert main(argv) == 2
+    assert said in capsys.readouterr().err and not out.exists()
+    assert get_task("demo").scoring_profile(None).name == "demo"
+    assert get_task("demo").scoring_profile("R2R-DUET").name == "r2r-duet"

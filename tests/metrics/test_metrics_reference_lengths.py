@@ -47,3 +47,20 @@ def test_given_lengths_change_nothing(
     assert ell.tobytes() == plain["shortest_length"].tobytes()
     for name, column in plain.items():
         assert column.tobytes() == given[name].tobytes(), name
+
+
+def test_normalise_gives_each_array_its_dtype() -> None:
+    """Both callers' layouts (with and without trajectories) get one dtype per array, in
+    order; any other count of arrays is a programming error, not a silent misalignment."""
+    from vlneval.metrics.batch import _normalise
+
+    table = ([0.0], [0], [1], [0])
+    pair = ([0], [0, 1])
+    for pairs in (2, 3):
+        out = _normalise(table + pair * pairs)
+        assert [a.dtype.name for a in out] == ["float64", "int64", "int64", "int32"] + [
+            "int32", "int64"
+        ] * pairs  # fmt: skip
+    for bad in (table + pair, table + pair * 2 + ([0],), table + pair * 4):
+        with pytest.raises(ValueError, match="expected 4 table arrays and 2 or 3 ragged pairs"):
+            _normalise(bad)

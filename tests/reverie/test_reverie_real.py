@@ -68,7 +68,7 @@ def _write(tmp: Path, episodes: Any, paths: dict[str, list[str]], objects: dict[
 def test_shortest_agent(
     data_root: Path, store: GraphStore, tmp_path: Path, version: str, split: str, n: int, sr: float
 ) -> None:
-    eps = load_reverie(release_file(get_task("reverie"), split, data_root, None, version))
+    eps = load_reverie(release_file(get_task("reverie"), split, data_root, None, version)[0])
     cache: dict[str, list[str]] = {}
     paths = {}
     for i, (scan, path) in enumerate(zip(eps.scans, eps.paths, strict=True)):
@@ -91,7 +91,7 @@ def test_shortest_agent(
 def test_random_trajectories_score_in_range(
     data_root: Path, store: GraphStore, tmp_path: Path, version: str
 ) -> None:
-    eps = load_reverie(release_file(get_task("reverie"), "val_unseen", data_root, None, version))
+    eps = load_reverie(release_file(get_task("reverie"), "val_unseen", data_root, None, version)[0])
     rng = np.random.default_rng(0)
     paths = {
         k: random_walk(store, s, p[0], rng)

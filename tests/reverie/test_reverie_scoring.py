@@ -234,3 +234,15 @@ def test_duplicates_are_errors_and_unknown_ids_warnings(tmp_path: Path) -> None:
     extra = rev_preds(HAND) + rev_preds({"9_9_0": (["S"], 1)})
     r = _score(tmp_path, extra)  # the official scorer ignores unknown ids: a warning here
     assert any("1 prediction(s) with ids not in the split were ignored" in w for w in r.warnings)
+
+
+def test_repeated_viewpoints_counted_once(tmp_path: Path) -> None:
+    """Turning in place repeats a viewpoint: the rule flags carry the metric kernels' count
+    (the same value the rule checks count on their own), TL is unchanged."""
+    entries = dict(HAND)
+    entries["1_7_0"] = (["S", "S", "A", "A", "A", "B"], 7)
+    r = _score(tmp_path, entries)
+    rows = {row["instr_id"]: row for row in r.rows()}
+    assert rows["1_7_0"]["repeated_viewpoints"] == 3 and rows["1_7_0"]["path_length"] == 8.0
+    assert rows["1_7_1"]["repeated_viewpoints"] == 0 and rows["2_9_1"]["repeated_viewpoints"] == 0
+    assert r.metrics == {"TL": 6.0, "OSR": 0.75, "SR": 0.5, "SPL": 0.375, "RGS": 0.5, "RGSPL": 0.375}  # fmt: skip

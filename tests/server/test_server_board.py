@@ -218,3 +218,27 @@ def test_no_public_response_carries_a_full_double(server):
     texts.append(server.client.get("/c/demo/val").text)
     full = repr(evaluate("demo", None, DEMO_PREDICTIONS).metrics["SPL"])
     assert all(full not in t and full[:8] not in t for t in texts)
+
+
+def test_cli_format_choices_are_the_export_formats() -> None:
+    """``admin leaderboard --format`` offers what the export writes (one list), and building
+    the command line does not import the server's dependencies."""
+    import subprocess
+    import sys
+
+    code = """
+import argparse, sys
+from vlneval.cli.main import build_parser
+
+def sub(p, name):
+    acts = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+    return acts[0].choices[name]
+
+lb = sub(sub(build_parser(), "admin"), "leaderboard")
+print(next(a.choices for a in lb._actions if a.dest == "format"), "sqlalchemy" in sys.modules)
+"""
+    from vlneval.server.services.export import FORMATS
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[0] == f"{FORMATS!r} False"
+    assert FORMATS == ("table", "csv", "json")

@@ -208,3 +208,46 @@ def test_object_instead_of_list(tmp_path: Path) -> None:
     path.write_text('{"route_id": 1, "trajectory": ["p0"]}\n{"route_id": 2,')
     with pytest.raises(InvalidInputError, match="preds.json: line 2: not valid JSON"):
         evaluate("touchdown", "dev", path, root=root)
+
+
+def test_data_version_any_case_is_the_task_spelling(tmp_path: Path) -> None:
+    """A release named in any case is resolved once: the scorer, the result and the messages
+    carry the task's spelling, also when the scorer is opened without ``Task.open``."""
+    from vlneval.tasks import get_profile, get_task
+    from vlneval.tasks.common.goal_scoring import DEFAULT_OPTIONS
+    from vlneval.tasks.common.request import SplitRequest
+    from vlneval.tasks.touchdown.score import TouchdownScorer, open_routes
+
+    task, root = get_task("touchdown"), make_root(tmp_path / "root")
+    request = SplitRequest(
+        task, "dev", get_profile("touchdown"), root=root, options={"data_version": "UnSeen"}
+    )
+    scorer = TouchdownScorer(request)
+    assert scorer.data_version == "unseen"
+    assert scorer.score(nav(tmp_path), DEFAULT_OPTIONS).data_version == "unseen"
+    with pytest.raises(MissingDataError, match="no touchdown dev routes \\(original\\) found"):
+        open_routes(task, "dev", root=root, data_version="Original")
+    with pytest.raises(UnknownNameError, match="did you mean 'unseen'"):
+        open_routes(task, "dev", episodes_file=root / "x.json", data_version="unsen")
+    with pytest.raises(UnknownNameError, match="did you mean 'unseen'"):
+        open_routes(task, "dev", root=None, data_version="unsen")
+
+
+def test_release_file_one_rule(tmp_path: Path) -> None:
+    """``release_file`` checks the release whether or not a file or a root is given, and an
+    empty file name counts as none given (as ``episodes_path`` has it)."""
+    from vlneval.tasks import get_task
+    from vlneval.tasks.common.goal_scoring import release_file
+
+    task, root = get_task("touchdown"), make_root(tmp_path / "root")
+    given = tmp_path / "routes.json"
+    assert release_file(task, "dev", root, given, "UNSEEN") == (given, "unseen")
+    assert release_file(task, "dev", root, given, None) == (given, None)
+    path, version = release_file(task, "dev", root, "", "Unseen")
+    assert version == "unseen" and path.parent.name == "touchdown_unseen_split"
+    for file, base in ((given, root), (None, None)):
+        with pytest.raises(
+            UnknownNameError,
+            match="unknown Touchdown data version 'v9' \\(known: original, unseen\\)",
+        ):
+            release_file(task, "dev", base, file, "v9")

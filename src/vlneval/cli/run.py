@@ -200,21 +200,13 @@ def _check_names(args: argparse.Namespace) -> None:
         UnknownNameError: no such profile or option value (with the closest name).
         VLNEvalError: the profile does not score the task (names the task's profiles).
     """
-    from vlneval.errors import VLNEvalError
-    from vlneval.tasks import get_profile, get_task
+    from vlneval.tasks import get_task
 
     task = get_task(args.task)
     for name, value in task.check_options(given_task_options(args) or {}).items():
         setattr(args, name, value)
-    if args.profile is None:
-        return
-    prof = get_profile(args.profile)
-    if prof.name not in task.profiles:
-        raise VLNEvalError(
-            f"profile {prof.name} does not score task {task.name} (its profiles: "
-            f"{', '.join(task.profiles)})"
-        )
-    args.profile = prof.name
+    if args.profile is not None:
+        args.profile = task.scoring_profile(args.profile).name  # the library's check
 
 
 def _score(args: argparse.Namespace, *, partial: bool, protocol: Any, plan: Any = None) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 
 from vlneval.cli.common import err
 from vlneval.errors import VLNEvalError
+from vlneval.server.services.formats import FORMATS
 
 __all__ = ["register", "config_from_args"]
 
@@ -233,7 +234,7 @@ def _register_admin(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     lb.add_argument("--phase", required=True)
     lb.add_argument(
         "--format",
-        choices=["table", "csv", "json"],
+        choices=FORMATS,
         default="table",
         help="table (default), csv, or json (a list of entries)",
     )

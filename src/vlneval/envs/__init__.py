@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vlneval.registry import lazy_attributes
+from vlneval._lazy import lazy_attributes
 
 __all__ = [
     "Env",

@@ -14,7 +14,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from vlneval.errors import VLNEvalError
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest, TaskScorer
 from vlneval.tasks.common.result import Result
 
@@ -62,15 +61,10 @@ class Scorer:
         graphs: str | Path | None = None,
         **options: Any,
     ) -> None:
-        from vlneval.tasks import get_profile, get_task
+        from vlneval.tasks import get_task
 
         t = get_task(task)
-        prof = get_profile(profile or t.default_profile)
-        if prof.name not in t.profiles:
-            raise VLNEvalError(
-                f"profile {prof.name} does not score task {t.name} (its profiles: "
-                f"{', '.join(t.profiles)})"
-            )
+        prof = t.scoring_profile(profile)
         request = SplitRequest(
             t, split or t.default_split, prof, root=root, episodes_file=episodes, graphs=graphs,
             options=options,

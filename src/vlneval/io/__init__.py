@@ -20,7 +20,12 @@ strings cost their bytes; the explaining pass uses Python's ``json``, which need
 
 Limits are defaults; each can be raised with an environment variable (``VLNEVAL_MAX_FILE_BYTES``,
 ``VLNEVAL_MAX_JSON_DEPTH``, ``VLNEVAL_MAX_STRING_BYTES``, ``VLNEVAL_MAX_NUMBER_CHARS``) or by
-passing a :class:`Limits`. Every name of the submodules is importable from ``vlneval.io`` itself.
+passing a :class:`Limits`.
+
+Every name in ``__all__`` is importable from ``vlneval.io`` itself, and so are the byte markers
+``BOM``, ``GZIP_MAGIC`` and ``TEMP_MARK``; the submodules' internal sizes (``limits.MIB``,
+``reader.READ_STEP``, ``reader.GUNZIP_STEP``, ``records.CHUNK``) and the JSON-lines helper
+``records.jsonl`` (reached through :func:`iter_records`) are imported from their own modules.
 """
 
 from __future__ import annotations

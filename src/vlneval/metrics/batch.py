@@ -256,6 +256,10 @@ def _in_parts(run: Any, n: int, threads: int) -> None:
 
 
 def _normalise(arrays: tuple[Any, ...]) -> list[np.ndarray]:
-    # float64 distances, int64 table offsets and sizes, int32 scans and node ids, int64 offsets.
-    dtypes = (np.float64, np.int64, np.int64, np.int32) + (np.int32, np.int64) * 3
-    return [np.ascontiguousarray(x, dtype=t) for x, t in zip(arrays, dtypes, strict=False)]
+    """The table arrays (float64 distances, int64 table offsets and sizes, int32 scans) and
+    then (node ids, offsets) pairs (int32, int64): three for a batch, two without trajectories."""
+    pairs, odd = divmod(len(arrays) - 4, 2)
+    if odd or pairs not in (2, 3):
+        raise ValueError(f"expected 4 table arrays and 2 or 3 ragged pairs, got {len(arrays)}")
+    dtypes = (np.float64, np.int64, np.int64, np.int32) + (np.int32, np.int64) * pairs
+    return [np.ascontiguousarray(x, dtype=t) for x, t in zip(arrays, dtypes, strict=True)]

@@ -33,6 +33,7 @@ __all__ = [
     "shown_unit",
     "column_name",
     "NOTE_LIMIT",
+    "recording_console",
 ]
 
 #: The longest note printed (characters); the JSON keeps the whole text.

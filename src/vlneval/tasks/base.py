@@ -230,6 +230,33 @@ class Task:
             out[name] = self.option(name).resolve(value, self.name)  # type: ignore[arg-type]
         return out
 
+    def scoring_profile(self, name: str | None = None) -> Profile:
+        """The profile ``name`` (any case; default: the task's own), which must score this
+        task. Every way to score (library, command line) checks here.
+
+        Raises:
+            UnknownNameError: no such profile (with the closest name).
+            VLNEvalError: a profile of another task (with this task's profiles).
+
+        Example:
+            >>> from vlneval.tasks import get_task
+            >>> get_task("hanna").scoring_profile("HANNA").name
+            'hanna'
+            >>> get_task("hanna").scoring_profile("r2r")
+            Traceback (most recent call last):
+            ...
+            vlneval.errors.VLNEvalError: profile r2r does not score task hanna (its profiles: hanna)
+        """
+        from vlneval.tasks import get_profile
+
+        prof = get_profile(name or self.default_profile)
+        if prof.name not in self.profiles:
+            raise VLNEvalError(
+                f"profile {prof.name} does not score task {self.name} (its profiles: "
+                f"{', '.join(self.profiles)})"
+            )
+        return prof
+
     def episodes_file(self, root: Path | None, split: str) -> Path:
         """The episodes file of ``split`` under ``root``."""
         base = demo_root() if self.embedded else root

@@ -17,12 +17,12 @@ from typing import Any
 
 from vlneval.reports.terminal import format_value
 from vlneval.server.models import Phase
+from vlneval.server.services.formats import FORMATS
 from vlneval.server.services.leaderboard import Entry, public_entry
 from vlneval.tasks.profiles import get_profile
 
 __all__ = ["FORMATS", "phase_metrics", "export_rows", "to_csv", "to_json", "to_table"]
 
-FORMATS = ("table", "csv", "json")
 FIELDS = ("section", "rank", "team", "method", "url", "description", "submitted_at")
 TAIL = ("n_episodes", "privileged", "flag", "profile", "observations", "action_space", "map")
 FORMULA = ("=", "+", "-", "@", "\t", "\r")

@@ -31,12 +31,14 @@ def check_rules(
     subset: bool = False,
     pc: ProblemCollector | None = None,
     repeats: np.ndarray | None = None,
+    jump_reason: str | None = None,
 ) -> dict[str, np.ndarray]:
     """Start, adjacency, repeat and completeness rules of ``profile``.
 
     Returns per-episode counts (``jumps``, ``repeated_viewpoints``) for the per-episode table.
     ``repeats`` is the metric kernels' count (``score_batch``'s ``repeats``) when the caller
-    already has it; else it is counted here.
+    already has it; else it is counted here. ``jump_reason`` replaces the words in brackets
+    after a jump (default: the official scorer rejects jumps, and the profile that scores them).
 
     Raises:
         InvalidInputError: the file breaks a rule the profile enforces, or ``pc`` already holds
@@ -64,7 +66,7 @@ def check_rules(
         same = moves(arr.traj, arr.traj_offsets)[1]
         repeats = np.bincount(owners(arr.traj_offsets)[same], minlength=len(order))
     if profile.check_adjacency or profile.strict_cls_edges:
-        _report_jumps(pc, episodes, preds, arr, graphs, profile, first_jump)
+        _report_jumps(pc, episodes, preds, arr, graphs, first_jump, jump_reason or _why(profile))
     if profile.strict_cls_edges:
         for k in np.flatnonzero(repeats)[:200]:
             i = int(order[k])
@@ -91,15 +93,10 @@ def _report_jumps(
     preds: Predictions,
     arr: ScoringArrays,
     graphs: GraphStore,
-    profile: Profile,
     first_jump: np.ndarray,
+    reason: str,
 ) -> None:
-    """One problem per episode with a jump, naming its first one."""
-    hint = (
-        "use --profile r2r-duet to score them with their shortest distance"
-        if not profile.strict_cls_edges
-        else "use --profile r4r to score them with their shortest distance"
-    )
+    """One problem per episode with a jump, naming its first one (``reason`` in brackets)."""
     for k in np.flatnonzero(first_jump >= 0).tolist():
         p = int(first_jump[k])
         i = int(preds.episodes[k])
@@ -107,10 +104,18 @@ def _report_jumps(
         g = graphs.graph(episodes.scans[i])
         pc.add(
             f"viewpoint {g.ids[arr.traj[p + 1]]} is not a neighbour of {g.ids[arr.traj[p]]} in "
-            f"scan {g.scan} (the official scorer rejects jumps; {hint})",
+            f"scan {g.scan} ({reason})",
             episode=f'{episodes.id_field} "{episodes.ids[i]}"',
             field=f"trajectory[{step}]",
         )
+
+
+def _why(profile: Profile) -> str:
+    other = "r4r" if profile.strict_cls_edges else "r2r-duet"
+    return (
+        f"the official scorer rejects jumps; use --profile {other} to score them with their "
+        "shortest distance"
+    )
 
 
 def _check(name: str, holds: bool, detail: str, profile: Profile) -> Check:

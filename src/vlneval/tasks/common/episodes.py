@@ -6,14 +6,17 @@ as interned strings or as codes into one vocabulary).
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any, ClassVar, TypeVar, overload
 
 import numpy as np
 
 __all__ = ["Episode", "EpisodeTable", "EpisodeBuilder", "PathColumn"]
+
+_Table = TypeVar("_Table", bound="EpisodeTable")
 
 
 class PathColumn(Sequence[tuple[str, ...]]):
@@ -121,6 +124,10 @@ class EpisodeTable:
     left_out: list[str] = field(default_factory=list)
     scorable: bool = True
     int_ids: bool = False
+    #: The fields holding one entry per episode (a subclass adds its own).
+    ROW_COLUMNS: ClassVar[tuple[str, ...]] = (
+        "ids", "scans", "paths", "goals", "headings", "instructions",
+    )  # fmt: skip
     _index: dict[str, int] | None = field(init=False, repr=False, default=None, compare=False)
     _scan_codes: tuple[list[str], np.ndarray] | None = field(
         init=False, repr=False, default=None, compare=False
@@ -174,23 +181,27 @@ class EpisodeTable:
     def __iter__(self) -> Any:
         return (self.episode(i) for i in range(len(self)))
 
-    def subset(self, keep: list[int]) -> EpisodeTable:
-        """The rows ``keep``, in that order."""
-        return EpisodeTable(
-            self.task,
-            self.split,
-            self.source,
-            self.id_field,
-            [self.ids[i] for i in keep],
-            [self.scans[i] for i in keep],
-            [self.paths[i] for i in keep],
-            [self.goals[i] for i in keep],
-            self.headings[keep],
-            [self.instructions[i] for i in keep],
-            list(self.left_out),
-            self.scorable,
-            self.int_ids,
-        )
+    def subset(self: _Table, keep: list[int]) -> _Table:
+        """The rows ``keep``, in that order, as a table of the same class: every per-episode
+        column (:attr:`ROW_COLUMNS`, a subclass's own included) is taken at ``keep``, the
+        other fields are kept.
+
+        Example:
+            >>> b = EpisodeBuilder()
+            >>> for i in range(3):
+            ...     b.add(str(i), "s", ("v",), None, float(i), f"go {i}")
+            >>> t = b.build(task="t", split="s", source="f", id_field="id").subset([2, 0])
+            >>> t.ids, t.headings.tolist(), t.instructions
+            (['2', '0'], [2.0, 0.0], ['go 2', 'go 0'])
+        """
+        rows = np.asarray(keep, dtype=np.int64)
+        columns: dict[str, Any] = {}
+        for name in self.ROW_COLUMNS:
+            value = getattr(self, name)
+            columns[name] = (
+                value[rows] if isinstance(value, np.ndarray) else [value[i] for i in keep]
+            )
+        return dataclasses.replace(self, left_out=list(self.left_out), **columns)
 
     def instruction_words(self) -> np.ndarray:
         """Number of words of each instruction."""

@@ -2,7 +2,8 @@
 
 A task's ``score_<task>(episodes, predictions, graphs, profile, how)`` checks the predictions
 against the rules (:func:`checked_arrays`), computes its per-episode columns (the R2R family's
-kernel through :func:`navigation`, success by :func:`hit`), adds the rule flags and the
+kernel through :func:`navigation`, or both at once by :func:`checked_navigation`; success by
+:func:`hit`), adds the rule flags and the
 ``unreachable`` column (:func:`finish_columns`) and summarises them with ``how``'s options
 (:func:`summary_options`). Its scorer class (``open_scorer``) holds the split loaded once and
 hands each predictions input to that function.
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_OPTIONS",
     "checked_arrays",
+    "checked_navigation",
     "navigation",
     "hit",
     "finish_columns",
@@ -43,6 +45,15 @@ __all__ = [
 DEFAULT_OPTIONS = ScoreOptions()
 
 
+def _arrays(episodes: EpisodeTable, preds: Predictions, graphs: GraphStore) -> ScoringArrays:
+    if len(preds.episodes) == 0:  # nothing to build arrays of
+        raise InvalidInputError(
+            f"no prediction matches an episode of {episodes.task} {episodes.split}",
+            source=preds.source,
+        )
+    return build_arrays(episodes, preds, graphs)
+
+
 def checked_arrays(
     episodes: EpisodeTable, preds: Predictions, graphs: GraphStore, prof: Profile, subset: bool
 ) -> tuple[ScoringArrays, dict[str, np.ndarray]]:
@@ -52,13 +63,30 @@ def checked_arrays(
         InvalidInputError: every broken rule (start, adjacency, completeness) at once, or
             no prediction matches an episode (a file for another split or task).
     """
-    if len(preds.episodes) == 0:  # nothing to build arrays of
-        raise InvalidInputError(
-            f"no prediction matches an episode of {episodes.task} {episodes.split}",
-            source=preds.source,
-        )
-    arr = build_arrays(episodes, preds, graphs)
+    arr = _arrays(episodes, preds, graphs)
     return arr, check_rules(episodes, preds, arr, graphs, prof, subset=subset)
+
+
+def checked_navigation(
+    episodes: EpisodeTable,
+    preds: Predictions,
+    graphs: GraphStore,
+    prof: Profile,
+    subset: bool,
+    **rules: Any,
+) -> tuple[ScoringArrays, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """:func:`checked_arrays` and :func:`navigation` under ``rules`` in one pass: the rule
+    checks take the kernels' count of repeated viewpoints instead of counting them again
+    (as the R2R family's scorer does). The navigation columns come without ``repeats``.
+
+    Raises:
+        InvalidInputError: as :func:`checked_arrays`.
+    """
+    arr = _arrays(episodes, preds, graphs)
+    nav = dict(navigation(arr, **rules))
+    repeats = nav.pop("repeats")  # the rule checks' repeated_viewpoints, counted once
+    flags = check_rules(episodes, preds, arr, graphs, prof, subset=subset, repeats=repeats)
+    return arr, flags, nav
 
 
 def navigation(arr: ScoringArrays, **rules: Any) -> dict[str, np.ndarray]:
@@ -110,30 +138,38 @@ def release_file(
     split: str,
     root: Path | None,
     episodes_file: str | Path | None,
-    version: str,
+    version: str | None,
     lead: str | None = None,
-) -> Path:
-    """``episodes_file`` if given, else the file of ``split`` in the release ``version`` (one
-    of the task's ``version_files``) under the data root ``root``.
+) -> tuple[Path, str | None]:
+    """The episodes file of ``split`` and the release it is read as.
+
+    One rule for every case: a given ``version`` is resolved first (any case, to the task's
+    spelling: ``"V1"`` is ``"v1"``) whether or not a file is given; then ``episodes_file`` if
+    given (the release is ``version``, None when not given), else the file of ``split`` in the
+    release ``version`` (default: the task's first ``version_files`` entry) under the data root
+    ``root``. An empty ``episodes_file`` or ``version`` counts as not given (as in
+    :func:`~vlneval.tasks.common.request.episodes_path`).
 
     Raises:
         UnknownNameError: ``version`` is not one of the task's releases.
         MissingDataError: no data root, a root without the task's folder, or no such file (the
             splits found for that release and the release that holds ``split``; ``lead``
-            replaces the message's opening words).
+            replaces the message's opening words, ``{version}`` in it the resolved release).
     """
+    resolved = task.option("data_version").resolve(version, task.name) if version else None
     if episodes_file or root is None:
-        return episodes_path(task, split, root, episodes_file)  # the file, or "needs its data"
-    version = task.option("data_version").resolve(version, task.name)
+        return episodes_path(task, split, root, episodes_file), resolved  # or "needs its data"
+    resolved = resolved or task.data_versions[0]
     try:
         check_root(root, task.name, task.folder, task.file_names)
     except MissingDataError as exc:
         raise MissingDataError(f"no {task.name} {split} episodes found: {exc}") from None
-    name = dict(task.version_files)[version].format(split=split)
+    name = dict(task.version_files)[resolved].format(split=split)
     try:
-        return find_file(root / task.folder, [name], f"{task.name} {split} episodes")
+        return find_file(root / task.folder, [name], f"{task.name} {split} episodes"), resolved
     except MissingDataError:
         raise missing_split(
             root, task.name, task.folder, task.file_names, split, task.splits,
-            versions=task.version_files, version=version, lead=lead,
+            versions=task.version_files, version=resolved,
+            lead=lead.format(version=resolved) if lead else None,
         ) from None  # fmt: skip

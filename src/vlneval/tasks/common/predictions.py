@@ -31,7 +31,7 @@ from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
 
-__all__ = ["Predictions", "parse_predictions", "FORMS", "TRAJECTORY_KEYS"]
+__all__ = ["Predictions", "parse_predictions", "in_episode_order", "FORMS", "TRAJECTORY_KEYS"]
 
 FORMS = ("auto", "triple", "nested", "plain")
 TRAJECTORY_KEYS = typed.TRAJECTORY_KEYS
@@ -552,12 +552,28 @@ def _episode_order(rec_ep: np.ndarray, n_episodes: int) -> np.ndarray:
     return record_of[np.flatnonzero(mark)]
 
 
+def in_episode_order(
+    rec_ep: np.ndarray, rec_len: np.ndarray, flat: np.ndarray, n_episodes: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The records read (episode row, length, nodes of each, in file order) in episode order:
+    :attr:`Predictions.episodes`, ``nodes`` and ``offsets`` (the end step of every reader).
+
+    Example:
+        >>> eps, nodes, offsets = in_episode_order(
+        ...     np.array([2, 0]), np.array([1, 2]), np.array([7, 5, 6], np.int32), 3)
+        >>> eps.tolist(), nodes.tolist(), offsets.tolist()
+        ([0, 2], [5, 6, 7], [0, 2, 3])
+    """
+    order = _episode_order(rec_ep, n_episodes)
+    nodes, offsets = reorder(flat, offsets_of(rec_len), order)
+    return rec_ep[order], nodes, offsets
+
+
 def _assemble(p: _Parser, source: str) -> Predictions:
     rec_ep = np.asarray(p.rec_ep, dtype=np.int64)
     rec_len = np.asarray(p.rec_len, dtype=np.int64)
     flat = np.asarray(p.flat, dtype=np.int32)
-    order = _episode_order(rec_ep, len(p.seen))
-    nodes, offsets = reorder(flat, offsets_of(rec_len), order)
+    episodes, nodes, offsets = in_episode_order(rec_ep, rec_len, flat, len(p.seen))
     warnings: list[str] = []
     if p.skipped:
         warnings.append(
@@ -578,7 +594,7 @@ def _assemble(p: _Parser, source: str) -> Predictions:
     return Predictions(
         source=source,
         form=p.form if p.form != "auto" else "triple",
-        episodes=rec_ep[order],
+        episodes=episodes,
         nodes=nodes,
         offsets=offsets,
         extra=p.extra,

@@ -26,7 +26,6 @@ import numpy as np
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.progress import region_distances
-from vlneval.tasks.common._steps import step_counts
 from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
 from vlneval.tasks.common.checks import check_rules
 from vlneval.tasks.common.goal_scoring import (
@@ -58,6 +57,8 @@ KEPT = (
     "spl",
     "steps",
 )
+#: Why a move along no graph edge is refused (the bracket of the jump message).
+JUMP = "the official CVDN scorer rejects a move along no graph edge"
 
 
 class NDHScorer:
@@ -126,28 +127,6 @@ def _nodes(
     return np.asarray(flat, dtype=np.int32), np.asarray(offsets, dtype=np.int64)
 
 
-def _jumps(
-    ndh: NDHEpisodes, preds: Predictions, arr: ScoringArrays, store: GraphStore
-) -> ProblemCollector:
-    """One problem per episode that moves between non-adjacent viewpoints (its first such move)."""
-    pc = ProblemCollector(preds.source)
-    _, first_jump = step_counts(
-        arr.traj, arr.traj_offsets, arr.scan_index, arr.adjacency_flat(store),
-        arr.table_offsets, arr.table_sizes,
-    )  # fmt: skip
-    for k in np.flatnonzero(first_jump >= 0).tolist():
-        p = int(first_jump[k])
-        i = int(preds.episodes[k])
-        g = store.graph(ndh.table.scans[i])
-        pc.add(
-            f"viewpoint {g.ids[arr.traj[p + 1]]} is not a neighbour of {g.ids[arr.traj[p]]} in scan "
-            f"{g.scan} (the official CVDN scorer rejects a move along no graph edge)",
-            episode=f'inst_idx "{ndh.table.ids[i]}"',
-            field=f"trajectory[{p + 1 - int(arr.traj_offsets[k])}]",
-        )
-    return pc
-
-
 def _rules(
     ndh: NDHEpisodes,
     preds: Predictions,
@@ -155,20 +134,14 @@ def _rules(
     store: GraphStore,
     prof: Profile,
     subset: bool,
+    repeats: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    """Start and completeness (core rules) and CVDN's adjacency rule, every problem together."""
-    problems = []
-    flags: dict[str, np.ndarray] = {}
-    try:
-        lenient = dataclasses.replace(prof, check_adjacency=False, strict_cls_edges=False)
-        flags = check_rules(ndh.table, preds, arr, store, lenient, subset=subset)
-    except InvalidInputError as exc:
-        problems.extend(exc.problems)
-    if prof.check_adjacency:
-        problems.extend(_jumps(ndh, preds, arr, store).problems)
-    if problems:
-        raise InvalidInputError(problems, source=preds.source)
-    return flags
+    """Start and completeness (core rules) and CVDN's adjacency rule, every problem together
+    (``repeats``: the kernels' count of repeated viewpoints)."""
+    cvdn = dataclasses.replace(prof, strict_cls_edges=False)  # NDH scores repeats
+    return check_rules(
+        ndh.table, preds, arr, store, cvdn, subset=subset, repeats=repeats, jump_reason=JUMP,
+    )  # fmt: skip
 
 
 def score_ndh(
@@ -181,11 +154,11 @@ def score_ndh(
     """Scores parsed NDH predictions (see the module docstring for every rule)."""
     table = ndh.table
     arr = build_arrays(table, preds, store)
-    flags = _rules(ndh, preds, arr, store, prof, how.subset)
     core = navigation(
         arr, threshold=prof.threshold, success_inclusive=prof.success_inclusive,
         spl_reference=prof.spl_reference, spl_floor=prof.spl_floor,
     )  # fmt: skip
+    flags = _rules(ndh, preds, arr, store, prof, how.subset, core["repeats"])
     per: dict[str, np.ndarray] = {k: core[k] for k in KEPT}
     layout = (
         arr.dist_flat,

@@ -45,6 +45,7 @@ class ReverieEpisodes(EpisodeTable):
 
     object_ids: list[str | None] = field(default_factory=list)
     data_version: str = "unknown"
+    ROW_COLUMNS = (*EpisodeTable.ROW_COLUMNS, "object_ids")
 
 
 def _check(rec: Any, k: int, pc: ProblemCollector) -> bool:

@@ -22,9 +22,8 @@ from vlneval.metrics.grounding import length_weighted, remote_grounding_success,
 from vlneval.tasks.base import Task
 from vlneval.tasks.common.goal_scoring import (
     DEFAULT_OPTIONS,
-    checked_arrays,
+    checked_navigation,
     finish_columns,
-    navigation,
     release_file,
     summary_options,
 )
@@ -101,11 +100,7 @@ def open_reverie(
 ) -> tuple[ReverieEpisodes, GraphStore, ObjectBoxes, list[str]]:
     """The episodes, graphs and object boxes of a REVERIE split, and notes about them."""
     base = data_root(root)
-    default = None if episodes_file is not None else task.data_versions[0]
-    version = (
-        task.option("data_version").resolve(data_version, task.name) if data_version else default
-    )
-    path = release_file(task, split, base, episodes_file, version or task.data_versions[0])
+    path, version = release_file(task, split, base, episodes_file, data_version)
     episodes = load_reverie(path, task=task.name, split=split, data_version=version or "unknown")
     store = open_graphs(graphs, base)
     boxes, notes = _boxes(base, path, version, bboxes)
@@ -198,8 +193,10 @@ def score_reverie(
     notes: list[str] | None = None,
 ) -> Result:
     """Scores parsed REVERIE predictions (offline files and online runs alike)."""
-    arr, flags = checked_arrays(episodes, preds, store, prof, how.subset)
-    nav = navigation(arr, spl_reference=prof.spl_reference, spl_floor=prof.spl_floor)
+    arr, flags, nav = checked_navigation(
+        episodes, preds, store, prof, how.subset,
+        spl_reference=prof.spl_reference, spl_floor=prof.spl_floor,
+    )  # fmt: skip
     order = preds.episodes
     visible, at_goal, anywhere = _visible_at(episodes, order, arr, store, boxes)
     success, oracle = visibility_success(visible, arr.traj_offsets)

@@ -95,6 +95,16 @@ class SoonEpisodes(EpisodeTable):
     start_index: list[int] = field(default_factory=list)
     boxes: list[tuple[SoonBox, ...]] = field(default_factory=list)
     by_instruction: dict[str, list[int]] = field(default_factory=dict)
+    ROW_COLUMNS = (*EpisodeTable.ROW_COLUMNS, "instr_ids", "start_index", "boxes")
+
+    def subset(self, keep: list[int]) -> SoonEpisodes:
+        """The rows ``keep``, in that order (``by_instruction`` names the new rows)."""
+        table = super().subset(keep)
+        by_instruction: dict[str, list[int]] = {}
+        for row, iid in enumerate(table.instr_ids):
+            by_instruction.setdefault(iid, []).append(row)
+        table.by_instruction = by_instruction
+        return table
 
 
 def _angle_pair(value: Any) -> tuple[float, float] | None:

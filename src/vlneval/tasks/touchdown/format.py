@@ -27,9 +27,8 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError, VLNEvalError
 from vlneval.io import decode_json, iter_records, read_bytes
-from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
-from vlneval.tasks.common.predictions import Predictions, _episode_order
+from vlneval.tasks.common.predictions import Predictions, in_episode_order
 from vlneval.tasks.common.record_checks import is_finite, is_number, numbered
 
 if TYPE_CHECKING:
@@ -390,8 +389,7 @@ def _assemble(p: _NavParser, source: str) -> Predictions:
     rec_ep = np.frombuffer(p.rec_ep, dtype=np.int64) if len(p.rec_ep) else np.zeros(0, np.int64)
     rec_len = np.frombuffer(p.rec_len, dtype=np.int64) if len(p.rec_len) else np.zeros(0, np.int64)
     flat = np.frombuffer(p.flat, dtype=np.int32) if len(p.flat) else np.zeros(0, np.int32)
-    order = _episode_order(rec_ep, len(p.seen))
-    nodes, offsets = reorder(flat, offsets_of(rec_len), order)
+    episodes, nodes, offsets = in_episode_order(rec_ep, rec_len, flat, len(p.seen))
     warnings = []
     if p.unknown:
         warnings.append(
@@ -400,7 +398,7 @@ def _assemble(p: _NavParser, source: str) -> Predictions:
         )
     missing = [p.table.ids[i] for i in np.flatnonzero(~p.seen)]
     return Predictions(
-        source=source, form=p.form if p.form != "auto" else "plain", episodes=rec_ep[order],
+        source=source, form=p.form if p.form != "auto" else "plain", episodes=episodes,
         nodes=nodes, offsets=offsets, warnings=warnings, missing=missing,
     )  # fmt: skip
 

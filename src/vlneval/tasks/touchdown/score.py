@@ -87,11 +87,11 @@ def _find_routes(
     task: Task, split: str, root: Any, episodes_file: Any, version: str | None
 ) -> tuple[TouchdownRoutes, Path | None, str | None]:
     """The routes of release ``version`` (default: the first present), the data root and the
-    release read (None for a file given by name)."""
+    release read (the given one resolved; for none, None for a file given by name)."""
     base = data_root(root)
-    if version is not None:
-        lead = f"no touchdown {split} routes ({version}) found"
-        path = release_file(task, split, base, episodes_file, version, lead)
+    if version:
+        lead = f"no touchdown {split} routes ({{version}}) found"
+        path, version = release_file(task, split, base, episodes_file, version, lead)
     else:
         path = episodes_path(task, split, base, episodes_file)
         if not episodes_file:
