@@ -174,3 +174,17 @@ def test_a_mapping_is_records_only_for_a_keyed_format() -> None:
     assert read_input({"1": []}, keyed=True).value == {"1": []}
     with pytest.raises(InvalidInputError, match="a list of records, got dict"):
         read_input({"1": []})
+
+
+NDH_REAL = "predictions/ndh/seq2seq_prevalent_r2r/val-seq2seq-all-trusted_path-40-sample-imagenet_val_unseen_iter_100.json.gz"
+
+
+def test_a_real_ndh_file_scores_alike_as_path_bytes_and_records(data_root: Path) -> None:
+    path = data_root / NDH_REAL
+    raw = path.read_bytes()
+    records = json.loads(gzip.decompress(raw))
+    scorer = vlneval.Scorer("ndh", "val_unseen", root=data_root, path_type="trusted_path")
+    expected = _shape(scorer.score(path), str(path), "SOURCE")
+    assert json.loads(expected)["n_episodes"] == 907
+    assert _shape(scorer.score(raw), "<bytes>", "SOURCE") == expected
+    assert _shape(scorer.score(records), "<records>", "SOURCE") == expected
