@@ -70,11 +70,16 @@ def test_options_are_checked_at_construction() -> None:
         Scorer("demo", profile="cvdn")
 
 
-def test_file_only_tasks_say_so_for_records(tmp_path: Path) -> None:
+def test_tasks_with_their_own_reader_read_records_too(tmp_path: Path) -> None:
+    """HANNA (like every task, see tests/tasks/test_inputs.py) reads records, checked as the
+    file's records are: the problem is named with the episode and field, source <records>."""
     from tests.hanna.fixture import make_root
 
     scorer = Scorer("hanna", root=make_root(tmp_path / "root"))
-    with pytest.raises(VLNEvalError, match="task hanna reads its predictions from a file"):
+    with pytest.raises(
+        InvalidInputError,
+        match=re.escape('<records>: instr_id "10_0": agent_pose: empty trajectory'),
+    ):
         scorer.score([{"instr_id": "10_0", "agent_pose": []}])
 
 

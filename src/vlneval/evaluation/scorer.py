@@ -101,8 +101,10 @@ class Scorer:
         """Scores one predictions input exactly as the profile's official scorer does.
 
         Args:
-            predictions: a file (``.json``/``.jsonl``, optionally gzipped), its bytes, or a
-                list of records as the task's format has them (R2R family).
+            predictions: a file (``.json``/``.jsonl``, optionally gzipped), its bytes (read
+                as the file would be), or its records as ``json.loads`` of the file gives them
+                (a list of records; VLN-CE's ``r2r-ce`` form: the dict keyed by episode id),
+                for every task; messages name bytes ``<bytes>`` and records ``<records>``.
             subset: score only the predicted episodes (the summary says "partial").
             form, trajectory_key: how to read trajectories (see ``parse_predictions``).
             declared: protocol fields the submitter declares; ``run``: fields an online run

@@ -295,10 +295,8 @@ def _score_file(
     messages = _public_messages(text, path, display_name, data)
     if messages:
         return Outcome(FAILED, "invalid", messages)
-    # the R2R family's reader takes the checked text; a task's own reader reads files only
-    predictions = text if data.public is not None else path
-    try:
-        result = data.scorer(spec).score(predictions, declared=declared)
+    try:  # every task's reader takes the checked text: the upload is not read again
+        result = data.scorer(spec).score(text, declared=declared)
     except InvalidInputError as exc:
         if data.public is None and data.checker is None:
             log.info(
@@ -308,7 +306,7 @@ def _score_file(
         return internal_failure(
             "the scorer refused a file the public checks accepted", data.redactor, exc
         )
-    summary = _sanitise(result.to_dict(), display_name, source_name(predictions))
+    summary = _sanitise(result.to_dict(), display_name, source_name(text))
     intervals = _intervals(result, data.redactor)
     del result  # the per-episode rows go no further
     metrics = summary["metrics"]
@@ -330,8 +328,9 @@ def _public_messages(text: bytes, path: Path, display_name: str, data: PhaseData
         problems = public_problems(
             text, source, data.public, data.graphs, data.profile, splits=data.splits
         )
-    elif data.checker is not None:
-        problems = data.checker.problems(path, splits=data.splits)
+    elif data.checker is not None:  # the task's own reader checks the text it will score
+        source = source_name(text)
+        problems = data.checker.problems(text, splits=data.splits)
     else:
         return []
     return render_problems(

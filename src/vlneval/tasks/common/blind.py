@@ -23,7 +23,13 @@ import numpy as np
 from vlneval.errors import InvalidInputError, Problem
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.public_file import has_public_copy, public_text, write_public_copy
-from vlneval.tasks.common.request import ScoreOptions, SplitRequest, episodes_path, task_base
+from vlneval.tasks.common.request import (
+    PredictionsInput,
+    ScoreOptions,
+    SplitRequest,
+    episodes_path,
+    task_base,
+)
 from vlneval.tasks.profiles import Profile, get_profile
 
 if TYPE_CHECKING:
@@ -370,7 +376,7 @@ class PublicScorer:
 
     def problems(
         self,
-        predictions: str | Path,
+        predictions: PredictionsInput,
         *,
         form: str = "auto",
         trajectory_key: str | None = None,
@@ -382,7 +388,7 @@ class PublicScorer:
 
     def check(
         self,
-        predictions: str | Path,
+        predictions: PredictionsInput,
         *,
         form: str = "auto",
         trajectory_key: str | None = None,
@@ -409,17 +415,22 @@ class PublicScorer:
         ]
         return [], notes
 
-    def _wrong_split(self, predictions: str | Path, splits: SplitIndex | None) -> Problem | None:
-        """The problem of a file whose ids are another split's (see :func:`wrong_split`)."""
-        from vlneval.io import read_bytes
+    def _wrong_split(
+        self, predictions: PredictionsInput, splits: SplitIndex | None
+    ) -> Problem | None:
+        """The problem of a file (or its bytes) whose ids are another split's (see
+        :func:`wrong_split`); records in memory are not compared."""
+        from vlneval.tasks.common.inputs import read_input
 
         if splits is None:
             return None
         try:
-            text = read_bytes(predictions)
+            given = read_input(predictions, keyed=True)
         except InvalidInputError:
             return None  # unreadable: the scorer says why
-        return wrong_split(text, self.episodes, splits, str(predictions))
+        if given.text is None:
+            return None
+        return wrong_split(given.text, self.episodes, splits, given.source)
 
     def close(self) -> None:
         """Removes the public copy."""

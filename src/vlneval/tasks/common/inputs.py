@@ -1,13 +1,30 @@
-"""Predictions given as a path, as bytes, or as in-memory records: how they are named."""
+"""Predictions given as a path, as bytes, or as in-memory records: how they are named and read.
+
+Every task's reader takes all three (:data:`~vlneval.tasks.common.request.PredictionsInput`):
+
+- a path is read with :func:`vlneval.io.read_bytes` (gzip and size bounded, BOM dropped);
+- bytes are what the file would give: :func:`vlneval.io.json_text` gunzips them (bounded) and
+  drops a BOM; messages name them ``<bytes>``;
+- records are the value ``json.loads`` of such a file gives (a list of records; for VLN-CE's
+  ``r2r-ce`` form the object keyed by episode id), checked as the file's records are, never
+  written back to JSON text; messages name them ``<records>``.
+
+:func:`read_input` does that once; a task's reader then takes the :class:`ReadInput` (its
+records a chunk at a time, or its text for a typed decoder).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from vlneval.errors import VLNEvalError
+from vlneval.errors import InvalidInputError
+from vlneval.io import iter_chunks, iter_records, json_text, read_bytes
 from vlneval.tasks.common.request import PredictionsInput
 
-__all__ = ["source_name", "require_path"]
+__all__ = ["source_name", "ReadInput", "read_input"]
 
 
 def source_name(predictions: PredictionsInput) -> str:
@@ -22,15 +39,74 @@ def source_name(predictions: PredictionsInput) -> str:
     return "<bytes>" if isinstance(predictions, (bytes, bytearray, memoryview)) else "<records>"
 
 
-def require_path(predictions: PredictionsInput, task: str) -> Path:
-    """``predictions`` as a path, for tasks whose reader reads files only.
+@dataclass(frozen=True)
+class ReadInput:
+    """One predictions input, read once.
+
+    Attributes:
+        source: how messages name it (the path, ``<bytes>`` or ``<records>``).
+        text: the JSON text of a path or of bytes; None for records.
+        value: the records given in memory (a list, or a mapping where ``keyed``); None for
+            text.
+    """
+
+    source: str
+    text: bytes | None = None
+    value: Any = None
+
+    @property
+    def given(self) -> Any:
+        """What a reader that takes text or records takes (the text, else the records)."""
+        return self.text if self.text is not None else self.value
+
+    def chunks(self, expected: str) -> Iterator[list[Any]]:
+        """The records of a JSON list (a file that is not one is refused, saying ``expected``),
+        a chunk at a time; records in memory are one chunk.
+
+        Example:
+            >>> list(read_input(b"[1, 2]").chunks("a list")), list(read_input([3]).chunks("a list"))
+            ([[1, 2]], [[3]])
+        """
+        if self.text is None:
+            return iter([self.value])
+        return iter_chunks(self.text, self.source, expected=expected)
+
+    def record_chunks(self, expected: str) -> Iterator[list[Any]]:
+        """As :meth:`chunks`, the text a JSON list or JSON lines."""
+        if self.text is None:
+            return iter([self.value])
+        return iter_records(self.text, self.source, expected=expected)
+
+
+def read_input(predictions: PredictionsInput, *, keyed: bool = False) -> ReadInput:
+    """``predictions`` read once: a path's text, bytes' text, or the records themselves.
+
+    Args:
+        predictions: a path, the bytes of a file, or its records.
+        keyed: records may also be a mapping (a format keyed by episode id).
 
     Raises:
-        VLNEvalError: bytes or records were given.
+        MissingDataError: no such file.
+        InvalidInputError: an unreadable file, damaged or oversized gzip, or in-memory input
+            that is not a list of records.
+
+    Example:
+        >>> import gzip
+        >>> read_input(gzip.compress(b"[1]"))
+        ReadInput(source='<bytes>', text=b'[1]', value=None)
+        >>> read_input([{"instr_id": "1_0"}]).value
+        [{'instr_id': '1_0'}]
     """
     if isinstance(predictions, (str, Path)):
-        return Path(predictions)
-    raise VLNEvalError(
-        f"task {task} reads its predictions from a file: pass a path (in-memory "
-        f"{source_name(predictions)} are read for the R2R family: r2r, r4r, rxr, demo)"
-    )
+        return ReadInput(str(predictions), text=read_bytes(predictions))
+    source = source_name(predictions)
+    if isinstance(predictions, (bytes, bytearray, memoryview)):
+        return ReadInput(source, text=json_text(bytes(predictions), source))
+    if isinstance(predictions, Mapping) and keyed:
+        return ReadInput(source, value=predictions)
+    if isinstance(predictions, Mapping) or not isinstance(predictions, Sequence):
+        raise InvalidInputError(
+            f"{source}: expected a path, bytes or a list of records, got "
+            f"{type(predictions).__name__}"
+        )
+    return ReadInput(source, value=list(predictions))

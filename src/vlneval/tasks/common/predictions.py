@@ -427,7 +427,7 @@ def _looks_like_summary(rec: dict[str, Any], key: str | None) -> bool:
 
 
 def parse_predictions(
-    predictions: str | Path | bytes | Sequence[Any],
+    predictions: str | Path | bytes | Sequence[Any] | Mapping[str, Any],
     episodes: EpisodeTable,
     graphs: GraphStore,
     *,

@@ -31,9 +31,10 @@ __all__ = [
     "open_graphs",
 ]
 
-#: What can be scored: a file (path), its bytes, or the records themselves
-#: (``[{"instr_id": ..., "trajectory": [[vp, heading, elevation], ...]}, ...]``).
-PredictionsInput = str | Path | bytes | Sequence[Mapping[str, Any]]
+#: What can be scored: a file (path), its bytes, or the records themselves, as ``json.loads``
+#: of the file gives them (``[{"instr_id": ..., "trajectory": [[vp, heading, elevation], ...]},
+#: ...]``; VLN-CE's ``r2r-ce`` form: the object keyed by episode id), for every task.
+PredictionsInput = str | Path | bytes | Sequence[Mapping[str, Any]] | Mapping[str, Any]
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,9 @@ from typing import Any
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
 from vlneval.io import iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.record_checks import is_finite, numbered
+from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.cvdn import PATH_TYPE
 
 __all__ = [
@@ -314,23 +316,27 @@ def _id_problem(records: list[Any], source: str) -> str | None:
     )
 
 
-def check_ndh_predictions(path: str | Path, *, trajectory_key: str | None = None) -> None:
-    """File-level checks of an NDH predictions file that the generic parser cannot make.
+def check_ndh_predictions(
+    predictions: PredictionsInput | ReadInput, *, trajectory_key: str | None = None
+) -> None:
+    """File-level checks of NDH predictions that the generic parser cannot make.
 
     ``inst_idx`` must be a JSON integer: the official scorer compares it with the integers of
     the episode file, so ``"108"`` matches nothing and the file fails as incomplete there. A
     wrong id field name or a missing trajectory field is one clear error for the whole file.
 
+    Args:
+        predictions: the file, its bytes or its records (or them read by
+            :func:`~vlneval.tasks.common.inputs.read_input`).
+        trajectory_key: the field of the executed viewpoints (default: the first present of
+            ``trajectory``, ``path``, ``pred_path``).
+
     Raises:
         InvalidInputError: the problems found (at most one per record).
     """
-    path = Path(path)
-    source = str(path)
-    records = [
-        r
-        for chunk in iter_chunks(read_bytes(path), source, expected="a JSON list of predictions")
-        for r in chunk
-    ]
+    given = predictions if isinstance(predictions, ReadInput) else read_input(predictions)
+    source = given.source
+    records = [r for chunk in given.chunks("a JSON list of predictions") for r in chunk]
     problem = _id_problem(records, source)
     if problem:
         raise InvalidInputError(problem, source=source)

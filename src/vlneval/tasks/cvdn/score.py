@@ -35,7 +35,7 @@ from vlneval.tasks.common.goal_scoring import (
     navigation,
     summary_options,
 )
-from vlneval.tasks.common.inputs import require_path
+from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.predictions import Predictions, parse_predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result, ResultBuilder
@@ -90,16 +90,17 @@ class NDHScorer:
         self.graphs = r.graph_store(base)
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
-        """Scores an NDH predictions file.
+        """Scores NDH predictions (a file, its bytes or its records; a file is read once).
 
         Raises:
             VLNEvalError: bad input (file, ``inst_idx`` and field named).
         """
-        path = require_path(predictions, self.task)
-        check_ndh_predictions(path, trajectory_key=how.trajectory_key)
+        given = read_input(predictions)
+        check_ndh_predictions(given, trajectory_key=how.trajectory_key)
         preds = parse_predictions(
-            path, self.episodes, self.graphs, form=how.form, trajectory_key=how.trajectory_key
-        )
+            given.given, self.episodes, self.graphs, form=how.form,
+            trajectory_key=how.trajectory_key, source=given.source,
+        )  # fmt: skip
         return score_ndh(self.ndh, preds, self.graphs, self.profile, how)
 
 

@@ -19,7 +19,9 @@ from typing import Any
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.io import iter_records, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.record_checks import check_fields, check_heading, numbered
+from vlneval.tasks.common.request import PredictionsInput
 
 __all__ = ["load_hanna", "check_hanna_predictions", "REQUEST_HELP", "POSE_KEY"]
 
@@ -137,23 +139,26 @@ def _check_asks(rec: dict[str, Any], key: str, k: int, pc: ProblemCollector) -> 
         )  # fmt: skip
 
 
-def check_hanna_predictions(path: str | Path, *, trajectory_key: str | None = None) -> bool:
-    """File-level checks of a HANNA predictions file; True when it has help-request counts.
+def check_hanna_predictions(
+    predictions: PredictionsInput | ReadInput, *, trajectory_key: str | None = None
+) -> bool:
+    """File-level checks of HANNA predictions; True when they have help-request counts.
 
     A missing ``instr_id`` or pose field everywhere is one clear error; ``agent_ask`` (when a
     record has it, every record must) must hold one 0/1 action per step.
 
+    Args:
+        predictions: the file, its bytes or its records (or them read by
+            :func:`~vlneval.tasks.common.inputs.read_input`).
+        trajectory_key: the field of the executed poses (default ``agent_pose``).
+
     Raises:
         InvalidInputError: the problems found.
     """
-    path = Path(path)
-    source = str(path)
+    given = predictions if isinstance(predictions, ReadInput) else read_input(predictions)
+    source = given.source
     key = trajectory_key or POSE_KEY
-    records = [
-        r
-        for c in iter_records(read_bytes(path), source, expected="a JSON list of predictions")
-        for r in c
-    ]
+    records = [r for c in given.record_chunks("a JSON list of predictions") for r in c]
     dicts = [r for r in records if isinstance(r, dict)]
     _file_level(dicts, source, key)
     with_asks = [r for r in dicts if "agent_ask" in r]

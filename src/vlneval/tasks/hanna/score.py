@@ -32,7 +32,7 @@ from vlneval.tasks.common.goal_scoring import (
     hit,
     summary_options,
 )
-from vlneval.tasks.common.inputs import require_path
+from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.predictions import Predictions, parse_predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result
@@ -60,18 +60,19 @@ class HannaScorer:
         self.graphs = r.graph_store(base)
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
-        """Scores a HANNA predictions file.
+        """Scores HANNA predictions (a file, its bytes or its records; a file is read once).
 
         Raises:
             VLNEvalError: bad input (file, ``instr_id`` and field named).
         """
-        path = require_path(predictions, self.task)
+        given = read_input(predictions)
         key = how.trajectory_key or "agent_pose"
-        has_asks = check_hanna_predictions(path, trajectory_key=key)
+        has_asks = check_hanna_predictions(given, trajectory_key=key)
         keep = ("agent_ask",) if has_asks else ()
         preds = parse_predictions(
-            path, self.episodes, self.graphs, form=how.form, trajectory_key=key, keep_fields=keep
-        )
+            given.given, self.episodes, self.graphs, form=how.form, trajectory_key=key,
+            keep_fields=keep, source=given.source,
+        )  # fmt: skip
         return score_hanna(self.episodes, preds, self.graphs, self.profile, how)
 
 

@@ -21,8 +21,10 @@ from typing import Any
 from vlneval.errors import InvalidInputError, Problem, ProblemCollector
 from vlneval.io import iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.predictions import TRAJECTORY_KEYS
 from vlneval.tasks.common.record_checks import check_fields, check_heading, numbered
+from vlneval.tasks.common.request import PredictionsInput
 
 __all__ = [
     "ReverieEpisodes",
@@ -145,11 +147,14 @@ class ObjectPredictions:
     warnings: list[str] = field(default_factory=list)
 
 
-def _peek_keys(path: Path) -> dict[str, Any] | None:
-    chunks = iter_chunks(
-        read_bytes(path), str(path), chunk=1, expected="a JSON list of predictions"
-    )  # only the first record is looked at
-    first = next(chunks, [])
+def _peek_keys(given: ReadInput) -> dict[str, Any] | None:
+    if given.text is None:
+        first = given.value[:1]
+    else:  # only the first record is looked at
+        chunks = iter_chunks(
+            given.text, given.source, chunk=1, expected="a JSON list of predictions"
+        )
+        first = next(chunks, [])
     return first[0] if first and isinstance(first[0], dict) else None
 
 
@@ -163,17 +168,24 @@ def _closest(name: str, keys: list[str]) -> str | None:
     return close[0] if close else None
 
 
-def check_prediction_keys(path: str | Path, official: str = "predObjId") -> None:
+def check_prediction_keys(
+    predictions: PredictionsInput | ReadInput, official: str = "predObjId"
+) -> None:
     """One clear error when a predictions file's field names are wrong.
 
     Looks at the first record: the id must be ``instr_id``, the trajectory ``trajectory`` (or
     ``path``/``pred_path``), and a field that looks like a misspelt ``predObjId`` is named.
 
+    Args:
+        predictions: the file, its bytes or its records (or them read by
+            :func:`~vlneval.tasks.common.inputs.read_input`).
+        official: the profile's field name of the predicted object.
+
     Raises:
         InvalidInputError: the names the file uses, what was expected, and the closest match.
     """
-    path = Path(path)
-    rec = _peek_keys(path)
+    given = predictions if isinstance(predictions, ReadInput) else read_input(predictions)
+    rec = _peek_keys(given)
     if rec is None:
         return
     keys = sorted(rec)
@@ -199,7 +211,7 @@ def check_prediction_keys(path: str | Path, official: str = "predObjId") -> None
                 f"{official!r} (an int object id)"
             )
     if problems:
-        raise InvalidInputError([Problem(str(path), p) for p in problems], source=str(path))
+        raise InvalidInputError([Problem(given.source, p) for p in problems], source=given.source)
 
 
 def read_predicted_objects(

@@ -27,7 +27,7 @@ from vlneval.tasks.common.goal_scoring import (
     release_file,
     summary_options,
 )
-from vlneval.tasks.common.inputs import require_path
+from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.predictions import Predictions, parse_predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest, open_graphs
 from vlneval.tasks.common.result import Result
@@ -135,17 +135,17 @@ class ReverieScorer:
         self.task, self.profile = r.task.name, r.profile
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
-        """Scores a REVERIE predictions file.
+        """Scores REVERIE predictions (a file, its bytes or its records).
 
         Raises:
             VLNEvalError: bad input (one message naming file, id and field).
         """
-        path = require_path(predictions, self.task)
+        given = read_input(predictions)
         official = str(getattr(self.profile, "object_field", "predObjId"))
-        check_prediction_keys(path, official)
+        check_prediction_keys(given, official)
         preds = parse_predictions(
-            path, self.episodes, self.graphs, form=how.form, trajectory_key=how.trajectory_key,
-            keep_fields=OBJECT_FIELDS,
+            given.given, self.episodes, self.graphs, form=how.form,
+            trajectory_key=how.trajectory_key, keep_fields=OBJECT_FIELDS, source=given.source,
         )  # fmt: skip
         objects = read_predicted_objects(
             preds.extra, self.episodes, preds.episodes, preds.source, official

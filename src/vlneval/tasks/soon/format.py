@@ -45,8 +45,10 @@ from vlneval.io import iter_chunks, read_bytes
 from vlneval.metrics._kernels import offsets_of
 from vlneval.metrics.grounding import duet_normalised
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.record_checks import is_finite, numbered
+from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.soon import ANGLE_UNITS as ANGLE_UNITS_OPTION
 
 __all__ = [
@@ -437,17 +439,18 @@ class _SoonParser:
 
 
 def parse_soon_predictions(
-    path: str | Path,
+    predictions: PredictionsInput,
     episodes: SoonEpisodes,
     graphs: GraphStore,
     *,
     form: str = "auto",
     angle_units: str = "normalised",
 ) -> SoonPredictions:
-    """Reads a SOON submission file and matches each entry to its (instruction, start) episode.
+    """Reads a SOON submission and matches each entry to its (instruction, start) episode.
 
     Args:
-        path: the predictions file (``.json`` or ``.json.gz``).
+        predictions: the predictions file (``.json`` or ``.json.gz``), its bytes, or its
+            records (the list ``json.loads`` of the file gives).
         episodes: the split's episodes; ``graphs``: their navigation graphs.
         form: how path steps are written: ``auto``, ``triple``, ``nested`` or ``plain``.
         angle_units: ``normalised`` (official: used as given) or ``radians`` (converted as
@@ -462,9 +465,9 @@ def parse_soon_predictions(
         raise UnknownNameError("SOON angle unit", angle_units, ANGLE_UNITS)
     if form not in ("auto", "triple", "nested", "plain"):
         raise UnknownNameError("trajectory form", form, ("auto", "triple", "nested", "plain"))
-    path = Path(path)
-    p = _SoonParser(str(path), episodes, graphs, form)
-    records = iter_chunks(read_bytes(path), str(path), expected="a JSON list of SOON predictions")
+    given = read_input(predictions)
+    p = _SoonParser(given.source, episodes, graphs, form)
+    records = given.chunks("a JSON list of SOON predictions")
     for k, rec in numbered(records, p.pc, "predictions"):
         p.record(rec, k)
     p.pc.raise_if_any()
@@ -492,7 +495,7 @@ def parse_soon_predictions(
         )
     missing = [episodes.ids[i] for i in np.flatnonzero(~p.seen)]
     preds = Predictions(
-        source=str(path), form=p.form if p.form != "auto" else "triple", episodes=order,
+        source=given.source, form=p.form if p.form != "auto" else "triple", episodes=order,
         nodes=nodes, offsets=offsets, warnings=warnings, missing=missing,
     )  # fmt: skip
     return SoonPredictions(preds, h, e, angle_units)

@@ -32,7 +32,6 @@ from vlneval.tasks.common.goal_scoring import (
     hit,
     summary_options,
 )
-from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result
 from vlneval.tasks.common.scoring import object_summary
@@ -214,7 +213,7 @@ class SoonScorer:
         self.graphs = r.graph_store(base)
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
-        """Scores a SOON submission file.
+        """Scores a SOON submission (a file, its bytes or its records).
 
         Raises:
             VLNEvalError: bad input (file, instr_id and field named).
@@ -225,7 +224,7 @@ class SoonScorer:
                 "not apply)"
             )
         preds = parse_soon_predictions(
-            require_path(predictions, self.task), self.episodes, self.graphs, form=how.form,
+            predictions, self.episodes, self.graphs, form=how.form,
             angle_units=self.angle_units,
         )  # fmt: skip
         return score_soon(self.episodes, preds, self.graphs, self.profile, how)

@@ -26,10 +26,12 @@ import msgspec
 import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError, VLNEvalError
-from vlneval.io import decode_json, iter_records, read_bytes
+from vlneval.io import decode_json, iter_records
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
+from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
 from vlneval.tasks.common.predictions import Predictions, in_episode_order
 from vlneval.tasks.common.record_checks import is_finite, is_number, numbered
+from vlneval.tasks.common.request import PredictionsInput
 
 if TYPE_CHECKING:
     from vlneval.graph.street import StreetGraph
@@ -154,7 +156,7 @@ def load_touchdown_routes(
     sdr = EpisodeBuilder()
     xy: list[tuple[float, float]] = []
     seen: set[int] = set()
-    routes = (_records(path, "Touchdown routes (JSON lines)"),)
+    routes = (_records(read_input(path), "Touchdown routes (JSON lines)"),)
     for k, rec in numbered(routes, pc, "routes"):
         where = f"record {k}"
         if not _check_route(rec, where, pc):
@@ -185,11 +187,13 @@ def load_touchdown(path: str | Path, *, task: str = "touchdown", split: str = ""
     return load_touchdown_routes(path, task=task, split=split).table
 
 
-def _records(path: Path, expected: str = "a JSON list of predictions") -> Iterator[Any]:
+def _records(given: ReadInput, expected: str = "a JSON list of predictions") -> Iterator[Any]:
     """The records of a JSON list or a JSON-lines file, decoded a chunk at a time (a large
-    file's full object tree never exists at once)."""
-    source = str(path)
-    raw = read_bytes(path)
+    file's full object tree never exists at once); records in memory as they are."""
+    if given.text is None:
+        yield from given.value
+        return
+    source, raw = given.source, given.text
     if raw.lstrip()[:1] != b"{":
         for chunk in iter_records(raw, source, expected=expected):
             yield from chunk
@@ -204,7 +208,7 @@ def _records(path: Path, expected: str = "a JSON list of predictions") -> Iterat
         raise InvalidInputError(
             f"expected {expected} or JSON lines, got a {kind}", source=source
         ) from None
-    del raw
+    del raw, given  # each line is freed once decoded: the text is not kept beside them
     for lineno, line in enumerate(lines):
         lines[lineno] = b""  # free each line once decoded
         if not line.strip():
@@ -348,7 +352,7 @@ def _finite_rest(step: list[Any]) -> bool:
 
 
 def parse_touchdown_predictions(
-    path: str | Path,
+    predictions: PredictionsInput,
     table: EpisodeTable,
     graph: StreetGraph,
     *,
@@ -358,7 +362,8 @@ def parse_touchdown_predictions(
     """Reads navigation predictions and maps every panorama to a street-graph node.
 
     Args:
-        path: a JSON list (or JSON lines) of ``{route_id, trajectory}``.
+        predictions: a JSON list (or JSON lines) of ``{route_id, trajectory}``: the file,
+            its bytes, or its records (the list ``json.loads`` of the file gives).
         table: the split's routes.
         graph: the street graph.
         form: ``auto``, ``plain`` (panorama ids) or ``triple`` (``[panorama, heading, ...]``).
@@ -373,11 +378,10 @@ def parse_touchdown_predictions(
                 "trajectory form 'nested' does not apply to Touchdown (use plain or triple)"
             )
         raise UnknownNameError("trajectory form", form, ("auto", "plain", "triple"))
-    path = Path(path)
-    source = str(path)
+    source = source_name(predictions)
     p = _NavParser(table, graph, source, form, trajectory_key or "trajectory")
     tally = _IdTally()
-    for k, rec in numbered((_records(path),), p.pc, "predictions"):
+    for k, rec in numbered((_records(read_input(predictions)),), p.pc, "predictions"):
         tally.see(rec)
         p.record(rec, k)
     tally.check(source)
@@ -439,23 +443,23 @@ def _sdr_record(
 
 
 def parse_sdr_predictions(
-    path: str | Path, examples: EpisodeTable, *, frame: tuple[float, float]
+    predictions: PredictionsInput, examples: EpisodeTable, *, frame: tuple[float, float]
 ) -> tuple[Predictions, np.ndarray]:
     """Reads SDR predictions ``{route_id, pano, x, y}`` (pixels of a ``frame`` = (width, height)
-    panorama) and aligns them to ``examples``: the predicted examples (``episodes``, ascending;
-    no trajectories) and their ``(k, 2)`` pixel coordinates ``(x, y)``.
+    panorama; a file, its bytes or its records) and aligns them to ``examples``: the predicted
+    examples (``episodes``, ascending; no trajectories) and their ``(k, 2)`` pixel coordinates
+    ``(x, y)``.
 
     Raises:
         InvalidInputError: every malformed record, duplicates, points outside the panorama.
     """
-    path = Path(path)
-    source = str(path)
+    source = source_name(predictions)
     tally = _IdTally()
     pc = ProblemCollector(source)
     index = examples.index
     got: dict[int, tuple[float, float]] = {}
     unknown: list[str] = []
-    for k, rec in numbered((_records(path),), pc, "predictions"):
+    for k, rec in numbered((_records(read_input(predictions)),), pc, "predictions"):
         tally.see(rec)
         parsed = _sdr_record(rec, k, frame, pc)
         if parsed is None:

@@ -34,7 +34,6 @@ from vlneval.metrics.street import sdr_accuracy, sdr_distance, task_completion
 from vlneval.tasks.base import Task
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.goal_scoring import DEFAULT_OPTIONS, release_file, summary_options
-from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import (
     PredictionsInput,
@@ -142,9 +141,9 @@ class TouchdownScorer:
         self.task, self.profile, self.episodes = request.task.name, request.profile, routes.table
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
-        """Scores a Touchdown navigation predictions file."""
+        """Scores Touchdown navigation predictions (a file, its bytes or its records)."""
         preds = parse_touchdown_predictions(
-            require_path(predictions, self.task), self.episodes, self.graph, form=how.form,
+            predictions, self.episodes, self.graph, form=how.form,
             trajectory_key=how.trajectory_key,
         )  # fmt: skip
         return score_touchdown(
@@ -289,20 +288,22 @@ class SDRScorer:
         self.episodes = self.routes.sdr
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
-        """Scores a Touchdown SDR predictions file."""
-        path = require_path(predictions, self.task)
-        return score_sdr(self.routes, path, self.profile, how, data_version=self.data_version)
+        """Scores Touchdown SDR predictions (a file, its bytes or its records)."""
+        return score_sdr(
+            self.routes, predictions, self.profile, how, data_version=self.data_version
+        )
 
 
 def score_sdr(
     routes: TouchdownRoutes,
-    predictions: str | Path,
+    predictions: PredictionsInput,
     prof: Profile,
     how: ScoreOptions = DEFAULT_OPTIONS,
     *,
     data_version: str | None = None,
 ) -> Result:
-    """Scores an SDR predictions file against the routes' known Touchdown locations."""
+    """Scores SDR predictions (a file, its bytes or its records) against the routes' known
+    Touchdown locations."""
     rules = _rules(prof)
     table = routes.sdr
     preds, points = parse_sdr_predictions(predictions, table, frame=rules.sdr_frame)

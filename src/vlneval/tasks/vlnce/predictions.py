@@ -19,14 +19,16 @@ Every problem is collected and raised together, naming the file, the episode id 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
-from vlneval.io import decode_json, read_bytes, unique_keys
+from vlneval.io import decode_json, unique_keys
+from vlneval.tasks.common.inputs import read_input
+from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.vlnce.episodes import ContinuousEpisodes, _point, _ragged
 
 __all__ = [
@@ -237,6 +239,19 @@ def _detect(raw: bytes) -> str:
     return "rxr-jsonl"
 
 
+def _detect_value(value: Any) -> str:
+    """The form of records in memory, as :func:`_detect` tells a file's: a mapping keyed by
+    episode id is ``r2r-ce``; a list, or the one record of a JSON-lines line, ``rxr-jsonl``."""
+    if isinstance(value, Mapping) and not {"instruction_id", "path"} <= value.keys():
+        return "r2r-ce"
+    return "rxr-jsonl"
+
+
+def _listed(value: Any) -> list[Any]:
+    """The ``rxr-jsonl`` records of a value in memory (a mapping: one record, as one line)."""
+    return [value] if isinstance(value, Mapping) else list(value)
+
+
 def _records(raw: bytes, source: str, pc: ProblemCollector) -> list[Any]:
     stripped = raw.lstrip()
     if stripped[:1] == b"[":
@@ -248,9 +263,16 @@ def _records(raw: bytes, source: str, pc: ProblemCollector) -> list[Any]:
 
 
 def parse_ce_predictions(
-    path: str | Path, episodes: ContinuousEpisodes, *, form: str = "auto"
+    predictions: PredictionsInput, episodes: ContinuousEpisodes, *, form: str = "auto"
 ) -> ContinuousPredictions:
-    """Reads a VLN-CE predictions file (``r2r-ce`` JSON or ``rxr-jsonl``) against ``episodes``.
+    """Reads VLN-CE predictions (``r2r-ce`` JSON or ``rxr-jsonl``) against ``episodes``.
+
+    Args:
+        predictions: the file, its bytes, or its records as ``json.loads`` of the file gives
+            them (``r2r-ce``: the dict keyed by episode id; ``rxr-jsonl``: the list of records).
+        episodes: the split's episodes.
+        form: ``auto`` (from the file's first line, or the records' type), ``r2r-ce`` or
+            ``rxr-jsonl``.
 
     Raises:
         InvalidInputError: every malformed record (file, id, field), duplicates, a trajectory
@@ -259,22 +281,24 @@ def parse_ce_predictions(
     """
     if form not in CE_FORMS:
         raise UnknownNameError("VLN-CE predictions form", form, CE_FORMS)
-    path = Path(path)
-    source = str(path)
-    raw = read_bytes(path)
-    form = _detect(raw) if form == "auto" else form
+    given = read_input(predictions, keyed=True)
+    source, raw = given.source, given.text
+    if form == "auto":
+        form = _detect(raw) if raw is not None else _detect_value(given.value)
     r = _PredReader(source, episodes, form)
     if form == "r2r-ce":
-        data = decode_json(raw, source)
-        if not isinstance(data, dict):
+        data = decode_json(raw, source) if raw is not None else given.value
+        if not isinstance(data, Mapping):
             raise InvalidInputError(
                 "the r2r-ce form is a JSON object keyed by episode_id", source=str(source)
             )
-        unique_keys(raw, source, what="episode_id")
+        if raw is not None:
+            unique_keys(raw, source, what="episode_id")
         for eid, steps in data.items():
             r.r2r_ce(str(eid), steps)
     else:
-        for k, rec in enumerate(_records(raw, source, r.pc)):
+        records = _records(raw, source, r.pc) if raw is not None else _listed(given.value)
+        for k, rec in enumerate(records):
             r.rxr(k, rec)
     if not r.rows and not r.pc.problems:
         r.pc.add("the file holds no prediction for any episode of the split")

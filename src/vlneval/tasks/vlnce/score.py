@@ -24,7 +24,6 @@ import numpy as np
 
 from vlneval.continuous.oracle import DistanceOracle, distances_along
 from vlneval.errors import InvalidInputError, VLNEvalError
-from vlneval.tasks.common.inputs import require_path
 from vlneval.tasks.common.request import (
     PredictionsInput,
     ScoreOptions,
@@ -302,12 +301,11 @@ class VlnceScorer:
         return self._twin
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
-        """Scores a VLN-CE predictions file with the scorer's distance source."""
+        """Scores VLN-CE predictions (a file, its bytes or its records) with the scorer's
+        distance source."""
         from vlneval.tasks.vlnce.format import parse_ce_predictions
 
-        preds = parse_ce_predictions(
-            require_path(predictions, self.task), self.episodes, form=_ce_form(how.form)
-        )
+        preds = parse_ce_predictions(predictions, self.episodes, form=_ce_form(how.form))
         source = _resolve_source(self.distance, preds, self._twin_source)
         return score_continuous(
             self.episodes, preds, self.profile, source, subset=how.subset,
@@ -345,12 +343,11 @@ class TwinScorer:
         self.source = twin_source(self.episodes, self.worlds)
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
-        """Scores continuous-twin predictions (positions in the world frame)."""
+        """Scores continuous-twin predictions (positions in the world frame; a file, its
+        bytes or its records)."""
         from vlneval.tasks.vlnce.format import parse_ce_predictions
 
-        preds = parse_ce_predictions(
-            require_path(predictions, self.task), self.episodes, form=_ce_form(how.form)
-        )
+        preds = parse_ce_predictions(predictions, self.episodes, form=_ce_form(how.form))
         return score_continuous(
             self.episodes, preds, self.profile, self.source, subset=how.subset,
             declared=how.declared, run=how.run, show_progress=self.show_progress,

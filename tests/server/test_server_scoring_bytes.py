@@ -1,0 +1,53 @@
+"""The worker hands the bytes it read and checked to every task's scorer: a task with its own
+reader (HANNA here) is checked by its public scorer and scored from those bytes, never by
+reading the stored upload again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.hanna.fixture import make_root, predictions
+from vlneval.evaluation import Scorer
+from vlneval.server.models import FAILED, FINISHED
+from vlneval.server.services.scoring import PhaseSpec, load_phase_data, score_file
+
+
+def _phase(root: Path) -> PhaseSpec:
+    episodes = root / "hanna" / "hanna_val_unseen.json"
+    graphs = root / "matterport3d" / "connectivity"
+    return PhaseSpec("hanna", "val_unseen", "hanna", str(episodes), str(graphs), None, "SR")
+
+
+def test_an_own_reader_task_is_scored_from_the_bytes_read(tmp_path: Path) -> None:
+    spec = _phase(make_root(tmp_path / "root"))
+    data = load_phase_data(spec)
+    try:
+        assert data.checker is not None  # HANNA has a public copy: its own scorer checks uploads
+        path = predictions(tmp_path)
+        raw = path.read_bytes()
+        path.unlink()  # the stored upload is gone: only the bytes can be scored
+        out = score_file(path, raw, "mine.json", spec, data)
+        assert out.status == FINISHED, out.messages
+        expected = Scorer("hanna", "val_unseen", root=tmp_path / "root").score(raw).to_dict()
+        assert out.metrics == json.loads(json.dumps(expected["metrics"]))
+        assert out.summary is not None and out.summary["predictions"] == "mine.json"
+        assert "<bytes>" not in json.dumps(out.summary)
+    finally:
+        data.close()
+
+
+def test_a_bad_upload_is_told_by_its_name(tmp_path: Path) -> None:
+    spec = _phase(make_root(tmp_path / "root"))
+    data = load_phase_data(spec)
+    try:
+        body = json.loads(predictions(tmp_path).read_text())
+        body[0]["agent_ask"] = [0, 2, 0, 0]
+        out = score_file(tmp_path / "gone.json", json.dumps(body).encode(), "mine.json", spec, data)
+        assert out.status == FAILED and out.error_kind == "invalid"
+        assert out.messages == [
+            'mine.json: instr_id "10_0": agent_ask: agent_ask must be a list of ask actions, '
+            "0 (do_nothing) or 1 (request_help)"
+        ]
+    finally:
+        data.close()
