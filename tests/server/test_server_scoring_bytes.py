@@ -51,3 +51,21 @@ def test_a_bad_upload_is_told_by_its_name(tmp_path: Path) -> None:
         ]
     finally:
         data.close()
+
+
+def test_a_phase_with_no_episodes_gets_the_refusal_not_an_internal_failure() -> None:
+    """The id field comes from the public view even when that view has no episodes (a table of
+    length 0 is falsy, and the R2R family has no own-reader checker to fall back on)."""
+    from vlneval.server.services.redact import Redactor
+    from vlneval.server.services.scoring import PhaseData, _public_messages
+    from vlneval.server.services.validation import public_view
+    from vlneval.tasks import get_task
+    from vlneval.tasks.common.scoring import load_split
+    from vlneval.tasks.profiles import get_profile
+
+    profile = get_profile("demo")
+    episodes, store = load_split(get_task("demo"), "val", profile)
+    data = PhaseData(public_view(episodes.subset([])), store, profile, Redactor(()))
+    upload = b'[{"instr_id": "x_0", "trajectory": [["a", 0, 0]]}]'
+    messages = _public_messages(upload, Path("/x/u.json"), "u.json", data)
+    assert messages == ["u.json: no prediction matches an episode of demo val"]

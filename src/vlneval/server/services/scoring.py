@@ -328,17 +328,15 @@ def _public_messages(text: bytes, path: Path, display_name: str, data: PhaseData
         problems = public_problems(
             text, source, data.public, data.graphs, data.profile, splits=data.splits
         )
+        id_field = data.public.id_field
     elif data.checker is not None:  # the task's own reader checks the text it will score
         source = source_name(text)
         problems = data.checker.problems(text, splits=data.splits)
+        id_field = data.checker.id_field
     else:
         return []
     return render_problems(
-        problems,
-        source=source,
-        display_name=display_name,
-        id_field=(data.public or data.checker).id_field,
-        starts=data.starts,
+        problems, source=source, display_name=display_name, id_field=id_field, starts=data.starts
     )
 
 
