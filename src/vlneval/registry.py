@@ -6,8 +6,7 @@ an object or at an entry-point string ``package.module:NAME`` that is imported t
 the entry is used, so registering costs nothing and modules import in one direction. Lookups
 ignore case; a bare name gives its latest version; an unknown name suggests the closest one.
 
-This module sits at the bottom of the package: it imports only :mod:`vlneval.errors` (and
-:mod:`vlneval._lazy`, whose :func:`lazy_attributes` it re-exports).
+This module sits at the bottom of the package: it imports only :mod:`vlneval.errors`.
 
 Example:
     >>> TASKS: Registry[object] = Registry("task")
@@ -24,10 +23,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, NoReturn, TypeVar, cast
 
-from vlneval._lazy import lazy_attributes
 from vlneval.errors import UnknownNameError, VLNEvalError
 
-__all__ = ["Registry", "Spec", "parse_id", "load_entry_point", "lazy_attributes"]
+__all__ = ["Registry", "Spec", "parse_id", "load_entry_point"]
 
 T = TypeVar("T")
 

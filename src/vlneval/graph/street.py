@@ -165,8 +165,8 @@ class StreetGraph:
 def _rows(lines: list[str]) -> Iterator[tuple[int, str, list[str]]]:
     """``(line number, stripped line, comma-separated fields)`` of each non-blank line."""
     for k, line in enumerate(lines, start=1):
-        if line.strip():
-            yield k, line.strip(), line.strip().split(",")
+        if stripped := line.strip():
+            yield k, stripped, stripped.split(",")
 
 
 def _parse_nodes(

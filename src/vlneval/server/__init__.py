@@ -2,7 +2,7 @@
 
 A challenge organiser runs ``vlneval serve`` (a FastAPI app, SQLite by default, PostgreSQL
 through a database URL) and ``vlneval worker`` processes that score queued submissions off the
-request path with :func:`vlneval.evaluation.evaluate`. Submitters use ``vlneval submit`` or the
+request path with one :class:`~vlneval.Scorer` per phase. Submitters use ``vlneval submit`` or the
 JSON API; everyone can read public leaderboards as HTML pages.
 
 Layout: ``app`` (the web app), ``api`` and ``pages`` (its routes), ``core`` (settings, database,
@@ -15,7 +15,9 @@ The server needs the ``server`` extra: ``pip install "vlneval[server]"``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from vlneval._lazy import lazy_attributes
 
 __all__ = ["create_app", "ServerConfig"]
 
@@ -23,13 +25,6 @@ if TYPE_CHECKING:
     from vlneval.server.app import create_app
     from vlneval.server.core.config import ServerConfig
 
-
-LAZY = {"create_app": "vlneval.server.app", "ServerConfig": "vlneval.server.core.config"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(LAZY[name]), name)
-    raise AttributeError(f"module 'vlneval.server' has no attribute {name!r}")
+__getattr__ = lazy_attributes(
+    __name__, {"create_app": "vlneval.server.app", "ServerConfig": "vlneval.server.core.config"}
+)

@@ -30,6 +30,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
+from vlneval.io import GZIP_MAGIC
 from vlneval.server.core.config import ServerConfig
 from vlneval.server.core.database import Database
 from vlneval.server.models import FAILED, QUEUED, RUNNING, Phase, Submission, Team, utcnow
@@ -272,7 +273,7 @@ def _store(store: UploadStore, cfg: ServerConfig, uid: str, up: Upload) -> tuple
     src = io.BytesIO(up.raw) if isinstance(up.raw, (bytes, bytearray)) else up.raw
     head = src.read(2)
     src.seek(0)
-    key = store.key_for(uid, gzipped=head == b"\x1f\x8b")
+    key = store.key_for(uid, gzipped=head == GZIP_MAGIC)
     try:
         sha, size = store.put_stream(key, src, limit=cfg.max_upload_bytes)
     except StorageError:

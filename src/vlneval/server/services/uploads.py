@@ -17,7 +17,7 @@ from typing import Any
 
 from vlneval._jsonshape import ScanLimits, scan_json
 from vlneval.errors import InvalidInputError
-from vlneval.io import GZIP_MAGIC, TruncatedGzipError, gunzip
+from vlneval.io import BOM, GZIP_MAGIC, TruncatedGzipError, gunzip
 from vlneval.io import position as _position
 from vlneval.server.core.config import MIB, ServerConfig
 from vlneval.server.services.budget import StepBudget, check_steps
@@ -135,7 +135,7 @@ def _check_plain(head: bytes, size: int, name: str, lim: UploadLimits) -> None:
 
 
 def _check_text(text: bytes, name: str) -> None:
-    if bytes(text[:3]) == b"\xef\xbb\xbf":
+    if bytes(text[:3]) == BOM:
         raise InvalidInputError(
             "starts with a UTF-8 byte-order mark, which JSON does not allow; save it without one",
             source=name,

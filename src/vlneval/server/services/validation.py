@@ -106,8 +106,10 @@ def sibling_splits(task: Any, split: str, episodes_file: str | None, profile: An
     them relative to ``episodes_file`` (beside it, or in a sibling folder for a pattern such as
     ``{split}/{split}.json``), each read by the task's loader on first use."""
     out: dict[str, Callable[[], Sequence[str]]] = {}
-    here = Path(episodes_file or "")
-    for other in getattr(task, "splits", ()) if episodes_file else ():
+    if not episodes_file:
+        return SplitIndex(out)
+    here = Path(episodes_file)
+    for other in getattr(task, "splits", ()):
         if other == split:
             continue
         for pattern in getattr(task, "file_names", ()):
