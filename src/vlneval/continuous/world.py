@@ -320,10 +320,6 @@ class World:
 
     # A field depends on the grid alone, so runs over the same split (each action space, every
     # checkpoint of a sweep) share them on disk when ``cache`` names a folder (TwinWorlds does).
-    def _field_file(self, goal_node: int) -> Path | None:
-        folder = self._cache_folder()
-        return None if folder is None else folder / f"{goal_node}.npy"
-
     def _cache_folder(self) -> Path | None:
         if self.cache is None:
             return None
@@ -334,7 +330,9 @@ class World:
             h.update(self.free.tobytes())
             h.update(self.height.tobytes())
             self._digest = h.hexdigest()[:24]
-        if self._folder is None or self._folder[0] != self.cache:  # a path built once per call
+        if (
+            self._folder is None or self._folder[0] != self.cache
+        ):  # the path built once, not per call
             folder = Path(self.cache) / f"{self.name}-v{FIELD_FORMAT}-{self._digest}"
             self._folder = (self.cache, folder)
         return self._folder[1]
@@ -367,20 +365,22 @@ class World:
         if folder is None:
             return None
         key = (folder, goal_node)
-        values = _MAPS.pop(key, None)
+        values = _MAPS.get(key)
+        if values is not None:
+            _MAPS.move_to_end(key)  # the most recently used last
+            return values
+        values = _mapped(folder / f"{goal_node}.npy", self.n_nodes)
         if values is None:
-            values = _mapped(folder / f"{goal_node}.npy", self.n_nodes)
-            if values is None:
-                return None
-        _MAPS[key] = values  # the most recently used last
+            return None
+        _MAPS[key] = values
         while len(_MAPS) > MAX_OPEN_MAPS:  # a map closes when its last user drops it
             _MAPS.popitem(last=False)
         return values
 
     def _save_field(self, goal_node: int, values: np.ndarray) -> None:
-        path = self._field_file(goal_node)
-        if path is not None:
-            self._save(path, {"": values})
+        folder = self._cache_folder()
+        if folder is not None:
+            self._save(folder / f"{goal_node}.npy", {"": values})
 
     @staticmethod
     def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:

@@ -260,8 +260,8 @@ def spl_of(success: np.ndarray, ell: np.ndarray, tl: np.ndarray, floor: float) -
 
 
 def ndtw_of(dtw_value: np.ndarray, m: np.ndarray, threshold: float) -> np.ndarray:
-    """exp(-DTW / (m * threshold)); 0 when DTW is +inf (empty or unreachable) or m = 0."""
-    finite = (m > 0) & (dtw_value < INF)
+    """exp(-DTW / (m * threshold)); 0 when DTW is not finite (empty or unreachable) or m = 0."""
+    finite = (m > 0) & np.isfinite(dtw_value)
     out = np.zeros(dtw_value.shape[0])
     out[finite] = exp(np.negative(dtw_value[finite]) / (m[finite] * threshold))
     return out
