@@ -277,9 +277,7 @@ class GraphRollout:
     ) -> RunResult:
         """Runs the episodes of global indices ``indices``; ``on_record`` as in
         :func:`run_agent`. The protocol's privileged-call count is the environment's total."""
-        order = _checked(indices, self.episodes)
-        if not order:
-            raise VLNEvalError(f"{self.episodes.source}: no episodes to run")
+        order = run_order(self.episodes, None, indices)
         venv, slots, agent = self.venv, self.slots, self.agent
         slots.extras.clear()
         started = time.perf_counter()

@@ -182,3 +182,17 @@ def test_same_seed_same_file(space: str) -> None:
         return run_continuous(env, make_agent("random", env.action_space), seed=7).predictions
 
     assert once() == once()
+
+
+@pytest.mark.parametrize("name", ["r2r-ce", "rxr-ce", "velocity", "waypoint"])
+def test_every_continuous_space_samples_actions_it_contains(name: str) -> None:
+    """A space-agnostic agent can call ``sample(rng)`` on any continuous space."""
+    from vlneval.envs.continuous.spaces import continuous_space
+
+    space = continuous_space(name)
+    rng = np.random.default_rng(0)
+    actions = [space.sample(rng) for _ in range(50)]
+    if name.endswith("-ce"):
+        assert all(isinstance(a, int) and space.contains(a) for a in actions)
+    else:
+        assert all(len(a) == 2 and all(isinstance(x, float) for x in a) for a in actions)

@@ -392,10 +392,11 @@ def _feed(
                 raise cause from None
             raise VLNEvalError(f"ray: {_span(chunk)} failed: {_reason(exc)}") from exc
         else:
-            for n, (i, record) in enumerate(result.records):
-                if result.extras:  # a continuous episode's measurements: the shard line's extra
-                    on_record(i, record, result.extras[n])
-                else:
+            if result.extras:  # a continuous episode's measurements: the shard line's extra
+                for (i, record), extra in zip(result.records, result.extras, strict=True):
+                    on_record(i, record, extra)
+            else:
+                for i, record in result.records:
                     on_record(i, record)
             protocols.append(result.protocol)
             totals["episodes"] += len(result.records)

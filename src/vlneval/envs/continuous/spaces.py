@@ -96,6 +96,10 @@ class DiscreteSteps:
         """Whether ``action`` is one of this space's integers."""
         return _integer(action) and 0 <= int(action) < self.n()
 
+    def sample(self, rng: np.random.Generator) -> int:
+        """A uniformly random action (every continuous space has one)."""
+        return int(rng.integers(self.n()))
+
     def expected(self) -> str:
         """What a valid action is, for errors."""
         return ", ".join(f"{k} ({_NAMES[k]})" for k in range(self.n()))
