@@ -67,12 +67,13 @@ def _emit(
 ) -> int:  # fmt: skip
     """Writes the run's predictions and card, and scores them when asked."""
     from vlneval.agents.continuous import run_card, score_run
-    from vlneval.distributed.merge import card_path, predictions_file_bytes
+    from vlneval.distributed.merge import card_path
+    from vlneval.envs.recording import predictions_bytes
     from vlneval.io import to_json_bytes, write_outputs
 
     card = run_card(env, env_id, agent, run, split=split, seed=args.seed)
     out = Path(args.out)
-    write_outputs([(plan.outputs["--out"], predictions_file_bytes(out, run.predictions)),
+    write_outputs([(plan.outputs["--out"], predictions_bytes(out, run.predictions)),
                    (card_path(out), to_json_bytes(card))])  # fmt: skip
     err(f"wrote {out} ({len(run.predictions)} episodes, {run.steps} steps) and {card_path(out)}")
     if args.score:

@@ -17,18 +17,15 @@ the split's order, with its protocol card beside it (``NAME.protocol.json``).
 
 from __future__ import annotations
 
-import gzip
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from vlneval.distributed.plan import ids_digest
 from vlneval.distributed.shardfile import AGREED, FORMAT, ShardLine, read_lines
-from vlneval.envs.recording import measured_block
+from vlneval.envs.recording import measured_block, predictions_bytes
 from vlneval.errors import InvalidInputError, Problem, VLNEvalError
 from vlneval.io import load_json
 
@@ -38,7 +35,6 @@ __all__ = [
     "merge_paths",
     "card_path",
     "episodes_field",
-    "predictions_file_bytes",
     "calls_in",
     "sum_calls",
 ]
@@ -99,17 +95,6 @@ def episodes_field(n: int, total: int) -> str:
         ('36', 'partial: 5 of 36')
     """
     return str(n) if n >= total else f"partial: {n} of {total}"
-
-
-def predictions_file_bytes(out: str | Path, predictions: Any) -> bytes:
-    """The bytes of a predictions file: a task's records (as ``vlneval run`` writes them) or
-    VLN-CE's ``{id: steps}``; gzip when ``out`` ends in ``.gz``."""
-    from vlneval.envs.recording import predictions_bytes
-
-    if not isinstance(predictions, dict):
-        return predictions_bytes(out, predictions)
-    payload = msgspec.json.encode(predictions)
-    return gzip.compress(payload, mtime=0) if str(out).endswith(".gz") else payload
 
 
 def calls_in(protocol: Mapping[str, Any]) -> int | None:
@@ -412,6 +397,6 @@ def write_merged(merged: Merged, out: str | Path) -> tuple[Path, Path]:
     from vlneval.io import to_json_bytes, write_outputs
 
     out, card = Path(out), card_path(out)
-    write_outputs([(out, predictions_file_bytes(out, merged.predictions)),
+    write_outputs([(out, predictions_bytes(out, merged.predictions)),
                    (card, to_json_bytes(merged.card))])  # fmt: skip
     return out, card

@@ -14,15 +14,18 @@ from vlneval.io import write_outputs
 __all__ = ["write_predictions", "predictions_bytes", "measured_block"]
 
 
-def predictions_bytes(path: str | Path, records: Iterable[Mapping[str, Any]]) -> bytes:
+def predictions_bytes(
+    path: str | Path, records: Iterable[Mapping[str, Any]] | Mapping[str, Any]
+) -> bytes:
     """The bytes :func:`write_predictions` writes: JSON (NaN and infinity as null), gzip when
-    the name ends in ``.gz``.
+    the name ends in ``.gz``. ``records`` are a task's records, or VLN-CE's ``{id: steps}``.
 
     Example:
         >>> predictions_bytes("p.json", [{"instr_id": "1_0", "trajectory": []}])
         b'[{"instr_id":"1_0","trajectory":[]}]'
     """
-    payload = msgspec.json.encode([dict(r) for r in records])  # NaN and infinity: null
+    listed = records if isinstance(records, Mapping) else [dict(r) for r in records]
+    payload = msgspec.json.encode(listed)  # NaN and infinity: null
     return gzip.compress(payload, mtime=0) if str(path).endswith(".gz") else payload
 
 
