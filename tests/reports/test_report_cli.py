@@ -103,3 +103,35 @@ def test_aggregate_summaries_and_predictions(house: House, tmp_path: Path, capsy
     assert "50.00" in capsys.readouterr().out
     assert main(["aggregate", str(house.a)]) == 2
     assert "not a summary JSON" in capsys.readouterr().err
+
+
+def test_one_split_load_for_every_predictions_file(
+    house: House, tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """aggregate and compare load the split (and graphs) once for all their files, and
+    aggregate not at all when every run is a summary JSON."""
+    from vlneval.tasks.base import Task
+
+    loads: list[str] = []
+    load = Task.load
+
+    def counted(self: Task, path: Path, split: str, profile: object) -> object:
+        loads.append(split)
+        return load(self, path, split, profile)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Task, "load", counted)
+    three = [str(house.a), str(house.b), str(house.a)]
+    summary = tmp_path / "s.json"
+    assert main(["aggregate", *_data(house), *three, "--json", str(summary)]) == 0
+    assert loads == ["val"]
+    assert json.loads(summary.read_text())["metrics"]["SR"]["mean"] == pytest.approx(4 / 9)
+    score = ["score", *_data(house), "--predictions", str(house.a), "--quiet"]
+    assert main([*score, "--json", str(summary)]) == 0
+    loads.clear()
+    assert main(["aggregate", *_data(house), str(summary), str(summary)]) == 0
+    assert loads == []
+    assert main(["compare", *_data(house), *three]) == 0
+    assert loads == ["val"]
+    assert main(["compare", *_data(house), *three, "--profile-b", "r2r-envdrop", "--force"]) == 0
+    assert loads == ["val"] * 3
+    capsys.readouterr()

@@ -6,7 +6,9 @@ import argparse
 import sys
 import traceback
 from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ __all__ = [
     "add_task_option_args",
     "given_task_options",
     "open_scorer",
+    "scorer_on_first_use",
     "run_guarded",
     "load_declared",
     "err",
@@ -121,10 +124,10 @@ def given_task_options(args: argparse.Namespace) -> dict[str, Any] | None:
     return given or None
 
 
-def open_scorer(args: argparse.Namespace, **options: Any) -> Any:
-    """The :class:`~vlneval.Scorer` of the command's task, split, profile and data, with the
-    task options given and ``options``; ``--quiet`` also silences the progress bar of the tasks
-    that show one."""
+def open_scorer(args: argparse.Namespace, *, profile: str | None = None, **options: Any) -> Any:
+    """The :class:`~vlneval.Scorer` of the command's task, split, profile (or ``profile``) and
+    data, with the task options given and ``options``; ``--quiet`` also silences the progress
+    bar of the tasks that show one."""
     from vlneval.evaluation import Scorer
     from vlneval.tasks import get_task
 
@@ -134,12 +137,28 @@ def open_scorer(args: argparse.Namespace, **options: Any) -> Any:
     return Scorer(
         args.task,
         args.split,
-        profile=args.profile,
+        profile=profile or args.profile,
         root=args.data_root,
         episodes=args.episodes,
         graphs=args.graphs,
         **options,
     )
+
+
+def scorer_on_first_use(args: argparse.Namespace, stack: ExitStack) -> Callable[[], Any]:
+    """``scorer()``: the command's :func:`open_scorer`, opened on the first call and closed
+    with ``stack``; every later call returns it (the split and graphs load once for all the
+    files a command scores, and not at all when it scores none).
+
+    Example:
+        >>> args = argparse.Namespace(task="demo", split=None, profile=None, data_root=None,
+        ...                           episodes=None, graphs=None)
+        >>> with ExitStack() as stack:
+        ...     scorer = scorer_on_first_use(args, stack)
+        ...     scorer() is scorer()
+        True
+    """
+    return cache(lambda: stack.enter_context(open_scorer(args)))
 
 
 def add_format_arg(p: argparse.ArgumentParser, *, rows: bool = True) -> None:

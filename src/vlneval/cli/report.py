@@ -17,10 +17,11 @@ from vlneval.cli.common import (
     add_format_arg,
     add_scoring_args,
     err,
-    given_task_options,
     load_declared,
+    open_scorer,
     plan_outputs,
     print_table,
+    scorer_on_first_use,
 )
 from vlneval.errors import VLNEvalError
 from vlneval.io import load_json, to_json_bytes, write_outputs
@@ -148,20 +149,6 @@ def _add_stats_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="compare even if the cards differ")
 
 
-def _scorer(args: argparse.Namespace, profile: str | None = None) -> Any:
-    from vlneval.evaluation import Scorer
-
-    return Scorer(
-        args.task,
-        args.split,
-        profile=profile or args.profile,
-        root=args.data_root,
-        episodes=args.episodes,
-        graphs=args.graphs,
-        **(given_task_options(args) or {}),
-    )
-
-
 def _score(args: argparse.Namespace, scorer: Any, path: str, protocol: str | None = None) -> Any:
     from vlneval.diagnostics import score_run
 
@@ -223,7 +210,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         title=args.title,
     )
     total = 4 + (2 if args.compare else 0) + options.n_worst + options.n_sample
-    with _progress(total, "report") as step, _scorer(args) as scorer:
+    with _progress(total, "report") as step, open_scorer(args) as scorer:
         run = _score(args, scorer, args.predictions)
         step("scored")
         baseline = None
@@ -260,11 +247,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     plan = plan_outputs(args, {"--json": args.json})
     names = ["B", *(f"run {k}" for k in range(3, len(args.b) + 2))]
     with ExitStack() as stack, _progress(2 + len(args.b), "compare") as step:
-        scorer_a = stack.enter_context(_scorer(args))
+        scorer_a = stack.enter_context(open_scorer(args))
         a = _score(args, scorer_a, args.a, args.protocol_a)
         step("scored A")
         scorer_b = (
-            stack.enter_context(_scorer(args, args.profile_b)) if args.profile_b else scorer_a
+            stack.enter_context(open_scorer(args, profile=args.profile_b))
+            if args.profile_b
+            else scorer_a
         )
         others = []
         for path, name in zip(args.b, names, strict=True):
@@ -306,9 +295,10 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
 
     plan = plan_outputs(args, {"--json": args.json})
     summaries = []
-    with _progress(len(args.runs), "aggregate") as step:
+    with ExitStack() as stack, _progress(len(args.runs), "aggregate") as step:
+        scorer = scorer_on_first_use(args, stack)  # one for all the predictions files
         for path in args.runs:
-            summaries.append(_summary_of(args, path))
+            summaries.append(_summary_of(args, path, scorer))
             step(run_label(path))
     result = aggregate_summaries(
         summaries,
@@ -324,8 +314,9 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summary_of(args: argparse.Namespace, path: str) -> dict[str, Any]:
-    """The summary in ``path`` (a summary JSON), or the summary of scoring it."""
+def _summary_of(args: argparse.Namespace, path: str, scorer: Callable[[], Any]) -> dict[str, Any]:
+    """The summary in ``path`` (a summary JSON), or the summary of scoring it with
+    ``scorer()``."""
     value = load_json(Path(path))
     if isinstance(value, dict) and "metrics" in value and "protocol" in value:
         return value
@@ -334,5 +325,4 @@ def _summary_of(args: argparse.Namespace, path: str) -> dict[str, Any]:
             f"{path}: not a summary JSON (from `vlneval score --json`); to score a predictions "
             "file pass --task (and --split)"
         )
-    with _scorer(args) as scorer:
-        return _score(args, scorer, path).evaluation.to_dict()
+    return _score(args, scorer(), path).evaluation.to_dict()

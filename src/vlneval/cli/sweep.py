@@ -7,9 +7,8 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
-from vlneval.cli.common import err
+from vlneval.cli.common import err, scorer_on_first_use
 
 __all__ = ["register"]
 
@@ -172,8 +171,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not units:
         raise VLNEvalError(f"{args.units}: no units")
     run = _run_args(units[0].argv[: units[0].argv.index("--seed")])
-    with contextlib.ExitStack() as stack:
-        table = sweep_table(units, _scorer(run, stack), n_resamples=args.resamples,
+    with contextlib.ExitStack() as stack:  # one scorer, opened on the first finished run
+        scorer = scorer_on_first_use(run, stack)
+        table = sweep_table(units, lambda path: scorer().score(path), n_resamples=args.resamples,
                             confidence=args.confidence)  # fmt: skip
     for label, seed, left in table.incomplete:
         err(f"note: {label} seed {seed}: {left} units not complete, left out")
@@ -188,18 +188,3 @@ def cmd_report(args: argparse.Namespace) -> int:
         n = write_tensorboard(table, args.tensorboard)
         err(f"wrote {n} scalars to {args.tensorboard}")
     return 0
-
-
-def _scorer(run: argparse.Namespace, stack: contextlib.ExitStack) -> Any:
-    """``score(path)`` of the sweep's task and split: one :class:`~vlneval.Scorer`, opened on
-    the first finished run (the split and graphs load once for every checkpoint and seed)."""
-    from vlneval.cli.common import open_scorer
-
-    opened: list[Any] = []
-
-    def score(path: Any) -> Any:
-        if not opened:
-            opened.append(stack.enter_context(open_scorer(run)))
-        return opened[0].score(path)
-
-    return score
