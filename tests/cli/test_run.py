@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -298,3 +299,32 @@ def test_features_file_reaches_the_agent_and_the_card(
         card["observations"][-1].startswith("pre-extracted panorama features: ")
         and "36 x 4" in card["observations"][-1]
     )
+
+
+def test_a_shard_s_plain_log_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not a terminal (a SLURM log): the first line says where the shard starts (a resumed one
+    counts the episodes already written), a line at 100%, then where the shard is."""
+    out = tmp_path / "p.json"
+    shard = ["--task", "demo", "--agent", "random", "--out", str(out), "--shard", "0/2"]
+    records, manifest = (
+        out.with_name("p.shard-0-of-2.jsonl"),
+        out.with_name("p.shard-0-of-2.manifest.json"),
+    )
+    merge = f"vlneval merge {out.with_name('p.shard-*-of-2.jsonl')} --out {out}"
+    last = re.compile(
+        r"shard 0/2: 18/18 episodes \(100%\), \d+\.\d episodes/s, \d+:\d\d elapsed, 0:00 left"
+    )
+    assert run(shard) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "shard 0/2: 0/18 episodes (0%), 0.0 episodes/s, 0:00 elapsed, ? left"
+    assert len(lines) == 3 and last.fullmatch(lines[1])
+    assert lines[-1] == (
+        f"shard 0/2 (explicit): 18 episodes (0 already written, 18 run); wrote {records} and "
+        f"{manifest}; when all 2 are done: {merge}"
+    )
+    records.write_bytes(b"".join(records.read_bytes().splitlines(keepends=True)[:4]))
+    assert run([*shard, "--resume"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "shard 0/2: 4/18 episodes (22%), 0.0 episodes/s, 0:00 elapsed, ? left"
+    assert len(lines) == 3 and last.fullmatch(lines[1])
+    assert lines[-1].startswith("shard 0/2 (explicit): 18 episodes (4 already written, 14 run);")
