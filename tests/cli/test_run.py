@@ -306,10 +306,8 @@ def test_a_shard_s_plain_log_lines(tmp_path: Path, capsys: pytest.CaptureFixture
     counts the episodes already written), a line at 100%, then where the shard is."""
     out = tmp_path / "p.json"
     shard = ["--task", "demo", "--agent", "random", "--out", str(out), "--shard", "0/2"]
-    records, manifest = (
-        out.with_name("p.shard-0-of-2.jsonl"),
-        out.with_name("p.shard-0-of-2.manifest.json"),
-    )
+    records = out.with_name("p.shard-0-of-2.jsonl")
+    manifest = out.with_name("p.shard-0-of-2.manifest.json")
     merge = f"vlneval merge {out.with_name('p.shard-*-of-2.jsonl')} --out {out}"
     last = re.compile(
         r"shard 0/2: 18/18 episodes \(100%\), \d+\.\d episodes/s, \d+:\d\d elapsed, 0:00 left"
