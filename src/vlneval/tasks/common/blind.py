@@ -22,6 +22,7 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, Problem
 from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.inputs import ReadInput
 from vlneval.tasks.common.public_file import has_public_copy, public_text, write_public_copy
 from vlneval.tasks.common.request import (
     PredictionsInput,
@@ -224,6 +225,7 @@ def public_check(
     """The problems (see :func:`public_problems`) and the warnings (ids not in the split,
     ignored records) of a predictions file, found with the public view only."""
     from vlneval.errors import ProblemCollector
+    from vlneval.io import json_text
     from vlneval.tasks.common.arrays import build_arrays
     from vlneval.tasks.common.checks import check_rules
     from vlneval.tasks.common.predictions import parse_predictions
@@ -231,7 +233,8 @@ def public_check(
     pc = ProblemCollector(source)
     warnings: list[str] = []
     try:
-        preds = parse_predictions(text, public, graphs, form=form, collect=pc, source=source)
+        given = ReadInput(source, text=json_text(text, source))
+        preds = parse_predictions(given, public, graphs, form=form, collect=pc)
         warnings = list(preds.warnings)
         if len(preds.episodes):
             arr = build_arrays(public, preds, graphs)
