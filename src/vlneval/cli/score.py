@@ -204,20 +204,19 @@ def _blind(args: argparse.Namespace, path: str) -> int | None:
     """The exit code of a blind check when the split has no goals, else None (scored as usual)."""
     from vlneval.tasks import get_profile, get_task
     from vlneval.tasks.common.blind import blind_check, open_blind, open_public, own_blind_check
+    from vlneval.tasks.common.request import SplitRequest
 
     task = get_task(args.task)
     profile = get_profile(args.profile or task.default_profile)
-    split = args.split or task.default_split
-    opened = open_public(
-        task, split, profile, root=args.data_root, episodes_file=args.episodes, graphs=args.graphs
-    )
+    request = SplitRequest(
+        task, args.split or task.default_split, profile, root=args.data_root,
+        episodes_file=args.episodes, graphs=args.graphs, options=given_task_options(args) or {},
+    )  # fmt: skip
+    opened = open_public(request)
     if opened is not None:
         check = blind_check(*opened, profile, path, form=args.trajectory_form)
     else:
-        own = open_blind(
-            task, split, profile, root=args.data_root, episodes_file=args.episodes,
-            graphs=args.graphs, options=given_task_options(args),
-        )  # fmt: skip
+        own = open_blind(request)
         if own is None:
             return None
         try:

@@ -15,21 +15,17 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 import msgspec
 import numpy as np
 
-from vlneval.errors import InvalidInputError, Problem
+from vlneval.errors import InvalidInputError, MissingDataError, Problem, VLNEvalError
 from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.public_file import has_public_copy, public_text, write_public_copy
-from vlneval.tasks.common.request import (
-    PredictionsInput,
-    ScoreOptions,
-    SplitRequest,
-    episodes_path,
-    task_base,
-)
+from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
+from vlneval.tasks.common.root import data_root
 from vlneval.tasks.profiles import Profile, get_profile
 
 if TYPE_CHECKING:
@@ -196,19 +192,19 @@ def wrong_split(text: bytes, public: Any, splits: SplitIndex | None, source: str
     )
 
 
-def public_problems(
-    text: bytes,
-    source: str,
-    public: EpisodeTable,
-    graphs: GraphStore,
-    profile: Profile,
-    *,
-    form: str = "auto",
-    splits: SplitIndex | None = None,
-) -> list[Problem]:
-    """The problems of a predictions file that the scorer's parser and rule checks (types,
-    ids, viewpoints, start, adjacency, repeats, completeness) find on the public view."""
-    return public_check(text, source, public, graphs, profile, form=form, splits=splits)[0]
+P = ParamSpec("P")
+
+
+def _problems_of(
+    check: Callable[P, tuple[list[Problem], list[str]]], doc: str
+) -> Callable[P, list[Problem]]:
+    """The problems alone of a check that also gives warnings (same arguments)."""
+
+    def problems(*args: P.args, **kwargs: P.kwargs) -> list[Problem]:
+        return check(*args, **kwargs)[0]
+
+    problems.__doc__ = doc
+    return problems
 
 
 def public_check(
@@ -222,8 +218,10 @@ def public_check(
     splits: SplitIndex | None = None,
 ) -> tuple[list[Problem], list[str]]:
     """The problems (see :func:`public_problems`) and the warnings (ids not in the split,
-    ignored records) of a predictions file, found with the public view only."""
+    ignored records) of a predictions file (``text``: its bytes, ``source``: its name),
+    found with the public view only."""
     from vlneval.errors import ProblemCollector
+    from vlneval.io import json_text
     from vlneval.tasks.common.arrays import build_arrays
     from vlneval.tasks.common.checks import check_rules
     from vlneval.tasks.common.predictions import parse_predictions
@@ -231,7 +229,8 @@ def public_check(
     pc = ProblemCollector(source)
     warnings: list[str] = []
     try:
-        preds = parse_predictions(text, public, graphs, form=form, collect=pc, source=source)
+        given = ReadInput(source, text=json_text(text, source))
+        preds = parse_predictions(given, public, graphs, form=form, collect=pc)
         warnings = list(preds.warnings)
         if len(preds.episodes):
             arr = build_arrays(public, preds, graphs)
@@ -243,6 +242,14 @@ def public_check(
     except InvalidInputError as exc:
         return list(exc.problems), warnings
     return list(pc.problems), warnings
+
+
+public_problems = _problems_of(
+    public_check,
+    """The problems of a predictions file that the scorer's parser and rule checks (types,
+    ids, viewpoints, start, adjacency, repeats, completeness) find on the public view (the
+    arguments of :func:`public_check`).""",
+)
 
 
 @dataclass(frozen=True)
@@ -275,18 +282,11 @@ def checks_publicly(task: Task) -> bool:
     return task.graph_trajectories
 
 
-def open_public(
-    task: Task,
-    split: str,
-    profile: Profile,
-    *,
-    root: str | Path | None = None,
-    episodes_file: str | Path | None = None,
-    graphs: str | Path | None = None,
-) -> tuple[EpisodeTable, GraphStore] | None:
-    """The public view of ``split`` and its graphs when the split has no goals (a hidden test
-    split), else None: the split can be scored, or the task's scorer checks more than the
-    public view can (:func:`checks_publicly`; its own scorer then says why it cannot score).
+def open_public(request: SplitRequest) -> tuple[EpisodeTable, GraphStore] | None:
+    """The public view of the split ``request`` names and its graphs when the split has no
+    goals (a hidden test split), else None: the split can be scored, or the task's scorer
+    checks more than the public view can (:func:`checks_publicly`; its own scorer then says
+    why it cannot score). The request's task options are not used.
 
     Raises:
         MissingDataError: the data root or the split's file cannot be found.
@@ -294,10 +294,11 @@ def open_public(
     """
     from vlneval.tasks.common.scoring import load_split
 
-    if not checks_publicly(task):
+    r = request
+    if not checks_publicly(r.task):
         return None
     episodes, store = load_split(
-        task, split, profile, root=root, episodes_file=episodes_file, graphs=graphs
+        r.task, r.split, r.profile, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs
     )
     if episodes.scorable:
         return None
@@ -374,18 +375,6 @@ class PublicScorer:
     def _public(self, text: str) -> str:
         return public_text(text, self.copy, self.originals)
 
-    def problems(
-        self,
-        predictions: PredictionsInput,
-        *,
-        form: str = "auto",
-        trajectory_key: str | None = None,
-        splits: SplitIndex | None = None,
-    ) -> list[Problem]:
-        """Every problem the task's scorer finds in ``predictions`` on the public copy (a file
-        made for another split is said so first); empty: the file is valid."""
-        return self.check(predictions, form=form, trajectory_key=trajectory_key, splits=splits)[0]
-
     def check(
         self,
         predictions: PredictionsInput,
@@ -397,13 +386,17 @@ class PublicScorer:
         """:meth:`problems`, and for a valid file what its score will lack: each metric the
         file's own content leaves n/a (a REVERIE file without ``predObjId``: no RGS), with its
         reason. Warnings about the split's stand-in values are not the file's and are left out;
-        the numbers themselves are never shown."""
-        hint = self._wrong_split(predictions, splits)
-        if hint is not None:  # told first, and alone: no scorer needs to read such a file
-            return [hint], []
+        the numbers themselves are never shown. A file or bytes are read (gunzipped) once, for
+        the split hint and the scorer alike."""
+        read = _read_text(predictions)
+        if splits is not None and read is not None and read.text is not None:
+            hint = wrong_split(read.text, self.episodes, splits, read.source)
+            if hint is not None:  # told first, and alone: no scorer needs to read such a file
+                return [hint], []
         try:
             result = self._scorer.score(
-                predictions, ScoreOptions(form=form, trajectory_key=trajectory_key)
+                predictions if read is None else read,
+                ScoreOptions(form=form, trajectory_key=trajectory_key),
             )
         except InvalidInputError as exc:
             return [
@@ -415,22 +408,12 @@ class PublicScorer:
         ]
         return [], notes
 
-    def _wrong_split(
-        self, predictions: PredictionsInput, splits: SplitIndex | None
-    ) -> Problem | None:
-        """The problem of a file (or its bytes) whose ids are another split's (see
-        :func:`wrong_split`); records in memory are not compared."""
-        from vlneval.tasks.common.inputs import read_input
-
-        if splits is None:
-            return None
-        try:
-            given = read_input(predictions, keyed=True)
-        except InvalidInputError:
-            return None  # unreadable: the scorer says why
-        if given.text is None:
-            return None
-        return wrong_split(given.text, self.episodes, splits, given.source)
+    problems = _problems_of(
+        check,
+        """Every problem the task's scorer finds in ``predictions`` on the public copy (a file
+        made for another split is said so first); empty: the file is valid (the arguments of
+        :meth:`check`).""",
+    )
 
     def close(self) -> None:
         """Removes the public copy."""
@@ -440,50 +423,53 @@ class PublicScorer:
         self._folder.cleanup()
 
 
-def _task_file(
-    task: Task, split: str, root: str | Path | None, options: Mapping[str, Any]
-) -> Path | None:
-    """The episodes file the task's own search finds for a data version (REVERIE v1, the
-    Touchdown releases), or None for the shared search."""
-    if not options.get("data_version") or len(task.data_versions) < 2:
-        return None
-    profile = get_profile(task.default_profile)
+def _read_text(predictions: PredictionsInput) -> ReadInput | None:
+    """A file or bytes read once (their JSON text); None for records in memory, or input that
+    cannot be read (the scorer then says why, after its own checks of the options)."""
     try:
-        opened = task.open(SplitRequest(task, split, profile, root=root, options=dict(options)))
-    except InvalidInputError as exc:  # a test split the scorer refuses: the file it names
-        return Path(exc.problems[0].source) if exc.problems and exc.problems[0].source else None
-    source = getattr(opened.episodes, "source", None)
-    return Path(source) if source else None
+        given = read_input(predictions, keyed=True)
+    except VLNEvalError:
+        return None
+    return given if given.text is not None else None
 
 
-def open_blind(
-    task: Task,
-    split: str,
-    profile: Profile,
-    *,
-    root: str | Path | None = None,
-    episodes_file: str | Path | None = None,
-    graphs: str | Path | None = None,
-    options: Mapping[str, Any] | None = None,
-) -> PublicScorer | None:
-    """For a task with its own reader (not :func:`checks_publicly`) whose ``split`` has no
-    goals (a hidden test split), its scorer on the public copy of the split; else None (the
-    split is scored as usual).
+def _task_file(request: SplitRequest) -> Path | None:
+    """The episodes file of the data version the request names (REVERIE v1, the Touchdown
+    releases), found as the task's scorer finds it, without reading it; None for the shared
+    search."""
+    from vlneval.tasks.common.goal_scoring import release_file
+
+    task, split, root = request.task, request.split, request.root
+    if not request.options.get("data_version") or len(task.data_versions) < 2:
+        return None
+    version = str(task.check_options(request.options)["data_version"])
+    try:
+        return release_file(task, split, data_root(root), None, version)[0]
+    except MissingDataError:  # said in the words of the task's scorer, which looks there too
+        profile = get_profile(task.default_profile)
+        task.open(SplitRequest(task, split, profile, root=root, options=request.options))
+        raise
+
+
+def open_blind(request: SplitRequest) -> PublicScorer | None:
+    """For a task with its own reader (not :func:`checks_publicly`) whose split has no goals
+    (a hidden test split), its scorer on the public copy of the split; else None (the split
+    is scored as usual).
 
     Raises:
         MissingDataError: the data root or the split's file cannot be found.
         InvalidInputError: the split's file cannot be read.
     """
-    if checks_publicly(task) or not has_public_copy(task):
+    r = request
+    if checks_publicly(r.task) or not has_public_copy(r.task):
         return None
-    opts = dict(options or {})
-    path = episodes_file or _task_file(task, split, root, opts)
-    if path is None:
-        path = episodes_path(task, split, task_base(task, root), None)
-    table = task.load(Path(path), split, profile)
+    path = r.episodes_file or _task_file(r) or r.episodes_path(r.base())
+    table = r.task.load(Path(path), r.split, r.profile)
     if getattr(table, "scorable", True):
         return None
-    return PublicScorer(task, split, profile, path, root=root, graphs=graphs, options=opts)
+    return PublicScorer(
+        r.task, r.split, r.profile, path, root=r.root, graphs=r.graphs, options=r.options
+    )
 
 
 def own_blind_check(

@@ -10,7 +10,8 @@ Every task's reader takes all three (:data:`~vlneval.tasks.common.request.Predic
   written back to JSON text; messages name them ``<records>``.
 
 :func:`read_input` does that once; a task's reader then takes the :class:`ReadInput` (its
-records a chunk at a time, or its text for a typed decoder).
+records a chunk at a time, or its text for a typed decoder). A :class:`ReadInput` is itself an
+input: handed on, it is not read again.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vlneval.errors import InvalidInputError
 from vlneval.io import iter_chunks, iter_records, json_text, read_bytes
-from vlneval.tasks.common.request import PredictionsInput
+
+if TYPE_CHECKING:
+    from vlneval.tasks.common.request import PredictionsInput
 
 __all__ = ["source_name", "ReadInput", "read_input"]
 
@@ -34,6 +37,8 @@ def source_name(predictions: PredictionsInput) -> str:
         >>> source_name("p.json"), source_name(b"[]"), source_name([])
         ('p.json', '<bytes>', '<records>')
     """
+    if isinstance(predictions, ReadInput):
+        return predictions.source
     if isinstance(predictions, (str, Path)):
         return str(predictions)
     return "<bytes>" if isinstance(predictions, (bytes, bytearray, memoryview)) else "<records>"
@@ -53,11 +58,6 @@ class ReadInput:
     source: str
     text: bytes | None = None
     value: Any = None
-
-    @property
-    def given(self) -> Any:
-        """What a reader that takes text or records takes (the text, else the records)."""
-        return self.text if self.text is not None else self.value
 
     def chunks(self, expected: str) -> Iterator[list[Any]]:
         """The records of a JSON list (a file that is not one is refused, saying ``expected``),
@@ -79,10 +79,11 @@ class ReadInput:
 
 
 def read_input(predictions: PredictionsInput, *, keyed: bool = False) -> ReadInput:
-    """``predictions`` read once: a path's text, bytes' text, or the records themselves.
+    """``predictions`` read once: a path's text, bytes' text, or the records themselves; a
+    :class:`ReadInput` as it is (never read again).
 
     Args:
-        predictions: a path, the bytes of a file, or its records.
+        predictions: a path, the bytes of a file, its records, or a :class:`ReadInput`.
         keyed: records may also be a mapping (a format keyed by episode id).
 
     Raises:
@@ -96,7 +97,13 @@ def read_input(predictions: PredictionsInput, *, keyed: bool = False) -> ReadInp
         ReadInput(source='<bytes>', text=b'[1]', value=None)
         >>> read_input([{"instr_id": "1_0"}]).value
         [{'instr_id': '1_0'}]
+        >>> given = read_input(b"[]"); read_input(given) is given
+        True
     """
+    if isinstance(predictions, ReadInput):
+        if isinstance(predictions.value, Mapping) and not keyed:
+            raise _not_records(predictions.source, predictions.value)
+        return predictions
     if isinstance(predictions, (str, Path)):
         return ReadInput(str(predictions), text=read_bytes(predictions))
     source = source_name(predictions)
@@ -105,8 +112,11 @@ def read_input(predictions: PredictionsInput, *, keyed: bool = False) -> ReadInp
     if isinstance(predictions, Mapping) and keyed:
         return ReadInput(source, value=predictions)
     if isinstance(predictions, Mapping) or not isinstance(predictions, Sequence):
-        raise InvalidInputError(
-            f"{source}: expected a path, bytes or a list of records, got "
-            f"{type(predictions).__name__}"
-        )
+        raise _not_records(source, predictions)
     return ReadInput(source, value=list(predictions))
+
+
+def _not_records(source: str, value: Any) -> InvalidInputError:
+    return InvalidInputError(
+        f"{source}: expected a path, bytes or a list of records, got {type(value).__name__}"
+    )

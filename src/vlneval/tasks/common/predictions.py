@@ -14,11 +14,10 @@ from __future__ import annotations
 import math
 import threading
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 import msgspec
@@ -26,10 +25,14 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
-from vlneval.io import clip, iter_records, json_text, read_bytes
+from vlneval.io import clip
 from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.inputs import read_input
+
+if TYPE_CHECKING:
+    from vlneval.tasks.common.request import PredictionsInput
 
 __all__ = ["Predictions", "parse_predictions", "in_episode_order", "FORMS", "TRAJECTORY_KEYS"]
 
@@ -427,7 +430,7 @@ def _looks_like_summary(rec: dict[str, Any], key: str | None) -> bool:
 
 
 def parse_predictions(
-    predictions: str | Path | bytes | Sequence[Any] | Mapping[str, Any],
+    predictions: PredictionsInput,
     episodes: EpisodeTable,
     graphs: GraphStore,
     *,
@@ -436,12 +439,13 @@ def parse_predictions(
     keep_fields: tuple[str, ...] = (),
     collect: ProblemCollector | None = None,
     skip_summaries: bool = False,
-    source: str | None = None,
 ) -> Predictions:
     """Reads predictions and maps every trajectory to node indices.
 
-    ``predictions`` is a file path, the bytes of a file, or records already in memory (a list
-    of dicts as JSON decodes them). They are decoded once with msgspec into typed records
+    ``predictions`` is a file path, the bytes of a file, records already in memory (a list
+    of dicts as JSON decodes them), or one of them already read
+    (:func:`~vlneval.tasks.common.inputs.read_input`, which names it in messages). They are
+    decoded once with msgspec into typed records
     (:mod:`vlneval.tasks.common.prediction_structs`); only input the types reject is read again by the
     explaining pass, which checks each record and names every problem. Records in memory are
     converted directly, never through JSON text.
@@ -452,7 +456,8 @@ def parse_predictions(
 
     Args:
         predictions: the predictions file (``.json``/``.jsonl``, optionally gzipped: a JSON list
-            of records or one record per line), its bytes, or a list of records.
+            of records or one record per line), its bytes, a list of records, or their
+            :class:`~vlneval.tasks.common.inputs.ReadInput`.
         episodes: the split's episodes.
         graphs: the navigation graphs of their scans.
         form: ``auto`` or one of ``triple``, ``nested``, ``plain``.
@@ -464,7 +469,6 @@ def parse_predictions(
         skip_summaries: skip, with a warning, records that look like a summary: no id field,
             no trajectory field, and only scalar values (NaviLLM's compact files start with
             one). Without it such a record is an error that suggests this option.
-        source: how messages name in-memory input (default ``<bytes>`` or ``<records>``).
     """
     if form not in FORMS:
         from vlneval.errors import UnknownNameError
@@ -477,32 +481,20 @@ def parse_predictions(
         )
     fields = {"id_field": episodes.id_field, "key": trajectory_key, "form": form,
               "keep": keep_fields}  # fmt: skip
-    if isinstance(predictions, (str, Path)):
-        source = str(predictions)
-        predictions = read_bytes(predictions)
-    if isinstance(predictions, (bytes, bytearray, memoryview)):
-        name = source = source or "<bytes>"
-        raw = json_text(bytes(predictions), name)
-        decoded = typed.decode(raw, name, **fields)  # type: ignore[arg-type]
-
-        def explain() -> Iterator[list[Any]]:
-            return iter_records(raw, name, expected="a JSON list of predictions")
+    given = read_input(predictions)
+    if given.text is not None:
+        decoded = typed.decode(given.text, given.source, **fields)  # type: ignore[arg-type]
     else:
-        source = source or "<records>"
-        records = _record_list(predictions, source)
-        converted = typed.convert(records, **fields)  # type: ignore[arg-type]
+        converted = typed.convert(given.value, **fields)  # type: ignore[arg-type]
         decoded = None if converted is None else (converted[0], iter([converted[1]]))
-
-        def explain() -> Iterator[list[Any]]:
-            return iter([records])
-
+    source = given.source
     args = (source, episodes, graphs, form, trajectory_key, keep_fields, skip_summaries)
     p = _typed_pass(_Parser(*args), decoded)
     if p is None:  # the explaining pass: every record checked, every problem named
         del decoded
         p = _Parser(*args)
         k = 0
-        for chunk in explain():
+        for chunk in given.record_chunks("a JSON list of predictions"):
             for rec in chunk:
                 p.record(rec, k)
                 k += 1
@@ -529,15 +521,6 @@ def _typed_pass(p: _Parser, decoded: tuple[str, Iterator[list[Any]]] | None) -> 
     except (_Rejected, msgspec.MsgspecError, RecursionError):
         return None
     return p
-
-
-def _record_list(predictions: Any, source: str) -> list[Any]:
-    if isinstance(predictions, Mapping) or not isinstance(predictions, Sequence):
-        raise InvalidInputError(
-            f"{source}: expected a path, bytes or a list of records, got "
-            f"{type(predictions).__name__}"
-        )
-    return list(predictions)
 
 
 def _episode_order(rec_ep: np.ndarray, n_episodes: int) -> np.ndarray:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, Union, runtime_checkable
 
 from vlneval.errors import MissingDataError, VLNEvalError
 from vlneval.tasks.common.root import check_root, data_root, demo_root, graphs_dir, missing_split
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from vlneval.errors import ProblemCollector
     from vlneval.graph.store import GraphStore
     from vlneval.tasks.base import Task
+    from vlneval.tasks.common.inputs import ReadInput
     from vlneval.tasks.common.predictions import Predictions
     from vlneval.tasks.common.result import Result
     from vlneval.tasks.profiles import Profile
@@ -33,8 +34,11 @@ __all__ = [
 
 #: What can be scored: a file (path), its bytes, or the records themselves, as ``json.loads``
 #: of the file gives them (``[{"instr_id": ..., "trajectory": [[vp, heading, elevation], ...]},
-#: ...]``; VLN-CE's ``r2r-ce`` form: the object keyed by episode id), for every task.
-PredictionsInput = str | Path | bytes | Sequence[Mapping[str, Any]] | Mapping[str, Any]
+#: ...]``; VLN-CE's ``r2r-ce`` form: the object keyed by episode id), for every task; or any
+#: of them already read (:class:`~vlneval.tasks.common.inputs.ReadInput`, not read again).
+PredictionsInput = Union[
+    str, Path, bytes, Sequence[Mapping[str, Any]], Mapping[str, Any], "ReadInput"
+]
 
 
 @dataclass(frozen=True)

@@ -98,9 +98,8 @@ class NDHScorer:
         given = read_input(predictions)
         check_ndh_predictions(given, trajectory_key=how.trajectory_key)
         preds = parse_predictions(
-            given.given, self.episodes, self.graphs, form=how.form,
-            trajectory_key=how.trajectory_key, source=given.source,
-        )  # fmt: skip
+            given, self.episodes, self.graphs, form=how.form, trajectory_key=how.trajectory_key
+        )
         return score_ndh(self.ndh, preds, self.graphs, self.profile, how)
 
 

@@ -70,9 +70,8 @@ class HannaScorer:
         has_asks = check_hanna_predictions(given, trajectory_key=key)
         keep = ("agent_ask",) if has_asks else ()
         preds = parse_predictions(
-            given.given, self.episodes, self.graphs, form=how.form, trajectory_key=key,
-            keep_fields=keep, source=given.source,
-        )  # fmt: skip
+            given, self.episodes, self.graphs, form=how.form, trajectory_key=key, keep_fields=keep
+        )
         return score_hanna(self.episodes, preds, self.graphs, self.profile, how)
 
 

@@ -144,8 +144,8 @@ class ReverieScorer:
         official = str(getattr(self.profile, "object_field", "predObjId"))
         check_prediction_keys(given, official)
         preds = parse_predictions(
-            given.given, self.episodes, self.graphs, form=how.form,
-            trajectory_key=how.trajectory_key, keep_fields=OBJECT_FIELDS, source=given.source,
+            given, self.episodes, self.graphs, form=how.form,
+            trajectory_key=how.trajectory_key, keep_fields=OBJECT_FIELDS,
         )  # fmt: skip
         objects = read_predicted_objects(
             preds.extra, self.episodes, preds.episodes, preds.source, official

@@ -1,0 +1,158 @@
+"""Predictions are read once: ``read_input`` names and gunzips an input, and every later reader
+(the shared parser, a task's own scorer, the public check of a hidden test split) takes what it
+read instead of reading it again; a data version's test file is found without loading it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import vlneval.io.reader
+from tests.reverie.reverie_fixtures import reverie_root
+from vlneval.errors import InvalidInputError, MissingDataError
+from vlneval.tasks import get_profile, get_task
+from vlneval.tasks.base import Task
+from vlneval.tasks.common.blind import SplitIndex, open_blind
+from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
+from vlneval.tasks.common.predictions import parse_predictions
+from vlneval.tasks.common.request import SplitRequest
+from vlneval.tasks.common.root import demo_root
+from vlneval.tasks.common.scoring import load_split
+
+DEMO = demo_root() / "demo" / "predictions_val.json"
+TEST_RUN = [{"instr_id": "3_0", "trajectory": [["S", 0.0, 0.0]], "predObjId": 8}]
+
+
+def _gunzips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sources of every gzip stream decompressed from now on."""
+    seen: list[str] = []
+    gunzip = vlneval.io.reader.gunzip
+
+    def counted(raw: bytes, source: str, limit: int, **kw: Any) -> bytes:
+        seen.append(source)
+        return gunzip(raw, source, limit, **kw)
+
+    monkeypatch.setattr(vlneval.io.reader, "gunzip", counted)
+    return seen
+
+
+def test_a_read_input_is_taken_as_it_is() -> None:
+    given = read_input(gzip.compress(b"[]"))
+    assert read_input(given) is given and read_input(given, keyed=True) is given
+    assert source_name(ReadInput("mine.json", text=b"[]")) == "mine.json"
+    keyed = read_input({"1": []}, keyed=True)
+    assert read_input(keyed, keyed=True) is keyed
+    with pytest.raises(InvalidInputError, match=r"^error: <records>: expected a path, bytes or a "
+                       r"list of records, got dict$"):  # fmt: skip
+        read_input(keyed)
+
+
+def test_the_shared_parser_reads_a_file_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    task = get_task("demo")
+    episodes, store = load_split(task, "val", get_profile(task.default_profile))
+    path = tmp_path / "demo.json.gz"
+    path.write_bytes(gzip.compress(DEMO.read_bytes()))
+    seen = _gunzips(monkeypatch)
+    from_path = parse_predictions(path, episodes, store)
+    assert seen == [str(path)]
+    given = read_input(path)
+    from_read = parse_predictions(given, episodes, store)
+    assert seen == [str(path)] * 2  # read_input's own read; the parser reads nothing more
+    assert from_read.source == from_path.source == str(path)
+    for name in ("episodes", "nodes", "offsets"):
+        assert np.array_equal(getattr(from_read, name), getattr(from_path, name))
+    named = parse_predictions(ReadInput("upload.json", text=DEMO.read_bytes()), episodes, store)
+    assert named.source == "upload.json"
+
+
+def test_a_file_gzipped_twice_is_not_gunzipped_twice(tmp_path: Path) -> None:
+    """A behaviour change: the shared parser used to gunzip a path's text a second time, so a
+    file gzipped twice was read by the R2R-style tasks only; now it is refused, as by every
+    other task."""
+    task = get_task("demo")
+    episodes, store = load_split(task, "val", get_profile(task.default_profile))
+    path = tmp_path / "twice.json.gz"
+    path.write_bytes(gzip.compress(gzip.compress(DEMO.read_bytes())))
+    with pytest.raises(InvalidInputError) as info:
+        parse_predictions(path, episodes, store)
+    assert str(info.value) == f"error: {path}: not UTF-8 text (byte 1)"
+
+
+def _reverie_test(root: Path, version: str = "v1") -> SplitRequest:
+    task = get_task("reverie")
+    profile = get_profile(task.default_profile)
+    return SplitRequest(task, "test", profile, root=root, options={"data_version": version})
+
+
+def test_the_public_check_gunzips_a_file_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The split hint and the task's scorer take the same text: one decompression (two before)."""
+    checker = open_blind(_reverie_test(reverie_root(tmp_path / "root")))
+    assert checker is not None
+    try:
+        path = tmp_path / "run.json.gz"
+        path.write_bytes(gzip.compress(json.dumps(TEST_RUN).encode()))
+        splits = SplitIndex({"val": lambda: ["1_7_0", "2_9_0"]})
+        seen = _gunzips(monkeypatch)
+        assert checker.check(path, splits=splits) == ([], [])
+        assert seen == [str(path)]
+        bad = [dict(TEST_RUN[0], trajectory=[["nowhere", 0.0, 0.0]])]
+        path.write_bytes(gzip.compress(json.dumps(bad).encode()))
+        problems = checker.problems(path, splits=splits)
+        assert seen == [str(path)] * 2
+        assert [str(p) for p in problems] == [
+            f'{path}: instr_id "3_0": trajectory[0]: viewpoint nowhere is not in scan sq'
+        ]
+        assert checker.problems(gzip.compress(json.dumps(bad).encode()), splits=splits) == [
+            p.__class__("<bytes>", p.message.replace(str(path), "<bytes>"), p.episode, p.field)
+            for p in problems
+        ]
+    finally:
+        checker.close()
+
+
+def test_a_release_is_found_without_opening_the_split(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    root = reverie_root(tmp_path / "root")
+    opened: list[str] = []
+    task_open = Task.open
+
+    def counted(self: Task, request: SplitRequest) -> Any:
+        opened.append(str(request.episodes_file))
+        return task_open(self, request)
+
+    monkeypatch.setattr(Task, "open", counted)
+    for version, rel in (("v1", "REVERIE_test.json"), ("V2", "data_v2/REVERIE_test.json")):
+        checker = open_blind(_reverie_test(root, version))
+        assert checker is not None
+        try:
+            assert list(checker.originals) == [str(root / "reverie" / rel)]
+            assert opened == [str(checker.copy)]  # only the public copy is opened, once
+        finally:
+            checker.close()
+        opened.clear()
+
+
+def test_a_missing_release_is_said_in_the_scorers_words(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "touchdown" / "touchdown_unseen_split").mkdir(parents=True)
+    task = get_task("touchdown")
+    request = SplitRequest(
+        task, "test", get_profile(task.default_profile), root=root,
+        options={"data_version": "unseen"},
+    )  # fmt: skip
+    with pytest.raises(MissingDataError) as scorer:
+        task.open(request)
+    with pytest.raises(MissingDataError) as blind:
+        open_blind(request)
+    assert str(blind.value) == str(scorer.value)
+    assert str(blind.value).startswith("no touchdown test routes (unseen) found under ")
