@@ -100,6 +100,7 @@ class NDHScorer:
         preds = parse_predictions(
             given.given, self.episodes, self.graphs, form=how.form,
             trajectory_key=how.trajectory_key, source=given.source,
+            skip_summaries=how.skip_summaries,
         )  # fmt: skip
         return score_ndh(self.ndh, preds, self.graphs, self.profile, how)
 

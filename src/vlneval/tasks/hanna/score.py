@@ -71,7 +71,7 @@ class HannaScorer:
         keep = ("agent_ask",) if has_asks else ()
         preds = parse_predictions(
             given.given, self.episodes, self.graphs, form=how.form, trajectory_key=key,
-            keep_fields=keep, source=given.source,
+            keep_fields=keep, source=given.source, skip_summaries=how.skip_summaries,
         )  # fmt: skip
         return score_hanna(self.episodes, preds, self.graphs, self.profile, how)
 
