@@ -90,8 +90,9 @@ HONOURED: dict[str, tuple[Case, int, str]] = {
 def test_summary_record_refused_with_the_suggestion_then_skipped(name: str, tmp_path: Path) -> None:
     case, at, id_field = HONOURED[name]
     task, split, root, records, options = case(tmp_path)
+    given = [*records[:at], SUMMARY, *records[at:]]
     with_summary = tmp_path / "with_summary.json"
-    with_summary.write_text(json.dumps([*records[:at], SUMMARY, *records[at:]]))
+    with_summary.write_text(json.dumps(given))
     plain = tmp_path / "plain.json"
     plain.write_text(json.dumps(records))
     with pytest.raises(InvalidInputError) as info:
@@ -103,6 +104,8 @@ def test_summary_record_refused_with_the_suggestion_then_skipped(name: str, tmp_
     got = evaluate(task, split, with_summary, root=root, options=options, skip_summaries=True)
     want = evaluate(task, split, plain, root=root, options=options)
     assert got.metrics == want.metrics and got.n_episodes == want.n_episodes
+    in_memory = evaluate(task, split, given, root=root, options=options, skip_summaries=True)
+    assert in_memory.metrics == want.metrics and in_memory.warnings == got.warnings
     for column, values in want.per_episode.items():
         np.testing.assert_array_equal(got.per_episode[column], values)
     assert list(got.warnings) == [

@@ -276,10 +276,10 @@ def _route_id(rec: dict[str, Any], k: int, pc: ProblemCollector) -> int | None:
 
 class _NavParser:
     def __init__(
-        self, table: EpisodeTable, graph: StreetGraph, source: str, form: str, key: str
+        self, table: EpisodeTable, graph: StreetGraph, source: str, form: str, key: str, skip: bool
     ) -> None:
         self.table, self.graph, self.form, self.key = table, graph, form, key
-        self.skip_summaries = False
+        self.skip_summaries = skip
         self.skipped: list[int] = []
         self.pc = ProblemCollector(source)
         self.flat = array("i")
@@ -392,8 +392,7 @@ def parse_touchdown_predictions(
             )
         raise UnknownNameError("trajectory form", form, ("auto", "plain", "triple"))
     source = source_name(predictions)
-    p = _NavParser(table, graph, source, form, trajectory_key or "trajectory")
-    p.skip_summaries = skip_summaries
+    p = _NavParser(table, graph, source, form, trajectory_key or "trajectory", skip_summaries)
     tally = _IdTally()
     for k, rec in numbered((_records(read_input(predictions)),), p.pc, "predictions"):
         tally.see(rec)
