@@ -102,14 +102,18 @@ def test_real_seq2seq_outcomes_with_step_limit(
     assert budgets[-1] <= round(run.evaluation.metrics["SR"] * n)
 
 
-def test_skip_summaries_refused_for_a_task_with_its_own_scorer(tmp_path: Path) -> None:
-    """The refusal names the task as registered (``touchdown``), whatever case it was typed in."""
-    from tests.touchdown.fixture import make_root, nav
+def test_skip_summaries_refused_for_a_task_whose_reader_cannot_skip(tmp_path: Path) -> None:
+    """The refusal names the task as registered (``touchdown-sdr``), whatever case it was typed
+    in (Touchdown navigation, with its own scorer too, skips summary records)."""
+    from tests.touchdown.fixture import SDR, make_root, nav, write
 
-    scorer = Scorer("TouchDown", "dev", root=make_root(tmp_path / "root"))
+    scorer = Scorer("TouchDown-SDR", "dev", root=make_root(tmp_path / "root"))
     with pytest.raises(VLNEvalError) as exc:
-        score_run(scorer, nav(tmp_path), skip_summaries=True)
+        score_run(scorer, write(tmp_path, SDR), skip_summaries=True)
     assert str(exc.value) == (
-        "--skip-summary-records is not supported for task touchdown (it has its own scorer); "
-        "remove the summary record from the file"
+        "skip_summaries (--skip-summary-records) does not apply to task touchdown-sdr: its "
+        "reader cannot skip summary records; remove the summary record from the file"
     )
+    nav_scorer = Scorer("TouchDown", "dev", root=make_root(tmp_path / "nav"))
+    run = score_run(nav_scorer, nav(tmp_path), skip_summaries=True)
+    assert run.evaluation.metrics == nav_scorer.score(nav(tmp_path)).metrics

@@ -104,8 +104,8 @@ def score_run(
         label: the run's name in reports (default: the file name without suffixes).
 
     Raises:
-        VLNEvalError: bad input (the message says where); ``skip_summaries`` for a task with
-            its own scorer.
+        VLNEvalError: bad input (the message says where); ``skip_summaries`` for a task whose
+            reader cannot skip summary records (``Task.check_skip_summaries``).
 
     Example:
         >>> from vlneval.tasks.common.root import demo_root
@@ -116,15 +116,12 @@ def score_run(
     name = label or run_label(predictions)
     split_scorer = scorer.split_scorer
     if not isinstance(split_scorer, TrajectoryScorer):
-        if skip_summaries:
-            raise VLNEvalError(
-                f"--skip-summary-records is not supported for task {scorer.task.name} (it has "
-                "its own scorer); remove the summary record from the file"
-            )
         result = scorer.score(
-            predictions, subset=subset, form=form, trajectory_key=trajectory_key, declared=declared
-        )
+            predictions, subset=subset, form=form, trajectory_key=trajectory_key,
+            declared=declared, skip_summaries=skip_summaries,
+        )  # fmt: skip
         return ScoredRun(result, name)
+    scorer.task.check_skip_summaries(skip_summaries)
     how = ScoreOptions(subset, form, trajectory_key, declared, None, skip_summaries)
     pc = ProblemCollector(source_name(predictions))
     preds = split_scorer.trajectories(predictions, how, pc)

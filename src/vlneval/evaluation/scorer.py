@@ -112,8 +112,10 @@ class Scorer:
             skip_summaries: skip records that look like a file's own summary, with a warning.
 
         Raises:
-            VLNEvalError: bad input (every problem with file, id and field), a missing file.
+            VLNEvalError: bad input (every problem with file, id and field), a missing file;
+                ``skip_summaries`` for a task whose reader cannot skip summary records.
         """
+        self.task.check_skip_summaries(skip_summaries)
         how = ScoreOptions(subset, form, trajectory_key, declared, run, skip_summaries)
         return self._split.score(predictions, how)
 

@@ -138,6 +138,10 @@ class Task:
             copy of an episodes file (every hidden value replaced by a public stand-in, see
             :mod:`vlneval.tasks.common.public_file`), on which the task's own scorer checks
             a file blind (the server and ``vlneval validate`` on a test split do).
+        summary_records: its reader skips, when asked (``skip_summaries``,
+            ``--skip-summary-records``), records that look like the file's own summary
+            (:mod:`vlneval.tasks.common.summary_records`); a task whose reader cannot tell one
+            from a prediction refuses the option (:meth:`check_skip_summaries`).
     """
 
     name: str
@@ -161,6 +165,7 @@ class Task:
     run_env: str = ""
     version_files: tuple[tuple[str, str], ...] = ()
     public_copy: str = ""
+    summary_records: bool = False
 
     @property
     def data_versions(self) -> tuple[str, ...]:
@@ -229,6 +234,28 @@ class Task:
         for name, value in out.items():
             out[name] = self.option(name).resolve(value, self.name)  # type: ignore[arg-type]
         return out
+
+    def check_skip_summaries(self, skip_summaries: bool) -> None:
+        """Refuses ``skip_summaries`` for a task whose reader does not skip summary records
+        (:attr:`summary_records`), before any file is read. Every way to score (library,
+        command line, reports) checks here.
+
+        Raises:
+            VLNEvalError: the option asked of such a task (named as registered).
+
+        Example:
+            >>> from vlneval.tasks import get_task
+            >>> get_task("r2r").check_skip_summaries(True)
+            >>> get_task("touchdown-sdr").check_skip_summaries(True)
+            Traceback (most recent call last):
+            ...
+            vlneval.errors.VLNEvalError: skip_summaries (--skip-summary-records) does not apply to task touchdown-sdr: its reader cannot skip summary records; remove the summary record from the file
+        """
+        if skip_summaries and not self.summary_records:
+            raise VLNEvalError(
+                f"skip_summaries (--skip-summary-records) does not apply to task {self.name}: "
+                "its reader cannot skip summary records; remove the summary record from the file"
+            )
 
     def scoring_profile(self, name: str | None = None) -> Profile:
         """The profile ``name`` (any case; default: the task's own), which must score this

@@ -30,6 +30,7 @@ from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import read_input
+from vlneval.tasks.common.summary_records import looks_like_summary, skipped_note, summary_problem
 
 if TYPE_CHECKING:
     from vlneval.tasks.common.request import PredictionsInput
@@ -179,15 +180,11 @@ class _Parser:
     def _id(self, rec: dict[str, Any], k: int) -> str | None:
         idf = self.ep.id_field
         if idf not in rec:
-            if _looks_like_summary(rec, self.key):
+            if looks_like_summary(rec, idf, self.key):
                 if self.skip_summaries:
                     self.skipped.append(k)
                     return None
-                self.pc.add(
-                    f"missing field {idf!r}; the record looks like a summary (fields "
-                    f"{', '.join(sorted(rec)[:6])}); pass --skip-summary-records to skip it",
-                    field=f"record {k}",
-                )
+                self.pc.add(summary_problem(rec, idf), field=f"record {k}")
                 return None
             self.pc.add(f"missing field {idf!r}", field=f"record {k}")
             return None
@@ -421,14 +418,6 @@ class _Parser:
         self.rec_ep, self.rec_len = rows[ok], sizes[ok]
 
 
-def _looks_like_summary(rec: dict[str, Any], key: str | None) -> bool:
-    """A record with no trajectory field and only scalar values (a file's own summary)."""
-    keys = (key,) if key else TRAJECTORY_KEYS
-    if not rec or any(k in rec for k in keys):
-        return False
-    return all(v is None or isinstance(v, (int, float, str)) for v in rec.values())
-
-
 def parse_predictions(
     predictions: PredictionsInput,
     episodes: EpisodeTable,
@@ -559,10 +548,7 @@ def _assemble(p: _Parser, source: str) -> Predictions:
     episodes, nodes, offsets = in_episode_order(rec_ep, rec_len, flat, len(p.seen))
     warnings: list[str] = []
     if p.skipped:
-        warnings.append(
-            f"{len(p.skipped)} record(s) without {p.ep.id_field!r} that look like a summary were "
-            f"skipped (--skip-summary-records; record {', '.join(map(str, p.skipped[:5]))})"
-        )
+        warnings.append(skipped_note(p.ep.id_field, p.skipped))
     if p.unknown:
         warnings.append(
             f"{len(p.unknown)} prediction(s) with ids not in the split were ignored "

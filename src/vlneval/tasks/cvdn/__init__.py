@@ -30,4 +30,5 @@ TASK = Task(
     "vlneval.tasks.cvdn.score:NDHScorer",
     options=(PATH_TYPE,),
     public_copy="vlneval.tasks.cvdn.public:public_ndh",
+    summary_records=True,
 )

@@ -28,6 +28,7 @@ from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.record_checks import is_finite, numbered
 from vlneval.tasks.common.request import PredictionsInput
+from vlneval.tasks.common.summary_records import without_summaries
 from vlneval.tasks.cvdn import PATH_TYPE
 
 __all__ = [
@@ -324,6 +325,7 @@ def check_ndh_predictions(
     ``inst_idx`` must be a JSON integer: the official scorer compares it with the integers of
     the episode file, so ``"108"`` matches nothing and the file fails as incomplete there. A
     wrong id field name or a missing trajectory field is one clear error for the whole file.
+    Records that look like the file's own summary are left to the reader (skipped or refused).
 
     Args:
         predictions: the file, its bytes or its records (or them read by
@@ -337,11 +339,12 @@ def check_ndh_predictions(
     given = predictions if isinstance(predictions, ReadInput) else read_input(predictions)
     source = given.source
     records = [r for chunk in given.chunks("a JSON list of predictions") for r in chunk]
-    problem = _id_problem(records, source)
+    kept = without_summaries(records, "inst_idx", trajectory_key)  # the reader's to report
+    problem = _id_problem(kept, source)
     if problem:
         raise InvalidInputError(problem, source=source)
     keys = (trajectory_key,) if trajectory_key else ("trajectory", "path", "pred_path")
-    dicts = [r for r in records if isinstance(r, dict)]
+    dicts = [r for r in kept if isinstance(r, dict)]
     if dicts and not any(k in r for r in dicts for k in keys):
         found = sorted({k for r in dicts for k in r} - {"inst_idx"})
         raise InvalidInputError(
@@ -350,10 +353,10 @@ def check_ndh_predictions(
             "(name the field with --trajectory-key)",
             source=source,
         )
-    _check_id_types(records, source)
+    _check_id_types(records, source, len(kept))
 
 
-def _check_id_types(records: list[Any], source: str) -> None:
+def _check_id_types(records: list[Any], source: str, n_predictions: int) -> None:
     bad = [
         (k, r["inst_idx"])
         for k, r in enumerate(records)
@@ -363,7 +366,7 @@ def _check_id_types(records: list[Any], source: str) -> None:
     if not bad:
         return
     strings = [v for _, v in bad if isinstance(v, str)]
-    if len(bad) == len(records) and len(strings) == len(bad):
+    if len(bad) == n_predictions and len(strings) == len(bad):
         raise InvalidInputError(
             f"inst_idx is a string in all {len(bad)} records (e.g. {strings[0]!r}); NDH "
             "predictions use the integer inst_idx (the official scorer compares it with the "

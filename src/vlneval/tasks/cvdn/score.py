@@ -98,8 +98,9 @@ class NDHScorer:
         given = read_input(predictions)
         check_ndh_predictions(given, trajectory_key=how.trajectory_key)
         preds = parse_predictions(
-            given, self.episodes, self.graphs, form=how.form, trajectory_key=how.trajectory_key
-        )
+            given, self.episodes, self.graphs, form=how.form,
+            trajectory_key=how.trajectory_key, skip_summaries=how.skip_summaries,
+        )  # fmt: skip
         return score_ndh(self.ndh, preds, self.graphs, self.profile, how)
 
 

@@ -24,6 +24,7 @@ TASK = Task(
     "vlneval.tasks.r2r.score:R2RScorer",
     embedded=True,
     graph_trajectories=True,
+    summary_records=True,
     notes=("the demo task is synthetic (generated houses and episodes), not real data",),
     public_copy="vlneval.tasks.r2r.public:public_r2r",
 )

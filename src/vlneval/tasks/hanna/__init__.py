@@ -23,4 +23,5 @@ TASK = Task(
     "vlneval.tasks.hanna.score:HannaScorer",
     run_records="vlneval.tasks.hanna.records:hanna_records",
     public_copy="vlneval.tasks.hanna.public:public_hanna",
+    summary_records=True,
 )

@@ -22,6 +22,7 @@ from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.record_checks import check_fields, check_heading, numbered
 from vlneval.tasks.common.request import PredictionsInput
+from vlneval.tasks.common.summary_records import looks_like_summary, without_summaries
 
 __all__ = ["load_hanna", "check_hanna_predictions", "REQUEST_HELP", "POSE_KEY"]
 
@@ -145,7 +146,8 @@ def check_hanna_predictions(
     """File-level checks of HANNA predictions; True when they have help-request counts.
 
     A missing ``instr_id`` or pose field everywhere is one clear error; ``agent_ask`` (when a
-    record has it, every record must) must hold one 0/1 action per step.
+    record has it, every record must) must hold one 0/1 action per step. Records that look like
+    the file's own summary are left to the reader (skipped or refused).
 
     Args:
         predictions: the file, its bytes or its records (or them read by
@@ -160,12 +162,14 @@ def check_hanna_predictions(
     key = trajectory_key or POSE_KEY
     records = [r for c in given.record_chunks("a JSON list of predictions") for r in c]
     dicts = [r for r in records if isinstance(r, dict)]
-    _file_level(dicts, source, key)
+    _file_level(without_summaries(dicts, "instr_id", key), source, key)
     with_asks = [r for r in dicts if "agent_ask" in r]
     if not with_asks:
         return False
     pc = ProblemCollector(source)
     for k, rec in enumerate(dicts):
+        if looks_like_summary(rec, "instr_id", key):
+            continue  # the reader's to skip or refuse
         if "agent_ask" not in rec:
             pc.add(
                 "missing field 'agent_ask' (other records have it: help requests are counted for all or none)",

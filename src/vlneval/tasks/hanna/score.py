@@ -70,8 +70,9 @@ class HannaScorer:
         has_asks = check_hanna_predictions(given, trajectory_key=key)
         keep = ("agent_ask",) if has_asks else ()
         preds = parse_predictions(
-            given, self.episodes, self.graphs, form=how.form, trajectory_key=key, keep_fields=keep
-        )
+            given, self.episodes, self.graphs, form=how.form, trajectory_key=key,
+            keep_fields=keep, skip_summaries=how.skip_summaries,
+        )  # fmt: skip
         return score_hanna(self.episodes, preds, self.graphs, self.profile, how)
 
 

@@ -27,6 +27,7 @@ R2R = Task(
     "val_unseen",
     SCORER,
     graph_trajectories=True,
+    summary_records=True,
     public_copy="vlneval.tasks.r2r.public:public_r2r",
 )
 R4R = Task(
@@ -41,6 +42,7 @@ R4R = Task(
     "val_unseen",
     SCORER,
     graph_trajectories=True,
+    summary_records=True,
     public_copy="vlneval.tasks.r2r.public:public_r2r",
 )
 RXR = Task(
@@ -56,5 +58,6 @@ RXR = Task(
     SCORER,
     id_field="instruction_id",
     graph_trajectories=True,
+    summary_records=True,
     public_copy="vlneval.tasks.r2r.public:public_r2r",
 )

@@ -31,4 +31,5 @@ TASK = Task(
     object_boxes="vlneval.tasks.reverie.score:open_reverie",
     version_files=(("v2", "data_v2/REVERIE_{split}.json"), ("v1", "REVERIE_{split}.json")),
     public_copy="vlneval.tasks.reverie.public:public_reverie",
+    summary_records=True,
 )

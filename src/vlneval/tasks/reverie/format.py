@@ -14,6 +14,7 @@ paths changed, the same ids otherwise). Under a data root they live at
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.predictions import TRAJECTORY_KEYS
 from vlneval.tasks.common.record_checks import check_fields, check_heading, numbered
 from vlneval.tasks.common.request import PredictionsInput
+from vlneval.tasks.common.summary_records import looks_like_summary
 
 __all__ = [
     "ReverieEpisodes",
@@ -148,14 +150,19 @@ class ObjectPredictions:
 
 
 def _peek_keys(given: ReadInput) -> dict[str, Any] | None:
+    """The first record that does not look like a summary (the reader skips or refuses those),
+    else the first record; records after it are not decoded."""
     if given.text is None:
-        first = given.value[:1]
-    else:  # only the first record is looked at
+        records: Iterator[Any] = iter(given.value)
+    else:
         chunks = iter_chunks(
             given.text, given.source, chunk=1, expected="a JSON list of predictions"
         )
-        first = next(chunks, [])
-    return first[0] if first and isinstance(first[0], dict) else None
+        records = (rec for chunk in chunks for rec in chunk)
+    first = next(records, None)
+    if looks_like_summary(first, "instr_id"):
+        first = next((r for r in records if not looks_like_summary(r, "instr_id")), first)
+    return first if isinstance(first, dict) else None
 
 
 def _closest(name: str, keys: list[str]) -> str | None:
@@ -173,7 +180,8 @@ def check_prediction_keys(
 ) -> None:
     """One clear error when a predictions file's field names are wrong.
 
-    Looks at the first record: the id must be ``instr_id``, the trajectory ``trajectory`` (or
+    Looks at the first record (past records that look like the file's own summary, which the
+    reader skips or refuses): the id must be ``instr_id``, the trajectory ``trajectory`` (or
     ``path``/``pred_path``), and a field that looks like a misspelt ``predObjId`` is named.
 
     Args:

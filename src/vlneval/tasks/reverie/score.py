@@ -146,6 +146,7 @@ class ReverieScorer:
         preds = parse_predictions(
             given, self.episodes, self.graphs, form=how.form,
             trajectory_key=how.trajectory_key, keep_fields=OBJECT_FIELDS,
+            skip_summaries=how.skip_summaries,
         )  # fmt: skip
         objects = read_predicted_objects(
             preds.extra, self.episodes, preds.episodes, preds.source, official

@@ -32,4 +32,5 @@ TASK = Task(
     options=(ANGLE_UNITS,),
     run_records="vlneval.tasks.soon.records:soon_submission",
     public_copy="vlneval.tasks.soon.public:public_soon",
+    summary_records=True,
 )

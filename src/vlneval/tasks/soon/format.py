@@ -49,6 +49,7 @@ from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.record_checks import is_finite, numbered
 from vlneval.tasks.common.request import PredictionsInput
+from vlneval.tasks.common.summary_records import looks_like_summary, skipped_note, summary_problem
 from vlneval.tasks.soon import ANGLE_UNITS as ANGLE_UNITS_OPTION
 
 __all__ = [
@@ -342,8 +343,11 @@ def _angle(
 
 
 class _SoonParser:
-    def __init__(self, source: str, episodes: SoonEpisodes, graphs: GraphStore, form: str) -> None:
-        self.ep, self.graphs, self.form = episodes, graphs, form
+    def __init__(
+        self, source: str, episodes: SoonEpisodes, graphs: GraphStore, form: str, skip: bool
+    ) -> None:
+        self.ep, self.graphs, self.form, self.skip_summaries = episodes, graphs, form, skip
+        self.skipped: list[int] = []
         self.pc = ProblemCollector(source)
         self.seen = np.zeros(len(episodes), dtype=np.bool_)
         self.done: set[str] = set()
@@ -353,6 +357,12 @@ class _SoonParser:
     def record(self, rec: Any, k: int) -> None:
         if not isinstance(rec, dict):
             self.pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
+            return
+        if looks_like_summary(rec, "instr_id", "trajectory"):
+            if self.skip_summaries:
+                self.skipped.append(k)
+            else:
+                self.pc.add(summary_problem(rec, "instr_id"), field=f"record {k}")
             return
         iid = rec.get("instr_id")
         if iid is None or isinstance(iid, bool) or not isinstance(iid, (str, int)):
@@ -445,6 +455,7 @@ def parse_soon_predictions(
     *,
     form: str = "auto",
     angle_units: str = "normalised",
+    skip_summaries: bool = False,
 ) -> SoonPredictions:
     """Reads a SOON submission and matches each entry to its (instruction, start) episode.
 
@@ -455,6 +466,9 @@ def parse_soon_predictions(
         form: how path steps are written: ``auto``, ``triple``, ``nested`` or ``plain``.
         angle_units: ``normalised`` (official: used as given) or ``radians`` (converted as
             VLN-DUET converts them).
+        skip_summaries: skip, with a warning, records that look like the file's own summary
+            (:mod:`~vlneval.tasks.common.summary_records`); else each is an error that
+            suggests this option.
 
     Raises:
         InvalidInputError: every malformed record, named by instr_id and field (a trajectory
@@ -466,7 +480,7 @@ def parse_soon_predictions(
     if form not in ("auto", "triple", "nested", "plain"):
         raise UnknownNameError("trajectory form", form, ("auto", "triple", "nested", "plain"))
     given = read_input(predictions)
-    p = _SoonParser(given.source, episodes, graphs, form)
+    p = _SoonParser(given.source, episodes, graphs, form, skip_summaries)
     records = given.chunks("a JSON list of SOON predictions")
     for k, rec in numbered(records, p.pc, "predictions"):
         p.record(rec, k)
@@ -477,7 +491,7 @@ def parse_soon_predictions(
     nodes = np.array([n for r in p.rows for n in r[1]], dtype=np.int32)
     h = np.array([r[2] for r in p.rows], dtype=np.float64)
     e = np.array([r[3] for r in p.rows], dtype=np.float64)
-    warnings = []
+    warnings = [skipped_note("instr_id", p.skipped)] if p.skipped else []
     if angle_units == "radians":
         h, e = duet_normalised(h, e)
     else:

@@ -225,6 +225,6 @@ class SoonScorer:
             )
         preds = parse_soon_predictions(
             predictions, self.episodes, self.graphs, form=how.form,
-            angle_units=self.angle_units,
+            angle_units=self.angle_units, skip_summaries=how.skip_summaries,
         )  # fmt: skip
         return score_soon(self.episodes, preds, self.graphs, self.profile, how)

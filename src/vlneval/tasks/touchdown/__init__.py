@@ -25,12 +25,15 @@ PROFILES = ("touchdown", "touchdown-wrap", "touchdown-vlnt")
 SPLITS = ("train", "dev", "test")
 
 
-def _task(name: str, description: str, scorer: str, street_routes: str = "") -> Task:
-    """A Touchdown task: the same routes, profiles and splits; its own scorer."""
+def _task(
+    name: str, description: str, scorer: str, street_routes: str = "", *, summaries: bool = False
+) -> Task:
+    """A Touchdown task: the same routes, profiles and splits; its own scorer. Navigation
+    skips summary records on request; SDR cannot (its records are all scalars, as a summary's)."""
     return Task(
         name, description, "touchdown", PROFILES, "touchdown", tuple(DATA_VERSIONS.values()),
         "vlneval.tasks.touchdown.format:load_touchdown", SPLITS, "dev", scorer,
-        options=(DATA_VERSION,), street_routes=street_routes,
+        options=(DATA_VERSION,), street_routes=street_routes, summary_records=summaries,
         version_files=tuple(DATA_VERSIONS.items()),
         public_copy="vlneval.tasks.touchdown.public:public_touchdown",
     )  # fmt: skip
@@ -41,6 +44,7 @@ TASK = _task(
     "Touchdown (Chen et al. 2019): follow street directions in Manhattan (TC, SPD, SED)",
     "vlneval.tasks.touchdown.score:TouchdownScorer",
     street_routes="vlneval.tasks.touchdown.score:open_routes",
+    summaries=True,
 )
 SDR = _task(
     "touchdown-sdr",

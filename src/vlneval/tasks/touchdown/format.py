@@ -32,6 +32,7 @@ from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
 from vlneval.tasks.common.predictions import Predictions, in_episode_order
 from vlneval.tasks.common.record_checks import is_finite, is_number, numbered
 from vlneval.tasks.common.request import PredictionsInput
+from vlneval.tasks.common.summary_records import looks_like_summary, skipped_note, summary_problem
 
 if TYPE_CHECKING:
     from vlneval.graph.street import StreetGraph
@@ -275,9 +276,11 @@ def _route_id(rec: dict[str, Any], k: int, pc: ProblemCollector) -> int | None:
 
 class _NavParser:
     def __init__(
-        self, table: EpisodeTable, graph: StreetGraph, source: str, form: str, key: str
+        self, table: EpisodeTable, graph: StreetGraph, source: str, form: str, key: str, skip: bool
     ) -> None:
         self.table, self.graph, self.form, self.key = table, graph, form, key
+        self.skip_summaries = skip
+        self.skipped: list[int] = []
         self.pc = ProblemCollector(source)
         self.flat = array("i")
         self.rec_ep = array("q")
@@ -315,6 +318,12 @@ class _NavParser:
     def record(self, rec: Any, k: int) -> None:
         if not isinstance(rec, dict):
             self.pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
+            return
+        if looks_like_summary(rec, "route_id", self.key):
+            if self.skip_summaries:
+                self.skipped.append(k)
+            else:
+                self.pc.add(summary_problem(rec, "route_id"), field=f"record {k}")
             return
         rid = _route_id(rec, k, self.pc)
         if rid is None:
@@ -358,6 +367,7 @@ def parse_touchdown_predictions(
     *,
     form: str = "auto",
     trajectory_key: str | None = None,
+    skip_summaries: bool = False,
 ) -> Predictions:
     """Reads navigation predictions and maps every panorama to a street-graph node.
 
@@ -368,6 +378,9 @@ def parse_touchdown_predictions(
         graph: the street graph.
         form: ``auto``, ``plain`` (panorama ids) or ``triple`` (``[panorama, heading, ...]``).
         trajectory_key: the field holding the trajectory (default ``trajectory``).
+        skip_summaries: skip, with a warning, records that look like the file's own summary
+            (:mod:`~vlneval.tasks.common.summary_records`); else each is an error that
+            suggests this option.
 
     Raises:
         InvalidInputError: every structural problem (file, route_id and field named).
@@ -379,7 +392,7 @@ def parse_touchdown_predictions(
             )
         raise UnknownNameError("trajectory form", form, ("auto", "plain", "triple"))
     source = source_name(predictions)
-    p = _NavParser(table, graph, source, form, trajectory_key or "trajectory")
+    p = _NavParser(table, graph, source, form, trajectory_key or "trajectory", skip_summaries)
     tally = _IdTally()
     for k, rec in numbered((_records(read_input(predictions)),), p.pc, "predictions"):
         tally.see(rec)
@@ -394,7 +407,7 @@ def _assemble(p: _NavParser, source: str) -> Predictions:
     rec_len = np.frombuffer(p.rec_len, dtype=np.int64) if len(p.rec_len) else np.zeros(0, np.int64)
     flat = np.frombuffer(p.flat, dtype=np.int32) if len(p.flat) else np.zeros(0, np.int32)
     episodes, nodes, offsets = in_episode_order(rec_ep, rec_len, flat, len(p.seen))
-    warnings = []
+    warnings = [skipped_note("route_id", p.skipped)] if p.skipped else []
     if p.unknown:
         warnings.append(
             f"{len(p.unknown)} prediction(s) with route ids not in the split were ignored "

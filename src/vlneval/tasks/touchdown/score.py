@@ -144,7 +144,7 @@ class TouchdownScorer:
         """Scores Touchdown navigation predictions (a file, its bytes or its records)."""
         preds = parse_touchdown_predictions(
             predictions, self.episodes, self.graph, form=how.form,
-            trajectory_key=how.trajectory_key,
+            trajectory_key=how.trajectory_key, skip_summaries=how.skip_summaries,
         )  # fmt: skip
         return score_touchdown(
             self.episodes, preds, self.graph, self.profile, how, data_version=self.data_version
