@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vlneval.errors import InvalidInputError, MissingDataError
+from vlneval.errors import InvalidInputError
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.batch import score_batch
 from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
@@ -24,7 +24,6 @@ from vlneval.tasks.common.checks import check_rules
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import ScoreOptions, episodes_path
-from vlneval.tasks.common.root import check_root, find_file, missing_split
 from vlneval.tasks.profiles import Profile
 
 if TYPE_CHECKING:
@@ -157,19 +156,7 @@ def release_file(
             replaces the message's opening words, ``{version}`` in it the resolved release).
     """
     resolved = task.option("data_version").resolve(version, task.name) if version else None
-    if episodes_file or root is None:
-        return episodes_path(task, split, root, episodes_file), resolved  # or "needs its data"
-    resolved = resolved or task.data_versions[0]
-    try:
-        check_root(root, task.name, task.folder, task.file_names)
-    except MissingDataError as exc:
-        raise MissingDataError(f"no {task.name} {split} episodes found: {exc}") from None
-    name = dict(task.version_files)[resolved].format(split=split)
-    try:
-        return find_file(root / task.folder, [name], f"{task.name} {split} episodes"), resolved
-    except MissingDataError:
-        raise missing_split(
-            root, task.name, task.folder, task.file_names, split, task.splits,
-            versions=task.version_files, version=resolved,
-            lead=lead.format(version=resolved) if lead else None,
-        ) from None  # fmt: skip
+    if not episodes_file:  # the file of a release under the root: the default release
+        resolved = resolved or task.data_versions[0]
+    text = lead.format(version=resolved) if lead else None
+    return episodes_path(task, split, root, episodes_file, version=resolved, lead=text), resolved
