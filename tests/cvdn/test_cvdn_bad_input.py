@@ -221,3 +221,15 @@ def test_jump_message_and_wrong_start_listed_together(tmp_path: Path) -> None:
         m.startswith("the trajectory starts at A, not at the episode's start") for m in messages
     )
     assert not any("--profile" in m for m in messages)
+
+
+@pytest.mark.parametrize("subset", [False, True])
+def test_a_file_matching_no_episode_is_said_so(tmp_path: Path, subset: bool) -> None:
+    """A file none of whose ids is an episode of the split (one for another split) is the
+    shared message, not a failure deep in the distance kernel."""
+    body = [{"inst_idx": 99, "trajectory": [["S", 0, 0]]}]
+    with pytest.raises(InvalidInputError) as exc:
+        _run(tmp_path, body, subset=subset)
+    assert str(exc.value) == (
+        f"error: {tmp_path / 'preds.json'}: no prediction matches an episode of ndh val_seen"
+    )

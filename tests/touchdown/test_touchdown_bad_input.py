@@ -251,3 +251,22 @@ def test_release_file_one_rule(tmp_path: Path) -> None:
             match="unknown Touchdown data version 'v9' \\(known: original, unseen\\)",
         ):
             release_file(task, "dev", base, file, "v9")
+
+
+@pytest.mark.parametrize("subset", [False, True])
+@pytest.mark.parametrize(
+    ("task", "body"),
+    [
+        ("touchdown", [{"route_id": 99, "trajectory": ["p0"]}]),
+        ("touchdown-sdr", [{"route_id": 99, "x": 1.0, "y": 1.0}]),
+    ],
+)
+def test_a_file_matching_no_route_is_said_so(
+    tmp_path: Path, task: str, body: list[dict[str, Any]], subset: bool
+) -> None:
+    """A file none of whose ids is a route of the split is refused with the shared message,
+    with --subset too (it used to score 0 routes as a partial result)."""
+    err = _bad(tmp_path, body, task=task, subset=subset)
+    assert str(err) == (
+        f"error: {tmp_path / 'td_preds.json'}: no prediction matches an episode of {task} dev"
+    )

@@ -16,9 +16,26 @@ from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.result import Check
 from vlneval.tasks.profiles import Profile
 
-__all__ = ["check_rules", "consistency_checks"]
+__all__ = ["check_matches", "check_rules", "consistency_checks"]
 
 EPS = 1e-12
+
+
+def check_matches(
+    episodes: EpisodeTable, preds: Predictions, pc: ProblemCollector | None = None
+) -> None:
+    """Refuses a file none of whose predictions is an episode of the split (a file made for
+    another split or task): the problems ``pc`` holds say why, else this one does.
+
+    Raises:
+        InvalidInputError: no prediction matches an episode of ``episodes``.
+    """
+    if len(preds.episodes):
+        return
+    pc = pc if pc is not None else ProblemCollector(preds.source)
+    if not pc.problems:
+        pc.add(f"no prediction matches an episode of {episodes.task} {episodes.split}")
+    pc.raise_if_any()
 
 
 def check_rules(

@@ -16,11 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vlneval.errors import InvalidInputError
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.batch import score_batch
 from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
-from vlneval.tasks.common.checks import check_rules
+from vlneval.tasks.common.checks import check_matches, check_rules
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import ScoreOptions, episodes_path
@@ -45,11 +44,7 @@ DEFAULT_OPTIONS = ScoreOptions()
 
 
 def _arrays(episodes: EpisodeTable, preds: Predictions, graphs: GraphStore) -> ScoringArrays:
-    if len(preds.episodes) == 0:  # nothing to build arrays of
-        raise InvalidInputError(
-            f"no prediction matches an episode of {episodes.task} {episodes.split}",
-            source=preds.source,
-        )
+    check_matches(episodes, preds)  # nothing to build arrays of
     return build_arrays(episodes, preds, graphs)
 
 

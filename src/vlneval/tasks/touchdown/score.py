@@ -33,6 +33,7 @@ from vlneval.metrics._kernels import moves, owners
 from vlneval.metrics.edit import sed_batch
 from vlneval.metrics.street import sdr_accuracy, sdr_distance, task_completion
 from vlneval.tasks.base import Task
+from vlneval.tasks.common.checks import check_matches
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.goal_scoring import DEFAULT_OPTIONS, release_file, summary_options
 from vlneval.tasks.common.predictions import Predictions
@@ -223,6 +224,7 @@ def score_touchdown(
 ) -> Result:
     """Scores parsed Touchdown navigation predictions on a :class:`StreetGraph`."""
     rules = _rules(prof)
+    check_matches(table, preds)
     ref, ref_off = _reference(table, preds.episodes, graph)
     traj, off = preds.nodes, preds.offsets
     moved, same = moves(traj, off)  # each step once: the link check's and the repeat count's
@@ -307,6 +309,7 @@ def score_sdr(
     rules = _rules(prof)
     table = routes.sdr
     preds, points = parse_sdr_predictions(predictions, table, frame=rules.sdr_frame)
+    check_matches(table, preds)
     if preds.missing and prof.require_complete and not how.subset:
         raise InvalidInputError(
             f"{len(preds.missing)} of {len(table)} SDR examples (route and pre/main/post "
