@@ -182,10 +182,16 @@ def _check(
     moved: np.ndarray,
     owner: np.ndarray,
 ) -> np.ndarray:
-    """Start, link and completeness rules; returns the per-episode jumps. ``moved`` and
-    ``owner``: the kernels' steps that change panorama and the trajectory of each position."""
+    """Completeness (first, as the shared rule checks), start and link rules; returns the
+    per-episode jumps. ``moved`` and ``owner``: the kernels' steps that change panorama and
+    the trajectory of each position."""
     pc = ProblemCollector(preds.source)
     traj, off = preds.nodes, preds.offsets
+    if preds.missing and prof.require_complete and not subset:
+        pc.add(
+            f"{len(preds.missing)} of {len(table)} routes have no prediction (first: "
+            f"{', '.join(preds.missing[:5])}); use --subset to score only the predicted ones, reported as partial"
+        )
     for k in np.flatnonzero(traj[off[:-1]] != ref[ref_off[:-1]]).tolist():
         i = int(preds.episodes[k])
         pc.add(
@@ -204,11 +210,6 @@ def _check(
                 "follow a street-graph link; profile touchdown-vlnt scores such jumps without a check)",
                 episode=f'route_id "{table.ids[i]}"', field=f"trajectory[{q - int(off[k])}]",
             )  # fmt: skip
-    if preds.missing and prof.require_complete and not subset:
-        pc.add(
-            f"{len(preds.missing)} of {len(table)} routes have no prediction (first: "
-            f"{', '.join(preds.missing[:5])}); use --subset to score only the predicted ones, reported as partial"
-        )
     pc.raise_if_any()
     return np.bincount(owner[jump_at], minlength=len(preds.episodes)).astype(np.int64)
 
