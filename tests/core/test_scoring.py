@@ -161,6 +161,25 @@ def test_many_problems_are_capped_at_twenty(tmp_path: Path) -> None:
     assert len(exc.value.problems) == 30
 
 
+def test_completeness_is_listed_before_many_jumps(tmp_path: Path) -> None:
+    """With 25 jumping episodes the 20 problems shown still say that 5 have no prediction."""
+    eps = [
+        {"path_id": i, "scan": "sq", "path": ["S", "G"], "heading": 0.0, "instructions": ["x"]}
+        for i in range(30)
+    ]
+    root = square_root(tmp_path / "root", eps)
+    p = write_json(tmp_path / "p.json", preds({f"{i}_0": ["S", "B"] for i in range(25)}))
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("r2r", "val", p, root=root)
+    assert [x.message[:40] for x in exc.value.problems[:2]] == [
+        "5 of 30 episodes have no prediction (fir",
+        "viewpoint B is not a neighbour of S in s",
+    ]
+    assert "5 of 30 episodes have no prediction (first: 25_0, 26_0, 27_0, 28_0, 29_0)" in str(
+        exc.value
+    )
+
+
 def test_unknown_names_and_test_split(tmp_path: Path) -> None:
     root = square_root(tmp_path / "root")
     p = write_json(tmp_path / "p.json", preds({"1_0": ["S"]}))

@@ -12,6 +12,7 @@ import pytest
 from tests.cvdn.fixture import INSTANCES, TRAJECTORIES, instance, make_root
 from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
 from vlneval.evaluation import evaluate
+from vlneval.tasks.cvdn.score import JUMP
 
 
 def _run(tmp: Path, body: Any, instances: Any = None, **kw: Any):  # type: ignore[no-untyped-def]
@@ -221,3 +222,34 @@ def test_jump_message_and_wrong_start_listed_together(tmp_path: Path) -> None:
         m.startswith("the trajectory starts at A, not at the episode's start") for m in messages
     )
     assert not any("--profile" in m for m in messages)
+
+
+def test_completeness_is_listed_before_many_jumps(tmp_path: Path) -> None:
+    """With 25 jumping episodes the 20 problems shown still say that 5 episodes have no
+    prediction: the completeness problem comes first, as in every task's rule checks."""
+    instances = [instance(k, ["S", "A", "B"], ["S", "A", "B"], ["B"]) for k in range(1, 31)]
+    body = [{"inst_idx": k, "trajectory": [["S", 0, 0], ["B", 0, 0]]} for k in range(1, 26)]
+    with pytest.raises(InvalidInputError) as exc:
+        _run(tmp_path, body, instances=instances)
+    problems = exc.value.problems
+    assert len(problems) == 26
+    assert problems[0].message == (
+        "5 of 30 episodes have no prediction (first: 26, 27, 28, 29, 30); the official scorer "
+        "requires all of them (use --subset to score only the predicted ones, reported as partial)"
+    )
+    shown = str(exc.value).splitlines()
+    assert shown[0] == f"error: {tmp_path / 'preds.json'}: {problems[0].message}"
+    assert shown[1].endswith("viewpoint B is not a neighbour of S in scan lane (" + JUMP + ")")
+    assert shown[-1] == "error: 6 more problems not shown (--all-errors lists them all)"
+
+
+@pytest.mark.parametrize("subset", [False, True])
+def test_a_file_matching_no_episode_is_said_so(tmp_path: Path, subset: bool) -> None:
+    """A file none of whose ids is an episode of the split (one for another split) is the
+    shared message, not a failure deep in the distance kernel."""
+    body = [{"inst_idx": 99, "trajectory": [["S", 0, 0]]}]
+    with pytest.raises(InvalidInputError) as exc:
+        _run(tmp_path, body, subset=subset)
+    assert str(exc.value) == (
+        f"error: {tmp_path / 'preds.json'}: no prediction matches an episode of ndh val_seen"
+    )

@@ -251,3 +251,43 @@ def test_release_file_one_rule(tmp_path: Path) -> None:
             match="unknown Touchdown data version 'v9' \\(known: original, unseen\\)",
         ):
             release_file(task, "dev", base, file, "v9")
+
+
+def test_completeness_is_listed_before_many_jumps(tmp_path: Path) -> None:
+    """With 25 jumping routes the 20 problems shown still say that 5 routes have no
+    prediction: the completeness problem comes first, as in the shared rule checks."""
+    root = make_root(tmp_path / "root", [route(k, ["p0", "p1", "p2"]) for k in range(1, 31)])
+    body = [{"route_id": k, "trajectory": ["p0", "p2"]} for k in range(1, 26)]
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("touchdown", "dev", write(tmp_path, body), root=root)
+    problems = exc.value.problems
+    assert len(problems) == 26
+    assert problems[0].message == (
+        "5 of 30 routes have no prediction (first: 26, 27, 28, 29, 30); use --subset to score "
+        "only the predicted ones, reported as partial"
+    )
+    shown = str(exc.value).splitlines()
+    assert shown[0] == f"error: {tmp_path / 'td_preds.json'}: {problems[0].message}"
+    assert shown[1].endswith('route_id "1": trajectory[1]: panorama p2 is not linked to p0 (a '
+                             "move must follow a street-graph link; profile touchdown-vlnt scores "
+                             "such jumps without a check)")  # fmt: skip
+    assert shown[-1] == "error: 6 more problems not shown (--all-errors lists them all)"
+
+
+@pytest.mark.parametrize("subset", [False, True])
+@pytest.mark.parametrize(
+    ("task", "body"),
+    [
+        ("touchdown", [{"route_id": 99, "trajectory": ["p0"]}]),
+        ("touchdown-sdr", [{"route_id": 99, "x": 1.0, "y": 1.0}]),
+    ],
+)
+def test_a_file_matching_no_route_is_said_so(
+    tmp_path: Path, task: str, body: list[dict[str, Any]], subset: bool
+) -> None:
+    """A file none of whose ids is a route of the split is refused with the shared message,
+    with --subset too (it used to score 0 routes as a partial result)."""
+    err = _bad(tmp_path, body, task=task, subset=subset)
+    assert str(err) == (
+        f"error: {tmp_path / 'td_preds.json'}: no prediction matches an episode of {task} dev"
+    )

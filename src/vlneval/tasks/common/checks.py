@@ -16,9 +16,26 @@ from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.result import Check
 from vlneval.tasks.profiles import Profile
 
-__all__ = ["check_rules", "consistency_checks"]
+__all__ = ["check_matches", "check_rules", "consistency_checks"]
 
 EPS = 1e-12
+
+
+def check_matches(
+    episodes: EpisodeTable, preds: Predictions, pc: ProblemCollector | None = None
+) -> None:
+    """Refuses a file none of whose predictions is an episode of the split (a file made for
+    another split or task): the problems ``pc`` holds say why, else this one does.
+
+    Raises:
+        InvalidInputError: no prediction matches an episode of ``episodes``.
+    """
+    if len(preds.episodes):
+        return
+    pc = pc if pc is not None else ProblemCollector(preds.source)
+    if not pc.problems:
+        pc.add(f"no prediction matches an episode of {episodes.task} {episodes.split}")
+    pc.raise_if_any()
 
 
 def check_rules(
@@ -33,7 +50,8 @@ def check_rules(
     repeats: np.ndarray | None = None,
     jump_reason: str | None = None,
 ) -> dict[str, np.ndarray]:
-    """Start, adjacency, repeat and completeness rules of ``profile``.
+    """Completeness, start, adjacency and repeat rules of ``profile`` (completeness first: a
+    file with many jumps still shows it within the first 20 problems).
 
     Returns per-episode counts (``jumps``, ``repeated_viewpoints``) for the per-episode table.
     ``repeats`` is the metric kernels' count (``score_batch``'s ``repeats``) when the caller
@@ -47,6 +65,12 @@ def check_rules(
     pc = pc if pc is not None else ProblemCollector(preds.source)
     ids, idf = episodes.ids, episodes.id_field
     order = preds.episodes
+    if preds.missing and profile.require_complete and not subset:
+        pc.add(
+            f"{len(preds.missing)} of {len(ids)} episodes have no prediction (first: "
+            f"{', '.join(preds.missing[:5])}); the official scorer requires all of them "
+            "(use --subset to score only the predicted ones, reported as partial)"
+        )
     starts = arr.traj[arr.traj_offsets[:-1]]
     ref_starts = arr.ref[arr.ref_offsets[:-1]]
     for k in np.flatnonzero(starts != ref_starts):
@@ -77,12 +101,6 @@ def check_rules(
                 episode=f'{idf} "{ids[i]}"',
                 field="trajectory",
             )
-    if preds.missing and profile.require_complete and not subset:
-        pc.add(
-            f"{len(preds.missing)} of {len(ids)} episodes have no prediction (first: "
-            f"{', '.join(preds.missing[:5])}); the official scorer requires all of them "
-            "(use --subset to score only the predicted ones, reported as partial)"
-        )
     pc.raise_if_any()
     return {"jumps": jumps.astype(np.int64), "repeated_viewpoints": repeats.astype(np.int64)}
 

@@ -16,15 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vlneval.errors import InvalidInputError, MissingDataError
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.batch import score_batch
 from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
-from vlneval.tasks.common.checks import check_rules
+from vlneval.tasks.common.checks import check_matches, check_rules
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import ScoreOptions, episodes_path
-from vlneval.tasks.common.root import check_root, find_file, missing_split
 from vlneval.tasks.profiles import Profile
 
 if TYPE_CHECKING:
@@ -46,11 +44,7 @@ DEFAULT_OPTIONS = ScoreOptions()
 
 
 def _arrays(episodes: EpisodeTable, preds: Predictions, graphs: GraphStore) -> ScoringArrays:
-    if len(preds.episodes) == 0:  # nothing to build arrays of
-        raise InvalidInputError(
-            f"no prediction matches an episode of {episodes.task} {episodes.split}",
-            source=preds.source,
-        )
+    check_matches(episodes, preds)  # nothing to build arrays of
     return build_arrays(episodes, preds, graphs)
 
 
@@ -157,19 +151,7 @@ def release_file(
             replaces the message's opening words, ``{version}`` in it the resolved release).
     """
     resolved = task.option("data_version").resolve(version, task.name) if version else None
-    if episodes_file or root is None:
-        return episodes_path(task, split, root, episodes_file), resolved  # or "needs its data"
-    resolved = resolved or task.data_versions[0]
-    try:
-        check_root(root, task.name, task.folder, task.file_names)
-    except MissingDataError as exc:
-        raise MissingDataError(f"no {task.name} {split} episodes found: {exc}") from None
-    name = dict(task.version_files)[resolved].format(split=split)
-    try:
-        return find_file(root / task.folder, [name], f"{task.name} {split} episodes"), resolved
-    except MissingDataError:
-        raise missing_split(
-            root, task.name, task.folder, task.file_names, split, task.splits,
-            versions=task.version_files, version=resolved,
-            lead=lead.format(version=resolved) if lead else None,
-        ) from None  # fmt: skip
+    if not episodes_file:  # the file of a release under the root: the default release
+        resolved = resolved or task.data_versions[0]
+    text = lead.format(version=resolved) if lead else None
+    return episodes_path(task, split, root, episodes_file, version=resolved, lead=text), resolved

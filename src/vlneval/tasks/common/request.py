@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Union, runtime_checkable
 
 from vlneval.errors import MissingDataError, VLNEvalError
-from vlneval.tasks.common.root import check_root, data_root, demo_root, graphs_dir, missing_split
+from vlneval.tasks.common.root import (
+    check_root,
+    data_root,
+    demo_root,
+    find_file,
+    graphs_dir,
+    missing_split,
+)
 
 if TYPE_CHECKING:
     from vlneval.errors import ProblemCollector
@@ -142,15 +149,23 @@ def task_base(task: Task, root: str | Path | None) -> Path | None:
 
 
 def episodes_path(
-    task: Task, split: str, base: Path | None, episodes_file: str | Path | None
+    task: Task,
+    split: str,
+    base: Path | None,
+    episodes_file: str | Path | None,
+    *,
+    version: str | None = None,
+    lead: str | None = None,
 ) -> Path:
-    """``episodes_file`` if given, else the task's file for ``split`` under ``base``.
+    """``episodes_file`` if given, else the task's file for ``split`` under ``base`` (that of
+    release ``version`` when given, one of the task's ``version_files``).
 
     Raises:
         MissingDataError: no file given and none found (or no data root): a data root that
             does not exist, looks one level too deep or lacks the task's folder is said so
             (:func:`~vlneval.tasks.common.root.check_root`); an unknown split gets the closest
-            name and the splits found there (:func:`~vlneval.tasks.common.root.missing_split`).
+            name and the splits found there (:func:`~vlneval.tasks.common.root.missing_split`;
+            ``lead`` replaces its opening words).
     """
     if episodes_file:
         return Path(episodes_file)
@@ -160,12 +175,14 @@ def episodes_path(
         check_root(base, task.name, task.folder, task.file_names)
     except MissingDataError as exc:
         raise MissingDataError(f"no {task.name} {split} episodes found: {exc}") from None
+    patterns = [dict(task.version_files)[version]] if version else task.file_names
+    names = [n.format(split=split) for n in patterns]
     try:
-        return task.episodes_file(base, split)
+        return find_file(base / task.folder, names, f"{task.name} {split} episodes")
     except MissingDataError:
         raise missing_split(
             base, task.name, task.folder, task.file_names, split, task.splits,
-            versions=task.version_files,
+            versions=task.version_files, version=version, lead=lead,
         ) from None  # fmt: skip
 
 

@@ -15,7 +15,7 @@ from vlneval.errors import ProblemCollector, VLNEvalError
 from vlneval.graph.store import GraphStore
 from vlneval.tasks.base import Task
 from vlneval.tasks.common.arrays import SplitArrays, build_arrays
-from vlneval.tasks.common.checks import check_rules
+from vlneval.tasks.common.checks import check_matches, check_rules
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import episodes_path, open_graphs, task_base
@@ -91,11 +91,7 @@ def score_parsed(
     from vlneval.metrics.batch import reference_lengths
     from vlneval.tasks.common.goal_scoring import navigation
 
-    if len(preds.episodes) == 0:
-        pc = pc if pc is not None else ProblemCollector(preds.source)
-        if not pc.problems:
-            pc.add(f"no prediction matches an episode of {episodes.task} {episodes.split}")
-        pc.raise_if_any()
+    check_matches(episodes, preds, pc)
     arr = build_arrays(episodes, preds, store, cache)
     name = f"lengths-{prof.spl_reference}"
     lengths = arr.shared.get(name)

@@ -27,7 +27,7 @@ from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.progress import region_distances
 from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
-from vlneval.tasks.common.checks import check_rules
+from vlneval.tasks.common.checks import check_matches, check_rules
 from vlneval.tasks.common.goal_scoring import (
     DEFAULT_OPTIONS,
     finish_columns,
@@ -154,6 +154,7 @@ def score_ndh(
 ) -> Result:
     """Scores parsed NDH predictions (see the module docstring for every rule)."""
     table = ndh.table
+    check_matches(table, preds)  # a file for another split: said so, not a kernel's error
     arr = build_arrays(table, preds, store)
     core = navigation(
         arr, threshold=prof.threshold, success_inclusive=prof.success_inclusive,

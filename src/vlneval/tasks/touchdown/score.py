@@ -29,9 +29,11 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, MissingDataError, ProblemCollector, VLNEvalError
 from vlneval.graph.street import street_graph
+from vlneval.metrics._kernels import moves, owners
 from vlneval.metrics.edit import sed_batch
 from vlneval.metrics.street import sdr_accuracy, sdr_distance, task_completion
 from vlneval.tasks.base import Task
+from vlneval.tasks.common.checks import check_matches
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.goal_scoring import DEFAULT_OPTIONS, release_file, summary_options
 from vlneval.tasks.common.predictions import Predictions
@@ -177,11 +179,19 @@ def _check(
     graph: Any,
     prof: Profile,
     subset: bool,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Start, link and completeness rules; returns the per-episode jumps and consecutive
-    repeats (both counted within each trajectory)."""
+    moved: np.ndarray,
+    owner: np.ndarray,
+) -> np.ndarray:
+    """Completeness (first, as the shared rule checks), start and link rules; returns the
+    per-episode jumps. ``moved`` and ``owner``: the kernels' steps that change panorama and
+    the trajectory of each position."""
     pc = ProblemCollector(preds.source)
     traj, off = preds.nodes, preds.offsets
+    if preds.missing and prof.require_complete and not subset:
+        pc.add(
+            f"{len(preds.missing)} of {len(table)} routes have no prediction (first: "
+            f"{', '.join(preds.missing[:5])}); use --subset to score only the predicted ones, reported as partial"
+        )
     for k in np.flatnonzero(traj[off[:-1]] != ref[ref_off[:-1]]).tolist():
         i = int(preds.episodes[k])
         pc.add(
@@ -189,30 +199,19 @@ def _check(
             f"{table.paths[i][0]} (it must include the start panorama)",
             episode=f'route_id "{table.ids[i]}"', field="trajectory[0]",
         )  # fmt: skip
-    last = np.zeros(len(traj), dtype=bool)
-    last[off[1:][off[1:] > 0] - 1] = True
-    pos = np.flatnonzero(~last)
-    ep = np.searchsorted(off, pos, side="right") - 1
-    moved = traj[pos] != traj[pos + 1]
-    jump = moved & ~graph.adjacent(traj[pos], traj[pos + 1])
+    at = np.flatnonzero(moved)
+    jump_at = at[~graph.adjacent(traj[at - 1], traj[at])]
     if prof.check_adjacency:
-        jump_pos = pos[jump]
-        episodes, first = np.unique(ep[jump], return_index=True)
-        for k, q in zip(episodes.tolist(), jump_pos[first].tolist(), strict=True):
+        episodes, first = np.unique(owner[jump_at], return_index=True)
+        for k, q in zip(episodes.tolist(), jump_at[first].tolist(), strict=True):
             i = int(preds.episodes[k])
             pc.add(
-                f"panorama {graph.ids[traj[q + 1]]} is not linked to {graph.ids[traj[q]]} (a move must "
+                f"panorama {graph.ids[traj[q]]} is not linked to {graph.ids[traj[q - 1]]} (a move must "
                 "follow a street-graph link; profile touchdown-vlnt scores such jumps without a check)",
-                episode=f'route_id "{table.ids[i]}"', field=f"trajectory[{q + 1 - int(off[k])}]",
+                episode=f'route_id "{table.ids[i]}"', field=f"trajectory[{q - int(off[k])}]",
             )  # fmt: skip
-    if preds.missing and prof.require_complete and not subset:
-        pc.add(
-            f"{len(preds.missing)} of {len(table)} routes have no prediction (first: "
-            f"{', '.join(preds.missing[:5])}); use --subset to score only the predicted ones, reported as partial"
-        )
     pc.raise_if_any()
-    n = len(preds.episodes)
-    return np.bincount(ep[jump], minlength=n).astype(np.int64), np.bincount(ep[~moved], minlength=n)
+    return np.bincount(owner[jump_at], minlength=len(preds.episodes)).astype(np.int64)
 
 
 def score_touchdown(
@@ -226,9 +225,13 @@ def score_touchdown(
 ) -> Result:
     """Scores parsed Touchdown navigation predictions on a :class:`StreetGraph`."""
     rules = _rules(prof)
+    check_matches(table, preds)
     ref, ref_off = _reference(table, preds.episodes, graph)
-    jumps, repeats = _check(table, preds, ref, ref_off, graph, prof, how.subset)
     traj, off = preds.nodes, preds.offsets
+    moved, same = moves(traj, off)  # each step once: the link check's and the repeat count's
+    owner = owners(off)
+    jumps = _check(table, preds, ref, ref_off, graph, prof, how.subset, moved, owner)
+    repeats = np.bincount(owner[same], minlength=len(preds.episodes))
     spd = graph.hops(traj[off[1:] - 1], ref[ref_off[1:] - 1])
     tc = task_completion(spd)
     sed, edits = sed_batch(traj, off, ref, ref_off, tc, transpositions=rules.edit_distance == "osa")
@@ -307,6 +310,7 @@ def score_sdr(
     rules = _rules(prof)
     table = routes.sdr
     preds, points = parse_sdr_predictions(predictions, table, frame=rules.sdr_frame)
+    check_matches(table, preds)
     if preds.missing and prof.require_complete and not how.subset:
         raise InvalidInputError(
             f"{len(preds.missing)} of {len(table)} SDR examples (route and pre/main/post "
