@@ -202,3 +202,13 @@ def test_bad_episodes_file_is_one_clear_error(tmp_path: Path) -> None:
         InvalidInputError, match=r'val.json: episode_id "3": start_position: missing'
     ):
         load_vlnce(bad)
+
+
+def test_no_matching_episode_is_named_as_for_graph_tasks(
+    split: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A file made for another split gets the graph tasks' words (tasks.common.checks)."""
+    with pytest.raises(InvalidInputError) as err:
+        score(split, tmp_path, {"99": steps(STRAIGHT, [4.0, 3.0, 2.0, 1.0, 0.0])})
+    path = tmp_path / "p.json"
+    assert str(err.value) == f"error: {path}: no prediction matches an episode of r2r-ce val"

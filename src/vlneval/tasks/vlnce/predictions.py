@@ -301,7 +301,7 @@ def parse_ce_predictions(
         for k, rec in enumerate(records):
             r.rxr(k, rec)
     if not r.rows and not r.pc.problems:
-        r.pc.add("the file holds no prediction for any episode of the split")
+        r.pc.add(f"no prediction matches an episode of {episodes.task} {episodes.split}")
     carried = {d is not None for _, _, d in r.rows.values()}
     if len(carried) > 1:
         r.pc.add(
