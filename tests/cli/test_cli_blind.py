@@ -220,3 +220,74 @@ def test_a_valid_test_run_is_told_what_its_score_will_lack(
     path.write_text(json.dumps(records))
     assert main([*argv, "--predictions", str(path)]) == 0
     assert "will be n/a" not in capsys.readouterr().err
+
+
+# A file that starts with its own summary (NaviLLM's compact files do) is checked blind with
+# --skip-summary-records as it is scored: refused with the suggestion without it, skipped with
+# a warning with it; a task whose reader cannot skip them refuses before reading anything.
+SUMMARY = {"spl": 0.5, "success_rate": 0.6}
+SKIPPED = (
+    "warning: 1 record(s) without 'instr_id' that look like a summary were skipped "
+    "(--skip-summary-records; record 0)"
+)
+
+
+def _with_summary(run: Path, tmp: Path) -> Path:
+    out = tmp / f"summary_{run.name}"
+    out.write_text(json.dumps([SUMMARY, *json.loads(run.read_text())]))
+    return out
+
+
+def _suggested(path: Path, what: str) -> str:
+    return (
+        f"error: {path}: record 0: missing field 'instr_id'; the record looks like a summary "
+        "(fields spl, success_rate); pass --skip-summary-records to skip it\n"
+        f"error: {path}: not a valid {what} submission: 1 problem (blind check against the "
+        "public view: no goals, no scores)\n"
+    )
+
+
+def test_r2r_test_skips_a_summary_record_only_when_asked(
+    data_root: Path, test_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _with_summary(test_run, tmp_path)
+    assert main(_validate(data_root, path)) == 2
+    assert capsys.readouterr().err == _suggested(path, "r2r test")
+    assert main(_validate(data_root, path, "--skip-summary-records")) == 0
+    got = capsys.readouterr()
+    assert got.err == f"{SKIPPED}\n"
+    assert f"ok: {path} passes the blind check of r2r test" in got.out
+    assert main(_validate(data_root, test_run, "--skip-summary-records")) == 0
+    assert capsys.readouterr().err == ""  # nothing to skip, nothing said
+
+
+def test_reverie_v1_test_skips_a_summary_record_only_when_asked(
+    data_root: Path, own_runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    options = ("--data-version", "v1")
+    path = _with_summary(_own("reverie", options, own_runs), tmp_path)
+    argv = ["validate", "--task", "reverie", "--split", "test", *options]
+    argv += ["--data-root", str(data_root), "--predictions", str(path)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == _suggested(path, "reverie test")
+    assert main([*argv, "--skip-summary-records"]) == 0
+    got = capsys.readouterr()
+    assert got.err.splitlines()[0] == SKIPPED  # the file's own warning, before the n/a ones
+    assert "RGSPL will be n/a" in got.err and "vlneval-public-" not in got.err
+    assert "v1 boxes" not in got.err  # the public copy's stand-in warnings stay out
+    assert f"ok: {path} passes the blind check of reverie test" in got.out
+
+
+def test_r2r_ce_test_refuses_the_option_before_reading(
+    data_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rel = "vlnce/R2R_VLNCE_v1-3_preprocessed/test/test.json.gz"
+    if not (data_root / rel).is_file():
+        pytest.skip(f"{rel} is not in the data folder")
+    argv = ["validate", "--task", "r2r-ce", "--split", "test", "--data-root", str(data_root)]
+    absent = tmp_path / "absent.json"  # never read
+    assert main([*argv, "--predictions", str(absent), "--skip-summary-records"]) == 2
+    assert capsys.readouterr().err == (
+        "error: skip_summaries (--skip-summary-records) does not apply to task r2r-ce: its "
+        "reader cannot skip summary records; remove the summary record from the file\n"
+    )

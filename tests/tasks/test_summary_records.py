@@ -213,3 +213,56 @@ def test_refusing_readers_never_suggest_the_option(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError) as info:
         evaluate("r2r-ce", "val", ce, episodes_file=episodes, form="rxr-jsonl")
     assert "summary" not in str(info.value) and "--skip-summary-records" not in str(info.value)
+
+
+def test_several_files_are_refused_once_before_any_is_read(tmp_path: Path, capsys: Capture) -> None:
+    from tests.vlnce.helpers import write_split
+
+    episodes, _ = write_split(tmp_path)
+    absent = [str(tmp_path / f"absent_{k}.json") for k in range(3)]  # never read
+    argv = ["score", "--task", "r2r-ce", "--split", "val", "--episodes", str(episodes)]
+    assert main([*argv, "--predictions", *absent, "--skip-summary-records"]) == 2
+    assert capsys.readouterr().err == f"error: {_refusal('r2r-ce')}\n"
+
+
+def test_the_blind_checks_skip_a_summary_only_when_asked(tmp_path: Path) -> None:
+    """Both blind checks (the public view, a task's own scorer on the public copy) take
+    ``skip_summaries`` as scoring does: the suggestion without it, the warning with it."""
+    from tests.reverie.reverie_fixtures import reverie_root
+    from vlneval.tasks import get_profile
+    from vlneval.tasks.common.blind import blind_check, open_blind, own_blind_check, public_view
+    from vlneval.tasks.common.request import SplitRequest
+    from vlneval.tasks.common.root import demo_root
+    from vlneval.tasks.common.scoring import load_split
+
+    episodes, graphs = load_split(get_task("demo"), "val", get_profile("demo"))
+    demo = tmp_path / "demo.json"
+    records = json.loads((demo_root() / "demo" / "predictions_val.json").read_text())
+    demo.write_text(json.dumps([SUMMARY, *records]))
+    reverie = tmp_path / "reverie.json"
+    reverie.write_text(json.dumps([SUMMARY, {"instr_id": "3_0", "trajectory": [["S", 0.0, 0.0]]}]))
+    request = SplitRequest(
+        get_task("reverie"), "test", get_profile("reverie"), root=reverie_root(tmp_path / "root"),
+        options={"data_version": "v1"},
+    )  # fmt: skip
+    checker = open_blind(request)
+    assert checker is not None
+    skipped = (
+        "1 record(s) without 'instr_id' that look like a summary were skipped "
+        "(--skip-summary-records; record 0)"
+    )
+    try:
+        for path, check in (
+            (demo, lambda skip: blind_check(public_view(episodes), graphs, get_profile("demo"),
+                                            demo, skip_summaries=skip)),
+            (reverie, lambda skip: own_blind_check(checker, reverie, skip_summaries=skip)),
+        ):  # fmt: skip
+            refused = check(False)
+            assert [str(p) for p in refused.problems] == [
+                f"{path}: record 0: missing field 'instr_id'; the record looks like a summary "
+                f"(fields {FIELDS}); pass --skip-summary-records to skip it"
+            ]
+            skipping = check(True)
+            assert skipping.problems == [] and skipping.warnings[0] == skipped
+    finally:
+        checker.close()

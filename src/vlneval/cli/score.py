@@ -89,6 +89,14 @@ def _predictions(args: argparse.Namespace) -> list[str]:
     raise VLNEvalError("--predictions FILE is required (only the demo task has a default)")
 
 
+def _check_skip(args: argparse.Namespace) -> None:
+    """Refuses ``--skip-summary-records`` for a task that cannot skip summary records, before
+    the split or any file is read."""
+    from vlneval.tasks import get_task
+
+    get_task(args.task).check_skip_summaries(args.skip_summary_records)
+
+
 def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-untyped-def]
     return scorer.score(
         path,
@@ -104,6 +112,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     """Scores one file or several (one process, the split loaded once), prints the table,
     writes the requested files; several files with a bad one: the others are scored, exit 2."""
     plan = scored_plan(args)  # a bad output is refused before anything is scored
+    _check_skip(args)  # once, not once per file
     paths = _predictions(args)
     with open_scorer(args) as scorer:
         if len(paths) > 1:
@@ -174,6 +183,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     (test) split is checked blind, against its public view, as the evaluation server does."""
     from vlneval.errors import VLNEvalError
 
+    _check_skip(args)  # for the blind check too
     paths = _predictions(args)
     try:
         scorer = open_scorer(args)  # the split loaded once; a goal-less one is refused
@@ -207,6 +217,7 @@ def _blind(args: argparse.Namespace, path: str) -> int | None:
     from vlneval.tasks.common.request import SplitRequest
 
     task = get_task(args.task)
+    skip = args.skip_summary_records  # a task that cannot skip them refused it before
     profile = get_profile(args.profile or task.default_profile)
     request = SplitRequest(
         task, args.split or task.default_split, profile, root=args.data_root,
@@ -214,13 +225,13 @@ def _blind(args: argparse.Namespace, path: str) -> int | None:
     )  # fmt: skip
     opened = open_public(request)
     if opened is not None:
-        check = blind_check(*opened, profile, path, form=args.trajectory_form)
+        check = blind_check(*opened, profile, path, form=args.trajectory_form, skip_summaries=skip)
     else:
         own = open_blind(request)
         if own is None:
             return None
         try:
-            check = own_blind_check(own, path, form=args.trajectory_form)
+            check = own_blind_check(own, path, form=args.trajectory_form, skip_summaries=skip)
         finally:
             own.close()
     what = f"{check.task} {check.split}"

@@ -216,10 +216,12 @@ def public_check(
     *,
     form: str = "auto",
     splits: SplitIndex | None = None,
+    skip_summaries: bool = False,
 ) -> tuple[list[Problem], list[str]]:
     """The problems (see :func:`public_problems`) and the warnings (ids not in the split,
-    ignored records) of a predictions file (``text``: its bytes, ``source``: its name),
-    found with the public view only."""
+    ignored records, skipped summary records) of a predictions file (``text``: its bytes,
+    ``source``: its name), found with the public view only; ``skip_summaries`` as for
+    :func:`~vlneval.tasks.common.predictions.parse_predictions`."""
     from vlneval.errors import ProblemCollector
     from vlneval.io import json_text
     from vlneval.tasks.common.arrays import build_arrays
@@ -230,7 +232,9 @@ def public_check(
     warnings: list[str] = []
     try:
         given = ReadInput(source, text=json_text(text, source))
-        preds = parse_predictions(given, public, graphs, form=form, collect=pc)
+        preds = parse_predictions(
+            given, public, graphs, form=form, collect=pc, skip_summaries=skip_summaries
+        )
         warnings = list(preds.warnings)
         if len(preds.episodes):
             arr = build_arrays(public, preds, graphs)
@@ -312,19 +316,35 @@ def blind_check(
     predictions: str | Path,
     *,
     form: str = "auto",
+    skip_summaries: bool = False,
 ) -> BlindCheck:
     """Checks a predictions file against a public view (:func:`open_public`), as the server
-    does: every problem, none of them needing a hidden value."""
+    does: every problem, none of them needing a hidden value (``skip_summaries``: skip the
+    file's own summary records, with a warning)."""
     from vlneval.io import read_bytes
 
     source = str(predictions)
     text = read_bytes(predictions)
-    problems, warnings = public_check(text, source, public, graphs, profile, form=form)
+    problems, warnings = public_check(
+        text, source, public, graphs, profile, form=form, skip_summaries=skip_summaries
+    )
     return BlindCheck(source, public.task, public.split, len(public), problems, warnings)
 
 
 #: Task options that name a file of hidden labels (never passed to a public scorer).
 HIDDEN_FILES = frozenset({"gt_file"})
+
+
+def _skipped(warning: str) -> bool:
+    """Whether a scorer's warning is the file's own (its summary records skipped), which a
+    blind check shows, unlike those of the public copy's stand-in values.
+
+    Example:
+        >>> from vlneval.tasks.common.summary_records import skipped_note
+        >>> _skipped(skipped_note("instr_id", [0])), _skipped("3 goals are stand-ins")
+        (True, False)
+    """
+    return "look like a summary were skipped (--skip-summary-records" in warning
 
 
 class PublicScorer:
@@ -382,12 +402,14 @@ class PublicScorer:
         form: str = "auto",
         trajectory_key: str | None = None,
         splits: SplitIndex | None = None,
+        skip_summaries: bool = False,
     ) -> tuple[list[Problem], list[str]]:
         """:meth:`problems`, and for a valid file what its score will lack: each metric the
         file's own content leaves n/a (a REVERIE file without ``predObjId``: no RGS), with its
         reason. Warnings about the split's stand-in values are not the file's and are left out;
-        the numbers themselves are never shown. A file or bytes are read (gunzipped) once, for
-        the split hint and the scorer alike."""
+        the numbers themselves are never shown, but the file's skipped summary records
+        (``skip_summaries``) are. A file or bytes are read (gunzipped) once, for the split hint
+        and the scorer alike."""
         read = _read_text(predictions)
         if splits is not None and read is not None and read.text is not None:
             hint = wrong_split(read.text, self.episodes, splits, read.source)
@@ -396,17 +418,18 @@ class PublicScorer:
         try:
             result = self._scorer.score(
                 predictions if read is None else read,
-                ScoreOptions(form=form, trajectory_key=trajectory_key),
+                ScoreOptions(
+                    form=form, trajectory_key=trajectory_key, skip_summaries=skip_summaries
+                ),
             )
         except InvalidInputError as exc:
             return [
                 Problem(self._public(p.source), self._public(p.message), p.episode, p.field)
                 for p in exc.problems
             ], []
-        notes = [
-            self._public(f"{label} will be n/a: {why}") for label, why in result.unavailable.items()
-        ]
-        return [], notes
+        notes = [w for w in result.warnings if _skipped(w)]
+        notes += [f"{label} will be n/a: {why}" for label, why in result.unavailable.items()]
+        return [], [self._public(n) for n in notes]
 
     problems = _problems_of(
         check,
@@ -473,11 +496,16 @@ def open_blind(request: SplitRequest) -> PublicScorer | None:
 
 
 def own_blind_check(
-    checker: PublicScorer, predictions: str | Path, *, form: str = "auto"
+    checker: PublicScorer,
+    predictions: str | Path,
+    *,
+    form: str = "auto",
+    skip_summaries: bool = False,
 ) -> BlindCheck:
     """Checks a predictions file with a task's own scorer on the public copy of its split
-    (:func:`open_blind`), as the server does."""
-    problems, warnings = checker.check(predictions, form=form)
+    (:func:`open_blind`), as the server does (``skip_summaries``: skip the file's own summary
+    records, with a warning)."""
+    problems, warnings = checker.check(predictions, form=form, skip_summaries=skip_summaries)
     checks = f"every check of the {checker.task.name} scorer that needs no label"
     return BlindCheck(
         str(predictions), checker.task.name, checker.split, len(checker), problems, warnings,
