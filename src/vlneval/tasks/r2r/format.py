@@ -17,6 +17,7 @@ import numpy as np
 
 from vlneval.errors import ProblemCollector
 from vlneval.io import iter_chunks, read_bytes, typed_chunks
+from vlneval.metrics._kernels import offsets_of
 from vlneval.tasks.common.episodes import EpisodeTable, PathColumn
 from vlneval.tasks.common.record_checks import check_fields, check_heading
 
@@ -87,6 +88,19 @@ class _Vocab(dict[str, int]):
         return code
 
 
+def _episode_ids(pids: list[str], kept: np.ndarray) -> list[str]:
+    """``<path_id>_<k>`` for ``k < kept`` of each path id, in order (a string sum per episode).
+
+    Example:
+        >>> _episode_ids(["7", "9"], np.array([2, 1]))
+        ['7_0', '7_1', '9_0']
+    """
+    first = np.repeat(offsets_of(kept)[:-1], kept)
+    k = np.arange(len(first)) - first
+    suffix = np.array([f"_{j}" for j in range(int(kept.max(initial=0)))], dtype=object)
+    return (np.repeat(np.array(pids, dtype=object), kept) + suffix[k]).tolist()  # type: ignore[no-any-return]
+
+
 class _Builder:
     """The episode table of records added a chunk at a time: instruction ``k`` of a path is
     episode ``<path_id>_<k>``; viewpoints are codes into one vocabulary (:class:`PathColumn`)."""
@@ -121,12 +135,13 @@ class _Builder:
         count = np.fromiter(map(len, texts), np.int64, len(texts))
         kept = count if self.max_instructions is None else np.minimum(count, self.max_instructions)
         kept_list = kept.tolist()
-        intern = sys.intern
-        self.ids += [f"{p}_{j}" for p, c in zip(pids, kept_list, strict=True) for j in range(c)]
-        self.scans += [
-            s for r, c in zip(records, kept_list, strict=True) for s in [intern(r.scan)] * c
-        ]
-        self.texts += [t for ts, c in zip(texts, kept_list, strict=True) for t in ts[:c]]
+        self.ids += _episode_ids(pids, kept)
+        scans = np.array([sys.intern(r.scan) for r in records], dtype=object)
+        self.scans += np.repeat(scans, kept).tolist()
+        if np.array_equal(kept, count):
+            self.texts += chain.from_iterable(texts)
+        else:
+            self.texts += [t for ts, c in zip(texts, kept_list, strict=True) for t in ts[:c]]
         self.rows.frombytes(np.repeat(np.arange(first, first + len(records)), kept).tobytes())
         heading = np.fromiter((r.heading for r in records), np.float64, len(records))
         self.headings.frombytes(np.repeat(heading, kept).tobytes())
