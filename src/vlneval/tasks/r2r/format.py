@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from array import array
 from itertools import chain
+from operator import attrgetter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -61,6 +62,7 @@ class R2RRecord(msgspec.Struct, gc=False):
 
 
 _DECODER = msgspec.json.Decoder(list[R2RRecord])
+_SCAN, _HEADING = attrgetter("scan"), attrgetter("heading")
 
 
 def _explained(raw: bytes, source: str, pc: ProblemCollector) -> list[R2RRecord]:
@@ -128,7 +130,7 @@ class _Builder:
         self.codes.extend(map(self.vocab.__getitem__, chain.from_iterable(paths)))
         lengths = np.fromiter(map(len, paths), np.int64, len(paths))
         self.path_offsets.frombytes((np.cumsum(lengths) + self.path_offsets[-1]).tobytes())
-        if self.scorable and any(n < 2 for n in lengths.tolist()):
+        if self.scorable and int(lengths.min(initial=2)) < 2:
             # a path of one viewpoint without a distance: a test split, no goal to score
             self.scorable = all(r.distance is not None for r in records if len(r.path) < 2)
         texts = [r.instructions or [""] for r in records]
@@ -136,14 +138,14 @@ class _Builder:
         kept = count if self.max_instructions is None else np.minimum(count, self.max_instructions)
         kept_list = kept.tolist()
         self.ids += _episode_ids(pids, kept)
-        scans = np.array([sys.intern(r.scan) for r in records], dtype=object)
+        scans = np.array(list(map(sys.intern, map(_SCAN, records))), dtype=object)
         self.scans += np.repeat(scans, kept).tolist()
         if np.array_equal(kept, count):
             self.texts += chain.from_iterable(texts)
         else:
             self.texts += [t for ts, c in zip(texts, kept_list, strict=True) for t in ts[:c]]
         self.rows.frombytes(np.repeat(np.arange(first, first + len(records)), kept).tobytes())
-        heading = np.fromiter((r.heading for r in records), np.float64, len(records))
+        heading = np.fromiter(map(_HEADING, records), np.float64, len(records))
         self.headings.frombytes(np.repeat(heading, kept).tobytes())
         for k in np.flatnonzero(count > kept).tolist():
             self.left_out += [f"{pids[k]}_{j}" for j in range(kept_list[k], int(count[k]))]
