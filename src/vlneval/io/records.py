@@ -34,9 +34,12 @@ def array_chunks(raw: bytes, *, chunk: int = CHUNK, large: int = 8 * MIB) -> Ite
         return
     parts: list[Any] = msgspec.json.decode(raw, type=list[msgspec.Raw])
     for i in range(0, len(parts), chunk):
-        block = b"[" + b",".join(parts[i : i + chunk]) + b"]"
-        parts[i : i + chunk] = [None] * len(parts[i : i + chunk])  # each slice is read once
-        yield block
+        block = parts[i : i + chunk]
+        parts[i : i + chunk] = [None] * len(block)  # each slice is read once
+        # The brackets go on the end elements: one copy of the chunk (the join), not three.
+        block[0] = b"[" + block[0]
+        block[-1] = b"".join((block[-1], b"]"))
+        yield b",".join(block)
 
 
 def typed_chunks(raw: bytes, decoder: Any) -> Iterator[list[Any]]:
