@@ -26,7 +26,7 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
-from vlneval.io import clip, iter_records, json_text, read_bytes
+from vlneval.io import clip, gc_paused, iter_records, json_text, read_bytes
 from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
@@ -524,8 +524,9 @@ def _typed_pass(p: _Parser, decoded: tuple[str, Iterator[list[Any]]] | None) -> 
         if decoded is None:
             raise _Rejected
         p.form = decoded[0]
-        for records in decoded[1]:
-            p.typed(records)
+        with gc_paused():
+            for records in decoded[1]:
+                p.typed(records)
         if p.n_typed == 0:
             raise _Rejected  # no record: the explaining pass says so
         p.resolve()

@@ -17,7 +17,7 @@ import msgspec
 import numpy as np
 
 from vlneval.errors import ProblemCollector
-from vlneval.io import iter_chunks, read_bytes, typed_chunks
+from vlneval.io import gc_paused, iter_chunks, read_bytes, typed_chunks
 from vlneval.metrics._kernels import offsets_of
 from vlneval.tasks.common.episodes import EpisodeTable, PathColumn
 from vlneval.tasks.common.record_checks import check_fields, check_heading
@@ -210,8 +210,9 @@ def load_r2r(
     raw = read_bytes(path)
     builder = _Builder(max_instructions, ProblemCollector(source))
     try:
-        for records in typed_chunks(raw, _DECODER):
-            builder.add(records)
+        with gc_paused():
+            for records in typed_chunks(raw, _DECODER):
+                builder.add(records)
     except (msgspec.MsgspecError, RecursionError):  # the explaining pass names every problem
         builder = _Builder(max_instructions, ProblemCollector(source))
         builder.add(_explained(raw, source, builder.pc))
