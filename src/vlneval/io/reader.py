@@ -86,12 +86,13 @@ def _read_capped(path: Path, limit: int, source: str, *, regular: bool) -> bytes
     """All of a regular file; a pipe read up to one byte past ``limit``."""
     try:
         if regular:
-            with open(path, "rb") as fh:
+            # Unbuffered: a buffered reader would join its buffer to the rest, a copy.
+            with open(path, "rb", buffering=0) as fh:
                 head = fh.read(2)
                 if head != GZIP_MAGIC and os.fstat(fh.fileno()).st_size > limit:
                     raise _too_large(source, limit)
                 fh.seek(0)  # one read: ``head + rest`` would copy the whole file again
-                return fh.read()
+                return fh.readall()
         with open(path, "rb") as fh:
             parts, total = [], 0
             while total <= limit and (part := fh.read(READ_STEP)):

@@ -111,7 +111,19 @@ def nearest_each(
     One step per target slot (the largest set's size); the positions whose set still has a
     target in slot ``j`` are a prefix once ordered by decreasing set size.
     """
-    rows = row_start + nodes.astype(np.int64) * size
+    return nearest_rows(
+        dist, row_start + nodes.astype(np.int64) * size, owner, targets, target_offsets
+    )
+
+
+def nearest_rows(
+    dist: np.ndarray,
+    rows: np.ndarray,
+    owner: np.ndarray,
+    targets: np.ndarray,
+    target_offsets: np.ndarray,
+) -> np.ndarray:
+    """:func:`nearest_each` given where each position's distances start (``rows[k]``)."""
     first = target_offsets[:-1][owner]
     count = np.diff(target_offsets)[owner]
     if count.size == 0:
@@ -146,13 +158,14 @@ def moves(path: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def hop_lengths(
-    dist: np.ndarray, row_start: np.ndarray, size: np.ndarray, path: np.ndarray, moved: np.ndarray
+    dist: np.ndarray, rows: np.ndarray, path: np.ndarray, moved: np.ndarray
 ) -> np.ndarray:
     """Per flat position, ``d(p_{j-1}, p_j)`` where it ``moved`` (:func:`moves`), else 0 (a
-    repeated node adds exactly 0, whatever the table's diagonal)."""
+    repeated node adds exactly 0, whatever the table's diagonal). ``rows[k]``: where
+    ``d(path[k], .)`` starts in ``dist``."""
     hops = np.zeros(path.shape[0])
     at = np.flatnonzero(moved)
-    hops[at] = dist[row_start[at] + path[at - 1].astype(np.int64) * size[at] + path[at]]
+    hops[at] = dist[rows[at - 1] + path[at]]
     return hops
 
 
@@ -187,18 +200,15 @@ def dtw_batch(
         first = live[lo]
         count = max(64, min(DTW_BLOCK, DTW_CELLS // int(m[first] * (last[first] + 2))))
         block = live[lo : lo + count]
-        i_ref = ref_offsets[block, None] + np.minimum(np.arange(m[block].max()), m[block, None] - 1)
-        j_traj = traj_offsets[block, None] + np.minimum(
-            np.arange(k[block].max()), k[block, None] - 1
-        )
-        # Read episode by episode (one table's rows at a time: cache-friendly), then laid out
-        # as cost[i, j, e] = d(r_i, p_j) of episode e, so that every step below works on
-        # contiguous runs of episodes.
-        cost = np.take(dist, rows[i_ref][:, :, None] + traj[j_traj][:, None, :])
-        cost = np.ascontiguousarray(cost.transpose(1, 2, 0))
+        # (slot, episode): the positions of each episode's reference and trajectory nodes.
+        i_ref = ref_offsets[block] + np.minimum(np.arange(m[block].max())[:, None], m[block] - 1)
+        j_traj = traj_offsets[block] + np.minimum(np.arange(k[block].max())[:, None], k[block] - 1)
+        # Laid out as cost[i, j, e] = d(r_i, p_j) of episode e (read in that order, no copy),
+        # so that every step below works on contiguous runs of episodes.
+        cost = dist[rows[i_ref][:, None, :] + traj[j_traj][None, :, :]]
         out[block], near = _dtw_block(cost, m[block], last[block])
         keep = np.arange(near.shape[1]) < m[block, None]
-        closest[i_ref[keep]] = near[keep]
+        closest[i_ref.T[keep]] = near[keep]
         lo += count
     return out, closest
 
@@ -381,7 +391,8 @@ def reference_lengths(
     """Per episode, L(R) and SPL's ``ell`` (L(R), or ``min_g d(r_1, g)``): they depend on the
     episodes only, so a scorer of many files can compute them once."""
     r_own = owners(ref_offsets)
-    hops = hop_lengths(dist, start[r_own], size[r_own], ref, moves(ref, ref_offsets)[0])
+    rows = start[r_own] + ref.astype(np.int64) * size[r_own]
+    hops = hop_lengths(dist, rows, ref, moves(ref, ref_offsets)[0])
     rl = sequential_sum(hops, ref_offsets)
     if use_reference_length:
         return rl, rl
@@ -416,13 +427,13 @@ def score_batch(
     """
     k = np.diff(traj_offsets)
     t_own = owners(traj_offsets)
-    t_start, t_size = start[t_own], size[t_own]
-    to_goal = nearest_each(dist, t_start, t_size, traj, t_own, goals, goal_offsets)
+    rows = start[t_own] + traj.astype(np.int64) * size[t_own]  # where d(p_j, .) starts
+    to_goal = nearest_rows(dist, rows, t_own, goals, goal_offsets)
     ne = np.full(k.shape[0], INF)
     ne[k > 0] = to_goal[traj_offsets[1:][k > 0] - 1]
     oe = segment_min(to_goal, traj_offsets)
     moved, same = moves(traj, traj_offsets)
-    tl = sequential_sum(hop_lengths(dist, t_start, t_size, traj, moved), traj_offsets)
+    tl = sequential_sum(hop_lengths(dist, rows, traj, moved), traj_offsets)
     rl, ell = lengths
     sr = success_of(ne, threshold, success_inclusive)
     repeats = np.bincount(t_own[same], minlength=k.shape[0])

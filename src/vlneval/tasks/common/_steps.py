@@ -37,13 +37,13 @@ def step_counts(
     for lo in range(0, n, CHUNK):  # bounded temporaries on very large batches
         hi = min(lo + CHUNK, n)
         part = off[lo : hi + 1]
+        seg = path[part[0] : part[-1]]
         owner = np.repeat(np.arange(lo, hi), np.diff(part))
-        hop = np.flatnonzero(owner[:-1] == owner[1:])  # p -> p + 1 within one episode
+        # p -> p + 1 to another viewpoint within one episode
+        hop = np.flatnonzero((seg[:-1] != seg[1:]) & (owner[:-1] == owner[1:]))
         episode = owner[hop]
-        a = path[part[0] + hop].astype(np.int64)
-        b = path[part[0] + hop + 1].astype(np.int64)
         scan = scans[episode]
-        jump = (a != b) & ~adjacent[base[scan] + a * size[scan] + b]
+        jump = ~adjacent[base[scan] + seg[hop].astype(np.int64) * size[scan] + seg[hop + 1]]
         jumps[lo:hi] = np.bincount(episode[jump] - lo, minlength=hi - lo)
         jumped, first = np.unique(episode[jump], return_index=True)  # hops are in order
         first_jump[jumped] = part[0] + hop[jump][first]

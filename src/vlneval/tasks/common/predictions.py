@@ -25,7 +25,7 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
-from vlneval.io import clip
+from vlneval.io import clip, gc_paused
 from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
@@ -79,7 +79,8 @@ def _detect(traj: list[Any]) -> str:
 
 
 #: A viewpoint's code is its scan's slot times this plus its node index.
-STRIDE = 1 << 20
+STRIDE_BITS = 20
+STRIDE = 1 << STRIDE_BITS
 
 
 class _ViewpointCodes:
@@ -347,7 +348,7 @@ class _Parser:
             )
         self.seen[rows[keep]] = True
         size = np.array(lengths, dtype=np.int64)
-        steps = np.repeat(keep, size)
+        steps = None if keep.all() else np.repeat(keep, size)
         self.parts.append((rows[keep], size[keep], self.nodes(rows[keep], size[keep], flat, steps)))
         if self.keep_fields:
             for k in np.flatnonzero(keep).tolist():
@@ -356,11 +357,12 @@ class _Parser:
                         self.extra[name][int(rows[k])] = value
 
     def nodes(
-        self, rows: np.ndarray, sizes: np.ndarray, flat: Sequence[str], steps: np.ndarray
+        self, rows: np.ndarray, sizes: np.ndarray, flat: Sequence[str], steps: np.ndarray | None
     ) -> np.ndarray:
-        """The node index of each kept step (``flat[steps]``, records ``rows`` of ``sizes``
-        steps) in its episode's graph: one C-level lookup per step in the store's codes; -1
-        for a viewpoint that is not a node of that graph (named by :meth:`resolve`)."""
+        """The node index of each kept step (``flat[steps]``, every step when ``steps`` is
+        None; records ``rows`` of ``sizes`` steps) in its episode's graph: one C-level lookup
+        per step in the store's codes; -1 for a viewpoint that is not a node of that graph
+        (named by :meth:`resolve`)."""
         names, position = self.ep.scans_of(rows)
         slots = self.codes.slots(self.graphs, names)
         codes = self.codes.code
@@ -368,12 +370,13 @@ class _Parser:
             code = np.fromiter(map(codes.__getitem__, flat), np.int64, len(flat))
         except KeyError:
             code = np.fromiter(map(codes.get, flat, repeat(-1)), np.int64, len(flat))
-        code = code[steps]
+        if steps is not None:
+            code = code[steps]
         expected = np.repeat(slots[position], sizes)
-        nodes = (code % STRIDE).astype(np.int32)
-        elsewhere = np.flatnonzero((code < 0) | (code // STRIDE != expected))
+        nodes = (code & (STRIDE - 1)).astype(np.int32)
+        elsewhere = np.flatnonzero((code >> STRIDE_BITS) != expected)  # -1 (not coded) too
         if len(elsewhere):  # not a node of the first graph that has the id: its own graph's
-            kept = np.flatnonzero(steps)
+            kept = np.arange(len(code)) if steps is None else np.flatnonzero(steps)
             owner = np.repeat(np.arange(len(rows)), sizes)
             for pos in elsewhere.tolist():
                 vp = flat[int(kept[pos])]
@@ -502,8 +505,9 @@ def _typed_pass(p: _Parser, decoded: tuple[str, Iterator[list[Any]]] | None) -> 
         if decoded is None:
             raise _Rejected
         p.form = decoded[0]
-        for records in decoded[1]:
-            p.typed(records)
+        with gc_paused():
+            for records in decoded[1]:
+                p.typed(records)
         if p.n_typed == 0:
             raise _Rejected  # no record: the explaining pass says so
         p.resolve()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from array import array
 from itertools import chain
+from operator import attrgetter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,7 +17,8 @@ import msgspec
 import numpy as np
 
 from vlneval.errors import ProblemCollector
-from vlneval.io import iter_chunks, read_bytes, typed_chunks
+from vlneval.io import gc_paused, iter_chunks, read_bytes, typed_chunks
+from vlneval.metrics._kernels import offsets_of
 from vlneval.tasks.common.episodes import EpisodeTable, PathColumn
 from vlneval.tasks.common.record_checks import check_fields, check_heading
 
@@ -60,6 +62,7 @@ class R2RRecord(msgspec.Struct, gc=False):
 
 
 _DECODER = msgspec.json.Decoder(list[R2RRecord])
+_SCAN, _HEADING = attrgetter("scan"), attrgetter("heading")
 
 
 def _explained(raw: bytes, source: str, pc: ProblemCollector) -> list[R2RRecord]:
@@ -85,6 +88,19 @@ class _Vocab(dict[str, int]):
     def __missing__(self, key: str) -> int:
         code = self[key] = len(self)
         return code
+
+
+def _episode_ids(pids: list[str], kept: np.ndarray) -> list[str]:
+    """``<path_id>_<k>`` for ``k < kept`` of each path id, in order (a string sum per episode).
+
+    Example:
+        >>> _episode_ids(["7", "9"], np.array([2, 1]))
+        ['7_0', '7_1', '9_0']
+    """
+    first = np.repeat(offsets_of(kept)[:-1], kept)
+    k = np.arange(len(first)) - first
+    suffix = np.array([f"_{j}" for j in range(int(kept.max(initial=0)))], dtype=object)
+    return (np.repeat(np.array(pids, dtype=object), kept) + suffix[k]).tolist()  # type: ignore[no-any-return]
 
 
 class _Builder:
@@ -114,21 +130,22 @@ class _Builder:
         self.codes.extend(map(self.vocab.__getitem__, chain.from_iterable(paths)))
         lengths = np.fromiter(map(len, paths), np.int64, len(paths))
         self.path_offsets.frombytes((np.cumsum(lengths) + self.path_offsets[-1]).tobytes())
-        if self.scorable and any(n < 2 for n in lengths.tolist()):
+        if self.scorable and int(lengths.min(initial=2)) < 2:
             # a path of one viewpoint without a distance: a test split, no goal to score
             self.scorable = all(r.distance is not None for r in records if len(r.path) < 2)
         texts = [r.instructions or [""] for r in records]
         count = np.fromiter(map(len, texts), np.int64, len(texts))
         kept = count if self.max_instructions is None else np.minimum(count, self.max_instructions)
         kept_list = kept.tolist()
-        intern = sys.intern
-        self.ids += [f"{p}_{j}" for p, c in zip(pids, kept_list, strict=True) for j in range(c)]
-        self.scans += [
-            s for r, c in zip(records, kept_list, strict=True) for s in [intern(r.scan)] * c
-        ]
-        self.texts += [t for ts, c in zip(texts, kept_list, strict=True) for t in ts[:c]]
+        self.ids += _episode_ids(pids, kept)
+        scans = np.array(list(map(sys.intern, map(_SCAN, records))), dtype=object)
+        self.scans += np.repeat(scans, kept).tolist()
+        if np.array_equal(kept, count):
+            self.texts += chain.from_iterable(texts)
+        else:
+            self.texts += [t for ts, c in zip(texts, kept_list, strict=True) for t in ts[:c]]
         self.rows.frombytes(np.repeat(np.arange(first, first + len(records)), kept).tobytes())
-        heading = np.fromiter((r.heading for r in records), np.float64, len(records))
+        heading = np.fromiter(map(_HEADING, records), np.float64, len(records))
         self.headings.frombytes(np.repeat(heading, kept).tobytes())
         for k in np.flatnonzero(count > kept).tolist():
             self.left_out += [f"{pids[k]}_{j}" for j in range(kept_list[k], int(count[k]))]
@@ -193,8 +210,9 @@ def load_r2r(
     raw = read_bytes(path)
     builder = _Builder(max_instructions, ProblemCollector(source))
     try:
-        for records in typed_chunks(raw, _DECODER):
-            builder.add(records)
+        with gc_paused():
+            for records in typed_chunks(raw, _DECODER):
+                builder.add(records)
     except (msgspec.MsgspecError, RecursionError):  # the explaining pass names every problem
         builder = _Builder(max_instructions, ProblemCollector(source))
         builder.add(_explained(raw, source, builder.pc))
