@@ -33,3 +33,19 @@ def test_bad_fields_are_each_named(tmp_path: Path) -> None:
         ("heading must be a finite number, got 'x'", "record 0.heading"),
         ("expected an object", "record 1"),
     ]
+
+
+def test_a_duplicate_after_bad_records_is_named_by_its_own_position(tmp_path: Path) -> None:
+    """The explaining pass drops bad records; a later duplicate keeps its place in the file."""
+    good = [
+        {"path_id": k, "scan": "s", "path": ["a", "b"], "instructions": ["go"]} for k in range(6)
+    ]
+    path = tmp_path / "R2R_val.json"
+    path.write_text(json.dumps([*good[:3], 3, 4, *good[3:5], good[0]]))
+    with pytest.raises(InvalidInputError) as info:
+        load_r2r(path)
+    assert [(p.message, p.field) for p in info.value.problems] == [
+        ("expected an object", "record 3"),
+        ("expected an object", "record 4"),
+        ("duplicate path_id 0", "record 7"),
+    ]

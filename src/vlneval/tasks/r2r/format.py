@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from array import array
+from collections.abc import Sequence
 from itertools import chain
 from operator import attrgetter
 from pathlib import Path
@@ -65,9 +66,10 @@ _DECODER = msgspec.json.Decoder(list[R2RRecord])
 _SCAN, _HEADING = attrgetter("scan"), attrgetter("heading")
 
 
-def _explained(raw: bytes, source: str, pc: ProblemCollector) -> list[R2RRecord]:
-    """The records of a file msgspec rejected, each problem recorded in ``pc``."""
-    records = []
+def _explained(raw: bytes, source: str, pc: ProblemCollector) -> tuple[list[R2RRecord], list[int]]:
+    """The well-formed records of a file msgspec rejected and their positions in the file, each
+    problem recorded in ``pc``."""
+    records, positions = [], []
     k = 0
     for chunk in iter_chunks(raw, source, expected="a JSON list of episodes"):
         for rec in chunk:
@@ -78,8 +80,9 @@ def _explained(raw: bytes, source: str, pc: ProblemCollector) -> list[R2RRecord]
                         rec.get("instructions") or [], rec.get("distance"),
                     )
                 )  # fmt: skip
+                positions.append(k)
             k += 1
-    return records
+    return records, positions
 
 
 class _Vocab(dict[str, int]):
@@ -121,11 +124,12 @@ class _Builder:
         self.seen: set[str] = set()
         self.scorable = True
 
-    def add(self, records: list[R2RRecord]) -> None:
-        """Appends the episodes of ``records`` (the file's next records), a column at a time."""
+    def add(self, records: list[R2RRecord], positions: list[int] | None = None) -> None:
+        """Appends the episodes of ``records`` (the file's next records, at ``positions`` in the
+        file when some were left out), a column at a time."""
         first = len(self.path_offsets) - 1
         pids = [str(r.path_id) for r in records]
-        self._unique(pids, first)
+        self._unique(pids, positions or range(first, first + len(pids)))
         paths = [r.path for r in records]
         self.codes.extend(map(self.vocab.__getitem__, chain.from_iterable(paths)))
         lengths = np.fromiter(map(len, paths), np.int64, len(paths))
@@ -150,11 +154,11 @@ class _Builder:
         for k in np.flatnonzero(count > kept).tolist():
             self.left_out += [f"{pids[k]}_{j}" for j in range(kept_list[k], int(count[k]))]
 
-    def _unique(self, pids: list[str], first: int) -> None:
+    def _unique(self, pids: list[str], positions: Sequence[int]) -> None:
         if len(set(pids)) == len(pids) and self.seen.isdisjoint(pids):
             self.seen.update(pids)
             return
-        for k, pid in enumerate(pids, first):
+        for k, pid in zip(positions, pids, strict=True):
             if pid in self.seen:
                 self.pc.add(f"duplicate path_id {pid}", field=f"record {k}")
             self.seen.add(pid)
@@ -215,5 +219,5 @@ def load_r2r(
                 builder.add(records)
     except (msgspec.MsgspecError, RecursionError):  # the explaining pass names every problem
         builder = _Builder(max_instructions, ProblemCollector(source))
-        builder.add(_explained(raw, source, builder.pc))
+        builder.add(*_explained(raw, source, builder.pc))
     return builder.build(task=task, split=split)
