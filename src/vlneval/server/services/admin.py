@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
+from vlneval.errors import HiddenSplitError, InvalidInputError, UnknownNameError, VLNEvalError
 from vlneval.metrics import metric_info
 from vlneval.server.core.database import Database
 from vlneval.server.models import (
@@ -223,9 +223,7 @@ def _open_split(
         ) as scorer:  # fmt: skip
             if scorer.episodes is not None:
                 return scorer.episodes, scorer.graphs
-    except InvalidInputError as exc:
-        if "cannot be scored locally" not in str(exc):
-            raise
+    except HiddenSplitError as exc:
         raise _no_goals(exc.problems[0].source) from None
     # a scorer that does not expose its episodes: the split as the task's loader reads it
     from vlneval.tasks.common.scoring import load_split

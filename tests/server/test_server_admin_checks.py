@@ -1,0 +1,52 @@
+"""The organiser's checks of a new phase: a hidden split (told by its error type) has no goals
+to score against."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.core.test_hidden_splits import CASES
+from vlneval.errors import HiddenSplitError, InvalidInputError
+from vlneval.server.services import admin
+from vlneval.tasks import get_task
+
+NO_GOALS = "has no goals; a phase needs the episodes file with the hidden labels (reference paths and goals)"
+
+
+def _resolve(task: str, root: Path) -> admin.ResolvedData:
+    return admin.resolve_data(
+        task,
+        "test",
+        get_task(task).default_profile,
+        episodes_file=None,
+        graphs=None,
+        data_root=str(root),
+    )
+
+
+@pytest.mark.parametrize(("task", "make", "file", "message"), CASES, ids=[c[0] for c in CASES])
+def test_a_hidden_split_is_no_phase_and_its_file_is_named(
+    task: str, make: Callable[[Path], Path], file: str, message: str, tmp_path: Path
+) -> None:
+    root = make(tmp_path / "root")
+    with pytest.raises(InvalidInputError) as exc:
+        _resolve(task, root)
+    assert not isinstance(exc.value, HiddenSplitError)
+    assert str(exc.value) == f"error: {root / file}: {NO_GOALS}"
+
+
+def test_another_refusal_of_the_split_is_passed_on(tmp_path: Path) -> None:
+    """Only the hidden-split refusal becomes 'has no goals'; a broken file keeps its message."""
+    from tests.fixtures import square_root, write_json
+    from vlneval.evaluation import Scorer
+
+    root = square_root(tmp_path / "root")
+    write_json(root / "r2r" / "R2R_test.json", [{"path_id": 1, "scan": "sq"}])
+    with pytest.raises(InvalidInputError) as said:
+        Scorer("r2r", "test", root=root)
+    with pytest.raises(InvalidInputError) as exc:
+        _resolve("r2r", root)
+    assert str(exc.value) == str(said.value) and NO_GOALS not in str(exc.value)
