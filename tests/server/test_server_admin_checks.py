@@ -1,5 +1,5 @@
 """The organiser's checks of a new phase: a hidden split (told by its error type) has no goals
-to score against."""
+to score against, and a profile must score the phase's task (the library's own check)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.core.test_hidden_splits import CASES
-from vlneval.errors import HiddenSplitError, InvalidInputError
+from tests.server.conftest import Server
+from vlneval.errors import HiddenSplitError, InvalidInputError, UnknownNameError, VLNEvalError
 from vlneval.server.services import admin
 from vlneval.tasks import get_task
 
@@ -50,3 +51,17 @@ def test_another_refusal_of_the_split_is_passed_on(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError) as exc:
         _resolve("r2r", root)
     assert str(exc.value) == str(said.value) and NO_GOALS not in str(exc.value)
+
+
+def test_a_phase_profile_is_checked_as_the_library_checks_it(sqlite_server: Server) -> None:
+    db = sqlite_server.db
+    with pytest.raises(VLNEvalError) as exc:
+        admin.create_phase(db, "demo", "other", task="demo", profile="cvdn")
+    assert str(exc.value) == (
+        "profile cvdn does not score task demo (its profiles: demo, r2r, r2r-envdrop, r2r-duet)"
+    )
+    with pytest.raises(UnknownNameError, match="unknown profile 'r2rr'; did you mean 'r2r'"):
+        admin.create_phase(db, "demo", "other", task="demo", profile="r2rr")
+    admin.create_phase(db, "demo", "upper", task="demo", profile="R2R")  # any case, as the CLI
+    with db.read() as s:
+        assert admin.find_phase(s, "demo", "upper").profile == "r2r"

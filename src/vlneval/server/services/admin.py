@@ -303,16 +303,11 @@ def _entry_rule(rule: str | None) -> str:
 def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> ResolvedData:
     """Adds a phase to ``challenge`` (see ``vlneval admin create-phase --help``)."""
     from vlneval.tasks import get_task
-    from vlneval.tasks.profiles import get_profile
 
     check_slug(slug, "phase")
     task = get_task(fields["task"])
     split = fields.get("split") or task.default_split
-    profile = fields.get("profile") or task.default_profile
-    if get_profile(profile).name not in task.profiles:
-        raise VLNEvalError(
-            f"profile {profile} does not score task {task.name} ({', '.join(task.profiles)})"
-        )
+    profile = task.scoring_profile(fields.get("profile")).name
     options = task_options(task, fields.get("options"))
     data = resolve_data(
         task.name,
