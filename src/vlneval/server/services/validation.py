@@ -35,6 +35,8 @@ MAX_CHARS = 600
 SERVER_HINTS = (
     (re.compile(r" \(use --subset to score only the predicted ones, reported as partial\)"),
      " (this phase scores complete files only)"),
+    (re.compile(r"; use --subset to score only the predicted ones, reported as partial"),
+     "; this phase scores complete files only"),
     (re.compile(r"; use --profile [\w.-]+ to score them with their shortest distance\)"), ")"),
     (re.compile(r" \(use --profile [\w.-]+, which scores repeats\)"), ""),
     (re.compile(r"; pass --skip-summary-records to skip it"), "; remove that record from the file"),
