@@ -31,6 +31,13 @@ def r2r_test_root(tmp: Path) -> Path:
     return root
 
 
+def broken_test_root(tmp: Path) -> Path:
+    """The square graph and an R2R ``test`` split whose one episode has no heading."""
+    root = square_root(tmp)
+    write_json(root / "r2r" / "R2R_test.json", [{"path_id": 1, "scan": "sq"}])
+    return root
+
+
 def ndh_test_root(tmp: Path) -> Path:
     """An NDH ``test`` split: the instances without end panoramas or paths."""
     hidden = ("end_panos", "planner_path", "player_path")
@@ -68,10 +75,8 @@ def test_the_vlnce_test_split_is_refused_with_its_type(data_root: Path) -> None:
     assert str(exc.value) == f"error: {file}: {VLNCE}"
 
 
-def test_a_split_with_goals_is_no_hidden_split(tmp_path: Path) -> None:
-    """Another refusal of the episodes file stays a plain input error."""
-    root = square_root(tmp_path / "root")
-    write_json(root / "r2r" / "R2R_val.json", [{"path_id": 1, "scan": "sq"}])
+def test_a_broken_test_file_is_no_hidden_split(tmp_path: Path) -> None:
+    """Another refusal of a test split's file stays a plain input error."""
     with pytest.raises(InvalidInputError) as exc:
-        Scorer("r2r", "val", root=root)
+        Scorer("r2r", "test", root=broken_test_root(tmp_path / "root"))
     assert not isinstance(exc.value, HiddenSplitError)

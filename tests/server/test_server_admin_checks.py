@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.test_hidden_splits import CASES
+from tests.core.test_hidden_splits import CASES, broken_test_root
 from tests.server.conftest import Server
 from vlneval.errors import HiddenSplitError, InvalidInputError, UnknownNameError, VLNEvalError
 from vlneval.server.services import admin
@@ -41,11 +41,9 @@ def test_a_hidden_split_is_no_phase_and_its_file_is_named(
 
 def test_another_refusal_of_the_split_is_passed_on(tmp_path: Path) -> None:
     """Only the hidden-split refusal becomes 'has no goals'; a broken file keeps its message."""
-    from tests.fixtures import square_root, write_json
     from vlneval.evaluation import Scorer
 
-    root = square_root(tmp_path / "root")
-    write_json(root / "r2r" / "R2R_test.json", [{"path_id": 1, "scan": "sq"}])
+    root = broken_test_root(tmp_path / "root")
     with pytest.raises(InvalidInputError) as said:
         Scorer("r2r", "test", root=root)
     with pytest.raises(InvalidInputError) as exc:
