@@ -1,21 +1,30 @@
-"""The server's rewrites of the scorer's command-line hints, on the messages the library really
-produces: every rewrite matches one, so none is left that rewrites nothing."""
+"""The server's rewrite of the scorer's command-line hints (``for_phase``), on the messages the
+library really produces: a submitter sees what the phase does instead of an option to pass."""
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.cvdn.fixture import TRAJECTORIES
+from tests.cvdn.fixture import make_root as cvdn_root
 from tests.fixtures import preds, square_root, write_json
+from tests.hanna.fixture import RUNS as HANNA_RUNS
+from tests.hanna.fixture import make_root as hanna_root
+from tests.hanna.fixture import record as hanna_record
+from tests.soon.soon_fixtures import entry, soon_preds, soon_root
 from tests.touchdown.fixture import RUNS, SDR
 from tests.touchdown.fixture import make_root as touchdown_root
-from vlneval.errors import InvalidInputError
+from tests.vlnce.helpers import steps, write_split
+from vlneval.errors import InvalidInputError, VLNEvalError
 from vlneval.evaluation import evaluate
-from vlneval.server.services.validation import SERVER_HINTS, render_problems
+from vlneval.server.services.scoring import _sanitise
+from vlneval.server.services.validation import PHASE_TEXT, for_phase, render_problems
 
 ALL = ("1_0", "1_1", "1_2")
 
@@ -28,8 +37,28 @@ def r2r_root(tmp: Path) -> Path:
     return root
 
 
-#: (task, split, profile, data root, predictions, the line the submitter sees)
-CASES: list[tuple[str, str, str, Callable[[Path], Path], Any, str]] = [
+def vlnce_split(tmp: Path) -> dict[str, Path]:
+    """Two VLN-CE episodes (goals 4 m ahead) with their dense references, as ``episodes_file``."""
+    tmp.mkdir(parents=True)
+    return {"episodes_file": write_split(tmp)[0]}
+
+
+TELEPORT = [[0.0, 0.0, 0.0], [0.0, 0.0, -0.25], [500.0, 0.0, -500.25]]  # 707.11 m in one step
+STRAIGHT = [[0.0, 0.0, -float(k)] for k in range(5)]
+CE_PREDS = {"1": steps(TELEPORT, [4.0, 3.75, "inf"]), "2": steps(STRAIGHT, [4, 3, 2, 1, 0])}
+NDH_PREDS = [
+    {"inst_idx": k, "trajectory": [[v, 0.0, 0.0] for v in vps]} for k, vps in TRAJECTORIES.items()
+]
+HANNA_PREDS = [hanna_record(k, v, a) for k, (v, a) in HANNA_RUNS.items()]
+RADIANS = {
+    "1": [entry(["S", "A", "B"], math.pi, 0.0), entry(["A", "S"], math.pi, 0.0)],
+    "2": [entry(["S", "G"], -0.06, 0.0)],
+    "3": [entry(["S", "G"], 0.06, 0.0)],
+    "4": [entry(["S", "G", "N"], math.pi, 0.0)],
+}
+
+#: (task, split, profile, data (a root, or evaluate's keywords), predictions, the submitter's line)
+CASES: list[tuple[str, str, str, Callable[[Path], Any], Any, str]] = [
     (
         "r2r",
         "val",
@@ -84,14 +113,96 @@ CASES: list[tuple[str, str, str, Callable[[Path], Path], Any, str]] = [
         "preds.json: record 3: missing field 'instr_id'; the record looks like a summary (fields "
         "SR, n); remove that record from the file",
     ),
+    (
+        "r2r-ce",
+        "val",
+        "vlnce-strict",
+        vlnce_split,
+        CE_PREDS,
+        'preds.json: episode_id "1": [2].position: moves 707.11 m from the previous position: one '
+        "action moves at most 1 m (profile vlnce-strict refuses such moves)",
+    ),
+    (
+        "hanna",
+        "val_unseen",
+        "hanna",
+        hanna_root,
+        [
+            {**{k: r[k] for k in ("instr_id", "agent_ask")}, "trajectory": r["agent_pose"]}
+            for r in HANNA_PREDS
+        ],
+        "preds.json: no record has the field 'agent_pose' that holds the executed poses; the "
+        "records have 'agent_ask', 'trajectory'",
+    ),
+    (
+        "ndh",
+        "val_seen",
+        "cvdn",
+        cvdn_root,
+        [{"inst_idx": r["inst_idx"], "traj": r["trajectory"]} for r in NDH_PREDS],
+        "preds.json: no record has a 'trajectory' or 'path' or 'pred_path' field with the executed "
+        "viewpoints; the records have 'traj'",
+    ),
 ]
+
+#: (task, split, profile, data, predictions, task options, the warnings the submitter sees)
+SCORED: list[tuple[str, str, str, Callable[[Path], Any], Any, dict[str, str], list[str]]] = [
+    (
+        "r2r-ce",
+        "val",
+        "vlnce",
+        vlnce_split,
+        CE_PREDS,
+        {},
+        [
+            "1 move(s) in 1 episode(s) are longer than one action allows (1 m, profile vlnce): "
+            'episode_id "1" [2].position moves 707.11 m; TL counts each as a straight line',
+            "1 of 2 episode(s) end where the goal is unreachable (an infinite distance: off the "
+            "map, out of the navigable area, or a goal the distance source cannot reach): SR, SPL "
+            "and sDTW count them as failures (OSR keeps a closer approach on the way); NE is the "
+            "mean over the 1 reachable episode(s) only (the count is shown beside it): compare NE "
+            "only between runs with the same count (policy 'failure')",
+            "nDTW and sDTW use fastdtw radius 1 (compiled variant of the package), VLN-CE's "
+            "default: an APPROXIMATE DTW that can exceed the exact one (nDTW too low)",
+        ],
+    ),
+    (
+        "ndh",
+        "val_seen",
+        "cvdn",
+        cvdn_root,
+        NDH_PREDS,
+        {},
+        [
+            "scored against planner_path (the official scorer's default); the published NDH "
+            "baselines report trusted_path"
+        ],
+    ),
+    (
+        "soon",
+        "val",
+        "soon",
+        soon_root,
+        soon_preds(RADIANS),
+        {},
+        [
+            "4 predicted direction(s) lie outside [0, 1]: the official scorer expects normalised "
+            "angles (heading/2π, (elevation+π)/2π)"
+        ],
+    ),
+]
+
+
+def _data(tmp: Path, make: Callable[[Path], Any]) -> dict[str, Any]:
+    made = make(tmp / "root")
+    return made if isinstance(made, dict) else {"root": made}
 
 
 def _refusal(tmp: Path, case: tuple[Any, ...]) -> InvalidInputError:
     task, split, profile, make, body, _ = case
-    root = make(tmp / "root")
+    data = _data(tmp, make)
     with pytest.raises(InvalidInputError) as exc:
-        evaluate(task, split, write_json(tmp / "p.json", body), root=root, profile=profile)
+        evaluate(task, split, write_json(tmp / "p.json", body), profile=profile, **data)
     return exc.value
 
 
@@ -110,10 +221,47 @@ def test_a_hint_is_rewritten_on_the_library_s_own_message(
     assert lines == [case[-1]]
 
 
-def test_every_rewrite_matches_a_library_message(tmp_path: Path) -> None:
+@pytest.mark.parametrize("case", SCORED, ids=[c[0] for c in SCORED])
+def test_the_summary_s_warnings_say_what_the_phase_does(
+    case: tuple[Any, ...], tmp_path: Path
+) -> None:
+    task, split, profile, make, body, options, shown = case
+    path = write_json(tmp_path / "p.json", body)
+    result = evaluate(task, split, path, profile=profile, options=options, **_data(tmp_path, make))
+    assert all("--" in w for w in result.warnings)  # the library's own text names an option
+    summary = _sanitise(result.to_dict(), "preds.json", str(path))
+    assert summary["warnings"] == shown
+
+
+def test_a_reason_for_a_missing_metric_is_put_for_the_phase() -> None:
+    from vlneval.tasks.vlnce.summary import NO_DISTANCE
+
+    summary = _sanitise({"unavailable": {"NE": NO_DISTANCE}}, "preds.json", "/srv/p.json")
+    assert summary["unavailable"] == {
+        "NE": "no distance source: the predictions carry no distance_to_goal; carry it per step "
+        "(as a Habitat run measures it)"
+    }
+
+
+def test_a_note_that_only_spells_an_option_goes_alone(tmp_path: Path) -> None:
+    with pytest.raises(VLNEvalError) as exc:
+        evaluate("soon", "val", write_json(tmp_path / "p.json", soon_preds()),
+                 root=soon_root(tmp_path / "root"), trajectory_key="path")  # fmt: skip
+    assert str(exc.value).endswith("(--trajectory-key does not apply)")
+    assert for_phase(str(exc.value)) == "SOON predictions keep their trajectories in 'trajectory'"
+
+
+def test_an_option_that_is_the_message_s_subject_is_kept() -> None:
+    text = "--trajectory-key instr_id names the id field; give the field that holds the trajectory"
+    assert for_phase(text) == text
+
+
+def test_every_phase_text_answers_a_library_message(tmp_path: Path) -> None:
     said = [
         str(p) for k, case in enumerate(CASES) for p in _refusal(tmp_path / str(k), case).problems
     ]
-    matched = [sum(bool(pattern.search(m)) for m in said) for pattern, _ in SERVER_HINTS]
-    assert matched == [1, 2, 1, 1, 1]
-    assert said[-1].endswith("; pass --skip-summary-records to skip it")  # the R2R suggestion
+    assert all("--" in m for m in said)
+    shown = [for_phase(m) for m in said]
+    assert not any("--" in m for m in shown)
+    assert [sum(t in m for m in shown) for t in PHASE_TEXT.values()] == [3, 1]
+    assert said[5].endswith("; pass --skip-summary-records to skip it")  # the R2R suggestion
