@@ -265,3 +265,14 @@ def test_every_phase_text_answers_a_library_message(tmp_path: Path) -> None:
     assert not any("--" in m for m in shown)
     assert [sum(t in m for m in shown) for t in PHASE_TEXT.values()] == [3, 1]
     assert said[5].endswith("; pass --skip-summary-records to skip it")  # the R2R suggestion
+
+
+def test_an_aside_that_spells_an_option_keeps_the_rest(tmp_path: Path) -> None:
+    body = [*preds({k: ["S"] for k in ALL}), {"SR": 0.5, "n": 3}]
+    path = write_json(tmp_path / "p.json", body)
+    result = evaluate("r2r", "val", path, root=r2r_root(tmp_path / "root"), skip_summaries=True)
+    assert result.warnings[0].endswith("skipped (--skip-summary-records; record 3)")
+    assert _sanitise(result.to_dict(), "preds.json", str(path))["warnings"] == [
+        "1 record(s) without 'instr_id' that look like a summary were skipped (record 3)",
+        "profile r2r scores instructions k < 3 only, as the official script does; left out: 1_3",
+    ]

@@ -47,10 +47,10 @@ def for_phase(message: str) -> str:
 
     A hint is the clause that holds the option: a bracketed aside (with the space before it),
     or the part after a ``"; "`` or ``", or "`` up to the next ``"; "``, the aside's end or the
-    message's end. It becomes the option's ``PHASE_TEXT``, or goes. An aside that only spells
-    the option (``"(--angle-units radians)"``) goes alone, or with the clause before it when
-    that clause gives the same option by its library name (``angle_units radians``). An option
-    that opens the message (its subject) is left as it is.
+    message's end. It becomes the option's ``PHASE_TEXT``, or goes. An aside that spells the
+    option (``"(--angle-units radians)"``) goes: alone (its part before a ``"; "`` in it), or with
+    the clause before it when that clause gives the same option by its library name
+    (``angle_units radians``). An option that opens the message (its subject) is left as it is.
 
     Example:
         >>> for_phase("2 of 3 episodes have no prediction (use --subset to score only them)")
@@ -59,6 +59,8 @@ def for_phase(message: str) -> str:
         'a jump (the scorer rejects jumps)'
         >>> for_phase("9 outside [0, 1]; if radians, use angle_units radians (--angle-units radians)")
         '9 outside [0, 1]'
+        >>> for_phase("2 were skipped (--skip-summary-records; records 0, 4)")
+        '2 were skipped (records 0, 4)'
     """
     pos = 0
     while found := _OPTION.search(message, pos):
@@ -67,8 +69,9 @@ def for_phase(message: str) -> str:
             pos = found.end()
             continue
         start, end = span
-        text = PHASE_TEXT.get(found.group())
         hint = message[start:end]
+        spelt = hint.lstrip(" (").startswith(found.group())  # a spelling, not advice: it goes
+        text = None if spelt else PHASE_TEXT.get(found.group())
         aside = hint[: hint.index("(") + 1] if hint.lstrip().startswith("(") else ""
         shown = "" if text is None else (f"{aside}{text})" if aside else f"; {text}")
         message = message[:start] + shown + message[end:]
@@ -83,11 +86,14 @@ def _hint(message: str, at: int, option: str) -> tuple[int, int] | None:
         return None
     if message[start] == "(":
         end = _clause_end(message, start + 1, aside=True)
-        if message.startswith(option, start + 1):  # an aside that only spells the option
+        if message.startswith(option, start + 1):  # an aside that spells the option
             before = _clause_start(message, start)
             name = option[2:].replace("-", "_")
             if before is not None and message[before] != "(" and name in message[before:start]:
                 return before, end
+            inner = _clause_end(message, start + 1)
+            if message.startswith("; ", inner):  # "(--opt; more)": the spelling goes
+                return start + 1, inner + 2
         return (start - 1 if message[start - 1 : start] == " " else start), end
     return start, _clause_end(message, at)
 
