@@ -15,6 +15,7 @@ from dataclasses import dataclass
 __all__ = [
     "VLNEvalError",
     "InvalidInputError",
+    "HiddenSplitError",
     "UnknownNameError",
     "MissingDataError",
     "InvalidActionError",
@@ -80,6 +81,17 @@ class InvalidInputError(VLNEvalError):
                 "(--all-errors lists them all)"
             )
         return "\n".join(lines)
+
+
+class HiddenSplitError(InvalidInputError):
+    """A split without goals (a hidden test split): it cannot be scored locally, only by its
+    benchmark's evaluation server.
+
+    Example:
+        >>> e = HiddenSplitError("split test has no goals", source="R2R_test.json")
+        >>> isinstance(e, InvalidInputError), e.problems[0].source
+        (True, 'R2R_test.json')
+    """
 
 
 class UnknownNameError(VLNEvalError, KeyError):

@@ -25,7 +25,7 @@ from vlneval.cli.main import main
 from vlneval.errors import InvalidInputError, UnknownNameError
 from vlneval.evaluation import evaluate
 from vlneval.server.services import admin
-from vlneval.server.services.validation import SERVER_HINTS
+from vlneval.server.services.validation import for_phase
 
 R2R_PREDS = "predictions/r2r/seq2seq_r2r_baseline_sadanand1120"
 NDH_PREDS = "predictions/ndh/seq2seq_prevalent_r2r"
@@ -280,13 +280,7 @@ def _cli_messages(case: Case, root: Path, path: Path, name: str) -> list[str]:
     """The problems ``vlneval score`` reports for ``path``, named as the server names them."""
     with pytest.raises(InvalidInputError) as exc:
         evaluate(case.task, case.split, path, root=root, options=case.options or None)
-    out = []
-    for p in exc.value.problems:
-        text = str(p).replace(str(path), name)
-        for pattern, replacement in SERVER_HINTS:
-            text = pattern.sub(replacement, text)
-        out.append(text)
-    return out
+    return [for_phase(str(p).replace(str(path), name)) for p in exc.value.problems]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

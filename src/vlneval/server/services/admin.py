@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
+from vlneval.errors import HiddenSplitError, InvalidInputError, UnknownNameError, VLNEvalError
 from vlneval.metrics import metric_info
 from vlneval.server.core.database import Database
 from vlneval.server.models import (
@@ -223,9 +223,7 @@ def _open_split(
         ) as scorer:  # fmt: skip
             if scorer.episodes is not None:
                 return scorer.episodes, scorer.graphs
-    except InvalidInputError as exc:
-        if "cannot be scored locally" not in str(exc):
-            raise
+    except HiddenSplitError as exc:
         raise _no_goals(exc.problems[0].source) from None
     # a scorer that does not expose its episodes: the split as the task's loader reads it
     from vlneval.tasks.common.scoring import load_split
@@ -305,16 +303,11 @@ def _entry_rule(rule: str | None) -> str:
 def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> ResolvedData:
     """Adds a phase to ``challenge`` (see ``vlneval admin create-phase --help``)."""
     from vlneval.tasks import get_task
-    from vlneval.tasks.profiles import get_profile
 
     check_slug(slug, "phase")
     task = get_task(fields["task"])
     split = fields.get("split") or task.default_split
-    profile = fields.get("profile") or task.default_profile
-    if get_profile(profile).name not in task.profiles:
-        raise VLNEvalError(
-            f"profile {profile} does not score task {task.name} ({', '.join(task.profiles)})"
-        )
+    profile = task.scoring_profile(fields.get("profile")).name
     options = task_options(task, fields.get("options"))
     data = resolve_data(
         task.name,

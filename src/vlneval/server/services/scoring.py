@@ -29,6 +29,7 @@ from vlneval.server.services.storage import sha256_hex
 from vlneval.server.services.uploads import UploadLimits, check_upload
 from vlneval.server.services.validation import (
     SplitIndex,
+    for_phase,
     public_problems,
     public_view,
     render_problems,
@@ -206,14 +207,18 @@ def _episodes_path(task: Any, spec: PhaseSpec) -> str | None:
 
 def _sanitise(summary: Mapping[str, Any], display_name: str, source: str) -> dict[str, Any]:
     """The summary's aggregate parts, the server's path of the upload named as the submitter
-    named it. Warnings and checks are counts, means and public ids: nothing to redact."""
+    named it, the hints of its warnings and reasons put for the phase (:func:`for_phase`).
+    Warnings and checks are counts, means and public ids: nothing to redact."""
     import msgspec
 
     from vlneval.io import to_json_bytes
 
     out = {k: summary.get(k) for k in SUMMARY_KEYS}
     out["predictions"] = display_name
-    out["warnings"] = [str(w).replace(source, display_name) for w in summary.get("warnings", [])]
+    out["warnings"] = [
+        for_phase(str(w)).replace(source, display_name) for w in summary.get("warnings", [])
+    ]
+    out["unavailable"] = {k: for_phase(str(v)) for k, v in (out["unavailable"] or {}).items()}
     out["checks"] = [
         {**c, "detail": str(c.get("detail", "")).replace(source, display_name)}
         for c in summary.get("checks", [])

@@ -23,6 +23,7 @@ __all__ = [
     "public_view",
     "public_problems",
     "render_problems",
+    "for_phase",
     "episode_of",
     "SplitIndex",
     "MAX_MESSAGES",
@@ -31,14 +32,97 @@ __all__ = [
 
 MAX_MESSAGES = 50
 MAX_CHARS = 600
-# The scorer's hints name command-line options; on the server the phase fixes them.
-SERVER_HINTS = (
-    (re.compile(r" \(use --subset to score only the predicted ones, reported as partial\)"),
-     " (this phase scores complete files only)"),
-    (re.compile(r"; use --profile [\w.-]+ to score them with their shortest distance\)"), ")"),
-    (re.compile(r" \(use --profile [\w.-]+, which scores repeats\)"), ""),
-    (re.compile(r"; pass --skip-summary-records to skip it"), "; remove that record from the file"),
-)  # fmt: skip
+#: What a phase offers instead of an option the scorer's hints name (the phase fixes its
+#: profile and options); a hint naming any other option is dropped.
+PHASE_TEXT = {
+    "--subset": "this phase scores complete files only",
+    "--skip-summary-records": "remove that record from the file",
+}
+_OPTION = re.compile(r"(?<=[\s(])--[a-z][a-z0-9-]*")
+_CLAUSE_START = re.compile(r"\(|; |, or ")
+
+
+def for_phase(message: str) -> str:
+    """``message`` with each hint that names a command-line option put as the phase puts it.
+
+    A hint is the clause that holds the option: a bracketed aside (with the space before it),
+    or the part after a ``"; "`` or ``", or "`` up to the next ``"; "``, the aside's end or the
+    message's end. It becomes the option's ``PHASE_TEXT``, or goes. An aside that spells the
+    option (``"(--angle-units radians)"``) goes: alone (its part before a ``"; "`` in it), or with
+    the clause before it when that clause gives the same option by its library name
+    (``angle_units radians``). An option that opens the message (its subject) is left as it is.
+
+    Example:
+        >>> for_phase("2 of 3 episodes have no prediction (use --subset to score only them)")
+        '2 of 3 episodes have no prediction (this phase scores complete files only)'
+        >>> for_phase("a jump (the scorer rejects jumps; use --profile r4r to score them)")
+        'a jump (the scorer rejects jumps)'
+        >>> for_phase("9 outside [0, 1]; if radians, use angle_units radians (--angle-units radians)")
+        '9 outside [0, 1]'
+        >>> for_phase("2 were skipped (--skip-summary-records; records 0, 4)")
+        '2 were skipped (records 0, 4)'
+    """
+    pos = 0
+    while found := _OPTION.search(message, pos):
+        span = _hint(message, found.start(), found.group())
+        if span is None:
+            pos = found.end()
+            continue
+        start, end = span
+        hint = message[start:end]
+        spelt = hint.lstrip(" (").startswith(found.group())  # a spelling, not advice: it goes
+        text = None if spelt else PHASE_TEXT.get(found.group())
+        aside = hint[: hint.index("(") + 1] if hint.lstrip().startswith("(") else ""
+        shown = "" if text is None else (f"{aside}{text})" if aside else f"; {text}")
+        message = message[:start] + shown + message[end:]
+        pos = start + len(shown)
+    return message
+
+
+def _hint(message: str, at: int, option: str) -> tuple[int, int] | None:
+    """Where the hint around the option at ``at`` starts and ends (None: the message's subject)."""
+    start = _clause_start(message, at)
+    if start is None:
+        return None
+    if message[start] == "(":
+        end = _clause_end(message, start + 1, aside=True)
+        if message.startswith(option, start + 1):  # an aside that spells the option
+            before = _clause_start(message, start)
+            name = option[2:].replace("-", "_")
+            if before is not None and message[before] != "(" and name in message[before:start]:
+                return before, end
+            inner = _clause_end(message, start + 1)
+            if message.startswith("; ", inner):  # "(--opt; more)": the spelling goes
+                return start + 1, inner + 2
+        return (start - 1 if message[start - 1 : start] == " " else start), end
+    return start, _clause_end(message, at)
+
+
+def _clause_start(message: str, at: int) -> int | None:
+    """The start of the clause that holds ``at``: its unclosed ``(``, ``"; "`` or ``", or "``."""
+    depth = 0
+    for k in range(at - 1, -1, -1):
+        c = message[k]
+        if c == ")":
+            depth += 1
+        elif c == "(" and depth:
+            depth -= 1
+        elif depth == 0 and _CLAUSE_START.match(message, k):
+            return k
+    return None
+
+
+def _clause_end(message: str, at: int, *, aside: bool = False) -> int:
+    """Where the clause that holds ``at`` ends: before its next ``"; "`` or the ``)`` of the
+    aside it is in (just past that ``)`` for the ``aside`` itself), or at the message's end."""
+    depth = 0
+    for k in range(at, len(message)):
+        if message[k] == ")" and depth == 0:
+            return k + aside
+        depth += {"(": 1, ")": -1}.get(message[k], 0)
+        if depth == 0 and not aside and message.startswith("; ", k):
+            return k
+    return len(message)
 
 
 def episode_of(p: Problem, id_field: str) -> str | None:
@@ -87,11 +171,9 @@ def render_problems(
     out = []
     for p in problems[:MAX_MESSAGES]:
         shown_source = display_name if p.source == source else p.source
-        text = str(Problem(shown_source, p.message, p.episode, p.field)).replace(
+        text = str(Problem(shown_source, for_phase(p.message), p.episode, p.field)).replace(
             source, display_name
         )
-        for pattern, replacement in SERVER_HINTS:
-            text = pattern.sub(replacement, text)
         eid = episode_of(p, id_field)
         text = _hide_start(text, starts.get(eid) if eid is not None else None)
         out.append(text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…")

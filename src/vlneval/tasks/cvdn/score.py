@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from vlneval.errors import InvalidInputError, ProblemCollector
+from vlneval.errors import HiddenSplitError, ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.progress import region_distances
 from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
@@ -82,9 +82,10 @@ class NDHScorer:
             path, task=r.task.name, split=r.split, path_type=opts.get("path_type", "planner_path")
         )
         if not self.ndh.table.scorable:
-            raise InvalidInputError(
-                f"{path}: split {r.split} has no end_panos or paths (a hidden test split); it "
-                "cannot be scored locally: submit it to the CVDN evaluation server"
+            raise HiddenSplitError(
+                f"split {r.split} has no end_panos or paths (a hidden test split); it cannot be "
+                "scored locally: submit it to the CVDN evaluation server",
+                source=str(path),
             )
         self.episodes = self.ndh.table
         self.graphs = r.graph_store(base)

@@ -7,7 +7,7 @@ metric kernels (:func:`vlneval.tasks.common.scoring.score_parsed`).
 
 from __future__ import annotations
 
-from vlneval.errors import InvalidInputError, ProblemCollector
+from vlneval.errors import HiddenSplitError, ProblemCollector
 from vlneval.io import gc_paused
 from vlneval.tasks.common.arrays import SplitArrays
 from vlneval.tasks.common.inputs import source_name
@@ -33,9 +33,10 @@ class R2RScorer:
             r.task, r.split, r.profile, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs
         )
         if not self.episodes.scorable:
-            raise InvalidInputError(
-                f"{self.episodes.source}: split {r.split} has no goals (a hidden test split); it "
-                "cannot be scored locally: submit it to an evaluation server (vlneval submit)"
+            raise HiddenSplitError(
+                f"split {r.split} has no goals (a hidden test split); it cannot be scored "
+                "locally: submit it to an evaluation server (vlneval submit)",
+                source=str(self.episodes.source),
             )
         self.arrays = SplitArrays()  # the episode side of the kernels' arrays, laid out once
 

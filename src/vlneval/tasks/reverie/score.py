@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.errors import InvalidInputError, MissingDataError
+from vlneval.errors import HiddenSplitError, MissingDataError
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.grounding import length_weighted, remote_grounding_success, visibility_success
 from vlneval.tasks.base import Task
@@ -127,7 +127,7 @@ class ReverieScorer:
             data_version=data_version, bboxes=bboxes,
         )  # fmt: skip
         if not self.episodes.scorable:
-            raise InvalidInputError(
+            raise HiddenSplitError(
                 f"split {r.split} has no target objects (a hidden test "
                 "split); it cannot be scored locally: submit it to the REVERIE evaluation server",
                 source=str(self.episodes.source),

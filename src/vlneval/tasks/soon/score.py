@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
+from vlneval.errors import HiddenSplitError, UnknownNameError, VLNEvalError
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.grounding import length_weighted, localisation_success
 from vlneval.tasks.common.goal_scoring import (
@@ -205,7 +205,7 @@ class SoonScorer:
         self.task, self.profile = r.task.name, r.profile
         self.episodes = load_soon(r.episodes_path(base), task=r.task.name, split=r.split)
         if not self.episodes.scorable:
-            raise InvalidInputError(
+            raise HiddenSplitError(
                 f"split {r.split} has no target boxes (a hidden test "
                 "split); it cannot be scored locally: submit it to the SOON evaluation server",
                 source=str(self.episodes.source),

@@ -23,7 +23,7 @@ from typing import Any, cast
 import numpy as np
 
 from vlneval.continuous.oracle import DistanceOracle, distances_along
-from vlneval.errors import InvalidInputError, VLNEvalError
+from vlneval.errors import HiddenSplitError, InvalidInputError, VLNEvalError
 from vlneval.tasks.common.request import (
     PredictionsInput,
     ScoreOptions,
@@ -274,7 +274,7 @@ class VlnceScorer:
         gt_file = r.options.get("gt_file")
         self.episodes = load_vlnce_split(path, task=r.task.name, split=r.split, gt_path=gt_file)
         if not self.episodes.scorable:
-            raise InvalidInputError(
+            raise HiddenSplitError(
                 f"split {r.split} has no goals (a hidden test split); it cannot be scored locally",
                 source=str(path),
             )
@@ -372,7 +372,7 @@ def load_twin_split(
     path = episodes_path(task, split, base, episodes_file)
     table = load_r2r(path, task=task.name, split=split)
     if not table.scorable:
-        raise InvalidInputError(
+        raise HiddenSplitError(
             f"split {split} has no goals; it cannot be scored locally", source=str(path)
         )
     store = _graph_store(graphs, base, "the continuous twin")

@@ -1,0 +1,278 @@
+"""The server's rewrite of the scorer's command-line hints (``for_phase``), on the messages the
+library really produces: a submitter sees what the phase does instead of an option to pass."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cvdn.fixture import TRAJECTORIES
+from tests.cvdn.fixture import make_root as cvdn_root
+from tests.fixtures import preds, square_root, write_json
+from tests.hanna.fixture import RUNS as HANNA_RUNS
+from tests.hanna.fixture import make_root as hanna_root
+from tests.hanna.fixture import record as hanna_record
+from tests.soon.soon_fixtures import entry, soon_preds, soon_root
+from tests.touchdown.fixture import RUNS, SDR
+from tests.touchdown.fixture import make_root as touchdown_root
+from tests.vlnce.helpers import steps, write_split
+from vlneval.errors import InvalidInputError, VLNEvalError
+from vlneval.evaluation import evaluate
+from vlneval.server.services.scoring import _sanitise
+from vlneval.server.services.validation import PHASE_TEXT, for_phase, render_problems
+
+ALL = ("1_0", "1_1", "1_2")
+
+
+def r2r_root(tmp: Path) -> Path:
+    """The square graph with its R2R split ``val``, also as the R4R split ``val_seen``."""
+    root = square_root(tmp)
+    episodes = json.loads((root / "r2r" / "R2R_val.json").read_text())
+    write_json(root / "r4r" / "R4R_val_seen.json", episodes)
+    return root
+
+
+def vlnce_split(tmp: Path) -> dict[str, Path]:
+    """Two VLN-CE episodes (goals 4 m ahead) with their dense references, as ``episodes_file``."""
+    tmp.mkdir(parents=True)
+    return {"episodes_file": write_split(tmp)[0]}
+
+
+TELEPORT = [[0.0, 0.0, 0.0], [0.0, 0.0, -0.25], [500.0, 0.0, -500.25]]  # 707.11 m in one step
+STRAIGHT = [[0.0, 0.0, -float(k)] for k in range(5)]
+CE_PREDS = {"1": steps(TELEPORT, [4.0, 3.75, "inf"]), "2": steps(STRAIGHT, [4, 3, 2, 1, 0])}
+NDH_PREDS = [
+    {"inst_idx": k, "trajectory": [[v, 0.0, 0.0] for v in vps]} for k, vps in TRAJECTORIES.items()
+]
+HANNA_PREDS = [hanna_record(k, v, a) for k, (v, a) in HANNA_RUNS.items()]
+RADIANS = {
+    "1": [entry(["S", "A", "B"], math.pi, 0.0), entry(["A", "S"], math.pi, 0.0)],
+    "2": [entry(["S", "G"], -0.06, 0.0)],
+    "3": [entry(["S", "G"], 0.06, 0.0)],
+    "4": [entry(["S", "G", "N"], math.pi, 0.0)],
+}
+
+#: (task, split, profile, data (a root, or evaluate's keywords), predictions, the submitter's line)
+CASES: list[tuple[str, str, str, Callable[[Path], Any], Any, str]] = [
+    (
+        "r2r",
+        "val",
+        "r2r",
+        r2r_root,
+        preds({"1_0": ["S"]}),
+        "preds.json: 2 of 3 episodes have no prediction (first: 1_1, 1_2); the official scorer "
+        "requires all of them (this phase scores complete files only)",
+    ),
+    (
+        "touchdown",
+        "dev",
+        "touchdown",
+        touchdown_root,
+        [{"route_id": k, "trajectory": RUNS[k]} for k in (1, 2)],
+        "preds.json: 1 of 3 routes have no prediction (first: 3); this phase scores complete "
+        "files only",
+    ),
+    (
+        "touchdown-sdr",
+        "dev",
+        "touchdown",
+        touchdown_root,
+        [SDR[0], SDR[2]],
+        "preds.json: 1 of 3 SDR examples (route and pre/main/post panorama with a known location) "
+        "have no prediction (first: 1_post); this phase scores complete files only",
+    ),
+    (
+        "r2r",
+        "val",
+        "r2r",
+        r2r_root,
+        preds({"1_0": ["S", "B"], "1_1": ["S"], "1_2": ["S"]}),
+        'preds.json: instr_id "1_0": trajectory[1]: viewpoint B is not a neighbour of S in scan '
+        "sq (the official scorer rejects jumps)",
+    ),
+    (
+        "r4r",
+        "val_seen",
+        "r4r-google",
+        r2r_root,
+        preds({"1_0": ["S", "S", "A"], "1_1": ["S"], "1_2": ["S"]}),
+        'preds.json: instr_id "1_0": trajectory: repeats a viewpoint (1 time(s)); profile '
+        "r4r-google reproduces a CLS that looks every step up as a graph edge and cannot score it",
+    ),
+    (
+        "r2r",
+        "val",
+        "r2r",
+        r2r_root,
+        [*preds({k: ["S"] for k in ALL}), {"SR": 0.5, "n": 3}],
+        "preds.json: record 3: missing field 'instr_id'; the record looks like a summary (fields "
+        "SR, n); remove that record from the file",
+    ),
+    (
+        "r2r-ce",
+        "val",
+        "vlnce-strict",
+        vlnce_split,
+        CE_PREDS,
+        'preds.json: episode_id "1": [2].position: moves 707.11 m from the previous position: one '
+        "action moves at most 1 m (profile vlnce-strict refuses such moves)",
+    ),
+    (
+        "hanna",
+        "val_unseen",
+        "hanna",
+        hanna_root,
+        [
+            {**{k: r[k] for k in ("instr_id", "agent_ask")}, "trajectory": r["agent_pose"]}
+            for r in HANNA_PREDS
+        ],
+        "preds.json: no record has the field 'agent_pose' that holds the executed poses; the "
+        "records have 'agent_ask', 'trajectory'",
+    ),
+    (
+        "ndh",
+        "val_seen",
+        "cvdn",
+        cvdn_root,
+        [{"inst_idx": r["inst_idx"], "traj": r["trajectory"]} for r in NDH_PREDS],
+        "preds.json: no record has a 'trajectory' or 'path' or 'pred_path' field with the executed "
+        "viewpoints; the records have 'traj'",
+    ),
+]
+
+#: (task, split, profile, data, predictions, task options, the warnings the submitter sees)
+SCORED: list[tuple[str, str, str, Callable[[Path], Any], Any, dict[str, str], list[str]]] = [
+    (
+        "r2r-ce",
+        "val",
+        "vlnce",
+        vlnce_split,
+        CE_PREDS,
+        {},
+        [
+            "1 move(s) in 1 episode(s) are longer than one action allows (1 m, profile vlnce): "
+            'episode_id "1" [2].position moves 707.11 m; TL counts each as a straight line',
+            "1 of 2 episode(s) end where the goal is unreachable (an infinite distance: off the "
+            "map, out of the navigable area, or a goal the distance source cannot reach): SR, SPL "
+            "and sDTW count them as failures (OSR keeps a closer approach on the way); NE is the "
+            "mean over the 1 reachable episode(s) only (the count is shown beside it): compare NE "
+            "only between runs with the same count (policy 'failure')",
+            "nDTW and sDTW use fastdtw radius 1 (compiled variant of the package), VLN-CE's "
+            "default: an APPROXIMATE DTW that can exceed the exact one (nDTW too low)",
+        ],
+    ),
+    (
+        "ndh",
+        "val_seen",
+        "cvdn",
+        cvdn_root,
+        NDH_PREDS,
+        {},
+        [
+            "scored against planner_path (the official scorer's default); the published NDH "
+            "baselines report trusted_path"
+        ],
+    ),
+    (
+        "soon",
+        "val",
+        "soon",
+        soon_root,
+        soon_preds(RADIANS),
+        {},
+        [
+            "4 predicted direction(s) lie outside [0, 1]: the official scorer expects normalised "
+            "angles (heading/2π, (elevation+π)/2π)"
+        ],
+    ),
+]
+
+
+def _data(tmp: Path, make: Callable[[Path], Any]) -> dict[str, Any]:
+    made = make(tmp / "root")
+    return made if isinstance(made, dict) else {"root": made}
+
+
+def _refusal(tmp: Path, case: tuple[Any, ...]) -> InvalidInputError:
+    task, split, profile, make, body, _ = case
+    data = _data(tmp, make)
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate(task, split, write_json(tmp / "p.json", body), profile=profile, **data)
+    return exc.value
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{k}" for k, c in enumerate(CASES)])
+def test_a_hint_is_rewritten_on_the_library_s_own_message(
+    case: tuple[Any, ...], tmp_path: Path
+) -> None:
+    problems = _refusal(tmp_path, case).problems
+    lines = render_problems(
+        problems,
+        source=str(tmp_path / "p.json"),
+        display_name="preds.json",
+        id_field="instr_id",
+        starts={},
+    )
+    assert lines == [case[-1]]
+
+
+@pytest.mark.parametrize("case", SCORED, ids=[c[0] for c in SCORED])
+def test_the_summary_s_warnings_say_what_the_phase_does(
+    case: tuple[Any, ...], tmp_path: Path
+) -> None:
+    task, split, profile, make, body, options, shown = case
+    path = write_json(tmp_path / "p.json", body)
+    result = evaluate(task, split, path, profile=profile, options=options, **_data(tmp_path, make))
+    assert all("--" in w for w in result.warnings)  # the library's own text names an option
+    summary = _sanitise(result.to_dict(), "preds.json", str(path))
+    assert summary["warnings"] == shown
+
+
+def test_a_reason_for_a_missing_metric_is_put_for_the_phase() -> None:
+    from vlneval.tasks.vlnce.summary import NO_DISTANCE
+
+    summary = _sanitise({"unavailable": {"NE": NO_DISTANCE}}, "preds.json", "/srv/p.json")
+    assert summary["unavailable"] == {
+        "NE": "no distance source: the predictions carry no distance_to_goal; carry it per step "
+        "(as a Habitat run measures it)"
+    }
+
+
+def test_a_note_that_only_spells_an_option_goes_alone(tmp_path: Path) -> None:
+    with pytest.raises(VLNEvalError) as exc:
+        evaluate("soon", "val", write_json(tmp_path / "p.json", soon_preds()),
+                 root=soon_root(tmp_path / "root"), trajectory_key="path")  # fmt: skip
+    assert str(exc.value).endswith("(--trajectory-key does not apply)")
+    assert for_phase(str(exc.value)) == "SOON predictions keep their trajectories in 'trajectory'"
+
+
+def test_an_option_that_is_the_message_s_subject_is_kept() -> None:
+    text = "--trajectory-key instr_id names the id field; give the field that holds the trajectory"
+    assert for_phase(text) == text
+
+
+def test_every_phase_text_answers_a_library_message(tmp_path: Path) -> None:
+    said = [
+        str(p) for k, case in enumerate(CASES) for p in _refusal(tmp_path / str(k), case).problems
+    ]
+    assert all("--" in m for m in said)
+    shown = [for_phase(m) for m in said]
+    assert not any("--" in m for m in shown)
+    assert [sum(t in m for m in shown) for t in PHASE_TEXT.values()] == [3, 1]
+    assert said[5].endswith("; pass --skip-summary-records to skip it")  # the R2R suggestion
+
+
+def test_an_aside_that_spells_an_option_keeps_the_rest(tmp_path: Path) -> None:
+    body = [*preds({k: ["S"] for k in ALL}), {"SR": 0.5, "n": 3}]
+    path = write_json(tmp_path / "p.json", body)
+    result = evaluate("r2r", "val", path, root=r2r_root(tmp_path / "root"), skip_summaries=True)
+    assert result.warnings[0].endswith("skipped (--skip-summary-records; record 3)")
+    assert _sanitise(result.to_dict(), "preds.json", str(path))["warnings"] == [
+        "1 record(s) without 'instr_id' that look like a summary were skipped (record 3)",
+        "profile r2r scores instructions k < 3 only, as the official script does; left out: 1_3",
+    ]
