@@ -49,7 +49,8 @@ def gc_paused() -> Iterator[None]:
     """Python's cycle collector paused (then restored as it was) while a file's records are
     decoded: they are many new containers and none is in a cycle, but each collection of the
     oldest generation would walk every one of them again (about 14 % of reading a
-    200,000-episode split and its predictions).
+    200,000-episode split and its predictions). The collector is process-wide: overlapping
+    pauses in several threads share it, and the one that found it on turns it back on.
 
     Example:
         >>> with gc_paused():

@@ -421,6 +421,7 @@ class _Parser:
         self.rec_ep, self.rec_len = rows[ok], sizes[ok]
 
 
+@gc_paused()  # the typed records live and die inside: no collection need walk them
 def parse_predictions(
     predictions: PredictionsInput,
     episodes: EpisodeTable,
@@ -479,6 +480,7 @@ def parse_predictions(
     else:
         converted = typed.convert(given.value, **fields)  # type: ignore[arg-type]
         decoded = None if converted is None else (converted[0], iter([converted[1]]))
+        del converted  # the typed pass frees each chunk of records as it goes
     source = given.source
     args = (source, episodes, graphs, form, trajectory_key, keep_fields, skip_summaries)
     p = _typed_pass(_Parser(*args), decoded)
@@ -505,9 +507,8 @@ def _typed_pass(p: _Parser, decoded: tuple[str, Iterator[list[Any]]] | None) -> 
         if decoded is None:
             raise _Rejected
         p.form = decoded[0]
-        with gc_paused():
-            for records in decoded[1]:
-                p.typed(records)
+        for records in decoded[1]:
+            p.typed(records)
         if p.n_typed == 0:
             raise _Rejected  # no record: the explaining pass says so
         p.resolve()

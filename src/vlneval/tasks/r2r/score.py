@@ -8,7 +8,6 @@ metric kernels (:func:`vlneval.tasks.common.scoring.score_parsed`).
 from __future__ import annotations
 
 from vlneval.errors import HiddenSplitError, ProblemCollector
-from vlneval.io import gc_paused
 from vlneval.tasks.common.arrays import SplitArrays
 from vlneval.tasks.common.inputs import source_name
 from vlneval.tasks.common.predictions import Predictions, parse_predictions
@@ -44,11 +43,10 @@ class R2RScorer:
         self, predictions: PredictionsInput, how: ScoreOptions, pc: ProblemCollector | None = None
     ) -> Predictions:
         """The trajectories of ``predictions`` as node indices (problems go to ``pc``)."""
-        with gc_paused():  # the typed records live and die inside: no collection walks them
-            return parse_predictions(
-                predictions, self.episodes, self.graphs, form=how.form,
-                trajectory_key=how.trajectory_key, collect=pc, skip_summaries=how.skip_summaries,
-            )  # fmt: skip
+        return parse_predictions(
+            predictions, self.episodes, self.graphs, form=how.form,
+            trajectory_key=how.trajectory_key, collect=pc, skip_summaries=how.skip_summaries,
+        )  # fmt: skip
 
     def score_trajectories(
         self, preds: Predictions, how: ScoreOptions, pc: ProblemCollector | None = None
