@@ -225,7 +225,7 @@ def public_check(
     from vlneval.errors import ProblemCollector
     from vlneval.io import json_text
     from vlneval.tasks.common.arrays import build_arrays
-    from vlneval.tasks.common.checks import check_rules
+    from vlneval.tasks.common.checks import check_matches, check_rules
     from vlneval.tasks.common.predictions import parse_predictions
 
     pc = ProblemCollector(source)
@@ -240,9 +240,9 @@ def public_check(
             arr = build_arrays(public, preds, graphs)
             check_rules(public, preds, arr, graphs, profile, subset=False, pc=pc)
         elif not pc.problems:
-            found = wrong_split(text, public, splits, source)
-            nothing = f"no prediction matches an episode of {public.task} {public.split}"
-            pc.problems.append(found or Problem(source, nothing))
+            if found := wrong_split(text, public, splits, source):
+                pc.problems.append(found)
+            check_matches(public, preds, pc)
     except InvalidInputError as exc:
         return list(exc.problems), warnings
     return list(pc.problems), warnings

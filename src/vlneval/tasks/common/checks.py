@@ -16,7 +16,7 @@ from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.result import Check
 from vlneval.tasks.profiles import Profile
 
-__all__ = ["check_matches", "check_rules", "consistency_checks"]
+__all__ = ["check_matches", "check_rules", "consistency_checks", "no_match"]
 
 EPS = 1e-12
 
@@ -34,8 +34,18 @@ def check_matches(
         return
     pc = pc if pc is not None else ProblemCollector(preds.source)
     if not pc.problems:
-        pc.add(f"no prediction matches an episode of {episodes.task} {episodes.split}")
+        pc.add(no_match(episodes.task, episodes.split))
     pc.raise_if_any()
+
+
+def no_match(task: str, split: str) -> str:
+    """The problem of a file none of whose predictions is an episode of ``task``'s ``split``.
+
+    Example:
+        >>> no_match("r2r", "val_unseen")
+        'no prediction matches an episode of r2r val_unseen'
+    """
+    return f"no prediction matches an episode of {task} {split}"
 
 
 def check_rules(

@@ -27,6 +27,7 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
 from vlneval.io import decode_json, unique_keys
+from vlneval.tasks.common.checks import no_match
 from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.vlnce.episodes import ContinuousEpisodes, _point, _ragged
@@ -301,7 +302,7 @@ def parse_ce_predictions(
         for k, rec in enumerate(records):
             r.rxr(k, rec)
     if not r.rows and not r.pc.problems:
-        r.pc.add(f"no prediction matches an episode of {episodes.task} {episodes.split}")
+        r.pc.add(no_match(episodes.task, episodes.split))
     carried = {d is not None for _, _, d in r.rows.values()}
     if len(carried) > 1:
         r.pc.add(
