@@ -276,3 +276,47 @@ def test_an_aside_that_spells_an_option_keeps_the_rest(tmp_path: Path) -> None:
         "1 record(s) without 'instr_id' that look like a summary were skipped (record 3)",
         "profile r2r scores instructions k < 3 only, as the official script does; left out: 1_3",
     ]
+
+
+def test_every_option_the_library_names_is_one_the_rule_knows() -> None:
+    """Only the scorer's own options are hints: the list the rule reads stays in step."""
+    import re
+
+    from vlneval.server.services.validation import SCORER_OPTIONS
+
+    src = Path(__file__).resolve().parents[2] / "src" / "vlneval"
+    named = set()
+    for part in ("tasks", "io", "evaluation", "metrics", "graph", "diagnostics", "continuous"):
+        for path in (src / part).rglob("*.py"):
+            named |= set(re.findall(r"""(?<=["' (])--[a-z][a-z0-9-]+""", path.read_text()))
+    named |= set(re.findall(r"""(?<=["' (])--[a-z][a-z0-9-]+""", (src / "errors.py").read_text()))
+    assert named - SCORER_OPTIONS == set()
+
+
+def test_the_submitters_own_words_are_left_as_written() -> None:
+    """A ``--word`` the submitter wrote (an id, a field name) is not an option of the scorer."""
+    ignored = "2 prediction(s) with ids not in the split were ignored (first: --x, y)"
+    assert for_phase(ignored) == ignored
+    assert (
+        for_phase("a record (fields a --subsetx b); pass --skip-summary-records to skip it")
+        == "a record (fields a --subsetx b); remove that record from the file"
+    )
+
+
+def test_quoted_text_full_of_options_costs_a_bounded_pass() -> None:
+    """Hints are looked for near their option and a bounded number of times: text the
+    submitter controls cannot make the rewrite quadratic; the message keeps its words."""
+    noise = "))" + " --subset" * 4000
+    message = f"the record looks like a summary (fields {noise}); pass --skip-summary-records"
+    assert for_phase(message) == message
+
+
+def test_a_summary_records_field_names_are_clipped() -> None:
+    """A 16 KB key is quoted clipped, as every submitted string is."""
+    from vlneval.tasks.common.summary_records import summary_problem
+
+    text = summary_problem({"k" * 16_000: 1.0}, "instr_id")
+    assert text == (
+        f"missing field 'instr_id'; the record looks like a summary (fields {'k' * 40}… "
+        "(16,000 characters)); pass --skip-summary-records to skip it"
+    )

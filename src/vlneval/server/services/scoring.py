@@ -213,15 +213,15 @@ def _sanitise(summary: Mapping[str, Any], display_name: str, source: str) -> dic
 
     from vlneval.io import to_json_bytes
 
+    def shown(text: str) -> str:
+        return for_phase(text).replace(source, display_name)
+
     out = {k: summary.get(k) for k in SUMMARY_KEYS}
     out["predictions"] = display_name
-    out["warnings"] = [
-        for_phase(str(w)).replace(source, display_name) for w in summary.get("warnings", [])
-    ]
-    out["unavailable"] = {k: for_phase(str(v)) for k, v in (out["unavailable"] or {}).items()}
+    out["warnings"] = [shown(w) for w in summary.get("warnings", [])]
+    out["unavailable"] = {k: shown(v) for k, v in summary["unavailable"].items()}
     out["checks"] = [
-        {**c, "detail": str(c.get("detail", "")).replace(source, display_name)}
-        for c in summary.get("checks", [])
+        {**c, "detail": shown(str(c.get("detail", "")))} for c in summary.get("checks", [])
     ]
     return msgspec.json.decode(to_json_bytes(out, indent=False))  # type: ignore[no-any-return]
 

@@ -38,7 +38,18 @@ PHASE_TEXT = {
     "--subset": "this phase scores complete files only",
     "--skip-summary-records": "remove that record from the file",
 }
-_OPTION = re.compile(r"(?<=[\s(])--[a-z][a-z0-9-]*")
+#: The command-line options the scorer's messages name (a test keeps this in step with the
+#: library); any other ``--word`` is the submitter's own text and is left as written.
+SCORER_OPTIONS = frozenset({
+    *PHASE_TEXT, "--all-errors", "--angle-units", "--data-root", "--data-version", "--distance",
+    "--episodes", "--graphs", "--gt-file", "--json", "--path-type", "--per-episode", "--profile",
+    "--task", "--trajectory-key", "--unreachable",
+})  # fmt: skip
+_OPTION = re.compile(rf"(?<=[\s(])({'|'.join(sorted(SCORER_OPTIONS))})(?![a-z0-9-])")
+#: How far a hint's clause reaches from its option (the library's are under 100 characters),
+#: and how many options one message may have looked at: quoted text cannot make it costly.
+WINDOW = 200
+MAX_HINTS = 16
 _CLAUSE_START = re.compile(r"\(|; |, or ")
 
 
@@ -63,7 +74,9 @@ def for_phase(message: str) -> str:
         '2 were skipped (records 0, 4)'
     """
     pos = 0
-    while found := _OPTION.search(message, pos):
+    for _ in range(MAX_HINTS):
+        if not (found := _OPTION.search(message, pos)):
+            break
         span = _hint(message, found.start(), found.group())
         if span is None:
             pos = found.end()
@@ -86,22 +99,25 @@ def _hint(message: str, at: int, option: str) -> tuple[int, int] | None:
         return None
     if message[start] == "(":
         end = _clause_end(message, start + 1, aside=True)
+        if end is None:
+            return None
         if message.startswith(option, start + 1):  # an aside that spells the option
             before = _clause_start(message, start)
             name = option[2:].replace("-", "_")
             if before is not None and message[before] != "(" and name in message[before:start]:
                 return before, end
             inner = _clause_end(message, start + 1)
-            if message.startswith("; ", inner):  # "(--opt; more)": the spelling goes
+            if inner is not None and message.startswith("; ", inner):  # "(--opt; more)"
                 return start + 1, inner + 2
         return (start - 1 if message[start - 1 : start] == " " else start), end
-    return start, _clause_end(message, at)
+    end = _clause_end(message, at)
+    return None if end is None else (start, end)
 
 
 def _clause_start(message: str, at: int) -> int | None:
     """The start of the clause that holds ``at``: its unclosed ``(``, ``"; "`` or ``", or "``."""
     depth = 0
-    for k in range(at - 1, -1, -1):
+    for k in range(at - 1, max(-1, at - 1 - WINDOW), -1):
         c = message[k]
         if c == ")":
             depth += 1
@@ -112,17 +128,18 @@ def _clause_start(message: str, at: int) -> int | None:
     return None
 
 
-def _clause_end(message: str, at: int, *, aside: bool = False) -> int:
+def _clause_end(message: str, at: int, *, aside: bool = False) -> int | None:
     """Where the clause that holds ``at`` ends: before its next ``"; "`` or the ``)`` of the
-    aside it is in (just past that ``)`` for the ``aside`` itself), or at the message's end."""
+    aside it is in (just past that ``)`` for the ``aside`` itself), or at the message's end;
+    None past ``WINDOW`` characters (no hint of the library's is that long)."""
     depth = 0
-    for k in range(at, len(message)):
+    for k in range(at, min(len(message), at + WINDOW)):
         if message[k] == ")" and depth == 0:
             return k + aside
         depth += {"(": 1, ")": -1}.get(message[k], 0)
         if depth == 0 and not aside and message.startswith("; ", k):
             return k
-    return len(message)
+    return len(message) if len(message) <= at + WINDOW else None
 
 
 def episode_of(p: Problem, id_field: str) -> str | None:

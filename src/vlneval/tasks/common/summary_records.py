@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from vlneval.io import clip
 from vlneval.tasks.common.prediction_structs import TRAJECTORY_KEYS
 
 __all__ = ["looks_like_summary", "summary_problem", "skipped_note", "without_summaries"]
@@ -43,7 +44,7 @@ def summary_problem(rec: dict[str, Any], id_field: str) -> str:
     """
     return (
         f"missing field {id_field!r}; the record looks like a summary (fields "
-        f"{', '.join(sorted(rec)[:6])}); pass --skip-summary-records to skip it"
+        f"{', '.join(clip(k, 40) for k in sorted(rec)[:6])}); pass --skip-summary-records to skip it"
     )
 
 
