@@ -17,7 +17,13 @@ from tests.reverie.reverie_fixtures import reverie_root
 from vlneval.errors import InvalidInputError, MissingDataError
 from vlneval.tasks import get_profile, get_task
 from vlneval.tasks.base import Task
-from vlneval.tasks.common.blind import SplitIndex, open_blind
+from vlneval.tasks.common.blind import (
+    SplitIndex,
+    blind_check,
+    open_blind,
+    public_check,
+    public_view,
+)
 from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
 from vlneval.tasks.common.predictions import parse_predictions
 from vlneval.tasks.common.request import SplitRequest
@@ -83,6 +89,36 @@ def test_a_file_gzipped_twice_is_not_gunzipped_twice(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError) as info:
         parse_predictions(path, episodes, store)
     assert str(info.value) == f"error: {path}: not UTF-8 text (byte 1)"
+
+
+def test_the_blind_check_reads_a_file_once(tmp_path: Path) -> None:
+    """``vlneval validate`` on a hidden split refuses a file gzipped twice, as scoring does
+    (the blind check gunzipped the file's text a second time)."""
+    task = get_task("demo")
+    profile = get_profile(task.default_profile)
+    episodes, store = load_split(task, "val", profile)
+    path = tmp_path / "twice.json.gz"
+    path.write_bytes(gzip.compress(gzip.compress(DEMO.read_bytes())))
+    check = blind_check(public_view(episodes), store, profile, path)
+    assert [str(p) for p in check.problems] == [f"{path}: not UTF-8 text (byte 1)"]
+
+
+def test_a_gzipped_upload_made_for_another_split_is_told_its_split() -> None:
+    """The split hint reads the upload's JSON text, not its gzip bytes."""
+    task = get_task("demo")
+    profile = get_profile(task.default_profile)
+    episodes, store = load_split(task, "val", profile)
+    records = [{"instr_id": f"9{k}_0", "trajectory": [["a", 0.0, 0.0]]} for k in range(3)]
+    splits = SplitIndex({"train": lambda: [r["instr_id"] for r in records]})
+    raw = gzip.compress(json.dumps(records).encode())
+    problems, _ = public_check(
+        raw, "up.json.gz", public_view(episodes), store, profile, splits=splits
+    )
+    assert [p.message for p in problems] == [
+        f"no prediction matches an episode of demo val ({len(episodes):,} episodes); 3 of the "
+        "file's 3 ids are episodes of demo train: this phase scores val, was the file made for "
+        "train?"
+    ]
 
 
 def _reverie_test(root: Path, version: str = "v1") -> SplitRequest:

@@ -208,7 +208,7 @@ def _problems_of(
 
 
 def public_check(
-    text: bytes,
+    text: bytes | ReadInput,
     source: str,
     public: EpisodeTable,
     graphs: GraphStore,
@@ -219,9 +219,9 @@ def public_check(
     skip_summaries: bool = False,
 ) -> tuple[list[Problem], list[str]]:
     """The problems (see :func:`public_problems`) and the warnings (ids not in the split,
-    ignored records, skipped summary records) of a predictions file (``text``: its bytes,
-    ``source``: its name), found with the public view only; ``skip_summaries`` as for
-    :func:`~vlneval.tasks.common.predictions.parse_predictions`."""
+    ignored records, skipped summary records) of a predictions file (``text``: its bytes, or
+    the file already read; ``source``: its name), found with the public view only;
+    ``skip_summaries`` as for :func:`~vlneval.tasks.common.predictions.parse_predictions`."""
     from vlneval.errors import ProblemCollector
     from vlneval.io import json_text
     from vlneval.tasks.common.arrays import build_arrays
@@ -231,7 +231,7 @@ def public_check(
     pc = ProblemCollector(source)
     warnings: list[str] = []
     try:
-        given = ReadInput(source, text=json_text(text, source))
+        given = text if isinstance(text, ReadInput) else ReadInput(source, json_text(text, source))
         preds = parse_predictions(
             given, public, graphs, form=form, collect=pc, skip_summaries=skip_summaries
         )
@@ -240,7 +240,7 @@ def public_check(
             arr = build_arrays(public, preds, graphs)
             check_rules(public, preds, arr, graphs, profile, subset=False, pc=pc)
         elif not pc.problems:
-            if found := wrong_split(text, public, splits, source):
+            if found := wrong_split(given.text or b"", public, splits, source):
                 pc.problems.append(found)
             check_matches(public, preds, pc)
     except InvalidInputError as exc:
@@ -321,13 +321,11 @@ def blind_check(
     """Checks a predictions file against a public view (:func:`open_public`), as the server
     does: every problem, none of them needing a hidden value (``skip_summaries``: skip the
     file's own summary records, with a warning)."""
-    from vlneval.io import read_bytes
-
     source = str(predictions)
-    text = read_bytes(predictions)
     problems, warnings = public_check(
-        text, source, public, graphs, profile, form=form, skip_summaries=skip_summaries
-    )
+        read_input(predictions), source, public, graphs, profile, form=form,
+        skip_summaries=skip_summaries,
+    )  # fmt: skip
     return BlindCheck(source, public.task, public.split, len(public), problems, warnings)
 
 
