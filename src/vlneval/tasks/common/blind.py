@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
@@ -26,6 +26,7 @@ from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.public_file import has_public_copy, public_text, write_public_copy
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.root import data_root
+from vlneval.tasks.common.summary_records import is_skipped_note
 from vlneval.tasks.profiles import Profile, get_profile
 
 if TYPE_CHECKING:
@@ -192,21 +193,6 @@ def wrong_split(text: bytes, public: Any, splits: SplitIndex | None, source: str
     )
 
 
-P = ParamSpec("P")
-
-
-def _problems_of(
-    check: Callable[P, tuple[list[Problem], list[str]]], doc: str
-) -> Callable[P, list[Problem]]:
-    """The problems alone of a check that also gives warnings (same arguments)."""
-
-    def problems(*args: P.args, **kwargs: P.kwargs) -> list[Problem]:
-        return check(*args, **kwargs)[0]
-
-    problems.__doc__ = doc
-    return problems
-
-
 def public_check(
     text: bytes | ReadInput,
     source: str,
@@ -248,12 +234,11 @@ def public_check(
     return list(pc.problems), warnings
 
 
-public_problems = _problems_of(
-    public_check,
+def public_problems(*args: Any, **kwargs: Any) -> list[Problem]:
     """The problems of a predictions file that the scorer's parser and rule checks (types,
     ids, viewpoints, start, adjacency, repeats, completeness) find on the public view (the
-    arguments of :func:`public_check`).""",
-)
+    arguments of :func:`public_check`)."""
+    return public_check(*args, **kwargs)[0]
 
 
 @dataclass(frozen=True)
@@ -331,18 +316,6 @@ def blind_check(
 
 #: Task options that name a file of hidden labels (never passed to a public scorer).
 HIDDEN_FILES = frozenset({"gt_file"})
-
-
-def _skipped(warning: str) -> bool:
-    """Whether a scorer's warning is the file's own (its summary records skipped), which a
-    blind check shows, unlike those of the public copy's stand-in values.
-
-    Example:
-        >>> from vlneval.tasks.common.summary_records import skipped_note
-        >>> _skipped(skipped_note("instr_id", [0])), _skipped("3 goals are stand-ins")
-        (True, False)
-    """
-    return "look like a summary were skipped (--skip-summary-records" in warning
 
 
 class PublicScorer:
@@ -425,16 +398,15 @@ class PublicScorer:
                 Problem(self._public(p.source), self._public(p.message), p.episode, p.field)
                 for p in exc.problems
             ], []
-        notes = [w for w in result.warnings if _skipped(w)]
+        notes = [w for w in result.warnings if is_skipped_note(w)]
         notes += [f"{label} will be n/a: {why}" for label, why in result.unavailable.items()]
         return [], [self._public(n) for n in notes]
 
-    problems = _problems_of(
-        check,
+    def problems(self, *args: Any, **kwargs: Any) -> list[Problem]:
         """Every problem the task's scorer finds in ``predictions`` on the public copy (a file
         made for another split is said so first); empty: the file is valid (the arguments of
-        :meth:`check`).""",
-    )
+        :meth:`check`)."""
+        return self.check(*args, **kwargs)[0]
 
     def close(self) -> None:
         """Removes the public copy."""

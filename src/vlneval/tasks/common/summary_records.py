@@ -16,7 +16,12 @@ from typing import Any
 from vlneval.io import clip
 from vlneval.tasks.common.prediction_structs import TRAJECTORY_KEYS
 
-__all__ = ["looks_like_summary", "summary_problem", "skipped_note", "without_summaries"]
+__all__ = [
+    "looks_like_summary", "summary_problem", "skipped_note", "is_skipped_note",
+    "without_summaries",
+]  # fmt: skip
+
+_SKIPPED = "that look like a summary were skipped (--skip-summary-records; record"
 
 
 def looks_like_summary(rec: Any, id_field: str, key: str | None = None) -> bool:
@@ -56,9 +61,20 @@ def skipped_note(id_field: str, skipped: Sequence[int]) -> str:
         "1 record(s) without 'route_id' that look like a summary were skipped (--skip-summary-records; record 0)"
     """
     return (
-        f"{len(skipped)} record(s) without {id_field!r} that look like a summary were "
-        f"skipped (--skip-summary-records; record {', '.join(map(str, skipped[:5]))})"
+        f"{len(skipped)} record(s) without {id_field!r} {_SKIPPED} "
+        f"{', '.join(map(str, skipped[:5]))})"
     )
+
+
+def is_skipped_note(warning: str) -> bool:
+    """Whether a result's warning is :func:`skipped_note` (the file's own, which a blind check
+    shows, unlike the warnings about a public copy's stand-in values).
+
+    Example:
+        >>> is_skipped_note(skipped_note("instr_id", [0])), is_skipped_note("3 goals are stand-ins")
+        (True, False)
+    """
+    return _SKIPPED in warning
 
 
 def without_summaries(records: list[Any], id_field: str, key: str | None = None) -> list[Any]:
