@@ -291,3 +291,20 @@ def test_r2r_ce_test_refuses_the_option_before_reading(
         "error: skip_summaries (--skip-summary-records) does not apply to task r2r-ce: its "
         "reader cannot skip summary records; remove the summary record from the file\n"
     )
+
+
+def test_validate_says_what_score_says_of_a_split_it_cannot_open(
+    data_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only a hidden split is checked blind; any other refusal is the scorer's own words."""
+    if not (data_root / "reverie").is_dir():
+        pytest.skip(f"no REVERIE data under {data_root}")
+    path = tmp_path / "p.json"
+    path.write_text("[]")
+    said = []
+    for command in ("score", "validate"):
+        argv = [command, "--task", "reverie", "--split", "val_unsen", "--predictions", str(path)]
+        assert main([*argv, "--data-root", str(data_root)]) == 2
+        said.append(capsys.readouterr().err)
+    assert said[0] == said[1]
+    assert said[0].startswith("error: no reverie val_unsen episodes for data version v2 under ")

@@ -181,14 +181,14 @@ def _sweep_notices(done: list[tuple[str, Any]]) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Runs every check a leaderboard makes; exit 0 only for an acceptable file. A goal-less
     (test) split is checked blind, against its public view, as the evaluation server does."""
-    from vlneval.errors import VLNEvalError
+    from vlneval.errors import HiddenSplitError, VLNEvalError
 
     _check_skip(args)  # for the blind check too
     paths = _predictions(args)
     try:
         scorer = open_scorer(args)  # the split loaded once; a goal-less one is refused
-    except VLNEvalError:
-        blind = _blind(args, paths[0])
+    except HiddenSplitError as hidden:  # checked blind, on the file the scorer found
+        blind = _blind(args, paths[0], hidden.problems[0].source)
         if blind is None:
             raise
         return blind
@@ -210,8 +210,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _blind(args: argparse.Namespace, path: str) -> int | None:
-    """The exit code of a blind check when the split has no goals, else None (scored as usual)."""
+def _blind(args: argparse.Namespace, path: str, episodes_file: str) -> int | None:
+    """The exit code of a blind check of the goal-less split in ``episodes_file``; None when
+    the task has no blind check."""
     from vlneval.tasks import get_profile, get_task
     from vlneval.tasks.common.blind import blind_check, open_blind, open_public, own_blind_check
     from vlneval.tasks.common.request import SplitRequest
@@ -221,7 +222,8 @@ def _blind(args: argparse.Namespace, path: str) -> int | None:
     profile = get_profile(args.profile or task.default_profile)
     request = SplitRequest(
         task, args.split or task.default_split, profile, root=args.data_root,
-        episodes_file=args.episodes, graphs=args.graphs, options=given_task_options(args) or {},
+        episodes_file=args.episodes or episodes_file, graphs=args.graphs,
+        options=given_task_options(args) or {},
     )  # fmt: skip
     opened = open_public(request)
     if opened is not None:
