@@ -135,3 +135,19 @@ def test_one_split_load_for_every_predictions_file(
     assert main(["compare", *_data(house), *three, "--profile-b", "r2r-envdrop", "--force"]) == 0
     assert loads == ["val"] * 3
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("command", ["aggregate", "compare"])
+def test_a_task_that_cannot_skip_summaries_refuses_before_loading(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capture
+) -> None:
+    """The refusal comes from opening the scorer, before any data is looked for."""
+    monkeypatch.delenv("VLNEVAL_DATA", raising=False)
+    path = tmp_path / "sdr.json"
+    path.write_text('[{"route_id": 1, "pano": "a", "x": 1.0, "y": 2.0}]')
+    argv = [command, "--task", "touchdown-sdr", "--split", "dev", "--skip-summary-records"]
+    assert main([*argv, str(path), str(path)]) == 2
+    assert capsys.readouterr().err == (
+        "error: skip_summaries (--skip-summary-records) does not apply to task touchdown-sdr: its "
+        "reader cannot skip summary records; remove the summary record from the file\n"
+    )

@@ -127,12 +127,15 @@ def given_task_options(args: argparse.Namespace) -> dict[str, Any] | None:
 def open_scorer(args: argparse.Namespace, *, profile: str | None = None, **options: Any) -> Any:
     """The :class:`~vlneval.Scorer` of the command's task, split, profile (or ``profile``) and
     data, with the task options given and ``options``; ``--quiet`` also silences the progress
-    bar of the tasks that show one."""
+    bar of the tasks that show one. ``--skip-summary-records`` is refused for a task that
+    cannot skip summary records before the split is loaded."""
     from vlneval.evaluation import Scorer
     from vlneval.tasks import get_task
 
+    task = get_task(args.task)
+    task.check_skip_summaries(getattr(args, "skip_summary_records", False))
     options = {**(given_task_options(args) or {}), **options}
-    if getattr(args, "quiet", False) and get_task(args.task).has_option("show_progress"):
+    if getattr(args, "quiet", False) and task.has_option("show_progress"):
         options["show_progress"] = False
     return Scorer(
         args.task,

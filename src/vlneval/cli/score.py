@@ -89,14 +89,6 @@ def _predictions(args: argparse.Namespace) -> list[str]:
     raise VLNEvalError("--predictions FILE is required (only the demo task has a default)")
 
 
-def _check_skip(args: argparse.Namespace) -> None:
-    """Refuses ``--skip-summary-records`` for a task that cannot skip summary records, before
-    the split or any file is read."""
-    from vlneval.tasks import get_task
-
-    get_task(args.task).check_skip_summaries(args.skip_summary_records)
-
-
 def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-untyped-def]
     return scorer.score(
         path,
@@ -112,7 +104,6 @@ def cmd_score(args: argparse.Namespace) -> int:
     """Scores one file or several (one process, the split loaded once), prints the table,
     writes the requested files; several files with a bad one: the others are scored, exit 2."""
     plan = scored_plan(args)  # a bad output is refused before anything is scored
-    _check_skip(args)  # once, not once per file
     paths = _predictions(args)
     with open_scorer(args) as scorer:
         if len(paths) > 1:
@@ -183,7 +174,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
     (test) split is checked blind, against its public view, as the evaluation server does."""
     from vlneval.errors import HiddenSplitError, VLNEvalError
 
-    _check_skip(args)  # for the blind check too
     paths = _predictions(args)
     try:
         scorer = open_scorer(args)  # the split loaded once; a goal-less one is refused
