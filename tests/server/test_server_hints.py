@@ -320,3 +320,12 @@ def test_a_summary_records_field_names_are_clipped() -> None:
         f"missing field 'instr_id'; the record looks like a summary (fields {'k' * 40}… "
         "(16,000 characters)); pass --skip-summary-records to skip it"
     )
+
+
+def test_a_clause_goes_with_a_spelling_only_when_it_gives_the_same_option() -> None:
+    """The clause before ``(--opt value)`` goes only when it ends with ``opt value`` by the
+    option's library name; a clause that merely mentions the word stays."""
+    assert (
+        for_phase("the file is odd; read by the profile (--profile r4r)")
+        == "the file is odd; read by the profile"
+    )

@@ -103,8 +103,13 @@ def _hint(message: str, at: int, option: str) -> tuple[int, int] | None:
             return None
         if message.startswith(option, start + 1):  # an aside that spells the option
             before = _clause_start(message, start)
-            name = option[2:].replace("-", "_")
-            if before is not None and message[before] != "(" and name in message[before:start]:
+            spelt = message[start + 1 + len(option) : end - 1].strip()  # the aside's value
+            said = f"{option[2:].replace('-', '_')} {spelt}".strip()  # the same by its name
+            if (
+                before is not None
+                and message[before] != "("
+                and (message[before:start].rstrip().endswith(said))
+            ):
                 return before, end
             inner = _clause_end(message, start + 1)
             if inner is not None and message.startswith("; ", inner):  # "(--opt; more)"
