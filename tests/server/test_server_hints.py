@@ -283,6 +283,7 @@ def test_every_option_the_library_names_is_one_the_rule_knows() -> None:
     import re
 
     from vlneval.server.services.validation import SCORER_OPTIONS
+    from vlneval.tasks import TASKS, get_task
 
     src = Path(__file__).resolve().parents[2] / "src" / "vlneval"
     named = set()
@@ -290,6 +291,9 @@ def test_every_option_the_library_names_is_one_the_rule_knows() -> None:
         for path in (src / part).rglob("*.py"):
             named |= set(re.findall(r"""(?<=["' (])--[a-z][a-z0-9-]+""", path.read_text()))
     named |= set(re.findall(r"""(?<=["' (])--[a-z][a-z0-9-]+""", (src / "errors.py").read_text()))
+    named |= {
+        o.flag for name in TASKS.names() for o in get_task(name).options
+    }  # built in f-strings
     assert named - SCORER_OPTIONS == set()
 
 
@@ -308,7 +312,9 @@ def test_quoted_text_full_of_options_costs_a_bounded_pass() -> None:
     submitter controls cannot make the rewrite quadratic; the message keeps its words."""
     noise = "))" + " --subset" * 4000
     message = f"the record looks like a summary (fields {noise}); pass --skip-summary-records"
-    assert for_phase(message) == message
+    assert for_phase(message) == message.replace(
+        "; pass --skip-summary-records", "; remove that record from the file"
+    )
 
 
 def test_a_summary_records_field_names_are_clipped() -> None:
@@ -329,3 +335,19 @@ def test_a_clause_goes_with_a_spelling_only_when_it_gives_the_same_option() -> N
         for_phase("the file is odd; read by the profile (--profile r4r)")
         == "the file is odd; read by the profile"
     )
+
+
+def test_every_channel_of_a_summary_is_shown_alike() -> None:
+    """Warnings, n/a reasons and check details: the upload named as the submitter named it,
+    each hint put as the phase has it."""
+    summary = {
+        "warnings": ["/srv/p.json: 2 of 3 episodes have no prediction (use --subset to score)"],
+        "unavailable": {"NE": "/srv/p.json: no distance (--distance twin computes it)"},
+        "checks": [{"name": "c", "detail": "/srv/p.json: odd (--profile r4r scores it)"}],
+    }
+    out = _sanitise(summary, "preds.json", "/srv/p.json")
+    assert out["warnings"] == [
+        "preds.json: 2 of 3 episodes have no prediction (this phase scores complete files only)"
+    ]
+    assert out["unavailable"] == {"NE": "preds.json: no distance"}
+    assert out["checks"] == [{"name": "c", "detail": "preds.json: odd"}]

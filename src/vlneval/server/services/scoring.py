@@ -218,8 +218,8 @@ def _sanitise(summary: Mapping[str, Any], display_name: str, source: str) -> dic
 
     out = {k: summary.get(k) for k in SUMMARY_KEYS}
     out["predictions"] = display_name
-    out["warnings"] = [shown(w) for w in summary.get("warnings", [])]
-    out["unavailable"] = {k: shown(v) for k, v in summary["unavailable"].items()}
+    out["warnings"] = [shown(str(w)) for w in summary.get("warnings", [])]
+    out["unavailable"] = {k: shown(str(v)) for k, v in (summary.get("unavailable") or {}).items()}
     out["checks"] = [
         {**c, "detail": shown(str(c.get("detail", "")))} for c in summary.get("checks", [])
     ]

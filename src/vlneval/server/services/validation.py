@@ -43,13 +43,12 @@ PHASE_TEXT = {
 SCORER_OPTIONS = frozenset({
     *PHASE_TEXT, "--all-errors", "--angle-units", "--data-root", "--data-version", "--distance",
     "--episodes", "--graphs", "--gt-file", "--json", "--path-type", "--per-episode", "--profile",
-    "--task", "--trajectory-key", "--unreachable",
+    "--task", "--trajectory-key", "--unreachable", "--bboxes", "--show-progress",
 })  # fmt: skip
 _OPTION = re.compile(rf"(?<=[\s(])({'|'.join(sorted(SCORER_OPTIONS))})(?![a-z0-9-])")
-#: How far a hint's clause reaches from its option (the library's are under 100 characters),
-#: and how many options one message may have looked at: quoted text cannot make it costly.
+#: How far a hint's clause reaches from its option (the library's are under 100 characters):
+#: each option costs at most this much scanning, so quoted text cannot make the rewrite costly.
 WINDOW = 200
-MAX_HINTS = 16
 _CLAUSE_START = re.compile(r"\(|; |, or ")
 
 
@@ -73,23 +72,22 @@ def for_phase(message: str) -> str:
         >>> for_phase("2 were skipped (--skip-summary-records; records 0, 4)")
         '2 were skipped (records 0, 4)'
     """
-    pos = 0
-    for _ in range(MAX_HINTS):
-        if not (found := _OPTION.search(message, pos)):
-            break
-        span = _hint(message, found.start(), found.group())
-        if span is None:
-            pos = found.end()
+    parts, last = [], 0  # the message rebuilt once, from its kept slices and the new texts
+    for found in _OPTION.finditer(message):
+        span = _hint(message, found.start(), found.group()) if found.start() >= last else None
+        if span is None or span[0] < last:  # the subject, or inside the hint just rewritten
             continue
         start, end = span
         hint = message[start:end]
         spelt = hint.lstrip(" (").startswith(found.group())  # a spelling, not advice: it goes
         text = None if spelt else PHASE_TEXT.get(found.group())
         aside = hint[: hint.index("(") + 1] if hint.lstrip().startswith("(") else ""
-        shown = "" if text is None else (f"{aside}{text})" if aside else f"; {text}")
-        message = message[:start] + shown + message[end:]
-        pos = start + len(shown)
-    return message
+        parts += [
+            message[last:start],
+            "" if text is None else (f"{aside}{text})" if aside else f"; {text}"),
+        ]
+        last = end
+    return "".join([*parts, message[last:]])
 
 
 def _hint(message: str, at: int, option: str) -> tuple[int, int] | None:

@@ -177,6 +177,8 @@ def wrong_split(text: bytes, public: Any, splits: SplitIndex | None, source: str
     """The problem of a file none of whose ids is an episode of the split of ``public`` (a
     split's episodes) and most of whose ids are episodes of another split; None when the file
     has ids of the split, or no other split holds any of them. Only public ids are compared."""
+    from vlneval.tasks.common.checks import no_match
+
     id_field, public_ids = submitted_ids(public)
     ids = file_ids(text, id_field)
     if not ids or ids & set(public_ids) or splits is None:
@@ -187,7 +189,7 @@ def wrong_split(text: bytes, public: Any, splits: SplitIndex | None, source: str
     split, n = match
     return Problem(
         source,
-        f"no prediction matches an episode of {public.task} {public.split} ({len(public):,} "
+        f"{no_match(public.task, public.split)} ({len(public):,} "
         f"episodes); {n:,} of the file's {len(ids):,} ids are episodes of {public.task} "
         f"{split}: this phase scores {public.split}, was the file made for {split}?",
     )
