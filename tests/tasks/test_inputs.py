@@ -188,3 +188,21 @@ def test_a_real_ndh_file_scores_alike_as_path_bytes_and_records(data_root: Path)
     assert json.loads(expected)["n_episodes"] == 907
     assert _shape(scorer.score(raw), "<bytes>", "SOURCE") == expected
     assert _shape(scorer.score(records), "<records>", "SOURCE") == expected
+
+
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_every_task_reads_its_predictions_with_the_collector_paused(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each task's predictions reader runs under ``vlneval.io.gc_paused``, and leaves the
+    collector on as it found it."""
+    import gc
+
+    split, kw, path = CASES[name](tmp_path)
+    with vlneval.Scorer(name, split, **kw) as scorer:
+        paused: list[bool] = []
+        disable = gc.disable
+        monkeypatch.setattr(gc, "disable", lambda: (paused.append(True), disable())[1])
+        scorer.score(_records(path))
+        monkeypatch.undo()
+    assert paused and gc.isenabled()

@@ -41,7 +41,7 @@ import numpy as np
 
 from vlneval.errors import ProblemCollector, UnknownNameError
 from vlneval.graph.store import GraphStore
-from vlneval.io import iter_chunks, read_bytes
+from vlneval.io import gc_paused, iter_chunks, read_bytes
 from vlneval.metrics._kernels import offsets_of
 from vlneval.metrics.grounding import duet_normalised
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
@@ -448,6 +448,7 @@ class _SoonParser:
         return None
 
 
+@gc_paused()  # the decoded records hold no cycle: no collection need walk them
 def parse_soon_predictions(
     predictions: PredictionsInput,
     episodes: SoonEpisodes,

@@ -26,7 +26,7 @@ import msgspec
 import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError, VLNEvalError
-from vlneval.io import decode_json, iter_records
+from vlneval.io import decode_json, gc_paused, iter_records
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
 from vlneval.tasks.common.predictions import Predictions, in_episode_order
@@ -360,6 +360,7 @@ def _finite_rest(step: list[Any]) -> bool:
     return all(type(v) in (int, float) and math.isfinite(v) for v in rest)
 
 
+@gc_paused()  # the decoded records hold no cycle: no collection need walk them
 def parse_touchdown_predictions(
     predictions: PredictionsInput,
     table: EpisodeTable,
@@ -455,6 +456,7 @@ def _sdr_record(
     return f"{rid}_{kind}", xy[0], xy[1]
 
 
+@gc_paused()  # the decoded records hold no cycle: no collection need walk them
 def parse_sdr_predictions(
     predictions: PredictionsInput, examples: EpisodeTable, *, frame: tuple[float, float]
 ) -> tuple[Predictions, np.ndarray]:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
-from vlneval.io import decode_json, unique_keys
+from vlneval.io import decode_json, gc_paused, unique_keys
 from vlneval.tasks.common.checks import no_match
 from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.request import PredictionsInput
@@ -263,6 +263,7 @@ def _records(raw: bytes, source: str, pc: ProblemCollector) -> list[Any]:
     return [rec for _, rec in iter_jsonl(raw, pc)]
 
 
+@gc_paused()  # the decoded records hold no cycle: no collection need walk them
 def parse_ce_predictions(
     predictions: PredictionsInput, episodes: ContinuousEpisodes, *, form: str = "auto"
 ) -> ContinuousPredictions:
