@@ -192,3 +192,15 @@ def test_a_missing_release_is_said_in_the_scorers_words(tmp_path: Path) -> None:
         open_blind(request)
     assert str(blind.value) == str(scorer.value)
     assert str(blind.value).startswith("no touchdown test routes (unseen) found under ")
+
+
+def test_the_public_view_of_a_task_table_holds_no_hidden_column(tmp_path: Path) -> None:
+    """A REVERIE table's goal objects stay behind: the view is the base table."""
+    from vlneval.tasks.common.episodes import EpisodeTable
+    from vlneval.tasks.reverie.format import load_reverie
+
+    root = reverie_root(tmp_path)
+    table = load_reverie(root / "reverie" / "REVERIE_val.json", split="val", data_version="v1")
+    view = public_view(table)
+    assert type(view) is EpisodeTable and not hasattr(view, "object_ids")
+    assert view.ids == table.ids and view.goals == [()] * len(table) and not view.scorable

@@ -62,14 +62,17 @@ def public_view(episodes: EpisodeTable) -> EpisodeTable:
         >>> v.paths, v.goals, v.source, v.scorable
         ([('s',)], [()], '<public view>', False)
     """
-    return dataclasses.replace(
-        episodes,
-        source="<public view>",
-        paths=[tuple(p[:1]) for p in episodes.paths],
-        goals=[() for _ in episodes.goals],
-        headings=np.asarray(episodes.headings).copy(),
-        left_out=list(episodes.left_out),
-        scorable=False,
+    kept = {f.name: getattr(episodes, f.name) for f in dataclasses.fields(EpisodeTable) if f.init}
+    return EpisodeTable(  # the base table: a task's own columns (goal objects) stay behind
+        **{
+            **kept,
+            "source": "<public view>",
+            "paths": [tuple(p[:1]) for p in episodes.paths],
+            "goals": [() for _ in episodes.goals],
+            "headings": np.asarray(episodes.headings).copy(),
+            "left_out": list(episodes.left_out),
+            "scorable": False,
+        }
     )
 
 
