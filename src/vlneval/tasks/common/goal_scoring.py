@@ -67,11 +67,14 @@ def checked_navigation(
     graphs: GraphStore,
     prof: Profile,
     subset: bool,
+    *,
+    jump_reason: str | None = None,
     **rules: Any,
 ) -> tuple[ScoringArrays, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """:func:`checked_arrays` and :func:`navigation` under ``rules`` in one pass: the rule
     checks take the kernels' count of repeated viewpoints instead of counting them again
-    (as the R2R family's scorer does). The navigation columns come without ``repeats``.
+    (as the R2R family's scorer does). The navigation columns come without ``repeats``;
+    ``jump_reason`` as for :func:`~vlneval.tasks.common.checks.check_rules`.
 
     Raises:
         InvalidInputError: as :func:`checked_arrays`.
@@ -79,7 +82,10 @@ def checked_navigation(
     arr = _arrays(episodes, preds, graphs)
     nav = dict(navigation(arr, **rules))
     repeats = nav.pop("repeats")  # the rule checks' repeated_viewpoints, counted once
-    flags = check_rules(episodes, preds, arr, graphs, prof, subset=subset, repeats=repeats)
+    flags = check_rules(
+        episodes, preds, arr, graphs, prof, subset=subset, repeats=repeats,
+        jump_reason=jump_reason,
+    )  # fmt: skip
     return arr, flags, nav
 
 

@@ -26,13 +26,11 @@ import numpy as np
 from vlneval.errors import HiddenSplitError, ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.progress import region_distances
-from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
-from vlneval.tasks.common.checks import check_matches, check_rules
 from vlneval.tasks.common.goal_scoring import (
     DEFAULT_OPTIONS,
+    checked_navigation,
     finish_columns,
     hit,
-    navigation,
     summary_options,
 )
 from vlneval.tasks.common.inputs import read_input
@@ -129,23 +127,6 @@ def _nodes(
     return np.asarray(flat, dtype=np.int32), np.asarray(offsets, dtype=np.int64)
 
 
-def _rules(
-    ndh: NDHEpisodes,
-    preds: Predictions,
-    arr: ScoringArrays,
-    store: GraphStore,
-    prof: Profile,
-    subset: bool,
-    repeats: np.ndarray,
-) -> dict[str, np.ndarray]:
-    """Start and completeness (core rules) and CVDN's adjacency rule, every problem together
-    (``repeats``: the kernels' count of repeated viewpoints)."""
-    cvdn = dataclasses.replace(prof, strict_cls_edges=False)  # NDH scores repeats
-    return check_rules(
-        ndh.table, preds, arr, store, cvdn, subset=subset, repeats=repeats, jump_reason=JUMP,
-    )  # fmt: skip
-
-
 def score_ndh(
     ndh: NDHEpisodes,
     preds: Predictions,
@@ -155,13 +136,12 @@ def score_ndh(
 ) -> Result:
     """Scores parsed NDH predictions (see the module docstring for every rule)."""
     table = ndh.table
-    check_matches(table, preds)  # a file for another split: said so, not a kernel's error
-    arr = build_arrays(table, preds, store)
-    core = navigation(
-        arr, threshold=prof.threshold, success_inclusive=prof.success_inclusive,
-        spl_reference=prof.spl_reference, spl_floor=prof.spl_floor,
+    cvdn = dataclasses.replace(prof, strict_cls_edges=False)  # NDH scores repeats
+    arr, flags, core = checked_navigation(
+        table, preds, store, cvdn, how.subset, jump_reason=JUMP, threshold=prof.threshold,
+        success_inclusive=prof.success_inclusive, spl_reference=prof.spl_reference,
+        spl_floor=prof.spl_floor,
     )  # fmt: skip
-    flags = _rules(ndh, preds, arr, store, prof, how.subset, core["repeats"])
     per: dict[str, np.ndarray] = {k: core[k] for k in KEPT}
     layout = (
         arr.dist_flat,
