@@ -336,7 +336,7 @@ def check_ndh_predictions(
     Raises:
         InvalidInputError: the problems found (at most one per record).
     """
-    given = predictions if isinstance(predictions, ReadInput) else read_input(predictions)
+    given = read_input(predictions)  # a ReadInput is taken as it is
     source = given.source
     records = [r for chunk in given.chunks("a JSON list of predictions") for r in chunk]
     kept = without_summaries(records, "inst_idx", trajectory_key)  # the reader's to report

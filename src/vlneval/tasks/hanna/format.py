@@ -157,7 +157,7 @@ def check_hanna_predictions(
     Raises:
         InvalidInputError: the problems found.
     """
-    given = predictions if isinstance(predictions, ReadInput) else read_input(predictions)
+    given = read_input(predictions)  # a ReadInput is taken as it is
     source = given.source
     key = trajectory_key or POSE_KEY
     records = [r for c in given.record_chunks("a JSON list of predictions") for r in c]

@@ -192,7 +192,7 @@ def check_prediction_keys(
     Raises:
         InvalidInputError: the names the file uses, what was expected, and the closest match.
     """
-    given = predictions if isinstance(predictions, ReadInput) else read_input(predictions)
+    given = read_input(predictions)  # a ReadInput is taken as it is
     rec = _peek_keys(given)
     if rec is None:
         return

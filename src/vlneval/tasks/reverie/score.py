@@ -120,8 +120,7 @@ class ReverieScorer:
 
     def __init__(self, request: SplitRequest) -> None:
         r = request
-        options = dict(r.options)
-        data_version, bboxes = options.pop("data_version", None), options.pop("bboxes", None)
+        data_version, bboxes = r.options.get("data_version"), r.options.get("bboxes")
         self.episodes, self.graphs, self.boxes, self.notes = open_reverie(
             r.task, r.split, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs,
             data_version=data_version, bboxes=bboxes,

@@ -197,8 +197,7 @@ class SoonScorer:
 
     def __init__(self, request: SplitRequest) -> None:
         r = request
-        options = dict(r.options)
-        self.angle_units = options.pop("angle_units", "normalised")
+        self.angle_units = r.options.get("angle_units", "normalised")
         if self.angle_units not in ANGLE_UNITS:  # checked once, as the reader would
             raise UnknownNameError("SOON angle unit", self.angle_units, ANGLE_UNITS)
         base = r.base()

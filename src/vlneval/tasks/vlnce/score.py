@@ -253,9 +253,9 @@ class VlnceScorer:
     ``carried``, ``twin`` (grid geodesic on the Matterport3D twin: an approximation of the
     navmesh, named as such) or ``none``; ``gt_file``: the split's ``_gt`` file (default: found
     next to the episodes); ``unreachable``: ``failure`` or ``exclude``, replacing the profile's
-    policy for goals unreachable from the final position; ``show_progress``. Other options are
-    ignored. ``form`` (at scoring):
-    ``auto``, ``r2r-ce`` or ``rxr-jsonl``.
+    policy for goals unreachable from the final position; ``show_progress`` (any other option
+    is refused when the task opens the scorer). ``form`` (at scoring): ``auto``, ``r2r-ce`` or
+    ``rxr-jsonl``.
     """
 
     def __init__(self, request: SplitRequest) -> None:
