@@ -13,10 +13,12 @@ import numpy as np
 
 from vlneval.errors import ProblemCollector, VLNEvalError
 from vlneval.graph.store import GraphStore
+from vlneval.metrics.batch import reference_lengths
 from vlneval.tasks.base import Task
 from vlneval.tasks.common.arrays import SplitArrays, build_arrays
 from vlneval.tasks.common.checks import check_matches, check_rules
 from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.goal_scoring import finish_columns, navigation
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import episodes_path, open_graphs, task_base
 from vlneval.tasks.common.result import Result, ResultBuilder, finite_mean, start_result
@@ -88,9 +90,6 @@ def score_parsed(
     kernel's bounds checks: only for predictions this package's reader made from ``store``.
     ``cache`` keeps the episode side of the arrays between calls (one per split's scorer).
     """
-    from vlneval.metrics.batch import reference_lengths
-    from vlneval.tasks.common.goal_scoring import navigation
-
     check_matches(episodes, preds, pc)
     arr = build_arrays(episodes, preds, store, cache)
     name = f"lengths-{prof.spl_reference}"
@@ -114,10 +113,8 @@ def score_parsed(
     )
     per = dict(per)
     repeats = per.pop("repeats")  # the rule checks' repeated_viewpoints, counted once
-    per.update(
-        check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc, repeats=repeats)
-    )
-    per["unreachable"] = (~np.isfinite(per["nav_error"])).astype(np.int64)
+    flags = check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc, repeats=repeats)
+    finish_columns(per, flags, "nav_error")
     parts = summarise(
         episodes, preds, per, prof, subset=subset, declared=declared, run=run, notes=notes
     )
