@@ -14,7 +14,7 @@ from vlneval.errors import ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.metrics._kernels import offsets_of
 from vlneval.tasks.common.episodes import EpisodeTable, PathColumn
-from vlneval.tasks.common.predictions import STRIDE, Predictions, codes_of
+from vlneval.tasks.common.predictions import Predictions, codes_of, local_nodes
 
 __all__ = ["ScoringArrays", "SplitArrays", "build_arrays"]
 
@@ -109,9 +109,8 @@ def _ragged_fast(
         )
     except KeyError:
         return None
-    if np.any(flat // STRIDE != np.repeat(slot_of_seq, lengths)):
-        return None
-    return (flat % STRIDE).astype(np.int32), offsets
+    nodes, elsewhere = local_nodes(flat, np.repeat(slot_of_seq, lengths))
+    return None if elsewhere.any() else (nodes, offsets)
 
 
 class _LazyRows:
@@ -136,9 +135,9 @@ def _column_fast(
     )
     flat_codes, offsets = column.gather(order)
     code = vocab_code[flat_codes]
-    if np.any(code // STRIDE != np.repeat(slot_of_row, np.diff(offsets))):
-        return None  # a viewpoint not coded (-1) or of another scan: looked up per episode
-    return (code % STRIDE).astype(np.int32), offsets
+    nodes, elsewhere = local_nodes(code, np.repeat(slot_of_row, np.diff(offsets)))
+    # a viewpoint not coded (-1) or of another scan: looked up per episode
+    return None if elsewhere.any() else (nodes, offsets)
 
 
 def build_arrays(

@@ -83,6 +83,18 @@ STRIDE_BITS = 20
 STRIDE = 1 << STRIDE_BITS
 
 
+def local_nodes(code: np.ndarray, slot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The node index of each viewpoint code, and where the code is not one of the scan
+    ``slot`` expects (another scan's, or -1: not coded).
+
+    Example:
+        >>> nodes, elsewhere = local_nodes(np.array([STRIDE + 3, 5, -1]), np.array([1, 1, 0]))
+        >>> nodes.tolist()[:2], elsewhere.tolist()
+        ([3, 5], [False, True, True])
+    """
+    return (code & (STRIDE - 1)).astype(np.int32), (code >> STRIDE_BITS) != slot
+
+
 class _ViewpointCodes:
     """Viewpoint id -> ``slot * STRIDE + node`` over the graphs of one store, kept for the
     store's life (a scorer reads the same graphs for every file): each scan's nodes are added
@@ -372,9 +384,8 @@ class _Parser:
             code = np.fromiter(map(codes.get, flat, repeat(-1)), np.int64, len(flat))
         if steps is not None:
             code = code[steps]
-        expected = np.repeat(slots[position], sizes)
-        nodes = (code & (STRIDE - 1)).astype(np.int32)
-        elsewhere = np.flatnonzero((code >> STRIDE_BITS) != expected)  # -1 (not coded) too
+        nodes, other = local_nodes(code, np.repeat(slots[position], sizes))
+        elsewhere = np.flatnonzero(other)
         if len(elsewhere):  # not a node of the first graph that has the id: its own graph's
             kept = np.arange(len(code)) if steps is None else np.flatnonzero(steps)
             owner = np.repeat(np.arange(len(rows)), sizes)
