@@ -216,7 +216,7 @@ def run_card(
     """The protocol card of a continuous run: the environment and its action space, the agent,
     the seed, the episodes run and the environment's own measurements."""
     from vlneval._version import __version__
-    from vlneval.tasks.common.protocol import software_fingerprint
+    from vlneval.tasks.common.protocol import episodes_field, software_fingerprint
 
     n, eps = len(run.predictions), run.episodes
     return {
@@ -224,7 +224,7 @@ def run_card(
         "task": env.task,
         "split": split,
         "environment": env_id,
-        "episodes": f"partial: {n} of {len(env)}" if n < len(env) else str(n),
+        "episodes": episodes_field(n, len(env)),
         **run.env_card,
         **getattr(agent, "protocol", {}),
         "seeds": [seed],

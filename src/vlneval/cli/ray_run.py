@@ -121,8 +121,8 @@ def _where(actor: dict[str, Any]) -> dict[str, Any]:
 def _continuous_card(run: Any, loaded: Any, seen: _Seen) -> dict[str, Any]:
     """The run card of a continuous shard (its chunks' cards, with this invocation's episodes
     and their measurements), as a local continuous shard writes it."""
-    from vlneval.distributed.merge import episodes_field
     from vlneval.envs.recording import measured_block
+    from vlneval.tasks.common.protocol import episodes_field
 
     card = dict(run.protocol)
     card["episodes"] = episodes_field(len(seen.extras), len(loaded.episodes))

@@ -99,8 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _card(task: str, split: str, n_episodes: int, n_expected: int, protocol: Any) -> dict[str, Any]:
-    from vlneval.distributed.merge import episodes_field
-    from vlneval.tasks.common.protocol import software_fingerprint
+    from vlneval.tasks.common.protocol import episodes_field, software_fingerprint
 
     return {
         "vlneval_version": __version__,

@@ -28,13 +28,13 @@ from vlneval.distributed.shardfile import AGREED, FORMAT, ShardLine, read_lines
 from vlneval.envs.recording import measured_block, predictions_bytes
 from vlneval.errors import InvalidInputError, Problem, VLNEvalError
 from vlneval.io import load_json
+from vlneval.tasks.common.protocol import episodes_field
 
 __all__ = [
     "Merged",
     "merge",
     "merge_paths",
     "card_path",
-    "episodes_field",
     "calls_in",
     "sum_calls",
 ]
@@ -85,16 +85,6 @@ def card_path(out: str | Path) -> Path:
             name = name[: -len(suffix)]
             break
     return p.with_name(f"{name}.protocol.json")
-
-
-def episodes_field(n: int, total: int) -> str:
-    """A card's ``episodes``: ``"N"``, or ``"partial: N of M"`` when episodes are missing.
-
-    Example:
-        >>> episodes_field(36, 36), episodes_field(5, 36)
-        ('36', 'partial: 5 of 36')
-    """
-    return str(n) if n >= total else f"partial: {n} of {total}"
 
 
 def calls_in(protocol: Mapping[str, Any]) -> int | None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from vlneval.tasks.profiles import Profile
 
-__all__ = ["protocol_card", "software_fingerprint", "DECLARABLE"]
+__all__ = ["protocol_card", "software_fingerprint", "episodes_field", "DECLARABLE"]
 
 # Fields a submitter declares about a run that vlneval cannot see in a predictions file.
 DECLARABLE = (
@@ -29,6 +29,16 @@ DECLARABLE = (
 )
 
 UNDECLARED = "not declared (offline predictions file)"
+
+
+def episodes_field(n: int, total: int) -> str:
+    """A card's ``episodes``: ``"N"``, or ``"partial: N of M"`` when episodes are missing.
+
+    Example:
+        >>> episodes_field(36, 36), episodes_field(5, 36)
+        ('36', 'partial: 5 of 36')
+    """
+    return str(n) if n >= total else f"partial: {n} of {total}"
 
 
 def software_fingerprint() -> dict[str, str]:
