@@ -36,6 +36,7 @@ __all__ = [
     "merge_paths",
     "card_path",
     "calls_in",
+    "with_calls",
     "sum_calls",
 ]
 
@@ -87,6 +88,16 @@ def card_path(out: str | Path) -> Path:
     return p.with_name(f"{name}.protocol.json")
 
 
+def with_calls(text: str, n: int | str) -> str:
+    """``text`` (a card's ``privileged`` entry) with its ``(N calls)`` count set to ``n``.
+
+    Example:
+        >>> with_calls("goals through env.privileged() (3 calls)", 5)
+        'goals through env.privileged() (5 calls)'
+    """
+    return _CALLS.sub(f"({n} calls)", text)
+
+
 def calls_in(protocol: Mapping[str, Any]) -> int | None:
     """The privileged calls a protocol counts (``"... (N calls)"``), if any."""
     m = _CALLS.search(str(protocol.get("privileged") or ""))
@@ -107,7 +118,7 @@ def sum_calls(protocols: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     out = dict(protocols[0])
     counts = [calls_in(p) for p in protocols]
     if all(c is not None for c in counts):
-        out["privileged"] = _CALLS.sub(f"({sum(c or 0 for c in counts)} calls)", out["privileged"])
+        out["privileged"] = with_calls(out["privileged"], sum(c or 0 for c in counts))
     return out
 
 
@@ -175,7 +186,7 @@ def _card_core(card: Mapping[str, Any] | None) -> dict[str, Any] | None:
         return None
     core = {k: v for k, v in card.items() if k not in VOLATILE}
     if isinstance(core.get("privileged"), str):
-        core["privileged"] = _CALLS.sub("(N calls)", core["privileged"])
+        core["privileged"] = with_calls(core["privileged"], "N")
     return core
 
 

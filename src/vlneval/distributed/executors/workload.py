@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vlneval.agents.remote import session_ended
-from vlneval.distributed.merge import calls_in
+from vlneval.distributed.merge import calls_in, with_calls
 from vlneval.errors import VLNEvalError
 
 __all__ = ["Workload", "Loaded", "ChunkResult", "ChunkRunner", "chunks"]
@@ -237,8 +237,8 @@ class ChunkRunner:
         its life)."""
         total = calls_in(result.protocol)
         if total is not None:
-            result.protocol["privileged"] = result.protocol["privileged"].replace(
-                f"({total} calls)", f"({total - self._calls} calls)"
+            result.protocol["privileged"] = with_calls(
+                result.protocol["privileged"], total - self._calls
             )
             self._calls = total
         return result
