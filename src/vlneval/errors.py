@@ -87,11 +87,18 @@ class HiddenSplitError(InvalidInputError):
     """A split without goals (a hidden test split): it cannot be scored locally, only by its
     benchmark's evaluation server.
 
+    Args:
+        message: why; ``episodes_file``: the split's file (the problem's source).
+
     Example:
-        >>> e = HiddenSplitError("split test has no goals", source="R2R_test.json")
-        >>> isinstance(e, InvalidInputError), e.problems[0].source
-        (True, 'R2R_test.json')
+        >>> e = HiddenSplitError("split test has no goals", episodes_file="R2R_test.json")
+        >>> isinstance(e, InvalidInputError), e.episodes_file, e.problems[0].source
+        (True, 'R2R_test.json', 'R2R_test.json')
     """
+
+    def __init__(self, message: str, *, episodes_file: str) -> None:
+        self.episodes_file = episodes_file
+        super().__init__(message, source=episodes_file)
 
 
 class UnknownNameError(VLNEvalError, KeyError):

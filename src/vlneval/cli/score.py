@@ -178,7 +178,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     try:
         scorer = open_scorer(args)  # the split loaded once; a goal-less one is refused
     except HiddenSplitError as hidden:  # checked blind, on the file the scorer found
-        blind = _blind(args, paths[0], hidden.problems[0].source)
+        blind = _blind(args, paths[0], hidden.episodes_file)
         if blind is None:
             raise
         return blind

@@ -83,7 +83,7 @@ class NDHScorer:
             raise HiddenSplitError(
                 f"split {r.split} has no end_panos or paths (a hidden test split); it cannot be "
                 "scored locally: submit it to the CVDN evaluation server",
-                source=str(path),
+                episodes_file=str(path),
             )
         self.episodes = self.ndh.table
         self.graphs = r.graph_store(base)

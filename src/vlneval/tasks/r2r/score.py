@@ -35,7 +35,7 @@ class R2RScorer:
             raise HiddenSplitError(
                 f"split {r.split} has no goals (a hidden test split); it cannot be scored "
                 "locally: submit it to an evaluation server (vlneval submit)",
-                source=str(self.episodes.source),
+                episodes_file=str(self.episodes.source),
             )
         self.arrays = SplitArrays()  # the episode side of the kernels' arrays, laid out once
 

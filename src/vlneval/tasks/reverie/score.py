@@ -129,7 +129,7 @@ class ReverieScorer:
             raise HiddenSplitError(
                 f"split {r.split} has no target objects (a hidden test "
                 "split); it cannot be scored locally: submit it to the REVERIE evaluation server",
-                source=str(self.episodes.source),
+                episodes_file=str(self.episodes.source),
             )
         self.task, self.profile = r.task.name, r.profile
 

@@ -207,7 +207,7 @@ class SoonScorer:
             raise HiddenSplitError(
                 f"split {r.split} has no target boxes (a hidden test "
                 "split); it cannot be scored locally: submit it to the SOON evaluation server",
-                source=str(self.episodes.source),
+                episodes_file=str(self.episodes.source),
             )
         self.graphs = r.graph_store(base)
 

@@ -276,7 +276,7 @@ class VlnceScorer:
         if not self.episodes.scorable:
             raise HiddenSplitError(
                 f"split {r.split} has no goals (a hidden test split); it cannot be scored locally",
-                source=str(path),
+                episodes_file=str(path),
             )
         self.graphs_folder = r.graphs
         self._twin: DistanceSource | None = None
@@ -373,7 +373,7 @@ def load_twin_split(
     table = load_r2r(path, task=task.name, split=split)
     if not table.scorable:
         raise HiddenSplitError(
-            f"split {split} has no goals; it cannot be scored locally", source=str(path)
+            f"split {split} has no goals; it cannot be scored locally", episodes_file=str(path)
         )
     store = _graph_store(graphs, base, "the continuous twin")
     return twin_episodes(table, store, task=task.name), TwinWorlds(store, **world_params)
