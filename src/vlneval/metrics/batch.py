@@ -157,7 +157,8 @@ def score_batch(
         for a in range(lo, hi, CHUNK):
             b = min(a + CHUNK, hi)
             pick = slice(a, b) if order is None else order[a:b]
-            start, size = starts[scans[pick]], sizes[scans[pick]]
+            scan = scans[pick]
+            start, size = starts[scan], sizes[scan]
             rf_pick = _take(rf, rf_off, pick)
             gl_pick = _take(gl, gl_off, pick)
             if lengths is None:
