@@ -216,7 +216,7 @@ def public_check(
     from vlneval.errors import ProblemCollector
     from vlneval.io import json_text
     from vlneval.tasks.common.arrays import build_arrays
-    from vlneval.tasks.common.checks import check_matches, check_rules
+    from vlneval.tasks.common.checks import check_rules, no_match
     from vlneval.tasks.common.predictions import parse_predictions
 
     pc = ProblemCollector(source)
@@ -231,9 +231,8 @@ def public_check(
             arr = build_arrays(public, preds, graphs)
             check_rules(public, preds, arr, graphs, profile, subset=False, pc=pc)
         elif not pc.problems:
-            if found := wrong_split(given.text or b"", public, splits, source):
-                pc.problems.append(found)
-            check_matches(public, preds, pc)
+            found = wrong_split(given.text or b"", public, splits, source)
+            pc.problems.append(found or Problem(source, no_match(public.task, public.split)))
     except InvalidInputError as exc:
         return list(exc.problems), warnings
     return list(pc.problems), warnings
