@@ -30,7 +30,7 @@ from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import read_input
-from vlneval.tasks.common.summary_records import looks_like_summary, skipped_note, summary_problem
+from vlneval.tasks.common.summary_records import SummarySkips
 
 if TYPE_CHECKING:
     from vlneval.tasks.common.request import PredictionsInput
@@ -168,8 +168,7 @@ class _Parser:
         skip_summaries: bool = False,
     ) -> None:
         self.source = source
-        self.skip_summaries = skip_summaries
-        self.skipped: list[int] = []
+        self.summaries = SummarySkips(episodes.id_field, trajectory_key, skip_summaries)
         self.ep = episodes
         self.graphs = graphs
         self.form = form
@@ -193,12 +192,6 @@ class _Parser:
     def _id(self, rec: dict[str, Any], k: int) -> str | None:
         idf = self.ep.id_field
         if idf not in rec:
-            if looks_like_summary(rec, idf, self.key):
-                if self.skip_summaries:
-                    self.skipped.append(k)
-                    return None
-                self.pc.add(summary_problem(rec, idf), field=f"record {k}")
-                return None
             self.pc.add(f"missing field {idf!r}", field=f"record {k}")
             return None
         value = rec[idf]
@@ -290,6 +283,8 @@ class _Parser:
         """Checks one decoded record, then :meth:`accept` s it (the explaining pass)."""
         if not isinstance(rec, dict):
             self.pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
+            return
+        if self.summaries.met(rec, k, self.pc):
             return
         eid = self._id(rec, k)
         if eid is None:
@@ -562,9 +557,7 @@ def _assemble(p: _Parser, source: str) -> Predictions:
     rec_len = np.asarray(p.rec_len, dtype=np.int64)
     flat = np.asarray(p.flat, dtype=np.int32)
     episodes, nodes, offsets = in_episode_order(rec_ep, rec_len, flat, len(p.seen))
-    warnings: list[str] = []
-    if p.skipped:
-        warnings.append(skipped_note(p.ep.id_field, p.skipped))
+    warnings = p.summaries.notes()
     if p.unknown:
         warnings.append(
             f"{len(p.unknown)} prediction(s) with ids not in the split were ignored "

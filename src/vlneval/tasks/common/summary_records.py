@@ -3,7 +3,7 @@ one): no id field, no trajectory field, only scalar values.
 
 A reader that meets one either skips it (``skip_summaries``, ``--skip-summary-records``) and
 says so with :func:`skipped_note`, or refuses it with :func:`summary_problem`, which suggests
-the option. Its file-level checks look past such records (:func:`without_summaries`). Tasks
+the option: every reader does both through one :class:`SummarySkips`. Its file-level checks look past such records (:func:`without_summaries`). Tasks
 whose readers cannot tell a summary from a prediction refuse the option
 (``Task.summary_records``).
 """
@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from vlneval.errors import ProblemCollector
 from vlneval.io import clip
 from vlneval.tasks.common.prediction_structs import TRAJECTORY_KEYS
 
 __all__ = [
     "looks_like_summary", "summary_problem", "skipped_note", "is_skipped_note",
-    "without_summaries",
+    "without_summaries", "SummarySkips",
 ]  # fmt: skip
 
 _SKIPPED = "that look like a summary were skipped (--skip-summary-records; record"
@@ -89,3 +90,32 @@ def without_summaries(records: list[Any], id_field: str, key: str | None = None)
     """
     kept = [r for r in records if not looks_like_summary(r, id_field, key)]
     return kept or records
+
+
+class SummarySkips:
+    """A reader's summary records (of id field ``id_field``, trajectory field ``key``): each
+    one it meets is skipped when ``skip``, else refused.
+
+    Example:
+        >>> s, pc = SummarySkips("route_id", None, skip=True), ProblemCollector("p.json")
+        >>> s.met({"sr": 0.5}, 0, pc), s.met({"route_id": 1}, 1, pc), s.notes()[0][:12], pc.problems
+        (True, False, '1 record(s) ', [])
+    """
+
+    def __init__(self, id_field: str, key: str | None, skip: bool) -> None:
+        self.id_field, self.key, self.skip = id_field, key, skip
+        self.skipped: list[int] = []
+
+    def met(self, rec: Any, k: int, pc: ProblemCollector) -> bool:
+        """Whether record ``k`` looks like a summary; then it is skipped or refused (in ``pc``)."""
+        if not looks_like_summary(rec, self.id_field, self.key):
+            return False
+        if self.skip:
+            self.skipped.append(k)
+        else:
+            pc.add(summary_problem(rec, self.id_field), field=f"record {k}")
+        return True
+
+    def notes(self) -> list[str]:
+        """The warning of the records skipped (:func:`skipped_note`), if any."""
+        return [skipped_note(self.id_field, self.skipped)] if self.skipped else []

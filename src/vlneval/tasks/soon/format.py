@@ -49,7 +49,7 @@ from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.record_checks import is_finite, numbered
 from vlneval.tasks.common.request import PredictionsInput
-from vlneval.tasks.common.summary_records import looks_like_summary, skipped_note, summary_problem
+from vlneval.tasks.common.summary_records import SummarySkips
 from vlneval.tasks.soon import ANGLE_UNITS as ANGLE_UNITS_OPTION
 
 __all__ = [
@@ -346,8 +346,8 @@ class _SoonParser:
     def __init__(
         self, source: str, episodes: SoonEpisodes, graphs: GraphStore, form: str, skip: bool
     ) -> None:
-        self.ep, self.graphs, self.form, self.skip_summaries = episodes, graphs, form, skip
-        self.skipped: list[int] = []
+        self.ep, self.graphs, self.form = episodes, graphs, form
+        self.summaries = SummarySkips("instr_id", "trajectory", skip)
         self.pc = ProblemCollector(source)
         self.seen = np.zeros(len(episodes), dtype=np.bool_)
         self.done: set[str] = set()
@@ -358,11 +358,7 @@ class _SoonParser:
         if not isinstance(rec, dict):
             self.pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
             return
-        if looks_like_summary(rec, "instr_id", "trajectory"):
-            if self.skip_summaries:
-                self.skipped.append(k)
-            else:
-                self.pc.add(summary_problem(rec, "instr_id"), field=f"record {k}")
+        if self.summaries.met(rec, k, self.pc):
             return
         iid = rec.get("instr_id")
         if iid is None or isinstance(iid, bool) or not isinstance(iid, (str, int)):
@@ -492,7 +488,7 @@ def parse_soon_predictions(
     nodes = np.array([n for r in p.rows for n in r[1]], dtype=np.int32)
     h = np.array([r[2] for r in p.rows], dtype=np.float64)
     e = np.array([r[3] for r in p.rows], dtype=np.float64)
-    warnings = [skipped_note("instr_id", p.skipped)] if p.skipped else []
+    warnings = p.summaries.notes()
     if angle_units == "radians":
         h, e = duet_normalised(h, e)
     else:

@@ -32,7 +32,7 @@ from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
 from vlneval.tasks.common.predictions import Predictions, in_episode_order
 from vlneval.tasks.common.record_checks import is_finite, is_number, numbered
 from vlneval.tasks.common.request import PredictionsInput
-from vlneval.tasks.common.summary_records import looks_like_summary, skipped_note, summary_problem
+from vlneval.tasks.common.summary_records import SummarySkips
 
 if TYPE_CHECKING:
     from vlneval.graph.street import StreetGraph
@@ -279,8 +279,7 @@ class _NavParser:
         self, table: EpisodeTable, graph: StreetGraph, source: str, form: str, key: str, skip: bool
     ) -> None:
         self.table, self.graph, self.form, self.key = table, graph, form, key
-        self.skip_summaries = skip
-        self.skipped: list[int] = []
+        self.summaries = SummarySkips("route_id", key, skip)
         self.pc = ProblemCollector(source)
         self.flat = array("i")
         self.rec_ep = array("q")
@@ -319,11 +318,7 @@ class _NavParser:
         if not isinstance(rec, dict):
             self.pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
             return
-        if looks_like_summary(rec, "route_id", self.key):
-            if self.skip_summaries:
-                self.skipped.append(k)
-            else:
-                self.pc.add(summary_problem(rec, "route_id"), field=f"record {k}")
+        if self.summaries.met(rec, k, self.pc):
             return
         rid = _route_id(rec, k, self.pc)
         if rid is None:
@@ -408,7 +403,7 @@ def _assemble(p: _NavParser, source: str) -> Predictions:
     rec_len = np.frombuffer(p.rec_len, dtype=np.int64) if len(p.rec_len) else np.zeros(0, np.int64)
     flat = np.frombuffer(p.flat, dtype=np.int32) if len(p.flat) else np.zeros(0, np.int32)
     episodes, nodes, offsets = in_episode_order(rec_ep, rec_len, flat, len(p.seen))
-    warnings = [skipped_note("route_id", p.skipped)] if p.skipped else []
+    warnings = p.summaries.notes()
     if p.unknown:
         warnings.append(
             f"{len(p.unknown)} prediction(s) with route ids not in the split were ignored "
