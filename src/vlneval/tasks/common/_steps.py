@@ -1,4 +1,4 @@
-"""Per-episode jumps (moves along no graph edge) of ragged trajectories, vectorised."""
+"""Per-episode jumps (moves along no graph edge) and repeats of ragged trajectories, vectorised."""
 
 from __future__ import annotations
 
@@ -14,16 +14,17 @@ def step_counts(
     adjacency: np.ndarray,
     table_offsets: np.ndarray,
     table_sizes: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per episode: moves between distinct non-adjacent viewpoints, and the flat position of
-    the first one (-1 when none). Repeats are the metric kernels' count (``repeats``).
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per episode: moves between distinct non-adjacent viewpoints, the flat position of the
+    first one (-1 when none), and the positions that repeat their predecessor (the metric
+    kernels' ``repeats``), counted in the same pass over the hops.
 
     Example:
         >>> adj = np.array([False, True, True, False])  # two nodes, one edge
-        >>> j, f = step_counts(np.array([0, 0, 1, 1]), np.array([0, 4]), np.array([0]),
-        ...                    adj, np.array([0]), np.array([2]))
-        >>> j.tolist(), f.tolist()
-        ([0], [-1])
+        >>> j, f, r = step_counts(np.array([0, 0, 1, 1]), np.array([0, 4]), np.array([0]),
+        ...                       adj, np.array([0]), np.array([2]))
+        >>> j.tolist(), f.tolist(), r.tolist()
+        ([0], [-1], [2])
     """
     path = np.asarray(traj)
     off = np.asarray(offsets, dtype=np.int64)
@@ -34,6 +35,7 @@ def step_counts(
     n = off.shape[0] - 1
     jumps = np.zeros(n, np.int64)
     first_jump = np.full(n, -1, np.int64)
+    repeats = np.zeros(n, np.int64)
     for lo in range(0, n, CHUNK):  # bounded temporaries on very large batches
         hi = min(lo + CHUNK, n)
         part = off[lo : hi + 1]
@@ -42,12 +44,14 @@ def step_counts(
         # p -> p + 1 to another viewpoint within one episode
         hop = np.flatnonzero((seg[:-1] != seg[1:]) & (owner[:-1] == owner[1:]))
         episode = owner[hop]
+        steps = np.maximum(np.diff(part) - 1, 0)  # positions after each episode's first
+        repeats[lo:hi] = steps - np.bincount(episode - lo, minlength=hi - lo)
         scan = scans[episode]
         jump = ~adjacent[base[scan] + seg[hop].astype(np.int64) * size[scan] + seg[hop + 1]]
         jumps[lo:hi] = np.bincount(episode[jump] - lo, minlength=hi - lo)
         jumped, first = np.unique(episode[jump], return_index=True)  # hops are in order
         first_jump[jumped] = part[0] + hop[jump][first]
-    return jumps, first_jump
+    return jumps, first_jump, repeats
 
 
 CHUNK = 16_384  # episodes per pass

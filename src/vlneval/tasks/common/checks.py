@@ -8,7 +8,6 @@ import numpy as np
 
 from vlneval.errors import ProblemCollector
 from vlneval.graph.store import GraphStore
-from vlneval.metrics._kernels import moves, owners
 from vlneval.tasks.common._steps import step_counts
 from vlneval.tasks.common.arrays import ScoringArrays
 from vlneval.tasks.common.episodes import EpisodeTable
@@ -57,15 +56,13 @@ def check_rules(
     *,
     subset: bool = False,
     pc: ProblemCollector | None = None,
-    repeats: np.ndarray | None = None,
     jump_reason: str | None = None,
 ) -> dict[str, np.ndarray]:
     """Completeness, start, adjacency and repeat rules of ``profile`` (completeness first: a
     file with many jumps still shows it within the first 20 problems).
 
-    Returns per-episode counts (``jumps``, ``repeated_viewpoints``) for the per-episode table.
-    ``repeats`` is the metric kernels' count (``score_batch``'s ``repeats``) when the caller
-    already has it; else it is counted here. ``jump_reason`` replaces the words in brackets
+    Returns per-episode counts (``jumps``, ``repeated_viewpoints``) for the per-episode table,
+    both counted in one pass for every task. ``jump_reason`` replaces the words in brackets
     after a jump (default: the official scorer rejects jumps, and the profile that scores them).
 
     Raises:
@@ -92,13 +89,10 @@ def check_rules(
             episode=f'{idf} "{ids[i]}"',
             field="trajectory[0]",
         )
-    jumps, first_jump = step_counts(
+    jumps, first_jump, repeats = step_counts(
         arr.traj, arr.traj_offsets, arr.scan_index, arr.adjacency_flat(graphs),
         arr.table_offsets, arr.table_sizes,
     )  # fmt: skip
-    if repeats is None:
-        same = moves(arr.traj, arr.traj_offsets)[1]
-        repeats = np.bincount(owners(arr.traj_offsets)[same], minlength=len(order))
     if profile.check_adjacency or profile.strict_cls_edges:
         _report_jumps(pc, episodes, preds, arr, graphs, first_jump, jump_reason or _why(profile))
     if profile.strict_cls_edges:
@@ -112,7 +106,7 @@ def check_rules(
                 field="trajectory",
             )
     pc.raise_if_any()
-    return {"jumps": jumps.astype(np.int64), "repeated_viewpoints": repeats.astype(np.int64)}
+    return {"jumps": jumps, "repeated_viewpoints": repeats}
 
 
 def _report_jumps(

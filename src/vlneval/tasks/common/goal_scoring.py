@@ -71,9 +71,8 @@ def checked_navigation(
     jump_reason: str | None = None,
     **rules: Any,
 ) -> tuple[ScoringArrays, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """:func:`checked_arrays` and :func:`navigation` under ``rules`` in one pass: the rule
-    checks take the kernels' count of repeated viewpoints instead of counting them again
-    (as the R2R family's scorer does). The navigation columns come without ``repeats``;
+    """:func:`checked_arrays` and :func:`navigation` under ``rules``. The navigation columns
+    come without the kernels' ``repeats`` (the flags' ``repeated_viewpoints`` count them);
     ``jump_reason`` as for :func:`~vlneval.tasks.common.checks.check_rules`.
 
     Raises:
@@ -81,11 +80,8 @@ def checked_navigation(
     """
     arr = _arrays(episodes, preds, graphs)
     nav = dict(navigation(arr, **rules))
-    repeats = nav.pop("repeats")  # the rule checks' repeated_viewpoints, counted once
-    flags = check_rules(
-        episodes, preds, arr, graphs, prof, subset=subset, repeats=repeats,
-        jump_reason=jump_reason,
-    )  # fmt: skip
+    del nav["repeats"]  # the flags' repeated_viewpoints
+    flags = check_rules(episodes, preds, arr, graphs, prof, subset=subset, jump_reason=jump_reason)
     return arr, flags, nav
 
 

@@ -112,8 +112,8 @@ def score_parsed(
         lengths=lengths,
     )
     per = dict(per)
-    repeats = per.pop("repeats")  # the rule checks' repeated_viewpoints, counted once
-    flags = check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc, repeats=repeats)
+    del per["repeats"]  # the rule checks count repeated_viewpoints, as for every task
+    flags = check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc)
     finish_columns(per, flags, "nav_error")
     parts = summarise(
         episodes, preds, per, prof, subset=subset, declared=declared, run=run, notes=notes
