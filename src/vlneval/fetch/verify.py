@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vlneval.fetch.registry import FileEntry
+from vlneval.io import BOM, GZIP_MAGIC
 
 __all__ = [
     "Digest",
@@ -140,10 +141,9 @@ def check(entry: FileEntry, root: Path) -> FileStatus:
     return FileStatus(entry, "ok" if d.matches(entry) else "corrupt", path, d.size, d)
 
 
-_GZIP_MAGIC = b"\x1f\x8b"
 _KINDS = (
     (b"PK\x03\x04", "a zip archive"),
-    (_GZIP_MAGIC, "gzip data"),
+    (GZIP_MAGIC, "gzip data"),
     (b"%PDF", "a PDF document"),
 )
 
@@ -169,7 +169,7 @@ def sniff(path: Path, name: str) -> str | None:
     low = name.lower()
     kind = _kind(head)
     if low.endswith(".gz"):
-        return None if head.startswith(_GZIP_MAGIC) else f"{kind}, not gzip data"
+        return None if head.startswith(GZIP_MAGIC) else f"{kind}, not gzip data"
     wanted = "JSON" if low.endswith((".json", ".jsonl")) else "the file"
     if kind == "an HTML page" and not low.endswith((".html", ".htm")):
         return f"{kind}, not {wanted}"
@@ -183,7 +183,7 @@ def _kind(head: bytes) -> str:
     for magic, kind in _KINDS:
         if head.startswith(magic):
             return kind
-    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    text = head.removeprefix(BOM).lstrip()
     if text[:1] == b"<":
         return "an HTML page" if b"html" in text[:200].lower() else "markup (XML or HTML)"
     if text[:1] in (b"{", b"["):
