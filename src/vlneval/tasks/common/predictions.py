@@ -281,10 +281,7 @@ class _Parser:
 
     def record(self, rec: Any, k: int) -> None:
         """Checks one decoded record, then :meth:`accept` s it (the explaining pass)."""
-        if not isinstance(rec, dict):
-            self.pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
-            return
-        if self.summaries.met(rec, k, self.pc):
+        if not self.summaries.reads(rec, k, self.pc):
             return
         eid = self._id(rec, k)
         if eid is None:

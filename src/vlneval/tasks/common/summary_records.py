@@ -93,28 +93,30 @@ def without_summaries(records: list[Any], id_field: str, key: str | None = None)
 
 
 class SummarySkips:
-    """A reader's summary records (of id field ``id_field``, trajectory field ``key``): each
-    one it meets is skipped when ``skip``, else refused.
+    """A reader's screen: a record that is no object is refused, a summary skipped or refused.
 
     Example:
         >>> s, pc = SummarySkips("route_id", None, skip=True), ProblemCollector("p.json")
-        >>> s.met({"sr": 0.5}, 0, pc), s.met({"route_id": 1}, 1, pc), s.notes()[0][:12], pc.problems
-        (True, False, '1 record(s) ', [])
+        >>> s.reads({"sr": 0.5}, 0, pc), s.reads({"route_id": 1}, 1, pc), s.notes()[0][:12]
+        (False, True, '1 record(s) ')
     """
 
     def __init__(self, id_field: str, key: str | None, skip: bool) -> None:
         self.id_field, self.key, self.skip = id_field, key, skip
         self.skipped: list[int] = []
 
-    def met(self, rec: Any, k: int, pc: ProblemCollector) -> bool:
-        """Whether record ``k`` looks like a summary; then it is skipped or refused (in ``pc``)."""
-        if not looks_like_summary(rec, self.id_field, self.key):
+    def reads(self, rec: Any, k: int, pc: ProblemCollector) -> bool:
+        """Whether record ``k`` is read (else it is refused in ``pc``, or skipped if a summary)."""
+        if not isinstance(rec, dict):
+            pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
             return False
+        if not looks_like_summary(rec, self.id_field, self.key):
+            return True
         if self.skip:
             self.skipped.append(k)
         else:
             pc.add(summary_problem(rec, self.id_field), field=f"record {k}")
-        return True
+        return False
 
     def notes(self) -> list[str]:
         """The warning of the records skipped (:func:`skipped_note`), if any."""

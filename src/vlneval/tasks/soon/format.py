@@ -355,10 +355,7 @@ class _SoonParser:
         self.rows: list[tuple[int, list[int], float, float]] = []
 
     def record(self, rec: Any, k: int) -> None:
-        if not isinstance(rec, dict):
-            self.pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
-            return
-        if self.summaries.met(rec, k, self.pc):
+        if not self.summaries.reads(rec, k, self.pc):
             return
         iid = rec.get("instr_id")
         if iid is None or isinstance(iid, bool) or not isinstance(iid, (str, int)):

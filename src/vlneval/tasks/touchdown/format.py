@@ -315,10 +315,7 @@ class _NavParser:
         return [step[0] for step in traj]
 
     def record(self, rec: Any, k: int) -> None:
-        if not isinstance(rec, dict):
-            self.pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
-            return
-        if self.summaries.met(rec, k, self.pc):
+        if not self.summaries.reads(rec, k, self.pc):
             return
         rid = _route_id(rec, k, self.pc)
         if rid is None:
