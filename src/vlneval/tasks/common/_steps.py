@@ -16,8 +16,7 @@ def step_counts(
     table_sizes: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per episode: moves between distinct non-adjacent viewpoints, the flat position of the
-    first one (-1 when none), and the positions that repeat their predecessor (the metric
-    kernels' ``repeats``), counted in the same pass over the hops.
+    first one (-1 when none) and positions equal to their predecessor (the kernels' repeats).
 
     Example:
         >>> adj = np.array([False, True, True, False])  # two nodes, one edge

@@ -71,28 +71,29 @@ def checked_navigation(
     jump_reason: str | None = None,
     **rules: Any,
 ) -> tuple[ScoringArrays, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """:func:`checked_arrays` and :func:`navigation` under ``rules``. The navigation columns
-    come without the kernels' ``repeats`` (the flags' ``repeated_viewpoints`` count them);
-    ``jump_reason`` as for :func:`~vlneval.tasks.common.checks.check_rules`.
+    """:func:`checked_arrays` and :func:`navigation` under ``rules``; ``jump_reason`` as for
+    :func:`~vlneval.tasks.common.checks.check_rules`.
 
     Raises:
         InvalidInputError: as :func:`checked_arrays`.
     """
     arr = _arrays(episodes, preds, graphs)
-    nav = dict(navigation(arr, **rules))
-    del nav["repeats"]  # the flags' repeated_viewpoints
+    nav = navigation(arr, **rules)
     flags = check_rules(episodes, preds, arr, graphs, prof, subset=subset, jump_reason=jump_reason)
     return arr, flags, nav
 
 
 def navigation(arr: ScoringArrays, **rules: Any) -> dict[str, np.ndarray]:
     """The R2R family's per-episode columns (NE, OE, TL, ℓ, SPL, ...) of ``arr`` under ``rules``
-    (keyword options of :func:`vlneval.metrics.batch.score_batch`)."""
-    return score_batch(
+    (keyword options of :func:`vlneval.metrics.batch.score_batch`), without the kernels'
+    ``repeats``: the rule checks count ``repeated_viewpoints`` for every task."""
+    per = score_batch(
         arr.dist_flat, arr.table_offsets, arr.table_sizes, arr.scan_index,
         arr.traj, arr.traj_offsets, arr.ref, arr.ref_offsets, arr.goals, arr.goal_offsets,
         **rules,
     )  # fmt: skip
+    del per["repeats"]
+    return per
 
 
 def hit(distances: np.ndarray, prof: Profile) -> np.ndarray:

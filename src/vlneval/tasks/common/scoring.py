@@ -111,8 +111,6 @@ def score_parsed(
         validate=validate,
         lengths=lengths,
     )
-    per = dict(per)
-    del per["repeats"]  # the rule checks count repeated_viewpoints, as for every task
     flags = check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc)
     finish_columns(per, flags, "nav_error")
     parts = summarise(
