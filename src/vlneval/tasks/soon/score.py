@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from vlneval.errors import HiddenSplitError, UnknownNameError, VLNEvalError
+from vlneval.errors import HiddenSplitError, UnknownNameError, VLNEvalError, hint, hinted
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.grounding import length_weighted, localisation_success
 from vlneval.tasks.common.goal_scoring import (
@@ -219,8 +219,16 @@ class SoonScorer:
         """
         if how.trajectory_key not in (None, "trajectory"):
             raise VLNEvalError(
-                "SOON predictions keep their trajectories in 'trajectory' (--trajectory-key does "
-                "not apply)"
+                hinted(
+                    "SOON predictions keep their trajectories in 'trajectory'",
+                    hint(
+                        "--trajectory-key",
+                        "--trajectory-key does not apply",
+                        lead=" (",
+                        tail=")",
+                        spelt=True,
+                    ),
+                )  # fmt: skip
             )
         preds = parse_soon_predictions(
             predictions, self.episodes, self.graphs, form=how.form,
