@@ -43,7 +43,8 @@ class Problem:
 
     Attributes:
         source: the file (or other input) the problem is in.
-        message: what is wrong, including the id and field where known.
+        message: what is wrong, including the id and field where known (a :class:`Hinted`
+            message marks where it advises a command-line option).
         episode: the episode id the problem belongs to, if any.
         field: the field path, e.g. ``trajectory[3]``.
     """
@@ -95,15 +96,17 @@ class Hinted(str):
 
 
 def hint(
-    option: str, words: str, *, lead: str = "; ", tail: str = "", spelt: bool = False
+    option: str, words: str, *, lead: str = "; ", aside: bool = False, spelt: bool = False
 ) -> Hinted:
-    """The clause ``lead + words + tail`` of a message, marked as a hint naming ``option``.
+    """The clause ``lead + words`` of a message (``" (" + words + ")"``: an ``aside``), marked
+    as a hint naming ``option``; ``spelt``: it only spells an option that was given.
 
     Example:
-        >>> h = hint("--subset", "use --subset", lead=" (", tail=")")
+        >>> h = hint("--subset", "use --subset", aside=True)
         >>> h, h.hints[0].end
         (' (use --subset)', 15)
     """
+    lead, tail = (" (", ")") if aside else (lead, "")
     text = f"{lead}{words}{tail}"
     return Hinted(text, (Hint(0, len(text), option, lead, tail, spelt),))
 
@@ -112,7 +115,7 @@ def hinted(*parts: str) -> Hinted:
     """``parts`` joined into one message, the hints of each kept where they land.
 
     Example:
-        >>> m = hinted("2 files", hint("--subset", "use --subset", lead=" (", tail=")"), ".")
+        >>> m = hinted("2 files", hint("--subset", "use --subset", aside=True), ".")
         >>> m, m[m.hints[0].start : m.hints[0].end]
         ('2 files (use --subset).', ' (use --subset)')
     """

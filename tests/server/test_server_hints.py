@@ -364,7 +364,7 @@ def test_a_clause_goes_with_a_spelling_only_when_it_gives_the_same_option() -> N
     before it that merely mentions the word."""
     said = hinted(
         "the file is odd; read by the profile",
-        hint("--profile", "--profile r4r", lead=" (", tail=")", spelt=True),
+        hint("--profile", "--profile r4r", aside=True, spelt=True),
     )
     assert said == "the file is odd; read by the profile (--profile r4r)"
     assert for_phase(said) == "the file is odd; read by the profile"
@@ -375,7 +375,7 @@ def test_every_channel_of_a_summary_is_shown_alike() -> None:
     each hint put as the phase has it."""
 
     def aside(option: str, words: str) -> str:
-        return hint(option, words, lead=" (", tail=")")
+        return hint(option, words, aside=True)
 
     summary = {
         "warnings": [

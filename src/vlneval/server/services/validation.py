@@ -55,7 +55,7 @@ def for_phase(message: str) -> str:
     Example:
         >>> from vlneval.errors import hint, hinted
         >>> for_phase(hinted("2 of 3 have no prediction (first: --subset)",
-        ...                  hint("--subset", "use --subset to score them", lead=" (", tail=")")))
+        ...                  hint("--subset", "use --subset to score them", aside=True)))
         '2 of 3 have no prediction (first: --subset) (this phase scores complete files only)'
         >>> for_phase(hinted("a jump (the scorer rejects jumps",
         ...                  hint("--profile", "use --profile r4r to score them"), ")"))

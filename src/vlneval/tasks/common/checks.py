@@ -82,7 +82,7 @@ def check_rules(
             hinted(
                 f"{len(preds.missing)} of {len(ids)} episodes have no prediction (first: "
                 f"{', '.join(preds.missing[:5])}); the official scorer requires all of them",
-                hint("--subset", SUBSET_ADVICE, lead=" (", tail=")"),
+                hint("--subset", SUBSET_ADVICE, aside=True),
             )
         )
     starts = arr.traj[arr.traj_offsets[:-1]]
@@ -112,9 +112,7 @@ def check_rules(
                 hinted(
                     f"repeats a viewpoint ({int(repeats[k])} time(s)); profile {profile.name} "
                     "reproduces a CLS that looks every step up as a graph edge and cannot score it",
-                    hint(
-                        "--profile", "use --profile r4r, which scores repeats", lead=" (", tail=")"
-                    ),
+                    hint("--profile", "use --profile r4r, which scores repeats", aside=True),
                 ),
                 episode=f'{idf} "{ids[i]}"',
                 field="trajectory",

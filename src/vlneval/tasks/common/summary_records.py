@@ -64,7 +64,7 @@ def skipped_note(id_field: str, skipped: Sequence[int]) -> str:
     """
     return hinted(
         f"{len(skipped)} record(s) without {id_field!r} {_SKIPPED}",
-        hint("--skip-summary-records", "--skip-summary-records", lead="", tail="; ", spelt=True),
+        hint("--skip-summary-records", "--skip-summary-records; ", lead="", spelt=True),
         f"record {', '.join(map(str, skipped[:5]))})",
     )
 

@@ -351,9 +351,7 @@ def check_ndh_predictions(
             hinted(
                 f"no record has a {' or '.join(repr(k) for k in keys)} field with the executed "
                 f"viewpoints; the records have {', '.join(repr(k) for k in found) or 'no other field'}",
-                hint(
-                    "--trajectory-key", "name the field with --trajectory-key", lead=" (", tail=")"
-                ),
+                hint("--trajectory-key", "name the field with --trajectory-key", aside=True),
             ),
             source=source,
         )

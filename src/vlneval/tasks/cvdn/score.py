@@ -175,7 +175,7 @@ def _annotate(parts: ResultBuilder, ndh: NDHEpisodes) -> None:
             hinted(
                 "scored against planner_path (the official scorer's default); the published NDH "
                 "baselines report trusted_path",
-                hint("--path-type", "--path-type trusted_path", lead=" (", tail=")", spelt=True),
+                hint("--path-type", "--path-type trusted_path", aside=True, spelt=True),
             )
         )
     if ndh.string_valued:

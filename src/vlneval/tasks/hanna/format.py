@@ -119,7 +119,7 @@ def _file_level(dicts: list[dict[str, Any]], source: str, key: str) -> None:
             hinted(
                 f"no record has the field {key!r} that holds the executed poses; the records "
                 f"have {', '.join(map(repr, found)) or 'no other field'}",
-                hint("--trajectory-key", advice, lead=" (", tail=")") if like else "",
+                hint("--trajectory-key", advice, aside=True) if like else "",
             ),
             source=source,
         )

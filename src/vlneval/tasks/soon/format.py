@@ -502,13 +502,10 @@ def parse_soon_predictions(
                 hinted(
                     f"{outside} predicted direction(s) lie outside [0, 1]: the official scorer "
                     "expects normalised angles (heading/2π, (elevation+π)/2π)",
-                    hint(
-                        "--angle-units",
-                        "if the file holds radians, score it with angle_units "
-                        "radians (--angle-units radians)",
-                    ),
-                )  # fmt: skip
-            )
+                    hint("--angle-units", "if the file holds radians, score it with angle_units "
+                         "radians (--angle-units radians)"),
+                )
+            )  # fmt: skip
     if p.unknown:
         warnings.append(
             f"{len(p.unknown)} prediction(s) with ids not in the split were ignored "

@@ -218,17 +218,11 @@ class SoonScorer:
             VLNEvalError: bad input (file, instr_id and field named).
         """
         if how.trajectory_key not in (None, "trajectory"):
+            said = hint(
+                "--trajectory-key", "--trajectory-key does not apply", aside=True, spelt=True
+            )
             raise VLNEvalError(
-                hinted(
-                    "SOON predictions keep their trajectories in 'trajectory'",
-                    hint(
-                        "--trajectory-key",
-                        "--trajectory-key does not apply",
-                        lead=" (",
-                        tail=")",
-                        spelt=True,
-                    ),
-                )  # fmt: skip
+                hinted("SOON predictions keep their trajectories in 'trajectory'", said)
             )
         preds = parse_soon_predictions(
             predictions, self.episodes, self.graphs, form=how.form,

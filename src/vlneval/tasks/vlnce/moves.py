@@ -118,6 +118,6 @@ def check_moves(
         hinted(
             f"{n} move(s) in {episodes_hit} episode(s) are longer than one action allows "
             f"({limit}, profile {profile.name}): {shown}{more}; TL counts each as a straight line",
-            hint("--profile", "--profile vlnce-strict refuses such files", lead=" (", tail=")"),
+            hint("--profile", "--profile vlnce-strict refuses such files", aside=True),
         )
     ]

@@ -168,7 +168,7 @@ def score_continuous(
             hinted(
                 f"{len(preds.missing)} of {len(episodes)} episodes have no prediction (first: "
                 f"{', '.join(preds.missing[:5])}); the official evaluation requires all of them",
-                hint("--subset", SUBSET_ADVICE, lead=" (", tail=")"),
+                hint("--subset", SUBSET_ADVICE, aside=True),
             ),
             source=str(preds.source),
         )
