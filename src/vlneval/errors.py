@@ -7,9 +7,10 @@ came, and where (file, episode id, field). Input problems are collected into one
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -21,6 +22,11 @@ __all__ = [
     "InvalidActionError",
     "Problem",
     "ProblemCollector",
+    "Hint",
+    "Hinted",
+    "hint",
+    "hinted",
+    "edit_hinted",
     "did_you_mean",
 ]
 
@@ -37,7 +43,8 @@ class Problem:
 
     Attributes:
         source: the file (or other input) the problem is in.
-        message: what is wrong, including the id and field where known.
+        message: what is wrong, including the id and field where known (a :class:`Hinted`
+            message marks where it advises a command-line option).
         episode: the episode id the problem belongs to, if any.
         field: the field path, e.g. ``trajectory[3]``.
     """
@@ -55,6 +62,89 @@ class Problem:
             parts.append(self.field)
         parts.append(self.message)
         return ": ".join(parts)
+
+
+@dataclass(frozen=True)
+class Hint:
+    """Where a message advises a command-line option (made by :func:`hint`), so that a server,
+    whose phases fix their options, can say instead what the phase does, without reading prose.
+
+    Attributes:
+        start, end: the clause in its message, ``lead`` and ``tail`` included.
+        option: the option named, e.g. ``--subset``.
+        lead, tail: the punctuation around the clause's words (``" ("``, ``")"``: an aside).
+        spelt: the clause only spells an option that was given; it is no advice.
+    """
+
+    start: int
+    end: int
+    option: str
+    lead: str = ""
+    tail: str = ""
+    spelt: bool = False
+
+
+class Hinted(str):
+    """A message with its option hints marked (:func:`hinted`); as a string, just the message."""
+
+    hints: tuple[Hint, ...] = ()
+
+    def __new__(cls, text: str, hints: tuple[Hint, ...] = ()) -> Hinted:
+        out = super().__new__(cls, text)
+        out.hints = hints
+        return out
+
+
+def hint(
+    option: str, words: str, *, lead: str = "; ", aside: bool = False, spelt: bool = False
+) -> Hinted:
+    """The clause ``lead + words`` of a message (``" (" + words + ")"``: an ``aside``), marked
+    as a hint naming ``option``; ``spelt``: it only spells an option that was given.
+
+    Example:
+        >>> h = hint("--subset", "use --subset", aside=True)
+        >>> h, h.hints[0].end
+        (' (use --subset)', 15)
+    """
+    lead, tail = (" (", ")") if aside else (lead, "")
+    text = f"{lead}{words}{tail}"
+    return Hinted(text, (Hint(0, len(text), option, lead, tail, spelt),))
+
+
+def hinted(*parts: str) -> Hinted:
+    """``parts`` joined into one message, the hints of each kept where they land.
+
+    Example:
+        >>> m = hinted("2 files", hint("--subset", "use --subset", aside=True), ".")
+        >>> m, m[m.hints[0].start : m.hints[0].end]
+        ('2 files (use --subset).', ' (use --subset)')
+    """
+    text, hints = "", []
+    for part in parts:
+        hints += [dataclasses.replace(h, start=h.start + len(text), end=h.end + len(text))
+                  for h in getattr(part, "hints", ())]  # fmt: skip
+        text += part
+    return Hinted(text, tuple(hints))
+
+
+def edit_hinted(text: str, edit: Callable[[str], str]) -> str:
+    """``edit`` (a path replaced by a name) applied to each hint of ``text`` and to each part
+    between them, the hints kept marked.
+
+    Example:
+        >>> m = edit_hinted(hinted("/tmp/a", hint("--x", "--x")), lambda t: t.replace("/tmp/", ""))
+        >>> m, m.hints[0].start
+        ('a; --x', 1)
+    """
+    pieces, last = [], 0
+    for h in getattr(text, "hints", ()):
+        words = edit(text[h.start : h.end])
+        pieces += [
+            edit(text[last : h.start]),
+            Hinted(words, (dataclasses.replace(h, start=0, end=len(words)),)),
+        ]
+        last = h.end
+    return hinted(*pieces, edit(text[last:])) if pieces else edit(text)
 
 
 class InvalidInputError(VLNEvalError):

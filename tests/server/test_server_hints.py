@@ -21,7 +21,7 @@ from tests.soon.soon_fixtures import entry, soon_preds, soon_root
 from tests.touchdown.fixture import RUNS, SDR
 from tests.touchdown.fixture import make_root as touchdown_root
 from tests.vlnce.helpers import steps, write_split
-from vlneval.errors import InvalidInputError, VLNEvalError
+from vlneval.errors import InvalidInputError, Problem, VLNEvalError, hint, hinted
 from vlneval.evaluation import evaluate
 from vlneval.server.services.scoring import _sanitise
 from vlneval.server.services.validation import PHASE_TEXT, for_phase, render_problems
@@ -248,20 +248,25 @@ def test_a_note_that_only_spells_an_option_goes_alone(tmp_path: Path) -> None:
         evaluate("soon", "val", write_json(tmp_path / "p.json", soon_preds()),
                  root=soon_root(tmp_path / "root"), trajectory_key="path")  # fmt: skip
     assert str(exc.value).endswith("(--trajectory-key does not apply)")
-    assert for_phase(str(exc.value)) == "SOON predictions keep their trajectories in 'trajectory'"
+    said = exc.value.args[0]  # the message as raised, its hints marked
+    assert for_phase(said) == "SOON predictions keep their trajectories in 'trajectory'"
 
 
-def test_an_option_that_is_the_message_s_subject_is_kept() -> None:
+def test_an_option_that_is_the_message_s_subject_is_kept(tmp_path: Path) -> None:
     text = "--trajectory-key instr_id names the id field; give the field that holds the trajectory"
-    assert for_phase(text) == text
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("r2r", "val", write_json(tmp_path / "p.json", preds({"1_0": ["S"]})),
+                 root=r2r_root(tmp_path / "root"), trajectory_key="instr_id")  # fmt: skip
+    [problem] = exc.value.problems
+    assert problem.message.startswith(text)
+    assert for_phase(problem.message) == problem.message
 
 
 def test_every_phase_text_answers_a_library_message(tmp_path: Path) -> None:
-    said = [
-        str(p) for k, case in enumerate(CASES) for p in _refusal(tmp_path / str(k), case).problems
-    ]
+    found = [p for k, case in enumerate(CASES) for p in _refusal(tmp_path / str(k), case).problems]
+    said = [str(p) for p in found]
     assert all("--" in m for m in said)
-    shown = [for_phase(m) for m in said]
+    shown = [str(Problem(p.source, for_phase(p.message), p.episode, p.field)) for p in found]
     assert not any("--" in m for m in shown)
     assert [sum(t in m for m in shown) for t in PHASE_TEXT.values()] == [3, 1]
     assert said[5].endswith("; pass --skip-summary-records to skip it")  # the R2R suggestion
@@ -279,17 +284,24 @@ def test_an_aside_that_spells_an_option_keeps_the_rest(tmp_path: Path) -> None:
 
 
 def test_every_option_the_library_names_is_one_the_rule_knows() -> None:
-    """Only the scorer's own options are hints: the list the rule reads stays in step."""
+    """Only the scorer's own options are hints: the list the server knows stays in step with
+    every option the library names, and with the option of every hint it marks (``hint(...)``)."""
     import re
 
     from vlneval.server.services.validation import SCORER_OPTIONS
     from vlneval.tasks import TASKS, get_task
 
     src = Path(__file__).resolve().parents[2] / "src" / "vlneval"
-    named = set()
+    named, hinted_options = set(), set()
     for part in ("tasks", "io", "evaluation", "metrics", "graph", "diagnostics", "continuous"):
         for path in (src / part).rglob("*.py"):
             named |= set(re.findall(r"""(?<=["' (])--[a-z][a-z0-9-]+""", path.read_text()))
+            text = path.read_text()
+            calls = re.findall(r'\bhint\(\s*("--[a-z0-9-]+"|[^,)]*)', text)  # each hint's option
+            assert all(c.startswith('"') for c in calls), (path, calls)  # written out, to check
+            hinted_options |= {c.strip('"') for c in calls}
+    assert hinted_options >= set(PHASE_TEXT)  # every phase text answers a hint
+    assert hinted_options - SCORER_OPTIONS == set()
     named |= set(re.findall(r"""(?<=["' (])--[a-z][a-z0-9-]+""", (src / "errors.py").read_text()))
     named |= {
         o.flag for name in TASKS.names() for o in get_task(name).options
@@ -301,17 +313,36 @@ def test_the_submitters_own_words_are_left_as_written() -> None:
     """A ``--word`` the submitter wrote (an id, a field name) is not an option of the scorer."""
     ignored = "2 prediction(s) with ids not in the split were ignored (first: --x, y)"
     assert for_phase(ignored) == ignored
-    assert (
-        for_phase("a record (fields a --subsetx b); pass --skip-summary-records to skip it")
-        == "a record (fields a --subsetx b); remove that record from the file"
+    record = hinted(
+        "a record (fields a --subsetx b)",
+        hint("--skip-summary-records", "pass --skip-summary-records to skip it"),
     )
+    assert for_phase(record) == "a record (fields a --subsetx b); remove that record from the file"
+
+
+def test_a_submitters_text_that_looks_like_an_option_is_left_as_written(tmp_path: Path) -> None:
+    """Only the hints the library marked change: a summary record whose field is named like
+    an option is quoted as the submitter wrote it."""
+    body = [*preds({k: ["S"] for k in ALL}), {"--subset": 0.5, "--profile r4r": 1}]
+    problems = _refusal(tmp_path, ("r2r", "val", "r2r", r2r_root, body, "")).problems
+    lines = render_problems(
+        problems, source=str(tmp_path / "p.json"), display_name="preds.json",
+        id_field="instr_id", starts={},
+    )  # fmt: skip
+    assert lines == [
+        "preds.json: record 3: missing field 'instr_id'; the record looks like a summary (fields "
+        "--profile r4r, --subset); remove that record from the file"
+    ]
 
 
 def test_quoted_text_full_of_options_costs_a_bounded_pass() -> None:
-    """Hints are looked for near their option and a bounded number of times: text the
-    submitter controls cannot make the rewrite quadratic; the message keeps its words."""
+    """Only the marked hint is rewritten, in one pass: text the submitter controls, however
+    full of options, cannot make the rewrite costly; the message keeps its words."""
     noise = "))" + " --subset" * 4000
-    message = f"the record looks like a summary (fields {noise}); pass --skip-summary-records"
+    message = hinted(
+        f"the record looks like a summary (fields {noise})",
+        hint("--skip-summary-records", "pass --skip-summary-records"),
+    )
     assert for_phase(message) == message.replace(
         "; pass --skip-summary-records", "; remove that record from the file"
     )
@@ -329,22 +360,38 @@ def test_a_summary_records_field_names_are_clipped() -> None:
 
 
 def test_a_clause_goes_with_a_spelling_only_when_it_gives_the_same_option() -> None:
-    """The clause before ``(--opt value)`` goes only when it ends with ``opt value`` by the
-    option's library name; a clause that merely mentions the word stays."""
-    assert (
-        for_phase("the file is odd; read by the profile (--profile r4r)")
-        == "the file is odd; read by the profile"
+    """Only the clause the library marked goes: a spelling ``(--opt value)``, not the clause
+    before it that merely mentions the word."""
+    said = hinted(
+        "the file is odd; read by the profile",
+        hint("--profile", "--profile r4r", aside=True, spelt=True),
     )
+    assert said == "the file is odd; read by the profile (--profile r4r)"
+    assert for_phase(said) == "the file is odd; read by the profile"
 
 
 def test_every_channel_of_a_summary_is_shown_alike() -> None:
     """Warnings, n/a reasons and check details: the upload named as the submitter named it,
     each hint put as the phase has it."""
+
+    def aside(option: str, words: str) -> str:
+        return hint(option, words, aside=True)
+
     summary = {
-        "warnings": ["/srv/p.json: 2 of 3 episodes have no prediction (use --subset to score)"],
-        "unavailable": {"NE": "/srv/p.json: no distance (--distance twin computes it)"},
-        "checks": [{"name": "c", "detail": "/srv/p.json: odd (--profile r4r scores it)"}],
-    }
+        "warnings": [
+            hinted("/srv/p.json: 2 of 3 episodes have no prediction",
+                   aside("--subset", "use --subset to score"))
+        ],
+        "unavailable": {
+            "NE": hinted("/srv/p.json: no distance", aside("--distance", "--distance twin computes it"))
+        },
+        "checks": [
+            {"name": "c", "detail": hinted("/srv/p.json: odd", aside("--profile", "--profile r4r scores it"))}
+        ],
+    }  # fmt: skip
+    assert summary["warnings"] == [
+        "/srv/p.json: 2 of 3 episodes have no prediction (use --subset to score)"
+    ]
     out = _sanitise(summary, "preds.json", "/srv/p.json")
     assert out["warnings"] == [
         "preds.json: 2 of 3 episodes have no prediction (this phase scores complete files only)"

@@ -22,7 +22,7 @@ import pytest
 
 from tests.server.conftest import Server, make_server
 from vlneval.cli.main import main
-from vlneval.errors import InvalidInputError, UnknownNameError
+from vlneval.errors import InvalidInputError, Problem, UnknownNameError
 from vlneval.evaluation import evaluate
 from vlneval.server.services import admin
 from vlneval.server.services.validation import for_phase
@@ -280,7 +280,10 @@ def _cli_messages(case: Case, root: Path, path: Path, name: str) -> list[str]:
     """The problems ``vlneval score`` reports for ``path``, named as the server names them."""
     with pytest.raises(InvalidInputError) as exc:
         evaluate(case.task, case.split, path, root=root, options=case.options or None)
-    return [for_phase(str(p).replace(str(path), name)) for p in exc.value.problems]
+    return [
+        str(Problem(p.source, for_phase(p.message), p.episode, p.field)).replace(str(path), name)
+        for p in exc.value.problems
+    ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

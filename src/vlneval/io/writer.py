@@ -248,7 +248,8 @@ def to_json_bytes(obj: Any, *, indent: bool = True) -> bytes:
     """Strict JSON: NaN and infinity become null (a summary says why in ``unavailable``).
 
     msgspec writes a non-finite float as ``null`` itself, so the value is encoded as it is
-    (no walk over every value first).
+    (no walk over every value first). A message with marked hints (a ``str`` subclass,
+    :class:`vlneval.errors.Hinted`) is written as its text.
 
     Example:
         >>> to_json_bytes({"TL": float("inf"), "SR": 0.5}, indent=False)
@@ -256,5 +257,11 @@ def to_json_bytes(obj: Any, *, indent: bool = True) -> bytes:
     """
     import msgspec
 
-    raw = msgspec.json.encode(obj)
+    raw = msgspec.json.encode(obj, enc_hook=_text)
     return msgspec.json.format(raw, indent=2) + b"\n" if indent else raw
+
+
+def _text(obj: Any) -> str:
+    if isinstance(obj, str):
+        return str(obj)
+    raise TypeError(f"Encoding objects of type {type(obj).__name__} is unsupported")

@@ -213,16 +213,14 @@ def _sanitise(summary: Mapping[str, Any], display_name: str, source: str) -> dic
 
     from vlneval.io import to_json_bytes
 
-    def shown(text: str) -> str:
-        return for_phase(text).replace(source, display_name)
+    def shown(text: Any) -> str:  # the text itself: its marked hints (str() would drop them)
+        return for_phase(text if isinstance(text, str) else str(text)).replace(source, display_name)
 
     out = {k: summary.get(k) for k in SUMMARY_KEYS}
     out["predictions"] = display_name
-    out["warnings"] = [shown(str(w)) for w in summary.get("warnings", [])]
-    out["unavailable"] = {k: shown(str(v)) for k, v in (summary.get("unavailable") or {}).items()}
-    out["checks"] = [
-        {**c, "detail": shown(str(c.get("detail", "")))} for c in summary.get("checks", [])
-    ]
+    out["warnings"] = [shown(w) for w in summary.get("warnings", [])]
+    out["unavailable"] = {k: shown(v) for k, v in (summary.get("unavailable") or {}).items()}
+    out["checks"] = [{**c, "detail": shown(c.get("detail", ""))} for c in summary.get("checks", [])]
     return msgspec.json.decode(to_json_bytes(out, indent=False))  # type: ignore[no-any-return]
 
 

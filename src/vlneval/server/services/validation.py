@@ -38,111 +38,35 @@ PHASE_TEXT = {
     "--subset": "this phase scores complete files only",
     "--skip-summary-records": "remove that record from the file",
 }
-#: The command-line options the scorer's messages name (a test keeps this in step with the
-#: library); any other ``--word`` is the submitter's own text and is left as written.
+#: The command-line options the library's hints name (a test keeps this in step with it).
 SCORER_OPTIONS = frozenset({
     *PHASE_TEXT, "--all-errors", "--angle-units", "--data-root", "--data-version", "--distance",
     "--episodes", "--graphs", "--gt-file", "--json", "--path-type", "--per-episode", "--profile",
     "--task", "--trajectory-key", "--unreachable", "--bboxes", "--show-progress",
 })  # fmt: skip
-_OPTION = re.compile(rf"(?<=[\s(])({'|'.join(sorted(SCORER_OPTIONS))})(?![a-z0-9-])")
-#: How far a hint's clause reaches from its option (the library's are under 100 characters):
-#: each option costs at most this much scanning, so quoted text cannot make the rewrite costly.
-WINDOW = 200
-_CLAUSE_START = re.compile(r"\(|; |, or ")
 
 
 def for_phase(message: str) -> str:
-    """``message`` with each hint that names a command-line option put as the phase puts it.
-
-    A hint is the clause that holds the option: a bracketed aside (with the space before it),
-    or the part after a ``"; "`` or ``", or "`` up to the next ``"; "``, the aside's end or the
-    message's end. It becomes the option's ``PHASE_TEXT``, or goes. An aside that spells the
-    option (``"(--angle-units radians)"``) goes: alone (its part before a ``"; "`` in it), or with
-    the clause before it when that clause gives the same option by its library name
-    (``angle_units radians``). An option that opens the message (its subject) is left as it is.
+    """``message`` with each hint the library marked in it (:class:`~vlneval.errors.Hint`) put
+    as the phase puts it: its option's ``PHASE_TEXT`` between the hint's punctuation, or
+    nothing (another option, or a hint that only spells the option). The rest of the message,
+    the submitter's words among it, stays as written.
 
     Example:
-        >>> for_phase("2 of 3 episodes have no prediction (use --subset to score only them)")
-        '2 of 3 episodes have no prediction (this phase scores complete files only)'
-        >>> for_phase("a jump (the scorer rejects jumps; use --profile r4r to score them)")
+        >>> from vlneval.errors import hint, hinted
+        >>> for_phase(hinted("2 of 3 have no prediction (first: --subset)",
+        ...                  hint("--subset", "use --subset to score them", aside=True)))
+        '2 of 3 have no prediction (first: --subset) (this phase scores complete files only)'
+        >>> for_phase(hinted("a jump (the scorer rejects jumps",
+        ...                  hint("--profile", "use --profile r4r to score them"), ")"))
         'a jump (the scorer rejects jumps)'
-        >>> for_phase("9 outside [0, 1]; if radians, use angle_units radians (--angle-units radians)")
-        '9 outside [0, 1]'
-        >>> for_phase("2 were skipped (--skip-summary-records; records 0, 4)")
-        '2 were skipped (records 0, 4)'
     """
-    parts, last = [], 0  # the message rebuilt once, from its kept slices and the new texts
-    for found in _OPTION.finditer(message):
-        span = _hint(message, found.start(), found.group()) if found.start() >= last else None
-        if span is None or span[0] < last:  # the subject, or inside the hint just rewritten
-            continue
-        start, end = span
-        hint = message[start:end]
-        spelt = hint.lstrip(" (").startswith(found.group())  # a spelling, not advice: it goes
-        text = None if spelt else PHASE_TEXT.get(found.group())
-        aside = hint[: hint.index("(") + 1] if hint.lstrip().startswith("(") else ""
-        parts += [
-            message[last:start],
-            "" if text is None else (f"{aside}{text})" if aside else f"; {text}"),
-        ]
-        last = end
+    parts, last = [], 0
+    for h in getattr(message, "hints", ()):
+        text = None if h.spelt else PHASE_TEXT.get(h.option)
+        parts += [message[last : h.start], "" if text is None else f"{h.lead}{text}{h.tail}"]
+        last = h.end
     return "".join([*parts, message[last:]])
-
-
-def _hint(message: str, at: int, option: str) -> tuple[int, int] | None:
-    """Where the hint around the option at ``at`` starts and ends (None: the message's subject)."""
-    start = _clause_start(message, at)
-    if start is None:
-        return None
-    if message[start] == "(":
-        end = _clause_end(message, start + 1, aside=True)
-        if end is None:
-            return None
-        if message.startswith(option, start + 1):  # an aside that spells the option
-            before = _clause_start(message, start)
-            spelt = message[start + 1 + len(option) : end - 1].strip()  # the aside's value
-            said = f"{option[2:].replace('-', '_')} {spelt}".strip()  # the same by its name
-            if (
-                before is not None
-                and message[before] != "("
-                and (message[before:start].rstrip().endswith(said))
-            ):
-                return before, end
-            inner = _clause_end(message, start + 1)
-            if inner is not None and message.startswith("; ", inner):  # "(--opt; more)"
-                return start + 1, inner + 2
-        return (start - 1 if message[start - 1 : start] == " " else start), end
-    end = _clause_end(message, at)
-    return None if end is None else (start, end)
-
-
-def _clause_start(message: str, at: int) -> int | None:
-    """The start of the clause that holds ``at``: its unclosed ``(``, ``"; "`` or ``", or "``."""
-    depth = 0
-    for k in range(at - 1, max(-1, at - 1 - WINDOW), -1):
-        c = message[k]
-        if c == ")":
-            depth += 1
-        elif c == "(" and depth:
-            depth -= 1
-        elif depth == 0 and _CLAUSE_START.match(message, k):
-            return k
-    return None
-
-
-def _clause_end(message: str, at: int, *, aside: bool = False) -> int | None:
-    """Where the clause that holds ``at`` ends: before its next ``"; "`` or the ``)`` of the
-    aside it is in (just past that ``)`` for the ``aside`` itself), or at the message's end;
-    None past ``WINDOW`` characters (no hint of the library's is that long)."""
-    depth = 0
-    for k in range(at, min(len(message), at + WINDOW)):
-        if message[k] == ")" and depth == 0:
-            return k + aside
-        depth += {"(": 1, ")": -1}.get(message[k], 0)
-        if depth == 0 and not aside and message.startswith("; ", k):
-            return k
-    return len(message) if len(message) <= at + WINDOW else None
 
 
 def episode_of(p: Problem, id_field: str) -> str | None:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from vlneval.errors import ProblemCollector
+from vlneval.errors import ProblemCollector, hint, hinted
 from vlneval.graph.store import GraphStore
 from vlneval.tasks.common._steps import step_counts
 from vlneval.tasks.common.arrays import ScoringArrays
@@ -18,6 +18,8 @@ from vlneval.tasks.profiles import Profile
 __all__ = ["check_matches", "check_rules", "consistency_checks", "no_match"]
 
 EPS = 1e-12
+#: The advice of a file that lacks episodes, to the command line.
+SUBSET_ADVICE = "use --subset to score only the predicted ones, reported as partial"
 
 
 def check_matches(
@@ -74,9 +76,11 @@ def check_rules(
     order = preds.episodes
     if preds.missing and profile.require_complete and not subset:
         pc.add(
-            f"{len(preds.missing)} of {len(ids)} episodes have no prediction (first: "
-            f"{', '.join(preds.missing[:5])}); the official scorer requires all of them "
-            "(use --subset to score only the predicted ones, reported as partial)"
+            hinted(
+                f"{len(preds.missing)} of {len(ids)} episodes have no prediction (first: "
+                f"{', '.join(preds.missing[:5])}); the official scorer requires all of them",
+                hint("--subset", SUBSET_ADVICE, aside=True),
+            )
         )
     starts = arr.traj[arr.traj_offsets[:-1]]
     ref_starts = arr.ref[arr.ref_offsets[:-1]]
@@ -99,9 +103,11 @@ def check_rules(
         for k in np.flatnonzero(repeats)[:200]:
             i = int(order[k])
             pc.add(
-                f"repeats a viewpoint ({int(repeats[k])} time(s)); profile {profile.name} reproduces "
-                "a CLS that looks every step up as a graph edge and cannot score it "
-                "(use --profile r4r, which scores repeats)",
+                hinted(
+                    f"repeats a viewpoint ({int(repeats[k])} time(s)); profile {profile.name} "
+                    "reproduces a CLS that looks every step up as a graph edge and cannot score it",
+                    hint("--profile", "use --profile r4r, which scores repeats", aside=True),
+                ),
                 episode=f'{idf} "{ids[i]}"',
                 field="trajectory",
             )
@@ -125,8 +131,12 @@ def _report_jumps(
         step = p + 1 - int(arr.traj_offsets[k])
         g = graphs.graph(episodes.scans[i])
         pc.add(
-            f"viewpoint {g.ids[arr.traj[p + 1]]} is not a neighbour of {g.ids[arr.traj[p]]} in "
-            f"scan {g.scan} ({reason})",
+            hinted(
+                f"viewpoint {g.ids[arr.traj[p + 1]]} is not a neighbour of {g.ids[arr.traj[p]]} "
+                f"in scan {g.scan} (",
+                reason,
+                ")",
+            ),
             episode=f'{episodes.id_field} "{episodes.ids[i]}"',
             field=f"trajectory[{step}]",
         )
@@ -134,9 +144,9 @@ def _report_jumps(
 
 def _why(profile: Profile) -> str:
     other = "r4r" if profile.strict_cls_edges else "r2r-duet"
-    return (
-        f"the official scorer rejects jumps; use --profile {other} to score them with their "
-        "shortest distance"
+    return hinted(
+        "the official scorer rejects jumps",
+        hint("--profile", f"use --profile {other} to score them with their shortest distance"),
     )
 
 

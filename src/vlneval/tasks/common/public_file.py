@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vlneval.errors import InvalidInputError
+from vlneval.errors import InvalidInputError, edit_hinted
 
 if TYPE_CHECKING:
     from vlneval.tasks.base import Task
@@ -128,7 +128,11 @@ def write_public_copy(task: Task, episodes_file: str | Path, folder: str | Path)
 def public_text(text: str, copy: Path, originals: Mapping[str, str] | None = None) -> str:
     """A message of the scorer run on the public copy, the copy's path named ``<public
     view>`` (and any other path of ``originals`` replaced by its name there)."""
-    out = text.replace(str(copy), PUBLIC_NAME)
-    for path, name in (originals or {}).items():
-        out = out.replace(path, name)
-    return out
+
+    def named(out: str) -> str:
+        out = out.replace(str(copy), PUBLIC_NAME)
+        for path, name in (originals or {}).items():
+            out = out.replace(path, name)
+        return out
+
+    return edit_hinted(text, named)  # a hint stays marked

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vlneval.errors import ProblemCollector
+from vlneval.errors import ProblemCollector, hint, hinted
 from vlneval.io import clip
 from vlneval.tasks.common.prediction_structs import TRAJECTORY_KEYS
 
@@ -22,7 +22,7 @@ __all__ = [
     "without_summaries", "SummarySkips",
 ]  # fmt: skip
 
-_SKIPPED = "that look like a summary were skipped (--skip-summary-records; record"
+_SKIPPED = "that look like a summary were skipped ("
 
 
 def looks_like_summary(rec: Any, id_field: str, key: str | None = None) -> bool:
@@ -48,9 +48,10 @@ def summary_problem(rec: dict[str, Any], id_field: str) -> str:
         >>> summary_problem({"spl": 0.5}, "instr_id")
         "missing field 'instr_id'; the record looks like a summary (fields spl); pass --skip-summary-records to skip it"
     """
-    return (
+    return hinted(
         f"missing field {id_field!r}; the record looks like a summary (fields "
-        f"{', '.join(clip(k, 40) for k in sorted(rec)[:6])}); pass --skip-summary-records to skip it"
+        f"{', '.join(clip(k, 40) for k in sorted(rec)[:6])})",
+        hint("--skip-summary-records", "pass --skip-summary-records to skip it"),
     )
 
 
@@ -61,9 +62,10 @@ def skipped_note(id_field: str, skipped: Sequence[int]) -> str:
         >>> skipped_note("route_id", [0])
         "1 record(s) without 'route_id' that look like a summary were skipped (--skip-summary-records; record 0)"
     """
-    return (
-        f"{len(skipped)} record(s) without {id_field!r} {_SKIPPED} "
-        f"{', '.join(map(str, skipped[:5]))})"
+    return hinted(
+        f"{len(skipped)} record(s) without {id_field!r} {_SKIPPED}",
+        hint("--skip-summary-records", "--skip-summary-records; ", lead="", spelt=True),
+        f"record {', '.join(map(str, skipped[:5]))})",
     )
 
 
@@ -75,7 +77,7 @@ def is_skipped_note(warning: str) -> bool:
         >>> is_skipped_note(skipped_note("instr_id", [0])), is_skipped_note("3 goals are stand-ins")
         (True, False)
     """
-    return _SKIPPED in warning
+    return f"{_SKIPPED}--skip-summary-records; record" in warning
 
 
 def without_summaries(records: list[Any], id_field: str, key: str | None = None) -> list[Any]:

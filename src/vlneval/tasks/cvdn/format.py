@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
+from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError, hint, hinted
 from vlneval.io import iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
@@ -348,9 +348,11 @@ def check_ndh_predictions(
     if dicts and not any(k in r for r in dicts for k in keys):
         found = sorted({k for r in dicts for k in r} - {"inst_idx"})
         raise InvalidInputError(
-            f"no record has a {' or '.join(repr(k) for k in keys)} field with the "
-            f"executed viewpoints; the records have {', '.join(repr(k) for k in found) or 'no other field'} "
-            "(name the field with --trajectory-key)",
+            hinted(
+                f"no record has a {' or '.join(repr(k) for k in keys)} field with the executed "
+                f"viewpoints; the records have {', '.join(repr(k) for k in found) or 'no other field'}",
+                hint("--trajectory-key", "name the field with --trajectory-key", aside=True),
+            ),
             source=source,
         )
     _check_id_types(records, source, len(kept))

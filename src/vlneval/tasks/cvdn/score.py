@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from vlneval.errors import HiddenSplitError, ProblemCollector
+from vlneval.errors import HiddenSplitError, ProblemCollector, hint, hinted
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.progress import region_distances
 from vlneval.tasks.common.goal_scoring import (
@@ -172,8 +172,11 @@ def _annotate(parts: ResultBuilder, ndh: NDHEpisodes) -> None:
     parts.protocol["instruction"] = f"dialog history ({ndh.history}) and target hint"
     if ndh.path_type == "planner_path":
         parts.warnings.append(
-            "scored against planner_path (the official scorer's default); the published NDH "
-            "baselines report trusted_path (--path-type trusted_path)"
+            hinted(
+                "scored against planner_path (the official scorer's default); the published NDH "
+                "baselines report trusted_path",
+                hint("--path-type", "--path-type trusted_path", aside=True, spelt=True),
+            )
         )
     if ndh.string_valued:
         parts.warnings.append(

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import InvalidInputError, ProblemCollector
+from vlneval.errors import InvalidInputError, ProblemCollector, hint, hinted
 from vlneval.io import iter_records, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
@@ -114,10 +114,13 @@ def _file_level(dicts: list[dict[str, Any]], source: str, key: str) -> None:
     if dicts and not any(key in r for r in dicts):
         found = sorted({k for r in dicts for k in r} - {"instr_id"})
         like = [k for k in ("trajectory", "path", "pred_path") if k in found]
-        hint = f" (to score the field {like[0]!r}, pass --trajectory-key {like[0]})" if like else ""
+        advice = f"to score the field {like[0]!r}, pass --trajectory-key {like[0]}" if like else ""
         raise InvalidInputError(
-            f"no record has the field {key!r} that holds the executed poses; the records "
-            f"have {', '.join(map(repr, found)) or 'no other field'}{hint}",
+            hinted(
+                f"no record has the field {key!r} that holds the executed poses; the records "
+                f"have {', '.join(map(repr, found)) or 'no other field'}",
+                hint("--trajectory-key", advice, aside=True) if like else "",
+            ),
             source=source,
         )
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.errors import ProblemCollector, UnknownNameError
+from vlneval.errors import ProblemCollector, UnknownNameError, hint, hinted
 from vlneval.graph.store import GraphStore
 from vlneval.io import gc_paused, iter_chunks, read_bytes
 from vlneval.metrics._kernels import offsets_of
@@ -492,10 +492,13 @@ def parse_soon_predictions(
         outside = int(((h < 0) | (h > 1) | (e < 0) | (e > 1)).sum())
         if outside:
             warnings.append(
-                f"{outside} predicted direction(s) lie outside [0, 1]: the official scorer expects "
-                "normalised angles (heading/2π, (elevation+π)/2π); if the file holds radians, "
-                "score it with angle_units radians (--angle-units radians)"
-            )
+                hinted(
+                    f"{outside} predicted direction(s) lie outside [0, 1]: the official scorer "
+                    "expects normalised angles (heading/2π, (elevation+π)/2π)",
+                    hint("--angle-units", "if the file holds radians, score it with angle_units "
+                         "radians (--angle-units radians)"),
+                )
+            )  # fmt: skip
     if p.unknown:
         warnings.append(
             f"{len(p.unknown)} prediction(s) with ids not in the split were ignored "

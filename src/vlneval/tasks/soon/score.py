@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from vlneval.errors import HiddenSplitError, UnknownNameError, VLNEvalError
+from vlneval.errors import HiddenSplitError, UnknownNameError, VLNEvalError, hint, hinted
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.grounding import length_weighted, localisation_success
 from vlneval.tasks.common.goal_scoring import (
@@ -218,9 +218,11 @@ class SoonScorer:
             VLNEvalError: bad input (file, instr_id and field named).
         """
         if how.trajectory_key not in (None, "trajectory"):
+            said = hint(
+                "--trajectory-key", "--trajectory-key does not apply", aside=True, spelt=True
+            )
             raise VLNEvalError(
-                "SOON predictions keep their trajectories in 'trajectory' (--trajectory-key does "
-                "not apply)"
+                hinted("SOON predictions keep their trajectories in 'trajectory'", said)
             )
         preds = parse_soon_predictions(
             predictions, self.episodes, self.graphs, form=how.form,

@@ -27,13 +27,20 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.errors import InvalidInputError, MissingDataError, ProblemCollector, VLNEvalError
+from vlneval.errors import (
+    InvalidInputError,
+    MissingDataError,
+    ProblemCollector,
+    VLNEvalError,
+    hint,
+    hinted,
+)  # fmt: skip
 from vlneval.graph.street import street_graph
 from vlneval.metrics._kernels import moves, owners
 from vlneval.metrics.edit import sed_batch
 from vlneval.metrics.street import sdr_accuracy, sdr_distance, task_completion
 from vlneval.tasks.base import Task
-from vlneval.tasks.common.checks import check_matches
+from vlneval.tasks.common.checks import SUBSET_ADVICE, check_matches
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.goal_scoring import DEFAULT_OPTIONS, release_file, summary_options
 from vlneval.tasks.common.predictions import Predictions
@@ -189,8 +196,11 @@ def _check(
     traj, off = preds.nodes, preds.offsets
     if preds.missing and prof.require_complete and not subset:
         pc.add(
-            f"{len(preds.missing)} of {len(table)} routes have no prediction (first: "
-            f"{', '.join(preds.missing[:5])}); use --subset to score only the predicted ones, reported as partial"
+            hinted(
+                f"{len(preds.missing)} of {len(table)} routes have no prediction (first: "
+                f"{', '.join(preds.missing[:5])})",
+                hint("--subset", SUBSET_ADVICE),
+            )
         )
     for k in np.flatnonzero(traj[off[:-1]] != ref[ref_off[:-1]]).tolist():
         i = int(preds.episodes[k])
@@ -313,9 +323,12 @@ def score_sdr(
     check_matches(table, preds)
     if preds.missing and prof.require_complete and not how.subset:
         raise InvalidInputError(
-            f"{len(preds.missing)} of {len(table)} SDR examples (route and pre/main/post "
-            f"panorama with a known location) have no prediction (first: {', '.join(preds.missing[:5])}); "
-            "use --subset to score only the predicted ones, reported as partial",
+            hinted(
+                f"{len(preds.missing)} of {len(table)} SDR examples (route and pre/main/post "
+                f"panorama with a known location) have no prediction (first: "
+                f"{', '.join(preds.missing[:5])})",
+                hint("--subset", SUBSET_ADVICE),
+            ),
             source=preds.source,
         )
     target = routes.target[preds.episodes] * np.asarray(rules.sdr_frame)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vlneval.errors import ProblemCollector
+from vlneval.errors import ProblemCollector, hint, hinted
 from vlneval.tasks.vlnce.episodes import ContinuousEpisodes
 from vlneval.tasks.vlnce.predictions import ContinuousPredictions
 from vlneval.tasks.vlnce.profiles import ContinuousProfile
@@ -96,9 +96,12 @@ def check_moves(
         pc = ProblemCollector(preds.source)
         for r, j, d in zip(found.rows, found.steps, found.lengths, strict=True):
             pc.add(
-                f"moves {d:.2f} m from the previous position: one action moves at most {limit} "
-                f"(profile {profile.name} refuses such moves; --profile vlnce scores them with a "
-                "warning)",
+                hinted(
+                    f"moves {d:.2f} m from the previous position: one action moves at most "
+                    f"{limit} (profile {profile.name} refuses such moves",
+                    hint("--profile", "--profile vlnce scores them with a warning"),
+                    ")",
+                ),
                 episode=_label(episodes, preds, int(r)),
                 field=_field(preds, int(j)),
             )
@@ -112,7 +115,9 @@ def check_moves(
     more = f"; {n - SHOWN} more (the jumps column counts them)" if n > SHOWN else ""
     episodes_hit = int((found.per_episode > 0).sum())
     return found.per_episode, [
-        f"{n} move(s) in {episodes_hit} episode(s) are longer than one action allows ({limit}, "
-        f"profile {profile.name}): {shown}{more}; TL counts each as a straight line "
-        "(--profile vlnce-strict refuses such files)"
+        hinted(
+            f"{n} move(s) in {episodes_hit} episode(s) are longer than one action allows "
+            f"({limit}, profile {profile.name}): {shown}{more}; TL counts each as a straight line",
+            hint("--profile", "--profile vlnce-strict refuses such files", aside=True),
+        )
     ]

@@ -23,7 +23,8 @@ from typing import Any, cast
 import numpy as np
 
 from vlneval.continuous.oracle import DistanceOracle, distances_along
-from vlneval.errors import HiddenSplitError, InvalidInputError, VLNEvalError
+from vlneval.errors import HiddenSplitError, InvalidInputError, VLNEvalError, hint, hinted
+from vlneval.tasks.common.checks import SUBSET_ADVICE
 from vlneval.tasks.common.request import (
     PredictionsInput,
     ScoreOptions,
@@ -164,9 +165,11 @@ def score_continuous(
     prof = _profile(profile)
     if preds.missing and prof.require_complete and not subset:
         raise InvalidInputError(
-            f"{len(preds.missing)} of {len(episodes)} episodes have no prediction "
-            f"(first: {', '.join(preds.missing[:5])}); the official evaluation requires all of them "
-            "(use --subset to score only the predicted ones, reported as partial)",
+            hinted(
+                f"{len(preds.missing)} of {len(episodes)} episodes have no prediction (first: "
+                f"{', '.join(preds.missing[:5])}); the official evaluation requires all of them",
+                hint("--subset", SUBSET_ADVICE, aside=True),
+            ),
             source=str(preds.source),
         )
     if source.name == "carried" and preds.distances is None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vlneval.errors import hint, hinted
 from vlneval.tasks.common.result import ResultBuilder, start_result
 from vlneval.tasks.vlnce.format import ContinuousEpisodes, ContinuousPredictions
 from vlneval.tasks.vlnce.profiles import ContinuousProfile
@@ -91,11 +92,13 @@ def _aggregate(
             metrics[label], unavailable[label] = None, _no_finite(unreachable)
         elif np.isnan(values).any():
             metrics[label] = None
-            unavailable[label] = (
+            unavailable[label] = hinted(
                 f"{int(np.isnan(values).sum())} episode(s) have no start-goal distance (ℓ) for "
-                "SPL: the episodes file carries no info.geodesic_distance for them (carry it, or "
-                "--distance twin computes ℓ on the twin grid, an approximation)"
-            )
+                "SPL: the episodes file carries no info.geodesic_distance for them (carry it",
+                hint("--distance", "--distance twin computes ℓ on the twin grid, an approximation",
+                     lead=", or "),
+                ")",
+            )  # fmt: skip
         else:
             metrics[label] = float(values.mean())
             if len(values) < n:
@@ -103,14 +106,16 @@ def _aggregate(
     return metrics, unavailable, unreachable, over
 
 
-NO_DISTANCE = (
+NO_DISTANCE = hinted(
     "no distance source: the predictions carry no distance_to_goal; carry it per step (as a "
-    "Habitat run measures it), or --distance twin (grid geodesic on the Matterport3D twin, an "
-    "approximation of the navmesh; needs --data-root or --graphs)"
-)
-NO_DENSE = (
+    "Habitat run measures it)",
+    hint("--distance", "--distance twin (grid geodesic on the Matterport3D twin, an "
+         "approximation of the navmesh; needs --data-root or --graphs)", lead=", or "),
+)  # fmt: skip
+NO_DENSE = hinted(
     "no dense reference path: the split's _gt file was not found beside the episodes "
-    "(<split>_gt.json.gz); pass it with --gt-file FILE"
+    "(<split>_gt.json.gz)",
+    hint("--gt-file", "pass it with --gt-file FILE"),
 )
 
 
@@ -183,17 +188,21 @@ def _unreachable_warning(unreachable: Mapping[str, Any], n: int) -> str:
         "off the map, out of the navigable area, or a goal the distance source cannot reach): "
     )
     if policy == "failure":
-        return head + (
+        return hinted(
+            head,
             f"SR, SPL and sDTW count them as failures (OSR keeps a closer approach on the way); NE "
             f"is the mean over the {reachable} "
             "reachable episode(s) only (the count is shown beside it): compare NE only between "
-            "runs with the same count (policy 'failure'; --unreachable exclude leaves them out "
-            "of every goal metric)"
+            "runs with the same count (policy 'failure'",
+            hint("--unreachable", "--unreachable exclude leaves them out of every goal metric"),
+            ")",
         )
-    return head + (
+    return hinted(
+        head,
         f"NE, OSR, SR, SPL and sDTW are means over the {reachable} reachable episode(s) only "
-        "(policy 'exclude': leaving the map removes an episode from them; the default "
-        "--unreachable failure counts them as failures)"
+        "(policy 'exclude': leaving the map removes an episode from them",
+        hint("--unreachable", "the default --unreachable failure counts them as failures"),
+        ")",
     )
 
 
@@ -205,16 +214,18 @@ def _dtw_note(prof: ContinuousProfile) -> dict[str, Any]:
         return {
             "method": method,
             "approximate": True,
-            "note": (
-                f"nDTW and sDTW use {method}, VLN-CE's default: an APPROXIMATE DTW that can exceed the "
-                "exact one (nDTW too low); --profile vlnce-exact computes the exact DTW"
+            "note": hinted(
+                f"nDTW and sDTW use {method}, VLN-CE's default: an APPROXIMATE DTW that can exceed "
+                "the exact one (nDTW too low)",
+                hint("--profile", "--profile vlnce-exact computes the exact DTW"),
             ),
         }
     return {
         "method": "exact",
         "approximate": False,
-        "note": (
-            "nDTW and sDTW use the exact DTW: this DEVIATES from VLN-CE's official default (fastdtw, "
-            "radius 1, an approximation); --profile vlnce reproduces the official numbers"
+        "note": hinted(
+            "nDTW and sDTW use the exact DTW: this DEVIATES from VLN-CE's official default "
+            "(fastdtw, radius 1, an approximation)",
+            hint("--profile", "--profile vlnce reproduces the official numbers"),
         ),
     }
