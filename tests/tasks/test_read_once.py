@@ -194,6 +194,42 @@ def test_a_missing_release_is_said_in_the_scorers_words(tmp_path: Path) -> None:
     assert str(blind.value).startswith("no touchdown test routes (unseen) found under ")
 
 
+MISSING_RELEASES = [
+    # (task, data version given, the scorer's words for a split missing from that release)
+    ("touchdown", "unseen", "no touchdown dev routes (unseen) found under {root}/touchdown (splits "
+     "found for unseen: none); get its files with `vlneval data fetch touchdown-unseen`"),
+    ("touchdown-sdr", "Original", "no touchdown dev routes (original) found under "
+     "{root}/touchdown (splits found for original: test); get its files with `vlneval data "
+     "fetch touchdown`"),
+    ("reverie", "V2", "no reverie val_unsen episodes for data version v2 under {root}/reverie; "
+     "did you mean 'val_unseen'? (splits found for v2: test, val); get its files with `vlneval "
+     "data fetch reverie`"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "version", "words"), MISSING_RELEASES)
+def test_a_missing_release_gets_the_scorers_exact_words(
+    tmp_path: Path, name: str, version: str, words: str
+) -> None:
+    root = reverie_root(tmp_path / "root")
+    (root / "touchdown" / "touchdown_unseen_split").mkdir(parents=True)
+    (root / "touchdown" / "data").mkdir()
+    (root / "touchdown" / "data" / "test.json").write_text("")
+    task = get_task(name)
+    split = "val_unsen" if name == "reverie" else "dev"
+    request = SplitRequest(
+        task, split, get_profile(task.default_profile), root=root,
+        options={"data_version": version},
+    )  # fmt: skip
+    expected = words.format(root=root)
+    with pytest.raises(MissingDataError) as scorer:
+        task.open(request)
+    assert str(scorer.value) == expected
+    with pytest.raises(MissingDataError) as blind:
+        open_blind(request)
+    assert str(blind.value) == expected
+
+
 def test_the_public_view_of_a_task_table_holds_no_hidden_column(tmp_path: Path) -> None:
     """A REVERIE table's goal objects stay behind: the view is the base table."""
     from vlneval.tasks.common.episodes import EpisodeTable
