@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import vlneval.io.reader
+import vlneval.tasks.common.blind as blind
 from tests.reverie.reverie_fixtures import reverie_root
-from vlneval.errors import InvalidInputError, MissingDataError
+from vlneval.errors import InvalidInputError, MissingDataError, Problem
 from vlneval.tasks import get_profile, get_task
 from vlneval.tasks.base import Task
 from vlneval.tasks.common.blind import (
@@ -22,6 +23,7 @@ from vlneval.tasks.common.blind import (
     blind_check,
     open_blind,
     public_check,
+    public_problems,
     public_view,
 )
 from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
@@ -151,6 +153,62 @@ def test_the_public_check_gunzips_a_file_once(
             p.__class__("<bytes>", p.message.replace(str(path), "<bytes>"), p.episode, p.field)
             for p in problems
         ]
+    finally:
+        checker.close()
+
+
+def _file_id_scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The id field of every split-hint scan of a file (``blind.file_ids``) from now on."""
+    seen: list[str] = []
+    scan = blind.file_ids
+
+    def counted(text: bytes, id_field: str) -> set[str]:
+        seen.append(id_field)
+        return scan(text, id_field)
+
+    monkeypatch.setattr(blind, "file_ids", counted)
+    return seen
+
+
+def test_a_valid_upload_is_not_scanned_for_its_split(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The split hint decodes a file a second time: only a file the scorer refuses is scanned
+    (a valid file cannot be of another split: it has ids of this one)."""
+    checker = open_blind(_reverie_test(reverie_root(tmp_path / "root")))
+    assert checker is not None
+    task = get_task("demo")
+    profile = get_profile(task.default_profile)
+    episodes, store = load_split(task, "val", profile)
+    view = public_view(episodes)
+    try:
+        splits = SplitIndex({"val": lambda: ["1_7_0"], "train": lambda: ["9_0"]})
+        scans = _file_id_scans(monkeypatch)
+        assert checker.check(json.dumps(TEST_RUN).encode(), splits=splits) == ([], [])
+        demo = DEMO.read_bytes()
+        assert public_check(demo, "up.json", view, store, profile, splits=splits)[0] == []
+        assert scans == []
+        wrong = json.dumps([dict(TEST_RUN[0], instr_id="1_7_0")]).encode()
+        assert [p.message for p in checker.problems(wrong, splits=splits)] == [
+            "no prediction matches an episode of reverie test (1 episodes); 1 of the file's 1 "
+            "ids are episodes of reverie val: this phase scores test, was the file made for val?"
+        ]
+        assert scans == ["instr_id"]
+        other = json.dumps([{"instr_id": "9_0", "trajectory": [["a", 0.0, 0.0]]}]).encode()
+        assert [p.message for p in public_problems(other, "up.json", view, store, profile,
+                                                   splits=splits)] == [
+            f"no prediction matches an episode of demo val ({len(view):,} episodes); 1 of the "
+            "file's 1 ids are episodes of demo train: this phase scores val, was the file made "
+            "for train?"
+        ]  # fmt: skip
+        assert scans == ["instr_id"] * 2
+        assert checker.problems(wrong) == [
+            Problem("<bytes>", "no prediction matches an episode of reverie test")
+        ]  # no other split given: the file is not scanned
+        assert public_problems(other, "up.json", view, store, profile) == [
+            Problem("up.json", "no prediction matches an episode of demo val")
+        ]
+        assert scans == ["instr_id"] * 2
     finally:
         checker.close()
 

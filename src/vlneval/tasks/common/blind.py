@@ -176,15 +176,20 @@ def _lines(text: bytes) -> list[dict[str, Any]]:
     return out
 
 
-def wrong_split(text: bytes, public: Any, splits: SplitIndex | None, source: str) -> Problem | None:
-    """The problem of a file none of whose ids is an episode of the split of ``public`` (a
-    split's episodes) and most of whose ids are episodes of another split; None when the file
-    has ids of the split, or no other split holds any of them. Only public ids are compared."""
+def wrong_split(
+    text: bytes | None, public: Any, splits: SplitIndex | None, source: str
+) -> Problem | None:
+    """The problem of a file (``text``) none of whose ids is an episode of the split of
+    ``public`` (a split's episodes) and most of whose ids are episodes of another split; None
+    when the file has ids of the split, or no other split holds any of them, or without a
+    text or ``splits`` (then nothing is decoded). Only public ids are compared."""
     from vlneval.tasks.common.checks import no_match
 
+    if text is None or splits is None:
+        return None
     id_field, public_ids = submitted_ids(public)
     ids = file_ids(text, id_field)
-    if not ids or ids & set(public_ids) or splits is None:
+    if not ids or ids & set(public_ids):
         return None
     match = splits.best_match(ids)
     if match is None:
@@ -231,7 +236,7 @@ def public_check(
             arr = build_arrays(public, preds, graphs)
             check_rules(public, preds, arr, graphs, profile, subset=False, pc=pc)
         elif not pc.problems:
-            found = wrong_split(given.text or b"", public, splits, source)
+            found = wrong_split(given.text, public, splits, source)
             pc.problems.append(found or Problem(source, no_match(public.task, public.split)))
     except InvalidInputError as exc:
         return list(exc.problems), warnings
@@ -383,13 +388,9 @@ class PublicScorer:
         file's own content leaves n/a (a REVERIE file without ``predObjId``: no RGS), with its
         reason. Warnings about the split's stand-in values are not the file's and are left out;
         the numbers themselves are never shown, but the file's skipped summary records
-        (``skip_summaries``) are. A file or bytes are read (gunzipped) once, for the split hint
-        and the scorer alike."""
+        (``skip_summaries``) are. A file or bytes are read (gunzipped) once, for the scorer and
+        (only when it refuses the file) the split hint."""
         read = _read_text(predictions)
-        if splits is not None and read is not None and read.text is not None:
-            hint = wrong_split(read.text, self.episodes, splits, read.source)
-            if hint is not None:  # told first, and alone: no scorer needs to read such a file
-                return [hint], []
         try:
             result = self._scorer.score(
                 predictions if read is None else read,
@@ -397,7 +398,12 @@ class PublicScorer:
                     form=form, trajectory_key=trajectory_key, skip_summaries=skip_summaries
                 ),
             )
-        except InvalidInputError as exc:
+        except VLNEvalError as exc:  # a file made for another split is told so, and alone
+            hint = wrong_split(read.text, self.episodes, splits, read.source) if read else None
+            if hint is not None:
+                return [hint], []
+            if not isinstance(exc, InvalidInputError):
+                raise
             return [
                 Problem(self._public(p.source), self._public(p.message), p.episode, p.field)
                 for p in exc.problems
