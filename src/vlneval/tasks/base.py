@@ -284,15 +284,23 @@ class Task:
             )
         return prof
 
-    def episodes_file(self, root: Path | None, split: str) -> Path:
-        """The episodes file of ``split`` under ``root``."""
+    def episodes_file(self, root: Path | None, split: str, version: str | None = None) -> Path:
+        """The episodes file of ``split`` under ``root`` (an embedded task: its packaged data),
+        the first of ``file_names`` found, or that of release ``version`` (``version_files``).
+
+        Example:
+            >>> from vlneval.tasks import get_task
+            >>> get_task("demo").episodes_file(None, "val").name
+            'DEMO_val.json'
+        """
         base = demo_root() if self.embedded else root
         if base is None:
             raise MissingDataError(
                 f"task {self.name} needs its data: pass --data-root DIR (or set VLNEVAL_DATA), "
                 "or --episodes FILE and --graphs DIR"
             )
-        names = [n.format(split=split) for n in self.file_names]
+        patterns = [dict(self.version_files)[version]] if version else self.file_names
+        names = [n.format(split=split) for n in patterns]
         return find_file(base / self.folder, names, f"{self.name} {split} episodes")
 
     def load(self, path: Path, split: str, profile: Profile) -> EpisodeTable:
