@@ -267,8 +267,9 @@ MISSING_RELEASES = [
 
 @pytest.mark.parametrize(("name", "version", "words"), MISSING_RELEASES)
 def test_a_missing_release_gets_the_scorers_exact_words(
-    tmp_path: Path, name: str, version: str, words: str
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str, version: str, words: str
 ) -> None:
+    """The blind check words it as the scorer does, without opening one."""
     root = reverie_root(tmp_path / "root")
     (root / "touchdown" / "touchdown_unseen_split").mkdir(parents=True)
     (root / "touchdown" / "data").mkdir()
@@ -283,9 +284,12 @@ def test_a_missing_release_gets_the_scorers_exact_words(
     with pytest.raises(MissingDataError) as scorer:
         task.open(request)
     assert str(scorer.value) == expected
+    opened: list[str] = []
+    monkeypatch.setattr(Task, "open", lambda self, request: opened.append(self.name))
     with pytest.raises(MissingDataError) as blind:
         open_blind(request)
     assert str(blind.value) == expected
+    assert opened == []
 
 
 def test_the_public_view_of_a_task_table_holds_no_hidden_column(tmp_path: Path) -> None:

@@ -133,7 +133,8 @@ class Task:
             tasks run on a graph.
         version_files: for tasks with several data releases, ``(version, file-name pattern)``
             of each (patterns as ``file_names``): a split missing under one release is answered
-            with the splits of that release and the release that has it.
+            with the splits of that release and the release that has it, opening with
+            ``release_lead`` when given (``{split}`` and ``{version}`` filled in).
         public_copy: the function (entry point) ``(src, dest) -> None`` that writes the public
             copy of an episodes file (every hidden value replaced by a public stand-in, see
             :mod:`vlneval.tasks.common.public_file`), on which the task's own scorer checks
@@ -164,6 +165,7 @@ class Task:
     graph_trajectories: bool = False
     run_env: str = ""
     version_files: tuple[tuple[str, str], ...] = ()
+    release_lead: str = ""
     public_copy: str = ""
     summary_records: bool = False
 

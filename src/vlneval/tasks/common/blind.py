@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from vlneval.errors import InvalidInputError, MissingDataError, Problem, VLNEvalError
+from vlneval.errors import InvalidInputError, Problem, VLNEvalError
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.public_file import has_public_copy, public_text, write_public_copy
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.root import data_root
 from vlneval.tasks.common.summary_records import is_skipped_note
-from vlneval.tasks.profiles import Profile, get_profile
+from vlneval.tasks.profiles import Profile
 
 if TYPE_CHECKING:
     from vlneval.graph.store import GraphStore
@@ -438,20 +438,15 @@ def _read_text(predictions: PredictionsInput) -> ReadInput | None:
 
 def _task_file(request: SplitRequest) -> Path | None:
     """The episodes file of the data version the request names (REVERIE v1, the Touchdown
-    releases), found as the task's scorer finds it, without reading it; None for the shared
-    search."""
+    releases), found as the task's scorer finds it (a missing file in its words), without
+    reading it; None for the shared search."""
     from vlneval.tasks.common.goal_scoring import release_file
 
     task, split, root = request.task, request.split, request.root
     if not request.options.get("data_version") or len(task.data_versions) < 2:
         return None
     version = str(task.check_options(request.options)["data_version"])
-    try:
-        return release_file(task, split, data_root(root), None, version)[0]
-    except MissingDataError:  # said in the words of the task's scorer, which looks there too
-        profile = get_profile(task.default_profile)
-        task.open(SplitRequest(task, split, profile, root=root, options=request.options))
-        raise
+    return release_file(task, split, data_root(root), None, version)[0]
 
 
 def open_blind(request: SplitRequest) -> PublicScorer | None:
