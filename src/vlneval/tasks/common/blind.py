@@ -179,10 +179,10 @@ def _lines(text: bytes) -> list[dict[str, Any]]:
 def wrong_split(
     text: bytes | None, public: Any, splits: SplitIndex | None, source: str
 ) -> Problem | None:
-    """The problem of a file (``text``) none of whose ids is an episode of the split of
-    ``public`` (a split's episodes) and most of whose ids are episodes of another split; None
-    when the file has ids of the split, or no other split holds any of them, or without a
-    text or ``splits`` (then nothing is decoded). Only public ids are compared."""
+    """The problem of a file none of whose ids is an episode of the split of ``public`` (a
+    split's episodes) and most of whose ids are episodes of another split; None when the file
+    has ids of the split, no other split holds any, or there is no text or ``splits`` to compare
+    (nothing is then decoded). Only public ids are compared."""
     from vlneval.tasks.common.checks import no_match
 
     if text is None or splits is None:
@@ -399,8 +399,7 @@ class PublicScorer:
                 ),
             )
         except VLNEvalError as exc:  # a file made for another split is told so, and alone
-            hint = wrong_split(read.text, self.episodes, splits, read.source) if read else None
-            if hint is not None:
+            if read and (hint := wrong_split(read.text, self.episodes, splits, read.source)):
                 return [hint], []
             if not isinstance(exc, InvalidInputError):
                 raise
