@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import vlneval.io.reader
+import vlneval.tasks.common.blind as blind
 from tests.reverie.reverie_fixtures import reverie_root
-from vlneval.errors import InvalidInputError, MissingDataError
+from vlneval.errors import InvalidInputError, MissingDataError, Problem
 from vlneval.tasks import get_profile, get_task
 from vlneval.tasks.base import Task
 from vlneval.tasks.common.blind import (
@@ -22,6 +23,7 @@ from vlneval.tasks.common.blind import (
     blind_check,
     open_blind,
     public_check,
+    public_problems,
     public_view,
 )
 from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
@@ -155,6 +157,62 @@ def test_the_public_check_gunzips_a_file_once(
         checker.close()
 
 
+def _file_id_scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The id field of every split-hint scan of a file (``blind.file_ids``) from now on."""
+    seen: list[str] = []
+    scan = blind.file_ids
+
+    def counted(text: bytes, id_field: str) -> set[str]:
+        seen.append(id_field)
+        return scan(text, id_field)
+
+    monkeypatch.setattr(blind, "file_ids", counted)
+    return seen
+
+
+def test_a_valid_upload_is_not_scanned_for_its_split(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The split hint decodes a file a second time: only a file the scorer refuses is scanned
+    (a valid file cannot be of another split: it has ids of this one)."""
+    checker = open_blind(_reverie_test(reverie_root(tmp_path / "root")))
+    assert checker is not None
+    task = get_task("demo")
+    profile = get_profile(task.default_profile)
+    episodes, store = load_split(task, "val", profile)
+    view = public_view(episodes)
+    try:
+        splits = SplitIndex({"val": lambda: ["1_7_0"], "train": lambda: ["9_0"]})
+        scans = _file_id_scans(monkeypatch)
+        assert checker.check(json.dumps(TEST_RUN).encode(), splits=splits) == ([], [])
+        demo = DEMO.read_bytes()
+        assert public_check(demo, "up.json", view, store, profile, splits=splits)[0] == []
+        assert scans == []
+        wrong = json.dumps([dict(TEST_RUN[0], instr_id="1_7_0")]).encode()
+        assert [p.message for p in checker.problems(wrong, splits=splits)] == [
+            "no prediction matches an episode of reverie test (1 episodes); 1 of the file's 1 "
+            "ids are episodes of reverie val: this phase scores test, was the file made for val?"
+        ]
+        assert scans == ["instr_id"]
+        other = json.dumps([{"instr_id": "9_0", "trajectory": [["a", 0.0, 0.0]]}]).encode()
+        assert [p.message for p in public_problems(other, "up.json", view, store, profile,
+                                                   splits=splits)] == [
+            f"no prediction matches an episode of demo val ({len(view):,} episodes); 1 of the "
+            "file's 1 ids are episodes of demo train: this phase scores val, was the file made "
+            "for train?"
+        ]  # fmt: skip
+        assert scans == ["instr_id"] * 2
+        assert checker.problems(wrong) == [
+            Problem("<bytes>", "no prediction matches an episode of reverie test")
+        ]  # no other split given: the file is not scanned
+        assert public_problems(other, "up.json", view, store, profile) == [
+            Problem("up.json", "no prediction matches an episode of demo val")
+        ]
+        assert scans == ["instr_id"] * 2
+    finally:
+        checker.close()
+
+
 def test_a_release_is_found_without_opening_the_split(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -192,6 +250,46 @@ def test_a_missing_release_is_said_in_the_scorers_words(tmp_path: Path) -> None:
         open_blind(request)
     assert str(blind.value) == str(scorer.value)
     assert str(blind.value).startswith("no touchdown test routes (unseen) found under ")
+
+
+MISSING_RELEASES = [
+    # (task, data version given, the scorer's words for a split missing from that release)
+    ("touchdown", "unseen", "no touchdown dev routes (unseen) found under {root}/touchdown (splits "
+     "found for unseen: none); get its files with `vlneval data fetch touchdown-unseen`"),
+    ("touchdown-sdr", "Original", "no touchdown dev routes (original) found under "
+     "{root}/touchdown (splits found for original: test); get its files with `vlneval data "
+     "fetch touchdown`"),
+    ("reverie", "V2", "no reverie val_unsen episodes for data version v2 under {root}/reverie; "
+     "did you mean 'val_unseen'? (splits found for v2: test, val); get its files with `vlneval "
+     "data fetch reverie`"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "version", "words"), MISSING_RELEASES)
+def test_a_missing_release_gets_the_scorers_exact_words(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str, version: str, words: str
+) -> None:
+    """The blind check words it as the scorer does, without opening one."""
+    root = reverie_root(tmp_path / "root")
+    (root / "touchdown" / "touchdown_unseen_split").mkdir(parents=True)
+    (root / "touchdown" / "data").mkdir()
+    (root / "touchdown" / "data" / "test.json").write_text("")
+    task = get_task(name)
+    split = "val_unsen" if name == "reverie" else "dev"
+    request = SplitRequest(
+        task, split, get_profile(task.default_profile), root=root,
+        options={"data_version": version},
+    )  # fmt: skip
+    expected = words.format(root=root)
+    with pytest.raises(MissingDataError) as scorer:
+        task.open(request)
+    assert str(scorer.value) == expected
+    opened: list[str] = []
+    monkeypatch.setattr(Task, "open", lambda self, request: opened.append(self.name))
+    with pytest.raises(MissingDataError) as blind:
+        open_blind(request)
+    assert str(blind.value) == expected
+    assert opened == []
 
 
 def test_the_public_view_of_a_task_table_holds_no_hidden_column(tmp_path: Path) -> None:

@@ -133,7 +133,8 @@ class Task:
             tasks run on a graph.
         version_files: for tasks with several data releases, ``(version, file-name pattern)``
             of each (patterns as ``file_names``): a split missing under one release is answered
-            with the splits of that release and the release that has it.
+            with the splits of that release and the release that has it, opening with
+            ``release_lead`` when given (``{split}`` and ``{version}`` filled in).
         public_copy: the function (entry point) ``(src, dest) -> None`` that writes the public
             copy of an episodes file (every hidden value replaced by a public stand-in, see
             :mod:`vlneval.tasks.common.public_file`), on which the task's own scorer checks
@@ -164,6 +165,7 @@ class Task:
     graph_trajectories: bool = False
     run_env: str = ""
     version_files: tuple[tuple[str, str], ...] = ()
+    release_lead: str = ""
     public_copy: str = ""
     summary_records: bool = False
 
@@ -284,15 +286,23 @@ class Task:
             )
         return prof
 
-    def episodes_file(self, root: Path | None, split: str) -> Path:
-        """The episodes file of ``split`` under ``root``."""
+    def episodes_file(self, root: Path | None, split: str, version: str | None = None) -> Path:
+        """The episodes file of ``split`` under ``root`` (an embedded task: its packaged data),
+        the first of ``file_names`` found, or that of release ``version`` (``version_files``).
+
+        Example:
+            >>> from vlneval.tasks import get_task
+            >>> get_task("demo").episodes_file(None, "val").name
+            'DEMO_val.json'
+        """
         base = demo_root() if self.embedded else root
         if base is None:
             raise MissingDataError(
                 f"task {self.name} needs its data: pass --data-root DIR (or set VLNEVAL_DATA), "
                 "or --episodes FILE and --graphs DIR"
             )
-        names = [n.format(split=split) for n in self.file_names]
+        patterns = [dict(self.version_files)[version]] if version else self.file_names
+        names = [n.format(split=split) for n in patterns]
         return find_file(base / self.folder, names, f"{self.name} {split} episodes")
 
     def load(self, path: Path, split: str, profile: Profile) -> EpisodeTable:

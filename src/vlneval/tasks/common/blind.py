@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from vlneval.errors import InvalidInputError, MissingDataError, Problem, VLNEvalError
+from vlneval.errors import InvalidInputError, Problem, VLNEvalError
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.public_file import has_public_copy, public_text, write_public_copy
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.root import data_root
 from vlneval.tasks.common.summary_records import is_skipped_note
-from vlneval.tasks.profiles import Profile, get_profile
+from vlneval.tasks.profiles import Profile
 
 if TYPE_CHECKING:
     from vlneval.graph.store import GraphStore
@@ -176,15 +176,20 @@ def _lines(text: bytes) -> list[dict[str, Any]]:
     return out
 
 
-def wrong_split(text: bytes, public: Any, splits: SplitIndex | None, source: str) -> Problem | None:
+def wrong_split(
+    text: bytes | None, public: Any, splits: SplitIndex | None, source: str
+) -> Problem | None:
     """The problem of a file none of whose ids is an episode of the split of ``public`` (a
     split's episodes) and most of whose ids are episodes of another split; None when the file
-    has ids of the split, or no other split holds any of them. Only public ids are compared."""
+    has ids of the split, no other split holds any, or there is no text or ``splits`` to compare
+    (nothing is then decoded). Only public ids are compared."""
     from vlneval.tasks.common.checks import no_match
 
+    if text is None or splits is None:
+        return None
     id_field, public_ids = submitted_ids(public)
     ids = file_ids(text, id_field)
-    if not ids or ids & set(public_ids) or splits is None:
+    if not ids or ids & set(public_ids):
         return None
     match = splits.best_match(ids)
     if match is None:
@@ -231,7 +236,7 @@ def public_check(
             arr = build_arrays(public, preds, graphs)
             check_rules(public, preds, arr, graphs, profile, subset=False, pc=pc)
         elif not pc.problems:
-            found = wrong_split(given.text or b"", public, splits, source)
+            found = wrong_split(given.text, public, splits, source)
             pc.problems.append(found or Problem(source, no_match(public.task, public.split)))
     except InvalidInputError as exc:
         return list(exc.problems), warnings
@@ -383,13 +388,9 @@ class PublicScorer:
         file's own content leaves n/a (a REVERIE file without ``predObjId``: no RGS), with its
         reason. Warnings about the split's stand-in values are not the file's and are left out;
         the numbers themselves are never shown, but the file's skipped summary records
-        (``skip_summaries``) are. A file or bytes are read (gunzipped) once, for the split hint
-        and the scorer alike."""
+        (``skip_summaries``) are. A file or bytes are read (gunzipped) once, for the scorer and
+        (only when it refuses the file) the split hint."""
         read = _read_text(predictions)
-        if splits is not None and read is not None and read.text is not None:
-            hint = wrong_split(read.text, self.episodes, splits, read.source)
-            if hint is not None:  # told first, and alone: no scorer needs to read such a file
-                return [hint], []
         try:
             result = self._scorer.score(
                 predictions if read is None else read,
@@ -397,7 +398,11 @@ class PublicScorer:
                     form=form, trajectory_key=trajectory_key, skip_summaries=skip_summaries
                 ),
             )
-        except InvalidInputError as exc:
+        except VLNEvalError as exc:  # a file made for another split is told so, and alone
+            if read and (hint := wrong_split(read.text, self.episodes, splits, read.source)):
+                return [hint], []
+            if not isinstance(exc, InvalidInputError):
+                raise
             return [
                 Problem(self._public(p.source), self._public(p.message), p.episode, p.field)
                 for p in exc.problems
@@ -432,20 +437,15 @@ def _read_text(predictions: PredictionsInput) -> ReadInput | None:
 
 def _task_file(request: SplitRequest) -> Path | None:
     """The episodes file of the data version the request names (REVERIE v1, the Touchdown
-    releases), found as the task's scorer finds it, without reading it; None for the shared
-    search."""
+    releases), found as the task's scorer finds it (a missing file in its words), without
+    reading it; None for the shared search."""
     from vlneval.tasks.common.goal_scoring import release_file
 
     task, split, root = request.task, request.split, request.root
     if not request.options.get("data_version") or len(task.data_versions) < 2:
         return None
     version = str(task.check_options(request.options)["data_version"])
-    try:
-        return release_file(task, split, data_root(root), None, version)[0]
-    except MissingDataError:  # said in the words of the task's scorer, which looks there too
-        profile = get_profile(task.default_profile)
-        task.open(SplitRequest(task, split, profile, root=root, options=request.options))
-        raise
+    return release_file(task, split, data_root(root), None, version)[0]
 
 
 def open_blind(request: SplitRequest) -> PublicScorer | None:

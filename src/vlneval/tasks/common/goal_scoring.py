@@ -136,7 +136,6 @@ def release_file(
     root: Path | None,
     episodes_file: str | Path | None,
     version: str | None,
-    lead: str | None = None,
 ) -> tuple[Path, str | None]:
     """The episodes file of ``split`` and the release it is read as.
 
@@ -150,11 +149,11 @@ def release_file(
     Raises:
         UnknownNameError: ``version`` is not one of the task's releases.
         MissingDataError: no data root, a root without the task's folder, or no such file (the
-            splits found for that release and the release that holds ``split``; ``lead``
-            replaces the message's opening words, ``{version}`` in it the resolved release).
+            splits found for that release and the release that holds ``split``, opening with
+            the task's ``release_lead``).
     """
     resolved = task.option("data_version").resolve(version, task.name) if version else None
     if not episodes_file:  # the file of a release under the root: the default release
         resolved = resolved or task.data_versions[0]
-    text = lead.format(version=resolved) if lead else None
-    return episodes_path(task, split, root, episodes_file, version=resolved, lead=text), resolved
+    lead = task.release_lead.format(split=split, version=resolved) if task.release_lead else None
+    return episodes_path(task, split, root, episodes_file, version=resolved, lead=lead), resolved

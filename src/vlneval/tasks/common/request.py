@@ -14,7 +14,6 @@ from vlneval.tasks.common.root import (
     check_root,
     data_root,
     demo_root,
-    find_file,
     graphs_dir,
     missing_split,
 )
@@ -175,10 +174,8 @@ def episodes_path(
         check_root(base, task.name, task.folder, task.file_names)
     except MissingDataError as exc:
         raise MissingDataError(f"no {task.name} {split} episodes found: {exc}") from None
-    patterns = [dict(task.version_files)[version]] if version else task.file_names
-    names = [n.format(split=split) for n in patterns]
     try:
-        return find_file(base / task.folder, names, f"{task.name} {split} episodes")
+        return task.episodes_file(base, split, version)
     except MissingDataError:
         raise missing_split(
             base, task.name, task.folder, task.file_names, split, task.splits,

@@ -35,6 +35,7 @@ def _task(
         "vlneval.tasks.touchdown.format:load_touchdown", SPLITS, "dev", scorer,
         options=(DATA_VERSION,), street_routes=street_routes, summary_records=summaries,
         version_files=tuple(DATA_VERSIONS.items()),
+        release_lead="no touchdown {split} routes ({version}) found",
         public_copy="vlneval.tasks.touchdown.public:public_touchdown",
     )  # fmt: skip
 

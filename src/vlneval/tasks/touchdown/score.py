@@ -98,8 +98,7 @@ def _find_routes(
     release read (the given one resolved; for none, None for a file given by name)."""
     base = data_root(root)
     if version:
-        lead = f"no touchdown {split} routes ({{version}}) found"
-        path, version = release_file(task, split, base, episodes_file, version, lead)
+        path, version = release_file(task, split, base, episodes_file, version)
     else:
         path = episodes_path(task, split, base, episodes_file)
         if not episodes_file:
