@@ -88,7 +88,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--per-episode", default=None, metavar="FILE", help="with --score: .csv, .jsonl or .parquet"
     )
     add_format_arg(p)
-    p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    p.add_argument(
+        "--quiet", action="store_true", help="no progress bar, no table, no 'ran ... wrote' line"
+    )
     add_task_option_args(p)
     add_shard_args(p)
     add_executor_args(p)
@@ -180,11 +182,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     write_outputs([(plan.outputs["--out"], predictions_bytes(out, result.records)),
                    (card_path(out), to_json_bytes(card))])  # fmt: skip
-    err(
-        f"ran {agent.id} on {result.n_episodes} of {result.n_expected} {result.task} {result.split} "
-        f"episodes (seed {args.seed}, {result.protocol['action_space']['name']}, "
-        f"{result.truncated} truncated) in {result.seconds:.1f} s; wrote {out} and {card_path(out)}"
-    )
+    if not args.quiet:  # --quiet: errors, warnings and the outputs asked for only
+        err(
+            f"ran {agent.id} on {result.n_episodes} of {result.n_expected} {result.task} "
+            f"{result.split} episodes (seed {args.seed}, {result.protocol['action_space']['name']}"
+            f", {result.truncated} truncated) in {result.seconds:.1f} s; wrote {out} and "
+            f"{card_path(out)}"
+        )
     if args.score:
         return _score(args, partial=result.partial, protocol=result.protocol, plan=plan)
     return 0
