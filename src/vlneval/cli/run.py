@@ -121,7 +121,7 @@ def workload_of(args: argparse.Namespace, environment: str | None = None) -> Any
     return Workload(
         task=args.task, agent=args.agent, split=args.split, agent_args=agent_kwargs(args),
         data_root=args.data_root, episodes_file=args.episodes, graphs=args.graphs,
-        data_version=args.data_version, action_space=args.action_space,
+        data_version=args.data_version, path_type=args.path_type, action_space=args.action_space,
         max_steps=args.max_steps, features=args.features, batch_size=args.batch_size,
         seed=args.seed, environment=environment,
     )  # fmt: skip
@@ -247,7 +247,9 @@ def _env_id(args: argparse.Namespace) -> str | None:
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
     """The run options a shard's manifest records (every shard of a run must share them)."""
     features = Path(args.features).name if args.features else None
-    return {"action_space": args.action_space, "max_steps": args.max_steps, "features": features}
+    chosen = {"path_type": args.path_type} if args.path_type else {}  # NDH: the oracle's path
+    return {"action_space": args.action_space, "max_steps": args.max_steps, "features": features,
+            **chosen}  # fmt: skip
 
 
 def cmd_agents(args: argparse.Namespace) -> int:
