@@ -96,3 +96,15 @@ def test_real_ndh_episodes_follow_the_path_type_as_the_scorer_does(data_root: Pa
         assert env.privileged().reference_path() == tuple(path)
         differ += planner.privileged().reference_path() != tuple(path)
     assert (len(env), differ) == (382, 353)
+
+
+def test_real_reverie_release_and_its_object_sensor(data_root: Path) -> None:
+    if not (data_root / "reverie" / "BBox.tar.gz").is_file():
+        pytest.skip("no REVERIE boxes in the data folder")
+    where = {"task": "reverie", "split": "val_seen", "root": data_root}
+    with pytest.warns(UserWarning, match="no v2 object boxes found"):
+        v2 = make_env("graph-panoramic", **where)  # the v1 boxes: said, as vlneval run says it
+    v1 = make_env("graph-panoramic", **where, data_version="V1", sensors=())
+    assert (len(v2), len(v1)) == (1384, 1423)
+    assert "objects" in v2.reset(options={"episode": 0})[0]  # the task's sensor, as runs have it
+    assert "objects" not in v1.reset(options={"episode": 0})[0]  # sensors= given: the caller's

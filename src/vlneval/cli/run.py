@@ -203,8 +203,6 @@ def _check_names(args: argparse.Namespace) -> None:
         UnknownNameError: no such profile or option value (with the closest name).
         VLNEvalError: the profile does not score the task (names the task's profiles).
     """
-    from vlneval.tasks import get_task
-
     task = get_task(args.task)
     for name, value in task.check_options(given_task_options(args) or {}).items():
         setattr(args, name, value)

@@ -18,7 +18,6 @@ from vlneval.envs.loading import load_episodes
 from vlneval.errors import VLNEvalError
 from vlneval.registry import Registry, load_entry_point
 from vlneval.tasks import get_task
-from vlneval.tasks.base import Task
 
 __all__ = ["ENVS", "make_env"]
 
@@ -93,10 +92,13 @@ def make_env(
     options = _task_options(spec.id, factory, task, kwargs, loader)
     kwargs = {k: v for k, v in kwargs.items() if k not in options}
     if loader is not None:
-        episodes, loaded, sensors = _load(loader, task, split, root, graphs, options)
-        graphs = graphs or loaded
-        if sensors and "sensors" not in kwargs:
-            kwargs["sensors"] = sensors
+        loaded = loader(task, split, root=root, graphs=graphs, **options)
+        if not isinstance(loaded, tuple):  # an object task's setup: its sensor, its notes
+            kwargs.setdefault("sensors", loaded.sensors)
+            for note in loaded.notes:
+                warnings.warn(note, stacklevel=2)
+            loaded = loaded.episodes, loaded.graphs
+        episodes, graphs = loaded[0], graphs or loaded[1]
     if graphs is None:
         raise VLNEvalError(
             "make_env: pass graphs= (a GraphStore, GraphWorld or folder) with episodes="
@@ -119,19 +121,6 @@ def _loader(env_id: str, task: str) -> Callable[..., Any]:
     return load_episodes
 
 
-def _load(
-    loader: Callable[..., Any], task: str, split: str | None, root: Any, graphs: Any,
-    options: dict[str, Any],
-) -> tuple[Any, Any, list[Any]]:  # fmt: skip
-    """The episodes, graphs and sensors ``loader`` gives (an object task's notes: warnings)."""
-    loaded = loader(task, split, root=root, graphs=graphs, **options)
-    if not isinstance(loaded, tuple):  # an object task's setup
-        for note in loaded.notes:
-            warnings.warn(note, stacklevel=3)
-        return loaded.episodes, loaded.graphs, list(loaded.sensors)
-    return loaded[0], loaded[1], []
-
-
 def _task_options(
     env_id: str, factory: Any, task: str, kwargs: dict[str, Any], loader: Any
 ) -> dict[str, Any]:
@@ -148,25 +137,20 @@ def _task_options(
             f"{', '.join(t.option_names) or 'none'})"
         )
     options = t.check_options({k: v for k, v in kwargs.items() if k in t.option_names})
-    takes = set() if loader is None else _loads(loader, t)
+    reader = loader if loader is not load_episodes else t.loader  # episodes: the task's reader
+    reader = load_entry_point(reader) if isinstance(reader, str) else reader
+    takes = set() if loader is None else (_keywords(reader) or set()) & set(t.option_names)
     wrong = sorted(set(options) - takes)
     if wrong:
         why = "it changes the scoring only; options that choose the episodes: "
-        why = "episodes= are given" if loader is None else why + (", ".join(takes) or "none")
+        why = (
+            "episodes= are given" if loader is None else why + (", ".join(sorted(takes)) or "none")
+        )
         raise VLNEvalError(
             f"make_env({env_id!r}): task {t.name}'s option {', '.join(wrong)} does not apply "
             f"({why})"
         )
     return options
-
-
-def _loads(loader: Callable[..., Any], task: Task) -> set[str]:
-    """The options of ``task`` that ``loader`` takes (:func:`load_episodes`: those its episode
-    reader takes)."""
-    reader = loader
-    if loader is load_episodes:
-        reader = load_entry_point(task.loader) if isinstance(task.loader, str) else task.loader
-    return (_keywords(reader) or set()) & set(task.option_names)
 
 
 def _keywords(factory: Any, *, passed_on: bool = False) -> set[str] | None:
