@@ -254,8 +254,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         scorer_a = stack.enter_context(open_scorer(args))
         a = _score(args, scorer_a, args.a, args.protocol_a)
         step("scored A")
-        scorer_b = scorer_a
-        if _other_profile(args, args.profile_b):
+        scorer_b, b = scorer_a, args.profile_b and scorer_a.task.scoring_profile(args.profile_b)
+        if b and b.name != scorer_a.profile.name:  # A's profile in any case: A's scorer
             scorer_b = stack.enter_context(open_scorer(args, profile=args.profile_b))
         others = []
         for path, name in zip(args.b, names, strict=True):
@@ -285,25 +285,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     runs = [("A", a), *zip(names, others, strict=True)]
     print_notices([*comparison_notices(result), *not_compared_notices(runs, result)])
     return 0
-
-
-def _other_profile(args: argparse.Namespace, profile: str | None) -> bool:
-    """Whether ``profile`` (any case) is another profile than the one ``args`` score with.
-
-    Raises:
-        UnknownNameError, VLNEvalError: as :class:`~vlneval.Scorer` does for either profile.
-
-    Example:
-        >>> args = argparse.Namespace(task="r2r", profile=None)
-        >>> _other_profile(args, None), _other_profile(args, "R2R"), _other_profile(args, "r2r-duet")
-        (False, False, True)
-    """
-    from vlneval.tasks import get_task
-
-    task = get_task(args.task)
-    if profile is None:
-        return False
-    return task.scoring_profile(profile).name != task.scoring_profile(args.profile).name
 
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
