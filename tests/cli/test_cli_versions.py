@@ -4,6 +4,7 @@ unknown option value gets the closest one; values in another case are taken."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,20 @@ def test_the_library_checks_option_values_too(data_root: Path) -> None:
         Scorer("ndh", "val_seen", root=data_root, path_type="trsted_path")
     with pytest.raises(UnknownNameError, match="unknown reverie data version 'v3'"):
         Scorer("reverie", "val_seen", root=data_root, data_version="v3")
+
+
+@pytest.mark.parametrize("path_type", ["player_path", "TRUSTED_PATH"])
+def test_run_loads_the_ndh_path_type_it_scores_with(
+    data_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], path_type: str
+) -> None:
+    """``--path-type`` reaches the episodes the environment runs (the shortest-path agent follows
+    that path, as make_env's ``path_type=`` does), not only the scorer: the oracle scores SR 1."""
+    out, summary = tmp_path / "ndh.json", tmp_path / "s.json"
+    argv = ["run", "--task", "ndh", "--split", "val_seen", "--data-root", str(data_root),
+            "--agent", "shortest", "--out", str(out), "--path-type", path_type, "--score",
+            "--json", str(summary), "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    result = json.loads(summary.read_text())
+    assert result["protocol"]["scoring"]["path_type"] == path_type.lower()
+    assert (result["metrics"]["SR"], result["metrics"]["NE"]) == (1.0, 0.0)
+    capsys.readouterr()

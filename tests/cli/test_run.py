@@ -36,7 +36,7 @@ def test_demo_run_writes_predictions_and_card(
     )
     captured = capsys.readouterr()
     assert captured.out == ""  # nothing on stdout without --score
-    assert "ran random-v1 on 36 of 36 demo val episodes" in captured.err
+    assert captured.err == ""  # --quiet: no progress, no 'ran ... wrote' line
     records = json.loads(out.read_text())
     assert len(records) == 36 and records[0]["instr_id"] == "100_0"
     card = json.loads((tmp_path / "preds.protocol.json").read_text())
@@ -50,6 +50,33 @@ def test_demo_run_writes_predictions_and_card(
     assert card["executed_path"].startswith("full")
     assert card["observations"][0] == "instruction text"
     assert card["agent"]["id"] == "random-v1" and "numpy" in card["software"]
+
+
+def test_quiet_leaves_the_warnings_the_errors_and_the_outputs_asked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--quiet`` of run, score and report alike: nothing on stdout but an output sent there,
+    no progress and no 'ran ... wrote ...' on stderr; the warnings stay."""
+    out = tmp_path / "p.json"
+    demo = "warning: the demo task is synthetic (generated houses and episodes), not real data\n"
+    argv = ["run", "--task", "demo", "--agent", "random", "--out", str(out)]
+    assert main(argv) == 0
+    ran = "ran random-v1 on 36 of 36 demo val episodes (seed 0, egocentric, 0 truncated) in "
+    assert capsys.readouterr().err.splitlines()[-1].startswith(ran)
+    score = ["score", "--task", "demo", "--predictions", str(out)]
+    report = ["report", "--task", "demo", "--predictions", str(out), "--out", str(out) + ".html"]
+    for command, warned in [
+        (argv, False),
+        ([*argv, "--score", "--json", str(tmp_path / "s.json")], True),
+        (score, True),
+        (report, True),
+    ]:
+        assert main([*command, "--quiet"]) == 0
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err == (demo if warned else "")
+    assert main([*score, "--quiet", "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["task"] == "demo"  # the output asked for
 
 
 def test_same_seed_same_file(tmp_path: Path) -> None:

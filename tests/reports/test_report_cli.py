@@ -151,3 +151,32 @@ def test_a_task_that_cannot_skip_summaries_refuses_before_loading(
         "error: skip_summaries (--skip-summary-records) does not apply to task touchdown-sdr: its "
         "reader cannot skip summary records; remove the summary record from the file\n"
     )
+
+
+@pytest.mark.parametrize("profile_b", [[], ["--profile-b", "r2r"], ["--profile-b", "R2R"]])
+def test_compare_with_the_profile_of_a_opens_one_scorer(
+    house: House,
+    tmp_path: Path,
+    capsys: Capture,
+    monkeypatch: pytest.MonkeyPatch,
+    profile_b: list[str],
+) -> None:
+    """``--profile-b`` naming A's profile (the task's default here, any case) scores B with A's
+    scorer: one opened, and the same outputs as without ``--profile-b``."""
+    import vlneval.cli.report as report
+
+    argv = ["compare", *_data(house), str(house.a), str(house.b)]
+    assert main([*argv, "--json", str(tmp_path / "plain.json")]) == 0
+    plain = capsys.readouterr()
+    opened: list[object] = []
+    open_scorer = report.open_scorer
+
+    def counted(*args: object, **kwargs: object) -> object:
+        opened.append(kwargs.get("profile"))
+        return open_scorer(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(report, "open_scorer", counted)
+    assert main([*argv, *profile_b, "--json", str(tmp_path / "b.json")]) == 0
+    assert opened == [None]
+    assert capsys.readouterr() == plain
+    assert (tmp_path / "b.json").read_bytes() == (tmp_path / "plain.json").read_bytes()

@@ -137,11 +137,12 @@ def _merge_and_report(args: argparse.Namespace, shard: CliShard, agent_id: str,
 
     w = shard.writer
     merged = merge([w.manifest_path], out=args.out)
-    err(
-        f"ran {agent_id} on {merged.n_episodes} {merged.task} {merged.split} episodes on ray "
-        f"({args.num_actors} actors, chunks of {args.chunk}, seed {args.seed}) in {seconds:.1f} s;"
-        f" wrote {args.out} and {card_path(args.out)} (records: {w.records})"
-    )
+    if not args.quiet:
+        err(
+            f"ran {agent_id} on {merged.n_episodes} {merged.task} {merged.split} episodes on ray "
+            f"({args.num_actors} actors, chunks of {args.chunk}, seed {args.seed}) in "
+            f"{seconds:.1f} s; wrote {args.out} and {card_path(args.out)} (records: {w.records})"
+        )
     if args.score:
         protocol = {k: v for k, v in (w.manifest.get("card") or {}).items()
                     if k not in ("vlneval_version", "task", "split", "episodes", "software")}  # fmt: skip

@@ -67,7 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="path-length budgets as multiples of the shortest distance (default 1,1.25,1.5,2,3)",
     )
     _add_stats_args(r)
-    r.add_argument("--quiet", action="store_true", help="print no summary table")
+    r.add_argument("--quiet", action="store_true", help="no progress bar, no table, no 'wrote'")
     r.set_defaults(func=cmd_report)
 
     c = sub.add_parser(
@@ -164,14 +164,17 @@ def _score(args: argparse.Namespace, scorer: Any, path: str, protocol: str | Non
 
 
 @contextmanager
-def _progress(total: int, label: str) -> Iterator[Callable[[str], None]]:
-    """A rich progress bar on stderr; yields a callback that advances it by one."""
+def _progress(total: int, label: str, quiet: bool = False) -> Iterator[Callable[[str], None]]:
+    """A rich progress bar on stderr (none with ``quiet`` or off a terminal); yields a callback
+    that advances it by one."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(stderr=True)
     columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as p:
+    with Progress(
+        *columns, console=console, transient=True, disable=quiet or not console.is_terminal
+    ) as p:
         task = p.add_task(label, total=total)
 
         def step(message: str) -> None:
@@ -210,7 +213,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         title=args.title,
     )
     total = 4 + (2 if args.compare else 0) + options.n_worst + options.n_sample
-    with _progress(total, "report") as step, open_scorer(args) as scorer:
+    with _progress(total, "report", args.quiet) as step, open_scorer(args) as scorer:
         run = _score(args, scorer, args.predictions)
         step("scored")
         baseline = None
@@ -228,7 +231,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         print_table(render_summary(summary, color=sys.stdout.isatty(), fmt=plan.table))
     print_notices(summary_notices(summary))
     where = "the report to stdout" if plan.outputs["--out"].is_stdout else args.out
-    err(f"wrote {where} ({len(page) / 1e6:.1f} MB)")
+    if not args.quiet:
+        err(f"wrote {where} ({len(page) / 1e6:.1f} MB)")
     return 0
 
 
@@ -250,11 +254,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         scorer_a = stack.enter_context(open_scorer(args))
         a = _score(args, scorer_a, args.a, args.protocol_a)
         step("scored A")
-        scorer_b = (
-            stack.enter_context(open_scorer(args, profile=args.profile_b))
-            if args.profile_b
-            else scorer_a
-        )
+        scorer_b, b = scorer_a, args.profile_b and scorer_a.task.scoring_profile(args.profile_b)
+        if b and b.name != scorer_a.profile.name:  # A's profile in any case: A's scorer
+            scorer_b = stack.enter_context(open_scorer(args, profile=args.profile_b))
         others = []
         for path, name in zip(args.b, names, strict=True):
             others.append(_score(args, scorer_b, path, args.protocol_b))

@@ -88,7 +88,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--per-episode", default=None, metavar="FILE", help="with --score: .csv, .jsonl or .parquet"
     )
     add_format_arg(p)
-    p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    p.add_argument(
+        "--quiet", action="store_true", help="no progress bar, no table, no 'ran ... wrote' line"
+    )
     add_task_option_args(p)
     add_shard_args(p)
     add_executor_args(p)
@@ -119,7 +121,7 @@ def workload_of(args: argparse.Namespace, environment: str | None = None) -> Any
     return Workload(
         task=args.task, agent=args.agent, split=args.split, agent_args=agent_kwargs(args),
         data_root=args.data_root, episodes_file=args.episodes, graphs=args.graphs,
-        data_version=args.data_version, action_space=args.action_space,
+        data_version=args.data_version, path_type=args.path_type, action_space=args.action_space,
         max_steps=args.max_steps, features=args.features, batch_size=args.batch_size,
         seed=args.seed, environment=environment,
     )  # fmt: skip
@@ -180,11 +182,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     write_outputs([(plan.outputs["--out"], predictions_bytes(out, result.records)),
                    (card_path(out), to_json_bytes(card))])  # fmt: skip
-    err(
-        f"ran {agent.id} on {result.n_episodes} of {result.n_expected} {result.task} {result.split} "
-        f"episodes (seed {args.seed}, {result.protocol['action_space']['name']}, "
-        f"{result.truncated} truncated) in {result.seconds:.1f} s; wrote {out} and {card_path(out)}"
-    )
+    if not args.quiet:  # --quiet: errors, warnings and the outputs asked for only
+        err(
+            f"ran {agent.id} on {result.n_episodes} of {result.n_expected} {result.task} "
+            f"{result.split} episodes (seed {args.seed}, {result.protocol['action_space']['name']}"
+            f", {result.truncated} truncated) in {result.seconds:.1f} s; wrote {out} and "
+            f"{card_path(out)}"
+        )
     if args.score:
         return _score(args, partial=result.partial, protocol=result.protocol, plan=plan)
     return 0
@@ -199,8 +203,6 @@ def _check_names(args: argparse.Namespace) -> None:
         UnknownNameError: no such profile or option value (with the closest name).
         VLNEvalError: the profile does not score the task (names the task's profiles).
     """
-    from vlneval.tasks import get_task
-
     task = get_task(args.task)
     for name, value in task.check_options(given_task_options(args) or {}).items():
         setattr(args, name, value)
@@ -243,7 +245,9 @@ def _env_id(args: argparse.Namespace) -> str | None:
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
     """The run options a shard's manifest records (every shard of a run must share them)."""
     features = Path(args.features).name if args.features else None
-    return {"action_space": args.action_space, "max_steps": args.max_steps, "features": features}
+    chosen = {"path_type": args.path_type} if args.path_type else {}  # NDH: the oracle's path
+    return {"action_space": args.action_space, "max_steps": args.max_steps, "features": features,
+            **chosen}  # fmt: skip
 
 
 def cmd_agents(args: argparse.Namespace) -> int:

@@ -75,7 +75,10 @@ def _emit(
     out = Path(args.out)
     write_outputs([(plan.outputs["--out"], predictions_bytes(out, run.predictions)),
                    (card_path(out), to_json_bytes(card))])  # fmt: skip
-    err(f"wrote {out} ({len(run.predictions)} episodes, {run.steps} steps) and {card_path(out)}")
+    if not args.quiet:
+        err(
+            f"wrote {out} ({len(run.predictions)} episodes, {run.steps} steps) and {card_path(out)}"
+        )
     if args.score:
         summary, rows = score_run(
             env, run, card, out, profile=args.profile, subset=indices is not None,

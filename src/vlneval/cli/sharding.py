@@ -152,7 +152,7 @@ class CliShard:
         w = self.writer
         kept, ran = len(w.manifest["assigned"]) - len(w.remaining), len(w.remaining)
         w.complete(card if card is not None else w.manifest.get("card"))
-        if not announce:
+        if not announce or self.args.quiet:
             return 0
         n = self.spec.count
         pattern = Path(self.args.out).with_name(w.records.name.replace(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from vlneval.graph.store import GraphStore
 from vlneval.tasks import get_profile, get_task
@@ -24,6 +25,7 @@ def load_episodes(
     root: str | Path | None = None,
     episodes_file: str | Path | None = None,
     graphs: str | Path | None = None,
+    **options: Any,
 ) -> tuple[EpisodeTable, GraphStore]:
     """Every episode of ``task``'s ``split`` (all instructions, whichever a profile scores) and
     the graphs of its scans.
@@ -32,6 +34,7 @@ def load_episodes(
         task: a registered task; ``demo`` ships inside vlneval and needs no downloads.
         split: the split (default: the task's).
         root, episodes_file, graphs: where the files are (as for ``vlneval score``).
+        options: the task's options its episode reader takes (NDH's ``path_type``).
 
     Raises:
         MissingDataError: no episodes file found; VLNEvalError: no graphs (reported after any
@@ -45,4 +48,5 @@ def load_episodes(
     t = get_task(task)
     profile = replace(get_profile(t.default_profile), max_instructions=None)
     split = split or t.default_split
-    return load_split(t, split, profile, root=root, episodes_file=episodes_file, graphs=graphs)
+    where = {"root": root, "episodes_file": episodes_file, "graphs": graphs}
+    return load_split(t, split, profile, **where, **options)

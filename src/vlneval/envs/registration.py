@@ -7,13 +7,17 @@ Entry points are strings, so registering imports no environment module.
 
 from __future__ import annotations
 
+import inspect
+import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 from vlneval.envs.graph.vector import VectorGraphNavEnv
 from vlneval.envs.loading import load_episodes
 from vlneval.errors import VLNEvalError
-from vlneval.registry import Registry
+from vlneval.registry import Registry, load_entry_point
+from vlneval.tasks import get_task
 
 __all__ = ["ENVS", "make_env"]
 
@@ -64,17 +68,37 @@ def make_env(
     """Builds a registered environment; ``num_envs`` gives its vectorised form.
 
     Without ``episodes``, the episodes and graphs of ``task``/``split`` are loaded (the demo task
-    by default: no downloads).
+    by default: no downloads) as ``vlneval run`` loads them: the street environment reads the
+    task's routes and street graph, a graph environment an object task's boxes too (its
+    ``objects`` sensor). ``kwargs`` are the environment's own arguments (``max_steps``...) and
+    the task's options that choose what is loaded (``data_version``, ``bboxes``).
+
+    Raises:
+        VLNEvalError: a keyword that is neither (naming what is accepted); a task option that
+            does not choose the episodes, or given with ``episodes``; missing data.
 
     Example:
         >>> env = make_env("graph-egocentric")
         >>> env.action_space.name, len(env)
         ('egocentric', 36)
+        >>> make_env("street", task="touchdown", date_version="unseen")
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.VLNEvalError: make_env('street-v1'): no keyword argument 'date_version' (the environment takes max_steps, privileged, seed; task touchdown's options: data_version)
     """
     spec = ENVS.spec(env_id)
-    if episodes is None:
-        episodes, loaded = load_episodes(task, split, root=root, graphs=graphs)
-        graphs = graphs or loaded
+    factory = spec.load() if num_envs is None else VectorGraphNavEnv
+    loader = _loader(spec.id, task) if episodes is None else None
+    options = _task_options(spec.id, factory, task, kwargs, loader)
+    kwargs = {k: v for k, v in kwargs.items() if k not in options}
+    if loader is not None:
+        loaded = loader(task, split, root=root, graphs=graphs, **options)
+        if not isinstance(loaded, tuple):  # an object task's setup: its sensor, its notes
+            kwargs.setdefault("sensors", loaded.sensors)
+            for note in loaded.notes:
+                warnings.warn(note, stacklevel=2)
+            loaded = loaded.episodes, loaded.graphs
+        episodes, graphs = loaded[0], graphs or loaded[1]
     if graphs is None:
         raise VLNEvalError(
             "make_env: pass graphs= (a GraphStore, GraphWorld or folder) with episodes="
@@ -82,3 +106,65 @@ def make_env(
     if num_envs is None:
         return spec.make(episodes=episodes, graphs=graphs, **kwargs)
     return VectorGraphNavEnv(episodes, graphs, num_envs=num_envs, **{**spec.kwargs, **kwargs})
+
+
+def _loader(env_id: str, task: str) -> Callable[..., Any]:
+    """What loads ``task``'s split for ``env_id``, as ``vlneval run`` chooses it."""
+    if env_id.startswith("street-"):
+        from vlneval.envs.street.loading import load_street_episodes
+
+        return load_street_episodes
+    if env_id.startswith("graph-") and get_task(task).object_boxes:
+        from vlneval.envs.graph.objects import object_task_setup
+
+        return object_task_setup
+    return load_episodes
+
+
+def _task_options(
+    env_id: str, factory: Any, task: str, kwargs: dict[str, Any], loader: Any
+) -> dict[str, Any]:
+    """The task's options among ``kwargs``, checked (the others are the environment's): each
+    must be one that ``loader`` takes (None: ``episodes`` were given, none applies)."""
+    t = get_task(task)
+    own = _keywords(factory)
+    unknown = [k for k in kwargs if k not in t.option_names and own is not None and k not in own]
+    if unknown:
+        raise VLNEvalError(
+            f"make_env({env_id!r}): no keyword argument{'s' * (len(unknown) > 1)} "
+            f"{', '.join(map(repr, unknown))} (the environment takes "
+            f"{', '.join(sorted(own or ()))}; task {t.name}'s options: "
+            f"{', '.join(t.option_names) or 'none'})"
+        )
+    options = t.check_options({k: v for k, v in kwargs.items() if k in t.option_names})
+    reader = loader if loader is not load_episodes else t.loader  # episodes: the task's reader
+    reader = load_entry_point(reader) if isinstance(reader, str) else reader
+    takes = set() if loader is None else (_keywords(reader) or set()) & set(t.option_names)
+    wrong = sorted(set(options) - takes)
+    if wrong:
+        why = "it changes the scoring only; options that choose the episodes: "
+        why = (
+            "episodes= are given" if loader is None else why + (", ".join(sorted(takes)) or "none")
+        )
+        raise VLNEvalError(
+            f"make_env({env_id!r}): task {t.name}'s option {', '.join(wrong)} does not apply "
+            f"({why})"
+        )
+    return options
+
+
+def _keywords(factory: Any, *, passed_on: bool = False) -> set[str] | None:
+    """The keyword arguments ``factory`` takes besides the data (with those it passes on to the
+    class it returns, through ``**kwargs``); None: it does not say."""
+    params = inspect.signature(factory).parameters.values()
+    kinds = (inspect.Parameter.KEYWORD_ONLY,) + (
+        (inspect.Parameter.POSITIONAL_OR_KEYWORD,) * (not passed_on)
+    )
+    names = {p.name for p in params if p.kind in kinds}
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        made = get_type_hints(factory).get("return")
+        more = _keywords(made, passed_on=True) if inspect.isclass(made) else None
+        if more is None:
+            return None
+        names |= more
+    return names - {"episodes", "graphs", "task", "split", "root", "episodes_file"}

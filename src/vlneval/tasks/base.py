@@ -305,11 +305,14 @@ class Task:
         names = [n.format(split=split) for n in patterns]
         return find_file(base / self.folder, names, f"{self.name} {split} episodes")
 
-    def load(self, path: Path, split: str, profile: Profile) -> EpisodeTable:
-        """Loads ``path`` with the task's loader under ``profile``'s rules."""
+    def load(self, path: Path, split: str, profile: Profile, **options: Any) -> EpisodeTable:
+        """Loads ``path`` with the task's loader under ``profile``'s rules; ``options``: the
+        task options the loader takes (NDH's ``path_type``)."""
         limit = profile.max_instructions  # passed only to limit, so readers need not take it
         extra = {} if limit is None else {"max_instructions": limit}
-        table: EpisodeTable = _resolve(self.loader)(path, task=self.name, split=split, **extra)
+        table: EpisodeTable = _resolve(self.loader)(
+            path, task=self.name, split=split, **extra, **options
+        )
         return table
 
     def open(self, request: SplitRequest) -> TaskScorer:

@@ -206,7 +206,7 @@ def test_cli_run_scores_touchdown(tmp_path: Path, capsys: pytest.CaptureFixture[
             "--data-version", "unseen", "--agent", "shortest", "--out", str(out), "--score",
             "--json", str(summary), "--quiet"]  # fmt: skip
     assert main(args) == 0
-    assert "ran shortest-v1 on 2 of 2 touchdown dev episodes" in capsys.readouterr().err
+    assert capsys.readouterr() == ("", "")  # --quiet: no 'ran ... wrote' line, no table
     assert json.loads(out.read_text())[0] == {"route_id": 2, "trajectory": ["p0", "p1", "p2", "p5"]}
     result = json.loads(summary.read_text())
     assert result["metrics"]["TC"] == 1.0 and result["metrics"]["SED"] == 1.0

@@ -37,6 +37,8 @@ class Workload:
         agent_args: keyword arguments of the agent's constructor (``--agent-arg``,
             ``checkpoint=``).
         data_root, episodes_file, graphs, data_version: where the data is (as for ``run``).
+        path_type: NDH's ground-truth path, loaded as the scorer loads it (a privileged agent
+            follows it).
         action_space, max_steps, features, batch_size, seed: the rollout's options.
         environment: a continuous environment id (``continuous-r2r-ce-v1``...) to run the
             episodes in its twin worlds (None: the task's graph or street environment).
@@ -50,6 +52,7 @@ class Workload:
     episodes_file: str | None = None
     graphs: str | None = None
     data_version: str | None = None
+    path_type: str | None = None
     action_space: str | None = None
     max_steps: int | None = None
     features: str | None = None
@@ -112,7 +115,8 @@ class Workload:
                     "graph", setup.episodes, setup.graphs, sensors=list(setup.sensors),
                     score_options=dict(setup.score_options), notes=list(setup.notes),
                 )  # fmt: skip
-        return Loaded("graph", *load_episodes(self.task, self.split, **where))
+        chosen = {} if self.path_type is None else {"path_type": self.path_type}
+        return Loaded("graph", *load_episodes(self.task, self.split, **where, **chosen))
 
     def runner(self, *, device: str | None = None) -> ChunkRunner:
         """Loads everything once; the runner of chunks (see the module docstring)."""

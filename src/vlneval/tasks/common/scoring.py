@@ -53,8 +53,10 @@ def load_split(
     root: str | Path | None = None,
     episodes_file: str | Path | None = None,
     graphs: str | Path | None = None,
+    **options: Any,
 ) -> tuple[EpisodeTable, GraphStore]:
-    """The episodes of ``split`` and the graphs of their scans."""
+    """The episodes of ``split`` (``options``: those the task's loader takes) and the graphs of
+    their scans."""
     base = task_base(task, root)
     try:
         store = open_graphs(graphs, base)
@@ -63,7 +65,7 @@ def load_split(
     else:
         missing = None
     path = episodes_path(task, split, base, episodes_file)
-    episodes = task.load(path, split, profile)
+    episodes = task.load(path, split, profile, **options)
     if missing is not None:
         raise missing
     return episodes, store

@@ -297,10 +297,12 @@ def load_ndh(
     return NDHEpisodes(table, ends, goals, path_type, history, any(row.stringy for row in rows))
 
 
-def load_ndh_table(path: str | Path, *, task: str = "ndh", split: str = "") -> EpisodeTable:
-    """The episodes of an NDH split as an :class:`EpisodeTable` (planner paths, ``all`` history):
-    the task registry's and the environments' loader."""
-    return load_ndh(path, task=task, split=split).table
+def load_ndh_table(
+    path: str | Path, *, task: str = "ndh", split: str = "", path_type: str = "planner_path"
+) -> EpisodeTable:
+    """The episodes of an NDH split as an :class:`EpisodeTable` (``path_type`` paths, ``all``
+    history): the task registry's and the environments' loader."""
+    return load_ndh(path, task=task, split=split, path_type=path_type).table
 
 
 def _id_problem(records: list[Any], source: str) -> str | None:
