@@ -528,6 +528,8 @@ def test_nesting_and_string_limits_of_the_explaining_pass(
         (gzip.compress(b"", mtime=0), "the file is empty"),
         (b"\xef\xbb\xbf", "the file is empty"),
         (b" \r\n\t\n", "holds no JSON (only whitespace)"),
+        (b'[{"instr_id": "1_0', "not valid JSON: Unterminated string starting at line 1, column 15"),
+        (b'["S\x01"]', "not valid JSON: Invalid control character at line 1, column 4"),
         (b'[{"instr_id": "1_0",}]', "not valid JSON: Expecting property name enclosed in double quotes at line 1, column 21"),
         (b"[1] 2", "not valid JSON: Extra data at line 1, column 5"),
     ],
@@ -535,7 +537,7 @@ def test_nesting_and_string_limits_of_the_explaining_pass(
 def test_a_file_that_is_not_json_is_told_why_in_one_wording(
     tmp_path: Path, raw: bytes, expected: str
 ) -> None:
-    """The words the evaluation server uses too."""
+    """The words the evaluation server uses too; no message says "at at"."""
     with pytest.raises(InvalidInputError) as exc:
         _parse(tmp_path, raw)
     assert str(exc.value) == f"error: {tmp_path / 'p.json'}: {expected}"

@@ -119,6 +119,10 @@ def test_refusals_say_what_is_wrong_and_where(raw, limits, expected):
         (b"", "the file is empty"),
         (gzip.compress(b"", mtime=0), "the file is empty"),
         (b" \n", "holds no JSON (only whitespace)"),
+        (
+            b'[{"instr_id": "1_0',
+            "not valid JSON: Unterminated string starting at line 1, column 15",
+        ),
     ],
 )
 def test_a_file_without_json_is_told_so_in_the_words_of_vlneval_score(

@@ -74,7 +74,8 @@ def explain(raw: bytes, source: str, limits: Limits | None = None) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInputError(
-            f"{source}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+            f"{source}: not valid JSON: {exc.msg.removesuffix(' at')} at line {exc.lineno}, "
+            f"column {exc.colno}"
         ) from exc
     except RecursionError as exc:
         raise InvalidInputError(f"{source}: JSON nested too deeply") from exc
