@@ -12,8 +12,7 @@ from vlneval.io.text import position
 
 
 def no_json(text: Any) -> str | None:
-    """Why ``text`` (bytes, or a memory-mapped file, read a MiB at a time) holds no JSON value;
-    None when it holds something.
+    """Why ``text`` (bytes or a memory map, read a MiB at a time) holds no JSON; None if it does.
 
     Example:
         >>> no_json(b""), no_json(b" \\n"), no_json(b"[]")

@@ -32,7 +32,6 @@ VALUES_PER_STEP = 4
 CONTINUOUS_VALUES_PER_STEP = 12  # a position triple, a heading, a stop flag and a few extra keys
 RECORD_VALUES = 64  # the id, a few task fields (predicted object, help requests) and slack
 BYTES_PER_RECORD = 4096
-LENIENT = ((b"NaN", b"0.0"), (b"Infinity", b"1.000000"))  # numbers of the same length
 
 
 @dataclass(frozen=True)
@@ -93,10 +92,8 @@ def _records(text: Any) -> list[Any] | None:
     by episode id), or the lines of JSON lines; None when none of them (not JSON: the reader
     says what is wrong). NaN and Infinity, which msgspec refuses, are counted as numbers."""
     records = _split(text)
-    if records is None and len(text) < (1 << 31):
-        strict = bytes(text)  # a copy, only for a file the strict decoder refused
-        for token, number in LENIENT:
-            strict = strict.replace(token, number)
+    if records is None and len(text) < (1 << 31):  # a copy, NaN and Infinity as numbers
+        strict = bytes(text).replace(b"NaN", b"0.0").replace(b"Infinity", b"1.000000")
         records = _split(strict, lines=True)
     return records
 
