@@ -521,6 +521,28 @@ def test_nesting_and_string_limits_of_the_explaining_pass(
         _parse(tmp_path, long)
 
 
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b"", "the file is empty"),
+        (gzip.compress(b"", mtime=0), "the file is empty"),
+        (b"\xef\xbb\xbf", "the file is empty"),
+        (b" \r\n\t\n", "holds no JSON (only whitespace)"),
+        (b'[{"instr_id": "1_0', "not valid JSON: Unterminated string starting at line 1, column 15"),
+        (b'["S\x01"]', "not valid JSON: Invalid control character at line 1, column 4"),
+        (b'[{"instr_id": "1_0",}]', "not valid JSON: Expecting property name enclosed in double quotes at line 1, column 21"),
+        (b"[1] 2", "not valid JSON: Extra data at line 1, column 5"),
+    ],
+)  # fmt: skip
+def test_a_file_that_is_not_json_is_told_why_in_one_wording(
+    tmp_path: Path, raw: bytes, expected: str
+) -> None:
+    """The words the evaluation server uses too; no message says "at at"."""
+    with pytest.raises(InvalidInputError) as exc:
+        _parse(tmp_path, raw)
+    assert str(exc.value) == f"error: {tmp_path / 'p.json'}: {expected}"
+
+
 def test_duplicate_keys_of_id_keyed_objects(tmp_path: Path) -> None:
     unique_keys(b'{"1": [{"a": 1, "a": 2}], "2": []}', "p.json")  # nested objects are not ids
     for raw in (

@@ -8,10 +8,15 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from tests.server.conftest import make_server
 from tests.server.helpers import encode, stop_predictions
+from vlneval.errors import InvalidInputError
+from vlneval.evaluation import evaluate
 from vlneval.server.core.ratelimit import RateLimiter
 from vlneval.server.services import admin
+from vlneval.server.services.budget import StepBudget, check_steps
 
 
 class FakeClock:
@@ -36,6 +41,55 @@ def test_a_trajectory_past_the_phase_step_limit_is_refused_at_once(tmp_path):
     ]
     srv.client.close()
     srv.db.dispose()
+
+
+@pytest.mark.parametrize("indent", [None, 1])
+@pytest.mark.parametrize(
+    ("value", "written"), [(float("nan"), "nan"), (float("inf"), "inf"), (-float("inf"), "-inf")]
+)
+def test_a_nan_or_infinity_gets_the_readers_message_not_an_invented_budget(
+    tmp_path, value, written, indent
+):
+    """json.dumps writes NaN and Infinity: the budget counts them as numbers (it once split such
+    a file into lines and refused one huge "record" or hundreds of "records")."""
+    srv = make_server(
+        tmp_path, f"sqlite:///{tmp_path / 'db.sqlite3'}", "sqlite", max_trajectory_steps=5
+    )
+    records = stop_predictions()
+    records[2]["trajectory"][0][1] = value
+    data = json.dumps(records, indent=indent).encode()
+    r = srv.submit(srv.alpha, data, name="agent.json")
+    assert r.status_code == 202, r.text
+    srv.work()
+    expected = f'instr_id "100_2": trajectory[0]: heading is {written} (must be finite)'
+    assert srv.get(r.json()["id"], srv.alpha).json()["messages"] == [f"agent.json: {expected}"]
+    path = tmp_path / "agent.json"
+    path.write_bytes(data)
+    with pytest.raises(InvalidInputError) as cli:  # what vlneval score says of the same file
+        evaluate("demo", "val", path)
+    assert str(cli.value) == f"error: {path}: {expected}"
+    records[3]["trajectory"] = records[3]["trajectory"] * 50  # the budget's bounds still hold
+    r = srv.submit(srv.alpha, json.dumps(records, indent=indent).encode(), name="long.json")
+    assert r.status_code == 422, r.text
+    assert r.json()["problems"] == [
+        "long.json: record 3 holds 203 JSON values, more than a trajectory of at most 5 "
+        "steps needs (this phase's limit per trajectory)"
+    ]
+    srv.client.close()
+    srv.db.dispose()
+
+
+def test_the_budget_counts_json_lines_and_leaves_a_file_that_is_not_json_to_the_reader():
+    budget = StepBudget(n_episodes=1, max_steps=2, mean_steps=2)  # at most 102 records
+    check_steps(b"[\n" + b"1,\n" * 200 + b"]", "p.json", budget)  # a trailing comma: not JSON
+    check_steps(b'{"a": 1}\n' * 200 + b'{"a": ', "p.jsonl", budget)  # a line cut short
+    for text in (b'{"a": 1}\n' * 200, b'{"a": NaN}\n' * 200):  # JSON lines are still counted
+        with pytest.raises(InvalidInputError) as err:
+            check_steps(text, "p.jsonl", budget)
+        assert str(err.value) == (
+            "error: p.jsonl: holds 200 records; this phase has 1 episodes and accepts at most "
+            "102 records"
+        )
 
 
 def test_refused_files_have_their_own_daily_limit(tmp_path):

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from tests.server.helpers import DEMO_PREDICTIONS
 from vlneval._jsonshape import ScanLimits, scan_json
 from vlneval.errors import InvalidInputError
+from vlneval.evaluation import evaluate
 from vlneval.server.services.uploads import UploadLimits, check_upload, gunzip_limited
 
 json_values = st.recursive(
@@ -110,6 +111,31 @@ def _refusal(raw: bytes, **limits) -> str:
 )  # fmt: skip
 def test_refusals_say_what_is_wrong_and_where(raw, limits, expected):
     assert _refusal(raw, **limits) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b"", "the file is empty"),
+        (gzip.compress(b"", mtime=0), "the file is empty"),
+        (b" \n", "holds no JSON (only whitespace)"),
+        (
+            b'[{"instr_id": "1_0',
+            "not valid JSON: Unterminated string starting at line 1, column 15",
+        ),
+    ],
+)
+def test_a_file_without_json_is_told_so_in_the_words_of_vlneval_score(
+    sqlite_server, tmp_path, raw, expected
+):
+    r = sqlite_server.submit(sqlite_server.alpha, raw, name="agent.json")
+    assert r.status_code == 422, r.text
+    assert r.json()["problems"] == [f"agent.json: {expected}"]
+    path = tmp_path / "agent.json"
+    path.write_bytes(raw)
+    with pytest.raises(InvalidInputError) as cli:
+        evaluate("demo", "val", path)
+    assert str(cli.value) == f"error: {path}: {expected}"
 
 
 def test_gzip_bomb_is_stopped_at_the_limit_without_inflating_it():

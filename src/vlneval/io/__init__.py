@@ -30,7 +30,7 @@ Every name in ``__all__`` is importable from ``vlneval.io`` itself, and so are t
 
 from __future__ import annotations
 
-from vlneval.io.explaining import explain
+from vlneval.io.explaining import explain, no_json
 from vlneval.io.keys import unique_keys
 from vlneval.io.limits import Limits
 from vlneval.io.outputs import STDOUT, Output, check_outputs, resolve_output
@@ -58,6 +58,7 @@ __all__ = [
     "TruncatedGzipError",
     "decode_json",
     "explain",
+    "no_json",
     "load_json",
     "array_chunks",
     "typed_chunks",

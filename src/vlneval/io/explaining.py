@@ -7,8 +7,22 @@ from __future__ import annotations
 from typing import Any
 
 from vlneval.errors import InvalidInputError
-from vlneval.io.limits import Limits
+from vlneval.io.limits import MIB, Limits
 from vlneval.io.text import position
+
+
+def no_json(text: Any) -> str | None:
+    """Why ``text`` (bytes or a memory map, read a MiB at a time) holds no JSON; None if it does.
+
+    Example:
+        >>> no_json(b""), no_json(b" \\n"), no_json(b"[]")
+        ('the file is empty', 'holds no JSON (only whitespace)', None)
+    """
+    if not len(text):
+        return "the file is empty"
+    if any(bytes(text[b : b + MIB]).strip() for b in range(0, len(text), MIB)):
+        return None
+    return "holds no JSON (only whitespace)"
 
 
 def explain(raw: bytes, source: str, limits: Limits | None = None) -> Any:
@@ -18,8 +32,8 @@ def explain(raw: bytes, source: str, limits: Limits | None = None) -> Any:
     problem (file, id, field).
 
     Raises:
-        InvalidInputError: not UTF-8, past a :class:`Limits` bound, or not JSON; the message
-            says where.
+        InvalidInputError: empty, not UTF-8, past a :class:`Limits` bound, or not JSON; the
+            message says where.
 
     Example:
         >>> explain(b'[1, NaN]', "p.json")
@@ -35,6 +49,8 @@ def explain(raw: bytes, source: str, limits: Limits | None = None) -> Any:
     from vlneval._jsonshape import ScanLimits, scan_json
 
     lim = limits or Limits.from_env()
+    if (why := no_json(raw)) is not None:
+        raise InvalidInputError(f"{source}: {why}")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -57,7 +73,8 @@ def explain(raw: bytes, source: str, limits: Limits | None = None) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInputError(
-            f"{source}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+            f"{source}: not valid JSON: {exc.msg.removesuffix(' at')} at line {exc.lineno}, "
+            f"column {exc.colno}"
         ) from exc
     except RecursionError as exc:
         raise InvalidInputError(f"{source}: JSON nested too deeply") from exc

@@ -12,7 +12,9 @@ JSON text (each record a zero-copy slice) and the file is refused when
 - its JSON text is larger than such a file could be (``bytes_per_step`` per step allowed).
 
 A record is an element of the file's JSON list, a value of its JSON object (the VLN-CE form,
-keyed by episode id) or a line of JSON lines (RxR). The counts are upper bounds (commas and brackets, in strings too), so an honest file, whose
+keyed by episode id) or a line of JSON lines (RxR); NaN and Infinity (which Python's ``json``
+writes) count as numbers, and a file that is not JSON is left to the reader, which says where.
+The counts are upper bounds (commas and brackets, in strings too), so an honest file, whose
 trajectories are a few dozen steps, is never near them.
 """
 
@@ -87,23 +89,27 @@ class StepBudget:
 
 def _records(text: Any) -> list[Any] | None:
     """Zero-copy slices of the records of a JSON list, of the values of a JSON object (keyed
-    by episode id), or the lines of JSON lines; None when none of them."""
+    by episode id), or the lines of JSON lines; None when none of them (not JSON: the reader
+    says what is wrong). NaN and Infinity, which msgspec refuses, are counted as numbers."""
+    records = _split(text)
+    if records is None and len(text) < (1 << 31):  # a copy, NaN and Infinity as numbers
+        strict = bytes(text).replace(b"NaN", b"0.0").replace(b"Infinity", b"1.000000")
+        records = _split(strict, lines=True)
+    return records
+
+
+def _split(text: Any, *, lines: bool = False) -> list[Any] | None:
     import msgspec
 
-    try:
-        return msgspec.json.decode(text, type=list[msgspec.Raw])
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        pass
     try:  # an object keyed by episode id (VLN-CE's r2r-ce form): its values are the records
-        return list(msgspec.json.decode(text, type=dict[str, msgspec.Raw]).values()) or None
+        got = msgspec.json.decode(text, type=list[msgspec.Raw] | dict[str, msgspec.Raw])
+        return (list(got.values()) or None) if isinstance(got, dict) else got
     except (msgspec.DecodeError, msgspec.ValidationError):
-        pass
-    lines = bytes(text).splitlines() if len(text) < (1 << 31) else []
-    out = []
-    for line in lines:
-        if line.strip():
-            out.append(line)
-    return out or None
+        rows = text.splitlines() if lines else []
+    try:
+        return [msgspec.json.decode(row, type=msgspec.Raw) for row in rows if row.strip()] or None
+    except msgspec.DecodeError:
+        return None
 
 
 def _values(record: Any) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 
 from vlneval._jsonshape import ScanLimits, scan_json
 from vlneval.errors import InvalidInputError
-from vlneval.io import BOM, GZIP_MAGIC, TruncatedGzipError, gunzip
+from vlneval.io import BOM, GZIP_MAGIC, TruncatedGzipError, gunzip, no_json
 from vlneval.io import position as _position
 from vlneval.server.core.config import MIB, ServerConfig
 from vlneval.server.services.budget import StepBudget, check_steps
@@ -106,9 +106,7 @@ def _truncated(name: str) -> InvalidInputError:
 
 
 def _check_size(size: int, name: str, lim: UploadLimits) -> None:
-    """Refuses an empty upload or one larger than the server accepts."""
-    if size == 0:
-        raise InvalidInputError("the file is empty", source=name)
+    """Refuses an upload larger than the server accepts."""
     if size > lim.max_upload_bytes:
         raise InvalidInputError(
             f"is {_size(size)}; this server accepts uploads of at most "
@@ -244,18 +242,13 @@ def check_upload(raw: bytes, name: str, limits: UploadLimits | None = None) -> b
 
 def _check_json(text: Any, name: str, lim: UploadLimits, budget: StepBudget | None = None) -> None:
     """The checks of JSON text (bytes or a memory-mapped file)."""
-    if not _has_json(text):
-        raise InvalidInputError("holds no JSON (only whitespace)", source=name)
+    if (why := no_json(text)) is not None:  # the words of the library's reader
+        raise InvalidInputError(why, source=name)
     _check_text(text, name)
     _check_shape(text, name, lim)
     _check_syntax(text, name)
     if budget is not None:
         check_steps(text, name, budget)
-
-
-def _has_json(text: Any) -> bool:
-    """Whether the text holds anything but whitespace (looked at a step at a time)."""
-    return any(bytes(text[b : b + STEP]).strip() for b in range(0, len(text), STEP))
 
 
 def _gunzip_to(src: Path, dst: Path, limit: int, name: str) -> None:
@@ -317,7 +310,7 @@ def check_stored(
 
 
 def _check_mapped(path: Path, name: str, lim: UploadLimits, budget: StepBudget | None) -> None:
-    if path.stat().st_size == 0:
-        raise InvalidInputError("holds no JSON (only whitespace)", source=name)
+    if path.stat().st_size == 0:  # nothing to map
+        return _check_json(b"", name, lim, budget)
     with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as text:
         _check_json(text, name, lim, budget)
