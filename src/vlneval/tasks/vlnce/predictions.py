@@ -115,10 +115,12 @@ class _PredReader:
             return
         pts, dists, stop_at = [], [], None
         for j, st in enumerate(steps):
-            checked = self._step(st, label, f"[{j}]")
-            if checked is None:
+            p = _point(st.get("position")) if isinstance(st, dict) else None
+            problem = _step_problem(st, p)
+            if problem is not None:
+                self.pc.add(problem[0], episode=label, field=f"[{j}]{problem[1]}")
                 return
-            p, stop = checked
+            stop = st["stop"]
             if stop and stop_at is None:
                 stop_at = j
             pts.append(p)
@@ -131,16 +133,6 @@ class _PredReader:
             )
             return
         self._keep(i, label, pts, stop_at is not None, dists, "[{}].position")
-
-    def _step(self, st: Any, label: str, f: str) -> tuple[np.ndarray, bool] | None:
-        """The position and stop flag of one ``r2r-ce`` step, or None (its problem recorded)."""
-        p = _point(st.get("position")) if isinstance(st, dict) else None
-        problem = _step_problem(st, p)
-        if problem is not None:
-            self.pc.add(problem[0], episode=label, field=f + problem[1])
-            return None
-        assert p is not None  # _step_problem found none
-        return p, st["stop"]
 
     def rxr(self, k: int, rec: Any) -> None:
         if not isinstance(rec, dict) or "instruction_id" not in rec:
@@ -334,8 +326,13 @@ def parse_ce_predictions(
             r.rxr(k, rec)
     if not r.rows and not r.pc.problems:
         r.pc.add(no_match(episodes.task, episodes.split))
-    if r.far >= 2 and 2 * r.far > r.far + len(r.rows):
-        r.pc.problems.insert(0, Problem(source, _other_split(r.far, r, episodes)))
+    if r.far >= 2 and r.far > len(r.rows):  # most trajectories start elsewhere: say why once
+        hint = (
+            f"{r.far} of {r.far + len(r.rows)} trajectories start more than {START_TOLERANCE:g} m "
+            "from their episode's start: the file was probably made for another split than "
+            f"{episodes.task} {episodes.split} (episode ids repeat across VLN-CE splits)"
+        )
+        r.pc.problems.insert(0, Problem(source, hint))
     carried = {d is not None for _, _, d in r.rows.values()}
     if len(carried) > 1:
         r.pc.add(
@@ -364,15 +361,6 @@ def _not_ce(records: list[Any], task: str) -> str:
         f"a list of {len(records)} {what}, not a VLN-CE form: {task} expects one JSON object "
         f"{{episode_id: [{_STEP}, ...]}}, start state first (or rxr-jsonl: one "
         "{'instruction_id': ..., 'path': [[x, y, z], ...]} per line)"
-    )
-
-
-def _other_split(far: int, r: _PredReader, episodes: ContinuousEpisodes) -> str:
-    """The one hint of a file most of whose trajectories start away from their episodes."""
-    return (
-        f"{far} of {far + len(r.rows)} trajectories start more than {START_TOLERANCE:g} m from "
-        f"their episode's start: the file was probably made for another split than "
-        f"{episodes.task} {episodes.split} (episode ids repeat across VLN-CE splits)"
     )
 
 
