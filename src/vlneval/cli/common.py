@@ -84,37 +84,21 @@ def cli_task_options() -> dict[str, list[tuple[str, Option]]]:
 
 def add_task_option_args(p: argparse.ArgumentParser) -> None:
     """One flag per task option (``--path-type``...), as the tasks declare them: the choices
-    and help of the task that declares it, or each task's choices when several do."""
+    and help of the task that declares it, or each task's choices when several do. Values are
+    checked by the task (``Task.check_options``: one line with the closest choice, in any
+    case), not by argparse, whose error repeats the whole usage."""
     for name, declared in cli_task_options().items():
         flag = declared[0][1].flag
         if len(declared) == 1:
-            task, option = declared[0]
-            if not option.choices:
-                p.add_argument(flag, dest=name, default=None, help=option.help)
-                continue
-            p.add_argument(
-                flag, dest=name, default=None, type=_choice(task, option), help=option.help,
-                metavar="{" + ",".join(option.choices) + "}",
-            )  # fmt: skip
+            option = declared[0][1]
+            metavar = "{" + ",".join(option.choices) + "}" if option.choices else None
+            p.add_argument(flag, dest=name, default=None, help=option.help, metavar=metavar)
             continue
         by_choices: dict[tuple[str, ...], list[str]] = {}
         for task, o in declared:
             by_choices.setdefault(o.choices, []).append(task)
         each = "; ".join(f"{', '.join(t)}: {', '.join(c) or 'any'}" for c, t in by_choices.items())
         p.add_argument(flag, dest=name, default=None, help=f"{name.replace('_', ' ')} ({each})")
-
-
-def _choice(task: str, option: Option) -> Callable[[str], str]:
-    """An argparse type: the option's choice a value means (any case), else an error with the
-    closest choice (argparse's own ``choices`` offers none)."""
-
-    def parse(value: str) -> str:
-        try:
-            return option.resolve(value, task)
-        except VLNEvalError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return parse
 
 
 def given_task_options(args: argparse.Namespace) -> dict[str, Any] | None:

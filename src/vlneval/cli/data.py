@@ -115,6 +115,7 @@ def _unverified_line(name: str, files: list[FileStatus]) -> str | None:
 
 def _rows(files: list[FileStatus]) -> list[str]:
     """One row per file, or one per folder of many files (with its files that are not ok)."""
+    from vlneval.fetch.archived import ARCHIVE_SUFFIX
     from vlneval.fetch.progress import human_size
 
     by_folder: dict[str, list[FileStatus]] = {}
@@ -128,6 +129,8 @@ def _rows(files: list[FileStatus]) -> list[str]:
         counts = Counter(st.state for st in group)
         size = sum(st.size or st.entry.size or 0 for st in group)
         tally = ", ".join(f"{n:,} {s}" for s, n in counts.most_common())
+        if any(st.path is not None and st.path.name.endswith(ARCHIVE_SUFFIX) for st in group):
+            tally += f", inside {folder.rstrip('/')}{ARCHIVE_SUFFIX}"
         state = counts.most_common(1)[0][0] if len(counts) == 1 else "mixed"
         rows.append(
             f"{state:10s} {human_size(size):>12s}  {folder} ({len(group):,} files: {tally})"
@@ -140,11 +143,14 @@ def _rows(files: list[FileStatus]) -> list[str]:
 
 
 def _row(st: FileStatus) -> str:
+    from vlneval.fetch.archived import ARCHIVE_SUFFIX
     from vlneval.fetch.progress import human_size
 
     size = st.size if st.size is not None else st.entry.size
     where = st.entry.path
-    if st.path is not None and st.path.name.endswith(".gz") and not where.endswith(".gz"):
+    if st.path is not None and st.path.name.endswith(ARCHIVE_SUFFIX) and where.endswith(".json"):
+        where += f" (inside {where.rsplit('/', 1)[0]}{ARCHIVE_SUFFIX})"
+    elif st.path is not None and st.path.name.endswith(".gz") and not where.endswith(".gz"):
         where += " (as .gz)"
     if st.state == "partial":
         where += " (partial download, resumed by the next fetch)"

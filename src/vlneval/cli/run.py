@@ -219,19 +219,16 @@ def _score(args: argparse.Namespace, *, partial: bool, protocol: Any, plan: Any 
 
 def _env_id(args: argparse.Namespace) -> str | None:
     """The full id of the environment to run (``--env``, else the task's own), None for the
-    graph environment; a task that runs in a continuous environment refuses another family,
-    and a graph environment's id sets the action space."""
+    graph environment; an environment of a family the task does not run in is refused (a
+    street task: street; a continuous task: continuous; others: graph or continuous), and a
+    graph environment's id sets the action space."""
     from vlneval.envs.registration import ENVS
 
     task = get_task(args.task)
     if args.env is None:
         return ENVS.spec(task.run_env).id if task.run_env else None
     spec = ENVS.spec(args.env)
-    if task.run_env and not spec.id.startswith("continuous-"):
-        raise VLNEvalError(
-            f"{spec.id} is not a continuous environment, and task {task.name} runs in one "
-            f"(default {task.run_env}; see `vlneval agents`)"
-        )
+    _check_family(task, spec.id)
     space = spec.kwargs.get("action_space") if spec.id.startswith("graph-") else None
     if space is not None:
         if args.action_space not in (None, space):
@@ -240,6 +237,36 @@ def _env_id(args: argparse.Namespace) -> str | None:
             )
         args.action_space = space
     return spec.id
+
+
+def _check_family(task: Any, env_id: str) -> None:
+    """Refuses an environment the task cannot run in, naming the ones it can.
+
+    Raises:
+        VLNEvalError: e.g. ``--env street-v1 is not a graph or continuous environment, and task
+            demo runs in one of those: use graph-egocentric-v1, ...``.
+    """
+    from vlneval.envs.registration import ENVS
+    from vlneval.envs.street.loading import is_street_task
+
+    if is_street_task(task.name):
+        families: tuple[str, ...] = ("street",)
+    else:
+        families = ("continuous",) if task.run_env else ("graph", "continuous")
+    if env_id.split("-", 1)[0] in families:
+        return
+    default = ENVS.spec(task.run_env).id if task.run_env else None
+    fits = sorted(
+        (s.id for s in ENVS.latest() if s.id.split("-", 1)[0] in families),
+        key=lambda i: (i != default, families.index(i.split("-", 1)[0]), i),
+    )
+    fits = [f"{i} (the default)" if i == default else i for i in fits]
+    use = ", ".join(fits[:-1]) + " or " + fits[-1] if len(fits) > 1 else fits[0]
+    raise VLNEvalError(
+        f"--env {env_id} is not a {' or '.join(families)} environment, and task {task.name} "
+        f"runs in {'one' if len(families) == 1 else 'one of those'}: use {use} "
+        "(see `vlneval agents`)"
+    )
 
 
 def _settings(args: argparse.Namespace) -> dict[str, Any]:

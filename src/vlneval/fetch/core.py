@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import TextIO
 
+from vlneval.fetch.archived import folder_archive, group_status
 from vlneval.fetch.download import download
 from vlneval.fetch.errors import ChecksumError, FetchError, UnverifiedError
 from vlneval.fetch.progress import Progress, human_size, make_progress
@@ -73,7 +74,16 @@ def status(root: Path, names: Sequence[str] | None = None) -> dict[str, list[Fil
     """The state of every file of the named datasets (default: all) under ``root``."""
     reg = current_registry()
     keys = list(reg.datasets) if not names else reg.resolve(names)
-    return {k: [check(e, root) for e in reg.files(k)] for k in keys}
+    return {k: _dataset_status(reg, k, root) for k in keys}
+
+
+def _dataset_status(reg: Registry, name: str, root: Path) -> list[FileStatus]:
+    """Every file's state, a folder's files inside its ``.tar.gz`` when only that is there."""
+    d = reg.datasets[name]
+    out = [check(e, root) for e in d.files]
+    for g in d.groups:
+        out.extend(group_status(reg.group_files(g), g.folder, root))
+    return out
 
 
 @dataclass
@@ -103,10 +113,11 @@ class _Fetcher:
         """The files of a dataset that must be downloaded (missing, partial or corrupt)."""
         need: list[FileEntry] = []
         present = 0
-        for st in (check(e, self.root) for e in self.reg.files(name)):
+        for st in _dataset_status(self.reg, name, self.root):
             if st.state in ("ok", "unverified"):
                 present += 1
                 continue
+            _not_in_archive(st, self.reg.datasets[name], self.root)
             if st.state == "corrupt" and st.path is not None:
                 self.progress.message(f"replacing {st.path} (its checksum does not match)")
                 st.path.unlink()
@@ -210,6 +221,18 @@ class _Fetcher:
             else:
                 self.files(name, need)
         return self.report
+
+
+def _not_in_archive(st: FileStatus, d: Dataset, root: Path) -> None:
+    """Refuses to download a file its folder's archive should hold: the readers take the folder
+    first, and a folder of a few files would hide the archive's others."""
+    for g in d.groups:
+        arc = folder_archive(g.folder, root) if st.entry.path.startswith(g.folder) else None
+        if arc is not None:
+            raise FetchError(
+                f"{arc} stands for {g.folder} but its {st.entry.path.removeprefix(g.folder)} "
+                f"is {st.state}: replace or remove the archive, then fetch again"
+            )
 
 
 def _extract(

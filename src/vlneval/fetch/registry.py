@@ -168,10 +168,11 @@ class Registry(msgspec.Struct, frozen=True, dict=True):
         d = self.datasets[dataset]
         out = list(d.files)
         for g in d.groups:
-            out.extend(self._group_files(g))
+            out.extend(self.group_files(g))
         return out
 
-    def _group_files(self, g: Group) -> list[FileEntry]:
+    def group_files(self, g: Group) -> list[FileEntry]:
+        """The files of one manifest group (read once)."""
         cache = self._manifests
         if g.manifest not in cache:
             raw = gzip.decompress((Path(self.base or HERE) / g.manifest).read_bytes())

@@ -94,10 +94,13 @@ class Workload:
             )
             return Loaded("continuous", env.episodes, env)
         if is_street_task(self.task):
-            if self.action_space is not None or self.features is not None:
+            given = [
+                f"--{k.replace('_', '-')}" for k in ("action_space", "features") if getattr(self, k)
+            ]
+            if given:
                 raise VLNEvalError(
                     f"task {self.task} runs in the street action space (forward, turn left/right, "
-                    "stop) without features: drop --action-space and --features"
+                    f"stop) without features: drop {' and '.join(given)}"
                 )
             version = {"data_version": self.data_version}
             episodes, graph = load_street_episodes(self.task, self.split, **where, **version)

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
+from vlneval.errors import InvalidInputError, Problem, ProblemCollector, UnknownNameError
 from vlneval.io import decode_json, gc_paused, unique_keys
 from vlneval.tasks.common.checks import no_match
 from vlneval.tasks.common.inputs import read_input
@@ -93,6 +93,7 @@ class _PredReader:
         self.pc = ProblemCollector(source)
         self.rows: dict[int, tuple[np.ndarray, bool, np.ndarray | None]] = {}
         self.unknown: list[str] = []
+        self.far = 0  # trajectories that start away from their episode's start
 
     def _lookup(self, key: str, label: str) -> int | None:
         table = self.ep.index if self.form == "r2r-ce" else self.ep.by_instruction
@@ -114,30 +115,12 @@ class _PredReader:
             return
         pts, dists, stop_at = [], [], None
         for j, st in enumerate(steps):
-            f = f"[{j}]"
             p = _point(st.get("position")) if isinstance(st, dict) else None
-            if p is None:
-                self.pc.add(
-                    "expected {'position': [x, y, z], 'heading': h, 'stop': bool}",
-                    episode=label,
-                    field=f,
-                )
+            problem = _step_problem(st, p)
+            if problem is not None:
+                self.pc.add(problem[0], episode=label, field=f"[{j}]{problem[1]}")
                 return
-            stop, h = st.get("stop"), st.get("heading", 0.0)
-            if not isinstance(stop, bool):
-                self.pc.add(
-                    f"stop must be true or false, got {stop!r:.30}",
-                    episode=label,
-                    field=f"{f}.stop",
-                )
-                return
-            if type(h) not in (int, float) or not math.isfinite(h):
-                self.pc.add(
-                    f"heading must be a finite number, got {h!r:.30}",
-                    episode=label,
-                    field=f"{f}.heading",
-                )
-                return
+            stop = st["stop"]
             if stop and stop_at is None:
                 stop_at = j
             pts.append(p)
@@ -202,6 +185,7 @@ class _PredReader:
         start = self.ep.starts[i]
         gap = float(np.linalg.norm(arr[0] - start))
         if gap > START_TOLERANCE:
+            self.far += 1
             self.pc.add(
                 f"the trajectory starts {gap:.3f} m from the episode's start {start.tolist()} "
                 "(the start state must come first)",
@@ -226,6 +210,39 @@ class _PredReader:
 
 
 _ABSENT = object()
+_STEP = "{'position': [x, y, z], 'heading': h, 'stop': bool}"
+
+
+def _step_problem(st: Any, p: np.ndarray | None) -> tuple[str, str] | None:
+    """What is wrong with one ``r2r-ce`` step (its position ``p`` as read): the message and the
+    field under the step, or None.
+
+    Example:
+        >>> _step_problem({"position": [float("nan"), 0, 0], "stop": True}, None)
+        ('position [nan, 0, 0] has a NaN coordinate: [x, y, z] must be finite', '.position')
+        >>> _step_problem({"position": [0, 0, 0]}, np.zeros(3))
+        ("missing field 'stop' (true or false)", '.stop')
+    """
+    if not isinstance(st, dict):
+        return f"expected {_STEP}, got {st!r:.30}", ""
+    pos, stop, h = st.get("position", _ABSENT), st.get("stop", _ABSENT), st.get("heading", 0.0)
+    if pos is _ABSENT:
+        return "missing field 'position' ([x, y, z])", ".position"
+    if p is None:
+        if isinstance(pos, list) and len(pos) == 3 and all(type(v) in (int, float) for v in pos):
+            kind = "a NaN" if any(math.isnan(v) for v in pos) else "an infinite"
+            return (
+                f"position {pos!r:.60} has {kind} coordinate: [x, y, z] must be finite",
+                ".position",
+            )
+        return f"expected {_STEP}: position must be [x, y, z], got {pos!r:.30}", ".position"
+    if stop is _ABSENT:
+        return "missing field 'stop' (true or false)", ".stop"
+    if not isinstance(stop, bool):
+        return f"stop must be true or false, got {stop!r:.30}", ".stop"
+    if type(h) not in (int, float) or not math.isfinite(h):
+        return f"heading must be a finite number, got {h!r:.30}", ".heading"
+    return None
 
 
 def _detect(raw: bytes) -> str:
@@ -300,10 +317,22 @@ def parse_ce_predictions(
             r.r2r_ce(str(eid), steps)
     else:
         records = _records(raw, source, r.pc) if raw is not None else _listed(given.value)
+        if records and not any(
+            isinstance(rec, dict) and "instruction_id" in rec for rec in records
+        ):
+            r.pc.add(_not_ce(records, episodes.task))
+            records = []
         for k, rec in enumerate(records):
             r.rxr(k, rec)
     if not r.rows and not r.pc.problems:
         r.pc.add(no_match(episodes.task, episodes.split))
+    if r.far >= 2 and r.far > len(r.rows):  # most trajectories start elsewhere: say why once
+        hint = (
+            f"{r.far} of {r.far + len(r.rows)} trajectories start more than {START_TOLERANCE:g} m "
+            "from their episode's start: the file was probably made for another split than "
+            f"{episodes.task} {episodes.split} (episode ids repeat across VLN-CE splits)"
+        )
+        r.pc.problems.insert(0, Problem(source, hint))
     carried = {d is not None for _, _, d in r.rows.values()}
     if len(carried) > 1:
         r.pc.add(
@@ -311,6 +340,28 @@ def parse_ce_predictions(
         )
     r.pc.raise_if_any()
     return _assemble(r, episodes, form, source)
+
+
+def _not_ce(records: list[Any], task: str) -> str:
+    """The one problem of a list of records none of which is an ``rxr-jsonl`` record: what the
+    file holds and what the task expects.
+
+    Example:
+        >>> print(_not_ce([{"instr_id": "1_0", "trajectory": []}], "r2r-ce"))  # doctest: +ELLIPSIS
+        a list of 1 records with fields instr_id, trajectory (an R2R predictions file? ...
+    """
+    first = records[0]
+    if isinstance(first, Mapping):
+        what = f"records with fields {', '.join(map(str, list(first)[:6]))}"
+        if {"instr_id", "trajectory"} <= first.keys():
+            what += " (an R2R predictions file? score it with --task r2r)"
+    else:
+        what = f"values (the first: {first!r:.30})"
+    return (
+        f"a list of {len(records)} {what}, not a VLN-CE form: {task} expects one JSON object "
+        f"{{episode_id: [{_STEP}, ...]}}, start state first (or rxr-jsonl: one "
+        "{'instruction_id': ..., 'path': [[x, y, z], ...]} per line)"
+    )
 
 
 def _assemble(

@@ -225,7 +225,10 @@ def _progress(n: int, show: bool) -> Any:
     from rich.console import Console
     from rich.progress import track
 
-    return track(range(n), description="scoring", transient=True, console=Console(stderr=True))
+    console = Console(stderr=True)
+    if not console.is_terminal:  # a transient bar still ends with a blank line on a pipe or file
+        return range(n)
+    return track(range(n), description="scoring", transient=True, console=console)
 
 
 # ----- task entry points -----------------------------------------------------------------------
