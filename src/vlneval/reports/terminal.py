@@ -9,6 +9,7 @@ and is clipped before it is rendered: a 1 MB id costs no more than a short one.
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import re
 import shutil
@@ -323,8 +324,7 @@ def fit_names(names: Sequence[str], width: int) -> list[str]:
     tokens = [re.split(r"([/_.-])", n) for n in names]
     if len({len(t) for t in tokens}) == 1:
         same = [len({t[i] for t in tokens}) == 1 for i in range(len(tokens[0]))]
-        runs = [(i, j) for i, j in _runs(same)]
-        for i, j in sorted(runs, key=lambda r: -len("".join(tokens[0][r[0] : r[1]]))):
+        for i, j in sorted(_runs(same), key=lambda r: -len("".join(tokens[0][r[0] : r[1]]))):
             excess = max(len("".join(t)) for t in tokens) - width
             if excess <= 0:
                 break
@@ -337,13 +337,11 @@ def fit_names(names: Sequence[str], width: int) -> list[str]:
 
 def _runs(flags: Sequence[bool]) -> list[tuple[int, int]]:
     """``(start, end)`` of each run of True in ``flags``."""
-    out, start = [], None
-    for k, flag in enumerate([*flags, False]):
-        if flag and start is None:
-            start = k
-        elif not flag and start is not None:
-            out.append((start, k))
-            start = None
+    out, k = [], 0
+    for flag, run in itertools.groupby(flags):
+        n = len(list(run))
+        out += [(k, k + n)] if flag else []
+        k += n
     return out
 
 
