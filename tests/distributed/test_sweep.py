@@ -140,3 +140,27 @@ def test_tensorboard_without_a_writer_says_what_to_install(
     with pytest.raises(VLNEvalError, match="pip install tensorboard .* or tensorboardX"):
         write_tensorboard(SweepTable("val_seen"), tmp_path / "tb")
     assert not (tmp_path / "tb").exists()
+
+
+@pytest.mark.parametrize("run_one", [False, True])
+def test_sweep_report_with_no_finished_run_fails_and_writes_nothing(
+    run_one: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing run (or one of a run's two shards): one error, exit 2, no table, no file."""
+    units = tmp_path / "units.jsonl"
+    assert vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs",
+                   "--shards", "2", "--", "run", "--task", "demo", "--agent", "random") == 0  # fmt: skip
+    if run_one:
+        assert vlneval("sweep", "run-unit", units, "--unit", "0") == 0
+    capsys.readouterr()
+    table, md = tmp_path / "t.csv", tmp_path / "t.md"
+    assert vlneval("sweep", "report", units, "--csv", table, "--markdown", md) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and not table.exists() and not md.exists()
+    assert captured.err == (
+        f"error: {units}: nothing to report: no run (checkpoint x seed) has all its units "
+        f"complete ({int(run_one)} of 2 units complete); run them first: vlneval sweep run-unit "
+        f"{units} --all (or the sbatch line of: vlneval sweep status {units})\n"
+    )
+    assert vlneval("sweep", "report", units) == 2  # without outputs: nothing on stdout either
+    assert capsys.readouterr().out == ""

@@ -83,3 +83,54 @@ def test_one_file_keeps_the_single_object(tmp_path: Path) -> None:
         == 0
     )
     assert isinstance(json.loads(out.read_text()), dict)
+
+
+def _long_paths(tmp: Path) -> list[Path]:
+    """Eight checkpoints of four runs deep in long folders, each scoring differently (its
+    agents stop after k + 1 positions)."""
+    files = []
+    for k in range(8):
+        records = json.loads(DEMO.read_text())
+        for r in records:
+            r["trajectory"] = r["trajectory"][: k + 1]
+        run = tmp / "experiments_on_the_cluster" / f"seq2seq_sample_imagenet_lr_1e-4_seed_{k // 2}"
+        run.mkdir(parents=True, exist_ok=True)
+        files.append(run / f"predictions_val_iter_{1000 * (k % 2 + 1)}.json")
+        files[-1].write_text(json.dumps(records))
+    return files
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_long_paths_show_every_number(
+    width: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows are named by the shortest suffix that tells them apart (their common folder
+    once in the title), only names are clipped, and the table fits the terminal's width."""
+    from vlneval.reports.terminal import metric_cell
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    files = _long_paths(tmp_path)
+    out = tmp_path / "all.json"
+    argv = ["score", "--task", "demo", "--predictions", *map(str, files), "--json", str(out)]
+    assert main(argv) == 0
+    table = capsys.readouterr().out
+    assert all(len(line) <= width for line in table.splitlines()), table
+    title, folder = table.splitlines()[0].strip(), str(tmp_path / "experiments_on_the_cluster")
+    assert title.startswith("demo val · profile demo v1 · in ")
+    if width == 80:  # too long: clipped in its middle
+        assert len(title) == 80 and title.endswith("…" + folder[-39:])
+    else:
+        assert title.endswith(" · in " + folder)
+    summaries = json.loads(out.read_text())
+    for s in summaries:  # every value in full (the whole cell: no "…" cut into a number)
+        for label in s["metrics"]:
+            assert f" {metric_cell(s, label)} │" in table, (label, table)
+    names = [line.split("│")[1].strip() for line in table.splitlines() if "iter_" in line]
+    rows = names[:8]
+    assert len(set(rows)) == 8
+    iters = [f"iter_{1000 * (k % 2 + 1)}.json" for k in range(8)]
+    if width == 160:  # the run's folder and the file: 4 characters too long, cut where alike
+        run = "…seq_sample_imagenet_lr_1e-4_seed_{}/predictions_val_{}"
+        assert rows == [run.format(k // 2, it) for k, it in enumerate(iters)]
+    else:  # what all share is cut, what tells them apart kept
+        assert rows == [f"…{k // 2}…_iter_{1000 * (k % 2 + 1)}.json" for k in range(8)]

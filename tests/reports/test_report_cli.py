@@ -180,3 +180,18 @@ def test_compare_with_the_profile_of_a_opens_one_scorer(
     assert opened == [None]
     assert capsys.readouterr() == plain
     assert (tmp_path / "b.json").read_bytes() == (tmp_path / "plain.json").read_bytes()
+
+
+def test_aggregate_keeps_a_rate_interval_in_its_range(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    """SR 1/3 and 2/3 over two runs: the t interval 0.5 ± 2.12 is clipped to [0, 100] %."""
+    out = tmp_path / "agg.json"
+    assert main(["aggregate", *_data(house), str(house.a), str(house.b), "--json", str(out)]) == 0
+    captured = capsys.readouterr()
+    sr = json.loads(out.read_text())["metrics"]["SR"]
+    assert (sr["ci_low"], sr["ci_high"], sr["clipped_to"]) == (0.0, 1.0, "[0, 1]")
+    assert "[0.00, 100.00] *" in captured.out and "* clipped to the metric's range" in captured.out
+    assert "note: the interval of NE, OSR, SR, SPL, nDTW, sDTW, CLS is clipped to the " in (
+        captured.err
+    )

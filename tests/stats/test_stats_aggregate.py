@@ -112,3 +112,29 @@ def test_aggregate_scores_bad_input(scores: object, message: str) -> None:
 def test_aggregate_runs_bad_input(runs: object, kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(InvalidInputError, match=message):
         aggregate_runs(runs, **kwargs)  # type: ignore[arg-type]
+
+
+def test_bounds_clip_the_interval_and_say_so() -> None:
+    """SR 2%, 10%, 30% over three seeds: the t interval [-21.83, 49.83] % is clipped to 0."""
+    t = aggregate_scores([0.02, 0.10, 0.30], metric="SR")
+    s = aggregate_scores([0.02, 0.10, 0.30], metric="SR", bounds=(0.0, 1.0))
+    assert t.ci_low == pytest.approx(-0.2182674358011839) and t.clipped_to is None
+    assert (s.ci_low, s.ci_high, s.clipped_to) == (0.0, t.ci_high, "[0, 1]")
+    assert (s.mean, s.std) == (t.mean, t.std)
+    inside = aggregate_scores([0.4, 0.5, 0.6], metric="SR", bounds=(0.0, 1.0))
+    assert inside.clipped_to is None and inside.ci_low == pytest.approx(
+        0.5 - T_975_DF2 * 0.1 / math.sqrt(3)
+    )
+    ne = aggregate_runs([{"NE": 0.5}, {"NE": 6.0}], bounds={"NE": (0.0, math.inf)})["NE"]
+    assert ne.ci_low == 0.0 and ne.ci_high is not None and ne.ci_high > 6.0
+    assert ne.clipped_to == "[0, inf]" and ne.to_dict()["clipped_to"] == "[0, inf]"
+
+
+def test_bounds_refuse_a_score_outside_them() -> None:
+    with pytest.raises(InvalidInputError) as exc:
+        aggregate_runs([{"SR": 0.5}, {"SR": 50.0}], bounds={"SR": (0.0, 1.0)})
+    assert str(exc.value) == (
+        "error: aggregate_runs: metric 'SR' of run 1 is 50.0, outside its range [0, 1]"
+    )
+    with pytest.raises(InvalidInputError, match=r"bounds of metric 'SR' must have low < high"):
+        aggregate_scores([0.5, 0.6], metric="SR", bounds=(1.0, 0.0))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from vlneval.cli.common import (
@@ -143,16 +142,16 @@ def _sweep(args: argparse.Namespace, plan: Any, scorer: Any, paths: list[str]) -
 
 def _sweep_table(done: list[tuple[str, Any]], *, color: bool, fmt: str = "text") -> str:
     """One row per scored file: its name, the episodes scored, every metric."""
-    from vlneval.reports.terminal import render_runs
+    from vlneval.reports.terminal import render_runs, short_names
 
     first = done[0][1]
     prof = first["profile"]
-    folders = {str(Path(p).parent) for p, _ in done}
     title = f"{first['task']} {first['split']} · profile {prof['name']} v{prof['version']}"
-    if len(folders) == 1:  # checkpoints of one run: their names, the folder once in the title
-        title += f" · in {folders.pop()}"
-        done = [(Path(p).name, s) for p, s in done]
-    return render_runs(done, title=title, color=color, fmt=fmt)
+    names, folder = short_names([p for p, _ in done])  # the common folder once, in the title
+    title += f" · in {folder}" if folder not in ("", "/") else ""
+    return render_runs(
+        list(zip(names, (s for _, s in done), strict=True)), title=title, color=color, fmt=fmt
+    )
 
 
 def _sweep_notices(done: list[tuple[str, Any]]) -> None:

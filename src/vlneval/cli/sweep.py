@@ -155,8 +155,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """Merges and scores finished runs; writes the tables."""
-    from vlneval.distributed.sweep import read_units
+    """Merges and scores finished runs; writes the tables. No finished run: an error, and
+    nothing written."""
+    from vlneval.distributed.sweep import read_units, unit_status
     from vlneval.distributed.sweep_report import (
         sweep_table,
         to_markdown,
@@ -175,6 +176,14 @@ def cmd_report(args: argparse.Namespace) -> int:
         scorer = scorer_on_first_use(run, stack)
         table = sweep_table(units, lambda path: scorer().score(path), n_resamples=args.resamples,
                             confidence=args.confidence)  # fmt: skip
+    if not table.runs:
+        done = sum(unit_status(u) == "complete" for u in units)
+        raise VLNEvalError(
+            f"{args.units}: nothing to report: no run (checkpoint x seed) has all its units "
+            f"complete ({done} of {len(units)} units complete); run them first: vlneval sweep "
+            f"run-unit {args.units} --all (or the sbatch line of: vlneval sweep status "
+            f"{args.units})"
+        )
     for label, seed, left in table.incomplete:
         err(f"note: {label} seed {seed}: {left} units not complete, left out")
     if args.csv:

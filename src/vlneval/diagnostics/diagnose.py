@@ -168,7 +168,7 @@ def diagnose(
         ci = table[budget_label(b)]
         if ci is not None:
             budget_ci[float(b)] = ci
-    shown = {k: metrics[k] for k in GROUP_METRICS if k in metrics}
+    shown = {k: metrics[k] for k in GROUP_METRICS if k in metrics} or metrics  # Touchdown, SDR: all
     return Diagnostics(
         label=run.label,
         context=ctx,

@@ -52,6 +52,8 @@ class MetricInfo:
         kind: ``"rate"``, ``"ratio"``, ``"distance"``, ``"hops"``, ``"pixels"`` or ``"count"``
             (see :data:`Kind`); it fixes the unit.
         description: one line saying what is measured.
+        signed: the value may be negative (GP: the agent may end farther from the goal than
+            it started); other values are never below 0.
 
     Example:
         >>> info = MetricInfo("SPD", "shortest_path_distance", "spd", "lower", "hops",
@@ -68,6 +70,7 @@ class MetricInfo:
     direction: Direction
     kind: Kind
     description: str
+    signed: bool = False
 
     def __post_init__(self) -> None:
         for field, allowed in (("direction", Direction), ("kind", Kind)):
@@ -93,6 +96,18 @@ class MetricInfo:
     def is_rate(self) -> bool:
         """True for fractions (rates and [0, 1] scores), which are shown as percentages."""
         return self.kind in ("rate", "ratio")
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The range every value lies in: ``(0, 1)`` for fractions, else ``(0, inf)``
+        (``(-inf, inf)`` when :attr:`signed`).
+
+        Example:
+            >>> MetricInfo("SR", "success", "success", "higher", "rate", "1 on success").bounds
+            (0.0, 1.0)
+        """
+        low = -math.inf if self.signed else 0.0
+        return (low, 1.0 if self.is_rate else math.inf)
 
     @property
     def shown_unit(self) -> str:

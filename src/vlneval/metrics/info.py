@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -57,7 +58,7 @@ _TABLE = (
                "coverage of the reference weighted by length score"),
     # progress (CVDN/NDH, SOON) and help (HANNA)
     MetricInfo("GP", "goal_progress", "goal_progress", "higher", "distance",
-               "reduction of the distance to the goal region, start to end"),
+               "reduction of the distance to the goal region, start to end", signed=True),
     MetricInfo("OPSR", "oracle_plan_success", "oracle_plan_success", "higher", "rate",
                "1 when some visited position is within 3 m of the planner's goal (NDH)"),
     MetricInfo("help_requests", "help_requests", "help_requests", "neutral", "count",
@@ -129,4 +130,4 @@ def variant(label: str, name: str, description: str) -> MetricInfo:
         'path_length'
     """
     base = metric_info(label)
-    return MetricInfo(base.label, name, base.column, base.direction, base.kind, description)
+    return dataclasses.replace(base, name=name, description=description)

@@ -449,7 +449,9 @@ def aggregate_summaries(
     """Aggregates the summary metrics of several runs of one setting (e.g. seeds).
 
     Every run's card must match the first one's (task, split, profile, privileged access)
-    unless ``force``. Metrics that are null in some run are left out.
+    unless ``force``. Metrics that are null in some run are left out. Each interval is clipped
+    to its metric's range (:attr:`~vlneval.metrics.MetricInfo.bounds`; see
+    :func:`~vlneval.stats.aggregate_scores` for why).
 
     Example:
         >>> card = {"task": "r2r", "split": "val_unseen", "privileged": "none",
@@ -484,9 +486,10 @@ def aggregate_summaries(
             + ")"
         )
     runs = [{m: float(s["metrics"][m]) for m in names} for s in summaries]
+    bounds = {m: LABELS[m].bounds for m in names if m in LABELS}  # a rate's interval in [0, 1]
     return AggregateResult(
         list(labels),
-        aggregate_runs(runs, confidence=confidence),
+        aggregate_runs(runs, confidence=confidence, bounds=bounds),
         diffs,
         dict(first["protocol"]),
         left_out,

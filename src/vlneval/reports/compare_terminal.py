@@ -162,10 +162,12 @@ def render_aggregate(
 
     first = next(iter(result.metrics.values()))
     level = int(round(100 * first.confidence))
+    clipped = [m for m, r in result.metrics.items() if r.clipped_to]
     table = Table(
         title=Text(f"{len(result.labels)} runs: {', '.join(result.labels)}"),
         caption=f"rates in %, other units as named; std over runs (ddof = 1); {level}% Student-t "
-        "interval of the mean over runs (seed variation only)",
+        "interval of the mean over runs (seed variation only)"
+        + ("; * clipped to the metric's range" if clipped else ""),
     )
     for name in ("metric", "mean", "std", "min", "max", f"{level}% CI"):
         table.add_column(name, justify="left" if name == "metric" else "right")
@@ -175,6 +177,7 @@ def render_aggregate(
             return "–" if v is None else format_value(label, v)
 
         ci = "–" if r.ci_low is None else f"[{f(r.ci_low)}, {f(r.ci_high)}]"
+        ci += " *" if r.clipped_to else ""
         table.add_row(column_name(label), f(r.mean), f(r.std), f(r.min), f(r.max), ci)
     console = recording_console(color)
     console.print(table)
@@ -191,6 +194,14 @@ def aggregate_notices(result: AggregateResult) -> list[Notice]:
     ]
     if len(result.labels) == 1:
         out.append(("note: std and the interval are – : they need at least two runs", "yellow"))
+    clipped = [m for m, r in result.metrics.items() if r.clipped_to]
+    if clipped:
+        out.append((
+            f"note: the interval of {', '.join(clipped)} is clipped to the metric's range (*): "
+            f"the t interval over {len(result.labels)} runs reaches past it, so the runs "
+            "locate the mean poorly on that side",
+            "yellow",
+        ))  # fmt: skip
     return out
 
 

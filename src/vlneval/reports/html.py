@@ -28,6 +28,8 @@ from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.diagnostics.selection import sample_episodes, worst_episodes
 from vlneval.io import write_outputs
+from vlneval.metrics import MetricInfo
+from vlneval.metrics.info import LABELS
 from vlneval.reports import html_parts as hp
 from vlneval.reports.compare import RunComparison, compare_scored
 from vlneval.reports.plots_base import figure_png
@@ -39,7 +41,7 @@ from vlneval.reports.plots_distributions import (
     plot_outcomes,
 )
 
-__all__ = ["Report", "ReportOptions", "build_report", "write_report"]
+__all__ = ["Report", "ReportOptions", "build_report", "error_metric", "write_report"]
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,7 @@ def build_report(
     sections += [
         ("outcomes", "Outcomes", "Why episodes fail", _outcomes(diag, shown)),
         ("budget", "Budgets", "Success within a path-length budget", _budget(diag, shown)),
-        ("distributions", "Distributions", "Distributions of NE and TL / d*",
+        ("distributions", "Distributions", _distributions_title(run, diag),
          _distributions(run, shown)),
         ("breakdowns", "Breakdowns", "Breakdowns by scan, reference length and instruction length",
          _groups(diag, base_diag)),
@@ -201,11 +203,13 @@ def _page(
     scored = f"{s['n_episodes']} of {s['n_expected']} episodes" + (
         " (partial)" if s.get("partial") else ""
     )
+    rule = run.evaluation.profile.comparison
+    rule += " m" if rule.endswith(str(run.evaluation.profile.threshold)) else ""  # NE < 3.0 m
     lede = (
         f"Run <b>{escape(run.label)}</b> (<span class='mono'>{escape(str(s['predictions']))}"
         f"</span>): {scored} of <b>{escape(s['task'])} {escape(s['split'])}</b>, scored with "
         f"profile <b>{escape(prof['name'])} v{escape(str(prof['version']))}</b> "
-        f"({escape(prof['reproduces'])}); success is {escape(run.evaluation.profile.comparison)} m."
+        f"({escape(prof['reproduces'])}); success is {escape(rule)}."
     )
     if baseline is not None:
         lede += f" Compared with the baseline <b>{escape(baseline.label)}</b>."
@@ -384,26 +388,55 @@ def _budget(diag: Diagnostics, shown: Shown) -> str:
     return out + f"<div class='grid2'><div>{hp.table(header, rows)}</div>{plot}</div>"
 
 
+def error_metric(run: ScoredRun) -> MetricInfo | None:
+    """The metric the distribution and the worst episodes are about: the first lower-is-better
+    measure the run reports (NE; SPD on Touchdown, SDR_dist on SDR), else the first registered
+    one its per-episode table has (REVERIE measures NE without reporting it); None if neither.
+
+    Example:
+        >>> from vlneval.evaluation import Scorer
+        >>> from vlneval.tasks.common.root import demo_root
+        >>> from vlneval.diagnostics import score_run
+        >>> error_metric(score_run(Scorer("demo"), demo_root() / "demo" / "predictions_val.json")).label
+        'NE'
+    """
+    per = run.evaluation.per_episode
+    reported = [LABELS[m] for m in run.evaluation.metrics if m in LABELS]
+    for info in [*reported, *LABELS.values()]:
+        if info.direction == "lower" and info.kind != "count" and info.column in per:
+            return info
+    return None
+
+
+def _distributions_title(run: ScoredRun, diag: Diagnostics) -> str:
+    info = error_metric(run)
+    shown = ([info.label] if info else []) + (["TL / d*"] if np.isfinite(diag.ratio).any() else [])
+    return "Distributions of " + (" and ".join(shown) or "the metrics")
+
+
 def _distributions(run: ScoredRun, shown: Shown) -> str:
-    ne = [(n, r.evaluation.per_episode["nav_error"]) for n, r, _ in shown]
+    info = error_metric(run)
+    figures = []
+    if info is not None:
+        profile = run.evaluation.profile
+        # δ is the threshold of this metric only when the success rule compares it (not SDR's).
+        at = profile.threshold if profile.comparison.startswith(info.label + " ") else None
+        values = [(n, r.evaluation.per_episode[info.column]) for n, r, _ in shown]
+        what = f"ECDF of {info.label}: the share of episodes with {info.label} ≤ x "
+        what += info.shown_unit
+        figures.append(hp.figure(
+            figure_png(plot_error_ecdf(values, threshold=at, info=info)),
+            what + ("; its height at δ is about the success rate." if at is not None else "."),
+        ))  # fmt: skip
     ratio = [(n, d.ratio) for n, _, d in shown]
-    threshold = run.evaluation.profile.threshold
-    return (
-        "<div class='grid2'>"
-        + "".join(
-            [
-                hp.figure(
-                    figure_png(plot_error_ecdf(ne, threshold=threshold)),
-                    "ECDF of the navigation error; its height at δ is about the success rate.",
-                ),
-                hp.figure(
-                    figure_png(plot_length_ratio(ratio)),
-                    "Path length over shortest distance; above 1 the agent walked more than needed.",
-                ),
-            ]
-        )
-        + "</div>"
-    )
+    if any(np.isfinite(r).any() for _, r in ratio):
+        figures.append(hp.figure(
+            figure_png(plot_length_ratio(ratio)),
+            "Path length over shortest distance; above 1 the agent walked more than needed.",
+        ))  # fmt: skip
+    if not figures:
+        return "<p>Not available: this task reports no error metric and no path length.</p>"
+    return "<div class='grid2'>" + "".join(figures) + "</div>"
 
 
 def _groups(diag: Diagnostics, base: Diagnostics | None) -> str:
@@ -412,7 +445,10 @@ def _groups(diag: Diagnostics, base: Diagnostics | None) -> str:
         base_rows = {r.group: r for r in base.groups.get(name, [])} if base is not None else {}
         out += f"<h3>By {escape(name)}</h3>" + hp.group_table(rows, base_rows)
     if base is not None:
-        out += hp.muted("The metric columns are run B's; the last column is the baseline A's SR.")
+        key = hp.headline(list(diag.intervals))
+        out += hp.muted(
+            f"The metric columns are run B's; the last column is the baseline A's {key}."
+        )
     return out + hp.muted(
         "Groups of numeric lengths are quantile bins (about equal counts). Small groups vary a "
         "lot: read n before reading a difference."
@@ -426,14 +462,16 @@ def _episodes(
     options: ReportOptions,
     step: Progress,
 ) -> str:
-    per = run.evaluation.per_episode
-    worst = worst_episodes(per["nav_error"], per.get("ndtw"), options.n_worst)
-    rng = np.random.default_rng([options.seed, 1])
-    sample = sample_episodes(len(run.evaluation.scored), options.n_sample, exclude=worst, rng=rng)
     if not run.has_trajectories:
         return "<p>Not available: this task's scorer does not keep trajectories.</p>"
+    per, info = run.evaluation.per_episode, error_metric(run)
+    worst = np.zeros(0, dtype=np.int64)
+    if info is not None:
+        worst = worst_episodes(per[info.column], per.get("ndtw"), options.n_worst)
+    rng = np.random.default_rng([options.seed, 1])
+    sample = sample_episodes(len(run.evaluation.scored), options.n_sample, exclude=worst, rng=rng)
     groups = [
-        ("Worst episodes", worst, "largest navigation error first"),
+        ("Worst episodes", worst, f"largest {info.name.replace('_', ' ') if info else ''} first"),
         ("A random sample of the other episodes", sample, f"seed {options.seed}"),
     ]
     if baseline is not None:

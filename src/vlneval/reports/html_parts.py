@@ -33,6 +33,7 @@ __all__ = [
     "fmt",
     "fmt_ci",
     "group_table",
+    "headline",
     "muted",
     "num",
     "pill",
@@ -268,11 +269,13 @@ def _p(p: float | None) -> str:
 
 
 def group_table(rows: Sequence[GroupRow], base: Mapping[str, GroupRow]) -> str:
-    """One row per group: n, share and the metric means (and the baseline's SR when given)."""
+    """One row per group: n, share and the metric means (and the baseline's
+    :func:`headline` metric when given)."""
     if not rows:
         return "<p>No groups.</p>"
     labels = list(rows[0].means)
-    header = ["group", "n", *labels] + (["SR of A (baseline)"] if base else [])
+    key = headline(labels)
+    header = ["group", "n", *labels] + ([f"{key} of A (baseline)"] if base else [])
     out = []
     for r in rows:
         cells = [escape(r.group), num(str(r.n))]
@@ -280,9 +283,19 @@ def group_table(rows: Sequence[GroupRow], base: Mapping[str, GroupRow]) -> str:
             cells.append(num(fmt(label, r.means[label])))
         if base:
             b = base.get(r.group)
-            cells.append(num(fmt("SR", b.means.get("SR") if b else None)))
+            cells.append(num(fmt(key, b.means.get(key) if b else None)))
         out.append(cells)
     return table(header, out)
+
+
+def headline(labels: Sequence[str]) -> str:
+    """The metric a baseline is shown by in the breakdowns: SR, else the first (TC, SDR@40).
+
+    Example:
+        >>> headline(["NE", "SR"]), headline(["TC", "SPD"])
+        ('SR', 'TC')
+    """
+    return "SR" if "SR" in labels or not labels else labels[0]
 
 
 def episode_card(run: ScoredRun, diag: Diagnostics, k: int, baseline: ScoredRun | None) -> str:

@@ -13,6 +13,8 @@ import numpy as np
 
 from vlneval.diagnostics.budget import within_budget
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
+from vlneval.metrics import MetricInfo
+from vlneval.metrics.info import LABELS
 from vlneval.reports.plots_base import COLORS, RUN_COLORS, new_figure
 
 __all__ = ["plot_error_ecdf", "plot_length_ratio", "plot_budget_curve", "plot_outcomes"]
@@ -45,32 +47,48 @@ def _axes(xlabel: str, ylabel: str, title: str) -> tuple[Any, Any]:
     return fig, ax
 
 
-def plot_error_ecdf(series: Series, *, threshold: float, x_max: float = 20.0) -> Any:
-    """ECDF of the navigation error: the share of episodes that stop within ``x`` metres.
+def plot_error_ecdf(
+    series: Series,
+    *,
+    threshold: float | None,
+    info: MetricInfo = LABELS["NE"],
+    x_max: float | None = None,
+) -> Any:
+    """ECDF of an error metric (NE by default): the share of episodes with an error ``≤ x``.
 
-    The curve's height at δ is the success rate (for a strict ``NE < δ`` up to ties). An
-    infinite NE (unreachable final viewpoint) never counts.
+    The curve's height at δ (``threshold``; none drawn when None) is the success rate (for a
+    strict ``NE < δ`` up to ties). An infinite error (unreachable final viewpoint) never
+    counts. The x axis ends at ``x_max``: by default 20 for metres, else the largest finite
+    value.
 
     Example:
         >>> fig = plot_error_ecdf([("a", np.array([0.5, 2.0, 7.0, np.inf]))], threshold=3.0)
         >>> fig.axes[0].get_xlabel()
         'navigation error NE (m)'
+        >>> fig = plot_error_ecdf([("a", np.array([0, 3, 9]))], threshold=1.0, info=LABELS["SPD"])
+        >>> fig.axes[0].get_xlabel(), float(fig.axes[0].get_xlim()[1])
+        ('shortest path distance SPD (hops)', 9.0)
     """
+    unit = info.shown_unit
     fig, ax = _axes(
-        "navigation error NE (m)",
-        "share of episodes with NE ≤ x",
-        "Where the agent stops: distance to the goal",
+        f"{info.name.replace('_', ' ')} {info.label} ({unit})",
+        f"share of episodes with {info.label} ≤ x",
+        info.description[:1].upper() + info.description[1:],
     )
+    top = max((float(np.max(v[np.isfinite(v)], initial=0.0)) for _, v in series), default=0.0)
+    end = x_max or (20.0 if info.kind == "distance" else max(top, threshold or 0.0, 1.0))
     for (label, values), color in zip(series, RUN_COLORS, strict=False):
         v = np.sort(np.asarray(values, dtype=np.float64))
         n = v.size
         finite = v[np.isfinite(v)]
-        xs = np.concatenate([[0.0], finite, [max(x_max, finite.max(initial=0.0))]])
+        xs = np.concatenate([[0.0], finite, [max(end, finite.max(initial=0.0))]])
         ys = np.concatenate([[0.0], np.arange(1, finite.size + 1) / n, [finite.size / n]])
         ax.step(xs, ys, where="post", color=color, linewidth=1.6, label=label)
-    ax.axvline(threshold, color=COLORS["goal_edge"], linestyle="--", linewidth=1.0)
-    ax.text(threshold, 0.02, f" δ = {threshold:g} m", color=COLORS["goal_edge"], fontsize=8)
-    ax.set_xlim(0, x_max)
+    if threshold is not None:
+        ax.axvline(threshold, color=COLORS["goal_edge"], linestyle="--", linewidth=1.0)
+        text = f" δ = {threshold:g} {unit}"
+        ax.text(threshold, 0.02, text, color=COLORS["goal_edge"], fontsize=8)
+    ax.set_xlim(0, end)
     ax.set_ylim(0, 1.0)
     _legend(fig, ax)
     return fig

@@ -9,8 +9,13 @@ and is clipped before it is rendered: a 1 MB id costs no more than a short one.
 from __future__ import annotations
 
 import io
+import itertools
+import os
+import re
+import shutil
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, TextIO
 
 from vlneval.io import clip
@@ -23,6 +28,8 @@ if TYPE_CHECKING:
 __all__ = [
     "render_summary",
     "render_runs",
+    "fit_names",
+    "short_names",
     "summary_notices",
     "unavailable_notices",
     "unavailable_reasons",
@@ -131,7 +138,7 @@ def _table(
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=Text(title))
+    table = Table(title=Text(title) if title else None)
     for name, a in zip(header, align, strict=True):
         table.add_column(Text(name), justify="left" if a == "l" else "right", no_wrap=a == "l")
     for row in rows:
@@ -219,29 +226,139 @@ def render_summary(
     return _table(fmt, _title(summary), header, [row], "r" * len(header), width=120, color=color)
 
 
+def short_names(paths: Sequence[str]) -> tuple[list[str], str]:
+    """Each path's shortest suffix (whole components) that no other path ends with, and the
+    folder every path is in (empty when none is common). A path given twice keeps its name.
+
+    Example:
+        >>> short_names(["/x/exp/a/run/ckpt.json", "/x/exp/b/run/ckpt.json", "/x/exp/c.json"])
+        (['a/run/ckpt.json', 'b/run/ckpt.json', 'c.json'], '/x/exp')
+        >>> short_names(["runs/iter_1.json", "runs/iter_2.json"])
+        (['iter_1.json', 'iter_2.json'], 'runs')
+    """
+    parts = [PurePath(p).parts for p in paths]
+    names = []
+    for i, own in enumerate(parts):
+        others = [q for j, q in enumerate(parts) if j != i and q != own]
+        k = 1
+        while k < len(own) and any(q[-k:] == own[-k:] for q in others):
+            k += 1
+        names.append(str(PurePath(*own[-k:])) if own else paths[i])
+    try:
+        common = os.path.commonpath([os.path.dirname(p) for p in paths]) if paths else ""
+    except ValueError:  # absolute and relative paths mixed
+        common = ""
+    return names, common
+
+
 def render_runs(
     runs: Sequence[tuple[str, Mapping[str, Any]]],
     *,
     title: str,
     color: bool | None = None,
     fmt: str = "text",
+    width: int | None = None,
 ) -> str:
     """One row per scored file (its name, the episodes scored, every metric): the table of
-    ``vlneval score`` with several predictions files."""
+    ``vlneval score`` with several predictions files.
+
+    As text the table fits ``width`` (default: the terminal's, ``COLUMNS``, else 160): the
+    name column is clipped to what the numbers leave (``…`` and the name's end), and when
+    the metric columns alone are wider the table is cut into blocks of columns, one under
+    the other, each with the names. A number is never clipped.
+
+    Example:
+        >>> s = {"n_episodes": 2, "metrics": {"NE": 1.5, "SR": 0.5, "SPL": 0.25}}
+        >>> print(render_runs([("long/name/iter_100.json", s)], title="", width=49), end="")
+        ┏━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━┓
+        ┃ predictions      ┃ episodes ┃ NE (m) ┃ SR (%) ┃
+        ┡━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━┩
+        │ …e/iter_100.json │        2 │   1.50 │  50.00 │
+        └──────────────────┴──────────┴────────┴────────┘
+        ┏━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━┓
+        ┃ predictions      ┃ episodes ┃ SPL (%) ┃
+        ┡━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━┩
+        │ …e/iter_100.json │        2 │   25.00 │
+        └──────────────────┴──────────┴─────────┘
+    """
     labels = list(dict.fromkeys(k for _, s in runs for k in s["metrics"]))
     units = {k: v for _, s in runs for k, v in (s.get("units") or {}).items()}
     header = ["predictions", "episodes", *(column_name(k, units.get(k)) for k in labels)]
     rows = []
     for name, s in runs:
         n = f"{s['n_episodes']}" + (" (partial)" if s.get("partial") else "")
-        rows.append(
-            [
-                clip(name, 200),
-                n,
-                *(metric_cell(s, k, units.get(k)) for k in labels),
-            ]
-        )
-    return _table(fmt, title, header, rows, "lr" + "r" * len(labels), width=160, color=color)
+        rows.append([clip(name, 200), n, *(metric_cell(s, k, units.get(k)) for k in labels)])
+    align = "lr" + "r" * len(labels)
+    if fmt != "text":
+        return _table(fmt, title, header, rows, align, width=160, color=color)
+    width = width or shutil.get_terminal_size((160, 24)).columns
+    sizes = [max(len(r[j]) for r in [header, *rows]) + 3 for j in range(len(header))]
+    blocks = _blocks(sizes, width)
+    room = min(width - 1 - sum(sizes[j] for j in cols) for cols in blocks) - 3
+    keep = max(len(header[0]), min(sizes[0] - 3, room))  # the names' width, in every block
+    for r, name in zip(rows, fit_names([r[0] for r in rows], keep), strict=True):
+        r[0] = name
+    if len(title) > width:  # its start (task, split) and end (the folder's last names)
+        title = title[: width // 2] + "…" + title[len(title) - (width - width // 2 - 1) :]
+    out = []
+    for cols in blocks:
+        fits = max(width, keep + 4 + sum(sizes[j] for j in cols))  # rich never squeezes a number
+        picked = [[r[0], *(r[j] for j in cols)] for r in [header, *rows]]
+        text = "l" + "".join(align[j] for j in cols)
+        out.append(_table("text", title, picked[0], picked[1:], text, width=fits, color=color))
+        title = ""  # once, above the first block
+    return "".join(out)
+
+
+def fit_names(names: Sequence[str], width: int) -> list[str]:
+    """``names`` cut to ``width`` characters, still told apart where possible: the text all of
+    them share (runs of words between ``/ _ - .``, longest first) is cut to ``…`` and its end;
+    a name still too long keeps ``…`` and its last characters.
+
+    Example:
+        >>> fit_names(["run_seed_0/eval_iter_1000.json", "run_seed_1/eval_iter_2000.json"], 20)
+        ['run_seed_0…1000.json', 'run_seed_1…2000.json']
+    """
+    if all(len(n) <= width for n in names):
+        return list(names)
+    tokens = [re.split(r"([/_.-])", n) for n in names]
+    if len({len(t) for t in tokens}) == 1:
+        same = [len({t[i] for t in tokens}) == 1 for i in range(len(tokens[0]))]
+        for i, j in sorted(_runs(same), key=lambda r: -len("".join(tokens[0][r[0] : r[1]]))):
+            excess = max(len("".join(t)) for t in tokens) - width
+            if excess <= 0:
+                break
+            text = "".join(tokens[0][i:j])
+            short = "…" + text[min(len(text), excess + 1) :]
+            for t in tokens:
+                t[i:j] = [short] + [""] * (j - i - 1)  # same length: the other runs stay put
+    return [n if len(n) <= width else "…" + n[len(n) - width + 1 :] for n in map("".join, tokens)]
+
+
+def _runs(flags: Sequence[bool]) -> list[tuple[int, int]]:
+    """``(start, end)`` of each run of True in ``flags``."""
+    out, k = [], 0
+    for flag, run in itertools.groupby(flags):
+        n = len(list(run))
+        out += [(k, k + n)] if flag else []
+        k += n
+    return out
+
+
+def _blocks(sizes: Sequence[int], width: int) -> list[list[int]]:
+    """The columns after the name (``sizes``: each column's width with its padding and
+    border) of each block of a table ``width`` wide: the episodes column and as many metric
+    columns as fit beside a name of 16 characters (one metric per block at least)."""
+    room = width - 1 - (min(sizes[0], 16 + 3) + sizes[1])
+    blocks: list[list[int]] = [[1]]
+    used = 0
+    for j in range(2, len(sizes)):
+        if len(blocks[-1]) > 1 and used + sizes[j] > room:
+            blocks.append([1])
+            used = 0
+        blocks[-1].append(j)
+        used += sizes[j]
+    return blocks
 
 
 def unavailable_reasons(summary: Mapping[str, Any]) -> dict[str, str]:

@@ -5,6 +5,21 @@ For one metric with per-run scores ``x_1..x_r``: mean ``x̄``, sample standard d
 ``x̄ ± t_{(1+c)/2, r−1} · s / √r``. The interval describes run-to-run (seed) variation only,
 not the episode sampling of each run: use :mod:`vlneval.stats.bootstrap` for that. scipy is
 imported only to compute the t quantile.
+
+A bounded metric (a rate in [0, 1], a distance ≥ 0) has its interval clipped to its range,
+and the result says so (``clipped_to``). Over few seeds the t interval of a rate easily
+reaches below 0 (SR 2%, 10%, 30% over 3 seeds: [-21.83, 49.83] %), which no rate can be. Why
+clipping and not another interval:
+
+* Clipping keeps the t interval's coverage exactly: the true mean lies in the range, so it
+  lies in the clipped interval whenever it lies in the t interval. A clipped end also tells
+  the reader that the seeds were too few or too spread to locate the mean on that side.
+* Wilson or Clopper-Pearson intervals are for one binomial count (successes of n episodes);
+  the spread over seeds is not binomial (the same episodes, another training run), so they
+  would answer another question, episode sampling, which the bootstrap already answers.
+* A percentile bootstrap over 3-5 seeds cannot reach past the smallest and largest score and
+  covers far less than its nominal level; a t interval on the logit scale is undefined when a
+  seed scores exactly 0 or 1, which happens (SR 0 of a broken checkpoint).
 """
 
 from __future__ import annotations
@@ -22,7 +37,11 @@ __all__ = ["aggregate_runs", "aggregate_scores"]
 
 
 def aggregate_scores(
-    scores: ArrayLike, *, metric: str = "values", confidence: float = 0.95
+    scores: ArrayLike,
+    *,
+    metric: str = "values",
+    confidence: float = 0.95,
+    bounds: tuple[float, float] | None = None,
 ) -> RunSummary:
     """Summarises one metric over runs, from one score per run.
 
@@ -30,13 +49,15 @@ def aggregate_scores(
         scores: one finite score per run (e.g. the SR of each seed), shape ``(R,)``.
         metric: the metric's name, stored in the result and used in error messages.
         confidence: nominal coverage of the t interval, in (0, 1).
+        bounds: the metric's range ``(low, high)``: the interval is clipped to it (see the
+            module's note); None: unbounded.
 
     Returns:
         The :class:`RunSummary`; ``std`` and the interval are None when ``R == 1``.
 
     Raises:
-        InvalidInputError: empty or non-1-D ``scores``, a non-finite score, or a bad
-            ``confidence``.
+        InvalidInputError: empty or non-1-D ``scores``, a non-finite score, a bad
+            ``confidence``, bad ``bounds`` or a score outside them.
 
     Example:
         >>> s = aggregate_scores([0.5, 0.75, 0.25], metric="SR")
@@ -44,6 +65,9 @@ def aggregate_scores(
         (0.5, 0.25, 0.25, 0.75)
         >>> round(s.ci_low, 4), round(s.ci_high, 4)  # 0.5 ± t(0.975, 2) · 0.25 / √3
         (-0.121, 1.121)
+        >>> s = aggregate_scores([0.5, 0.75, 0.25], metric="SR", bounds=(0.0, 1.0))
+        >>> s.ci_low, s.ci_high, s.clipped_to
+        (0.0, 1.0, '[0, 1]')
     """
     where = "aggregate_scores"
     level = check_confidence(where, confidence)
@@ -64,7 +88,7 @@ def aggregate_scores(
             f"metric {metric!r} has a non-finite score ({float(values[bad[0]])}) "
             f"for run {int(bad[0])}",
         )
-    return _summarise(metric, values, level)
+    return _summarise(metric, values, level, _check_bounds(where, metric, values, bounds))
 
 
 def aggregate_runs(
@@ -72,6 +96,7 @@ def aggregate_runs(
     *,
     confidence: float = 0.95,
     nan_policy: str = "raise",
+    bounds: Mapping[str, tuple[float, float]] | None = None,
 ) -> dict[str, RunSummary]:
     """Summarises every metric over several runs of the same setting.
 
@@ -83,6 +108,8 @@ def aggregate_runs(
         confidence: nominal coverage of the t intervals, in (0, 1).
         nan_policy: for per-episode arrays, ``"raise"`` refuses NaN and inf and ``"omit"``
             averages the finite values. A non-finite score (number) is always refused.
+        bounds: metric name -> its range; the metric's interval is clipped to it (see
+            :func:`aggregate_scores`). Metrics not named are unbounded.
 
     Returns:
         metric name -> :class:`RunSummary`, in the order of the first run.
@@ -123,16 +150,36 @@ def aggregate_runs(
                 where,
                 f"run {i} does not have the metrics of run 0: missing {missing}, extra {extra}",
             )
-    return {
-        name: _summarise(
-            name,
-            np.array(
-                [_run_score(where, i, name, run[name], nan_policy) for i, run in enumerate(runs)]
-            ),
-            level,
+    out = {}
+    for name in names:
+        scores = [_run_score(where, i, name, run[name], nan_policy) for i, run in enumerate(runs)]
+        values = np.array(scores)
+        given = (bounds or {}).get(name)
+        out[name] = _summarise(name, values, level, _check_bounds(where, name, values, given))
+    return out
+
+
+def _check_bounds(
+    where: str, name: str, scores: FloatArray, bounds: tuple[float, float] | None
+) -> tuple[float, float] | None:
+    """``bounds`` as floats, once checked: ``low < high`` and every score inside."""
+    if bounds is None:
+        return None
+    try:
+        low, high = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise fail(where, f"bounds of metric {name!r} must be two numbers (low, high)") from None
+    if not low < high:
+        raise fail(where, f"bounds of metric {name!r} must have low < high; got {bounds!r}")
+    outside = np.flatnonzero((scores < low) | (scores > high))
+    if outside.size:
+        k = int(outside[0])
+        raise fail(
+            where,
+            f"metric {name!r} of run {k} is {float(scores[k])}, outside its range "
+            f"[{low:g}, {high:g}]",
         )
-        for name in names
-    }
+    return low, high
 
 
 def _run_score(where: str, run: int, name: str, value: ArrayLike, nan_policy: str) -> float:
@@ -167,16 +214,22 @@ def _run_score(where: str, run: int, name: str, value: ArrayLike, nan_policy: st
     return float(np.mean(values))
 
 
-def _summarise(name: str, scores: FloatArray, level: float) -> RunSummary:
+def _summarise(
+    name: str, scores: FloatArray, level: float, bounds: tuple[float, float] | None = None
+) -> RunSummary:
     n = int(scores.shape[0])
     mean = float(np.mean(scores))
     std = low = high = None
+    clipped = None
     if n > 1:
         from scipy.stats import t
 
         std = float(np.std(scores, ddof=1))
         half = float(t.ppf(0.5 + level / 2.0, df=n - 1)) * std / math.sqrt(n)
         low, high = mean - half, mean + half
+        if bounds is not None and (low < bounds[0] or high > bounds[1]):
+            low, high = max(low, bounds[0]), min(high, bounds[1])
+            clipped = f"[{bounds[0]:g}, {bounds[1]:g}]"
     return RunSummary(
         metric=str(name),
         mean=mean,
@@ -187,4 +240,5 @@ def _summarise(name: str, scores: FloatArray, level: float) -> RunSummary:
         ci_high=high,
         confidence=level,
         n_runs=n,
+        clipped_to=clipped,
     )

@@ -98,7 +98,8 @@ class RunSummary(_Record):
     """One metric aggregated over several runs (seeds) of the same setting.
 
     ``std`` is the sample standard deviation (``ddof=1``); the interval is the Student-t
-    interval of the mean over runs. With a single run neither exists: they are None.
+    interval of the mean over runs, clipped to the metric's range when given (see
+    :func:`~vlneval.stats.aggregate_scores`). With a single run neither exists: they are None.
 
     Attributes:
         metric: the metric's name.
@@ -110,6 +111,8 @@ class RunSummary(_Record):
         ci_high: upper end of the t interval of the mean, or None for one run.
         confidence: nominal coverage of the interval.
         n_runs: number of runs.
+        clipped_to: the range (e.g. ``[0, 1]``) an end of the t interval was clipped to, or
+            None when the interval lay inside it (or no range was given).
     """
 
     metric: str
@@ -121,3 +124,4 @@ class RunSummary(_Record):
     ci_high: float | None
     confidence: float
     n_runs: int
+    clipped_to: str | None = None
