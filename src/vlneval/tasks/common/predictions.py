@@ -54,6 +54,9 @@ class Predictions:
         offsets: ``offsets[k]:offsets[k+1]`` is the trajectory of ``episodes[k]``.
         extra: other per-record fields kept by name (e.g. ``predObjId``), by episode index.
         warnings: problems that do not stop scoring (unknown ids, ignored ids).
+        missing: the ids of the split's episodes without a prediction.
+        unknown: the ids of the records not in the split, as the file writes them (a number
+            stays a number), for the completeness problem to name.
     """
 
     source: str
@@ -64,6 +67,7 @@ class Predictions:
     extra: dict[str, dict[int, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    unknown: list[str | int] = field(default_factory=list)
 
 
 def _detect(traj: list[Any]) -> str:
@@ -180,7 +184,7 @@ class _Parser:
         self.rec_ep: Any = array("q")
         self.rec_len: Any = array("q")
         self.seen = np.zeros(len(episodes), dtype=np.bool_)
-        self.unknown: list[str] = []
+        self.unknown: list[str | int] = []
         self.left_out: set[str] = set(episodes.left_out)
         self.ignored: list[str] = []
         self.extra: dict[str, dict[int, Any]] = {k: {} for k in keep_fields}
@@ -294,7 +298,7 @@ class _Parser:
         eid = self._id(rec, k)
         if eid is None:
             return
-        label = self._known(eid)
+        label = self._known(eid, rec[self.ep.id_field])
         if label is None:
             return
         traj = self._trajectory(rec, label)
@@ -302,18 +306,26 @@ class _Parser:
         if vps is not None:
             self.accept(eid, label, vps, {n: rec[n] for n in self.keep_fields if n in rec})
 
-    def _known(self, eid: str) -> str | None:
-        """The label of an id of the split not seen before; None (noted) otherwise."""
+    def _known(self, eid: str, raw: str | int) -> str | None:
+        """The label of an id of the split not seen before; None (noted) otherwise. ``raw``:
+        the id as the file writes it."""
         label = f'{self.ep.id_field} "{clip(eid)}"'
         i = self.ep.index.get(eid)
         if i is None:
-            (self.ignored if eid in self.left_out else self.unknown).append(clip(eid))
+            self._stray(eid, raw)
             return None
         if self.seen[i]:
             self.pc.add("duplicate id: the file has two predictions for it", episode=label)
             return None
         self.seen[i] = True
         return label
+
+    def _stray(self, eid: str, raw: str | int) -> None:
+        """Notes a record whose id is not one of the split's episodes."""
+        if eid in self.left_out:
+            self.ignored.append(clip(eid))
+        else:
+            self.unknown.append(clip(raw) if isinstance(raw, str) else raw)
 
     def accept(self, eid: str, label: str, vps: list[str], extra: dict[str, Any]) -> None:
         """Maps one trajectory of a known id to node indices."""
@@ -351,7 +363,7 @@ class _Parser:
         rows = np.fromiter(map(index.get, ids, repeat(-1)), np.int64, len(ids))
         keep = rows >= 0
         for k in np.flatnonzero(~keep).tolist():
-            (self.ignored if ids[k] in self.left_out else self.unknown).append(clip(ids[k]))
+            self._stray(ids[k], records[k].id)
         keep &= ~self._repeated(rows, keep)
         for k in np.flatnonzero(~keep & (rows >= 0)).tolist():
             self.pc.add(
@@ -568,7 +580,7 @@ def _assemble(p: _Parser, source: str) -> Predictions:
     if p.unknown:
         warnings.append(
             f"{len(p.unknown)} prediction(s) with ids not in the split were ignored "
-            f"(first: {', '.join(p.unknown[:5])})"
+            f"(first: {', '.join(map(str, p.unknown[:5]))})"
         )
     if p.ignored:
         warnings.append(
@@ -585,4 +597,5 @@ def _assemble(p: _Parser, source: str) -> Predictions:
         extra=p.extra,
         warnings=warnings,
         missing=[p.ep.ids[i] for i in missing_idx],
+        unknown=p.unknown,
     )

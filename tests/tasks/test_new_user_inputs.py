@@ -1,0 +1,124 @@
+"""What a new user's mistakes are told: a record whose id is of another type or has a stray
+space is named in the completeness problem; ``--task cvdn`` is NDH."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import vlneval
+from vlneval.cli.main import main
+from vlneval.errors import InvalidInputError
+from vlneval.registry import Registry
+from vlneval.tasks import TASKS, get_task
+from vlneval.tasks.common.root import demo_root
+
+COMPLETE = (
+    "error: <records>: 1 of 36 episodes have no prediction (first: 100_0); the official scorer "
+    "requires all of them (use --subset to score only the predicted ones, reported as partial)"
+)
+
+
+def _demo() -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = json.loads(
+        (demo_root() / "demo" / "predictions_val.json").read_text()
+    )
+    return records
+
+
+@pytest.mark.parametrize(
+    ("bad", "shown"), [(100, "100"), ("100_0 ", '"100_0 "'), ("100_0\t", '"100_0\\t"')]
+)
+@pytest.mark.parametrize("summary", [False, True], ids=["typed", "explaining"])
+def test_an_id_not_in_the_split_is_named_by_the_completeness_problem(
+    bad: Any, shown: str, summary: bool
+) -> None:
+    records = _demo()
+    records[0]["instr_id"] = bad
+    if summary:  # a summary record first: the explaining pass reads every record
+        records.insert(0, {"SR": 0.5})
+    with pytest.raises(InvalidInputError) as exc:
+        vlneval.evaluate("demo", None, records, skip_summaries=summary)
+    assert str(exc.value) == (
+        f"{COMPLETE}; 1 record has an id not in the split: {shown} (an id of another type, or "
+        'with spaces? ids match exactly, e.g. "100_0")'
+    )
+
+
+def test_several_ids_not_in_the_split_are_counted_and_the_first_five_named() -> None:
+    records = _demo()
+    records += [{**records[0], "instr_id": f"x{k}"} for k in range(6)]
+    records[0]["instr_id"] = 7
+    with pytest.raises(InvalidInputError) as exc:
+        vlneval.evaluate("demo", None, records)
+    assert str(exc.value) == (
+        f'{COMPLETE}; 7 records have ids not in the split: 7, "x0", "x1", "x2", "x3", ... '
+        '(an id of another type, or with spaces? ids match exactly, e.g. "100_0")'
+    )
+
+
+def test_a_complete_file_with_an_extra_id_still_only_warns() -> None:
+    records = _demo()
+    records.append({**records[0], "instr_id": "999_0 "})
+    result = vlneval.evaluate("demo", None, records)
+    assert "1 prediction(s) with ids not in the split were ignored (first: 999_0 )" in (
+        result.warnings
+    )
+
+
+def test_the_completeness_problem_names_a_stray_id_on_the_command_line(
+    data_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real val_unseen split, one record's instr_id written as the number 4332."""
+    episodes = json.loads(
+        gzip.decompress((data_root / "r2r" / "R2R_val_unseen.json.gz").read_bytes())
+    )
+    records: list[dict[str, Any]] = [
+        {"instr_id": f"{e['path_id']}_{j}", "trajectory": [[v, 0, 0] for v in e["path"]]}
+        for e in episodes
+        for j in range(len(e["instructions"]))
+    ]
+    records[0]["instr_id"] = 4332
+    path = tmp_path / "preds.json"
+    path.write_text(json.dumps(records))
+    argv = ["score", "--task", "r2r", "--split", "val_unseen", "--data-root", str(data_root)]
+    assert main([*argv, "--predictions", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {path}: 1 of 2349 episodes have no prediction (first: 4332_0); the official "
+        "scorer requires all of them (use --subset to score only the predicted ones, reported "
+        "as partial); 1 record has an id not in the split: 4332 (an id of another type, or with "
+        'spaces? ids match exactly, e.g. "4332_0")\n'
+    )
+
+
+def test_cvdn_is_another_name_of_the_ndh_task(capsys: pytest.CaptureFixture[str]) -> None:
+    assert get_task("cvdn") is get_task("NDH") and get_task("CVDN").name == "ndh"
+    assert "cvdn" in TASKS and "cvdn" not in TASKS.names() and TASKS.aliases("ndh") == ["cvdn"]
+    assert main(["tasks"]) == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("ndh ")]
+    assert line.endswith("(goal progress) (also --task cvdn)")
+
+
+def test_cvdn_scores_as_ndh(data_root: Path, tmp_path: Path) -> None:
+    folder = data_root / "predictions" / "ndh" / "seq2seq_prevalent_r2r"
+    preds = folder / "val-seq2seq-all-trusted_path-40-sample-imagenet_val_seen_iter_100.json.gz"
+    by = {t: vlneval.evaluate(t, "val_seen", preds, root=data_root) for t in ("cvdn", "ndh")}
+    assert by["cvdn"].to_dict() == by["ndh"].to_dict() and by["cvdn"].task == "ndh"
+
+
+def test_a_registry_alias_is_checked_and_suggested() -> None:
+    reg: Registry[type] = Registry("task")
+    reg.register("ndh", dict)
+    reg.alias("cvdn", "ndh")
+    with pytest.raises(vlneval.VLNEvalError, match="task 'CVDN' is already registered"):
+        reg.alias("CVDN", "ndh")
+    with pytest.raises(vlneval.VLNEvalError, match="task 'ndh' is already registered"):
+        reg.alias("ndh", "cvdn")
+    with pytest.raises(vlneval.VLNEvalError, match="unknown task 'r2r'"):
+        reg.alias("room", "r2r")
+    with pytest.raises(vlneval.VLNEvalError, match="unknown task 'cvdnx'; did you mean 'cvdn'"):
+        reg.spec("cvdnx")
