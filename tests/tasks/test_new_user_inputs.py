@@ -122,3 +122,83 @@ def test_a_registry_alias_is_checked_and_suggested() -> None:
         reg.alias("room", "r2r")
     with pytest.raises(vlneval.VLNEvalError, match="unknown task 'cvdnx'; did you mean 'cvdn'"):
         reg.spec("cvdnx")
+
+
+def _problems(exc: InvalidInputError) -> list[str]:
+    return [p.message for p in exc.problems]
+
+
+@pytest.mark.parametrize("given", [None, "trj"])
+def test_records_keyed_traj_are_one_problem_with_the_fix(given: str | None) -> None:
+    records = [{"instr_id": r["instr_id"], "traj": r["trajectory"]} for r in _demo()]
+    with pytest.raises(InvalidInputError) as exc:
+        vlneval.evaluate("demo", None, records, trajectory_key=given)
+    fields = "'trajectory' or 'path' or 'pred_path'" if given is None else "'trj'"
+    assert _problems(exc.value) == [
+        f"no record has the field {fields} (the executed viewpoints); the records have "
+        "'instr_id', 'traj' (to score the field 'traj', pass --trajectory-key traj)"
+    ]
+
+
+def test_records_without_any_list_and_other_problems_keep_them() -> None:
+    records: list[dict[str, Any]] = [{"instr_id": "100_0", "score": 1}, {"instr_id": 1.5}]
+    with pytest.raises(InvalidInputError) as exc:
+        vlneval.evaluate("demo", None, records)
+    assert _problems(exc.value) == [
+        "no record has the field 'trajectory' or 'path' or 'pred_path' (the executed "
+        "viewpoints); the records have 'instr_id', 'score'",
+        "instr_id must be a string, got float 1.5",
+    ]
+
+
+def test_some_records_without_a_trajectory_are_each_named() -> None:
+    records = _demo()
+    del records[0]["trajectory"]
+    with pytest.raises(InvalidInputError) as exc:
+        vlneval.evaluate("demo", None, records)
+    assert _problems(exc.value) == ["missing field 'trajectory'"]
+
+
+def _touchdown(data_root: Path, tmp: Path, task: str, records: list[dict[str, Any]]) -> str:
+    path = tmp / "preds.json"
+    path.write_text(json.dumps(records))
+    with pytest.raises(InvalidInputError) as exc:
+        vlneval.evaluate(task, "dev", path, root=data_root, options={"data_version": "unseen"})
+    assert len(exc.value.problems) == 1
+    return str(exc.value).removeprefix(f"error: {path}: ")
+
+
+def _routes(data_root: Path) -> list[dict[str, Any]]:
+    raw = (data_root / "touchdown" / "touchdown_unseen_split" / "dev.json.gz").read_bytes()
+    return [json.loads(line) for line in gzip.decompress(raw).splitlines() if line.strip()]
+
+
+def test_a_navigation_file_given_to_sdr_is_one_problem(data_root: Path, tmp_path: Path) -> None:
+    nav = [
+        {"route_id": r["route_id"], "trajectory": r["route_panoids"]} for r in _routes(data_root)
+    ]
+    assert len(nav) == 800
+    assert _touchdown(data_root, tmp_path, "touchdown-sdr", nav) == (
+        "no record has the field 'x' (SDR predictions are {route_id, pano, x, y} in pixels); the "
+        "records have 'route_id', 'trajectory'; this looks like a touchdown (navigation) file: "
+        "use --task touchdown"
+    )
+
+
+def test_an_sdr_file_given_to_touchdown_is_one_problem(data_root: Path, tmp_path: Path) -> None:
+    sdr = [{"route_id": r["route_id"], "pano": "main", "x": 5, "y": 5} for r in _routes(data_root)]
+    assert _touchdown(data_root, tmp_path, "touchdown", sdr) == (
+        "no record has the field 'trajectory' (the panoramas visited, start included); the "
+        "records have 'pano', 'route_id', 'x', 'y'; this looks like a touchdown-sdr file: use "
+        "--task touchdown-sdr"
+    )
+
+
+def test_touchdown_records_keyed_traj_get_the_trajectory_key(
+    data_root: Path, tmp_path: Path
+) -> None:
+    nav = [{"route_id": r["route_id"], "traj": r["route_panoids"]} for r in _routes(data_root)]
+    assert _touchdown(data_root, tmp_path, "touchdown", nav) == (
+        "no record has the field 'trajectory' (the panoramas visited, start included); the "
+        "records have 'route_id', 'traj' (to score the field 'traj', pass --trajectory-key traj)"
+    )

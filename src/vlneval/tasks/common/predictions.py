@@ -23,13 +23,14 @@ from weakref import WeakKeyDictionary
 import msgspec
 import numpy as np
 
-from vlneval.errors import InvalidInputError, ProblemCollector
+from vlneval.errors import InvalidInputError, Problem, ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.io import clip, gc_paused
 from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import read_input
+from vlneval.tasks.common.record_checks import FieldTally
 from vlneval.tasks.common.summary_records import looks_like_summary, skipped_note, summary_problem
 
 if TYPE_CHECKING:
@@ -193,6 +194,7 @@ class _Parser:
         self.n_steps = 0
         self.not_nodes: dict[int, str] = {}  # flat step -> a viewpoint that is not a node
         self.n_typed = 0
+        self.traj_tally = FieldTally(*((trajectory_key,) if trajectory_key else TRAJECTORY_KEYS))
 
     def _id(self, rec: dict[str, Any], k: int) -> str | None:
         idf = self.ep.id_field
@@ -292,6 +294,7 @@ class _Parser:
 
     def record(self, rec: Any, k: int) -> None:
         """Checks one decoded record, then :meth:`accept` s it (the explaining pass)."""
+        self.traj_tally.see(rec)
         if not isinstance(rec, dict):
             self.pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
             return
@@ -305,6 +308,19 @@ class _Parser:
         vps = self._viewpoints(traj, label) if traj is not None else None
         if vps is not None:
             self.accept(eid, label, vps, {n: rec[n] for n in self.keep_fields if n in rec})
+
+    def no_trajectories(self) -> None:
+        """When no record has a trajectory field, one problem (first) says so with the fix,
+        instead of one per record (after the explaining pass)."""
+        tally = self.traj_tally
+        if not tally.none_has():
+            return
+        lists = sorted(tally.lists - {self.ep.id_field})
+        fix = f"to score the field {lists[0]!r}, pass --trajectory-key {lists[0]}" if lists else ""
+        text = tally.problem(" (the executed viewpoints)", fix=f" ({fix})" if fix else "")
+        each = f"missing field {self.key or 'trajectory'!r}"
+        others = [q for q in self.pc.problems if q.message != each]
+        self.pc.problems = [Problem(self.source, text), *others]
 
     def _known(self, eid: str, raw: str | int) -> str | None:
         """The label of an id of the split not seen before; None (noted) otherwise. ``raw``:
@@ -517,6 +533,7 @@ def parse_predictions(
                 k += 1
         if k == 0:
             p.pc.add("the file holds no predictions")
+        p.no_trajectories()
     if collect is None:
         p.pc.raise_if_any()
     else:
