@@ -4,6 +4,7 @@ space is named in the completeness problem; ``--task cvdn`` is NDH."""
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -202,3 +203,45 @@ def test_touchdown_records_keyed_traj_get_the_trajectory_key(
         "no record has the field 'trajectory' (the panoramas visited, start included); the "
         "records have 'route_id', 'traj' (to score the field 'traj', pass --trajectory-key traj)"
     )
+
+
+def test_an_explicit_episodes_file_is_on_the_card(tmp_path: Path) -> None:
+    episodes = tmp_path / "DEMO_val.json"
+    episodes.write_bytes((demo_root() / "demo" / "DEMO_val.json").read_bytes())
+    preds = demo_root() / "demo" / "predictions_val.json"
+    default = vlneval.evaluate("demo", None, preds)
+    given = vlneval.evaluate("demo", None, preds, episodes_file=episodes)
+    assert "episodes_file" not in default.protocol and given.warnings == default.warnings
+    card = given.to_dict()["protocol"]
+    assert card["episodes_file"] == {
+        "name": "DEMO_val.json",
+        "sha256": hashlib.sha256(episodes.read_bytes()).hexdigest()[:16],
+    }
+    assert list(card)[3:5] == ["episodes", "episodes_file"]
+    assert {k: v for k, v in card.items() if k != "episodes_file"} == default.to_dict()["protocol"]
+    assert given.metrics == default.metrics
+
+
+def test_an_episodes_file_of_another_split_is_warned(
+    data_root: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = data_root / "predictions" / "r2r" / "seq2seq_r2r_baseline_sadanand1120"
+    preds = folder / "seq2seq_sample_imagenet_val_seen_iter_20000.json.gz"
+    seen = data_root / "r2r" / "R2R_val_seen.json.gz"
+    graphs = data_root / "matterport3d" / "connectivity"
+    summary = tmp_path / "s.json"
+    argv = ["score", "--task", "r2r", "--episodes", str(seen), "--graphs", str(graphs)]
+    argv += ["--predictions", str(preds), "--json", str(summary), "--quiet"]
+    warning = (
+        "the episodes file R2R_val_seen.json.gz looks like split val_seen, scored as val_unseen"
+    )
+    assert main([*argv, "--split", "val_unseen"]) == 0
+    assert f"warning: {warning}\n" in capsys.readouterr().err
+    got = json.loads(summary.read_text())
+    assert got["warnings"][-1] == warning and got["protocol"]["episodes_file"] == {
+        "name": "R2R_val_seen.json.gz",
+        "sha256": "52e0e9491c72b21b",  # of the file's (gzipped) bytes
+    }
+    assert main([*argv, "--split", "val_seen"]) == 0
+    assert "looks like split" not in capsys.readouterr().err
+    assert warning not in json.loads(summary.read_text())["warnings"]
