@@ -29,7 +29,9 @@ class Scorer:
         split: the split (default: the task's default split).
         profile: the scoring profile (default: the task's).
         root: the data root (default ``$VLNEVAL_DATA``); ``episodes`` and ``graphs`` override
-            the episodes file and the connectivity folder found there.
+            the episodes file and the connectivity folder found there (an ``episodes`` file
+            given is named on every result's card, see
+            :func:`~vlneval.tasks.common.protocol.given_episodes`).
         **options: task-specific options (``data_version``, ``path_type``, ``angle_units``,
             ``distance``...), checked once (``Task.check_options``).
 
