@@ -135,6 +135,7 @@ class Registry(Generic[T]):
         self.kind = kind
         self.versioned = versioned
         self._specs: dict[str, Spec[T]] = {}  # casefolded id -> spec
+        self._aliases: dict[str, str] = {}  # casefolded alias -> the name it stands for
 
     def register(
         self,
@@ -165,6 +166,25 @@ class Registry(Generic[T]):
         self._specs[key] = spec
         return spec
 
+    def alias(self, alias: str, name: str) -> None:
+        """Makes ``alias`` (any case) another name of the registered ``name``; listings keep
+        one entry per name (:meth:`aliases` gives a name's others).
+
+        Example:
+            >>> reg: Registry[type] = Registry("task")
+            >>> _ = reg.register("ndh", dict)
+            >>> reg.alias("cvdn", "ndh")
+            >>> reg.spec("CVDN").id, reg.names(), reg.aliases("ndh")
+            ('ndh', ['ndh'], ['cvdn'])
+        """
+        if self._versions(alias) or alias.casefold() in self._aliases:
+            raise VLNEvalError(f"{self.kind} {alias!r} is already registered")
+        self._aliases[alias.casefold()] = self.spec(name).name
+
+    def aliases(self, name: str) -> list[str]:
+        """The other names of ``name`` (:meth:`alias`), sorted."""
+        return sorted(a for a, n in self._aliases.items() if n.casefold() == name.casefold())
+
     def spec(self, entry_id: str) -> Spec[T]:
         """The entry ``entry_id`` names; a bare ``name`` means its latest version.
 
@@ -173,7 +193,7 @@ class Registry(Generic[T]):
             VLNEvalError: the name exists but not the version asked for.
         """
         name, version = parse_id(entry_id)
-        versions = self._versions(name)
+        versions = self._versions(self._aliases.get(name.casefold(), name))
         if not versions:
             self._unknown(name)
         if version is None:
@@ -248,4 +268,4 @@ class Registry(Generic[T]):
         return sorted(found, key=_rank)
 
     def _unknown(self, name: str) -> NoReturn:
-        raise UnknownNameError(self.kind, name, self.names(), listed=self.ids())
+        raise UnknownNameError(self.kind, name, [*self.names(), *self._aliases], listed=self.ids())

@@ -21,7 +21,8 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     from vlneval.tasks import TASKS
 
     for t in TASKS.values():
-        print(f"{t.name:10s} profiles {', '.join(t.profiles):32s} {t.description}")
+        also = "".join(f" (also --task {a})" for a in TASKS.aliases(t.name))
+        print(f"{t.name:10s} profiles {', '.join(t.profiles):32s} {t.description}{also}")
     return 0
 
 

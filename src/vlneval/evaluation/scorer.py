@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from vlneval.tasks.common.protocol import given_episodes
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest, TaskScorer
 from vlneval.tasks.common.result import Result
 
@@ -28,7 +29,9 @@ class Scorer:
         split: the split (default: the task's default split).
         profile: the scoring profile (default: the task's).
         root: the data root (default ``$VLNEVAL_DATA``); ``episodes`` and ``graphs`` override
-            the episodes file and the connectivity folder found there.
+            the episodes file and the connectivity folder found there (an ``episodes`` file
+            given is named on every result's card, see
+            :func:`~vlneval.tasks.common.protocol.given_episodes`).
         **options: task-specific options (``data_version``, ``path_type``, ``angle_units``,
             ``distance``...), checked once (``Task.check_options``).
 
@@ -71,6 +74,7 @@ class Scorer:
         )  # fmt: skip
         self.task, self.split, self.profile = t, request.split, prof
         self._split: TaskScorer = t.open(request)
+        self._given = given_episodes(episodes, request.split, t.splits) if episodes else None
 
     @property
     def episodes(self) -> Any:
@@ -117,7 +121,8 @@ class Scorer:
         """
         self.task.check_skip_summaries(skip_summaries)
         how = ScoreOptions(subset, form, trajectory_key, declared, run, skip_summaries)
-        return self._split.score(predictions, how)
+        result = self._split.score(predictions, how)
+        return result if self._given is None else self._given.mark(result)
 
     def close(self) -> None:
         """Stops any background loading (the scorer stays usable)."""

@@ -40,6 +40,7 @@ TASKS.register("demo", "vlneval.tasks.demo:TASK")
 TASKS.register("r2r-ce", "vlneval.tasks.vlnce:R2R_CE")
 TASKS.register("r2r-twin", "vlneval.tasks.vlnce:R2R_TWIN")
 TASKS.register("ndh", "vlneval.tasks.cvdn:TASK")
+TASKS.alias("cvdn", "ndh")  # the benchmark's name (CVDN/NDH), its data folder's and profile's
 TASKS.register("hanna", "vlneval.tasks.hanna:TASK")
 TASKS.register("touchdown", "vlneval.tasks.touchdown:TASK")
 TASKS.register("touchdown-sdr", "vlneval.tasks.touchdown:SDR")

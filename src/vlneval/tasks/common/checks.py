@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 import numpy as np
@@ -15,7 +16,7 @@ from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.result import Check
 from vlneval.tasks.profiles import Profile
 
-__all__ = ["check_matches", "check_rules", "consistency_checks", "no_match"]
+__all__ = ["check_matches", "check_rules", "consistency_checks", "no_match", "stray_ids"]
 
 EPS = 1e-12
 #: The advice of a file that lacks episodes, to the command line.
@@ -49,6 +50,28 @@ def no_match(task: str, split: str) -> str:
     return f"no prediction matches an episode of {task} {split}"
 
 
+def stray_ids(unknown: list[str | int], expected: str) -> str:
+    """What a completeness problem adds when records had ids not in the split (the ids as
+    the file writes them: a number bare, a string quoted, so a stray space shows), else "".
+    ``expected``: an id of the split that has no prediction, as an example.
+
+    Example:
+        >>> stray_ids([4332], "4332_0")
+        '; 1 record has an id not in the split: 4332 (an id of another type, or with spaces? ids match exactly, e.g. "4332_0")'
+        >>> stray_ids(["4332_0 ", "x"], "4332_0")[:56], stray_ids([], "4332_0")
+        ('; 2 records have ids not in the split: "4332_0 ", "x" (a', '')
+    """
+    if not unknown:
+        return ""
+    n = len(unknown)
+    shown = ", ".join(json.dumps(u, ensure_ascii=False) for u in unknown[:5])
+    return (
+        f"; {n} record{' has an id' if n == 1 else 's have ids'} not in the split: {shown}"
+        f"{', ...' if n > 5 else ''} (an id of another type, or with spaces? ids match exactly, "
+        f"e.g. {json.dumps(expected, ensure_ascii=False)})"
+    )
+
+
 def check_rules(
     episodes: EpisodeTable,
     preds: Predictions,
@@ -80,6 +103,7 @@ def check_rules(
                 f"{len(preds.missing)} of {len(ids)} episodes have no prediction (first: "
                 f"{', '.join(preds.missing[:5])}); the official scorer requires all of them",
                 hint("--subset", SUBSET_ADVICE, aside=True),
+                stray_ids(preds.unknown, preds.missing[0]),
             )
         )
     starts = arr.traj[arr.traj_offsets[:-1]]

@@ -23,13 +23,14 @@ from weakref import WeakKeyDictionary
 import msgspec
 import numpy as np
 
-from vlneval.errors import InvalidInputError, ProblemCollector
+from vlneval.errors import InvalidInputError, Problem, ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.io import clip, gc_paused
 from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import read_input
+from vlneval.tasks.common.record_checks import FieldTally
 from vlneval.tasks.common.summary_records import SummarySkips
 
 if TYPE_CHECKING:
@@ -54,6 +55,9 @@ class Predictions:
         offsets: ``offsets[k]:offsets[k+1]`` is the trajectory of ``episodes[k]``.
         extra: other per-record fields kept by name (e.g. ``predObjId``), by episode index.
         warnings: problems that do not stop scoring (unknown ids, ignored ids).
+        missing: the ids of the split's episodes without a prediction.
+        unknown: the ids of the records not in the split, as the file writes them (a number
+            stays a number), for the completeness problem to name.
     """
 
     source: str
@@ -64,6 +68,7 @@ class Predictions:
     extra: dict[str, dict[int, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    unknown: list[str | int] = field(default_factory=list)
 
 
 def _detect(traj: list[Any]) -> str:
@@ -179,7 +184,7 @@ class _Parser:
         self.rec_ep: Any = array("q")
         self.rec_len: Any = array("q")
         self.seen = np.zeros(len(episodes), dtype=np.bool_)
-        self.unknown: list[str] = []
+        self.unknown: list[str | int] = []
         self.left_out: set[str] = set(episodes.left_out)
         self.ignored: list[str] = []
         self.extra: dict[str, dict[int, Any]] = {k: {} for k in keep_fields}
@@ -188,6 +193,7 @@ class _Parser:
         self.n_steps = 0
         self.not_nodes: dict[int, str] = {}  # flat step -> a viewpoint that is not a node
         self.n_typed = 0
+        self.traj_tally = FieldTally(*((trajectory_key,) if trajectory_key else TRAJECTORY_KEYS))
 
     def _id(self, rec: dict[str, Any], k: int) -> str | None:
         idf = self.ep.id_field
@@ -281,12 +287,13 @@ class _Parser:
 
     def record(self, rec: Any, k: int) -> None:
         """Checks one decoded record, then :meth:`accept` s it (the explaining pass)."""
+        self.traj_tally.see(rec)
         if not self.summaries.reads(rec, k, self.pc):
             return
         eid = self._id(rec, k)
         if eid is None:
             return
-        label = self._known(eid)
+        label = self._known(eid, rec[self.ep.id_field])
         if label is None:
             return
         traj = self._trajectory(rec, label)
@@ -294,18 +301,37 @@ class _Parser:
         if vps is not None:
             self.accept(eid, label, vps, {n: rec[n] for n in self.keep_fields if n in rec})
 
-    def _known(self, eid: str) -> str | None:
-        """The label of an id of the split not seen before; None (noted) otherwise."""
+    def no_trajectories(self) -> None:
+        """When no record has a trajectory field, one problem (first) says so with the fix,
+        instead of one per record (after the explaining pass)."""
+        tally = self.traj_tally
+        if not tally.none_has():
+            return
+        text = tally.problem(" (the executed viewpoints)", fix=tally.key_hint(self.ep.id_field))
+        each = f"missing field {self.key or 'trajectory'!r}"
+        others = [q for q in self.pc.problems if q.message != each]
+        self.pc.problems = [Problem(self.source, text), *others]
+
+    def _known(self, eid: str, raw: str | int) -> str | None:
+        """The label of an id of the split not seen before; None (noted) otherwise. ``raw``:
+        the id as the file writes it."""
         label = f'{self.ep.id_field} "{clip(eid)}"'
         i = self.ep.index.get(eid)
         if i is None:
-            (self.ignored if eid in self.left_out else self.unknown).append(clip(eid))
+            self._stray(eid, raw)
             return None
         if self.seen[i]:
             self.pc.add("duplicate id: the file has two predictions for it", episode=label)
             return None
         self.seen[i] = True
         return label
+
+    def _stray(self, eid: str, raw: str | int) -> None:
+        """Notes a record whose id is not one of the split's episodes."""
+        if eid in self.left_out:
+            self.ignored.append(clip(eid))
+        else:
+            self.unknown.append(clip(raw) if isinstance(raw, str) else raw)
 
     def accept(self, eid: str, label: str, vps: list[str], extra: dict[str, Any]) -> None:
         """Maps one trajectory of a known id to node indices."""
@@ -343,7 +369,7 @@ class _Parser:
         rows = np.fromiter(map(index.get, ids, repeat(-1)), np.int64, len(ids))
         keep = rows >= 0
         for k in np.flatnonzero(~keep).tolist():
-            (self.ignored if ids[k] in self.left_out else self.unknown).append(clip(ids[k]))
+            self._stray(ids[k], records[k].id)
         keep &= ~self._repeated(rows, keep)
         for k in np.flatnonzero(~keep & (rows >= 0)).tolist():
             self.pc.add(
@@ -497,6 +523,7 @@ def parse_predictions(
                 k += 1
         if k == 0:
             p.pc.add("the file holds no predictions")
+        p.no_trajectories()
     if collect is None:
         p.pc.raise_if_any()
     else:
@@ -558,7 +585,7 @@ def _assemble(p: _Parser, source: str) -> Predictions:
     if p.unknown:
         warnings.append(
             f"{len(p.unknown)} prediction(s) with ids not in the split were ignored "
-            f"(first: {', '.join(p.unknown[:5])})"
+            f"(first: {', '.join(map(str, p.unknown[:5]))})"
         )
     if p.ignored:
         warnings.append(
@@ -575,4 +602,5 @@ def _assemble(p: _Parser, source: str) -> Predictions:
         extra=p.extra,
         warnings=warnings,
         missing=[p.ep.ids[i] for i in missing_idx],
+        unknown=p.unknown,
     )

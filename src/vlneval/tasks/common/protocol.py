@@ -2,17 +2,30 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import hashlib
 import os
 import platform
 import re
 import sys
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from vlneval.tasks.profiles import Profile
 
-__all__ = ["protocol_card", "software_fingerprint", "episodes_field", "DECLARABLE"]
+if TYPE_CHECKING:
+    from vlneval.tasks.common.result import Result
+
+__all__ = [
+    "protocol_card",
+    "software_fingerprint",
+    "episodes_field",
+    "DECLARABLE",
+    "GivenEpisodes",
+    "given_episodes",
+]
 
 # Fields a submitter declares about a run that vlneval cannot see in a predictions file.
 DECLARABLE = (
@@ -39,6 +52,63 @@ def episodes_field(n: int, total: int) -> str:
         ('36', 'partial: 5 of 36')
     """
     return str(n) if n >= total else f"partial: {n} of {total}"
+
+
+@dataclasses.dataclass(frozen=True)
+class GivenEpisodes:
+    """An episodes file given explicitly (``--episodes``, ``episodes=``), as results record it.
+
+    Attributes:
+        card: the card's ``episodes_file``: its ``name`` and ``sha256`` (the first 16 hex
+            digits of its bytes' digest; no digest for a folder).
+        warning: set when the file's name names another split of the task than the one scored.
+    """
+
+    card: Mapping[str, str]
+    warning: str | None = None
+
+    def mark(self, result: Result) -> Result:
+        """``result`` with ``episodes_file`` on its card (after ``episodes``) and the warning."""
+        card: dict[str, Any] = {}
+        for key, value in result.protocol.items():
+            card[key] = value
+            if key == "episodes":
+                card["episodes_file"] = dict(self.card)
+        warnings = (*result.warnings, self.warning) if self.warning else result.warnings
+        return dataclasses.replace(result, protocol=card, warnings=warnings)
+
+
+def given_episodes(path: str | Path, split: str, splits: Sequence[str]) -> GivenEpisodes:
+    """What a result records of the episodes file ``path`` scored as ``split`` (the task's
+    splits: ``splits``).
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> (folder / "R2R_val_seen.json").write_text("[]")
+        2
+        >>> got = given_episodes(folder / "R2R_val_seen.json", "val_unseen", ("val_seen", "val_unseen"))
+        >>> dict(got.card), got.warning
+        ({'name': 'R2R_val_seen.json', 'sha256': '4f53cda18c2baa0c'}, 'the episodes file R2R_val_seen.json looks like split val_seen, scored as val_unseen')
+        >>> given_episodes(folder / "R2R_val_seen.json", "val_seen", ("val_seen",)).warning
+    """
+    path = Path(path)
+    card = {"name": path.name}
+    if path.is_file():
+        digest = hashlib.sha256()
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        card["sha256"] = digest.hexdigest()[:16]
+    named = [
+        s for s in splits if re.search(rf"(?<![a-z0-9]){re.escape(s)}(?![a-z0-9])", path.name, re.I)
+    ]
+    if not named or split in named:
+        return GivenEpisodes(card)
+    other = max(named, key=len)
+    return GivenEpisodes(
+        card, f"the episodes file {path.name} looks like split {other}, scored as {split}"
+    )
 
 
 def software_fingerprint() -> dict[str, str]:

@@ -8,9 +8,9 @@ from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import Any, TypeGuard
 
-from vlneval.errors import ProblemCollector
+from vlneval.errors import ProblemCollector, hint, hinted
 
-__all__ = ["is_number", "is_finite", "check_fields", "check_heading", "numbered"]
+__all__ = ["is_number", "is_finite", "check_fields", "check_heading", "numbered", "FieldTally"]
 
 
 def is_number(value: Any) -> TypeGuard[float]:
@@ -79,3 +79,59 @@ def numbered(
         yield k, rec
     if k < 0:
         pc.add(f"the file holds no {what}")
+
+
+class FieldTally:
+    """Whether any record of a file has one of ``fields``, and the keys of the records that
+    lack them, gathered while the records stream: when none has it, that is one problem of
+    the file (:meth:`problem`) instead of one per record.
+
+    Example:
+        >>> t = FieldTally("trajectory", "path")
+        >>> for rec in ({"instr_id": "1_0", "traj": []}, {"instr_id": "1_1", "traj": []}, 3):
+        ...     t.see(rec)
+        >>> t.none_has(), t.lists
+        (True, {'traj'})
+        >>> print(t.problem(" (the executed viewpoints)"))
+        no record has the field 'trajectory' or 'path' (the executed viewpoints); the records have 'instr_id', 'traj'
+    """
+
+    def __init__(self, *fields: str) -> None:
+        self.fields = fields
+        self.dicts = self.with_field = 0
+        self.keys: set[str] = set()
+        self.lists: set[str] = set()  # keys of those records that hold a list
+
+    def see(self, rec: Any) -> None:
+        """Counts one record (a record that is not an object is not counted)."""
+        if not isinstance(rec, dict):
+            return
+        self.dicts += 1
+        if any(f in rec for f in self.fields):
+            self.with_field += 1
+        elif len(self.keys) < 64:
+            self.keys.update(rec)
+            self.lists.update(k for k, v in rec.items() if isinstance(v, list))
+
+    def none_has(self) -> bool:
+        """Some record was an object and none had any of the fields."""
+        return self.dicts > 0 and not self.with_field
+
+    def problem(self, why: str, like: Iterable[str] = (), fix: str = "") -> str:
+        """The file's problem: no record has the field (``why`` follows its name), the keys
+        the records have (those in ``like`` if any, else the first six), then ``fix``."""
+        found = sorted(k for k in self.keys if k in like) or sorted(self.keys)[:6]
+        return hinted(
+            f"no record has the field {' or '.join(map(repr, self.fields))}{why}; the records "
+            f"have {', '.join(map(repr, found)) or 'no field'}",
+            fix,
+        )
+
+    def key_hint(self, id_field: str) -> str:
+        """The hint to pass a list field the records have as ``--trajectory-key`` ("" when
+        they have none)."""
+        lists = sorted(self.lists - {id_field})
+        if not lists:
+            return ""
+        words = f"to score the field {lists[0]!r}, pass --trajectory-key {lists[0]}"
+        return hint("--trajectory-key", words, aside=True)

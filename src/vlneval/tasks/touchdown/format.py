@@ -25,12 +25,19 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError, VLNEvalError
+from vlneval.errors import (
+    InvalidInputError,
+    ProblemCollector,
+    UnknownNameError,
+    VLNEvalError,
+    hint,
+    hinted,
+)
 from vlneval.io import decode_json, gc_paused, iter_records
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
 from vlneval.tasks.common.predictions import Predictions, in_episode_order
-from vlneval.tasks.common.record_checks import is_finite, is_number, numbered
+from vlneval.tasks.common.record_checks import FieldTally, is_finite, is_number, numbered
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.common.summary_records import SummarySkips
 
@@ -222,42 +229,48 @@ def _records(given: ReadInput, expected: str = "a JSON list of predictions") -> 
             ) from None
 
 
-class _IdTally:
+class _IdTally(FieldTally):
     """File-level facts about ``route_id`` gathered while streaming, for one clear error."""
 
     def __init__(self) -> None:
-        self.dicts = self.with_id = self.strings = 0
+        super().__init__("route_id")
+        self.strings = 0
         self.first_string: str | None = None
-        self.keys: set[str] = set()
 
     def see(self, rec: Any) -> None:
-        if not isinstance(rec, dict):
-            return
-        self.dicts += 1
-        rid = rec.get("route_id")
-        if "route_id" not in rec:
-            if len(self.keys) < 64:
-                self.keys.update(rec)
-            return
-        self.with_id += 1
+        super().see(rec)
+        rid = rec.get("route_id") if isinstance(rec, dict) else None
         if isinstance(rid, str):
             self.strings += 1
             self.first_string = self.first_string if self.first_string is not None else rid
 
     def check(self, source: str) -> None:
-        if self.dicts and not self.with_id:
-            found = sorted(k for k in self.keys if k in ID_LIKE) or sorted(self.keys)[:6]
-            raise InvalidInputError(
-                "no record has the field 'route_id' (Touchdown predictions are keyed by the "
-                f"integer route_id of each route); the records have {', '.join(map(repr, found))}",
-                source=source,
-            )
-        if self.with_id and self.strings == self.with_id:
+        if self.none_has():
+            why = " (Touchdown predictions are keyed by the integer route_id of each route)"
+            raise InvalidInputError(self.problem(why, ID_LIKE), source=source)
+        if self.with_field and self.strings == self.with_field:
             raise InvalidInputError(
                 f"route_id is a string in all {self.strings} records (e.g. {self.first_string!r}); "
                 "the route files use integers: write route_id as a JSON number",
                 source=source,
             )
+
+
+def _check_visited(tally: FieldTally, source: str) -> None:
+    """One error when no navigation record has the trajectory: the records' keys, and an SDR
+    file or the list field to pass as ``--trajectory-key`` said so."""
+    if not tally.none_has():
+        return
+    fix = _use("touchdown-sdr") if {"x", "y"} <= tally.keys else tally.key_hint("route_id")
+    why = " (the panoramas visited, start included)"
+    raise InvalidInputError(tally.problem(why, fix=fix), source=source)
+
+
+def _use(task: str) -> str:
+    return hinted(
+        f"; this looks like a {task} file",
+        hint("--task", f"use --task {task.split()[0]}", lead=": "),
+    )
 
 
 def _route_id(rec: dict[str, Any], k: int, pc: ProblemCollector) -> int | None:
@@ -386,11 +399,13 @@ def parse_touchdown_predictions(
         raise UnknownNameError("trajectory form", form, ("auto", "plain", "triple"))
     source = source_name(predictions)
     p = _NavParser(table, graph, source, form, trajectory_key or "trajectory", skip_summaries)
-    tally = _IdTally()
+    tally, visited = _IdTally(), FieldTally(p.key)
     for k, rec in numbered((_records(read_input(predictions)),), p.pc, "predictions"):
         tally.see(rec)
+        visited.see(rec)
         p.record(rec, k)
     tally.check(source)
+    _check_visited(visited, source)
     p.pc.raise_if_any()
     return _assemble(p, source)
 
@@ -461,13 +476,14 @@ def parse_sdr_predictions(
         InvalidInputError: every malformed record, duplicates, points outside the panorama.
     """
     source = source_name(predictions)
-    tally = _IdTally()
+    tally, pixels = _IdTally(), FieldTally("x")
     pc = ProblemCollector(source)
     index = examples.index
     got: dict[int, tuple[float, float]] = {}
     unknown: list[str] = []
     for k, rec in numbered((_records(read_input(predictions)),), pc, "predictions"):
         tally.see(rec)
+        pixels.see(rec)
         parsed = _sdr_record(rec, k, frame, pc)
         if parsed is None:
             continue
@@ -483,6 +499,10 @@ def parse_sdr_predictions(
         else:
             got[i] = (x, y)
     tally.check(source)
+    if pixels.none_has():  # a navigation file, most likely
+        why = " (SDR predictions are {route_id, pano, x, y} in pixels)"
+        fix = _use("touchdown (navigation)") if pixels.lists else ""
+        raise InvalidInputError(pixels.problem(why, fix=fix), source=source)
     pc.raise_if_any()
     order = np.array(sorted(got), dtype=np.int64)
     points = np.array([got[i] for i in order.tolist()], dtype=np.float64).reshape(-1, 2)
