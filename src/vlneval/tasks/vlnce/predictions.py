@@ -26,7 +26,12 @@ from typing import Any
 import numpy as np
 
 from vlneval.errors import (
-    InvalidInputError, Problem, ProblemCollector, UnknownNameError, hint, hinted,
+    InvalidInputError,
+    Problem,
+    ProblemCollector,
+    UnknownNameError,
+    hint,
+    hinted,
 )
 from vlneval.io import decode_json, gc_paused, unique_keys
 from vlneval.tasks.common.checks import no_match
@@ -360,7 +365,9 @@ def _not_ce(records: list[Any], task: str) -> str:
             r2r = hint("--task", "score it with --task r2r", lead=" ")
             what = hinted(what, " (an R2R predictions file?", r2r, ")")
     return hinted(
-        f"a list of {len(records)} ", what, ", not a VLN-CE form: "
+        f"a list of {len(records)} ",
+        what,
+        ", not a VLN-CE form: "
         f"{task} expects one JSON object {{episode_id: [{_STEP}, ...]}}, start state first (or "
         "rxr-jsonl: one {'instruction_id': ..., 'path': [[x, y, z], ...]} per line)",
     )
