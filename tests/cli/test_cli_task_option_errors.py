@@ -44,3 +44,17 @@ def test_every_task_option_error_is_one_line_with_the_choices(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.lower().startswith(f"error: unknown {task} ")
     assert err.endswith(f"'zzz' (known: {', '.join(sorted(choices))})\n")
+
+
+def test_aggregate_checks_task_options_before_reading_summaries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    summary = tmp_path / "s.json"  # never read: the options are checked first
+    assert main(["aggregate", str(summary), str(summary), "--path-type", "bogus"]) == 2
+    assert capsys.readouterr().err == "error: --path-type: a task option needs --task\n"
+    argv = ["aggregate", str(summary), "--task", "ndh", "--path-type", "plannr"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "error: unknown ndh path type 'plannr'; did you mean 'planner_path'? "
+        "(known: planner_path, player_path, trusted_path)\n"
+    )

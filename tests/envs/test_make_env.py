@@ -108,3 +108,22 @@ def test_real_reverie_release_and_its_object_sensor(data_root: Path) -> None:
     assert (len(v2), len(v1)) == (1384, 1423)
     assert "objects" in v2.reset(options={"episode": 0})[0]  # the task's sensor, as runs have it
     assert "objects" not in v1.reset(options={"episode": 0})[0]  # sensors= given: the caller's
+
+
+@pytest.mark.parametrize(
+    ("task", "env_id", "said"),
+    [
+        ("r2r-ce", "graph-egocentric", "graph-egocentric-v1 is not a continuous environment, "
+         "and task r2r-ce runs in one: use continuous-r2r-ce-v1 (the default), "),
+        ("touchdown", "graph-panoramic", "graph-panoramic-v1 is not a street environment, and "
+         "task touchdown runs in one: use street-v1 (see `vlneval agents`)"),
+        ("demo", "street", "street-v1 is not a graph or continuous environment, and task demo "
+         "runs in one of those: use graph-egocentric-v1, graph-panoramic-v1, "),
+    ],
+)  # fmt: skip
+def test_an_environment_of_another_family_is_refused_before_loading(
+    task: str, env_id: str, said: str
+) -> None:
+    with pytest.raises(VLNEvalError) as exc:
+        make_env(env_id, task=task)  # no data root needed: refused before loading
+    assert str(exc.value).startswith(f"make_env: {said}")

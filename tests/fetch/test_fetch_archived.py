@@ -111,3 +111,19 @@ def test_real_reverie_archive_verifies_every_box_file(data_root: Path) -> None:
     files = status(data_root, ["reverie"])["reverie"]
     boxes = [st.state for st in files if st.entry.path.startswith("reverie/BBox/")]
     assert len(boxes) == 10_567 and set(boxes) == {"ok"}
+
+
+def test_an_archive_that_cannot_be_read_is_named_as_a_whole(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    arc = _tar(root, BODIES)
+    arc.write_bytes(b"not a tar.gz")
+    site = Site(files={f"reverie/BBox/{n}": b for n, b in BODIES.items()})
+    with serve(site) as s, override_registry(_registry(tmp_path)):
+        assert {st.state for st in status(root, ["boxes"])["boxes"]} == {"corrupt"}
+        with pytest.raises(FetchError) as info:
+            fetch(["boxes"], root, mirror=s.url, stream=io.StringIO())
+    assert str(info.value) == (
+        f"{arc} stands for reverie/BBox/ but cannot be read as a .tar.gz: replace or remove "
+        "the archive, then fetch again"
+    )
+    assert site.log == [] and arc.is_file()

@@ -398,3 +398,16 @@ def test_every_channel_of_a_summary_is_shown_alike() -> None:
     ]
     assert out["unavailable"] == {"NE": "preds.json: no distance"}
     assert out["checks"] == [{"name": "c", "detail": "preds.json: odd"}]
+
+
+def test_r2r_ce_s_advice_for_an_r2r_file_is_a_hint_a_phase_drops() -> None:
+    from vlneval.tasks.vlnce.predictions import _not_ce
+
+    said = _not_ce([{"instr_id": "1_0", "trajectory": []}], "r2r-ce")
+    assert "(an R2R predictions file? score it with --task r2r), not a VLN-CE form" in said
+    shown = for_phase(said)
+    assert "--task" not in shown
+    assert shown.startswith(
+        "a list of 1 records with fields instr_id, trajectory (an R2R predictions file?), "
+        "not a VLN-CE form: r2r-ce expects one JSON object"
+    )

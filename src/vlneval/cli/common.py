@@ -102,10 +102,23 @@ def add_task_option_args(p: argparse.ArgumentParser) -> None:
 
 
 def given_task_options(args: argparse.Namespace) -> dict[str, Any] | None:
-    """The task options set on the command line (only those set), or None."""
+    """The task options set on the command line (only those set), checked by the command's
+    task (``Task.check_options``, before any file is read), or None.
+
+    Raises:
+        UnknownNameError: an unknown option value (with the closest).
+        VLNEvalError: an option the task does not declare, or options without ``--task``.
+    """
     names = cli_task_options()
     given = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
-    return given or None
+    if not given:
+        return None
+    if not getattr(args, "task", None):
+        flags = ", ".join(f"--{n.replace('_', '-')}" for n in given)
+        raise VLNEvalError(f"{flags}: a task option needs --task")
+    from vlneval.tasks import get_task
+
+    return get_task(args.task).check_options(given)
 
 
 def open_scorer(args: argparse.Namespace, *, profile: str | None = None, **options: Any) -> Any:

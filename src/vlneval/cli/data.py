@@ -148,7 +148,11 @@ def _row(st: FileStatus) -> str:
 
     size = st.size if st.size is not None else st.entry.size
     where = st.entry.path
-    if st.path is not None and st.path.name.endswith(ARCHIVE_SUFFIX) and where.endswith(".json"):
+    if (
+        st.path is not None
+        and st.path.name.endswith(ARCHIVE_SUFFIX)
+        and not where.endswith(ARCHIVE_SUFFIX)
+    ):
         where += f" (inside {where.rsplit('/', 1)[0]}{ARCHIVE_SUFFIX})"
     elif st.path is not None and st.path.name.endswith(".gz") and not where.endswith(".gz"):
         where += " (as .gz)"

@@ -17,6 +17,7 @@ from vlneval.cli.common import (
     add_format_arg,
     add_scoring_args,
     err,
+    given_task_options,
     load_declared,
     open_scorer,
     plan_outputs,
@@ -296,6 +297,7 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     from vlneval.reports.terminal import print_notices
 
     plan = plan_outputs(args, {"--json": args.json})
+    given_task_options(args)  # a typo is said before any file is read, summaries alone too
     summaries = []
     with ExitStack() as stack, _progress(len(args.runs), "aggregate") as step:
         scorer = scorer_on_first_use(args, stack)  # one for all the predictions files

@@ -204,7 +204,7 @@ def _check_names(args: argparse.Namespace) -> None:
         VLNEvalError: the profile does not score the task (names the task's profiles).
     """
     task = get_task(args.task)
-    for name, value in task.check_options(given_task_options(args) or {}).items():
+    for name, value in (given_task_options(args) or {}).items():
         setattr(args, name, value)
     if args.profile is not None:
         args.profile = task.scoring_profile(args.profile).name  # the library's check
@@ -222,13 +222,13 @@ def _env_id(args: argparse.Namespace) -> str | None:
     graph environment; an environment of a family the task does not run in is refused (a
     street task: street; a continuous task: continuous; others: graph or continuous), and a
     graph environment's id sets the action space."""
-    from vlneval.envs.registration import ENVS
+    from vlneval.envs.registration import ENVS, check_family
 
     task = get_task(args.task)
     if args.env is None:
         return ENVS.spec(task.run_env).id if task.run_env else None
     spec = ENVS.spec(args.env)
-    _check_family(task, spec.id)
+    check_family(task.name, spec.id, said=f"--env {spec.id}")
     space = spec.kwargs.get("action_space") if spec.id.startswith("graph-") else None
     if space is not None:
         if args.action_space not in (None, space):
@@ -237,36 +237,6 @@ def _env_id(args: argparse.Namespace) -> str | None:
             )
         args.action_space = space
     return spec.id
-
-
-def _check_family(task: Any, env_id: str) -> None:
-    """Refuses an environment the task cannot run in, naming the ones it can.
-
-    Raises:
-        VLNEvalError: e.g. ``--env street-v1 is not a graph or continuous environment, and task
-            demo runs in one of those: use graph-egocentric-v1, ...``.
-    """
-    from vlneval.envs.registration import ENVS
-    from vlneval.envs.street.loading import is_street_task
-
-    if is_street_task(task.name):
-        families: tuple[str, ...] = ("street",)
-    else:
-        families = ("continuous",) if task.run_env else ("graph", "continuous")
-    if env_id.split("-", 1)[0] in families:
-        return
-    default = ENVS.spec(task.run_env).id if task.run_env else None
-    fits = sorted(
-        (s.id for s in ENVS.latest() if s.id.split("-", 1)[0] in families),
-        key=lambda i: (i != default, families.index(i.split("-", 1)[0]), i),
-    )
-    fits = [f"{i} (the default)" if i == default else i for i in fits]
-    use = ", ".join(fits[:-1]) + " or " + fits[-1] if len(fits) > 1 else fits[0]
-    raise VLNEvalError(
-        f"--env {env_id} is not a {' or '.join(families)} environment, and task {task.name} "
-        f"runs in {'one' if len(families) == 1 else 'one of those'}: use {use} "
-        "(see `vlneval agents`)"
-    )
 
 
 def _settings(args: argparse.Namespace) -> dict[str, Any]:

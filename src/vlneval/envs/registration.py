@@ -19,7 +19,7 @@ from vlneval.errors import VLNEvalError
 from vlneval.registry import Registry, load_entry_point
 from vlneval.tasks import get_task
 
-__all__ = ["ENVS", "make_env"]
+__all__ = ["ENVS", "make_env", "check_family"]
 
 ENVS: Registry[Any] = Registry("environment", versioned=True)
 ENVS.register(
@@ -87,6 +87,8 @@ def make_env(
         vlneval.errors.VLNEvalError: make_env('street-v1'): no keyword argument 'date_version' (the environment takes max_steps, privileged, seed; task touchdown's options: data_version)
     """
     spec = ENVS.spec(env_id)
+    if episodes is None:
+        check_family(task, spec.id, said=f"make_env: {spec.id}")
     factory = spec.load() if num_envs is None else VectorGraphNavEnv
     loader = _loader(spec.id, task) if episodes is None else None
     options = _task_options(spec.id, factory, task, kwargs, loader)
@@ -106,6 +108,44 @@ def make_env(
     if num_envs is None:
         return spec.make(episodes=episodes, graphs=graphs, **kwargs)
     return VectorGraphNavEnv(episodes, graphs, num_envs=num_envs, **{**spec.kwargs, **kwargs})
+
+
+def check_family(task: str, env_id: str, *, said: str) -> None:
+    """Refuses an environment the task cannot run in (a street task: street; a continuous
+    task: continuous; others: graph or continuous), naming the ones it can; ``said``: how the
+    message names the environment.
+
+    Raises:
+        VLNEvalError: e.g. ``--env street-v1 is not a graph or continuous environment, and task
+            demo runs in one of those: use graph-egocentric-v1, ...``.
+
+    Example:
+        >>> check_family("touchdown", "graph-panoramic-v1", said="graph-panoramic-v1")
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.VLNEvalError: graph-panoramic-v1 is not a street environment, and task touchdown runs in one: use street-v1 (see `vlneval agents`)
+    """
+    from vlneval.envs.street.loading import is_street_task
+
+    t = get_task(task)
+    if is_street_task(t.name):
+        families: tuple[str, ...] = ("street",)
+    else:
+        families = ("continuous",) if t.run_env else ("graph", "continuous")
+    if env_id.split("-", 1)[0] in families:
+        return
+    default = ENVS.spec(t.run_env).id if t.run_env else None
+    fits = sorted(
+        (s.id for s in ENVS.latest() if s.id.split("-", 1)[0] in families),
+        key=lambda i: (i != default, families.index(i.split("-", 1)[0]), i),
+    )
+    fits = [f"{i} (the default)" if i == default else i for i in fits]
+    use = ", ".join(fits[:-1]) + " or " + fits[-1] if len(fits) > 1 else fits[0]
+    raise VLNEvalError(
+        f"{said} is not a {' or '.join(families)} environment, and task {t.name} "
+        f"runs in {'one' if len(families) == 1 else 'one of those'}: use {use} "
+        "(see `vlneval agents`)"
+    )
 
 
 def _loader(env_id: str, task: str) -> Callable[..., Any]:
@@ -162,7 +202,10 @@ def _keywords(factory: Any, *, passed_on: bool = False) -> set[str] | None:
     )
     names = {p.name for p in params if p.kind in kinds}
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        made = get_type_hints(factory).get("return")
+        try:  # a return type named only for type checkers says nothing here
+            made = get_type_hints(factory).get("return")
+        except NameError:
+            return None
         more = _keywords(made, passed_on=True) if inspect.isclass(made) else None
         if more is None:
             return None

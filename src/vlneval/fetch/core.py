@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import TextIO
 
-from vlneval.fetch.archived import folder_archive, group_status
+from vlneval.fetch.archived import ARCHIVE_SUFFIX, folder_archive, group_status
 from vlneval.fetch.download import download
 from vlneval.fetch.errors import ChecksumError, FetchError, UnverifiedError
 from vlneval.fetch.progress import Progress, human_size, make_progress
@@ -228,6 +228,11 @@ def _not_in_archive(st: FileStatus, d: Dataset, root: Path) -> None:
     first, and a folder of a few files would hide the archive's others."""
     for g in d.groups:
         arc = folder_archive(g.folder, root) if st.entry.path.startswith(g.folder) else None
+        if arc is not None and st.state == "corrupt" and st.size is None:  # unreadable
+            raise FetchError(
+                f"{arc} stands for {g.folder} but cannot be read as a {ARCHIVE_SUFFIX}: "
+                "replace or remove the archive, then fetch again"
+            )
         if arc is not None:
             raise FetchError(
                 f"{arc} stands for {g.folder} but its {st.entry.path.removeprefix(g.folder)} "

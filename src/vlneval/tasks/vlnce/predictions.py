@@ -25,7 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.errors import InvalidInputError, Problem, ProblemCollector, UnknownNameError
+from vlneval.errors import (
+    InvalidInputError,
+    Problem,
+    ProblemCollector,
+    UnknownNameError,
+    hint,
+    hinted,
+)
 from vlneval.io import decode_json, gc_paused, unique_keys
 from vlneval.tasks.common.checks import no_match
 from vlneval.tasks.common.inputs import read_input
@@ -351,16 +358,18 @@ def _not_ce(records: list[Any], task: str) -> str:
         a list of 1 records with fields instr_id, trajectory (an R2R predictions file? ...
     """
     first = records[0]
+    what: str = f"values (the first: {first!r:.30})"
     if isinstance(first, Mapping):
         what = f"records with fields {', '.join(map(str, list(first)[:6]))}"
-        if {"instr_id", "trajectory"} <= first.keys():
-            what += " (an R2R predictions file? score it with --task r2r)"
-    else:
-        what = f"values (the first: {first!r:.30})"
-    return (
-        f"a list of {len(records)} {what}, not a VLN-CE form: {task} expects one JSON object "
-        f"{{episode_id: [{_STEP}, ...]}}, start state first (or rxr-jsonl: one "
-        "{'instruction_id': ..., 'path': [[x, y, z], ...]} per line)"
+        if {"instr_id", "trajectory"} <= first.keys():  # the advice is a hint: a phase drops it
+            r2r = hint("--task", "score it with --task r2r", lead=" ")
+            what = hinted(what, " (an R2R predictions file?", r2r, ")")
+    return hinted(
+        f"a list of {len(records)} ",
+        what,
+        ", not a VLN-CE form: "
+        f"{task} expects one JSON object {{episode_id: [{_STEP}, ...]}}, start state first (or "
+        "rxr-jsonl: one {'instruction_id': ..., 'path': [[x, y, z], ...]} per line)",
     )
 
 
