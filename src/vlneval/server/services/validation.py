@@ -38,12 +38,6 @@ PHASE_TEXT = {
     "--subset": "this phase scores complete files only",
     "--skip-summary-records": "remove that record from the file",
 }
-#: The command-line options the library's hints name (a test keeps this in step with it).
-SCORER_OPTIONS = frozenset({
-    *PHASE_TEXT, "--all-errors", "--angle-units", "--data-root", "--data-version", "--distance",
-    "--episodes", "--graphs", "--gt-file", "--json", "--path-type", "--per-episode", "--profile",
-    "--task", "--trajectory-key", "--unreachable", "--bboxes", "--show-progress",
-})  # fmt: skip
 
 
 def for_phase(message: str) -> str:

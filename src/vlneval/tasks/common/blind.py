@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from vlneval.errors import InvalidInputError, Problem, VLNEvalError
+from vlneval.errors import InvalidInputError, Problem, VLNEvalError, hinted
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.public_file import has_public_copy, public_text, write_public_copy
@@ -408,7 +408,9 @@ class PublicScorer:
                 for p in exc.problems
             ], []
         notes = [w for w in result.warnings if is_skipped_note(w)]
-        notes += [f"{label} will be n/a: {why}" for label, why in result.unavailable.items()]
+        notes += [
+            hinted(f"{label} will be n/a: ", why) for label, why in result.unavailable.items()
+        ]
         return [], [self._public(n) for n in notes]
 
     def problems(self, *args: Any, **kwargs: Any) -> list[Problem]:

@@ -12,7 +12,7 @@ CVDN = Profile(
     "mmurray/cvdn tasks/NDH/eval.py (Thomason et al. 2019), the NDH scorer",
     metrics=("TL", "NE", "OSR", "SR", "SPL", "GP", "OPSR"),
     notes=(
-        "ground truth chosen by --path-type: planner_path (the script's default), "
+        "ground truth chosen by the path_type option: planner_path (the script's default), "
         "player_path, or trusted_path (the player's path if it passes the planner's goal)",
         "NE, SR (NE < 3.0), OSR and SPL against the chosen path's end",
         "GP = min_e d(start, e) - min_e d(final, e) over end_panos, whatever the path type",

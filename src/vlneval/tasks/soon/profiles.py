@@ -18,7 +18,7 @@ _SOON_NOTES = (
     "localisation: the predicted (heading, elevation), normalised (heading/2π, (elevation+π)/2π), "
     "strictly inside the box polygon at the final viewpoint",
     "no adjacency check (as the script); starts are checked; completeness is required although "
-    "the script does not check it (use --subset to score a part)",
+    "the script does not check it (a part is scored only as partial, when asked)",
 )
 SOON = ObjectGoalProfile(
     "soon",
