@@ -109,3 +109,11 @@ def test_aggregate_summaries() -> None:
     forced = aggregate_summaries([runs[0], other], ["seed0", "seed1"], force=True)
     assert forced.differences == ["split: val_unseen (seed0) vs val_seen (seed1)"]
     assert "FORCED" in render_aggregate(forced)
+
+
+def test_aggregate_names_the_run_whose_score_is_outside_its_range() -> None:
+    runs = [{"metrics": {"SR": 0.5, "NE": 3.0}, "protocol": CARD},
+            {"metrics": {"SR": 50.0, "NE": 2.0}, "protocol": CARD}]  # fmt: skip
+    with pytest.raises(VLNEvalError) as exc:
+        aggregate_summaries(runs, ["seed0.json", "seed1.json"])
+    assert str(exc.value) == "seed1.json: SR is 50, outside its range [0, 1]"

@@ -69,3 +69,21 @@ def test_a_phase_with_no_episodes_gets_the_refusal_not_an_internal_failure() -> 
     upload = b'[{"instr_id": "x_0", "trajectory": [["a", 0, 0]]}]'
     messages = _public_messages(upload, Path("/x/u.json"), "u.json", data)
     assert messages == ["u.json: no prediction matches an episode of demo val"]
+
+
+def test_the_organisers_episodes_file_is_named_on_no_submitters_card(tmp_path: Path) -> None:
+    """A phase scores its hidden file given explicitly: the name (here naming another split)
+    and digest a card would carry stay on the server, and so does the split warning."""
+    from vlneval.tasks.common.root import demo_root
+
+    hidden = tmp_path / "DEMO_test_with_goals.json"
+    hidden.write_bytes((demo_root() / "demo" / "DEMO_val.json").read_bytes())
+    spec = PhaseSpec("demo", "val", "demo", str(hidden), None, None, "SR")
+    raw = (demo_root() / "demo" / "predictions_val.json").read_bytes()
+    upload = tmp_path / "u.json"
+    upload.write_bytes(raw)
+    outcome = score_file(upload, raw, "u.json", spec, load_phase_data(spec))
+    assert outcome.status == "finished" and outcome.summary is not None
+    shown = json.dumps(outcome.summary)
+    assert "episodes_file" not in outcome.summary["protocol"]
+    assert "DEMO_test_with_goals" not in shown and "episodes file" not in shown

@@ -225,3 +225,11 @@ def test_spl_floor_quirk_when_starting_at_the_goal(tmp_path: Path) -> None:
     row = r.rows()[0]
     assert (row["success"], row["det_success"], row["spl"], row["det_spl"]) == (1.0, 1.0, 0.0, 0.0)
     assert row["goal_progress"] == 0.0 and row["path_length"] == 0.0
+
+
+def test_the_completeness_problem_names_an_id_not_in_the_split(tmp_path: Path) -> None:
+    part = soon_preds({"1": HAND["1"], "2": HAND["2"]}) + soon_preds({"77": HAND["4"]})
+    part[-1]["instr_id"] = 77  # a number: named as the file writes it
+    with pytest.raises(InvalidInputError) as exc:
+        _score(tmp_path, part)
+    assert "; 1 record has an id not in the split: 77 (an id of another type" in str(exc.value)

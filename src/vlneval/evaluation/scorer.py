@@ -32,6 +32,8 @@ class Scorer:
             the episodes file and the connectivity folder found there (an ``episodes`` file
             given is named on every result's card, see
             :func:`~vlneval.tasks.common.protocol.given_episodes`).
+        name_episodes: name a given ``episodes`` file on the cards, and warn when its name
+            names another split (the evaluation server turns it off: its file is hidden).
         **options: task-specific options (``data_version``, ``path_type``, ``angle_units``,
             ``distance``...), checked once (``Task.check_options``).
 
@@ -62,6 +64,7 @@ class Scorer:
         root: str | Path | None = None,
         episodes: str | Path | None = None,
         graphs: str | Path | None = None,
+        name_episodes: bool = True,
         **options: Any,
     ) -> None:
         from vlneval.tasks import get_task
@@ -74,7 +77,9 @@ class Scorer:
         )  # fmt: skip
         self.task, self.split, self.profile = t, request.split, prof
         self._split: TaskScorer = t.open(request)
-        self._given = given_episodes(episodes, request.split, t.splits) if episodes else None
+        self._given = None
+        if episodes and name_episodes:
+            self._given = given_episodes(episodes, request.split, t.splits)
 
     @property
     def episodes(self) -> Any:

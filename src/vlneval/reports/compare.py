@@ -487,6 +487,12 @@ def aggregate_summaries(
         )
     runs = [{m: float(s["metrics"][m]) for m in names} for s in summaries]
     bounds = {m: LABELS[m].bounds for m in names if m in LABELS}  # a rate's interval in [0, 1]
+    for label, run in zip(labels, runs, strict=True):
+        for m, (low, high) in bounds.items():
+            if not low <= run[m] <= high:
+                raise VLNEvalError(
+                    f"{label}: {m} is {run[m]:g}, outside its range [{low:g}, {high:g}]"
+                )
     return AggregateResult(
         list(labels),
         aggregate_runs(runs, confidence=confidence, bounds=bounds),

@@ -203,8 +203,9 @@ def _page(
     scored = f"{s['n_episodes']} of {s['n_expected']} episodes" + (
         " (partial)" if s.get("partial") else ""
     )
-    rule = run.evaluation.profile.comparison
-    rule += " m" if rule.endswith(str(run.evaluation.profile.threshold)) else ""  # NE < 3.0 m
+    rule = run.evaluation.profile.comparison  # "NE < 3.0" + its measure's unit: "NE < 3.0 m"
+    measure = LABELS.get(rule.split(" ", 1)[0])
+    rule += f" {measure.unit}" if measure is not None and rule[-1:].isdigit() else ""
     lede = (
         f"Run <b>{escape(run.label)}</b> (<span class='mono'>{escape(str(s['predictions']))}"
         f"</span>): {scored} of <b>{escape(s['task'])} {escape(s['split'])}</b>, scored with "
@@ -466,14 +467,13 @@ def _episodes(
         return "<p>Not available: this task's scorer does not keep trajectories.</p>"
     per, info = run.evaluation.per_episode, error_metric(run)
     worst = np.zeros(0, dtype=np.int64)
-    if info is not None:
+    groups = []
+    if info is not None:  # no error metric: no worst episodes either
         worst = worst_episodes(per[info.column], per.get("ndtw"), options.n_worst)
+        groups.append(("Worst episodes", worst, f"largest {info.name.replace('_', ' ')} first"))
     rng = np.random.default_rng([options.seed, 1])
     sample = sample_episodes(len(run.evaluation.scored), options.n_sample, exclude=worst, rng=rng)
-    groups = [
-        ("Worst episodes", worst, f"largest {info.name.replace('_', ' ') if info else ''} first"),
-        ("A random sample of the other episodes", sample, f"seed {options.seed}"),
-    ]
+    groups.append(("A random sample of the other episodes", sample, f"seed {options.seed}"))
     if baseline is not None:
         groups += _disagreements(run, baseline, options)
     out = ""

@@ -15,7 +15,6 @@ import re
 import shutil
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, TextIO
 
 from vlneval.io import clip
@@ -227,28 +226,25 @@ def render_summary(
 
 
 def short_names(paths: Sequence[str]) -> tuple[list[str], str]:
-    """Each path's shortest suffix (whole components) that no other path ends with, and the
-    folder every path is in (empty when none is common). A path given twice keeps its name.
+    """Each path below the folder every path is in, and that folder (empty when none is
+    common, or only the root is: the paths are then named as given). Every row keeps the
+    folders that tell it apart, at the same depth as the others.
 
     Example:
         >>> short_names(["/x/exp/a/run/ckpt.json", "/x/exp/b/run/ckpt.json", "/x/exp/c.json"])
         (['a/run/ckpt.json', 'b/run/ckpt.json', 'c.json'], '/x/exp')
+        >>> short_names(["/e/seed_0/i_1.json", "/e/seed_0/i_2.json", "/e/seed_1/i_1.json"])
+        (['seed_0/i_1.json', 'seed_0/i_2.json', 'seed_1/i_1.json'], '/e')
         >>> short_names(["runs/iter_1.json", "runs/iter_2.json"])
         (['iter_1.json', 'iter_2.json'], 'runs')
     """
-    parts = [PurePath(p).parts for p in paths]
-    names = []
-    for i, own in enumerate(parts):
-        others = [q for j, q in enumerate(parts) if j != i and q != own]
-        k = 1
-        while k < len(own) and any(q[-k:] == own[-k:] for q in others):
-            k += 1
-        names.append(str(PurePath(*own[-k:])) if own else paths[i])
     try:
         common = os.path.commonpath([os.path.dirname(p) for p in paths]) if paths else ""
     except ValueError:  # absolute and relative paths mixed
         common = ""
-    return names, common
+    if common in ("", os.sep):
+        return list(paths), ""
+    return [os.path.relpath(p, common) for p in paths], common
 
 
 def render_runs(

@@ -103,8 +103,8 @@ class PhaseData:
         if self._scorer is None:
             self._scorer = Scorer(
                 spec.task, spec.split, profile=spec.profile, episodes=spec.episodes_file,
-                graphs=spec.graphs_dir, **spec.option_dict(),
-            )  # fmt: skip
+                graphs=spec.graphs_dir, name_episodes=False, **spec.option_dict(),
+            )  # hidden: the organiser's file is named on no card  # fmt: skip
         return self._scorer
 
     def close(self) -> None:

@@ -16,7 +16,7 @@ from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.result import Check
 from vlneval.tasks.profiles import Profile
 
-__all__ = ["check_matches", "check_rules", "consistency_checks", "no_match", "stray_ids"]
+__all__ = ["check_matches", "check_rules", "consistency_checks", "no_match"]
 
 EPS = 1e-12
 #: The advice of a file that lacks episodes, to the command line.

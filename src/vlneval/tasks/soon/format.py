@@ -351,7 +351,7 @@ class _SoonParser:
         self.pc = ProblemCollector(source)
         self.seen = np.zeros(len(episodes), dtype=np.bool_)
         self.done: set[str] = set()
-        self.unknown: list[str] = []
+        self.unknown: list[str | int] = []
         self.rows: list[tuple[int, list[int], float, float]] = []
 
     def record(self, rec: Any, k: int) -> None:
@@ -361,10 +361,10 @@ class _SoonParser:
         if iid is None or isinstance(iid, bool) or not isinstance(iid, (str, int)):
             self.pc.add("missing field 'instr_id' (a string)", field=f"record {k}")
             return
-        iid = str(iid)
+        raw, iid = iid, str(iid)
         label = f'instr_id "{iid}"'
         if iid not in self.ep.by_instruction:
-            self.unknown.append(iid)
+            self.unknown.append(raw)  # as the file writes it, for the completeness problem
             return
         if iid in self.done:
             self.pc.add("duplicate id: the file has two predictions for it", episode=label)
@@ -502,11 +502,11 @@ def parse_soon_predictions(
     if p.unknown:
         warnings.append(
             f"{len(p.unknown)} prediction(s) with ids not in the split were ignored "
-            f"(first: {', '.join(p.unknown[:5])})"
+            f"(first: {', '.join(map(str, p.unknown[:5]))})"
         )
     missing = [episodes.ids[i] for i in np.flatnonzero(~p.seen)]
     preds = Predictions(
         source=given.source, form=p.form if p.form != "auto" else "triple", episodes=order,
-        nodes=nodes, offsets=offsets, warnings=warnings, missing=missing,
+        nodes=nodes, offsets=offsets, warnings=warnings, missing=missing, unknown=p.unknown,
     )  # fmt: skip
     return SoonPredictions(preds, h, e, angle_units)
