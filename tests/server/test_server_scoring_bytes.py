@@ -72,11 +72,11 @@ def test_a_phase_with_no_episodes_gets_the_refusal_not_an_internal_failure() -> 
 
 
 def test_the_organisers_episodes_file_is_named_on_no_submitters_card(tmp_path: Path) -> None:
-    """A phase scores its hidden file given explicitly: the name (here naming another split)
-    and digest a card would carry stay on the server, and so does the split warning."""
+    """A phase scores its hidden file given explicitly: the name and digest a card would
+    carry stay on the server."""
     from vlneval.tasks.common.root import demo_root
 
-    hidden = tmp_path / "DEMO_test_with_goals.json"
+    hidden = tmp_path / "DEMO_val_with_goals.json"
     hidden.write_bytes((demo_root() / "demo" / "DEMO_val.json").read_bytes())
     spec = PhaseSpec("demo", "val", "demo", str(hidden), None, None, "SR")
     raw = (demo_root() / "demo" / "predictions_val.json").read_bytes()
@@ -84,6 +84,25 @@ def test_the_organisers_episodes_file_is_named_on_no_submitters_card(tmp_path: P
     upload.write_bytes(raw)
     outcome = score_file(upload, raw, "u.json", spec, load_phase_data(spec))
     assert outcome.status == "finished" and outcome.summary is not None
-    shown = json.dumps(outcome.summary)
     assert "episodes_file" not in outcome.summary["protocol"]
-    assert "DEMO_test_with_goals" not in shown and "episodes file" not in shown
+    assert "DEMO_val_with_goals" not in json.dumps(outcome.summary)
+
+
+def test_a_scorer_that_does_not_name_its_episodes_file_gives_no_split_warning(
+    tmp_path: Path,
+) -> None:
+    """The server's scorers (``name_episodes=False``): no card entry and no warning, even for
+    a file whose name names another split of the task."""
+    from tests.fixtures import square_root
+
+    root = square_root(tmp_path / "root")
+    named = tmp_path / "R2R_val_seen.json"
+    named.write_bytes((root / "r2r" / "R2R_val.json").read_bytes())
+    preds = json.loads(named.read_text())
+    records = [{"instr_id": f"{e['path_id']}_{k}", "trajectory": [[v, 0, 0] for v in e["path"]]}
+               for e in preds for k in range(len(e["instructions"]))]  # fmt: skip
+    shown = Scorer("r2r", "val", root=root, episodes=named).score(records)
+    assert any("looks like split val_seen" in w for w in shown.warnings)
+    hidden = Scorer("r2r", "val", root=root, episodes=named, name_episodes=False).score(records)
+    assert "episodes_file" not in hidden.protocol
+    assert not any("episodes file" in w for w in hidden.warnings)

@@ -219,7 +219,7 @@ def _open_split(
     try:
         with Scorer(
             task.name, split, profile=profile, root=root, episodes=episodes_file, graphs=graphs,
-            **options,
+            name_episodes=False, **options,
         ) as scorer:  # fmt: skip
             if scorer.episodes is not None:
                 return scorer.episodes, scorer.graphs

@@ -92,11 +92,9 @@ def _records(text: Any) -> list[Any] | None:
     by episode id), or the lines of JSON lines; None when none of them (not JSON: the reader
     says what is wrong). NaN and Infinity, which msgspec refuses, are counted as numbers."""
     records = _split(text)
-    if records is None and len(text) < (1 << 31):
-        raw = bytes(text)
-        if b"NaN" in raw or b"Infinity" in raw:  # a copy, NaN and Infinity as numbers
-            raw = raw.replace(b"NaN", b"0.0").replace(b"Infinity", b"1.000000")
-        records = _split(raw, lines=True)
+    if records is None and len(text) < (1 << 31):  # a copy, NaN and Infinity as numbers
+        strict = bytes(text).replace(b"NaN", b"0.0").replace(b"Infinity", b"1.000000")
+        records = _split(strict, lines=True)
     return records
 
 

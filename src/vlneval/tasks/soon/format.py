@@ -41,7 +41,7 @@ import numpy as np
 
 from vlneval.errors import ProblemCollector, UnknownNameError, hint, hinted
 from vlneval.graph.store import GraphStore
-from vlneval.io import gc_paused, iter_chunks, read_bytes
+from vlneval.io import clip, gc_paused, iter_chunks, read_bytes
 from vlneval.metrics._kernels import offsets_of
 from vlneval.metrics.grounding import duet_normalised
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
@@ -364,7 +364,7 @@ class _SoonParser:
         raw, iid = iid, str(iid)
         label = f'instr_id "{iid}"'
         if iid not in self.ep.by_instruction:
-            self.unknown.append(raw)  # as the file writes it, for the completeness problem
+            self.unknown.append(clip(raw) if isinstance(raw, str) else raw)  # as written
             return
         if iid in self.done:
             self.pc.add("duplicate id: the file has two predictions for it", episode=label)
