@@ -212,3 +212,16 @@ def test_no_matching_episode_is_named_as_for_graph_tasks(
         score(split, tmp_path, {"99": steps(STRAIGHT, [4.0, 3.0, 2.0, 1.0, 0.0])})
     path = tmp_path / "p.json"
     assert str(err.value) == f"error: {path}: no prediction matches an episode of r2r-ce val"
+
+
+def test_the_completeness_problem_names_an_id_not_in_the_split(
+    split: tuple[Path, Path], tmp_path: Path
+) -> None:
+    given = {"1": steps(STRAIGHT, [4, 3, 2, 1, 0]), "2 ": steps(STRAIGHT, [4, 3, 2, 1, 0])}
+    with pytest.raises(InvalidInputError) as exc:
+        score(split, tmp_path, given)
+    assert str(exc.value).endswith(
+        "(use --subset to score only the predicted ones, reported as partial); 1 record has an "
+        'id not in the split: "2 " (an id of another type, or with spaces? ids match exactly, '
+        'e.g. "2")'
+    )

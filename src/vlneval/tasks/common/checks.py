@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.result import Check
 from vlneval.tasks.profiles import Profile
 
-__all__ = ["check_matches", "check_rules", "consistency_checks", "no_match"]
+__all__ = ["check_matches", "check_rules", "consistency_checks", "no_match", "stray_ids"]
 
 EPS = 1e-12
 #: The advice of a file that lacks episodes, to the command line.
@@ -50,7 +50,7 @@ def no_match(task: str, split: str) -> str:
     return f"no prediction matches an episode of {task} {split}"
 
 
-def stray_ids(unknown: list[str | int], expected: str) -> str:
+def stray_ids(unknown: Sequence[str | int], expected: str) -> str:
     """What a completeness problem adds when records had ids not in the split (the ids as
     the file writes them: a number bare, a string quoted, so a stray space shows), else "".
     ``expected``: an id of the split that has no prediction, as an example.

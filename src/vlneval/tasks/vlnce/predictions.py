@@ -33,7 +33,7 @@ from vlneval.errors import (
     hint,
     hinted,
 )
-from vlneval.io import decode_json, gc_paused, unique_keys
+from vlneval.io import clip, decode_json, gc_paused, unique_keys
 from vlneval.tasks.common.checks import no_match
 from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.request import PredictionsInput
@@ -69,6 +69,8 @@ class ContinuousPredictions:
         distances: flat ``(N,)`` carried distance to goal per position, or None when the file
             carries none.
         warnings, missing: unknown ids (ignored) and episodes without a prediction.
+        unknown: the ids of the predictions not in the split (clipped), for the completeness
+            problem to name.
     """
 
     source: str
@@ -80,6 +82,7 @@ class ContinuousPredictions:
     distances: np.ndarray | None
     warnings: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
 
 
 def _distance(value: Any) -> float | None:
@@ -106,7 +109,7 @@ class _PredReader:
         table = self.ep.index if self.form == "r2r-ce" else self.ep.by_instruction
         i = table.get(key)
         if i is None:
-            self.unknown.append(key)
+            self.unknown.append(clip(key))
         elif i in self.rows:
             self.pc.add("duplicate id: the file has two predictions for it", episode=label)
             return None
@@ -391,7 +394,7 @@ def _assemble(
     have = set(order.tolist())
     missing = [episodes.ids[i] for i in range(len(episodes)) if i not in have]
     return ContinuousPredictions(
-        source, form, order, pos, offsets, stopped, distances, warnings, missing
+        source, form, order, pos, offsets, stopped, distances, warnings, missing, r.unknown
     )
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from vlneval.continuous.oracle import DistanceOracle, distances_along
 from vlneval.errors import HiddenSplitError, InvalidInputError, VLNEvalError, hint, hinted
-from vlneval.tasks.common.checks import SUBSET_ADVICE
+from vlneval.tasks.common.checks import SUBSET_ADVICE, stray_ids
 from vlneval.tasks.common.request import (
     PredictionsInput,
     ScoreOptions,
@@ -169,6 +169,7 @@ def score_continuous(
                 f"{len(preds.missing)} of {len(episodes)} episodes have no prediction (first: "
                 f"{', '.join(preds.missing[:5])}); the official evaluation requires all of them",
                 hint("--subset", SUBSET_ADVICE, aside=True),
+                stray_ids(preds.unknown, preds.missing[0]),
             ),
             source=str(preds.source),
         )
