@@ -114,7 +114,7 @@ def given_task_options(args: argparse.Namespace) -> dict[str, Any] | None:
     if not given:
         return None
     if not getattr(args, "task", None):
-        flags = ", ".join(f"--{n.replace('_', '-')}" for n in given)
+        flags = ", ".join(names[n][0][1].flag for n in given)
         raise VLNEvalError(f"{flags}: a task option needs --task")
     from vlneval.tasks import get_task
 

@@ -138,7 +138,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     plan = scored_plan(args, out=True, table=args.score)  # refused before the run, not after
     _check_names(args)
     env_id = _env_id(args)
-    if env_id is not None and env_id.startswith("continuous-"):
+    from vlneval.envs.registration import env_family  # loaded by _env_id already
+
+    if env_id is not None and env_family(env_id) == "continuous":
         from vlneval.cli.run_continuous import cmd_run_continuous
 
         return cmd_run_continuous(args, env_id, plan)
@@ -222,14 +224,14 @@ def _env_id(args: argparse.Namespace) -> str | None:
     graph environment; an environment of a family the task does not run in is refused (a
     street task: street; a continuous task: continuous; others: graph or continuous), and a
     graph environment's id sets the action space."""
-    from vlneval.envs.registration import ENVS, check_family
+    from vlneval.envs.registration import ENVS, check_family, env_family
 
     task = get_task(args.task)
     if args.env is None:
         return ENVS.spec(task.run_env).id if task.run_env else None
     spec = ENVS.spec(args.env)
     check_family(task.name, spec.id, said=f"--env {spec.id}")
-    space = spec.kwargs.get("action_space") if spec.id.startswith("graph-") else None
+    space = spec.kwargs.get("action_space") if env_family(spec.id) == "graph" else None
     if space is not None:
         if args.action_space not in (None, space):
             raise VLNEvalError(

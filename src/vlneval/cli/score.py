@@ -148,7 +148,7 @@ def _sweep_table(done: list[tuple[str, Any]], *, color: bool, fmt: str = "text")
     prof = first["profile"]
     title = f"{first['task']} {first['split']} · profile {prof['name']} v{prof['version']}"
     names, folder = short_names([p for p, _ in done])  # the common folder once, in the title
-    title += f" · in {folder}" if folder not in ("", "/") else ""
+    title += f" · in {folder}" if folder else ""
     return render_runs(
         list(zip(names, (s for _, s in done), strict=True)), title=title, color=color, fmt=fmt
     )

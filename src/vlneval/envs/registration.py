@@ -19,7 +19,7 @@ from vlneval.errors import VLNEvalError
 from vlneval.registry import Registry, load_entry_point
 from vlneval.tasks import get_task
 
-__all__ = ["ENVS", "make_env", "check_family"]
+__all__ = ["ENVS", "make_env", "check_family", "env_family"]
 
 ENVS: Registry[Any] = Registry("environment", versioned=True)
 ENVS.register(
@@ -110,6 +110,16 @@ def make_env(
     return VectorGraphNavEnv(episodes, graphs, num_envs=num_envs, **{**spec.kwargs, **kwargs})
 
 
+def env_family(env_id: str) -> str:
+    """The family of a registered environment (``graph``, ``street``, ``continuous``).
+
+    Example:
+        >>> env_family("graph-egocentric-v1"), env_family("street-v1")
+        ('graph', 'street')
+    """
+    return env_id.split("-", 1)[0]
+
+
 def check_family(task: str, env_id: str, *, said: str) -> None:
     """Refuses an environment the task cannot run in (a street task: street; a continuous
     task: continuous; others: graph or continuous), naming the ones it can; ``said``: how the
@@ -132,12 +142,12 @@ def check_family(task: str, env_id: str, *, said: str) -> None:
         families: tuple[str, ...] = ("street",)
     else:
         families = ("continuous",) if t.run_env else ("graph", "continuous")
-    if env_id.split("-", 1)[0] in families:
+    if env_family(env_id) in families:
         return
     default = ENVS.spec(t.run_env).id if t.run_env else None
     fits = sorted(
-        (s.id for s in ENVS.latest() if s.id.split("-", 1)[0] in families),
-        key=lambda i: (i != default, families.index(i.split("-", 1)[0]), i),
+        (s.id for s in ENVS.latest() if env_family(s.id) in families),
+        key=lambda i: (i != default, families.index(env_family(i)), i),
     )
     fits = [f"{i} (the default)" if i == default else i for i in fits]
     use = ", ".join(fits[:-1]) + " or " + fits[-1] if len(fits) > 1 else fits[0]
@@ -150,11 +160,11 @@ def check_family(task: str, env_id: str, *, said: str) -> None:
 
 def _loader(env_id: str, task: str) -> Callable[..., Any]:
     """What loads ``task``'s split for ``env_id``, as ``vlneval run`` chooses it."""
-    if env_id.startswith("street-"):
+    if env_family(env_id) == "street":
         from vlneval.envs.street.loading import load_street_episodes
 
         return load_street_episodes
-    if env_id.startswith("graph-") and get_task(task).object_boxes:
+    if env_family(env_id) == "graph" and get_task(task).object_boxes:
         from vlneval.envs.graph.objects import object_task_setup
 
         return object_task_setup

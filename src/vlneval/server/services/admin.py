@@ -224,7 +224,7 @@ def _open_split(
             if scorer.episodes is not None:
                 return scorer.episodes, scorer.graphs
     except HiddenSplitError as exc:
-        raise _no_goals(exc.problems[0].source) from None
+        raise _no_goals(exc.episodes_file) from None
     # a scorer that does not expose its episodes: the split as the task's loader reads it
     from vlneval.tasks.common.scoring import load_split
     from vlneval.tasks.profiles import get_profile
