@@ -155,7 +155,7 @@ class Registry(Generic[T]):
         if version is None and self.versioned:
             raise VLNEvalError(f"register a versioned id (name-vN), got {entry_id!r}")
         key = entry_id.casefold()
-        if key in self._specs:
+        if key in self._specs or name.casefold() in self._aliases:  # an alias would hide it
             raise VLNEvalError(f"{self.kind} {entry_id!r} is already registered")
         if any((s.version is None) != (version is None) for s in self._versions(name)):
             raise VLNEvalError(

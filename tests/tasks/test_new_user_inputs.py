@@ -252,3 +252,50 @@ def test_an_episodes_file_of_another_split_is_warned(
     assert main([*argv, "--split", "val_seen"]) == 0
     assert "looks like split" not in capsys.readouterr().err
     assert warning not in json.loads(summary.read_text())["warnings"]
+
+
+SUMMARY = {"length": 1.0, "nav_error": 2.0, "success_rate": 0.5}
+
+
+def test_a_skipped_summary_record_is_not_a_record_without_a_trajectory() -> None:
+    with pytest.raises(InvalidInputError) as exc:
+        vlneval.evaluate("demo", None, [SUMMARY], skip_summaries=True)
+    assert _problems(exc.value) == ["no prediction matches an episode of demo val"]
+    keyed = [{"instr_id": r["instr_id"], "traj": r["trajectory"]} for r in _demo()]
+    with pytest.raises(InvalidInputError) as exc:
+        vlneval.evaluate("demo", None, [SUMMARY, *keyed], skip_summaries=True)
+    assert _problems(exc.value) == [
+        "no record has the field 'trajectory' or 'path' or 'pred_path' (the executed "
+        "viewpoints); the records have 'instr_id', 'traj' (to score the field 'traj', pass "
+        "--trajectory-key traj)"
+    ]
+
+
+@pytest.mark.parametrize("task", ["demo", "r2r-ce"])
+def test_an_integer_beyond_a_float_s_range_is_not_finite_not_a_crash(
+    task: str, tmp_path: Path
+) -> None:
+    big = 10**350  # valid JSON, within the reader's 400-character number limit
+    if task == "demo":
+        records: Any = _demo()
+        records[0]["trajectory"][0][1] = big
+        with pytest.raises(InvalidInputError) as exc:
+            vlneval.evaluate("demo", None, records)
+        assert _problems(exc.value) == [f"heading is {str(big)[:40]} (must be finite)"]
+        return
+    from tests.vlnce.helpers import write_split
+
+    episodes, _ = write_split(tmp_path)
+    steps = [{"position": [0.0, 0.0, 0.0], "heading": big, "stop": True}]
+    with pytest.raises(InvalidInputError) as exc:
+        vlneval.evaluate("r2r-ce", "val", {"1": steps, "2": steps}, episodes_file=episodes)
+    assert _problems(exc.value) == [f"heading must be a finite number, got {str(big)[:30]}"] * 2
+
+
+def test_a_name_an_alias_holds_cannot_be_registered_behind_it() -> None:
+    reg: Registry[type] = Registry("task")
+    reg.register("ndh", dict)
+    reg.alias("cvdn", "ndh")
+    with pytest.raises(vlneval.VLNEvalError, match="task 'CVDN' is already registered"):
+        reg.register("CVDN", list)
+    assert reg.get("cvdn") is dict and reg.names() == ["ndh"]

@@ -11,7 +11,6 @@ Every problem is collected (file, id, field, what was expected) and raised toget
 
 from __future__ import annotations
 
-import math
 import threading
 from array import array
 from collections.abc import Iterator, Sequence
@@ -30,7 +29,7 @@ from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import read_input
-from vlneval.tasks.common.record_checks import FieldTally
+from vlneval.tasks.common.record_checks import FieldTally, is_finite
 from vlneval.tasks.common.summary_records import SummarySkips
 
 if TYPE_CHECKING:
@@ -194,6 +193,7 @@ class _Parser:
         self.not_nodes: dict[int, str] = {}  # flat step -> a viewpoint that is not a node
         self.n_typed = 0
         self.traj_tally = FieldTally(*((trajectory_key,) if trajectory_key else TRAJECTORY_KEYS))
+        self.no_traj: list[Problem] = []  # each record's "missing field", one problem if all
 
     def _id(self, rec: dict[str, Any], k: int) -> str | None:
         idf = self.ep.id_field
@@ -215,6 +215,7 @@ class _Parser:
         traj = rec.get(key)
         if traj is None:
             self.pc.add(f"missing field {key!r}", episode=label)
+            self.no_traj.append(self.pc.problems[-1])
             return None
         if not isinstance(traj, list):
             self.pc.add(
@@ -279,17 +280,17 @@ class _Parser:
                 if type(v) is not float and type(v) is not int:
                     self.pc.add(f"{name} must be a number, got {v!r:.40}", episode=label, field=f)
                     return False
-                if not math.isfinite(v):
-                    self.pc.add(f"{name} is {v} (must be finite)", episode=label, field=f)
+                if not is_finite(v):
+                    self.pc.add(f"{name} is {v!s:.40} (must be finite)", episode=label, field=f)
                     return False
         out.append(step[0])
         return True
 
     def record(self, rec: Any, k: int) -> None:
         """Checks one decoded record, then :meth:`accept` s it (the explaining pass)."""
-        self.traj_tally.see(rec)
         if not self.summaries.reads(rec, k, self.pc):
             return
+        self.traj_tally.see(rec)  # a skipped summary is not a record without a trajectory
         eid = self._id(rec, k)
         if eid is None:
             return
@@ -308,8 +309,8 @@ class _Parser:
         if not tally.none_has():
             return
         text = tally.problem(" (the executed viewpoints)", fix=tally.key_hint(self.ep.id_field))
-        each = f"missing field {self.key or 'trajectory'!r}"
-        others = [q for q in self.pc.problems if q.message != each]
+        each = set(map(id, self.no_traj))
+        others = [q for q in self.pc.problems if id(q) not in each]
         self.pc.problems = [Problem(self.source, text), *others]
 
     def _known(self, eid: str, raw: str | int) -> str | None:

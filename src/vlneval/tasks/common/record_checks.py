@@ -24,8 +24,17 @@ def is_number(value: Any) -> TypeGuard[float]:
 
 
 def is_finite(value: Any) -> TypeGuard[float]:
-    """A finite :func:`is_number` (no NaN, no infinity)."""
-    return is_number(value) and math.isfinite(value)
+    """A finite :func:`is_number` (no NaN, no infinity, no integer beyond a float's range,
+    which JSON allows and ``math.isfinite`` cannot take).
+
+    Example:
+        >>> is_finite(2), is_finite(float("nan")), is_finite(10**400), is_finite(True)
+        (True, False, False, False)
+    """
+    try:
+        return is_number(value) and math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def check_fields(

@@ -362,7 +362,7 @@ class _NavParser:
 
 def _finite_rest(step: list[Any]) -> bool:
     rest = step[1:]
-    return all(type(v) in (int, float) and math.isfinite(v) for v in rest)
+    return all(map(is_finite, rest))
 
 
 @gc_paused()  # the decoded records hold no cycle: no collection need walk them

@@ -18,6 +18,7 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.io import decode_json, read_bytes
+from vlneval.tasks.common.record_checks import is_finite
 from vlneval.tasks.vlnce.frames import habitat_to_world, heading_from_quaternion
 
 __all__ = [
@@ -137,7 +138,7 @@ def _ragged(seqs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 def _point(value: Any) -> np.ndarray | None:
     if not isinstance(value, list) or len(value) != 3:
         return None
-    if not all(type(v) in (int, float) for v in value) or not all(math.isfinite(v) for v in value):
+    if not all(map(is_finite, value)):
         return None
     return np.asarray(value, dtype=np.float64)
 

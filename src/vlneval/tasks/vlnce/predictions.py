@@ -36,6 +36,7 @@ from vlneval.errors import (
 from vlneval.io import clip, decode_json, gc_paused, unique_keys
 from vlneval.tasks.common.checks import no_match
 from vlneval.tasks.common.inputs import read_input
+from vlneval.tasks.common.record_checks import is_finite
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.vlnce.episodes import ContinuousEpisodes, _point, _ragged
 
@@ -90,7 +91,7 @@ def _distance(value: Any) -> float | None:
     string ``"inf"``)."""
     if isinstance(value, str) and value.lower() in ("inf", "infinity"):
         return math.inf
-    if type(value) in (int, float) and not math.isnan(value) and 0 <= value <= MAX_COORDINATE:
+    if is_finite(value) and 0 <= value <= MAX_COORDINATE:
         return float(value)
     if type(value) is float and math.isinf(value) and value > 0:
         return math.inf
@@ -240,7 +241,7 @@ def _step_problem(st: Any, p: np.ndarray | None) -> tuple[str, str] | None:
         return "missing field 'position' ([x, y, z])", ".position"
     if p is None:
         if isinstance(pos, list) and len(pos) == 3 and all(type(v) in (int, float) for v in pos):
-            kind = "a NaN" if any(math.isnan(v) for v in pos) else "an infinite"
+            kind = "a NaN" if any(v != v for v in pos) else "an infinite"  # NaN != NaN
             return (
                 f"position {pos!r:.60} has {kind} coordinate: [x, y, z] must be finite",
                 ".position",
@@ -250,7 +251,7 @@ def _step_problem(st: Any, p: np.ndarray | None) -> tuple[str, str] | None:
         return "missing field 'stop' (true or false)", ".stop"
     if not isinstance(stop, bool):
         return f"stop must be true or false, got {stop!r:.30}", ".stop"
-    if type(h) not in (int, float) or not math.isfinite(h):
+    if not is_finite(h):
         return f"heading must be a finite number, got {h!r:.30}", ".heading"
     return None
 
@@ -337,12 +338,12 @@ def parse_ce_predictions(
     if not r.rows and not r.pc.problems:
         r.pc.add(no_match(episodes.task, episodes.split))
     if r.far >= 2 and r.far > len(r.rows):  # most trajectories start elsewhere: say why once
-        hint = (
+        far = (
             f"{r.far} of {r.far + len(r.rows)} trajectories start more than {START_TOLERANCE:g} m "
             "from their episode's start: the file was probably made for another split than "
             f"{episodes.task} {episodes.split} (episode ids repeat across VLN-CE splits)"
         )
-        r.pc.problems.insert(0, Problem(source, hint))
+        r.pc.problems.insert(0, Problem(source, far))
     carried = {d is not None for _, _, d in r.rows.values()}
     if len(carried) > 1:
         r.pc.add(
