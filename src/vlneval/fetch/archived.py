@@ -15,12 +15,11 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import tarfile
 from pathlib import Path
 
 from vlneval.fetch.registry import FileEntry
-from vlneval.fetch.verify import Digest, FileStatus, check
+from vlneval.fetch.verify import Digest, FileStatus, check, digest_bytes
 
 __all__ = ["folder_archive", "group_status", "ARCHIVE_SUFFIX"]
 
@@ -64,11 +63,7 @@ def _member_digests(arc: Path) -> dict[str, Digest] | None:
             for m in tf:
                 fh = tf.extractfile(m) if m.isfile() else None
                 if fh is not None:
-                    data = fh.read()
-                    git = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-                    out[m.name.removeprefix("./").split("/", 1)[-1]] = Digest(
-                        hashlib.sha256(data).hexdigest(), git, len(data)
-                    )
+                    out[m.name.removeprefix("./").split("/", 1)[-1]] = digest_bytes(fh.read())
     except (tarfile.TarError, OSError, EOFError):
         return None
     return out

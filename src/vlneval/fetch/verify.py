@@ -95,6 +95,18 @@ def digest(path: Path, *, gunzip: bool = False) -> Digest:
     return Digest(sha, git, n)
 
 
+def digest_bytes(data: bytes) -> Digest:
+    """:func:`digest` of bytes in memory (a member of an archive).
+
+    Example:
+        >>> d = digest_bytes(b"{}")
+        >>> d.size, d.sha256 == hashlib.sha256(b"{}").hexdigest(), len(d.git_sha1)
+        (2, True, 40)
+    """
+    git = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    return Digest(hashlib.sha256(data).hexdigest(), git, len(data))
+
+
 def part_path(target: Path) -> Path:
     """Where an interrupted download of ``target`` is kept to be resumed."""
     return target.with_name(target.name + ".part")
