@@ -266,10 +266,11 @@ def _check_visited(tally: FieldTally, source: str) -> None:
     raise InvalidInputError(tally.problem(why, fix=fix), source=source)
 
 
-def _use(task: str) -> str:
+def _use(task: str, kind: str = "") -> str:
+    """The advice to score the file as ``task`` (``kind``: what it looks like, default ``task``)."""
     return hinted(
-        f"; this looks like a {task} file",
-        hint("--task", f"use --task {task.split()[0]}", lead=": "),
+        f"; this looks like a {kind or task} file",
+        hint("--task", f"use --task {task}", lead=": "),
     )
 
 
@@ -501,7 +502,7 @@ def parse_sdr_predictions(
     tally.check(source)
     if pixels.none_has():  # a navigation file, most likely
         why = " (SDR predictions are {route_id, pano, x, y} in pixels)"
-        fix = _use("touchdown (navigation)") if pixels.lists else ""
+        fix = _use("touchdown", "touchdown (navigation)") if pixels.lists else ""
         raise InvalidInputError(pixels.problem(why, fix=fix), source=source)
     pc.raise_if_any()
     order = np.array(sorted(got), dtype=np.int64)
