@@ -97,14 +97,7 @@ def test_staying_at_the_start(
 
 
 def test_sdr_reference_points(data_root: Path, routes: list, tmp_path: Path) -> None:  # type: ignore[type-arg]
-    body = []
-    for r in routes:
-        for kind in ("main", "pre", "post"):
-            c = json.loads(r[f"{kind}_static_center"])
-            if c != {"x": -1, "y": -1}:
-                body.append(
-                    {"route_id": r["route_id"], "pano": kind, "x": c["x"] * 3680, "y": c["y"] * 800}
-                )
+    body = _sdr_body(routes)
     result = evaluate("touchdown-sdr", "dev", _write(tmp_path / "sdr.json", body), root=data_root)
     assert result.n_episodes == 2237
     assert result.metrics == {
@@ -113,3 +106,68 @@ def test_sdr_reference_points(data_root: Path, routes: list, tmp_path: Path) -> 
         "SDR@120": 1.0,
         "SDR_dist": 0.0,
     }
+
+
+@pytest.fixture(scope="module")
+def halves(data_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real dev routes re-split in two: ``dev.json`` the first 400, ``test.json`` the
+    other 400, in a ``touchdown_unseen_split`` folder as the release lays them out."""
+    lines = gzip.decompress((data_root / DEV).read_bytes()).splitlines(keepends=True)
+    folder = tmp_path_factory.mktemp("halves") / "touchdown_unseen_split"
+    folder.mkdir()
+    (folder / "dev.json").write_bytes(b"".join(lines[:400]))
+    (folder / "test.json").write_bytes(b"".join(lines[400:]))
+    return folder
+
+
+def _half(folder: Path, split: str) -> list[dict]:  # type: ignore[type-arg]
+    return [json.loads(line) for line in (folder / f"{split}.json").read_text().splitlines()]
+
+
+def _sdr_body(routes: list[dict]) -> list[dict]:  # type: ignore[type-arg]
+    """Every annotated location of ``routes``, one record per (route, panorama)."""
+    body = []
+    for r in routes:
+        for kind in ("main", "pre", "post"):
+            c = json.loads(r[f"{kind}_static_center"])
+            if c != {"x": -1, "y": -1}:
+                body.append(
+                    {"route_id": r["route_id"], "pano": kind, "x": c["x"] * 3680, "y": c["y"] * 800}
+                )
+    return body
+
+
+WRONG_SPLIT = [
+    ("touchdown", "400 episodes", "400 of the file's 400 ids"),
+    # one dev route has no known location: 399 routes with SDR examples
+    ("touchdown-sdr", "1,124 episodes", "399 of the file's 399 ids"),
+]
+
+
+@pytest.mark.parametrize(("task", "size", "count"), WRONG_SPLIT, ids=[w[0] for w in WRONG_SPLIT])
+def test_a_dev_file_checked_against_test_is_told_its_split(
+    data_root: Path, halves: Path, tmp_path: Path, task: str, size: str, count: str
+) -> None:
+    """The server's check of a file made for another split (the public copy of the phase's
+    split, the task's other splits beside it): the SDR file names its examples by route_id
+    (its episodes are ``sdr_id``), and is compared by route id too."""
+    from vlneval.server.services.validation import sibling_splits
+    from vlneval.tasks import get_profile, get_task
+    from vlneval.tasks.common.blind import PublicScorer
+
+    dev = _half(halves, "dev")
+    nav = [{"route_id": r["route_id"], "trajectory": r["route_panoids"]} for r in dev]
+    preds = _write(tmp_path / "dev_preds.json", nav if task == "touchdown" else _sdr_body(dev))
+    test_file, profile = halves / "test.json", get_profile("touchdown")
+    checker = PublicScorer(
+        get_task(task), "test", profile, test_file, graphs=data_root / "touchdown" / "graph"
+    )
+    try:
+        splits = sibling_splits(get_task(task), "test", str(test_file), profile)
+        problems = checker.problems(preds, splits=splits)
+    finally:
+        checker.close()
+    assert [str(p) for p in problems] == [
+        f"{preds}: no prediction matches an episode of {task} test ({size}); {count} are "
+        f"episodes of {task} dev: this phase scores test, was the file made for dev?"
+    ]

@@ -113,8 +113,9 @@ class SplitIndex:
 
 def submitted_ids(table: Any) -> tuple[str, Sequence[str]]:
     """The field a predictions file names a split's episodes by, and their ids in it: the
-    episode ids, or for SOON (whose episodes are ``"<instr_id>#<k>"``, one per start) the
-    instruction ids its records carry.
+    episode ids, for SOON (whose episodes are ``"<instr_id>#<k>"``, one per start) the
+    instruction ids its records carry, or the table's own ``submitted`` pair (Touchdown SDR's
+    examples ``"<route_id>_<kind>"``: their route ids).
 
     Example:
         >>> from types import SimpleNamespace as NS
@@ -126,7 +127,7 @@ def submitted_ids(table: Any) -> tuple[str, Sequence[str]]:
     instr_ids = getattr(table, "instr_ids", None)
     if instr_ids:
         return "instr_id", instr_ids
-    return table.id_field, table.ids
+    return getattr(table, "submitted", None) or (table.id_field, table.ids)
 
 
 def file_ids(text: bytes, id_field: str) -> set[str]:
