@@ -10,6 +10,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 from vlneval.graph.street import StreetGraph, street_graph
 from vlneval.tasks.touchdown.format import load_touchdown_routes
@@ -171,3 +172,31 @@ def test_a_dev_file_checked_against_test_is_told_its_split(
         f"{preds}: no prediction matches an episode of {task} test ({size}); {count} are "
         f"episodes of {task} dev: this phase scores test, was the file made for dev?"
     ]
+
+
+@pytest.mark.parametrize("task", ["touchdown", "touchdown-sdr"])
+def test_the_completeness_problem_names_routes_of_another_split(
+    data_root: Path, halves: Path, tmp_path: Path, task: str
+) -> None:
+    """Two dev routes and six routes of the test half, scored on dev: the six are named
+    (the first five), with advice for integer route ids (no type or spacing slip)."""
+    picked = _half(halves, "dev")[:2] + _half(halves, "test")[:6]
+    if task == "touchdown":
+        body = [{"route_id": r["route_id"], "trajectory": r["route_panoids"]} for r in picked]
+        lead = "398 of 400 routes have no prediction (first: 2112, 11882, 11229, 1734, 6321)"
+    else:  # one record per route: its main panorama
+        body = [b for b in _sdr_body(picked) if b["pano"] == "main"]
+        lead = (
+            "1111 of 1113 SDR examples (route and pre/main/post panorama with a known location) "
+            "have no prediction (first: 4754_pre, 4754_post, 7046_pre, 2112_main, 2112_pre)"
+        )
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate(
+            task, "dev", _write(tmp_path / "mixed.json", body),
+            episodes_file=halves / "dev.json", graphs=data_root / "touchdown" / "graph",
+        )  # fmt: skip
+    assert exc.value.problems[0].message == (
+        f"{lead}; 6 records have ids not in the split: 3936, 2635, 5009, 10124, 1852, ... "
+        "(another split's route, or an unknown one); use --subset to score only the predicted "
+        "ones, reported as partial"
+    )

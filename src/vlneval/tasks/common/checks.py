@@ -50,25 +50,31 @@ def no_match(task: str, split: str) -> str:
     return f"no prediction matches an episode of {task} {split}"
 
 
-def stray_ids(unknown: Sequence[str | int], expected: str) -> str:
+def stray_ids(unknown: Sequence[str | int], expected: str = "", *, advice: str = "") -> str:
     """What a completeness problem adds when records had ids not in the split (the ids as
     the file writes them: a number bare, a string quoted, so a stray space shows), else "".
-    ``expected``: an id of the split that has no prediction, as an example.
+    ``expected``: an id of the split that has no prediction, as an example; ``advice``: the
+    words in brackets instead (a benchmark whose ids are all JSON integers).
 
     Example:
         >>> stray_ids([4332], "4332_0")
         '; 1 record has an id not in the split: 4332 (an id of another type, or with spaces? ids match exactly, e.g. "4332_0")'
         >>> stray_ids(["4332_0 ", "x"], "4332_0")[:56], stray_ids([], "4332_0")
         ('; 2 records have ids not in the split: "4332_0 ", "x" (a', '')
+        >>> stray_ids([7, 8], advice="another split's")
+        "; 2 records have ids not in the split: 7, 8 (another split's)"
     """
     if not unknown:
         return ""
     n = len(unknown)
     shown = ", ".join(json.dumps(u, ensure_ascii=False) for u in unknown[:5])
+    advice = advice or (
+        "an id of another type, or with spaces? ids match exactly, "
+        f"e.g. {json.dumps(expected, ensure_ascii=False)}"
+    )
     return (
         f"; {n} record{' has an id' if n == 1 else 's have ids'} not in the split: {shown}"
-        f"{', ...' if n > 5 else ''} (an id of another type, or with spaces? ids match exactly, "
-        f"e.g. {json.dumps(expected, ensure_ascii=False)})"
+        f"{', ...' if n > 5 else ''} ({advice})"
     )
 
 

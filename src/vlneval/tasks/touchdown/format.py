@@ -325,7 +325,7 @@ class _NavParser:
         self.rec_ep = array("q")
         self.rec_len = array("q")
         self.seen = np.zeros(len(table), dtype=np.bool_)
-        self.unknown: list[str] = []
+        self.unknown: list[str | int] = []  # route ids as written: JSON integers
 
     def _panos(self, traj: Any, label: str) -> list[str] | None:
         if not isinstance(traj, list) or not traj:
@@ -363,7 +363,7 @@ class _NavParser:
         label = f'route_id "{rid}"'
         i = self.table.index.get(str(rid))
         if i is None:
-            self.unknown.append(str(rid))
+            self.unknown.append(rid)
             return
         if self.seen[i]:
             self.pc.add("duplicate id: the file has two predictions for it", episode=label)
@@ -446,18 +446,18 @@ def _assemble(p: _NavParser, source: str) -> Predictions:
     if p.unknown:
         warnings.append(
             f"{len(p.unknown)} prediction(s) with route ids not in the split were ignored "
-            f"(first: {', '.join(p.unknown[:5])})"
+            f"(first: {', '.join(map(str, p.unknown[:5]))})"
         )
     missing = [p.table.ids[i] for i in np.flatnonzero(~p.seen)]
     return Predictions(
         source=source, form=p.form if p.form != "auto" else "plain", episodes=episodes,
-        nodes=nodes, offsets=offsets, warnings=warnings, missing=missing,
+        nodes=nodes, offsets=offsets, warnings=warnings, missing=missing, unknown=p.unknown,
     )  # fmt: skip
 
 
 def _sdr_record(
     rec: Any, k: int, frame: tuple[float, float], pc: ProblemCollector
-) -> tuple[str, float, float] | None:
+) -> tuple[int, str, float, float] | None:
     if not isinstance(rec, dict):
         pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
         return None
@@ -487,7 +487,7 @@ def _sdr_record(
             )
             return None
         xy.append(float(v))
-    return f"{rid}_{kind}", xy[0], xy[1]
+    return rid, f"{rid}_{kind}", xy[0], xy[1]
 
 
 @gc_paused()  # the decoded records hold no cycle: no collection need walk them
@@ -497,7 +497,7 @@ def parse_sdr_predictions(
     """Reads SDR predictions ``{route_id, pano, x, y}`` (pixels of a ``frame`` = (width, height)
     panorama; a file, its bytes or its records) and aligns them to ``examples``: the predicted
     examples (``episodes``, ascending; no trajectories) and their ``(k, 2)`` pixel coordinates
-    ``(x, y)``.
+    ``(x, y)``. The route ids of the records whose route has no example are ``unknown``.
 
     Raises:
         InvalidInputError: every malformed record, duplicates, points outside the panorama.
@@ -508,16 +508,20 @@ def parse_sdr_predictions(
     index = examples.index
     got: dict[int, tuple[float, float]] = {}
     unknown: list[str] = []
+    routes = set(examples.submitted[1])
+    strays: list[str | int] = []  # the route ids of the records for none of these routes
     for k, rec in numbered((_records(read_input(predictions)),), pc, "predictions"):
         tally.see(rec)
         pixels.see(rec)
         parsed = _sdr_record(rec, k, frame, pc)
         if parsed is None:
             continue
-        eid, x, y = parsed
+        rid, eid, x, y = parsed
         i = index.get(eid)
         if i is None:
             unknown.append(eid)
+            if str(rid) not in routes:
+                strays.append(rid)
         elif i in got:
             pc.add(
                 "duplicate: the file has two predictions for this route and panorama",
@@ -540,6 +544,6 @@ def parse_sdr_predictions(
     missing = [eid for i, eid in enumerate(examples.ids) if i not in got]
     preds = Predictions(
         source, "points", order, np.zeros(0, np.int32), np.zeros(len(order) + 1, np.int64),
-        warnings=warnings, missing=missing,
+        warnings=warnings, missing=missing, unknown=strays,
     )  # fmt: skip
     return preds, points

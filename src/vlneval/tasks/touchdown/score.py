@@ -40,7 +40,7 @@ from vlneval.metrics._kernels import moves, owners
 from vlneval.metrics.edit import sed_batch
 from vlneval.metrics.street import sdr_accuracy, sdr_distance, task_completion
 from vlneval.tasks.base import Task
-from vlneval.tasks.common.checks import SUBSET_ADVICE, check_matches
+from vlneval.tasks.common.checks import SUBSET_ADVICE, check_matches, stray_ids
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.goal_scoring import DEFAULT_OPTIONS, release_file, summary_options
 from vlneval.tasks.common.predictions import Predictions
@@ -72,6 +72,9 @@ __all__ = [
     "score_sdr",
 ]
 
+#: Why a record's route id is not in the split (route ids are JSON integers: no type or
+#: spacing slip can hide a match, as it can for a string id).
+STRAY_ADVICE = "another split's route, or an unknown one"
 NAV_COLUMNS = {"TC": "task_completion", "SPD": "spd", "SED": "sed"}
 SDR_COLUMNS = {
     "SDR@40": "sdr_acc40",
@@ -198,6 +201,7 @@ def _check(
             hinted(
                 f"{len(preds.missing)} of {len(table)} routes have no prediction (first: "
                 f"{', '.join(preds.missing[:5])})",
+                stray_ids(preds.unknown, advice=STRAY_ADVICE),
                 hint("--subset", SUBSET_ADVICE),
             )
         )
@@ -326,6 +330,7 @@ def score_sdr(
                 f"{len(preds.missing)} of {len(table)} SDR examples (route and pre/main/post "
                 f"panorama with a known location) have no prediction (first: "
                 f"{', '.join(preds.missing[:5])})",
+                stray_ids(preds.unknown, advice=STRAY_ADVICE),
                 hint("--subset", SUBSET_ADVICE),
             ),
             source=preds.source,
