@@ -198,8 +198,7 @@ class _Parser:
     def _id(self, rec: dict[str, Any], k: int) -> str | None:
         idf = self.ep.id_field
         if idf not in rec:
-            self.pc.add(f"missing field {idf!r}", field=f"record {k}")
-            self.id_tally.note(self.pc)
+            self.id_tally.missing(self.pc, f"missing field {idf!r}", field=f"record {k}")
             return None
         value = rec[idf]
         if isinstance(value, bool) or not isinstance(value, (str, int)):
@@ -215,8 +214,7 @@ class _Parser:
             key = next((k for k in TRAJECTORY_KEYS if k in rec), "trajectory")
         traj = rec.get(key)
         if traj is None:
-            self.pc.add(f"missing field {key!r}", episode=label)
-            self.traj_tally.note(self.pc)
+            self.traj_tally.missing(self.pc, f"missing field {key!r}", episode=label)
             return None
         if not isinstance(traj, list):
             self.pc.add(

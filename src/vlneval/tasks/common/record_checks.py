@@ -117,7 +117,7 @@ class FieldTally:
         self.dicts = self.with_field = 0
         self.keys: set[str] = set()
         self.lists: set[str] = set()  # keys of those records that hold a list
-        self.each: list[Problem] = []  # the records' problems the file's replaces (note)
+        self.each: list[Problem] = []  # the records' problems the file's replaces
 
     @classmethod
     def of(cls, records: Iterable[Any], *fields: str) -> FieldTally:
@@ -164,23 +164,23 @@ class FieldTally:
         if self.none_has():
             raise InvalidInputError(self.problem(why, like, fix), source=source)
 
-    def note(self, pc: ProblemCollector) -> None:
-        """Marks the problem last added to ``pc`` as one record's missing field, which
-        :meth:`collapse` replaces."""
+    def missing(self, pc: ProblemCollector, message: str, **where: str) -> None:
+        """Adds to ``pc`` one record's problem of a missing field, which :meth:`collapse`
+        replaces (``where``: its ``episode`` or ``field``)."""
+        pc.add(message, **where)
         self.each.append(pc.problems[-1])
 
     def collapse(
         self, pc: ProblemCollector, why: str, like: Iterable[str] = (), fix: str = ""
     ) -> None:
         """When no record has the field: the file's :meth:`problem` first in ``pc``, in place
-        of the records' problems :meth:`note` marked.
+        of the records' problems :meth:`missing` added.
 
         Example:
             >>> t, pc = FieldTally("instr_id"), ProblemCollector("p.json")
             >>> for k, rec in enumerate([{"id": "1_0"}, {"id": "1_1"}]):
             ...     t.see(rec)
-            ...     pc.add("missing field 'instr_id'", field=f"record {k}")
-            ...     t.note(pc)
+            ...     t.missing(pc, "missing field 'instr_id'", field=f"record {k}")
             >>> t.collapse(pc, "", ID_LIKE)
             >>> [str(p) for p in pc.problems]
             ["p.json: no record has the field 'instr_id'; the records have 'id'"]

@@ -362,8 +362,7 @@ class _SoonParser:
         self.trajs.see(rec)
         iid = rec.get("instr_id")
         if iid is None or isinstance(iid, bool) or not isinstance(iid, (str, int)):
-            self.pc.add("missing field 'instr_id' (a string)", field=f"record {k}")
-            self.ids.note(self.pc)
+            self.ids.missing(self.pc, "missing field 'instr_id' (a string)", field=f"record {k}")
             return
         raw, iid = iid, str(iid)
         label = f'instr_id "{iid}"'
@@ -376,8 +375,7 @@ class _SoonParser:
         self.done.add(iid)
         traj = rec.get("trajectory")
         if traj is None:
-            self.pc.add("missing field 'trajectory'", episode=label)
-            self.trajs.note(self.pc)
+            self.trajs.missing(self.pc, "missing field 'trajectory'", episode=label)
         elif isinstance(traj, dict):
             self.pc.add(_DICT_HINT, episode=label, field="trajectory")
         elif not isinstance(traj, list) or not traj:
