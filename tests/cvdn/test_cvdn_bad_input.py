@@ -66,14 +66,21 @@ def test_wrong_id_key_is_one_error(tmp_path: Path) -> None:
     assert "no record has the field 'inst_idx'" in _one_error(exc) and "'instr_id'" in str(
         exc.value
     )
+    assert str(exc.value) == (
+        f"error: {tmp_path / 'preds.json'}: no record has the field 'inst_idx' (NDH predictions "
+        "are keyed by the integer inst_idx of each instance); the records have 'instr_id'"
+    )
 
 
 def test_wrong_trajectory_key_is_one_error(tmp_path: Path) -> None:
     body = [{"inst_idx": r["inst_idx"], "traj": r["trajectory"]} for r in _good()]
     with pytest.raises(InvalidInputError) as exc:
         _run(tmp_path, body)
-    assert "no record has a 'trajectory' or 'path' or 'pred_path' field" in _one_error(exc)
-    assert "'traj'" in str(exc.value) and "--trajectory-key" in str(exc.value)
+    assert _one_error(exc) == (  # the form of every task's (FieldTally.problem)
+        f"error: {tmp_path / 'preds.json'}: no record has the field 'trajectory' or 'path' or "
+        "'pred_path' (the executed viewpoints); the records have 'inst_idx', 'traj' (to score "
+        "the field 'traj', pass --trajectory-key traj)"
+    )
 
 
 def test_missing_trajectory_in_one_record(tmp_path: Path) -> None:

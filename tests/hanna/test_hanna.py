@@ -109,6 +109,11 @@ def test_wrong_pose_key_is_one_error_with_a_hint(tmp_path: Path) -> None:
     err = _bad(tmp_path, body)
     assert len(err.problems) == 1 and "no record has the field 'agent_pose'" in str(err)
     assert "--trajectory-key trajectory" in str(err)
+    assert err.problems[0].message == (  # the form of every task's (FieldTally.problem)
+        "no record has the field 'agent_pose' (the executed poses); the records have "
+        "'agent_ask', 'instr_id', 'trajectory' (to score the field 'trajectory', pass "
+        "--trajectory-key trajectory)"
+    )
     path = tmp_path / "p.json"
     r = evaluate("hanna", "val_unseen", path, root=tmp_path / "root", trajectory_key="trajectory")
     assert r.metrics["SR"] == 0.75
@@ -118,6 +123,18 @@ def test_wrong_id_key_is_one_error(tmp_path: Path) -> None:
     body = [{"id": r["instr_id"], "agent_pose": r["agent_pose"]} for r in _body()]
     err = _bad(tmp_path, body)
     assert len(err.problems) == 1 and "no record has the field 'instr_id'" in str(err)
+    assert err.problems[0].message == (
+        "no record has the field 'instr_id' (HANNA predictions are keyed by \"<path_id>_<k>\" "
+        "as the agents write them); the records have 'id'"
+    )
+
+
+def test_a_list_field_that_is_not_a_trajectory_is_not_suggested(tmp_path: Path) -> None:
+    body = [{"instr_id": r["instr_id"], "agent_nav": r["agent_pose"]} for r in _body()]
+    assert _bad(tmp_path, body).problems[0].message == (
+        "no record has the field 'agent_pose' (the executed poses); the records have "
+        "'agent_nav', 'instr_id'"
+    )
 
 
 @pytest.mark.parametrize(

@@ -131,8 +131,8 @@ CASES: list[tuple[str, str, str, Callable[[Path], Any], Any, str]] = [
             {**{k: r[k] for k in ("instr_id", "agent_ask")}, "trajectory": r["agent_pose"]}
             for r in HANNA_PREDS
         ],
-        "preds.json: no record has the field 'agent_pose' that holds the executed poses; the "
-        "records have 'agent_ask', 'trajectory'",
+        "preds.json: no record has the field 'agent_pose' (the executed poses); the records have "
+        "'agent_ask', 'instr_id', 'trajectory'",
     ),
     (
         "ndh",
@@ -140,8 +140,8 @@ CASES: list[tuple[str, str, str, Callable[[Path], Any], Any, str]] = [
         "cvdn",
         cvdn_root,
         [{"inst_idx": r["inst_idx"], "traj": r["trajectory"]} for r in NDH_PREDS],
-        "preds.json: no record has a 'trajectory' or 'path' or 'pred_path' field with the executed "
-        "viewpoints; the records have 'traj'",
+        "preds.json: no record has the field 'trajectory' or 'path' or 'pred_path' (the executed "
+        "viewpoints); the records have 'inst_idx', 'traj'",
     ),
 ]
 

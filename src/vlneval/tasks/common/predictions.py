@@ -22,14 +22,14 @@ from weakref import WeakKeyDictionary
 import msgspec
 import numpy as np
 
-from vlneval.errors import InvalidInputError, Problem, ProblemCollector
+from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.io import clip, gc_paused
 from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import read_input
-from vlneval.tasks.common.record_checks import FieldTally, is_finite
+from vlneval.tasks.common.record_checks import ID_LIKE, FieldTally, is_finite
 from vlneval.tasks.common.summary_records import SummarySkips
 
 if TYPE_CHECKING:
@@ -193,12 +193,12 @@ class _Parser:
         self.not_nodes: dict[int, str] = {}  # flat step -> a viewpoint that is not a node
         self.n_typed = 0
         self.traj_tally = FieldTally(*((trajectory_key,) if trajectory_key else TRAJECTORY_KEYS))
-        self.no_traj: list[Problem] = []  # each record's "missing field", one problem if all
+        self.id_tally = FieldTally(episodes.id_field)
 
     def _id(self, rec: dict[str, Any], k: int) -> str | None:
         idf = self.ep.id_field
         if idf not in rec:
-            self.pc.add(f"missing field {idf!r}", field=f"record {k}")
+            self.id_tally.missing(self.pc, f"missing field {idf!r}", field=f"record {k}")
             return None
         value = rec[idf]
         if isinstance(value, bool) or not isinstance(value, (str, int)):
@@ -214,8 +214,7 @@ class _Parser:
             key = next((k for k in TRAJECTORY_KEYS if k in rec), "trajectory")
         traj = rec.get(key)
         if traj is None:
-            self.pc.add(f"missing field {key!r}", episode=label)
-            self.no_traj.append(self.pc.problems[-1])
+            self.traj_tally.missing(self.pc, f"missing field {key!r}", episode=label)
             return None
         if not isinstance(traj, list):
             self.pc.add(
@@ -291,6 +290,7 @@ class _Parser:
         if not self.summaries.reads(rec, k, self.pc):
             return
         self.traj_tally.see(rec)  # a skipped summary is not a record without a trajectory
+        self.id_tally.see(rec)
         eid = self._id(rec, k)
         if eid is None:
             return
@@ -302,16 +302,16 @@ class _Parser:
         if vps is not None:
             self.accept(eid, label, vps, {n: rec[n] for n in self.keep_fields if n in rec})
 
-    def no_trajectories(self) -> None:
-        """When no record has a trajectory field, one problem (first) says so with the fix,
-        instead of one per record (after the explaining pass)."""
-        tally = self.traj_tally
-        if not tally.none_has():
-            return
-        text = tally.problem(" (the executed viewpoints)", fix=tally.key_hint(self.ep.id_field))
-        each = set(map(id, self.no_traj))
-        others = [q for q in self.pc.problems if id(q) not in each]
-        self.pc.problems = [Problem(self.source, text), *others]
+    def file_level(self) -> None:
+        """When no record has a trajectory field (then the fix), or none the id field, one
+        problem of the file (first) says so, instead of one per record (after the explaining
+        pass)."""
+        trajs, ids = self.traj_tally, self.id_tally
+        trajs.collapse(self.pc, " (the executed viewpoints)", fix=trajs.key_hint(self.ep.id_field))
+        example = (
+            f' (an episode id of the split, e.g. "{clip(self.ep.ids[0])}")' if len(self.ep) else ""
+        )
+        ids.collapse(self.pc, example, ID_LIKE)  # last: its problem comes first
 
     def _known(self, eid: str, raw: str | int) -> str | None:
         """The label of an id of the split not seen before; None (noted) otherwise. ``raw``:
@@ -524,7 +524,7 @@ def parse_predictions(
                 k += 1
         if k == 0:
             p.pc.add("the file holds no predictions")
-        p.no_trajectories()
+        p.file_level()
     if collect is None:
         p.pc.raise_if_any()
     else:

@@ -4,13 +4,20 @@ heading), each adding its problem, with the record's place, to a :class:`Problem
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from itertools import chain
 from typing import Any, TypeGuard
 
-from vlneval.errors import ProblemCollector, hint, hinted
+from vlneval.errors import InvalidInputError, Problem, ProblemCollector, hint, hinted
 
-__all__ = ["is_number", "is_finite", "check_fields", "check_heading", "numbered", "FieldTally"]
+__all__ = [
+    "is_number", "is_finite", "check_fields", "check_heading", "numbered", "FieldTally", "ID_LIKE",
+]  # fmt: skip
+
+#: Fields that look like a record's id, which a problem of a missing id field names.
+ID_LIKE = (
+    "id", "idx", "inst_id", "inst_idx", "instr_id", "instruction_id", "episode_id", "path_id",
+)  # fmt: skip
 
 
 def is_number(value: Any) -> TypeGuard[float]:
@@ -110,6 +117,15 @@ class FieldTally:
         self.dicts = self.with_field = 0
         self.keys: set[str] = set()
         self.lists: set[str] = set()  # keys of those records that hold a list
+        self.each: list[Problem] = []  # the records' problems the file's replaces
+
+    @classmethod
+    def of(cls, records: Iterable[Any], *fields: str) -> FieldTally:
+        """The tally of ``records`` already in memory."""
+        tally = cls(*fields)
+        for rec in records:
+            tally.see(rec)
+        return tally
 
     def see(self, rec: Any) -> None:
         """Counts one record (a record that is not an object is not counted)."""
@@ -136,10 +152,49 @@ class FieldTally:
             fix,
         )
 
-    def key_hint(self, id_field: str) -> str:
-        """The hint to pass a list field the records have as ``--trajectory-key`` ("" when
-        they have none)."""
-        lists = sorted(self.lists - {id_field})
+    def refuse(self, source: str, why: str, like: Iterable[str] = (), fix: str = "") -> None:
+        """Raises the file's :meth:`problem` when no record has the field.
+
+        Example:
+            >>> FieldTally.of([{"id": 1}], "inst_idx").refuse("p.json", "", ID_LIKE)
+            Traceback (most recent call last):
+            ...
+            vlneval.errors.InvalidInputError: error: p.json: no record has the field 'inst_idx'; the records have 'id'
+        """
+        if self.none_has():
+            raise InvalidInputError(self.problem(why, like, fix), source=source)
+
+    def missing(self, pc: ProblemCollector, message: str, **where: str) -> None:
+        """Adds to ``pc`` one record's problem of a missing field, which :meth:`collapse`
+        replaces (``where``: its ``episode`` or ``field``)."""
+        pc.add(message, **where)
+        self.each.append(pc.problems[-1])
+
+    def collapse(
+        self, pc: ProblemCollector, why: str, like: Iterable[str] = (), fix: str = ""
+    ) -> None:
+        """When no record has the field: the file's :meth:`problem` first in ``pc``, in place
+        of the records' problems :meth:`missing` added.
+
+        Example:
+            >>> t, pc = FieldTally("instr_id"), ProblemCollector("p.json")
+            >>> for k, rec in enumerate([{"id": "1_0"}, {"id": "1_1"}]):
+            ...     t.see(rec)
+            ...     t.missing(pc, "missing field 'instr_id'", field=f"record {k}")
+            >>> t.collapse(pc, "", ID_LIKE)
+            >>> [str(p) for p in pc.problems]
+            ["p.json: no record has the field 'instr_id'; the records have 'id'"]
+        """
+        if not self.none_has():
+            return
+        each = set(map(id, self.each))
+        others = [q for q in pc.problems if id(q) not in each]
+        pc.problems = [Problem(pc.source, self.problem(why, like, fix)), *others]
+
+    def key_hint(self, id_field: str, like: Collection[str] = ()) -> str:
+        """The hint to pass a list field the records have (one of ``like`` if given) as
+        ``--trajectory-key`` ("" when they have none)."""
+        lists = sorted(k for k in self.lists - {id_field} if not like or k in like)
         if not lists:
             return ""
         words = f"to score the field {lists[0]!r}, pass --trajectory-key {lists[0]}"

@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError, hint, hinted
+from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
 from vlneval.io import iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
-from vlneval.tasks.common.record_checks import is_finite, numbered
+from vlneval.tasks.common.prediction_structs import TRAJECTORY_KEYS
+from vlneval.tasks.common.record_checks import ID_LIKE, FieldTally, is_finite, numbered
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.common.summary_records import without_summaries
 from vlneval.tasks.cvdn import PATH_TYPE
@@ -44,7 +45,6 @@ __all__ = [
 
 PATH_TYPES = PATH_TYPE.choices
 HISTORIES = ("all", "target", "oracle_ans", "nav_q_oracle_ans", "none")
-ID_LIKE = ("instr_id", "instruction_id", "episode_id", "inst_id", "id", "path_id", "idx")
 _MISSING = object()
 
 
@@ -305,20 +305,6 @@ def load_ndh_table(
     return load_ndh(path, task=task, split=split, path_type=path_type).table
 
 
-def _id_problem(records: list[Any], source: str) -> str | None:
-    dicts = [r for r in records if isinstance(r, dict)]
-    if not dicts or any("inst_idx" in r for r in dicts):
-        return None
-    found = (
-        sorted({k for r in dicts for k in r if k in ID_LIKE})
-        or sorted({k for r in dicts for k in r})[:6]
-    )
-    return (
-        f"no record has the field 'inst_idx' (NDH predictions are keyed by the integer "
-        f"inst_idx of each instance); the records have {', '.join(repr(k) for k in found)}"
-    )
-
-
 def check_ndh_predictions(
     predictions: PredictionsInput | ReadInput, *, trajectory_key: str | None = None
 ) -> None:
@@ -342,21 +328,11 @@ def check_ndh_predictions(
     source = given.source
     records = [r for chunk in given.chunks("a JSON list of predictions") for r in chunk]
     kept = without_summaries(records, "inst_idx", trajectory_key)  # the reader's to report
-    problem = _id_problem(kept, source)
-    if problem:
-        raise InvalidInputError(problem, source=source)
-    keys = (trajectory_key,) if trajectory_key else ("trajectory", "path", "pred_path")
-    dicts = [r for r in kept if isinstance(r, dict)]
-    if dicts and not any(k in r for r in dicts for k in keys):
-        found = sorted({k for r in dicts for k in r} - {"inst_idx"})
-        raise InvalidInputError(
-            hinted(
-                f"no record has a {' or '.join(repr(k) for k in keys)} field with the executed "
-                f"viewpoints; the records have {', '.join(repr(k) for k in found) or 'no other field'}",
-                hint("--trajectory-key", "name the field with --trajectory-key", aside=True),
-            ),
-            source=source,
-        )
+    why = " (NDH predictions are keyed by the integer inst_idx of each instance)"
+    FieldTally.of(kept, "inst_idx").refuse(source, why, ID_LIKE)
+    trajs = FieldTally.of(kept, *((trajectory_key,) if trajectory_key else TRAJECTORY_KEYS))
+    fix = trajs.key_hint("inst_idx")
+    trajs.refuse(source, " (the executed viewpoints)", fix=fix)
     _check_id_types(records, source, len(kept))
 
 

@@ -16,11 +16,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import InvalidInputError, ProblemCollector, hint, hinted
+from vlneval.errors import ProblemCollector
 from vlneval.io import iter_records, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
-from vlneval.tasks.common.record_checks import check_fields, check_heading, numbered
+from vlneval.tasks.common.prediction_structs import TRAJECTORY_KEYS
+from vlneval.tasks.common.record_checks import (
+    ID_LIKE,
+    FieldTally,
+    check_fields,
+    check_heading,
+    numbered,
+)
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.common.summary_records import looks_like_summary, without_summaries
 
@@ -104,25 +111,11 @@ def load_hanna(path: str | Path, *, task: str = "hanna", split: str = "") -> Epi
 
 
 def _file_level(dicts: list[dict[str, Any]], source: str, key: str) -> None:
-    if dicts and not any("instr_id" in r for r in dicts):
-        found = sorted({k for r in dicts for k in r})[:8]
-        raise InvalidInputError(
-            f"no record has the field 'instr_id' (HANNA predictions are keyed by "
-            f'"<path_id>_<k>" as the agents write them); the records have {", ".join(map(repr, found))}',
-            source=source,
-        )
-    if dicts and not any(key in r for r in dicts):
-        found = sorted({k for r in dicts for k in r} - {"instr_id"})
-        like = [k for k in ("trajectory", "path", "pred_path") if k in found]
-        advice = f"to score the field {like[0]!r}, pass --trajectory-key {like[0]}" if like else ""
-        raise InvalidInputError(
-            hinted(
-                f"no record has the field {key!r} that holds the executed poses; the records "
-                f"have {', '.join(map(repr, found)) or 'no other field'}",
-                hint("--trajectory-key", advice, aside=True) if like else "",
-            ),
-            source=source,
-        )
+    why = ' (HANNA predictions are keyed by "<path_id>_<k>" as the agents write them)'
+    FieldTally.of(dicts, "instr_id").refuse(source, why, ID_LIKE)
+    poses = FieldTally.of(dicts, key)
+    fix = poses.key_hint("instr_id", TRAJECTORY_KEYS)
+    poses.refuse(source, " (the executed poses)", fix=fix)
 
 
 def _check_asks(rec: dict[str, Any], key: str, k: int, pc: ProblemCollector) -> None:

@@ -47,7 +47,7 @@ from vlneval.metrics.grounding import duet_normalised
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.predictions import Predictions
-from vlneval.tasks.common.record_checks import is_finite, numbered
+from vlneval.tasks.common.record_checks import ID_LIKE, FieldTally, is_finite, numbered
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.common.summary_records import SummarySkips
 from vlneval.tasks.soon import ANGLE_UNITS as ANGLE_UNITS_OPTION
@@ -353,13 +353,16 @@ class _SoonParser:
         self.done: set[str] = set()
         self.unknown: list[str | int] = []
         self.rows: list[tuple[int, list[int], float, float]] = []
+        self.ids, self.trajs = FieldTally("instr_id"), FieldTally("trajectory")
 
     def record(self, rec: Any, k: int) -> None:
         if not self.summaries.reads(rec, k, self.pc):
             return
+        self.ids.see(rec)
+        self.trajs.see(rec)
         iid = rec.get("instr_id")
         if iid is None or isinstance(iid, bool) or not isinstance(iid, (str, int)):
-            self.pc.add("missing field 'instr_id' (a string)", field=f"record {k}")
+            self.ids.missing(self.pc, "missing field 'instr_id' (a string)", field=f"record {k}")
             return
         raw, iid = iid, str(iid)
         label = f'instr_id "{iid}"'
@@ -372,7 +375,7 @@ class _SoonParser:
         self.done.add(iid)
         traj = rec.get("trajectory")
         if traj is None:
-            self.pc.add("missing field 'trajectory'", episode=label)
+            self.trajs.missing(self.pc, "missing field 'trajectory'", episode=label)
         elif isinstance(traj, dict):
             self.pc.add(_DICT_HINT, episode=label, field="trajectory")
         elif not isinstance(traj, list) or not traj:
@@ -478,6 +481,9 @@ def parse_soon_predictions(
     records = given.chunks("a JSON list of SOON predictions")
     for k, rec in numbered(records, p.pc, "predictions"):
         p.record(rec, k)
+    p.trajs.collapse(p.pc, " (one entry per start path)")
+    example = f' (an instruction id of the split, e.g. "{clip(episodes.instr_ids[0])}")'
+    p.ids.collapse(p.pc, example if len(episodes) else "", ID_LIKE)  # last: its problem first
     p.pc.raise_if_any()
     p.rows.sort(key=lambda r: r[0])
     order = np.array([r[0] for r in p.rows], dtype=np.int64)
