@@ -11,7 +11,9 @@ from __future__ import annotations
 import codecs
 import mmap
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from vlneval.errors import InvalidInputError
 from vlneval.io import BOM, GZIP_MAGIC, TruncatedGzipError, gunzip, no_json
 from vlneval.io import position as _position
 from vlneval.server.core.config import MIB, ServerConfig
-from vlneval.server.services.budget import StepBudget, check_steps
+from vlneval.server.services.budget import StepBudget, check_steps, too_many_bytes
 
 __all__ = ["UploadLimits", "check_upload", "check_stored", "gunzip_limited", "position"]
 
@@ -115,15 +117,19 @@ def _check_size(size: int, name: str, lim: UploadLimits) -> None:
         )
 
 
-def _check_plain(head: bytes, size: int, name: str, lim: UploadLimits) -> None:
+def _check_plain(
+    head: bytes, size: int, name: str, lim: UploadLimits, phase: StepBudget | None = None
+) -> None:
     """Refuses an upload that is not gzip and not JSON text of an accepted size (``head``: its
-    first bytes, ``size``: its length)."""
+    first bytes, ``size``: its length; ``phase``: a budget below the server's limit)."""
     for magic, what in OTHER_FORMATS:
         if head.startswith(magic):
             raise InvalidInputError(
                 f"is {what}; upload the JSON predictions file itself, plain or gzipped (.json.gz)",
                 source=name,
             )
+    if phase is not None and size > phase.max_bytes:  # gzip would not help: its words
+        raise too_many_bytes(phase, name, size)
     if size > lim.max_decompressed_bytes:
         raise InvalidInputError(
             f"is {_size(size)}; this server accepts at most {_size(lim.max_decompressed_bytes)} "
@@ -300,9 +306,11 @@ def _check_json(text: Any, name: str, lim: UploadLimits, budget: StepBudget | No
         check_steps(text, name, budget)
 
 
-def _gunzip_to(src: Path, dst: Path, limit: int, name: str) -> None:
+def _gunzip_to(
+    src: Path, dst: Path, limit: int, name: str, too_large: Callable[[], InvalidInputError]
+) -> None:
     """Decompresses the gzip file ``src`` (every member) into ``dst``, ``STEP`` bytes at a time,
-    stopping past ``limit`` bytes."""
+    stopping past ``limit`` bytes (with ``too_large()``)."""
     total = 0
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     in_member = False
@@ -317,7 +325,7 @@ def _gunzip_to(src: Path, dst: Path, limit: int, name: str) -> None:
                     raise InvalidInputError(f"not a valid gzip file ({exc})", source=name) from None
                 total += len(out)
                 if total > limit:
-                    raise _bomb(limit, name)
+                    raise too_large()
                 fout.write(out)
                 if d.eof:
                     data = d.unused_data.lstrip(b"\x00")
@@ -339,8 +347,11 @@ def check_stored(
         InvalidInputError: the file is refused; the message says why and where.
     """
     lim = limits or UploadLimits()
-    if budget is not None:
-        lim = replace(lim, max_decompressed_bytes=min(lim.max_decompressed_bytes, budget.max_bytes))
+    phase = budget if budget and budget.max_bytes < lim.max_decompressed_bytes else None
+    if phase is not None:  # the phase's budget is the lower bound: it says so in its words
+        lim = replace(lim, max_decompressed_bytes=phase.max_bytes)
+    limit = lim.max_decompressed_bytes
+    too_large = partial(too_many_bytes, phase, name) if phase else partial(_bomb, limit, name)
     size = path.stat().st_size
     _check_size(size, name, lim)
     with path.open("rb") as f:
@@ -348,10 +359,10 @@ def check_stored(
     expanded = path.with_name(path.name + ".expanded")
     try:
         if head[:2] == GZIP_MAGIC:
-            _gunzip_to(path, expanded, lim.max_decompressed_bytes, name)
+            _gunzip_to(path, expanded, limit, name, too_large)
             text_path = expanded
         else:
-            _check_plain(head, size, name, lim)
+            _check_plain(head, size, name, lim, phase)
             text_path = path
         _check_mapped(text_path, name, lim, budget)
     finally:
