@@ -127,18 +127,23 @@ def hinted(*parts: str) -> Hinted:
     return Hinted(text, tuple(hints))
 
 
-def edit_hinted(text: str, edit: Callable[[str], str]) -> str:
-    """``edit`` (a path replaced by a name) applied to each hint of ``text`` and to each part
-    between them, the hints kept marked.
+def edit_hinted(
+    text: str, edit: Callable[[str], str], clause: Callable[[Hint, str], str] | None = None
+) -> str:
+    """``edit`` (a path replaced by a name) applied to each part of ``text`` between its hints,
+    and ``clause(hint, words)`` (default: ``edit(words)``) to each hint's clause, the hints kept
+    marked around their new words: the one walk over a message's hints.
 
     Example:
         >>> m = edit_hinted(hinted("/tmp/a", hint("--x", "--x")), lambda t: t.replace("/tmp/", ""))
         >>> m, m.hints[0].start
         ('a; --x', 1)
+        >>> edit_hinted(hinted("a", hint("--x", "--x")), str, lambda h, words: f"; no {h.option}")
+        'a; no --x'
     """
     pieces, last = [], 0
     for h in getattr(text, "hints", ()):
-        words = edit(text[h.start : h.end])
+        words = clause(h, text[h.start : h.end]) if clause else edit(text[h.start : h.end])
         pieces += [
             edit(text[last : h.start]),
             Hinted(words, (dataclasses.replace(h, start=0, end=len(words)),)),

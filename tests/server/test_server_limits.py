@@ -210,3 +210,27 @@ def test_health_details_only_with_the_admin_token(tmp_path):
     assert h["queue"]["queued"] == 0
     srv.client.close()
     srv.db.dispose()
+
+
+def test_a_file_past_the_phase_budget_is_told_the_phase_limit_not_to_gzip_it(tmp_path):
+    """The phase's budget is below the server's 256 MiB: a plain file is not told to gzip
+    itself, nor its gzip to upload the plain file (each would be refused by the same bound)."""
+    import gzip
+
+    srv = make_server(tmp_path, f"sqlite:///{tmp_path / 'db.sqlite3'}", "sqlite")
+    text = encode(stop_predictions())
+    big = text[:-1] + b" " * ((17 << 20) - len(text)) + b"]"
+    r = srv.submit(srv.alpha, big, name="agent.json")
+    assert r.status_code == 422, r.text
+    assert r.json()["problems"] == [
+        "agent.json: is 17,825,792 bytes of JSON; a file for the 36 episodes of this phase "
+        "needs at most 1,165,312"
+    ]
+    r = srv.submit(srv.alpha, gzip.compress(big), name="agent.json.gz")
+    assert r.status_code == 422, r.text
+    assert r.json()["problems"] == [
+        "agent.json.gz: decompresses to more than 1,165,312 bytes of JSON, the most a file for "
+        "the 36 episodes of this phase needs (is it a gzip bomb?)"
+    ]
+    srv.client.close()
+    srv.db.dispose()

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.hanna.fixture import make_root, predictions
 from vlneval.evaluation import Scorer
 from vlneval.server.models import FAILED, FINISHED
@@ -106,3 +108,22 @@ def test_a_scorer_that_does_not_name_its_episodes_file_gives_no_split_warning(
     hidden = Scorer("r2r", "val", root=root, episodes=named, name_episodes=False).score(records)
     assert "episodes_file" not in hidden.protocol
     assert not any("episodes file" in w for w in hidden.warnings)
+
+
+def test_a_phase_stored_without_a_file_checks_its_data_versions_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A REVERIE v1 phase with no file recorded checks and redacts the v1 file, as its scorer
+    and ``vlneval admin create-phase`` find it, not the default (v2) release's."""
+    from tests.reverie.reverie_fixtures import reverie_root
+
+    root = reverie_root(tmp_path / "root")
+    monkeypatch.setenv("VLNEVAL_DATA", str(root))
+    options = json.dumps({"data_version": "v1"})
+    spec = PhaseSpec("reverie", "val", "reverie", None, None, None, "RGS", options=options)
+    data = load_phase_data(spec)
+    try:
+        assert data.checker is not None
+        assert list(data.checker.originals) == [str(root / "reverie" / "REVERIE_val.json")]
+    finally:
+        data.close()

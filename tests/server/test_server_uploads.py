@@ -229,3 +229,78 @@ def test_a_damaged_gzip_named_truncated_is_not_called_incomplete() -> None:
     assert (
         str(exc.value) == "error: p.json.gz: the gzip data is truncated (the upload is incomplete)"
     )
+
+
+BIG = 17 << 20  # past the 16 MiB of JSON the server explains in the words of `vlneval score`
+NAN_RECORD = b'[{"instr_id": "1_0", "trajectory": [["a", NaN, 0.0]]}'
+
+
+def _refusals(tmp_path, raw: bytes, name: str) -> tuple[str, str]:
+    """What the upload check says of ``raw`` from memory (the worker) and from a stored file
+    (the API), the file named as its submitter named it."""
+    from vlneval.server.services.uploads import check_stored
+
+    with pytest.raises(InvalidInputError) as in_memory:
+        check_upload(raw, name)
+    stored = tmp_path / "stored-upload"
+    stored.write_bytes(raw)
+    with pytest.raises(InvalidInputError) as on_disk:
+        check_stored(stored, name)
+    return str(in_memory.value), str(on_disk.value)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_nan_in_a_file_past_the_explained_size_is_named_with_the_limit(tmp_path, gz):
+    raw = NAN_RECORD + b" " * (BIG - len(NAN_RECORD) - 1) + b"]"
+    name = "agent.json.gz" if gz else "agent.json"
+    expected = (
+        f"error: {name}: NaN at line 1, column 43 (byte 42) is not JSON: write every number as a "
+        "finite number (this file is 17.0 MiB of JSON; this server names the record and field "
+        "only in files of at most 16.0 MiB)"
+    )
+    assert _refusals(tmp_path, gzip.compress(raw) if gz else raw, name) == (expected, expected)
+
+
+def test_a_syntax_error_in_a_file_past_the_explained_size_is_told_where_in_words(tmp_path):
+    raw = b'[{"instr_id": "1_0",\n "trajectory": [["a", 0.0, 0.0]],}' + b" " * BIG + b"]"
+    expected = (
+        "error: agent.json: not valid JSON at line 2, column 34 (byte 54): trailing comma in "
+        "object (this file is 17.0 MiB of JSON; this server words an error as `vlneval score` "
+        "does only in files of at most 16.0 MiB)"
+    )
+    assert _refusals(tmp_path, raw, "agent.json") == (expected, expected)
+    raw = b'[{"instr_id": "1_0", "trajectory": [["a", 0.0, -Infinity]]}' + b" " * BIG + b"]"
+    assert _refusals(tmp_path, raw, "agent.json")[0] == (
+        "error: agent.json: -Infinity at line 1, column 48 (byte 47) is not JSON: write every "
+        "number as a finite number (this file is 17.0 MiB of JSON; this server names the record "
+        "and field only in files of at most 16.0 MiB)"
+    )
+
+
+def test_a_valid_file_past_the_explained_size_is_accepted(tmp_path):
+    raw = NAN_RECORD.replace(b"NaN", b"0.0") + b" " * BIG + b"]"
+    assert check_upload(raw, "agent.json") == raw
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            b'{"instruction_id": 11, "path": ["S", "G"]}\n{"instruction_id": 12, "x": NaN}\n',
+            "NaN at line 2, column 29 (byte 71) is not JSON: write every number as a finite number",
+        ),
+        (
+            b'{"instruction_id": 11, "path": ["S", "G"]}\n{"instruction_id": 12,}\n',
+            "not valid JSON at line 2, column 23 (byte 65): trailing comma in object",
+        ),
+        (
+            b'{"instruction_id": 11, "path": ["S", "G"]}\n{"instruction_id": 12\n',
+            "not valid JSON at line 2, column 22 (byte 64): the JSON ends early (is the file "
+            "complete?)",
+        ),
+    ],
+)  # fmt: skip
+def test_a_bad_line_of_json_lines_is_named_not_called_extra_data(tmp_path, body, expected):
+    """JSON lines (RxR's form) are read a line at a time, NaN refused: the line at fault is
+    told, not the whole file read as one JSON value ("Extra data at line 2, column 1")."""
+    assert _refusals(tmp_path, body, "agent.jsonl") == (f"error: agent.jsonl: {expected}",) * 2

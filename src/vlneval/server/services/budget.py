@@ -26,7 +26,7 @@ from typing import Any
 from vlneval.errors import InvalidInputError
 from vlneval.server.core.config import ServerConfig
 
-__all__ = ["StepBudget", "check_steps", "VALUES_PER_STEP", "RECORD_VALUES"]
+__all__ = ["StepBudget", "check_steps", "too_many_bytes", "VALUES_PER_STEP", "RECORD_VALUES"]
 
 VALUES_PER_STEP = 4
 CONTINUOUS_VALUES_PER_STEP = 12  # a position triple, a heading, a stop flag and a few extra keys
@@ -122,6 +122,26 @@ def _continuous(record: Any) -> bool:
     return b'"position"' in bytes(record)
 
 
+def too_many_bytes(budget: StepBudget, name: str, size: int | None = None) -> InvalidInputError:
+    """The refusal of a file of ``size`` bytes of JSON, more than ``budget`` allows (None: a
+    gzip file stopped while decompressing past it).
+
+    Example:
+        >>> print(too_many_bytes(StepBudget(n_episodes=1), "p.json", 10**6))
+        error: p.json: is 1,000,000 bytes of JSON; a file for the 1 episodes of this phase needs at most 430,592
+    """
+    need = f"a file for the {budget.n_episodes:,} episodes of this phase needs"
+    if size is None:
+        return InvalidInputError(
+            f"decompresses to more than {budget.max_bytes:,} bytes of JSON, the most {need} "
+            "(is it a gzip bomb?)",
+            source=name,
+        )
+    return InvalidInputError(
+        f"is {size:,} bytes of JSON; {need} at most {budget.max_bytes:,}", source=name
+    )
+
+
 def check_steps(text: Any, name: str, budget: StepBudget) -> None:
     """Refuses a file past its phase's budget (see the module docstring).
 
@@ -138,11 +158,7 @@ def check_steps(text: Any, name: str, budget: StepBudget) -> None:
         error: p.json: record 0 holds 126 JSON values, more than a trajectory
     """
     if len(text) > budget.max_bytes:
-        raise InvalidInputError(
-            f"is {len(text):,} bytes of JSON; a file for the {budget.n_episodes:,} episodes of "
-            f"this phase needs at most {budget.max_bytes:,}",
-            source=name,
-        )
+        raise too_many_bytes(budget, name, len(text))
     records = _records(text)
     if records is None:
         return  # not a list of records: the parser says what it is

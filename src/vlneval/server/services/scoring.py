@@ -183,7 +183,7 @@ def _own_reader_phase(task: Any, spec: PhaseSpec, prof: Any) -> PhaseData:
     from vlneval.tasks.common.blind import PublicScorer
     from vlneval.tasks.common.public_file import has_public_copy
 
-    episodes_file = _episodes_path(task, spec)
+    episodes_file = _episodes_path(task, spec, prof)
     redactor = raw_redactor(episodes_file)
     if not has_public_copy(task) or episodes_file is None:
         return PhaseData(None, None, prof, redactor)
@@ -195,12 +195,17 @@ def _own_reader_phase(task: Any, spec: PhaseSpec, prof: Any) -> PhaseData:
     return PhaseData(None, None, prof, redactor, splits, checker)
 
 
-def _episodes_path(task: Any, spec: PhaseSpec) -> str | None:
-    """The hidden episodes file of a phase, wherever the task finds it."""
-    from vlneval.tasks.common.request import episodes_path, task_base
+def _episodes_path(task: Any, spec: PhaseSpec, prof: Any) -> str | None:
+    """The hidden episodes file of a phase, wherever the task's scorer finds it (that of the
+    phase's data version for a phase stored without one)."""
+    from vlneval.tasks.common.blind import split_file
+    from vlneval.tasks.common.request import SplitRequest
 
+    request = SplitRequest(
+        task, spec.split, prof, episodes_file=spec.episodes_file, options=spec.option_dict()
+    )
     try:
-        return str(episodes_path(task, spec.split, task_base(task, None), spec.episodes_file))
+        return str(split_file(request))
     except Exception:  # noqa: BLE001 - not found: nothing to redact from it
         return spec.episodes_file
 

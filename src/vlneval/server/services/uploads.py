@@ -11,7 +11,9 @@ from __future__ import annotations
 import codecs
 import mmap
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from vlneval.errors import InvalidInputError
 from vlneval.io import BOM, GZIP_MAGIC, TruncatedGzipError, gunzip, no_json
 from vlneval.io import position as _position
 from vlneval.server.core.config import MIB, ServerConfig
-from vlneval.server.services.budget import StepBudget, check_steps
+from vlneval.server.services.budget import StepBudget, check_steps, too_many_bytes
 
 __all__ = ["UploadLimits", "check_upload", "check_stored", "gunzip_limited", "position"]
 
@@ -115,15 +117,19 @@ def _check_size(size: int, name: str, lim: UploadLimits) -> None:
         )
 
 
-def _check_plain(head: bytes, size: int, name: str, lim: UploadLimits) -> None:
+def _check_plain(
+    head: bytes, size: int, name: str, lim: UploadLimits, phase: StepBudget | None = None
+) -> None:
     """Refuses an upload that is not gzip and not JSON text of an accepted size (``head``: its
-    first bytes, ``size``: its length)."""
+    first bytes, ``size``: its length; ``phase``: a budget below the server's limit)."""
     for magic, what in OTHER_FORMATS:
         if head.startswith(magic):
             raise InvalidInputError(
                 f"is {what}; upload the JSON predictions file itself, plain or gzipped (.json.gz)",
                 source=name,
             )
+    if phase is not None and size > phase.max_bytes:  # gzip would not help: its words
+        raise too_many_bytes(phase, name, size)
     if size > lim.max_decompressed_bytes:
         raise InvalidInputError(
             f"is {_size(size)}; this server accepts at most {_size(lim.max_decompressed_bytes)} "
@@ -171,47 +177,96 @@ def _check_shape(text: bytes, name: str, lim: UploadLimits) -> None:
         raise InvalidInputError(reasons[shape.exceeded], source=name)
 
 
-EXPLAIN_BYTES = 16 * MIB  # a larger file with a syntax error gets msgspec's shorter message
+EXPLAIN_BYTES = 16 * MIB  # a larger file is not decoded by the explaining pass (its cost)
 
 
 def _check_syntax(text: Any, name: str) -> None:
+    """Refuses text that is neither JSON nor JSON lines; NaN and Infinity pass in a file of
+    at most ``EXPLAIN_BYTES`` (the scorer names their record and field), nowhere else."""
     import msgspec
 
     from vlneval.io import decode_json
 
     try:
         msgspec.json.decode(text, type=msgspec.Raw)
+        return
     except msgspec.DecodeError as err:
-        if _json_lines(text):
-            return  # JSON lines (RxR's native form): the task's reader reads them
-        if len(text) > EXPLAIN_BYTES:
-            raise InvalidInputError(f"not valid JSON: {err}", source=name) from None
+        error = err
+    lines = _json_lines(text)
+    for start, line in lines or ():  # JSON lines (RxR's native form): each line is read alone
         try:
-            decode_json(bytes(text), name)  # accepts NaN/Infinity: the scorer names their field
-        except InvalidInputError as exc:
-            prefix = f"{name}: "
-            messages = [p.message.removeprefix(prefix) for p in exc.problems]
-            raise InvalidInputError("; ".join(messages), source=name) from None
+            msgspec.json.decode(line, type=msgspec.Raw)
+        except msgspec.DecodeError as err:
+            raise _not_json(text, start, len(line.rstrip()), err, name, big=False) from None
+    if lines is not None:
+        return
+    if len(text) > EXPLAIN_BYTES:
+        raise _not_json(text, 0, len(text), error, name, big=True)
+    try:
+        decode_json(bytes(text), name)  # accepts NaN/Infinity: the scorer names their field
+    except InvalidInputError as exc:
+        prefix = f"{name}: "
+        messages = [p.message.removeprefix(prefix) for p in exc.problems]
+        raise InvalidInputError("; ".join(messages), source=name) from None
 
 
-def _json_lines(text: Any) -> bool:
-    """Whether ``text`` is JSON lines: two or more lines, each one JSON object.
+def _json_lines(text: Any) -> list[tuple[int, bytes]] | None:
+    """The non-blank lines of ``text`` and their offsets if it looks like JSON lines (two or
+    more lines, each opening an object), else None.
 
     Example:
-        >>> _json_lines(b'{"a": 1}\\n{"a": 2}\\n'), _json_lines(b'{"a": 1} x')
-        (True, False)
+        >>> _json_lines(b'{"a": 1}\\n\\n{"a": 2}\\n'), _json_lines(b'{"a": 1} x')
+        ([(0, b'{"a": 1}\\n'), (10, b'{"a": 2}\\n')], None)
     """
-    import msgspec
+    found, start = [], 0
+    for line in bytes(text).splitlines(keepends=True):
+        if line.strip():
+            found.append((start, line))
+        start += len(line)
+    if len(found) < 2 or not all(line.lstrip().startswith(b"{") for _, line in found):
+        return None
+    return found
 
-    lines = [line for line in bytes(text).splitlines() if line.strip()]
-    if len(lines) < 2 or not all(line.lstrip().startswith(b"{") for line in lines):
-        return False
-    try:
-        for line in lines:
-            msgspec.json.decode(line, type=msgspec.Raw)
-    except msgspec.DecodeError:
-        return False
-    return True
+
+def _not_json(
+    text: Any, start: int, length: int, err: Exception, name: str, *, big: bool
+) -> InvalidInputError:
+    """The refusal of ``text[start:start + length]``, which msgspec rejected with ``err``:
+    where, and what in words a submitter can act on (NaN and Infinity by name); a file past
+    ``EXPLAIN_BYTES`` (``big``) is told the limit and its size.
+
+    Example:
+        >>> err = ValueError("JSON is malformed: invalid character (byte 5)")
+        >>> print(_not_json(b"[1, -Infinity]", 0, 14, err, "p.json", big=False))
+        error: p.json: -Infinity at line 1, column 5 (byte 4) is not JSON: write every number as a finite number
+    """
+    import re
+
+    found = re.search(r"\(byte (\d+)\)$", str(err))
+    at = start + (int(found.group(1)) if found else length)
+    token = next(
+        (t for t in ("NaN", "Infinity") if bytes(text[at : at + len(t)]) == t.encode()), ""
+    )
+    if token == "Infinity" and at > 0 and bytes(text[at - 1 : at]) == b"-":
+        token, at = "-Infinity", at - 1
+    where, size = position(text, at), f"this file is {_size(len(text))} of JSON"
+    if token:
+        more = f" ({size}; this server names the record and field only in files of at most"
+        return InvalidInputError(
+            f"{token} at {where} is not JSON: write every number as a finite number"
+            + (f"{more} {_size(EXPLAIN_BYTES)})" if big else ""),
+            source=name,
+        )
+    reason = re.sub(r"^JSON is malformed: | \(byte \d+\)$", "", str(err))
+    if reason == "invalid character":
+        reason = f"unexpected {bytes(text[at : at + 4]).decode('utf-8', 'ignore')[:1]!r}"
+    elif not found:
+        reason = "the JSON ends early (is the file complete?)"
+    more = f" ({size}; this server words an error as `vlneval score` does only in files of at most"
+    return InvalidInputError(
+        f"not valid JSON at {where}: {reason}" + (f"{more} {_size(EXPLAIN_BYTES)})" if big else ""),
+        source=name,
+    )
 
 
 def check_upload(raw: bytes, name: str, limits: UploadLimits | None = None) -> bytes:
@@ -251,9 +306,11 @@ def _check_json(text: Any, name: str, lim: UploadLimits, budget: StepBudget | No
         check_steps(text, name, budget)
 
 
-def _gunzip_to(src: Path, dst: Path, limit: int, name: str) -> None:
+def _gunzip_to(
+    src: Path, dst: Path, limit: int, name: str, too_large: Callable[[], InvalidInputError]
+) -> None:
     """Decompresses the gzip file ``src`` (every member) into ``dst``, ``STEP`` bytes at a time,
-    stopping past ``limit`` bytes."""
+    stopping past ``limit`` bytes (with ``too_large()``)."""
     total = 0
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     in_member = False
@@ -268,7 +325,7 @@ def _gunzip_to(src: Path, dst: Path, limit: int, name: str) -> None:
                     raise InvalidInputError(f"not a valid gzip file ({exc})", source=name) from None
                 total += len(out)
                 if total > limit:
-                    raise _bomb(limit, name)
+                    raise too_large()
                 fout.write(out)
                 if d.eof:
                     data = d.unused_data.lstrip(b"\x00")
@@ -290,8 +347,11 @@ def check_stored(
         InvalidInputError: the file is refused; the message says why and where.
     """
     lim = limits or UploadLimits()
-    if budget is not None:
-        lim = replace(lim, max_decompressed_bytes=min(lim.max_decompressed_bytes, budget.max_bytes))
+    phase = budget if budget and budget.max_bytes < lim.max_decompressed_bytes else None
+    if phase is not None:  # the phase's budget is the lower bound: it says so in its words
+        lim = replace(lim, max_decompressed_bytes=phase.max_bytes)
+    limit = lim.max_decompressed_bytes
+    too_large = partial(too_many_bytes, phase, name) if phase else partial(_bomb, limit, name)
     size = path.stat().st_size
     _check_size(size, name, lim)
     with path.open("rb") as f:
@@ -299,10 +359,10 @@ def check_stored(
     expanded = path.with_name(path.name + ".expanded")
     try:
         if head[:2] == GZIP_MAGIC:
-            _gunzip_to(path, expanded, lim.max_decompressed_bytes, name)
+            _gunzip_to(path, expanded, limit, name, too_large)
             text_path = expanded
         else:
-            _check_plain(head, size, name, lim)
+            _check_plain(head, size, name, lim, phase)
             text_path = path
         _check_mapped(text_path, name, lim, budget)
     finally:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import Problem
+from vlneval.errors import Hint, Problem, edit_hinted
 from vlneval.tasks.common.blind import SplitIndex, public_problems, public_view, submitted_ids
 
 __all__ = [
@@ -55,12 +55,12 @@ def for_phase(message: str) -> str:
         ...                  hint("--profile", "use --profile r4r to score them"), ")"))
         'a jump (the scorer rejects jumps)'
     """
-    parts, last = [], 0
-    for h in getattr(message, "hints", ()):
+
+    def put(h: Hint, _words: str) -> str:
         text = None if h.spelt else PHASE_TEXT.get(h.option)
-        parts += [message[last : h.start], "" if text is None else f"{h.lead}{text}{h.tail}"]
-        last = h.end
-    return "".join([*parts, message[last:]])
+        return "" if text is None else f"{h.lead}{text}{h.tail}"
+
+    return str(edit_hinted(message, str, put))
 
 
 def episode_of(p: Problem, id_field: str) -> str | None:

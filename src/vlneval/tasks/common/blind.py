@@ -47,6 +47,7 @@ __all__ = [
     "PublicScorer",
     "file_ids",
     "open_blind",
+    "split_file",
     "own_blind_check",
 ]
 
@@ -438,17 +439,22 @@ def _read_text(predictions: PredictionsInput) -> ReadInput | None:
     return given if given.text is not None else None
 
 
-def _task_file(request: SplitRequest) -> Path | None:
-    """The episodes file of the data version the request names (REVERIE v1, the Touchdown
-    releases), found as the task's scorer finds it (a missing file in its words), without
-    reading it; None for the shared search."""
+def split_file(request: SplitRequest) -> Path:
+    """The episodes file the task's scorer reads for ``request``, found as it finds it (a
+    missing file in its words), without reading it: the file given, else that of the data
+    version the request names (REVERIE v1, the Touchdown releases), else the shared search.
+
+    Raises:
+        MissingDataError: no data root, or no such file under it.
+        UnknownNameError: the data version is not one of the task's releases.
+    """
     from vlneval.tasks.common.goal_scoring import release_file
 
-    task, split, root = request.task, request.split, request.root
-    if not request.options.get("data_version") or len(task.data_versions) < 2:
-        return None
+    task, version = request.task, request.options.get("data_version")
+    if request.episodes_file or not version or len(task.data_versions) < 2:
+        return request.episodes_path(request.base())
     version = str(task.check_options(request.options)["data_version"])
-    return release_file(task, split, data_root(root), None, version)[0]
+    return release_file(task, request.split, data_root(request.root), None, version)[0]
 
 
 def open_blind(request: SplitRequest) -> PublicScorer | None:
@@ -463,8 +469,8 @@ def open_blind(request: SplitRequest) -> PublicScorer | None:
     r = request
     if checks_publicly(r.task) or not has_public_copy(r.task):
         return None
-    path = r.episodes_file or _task_file(r) or r.episodes_path(r.base())
-    table = r.task.load(Path(path), r.split, r.profile)
+    path = split_file(r)
+    table = r.task.load(path, r.split, r.profile)
     if getattr(table, "scorable", True):
         return None
     return PublicScorer(
