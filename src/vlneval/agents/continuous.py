@@ -39,6 +39,7 @@ __all__ = [
     "run_card",
     "score_run",
     "RunRecord",
+    "kept_out_of_gc",
 ]
 
 SPACES = ("r2r-ce", "rxr-ce", "velocity", "waypoint")
@@ -150,7 +151,7 @@ def run_continuous(
     order = list(range(len(env))) if indices is None else list(indices)
     label = f"running {env.action_space.name}"
     with (
-        _kept_out_of_gc() as keep,
+        kept_out_of_gc() as keep,
         episode_progress(len(order), enabled=progress, label=label) as advance,
     ):
         for i in order:
@@ -166,7 +167,7 @@ def run_continuous(
 
 
 @contextmanager
-def _kept_out_of_gc() -> Iterator[Callable[[], None]]:
+def kept_out_of_gc() -> Iterator[Callable[[], None]]:
     """Yields ``keep()``, which moves every object alive to the collector's permanent
     generation (``gc.freeze``) until the block ends: the finished episodes' step records
     (millions of small objects, no cycles) are not walked again by every collection, which

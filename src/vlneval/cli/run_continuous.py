@@ -7,7 +7,6 @@ predictions and the card, scores on request; ``--executor ray`` runs it on a Ray
 from __future__ import annotations
 
 import argparse
-import gc
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ __all__ = ["cmd_run_continuous"]
 
 def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int:
     """Runs a continuous baseline agent on the split (or this shard of it)."""
-    from vlneval.agents.continuous import run_card, run_continuous
+    from vlneval.agents.continuous import kept_out_of_gc, run_card, run_continuous
     from vlneval.agents.remote import session_ended
     from vlneval.cli.run import workload_of
     from vlneval.tasks import get_task
@@ -51,14 +50,9 @@ def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int
         run = run_continuous(env, agent, indices=indices, seed=args.seed, progress=not args.quiet)
     # the run's records live until the command ends: no collection walks them again (thawed
     # before returning, so a process that calls main() again collects as usual)
-    freeze = gc.isenabled() and not gc.get_freeze_count()
-    if freeze:
-        gc.freeze()
-    try:
+    with kept_out_of_gc() as keep:
+        keep()
         return _emit(args, env, env_id, agent, run, split, indices, plan)
-    finally:
-        if freeze:
-            gc.unfreeze()
 
 
 def _emit(

@@ -109,16 +109,11 @@ def save_cached(key: str, graph: NavGraph, table: np.ndarray) -> None:
             for part in _pack(graph, table):
                 fh.write(part)  # type: ignore[arg-type]
         os.replace(tmp, folder / f"{key}.bin")
-    except OSError:  # a full disk, say: the table is simply not cached
-        _discard(tmp)
-    except BaseException:
-        _discard(tmp)
-        raise
-
-
-def _discard(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if not isinstance(exc, OSError):  # a full disk, say: the table is simply not cached
+            raise
 
 
 def load_cached(key: str, scan: str, source: str) -> tuple[NavGraph, np.ndarray] | None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 
 import msgspec
@@ -179,7 +180,8 @@ class SimScan:
             rel_h = math.atan2(cross[k], dot[k])
             rel_e = near.elevation[k] - elevation
             rows.append((math.sqrt(rel_h * rel_h + rel_e * rel_e), k, rel_h, rel_e))
-        rows.sort(key=_first)  # stable: equal offsets keep file order, as the simulator's sort does
+        # stable: equal offsets keep file order, as the simulator's sort does
+        rows.sort(key=itemgetter(0))
         ixs = near.ix.tolist()
         return (
             tuple(ixs[k] for _, k, _, _ in rows),
@@ -211,10 +213,6 @@ class SimScan:
             tuple(near.elevation[k] - elevation for k in pos),
             tuple(near.distance[k] for k in pos),
         )
-
-
-def _first(row: tuple[float, int, float, float]) -> float:
-    return row[0]
 
 
 def sim_scan_from_bytes(raw: bytes, scan: str, source: str) -> SimScan:

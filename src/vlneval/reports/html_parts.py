@@ -6,6 +6,7 @@ either plain text or the output of these functions.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
@@ -68,9 +69,7 @@ def short_labels(a: str, b: str, *, keep: int = 28) -> tuple[str, str]:
     """
     if max(len(a), len(b)) <= keep:
         return a, b
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
+    n = len(os.path.commonprefix([a, b]))
     cuts = [i + 1 for i in range(n) if a[i] in "_-"]
     if len(cuts) < 2:
         return a, b
