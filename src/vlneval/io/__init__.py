@@ -24,8 +24,9 @@ passing a :class:`Limits`.
 
 Every name in ``__all__`` is importable from ``vlneval.io`` itself, and so are the byte markers
 ``BOM``, ``GZIP_MAGIC`` and ``TEMP_MARK``; the submodules' internal sizes (``limits.MIB``,
-``reader.READ_STEP``, ``reader.GUNZIP_STEP``, ``records.CHUNK``) and the JSON-lines helper
-``records.jsonl`` (reached through :func:`iter_records`) are imported from their own modules.
+``reader.READ_STEP``, ``reader.GUNZIP_STEP``, ``records.CHUNK``) and the JSON-lines helpers
+``records.jsonl`` (reached through :func:`iter_records`) and ``records.LineRecord`` are imported
+from their own modules.
 """
 
 from __future__ import annotations
