@@ -24,9 +24,8 @@ passing a :class:`Limits`.
 
 Every name in ``__all__`` is importable from ``vlneval.io`` itself, and so are the byte markers
 ``BOM``, ``GZIP_MAGIC`` and ``TEMP_MARK``; the submodules' internal sizes (``limits.MIB``,
-``reader.READ_STEP``, ``reader.GUNZIP_STEP``, ``records.CHUNK``) and the JSON-lines helpers
-``records.jsonl`` (reached through :func:`iter_records`) and ``records.LineRecord`` are imported
-from their own modules.
+``reader.READ_STEP``, ``reader.GUNZIP_STEP``, ``records.CHUNK``) and the JSON-lines helper
+``records.jsonl`` (reached through :func:`iter_records`) are imported from their own modules.
 """
 
 from __future__ import annotations
@@ -45,7 +44,14 @@ from vlneval.io.reader import (
     load_json,
     read_bytes,
 )
-from vlneval.io.records import array_chunks, gc_paused, iter_chunks, iter_records, typed_chunks
+from vlneval.io.records import (
+    LineRecord,
+    array_chunks,
+    gc_paused,
+    iter_chunks,
+    iter_records,
+    typed_chunks,
+)
 from vlneval.io.temps import TEMP_MARK as TEMP_MARK
 from vlneval.io.temps import clean_stale_temps
 from vlneval.io.text import clip, position
@@ -66,6 +72,7 @@ __all__ = [
     "gc_paused",
     "iter_chunks",
     "iter_records",
+    "LineRecord",
     "unique_keys",
     "position",
     "clip",

@@ -24,8 +24,7 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, Problem, ProblemCollector
 from vlneval.graph.store import GraphStore
-from vlneval.io import clip, gc_paused
-from vlneval.io.records import LineRecord
+from vlneval.io import LineRecord, clip, gc_paused
 from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
