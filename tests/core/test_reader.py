@@ -504,6 +504,27 @@ def test_a_five_thousand_digit_integer_gets_a_project_message(tmp_path: Path) ->
     assert "int_max_str_digits" not in text and "Exceeds the limit" not in text
 
 
+def test_a_json_line_with_nan_names_the_line_the_id_and_the_field(tmp_path: Path) -> None:
+    # Python's json writes NaN freely; the line is read as the JSON-list path reads it
+    lines = (
+        b'{"instr_id": "1_0", "trajectory": [["S", 0, 0]]}\n\n'
+        b'{"instr_id": "1_1", "trajectory": [["S", 0, 0], ["A", NaN, 0]]}\n'
+        b'{"instr_id": "1_2", "trajectory": [["S", 0, -Infinity]]}\n'
+    )
+    with pytest.raises(InvalidInputError) as exc:
+        _parse(tmp_path, lines, "p.jsonl")
+    source = tmp_path / "p.jsonl"
+    assert str(exc.value).splitlines() == [
+        f'error: {source}: line 3: instr_id "1_1": trajectory[1]: heading is nan (must be finite)',
+        f'error: {source}: line 4: instr_id "1_2": trajectory[0]: elevation is -inf (must be finite)',
+    ]
+    with pytest.raises(InvalidInputError) as exc:
+        _parse(tmp_path, lines.replace(b"NaN", b"Nope"), "p.jsonl")
+    assert str(exc.value) == (
+        f"error: {source}: line 3: not valid JSON (JSON is malformed: invalid character (byte 54))"
+    )
+
+
 def test_nesting_and_string_limits_of_the_explaining_pass(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

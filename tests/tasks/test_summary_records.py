@@ -16,6 +16,7 @@ from vlneval.cli.main import main
 from vlneval.errors import InvalidInputError, VLNEvalError
 from vlneval.evaluation import Scorer, evaluate
 from vlneval.tasks import TASKS, get_task
+from vlneval.tasks.common.summary_records import is_skipped_note
 
 SUMMARY = {"length": 13.2, "nav_error": 3.5, "success_rate": 0.67, "total_num_instr": 4}
 FIELDS = "length, nav_error, success_rate, total_num_instr"
@@ -113,6 +114,9 @@ def test_summary_record_refused_with_the_suggestion_then_skipped(name: str, tmp_
         f"(--skip-summary-records; record {at})",
         *want.warnings,
     ]
+    # the note is told by its type, every reader's; the same text as a plain string is not it
+    assert [is_skipped_note(w) for w in got.warnings] == [True] + [False] * len(want.warnings)
+    assert not is_skipped_note(str(got.warnings[0]))
 
 
 def test_ndh_pre_check_counts_predictions_not_the_summary(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ def make_env(
     if episodes is None:
         check_family(task, spec.id, said=f"make_env: {spec.id}")
     factory = spec.load() if num_envs is None else VectorGraphNavEnv
-    loader = _loader(spec.id, task) if episodes is None else None
+    loader = episode_loader(task, env_family(spec.id)) if episodes is None else None
     options = _task_options(spec.id, factory, task, kwargs, loader)
     kwargs = {k: v for k, v in kwargs.items() if k not in options}
     if loader is not None:
@@ -158,13 +158,19 @@ def check_family(task: str, env_id: str, *, said: str) -> None:
     )
 
 
-def _loader(env_id: str, task: str) -> Callable[..., Any]:
-    """What loads ``task``'s split for ``env_id``, as ``vlneval run`` chooses it."""
-    if env_family(env_id) == "street":
+def episode_loader(task: str, family: str) -> Callable[..., Any]:
+    """What loads ``task``'s split in an environment of ``family`` (:func:`make_env` and
+    ``vlneval run`` alike): a street task's routes, an object task's setup, or the episodes.
+
+    Example:
+        >>> episode_loader("touchdown", "street").__name__, episode_loader("r2r", "graph").__name__
+        ('load_street_episodes', 'load_episodes')
+    """
+    if family == "street":
         from vlneval.envs.street.loading import load_street_episodes
 
         return load_street_episodes
-    if env_family(env_id) == "graph" and get_task(task).object_boxes:
+    if family == "graph" and get_task(task).object_boxes:
         from vlneval.envs.graph.objects import object_task_setup
 
         return object_task_setup

@@ -44,7 +44,14 @@ from vlneval.io.reader import (
     load_json,
     read_bytes,
 )
-from vlneval.io.records import array_chunks, gc_paused, iter_chunks, iter_records, typed_chunks
+from vlneval.io.records import (
+    LineRecord,
+    array_chunks,
+    gc_paused,
+    iter_chunks,
+    iter_records,
+    typed_chunks,
+)
 from vlneval.io.temps import TEMP_MARK as TEMP_MARK
 from vlneval.io.temps import clean_stale_temps
 from vlneval.io.text import clip, position
@@ -65,6 +72,7 @@ __all__ = [
     "gc_paused",
     "iter_chunks",
     "iter_records",
+    "LineRecord",
     "unique_keys",
     "position",
     "clip",

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from vlneval.errors import InvalidInputError
+from vlneval.io.explaining import explain
 from vlneval.io.limits import MIB
 from vlneval.io.reader import decode_json
 
@@ -122,8 +123,25 @@ def iter_records(raw: bytes, source: str, *, expected: str = "a JSON list") -> I
     return iter_chunks(raw, source, expected=expected)
 
 
+class LineRecord(dict[str, Any]):
+    """A JSON-lines record that msgspec rejected and the explaining pass read (a NaN or
+    Infinity in it, say): the record, and its line for the caller's checks to name.
+
+    Example:
+        >>> rec = LineRecord({"a": 1}, line=3)
+        >>> rec, rec.line
+        ({'a': 1}, 3)
+    """
+
+    def __init__(self, value: dict[str, Any], line: int) -> None:
+        super().__init__(value)
+        self.line = line
+
+
 def jsonl(raw: bytes, source: str) -> list[Any]:
-    """The records of a JSON-lines text, one per non-blank line.
+    """The records of a JSON-lines text, one per non-blank line. A line msgspec rejects is
+    read by the explaining pass (NaN and Infinity read, as in a JSON list), an object as a
+    :class:`LineRecord`, so that the caller names the line, the id and the field at fault.
 
     Raises:
         InvalidInputError: a line that is not JSON, named by its number.
@@ -131,6 +149,8 @@ def jsonl(raw: bytes, source: str) -> list[Any]:
     Example:
         >>> jsonl(b'{"a": 1}' + bytes([10, 10]) + b'[2]', "x.jsonl")
         [{'a': 1}, [2]]
+        >>> jsonl(b'[1]' + bytes([10]) + b'{"a": NaN}', "x.jsonl")[1].line
+        2
     """
     import msgspec
 
@@ -141,8 +161,18 @@ def jsonl(raw: bytes, source: str) -> list[Any]:
             try:
                 rows.append(decoder.decode(line))
             except (msgspec.MsgspecError, RecursionError) as exc:
-                raise InvalidInputError(f"{source}: line {lineno}: not valid JSON ({exc})") from exc
+                rows.append(_lenient_line(line, f"{source}: line {lineno}", exc, lineno))
     return rows
+
+
+def _lenient_line(line: bytes, where: str, exc: Exception, lineno: int) -> Any:
+    """One line msgspec rejected (``exc``), read by the explaining pass; a line that is not
+    JSON keeps msgspec's reason."""
+    try:
+        value = explain(line, where)
+    except InvalidInputError:
+        raise InvalidInputError(f"{where}: not valid JSON ({exc})") from exc
+    return LineRecord(value, lineno) if isinstance(value, dict) else value
 
 
 def _kind(value: Any) -> str:

@@ -74,17 +74,18 @@ class Workload:
         return with_agent_args(info, kwargs)
 
     def load(self) -> Loaded:
-        """The episodes and what the environment needs, loaded as ``vlneval run`` loads them."""
-        import importlib.util
-
+        """The episodes and what the environment needs, loaded as ``vlneval run`` loads them
+        (the loader chosen as :func:`~vlneval.envs.registration.make_env` chooses it)."""
         from vlneval.envs.loading import load_episodes
-        from vlneval.envs.street.loading import is_street_task, load_street_episodes
+        from vlneval.envs.registration import episode_loader, make_env
+        from vlneval.envs.street.loading import is_street_task
 
         where = {"root": self.data_root, "episodes_file": self.episodes_file, "graphs": self.graphs}
+        street = is_street_task(self.task)
+        family = "continuous" if self.environment else "street" if street else "graph"
+        load = episode_loader(self.task, family)
         if self.environment is not None:
-            from vlneval.envs.registration import make_env
-
-            episodes, graphs = load_episodes(self.task, self.split, **where)
+            episodes, graphs = load(self.task, self.split, **where)
             env = make_env(
                 self.environment,
                 episodes,
@@ -93,7 +94,7 @@ class Workload:
                 max_steps=self.max_steps,
             )
             return Loaded("continuous", env.episodes, env)
-        if is_street_task(self.task):
+        if street:
             given = [
                 f"--{k.replace('_', '-')}" for k in ("action_space", "features") if getattr(self, k)
             ]
@@ -103,23 +104,18 @@ class Workload:
                     f"stop) without features: drop {' and '.join(given)}"
                 )
             version = {"data_version": self.data_version}
-            episodes, graph = load_street_episodes(self.task, self.split, **where, **version)
+            episodes, graph = load(self.task, self.split, **where, **version)
             return Loaded(
                 "street", episodes, graph, score_options=version if self.data_version else {}
             )
-        if importlib.util.find_spec("vlneval.envs.graph.objects") is not None:
-            from vlneval.envs.graph.objects import object_task_setup
-
-            setup = object_task_setup(
-                self.task, self.split, **where, data_version=self.data_version
-            )
-            if setup is not None:
-                return Loaded(
-                    "graph", setup.episodes, setup.graphs, sensors=list(setup.sensors),
-                    score_options=dict(setup.score_options), notes=list(setup.notes),
-                )  # fmt: skip
+        if load is not load_episodes:  # an object task's setup
+            setup = load(self.task, self.split, **where, data_version=self.data_version)
+            return Loaded(
+                "graph", setup.episodes, setup.graphs, sensors=list(setup.sensors),
+                score_options=dict(setup.score_options), notes=list(setup.notes),
+            )  # fmt: skip
         chosen = {} if self.path_type is None else {"path_type": self.path_type}
-        return Loaded("graph", *load_episodes(self.task, self.split, **where, **chosen))
+        return Loaded("graph", *load(self.task, self.split, **where, **chosen))
 
     def runner(self, *, device: str | None = None) -> ChunkRunner:
         """Loads everything once; the runner of chunks (see the module docstring)."""

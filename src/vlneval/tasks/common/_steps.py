@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from vlneval.metrics._kernels import moves, owners
+
 __all__ = ["step_counts"]
 
 
@@ -38,18 +40,17 @@ def step_counts(
     for lo in range(0, n, CHUNK):  # bounded temporaries on very large batches
         hi = min(lo + CHUNK, n)
         part = off[lo : hi + 1]
-        seg = path[part[0] : part[-1]]
-        owner = np.repeat(np.arange(lo, hi), np.diff(part))
-        # p -> p + 1 to another viewpoint within one episode
-        hop = np.flatnonzero((seg[:-1] != seg[1:]) & (owner[:-1] == owner[1:]))
-        episode = owner[hop]
+        seg, local = path[part[0] : part[-1]], part - part[0]
+        owner = owners(local)
+        to = np.flatnonzero(moves(seg, local)[0])  # p - 1 -> p to another viewpoint
+        episode = owner[to]
         steps = np.maximum(np.diff(part) - 1, 0)  # positions after each episode's first
-        repeats[lo:hi] = steps - np.bincount(episode - lo, minlength=hi - lo)
-        scan = scans[episode]
-        jump = ~adjacent[base[scan] + seg[hop].astype(np.int64) * size[scan] + seg[hop + 1]]
-        jumps[lo:hi] = np.bincount(episode[jump] - lo, minlength=hi - lo)
+        repeats[lo:hi] = steps - np.bincount(episode, minlength=hi - lo)
+        scan = scans[lo:hi][episode]
+        jump = ~adjacent[base[scan] + seg[to - 1].astype(np.int64) * size[scan] + seg[to]]
+        jumps[lo:hi] = np.bincount(episode[jump], minlength=hi - lo)
         jumped, first = np.unique(episode[jump], return_index=True)  # hops are in order
-        first_jump[jumped] = part[0] + hop[jump][first]
+        first_jump[lo + jumped] = part[0] + to[jump][first] - 1
     return jumps, first_jump, repeats
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.graph.store import GraphStore
-from vlneval.io import clip, gc_paused
+from vlneval.io import LineRecord, clip, gc_paused
 from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
@@ -297,6 +297,8 @@ class _Parser:
         label = self._known(eid, rec[self.ep.id_field])
         if label is None:
             return
+        if isinstance(rec, LineRecord):  # a JSON line msgspec rejected: its line named too
+            label = f"line {rec.line}: {label}"
         traj = self._trajectory(rec, label)
         vps = self._viewpoints(traj, label) if traj is not None else None
         if vps is not None:

@@ -13,16 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vlneval.errors import ProblemCollector, hint, hinted
+from vlneval.errors import Hinted, ProblemCollector, hint, hinted
 from vlneval.io import clip
 from vlneval.tasks.common.prediction_structs import TRAJECTORY_KEYS
 
 __all__ = [
-    "looks_like_summary", "summary_problem", "skipped_note", "is_skipped_note",
+    "looks_like_summary", "summary_problem", "SkippedNote", "skipped_note", "is_skipped_note",
     "without_summaries", "SummarySkips",
 ]  # fmt: skip
-
-_SKIPPED = "that look like a summary were skipped ("
 
 
 def looks_like_summary(rec: Any, id_field: str, key: str | None = None) -> bool:
@@ -55,18 +53,24 @@ def summary_problem(rec: dict[str, Any], id_field: str) -> str:
     )
 
 
-def skipped_note(id_field: str, skipped: Sequence[int]) -> str:
+class SkippedNote(Hinted):
+    """The warning of the summary records a reader skipped (:func:`skipped_note`): marked by
+    its type, so that it is told from other warnings without reading its text."""
+
+
+def skipped_note(id_field: str, skipped: Sequence[int]) -> SkippedNote:
     """The warning of the summary records skipped (their record numbers).
 
     Example:
         >>> skipped_note("route_id", [0])
         "1 record(s) without 'route_id' that look like a summary were skipped (--skip-summary-records; record 0)"
     """
-    return hinted(
-        f"{len(skipped)} record(s) without {id_field!r} {_SKIPPED}",
+    note = hinted(
+        f"{len(skipped)} record(s) without {id_field!r} that look like a summary were skipped (",
         hint("--skip-summary-records", "--skip-summary-records; ", lead="", spelt=True),
         f"record {', '.join(map(str, skipped[:5]))})",
     )
+    return SkippedNote(note, note.hints)
 
 
 def is_skipped_note(warning: str) -> bool:
@@ -74,10 +78,11 @@ def is_skipped_note(warning: str) -> bool:
     shows, unlike the warnings about a public copy's stand-in values).
 
     Example:
-        >>> is_skipped_note(skipped_note("instr_id", [0])), is_skipped_note("3 goals are stand-ins")
-        (True, False)
+        >>> note = skipped_note("instr_id", [0])
+        >>> is_skipped_note(note), is_skipped_note(str(note)), is_skipped_note("3 stand-ins")
+        (True, False, False)
     """
-    return f"{_SKIPPED}--skip-summary-records; record" in warning
+    return isinstance(warning, SkippedNote)
 
 
 def without_summaries(records: list[Any], id_field: str, key: str | None = None) -> list[Any]:
