@@ -63,6 +63,20 @@ def test_several_ids_not_in_the_split_are_counted_and_the_first_five_named() -> 
     )
 
 
+def test_the_completeness_problem_comes_before_more_than_20_reading_problems() -> None:
+    """25 records with a NaN heading and one record left out: "N of M episodes have no
+    prediction" is the first line, not the 26th, hidden past the 20 shown."""
+    records = _demo()[1:]
+    for rec in records[:25]:
+        rec["trajectory"][0][1] = float("nan")
+    with pytest.raises(InvalidInputError) as exc:
+        vlneval.evaluate("demo", None, records)
+    lines = str(exc.value).splitlines()
+    assert lines[0] == COMPLETE
+    assert lines[1].endswith(": trajectory[0]: heading is nan (must be finite)")
+    assert lines[-1] == "error: 6 more problems not shown (--all-errors lists them all)"
+
+
 def test_a_complete_file_with_an_extra_id_still_only_warns() -> None:
     records = _demo()
     records.append({**records[0], "instr_id": "999_0 "})
