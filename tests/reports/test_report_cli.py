@@ -105,6 +105,44 @@ def test_aggregate_summaries_and_predictions(house: House, tmp_path: Path, capsy
     assert "not a summary JSON" in capsys.readouterr().err
 
 
+def test_aggregate_refuses_a_file_given_twice(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    """The same path twice (or the same file by another path) is one run, not two seeds."""
+    summary = tmp_path / "s.json"
+    assert (
+        main(["score", *_data(house), "--predictions", str(house.a), "--json", str(summary)]) == 0
+    )
+    capsys.readouterr()
+    other = tmp_path / "sub" / ".." / "s.json"
+    (tmp_path / "sub").mkdir()
+    assert main(["aggregate", str(summary), str(house.b), str(other)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {other}: given twice (runs 1 and 3); a run aggregated with itself is no seed "
+        "variation: give each run's file once\n"
+    )
+
+
+def test_aggregate_warns_of_runs_with_identical_results(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    """A copy of a run (or predictions scoring the same per episode) is warned about, on stderr
+    and in the JSON; the aggregate is still written."""
+    copy = tmp_path / "seed1.json"
+    copy.write_bytes(house.a.read_bytes())
+    out = tmp_path / "agg.json"
+    argv = ["aggregate", *_data(house), str(house.a), str(copy), str(house.b), "--json", str(out)]
+    assert main(argv) == 0
+    warning = (
+        f"seed1 has exactly the results of {house.a.stem} (every metric, to the last digit): one "
+        "run counted twice is no seed variation, yet the std and interval count it as another seed"
+    )
+    assert f"warning: {warning}\n" in capsys.readouterr().err
+    assert json.loads(out.read_text())["warnings"] == [warning]
+    assert main(["aggregate", *_data(house), str(house.a), str(house.b)]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_one_split_load_for_every_predictions_file(
     house: House, tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -120,7 +158,9 @@ def test_one_split_load_for_every_predictions_file(
         return load(self, path, split, profile)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Task, "load", counted)
-    three = [str(house.a), str(house.b), str(house.a)]
+    again = tmp_path / "a_again.json"  # aggregate refuses one path twice: a copy of A
+    again.write_bytes(house.a.read_bytes())
+    three = [str(house.a), str(house.b), str(again)]
     summary = tmp_path / "s.json"
     assert main(["aggregate", *_data(house), *three, "--json", str(summary)]) == 0
     assert loads == ["val"]
@@ -128,7 +168,9 @@ def test_one_split_load_for_every_predictions_file(
     score = ["score", *_data(house), "--predictions", str(house.a), "--quiet"]
     assert main([*score, "--json", str(summary)]) == 0
     loads.clear()
-    assert main(["aggregate", *_data(house), str(summary), str(summary)]) == 0
+    copy = tmp_path / "s_again.json"
+    copy.write_bytes(summary.read_bytes())
+    assert main(["aggregate", *_data(house), str(summary), str(copy)]) == 0
     assert loads == []
     assert main(["compare", *_data(house), *three]) == 0
     assert loads == ["val"]
@@ -145,8 +187,10 @@ def test_a_task_that_cannot_skip_summaries_refuses_before_loading(
     monkeypatch.delenv("VLNEVAL_DATA", raising=False)
     path = tmp_path / "sdr.json"
     path.write_text('[{"route_id": 1, "pano": "a", "x": 1.0, "y": 2.0}]')
+    other = tmp_path / "sdr_b.json"
+    other.write_bytes(path.read_bytes())
     argv = [command, "--task", "touchdown-sdr", "--split", "dev", "--skip-summary-records"]
-    assert main([*argv, str(path), str(path)]) == 2
+    assert main([*argv, str(path), str(other)]) == 2
     assert capsys.readouterr().err == (
         "error: skip_summaries (--skip-summary-records) does not apply to task touchdown-sdr: its "
         "reader cannot skip summary records; remove the summary record from the file\n"

@@ -208,3 +208,19 @@ def test_touchdown_comparison_report(tmp_path: Path, capsys: Capture) -> None:
     assert record["comparison"]["n_paired"] == 3
     assert '<th class="num">TC of A (baseline)</th>' in html
     assert "the last column is the baseline A&#x27;s TC." in html
+
+
+def test_ndh_report_draws_episodes_and_keeps_both_ends_of_a_long_name(
+    tmp_path: Path, capsys: Capture
+) -> None:
+    """NDH trajectories are Matterport3D graph paths: drawn as R2R's. A long file name keeps
+    its start (the model) and its end (split and checkpoint), not only its last characters."""
+    args = _ndh(tmp_path)
+    given = Path(args[args.index("--predictions") + 1])
+    long = tmp_path / "val-seq2seq-all-trusted_path-40-sample-imagenet_val_seen_iter_100.json"
+    long.write_bytes(given.read_bytes())
+    args[args.index("--predictions") + 1] = str(long)
+    html, _ = _report(args, tmp_path, capsys)
+    assert "does not keep trajectories" not in html
+    assert "top-down view of the paths" in html and "<h3>Worst episodes</h3>" in html
+    assert '<th class="num">val-seq2seq-all…seen_iter_100 (n, %)</th>' in html

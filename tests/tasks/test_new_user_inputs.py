@@ -63,6 +63,43 @@ def test_several_ids_not_in_the_split_are_counted_and_the_first_five_named() -> 
     )
 
 
+def test_the_completeness_problem_comes_before_more_than_20_reading_problems() -> None:
+    """25 records with a NaN heading and one record left out: "N of M episodes have no
+    prediction" is the first line, not the 26th, hidden past the 20 shown."""
+    records = _demo()[1:]
+    for rec in records[:25]:
+        rec["trajectory"][0][1] = float("nan")
+    with pytest.raises(InvalidInputError) as exc:
+        vlneval.evaluate("demo", None, records)
+    lines = str(exc.value).splitlines()
+    assert lines[0] == COMPLETE
+    assert lines[1].endswith(": trajectory[0]: heading is nan (must be finite)")
+    assert lines[-1] == "error: 6 more problems not shown (--all-errors lists them all)"
+
+
+@pytest.mark.parametrize(
+    ("task", "file", "label", "options"),
+    [
+        ("r2r", "r2r/R2R_val_seen.json.gz", 'instr_id "6488_0"', {}),
+        ("ndh", "cvdn/NDH/val_seen.json.gz", 'inst_idx "{}"', {"path_type": "trusted_path"}),
+    ],
+)
+def test_an_episode_whose_scan_has_no_graph_is_named_with_its_file_and_field(
+    data_root: Path, tmp_path: Path, task: str, file: str, label: str, options: dict[str, str]
+) -> None:
+    episodes = json.loads(gzip.decompress((data_root / file).read_bytes()))
+    episodes[3]["scan"] = "NOSCAN"
+    path = tmp_path / "episodes.json"
+    path.write_text(json.dumps(episodes))
+    with pytest.raises(InvalidInputError) as exc:
+        vlneval.Scorer(task, "val_seen", root=data_root, episodes=path, **options)
+    n = f" ({len(episodes[3]['instructions'])} episodes have this scan)" if task == "r2r" else ""
+    assert str(exc.value) == (
+        f"error: {path}: {label.format(episodes[3].get('inst_idx'))}: scan: no connectivity "
+        f"file for scan 'NOSCAN' in {data_root / 'matterport3d' / 'connectivity'}{n}"
+    )
+
+
 def test_a_complete_file_with_an_extra_id_still_only_warns() -> None:
     records = _demo()
     records.append({**records[0], "instr_id": "999_0 "})

@@ -52,6 +52,15 @@ def test_infinite_position_says_infinite(split: tuple[Path, Path], tmp_path: Pat
 
 
 @pytest.mark.parametrize(
+    ("text", "why"), [("", "the file is empty"), ("  \n", "holds no JSON (only whitespace)")]
+)
+def test_empty_file_says_empty_as_every_task(
+    split: tuple[Path, Path], tmp_path: Path, text: str, why: str
+) -> None:
+    assert _error(split, tmp_path, text) == f"error: p.json: {why}"
+
+
+@pytest.mark.parametrize(
     ("step", "message"),
     [
         ({"position": [0, 0, 0], "heading": 0}, "[0].stop: missing field 'stop' (true or false)"),

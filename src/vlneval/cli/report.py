@@ -298,6 +298,7 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
 
     plan = plan_outputs(args, {"--json": args.json})
     given_task_options(args)  # a typo is said before any file is read, summaries alone too
+    _refuse_repeats(args.runs)
     summaries = []
     with ExitStack() as stack, _progress(len(args.runs), "aggregate") as step:
         scorer = scorer_on_first_use(args, stack)  # one for all the predictions files
@@ -316,6 +317,19 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
         print_table(render_aggregate(result, color=sys.stdout.isatty(), fmt=plan.table))
     print_notices(aggregate_notices(result))
     return 0
+
+
+def _refuse_repeats(paths: list[str]) -> None:
+    """Refuses a file given twice (also by another path): a run aggregated with itself is no
+    seed variation."""
+    seen: dict[Path, int] = {}
+    for k, path in enumerate(paths, start=1):
+        first = seen.setdefault(Path(path).resolve(), k)
+        if first != k:
+            raise VLNEvalError(
+                f"{path}: given twice (runs {first} and {k}); a run aggregated with itself is "
+                "no seed variation: give each run's file once"
+            )
 
 
 def _summary_of(args: argparse.Namespace, path: str, scorer: Callable[[], Any]) -> dict[str, Any]:

@@ -3,8 +3,8 @@
 A :class:`~vlneval.evaluation.Result` holds metrics and the per-episode table. Diagnostics also
 need the executed trajectories (to draw them) and the navigation graphs (shortest distances,
 positions), so :func:`score_run` scores a file through a
-:class:`~vlneval.evaluation.Scorer` and, for the R2R family, keeps the trajectories it read
-and the scorer's graphs. Other tasks' scorers give runs without trajectories, and reports then
+:class:`~vlneval.evaluation.Scorer` and, for the R2R family and NDH, keeps the trajectories
+it read and the scorer's graphs. Other tasks' scorers give runs without trajectories, and reports then
 show no path plots.
 """
 

@@ -418,6 +418,7 @@ class AggregateResult:
         card: the first run's protocol card.
         left_out: label -> why it is not aggregated (null in some run, and that run's
             reason).
+        warnings: what the reader must know, e.g. a run whose results equal another's.
     """
 
     labels: list[str]
@@ -425,6 +426,7 @@ class AggregateResult:
     differences: list[str]
     card: dict[str, Any]
     left_out: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values."""
@@ -435,6 +437,7 @@ class AggregateResult:
             "card_differences": self.differences,
             "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
             "unavailable": dict(self.left_out),
+            "warnings": list(self.warnings),
             "protocol": self.card,
         }
 
@@ -451,7 +454,8 @@ def aggregate_summaries(
     Every run's card must match the first one's (task, split, profile, privileged access)
     unless ``force``. Metrics that are null in some run are left out. Each interval is clipped
     to its metric's range (:attr:`~vlneval.metrics.MetricInfo.bounds`; see
-    :func:`~vlneval.stats.aggregate_scores` for why).
+    :func:`~vlneval.stats.aggregate_scores` for why). A run whose results equal an earlier
+    run's to the last digit is warned about (:func:`_same_results`).
 
     Example:
         >>> card = {"task": "r2r", "split": "val_unseen", "privileged": "none",
@@ -499,7 +503,33 @@ def aggregate_summaries(
         diffs,
         dict(first["protocol"]),
         left_out,
+        _same_results(summaries, labels),
     )
+
+
+def _same_results(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> list[str]:
+    """A warning for each run whose episode count and metrics all equal an earlier run's to
+    the last digit: most likely one run given twice (a copied summary, or the same
+    predictions), which is no seed variation, yet the std and interval count it as a seed.
+
+    Example:
+        >>> run = {"n_episodes": 2, "metrics": {"SR": 0.5}}
+        >>> warned = _same_results([run, {**run}, {**run, "metrics": {"SR": 1.0}}], "abc")
+        >>> len(warned), warned[0].split(":")[0]
+        (1, 'b has exactly the results of a (every metric, to the last digit)')
+    """
+    first: dict[str, str] = {}
+    out = []
+    for label, s in zip(labels, summaries, strict=True):
+        key = repr((s.get("n_episodes"), sorted(s["metrics"].items())))
+        if key in first:
+            out.append(
+                f"{label} has exactly the results of {first[key]} (every metric, to the last "
+                "digit): one run counted twice is no seed variation, yet the std and interval "
+                "count it as another seed"
+            )
+        first.setdefault(key, label)
+    return out
 
 
 def _left_out(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> dict[str, str]:

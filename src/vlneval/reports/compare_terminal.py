@@ -187,8 +187,10 @@ def render_aggregate(
 
 
 def aggregate_notices(result: AggregateResult) -> list[Notice]:
-    """Why each metric left out of the aggregate is, and why a ``–`` is one, for stderr."""
-    out = [
+    """The aggregate's warnings, why each metric left out of it is, and why a ``–`` is one,
+    for stderr."""
+    out = [(f"warning: {w}", "yellow") for w in result.warnings]
+    out += [
         (f"note: {label} is left out of the aggregate: {why}", "yellow")
         for label, why in result.left_out.items()
     ]

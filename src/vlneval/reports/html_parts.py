@@ -7,6 +7,7 @@ either plain text or the output of these functions.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
@@ -78,14 +79,31 @@ def short_labels(a: str, b: str, *, keep: int = 28) -> tuple[str, str]:
 
 
 def clip(label: str, width: int = 32) -> str:
-    """``label``, or ``…`` and its last ``width - 1`` characters when longer (the end of a
-    file name usually tells runs apart).
+    """``label``, or when longer its start and its end around ``…``, each cut between words
+    (``_ - .``) when a boundary is near: a run's file name usually names the model at its start
+    and the split or checkpoint at its end, so neither is lost.
 
     Example:
-        >>> clip("val-seq2seq-all-trusted_path-40-sample-imagenet_val_unseen_iter_100", 24)
-        '…net_val_unseen_iter_100'
+        >>> clip("val-seq2seq-all-trusted_path-40-sample-imagenet_val_unseen_iter_100")
+        'val-seq2seq-all…unseen_iter_100'
+        >>> clip("navillm_val_unseen")
+        'navillm_val_unseen'
     """
-    return label if len(label) <= width else "…" + label[-(width - 1) :]
+    if len(label) <= width:
+        return label
+    words = re.split(r"(?<=[_.-])", label)  # each word keeps the separator after it
+
+    def shown(head: int, tail: int) -> str:  # words[:head], "…", words[tail:]
+        return "".join(words[:head]).rstrip("_.-") + "…" + "".join(words[tail:])
+
+    head, tail = 0, len(words)
+    for turn in range(2 * len(words)):  # a word from the end, then one from the start
+        h, t = (head, tail - 1) if turn % 2 == 0 else (head + 1, tail)
+        if h <= t and len(shown(h, t)) <= width:
+            head, tail = h, t
+    if head == 0 or tail == len(words):  # a word too long to keep whole: cut characters
+        return label[: (width - 1) // 2] + "…" + label[len(label) - width // 2 :]
+    return shown(head, tail)
 
 
 def fmt(label: str, value: float | None, *, signed: bool = False) -> str:

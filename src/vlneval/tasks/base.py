@@ -320,7 +320,22 @@ class Task:
         options checked (:meth:`check_options`)."""
         request = dataclasses.replace(request, options=self.check_options(request.options))
         scorer: TaskScorer = _resolve(self.open_scorer)(request)
+        _check_scans(scorer)
         return scorer
+
+
+def _check_scans(scorer: Any) -> None:
+    """A scorer on Matterport3D graphs refuses, when it opens, an episode whose scan has no
+    graph, naming the episodes file, the episode and the field ``scan`` (later, the graph store
+    would say only the scan)."""
+    from vlneval.graph.store import GraphStore
+    from vlneval.tasks.common.episodes import EpisodeTable
+
+    episodes, graphs = getattr(scorer, "episodes", None), getattr(scorer, "graphs", None)
+    if isinstance(episodes, EpisodeTable) and isinstance(graphs, GraphStore):
+        from vlneval.tasks.common.scoring import check_scans
+
+        check_scans(episodes, graphs)
 
 
 def _resolve(target: str | Factory) -> Factory:

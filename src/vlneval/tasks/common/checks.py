@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from vlneval.errors import ProblemCollector, hint, hinted
+from vlneval.errors import Problem, ProblemCollector, hint, hinted
 from vlneval.graph.store import GraphStore
 from vlneval.tasks.common._steps import step_counts
 from vlneval.tasks.common.arrays import ScoringArrays
@@ -89,8 +89,9 @@ def check_rules(
     pc: ProblemCollector | None = None,
     jump_reason: str | None = None,
 ) -> dict[str, np.ndarray]:
-    """Completeness, start, adjacency and repeat rules of ``profile`` (completeness first: a
-    file with many jumps still shows it within the first 20 problems).
+    """Completeness, start, adjacency and repeat rules of ``profile`` (completeness first,
+    before the problems ``pc`` holds from reading the records: a file with many malformed
+    steps or jumps still shows it within the first 20 problems).
 
     Returns per-episode counts (``jumps``, ``repeated_viewpoints``) for the per-episode table,
     both counted in one pass for every task. ``jump_reason`` replaces the words in brackets
@@ -104,14 +105,13 @@ def check_rules(
     ids, idf = episodes.ids, episodes.id_field
     order = preds.episodes
     if preds.missing and profile.require_complete and not subset:
-        pc.add(
-            hinted(
-                f"{len(preds.missing)} of {len(ids)} episodes have no prediction (first: "
-                f"{', '.join(preds.missing[:5])}); the official scorer requires all of them",
-                hint("--subset", SUBSET_ADVICE, aside=True),
-                stray_ids(preds.unknown, preds.missing[0]),
-            )
+        incomplete = hinted(
+            f"{len(preds.missing)} of {len(ids)} episodes have no prediction (first: "
+            f"{', '.join(preds.missing[:5])}); the official scorer requires all of them",
+            hint("--subset", SUBSET_ADVICE, aside=True),
+            stray_ids(preds.unknown, preds.missing[0]),
         )
+        pc.problems.insert(0, Problem(pc.source, incomplete))  # before the reading problems
     starts = arr.traj[arr.traj_offsets[:-1]]
     ref_starts = arr.ref[arr.ref_offsets[:-1]]
     for k in np.flatnonzero(starts != ref_starts):

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.errors import ProblemCollector, VLNEvalError
+from vlneval.errors import ProblemCollector, VLNEvalError, did_you_mean
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.batch import reference_lengths
 from vlneval.tasks.base import Task
@@ -25,6 +25,7 @@ from vlneval.tasks.common.result import Result, ResultBuilder, finite_mean, star
 from vlneval.tasks.profiles import Profile
 
 __all__ = [
+    "check_scans",
     "load_split",
     "score_parsed",
     "summarise",
@@ -68,7 +69,33 @@ def load_split(
     episodes = task.load(path, split, profile, **options)
     if missing is not None:
         raise missing
+    check_scans(episodes, store)
     return episodes, store
+
+
+def check_scans(episodes: EpisodeTable, store: GraphStore) -> None:
+    """Refuses episodes whose scan has no navigation graph in ``store`` (a mistyped scan in a
+    custom episodes file, or graphs not fetched): each such scan is named once, in the
+    episodes file, with its first episode and the field ``scan``.
+
+    Raises:
+        InvalidInputError: some episode's scan has no connectivity file.
+    """
+    unknown = set(episodes.scans).difference(store.scans)
+    if not unknown:
+        return
+    pc = ProblemCollector(str(episodes.source))
+    for scan in sorted(unknown, key=episodes.scans.index):
+        i, n = episodes.scans.index(scan), episodes.scans.count(scan)
+        close = did_you_mean(scan, store.scans)
+        pc.add(
+            f"no connectivity file for scan {scan!r} in {store.folder}"
+            + (f"; did you mean {close!r}?" if close else "")
+            + (f" ({n} episodes have this scan)" if n > 1 else ""),
+            episode=f'{episodes.id_field} "{episodes.ids[i]}"',  # as the episodes' other problems
+            field="scan",
+        )
+    pc.raise_if_any()
 
 
 def score_parsed(

@@ -94,12 +94,24 @@ class NDHScorer:
         Raises:
             VLNEvalError: bad input (file, ``inst_idx`` and field named).
         """
+        return self.score_trajectories(self.trajectories(predictions, how), how)
+
+    def trajectories(
+        self, predictions: PredictionsInput, how: ScoreOptions, pc: ProblemCollector | None = None
+    ) -> Predictions:
+        """The trajectories of ``predictions`` as node indices; problems are raised here, so
+        ``pc`` is not used (the reports draw NDH episodes from these)."""
         given = read_input(predictions)
         check_ndh_predictions(given, trajectory_key=how.trajectory_key)
-        preds = parse_predictions(
+        return parse_predictions(
             given, self.episodes, self.graphs, form=how.form,
             trajectory_key=how.trajectory_key, skip_summaries=how.skip_summaries,
         )  # fmt: skip
+
+    def score_trajectories(
+        self, preds: Predictions, how: ScoreOptions, pc: ProblemCollector | None = None
+    ) -> Result:
+        """Scores trajectories :meth:`trajectories` read."""
         return score_ndh(self.ndh, preds, self.graphs, self.profile, how)
 
 

@@ -33,7 +33,7 @@ from vlneval.errors import (
     hint,
     hinted,
 )
-from vlneval.io import clip, decode_json, gc_paused, unique_keys
+from vlneval.io import clip, decode_json, gc_paused, no_json, unique_keys
 from vlneval.tasks.common.checks import no_match
 from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.record_checks import is_finite
@@ -313,6 +313,8 @@ def parse_ce_predictions(
         raise UnknownNameError("VLN-CE predictions form", form, CE_FORMS)
     given = read_input(predictions, keyed=True)
     source, raw = given.source, given.text
+    if raw is not None and (why := no_json(raw)) is not None:  # as every other task says it
+        raise InvalidInputError(why, source=str(source))
     if form == "auto":
         form = _detect(raw) if raw is not None else _detect_value(given.value)
     r = _PredReader(source, episodes, form)
