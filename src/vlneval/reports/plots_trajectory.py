@@ -35,6 +35,9 @@ _GOAL_RIM: dict[str, Any] = {
     "linestyle": (0, (4, 3)),
     "linewidth": 1.0,
 }
+#: Line width, opacity and drawing order of each path: the reference under the baseline under
+#: the executed path.
+_PATH_STYLE = {"reference": (7.0, 0.35, 3), "baseline": (1.4, 0.9, 4), "executed": (1.7, 0.95, 5)}
 
 
 def plot_episode(
@@ -180,13 +183,8 @@ def _draw_path(
     cross = (on[moves[:, 0]] != on[moves[:, 1]]) if moves.size else np.zeros(0, bool)
     from matplotlib.collections import LineCollection
 
-    style: dict[str, Any]
-    if kind == "reference":
-        style = {"colors": color, "linewidths": 7, "alpha": 0.35, "zorder": 3}
-    elif kind == "baseline":
-        style = {"colors": color, "linewidths": 1.4, "alpha": 0.9, "zorder": 4}
-    else:
-        style = {"colors": color, "linewidths": 1.7, "alpha": 0.95, "zorder": 5}
+    width, alpha, zorder = _PATH_STYLE[kind]
+    style: dict[str, Any] = {"colors": color, "linewidths": width, "alpha": alpha, "zorder": zorder}
     if both.any():
         segments = list(np.stack([xy[moves[both, 0]], xy[moves[both, 1]]], axis=1))
         dashes = (0, (4, 2)) if kind == "baseline" else "solid"
