@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.reports.conftest import House
-from tests.reports.house import predictions
+from tests.reports.house import REFERENCES, predictions, write_predictions
 from vlneval.cli.main import main
 
 Capture = pytest.CaptureFixture[str]
@@ -69,6 +69,31 @@ def test_compare_table_and_json(house: House, tmp_path: Path, capsys: Capture) -
     assert record["A"] == "run_a" and record["B"] == "run_b" and record["forced"] is False
     sr = next(r for r in record["metrics"] if r["metric"] == "SR")
     assert sr["difference_B_minus_A"] == pytest.approx(1 / 3) and sr["test"] == "mcnemar-exact"
+
+
+def test_compare_chooses_the_test_by_the_metric_not_its_values(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    # An agent that stops at once: TL, SPL and sDTW are 0 in every episode, yet only the 0/1
+    # outcomes SR and OSR get McNemar's test; the lengths and scores get the permutation test.
+    stop = write_predictions(
+        tmp_path / "stop.json", {f"{k}_0": p[:1] for k, p in REFERENCES.items()}
+    )
+    out = tmp_path / "c.json"
+    assert main(["compare", *_data(house), str(stop), str(stop), "--json", str(out)]) == 0, (
+        capsys.readouterr().err
+    )
+    tests = {r["metric"]: r["test"] for r in json.loads(out.read_text())["metrics"]}
+    assert tests == {
+        "TL": "permutation-exact",
+        "NE": "permutation-exact",
+        "OSR": "mcnemar-exact",
+        "SR": "mcnemar-exact",
+        "SPL": "permutation-exact",
+        "nDTW": "permutation-exact",
+        "sDTW": "permutation-exact",
+        "CLS": "permutation-exact",
+    }
 
 
 def test_compare_refuses_different_cards(house: House, tmp_path: Path, capsys: Capture) -> None:

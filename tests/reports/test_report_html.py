@@ -43,7 +43,7 @@ def test_disagreements_are_drawn_with_both_paths(compared) -> None:  # type: ign
     # B alone solves 2_0 and 3_0; A solves nothing B does not: that group is left out
     assert "<h3>Episodes only B solves</h3><p class='muted'>2 of 2, drawn at random</p>" in html
     assert "Episodes only A (the baseline) solves" not in html
-    assert "baseline A: failure, NE 12.00 m, TL 4.00 m (dashed orange path)" in html
+    assert "baseline A: failure, NE 12.00 m, TL 4.00 m (dashed blue path)" in html
 
 
 def test_values_in_the_page(compared) -> None:  # type: ignore[no-untyped-def]

@@ -57,7 +57,9 @@ def test_episode_on_one_floor(runs: tuple[ScoredRun, ScoredRun]) -> None:
     circles = [p for p in ax.patches if hasattr(p, "get_radius")]
     assert {p.get_radius() for p in circles} == {3.0} and circles[0].center == (12.0, 0.0)
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert legend == ["reference path", "executed path", "goal region (δ = 3 m)", "start", "stop"]
+    assert legend == [
+        "reference path", "executed path", "goal", "goal region (δ = 3 m)", "start", "stop",
+    ]  # fmt: skip
     assert fig._suptitle.get_text() == "2_0"
 
 
@@ -135,7 +137,57 @@ def test_episode_with_a_baseline_path(runs: tuple[ScoredRun, ScoredRun]) -> None
         baseline=a.trajectory(k), labels=("B path", "A path"),
     )  # fmt: skip
     ax = fig.axes[0]
-    assert len(_segments(ax, RUN_COLORS[1])) == 1  # A: F0-F1
-    assert len(_segments(ax, COLORS["executed"])) == 4  # B: F0..F4
+    # A in the first run colour, B in the second, as in the report's ECDF and histograms
+    assert len(_segments(ax, RUN_COLORS[0])) == 1  # A: F0-F1
+    assert len(_segments(ax, RUN_COLORS[1])) == 4  # B: F0..F4
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert legend[:3] == ["reference path", "B path", "A path"]
+    assert legend[:4] == ["reference path", "B path", "A path", "goal"]
+
+
+def test_goal_and_stops_never_take_a_run_colour(runs: tuple[ScoredRun, ScoredRun]) -> None:
+    # The goal star and the goal circle's rim were run A's orange, like A's stop cross.
+    from matplotlib.collections import PathCollection
+    from matplotlib.colors import to_hex
+
+    a, b = runs
+    assert b.graphs is not None
+    g = b.graphs.graph("house")
+    k = b.episode_ids.index("3_0")
+    ref = [g.index[v] for v in REFERENCES[3]]
+    fig = plot_episode(
+        g, reference=ref, trajectory=b.trajectory(k), goals=[ref[-1]], threshold=3.0,
+        baseline=a.trajectory(k), success=False,
+    )  # fmt: skip
+    ax = fig.axes[0]
+    fill, rim = [p for p in ax.patches if hasattr(p, "get_radius")]
+    marks = {(c.get_zorder(), to_hex(c.get_facecolor()[0])) for c in ax.collections
+             if isinstance(c, PathCollection) and c.get_zorder() > 2}  # fmt: skip
+    # the goal star (6), the start disc and A's stop (8), B's stop, a failure (9)
+    assert marks == {(6, "#212529"), (8, "#ffffff"), (8, RUN_COLORS[0]), (9, COLORS["fail"])}
+    goal = {to_hex(fill.get_facecolor()), to_hex(rim.get_edgecolor()), "#212529"}
+    assert goal == {COLORS["goal_fill"], COLORS["goal_edge"]}
+    assert not goal & {*RUN_COLORS, COLORS["success"], COLORS["fail"], COLORS["reference"]}
+    handles = dict(zip([t.get_text() for t in fig.legends[0].get_texts()],
+                       fig.legends[0].legend_handles, strict=True))  # fmt: skip
+    assert (handles["goal"].get_marker(), handles["goal"].get_color()) == ("*", "#212529")
+
+
+def test_run_b_keeps_its_colour_on_an_episode_without_a_baseline_path(
+    runs: tuple[ScoredRun, ScoredRun],
+) -> None:
+    _, b = runs
+    assert b.graphs is not None
+    g = b.graphs.graph("house")
+    k = b.episode_ids.index("3_0")
+    ref = [g.index[v] for v in REFERENCES[3]]
+    fig = plot_episode(g, reference=ref, trajectory=b.trajectory(k), goals=[ref[-1]],
+                       threshold=3.0, compared=True)  # fmt: skip
+    assert len(_segments(fig.axes[0], RUN_COLORS[1])) == 4
+    assert _segments(fig.axes[0], RUN_COLORS[0]) == []
+
+
+def test_goal_threshold_in_the_error_plot_is_the_goal_colour_not_a_run_colour() -> None:
+    fig = plot_error_ecdf([("A", np.array([1.0, 5.0])), ("B", np.array([2.0, 4.0]))], threshold=3.0)
+    lines = fig.axes[0].get_lines()
+    assert [line.get_color() for line in lines[:2]] == list(RUN_COLORS[:2])
+    assert lines[-1].get_color() == COLORS["goal_edge"] not in RUN_COLORS

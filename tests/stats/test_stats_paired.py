@@ -54,7 +54,8 @@ def test_mcnemar_counts_only_discordant_pairs() -> None:
     # n10 = 3, n01 = 1: two-sided binomial p = 2 * (1 + 4) / 16 = 0.625.
     a = [1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0]
     b = [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0]
-    assert paired_difference(a, b, rng=0).p_value == pytest.approx(0.625)
+    c = paired_difference(a, b, rng=0, metric="SR")
+    assert (c.test, c.p_value) == ("mcnemar-exact", pytest.approx(0.625))
 
 
 def test_sign_test_on_binary_data_is_mcnemar() -> None:
@@ -160,7 +161,7 @@ def test_identical_inputs_give_zero_difference_and_p_one(
 @settings(max_examples=30, deadline=None)
 @given(pair=paired_arrays(binary=True), seed=st.integers(0, 2**32 - 1))
 def test_identical_binary_inputs_give_p_one(pair: tuple[np.ndarray, np.ndarray], seed: int) -> None:
-    c = paired_difference(pair[0], pair[0], rng=seed, n_resamples=50)
+    c = paired_difference(pair[0], pair[0], rng=seed, n_resamples=50, metric="SR")
     assert (c.test, c.difference, c.p_value) == ("mcnemar-exact", 0.0, 1.0)
 
 
@@ -197,10 +198,9 @@ def test_swapping_binary_runs_keeps_mcnemar_p(
     pair: tuple[np.ndarray, np.ndarray], seed: int
 ) -> None:
     a, b = pair
-    _assert_swapped(
-        paired_difference(a, b, rng=seed, n_resamples=100),
-        paired_difference(b, a, rng=seed, n_resamples=100),
-    )
+    ab = paired_difference(a, b, rng=seed, n_resamples=100, metric="OSR")
+    _assert_swapped(ab, paired_difference(b, a, rng=seed, n_resamples=100, metric="OSR"))
+    assert ab.test == "mcnemar-exact"
 
 
 @settings(max_examples=40, deadline=None)
@@ -237,8 +237,54 @@ def test_compare_runs_matches_paired_difference_per_metric() -> None:
 
 
 def test_auto_uses_cluster_permutation_with_groups_on_binary_data() -> None:
-    c = paired_difference([1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.0], rng=0, groups=[0, 0, 1, 2])
+    a, b, groups = [1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.0], [0, 0, 1, 2]
+    c = paired_difference(a, b, rng=0, groups=groups, metric="SR")
     assert c.test == "cluster-permutation-exact"
+
+
+# Four discordant pairs, all in favour of a: McNemar p = 2 * 0.5**4; the exact sign-flip test
+# gives the same value (2 of the 16 sign patterns reach |sum| = 4), under its own name.
+_TINY_A, _TINY_B = [1.0, 1.0, 1.0, 1.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    "metric",
+    ["SR", "OSR", "OPSR", "RGS", "det_SR", "TC", "SDR@40", "success", "oracle_success"],
+)
+def test_auto_uses_mcnemar_for_the_metric_tables_0_1_outcomes(metric: str) -> None:
+    c = paired_difference(_TINY_A, _TINY_B, rng=0, metric=metric)
+    assert (c.test, c.p_value) == ("mcnemar-exact", 0.125)
+
+
+@pytest.mark.parametrize(
+    "metric", ["TL", "SPL", "sDTW", "nDTW", "NE", "CLS", "RGSPL", "spl", "path_length", "values"]
+)
+def test_auto_never_uses_mcnemar_because_values_happen_to_be_0_or_1(metric: str) -> None:
+    c = paired_difference(_TINY_A, _TINY_B, rng=0, metric=metric)
+    assert (c.test, c.p_value) == ("permutation-exact", 0.125)
+
+
+def test_auto_refuses_a_0_1_outcome_with_other_values() -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        paired_difference([1.0, 0.5], [0.0, 1.0], rng=0, metric="SR")
+    assert str(caught.value) == (
+        "error: paired_difference: test='auto' chose McNemar's test (the metric table marks it a 0/1 "
+        "outcome per episode), which needs 0/1 values, but metric 'SR' of run a has 0.5 at "
+        "episode index 1 (after omissions); use test='sign' or 'permutation' for a continuous "
+        "metric"
+    )
+
+
+def test_compare_runs_chooses_each_metrics_test_by_its_kind() -> None:
+    a = {"SR": _TINY_A, "TL": _TINY_A, "SPL": _TINY_A, "sDTW": _TINY_A}
+    b = {"SR": _TINY_B, "TL": _TINY_B, "SPL": _TINY_B, "sDTW": _TINY_B}
+    table = compare_runs(a, b, rng=0)
+    assert {m: c.test for m, c in table.items()} == {
+        "SR": "mcnemar-exact",
+        "TL": "permutation-exact",
+        "SPL": "permutation-exact",
+        "sDTW": "permutation-exact",
+    }
 
 
 def test_per_metric_test_choice() -> None:

@@ -339,6 +339,7 @@ def episode_card(run: ScoredRun, diag: Diagnostics, k: int, baseline: ScoredRun 
         threshold=ev.profile.threshold,
         success=success,
         baseline=other,
+        compared=baseline is not None,
         labels=("executed path (B)", "baseline path (A)")
         if baseline is not None
         else ("executed path", "baseline path"),
@@ -373,5 +374,5 @@ def _baseline_fact(baseline: ScoredRun, k: int | None) -> str:
     verdict = "success" if per["success"][k] else "failure"
     return (
         f"<p class='facts'>baseline A: {verdict}, NE {per['nav_error'][k]:.2f} m, "
-        f"TL {per['path_length'][k]:.2f} m (dashed orange path)</p>"
+        f"TL {per['path_length'][k]:.2f} m (dashed blue path)</p>"
     )

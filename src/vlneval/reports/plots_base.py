@@ -14,21 +14,25 @@ from vlneval.errors import VLNEvalError
 
 __all__ = ["COLORS", "RUN_COLORS", "new_figure", "figure_png", "png_data_uri", "require_matplotlib"]
 
+#: Colours of run A and run B (and more) in every plot that shows runs, episode plots included:
+#: blue and orange (Okabe & Ito's colour-blind-safe palette), then reddish purple and sky blue.
+RUN_COLORS = ("#0072b2", "#e69f00", "#cc79a7", "#56b4e9")
+#: Where runs are drawn, no run colour means anything else: the goal (its star, the rim of its
+#: region, δ in the error plot) is near-black, success bluish green and failure dark red, which
+#: stay apart from each other and from both runs' colours under protanopia and deuteranopia.
 COLORS = {
     "graph_edge": "#d4d4d4",
     "graph_node": "#a8a8a8",
-    "reference": "#2f9e44",
-    "executed": "#1c4e9c",
-    "goal_fill": "#ffd43b",
-    "goal_edge": "#e67700",
+    "reference": "#009e73",
+    "executed": RUN_COLORS[0],
+    "goal_fill": "#ced4da",
+    "goal_edge": "#212529",
     "start": "#ffffff",
-    "fail": "#c92a2a",
-    "success": "#2f9e44",
+    "fail": "#b2182b",
+    "success": "#009e73",
     "neutral": "#495057",
     "grid": "#e9ecef",
 }
-#: Colours of run A and run B (and more) in every comparison plot.
-RUN_COLORS = ("#1c4e9c", "#e8590c", "#7048e8", "#0c8599")
 DPI = 110
 
 _RC: dict[str, Any] = {

@@ -20,12 +20,13 @@ from vlneval.reports.plots_base import COLORS, RUN_COLORS, new_figure
 __all__ = ["plot_error_ecdf", "plot_length_ratio", "plot_budget_curve", "plot_outcomes"]
 
 Series = Sequence[tuple[str, np.ndarray]]
+#: Success and failure as in the episode plots; the five stay apart under colour blindness.
 _OUTCOME_COLORS = {
-    "success": "#2f9e44",
-    "passed_goal": "#94d82d",
-    "step_limit": "#adb5bd",
-    "stopped_early": "#ffa94d",
-    "wandered": "#e03131",
+    "success": COLORS["success"],
+    "passed_goal": "#56b4e9",
+    "step_limit": "#ced4da",
+    "stopped_early": "#f0e442",
+    "wandered": COLORS["fail"],
 }
 
 

@@ -1,11 +1,14 @@
 """Top-down plot of one episode on its navigation graph, from connectivity poses alone.
 
 The graph is drawn in grey (viewpoints and navigable edges), the reference path as a wide
-green band, the executed path in blue with an arrowhead on every move, the start as a white
-disc, the stop as a cross, and the goal region (radius δ around every goal) in amber. When the
-paths span several floors (:func:`vlneval.diagnostics.graph_floors`), each floor they touch gets
-its own panel with that floor's graph only; a move to another floor is drawn dashed and
-labelled with the floor it goes to.
+green band, the executed path with an arrowhead on every move, the start as a white disc, the
+stop as a cross (green on a success, red on a failure), and every goal as a black star in a grey
+disc of radius δ with a dashed black rim. The executed path is blue, the first run colour; in a
+comparison it is run B's orange and the baseline A's blue, as in the report's other plots
+(:data:`~vlneval.reports.plots_base.RUN_COLORS`), and no run colour is used for anything else.
+When the paths span several floors (:func:`vlneval.diagnostics.graph_floors`), each floor they
+touch gets its own panel with that floor's graph only; a move to another floor is drawn dashed
+and labelled with the floor it goes to.
 """
 
 from __future__ import annotations
@@ -24,14 +27,17 @@ __all__ = ["plot_episode"]
 _PANEL_INCHES = 4.4
 _MARGIN_M = 2.5
 _MIN_SPAN_M = 14.0
-#: The goal region: an amber disc of radius δ, and its dashed rim.
-_GOAL_FILL: dict[str, Any] = {"facecolor": COLORS["goal_fill"], "alpha": 0.28, "edgecolor": "none"}
+#: The goal region: a grey disc of radius δ, and its dashed rim.
+_GOAL_FILL: dict[str, Any] = {"facecolor": COLORS["goal_fill"], "alpha": 0.5, "edgecolor": "none"}
 _GOAL_RIM: dict[str, Any] = {
     "fill": False,
     "edgecolor": COLORS["goal_edge"],
     "linestyle": (0, (4, 3)),
     "linewidth": 1.0,
 }
+#: Line width, opacity and drawing order of each path: the reference under the baseline under
+#: the executed path.
+_PATH_STYLE = {"reference": (7.0, 0.35, 3), "baseline": (1.4, 0.9, 4), "executed": (1.7, 0.95, 5)}
 
 
 def plot_episode(
@@ -46,6 +52,7 @@ def plot_episode(
     title: str | None = None,
     baseline: ArrayLike | None = None,
     labels: tuple[str, str] = ("executed path", "baseline path"),
+    compared: bool = False,
 ) -> Any:
     """A figure of one episode (one panel per floor the paths touch).
 
@@ -58,9 +65,11 @@ def plot_episode(
         success: colours the stop marker (green / red); None for neutral.
         floors: the scan's floors (computed from the graph when None).
         title: the figure's title.
-        baseline: node indices of another run's path on the same episode (drawn dashed in
-            orange, without arrows), e.g. the baseline of a comparison.
+        baseline: node indices of another run's path on the same episode (drawn dashed, without
+            arrows, in run A's colour), e.g. the baseline of a comparison.
         labels: legend labels of the executed path and of ``baseline``.
+        compared: the executed path is run B of a comparison: it gets B's colour even when
+            this episode has no ``baseline`` path (implied by ``baseline``).
 
     Returns:
         A ``matplotlib.figure.Figure``.
@@ -77,8 +86,16 @@ def plot_episode(
         ...                    threshold=3.0, success=True, title="toy")
         >>> len(fig.axes)
         1
+        >>> [t.get_text() for t in fig.legends[0].get_texts()][2:4]
+        ['goal', 'goal region (δ = 3 m)']
     """
     floors = floors if floors is not None else graph_floors(graph)
+    compared = compared or baseline is not None
+    colors = {
+        "reference": COLORS["reference"],
+        "baseline": RUN_COLORS[0],
+        "executed": RUN_COLORS[1] if compared else COLORS["executed"],
+    }
     ref = np.asarray(reference, dtype=np.int64)
     traj = np.asarray(trajectory, dtype=np.int64)
     goal = np.asarray(goals, dtype=np.int64)
@@ -101,11 +118,9 @@ def plot_episode(
         span = _frame(ax, graph, on, touched, threshold)
         _draw_graph(ax, graph, on)
         _draw_goals(ax, graph, goal[on[goal]], threshold)
-        _draw_path(ax, graph, ref, on, floors, kind="reference", span=span)
-        if baseline is not None:
-            _draw_path(ax, graph, other, on, floors, kind="baseline", span=span)
-        _draw_path(ax, graph, traj, on, floors, kind="executed", span=span)
-        _draw_ends(ax, graph, traj, on, success)
+        for kind, path in (("reference", ref), ("baseline", other), ("executed", traj)):
+            _draw_path(ax, graph, path, on, floors, kind=kind, span=span, color=colors[kind])
+        _draw_ends(ax, graph, traj, on, _stop_color(success, colors["executed"]))
         if floors.count > 1:
             elevation = round(float(floors.elevations[floor]), 1) + 0.0  # no "-0.0"
             ax.set_title(
@@ -115,7 +130,7 @@ def plot_episode(
             )
     if title:
         fig.suptitle(title, fontsize=9.5, x=0.02, y=1 - 0.1 / height, ha="left", va="top")
-    _legend(fig, threshold, success, labels if baseline is not None else (labels[0], None))
+    _legend(fig, threshold, success, labels if baseline is not None else (labels[0], None), colors)
     return fig
 
 
@@ -160,6 +175,7 @@ def _draw_path(
     *,
     kind: str,
     span: float,
+    color: str,
 ) -> None:
     xy = graph.positions[:, :2]
     moves = _moves(path)
@@ -167,13 +183,8 @@ def _draw_path(
     cross = (on[moves[:, 0]] != on[moves[:, 1]]) if moves.size else np.zeros(0, bool)
     from matplotlib.collections import LineCollection
 
-    style: dict[str, Any]
-    if kind == "reference":
-        style = {"colors": COLORS["reference"], "linewidths": 7, "alpha": 0.35, "zorder": 3}
-    elif kind == "baseline":
-        style = {"colors": RUN_COLORS[1], "linewidths": 1.4, "alpha": 0.9, "zorder": 4}
-    else:
-        style = {"colors": COLORS["executed"], "linewidths": 1.7, "alpha": 0.95, "zorder": 5}
+    width, alpha, zorder = _PATH_STYLE[kind]
+    style: dict[str, Any] = {"colors": color, "linewidths": width, "alpha": alpha, "zorder": zorder}
     if both.any():
         segments = list(np.stack([xy[moves[both, 0]], xy[moves[both, 1]]], axis=1))
         dashes = (0, (4, 2)) if kind == "baseline" else "solid"
@@ -183,7 +194,7 @@ def _draw_path(
         if kind == "baseline":
             end = xy[int(path[-1])] if on[int(path[-1])] else None
             if end is not None:
-                ax.scatter(*end, s=40, marker="X", color=RUN_COLORS[1], zorder=8, linewidths=0)
+                ax.scatter(*end, s=40, marker="X", color=color, zorder=8, linewidths=0)
     if cross.any():
         segments = list(np.stack([xy[moves[cross, 0]], xy[moves[cross, 1]]], axis=1))
         ax.add_collection(LineCollection(segments, linestyles="--", **style), autolim=False)
@@ -199,10 +210,10 @@ def _draw_path(
             zorder=7,
         )
     if kind == "executed" and both.any():
-        _arrows(ax, xy, moves[both], size=0.035 * span)
+        _arrows(ax, xy, moves[both], size=0.035 * span, color=color)
 
 
-def _arrows(ax: Any, xy: np.ndarray, moves: np.ndarray, *, size: float) -> None:
+def _arrows(ax: Any, xy: np.ndarray, moves: np.ndarray, *, size: float, color: str) -> None:
     """An arrowhead of ``size`` metres at the middle of every move, pointing forward."""
     start, end = xy[moves[:, 0]], xy[moves[:, 1]]
     delta = end - start
@@ -217,7 +228,7 @@ def _arrows(ax: Any, xy: np.ndarray, moves: np.ndarray, *, size: float) -> None:
         angles="xy",
         scale_units="xy",
         scale=1,
-        color=COLORS["executed"],
+        color=color,
         width=0.005,
         headwidth=5,
         headlength=6,
@@ -226,9 +237,7 @@ def _arrows(ax: Any, xy: np.ndarray, moves: np.ndarray, *, size: float) -> None:
     )
 
 
-def _draw_ends(
-    ax: Any, graph: NavGraph, traj: np.ndarray, on: np.ndarray, success: bool | None
-) -> None:
+def _draw_ends(ax: Any, graph: NavGraph, traj: np.ndarray, on: np.ndarray, stop: str) -> None:
     if traj.size == 0:
         return
     xy = graph.positions[:, :2]
@@ -238,15 +247,14 @@ def _draw_ends(
             *xy[first], s=55, color=COLORS["start"], edgecolors="#212529", linewidths=1.4, zorder=8
         )
     if on[last]:
-        color = _stop_color(success)
         ax.scatter(
-            *xy[last], s=75, marker="X", color=color, edgecolors="white", linewidths=0.8, zorder=9
+            *xy[last], s=75, marker="X", color=stop, edgecolors="white", linewidths=0.8, zorder=9
         )
 
 
-def _stop_color(success: bool | None) -> str:
-    """Green on a success, red on a failure, blue when unknown."""
-    return {True: COLORS["success"], False: COLORS["fail"], None: COLORS["executed"]}[success]
+def _stop_color(success: bool | None, path: str) -> str:
+    """Green on a success, red on a failure, the path's colour when unknown."""
+    return {True: COLORS["success"], False: COLORS["fail"], None: path}[success]
 
 
 def _frame(
@@ -270,21 +278,28 @@ def _frame(
 
 
 def _legend(
-    fig: Any, threshold: float, success: bool | None, labels: tuple[str, str | None]
+    fig: Any,
+    threshold: float,
+    success: bool | None,
+    labels: tuple[str, str | None],
+    colors: dict[str, str],
 ) -> None:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     handles = [
         Line2D([], [], color=COLORS["reference"], linewidth=7, alpha=0.35, label="reference path"),
-        Line2D([], [], color=COLORS["executed"], linewidth=1.7, label=labels[0]),
+        Line2D([], [], color=colors["executed"], linewidth=1.7, label=labels[0]),
+        Line2D([], [], marker="*", linestyle="", color=COLORS["goal_edge"], markersize=9,
+               label="goal"),
         Patch(facecolor=COLORS["goal_fill"], alpha=0.5, edgecolor=COLORS["goal_edge"],
               linestyle="--", label=f"goal region (δ = {threshold:g} m)"),
         Line2D([], [], marker="o", linestyle="", markerfacecolor="white",
                markeredgecolor="#212529", label="start"),
-        Line2D([], [], marker="X", linestyle="", color=_stop_color(success), label="stop"),
+        Line2D([], [], marker="X", linestyle="", color=_stop_color(success, colors["executed"]),
+               label="stop"),
     ]  # fmt: skip
     if labels[1] is not None:
-        handles.insert(2, Line2D([], [], color=RUN_COLORS[1], linewidth=1.4, linestyle="--",
+        handles.insert(2, Line2D([], [], color=colors["baseline"], linewidth=1.4, linestyle="--",
                                  marker="X", markersize=5, label=labels[1]))  # fmt: skip
     fig.legend(handles=handles, loc="lower center", ncols=3, fontsize=7, handlelength=1.6)

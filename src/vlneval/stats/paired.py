@@ -6,8 +6,8 @@ For every metric, with ``d_i = a_i − b_i`` the per-episode difference:
   ``mean(d)`` (episodes, or groups then episodes, resampled jointly for a and b);
 - the two-sided p-value comes from one of these tests:
 
-  - ``"mcnemar"`` (binary metrics, values in {0, 1}): McNemar's exact test, the binomial test
-    of the discordant pairs ``n10 = #{a=1, b=0}`` against ``n01 = #{a=0, b=1}`` with p = 1/2;
+  - ``"mcnemar"`` (0/1 outcomes such as SR): McNemar's exact test, the binomial test of the
+    discordant pairs ``n10 = #{a=1, b=0}`` against ``n01 = #{a=0, b=1}`` with p = 1/2;
   - ``"sign"``: the exact sign test, the same binomial test on the signs of the non-zero
     ``d_i`` of any metric (on 0/1 data it is McNemar's exact test);
   - ``"permutation"``: the paired permutation (sign-flip) test of ``T = |Σ d_i|``: under the
@@ -16,9 +16,12 @@ For every metric, with ``d_i = a_i − b_i`` the per-episode difference:
     ``m`` non-zero differences are enumerated when ``m <= exact_max``; otherwise
     ``n_permutations`` random patterns give ``p = (1 + hits) / (1 + n_permutations)``.
     With ``groups`` the signs flip per group (group sums of ``d``), the cluster version.
-  - ``"auto"`` (default): ``"mcnemar"`` when both runs are binary, else ``"permutation"``;
-    always ``"permutation"`` with ``groups`` (McNemar and the sign test assume independent
-    episodes).
+  - ``"auto"`` (default): chosen by what the metric is, never by the values it happens to
+    hold: ``"mcnemar"`` for a metric the metric table (:data:`vlneval.metrics.LABELS`) marks
+    as a 0/1 outcome per episode (kind ``"rate"``: SR, OSR, TC, ...; named by its label or
+    per-episode column), ``"permutation"`` for every other one (TL, SPL, sDTW, a name the
+    table does not know), even when all its values are 0 or 1; always ``"permutation"`` with
+    ``groups`` (McNemar and the sign test assume independent episodes).
 
 Identical runs give difference 0, a zero-width interval and p = 1. Swapping a and b negates
 the difference and the interval and keeps the p-value. scipy is imported only when a binomial
@@ -33,6 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from vlneval.errors import did_you_mean
+from vlneval.metrics.info import LABELS
 
 from ._checks import (
     NAN_POLICIES,
@@ -59,6 +63,10 @@ __all__ = ["CORRECTIONS", "TESTS", "compare_runs", "holm_adjust", "paired_differ
 TESTS = ("auto", "mcnemar", "sign", "permutation")
 CORRECTIONS = ("holm",)
 _MAX_EXACT = 20
+#: Labels and per-episode columns of the 0/1 outcomes, the metrics "auto" tests with McNemar.
+_OUTCOMES = frozenset(
+    name for info in LABELS.values() if info.kind == "rate" for name in (info.label, info.column)
+)
 
 
 def paired_difference(
@@ -99,8 +107,9 @@ def paired_difference(
 
     Raises:
         InvalidInputError: a bad option, empty or non-1-D input, a length mismatch, a
-            non-finite value with ``nan_policy="raise"``, ``test="mcnemar"`` on non-binary
-            values, or McNemar/sign test with ``groups``.
+            non-finite value with ``nan_policy="raise"``, McNemar's test (asked for, or chosen
+            for a 0/1 outcome) on values other than 0 and 1, or McNemar/sign test with
+            ``groups``.
 
     Example:
         McNemar's exact test with 8 discordant pairs, all in favour of a:
@@ -110,6 +119,13 @@ def paired_difference(
         >>> c = paired_difference(a, b, rng=0, metric="SR")
         >>> c.test, round(c.difference, 3), c.p_value  # p = 2 * 0.5**8
         ('mcnemar-exact', 0.8, 0.0078125)
+
+        The same values as SPL, a score that is 0/1 here only by chance, get the exact
+        permutation test (on 0/1 differences it gives the same p):
+
+        >>> c = paired_difference(a, b, rng=0, metric="SPL")
+        >>> c.test, c.p_value
+        ('permutation-exact', 0.0078125)
 
         An exact sign-flip test on four continuous differences (2, 1, 3, -1): 6 of the 16
         sign patterns have ``|sum| >= 5``:
@@ -339,12 +355,11 @@ def _p_values(
     monte_carlo: list[int] = []
     prefix = "" if prepared.codes is None else "cluster-"
     for j, name in enumerate(names):
-        chosen = tests[name]
-        binary = _is_binary(runs_a[j]) and _is_binary(runs_b[j])
-        if chosen == "auto":
-            chosen = "mcnemar" if binary and prepared.codes is None else "permutation"
-        if chosen == "mcnemar" and not binary:
-            raise fail(where, _not_binary_message(name, runs_a[j], runs_b[j]))
+        chosen = asked = tests[name]
+        if asked == "auto":
+            chosen = "mcnemar" if name in _OUTCOMES and prepared.codes is None else "permutation"
+        if chosen == "mcnemar" and not (_is_binary(runs_a[j]) and _is_binary(runs_b[j])):
+            raise fail(where, _not_binary_message(asked, name, runs_a[j], runs_b[j]))
         if chosen in ("mcnemar", "sign"):
             positive = int(np.count_nonzero(diffs[j] > 0.0))
             negative = int(np.count_nonzero(diffs[j] < 0.0))
@@ -410,17 +425,21 @@ def _is_binary(values: FloatArray) -> bool:
     return bool(np.isin(values, (0.0, 1.0)).all())
 
 
-def _not_binary_message(name: str, run_a: FloatArray, run_b: FloatArray) -> str:
+def _not_binary_message(test: str, name: str, run_a: FloatArray, run_b: FloatArray) -> str:
+    lead = "test='mcnemar' needs 0/1 values"
+    if test == "auto":
+        lead = "test='auto' chose McNemar's test (the metric table marks it a 0/1 outcome per "
+        lead += "episode), which needs 0/1 values"
     for run, values in (("a", run_a), ("b", run_b)):
         outside = np.flatnonzero(~np.isin(values, (0.0, 1.0)))
         if outside.size:
             i = int(outside[0])
             return (
-                f"test='mcnemar' needs 0/1 values, but metric {name!r} of run {run} has "
+                f"{lead}, but metric {name!r} of run {run} has "
                 f"{float(values[i])!r} at episode index {i} (after omissions); use test='sign' or "
                 "'permutation' for a continuous metric"
             )
-    return f"test='mcnemar' needs 0/1 values for metric {name!r}"
+    return f"{lead} for metric {name!r}"
 
 
 def _binomial_p(positive: int, negative: int) -> float:
