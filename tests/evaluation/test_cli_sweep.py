@@ -70,7 +70,16 @@ def test_a_bad_file_is_reported_and_the_others_scored(
     captured = capsys.readouterr()
     assert str(bad) in captured.err and str(missing) in captured.err
     assert "2 of 4 predictions files could not be scored" in captured.err
-    assert [s["predictions"] for s in json.loads(out.read_text())] == [str(files[0]), str(files[1])]
+    assert captured.err.count(str(missing)) == 1  # named once: "error: FILE: no such file"
+    summaries = json.loads(out.read_text())  # one entry per file given, in the order given
+    assert [s["predictions"] for s in summaries] == [str(files[0]), str(bad), str(missing),
+                                                     str(files[1])]  # fmt: skip
+    assert summaries[1] == {
+        "predictions": str(bad),
+        "errors": [f"{bad}: not valid JSON: Expecting ',' delimiter at line 1, column 16"],
+    }
+    assert summaries[2] == {"predictions": str(missing), "errors": [f"{missing}: no such file"]}
+    assert "metrics" in summaries[0] and "metrics" in summaries[3]
     header, first = rows.read_text().splitlines()[:2]
     assert header.startswith("predictions,instr_id,scan,") and first.startswith(str(files[0]))
     assert "iter_100" in captured.out and "iter_300" in captured.out

@@ -161,6 +161,40 @@ def test_the_old_summary_comes_back_when_nothing_new_is_in_place(
     assert _temps(tmp_path) == []
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_with_the_rows_rename_leaves_no_old_summary_beside_new_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: int
+) -> None:
+    """The signal comes as the rows file's rename returns (where ``strace -e
+    inject=rename:signal=TERM:when=2`` delivers it): the rows are new, so the old summary goes."""
+    rows, summary = _old_pair(tmp_path)
+    replace, seen = os.replace, []
+
+    def signal_with_the_rows(src: str | Path, dst: str | Path) -> None:
+        replace(src, dst)
+        if Path(dst) == rows:
+            signal.raise_signal(signum)
+
+    monkeypatch.setattr(vio.os, "replace", signal_with_the_rows)
+    handlers = {
+        signal.SIGTERM: lambda n, _: seen.append(n),
+        signal.SIGINT: signal.default_int_handler,
+    }
+    previous = {n: signal.signal(n, h) for n, h in handlers.items()}
+    try:
+        with pytest.raises((SystemExit, KeyboardInterrupt)) as exc:
+            write_outputs([(rows, b"new rows"), (summary, b"new summary")])
+    finally:
+        for n, h in previous.items():
+            signal.signal(n, h)
+    if signum == signal.SIGTERM:  # then the caller's handler runs, as without the guard
+        assert isinstance(exc.value, SystemExit) and exc.value.code == 143 and seen == [signum]
+    else:
+        assert isinstance(exc.value, KeyboardInterrupt)
+    assert rows.read_text() == "new rows" and not summary.exists()
+    assert _temps(tmp_path) == []
+
+
 CHILD = """
 import os, sys, time
 from pathlib import Path

@@ -39,8 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--json",
         default=None,
         metavar="SUMMARY",
-        help="write the summary JSON here, - for stdout (several files: a JSON list, in the "
-        "given order)",
+        help="write the summary JSON here, - for stdout (several files: a JSON list, one entry "
+        "per file in the given order; a file not scored: its 'errors')",
     )
     p.add_argument(
         "--per-episode",
@@ -113,29 +113,36 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace, plan: Any, scorer: Any, paths: list[str]) -> int:
-    """Scores every file of ``paths`` with one scorer; a failed file is reported, not fatal."""
+    """Scores every file of ``paths`` with one scorer; a failed file is reported, not fatal:
+    in the ``--json`` list it is ``{"predictions": file, "errors": [...]}`` (the lines printed,
+    without ``error:``), so that the list keeps the order and the length of ``paths``."""
     from vlneval.errors import InvalidInputError, VLNEvalError
 
-    done: list[tuple[str, Any]] = []
-    failed = 0
+    done: list[tuple[str, Any, dict[str, Any]]] = []  # the files scored: result, summary
+    entries: list[dict[str, Any]] = []  # one per file given
     for path in paths:
         try:
-            done.append((path, _score(args, scorer, path)))
+            result = _score(args, scorer, path)
         except InvalidInputError as exc:
-            failed += 1
-            err(exc.render(limit=None if args.all_errors else 20))
-        except VLNEvalError as exc:
-            failed += 1
-            err(f"error: {path}: {exc}")
+            text = exc.render(limit=None if args.all_errors else 20)
+        except VLNEvalError as exc:  # a missing file's error names it already
+            text = f"error: {exc}" if str(exc).startswith(f"{path}: ") else f"error: {path}: {exc}"
+        else:
+            done.append((path, result, result.to_dict()))
+            entries.append(done[-1][2])
+            continue
+        err(text)
+        errors = [line.removeprefix("error: ") for line in text.splitlines()]
+        entries.append({"predictions": path, "errors": errors})
     rows = None
     if args.per_episode:
-        rows = [{"predictions": p, **row} for p, r in done for row in r.rows()]
-    summaries = [(p, r.to_dict()) for p, r in done]
-    plan.write([s for _, s in summaries], rows)
+        rows = [{"predictions": p, **row} for p, r, _ in done for row in r.rows()]
+    summaries = [(p, s) for p, _, s in done]
+    plan.write(entries, rows)
     if plan.table is not None and done:
         print_table(_sweep_table(summaries, color=sys.stdout.isatty(), fmt=plan.table))
     _sweep_notices(summaries)
-    if failed:
+    if failed := len(paths) - len(done):
         err(f"error: {failed} of {len(paths)} predictions files could not be scored (see above)")
     return 2 if failed else 0
 

@@ -8,7 +8,7 @@ import contextlib
 import os
 import stat
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -36,6 +36,7 @@ class _Pending:
     mode: int | None = None  # permission bits of the file replaced (kept)
     fd: int | None = None  # the anonymous (O_TMPFILE) file, until linked
     temp: Path | None = None  # the named temporary file, once there is one
+    placed: bool = False  # renamed over the target
 
     @property
     def target(self) -> Path:
@@ -76,7 +77,8 @@ class _Pending:
             os.close(fd)
 
     def commit(self) -> None:
-        """Renames the new file over the target (an anonymous one is linked first)."""
+        """Renames the new file over the target (an anonymous one is linked first); ``placed``
+        says so even when a signal comes with the rename."""
         if self.fd is not None:
             self.temp = _temp_name(self.target)
             try:
@@ -85,8 +87,10 @@ class _Pending:
                 self._write_named()
             os.close(self.fd)
             self.fd = None
-        os.replace(cast(Path, self.temp), self.target)
-        self.temp = None
+        with _signals_held():  # else one arriving in the rename raises before it is recorded
+            os.replace(cast(Path, self.temp), self.target)
+            self.temp = None
+            self.placed = True
 
     def discard(self) -> None:
         """Removes what is left of the new file."""
@@ -119,6 +123,22 @@ def _write_stream(out: Output, data: bytes) -> None:
     finally:
         if out.kind != "fd":
             os.close(cast(int, fd))
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGTERM, SIGHUP and SIGINT wait until the block ends (where threads have signal masks)."""
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    names = ("SIGTERM", "SIGHUP", "SIGINT")
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {getattr(signal, n) for n in names})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a held signal acts here
 
 
 class _SignalGuard:
@@ -205,10 +225,10 @@ def write_outputs(
         except BaseException:
             if aside is not None:
                 with contextlib.suppress(OSError):
-                    if done == 0:  # nothing new is in place: the old summary goes back
-                        os.replace(aside[1], aside[0])
-                    else:
+                    if done or any(p.placed for p in pending):  # something new is in place
                         os.unlink(aside[1])
+                    else:  # nothing new is in place: the old summary goes back
+                        os.replace(aside[1], aside[0])
             raise
         finally:
             for p in pending:

@@ -1,4 +1,5 @@
-"""JSON lines with every bad line named: the files of RxR and of VLN-CE's ``rxr-jsonl`` form."""
+"""JSON lines with every bad line named: the files of RxR and of VLN-CE's ``rxr-jsonl`` form,
+and Touchdown's (:func:`decode_line`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,32 @@ from typing import Any
 
 from vlneval.errors import ProblemCollector
 
-__all__ = ["iter_jsonl"]
+__all__ = ["decode_line", "iter_jsonl"]
+
+
+def decode_line(decoder: Any, line: bytes) -> Any:
+    """One JSON line decoded by ``decoder`` (a ``msgspec.json.Decoder``).
+
+    Raises:
+        ValueError: the line is not JSON, or is nested too deeply to decode (msgspec's
+            RecursionError, which would otherwise end the program); the message says which.
+
+    Example:
+        >>> import msgspec
+        >>> try:
+        ...     decode_line(msgspec.json.Decoder(), b"[" * 100_000)
+        ... except ValueError as e:
+        ...     print(e)
+        JSON nested too deeply
+    """
+    import msgspec
+
+    try:
+        return decoder.decode(line)
+    except msgspec.DecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 def iter_jsonl(raw: bytes, pc: ProblemCollector) -> list[tuple[int, Any]]:
@@ -19,7 +45,7 @@ def iter_jsonl(raw: bytes, pc: ProblemCollector) -> list[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            rows.append((lineno, decoder.decode(line)))
-        except msgspec.DecodeError as exc:
-            pc.add(f"not valid JSON ({exc})", field=f"line {lineno}")
+            rows.append((lineno, decode_line(decoder, line)))
+        except ValueError as exc:
+            pc.add(str(exc), field=f"line {lineno}")
     return rows

@@ -37,6 +37,7 @@ from vlneval.errors import (
 from vlneval.io import decode_json, gc_paused, iter_records
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
+from vlneval.tasks.common.jsonl import decode_line
 from vlneval.tasks.common.predictions import Predictions, in_episode_order
 from vlneval.tasks.common.record_checks import FieldTally, is_finite, is_number, numbered
 from vlneval.tasks.common.request import PredictionsInput
@@ -242,17 +243,17 @@ def _records(given: ReadInput, expected: str = "a JSON list of predictions") -> 
         raise InvalidInputError(
             f"expected {expected} or JSON lines, got a {kind}", source=source
         ) from None
+    except RecursionError:  # a JSON line too deep to decode: named by the loop below
+        pass
     del raw, given  # each line is freed once decoded: the text is not kept beside them
     for lineno, line in enumerate(lines):
         lines[lineno] = b""  # free each line once decoded
         if not line.strip():
             continue
         try:
-            yield decoder.decode(line)
-        except msgspec.DecodeError as exc:
-            raise InvalidInputError(
-                f"line {lineno + 1}: not valid JSON ({exc})", source=source
-            ) from None
+            yield decode_line(decoder, line)
+        except ValueError as exc:
+            raise InvalidInputError(f"line {lineno + 1}: {exc}", source=source) from None
 
 
 class _IdTally(FieldTally):
