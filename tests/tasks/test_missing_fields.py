@@ -121,3 +121,28 @@ def test_vlnce_json_lines_keyed_id_are_one_problem(tmp_path: Path) -> None:
         "state first (or rxr-jsonl: one {'instruction_id': ..., 'path': [[x, y, z], ...]} per "
         "line)"
     ]
+
+
+def test_vlnce_json_lines_with_nan_name_the_field(tmp_path: Path) -> None:
+    """Python's json writes NaN: an rxr-jsonl line holding one is read, and the path check
+    names the point, as in the JSON form; a line that is not JSON keeps its message."""
+    episodes, gt = write_split(tmp_path)
+    eps = load_vlnce(episodes, gt_path=gt, task="r2r-ce", split="val")
+    path = tmp_path / "p.jsonl"
+    good = '{"instruction_id": "i1", "path": [[0.0, 0.0, 0.0]]}\n'
+    path.write_text(good + '{"instruction_id": "i2", "path": [[0.0, NaN, 0.0]]}\n')
+    with pytest.raises(InvalidInputError) as exc:
+        parse_ce_predictions(path, eps, form="rxr-jsonl")
+    assert [(p.episode, p.field, p.message) for p in exc.value.problems] == [
+        (
+            'instruction_id "i2"',
+            "path[0]",
+            "position [0.0, nan, 0.0] has a NaN coordinate: [x, y, z] must be finite",
+        )
+    ]
+    path.write_text(good + "{oops\n")
+    with pytest.raises(InvalidInputError) as exc:
+        parse_ce_predictions(path, eps, form="rxr-jsonl")
+    assert [(p.field, p.message) for p in exc.value.problems] == [
+        ("line 2", "not valid JSON (JSON is malformed: object keys must be strings (byte 1))")
+    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vlneval.errors import ProblemCollector
+from vlneval.errors import InvalidInputError, ProblemCollector
 
 __all__ = ["decode_line", "iter_jsonl"]
 
@@ -35,9 +35,23 @@ def decode_line(decoder: Any, line: bytes) -> Any:
         raise ValueError("JSON nested too deeply") from None
 
 
-def iter_jsonl(raw: bytes, pc: ProblemCollector) -> list[tuple[int, Any]]:
-    """Decodes JSON lines; a bad line is recorded as a problem naming its line number."""
+def iter_jsonl(raw: bytes, pc: ProblemCollector, *, lenient: bool = False) -> list[tuple[int, Any]]:
+    """Decodes JSON lines; a bad line is recorded as a problem naming its line number.
+
+    ``lenient`` (predictions, not episode files): a line msgspec rejects is read by the
+    explaining pass, so that a NaN or Infinity reaches the caller's checks, which name the
+    field; only a line that is not JSON at all is a problem here.
+
+    Example:
+        >>> pc = ProblemCollector("p.jsonl")
+        >>> iter_jsonl(b'{"a": NaN}', pc, lenient=True), len(pc.problems)
+        ([(1, {'a': nan})], 0)
+        >>> iter_jsonl(b'{"a": NaN}', pc), pc.problems[0].message[:24]
+        ([], 'not valid JSON (JSON is ')
+    """
     import msgspec
+
+    from vlneval.io import explain
 
     decoder = msgspec.json.Decoder()
     rows: list[tuple[int, Any]] = []
@@ -47,5 +61,11 @@ def iter_jsonl(raw: bytes, pc: ProblemCollector) -> list[tuple[int, Any]]:
         try:
             rows.append((lineno, decode_line(decoder, line)))
         except ValueError as exc:
+            try:  # a NaN or Infinity: for the caller's checks to name
+                if lenient:
+                    rows.append((lineno, explain(line, f"line {lineno}")))
+                    continue
+            except InvalidInputError:
+                pass
             pc.add(str(exc), field=f"line {lineno}")
     return rows

@@ -165,8 +165,11 @@ class _PredReader:
         pts = [_point(p) for p in path] if isinstance(path, list) and path else [None]
         if any(p is None for p in pts):
             bad = next(j for j, p in enumerate(pts) if p is None)
+            why = _not_finite(path[bad]) if isinstance(path, list) and path else None
             self.pc.add(
-                "path must be a non-empty list of [x, y, z]", episode=label, field=f"path[{bad}]"
+                why or "path must be a non-empty list of [x, y, z]",
+                episode=label,
+                field=f"path[{bad}]",
             )
             return
         dists = rec.get("distance_to_goal", [_ABSENT] * len(pts))
@@ -224,6 +227,19 @@ _ABSENT = object()
 _STEP = "{'position': [x, y, z], 'heading': h, 'stop': bool}"
 
 
+def _not_finite(pos: Any) -> str | None:
+    """The message for ``[x, y, z]`` numbers of which one is NaN or infinite, else None.
+
+    Example:
+        >>> _not_finite([0.0, float("inf"), 0.0])
+        'position [0.0, inf, 0.0] has an infinite coordinate: [x, y, z] must be finite'
+    """
+    if isinstance(pos, list) and len(pos) == 3 and all(type(v) in (int, float) for v in pos):
+        kind = "a NaN" if any(v != v for v in pos) else "an infinite"  # NaN != NaN
+        return f"position {pos!r:.60} has {kind} coordinate: [x, y, z] must be finite"
+    return None
+
+
 def _step_problem(st: Any, p: np.ndarray | None) -> tuple[str, str] | None:
     """What is wrong with one ``r2r-ce`` step (its position ``p`` as read): the message and the
     field under the step, or None.
@@ -240,13 +256,8 @@ def _step_problem(st: Any, p: np.ndarray | None) -> tuple[str, str] | None:
     if pos is _ABSENT:
         return "missing field 'position' ([x, y, z])", ".position"
     if p is None:
-        if isinstance(pos, list) and len(pos) == 3 and all(type(v) in (int, float) for v in pos):
-            kind = "a NaN" if any(v != v for v in pos) else "an infinite"  # NaN != NaN
-            return (
-                f"position {pos!r:.60} has {kind} coordinate: [x, y, z] must be finite",
-                ".position",
-            )
-        return f"expected {_STEP}: position must be [x, y, z], got {pos!r:.30}", ".position"
+        why = _not_finite(pos)
+        return why or f"expected {_STEP}: position must be [x, y, z], got {pos!r:.30}", ".position"
     if stop is _ABSENT:
         return "missing field 'stop' (true or false)", ".stop"
     if not isinstance(stop, bool):
@@ -288,7 +299,7 @@ def _records(raw: bytes, source: str, pc: ProblemCollector) -> list[Any]:
         return value if isinstance(value, list) else []
     from vlneval.tasks.common.jsonl import iter_jsonl
 
-    return [rec for _, rec in iter_jsonl(raw, pc)]
+    return [rec for _, rec in iter_jsonl(raw, pc, lenient=True)]
 
 
 @gc_paused()  # the decoded records hold no cycle: no collection need walk them
