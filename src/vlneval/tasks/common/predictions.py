@@ -346,9 +346,7 @@ class _Parser:
         except KeyError:
             del self.flat[start:]
             j = next(j for j, v in enumerate(vps) if v not in graph.index)
-            self.pc.add(
-                graph.describe_missing(clip(vps[j])), episode=label, field=f"trajectory[{j}]"
-            )
+            self.pc.add(graph.describe_missing(vps[j]), episode=label, field=f"trajectory[{j}]")
             return
         self.rec_ep.append(i)
         self.rec_len.append(len(self.flat) - start)
@@ -443,7 +441,7 @@ class _Parser:
                     ok[r] = False
                     graph = self.graphs.graph(self.ep.scans[int(rows[r])])
                     self.pc.add(
-                        graph.describe_missing(clip(self.not_nodes[pos])),
+                        graph.describe_missing(self.not_nodes[pos]),
                         episode=f'{self.ep.id_field} "{clip(self.ep.ids[int(rows[r])])}"',
                         field=f"trajectory[{pos - int(offsets[r])}]",
                     )
