@@ -61,7 +61,9 @@ def test_missing_trajectory_and_unknown_panorama(tmp_path: Path) -> None:
     )
     body[1]["trajectory"] = ["p0", "x" * 100_000]
     text = str(_bad(tmp_path / "long", body))
-    assert f'trajectory[1]: panorama {"x" * 80}… (100,000 characters) is not in the Touchdown' in text
+    assert (
+        f"trajectory[1]: panorama {'x' * 80}… (100,000 characters) is not in the Touchdown" in text
+    )
 
 
 def test_bad_steps(tmp_path: Path) -> None:

@@ -29,7 +29,13 @@ from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import read_input
-from vlneval.tasks.common.record_checks import ID_LIKE, FieldTally, is_finite
+from vlneval.tasks.common.record_checks import (
+    ID_LIKE,
+    FieldTally,
+    is_finite,
+    is_number,
+    shown_number,
+)
 from vlneval.tasks.common.summary_records import SummarySkips
 
 if TYPE_CHECKING:
@@ -278,11 +284,13 @@ class _Parser:
         for name, pos in (("heading", 1), ("elevation", 2)):
             if len(step) > pos:
                 v = step[pos]
-                if type(v) is not float and type(v) is not int:
+                if type(v) is not float and type(v) is not int and not is_number(v):
                     self.pc.add(f"{name} must be a number, got {v!r:.40}", episode=label, field=f)
                     return False
                 if not is_finite(v):
-                    self.pc.add(f"{name} is {v!s:.40} (must be finite)", episode=label, field=f)
+                    self.pc.add(
+                        f"{name} is {shown_number(v)} (must be finite)", episode=label, field=f
+                    )
                     return False
         out.append(step[0])
         return True
