@@ -141,6 +141,11 @@ def test_not_json_and_not_a_list(tmp_path: Path) -> None:
         InvalidInputError, match="expected a JSON list of predictions, got a JSON object"
     ):
         evaluate("r2r", "val", p, root=root)
+    for text, kind in (("42", "number"), ("null", "null value"), ("true", "boolean")):
+        p.write_text(text)
+        with pytest.raises(InvalidInputError) as exc:
+            evaluate("r2r", "val", p, root=root)
+        assert str(exc.value).endswith(f"expected a JSON list of predictions, got a {kind}")
 
 
 def test_many_problems_are_capped_at_twenty(tmp_path: Path) -> None:

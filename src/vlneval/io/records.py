@@ -146,5 +146,6 @@ def jsonl(raw: bytes, source: str) -> list[Any]:
 
 
 def _kind(value: Any) -> str:
-    names: dict[type, str] = {dict: "JSON object", list: "JSON list", str: "string"}
+    names: dict[type, str] = {dict: "JSON object", list: "JSON list", str: "string", int: "number",
+                              float: "number", bool: "boolean", type(None): "null value"}  # fmt: skip
     return names.get(type(value), "JSON value")
