@@ -590,3 +590,31 @@ def test_vlnce_predictions_with_a_repeated_episode_id_are_refused(tmp_path: Path
     p.write_text('{"1": ' + one + ', "2": ' + one + ', "1": ' + one + "}")
     with pytest.raises(InvalidInputError, match=r'p.json: episode_id "1" is given twice'):
         parse_ce_predictions(p, episodes)
+
+
+@pytest.mark.parametrize("kind", [np.float64, np.float32, np.int64])
+def test_numpy_numbers_in_records_are_numbers(tmp_path: Path, kind: Any) -> None:
+    episodes, store = _square(tmp_path)
+    plain = preds({"1_0": ["S", "A", "B", "G"]})
+    records = [
+        {**r, "trajectory": [[s[0], kind(1), kind(0)] for s in r["trajectory"]]} for r in plain
+    ]
+    got = parse_predictions(records, episodes, store)
+    want = parse_predictions(plain, episodes, store)
+    assert (
+        got.nodes.tolist() == want.nodes.tolist()
+        and got.episodes.tolist() == want.episodes.tolist()
+    )
+    bad = [{**records[0], "trajectory": [["S", np.float64("nan"), 0.0]]}]
+    with pytest.raises(InvalidInputError, match=r'instr_id "1_0": trajectory\[0\]: heading is nan'):
+        parse_predictions(bad, episodes, store)
+
+
+def test_an_integer_beyond_a_double_is_not_shown_cut(tmp_path: Path) -> None:
+    raw = b'[{"instr_id": "1_0", "trajectory": [["S", 0.0, 1' + b"0" * 1000 + b"]]}]"
+    with pytest.raises(InvalidInputError) as exc:
+        _parse(tmp_path, raw)
+    assert str(exc.value).endswith(
+        "trajectory[0]: elevation is an integer of 1,001 digits, beyond a double's range "
+        "(must be finite)"
+    )

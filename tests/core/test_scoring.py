@@ -141,6 +141,25 @@ def test_not_json_and_not_a_list(tmp_path: Path) -> None:
         InvalidInputError, match="expected a JSON list of predictions, got a JSON object"
     ):
         evaluate("r2r", "val", p, root=root)
+    for text, kind in (("42", "number"), ("null", "null value"), ("true", "boolean")):
+        p.write_text(text)
+        with pytest.raises(InvalidInputError) as exc:
+            evaluate("r2r", "val", p, root=root)
+        assert str(exc.value).endswith(f"expected a JSON list of predictions, got a {kind}")
+
+
+def test_json_lines_where_a_list_is_read_is_said_so(tmp_path: Path) -> None:
+    from vlneval.io import decode_json
+
+    with pytest.raises(InvalidInputError) as exc:
+        decode_json(b'{"a": 1}\n{"a": 2}\n', "p.json")
+    assert str(exc.value) == (
+        "error: p.json: not valid JSON: Extra data at line 2, column 1 (JSON lines, one record "
+        "per line? this file must be one JSON list)"
+    )
+    with pytest.raises(InvalidInputError) as exc:
+        decode_json(b"[1] [2]", "p.json")
+    assert str(exc.value) == "error: p.json: not valid JSON: Extra data at line 1, column 5"
 
 
 def test_many_problems_are_capped_at_twenty(tmp_path: Path) -> None:

@@ -53,10 +53,7 @@ def test_inst_idx_as_string_in_one_record(tmp_path: Path) -> None:
     body[1]["inst_idx"] = "2"
     with pytest.raises(InvalidInputError) as exc:
         _run(tmp_path, body)
-    assert (
-        "preds.json: inst_idx '2': record 1: inst_idx must be a JSON integer, got str '2'"
-        in _one_error(exc)
-    )
+    assert "preds.json: record 1: inst_idx must be a JSON integer, got str '2'" in _one_error(exc)
 
 
 def test_wrong_id_key_is_one_error(tmp_path: Path) -> None:
@@ -260,3 +257,32 @@ def test_a_file_matching_no_episode_is_said_so(tmp_path: Path, subset: bool) -> 
     assert str(exc.value) == (
         f"error: {tmp_path / 'preds.json'}: no prediction matches an episode of ndh val_seen"
     )
+
+
+def test_a_non_integer_inst_idx_is_labelled_by_record_once(tmp_path: Path) -> None:
+    body = _good()
+    body[1]["inst_idx"] = [1]
+    with pytest.raises(InvalidInputError) as exc:
+        _run(tmp_path, body)
+    assert _one_error(exc).endswith(
+        "preds.json: record 1: inst_idx must be a JSON integer, got list [1]"
+    )
+
+
+def test_an_unknown_integer_id_is_advised_with_an_integer_example(tmp_path: Path) -> None:
+    body = _good()
+    body[2]["inst_idx"] = 99
+    with pytest.raises(InvalidInputError) as exc:
+        _run(tmp_path, body)
+    assert _one_error(exc).endswith(
+        "1 record has an id not in the split: 99 (an id of another type, or with spaces? ids "
+        "match exactly, e.g. 3)"
+    )
+
+
+def test_a_null_trajectory_is_not_called_missing(tmp_path: Path) -> None:
+    body = _good()
+    body[2]["trajectory"] = None
+    with pytest.raises(InvalidInputError) as exc:
+        _run(tmp_path, body)
+    assert _one_error(exc).endswith('inst_idx "3": trajectory: trajectory must be a list, got null')

@@ -175,7 +175,7 @@ def test_wrong_start_is_an_error(tmp_path: Path) -> None:
     body[0]["agent_pose"][0][0] = "A"
     err = _bad(tmp_path, body)
     assert (
-        'instr_id "10_0": trajectory[0]: the trajectory starts at A, not at the episode\'s start S'
+        'instr_id "10_0": agent_pose[0]: the trajectory starts at A, not at the episode\'s start S'
         in str(err)
     )
 
@@ -224,3 +224,28 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         "option path_type (--path-type) does not apply to task hanna (its options: none)"
         in capsys.readouterr().err
     )
+
+
+def test_pose_problems_name_agent_pose(tmp_path: Path) -> None:
+    body = _body()
+    body[1]["agent_pose"][1][0] = "nowhere"
+    body[2]["agent_pose"][0][1] = float("nan")
+    text = str(_bad(tmp_path, body))
+    assert 'instr_id "10_1": agent_pose[1]: viewpoint nowhere is not in scan flat' in text
+    assert 'instr_id "11_0": agent_pose[0]: heading is nan (must be finite)' in text
+    assert "trajectory[" not in text
+
+
+@pytest.mark.parametrize(
+    ("poses", "message"),
+    [
+        ([], "agent_pose: empty trajectory (it must include the start viewpoint)"),
+        (None, "agent_pose: agent_pose must be a list, got null"),
+    ],
+)
+def test_an_empty_or_null_agent_pose_says_so(tmp_path: Path, poses: Any, message: str) -> None:
+    body = _body()
+    body[1]["agent_pose"] = poses
+    body[1]["agent_ask"] = []
+    err = _bad(tmp_path, body)
+    assert len(err.problems) == 1 and str(err).endswith(f'instr_id "10_1": {message}')

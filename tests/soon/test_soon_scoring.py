@@ -233,3 +233,30 @@ def test_the_completeness_problem_names_an_id_not_in_the_split(tmp_path: Path) -
     with pytest.raises(InvalidInputError) as exc:
         _score(tmp_path, part)
     assert "; 1 record has an id not in the split: 77 (an id of another type" in str(exc.value)
+
+
+def test_a_long_unknown_viewpoint_is_clipped(tmp_path: Path) -> None:
+    bad = soon_preds()
+    bad[1]["trajectory"][0]["path"][1][0] = "x" * 100_000
+    with pytest.raises(InvalidInputError) as exc:
+        _score(tmp_path, bad)
+    assert str(exc.value).endswith(
+        f'instr_id "2": trajectory[0].path[1]: viewpoint {"x" * 80}… (100,000 characters) '
+        "is not in scan sq"
+    )
+
+
+def test_a_wrong_type_id_or_null_trajectory_is_not_called_missing(tmp_path: Path) -> None:
+    bad = soon_preds()
+    bad[0]["instr_id"] = [1]
+    bad[1]["trajectory"] = None
+    with pytest.raises(InvalidInputError) as exc:
+        _score(tmp_path, bad)
+    text = str(exc.value)
+    assert (
+        len(exc.value.problems) == 2 and "record 0: instr_id must be a string, got list [1]" in text
+    )
+    assert (
+        'instr_id "2": trajectory: trajectory must be a non-empty list (one entry per start '
+        "path), got null" in text
+    )

@@ -318,7 +318,9 @@ def test_an_integer_beyond_a_float_s_range_is_not_finite_not_a_crash(
         records[0]["trajectory"][0][1] = big
         with pytest.raises(InvalidInputError) as exc:
             vlneval.evaluate("demo", None, records)
-        assert _problems(exc.value) == [f"heading is {str(big)[:40]} (must be finite)"]
+        assert _problems(exc.value) == [
+            "heading is an integer of 351 digits, beyond a double's range (must be finite)"
+        ]
         return
     from tests.vlnce.helpers import write_split
 

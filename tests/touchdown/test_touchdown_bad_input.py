@@ -59,6 +59,11 @@ def test_missing_trajectory_and_unknown_panorama(tmp_path: Path) -> None:
     assert (
         'route_id "2": trajectory[1]: panorama nowhere is not in the Touchdown street graph' in text
     )
+    body[1]["trajectory"] = ["p0", "x" * 100_000]
+    text = str(_bad(tmp_path / "long", body))
+    assert (
+        f"trajectory[1]: panorama {'x' * 80}… (100,000 characters) is not in the Touchdown" in text
+    )
 
 
 def test_bad_steps(tmp_path: Path) -> None:
@@ -92,20 +97,25 @@ def test_nested_form_does_not_apply(tmp_path: Path) -> None:
         evaluate("touchdown", "dev", nav(tmp_path), root=root, form="nested")
 
 
+_MISSING = object()  # a field the record lacks
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"pano": "left"}, "pano must be one of main, pre, post, got 'left'"),
-        ({"x": 4000.0}, "x = 4000.0 lies outside the 3680 x 800 px panorama"),
-        ({"y": None}, "y must be a finite number of pixels, got None"),
-        ({"x": True}, "x must be a finite number of pixels, got True"),
+        ({"pano": "left"}, "route_id \"1\": pano: pano must be one of main, pre, post, got 'left'"),
+        ({"x": 4000.0}, 'SDR "1_main": x: x = 4000.0 lies outside the 3680 x 800 px panorama'),
+        ({"y": None}, 'SDR "1_main": y: y must be a finite number of pixels, got None'),
+        ({"x": True}, 'SDR "1_main": x: x must be a finite number of pixels, got True'),
+        ({"x": _MISSING}, "SDR \"1_main\": missing field 'x' (a pixel coordinate)"),
     ],
 )
 def test_bad_sdr_records(tmp_path: Path, change: dict[str, Any], message: str) -> None:
     body = [dict(r) for r in SDR]
     body[0].update(change)
+    body[0] = {k: v for k, v in body[0].items() if v is not _MISSING}
     err = _bad(tmp_path, body, task="touchdown-sdr")
-    assert len(err.problems) == 1 and 'route_id "1": ' in str(err) and message in str(err)
+    assert len(err.problems) == 1 and str(err).endswith(f"td_preds.json: {message}"), str(err)
 
 
 def test_duplicate_sdr(tmp_path: Path) -> None:

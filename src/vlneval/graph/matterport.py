@@ -17,7 +17,7 @@ import msgspec
 import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
-from vlneval.io import json_text
+from vlneval.io import clip, json_text
 
 __all__ = ["NavGraph", "connectivity_from_bytes", "load_connectivity", "parse_connectivity"]
 
@@ -90,7 +90,7 @@ class NavGraph:
         return self._adjacency
 
     def describe_missing(self, viewpoint: str) -> str:
-        """Why ``viewpoint`` is not a node, phrased for an error message."""
+        """Why ``viewpoint`` is not a node, phrased for an error message (a long id clipped)."""
         if viewpoint in self.isolated:
             return (
                 f"viewpoint {viewpoint} is included in scan {self.scan} but has no navigable "
@@ -98,7 +98,7 @@ class NavGraph:
             )
         if viewpoint in self.excluded:
             return f"viewpoint {viewpoint} is marked not included in scan {self.scan}"
-        return f"viewpoint {viewpoint} is not in scan {self.scan}"
+        return f"viewpoint {clip(viewpoint)} is not in scan {self.scan}"
 
 
 def load_connectivity(path: str | Path, scan: str | None = None) -> NavGraph:

@@ -25,7 +25,7 @@ import numpy as np
 
 from vlneval._compiling import first_call
 from vlneval.errors import InvalidInputError, MissingDataError, ProblemCollector
-from vlneval.io import read_bytes
+from vlneval.io import clip, read_bytes
 
 __all__ = ["StreetGraph", "load_street_graph", "parse_street_graph", "street_graph"]
 
@@ -78,8 +78,8 @@ class StreetGraph:
         return len(self.ids)
 
     def describe_missing(self, panoid: str) -> str:
-        """Why ``panoid`` is not a node, phrased for an error message."""
-        return f"panorama {panoid} is not in the Touchdown street graph ({self.source})"
+        """Why ``panoid`` is not a node, phrased for an error message (a long id clipped)."""
+        return f"panorama {clip(panoid)} is not in the Touchdown street graph ({self.source})"
 
     def neighbours(self, node: int) -> np.ndarray:
         """Nodes one hop from ``node`` (a link in either direction), ascending."""

@@ -72,9 +72,15 @@ def explain(raw: bytes, source: str, limits: Limits | None = None) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
+        lines = exc.msg == "Extra data" and exc.colno == 1 and text.lstrip()[:1] == "{"
         raise InvalidInputError(
             f"{source}: not valid JSON: {exc.msg.removesuffix(' at')} at line {exc.lineno}, "
             f"column {exc.colno}"
+            + (
+                " (JSON lines, one record per line? this file must be one JSON list)"
+                if lines
+                else ""
+            )
         ) from exc
     except RecursionError as exc:
         raise InvalidInputError(f"{source}: JSON nested too deeply") from exc

@@ -176,5 +176,6 @@ def _lenient_line(line: bytes, where: str, exc: Exception, lineno: int) -> Any:
 
 
 def _kind(value: Any) -> str:
-    names: dict[type, str] = {dict: "JSON object", list: "JSON list", str: "string"}
+    names: dict[type, str] = {dict: "JSON object", list: "JSON list", str: "string", int: "number",
+                              float: "number", bool: "boolean", type(None): "null value"}  # fmt: skip
     return names.get(type(value), "JSON value")

@@ -50,7 +50,7 @@ def no_match(task: str, split: str) -> str:
     return f"no prediction matches an episode of {task} {split}"
 
 
-def stray_ids(unknown: Sequence[str | int], expected: str = "", *, advice: str = "") -> str:
+def stray_ids(unknown: Sequence[str | int], expected: str | int = "", *, advice: str = "") -> str:
     """What a completeness problem adds when records had ids not in the split (the ids as
     the file writes them: a number bare, a string quoted, so a stray space shows), else "".
     ``expected``: an id of the split that has no prediction, as an example; ``advice``: the
@@ -61,6 +61,8 @@ def stray_ids(unknown: Sequence[str | int], expected: str = "", *, advice: str =
         '; 1 record has an id not in the split: 4332 (an id of another type, or with spaces? ids match exactly, e.g. "4332_0")'
         >>> stray_ids(["4332_0 ", "x"], "4332_0")[:56], stray_ids([], "4332_0")
         ('; 2 records have ids not in the split: "4332_0 ", "x" (a', '')
+        >>> stray_ids([99], 6142)[-10:]
+        'e.g. 6142)'
         >>> stray_ids([7, 8], advice="another split's")
         "; 2 records have ids not in the split: 7, 8 (another split's)"
     """
@@ -105,11 +107,12 @@ def check_rules(
     ids, idf = episodes.ids, episodes.id_field
     order = preds.episodes
     if preds.missing and profile.require_complete and not subset:
+        first = preds.missing[0]  # an example of an id: a number where the benchmark's are
         incomplete = hinted(
             f"{len(preds.missing)} of {len(ids)} episodes have no prediction (first: "
             f"{', '.join(preds.missing[:5])}); the official scorer requires all of them",
             hint("--subset", SUBSET_ADVICE, aside=True),
-            stray_ids(preds.unknown, preds.missing[0]),
+            stray_ids(preds.unknown, int(first) if episodes.int_ids else first),
         )
         pc.problems.insert(0, Problem(pc.source, incomplete))  # before the reading problems
     starts = arr.traj[arr.traj_offsets[:-1]]
@@ -121,7 +124,7 @@ def check_rules(
             f"the trajectory starts at {start}, not at the episode's start "
             f"{episodes.paths[i][0]} (it must include the start viewpoint)",
             episode=f'{idf} "{ids[i]}"',
-            field="trajectory[0]",
+            field=f"{preds.key}[0]",
         )
     jumps, first_jump, repeats = step_counts(
         arr.traj, arr.traj_offsets, arr.scan_index, arr.adjacency_flat(graphs),
@@ -168,7 +171,7 @@ def _report_jumps(
                 ")",
             ),
             episode=f'{episodes.id_field} "{episodes.ids[i]}"',
-            field=f"trajectory[{step}]",
+            field=f"{preds.key}[{step}]",
         )
 
 

@@ -29,7 +29,13 @@ from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import read_input
-from vlneval.tasks.common.record_checks import ID_LIKE, FieldTally, is_finite
+from vlneval.tasks.common.record_checks import (
+    ID_LIKE,
+    FieldTally,
+    is_finite,
+    is_number,
+    shown_number,
+)
 from vlneval.tasks.common.summary_records import SummarySkips
 
 if TYPE_CHECKING:
@@ -57,6 +63,7 @@ class Predictions:
         missing: the ids of the split's episodes without a prediction.
         unknown: the ids of the records not in the split, as the file writes them (a number
             stays a number), for the completeness problem to name.
+        key: the trajectory field messages name (``agent_pose`` for HANNA, a given key).
     """
 
     source: str
@@ -68,6 +75,7 @@ class Predictions:
     warnings: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     unknown: list[str | int] = field(default_factory=list)
+    key: str = "trajectory"
 
 
 def _detect(traj: list[Any]) -> str:
@@ -177,6 +185,7 @@ class _Parser:
         self.graphs = graphs
         self.form = form
         self.key = trajectory_key
+        self.field = trajectory_key or "trajectory"  # the name messages give the trajectory
         self.keep_fields = keep_fields
         self.pc = ProblemCollector(source)
         self.flat: Any = array("i")
@@ -212,14 +221,13 @@ class _Parser:
         key = self.key
         if key is None:
             key = next((k for k in TRAJECTORY_KEYS if k in rec), "trajectory")
-        traj = rec.get(key)
-        if traj is None:
+        if key not in rec:
             self.traj_tally.missing(self.pc, f"missing field {key!r}", episode=label)
             return None
+        traj = rec[key]
         if not isinstance(traj, list):
-            self.pc.add(
-                f"{key} must be a list, got {type(traj).__name__}", episode=label, field=key
-            )
+            got = "null" if traj is None else type(traj).__name__
+            self.pc.add(f"{key} must be a list, got {got}", episode=label, field=key)
             return None
         if not traj:
             self.pc.add(
@@ -235,7 +243,7 @@ class _Parser:
         out: list[str] = []
         ok = True
         for j, step in enumerate(traj):
-            f = f"trajectory[{j}]"
+            f = f"{self.field}[{j}]"
             if form == "plain":
                 if type(step) is not str:
                     self.pc.add(
@@ -260,7 +268,7 @@ class _Parser:
             self.pc.add(
                 "empty trajectory after flattening (it must include the start viewpoint)",
                 episode=label,
-                field="trajectory",
+                field=self.field,
             )
             return None
         return out if ok else None
@@ -276,11 +284,13 @@ class _Parser:
         for name, pos in (("heading", 1), ("elevation", 2)):
             if len(step) > pos:
                 v = step[pos]
-                if type(v) is not float and type(v) is not int:
+                if type(v) is not float and type(v) is not int and not is_number(v):
                     self.pc.add(f"{name} must be a number, got {v!r:.40}", episode=label, field=f)
                     return False
                 if not is_finite(v):
-                    self.pc.add(f"{name} is {v!s:.40} (must be finite)", episode=label, field=f)
+                    self.pc.add(
+                        f"{name} is {shown_number(v)} (must be finite)", episode=label, field=f
+                    )
                     return False
         out.append(step[0])
         return True
@@ -348,9 +358,7 @@ class _Parser:
         except KeyError:
             del self.flat[start:]
             j = next(j for j, v in enumerate(vps) if v not in graph.index)
-            self.pc.add(
-                graph.describe_missing(clip(vps[j])), episode=label, field=f"trajectory[{j}]"
-            )
+            self.pc.add(graph.describe_missing(vps[j]), episode=label, field=f"{self.field}[{j}]")
             return
         self.rec_ep.append(i)
         self.rec_len.append(len(self.flat) - start)
@@ -445,9 +453,9 @@ class _Parser:
                     ok[r] = False
                     graph = self.graphs.graph(self.ep.scans[int(rows[r])])
                     self.pc.add(
-                        graph.describe_missing(clip(self.not_nodes[pos])),
+                        graph.describe_missing(self.not_nodes[pos]),
                         episode=f'{self.ep.id_field} "{clip(self.ep.ids[int(rows[r])])}"',
-                        field=f"trajectory[{pos - int(offsets[r])}]",
+                        field=f"{self.field}[{pos - int(offsets[r])}]",
                     )
         self.flat = nodes[np.repeat(ok, sizes)]
         self.rec_ep, self.rec_len = rows[ok], sizes[ok]
@@ -606,4 +614,5 @@ def _assemble(p: _Parser, source: str) -> Predictions:
         warnings=warnings,
         missing=[p.ep.ids[i] for i in missing_idx],
         unknown=p.unknown,
+        key=p.field,
     )

@@ -4,6 +4,8 @@ heading), each adding its problem, with the record's place, to a :class:`Problem
 from __future__ import annotations
 
 import math
+import numbers
+import sys
 from collections.abc import Collection, Iterable, Iterator
 from itertools import chain
 from typing import Any, TypeGuard
@@ -21,13 +23,30 @@ ID_LIKE = (
 
 
 def is_number(value: Any) -> TypeGuard[float]:
-    """An int or a float, not a bool (JSON ``true`` is not a number).
+    """An int or a float, not a bool (JSON ``true`` is not a number); a numpy scalar that is a
+    real number counts (records built in memory from an agent's arrays hold them).
 
     Example:
-        >>> is_number(2), is_number(2.5), is_number(True), is_number("2")
-        (True, True, False, False)
+        >>> import numpy as np
+        >>> is_number(2), is_number(2.5), is_number(True), is_number("2"), is_number(np.float32(1))
+        (True, True, False, False, True)
     """
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(value, (int, float)):
+        return not isinstance(value, bool)
+    return isinstance(value, numbers.Real)  # numpy's floats and ints, not its bool_
+
+
+def shown_number(value: float) -> str:
+    """A number for a message; an integer beyond a double's range by its size (its digits
+    cut to 40 would read as a finite value).
+
+    Example:
+        >>> shown_number(float("nan")), shown_number(10**1000)
+        ('nan', "an integer of 1,001 digits, beyond a double's range")
+    """
+    if isinstance(value, int) and abs(value) > sys.float_info.max:
+        return f"an integer of {math.floor(math.log10(abs(value))) + 1:,} digits, beyond a double's range"
+    return f"{value!s:.40}"
 
 
 def is_finite(value: Any) -> TypeGuard[float]:

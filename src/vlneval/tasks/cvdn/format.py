@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
-from vlneval.io import iter_chunks, read_bytes
+from vlneval.io import clip, iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.prediction_structs import TRAJECTORY_KEYS
@@ -356,8 +356,7 @@ def _check_id_types(records: list[Any], source: str, n_predictions: int) -> None
     pc = ProblemCollector(source)
     for k, v in bad:
         pc.add(
-            f"inst_idx must be a JSON integer, got {type(v).__name__} {v!r:.40}",
-            episode=f"inst_idx {v!r:.40}",
+            f"inst_idx must be a JSON integer, got {type(v).__name__} {clip(repr(v))}",
             field=f"record {k}",
         )
     pc.raise_if_any()

@@ -128,7 +128,7 @@ def _check_asks(rec: dict[str, Any], key: str, k: int, pc: ProblemCollector) -> 
             "agent_ask must be a list of ask actions, 0 (do_nothing) or 1 (request_help)",
             episode=label, field="agent_ask",
         )  # fmt: skip
-    elif isinstance(poses, list) and len(asks) != len(poses) - 1:
+    elif isinstance(poses, list) and poses and len(asks) != len(poses) - 1:  # empty: the reader's
         pc.add(
             f"agent_ask holds {len(asks)} actions for {len(poses) - 1} steps (one per pose after "
             "the start, as the scorer asserts)",

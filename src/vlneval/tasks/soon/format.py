@@ -360,9 +360,13 @@ class _SoonParser:
             return
         self.ids.see(rec)
         self.trajs.see(rec)
-        iid = rec.get("instr_id")
-        if iid is None or isinstance(iid, bool) or not isinstance(iid, (str, int)):
+        if "instr_id" not in rec:
             self.ids.missing(self.pc, "missing field 'instr_id' (a string)", field=f"record {k}")
+            return
+        iid = rec["instr_id"]
+        if isinstance(iid, bool) or not isinstance(iid, (str, int)):
+            got = f"{type(iid).__name__} {clip(repr(iid))}" if iid is not None else "null"
+            self.pc.add(f"instr_id must be a string, got {got}", field=f"record {k}")
             return
         raw, iid = iid, str(iid)
         label = f'instr_id "{iid}"'
@@ -374,13 +378,14 @@ class _SoonParser:
             return
         self.done.add(iid)
         traj = rec.get("trajectory")
-        if traj is None:
+        if "trajectory" not in rec:
             self.trajs.missing(self.pc, "missing field 'trajectory'", episode=label)
         elif isinstance(traj, dict):
             self.pc.add(_DICT_HINT, episode=label, field="trajectory")
         elif not isinstance(traj, list) or not traj:
             self.pc.add(
-                "trajectory must be a non-empty list (one entry per start path)",
+                "trajectory must be a non-empty list (one entry per start path)"
+                + (", got null" if traj is None else ""),
                 episode=label,
                 field="trajectory",
             )

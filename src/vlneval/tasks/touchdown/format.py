@@ -474,9 +474,13 @@ def _sdr_record(
             field="pano",
         )
         return None
+    label = f'SDR "{rid}_{kind}"'  # a route has three records: which panorama
     xy = []
     for c, limit in zip("xy", frame, strict=True):
         v = rec.get(c)
+        if c not in rec:
+            pc.add(f"missing field {c!r} (a pixel coordinate)", episode=label)
+            return None
         if not is_finite(v):
             pc.add(f"{c} must be a finite number of pixels, got {v!r:.40}", episode=label, field=c)
             return None
