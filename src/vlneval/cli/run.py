@@ -22,8 +22,14 @@ from vlneval.cli.common import (
     open_scorer,
     scored_plan,
 )
-from vlneval.cli.sharding import CliShard, add_executor_args, add_shard_args, agent_kwargs
-from vlneval.errors import VLNEvalError
+from vlneval.cli.sharding import (
+    CliShard,
+    add_executor_args,
+    add_shard_args,
+    agent_kwargs,
+    kept_after_failure,
+)
+from vlneval.errors import AgentError, VLNEvalError
 from vlneval.io import to_json_bytes, write_outputs
 from vlneval.tasks import get_task
 
@@ -128,7 +134,15 @@ def workload_of(args: argparse.Namespace, environment: str | None = None) -> Any
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Runs the agent, writes predictions and card, scores on request."""
+    """Runs the agent, writes predictions and card, scores on request. When the agent raises,
+    the error says what became of the episodes it finished."""
+    try:
+        return _run(args)
+    except AgentError as exc:
+        raise AgentError(f"{exc}\n{kept_after_failure(args)}", exc.agent_traceback) from exc
+
+
+def _run(args: argparse.Namespace) -> int:
     from vlneval.agents.rollout import run_agent
     from vlneval.agents.street import run_street
     from vlneval.distributed.merge import card_path
