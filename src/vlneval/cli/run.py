@@ -165,6 +165,11 @@ def _run(args: argparse.Namespace) -> int:
     workload = workload_of(args)
     agent = workload.agent_info()
     shard = CliShard.of(args)
+    checkpoint = None  # a shard's manifest hashes it, and the merged card shows it
+    if shard is None and args.checkpoint is not None:
+        from vlneval.distributed.checkpoint import checkpoint_fingerprint
+
+        checkpoint = checkpoint_fingerprint(args.checkpoint)  # refused now if it is not there
     loaded = workload.load()
     args.score_options = loaded.score_options
     for note in loaded.notes:
@@ -195,6 +200,8 @@ def _run(args: argparse.Namespace) -> int:
     card = _card(result.task, result.split, result.n_episodes, result.n_expected, result.protocol)
     if shard is not None:
         return shard.finish(card)
+    if checkpoint is not None:
+        card["checkpoint"] = checkpoint
     out = Path(args.out)
     write_outputs([(plan.outputs["--out"], predictions_bytes(out, result.records)),
                    (card_path(out), to_json_bytes(card))])  # fmt: skip
