@@ -43,8 +43,8 @@ def add_shard_args(p: argparse.ArgumentParser) -> None:
         "--checkpoint",
         default=None,
         metavar="FILE",
-        help="model checkpoint (file or folder): hashed into the manifest and passed to the "
-        "agent's constructor as checkpoint=PATH",
+        help="model checkpoint (file or folder): hashed into the protocol card (and a shard's "
+        "manifest) and passed to the agent's constructor as checkpoint=PATH",
     )
     add_agent_arg(p)
 
