@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,25 @@ def test_a_shard_keeps_the_finished_episodes_for_resume(
     # the class counter is past 5 now: the "fixed" agent resumes and runs the other 14
     assert _run(f"{agents}:Late", out, "--shard", "0/2", "--resume") == 0
     assert len(records.read_text().splitlines()) == 18
+
+
+def test_a_remote_agent_s_error_gets_the_episode_and_step(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vlneval.agents.registry import get_agent
+    from vlneval.agents.remote_server import AgentServer
+
+    server = AgentServer(get_agent("tests.agents.remote_agents:Broken"), port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    out = tmp_path / "p.json"
+    try:
+        assert _run(server.url, out, "--agent-arg", "retries=0") == 2
+    finally:
+        server.shutdown()
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2  # no traceback: the server's answer says what the agent raised
+    assert lines[0].startswith(f"error: agent {server.url}: act() at episode 100_0, step 0: ")
+    assert lines[0].endswith(
+        "HTTP 500: agent tests.agents.remote_agents:Broken: act() raised ValueError: boom at step 0"
+    )
+    assert lines[1] == KEPT_NOTHING.format(out=out)

@@ -134,11 +134,13 @@ def agent_error(
         >>> error.agent_traceback.splitlines()[-1]
         "KeyError: 'features'"
     """
+    where = "" if episode is None else f" at episode {episode}"
+    where += "" if step is None else f", step {step}"
+    if isinstance(exc, VLNEvalError):  # vlneval's own message (a remote agent's answer...)
+        return AgentError(f"agent {agent}: {call}{where}: {exc}")
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_globals.get("__name__", "").startswith("vlneval."):
         tb = tb.tb_next  # the calls into the agent; its own frames follow
-    where = "" if episode is None else f" at episode {episode}"
-    where += "" if step is None else f", step {step}"
     text = "".join(traceback.format_exception(type(exc), exc, tb))
     return AgentError(f"agent {agent}: {call} raised {type(exc).__name__}{where}: {exc}", text)
 

@@ -297,7 +297,8 @@ def run_guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespac
     try:
         return fn(args)
     except AgentError as exc:
-        err(exc.agent_traceback.rstrip())
+        if exc.agent_traceback:
+            err(exc.agent_traceback.rstrip())
         err(f"error: {exc}")
         return 2
     except InvalidInputError as exc:
