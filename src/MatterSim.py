@@ -870,6 +870,8 @@ class Simulator:
                     and 0 <= k <= _UINT_MAX
                     and (th is float or th is int)
                     and (te is float or te is int)
+                    and h == h  # a NaN turn takes the general rule (as the C++ does), not
+                    and e == e  # the tables' "no turn"
                 ):
                     self._step_one(k, h, e)
                     return

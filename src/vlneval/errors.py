@@ -20,6 +20,7 @@ __all__ = [
     "UnknownNameError",
     "MissingDataError",
     "InvalidActionError",
+    "AgentError",
     "Problem",
     "ProblemCollector",
     "Hint",
@@ -227,6 +228,18 @@ class MissingDataError(VLNEvalError):
 
 class InvalidActionError(VLNEvalError):
     """An agent chose an action outside its environment's action space (any env family)."""
+
+
+class AgentError(VLNEvalError):
+    """The agent under evaluation raised (its bug, not vlneval's). ``agent_traceback`` is the
+    agent's exception with its own frames, as text (kept when the error crosses processes)."""
+
+    def __init__(self, message: str, agent_traceback: str = "") -> None:
+        super().__init__(message, agent_traceback)
+        self.agent_traceback = agent_traceback
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class ProblemCollector:

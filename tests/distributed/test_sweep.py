@@ -69,7 +69,8 @@ def test_sweep_plan_skip_report(
         assert float(sr[(c, "mean")]["value"]) == pytest.approx(sum(per_seed) / 2)
         assert float(sr[(c, "0")]["ci_low"]) <= per_seed[0] <= float(sr[(c, "0")]["ci_high"])
         assert sr[(c, "0")]["step"] == c.split(".")[1] and sr[(c, "0")]["n"] == "36"
-    assert md.read_text().startswith("| checkpoint | seeds | TL | NE |")
+    assert md.read_text().startswith("| checkpoint | seeds | TL (m) | NE (m) |")
+    assert {r["unit"] for r in rows if r["metric"] in ("SR", "SPL")} == {"fraction"}
     # the merged run and its card carry the checkpoint's hash
     card = json.loads(
         (tmp_path / "runs" / "ckpt.20.pth" / "seed-1" / "preds.protocol.json").read_text()

@@ -48,6 +48,7 @@ Example: an agent that walks to the nearest candidate three times, then stops.
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -56,9 +57,9 @@ import numpy as np
 
 from vlneval.envs.continuous.spaces import CONTINUOUS_SPACES
 from vlneval.envs.spaces import SPACES
-from vlneval.errors import VLNEvalError
+from vlneval.errors import AgentError, VLNEvalError
 
-__all__ = ["Agent", "AgentInfo", "describe_agent", "ALL_SPACES"]
+__all__ = ["Agent", "AgentInfo", "describe_agent", "agent_error", "call_agent", "ALL_SPACES"]
 
 ALL_SPACES = ("panoramic", "egocentric")
 #: Every action space an agent may name: the graph spaces, then the continuous ones.
@@ -108,6 +109,50 @@ class AgentInfo:
                 f"not {requested}: drop --action-space or pass one of those"
             )
         return requested
+
+    def make(self) -> Any:
+        """One agent instance; an exception of its constructor is an :class:`AgentError`."""
+        try:
+            return self.factory()
+        except Exception as exc:
+            raise agent_error(self.id, "its constructor", exc) from exc
+
+
+def agent_error(
+    agent: str, call: str, exc: Exception, *, episode: str | None = None, step: int | None = None
+) -> AgentError:
+    """The error for ``exc``, raised by the agent's ``call`` (``act()``...) at ``step`` of
+    ``episode``: it names them, and keeps the agent's traceback without vlneval's frames.
+
+    Example:
+        >>> try:
+        ...     {}["features"]
+        ... except KeyError as exc:
+        ...     error = agent_error("my:Agent", "act()", exc, episode="100_0", step=2)
+        >>> str(error)
+        "agent my:Agent: act() raised KeyError at episode 100_0, step 2: 'features'"
+        >>> error.agent_traceback.splitlines()[-1]
+        "KeyError: 'features'"
+    """
+    where = "" if episode is None else f" at episode {episode}"
+    where += "" if step is None else f", step {step}"
+    if isinstance(exc, VLNEvalError):  # vlneval's own message (a remote agent's answer...)
+        return AgentError(f"agent {agent}: {call}{where}: {exc}")
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_globals.get("__name__", "").startswith("vlneval."):
+        tb = tb.tb_next  # the calls into the agent; its own frames follow
+    text = "".join(traceback.format_exception(type(exc), exc, tb))
+    return AgentError(f"agent {agent}: {call} raised {type(exc).__name__}{where}: {exc}", text)
+
+
+def call_agent(agent: str, what: str, method: Any, obs: Any, episode: str, **kw: Any) -> Any:
+    """``method(obs, **kw)``: an agent's ``reset`` or ``act`` in ``episode``, its exception
+    turned into :func:`agent_error` (with the observation's step)."""
+    try:
+        return method(obs, **kw)
+    except Exception as exc:
+        step = obs.get("step")
+        raise agent_error(agent, what, exc, episode=episode, step=step) from exc
 
 
 def describe_agent(agent_id: str, factory: Callable[[], Any]) -> AgentInfo:

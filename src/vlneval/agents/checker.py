@@ -15,7 +15,7 @@ from vlneval.agents.base import AgentInfo, describe_agent
 from vlneval.agents.registry import get_agent
 from vlneval.agents.rollout import run_agent
 from vlneval.envs.loading import load_episodes
-from vlneval.errors import VLNEvalError
+from vlneval.errors import AgentError, VLNEvalError
 
 __all__ = ["check_agent", "AgentCheckError"]
 
@@ -73,10 +73,11 @@ def check_agent(
                 for s, b in ((seed, 1), (seed, 3), (seed + 1, 2))
             ]
         except VLNEvalError as exc:
-            problems.append(f"{space}: {exc}")
+            crash = exc.__cause__ if isinstance(exc, AgentError) else None
+            problems.append(f"{space}: {exc}" if crash is None else _crashed(space, crash))
             continue
         except Exception as exc:  # noqa: BLE001 - a crash in the agent is what the check reports
-            problems.append(f"{space}: the agent crashed: {type(exc).__name__}: {exc}")
+            problems.append(_crashed(space, exc))
             continue
         if runs[0].records != runs[1].records:
             problems.append(
@@ -96,3 +97,7 @@ def check_agent(
         "steps": steps,
         "truncated": truncated,
     }
+
+
+def _crashed(space: str, exc: BaseException) -> str:
+    return f"{space}: the agent crashed: {type(exc).__name__}: {exc}"

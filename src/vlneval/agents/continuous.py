@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from vlneval.agents.base import call_agent
 from vlneval.agents.baselines import StopAgent
 from vlneval.agents.progress import episode_progress
 from vlneval.agents.registry import AGENTS
@@ -184,10 +185,11 @@ def kept_out_of_gc() -> Iterator[Callable[[], None]]:
 
 def _rollout(env: Any, agent: Any, i: int, seed: int, teacher: Any) -> None:
     obs, _ = env.reset(options={"episode": i})
-    agent.reset(obs, rng=episode_rng(seed, i), teacher=teacher)
+    name, eid = f"{type(agent).__module__}:{type(agent).__qualname__}", env.record.episode_id
+    call_agent(name, "reset()", agent.reset, obs, eid, rng=episode_rng(seed, i), teacher=teacher)
     done = False
     while not done:
-        obs, _, terminated, truncated, _ = env.step(agent.act(obs))
+        obs, _, terminated, truncated, _ = env.step(call_agent(name, "act()", agent.act, obs, eid))
         done = terminated or truncated
 
 

@@ -341,7 +341,10 @@ def _error_text(data: bytes) -> str:
     try:
         obj = json.loads(data)
     except ValueError:
-        return data[:200].decode("utf-8", "replace").strip() or "no body"
+        text = data[:200].decode("utf-8", "replace").strip()
+        if text.startswith("<"):  # a web server's page: a vlneval agent answers in JSON
+            return f"not a {PROTOCOL} server (it answered with a web page): check the host and port"
+        return text or "no body"
     if isinstance(obj, dict) and "error" in obj:
         return str(obj["error"])
     return str(obj)[:200]

@@ -85,13 +85,18 @@ class AgentServer:
             )
         self.agent, self.max_sessions, self.log = agent, max_sessions, log
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        try:  # before the agent is made: a taken port is said at once
+            self.httpd = ThreadingHTTPServer((host, port), _handler(self))
+        except OSError as exc:  # the port is taken, or the host is not this machine's
+            reason = (exc.strerror or str(exc)).lower()
+            message = f"cannot listen on {host}:{port}: {reason} (pick another --port)"
+            raise VLNEvalError(message) from exc
         # one instance now: its card fields (an agent may set them in its constructor) are
         # served by /info, and the first session takes it from the pool
-        first = agent.factory()
+        first = agent.make()
         self._protocol = {**agent.protocol, **dict(getattr(first, "protocol", None) or {})}
         self._free: list[Any] = [first]
         self._lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer((host, port), _handler(self))
         self.httpd.daemon_threads = True
 
     @property

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.agents.base import AgentInfo
+from vlneval.agents.base import AgentInfo, agent_error
 from vlneval.agents.progress import episode_progress
 from vlneval.envs.graph.episodes import InputsFn
 from vlneval.envs.graph.features import FeatureStore
@@ -23,8 +23,9 @@ from vlneval.envs.graph.observation import Sensor
 from vlneval.envs.graph.vector import VectorGraphNavEnv
 from vlneval.envs.graph.world import GraphWorld
 from vlneval.envs.spaces import SPACES
-from vlneval.errors import VLNEvalError
+from vlneval.errors import AgentError, VLNEvalError
 from vlneval.graph.store import GraphStore
+from vlneval.io import to_json_bytes
 from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = [
@@ -89,7 +90,7 @@ class _Slots:
 
     def __init__(self, info: AgentInfo, venv: VectorGraphNavEnv, seed: int) -> None:
         self.info, self.venv, self.seed = info, venv, seed
-        self.agents = [info.factory() for _ in range(venv.num_envs)]
+        self.agents = [info.make() for _ in range(venv.num_envs)]
         self.obs: list[dict[str, Any] | None] = [None] * venv.num_envs
         self.extras: dict[int, Mapping[str, Any]] = {}
 
@@ -102,20 +103,36 @@ class _Slots:
         kwargs: dict[str, Any] = {"rng": episode_rng(self.seed, q)}
         if self.info.privileged:
             kwargs["teacher"] = self.venv.privileged(slot)
-        self.agents[slot].reset(obs, **kwargs)
+        try:
+            self.agents[slot].reset(obs, **kwargs)
+        except Exception as exc:
+            raise self._failed("reset()", exc, q, 0) from exc
         self.obs[slot] = obs
 
     def act(self) -> np.ndarray:
         actions = np.zeros(self.venv.num_envs, dtype=np.int32)
         for s, obs in enumerate(self.obs):
             if obs is not None:
-                actions[s] = as_action(self.agents[s].act(obs), self.info.id)
+                try:
+                    answer = self.agents[s].act(obs)
+                except Exception as exc:
+                    raise self._failed(
+                        "act()", exc, self.venv.slot_episode(s), obs["step"]
+                    ) from exc
+                actions[s] = as_action(answer, self.info.id)
         return actions
+
+    def _failed(self, call: str, exc: Exception, episode: int, step: int) -> AgentError:
+        eid = self.venv.episode_ids[episode]
+        return agent_error(self.info.id, call, exc, episode=eid, step=step)
 
     def finish(self, slot: int, episode: int) -> None:
         if hasattr(self.agents[slot], "finish"):
             obs = self.venv.final_observation(episode)
-            extra = finish_fields(self.agents[slot], obs, self.info.id, self.venv.id_field)
+            extra = finish_fields(
+                self.agents[slot], obs, self.info.id, self.venv.id_field,
+                episode=self.venv.episode_ids[episode],
+            )  # fmt: skip
             if extra:
                 self.extras[episode] = extra
 
@@ -127,10 +144,17 @@ def as_action(value: Any, agent: str) -> int:
     return int(value)
 
 
-def finish_fields(agent: Any, obs: dict[str, Any], agent_id: str, id_field: str) -> dict[str, Any]:
-    """The fields the agent's ``finish(obs)`` (if it has one) adds to the episode's record."""
+def finish_fields(
+    agent: Any, obs: dict[str, Any], agent_id: str, id_field: str, *, episode: str | None = None
+) -> dict[str, Any]:
+    """The fields the agent's ``finish(obs)`` (if it has one) adds to the record of ``episode``:
+    a mapping of JSON values, without the id field or the trajectory."""
     hook = getattr(agent, "finish", None)
-    extra = hook(obs) if hook is not None else None
+    try:
+        extra = hook(obs) if hook is not None else None
+    except Exception as exc:
+        step = obs.get("step")
+        raise agent_error(agent_id, "finish()", exc, episode=episode, step=step) from exc
     if extra is None:
         return {}
     if not isinstance(extra, Mapping):
@@ -138,6 +162,15 @@ def finish_fields(agent: Any, obs: dict[str, Any], agent_id: str, id_field: str)
     clash = {id_field, "trajectory"} & set(extra)
     if clash:
         raise VLNEvalError(f"agent {agent_id}: finish() may not set {', '.join(sorted(clash))}")
+    for key, value in extra.items():
+        try:
+            to_json_bytes(value, indent=False)
+        except (TypeError, ValueError, OverflowError) as exc:
+            at = "" if episode is None else f" at episode {episode}"
+            raise VLNEvalError(
+                f"agent {agent_id}: finish(){at} returned {key!r} = {value!r}, which is not a "
+                f"JSON value ({exc}): return numbers, strings, lists and dicts"
+            ) from exc
     return dict(extra)
 
 

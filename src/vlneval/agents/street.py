@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from vlneval.agents.base import AgentInfo
+from vlneval.agents.base import AgentInfo, call_agent
 from vlneval.agents.progress import episode_progress
 from vlneval.agents.rollout import (
     RunResult,
@@ -57,7 +57,7 @@ def run_street(
     """
     order = run_order(episodes, limit, indices)
     env = StreetNavEnv(episodes, graph, max_steps=max_steps, privileged=agent.privileged)
-    instance = agent.factory()
+    instance = agent.make()
     records: list[dict[str, Any]] = []
     steps = truncated = 0
     started = time.perf_counter()
@@ -67,15 +67,17 @@ def run_street(
             kwargs: dict[str, Any] = {"rng": episode_rng(seed, q)}
             if agent.privileged:
                 kwargs["teacher"] = env.privileged()
-            instance.reset(obs, **kwargs)
+            eid = episodes.ids[q]
+            call_agent(agent.id, "reset()", instance.reset, obs, eid, **kwargs)
             done = False
             while not done:
-                obs, _, terminated, cut, _ = env.step(as_action(instance.act(obs), agent.id))
+                answer = call_agent(agent.id, "act()", instance.act, obs, eid)
+                obs, _, terminated, cut, _ = env.step(as_action(answer, agent.id))
                 steps += 1
                 truncated += int(cut)
                 done = terminated or cut
             record = env.prediction()
-            record.update(finish_fields(instance, obs, agent.id, env.id_field))
+            record.update(finish_fields(instance, obs, agent.id, env.id_field, episode=eid))
             records.append(record)
             if on_record is not None:
                 on_record(q, record)

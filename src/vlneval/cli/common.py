@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import InvalidInputError, VLNEvalError
+from vlneval.errors import AgentError, InvalidInputError, VLNEvalError
 from vlneval.io import Output, check_outputs, resolve_output
 from vlneval.reports.paper import TABLE_FORMATS
 from vlneval.tasks.base import Option
@@ -292,9 +292,15 @@ def load_declared(path: str | None) -> dict[str, Any] | None:
 
 
 def run_guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
-    """Runs a subcommand: user errors exit 2 with the message, bugs exit 1 and say so."""
+    """Runs a subcommand: user errors exit 2 with the message (an agent's exception: after
+    the agent's own traceback), bugs exit 1 and say so."""
     try:
         return fn(args)
+    except AgentError as exc:
+        if exc.agent_traceback:
+            err(exc.agent_traceback.rstrip())
+        err(f"error: {exc}")
+        return 2
     except InvalidInputError as exc:
         err(exc.render(limit=None if getattr(args, "all_errors", False) else 20))
         return 2

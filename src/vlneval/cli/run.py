@@ -22,8 +22,14 @@ from vlneval.cli.common import (
     open_scorer,
     scored_plan,
 )
-from vlneval.cli.sharding import CliShard, add_executor_args, add_shard_args, agent_kwargs
-from vlneval.errors import VLNEvalError
+from vlneval.cli.sharding import (
+    CliShard,
+    add_executor_args,
+    add_shard_args,
+    agent_kwargs,
+    kept_after_failure,
+)
+from vlneval.errors import AgentError, VLNEvalError
 from vlneval.io import to_json_bytes, write_outputs
 from vlneval.tasks import get_task
 
@@ -128,7 +134,15 @@ def workload_of(args: argparse.Namespace, environment: str | None = None) -> Any
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Runs the agent, writes predictions and card, scores on request."""
+    """Runs the agent, writes predictions and card, scores on request. When the agent raises,
+    the error says what became of the episodes it finished."""
+    try:
+        return _run(args)
+    except AgentError as exc:
+        raise AgentError(f"{exc}\n{kept_after_failure(args)}", exc.agent_traceback) from exc
+
+
+def _run(args: argparse.Namespace) -> int:
     from vlneval.agents.rollout import run_agent
     from vlneval.agents.street import run_street
     from vlneval.distributed.merge import card_path
@@ -151,6 +165,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     workload = workload_of(args)
     agent = workload.agent_info()
     shard = CliShard.of(args)
+    checkpoint = None  # a shard's manifest hashes it, and the merged card shows it
+    if shard is None and args.checkpoint is not None:
+        from vlneval.distributed.checkpoint import checkpoint_fingerprint
+
+        checkpoint = checkpoint_fingerprint(args.checkpoint)  # refused now if it is not there
     loaded = workload.load()
     args.score_options = loaded.score_options
     for note in loaded.notes:
@@ -181,6 +200,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     card = _card(result.task, result.split, result.n_episodes, result.n_expected, result.protocol)
     if shard is not None:
         return shard.finish(card)
+    if checkpoint is not None:
+        card["checkpoint"] = checkpoint
     out = Path(args.out)
     write_outputs([(plan.outputs["--out"], predictions_bytes(out, result.records)),
                    (card_path(out), to_json_bytes(card))])  # fmt: skip

@@ -9,7 +9,14 @@ from typing import Any
 
 from vlneval.cli.common import err
 
-__all__ = ["add_shard_args", "add_agent_arg", "add_executor_args", "agent_kwargs", "CliShard"]
+__all__ = [
+    "add_shard_args",
+    "add_agent_arg",
+    "add_executor_args",
+    "agent_kwargs",
+    "kept_after_failure",
+    "CliShard",
+]
 
 
 def add_shard_args(p: argparse.ArgumentParser) -> None:
@@ -36,8 +43,8 @@ def add_shard_args(p: argparse.ArgumentParser) -> None:
         "--checkpoint",
         default=None,
         metavar="FILE",
-        help="model checkpoint (file or folder): hashed into the manifest and passed to the "
-        "agent's constructor as checkpoint=PATH",
+        help="model checkpoint (file or folder): hashed into the protocol card (and a shard's "
+        "manifest) and passed to the agent's constructor as checkpoint=PATH",
     )
     add_agent_arg(p)
 
@@ -95,6 +102,28 @@ def agent_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "checkpoint", None) is not None:
         kwargs["checkpoint"] = str(args.checkpoint)
     return kwargs
+
+
+def kept_after_failure(args: argparse.Namespace) -> str:
+    """What became of the episodes a run finished before its agent raised: a shard (``--shard``,
+    or any Ray run) keeps them on disk for ``--resume``; a plain run writes nothing."""
+    from vlneval.distributed.detect import resolve_shard
+    from vlneval.distributed.plan import ShardSpec
+    from vlneval.distributed.shardfile import read_lines, shard_paths
+
+    spec = resolve_shard(args.shard)
+    if spec is None and args.executor != "ray":
+        return (
+            f"nothing was written to {args.out} (the episodes finished before the error are not "
+            "kept; with --shard 0/1 each episode is written as it ends, and --resume continues "
+            "after a fix)"
+        )
+    records, _ = shard_paths(args.out, spec or ShardSpec(0, 1, "ray"))
+    return (
+        f"the {len(read_lines(records)[0])} episodes finished are kept in {records}: once the "
+        "agent is fixed, the same command with --resume runs the rest (without --resume if the "
+        "fix changes what the agent did in them)"
+    )
 
 
 class CliShard:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.distributed.plan import ids_digest
-from vlneval.distributed.shardfile import AGREED, FORMAT, ShardLine, read_lines
+from vlneval.distributed.shardfile import AGREED, FORMAT, ShardLine, read_lines, records_digest
 from vlneval.envs.recording import measured_block, predictions_bytes
 from vlneval.errors import InvalidInputError, Problem, VLNEvalError
 from vlneval.io import load_json
@@ -288,7 +288,21 @@ def _read_records(shards: Sequence[_Shard]) -> list[Problem]:
                 str(s.records_path),
                 f"{len(s.lines)} records but the manifest says the shard wrote {done}",
             ))  # fmt: skip
+        elif s.manifest.get("status") == "complete":
+            problems.extend(_edited(s))
     return problems
+
+
+def _edited(s: _Shard) -> list[Problem]:
+    """A complete shard whose records are not the bytes it wrote (its manifest's sha256)."""
+    wrote, now = s.manifest.get("records_sha256"), records_digest(s.records_path)
+    if wrote is None or wrote == now:  # None: a shard written before the digest was kept
+        return []
+    return [Problem(
+        str(s.records_path),
+        f"the records were changed after the shard ran (sha256 {now[:12]}, the manifest says "
+        f"{str(wrote)[:12]}): run the shard again without --resume",
+    )]  # fmt: skip
 
 
 def merge(

@@ -17,6 +17,7 @@ from vlneval.agents.progress import episode_progress
 from vlneval.distributed.checkpoint import checkpoint_fingerprint
 from vlneval.distributed.plan import ShardSpec, ids_digest, plan
 from vlneval.distributed.shardfile import FORMAT, ShardWriter
+from vlneval.errors import VLNEvalError
 
 __all__ = ["recorder", "shard_manifest"]
 
@@ -40,6 +41,11 @@ def shard_manifest(
     from vlneval._version import __version__
 
     ids = [str(e) for e in episodes.ids]
+    if spec.count > len(ids):  # refused before a plan of that many shards is built
+        raise VLNEvalError(
+            f"shard {spec.label} ({spec.source}): more shards than the {len(ids)} episodes of "
+            f"{episodes.task} {episodes.split}: use at most {len(ids)} shards"
+        )
     assigned = plan(ids, spec.count, scans=list(episodes.scans), balance_scans=balance_scans)
     ckpt = checkpoint_fingerprint(checkpoint) if checkpoint is not None else None
     instr_ids = getattr(episodes, "instr_ids", None)

@@ -11,6 +11,7 @@ hash, times, host; ``"status": "running"`` until the last episode is written, th
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import os
 import socket
 from collections.abc import Mapping, Sequence
@@ -29,6 +30,7 @@ __all__ = [
     "AGREED",
     "shard_paths",
     "read_lines",
+    "records_digest",
     "ShardLine",
     "ShardWriter",
     "open_shard",
@@ -157,9 +159,18 @@ class ShardWriter:
             self._fh.close()
             self._fh = None
         self.manifest.update(status="complete", finished_at=now(), n_done=self.done)
+        self.manifest["records_sha256"] = records_digest(self.records)  # merge checks it
         if card is not None:
             self.manifest["card"] = dict(card)
         _write_manifest(self.manifest_path, self.manifest)
+
+
+def records_digest(path: Path) -> str:
+    """sha256 of a records file's bytes (an empty file's when there is none)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return hashlib.sha256(b"").hexdigest()
 
 
 def _write_manifest(path: Path, manifest: Mapping[str, Any]) -> None:

@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 #: Options a sweep sets for every unit; the command given to it must not set them.
+#: The most units a sweep plans (a SLURM array is at most a few million tasks; more is a typo).
+MAX_UNITS = 1_000_000
 RESERVED = ("--out", "--seed", "--shard", "--checkpoint", "--resume", "--limit", "--score")
 
 
@@ -114,6 +116,13 @@ def plan_units(
         raise VLNEvalError(f"the sweep sets {', '.join(clash)} itself: drop it from the command")
     if shards < 1 or not seeds or not checkpoints:
         raise VLNEvalError("a sweep needs at least one checkpoint, one seed and one shard")
+    n = len(checkpoints) * len(seeds) * shards
+    if n > MAX_UNITS:  # refused before that many are built
+        raise VLNEvalError(
+            f"a sweep of {len(checkpoints)} checkpoints x {len(seeds)} seeds x {shards} shards is "
+            f"{n} units, more than {MAX_UNITS}: use fewer shards (a run needs no more shards "
+            "than its split has episodes)"
+        )
     units: list[Unit] = []
     taken: set[str] = set()
     for ckpt in checkpoints:

@@ -49,12 +49,15 @@ class SweepTable:
         summary: one dict per checkpoint: ``label``, ``step``, ``seeds``, ``metrics``
             (label -> ``{mean, std}``).
         incomplete: (checkpoint label, seed, units not complete) of runs left out.
+        units: label -> the unit its values are shown in (``%`` for rates, stored as
+            fractions; ``m``...), from the metric table or the scorer's own units.
     """
 
     split: str
     runs: list[dict[str, Any]] = field(default_factory=list)
     summary: list[dict[str, Any]] = field(default_factory=list)
     incomplete: list[tuple[str, int, int]] = field(default_factory=list)
+    units: dict[str, str] = field(default_factory=dict)
 
 
 def _groups(units: Sequence[Unit]) -> dict[tuple[str | None, int], list[Unit]]:
@@ -92,6 +95,8 @@ def sweep_table(
         merge([shard_paths(out, u.spec)[0] for u in group], out=out)
         ev = score(out)
         table.split = ev.split or table.split
+        for k in ev.metrics:
+            table.units.setdefault(k, _shown_unit(k, getattr(ev, "units", None) or {}))
         columns = {
             k: np.asarray(ev.per_episode[_column(k)], dtype=np.float64)
             for k, v in ev.metrics.items()
@@ -125,49 +130,71 @@ def sweep_table(
     return table
 
 
-def _num(x: float | None) -> str:
-    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.4f}"
+def _shown_unit(label: str, own: dict[str, str]) -> str:
+    info = LABELS.get(label)
+    return own.get(label) or (info.shown_unit if info is not None else "")
+
+
+def _num(x: float | None, unit: str = "") -> str:
+    """A value as the score tables show it: rates as percentages, two decimals."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    return f"{x * 100 if unit == '%' else x:.2f}"
 
 
 def to_rows(table: SweepTable) -> list[dict[str, Any]]:
-    """Long-form rows (one per checkpoint, seed and metric; seed ``mean`` for the summary)."""
+    """Long-form rows (one per checkpoint, seed and metric; seed ``mean`` for the summary),
+    values as the summary JSON stores them; ``unit`` says which (``fraction`` for rates)."""
     rows = []
     for r in table.runs:
         for k, m in r["metrics"].items():
             rows.append({"checkpoint": r["label"], "step": r["step"], "seed": r["seed"],
                          "metric": k, "value": m["value"], "ci_low": m["low"],
-                         "ci_high": m["high"], "std": None, "n": r["n_episodes"]})  # fmt: skip
+                         "ci_high": m["high"], "std": None, "n": r["n_episodes"],
+                         "unit": _stored_unit(table, k)})  # fmt: skip
     for s in table.summary:
         for k, m in s["metrics"].items():
             rows.append({"checkpoint": s["label"], "step": s["step"], "seed": "mean",
                          "metric": k, "value": m["mean"], "ci_low": None, "ci_high": None,
-                         "std": m["std"], "n": len(s["seeds"])})  # fmt: skip
+                         "std": m["std"], "n": len(s["seeds"]),
+                         "unit": _stored_unit(table, k)})  # fmt: skip
     return rows
+
+
+def _stored_unit(table: SweepTable, label: str) -> str:
+    shown = table.units.get(label, "")
+    return "fraction" if shown == "%" else shown
 
 
 def to_markdown(table: SweepTable) -> str:
     """Two markdown tables: mean ± std over seeds per checkpoint, then every run with its
-    bootstrap interval."""
+    bootstrap interval; values as the score tables show them (``SR (%)``: percentages, two
+    decimals)."""
     if not table.summary:
         return "no finished runs\n"
     names = list(table.summary[0]["metrics"])
-    lines = ["| checkpoint | seeds | " + " | ".join(names) + " |",
-             "|---|---|" + "---|" * len(names)]  # fmt: skip
+    units = {k: table.units.get(k, "") for k in names}
+    header = " | ".join(f"{k} ({units[k]})" if units[k] else k for k in names)
+    lines = ["| checkpoint | seeds | " + header + " |", "|---|---|" + "---|" * len(names)]
     for s in table.summary:
-        cells = [
-            _num(s["metrics"][k]["mean"])
-            + ("" if s["metrics"][k]["std"] is None else f" ± {_num(s['metrics'][k]['std'])}")
-            for k in names
-        ]
+        cells = []
+        for k in names:
+            m, u = s["metrics"][k], units[k]
+            cells.append(
+                _num(m["mean"], u) + ("" if m["std"] is None else f" ± {_num(m['std'], u)}")
+            )
         lines.append(f"| {s['label']} | {len(s['seeds'])} | " + " | ".join(cells) + " |")
-    lines += ["", "| checkpoint | seed | " + " | ".join(names) + " |",
-              "|---|---|" + "---|" * len(names)]  # fmt: skip
+    lines += ["", "| checkpoint | seed | " + header + " |", "|---|---|" + "---|" * len(names)]
     for r in table.runs:
         cells = []
         for k in names:
-            m = r["metrics"].get(k)
-            ci = "" if m is None or m["low"] is None else f" [{_num(m['low'])}, {_num(m['high'])}]"
-            cells.append("" if m is None else _num(m["value"]) + ci)
+            m, u = r["metrics"].get(k), units[k]
+            ci = (
+                ""
+                if m is None or m["low"] is None
+                else f" [{_num(m['low'], u)}, {_num(m['high'], u)}]"
+            )
+            cells.append("" if m is None else _num(m["value"], u) + ci)
         lines.append(f"| {r['label']} | {r['seed']} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -176,7 +176,7 @@ class ChunkRunner:
         if loaded.kind == "continuous":
             return
         if loaded.kind == "street":
-            instance = agent.factory()  # one instance for every chunk (model weights once)
+            instance = agent.make()  # one instance for every chunk (model weights once)
             self._street_agent = dataclasses.replace(agent, factory=lambda: instance)
             return
         from vlneval.agents.rollout import GraphRollout
