@@ -80,6 +80,17 @@ def test_wrong_trajectory_key_is_one_error(tmp_path: Path) -> None:
     )
 
 
+def test_a_dialogue_list_is_not_suggested_as_the_trajectory(tmp_path: Path) -> None:
+    body = [{"inst_idx": r["inst_idx"], "dialog_history": ["hi"]} for r in _good()]
+    with pytest.raises(InvalidInputError) as exc:
+        _run(tmp_path, body)
+    assert _one_error(exc) == (
+        f"error: {tmp_path / 'preds.json'}: no record has the field 'trajectory' or 'path' or "
+        "'pred_path' (the executed viewpoints); the records have 'dialog_history', 'inst_idx' "
+        "(name the field with --trajectory-key)"
+    )
+
+
 def test_missing_trajectory_in_one_record(tmp_path: Path) -> None:
     body = _good()
     del body[2]["trajectory"]

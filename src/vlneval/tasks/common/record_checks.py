@@ -211,10 +211,30 @@ class FieldTally:
         pc.problems = [Problem(pc.source, self.problem(why, like, fix)), *others]
 
     def key_hint(self, id_field: str, like: Collection[str] = ()) -> str:
-        """The hint to pass a list field the records have (one of ``like`` if given) as
-        ``--trajectory-key`` ("" when they have none)."""
-        lists = sorted(k for k in self.lists - {id_field} if not like or k in like)
-        if not lists:
+        """The hint to pass a list field the records have as ``--trajectory-key``: one of
+        ``like`` if given (else ""), or one named like a path (``traj``, ``path`` in its name);
+        the option alone when the records hold lists of other names (a dialogue, say), "" when
+        they hold none.
+
+        Example:
+            >>> t = FieldTally.of([{"inst_idx": 1, "dialog_history": ["hi"]}], "trajectory")
+            >>> t.key_hint("inst_idx")
+            ' (name the field with --trajectory-key)'
+            >>> FieldTally.of([{"id": 1, "traj": ["a"]}], "trajectory").key_hint("id")
+            " (to score the field 'traj', pass --trajectory-key traj)"
+        """
+        others = self.lists - {id_field}
+        lists = sorted(k for k in others if k in like or not like and _path_like(k))
+        if lists:
+            words = f"to score the field {lists[0]!r}, pass --trajectory-key {lists[0]}"
+        elif others and not like:
+            words = "name the field with --trajectory-key"
+        else:
             return ""
-        words = f"to score the field {lists[0]!r}, pass --trajectory-key {lists[0]}"
         return hint("--trajectory-key", words, aside=True)
+
+
+def _path_like(name: str) -> bool:
+    """Whether a field's name says it holds a path (``traj``, ``path`` in it)."""
+    low = name.lower()
+    return "traj" in low or "path" in low
