@@ -75,7 +75,9 @@ def _texts(resp) -> str:
 
 def _leaks(text: str, written: str) -> list[str]:
     found = [v for v in LABELS if v in text]
-    found += [v for v in STARTS if v in text and v not in written]
+    found += [  # a start is public: quoted only where a refusal names it as the start
+        v for v in STARTS if v in text and v not in written and f"episode's start {v} " not in text
+    ]
     return found
 
 
@@ -137,7 +139,7 @@ def test_no_endpoint_page_error_or_log_line_reveals_a_hidden_label(server, caplo
     starts = {f"{ep['path_id']}_0": ep["path"][0] for ep in demo_episodes()}
     for m in mine["wrong-start"]["messages"]:
         eid = m.split('"')[1]
-        assert "not at the episode's start [hidden]" in m and starts[eid] not in m
+        assert f"not at the episode's start {starts[eid]} (it must include" in m
     assert mine["stop-agent"]["status"] == mine["unknown-ids"]["status"] == "finished"
     # only aggregates are kept: no per-episode value, no episode id, in a finished result
     result = mine["stop-agent"]["result"]
