@@ -65,7 +65,7 @@ def for_phase(message: str) -> str:
 
 #: An absolute path left in a message once the upload's own is named as the submitter named
 #: it: one of the server's files (its data, a copy it made), which a submitter is never shown.
-SERVER_PATH = re.compile(r"""(?<![\w.~-])/(?:[^\s/'"(),;:]+/)+[^\s'"(),;:]*""")
+SERVER_PATH = re.compile(r"""(?<![\w.~-])/(?:[^\s/'"(),;:]+/)+[^\s'"(),;:]*(?<!\.)""")
 
 
 def without_server_paths(text: str) -> str:
