@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import InvalidInputError, VLNEvalError
+from vlneval.errors import InvalidInputError, LabelNote, VLNEvalError
 from vlneval.evaluation import Scorer
 from vlneval.server.models import FAILED, FINISHED
 from vlneval.server.services.budget import StepBudget, check_steps
@@ -206,7 +206,8 @@ def _episodes_path(task: Any, spec: PhaseSpec, prof: Any) -> str | None:
 def _sanitise(summary: Mapping[str, Any], display_name: str, source: str) -> dict[str, Any]:
     """The summary's aggregate parts, the server's path of the upload named as the submitter
     named it, the hints of its warnings and reasons put for the phase (:func:`for_phase`).
-    Warnings and checks are counts, means and public ids: nothing to redact. A warning that
+    Warnings and checks are counts, means and public ids: nothing to redact; a warning whose
+    words depend on the labels (:class:`~vlneval.errors.LabelNote`) is left out. A warning that
     names another file of the server is about the phase's data, advice for the organisers
     (``create-phase`` prints it): it goes to the log, not to the submitter; a reason or a
     check names such a file as ``[server file]``."""
@@ -223,7 +224,10 @@ def _sanitise(summary: Mapping[str, Any], display_name: str, source: str) -> dic
     out = {k: summary.get(k) for k in SUMMARY_KEYS}
     out["predictions"] = display_name
     warnings: list[str] = []
-    for text in map(named, summary.get("warnings", [])):
+    for said in summary.get("warnings", []):
+        text = named(said)
+        if isinstance(said, LabelNote):  # its ids or count tell the hidden labels
+            continue
         if SERVER_PATH.search(text):
             log.info("a warning about the phase's data, not shown to the submitter: %s", text)
         else:
