@@ -25,6 +25,7 @@ __all__ = [
     "ProblemCollector",
     "Hint",
     "Hinted",
+    "LabelNote",
     "hint",
     "hinted",
     "edit_hinted",
@@ -83,6 +84,17 @@ class Hint:
     lead: str = ""
     tail: str = ""
     spelt: bool = False
+
+
+class LabelNote(str):
+    """A warning whose words depend on the split's labels (which examples it has, e.g. the
+    Touchdown panoramas that show the target): a server, which hides a test split's labels,
+    does not show it to the submitter. As a string, just the warning.
+
+    Example:
+        >>> LabelNote("3 ignored") == "3 ignored"
+        True
+    """
 
 
 class Hinted(str):

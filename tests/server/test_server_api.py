@@ -115,8 +115,8 @@ def test_a_refused_file_gets_clear_messages_and_costs_no_quota(server):
     assert a["status"] == b["status"] == "failed" and a["error_kind"] == "invalid"
     assert a["messages"] == [
         'a.json: instr_id "100_0": trajectory[0]: the trajectory starts at '
-        "248fc242453d35e33739201fc749cd96, not at the episode's start [hidden] (it must include "
-        "the start viewpoint)"
+        "248fc242453d35e33739201fc749cd96, not at the episode's start "
+        "7df9b1c6024ffb4582dca3e12a82a258 (it must include the start viewpoint)"
     ]
     assert b["messages"] == [
         'b.json: instr_id "101_0": trajectory[1]: viewpoint nosuchviewpoint is not in scan demoHouse0A'

@@ -75,7 +75,9 @@ def _texts(resp) -> str:
 
 def _leaks(text: str, written: str) -> list[str]:
     found = [v for v in LABELS if v in text]
-    found += [v for v in STARTS if v in text and v not in written]
+    found += [  # a start is public: quoted only where a refusal names it as the start
+        v for v in STARTS if v in text and v not in written and f"episode's start {v} " not in text
+    ]
     return found
 
 
@@ -137,7 +139,7 @@ def test_no_endpoint_page_error_or_log_line_reveals_a_hidden_label(server, caplo
     starts = {f"{ep['path_id']}_0": ep["path"][0] for ep in demo_episodes()}
     for m in mine["wrong-start"]["messages"]:
         eid = m.split('"')[1]
-        assert "not at the episode's start [hidden]" in m and starts[eid] not in m
+        assert f"not at the episode's start {starts[eid]} (it must include" in m
     assert mine["stop-agent"]["status"] == mine["unknown-ids"]["status"] == "finished"
     # only aggregates are kept: no per-episode value, no episode id, in a finished result
     result = mine["stop-agent"]["result"]
@@ -321,3 +323,31 @@ def test_an_own_reader_tasks_hidden_refusal_is_logged_redacted(sqlite_server, ca
     assert "the scorer refused a file the public checks accepted" in caplog.text
     assert "stopped too far from the goal [hidden]" in caplog.text
     assert goal not in caplog.text
+
+
+def test_a_touchdown_sdr_phase_names_no_panorama_by_whether_it_shows_the_target(
+    sqlite_server, tmp_path
+):
+    """Which panoramas show the target is a label (fixture: 3 of the 9 route/panorama pairs):
+    the phase asks for all 9, and neither a refusal nor a result counts or names the others."""
+    from tests.touchdown.fixture import make_root
+
+    srv = sqlite_server
+    root = make_root(tmp_path / "root")
+    admin.create_phase(srv.db, "demo", "sdr", task="touchdown-sdr", split="dev",
+                       data_root=str(root), graphs=str(root / "touchdown" / "graph"))  # fmt: skip
+    pairs = [(r, p) for r in (1, 2, 3) for p in ("main", "pre", "post")]
+    full = [{"route_id": r, "pano": p, "x": 1840.0, "y": 400.0} for r, p in pairs]
+    r = srv.submit(srv.alpha, encode(full[:1]), phase="sdr", name="one.json")
+    srv.work()
+    refused = srv.get(r.json()["id"], srv.alpha).json()
+    assert refused["messages"] == [
+        "one.json: 8 of 9 SDR examples (route and pre/main/post panorama with a known location) "
+        "have no prediction (first: 1_pre, 1_post, 2_main, 2_pre, 2_post); this phase scores "
+        "complete files only"
+    ]
+    r = srv.submit(srv.alpha, encode(full), phase="sdr", name="all.json")
+    srv.work()
+    done = srv.get(r.json()["id"], srv.alpha).json()
+    assert done["status"] == "finished"
+    assert not [w for w in done["result"]["summary"]["warnings"] if "ignored" in w]

@@ -215,8 +215,6 @@ def test_a_hint_is_rewritten_on_the_library_s_own_message(
         problems,
         source=str(tmp_path / "p.json"),
         display_name="preds.json",
-        id_field="instr_id",
-        starts={},
     )
     assert lines == [case[-1]]
 
@@ -333,10 +331,7 @@ def test_a_submitters_text_that_looks_like_an_option_is_left_as_written(tmp_path
     an option is quoted as the submitter wrote it."""
     body = [*preds({k: ["S"] for k in ALL}), {"--subset": 0.5, "--profile r4r": 1}]
     problems = _refusal(tmp_path, ("r2r", "val", "r2r", r2r_root, body, "")).problems
-    lines = render_problems(
-        problems, source=str(tmp_path / "p.json"), display_name="preds.json",
-        id_field="instr_id", starts={},
-    )  # fmt: skip
+    lines = render_problems(problems, source=str(tmp_path / "p.json"), display_name="preds.json")
     assert lines == [
         "preds.json: record 3: missing field 'instr_id'; the record looks like a summary (fields "
         "--profile r4r, --subset); remove that record from the file"
@@ -419,3 +414,47 @@ def test_r2r_ce_s_advice_for_an_r2r_file_is_a_hint_a_phase_drops() -> None:
         "a list of 1 records with fields instr_id, trajectory (an R2R predictions file?), "
         "not a VLN-CE form: r2r-ce expects one JSON object"
     )
+
+
+def test_touchdown_s_profile_advice_for_a_jump_is_a_hint_a_phase_drops(tmp_path: Path) -> None:
+    """The phase fixes its profile: the tip to score jumps with touchdown-vlnt goes, as R2R's."""
+    runs = [{"route_id": k, "trajectory": RUNS[k]} for k in (2, 3)]
+    body = [{"route_id": 1, "trajectory": ["p0", "p2"]}, *runs]
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("touchdown", "dev", write_json(tmp_path / "p.json", body),
+                 root=touchdown_root(tmp_path / "root"))  # fmt: skip
+    [problem] = exc.value.problems
+    assert problem.message.endswith(
+        "(a move must follow a street-graph link; profile touchdown-vlnt scores such jumps "
+        "without a check)"
+    )
+    assert for_phase(problem.message) == (
+        "panorama p2 is not linked to p0 (a move must follow a street-graph link)"
+    )
+
+
+def test_a_warning_naming_a_server_file_goes_to_the_log_not_the_submitter(caplog) -> None:
+    """REVERIE v2 scored with the v1 boxes names where the boxes lie: organiser advice."""
+    import logging
+
+    caplog.set_level(logging.INFO)
+    boxes = (
+        "no v2 object boxes found (looked for data_v2/BBoxes.json, data_v2/BBox/, "
+        "data_v2/BBox.tar.gz); scoring v2 episodes with the v1 boxes at /srv/data/reverie/BBox.tar.gz. "
+        "The v2 boxes are distributed on Google Drive only: put them there to score v2 exactly"
+    )
+    summary = {
+        "warnings": [boxes, "/srv/up/p.json: 2 ids not in the split were ignored (first: a/b, c)"],
+        "unavailable": {"RGS": "no boxes in /srv/data/reverie/BBox/ (SDR@40/80)"},
+    }
+    out = _sanitise(summary, "preds.json", "/srv/up/p.json")
+    assert out["warnings"] == ["preds.json: 2 ids not in the split were ignored (first: a/b, c)"]
+    assert out["unavailable"] == {"RGS": "no boxes in [server file] (SDR@40/80)"}
+    assert boxes in caplog.text
+
+
+def test_a_refusal_names_no_server_file() -> None:
+    p = Problem("/tmp/pub-x1/dev.json", "route 3: bad line", None, None)
+    assert render_problems([p], source="/srv/up/p.json", display_name="preds.json") == [
+        "[server file]: route 3: bad line"
+    ]

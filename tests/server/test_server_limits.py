@@ -4,6 +4,7 @@ keys per phase, and the worker's peak memory on the worst file a real phase acce
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 import textwrap
@@ -231,6 +232,16 @@ def test_a_file_past_the_phase_budget_is_told_the_phase_limit_not_to_gzip_it(tmp
     assert r.json()["problems"] == [
         "agent.json.gz: decompresses to more than 1,165,312 bytes of JSON, the most a file for "
         "the 36 episodes of this phase needs (is it a gzip bomb?)"
+    ]
+    # an ordinary file (another split's 2,349 records, compressed threefold) is no bomb
+    rng = random.Random(0)
+    steps = [[[f"{rng.getrandbits(128):032x}", 0.0, 0.0] for _ in range(12)] for _ in range(2349)]
+    other = [{"instr_id": f"{k}_0", "trajectory": t} for k, t in enumerate(steps)]
+    r = srv.submit(srv.alpha, gzip.compress(encode(other)), name="val_unseen.json.gz")
+    assert r.status_code == 422, r.text
+    assert r.json()["problems"] == [
+        "val_unseen.json.gz: decompresses to more than 1,165,312 bytes of JSON, the most a file "
+        "for the 36 episodes of this phase needs"
     ]
     srv.client.close()
     srv.db.dispose()

@@ -28,3 +28,59 @@ def test_leaderboard_follows_the_metric_direction(sqlite_server, metric: str) ->
     assert [e["team"] for e in entries] == ["alpha", "beta"]  # the demo agents beat stopping
     assert values == sorted(values, reverse=metric_info(metric).higher_is_better)
     assert values[0] != values[1]
+
+
+def test_each_task_ranks_by_its_benchmark_s_metric() -> None:
+    """The default is the task's: SDR@40 for touchdown-sdr, RGSPL for REVERIE, GP for NDH."""
+    got = {
+        task: admin.primary_metric_of(task, profile, None)
+        for task, profile in [
+            ("touchdown-sdr", "touchdown"), ("touchdown", "touchdown"), ("reverie", "reverie"),
+            ("ndh", "cvdn"), ("rxr", "rxr"), ("r2r", "r2r"), ("r4r", "r4r"), ("soon", "soon"),
+        ]
+    }  # fmt: skip
+    assert got == {
+        "touchdown-sdr": ("SDR@40", True), "touchdown": ("TC", True), "reverie": ("RGSPL", True),
+        "ndh": ("GP", True), "rxr": ("nDTW", True), "r2r": ("SPL", True), "r4r": ("SPL", True),
+        "soon": ("SPL", True),
+    }  # fmt: skip
+
+
+def test_a_metric_the_task_does_not_produce_is_refused() -> None:
+    from vlneval.errors import UnknownNameError
+
+    with pytest.raises(UnknownNameError) as exc:
+        admin.primary_metric_of("touchdown-sdr", "touchdown", "TC")
+    assert str(exc.value) == (
+        "unknown metric of task touchdown-sdr 'TC' (known: SDR@120, SDR@40, SDR@80, SDR_dist)"
+    )
+    with pytest.raises(UnknownNameError) as exc:
+        admin.primary_metric_of("touchdown", "touchdown", "SDR@40")
+    assert str(exc.value).endswith("(known: SED, SPD, TC)")
+
+
+def test_a_touchdown_sdr_phase_lists_and_ranks_its_own_metrics(sqlite_server, tmp_path) -> None:
+    from tests.touchdown.fixture import make_root
+
+    server = sqlite_server
+    root = make_root(tmp_path / "root")
+    for slug, task in (("sdr", "touchdown-sdr"), ("nav", "touchdown")):
+        admin.create_phase(server.db, "demo", slug, task=task, split="dev", data_root=str(root),
+                           graphs=str(root / "touchdown" / "graph"))  # fmt: skip
+    sdr = server.client.get("/api/v1/challenges/demo/phases/sdr").json()
+    assert (sdr["primary_metric"], sdr["higher_is_better"]) == ("SDR@40", True)
+    assert sdr["metrics"] == ["SDR@40", "SDR@80", "SDR@120", "SDR_dist"]
+    nav = server.client.get("/api/v1/challenges/demo/phases/nav").json()
+    assert (nav["primary_metric"], nav["metrics"]) == ("TC", ["TC", "SPD", "SED"])
+
+
+def test_a_stored_primary_metric_stays_as_stored(sqlite_server) -> None:
+    """A phase made before the task's default changed keeps ranking by what it stored."""
+    from vlneval.server.models import Phase
+
+    server = sqlite_server
+    admin.create_phase(server.db, "demo", "old", task="demo")
+    with server.db.write() as s:
+        s.query(Phase).filter(Phase.slug == "old").one().primary_metric = "NE"
+    phase = server.client.get("/api/v1/challenges/demo/phases/old").json()
+    assert phase["primary_metric"] == "NE"

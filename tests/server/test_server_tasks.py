@@ -75,16 +75,18 @@ def _file(relative: str) -> Callable[[Path, Path], Path]:
 
 
 def _sdr(root: Path, tmp: Path) -> Path:
-    """Touchdown SDR: every annotated location, one record per (route, panorama)."""
+    """Touchdown SDR: every annotated location, one record per (route, panorama); a panorama
+    without the target gets one too (a phase asks for every pair: which show it is a label)."""
     lines = _read(root / "touchdown" / "touchdown_unseen_split" / "dev.json.gz").splitlines()
     body = []
     for line in lines:
         r = json.loads(line)
         for kind in ("main", "pre", "post"):
             c = json.loads(r[f"{kind}_static_center"])
-            if c != {"x": -1, "y": -1}:
-                x, y = c["x"] * 3680, c["y"] * 800
-                body.append({"route_id": int(r["route_id"]), "pano": kind, "x": x, "y": y})
+            if c == {"x": -1, "y": -1}:
+                c = {"x": 0.5, "y": 0.5}
+            x, y = c["x"] * 3680, c["y"] * 800
+            body.append({"route_id": int(r["route_id"]), "pano": kind, "x": x, "y": y})
     out = tmp / "sdr_dev.json"
     out.write_text(json.dumps(body))
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import zlib
 
 import pytest
@@ -147,6 +148,12 @@ def test_gzip_bomb_is_stopped_at_the_limit_without_inflating_it():
         "gzip bomb? upload the predictions file itself"
     )
     assert gunzip_limited(gzip.compress(b"[1]") + gzip.compress(b"[2]"), 10, "x") == b"[1][2]"
+    with pytest.raises(InvalidInputError) as exc:  # past the limit at an ordinary ratio
+        gunzip_limited(gzip.compress(random.Random(0).randbytes(16_000)), 4000, "p.json.gz")
+    assert str(exc.value) == (
+        "error: p.json.gz: decompresses to more than 4,000 bytes of JSON; this server accepts at "
+        "most that"
+    )
 
 
 def test_accepted_files_come_back_as_json_text():

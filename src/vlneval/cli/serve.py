@@ -212,7 +212,9 @@ def _register_admin(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     _phase_settings(ph)
     ph.add_argument(
-        "--primary-metric", default=None, help="ranking metric (default SPL; nDTW for rxr)"
+        "--primary-metric",
+        default=None,
+        help="ranking metric (default: the task's, e.g. RGSPL for reverie, GP for ndh)",
     )
     up = asub.add_parser("update-phase", help="change a phase's settings")
     up.add_argument("--challenge", required=True)

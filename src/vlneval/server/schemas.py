@@ -241,7 +241,7 @@ class QuotaOut(BaseModel):
 
 def phase_out(ph: Phase, now: dt.datetime) -> PhaseOut:
     """The public description of a phase."""
-    from vlneval.tasks.profiles import get_profile
+    from vlneval.server.services.export import phase_metrics
 
     is_open = (ph.opens_at is None or now >= ph.opens_at) and (
         ph.closes_at is None or now < ph.closes_at
@@ -258,7 +258,7 @@ def phase_out(ph: Phase, now: dt.datetime) -> PhaseOut:
         leaderboard="public" if ph.leaderboard_public else "private",
         primary_metric=ph.primary_metric,
         higher_is_better=ph.higher_is_better,
-        metrics=list(get_profile(ph.profile).metrics),
+        metrics=phase_metrics(ph),
         options=dict(ph.options or {}),
         daily_quota=ph.daily_quota,
         total_quota=ph.total_quota,

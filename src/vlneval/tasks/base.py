@@ -143,6 +143,10 @@ class Task:
             ``--skip-summary-records``), records that look like the file's own summary
             (:mod:`vlneval.tasks.common.summary_records`); a task whose reader cannot tell one
             from a prediction refuses the option (:meth:`check_skip_summaries`).
+        metrics: the metrics its results hold, when fewer than its profiles report (the two
+            Touchdown tasks share profiles; empty: all of the profile's).
+        primary_metric: the metric its benchmark ranks by (empty: SPL, or the first metric
+            when there is no SPL); a server phase ranks by it unless told otherwise.
     """
 
     name: str
@@ -168,6 +172,8 @@ class Task:
     release_lead: str = ""
     public_copy: str = ""
     summary_records: bool = False
+    metrics: tuple[str, ...] = ()
+    primary_metric: str = ""
 
     @property
     def data_versions(self) -> tuple[str, ...]:
@@ -285,6 +291,28 @@ class Task:
                 f"{', '.join(self.profiles)})"
             )
         return prof
+
+    def metric_labels(self, profile: Profile) -> tuple[str, ...]:
+        """The metrics a result of this task holds under ``profile``, in the profile's order.
+
+        Example:
+            >>> from vlneval.tasks import get_profile, get_task
+            >>> get_task("touchdown-sdr").metric_labels(get_profile("touchdown"))
+            ('SDR@40', 'SDR@80', 'SDR@120', 'SDR_dist')
+        """
+        return tuple(m for m in profile.metrics if not self.metrics or m in self.metrics)
+
+    def ranking_metric(self, profile: Profile) -> str:
+        """The metric a leaderboard of this task ranks by (:attr:`primary_metric`).
+
+        Example:
+            >>> from vlneval.tasks import get_profile, get_task
+            >>> [get_task(t).ranking_metric(get_profile(p)) for t, p in
+            ...  [("r2r", "r2r"), ("reverie", "reverie"), ("touchdown", "touchdown")]]
+            ['SPL', 'RGSPL', 'TC']
+        """
+        labels = self.metric_labels(profile)
+        return self.primary_metric or ("SPL" if "SPL" in labels else labels[0])
 
     def episodes_file(self, root: Path | None, split: str, version: str | None = None) -> Path:
         """The episodes file of ``split`` under ``root`` (an embedded task: its packaged data),

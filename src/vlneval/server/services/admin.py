@@ -53,7 +53,6 @@ __all__ = [
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 TOKEN_PREFIX = "vlt_"
-PRIMARY_BY_TASK = {"rxr": "nDTW"}
 
 
 class NotFoundError(VLNEvalError):
@@ -235,22 +234,29 @@ def _open_split(
 
 
 def primary_metric_of(task: str, profile: str, metric: str | None) -> tuple[str, bool]:
-    """The ranking metric (default: nDTW for RxR, else SPL) and whether higher is better.
+    """The ranking metric (default: the task's, :meth:`~vlneval.tasks.base.Task.ranking_metric`)
+    and whether higher is better; a metric the task does not produce is refused.
 
     The direction is the metric table's (:func:`vlneval.metrics.metric_info`): SPD, NE and
     SDR_dist rank the lowest value first; a metric with no better direction (TL) also ranks
     ascending.
 
     Example:
-        >>> primary_metric_of("touchdown", "touchdown", "SPD"), primary_metric_of("r2r", "r2r", None)
-        (('SPD', False), ('SPL', True))
+        >>> primary_metric_of("touchdown", "touchdown", "SPD"), primary_metric_of("ndh", "cvdn", None)
+        (('SPD', False), ('GP', True))
+        >>> primary_metric_of("touchdown-sdr", "touchdown", "TC")
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.UnknownNameError: unknown metric of task touchdown-sdr 'TC' (known: SDR@120, SDR@40, SDR@80, SDR_dist)
     """
+    from vlneval.tasks import get_task
     from vlneval.tasks.profiles import get_profile
 
-    metrics = list(get_profile(profile).metrics)
-    label = metric or PRIMARY_BY_TASK.get(task) or ("SPL" if "SPL" in metrics else metrics[0])
+    spec, prof = get_task(task), get_profile(profile)
+    metrics = spec.metric_labels(prof)
+    label = metric or spec.ranking_metric(prof)
     if metrics and label not in metrics:
-        raise UnknownNameError(f"metric of profile {profile}", label, metrics)
+        raise UnknownNameError(f"metric of task {task}", label, metrics)
     return label, metric_info(label).higher_is_better
 
 

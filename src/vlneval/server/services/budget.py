@@ -26,9 +26,14 @@ from typing import Any
 from vlneval.errors import InvalidInputError
 from vlneval.server.core.config import ServerConfig
 
-__all__ = ["StepBudget", "check_steps", "too_many_bytes", "VALUES_PER_STEP", "RECORD_VALUES"]
+__all__ = [
+    "StepBudget", "check_steps", "too_many_bytes", "VALUES_PER_STEP", "RECORD_VALUES", "BOMB_RATIO",
+]  # fmt: skip
 
 VALUES_PER_STEP = 4
+#: Decompressed over compressed size past which a gzip upload is called a bomb: predictions
+#: files compress about tenfold (13 at most among the real R2R files), a file of spaces 1000.
+BOMB_RATIO = 100.0
 CONTINUOUS_VALUES_PER_STEP = 12  # a position triple, a heading, a stop flag and a few extra keys
 RECORD_VALUES = 64  # the id, a few task fields (predicted object, help requests) and slack
 BYTES_PER_RECORD = 4096
@@ -122,19 +127,24 @@ def _continuous(record: Any) -> bool:
     return b'"position"' in bytes(record)
 
 
-def too_many_bytes(budget: StepBudget, name: str, size: int | None = None) -> InvalidInputError:
+def too_many_bytes(
+    budget: StepBudget, name: str, size: int | None = None, ratio: float = 0.0
+) -> InvalidInputError:
     """The refusal of a file of ``size`` bytes of JSON, more than ``budget`` allows (None: a
-    gzip file stopped while decompressing past it).
+    gzip file stopped while decompressing past it, ``ratio`` times its compressed bytes so far;
+    a gzip bomb only past ``BOMB_RATIO``, which no predictions file reaches).
 
     Example:
         >>> print(too_many_bytes(StepBudget(n_episodes=1), "p.json", 10**6))
         error: p.json: is 1,000,000 bytes of JSON; a file for the 1 episodes of this phase needs at most 430,592
+        >>> print(too_many_bytes(StepBudget(n_episodes=1), "p.json.gz", None, 12.5))
+        error: p.json.gz: decompresses to more than 430,592 bytes of JSON, the most a file for the 1 episodes of this phase needs
     """
     need = f"a file for the {budget.n_episodes:,} episodes of this phase needs"
     if size is None:
+        bomb = " (is it a gzip bomb?)" if ratio >= BOMB_RATIO else ""
         return InvalidInputError(
-            f"decompresses to more than {budget.max_bytes:,} bytes of JSON, the most {need} "
-            "(is it a gzip bomb?)",
+            f"decompresses to more than {budget.max_bytes:,} bytes of JSON, the most {need}{bomb}",
             source=name,
         )
     return InvalidInputError(

@@ -29,8 +29,10 @@ FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
 def phase_metrics(phase: Phase) -> list[str]:
-    """Every metric the phase's profile reports, in its order."""
-    return list(get_profile(phase.profile).metrics)
+    """Every metric the phase's task reports under its profile, in the profile's order."""
+    from vlneval.tasks import get_task
+
+    return list(get_task(phase.task).metric_labels(get_profile(phase.profile)))
 
 
 def export_rows(entries: list[Entry], phase: Phase) -> list[dict[str, Any]]:

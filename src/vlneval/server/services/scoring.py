@@ -10,7 +10,6 @@ generic message with an incident id, and the detail goes to the log with hidden 
 
 from __future__ import annotations
 
-import functools
 import logging
 import secrets
 import traceback
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import InvalidInputError, VLNEvalError
+from vlneval.errors import InvalidInputError, LabelNote, VLNEvalError
 from vlneval.evaluation import Scorer
 from vlneval.server.models import FAILED, FINISHED
 from vlneval.server.services.budget import StepBudget, check_steps
@@ -28,12 +27,14 @@ from vlneval.server.services.redact import Redactor, raw_redactor, secrets_of
 from vlneval.server.services.storage import sha256_hex
 from vlneval.server.services.uploads import UploadLimits, check_upload
 from vlneval.server.services.validation import (
+    SERVER_PATH,
     SplitIndex,
     for_phase,
     public_problems,
     public_view,
     render_problems,
     sibling_splits,
+    without_server_paths,
 )
 from vlneval.tasks.common.inputs import source_name
 
@@ -113,14 +114,6 @@ class PhaseData:
             close = getattr(held, "close", None)
             if close is not None:
                 close()
-
-    @functools.cached_property
-    def starts(self) -> dict[str, str]:
-        """Each episode's start viewpoint (public, never quoted), by id (built once)."""
-        if self.public is None:
-            return {}
-        pub = self.public
-        return {eid: p[0] for eid, p in zip(pub.ids, pub.paths, strict=True) if p}
 
 
 @dataclass
@@ -213,17 +206,33 @@ def _episodes_path(task: Any, spec: PhaseSpec, prof: Any) -> str | None:
 def _sanitise(summary: Mapping[str, Any], display_name: str, source: str) -> dict[str, Any]:
     """The summary's aggregate parts, the server's path of the upload named as the submitter
     named it, the hints of its warnings and reasons put for the phase (:func:`for_phase`).
-    Warnings and checks are counts, means and public ids: nothing to redact."""
+    Warnings and checks are counts, means and public ids: nothing to redact; a warning whose
+    words depend on the labels (:class:`~vlneval.errors.LabelNote`) is left out. A warning that
+    names another file of the server is about the phase's data, advice for the organisers
+    (``create-phase`` prints it): it goes to the log, not to the submitter; a reason or a
+    check names such a file as ``[server file]``."""
     import msgspec
 
     from vlneval.io import to_json_bytes
 
-    def shown(text: Any) -> str:  # the text itself: its marked hints (str() would drop them)
+    def named(text: Any) -> str:  # the text itself: its marked hints (str() would drop them)
         return for_phase(text if isinstance(text, str) else str(text)).replace(source, display_name)
+
+    def shown(text: Any) -> str:
+        return without_server_paths(named(text))
 
     out = {k: summary.get(k) for k in SUMMARY_KEYS}
     out["predictions"] = display_name
-    out["warnings"] = [shown(w) for w in summary.get("warnings", [])]
+    warnings: list[str] = []
+    for said in summary.get("warnings", []):
+        text = named(said)
+        if isinstance(said, LabelNote):  # its ids or count tell the hidden labels
+            continue
+        if SERVER_PATH.search(text):
+            log.info("a warning about the phase's data, not shown to the submitter: %s", text)
+        else:
+            warnings.append(text)
+    out["warnings"] = warnings
     out["unavailable"] = {k: shown(v) for k, v in (summary.get("unavailable") or {}).items()}
     out["checks"] = [{**c, "detail": shown(c.get("detail", ""))} for c in summary.get("checks", [])]
     return msgspec.json.decode(to_json_bytes(out, indent=False))  # type: ignore[no-any-return]
@@ -336,16 +345,12 @@ def _public_messages(text: bytes, path: Path, display_name: str, data: PhaseData
         problems = public_problems(
             text, source, data.public, data.graphs, data.profile, splits=data.splits
         )
-        id_field = data.public.id_field
     elif data.checker is not None:  # the task's own reader checks the text it will score
         source = source_name(text)
         problems = data.checker.problems(text, splits=data.splits)
-        id_field = data.checker.id_field
     else:
         return []
-    return render_problems(
-        problems, source=source, display_name=display_name, id_field=id_field, starts=data.starts
-    )
+    return render_problems(problems, source=source, display_name=display_name)
 
 
 def _intervals(result: Any, redactor: Redactor) -> dict[str, list[float]]:

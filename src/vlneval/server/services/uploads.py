@@ -22,7 +22,7 @@ from vlneval.errors import InvalidInputError
 from vlneval.io import BOM, GZIP_MAGIC, TruncatedGzipError, gunzip, no_json
 from vlneval.io import position as _position
 from vlneval.server.core.config import MIB, ServerConfig
-from vlneval.server.services.budget import StepBudget, check_steps, too_many_bytes
+from vlneval.server.services.budget import BOMB_RATIO, StepBudget, check_steps, too_many_bytes
 
 __all__ = ["UploadLimits", "check_upload", "check_stored", "gunzip_limited", "position"]
 
@@ -89,13 +89,19 @@ def gunzip_limited(raw: bytes, limit: int, name: str) -> bytes:
         b'[1]'
     """
 
-    try:
-        return gunzip(raw, name, limit, too_large=lambda: _bomb(limit, name))
+    try:  # past the limit, the ratio is at least the limit's over the compressed size
+        return gunzip(raw, name, limit, too_large=lambda: _bomb(limit, name, limit / len(raw)))
     except TruncatedGzipError:
         raise _truncated(name) from None
 
 
-def _bomb(limit: int, name: str) -> InvalidInputError:
+def _bomb(limit: int, name: str, ratio: float) -> InvalidInputError:
+    """Past the server's limit: a gzip bomb only at a ``ratio`` no predictions file reaches."""
+    if ratio < BOMB_RATIO:
+        return InvalidInputError(
+            f"decompresses to more than {_size(limit)} of JSON; this server accepts at most that",
+            source=name,
+        )
     return InvalidInputError(
         f"decompresses to more than {_size(limit)} (the limit of this server); "
         "is it a gzip bomb? upload the predictions file itself",
@@ -307,10 +313,10 @@ def _check_json(text: Any, name: str, lim: UploadLimits, budget: StepBudget | No
 
 
 def _gunzip_to(
-    src: Path, dst: Path, limit: int, name: str, too_large: Callable[[], InvalidInputError]
+    src: Path, dst: Path, limit: int, name: str, too_large: Callable[[float], InvalidInputError]
 ) -> None:
     """Decompresses the gzip file ``src`` (every member) into ``dst``, ``STEP`` bytes at a time,
-    stopping past ``limit`` bytes (with ``too_large()``)."""
+    stopping past ``limit`` bytes (with ``too_large(ratio)``, the ratio of the bytes so far)."""
     total = 0
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     in_member = False
@@ -325,7 +331,7 @@ def _gunzip_to(
                     raise InvalidInputError(f"not a valid gzip file ({exc})", source=name) from None
                 total += len(out)
                 if total > limit:
-                    raise too_large()
+                    raise too_large(total / max(fin.tell() - len(d.unconsumed_tail), 1))
                 fout.write(out)
                 if d.eof:
                     data = d.unused_data.lstrip(b"\x00")
@@ -351,7 +357,9 @@ def check_stored(
     if phase is not None:  # the phase's budget is the lower bound: it says so in its words
         lim = replace(lim, max_decompressed_bytes=phase.max_bytes)
     limit = lim.max_decompressed_bytes
-    too_large = partial(too_many_bytes, phase, name) if phase else partial(_bomb, limit, name)
+    too_large: Callable[[float], InvalidInputError] = (
+        partial(too_many_bytes, phase, name, None) if phase else partial(_bomb, limit, name)
+    )
     size = path.stat().st_size
     _check_size(size, name, lim)
     with path.open("rb") as f:

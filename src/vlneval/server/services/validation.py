@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ __all__ = [
     "public_problems",
     "render_problems",
     "for_phase",
-    "episode_of",
+    "without_server_paths",
     "SplitIndex",
     "MAX_MESSAGES",
     "MAX_CHARS",
@@ -63,24 +63,19 @@ def for_phase(message: str) -> str:
     return str(edit_hinted(message, str, put))
 
 
-def episode_of(p: Problem, id_field: str) -> str | None:
-    """The episode id a problem names (``instr_id "1_0"`` -> ``1_0``), or None.
+#: An absolute path left in a message once the upload's own is named as the submitter named
+#: it: one of the server's files (its data, a copy it made), which a submitter is never shown.
+SERVER_PATH = re.compile(r"""(?<![\w.~-])/(?:[^\s/'"(),;:]+/)+[^\s'"(),;:]*(?<!\.)""")
+
+
+def without_server_paths(text: str) -> str:
+    """``text`` with each path of the server's files as ``[server file]``.
 
     Example:
-        >>> episode_of(Problem("f", "m", 'instr_id "1_0"'), "instr_id")
-        '1_0'
+        >>> without_server_paths("boxes at /srv/data/BBox.tar.gz. Put v2 (SDR@40/80) there")
+        'boxes at [server file]. Put v2 (SDR@40/80) there'
     """
-    prefix = f'{id_field} "'
-    if p.episode and p.episode.startswith(prefix) and p.episode.endswith('"'):
-        return p.episode[len(prefix) : -1]
-    return None
-
-
-def _hide_start(text: str, start: str | None) -> str:
-    """The episode's start viewpoint (public, but never quoted) as ``[hidden]``."""
-    if not start:
-        return text
-    return re.sub(rf"(?<![\w-]){re.escape(start)}(?![\w-])", "[hidden]", text)
+    return SERVER_PATH.sub("[server file]", text)
 
 
 def render_problems(
@@ -88,23 +83,20 @@ def render_problems(
     *,
     source: str,
     display_name: str,
-    id_field: str,
-    starts: Mapping[str, str],
 ) -> list[str]:
     """Problems as the submitter sees them: named by the upload's name, with server hints.
 
-    The problems come from the public view, so no hidden value can be in them; the start of the
-    episode a message is about is shown as ``[hidden]`` all the same (a rule that depends only
-    on public data, never on what the submitter wrote). At most ``MAX_MESSAGES`` lines of at
-    most ``MAX_CHARS`` characters, then a count.
+    The problems come from the public view, so no hidden value can be in them, and they are
+    shown as ``vlneval score`` words them: an episode's start is public (the split file teams
+    download holds it) and is what a file that misses it needs. At most ``MAX_MESSAGES`` lines
+    of at most ``MAX_CHARS`` characters, then a count.
 
     Example:
         >>> p = [Problem("/srv/up/ab.json", "the trajectory starts at aaaaa1, not at the "
         ...      "episode's start sssss1", 'instr_id "1_0"', "trajectory[0]")]
-        >>> [line] = render_problems(p, source="/srv/up/ab.json", display_name="preds.json",
-        ...     id_field="instr_id", starts={"1_0": "sssss1"})
+        >>> [line] = render_problems(p, source="/srv/up/ab.json", display_name="preds.json")
         >>> print(line)
-        preds.json: instr_id "1_0": trajectory[0]: the trajectory starts at aaaaa1, not at the episode's start [hidden]
+        preds.json: instr_id "1_0": trajectory[0]: the trajectory starts at aaaaa1, not at the episode's start sssss1
     """
     out = []
     for p in problems[:MAX_MESSAGES]:
@@ -112,8 +104,7 @@ def render_problems(
         text = str(Problem(shown_source, for_phase(p.message), p.episode, p.field)).replace(
             source, display_name
         )
-        eid = episode_of(p, id_field)
-        text = _hide_start(text, starts.get(eid) if eid is not None else None)
+        text = without_server_paths(text)
         out.append(text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…")
     hidden = len(problems) - len(out)
     if hidden > 0:

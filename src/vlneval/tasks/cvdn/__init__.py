@@ -31,4 +31,5 @@ TASK = Task(
     options=(PATH_TYPE,),
     public_copy="vlneval.tasks.cvdn.public:public_ndh",
     summary_records=True,
+    primary_metric="GP",
 )

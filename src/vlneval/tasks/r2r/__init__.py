@@ -57,6 +57,7 @@ RXR = Task(
     "val_unseen",
     SCORER,
     id_field="instruction_id",
+    primary_metric="nDTW",
     graph_trajectories=True,
     summary_records=True,
     public_copy="vlneval.tasks.r2r.public:public_r2r",

@@ -32,4 +32,5 @@ TASK = Task(
     version_files=(("v2", "data_v2/REVERIE_{split}.json"), ("v1", "REVERIE_{split}.json")),
     public_copy="vlneval.tasks.reverie.public:public_reverie",
     summary_records=True,
+    primary_metric="RGSPL",
 )

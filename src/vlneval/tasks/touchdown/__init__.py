@@ -26,10 +26,17 @@ SPLITS = ("train", "dev", "test")
 
 
 def _task(
-    name: str, description: str, scorer: str, street_routes: str = "", *, summaries: bool = False
+    name: str,
+    description: str,
+    scorer: str,
+    metrics: tuple[str, ...],
+    street_routes: str = "",
+    *,
+    summaries: bool = False,
 ) -> Task:
-    """A Touchdown task: the same routes, profiles and splits; its own scorer. Navigation
-    skips summary records on request; SDR cannot (its records are all scalars, as a summary's)."""
+    """A Touchdown task: the same routes, profiles and splits; its own scorer and ``metrics``
+    (the first ranks). Navigation skips summary records on request; SDR cannot (its records
+    are all scalars, as a summary's)."""
     return Task(
         name, description, "touchdown", PROFILES, "touchdown", tuple(DATA_VERSIONS.values()),
         "vlneval.tasks.touchdown.format:load_touchdown", SPLITS, "dev", scorer,
@@ -37,6 +44,7 @@ def _task(
         version_files=tuple(DATA_VERSIONS.items()),
         release_lead="no touchdown {split} routes ({version}) found",
         public_copy="vlneval.tasks.touchdown.public:public_touchdown",
+        metrics=metrics, primary_metric=metrics[0],
     )  # fmt: skip
 
 
@@ -44,6 +52,7 @@ TASK = _task(
     "touchdown",
     "Touchdown (Chen et al. 2019): follow street directions in Manhattan (TC, SPD, SED)",
     "vlneval.tasks.touchdown.score:TouchdownScorer",
+    ("TC", "SPD", "SED"),
     street_routes="vlneval.tasks.touchdown.score:open_routes",
     summaries=True,
 )
@@ -51,4 +60,5 @@ SDR = _task(
     "touchdown-sdr",
     "Touchdown SDR (Chen et al. 2019): locate the bear on the panorama (pixel accuracy)",
     "vlneval.tasks.touchdown.score:SDRScorer",
+    ("SDR@40", "SDR@80", "SDR@120", "SDR_dist"),
 )

@@ -28,6 +28,7 @@ import numpy as np
 
 from vlneval.errors import (
     InvalidInputError,
+    LabelNote,
     ProblemCollector,
     UnknownNameError,
     VLNEvalError,
@@ -542,9 +543,9 @@ def parse_sdr_predictions(
     pc.raise_if_any()
     order = np.array(sorted(got), dtype=np.int64)
     points = np.array([got[i] for i in order.tolist()], dtype=np.float64).reshape(-1, 2)
-    warnings = (
-        [f"{len(unknown)} SDR prediction(s) for routes/panoramas without a known location were ignored "
-         f"(first: {', '.join(unknown[:5])})"] if unknown else []
+    warnings: list[str] = (  # which panoramas show the target is a label: a server hides it
+        [LabelNote(f"{len(unknown)} SDR prediction(s) for routes/panoramas without a known "
+                   f"location were ignored (first: {', '.join(unknown[:5])})")] if unknown else []
     )  # fmt: skip
     missing = [eid for i, eid in enumerate(examples.ids) if i not in got]
     preds = Predictions(

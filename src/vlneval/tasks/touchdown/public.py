@@ -1,7 +1,9 @@
 """The public copy of a Touchdown routes file (see :mod:`vlneval.tasks.common.public_file`):
 each route cut to its start panorama, the end heading the start heading, the target panoramas
-the start, and every target location (``*_center``) the panorama's centre. Which panoramas show
-the target (a location of ``{"x": -1, "y": -1}``) stays: it decides the SDR ids to predict."""
+the start, and every target location (``*_center``) the panorama's centre, an absent one
+(``{"x": -1, "y": -1}``: the target is not in that panorama) too. Which panoramas show the
+target is a label: the public copy asks for every (route, pre|main|post), and the scorer
+ignores the predictions for panoramas without the target (a server says nothing of them)."""
 
 from __future__ import annotations
 
@@ -13,18 +15,11 @@ from vlneval.tasks.touchdown.format import SDR_KINDS
 
 __all__ = ["public_route", "public_touchdown"]
 
-ABSENT = {"x": -1, "y": -1}
-
 
 def _centre(value: Any) -> Any:
-    """A target location replaced by the panorama's centre (an absent one stays absent)."""
-    try:
-        parsed = json.loads(value) if isinstance(value, str) else value
-    except json.JSONDecodeError:
-        parsed = None
-    if parsed == ABSENT:
-        return value
-    centre = {"x": 0.5, "y": 0.5}  # also for a malformed value: never copied
+    """A target location, known or absent, replaced by the panorama's centre (a malformed
+    one too: never copied)."""
+    centre = {"x": 0.5, "y": 0.5}
     return json.dumps(centre) if isinstance(value, str) else centre
 
 
@@ -38,7 +33,7 @@ def public_route(rec: dict[str, Any]) -> None:
         >>> public_route(rec); rec["route_panoids"], rec["end_heading"], rec["main_pano"]
         (['s'], 10.0, 's')
         >>> rec["main_static_center"], rec["pre_static_center"]
-        ('{"x": 0.5, "y": 0.5}', '{"x": -1, "y": -1}')
+        ('{"x": 0.5, "y": 0.5}', '{"x": 0.5, "y": 0.5}')
     """
     route: Any = rec.get("route_panoids")
     text = isinstance(route, str)

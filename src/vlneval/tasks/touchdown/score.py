@@ -219,8 +219,12 @@ def _check(
         for k, q in zip(episodes.tolist(), jump_at[first].tolist(), strict=True):
             i = int(preds.episodes[k])
             pc.add(
-                f"panorama {graph.ids[traj[q]]} is not linked to {graph.ids[traj[q - 1]]} (a move must "
-                "follow a street-graph link; profile touchdown-vlnt scores such jumps without a check)",
+                hinted(
+                    f"panorama {graph.ids[traj[q]]} is not linked to {graph.ids[traj[q - 1]]} (a "
+                    "move must follow a street-graph link",
+                    hint("--profile", "profile touchdown-vlnt scores such jumps without a check"),
+                    ")",
+                ),
                 episode=f'route_id "{table.ids[i]}"', field=f"trajectory[{q - int(off[k])}]",
             )  # fmt: skip
     pc.raise_if_any()
