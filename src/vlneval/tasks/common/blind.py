@@ -115,8 +115,8 @@ class SplitIndex:
 def submitted_ids(table: Any) -> tuple[str, Sequence[str]]:
     """The field a predictions file names a split's episodes by, and their ids in it: the
     episode ids, for SOON (whose episodes are ``"<instr_id>#<k>"``, one per start) the
-    instruction ids its records carry, or the table's own ``submitted`` pair (Touchdown SDR's
-    examples ``"<route_id>_<kind>"``: their route ids).
+    instruction ids its records carry, and for Touchdown SDR (examples ``"<route_id>_<kind>"``,
+    id field ``sdr_id``) their route ids.
 
     Example:
         >>> from types import SimpleNamespace as NS
@@ -124,11 +124,15 @@ def submitted_ids(table: Any) -> tuple[str, Sequence[str]]:
         ('instr_id', ['1', '1'])
         >>> submitted_ids(NS(id_field="instr_id", ids=["4_0"]))
         ('instr_id', ['4_0'])
+        >>> submitted_ids(NS(id_field="sdr_id", ids=["4754_main", "4754_pre"]))
+        ('route_id', ['4754', '4754'])
     """
     instr_ids = getattr(table, "instr_ids", None)
     if instr_ids:
         return "instr_id", instr_ids
-    return getattr(table, "submitted", None) or (table.id_field, table.ids)
+    if table.id_field == "sdr_id":
+        return "route_id", [i.rsplit("_", 1)[0] for i in table.ids]
+    return table.id_field, table.ids
 
 
 def file_ids(text: bytes, id_field: str) -> set[str]:

@@ -14,7 +14,6 @@ in pixels of the profile's panorama frame.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 from array import array
@@ -49,7 +48,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SDR_KINDS",
-    "SDRExamples",
     "TouchdownRoutes",
     "load_touchdown",
     "load_touchdown_routes",
@@ -61,30 +59,6 @@ SDR_KINDS = ("main", "pre", "post")
 ID_LIKE = ("instr_id", "id", "route", "routeid", "episode_id", "instruction_id")
 
 
-class SDRExamples(EpisodeTable):
-    """The SDR examples of a split, ids ``"<route_id>_<kind>"``: a predictions file names
-    each by its route's ``route_id`` (and ``pano``)."""
-
-    @property
-    def submitted(self) -> tuple[str, list[str]]:
-        """The field a predictions file names the examples by, and each one's value in it (what
-        :func:`~vlneval.tasks.common.blind.submitted_ids` compares with another split's ids).
-
-        Example:
-            >>> b = EpisodeBuilder()
-            >>> b.add("4754_main", "nyc", ["p"], None, 0.0, "")
-            >>> table = b.build(task="touchdown-sdr", split="dev", source="f", id_field="sdr_id")
-            >>> SDRExamples.of(table).submitted
-            ('route_id', ['4754'])
-        """
-        return "route_id", [i.rsplit("_", 1)[0] for i in self.ids]
-
-    @classmethod
-    def of(cls, table: EpisodeTable) -> SDRExamples:
-        """``table``'s examples as :class:`SDRExamples`."""
-        return cls(**{f.name: getattr(table, f.name) for f in dataclasses.fields(table) if f.init})
-
-
 @dataclass
 class TouchdownRoutes:
     """The routes of one split: the episode table and the SDR examples.
@@ -92,13 +66,13 @@ class TouchdownRoutes:
     The table's ids are the ``route_id`` values, scans the city, paths ``route_panoids``, goals
     the last panorama, headings ``start_heading`` in radians, instructions ``navigation_text``.
     The SDR examples, one per route and panorama kind whose Touchdown location is known, are a
-    table too (:class:`SDRExamples`): ids ``"<route_id>_<kind>"`` (id field ``sdr_id``), scans
+    table too: ids ``"<route_id>_<kind>"`` (id field ``sdr_id``), scans
     the route's city, path and goal the panorama, instructions ``td_location_text``; ``target``
     holds each one's true location as ``(n, 2)`` (width ratio, height ratio).
     """
 
     table: EpisodeTable
-    sdr: SDRExamples
+    sdr: EpisodeTable
     target: np.ndarray
 
 
@@ -214,7 +188,7 @@ def load_touchdown_routes(
         )
     pc.raise_if_any()
     table = builder.build(task=task, split=split, source=source, id_field="route_id")
-    examples = SDRExamples.of(sdr.build(task=task, split=split, source=source, id_field="sdr_id"))
+    examples = sdr.build(task=task, split=split, source=source, id_field="sdr_id")
     return TouchdownRoutes(table, examples, np.asarray(xy, dtype=np.float64).reshape(-1, 2))
 
 
@@ -498,7 +472,7 @@ def _sdr_record(
 
 @gc_paused()  # the decoded records hold no cycle: no collection need walk them
 def parse_sdr_predictions(
-    predictions: PredictionsInput, examples: SDRExamples, *, frame: tuple[float, float]
+    predictions: PredictionsInput, examples: EpisodeTable, *, frame: tuple[float, float]
 ) -> tuple[Predictions, np.ndarray]:
     """Reads SDR predictions ``{route_id, pano, x, y}`` (pixels of a ``frame`` = (width, height)
     panorama; a file, its bytes or its records) and aligns them to ``examples``: the predicted
@@ -514,7 +488,7 @@ def parse_sdr_predictions(
     index = examples.index
     got: dict[int, tuple[float, float]] = {}
     unknown: list[str] = []
-    routes = set(examples.submitted[1])
+    routes = {i.rsplit("_", 1)[0] for i in examples.ids}
     strays: list[str | int] = []  # the route ids of the records for none of these routes
     for k, rec in numbered((_records(read_input(predictions)),), pc, "predictions"):
         tally.see(rec)
