@@ -35,6 +35,7 @@ from vlneval.errors import (
     hinted,
 )
 from vlneval.io import decode_json, gc_paused, iter_records
+from vlneval.tasks.common import record_checks
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
 from vlneval.tasks.common.jsonl import decode_line
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 SDR_KINDS = ("main", "pre", "post")
-ID_LIKE = ("instr_id", "id", "route", "routeid", "episode_id", "instruction_id")
+ID_LIKE = (*record_checks.ID_LIKE, "route", "routeid")
 
 
 @dataclass
@@ -247,9 +248,8 @@ class _IdTally(FieldTally):
             self.first_string = self.first_string if self.first_string is not None else rid
 
     def check(self, source: str) -> None:
-        if self.none_has():
-            why = " (Touchdown predictions are keyed by the integer route_id of each route)"
-            raise InvalidInputError(self.problem(why, ID_LIKE), source=source)
+        why = " (Touchdown predictions are keyed by the integer route_id of each route)"
+        self.refuse(source, why, ID_LIKE)
         if self.with_field and self.strings == self.with_field:
             raise InvalidInputError(
                 f"route_id is a string in all {self.strings} records (e.g. {self.first_string!r}); "
@@ -261,11 +261,8 @@ class _IdTally(FieldTally):
 def _check_visited(tally: FieldTally, source: str) -> None:
     """One error when no navigation record has the trajectory: the records' keys, and an SDR
     file or the list field to pass as ``--trajectory-key`` said so."""
-    if not tally.none_has():
-        return
     fix = _use("touchdown-sdr") if {"x", "y"} <= tally.keys else tally.key_hint("route_id")
-    why = " (the panoramas visited, start included)"
-    raise InvalidInputError(tally.problem(why, fix=fix), source=source)
+    tally.refuse(source, " (the panoramas visited, start included)", fix=fix)
 
 
 def _use(task: str, kind: str = "") -> str:
@@ -510,10 +507,9 @@ def parse_sdr_predictions(
         else:
             got[i] = (x, y)
     tally.check(source)
-    if pixels.none_has():  # a navigation file, most likely
-        why = " (SDR predictions are {route_id, pano, x, y} in pixels)"
-        fix = _use("touchdown", "touchdown (navigation)") if pixels.lists else ""
-        raise InvalidInputError(pixels.problem(why, fix=fix), source=source)
+    why = " (SDR predictions are {route_id, pano, x, y} in pixels)"  # a navigation file?
+    fix = _use("touchdown", "touchdown (navigation)") if pixels.lists else ""
+    pixels.refuse(source, why, fix=fix)
     pc.raise_if_any()
     order = np.array(sorted(got), dtype=np.int64)
     points = np.array([got[i] for i in order.tolist()], dtype=np.float64).reshape(-1, 2)
