@@ -293,10 +293,6 @@ def test_a_valid_file_past_the_explained_size_is_accepted(tmp_path):
     ("body", "expected"),
     [
         (
-            b'{"instruction_id": 11, "path": ["S", "G"]}\n{"instruction_id": 12, "x": NaN}\n',
-            "NaN at line 2, column 29 (byte 71) is not JSON: write every number as a finite number",
-        ),
-        (
             b'{"instruction_id": 11, "path": ["S", "G"]}\n{"instruction_id": 12,}\n',
             "not valid JSON at line 2, column 23 (byte 65): trailing comma in object",
         ),
@@ -308,6 +304,19 @@ def test_a_valid_file_past_the_explained_size_is_accepted(tmp_path):
     ],
 )  # fmt: skip
 def test_a_bad_line_of_json_lines_is_named_not_called_extra_data(tmp_path, body, expected):
-    """JSON lines (RxR's form) are read a line at a time, NaN refused: the line at fault is
-    told, not the whole file read as one JSON value ("Extra data at line 2, column 1")."""
+    """JSON lines (RxR's form) are read a line at a time: the line at fault is told, not the
+    whole file read as one JSON value ("Extra data at line 2, column 1")."""
     assert _refusals(tmp_path, body, "agent.jsonl") == (f"error: agent.jsonl: {expected}",) * 2
+
+
+def test_a_nan_in_json_lines_passes_to_the_scorer_only_in_a_small_file(tmp_path):
+    """As in a JSON list: the scorer names a NaN's record and field in a file of at most
+    16 MiB (vlneval score reads NaN in JSON lines too); past that, the line is named."""
+    nan_line = b'{"instruction_id": 12, "x": NaN}\n'
+    small = b'{"instruction_id": 11, "path": ["S", "G"]}\n' + nan_line
+    assert check_upload(small, "agent.jsonl") == small
+    big = b'{"instruction_id": 11, "path": ["S", "G"]}' + b" " * BIG + b"\n" + nan_line
+    assert _refusals(tmp_path, big, "agent.jsonl")[0] == (
+        f"error: agent.jsonl: NaN at line 2, column 29 (byte {BIG + 71}) is not JSON: write "
+        "every number as a finite number"
+    )

@@ -188,7 +188,8 @@ EXPLAIN_BYTES = 16 * MIB  # a larger file is not decoded by the explaining pass 
 
 def _check_syntax(text: Any, name: str) -> None:
     """Refuses text that is neither JSON nor JSON lines; NaN and Infinity pass in a file of
-    at most ``EXPLAIN_BYTES`` (the scorer names their record and field), nowhere else."""
+    at most ``EXPLAIN_BYTES``, a JSON list or JSON lines (the scorer names their record and
+    field), nowhere else."""
     import msgspec
 
     from vlneval.io import decode_json
@@ -198,15 +199,17 @@ def _check_syntax(text: Any, name: str) -> None:
         return
     except msgspec.DecodeError as err:
         error = err
+    small = len(text) <= EXPLAIN_BYTES
     lines = _json_lines(text)
     for start, line in lines or ():  # JSON lines (RxR's native form): each line is read alone
         try:
             msgspec.json.decode(line, type=msgspec.Raw)
         except msgspec.DecodeError as err:
-            raise _not_json(text, start, len(line.rstrip()), err, name, big=False) from None
+            if not (small and _reads(line, name)):  # NaN/Infinity: the scorer names the field
+                raise _not_json(text, start, len(line.rstrip()), err, name, big=False) from None
     if lines is not None:
         return
-    if len(text) > EXPLAIN_BYTES:
+    if not small:
         raise _not_json(text, 0, len(text), error, name, big=True)
     try:
         decode_json(bytes(text), name)  # accepts NaN/Infinity: the scorer names their field
@@ -214,6 +217,17 @@ def _check_syntax(text: Any, name: str) -> None:
         prefix = f"{name}: "
         messages = [p.message.removeprefix(prefix) for p in exc.problems]
         raise InvalidInputError("; ".join(messages), source=name) from None
+
+
+def _reads(line: bytes, name: str) -> bool:
+    """Whether the explaining pass reads ``line`` (JSON but for a NaN or Infinity, say)."""
+    from vlneval.io import explain
+
+    try:
+        explain(line, name)
+    except InvalidInputError:
+        return False
+    return True
 
 
 def _json_lines(text: Any) -> list[tuple[int, bytes]] | None:
