@@ -100,6 +100,24 @@ def test_an_episode_whose_scan_has_no_graph_is_named_with_its_file_and_field(
     )
 
 
+def test_graphs_of_no_scan_of_the_split_is_one_problem(data_root: Path, tmp_path: Path) -> None:
+    """A graphs folder holding none of the split's scans (not fetched, or the wrong folder)
+    is one problem, not one per scan."""
+    graphs = tmp_path / "connectivity"
+    graphs.mkdir()
+    name = "17DRP5sb8fy_connectivity.json"  # a train scan: none of val_unseen's
+    (graphs / name).write_bytes(gzip.decompress((data_root / "matterport3d" / "connectivity" /
+                                                 f"{name}.gz").read_bytes()))  # fmt: skip
+    with pytest.raises(InvalidInputError) as exc:
+        vlneval.Scorer("r2r", "val_unseen", root=data_root, graphs=graphs)
+    episodes = json.loads(gzip.decompress((data_root / "r2r/R2R_val_unseen.json.gz").read_bytes()))
+    assert str(exc.value) == (
+        f"error: {data_root / 'r2r' / 'R2R_val_unseen.json.gz'}: scan: no connectivity file in "
+        f"{graphs} for any of the split's 11 scans (e.g. {episodes[0]['scan']!r}): is it the "
+        "graphs' folder?"
+    )
+
+
 def test_a_complete_file_with_an_extra_id_still_only_warns() -> None:
     records = _demo()
     records.append({**records[0], "instr_id": "999_0 "})

@@ -85,6 +85,13 @@ def check_scans(episodes: EpisodeTable, store: GraphStore) -> None:
     if not unknown:
         return
     pc = ProblemCollector(str(episodes.source))
+    if len(unknown) > 1 and unknown == set(episodes.scans):  # graphs not fetched, most likely
+        pc.add(
+            f"no connectivity file in {store.folder} for any of the split's {len(unknown)} "
+            f"scans (e.g. {episodes.scans[0]!r}): is it the graphs' folder?",
+            field="scan",
+        )
+        pc.raise_if_any()
     for scan in sorted(unknown, key=episodes.scans.index):
         i, n = episodes.scans.index(scan), episodes.scans.count(scan)
         close = did_you_mean(scan, store.scans)
