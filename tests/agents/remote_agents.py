@@ -1,4 +1,4 @@
-"""Agents for the remote-agent tests: one that records what it sees, one slow, one that fails."""
+"""Agents for the remote-agent tests: one that records what it sees, one slow, two that fail."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from vlneval.agents.baselines import RandomAgent
+from vlneval.agents.continuous import ContinuousStopAgent
 
 SEEN: list[dict[str, Any]] = []
 
@@ -38,6 +39,13 @@ class Slow(RandomAgent):
 
 class Broken(RandomAgent):
     """Raises on its first action."""
+
+    def act(self, observation: Mapping[str, Any]) -> int:
+        raise ValueError("boom at step 0")
+
+
+class BrokenContinuous(ContinuousStopAgent):
+    """A continuous agent that raises on its first action."""
 
     def act(self, observation: Mapping[str, Any]) -> int:
         raise ValueError("boom at step 0")

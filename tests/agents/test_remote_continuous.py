@@ -106,3 +106,28 @@ def test_a_remote_agent_of_other_action_spaces_is_refused(
     assert f"remote agent {server.url}: it serves the " in err
     assert "not this environment's r2r-ce" in err
     assert not (tmp_path / "p.json").exists()
+
+
+@pytest.mark.parametrize("shard", [(), ("--shard", "0/1")])
+def test_a_failing_remote_continuous_agent_is_named_by_its_url(
+    served: Any,
+    data_root: Path,
+    episodes: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    shard: tuple[str, ...],
+) -> None:
+    # as in a graph run (tests/cli/test_run_agent_errors.py): the URL given, not the client class
+    server = served(get_agent("tests.agents.remote_agents:BrokenContinuous"))
+    out = tmp_path / "p.json"
+    assert _run(data_root, episodes, out, server.url, *shard) == 2
+    lines = capsys.readouterr().err.splitlines()
+    first = json.loads(episodes.read_text())[0]
+    assert lines[0].startswith(
+        f"error: agent {server.url}: act() at episode {first['path_id']}_0, step 0: "
+    )
+    assert lines[0].endswith(
+        "HTTP 500: agent tests.agents.remote_agents:BrokenContinuous: act() raised ValueError: "
+        "boom at step 0"
+    )
+    assert "RemoteAgent" not in lines[0]

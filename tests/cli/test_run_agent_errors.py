@@ -31,6 +31,13 @@ class Late(Crash):
             raise ValueError("bad tensor shape")
         return 0
 
+class Second(Late):
+    episodes = 0
+    def act(self, observation):
+        if type(self).episodes == 2:
+            raise ValueError("bad tensor shape")
+        return 0
+
 class BadReset(Crash):
     def reset(self, observation, *, rng):
         raise KeyError("features")
@@ -139,6 +146,33 @@ def test_a_shard_keeps_the_finished_episodes_for_resume(
     # the class counter is past 5 now: the "fixed" agent resumes and runs the other 14
     assert _run(f"{agents}:Late", out, "--shard", "0/2", "--resume") == 0
     assert len(records.read_text().splitlines()) == 18
+
+
+def test_a_shard_whose_agent_fails_at_once_says_no_episode_was_finished(
+    agents: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "p.json"
+    assert _run(f"{agents}:Crash", out, "--shard", "0/2") == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-2].startswith(f"error: agent {agents}:Crash: act() raised RuntimeError at ")
+    assert lines[-1] == (
+        "no episode was finished: once the agent is fixed, run the same command again"
+    )
+    assert (tmp_path / "p.shard-0-of-2.jsonl").read_text() == ""
+
+
+def test_a_shard_with_one_finished_episode_says_so_in_the_singular(
+    agents: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "p.json"
+    records = tmp_path / "p.shard-0-of-2.jsonl"
+    assert _run(f"{agents}:Second", out, "--shard", "0/2") == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"the 1 episode finished is kept in {records}: once the agent is fixed, the same "
+        "command with --resume runs the rest (without --resume if the fix changes what the agent "
+        "did in them)"
+    )
+    assert len(records.read_text().splitlines()) == 1
 
 
 def test_a_remote_agent_s_error_gets_the_episode_and_step(

@@ -94,3 +94,23 @@ def test_score_with_a_continuous_ray_run_is_refused(
     assert _run(data_root, episodes, tmp_path / "p.json", "random", "--executor", "ray",
                 "--score") == 2  # fmt: skip
     assert "--score does not combine with a continuous run on ray" in capsys.readouterr().err
+
+
+def test_a_failing_remote_agent_on_ray_is_named_by_its_url(
+    ray_cluster: Any,
+    data_root: Path,
+    episodes: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server = AgentServer(get_agent("tests.agents.remote_agents:BrokenContinuous"), port=0)
+    with server.running():
+        code = _run(data_root, episodes, tmp_path / "p.json", server.url, "--executor", "ray",
+                    "--num-actors", "1")  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"error: agent {server.url}: act() at episode " in err
+    assert "RemoteAgent" not in err
+    assert err.splitlines()[-1] == (
+        "no episode was finished: once the agent is fixed, run the same command again"
+    )

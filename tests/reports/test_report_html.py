@@ -88,3 +88,20 @@ def test_incomparable_baseline_is_refused_then_forced(house: House) -> None:
 def test_no_episode_plots_when_asked(runs: tuple[ScoredRun, ScoredRun]) -> None:
     report = build_report(runs[0], options=ReportOptions(n_worst=0, n_sample=0, n_resamples=50))
     assert "class='episode'" not in report.html
+
+
+def test_the_style_sheet_colours_the_outcome_classes_as_the_plots_do() -> None:
+    from vlneval.reports.html import report_css
+    from vlneval.reports.plots_base import COLORS
+    from vlneval.reports.plots_distributions import OUTCOME_COLORS
+
+    css = report_css()
+    shown = dict(OUTCOME_COLORS, step_limit="#495057", stopped_early="#7a7000")  # darker: legible
+    assert set(shown) == {"success", "passed_goal", "step_limit", "stopped_early", "wandered"}
+    for name, color in shown.items():
+        assert f".class-{name} {{ color: {color}; font-weight: 600; }}" in css
+    assert OUTCOME_COLORS["success"] == COLORS["success"] == "#009e73"
+    assert OUTCOME_COLORS["wandered"] == COLORS["fail"] == "#b2182b"
+    assert OUTCOME_COLORS["passed_goal"] == "#56b4e9"
+    assert ":root { --good: #009e73; --bad: #b2182b; }" in css
+    assert css.count(".class-") == 5 and css.count("--good:") == 1

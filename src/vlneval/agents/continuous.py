@@ -41,6 +41,7 @@ __all__ = [
     "score_run",
     "RunRecord",
     "kept_out_of_gc",
+    "given_id",
 ]
 
 SPACES = ("r2r-ce", "rxr-ce", "velocity", "waypoint")
@@ -135,6 +136,17 @@ def make_agent(name: str, space: Any) -> Any:
     return cls(space) if cls is ContinuousRandomAgent else cls()
 
 
+def given_id(agent: Any, spec: str) -> str:
+    """The id of the agent the user gave as ``spec`` (``--agent``): a remote agent's URL as it
+    names itself, else ``spec`` (a baseline's name).
+
+    Example:
+        >>> given_id(make_agent("stop", None), "stop")
+        'stop'
+    """
+    return str(getattr(agent, "id", spec))
+
+
 def run_continuous(
     env: Any,
     agent: Any,
@@ -143,10 +155,13 @@ def run_continuous(
     seed: int = 0,
     progress: bool = False,
     on_record: Callable[[int, dict[str, Any], dict[str, Any]], Any] | None = None,
+    agent_id: str | None = None,
 ) -> RunRecord:
     """Runs ``agent`` on every episode (or ``indices``) of ``env``; one rollout each. With
     ``on_record``, each episode's prediction and measurements go to ``on_record(i,
-    predictions, measurements)`` as it ends (a shard writes it to disk then)."""
+    predictions, measurements)`` as it ends (a shard writes it to disk then). An exception of
+    the agent names it ``agent_id`` (:func:`given_id`; by default its class, ``module:Class``)."""
+    name = agent_id or f"{type(agent).__module__}:{type(agent).__qualname__}"
     teacher = env.privileged() if getattr(agent, "privileged", False) else None
     out = RunRecord()
     order = list(range(len(env))) if indices is None else list(indices)
@@ -156,7 +171,7 @@ def run_continuous(
         episode_progress(len(order), enabled=progress, label=label) as advance,
     ):
         for i in order:
-            _rollout(env, agent, int(i), seed, teacher)
+            _rollout(env, agent, name, int(i), seed, teacher)
             _collect(env, out)
             if on_record is not None:
                 eid = out.episodes[-1]["episode_id"]
@@ -183,9 +198,9 @@ def kept_out_of_gc() -> Iterator[Callable[[], None]]:
         gc.unfreeze()
 
 
-def _rollout(env: Any, agent: Any, i: int, seed: int, teacher: Any) -> None:
+def _rollout(env: Any, agent: Any, name: str, i: int, seed: int, teacher: Any) -> None:
     obs, _ = env.reset(options={"episode": i})
-    name, eid = f"{type(agent).__module__}:{type(agent).__qualname__}", env.record.episode_id
+    eid = env.record.episode_id
     call_agent(name, "reset()", agent.reset, obs, eid, rng=episode_rng(seed, i), teacher=teacher)
     done = False
     while not done:

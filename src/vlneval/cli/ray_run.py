@@ -56,6 +56,7 @@ def _spec(args: argparse.Namespace, continuous: bool) -> tuple[Any, bool]:
 def cmd_run_ray(args: argparse.Namespace, environment: str | None = None) -> int:
     """Runs the split (or ``--shard``) on Ray; merges into ``--out`` without ``--shard``.
     ``environment``: the continuous environment of a continuous run."""
+    from vlneval.agents.continuous import given_id
     from vlneval.cli.run import _card, _settings, workload_of
     from vlneval.distributed.executors.ray_executor import run_on_ray
 
@@ -67,7 +68,7 @@ def cmd_run_ray(args: argparse.Namespace, environment: str | None = None) -> int
         agent_id = workload.agent_info().id
         opened: dict[str, Any] = {"kind": "graph", "settings": _settings(args)}
     else:
-        agent_id = getattr(workload.continuous_agent(loaded.graphs), "id", args.agent)
+        agent_id = given_id(workload.continuous_agent(loaded.graphs), args.agent)
         opened = {"kind": "continuous", "settings": {"max_steps": args.max_steps},
                   "environment": environment}  # fmt: skip
     args.score_options = dict(loaded.score_options)

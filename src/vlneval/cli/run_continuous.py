@@ -18,7 +18,7 @@ __all__ = ["cmd_run_continuous"]
 
 def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int:
     """Runs a continuous baseline agent on the split (or this shard of it)."""
-    from vlneval.agents.continuous import kept_out_of_gc, run_card, run_continuous
+    from vlneval.agents.continuous import given_id, kept_out_of_gc, run_card, run_continuous
     from vlneval.agents.remote import session_ended
     from vlneval.cli.run import workload_of
     from vlneval.tasks import get_task
@@ -33,6 +33,7 @@ def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int
     workload = workload_of(args, env_id)
     env = workload.load().graphs
     agent = workload.continuous_agent(env)  # a baseline, or http://...
+    agent_id = given_id(agent, args.agent)  # errors name it as a graph run does
     if shard is not None:
         hooks = shard.open(
             env.episodes, kind="continuous", settings={"max_steps": args.max_steps},
@@ -42,12 +43,15 @@ def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int
             return shard.finish(None)
         with session_ended(agent):
             run = run_continuous(
-                env, agent, indices=hooks["indices"], on_record=hooks["on_record"], seed=args.seed
-            )
+                env, agent, indices=hooks["indices"], on_record=hooks["on_record"],
+                seed=args.seed, agent_id=agent_id,
+            )  # fmt: skip
         return shard.finish(run_card(env, env_id, agent, run, split=split, seed=args.seed))
     indices = list(range(min(args.limit, len(env)))) if args.limit is not None else None
     with session_ended(agent):
-        run = run_continuous(env, agent, indices=indices, seed=args.seed, progress=not args.quiet)
+        run = run_continuous(
+            env, agent, indices=indices, seed=args.seed, progress=not args.quiet, agent_id=agent_id
+        )
     # the run's records live until the command ends: no collection walks them again (thawed
     # before returning, so a process that calls main() again collects as usual)
     with kept_out_of_gc() as keep:

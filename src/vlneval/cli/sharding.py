@@ -119,10 +119,13 @@ def kept_after_failure(args: argparse.Namespace) -> str:
             "after a fix)"
         )
     records, _ = shard_paths(args.out, spec or ShardSpec(0, 1, "ray"))
+    n = len(read_lines(records)[0])
+    if n == 0:
+        return "no episode was finished: once the agent is fixed, run the same command again"
+    finished = "1 episode finished is" if n == 1 else f"{n} episodes finished are"
     return (
-        f"the {len(read_lines(records)[0])} episodes finished are kept in {records}: once the "
-        "agent is fixed, the same command with --resume runs the rest (without --resume if the "
-        "fix changes what the agent did in them)"
+        f"the {finished} kept in {records}: once the agent is fixed, the same command with "
+        "--resume runs the rest (without --resume if the fix changes what the agent did in them)"
     )
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from vlneval.distributed.merge import merge
 from vlneval.distributed.shardfile import shard_paths
 from vlneval.distributed.sweep import Unit, checkpoint_label, checkpoint_step, unit_status
-from vlneval.metrics.info import LABELS
+from vlneval.metrics.info import LABELS, column_name, format_value, shown_unit
 
 __all__ = ["SweepTable", "sweep_table", "to_markdown", "to_rows", "write_tensorboard", "VLNCE_TAGS"]
 
@@ -96,7 +96,7 @@ def sweep_table(
         ev = score(out)
         table.split = ev.split or table.split
         for k in ev.metrics:
-            table.units.setdefault(k, _shown_unit(k, getattr(ev, "units", None) or {}))
+            table.units.setdefault(k, shown_unit(k, (getattr(ev, "units", None) or {}).get(k)))
         columns = {
             k: np.asarray(ev.per_episode[_column(k)], dtype=np.float64)
             for k, v in ev.metrics.items()
@@ -130,16 +130,12 @@ def sweep_table(
     return table
 
 
-def _shown_unit(label: str, own: dict[str, str]) -> str:
-    info = LABELS.get(label)
-    return own.get(label) or (info.shown_unit if info is not None else "")
-
-
-def _num(x: float | None, unit: str = "") -> str:
-    """A value as the score tables show it: rates as percentages, two decimals."""
+def _num(label: str, x: float | None, unit: str) -> str:
+    """A value as the score tables show it (:func:`~vlneval.metrics.info.format_value`); empty
+    when there is none."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ""
-    return f"{x * 100 if unit == '%' else x:.2f}"
+    return format_value(label, x, unit)
 
 
 def to_rows(table: SweepTable) -> list[dict[str, Any]]:
@@ -174,14 +170,14 @@ def to_markdown(table: SweepTable) -> str:
         return "no finished runs\n"
     names = list(table.summary[0]["metrics"])
     units = {k: table.units.get(k, "") for k in names}
-    header = " | ".join(f"{k} ({units[k]})" if units[k] else k for k in names)
+    header = " | ".join(column_name(k, units[k]) for k in names)
     lines = ["| checkpoint | seeds | " + header + " |", "|---|---|" + "---|" * len(names)]
     for s in table.summary:
         cells = []
         for k in names:
             m, u = s["metrics"][k], units[k]
             cells.append(
-                _num(m["mean"], u) + ("" if m["std"] is None else f" ± {_num(m['std'], u)}")
+                _num(k, m["mean"], u) + ("" if m["std"] is None else f" ± {_num(k, m['std'], u)}")
             )
         lines.append(f"| {s['label']} | {len(s['seeds'])} | " + " | ".join(cells) + " |")
     lines += ["", "| checkpoint | seed | " + header + " |", "|---|---|" + "---|" * len(names)]
@@ -192,9 +188,9 @@ def to_markdown(table: SweepTable) -> str:
             ci = (
                 ""
                 if m is None or m["low"] is None
-                else f" [{_num(m['low'], u)}, {_num(m['high'], u)}]"
+                else f" [{_num(k, m['low'], u)}, {_num(k, m['high'], u)}]"
             )
-            cells.append("" if m is None else _num(m["value"], u) + ci)
+            cells.append("" if m is None else _num(k, m["value"], u) + ci)
         lines.append(f"| {r['label']} | {r['seed']} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

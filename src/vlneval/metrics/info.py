@@ -30,7 +30,14 @@ from types import MappingProxyType
 from vlneval.errors import UnknownNameError
 from vlneval.metrics._info import MetricInfo
 
-__all__ = ["LABELS", "metric_info", "variant"]
+__all__ = [
+    "LABELS",
+    "metric_info",
+    "variant",
+    "shown_unit",
+    "column_name",
+    "format_value",
+]
 
 _TABLE = (
     # goal (R2R family, VLN-CE, CVDN, HANNA, SOON)
@@ -131,3 +138,47 @@ def variant(label: str, name: str, description: str) -> MetricInfo:
     """
     base = metric_info(label)
     return dataclasses.replace(base, name=name, description=description)
+
+
+def shown_unit(label: str, unit: str | None = None) -> str:
+    """The unit a value of ``label`` is shown in: ``unit`` when given (a summary's own
+    ``units``), else the metric table's (``%``, ``m``, ``hops``, ``px``, ``count``); empty for
+    a label the table does not know.
+
+    Example:
+        >>> shown_unit("SR"), shown_unit("SPD"), shown_unit("NE", "hops"), shown_unit("X")
+        ('%', 'hops', 'hops', '')
+    """
+    if unit:
+        return unit
+    info = LABELS.get(label)
+    return info.shown_unit if info is not None else ""
+
+
+def column_name(label: str, unit: str | None = None) -> str:
+    """``SR (%)``, ``SPD (hops)``: the label and its shown unit.
+
+    Example:
+        >>> column_name("SR"), column_name("X")
+        ('SR (%)', 'X')
+    """
+    shown = shown_unit(label, unit)
+    return f"{label} ({shown})" if shown else label
+
+
+def format_value(
+    label: str, value: float | None, unit: str | None = None, *, signed: bool = False
+) -> str:
+    """Rates as percentages with two decimals, other values as they are (``unit`` "%" forces a
+    rate); a signed rate is a difference in percentage points.
+
+    Example:
+        >>> format_value("SR", 0.5), format_value("NE", 3.14159), format_value("SPL", None)
+        ('50.00', '3.14', 'n/a')
+        >>> format_value("SPD", 1.5), format_value("SR", -0.012, signed=True)
+        ('1.50', '-1.20')
+    """
+    if value is None:
+        return "n/a"
+    scale = 100.0 if shown_unit(label, unit) == "%" else 1.0
+    return f"{scale * value:{'+' if signed else ''}.2f}"

@@ -35,13 +35,21 @@ from vlneval.reports.compare import RunComparison, compare_scored
 from vlneval.reports.plots_base import figure_png
 from vlneval.reports.plots_compare import plot_comparison
 from vlneval.reports.plots_distributions import (
+    OUTCOME_TEXT_COLORS,
     plot_budget_curve,
     plot_error_ecdf,
     plot_length_ratio,
     plot_outcomes,
 )
 
-__all__ = ["Report", "ReportOptions", "build_report", "error_metric", "write_report"]
+__all__ = [
+    "Report",
+    "ReportOptions",
+    "build_report",
+    "error_metric",
+    "report_css",
+    "write_report",
+]
 
 
 @dataclass(frozen=True)
@@ -187,6 +195,23 @@ def write_report(path: str | Path, report: Report) -> None:
     write_outputs([(path, report.html.encode("utf-8"))])
 
 
+def report_css() -> str:
+    """The page's style sheet: ``report.css`` and the colours of success, failure and the
+    outcome classes, those of the plots (one table: ``OUTCOME_TEXT_COLORS``).
+
+    Example:
+        >>> ".class-success { color: #009e73; font-weight: 600; }" in report_css()
+        True
+    """
+    good, bad = OUTCOME_TEXT_COLORS["success"], OUTCOME_TEXT_COLORS["wandered"]
+    rules = [f":root {{ --good: {good}; --bad: {bad}; }}"]
+    rules += [
+        f".class-{name} {{ color: {color}; font-weight: 600; }}"
+        for name, color in OUTCOME_TEXT_COLORS.items()
+    ]
+    return _template("report.css") + "\n".join(rules) + "\n"
+
+
 def _template(name: str) -> str:
     return resources.files("vlneval.reports").joinpath("templates", name).read_text("utf-8")
 
@@ -224,7 +249,7 @@ def _page(
     return Template(_template("report.html")).substitute(
         version=escape(__version__),
         title=escape(title),
-        css=_template("report.css"),
+        css=report_css(),
         lede=lede,
         nav=nav,
         body=body,

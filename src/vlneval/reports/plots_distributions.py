@@ -17,16 +17,30 @@ from vlneval.metrics import MetricInfo
 from vlneval.metrics.info import LABELS
 from vlneval.reports.plots_base import COLORS, RUN_COLORS, new_figure
 
-__all__ = ["plot_error_ecdf", "plot_length_ratio", "plot_budget_curve", "plot_outcomes"]
+__all__ = [
+    "plot_error_ecdf",
+    "plot_length_ratio",
+    "plot_budget_curve",
+    "plot_outcomes",
+    "OUTCOME_COLORS",
+    "OUTCOME_TEXT_COLORS",
+]
 
 Series = Sequence[tuple[str, np.ndarray]]
 #: Success and failure as in the episode plots; the five stay apart under colour blindness.
-_OUTCOME_COLORS = {
+OUTCOME_COLORS = {
     "success": COLORS["success"],
     "passed_goal": "#56b4e9",
     "step_limit": "#ced4da",
     "stopped_early": "#f0e442",
     "wandered": COLORS["fail"],
+}
+#: The same colours as text on the report's white page: the yellow and the light grey, too
+#: faint to read there, darkened (the same hues).
+OUTCOME_TEXT_COLORS = {
+    **OUTCOME_COLORS,
+    "step_limit": COLORS["neutral"],
+    "stopped_early": "#7a7000",
 }
 
 
@@ -186,7 +200,7 @@ def plot_outcomes(runs: Sequence[tuple[str, Mapping[str, float | None]]]) -> Any
         widths = np.array([shares.get(name) or 0.0 for _, shares in runs])
         if not widths.any():
             continue
-        ax.barh(y, widths, left=left, color=_OUTCOME_COLORS[name], label=CLASS_LABELS[name],
+        ax.barh(y, widths, left=left, color=OUTCOME_COLORS[name], label=CLASS_LABELS[name],
                 height=0.6, edgecolor="white", linewidth=0.8)  # fmt: skip
         for yi, w, x0 in zip(y, widths, left, strict=True):
             if w >= 0.06:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from vlneval.io import clip
-from vlneval.metrics.info import LABELS
+from vlneval.metrics.info import column_name, format_value, shown_unit
 from vlneval.reports.paper import render_table
 
 if TYPE_CHECKING:
@@ -46,50 +46,6 @@ __all__ = [
 NOTE_LIMIT = 2000
 
 Notice = tuple[str, str]  # (text, rich style)
-
-
-def shown_unit(label: str, unit: str | None = None) -> str:
-    """The unit a value of ``label`` is shown in: ``unit`` when given (a summary's own
-    ``units``), else the metric table's (``%``, ``m``, ``hops``, ``px``, ``count``); empty for
-    a label the table does not know.
-
-    Example:
-        >>> shown_unit("SR"), shown_unit("SPD"), shown_unit("NE", "hops"), shown_unit("X")
-        ('%', 'hops', 'hops', '')
-    """
-    if unit:
-        return unit
-    info = LABELS.get(label)
-    return info.shown_unit if info is not None else ""
-
-
-def column_name(label: str, unit: str | None = None) -> str:
-    """``SR (%)``, ``SPD (hops)``: the label and its shown unit.
-
-    Example:
-        >>> column_name("SR"), column_name("X")
-        ('SR (%)', 'X')
-    """
-    shown = shown_unit(label, unit)
-    return f"{label} ({shown})" if shown else label
-
-
-def format_value(
-    label: str, value: float | None, unit: str | None = None, *, signed: bool = False
-) -> str:
-    """Rates as percentages with two decimals, other values as they are (``unit`` "%" forces a
-    rate); a signed rate is a difference in percentage points.
-
-    Example:
-        >>> format_value("SR", 0.5), format_value("NE", 3.14159), format_value("SPL", None)
-        ('50.00', '3.14', 'n/a')
-        >>> format_value("SPD", 1.5), format_value("SR", -0.012, signed=True)
-        ('1.50', '-1.20')
-    """
-    if value is None:
-        return "n/a"
-    scale = 100.0 if shown_unit(label, unit) == "%" else 1.0
-    return f"{scale * value:{'+' if signed else ''}.2f}"
 
 
 def metric_cell(summary: Mapping[str, Any], label: str, unit: str | None = None) -> str:

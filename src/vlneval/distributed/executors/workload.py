@@ -215,7 +215,7 @@ class ChunkRunner:
     def _run_continuous(self, order: list[int]) -> ChunkResult:
         import time
 
-        from vlneval.agents.continuous import run_card, run_continuous
+        from vlneval.agents.continuous import given_id, run_card, run_continuous
         from vlneval.tasks import get_task
 
         env, w = self.loaded.graphs, self.workload
@@ -228,7 +228,10 @@ class ChunkRunner:
 
         started = time.perf_counter()
         with session_ended(self.agent):
-            run = run_continuous(env, self.agent, indices=order, on_record=keep, seed=w.seed)
+            run = run_continuous(
+                env, self.agent, indices=order, on_record=keep, seed=w.seed,
+                agent_id=given_id(self.agent, w.agent),
+            )  # fmt: skip
         split = w.split or get_task(w.task).default_split
         card = run_card(env, str(w.environment), self.agent, run, split=split, seed=w.seed)
         truncated = sum(1 for e in run.episodes if not e["stopped"])
