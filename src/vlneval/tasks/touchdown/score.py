@@ -326,7 +326,9 @@ def score_sdr(
     Touchdown locations."""
     rules = _rules(prof)
     table = routes.sdr
-    preds, points = parse_sdr_predictions(predictions, table, frame=rules.sdr_frame)
+    preds, points = parse_sdr_predictions(
+        predictions, table, frame=rules.sdr_frame, routes=routes.table
+    )
     check_matches(table, preds)
     if preds.missing and prof.require_complete and not how.subset:
         raise InvalidInputError(
