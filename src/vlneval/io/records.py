@@ -96,7 +96,7 @@ def iter_chunks(
         >>> list(iter_chunks(b'[1, 2, 3]', "x.json", chunk=2))
         [[1, 2], [3]]
     """
-    value = decode_json(raw, source)
+    value = decode_json(raw, source, a_list=True)  # JSON lines given here are told so
     if not isinstance(value, list):
         raise InvalidInputError(f"{source}: expected {expected}, got a {_kind(value)}")
     return (value[i : i + chunk] for i in range(0, len(value), chunk))
