@@ -149,17 +149,21 @@ def test_not_json_and_not_a_list(tmp_path: Path) -> None:
 
 
 def test_json_lines_where_a_list_is_read_is_said_so(tmp_path: Path) -> None:
-    from vlneval.io import decode_json
+    from vlneval.io import decode_json, iter_chunks
 
     with pytest.raises(InvalidInputError) as exc:
-        decode_json(b'{"a": 1}\n{"a": 2}\n', "p.json")
+        iter_chunks(b'{"a": 1}\n{"a": 2}\n', "p.json")
     assert str(exc.value) == (
         "error: p.json: not valid JSON: Extra data at line 2, column 1 (JSON lines, one record "
         "per line? this file must be one JSON list)"
     )
     with pytest.raises(InvalidInputError) as exc:
-        decode_json(b"[1] [2]", "p.json")
+        iter_chunks(b"[1] [2]", "p.json")
     assert str(exc.value) == "error: p.json: not valid JSON: Extra data at line 1, column 5"
+    # where JSON lines or one JSON object may be right, the hint would mislead: not given
+    with pytest.raises(InvalidInputError) as exc:
+        decode_json(b'{"a": NaN}\n{"a": 2}\n', "sdr.jsonl")
+    assert str(exc.value) == "error: sdr.jsonl: not valid JSON: Extra data at line 2, column 1"
 
 
 def test_many_problems_are_capped_at_twenty(tmp_path: Path) -> None:

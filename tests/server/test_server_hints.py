@@ -458,3 +458,16 @@ def test_a_refusal_names_no_server_file() -> None:
     assert render_problems([p], source="/srv/up/p.json", display_name="preds.json") == [
         "[server file]: route 3: bad line"
     ]
+
+
+def test_an_address_is_no_server_file() -> None:
+    """'://' starts no path: an address in a message (the page of a data set) stays whole,
+    the server's own file beside it does not."""
+    text = (
+        "get the v2 boxes from https://github.com/x/y or http://a.org/b/c.json, not /srv/d/e.json"
+    )
+    p = Problem("/srv/up/p.json", text, None, None)
+    assert render_problems([p], source="/srv/up/p.json", display_name="preds.json") == [
+        "preds.json: get the v2 boxes from https://github.com/x/y or http://a.org/b/c.json, "
+        "not [server file]"
+    ]

@@ -144,3 +144,24 @@ def test_sdr_incomplete_and_subset(tmp_path: Path) -> None:
         _sdr(tmp_path, body=[SDR[0], SDR[2]])
     r = _sdr(tmp_path / "b", body=[SDR[0], SDR[2]], subset=True)
     assert r.partial and r.n_episodes == 2
+
+
+def test_sdr_a_route_of_the_split_without_a_location_is_no_stray(tmp_path: Path) -> None:
+    """Route 3 of dev has no known location, so no SDR example: a record for it is ignored,
+    not named as an id not in the split (route 99 is)."""
+    other = {"route_id": 3, "pano": "main", "x": 1.0, "y": 1.0}
+    stray = {"route_id": 99, "pano": "main", "x": 1.0, "y": 1.0}
+    with pytest.raises(Exception) as err:
+        _sdr(tmp_path, body=[SDR[0], SDR[2], other, stray])
+    assert str(err.value).endswith(
+        "1 of 3 SDR examples (route and pre/main/post panorama with a known location) have no "
+        "prediction (first: 1_post); 1 record has an id not in the split: 99 (another split's "
+        "route, or an unknown one); use --subset to score only the predicted ones, reported as "
+        "partial"
+    )
+    r = _sdr(tmp_path / "b", body=[*SDR, other])
+    assert list(_rows(r)) == ["1_main", "1_post", "2_main"] and not r.partial
+    assert [w for w in r.warnings if "ignored" in w] == [
+        "1 SDR prediction(s) for routes/panoramas without a known location were ignored "
+        "(first: 3_main)"
+    ]

@@ -25,8 +25,9 @@ def no_json(text: Any) -> str | None:
     return "holds no JSON (only whitespace)"
 
 
-def explain(raw: bytes, source: str, limits: Limits | None = None) -> Any:
+def explain(raw: bytes, source: str, limits: Limits | None = None, *, a_list: bool = False) -> Any:
     """The explaining pass: ``raw`` measured, then decoded leniently (NaN and Infinity read).
+    ``a_list``: the caller reads one JSON list only, so JSON lines given there are told so.
 
     Only a file msgspec rejected comes here; the caller then checks the value and names every
     problem (file, id, field).
@@ -72,7 +73,7 @@ def explain(raw: bytes, source: str, limits: Limits | None = None) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        lines = exc.msg == "Extra data" and exc.colno == 1 and text.lstrip()[:1] == "{"
+        lines = a_list and exc.msg == "Extra data" and exc.colno == 1 and text.lstrip()[:1] == "{"
         raise InvalidInputError(
             f"{source}: not valid JSON: {exc.msg.removesuffix(' at')} at line {exc.lineno}, "
             f"column {exc.colno}"

@@ -147,8 +147,9 @@ def gunzip(
     return out[0] if len(out) == 1 else b"".join(out)
 
 
-def decode_json(raw: bytes, source: str) -> Any:
-    """``raw`` decoded by msgspec, or by the explaining pass when msgspec rejects it.
+def decode_json(raw: bytes, source: str, *, a_list: bool = False) -> Any:
+    """``raw`` decoded by msgspec, or by the explaining pass when msgspec rejects it
+    (``a_list``: the caller reads one JSON list only; see :func:`explain`).
 
     Example:
         >>> decode_json(b'{"a": [1, 2.5]}', "x.json")
@@ -159,7 +160,7 @@ def decode_json(raw: bytes, source: str) -> Any:
     try:
         return msgspec.json.decode(raw)
     except (msgspec.MsgspecError, RecursionError):
-        return explain(raw, source)
+        return explain(raw, source, a_list=a_list)
 
 
 def load_json(path: str | Path) -> Any:

@@ -96,7 +96,7 @@ def iter_chunks(
         >>> list(iter_chunks(b'[1, 2, 3]', "x.json", chunk=2))
         [[1, 2], [3]]
     """
-    value = decode_json(raw, source)
+    value = decode_json(raw, source, a_list=True)  # JSON lines given here are told so
     if not isinstance(value, list):
         raise InvalidInputError(f"{source}: expected {expected}, got a {_kind(value)}")
     return (value[i : i + chunk] for i in range(0, len(value), chunk))
@@ -109,15 +109,24 @@ def iter_records(raw: bytes, source: str, *, expected: str = "a JSON list") -> I
         >>> lines = b'{"a": 1}' + bytes([10]) + b'{"a": 2}'
         >>> list(iter_records(lines, "x.jsonl"))
         [[{'a': 1}, {'a': 2}]]
+        >>> iter_records(b'{"a": NaN}', "x.json")
+        Traceback (most recent call last):
+        vlneval.errors.InvalidInputError: error: x.json: expected a JSON list, got a JSON object
     """
     import msgspec
 
     if raw.lstrip()[:1] == b"{":
+        lines = source.endswith((".jsonl", ".jsonl.gz"))
         try:
             value = msgspec.json.decode(raw)
         except (msgspec.MsgspecError, RecursionError):
-            return iter([jsonl(raw, source)])
-        if isinstance(value, dict) and source.endswith((".jsonl", ".jsonl.gz")):
+            rows = jsonl(raw, source)  # a NaN in it, say: read leniently
+            if len(rows) == 1 and isinstance(rows[0], dict) and not lines:
+                raise InvalidInputError(
+                    f"{source}: expected {expected}, got a JSON object"
+                ) from None  # as the same object without the NaN
+            return iter([rows])
+        if isinstance(value, dict) and lines:
             return iter([[value]])  # a JSON-lines file of one record
         raise InvalidInputError(f"{source}: expected {expected}, got a {_kind(value)}")
     return iter_chunks(raw, source, expected=expected)

@@ -65,7 +65,8 @@ def for_phase(message: str) -> str:
 
 #: An absolute path left in a message once the upload's own is named as the submitter named
 #: it: one of the server's files (its data, a copy it made), which a submitter is never shown.
-SERVER_PATH = re.compile(r"""(?<![\w.~-])/(?:[^\s/'"(),;:]+/)+[^\s'"(),;:]*(?<!\.)""")
+#: A slash after ':' or '/' starts none (an address's ``://`` and its path stay as written).
+SERVER_PATH = re.compile(r"""(?<![\w.~:/-])/(?:[^\s/'"(),;:]+/)+[^\s'"(),;:]*(?<!\.)""")
 
 
 def without_server_paths(text: str) -> str:
@@ -74,6 +75,8 @@ def without_server_paths(text: str) -> str:
     Example:
         >>> without_server_paths("boxes at /srv/data/BBox.tar.gz. Put v2 (SDR@40/80) there")
         'boxes at [server file]. Put v2 (SDR@40/80) there'
+        >>> without_server_paths("see https://github.com/x/y, not /srv/a/b")
+        'see https://github.com/x/y, not [server file]'
     """
     return SERVER_PATH.sub("[server file]", text)
 

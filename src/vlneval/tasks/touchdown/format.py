@@ -469,12 +469,18 @@ def _sdr_record(
 
 @gc_paused()  # the decoded records hold no cycle: no collection need walk them
 def parse_sdr_predictions(
-    predictions: PredictionsInput, examples: EpisodeTable, *, frame: tuple[float, float]
+    predictions: PredictionsInput,
+    examples: EpisodeTable,
+    *,
+    frame: tuple[float, float],
+    routes: EpisodeTable,
 ) -> tuple[Predictions, np.ndarray]:
     """Reads SDR predictions ``{route_id, pano, x, y}`` (pixels of a ``frame`` = (width, height)
     panorama; a file, its bytes or its records) and aligns them to ``examples``: the predicted
     examples (``episodes``, ascending; no trajectories) and their ``(k, 2)`` pixel coordinates
-    ``(x, y)``. The route ids of the records whose route has no example are ``unknown``.
+    ``(x, y)``. The route ids of the records whose route is not one of the split's ``routes``
+    (its route table) are ``unknown``: a route of the split none of whose panoramas has a
+    known location has no example, yet is no stray.
 
     Raises:
         InvalidInputError: every malformed record, duplicates, points outside the panorama.
@@ -485,8 +491,8 @@ def parse_sdr_predictions(
     index = examples.index
     got: dict[int, tuple[float, float]] = {}
     unknown: list[str] = []
-    routes = {i.rsplit("_", 1)[0] for i in examples.ids}
-    strays: list[str | int] = []  # the route ids of the records for none of these routes
+    route_index = routes.index
+    strays: list[str | int] = []  # the route ids of the records for none of the split's routes
     for k, rec in numbered((_records(read_input(predictions)),), pc, "predictions"):
         tally.see(rec)
         pixels.see(rec)
@@ -497,7 +503,7 @@ def parse_sdr_predictions(
         i = index.get(eid)
         if i is None:
             unknown.append(eid)
-            if str(rid) not in routes:
+            if str(rid) not in route_index:
                 strays.append(rid)
         elif i in got:
             pc.add(

@@ -56,6 +56,7 @@ from vlneval.tasks.common.scoring import summarise
 from vlneval.tasks.profiles import Profile
 from vlneval.tasks.touchdown import DATA_VERSIONS
 from vlneval.tasks.touchdown.format import (
+    SDR_KINDS,
     TouchdownRoutes,
     load_touchdown_routes,
     parse_sdr_predictions,
@@ -314,6 +315,14 @@ class SDRScorer:
         )
 
 
+def _examples_are(routes: TouchdownRoutes) -> str:
+    """What an SDR example is, for the completeness message: a route and panorama with a known
+    location, or any pair when every pair is one (the public copy a server checks with gives
+    every pair a location: which ones are known is a label)."""
+    every = len(routes.sdr) == len(SDR_KINDS) * len(routes.table)
+    return "route and pre/main/post panorama" + ("" if every else " with a known location")
+
+
 def score_sdr(
     routes: TouchdownRoutes,
     predictions: PredictionsInput,
@@ -326,14 +335,15 @@ def score_sdr(
     Touchdown locations."""
     rules = _rules(prof)
     table = routes.sdr
-    preds, points = parse_sdr_predictions(predictions, table, frame=rules.sdr_frame)
+    preds, points = parse_sdr_predictions(
+        predictions, table, frame=rules.sdr_frame, routes=routes.table
+    )
     check_matches(table, preds)
     if preds.missing and prof.require_complete and not how.subset:
         raise InvalidInputError(
             hinted(
-                f"{len(preds.missing)} of {len(table)} SDR examples (route and pre/main/post "
-                f"panorama with a known location) have no prediction (first: "
-                f"{', '.join(preds.missing[:5])})",
+                f"{len(preds.missing)} of {len(table)} SDR examples ({_examples_are(routes)}) "
+                f"have no prediction (first: {', '.join(preds.missing[:5])})",
                 stray_ids(preds.unknown, advice=STRAY_ADVICE),
                 hint("--subset", SUBSET_ADVICE),
             ),
