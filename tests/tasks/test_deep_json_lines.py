@@ -45,6 +45,24 @@ def test_touchdown_sdr_names_the_line(tmp_path: Path) -> None:
     assert str(exc.value) == f"error: {path}: line 2: JSON nested too deeply"
 
 
+@pytest.mark.parametrize("at", [0, 1])
+def test_touchdown_sdr_reads_nan_in_json_lines_and_names_the_field(tmp_path: Path, at: int) -> None:
+    """Python's json writes NaN: a JSON line holding one (the first line too) is read, and
+    the record check names it, as in a JSON list."""
+    root = make_root(tmp_path / "root")
+    records = [dict(r) for r in SDR]
+    records[at]["x"] = float("nan")
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("touchdown-sdr", "dev", path, root=root)
+    r = SDR[at]
+    assert str(exc.value) == (
+        f'error: {path}: SDR "{r["route_id"]}_{r["pano"]}": x: x must be a finite number of '
+        "pixels, got nan"
+    )
+
+
 def test_vlnce_rxr_jsonl_names_the_line(tmp_path: Path) -> None:
     episodes, gt = write_split(tmp_path)
     eps = load_vlnce(episodes, gt_path=gt, task="r2r-ce", split="val")

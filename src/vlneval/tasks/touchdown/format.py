@@ -34,7 +34,7 @@ from vlneval.errors import (
     hint,
     hinted,
 )
-from vlneval.io import decode_json, gc_paused, iter_records
+from vlneval.io import decode_json, explain, gc_paused, iter_records
 from vlneval.tasks.common import record_checks
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
@@ -211,25 +211,32 @@ def _records(given: ReadInput, expected: str = "a JSON list of predictions") -> 
         return
     decoder = msgspec.json.Decoder()
     lines = raw.splitlines()
+    first = next(line for line in lines if line.strip())
     try:
-        decoder.decode(next(line for line in lines if line.strip()))
+        decoder.decode(first)
     except msgspec.DecodeError:
-        whole = decode_json(raw, source)  # one multi-line JSON value, or a clear syntax error
-        kind = "JSON object" if isinstance(whole, dict) else type(whole).__name__
-        raise InvalidInputError(
-            f"expected {expected} or JSON lines, got a {kind}", source=source
-        ) from None
+        try:  # a NaN or Infinity in a JSON line: read by the loop below, its field named
+            explain(first, source)
+        except InvalidInputError:
+            whole = decode_json(raw, source)  # one multi-line JSON value, or a syntax error
+            kind = "JSON object" if isinstance(whole, dict) else type(whole).__name__
+            raise InvalidInputError(
+                f"expected {expected} or JSON lines, got a {kind}", source=source
+            ) from None
     except RecursionError:  # a JSON line too deep to decode: named by the loop below
         pass
     del raw, given  # each line is freed once decoded: the text is not kept beside them
-    for lineno, line in enumerate(lines):
-        lines[lineno] = b""  # free each line once decoded
+    for lineno, line in enumerate(lines, start=1):
+        lines[lineno - 1] = b""  # free each line once decoded
         if not line.strip():
             continue
         try:
             yield decode_line(decoder, line)
         except ValueError as exc:
-            raise InvalidInputError(f"line {lineno + 1}: {exc}", source=source) from None
+            try:  # NaN or Infinity (Python's json writes them): the record checks name it
+                yield explain(line, f"{source}: line {lineno}")
+            except InvalidInputError:
+                raise InvalidInputError(f"line {lineno}: {exc}", source=source) from None
 
 
 class _IdTally(FieldTally):
