@@ -10,8 +10,10 @@ from vlneval.errors import InvalidInputError, ProblemCollector
 __all__ = ["decode_line", "iter_jsonl"]
 
 
-def decode_line(decoder: Any, line: bytes) -> Any:
-    """One JSON line decoded by ``decoder`` (a ``msgspec.json.Decoder``).
+def decode_line(decoder: Any, line: bytes, *, lenient: bool = False) -> Any:
+    """One JSON line decoded by ``decoder`` (a ``msgspec.json.Decoder``); ``lenient``
+    (predictions, not episode files): a line msgspec rejects is read by the explaining pass,
+    so that a NaN or Infinity reaches the caller's checks, which name the field.
 
     Raises:
         ValueError: the line is not JSON, or is nested too deeply to decode (msgspec's
@@ -27,9 +29,16 @@ def decode_line(decoder: Any, line: bytes) -> Any:
     """
     import msgspec
 
+    from vlneval.io import explain
+
     try:
         return decoder.decode(line)
     except msgspec.DecodeError as exc:
+        try:
+            if lenient:
+                return explain(line, "line")
+        except InvalidInputError:
+            pass
         raise ValueError(f"not valid JSON ({exc})") from None
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
@@ -38,9 +47,7 @@ def decode_line(decoder: Any, line: bytes) -> Any:
 def iter_jsonl(raw: bytes, pc: ProblemCollector, *, lenient: bool = False) -> list[tuple[int, Any]]:
     """Decodes JSON lines; a bad line is recorded as a problem naming its line number.
 
-    ``lenient`` (predictions, not episode files): a line msgspec rejects is read by the
-    explaining pass, so that a NaN or Infinity reaches the caller's checks, which name the
-    field; only a line that is not JSON at all is a problem here.
+    ``lenient``: as :func:`decode_line`'s; only a line that is not JSON at all is a problem.
 
     Example:
         >>> pc = ProblemCollector("p.jsonl")
@@ -51,21 +58,13 @@ def iter_jsonl(raw: bytes, pc: ProblemCollector, *, lenient: bool = False) -> li
     """
     import msgspec
 
-    from vlneval.io import explain
-
     decoder = msgspec.json.Decoder()
     rows: list[tuple[int, Any]] = []
     for lineno, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            rows.append((lineno, decode_line(decoder, line)))
+            rows.append((lineno, decode_line(decoder, line, lenient=lenient)))
         except ValueError as exc:
-            try:  # a NaN or Infinity: for the caller's checks to name
-                if lenient:
-                    rows.append((lineno, explain(line, f"line {lineno}")))
-                    continue
-            except InvalidInputError:
-                pass
             pc.add(str(exc), field=f"line {lineno}")
     return rows

@@ -230,13 +230,10 @@ def _records(given: ReadInput, expected: str = "a JSON list of predictions") -> 
         lines[lineno - 1] = b""  # free each line once decoded
         if not line.strip():
             continue
-        try:
-            yield decode_line(decoder, line)
+        try:  # NaN or Infinity (Python's json writes them) read: the record checks name it
+            yield decode_line(decoder, line, lenient=True)
         except ValueError as exc:
-            try:  # NaN or Infinity (Python's json writes them): the record checks name it
-                yield explain(line, f"{source}: line {lineno}")
-            except InvalidInputError:
-                raise InvalidInputError(f"line {lineno}: {exc}", source=source) from None
+            raise InvalidInputError(f"line {lineno}: {exc}", source=source) from None
 
 
 class _IdTally(FieldTally):
