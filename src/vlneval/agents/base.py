@@ -145,7 +145,7 @@ def agent_error(
     return AgentError(f"agent {agent}: {call} raised {type(exc).__name__}{where}: {exc}", text)
 
 
-def call_agent(agent: str, what: str, method: Any, obs: Any, episode: str, **kw: Any) -> Any:
+def call_agent(agent: str, what: str, method: Any, obs: Any, episode: str | None, **kw: Any) -> Any:
     """``method(obs, **kw)``: an agent's ``reset`` or ``act`` in ``episode``, its exception
     turned into :func:`agent_error` (with the observation's step)."""
     try:

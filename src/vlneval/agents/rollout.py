@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.agents.base import AgentInfo, agent_error
+from vlneval.agents.base import AgentInfo, agent_error, call_agent
 from vlneval.agents.progress import episode_progress
 from vlneval.envs.graph.episodes import InputsFn
 from vlneval.envs.graph.features import FeatureStore
@@ -23,7 +23,7 @@ from vlneval.envs.graph.observation import Sensor
 from vlneval.envs.graph.vector import VectorGraphNavEnv
 from vlneval.envs.graph.world import GraphWorld
 from vlneval.envs.spaces import SPACES
-from vlneval.errors import AgentError, VLNEvalError
+from vlneval.errors import VLNEvalError
 from vlneval.graph.store import GraphStore
 from vlneval.io import to_json_bytes
 from vlneval.tasks.common.episodes import EpisodeTable
@@ -90,6 +90,7 @@ class _Slots:
 
     def __init__(self, info: AgentInfo, venv: VectorGraphNavEnv, seed: int) -> None:
         self.info, self.venv, self.seed = info, venv, seed
+        self.ids = venv.episode_ids  # one copy: the property builds a list on each read
         self.agents = [info.make() for _ in range(venv.num_envs)]
         self.obs: list[dict[str, Any] | None] = [None] * venv.num_envs
         self.extras: dict[int, Mapping[str, Any]] = {}
@@ -103,35 +104,29 @@ class _Slots:
         kwargs: dict[str, Any] = {"rng": episode_rng(self.seed, q)}
         if self.info.privileged:
             kwargs["teacher"] = self.venv.privileged(slot)
-        try:
-            self.agents[slot].reset(obs, **kwargs)
-        except Exception as exc:
-            raise self._failed("reset()", exc, q, 0) from exc
+        call_agent(self.info.id, "reset()", self.agents[slot].reset, obs, self.ids[q], **kwargs)
         self.obs[slot] = obs
 
     def act(self) -> np.ndarray:
         actions = np.zeros(self.venv.num_envs, dtype=np.int32)
         for s, obs in enumerate(self.obs):
             if obs is not None:
-                try:
+                try:  # the episode's id looked up only on failure: the step loop stays cheap
                     answer = self.agents[s].act(obs)
                 except Exception as exc:
-                    raise self._failed(
-                        "act()", exc, self.venv.slot_episode(s), obs["step"]
+                    eid = self.ids[self.venv.slot_episode(s)]
+                    raise agent_error(
+                        self.info.id, "act()", exc, episode=eid, step=obs["step"]
                     ) from exc
                 actions[s] = as_action(answer, self.info.id)
         return actions
-
-    def _failed(self, call: str, exc: Exception, episode: int, step: int) -> AgentError:
-        eid = self.venv.episode_ids[episode]
-        return agent_error(self.info.id, call, exc, episode=eid, step=step)
 
     def finish(self, slot: int, episode: int) -> None:
         if hasattr(self.agents[slot], "finish"):
             obs = self.venv.final_observation(episode)
             extra = finish_fields(
                 self.agents[slot], obs, self.info.id, self.venv.id_field,
-                episode=self.venv.episode_ids[episode],
+                episode=self.ids[episode],
             )  # fmt: skip
             if extra:
                 self.extras[episode] = extra
@@ -150,11 +145,7 @@ def finish_fields(
     """The fields the agent's ``finish(obs)`` (if it has one) adds to the record of ``episode``:
     a mapping of JSON values, without the id field or the trajectory."""
     hook = getattr(agent, "finish", None)
-    try:
-        extra = hook(obs) if hook is not None else None
-    except Exception as exc:
-        step = obs.get("step")
-        raise agent_error(agent_id, "finish()", exc, episode=episode, step=step) from exc
+    extra = call_agent(agent_id, "finish()", hook, obs, episode) if hook is not None else None
     if extra is None:
         return {}
     if not isinstance(extra, Mapping):
