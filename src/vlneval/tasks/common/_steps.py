@@ -42,10 +42,10 @@ def step_counts(
         part = off[lo : hi + 1]
         seg, local = path[part[0] : part[-1]], part - part[0]
         owner = owners(local)
-        to = np.flatnonzero(moves(seg, local)[0])  # p - 1 -> p to another viewpoint
+        moved, same = moves(seg, local)
+        to = np.flatnonzero(moved)  # p - 1 -> p to another viewpoint
         episode = owner[to]
-        steps = np.maximum(np.diff(part) - 1, 0)  # positions after each episode's first
-        repeats[lo:hi] = steps - np.bincount(episode, minlength=hi - lo)
+        repeats[lo:hi] = np.bincount(owner[same], minlength=hi - lo)
         scan = scans[lo:hi][episode]
         jump = ~adjacent[base[scan] + seg[to - 1].astype(np.int64) * size[scan] + seg[to]]
         jumps[lo:hi] = np.bincount(episode[jump], minlength=hi - lo)

@@ -284,7 +284,7 @@ class _Parser:
         for name, pos in (("heading", 1), ("elevation", 2)):
             if len(step) > pos:
                 v = step[pos]
-                if type(v) is not float and type(v) is not int and not is_number(v):
+                if not is_number(v):
                     self.pc.add(f"{name} must be a number, got {v!r:.40}", episode=label, field=f)
                     return False
                 if not is_finite(v):
