@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 import csv
+import dataclasses
 import io
 import re
+from html import escape
 
 import pytest
 
@@ -15,6 +17,8 @@ from vlneval.diagnostics import ScoredRun, score_run
 from vlneval.errors import VLNEvalError
 from vlneval.evaluation import Scorer
 from vlneval.reports.html import ReportOptions, build_report, write_report
+from vlneval.tasks import get_profile
+from vlneval.tasks.profiles import ObjectGoalProfile
 
 OPTIONS = ReportOptions(n_worst=2, n_sample=2, n_resamples=200)
 
@@ -105,3 +109,31 @@ def test_the_style_sheet_colours_the_outcome_classes_as_the_plots_do() -> None:
     assert OUTCOME_COLORS["passed_goal"] == "#56b4e9"
     assert ":root { --good: #009e73; --bad: #b2182b; }" in css
     assert css.count(".class-") == 5 and css.count("--good:") == 1
+
+
+@pytest.mark.parametrize(
+    ("metric", "rule", "marked"),
+    [
+        ("NE", "within 3.0 m of the goal (NE < 3.0)", True),  # worded otherwise, NE's δ still
+        (None, "NE < 3.0 and the object named", False),  # success is no threshold on NE
+    ],
+)
+def test_the_ecdf_marks_delta_from_the_profiles_success_metric(
+    runs: tuple[ScoredRun, ScoredRun], metric: str | None, rule: str, marked: bool
+) -> None:
+    """The report reads the profile's declared success metric, not the words of its rule."""
+    profile = ObjectGoalProfile("p", "1", "doc", success_metric=metric, success_rule=rule)
+    run = dataclasses.replace(
+        runs[0], evaluation=dataclasses.replace(runs[0].evaluation, profile=profile)
+    )
+    html = build_report(run, options=OPTIONS).html
+    assert f"success is {escape(rule)}." in html
+    delta = "ECDF of NE: the share of episodes with NE ≤ x m; its height at δ is about the success"
+    assert (delta in html) is marked
+
+
+def test_each_profile_declares_its_success_metric() -> None:
+    got = {n: get_profile(n).success_metric for n in ("r2r", "soon", "touchdown", "reverie")}
+    assert got == {"r2r": "NE", "soon": "NE", "touchdown": "SPD", "reverie": None}
+    assert get_profile("touchdown-vlnt").success_metric == "SPD"
+    assert "success_metric" not in get_profile("r2r").to_dict()  # the summary keeps its shape

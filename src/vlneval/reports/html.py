@@ -228,8 +228,8 @@ def _page(
     scored = f"{s['n_episodes']} of {s['n_expected']} episodes" + (
         " (partial)" if s.get("partial") else ""
     )
-    rule = run.evaluation.profile.comparison  # "NE < 3.0" + its measure's unit: "NE < 3.0 m"
-    measure = LABELS.get(rule.split(" ", 1)[0])
+    profile = run.evaluation.profile  # a bare threshold gets its measure's unit: "NE < 3.0 m"
+    rule, measure = profile.comparison, LABELS.get(profile.success_metric or "")
     rule += f" {measure.unit}" if measure is not None and rule[-1:].isdigit() else ""
     lede = (
         f"Run <b>{escape(run.label)}</b> (<span class='mono'>{escape(str(s['predictions']))}"
@@ -446,7 +446,7 @@ def _distributions(run: ScoredRun, shown: Shown) -> str:
     if info is not None:
         profile = run.evaluation.profile
         # δ is the threshold of this metric only when the success rule compares it (not SDR's).
-        at = profile.threshold if profile.comparison.startswith(info.label + " ") else None
+        at = profile.threshold if profile.success_metric == info.label else None
         values = [(n, r.evaluation.per_episode[info.column]) for n, r, _ in shown]
         what = f"ECDF of {info.label}: the share of episodes with {info.label} ≤ x "
         what += info.shown_unit

@@ -30,6 +30,9 @@ class Profile:
         name, version: the profile id, e.g. ``r2r`` version ``1``.
         reproduces: the script (repository and file) whose numbers this profile gives.
         threshold: success radius δ in metres.
+        success_metric: the metric whose value the success rule compares with ``threshold``
+            (its label, ``NE``), or None when success is no threshold on a metric (REVERIE's
+            visibility); reports read it, never the rule's text.
         success_inclusive: success is ``NE <= δ`` (True) or ``NE < δ`` (False).
         sdtw_inclusive: the comparison sDTW's own success test uses.
         spl_reference: ``shortest`` (ℓ = shortest start-goal distance) or ``reference``
@@ -51,6 +54,7 @@ class Profile:
     version: str
     reproduces: str
     threshold: float = 3.0
+    success_metric: str | None = "NE"
     success_inclusive: bool = False
     sdtw_inclusive: bool = False
     spl_reference: str = "shortest"
@@ -68,7 +72,7 @@ class Profile:
     @property
     def comparison(self) -> str:
         """The success comparison as text, e.g. ``NE < 3.0``."""
-        return f"NE {'<=' if self.success_inclusive else '<'} {self.threshold}"
+        return f"{self.success_metric} {'<=' if self.success_inclusive else '<'} {self.threshold}"
 
     def card(self) -> dict[str, Any]:
         """The profile as the summary's ``profile`` object."""
@@ -77,6 +81,7 @@ class Profile:
     def to_dict(self) -> dict[str, Any]:
         """Every rule of the profile."""
         d = asdict(self)
+        del d["success_metric"]  # ``comparison`` states it; the summary keeps its shape
         d["comparison"] = self.comparison
         return d
 
@@ -99,7 +104,7 @@ class ObjectGoalProfile(Profile):
     @property
     def comparison(self) -> str:
         """The success rule as text."""
-        return self.success_rule or f"NE {'<=' if self.success_inclusive else '<'} {self.threshold}"
+        return self.success_rule or super().comparison
 
 
 #: Every scoring profile, by name (registered in :mod:`vlneval.tasks`, loaded on first use).

@@ -15,6 +15,7 @@ REVERIE = ObjectGoalProfile(
     "YuankaiQi/REVERIE tasks/REVERIE/eval_release.py (Qi et al. 2020), the challenge scorer",
     check_adjacency=False,
     metrics=("TL", "OSR", "SR", "SPL", "RGS", "RGSPL"),
+    success_metric=None,  # success is visibility, no threshold on a metric
     success_rule=_VISIBLE,
     object_field="predObjId",
     notes=(
@@ -35,6 +36,7 @@ REVERIE_DUET = ObjectGoalProfile(
     check_adjacency=False,
     require_complete=False,
     metrics=("TL", "OSR", "SR", "SPL", "RGS", "RGSPL"),
+    success_metric=None,  # success is visibility, no threshold on a metric
     success_rule=_VISIBLE,
     object_field="pred_objid",
     notes=(

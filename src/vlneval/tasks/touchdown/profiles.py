@@ -14,11 +14,13 @@ class StreetProfile(Profile):
     """A Touchdown profile: success in hops on the street graph, and its SED and SDR rules.
 
     Attributes:
+        success_metric: ``SPD``, the hops from the goal that TC compares with the threshold.
         edit_distance: ``levenshtein`` or ``osa`` (optimal string alignment) for SED.
         sdr_wrap: SDR distances wrap around the panorama's 360° seam.
         sdr_frame: (width, height) in pixels of the panorama SDR coordinates are given in.
     """
 
+    success_metric: str | None = "SPD"
     edit_distance: str = "levenshtein"
     sdr_wrap: bool = False
     sdr_frame: tuple[float, float] = (3680.0, 800.0)
