@@ -41,3 +41,29 @@ def test_merge_refuses_records_edited_after_the_run(
         f"the manifest says {wrote[:12]}): run the shard again without --resume\n"
     )
     assert not (tmp_path / "m.json").exists()
+
+
+def test_merge_reads_each_records_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A complete shard's records are read once: the bytes parsed are the bytes hashed."""
+    from vlneval.distributed.merge import merge
+
+    out = tmp_path / "a.json"
+    for i in range(2):
+        assert vlneval("run", "--task", "demo", "--agent", "random", "--out", out, "--quiet",
+                       "--shard", f"{i}/2") == 0  # fmt: skip
+    reads: list[str] = []
+    read_bytes = Path.read_bytes
+
+    def counted(self: Path) -> bytes:
+        reads.append(self.name)
+        return read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    merged = merge(sorted(tmp_path.glob("a.shard-*-of-2.jsonl")))
+    assert sorted(n for n in reads if n.endswith(".jsonl")) == [
+        "a.shard-0-of-2.jsonl",
+        "a.shard-1-of-2.jsonl",
+    ]
+    assert merged.n_episodes == merged.n_expected

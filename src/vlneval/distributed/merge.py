@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.distributed.plan import ids_digest
-from vlneval.distributed.shardfile import AGREED, FORMAT, ShardLine, read_lines, records_digest
+from vlneval.distributed.shardfile import AGREED, FORMAT, ShardLine, read_lines
 from vlneval.envs.recording import measured_block, predictions_bytes
 from vlneval.errors import InvalidInputError, Problem, VLNEvalError
 from vlneval.io import load_json
@@ -280,7 +280,7 @@ def _read_records(shards: Sequence[_Shard]) -> list[Problem]:
         if not s.records_path.exists():
             problems.append(Problem(str(s.records_path), "the shard's records file is missing"))
             continue
-        s.lines, bad, _ = read_lines(s.records_path)
+        s.lines, bad, _, digest = read_lines(s.records_path)  # one read: parsed and hashed
         problems.extend(Problem(str(s.records_path), b) for b in bad)
         done = s.manifest.get("n_done")
         if s.manifest.get("status") == "complete" and done is not None and done != len(s.lines):
@@ -289,13 +289,14 @@ def _read_records(shards: Sequence[_Shard]) -> list[Problem]:
                 f"{len(s.lines)} records but the manifest says the shard wrote {done}",
             ))  # fmt: skip
         elif s.manifest.get("status") == "complete":
-            problems.extend(_edited(s))
+            problems.extend(_edited(s, digest))
     return problems
 
 
-def _edited(s: _Shard) -> list[Problem]:
-    """A complete shard whose records are not the bytes it wrote (its manifest's sha256)."""
-    wrote, now = s.manifest.get("records_sha256"), records_digest(s.records_path)
+def _edited(s: _Shard, now: str) -> list[Problem]:
+    """A complete shard whose records (sha256 ``now``) are not the bytes it wrote (its
+    manifest's sha256)."""
+    wrote = s.manifest.get("records_sha256")
     if wrote is None or wrote == now:  # None: a shard written before the digest was kept
         return []
     return [Problem(

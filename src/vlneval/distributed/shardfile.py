@@ -97,14 +97,15 @@ class ShardLine:
     extra: Any = None
 
 
-def read_lines(path: Path) -> tuple[list[ShardLine], list[str], int]:
-    """The valid lines of a records file, the problems of the others, and the byte length of
-    the valid prefix. A last line without its newline (a process killed mid-write) is torn:
-    left out and not counted as a problem."""
+def read_lines(path: Path) -> tuple[list[ShardLine], list[str], int, str]:
+    """The valid lines of a records file, the problems of the others, the byte length of the
+    valid prefix, and the sha256 of the bytes read (:func:`records_digest`; the file is read
+    once). A last line without its newline (a process killed mid-write) is torn: left out and
+    not counted as a problem."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        return [], [], 0
+        raw = b""  # no lines, and an empty file's digest
     except OSError as exc:
         raise VLNEvalError(f"{path}: cannot read the file ({exc.strerror or exc})") from exc
     lines, problems, good = [], [], 0
@@ -122,7 +123,7 @@ def read_lines(path: Path) -> tuple[list[ShardLine], list[str], int]:
         lines.append(line)
         if not problems:
             good += len(chunk) + 1
-    return lines, problems, good
+    return lines, problems, good, hashlib.sha256(raw).hexdigest()
 
 
 @dataclass
@@ -221,7 +222,7 @@ def _check_resumable(path: Path, old: Any, new: Mapping[str, Any]) -> None:
 
 
 def _resumed(records: Path, manifest: Mapping[str, Any], assigned: set[int]) -> set[int]:
-    lines, problems, good = read_lines(records)
+    lines, problems, good, _ = read_lines(records)
     ids = manifest["episode_ids"]
     done: set[int] = set()
     for line in lines:
