@@ -48,5 +48,6 @@ def load_episodes(
     t = get_task(task)
     profile = replace(get_profile(t.default_profile), max_instructions=None)
     split = split or t.default_split
-    where = {"root": root, "episodes_file": episodes_file, "graphs": graphs}
-    return load_split(t, split, profile, **where, **options)
+    return load_split(
+        t, split, profile, root=root, episodes_file=episodes_file, graphs=graphs, **options
+    )

@@ -29,8 +29,9 @@ class R2RScorer:
         r = request
         self.profile, self.notes = r.profile, r.task.notes
         self.episodes, self.graphs = load_split(
-            r.task, r.split, r.profile, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs
-        )
+            r.task, r.split, r.profile, root=r.root, episodes_file=r.episodes_file,
+            graphs=r.graphs, check=False,  # Task.open checks the scans, once
+        )  # fmt: skip
         if not self.episodes.scorable:
             raise HiddenSplitError(
                 f"split {r.split} has no goals (a hidden test split); it cannot be scored "
