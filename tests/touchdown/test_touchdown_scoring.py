@@ -165,3 +165,17 @@ def test_sdr_a_route_of_the_split_without_a_location_is_no_stray(tmp_path: Path)
         "1 SDR prediction(s) for routes/panoramas without a known location were ignored "
         "(first: 3_main)"
     ]
+
+
+def test_sdr_examples_carry_their_route_ids(tmp_path: Path) -> None:
+    """The SDR table holds each example's route id (what a file names it by), so the split
+    hint compares route ids without parsing "<route_id>_<kind>"; a subset keeps them."""
+    from vlneval.tasks.common.blind import submitted_ids
+    from vlneval.tasks.touchdown.format import load_touchdown_routes
+
+    root = make_root(tmp_path / "root")
+    sdr = load_touchdown_routes(root / "touchdown" / "touchdown_unseen_split" / "dev.json").sdr
+    assert (sdr.ids, sdr.route_ids) == (["1_main", "1_post", "2_main"], ["1", "1", "2"])
+    field, ids = submitted_ids(sdr)
+    assert field == "route_id" and ids is sdr.route_ids
+    assert sdr.subset([2, 0]).route_ids == ["2", "1"]

@@ -114,9 +114,9 @@ class SplitIndex:
 
 def submitted_ids(table: Any) -> tuple[str, Sequence[str]]:
     """The field a predictions file names a split's episodes by, and their ids in it: the
-    episode ids, for SOON (whose episodes are ``"<instr_id>#<k>"``, one per start) the
-    instruction ids its records carry, and for Touchdown SDR (examples ``"<route_id>_<kind>"``,
-    id field ``sdr_id``) their route ids.
+    episode ids, or the ids its records carry where a table holds them beside its episode
+    ids: for SOON (whose episodes are ``"<instr_id>#<k>"``, one per start) the instruction
+    ids, for Touchdown SDR (examples ``"<route_id>_<kind>"``) the route ids.
 
     Example:
         >>> from types import SimpleNamespace as NS
@@ -124,14 +124,13 @@ def submitted_ids(table: Any) -> tuple[str, Sequence[str]]:
         ('instr_id', ['1', '1'])
         >>> submitted_ids(NS(id_field="instr_id", ids=["4_0"]))
         ('instr_id', ['4_0'])
-        >>> submitted_ids(NS(id_field="sdr_id", ids=["4754_main", "4754_pre"]))
+        >>> submitted_ids(NS(id_field="sdr_id", ids=["4754_main", "4754_pre"],
+        ...                  route_ids=["4754", "4754"]))
         ('route_id', ['4754', '4754'])
     """
-    instr_ids = getattr(table, "instr_ids", None)
-    if instr_ids:
-        return "instr_id", instr_ids
-    if table.id_field == "sdr_id":
-        return "route_id", [i.rsplit("_", 1)[0] for i in table.ids]
+    for column, id_field in (("instr_ids", "instr_id"), ("route_ids", "route_id")):
+        if given := getattr(table, column, None):
+            return id_field, given
     return table.id_field, table.ids
 
 
