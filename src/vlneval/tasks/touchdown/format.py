@@ -357,7 +357,7 @@ class _NavParser:
         rid = _route_id(rec, k, self.pc)
         if rid is None:
             return
-        label = f'route_id "{rid}"'
+        label = f"route_id {rid}"  # a JSON integer, shown as written
         i = self.table.index.get(str(rid))
         if i is None:
             self.unknown.append(rid)
@@ -462,7 +462,7 @@ def _sdr_record(
     if rid is None:
         return None
     kind = rec.get("pano", "main")
-    label = f'route_id "{rid}"'
+    label = f"route_id {rid}"  # a JSON integer, shown as written
     if kind not in SDR_KINDS:
         pc.add(
             f"pano must be one of {', '.join(SDR_KINDS)}, got {kind!r:.40}",
