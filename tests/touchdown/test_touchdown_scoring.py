@@ -84,7 +84,7 @@ def test_vlnt_profile_uses_optimal_string_alignment_and_scores_jumps(tmp_path: P
     assert row["sed"] == pytest.approx(0.8) and row["edit_distance"] == 1 and row["jumps"] == 2
     assert r.protocol["scoring"]["edit_distance"] == "optimal string alignment"
     with pytest.raises(
-        Exception, match='route_id 1: trajectory\\[1\\]: panorama p2 is not linked to p0'
+        Exception, match="route_id 1: trajectory\\[1\\]: panorama p2 is not linked to p0"
     ):
         _nav(tmp_path / "b", runs, profile="touchdown")
 
