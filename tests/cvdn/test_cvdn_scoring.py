@@ -147,7 +147,7 @@ def test_end_region_off_the_graph_is_an_error(tmp_path: Path) -> None:
     instances = [*INSTANCES[:2], instance(3, ["A", "B", "C"], ["A", "B", "C", "E"], ["X"])]
     with pytest.raises(
         InvalidInputError,
-        match='inst_idx "3": end_panos: viewpoint X is included in scan lane but has no',
+        match="inst_idx 3: end_panos: viewpoint X is included in scan lane but has no",
     ):
         _score(tmp_path, instances=instances)
 

@@ -55,9 +55,9 @@ def test_missing_trajectory_and_unknown_panorama(tmp_path: Path) -> None:
     del body[0]["trajectory"]
     body[1]["trajectory"] = ["p0", "nowhere"]
     text = str(_bad(tmp_path, body))
-    assert "route_id \"1\": missing field 'trajectory'" in text
+    assert "route_id 1: missing field 'trajectory'" in text
     assert (
-        'route_id "2": trajectory[1]: panorama nowhere is not in the Touchdown street graph' in text
+        "route_id 2: trajectory[1]: panorama nowhere is not in the Touchdown street graph" in text
     )
     body[1]["trajectory"] = ["p0", "x" * 100_000]
     text = str(_bad(tmp_path / "long", body))
@@ -69,7 +69,7 @@ def test_missing_trajectory_and_unknown_panorama(tmp_path: Path) -> None:
 def test_bad_steps(tmp_path: Path) -> None:
     body = _good()
     body[0]["trajectory"] = ["p0", 3]
-    assert 'route_id "1": trajectory[1]: expected a panorama id, got 3' in str(_bad(tmp_path, body))
+    assert "route_id 1: trajectory[1]: expected a panorama id, got 3" in str(_bad(tmp_path, body))
     body = [{"route_id": 1, "trajectory": [["p0", float("nan")]]}]
     text = str(_bad(tmp_path / "b", body))
     assert "expected [panorama, heading, ...] with finite numbers, got ['p0', nan]" in text
@@ -82,13 +82,13 @@ def test_wrong_start_jump_duplicate_missing(tmp_path: Path) -> None:
     ]
     text = str(_bad(tmp_path, body))
     assert (
-        'route_id "1": trajectory[0]: the trajectory starts at p1, not at the route\'s start p0'
+        "route_id 1: trajectory[0]: the trajectory starts at p1, not at the route's start p0"
         in text
     )
-    assert 'route_id "3": trajectory[1]: panorama p5 is not linked to p3' in text
+    assert "route_id 3: trajectory[1]: panorama p5 is not linked to p3" in text
     assert "1 of 3 routes have no prediction (first: 2)" in text
     text = str(_bad(tmp_path / "b", [*_good(), _good()[0]]))
-    assert 'route_id "1": duplicate id' in text
+    assert "route_id 1: duplicate id" in text
 
 
 def test_nested_form_does_not_apply(tmp_path: Path) -> None:
@@ -103,7 +103,7 @@ _MISSING = object()  # a field the record lacks
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"pano": "left"}, "route_id \"1\": pano: pano must be one of main, pre, post, got 'left'"),
+        ({"pano": "left"}, "route_id 1: pano: pano must be one of main, pre, post, got 'left'"),
         ({"x": 4000.0}, 'SDR "1_main": x: x = 4000.0 lies outside the 3680 x 800 px panorama'),
         ({"y": None}, 'SDR "1_main": y: y must be a finite number of pixels, got None'),
         ({"x": True}, 'SDR "1_main": x: x must be a finite number of pixels, got True'),
@@ -278,7 +278,7 @@ def test_completeness_is_listed_before_many_jumps(tmp_path: Path) -> None:
     )
     shown = str(exc.value).splitlines()
     assert shown[0] == f"error: {tmp_path / 'td_preds.json'}: {problems[0].message}"
-    assert shown[1].endswith('route_id "1": trajectory[1]: panorama p2 is not linked to p0 (a '
+    assert shown[1].endswith('route_id 1: trajectory[1]: panorama p2 is not linked to p0 (a '
                              "move must follow a street-graph link; profile touchdown-vlnt scores "
                              "such jumps without a check)")  # fmt: skip
     assert shown[-1] == "error: 6 more problems not shown (--all-errors lists them all)"
@@ -301,3 +301,29 @@ def test_a_file_matching_no_route_is_said_so(
     assert str(err) == (
         f"error: {tmp_path / 'td_preds.json'}: no prediction matches an episode of {task} dev"
     )
+
+
+def test_route_ids_are_shown_as_the_integers_the_files_write(tmp_path: Path) -> None:
+    """A route id is a JSON integer in route and predictions files: messages show it bare
+    (``route_id 1``), as written; an SDR example's own id is text, and stays quoted."""
+    body = [{"route_id": 1, "trajectory": ["p1", "p2"]}, *_good()[1:]]
+    err = _bad(tmp_path, body)
+    assert [str(p) for p in err.problems] == [
+        f"{tmp_path / 'td_preds.json'}: route_id 1: trajectory[0]: the trajectory starts at p1, "
+        "not at the route's start p0 (it must include the start panorama)"
+    ]
+    root = make_root(tmp_path / "other", [route(7, ["p0", "q"])])
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("touchdown", "dev", nav(tmp_path, {7: ["p0"]}), root=root)
+    assert [str(p) for p in exc.value.problems] == [
+        f"{root / 'touchdown' / 'touchdown_unseen_split' / 'dev.json'}: route_id 7: "
+        f"route_panoids[1]: panorama q is not in the Touchdown street graph ({root / 'touchdown' / 'graph'})"
+    ]
+    sdr = [{"route_id": 1, "pano": "left", "x": 1.0, "y": 1.0}]
+    assert [p.episode for p in _bad(tmp_path / "sdr", sdr, "touchdown-sdr").problems] == [
+        "route_id 1"
+    ]
+    sdr = [{"route_id": 1, "x": -1.0, "y": 1.0}]
+    assert [p.episode for p in _bad(tmp_path / "sdr2", sdr, "touchdown-sdr").problems] == [
+        'SDR "1_main"'
+    ]

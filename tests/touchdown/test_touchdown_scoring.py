@@ -84,7 +84,7 @@ def test_vlnt_profile_uses_optimal_string_alignment_and_scores_jumps(tmp_path: P
     assert row["sed"] == pytest.approx(0.8) and row["edit_distance"] == 1 and row["jumps"] == 2
     assert r.protocol["scoring"]["edit_distance"] == "optimal string alignment"
     with pytest.raises(
-        Exception, match='route_id "1": trajectory\\[1\\]: panorama p2 is not linked to p0'
+        Exception, match="route_id 1: trajectory\\[1\\]: panorama p2 is not linked to p0"
     ):
         _nav(tmp_path / "b", runs, profile="touchdown")
 
@@ -165,3 +165,17 @@ def test_sdr_a_route_of_the_split_without_a_location_is_no_stray(tmp_path: Path)
         "1 SDR prediction(s) for routes/panoramas without a known location were ignored "
         "(first: 3_main)"
     ]
+
+
+def test_sdr_examples_carry_their_route_ids(tmp_path: Path) -> None:
+    """The SDR table holds each example's route id (what a file names it by), so the split
+    hint compares route ids without parsing "<route_id>_<kind>"; a subset keeps them."""
+    from vlneval.tasks.common.blind import submitted_ids
+    from vlneval.tasks.touchdown.format import load_touchdown_routes
+
+    root = make_root(tmp_path / "root")
+    sdr = load_touchdown_routes(root / "touchdown" / "touchdown_unseen_split" / "dev.json").sdr
+    assert (sdr.ids, sdr.route_ids) == (["1_main", "1_post", "2_main"], ["1", "1", "2"])
+    field, ids = submitted_ids(sdr)
+    assert field == "route_id" and ids is sdr.route_ids
+    assert sdr.subset([2, 0]).route_ids == ["2", "1"]

@@ -18,6 +18,7 @@ from vlneval.cli.common import (
     print_table,
     scored_plan,
 )
+from vlneval.errors import InvalidInputError
 
 __all__ = ["register", "cmd_score", "cmd_validate"]
 
@@ -99,6 +100,21 @@ def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-unty
     )
 
 
+def _refused(args: argparse.Namespace, scorer: Any, path: str, exc: InvalidInputError) -> str:
+    """The error text of a file the scorer refused: its problems (the first 20 unless
+    ``--all-errors``), then, when its ids are another split's, a line that says which."""
+    from vlneval.tasks.common.blind import split_hint
+    from vlneval.tasks.common.request import SplitRequest
+
+    text = exc.render(limit=None if args.all_errors else 20)
+    request = SplitRequest(
+        scorer.task, scorer.split, scorer.profile, root=args.data_root,
+        options=given_task_options(args) or {},
+    )  # fmt: skip
+    hint = split_hint(request, scorer.episodes, path)
+    return text if hint is None else f"{text}\nhint: {hint}"
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     """Scores one file or several (one process, the split loaded once), prints the table,
     writes the requested files; several files with a bad one: the others are scored, exit 2."""
@@ -107,7 +123,11 @@ def cmd_score(args: argparse.Namespace) -> int:
     with open_scorer(args) as scorer:
         if len(paths) > 1:
             return _sweep(args, plan, scorer, paths)
-        result = _score(args, scorer, paths[0])
+        try:
+            result = _score(args, scorer, paths[0])
+        except InvalidInputError as exc:
+            err(_refused(args, scorer, paths[0], exc))
+            return 2
     emit_scored(args, result.to_dict(), result.rows() if args.per_episode else None, plan)
     return 0
 
@@ -116,7 +136,7 @@ def _sweep(args: argparse.Namespace, plan: Any, scorer: Any, paths: list[str]) -
     """Scores every file of ``paths`` with one scorer; a failed file is reported, not fatal:
     in the ``--json`` list it is ``{"predictions": file, "errors": [...]}`` (the lines printed,
     without ``error:``), so that the list keeps the order and the length of ``paths``."""
-    from vlneval.errors import InvalidInputError, VLNEvalError
+    from vlneval.errors import VLNEvalError
 
     done: list[tuple[str, Any, dict[str, Any]]] = []  # the files scored: result, summary
     entries: list[dict[str, Any]] = []  # one per file given
@@ -124,7 +144,7 @@ def _sweep(args: argparse.Namespace, plan: Any, scorer: Any, paths: list[str]) -
         try:
             result = _score(args, scorer, path)
         except InvalidInputError as exc:
-            text = exc.render(limit=None if args.all_errors else 20)
+            text = _refused(args, scorer, path, exc)
         except VLNEvalError as exc:  # a missing file's error names it already
             text = f"error: {exc}" if str(exc).startswith(f"{path}: ") else f"error: {path}: {exc}"
         else:
@@ -189,7 +209,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
             raise
         return blind
     with scorer:
-        result = _score(args, scorer, paths[0])
+        try:
+            result = _score(args, scorer, paths[0])
+        except InvalidInputError as exc:
+            err(_refused(args, scorer, paths[0], exc))
+            return 2
     _warn(result.warnings)
     if result.non_finite:
         labels = ", ".join(result.non_finite)

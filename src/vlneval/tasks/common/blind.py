@@ -40,6 +40,8 @@ __all__ = [
     "public_check",
     "SplitIndex",
     "submitted_ids",
+    "other_splits",
+    "split_hint",
     "BlindCheck",
     "checks_publicly",
     "open_public",
@@ -114,9 +116,9 @@ class SplitIndex:
 
 def submitted_ids(table: Any) -> tuple[str, Sequence[str]]:
     """The field a predictions file names a split's episodes by, and their ids in it: the
-    episode ids, for SOON (whose episodes are ``"<instr_id>#<k>"``, one per start) the
-    instruction ids its records carry, and for Touchdown SDR (examples ``"<route_id>_<kind>"``,
-    id field ``sdr_id``) their route ids.
+    episode ids, or the ids its records carry where a table holds them beside its episode
+    ids: for SOON (whose episodes are ``"<instr_id>#<k>"``, one per start) the instruction
+    ids, for Touchdown SDR (examples ``"<route_id>_<kind>"``) the route ids.
 
     Example:
         >>> from types import SimpleNamespace as NS
@@ -124,14 +126,13 @@ def submitted_ids(table: Any) -> tuple[str, Sequence[str]]:
         ('instr_id', ['1', '1'])
         >>> submitted_ids(NS(id_field="instr_id", ids=["4_0"]))
         ('instr_id', ['4_0'])
-        >>> submitted_ids(NS(id_field="sdr_id", ids=["4754_main", "4754_pre"]))
+        >>> submitted_ids(NS(id_field="sdr_id", ids=["4754_main", "4754_pre"],
+        ...                  route_ids=["4754", "4754"]))
         ('route_id', ['4754', '4754'])
     """
-    instr_ids = getattr(table, "instr_ids", None)
-    if instr_ids:
-        return "instr_id", instr_ids
-    if table.id_field == "sdr_id":
-        return "route_id", [i.rsplit("_", 1)[0] for i in table.ids]
+    for column, id_field in (("instr_ids", "instr_id"), ("route_ids", "route_id")):
+        if given := getattr(table, column, None):
+            return id_field, given
     return table.id_field, table.ids
 
 
@@ -182,6 +183,18 @@ def _lines(text: bytes) -> list[dict[str, Any]]:
     return out
 
 
+def _other_split(text: bytes, episodes: Any, splits: SplitIndex) -> tuple[str, int, int] | None:
+    """The other split most of the file's ids are episodes of, how many are, and how many ids
+    the file has; None when one of its ids is an episode of ``episodes`` (a split's), or no
+    other split holds any. Only public ids are compared."""
+    id_field, ids_of_split = submitted_ids(episodes)
+    ids = file_ids(text, id_field)
+    if not ids or ids & set(ids_of_split):
+        return None
+    match = splits.best_match(ids)
+    return None if match is None else (*match, len(ids))
+
+
 def wrong_split(
     text: bytes | None, public: Any, splits: SplitIndex | None, source: str
 ) -> Problem | None:
@@ -191,21 +204,53 @@ def wrong_split(
     (nothing is then decoded). Only public ids are compared."""
     from vlneval.tasks.common.checks import no_match
 
-    if text is None or splits is None:
+    if text is None or splits is None or (found := _other_split(text, public, splits)) is None:
         return None
-    id_field, public_ids = submitted_ids(public)
-    ids = file_ids(text, id_field)
-    if not ids or ids & set(public_ids):
-        return None
-    match = splits.best_match(ids)
-    if match is None:
-        return None
-    split, n = match
+    split, n, total = found
     return Problem(
         source,
         f"{no_match(public.task, public.split)} ({len(public):,} "
-        f"episodes); {n:,} of the file's {len(ids):,} ids are episodes of {public.task} "
+        f"episodes); {n:,} of the file's {total:,} ids are episodes of {public.task} "
         f"{split}: this phase scores {public.split}, was the file made for {split}?",
+    )
+
+
+def other_splits(request: SplitRequest) -> SplitIndex:
+    """The ids of the other splits of ``request``'s task whose files the scorer finds (as
+    :func:`split_file` does, under the data root, with the request's data version), each
+    read on first use; a split without a file is left out."""
+    import functools
+
+    out: dict[str, Callable[[], Sequence[str]]] = {}
+    for other in request.task.splits:
+        if other == request.split:
+            continue
+        try:
+            path = split_file(dataclasses.replace(request, split=other, episodes_file=None))
+        except VLNEvalError:
+            continue
+        out[other] = functools.partial(_split_ids, request.task, path, other, request.profile)
+    return SplitIndex(out)
+
+
+def _split_ids(task: Task, path: Path, split: str, profile: Profile) -> Sequence[str]:
+    return submitted_ids(task.load(path, split, profile))[1]
+
+
+def split_hint(request: SplitRequest, episodes: Any, predictions: PredictionsInput) -> str | None:
+    """The command line's hint for a file refused by the scorer of ``request``'s split (its
+    ``episodes``) when none of its ids is an episode of the split and most are episodes of
+    another split of the task (:func:`other_splits`); None otherwise. For an error path only:
+    it reads the file again, and the other splits when no id matches."""
+    read = _read_text(predictions)
+    text = None if read is None else read.text
+    found = None if text is None else _other_split(text, episodes, other_splits(request))
+    if found is None:
+        return None
+    split, n, total = found
+    return (
+        f"{n:,} of the file's {total:,} ids are episodes of {request.task.name} {split}, none "
+        f"of {request.split}: was the file made for {split}? (score it with --split {split})"
     )
 
 

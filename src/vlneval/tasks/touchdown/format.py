@@ -18,7 +18,7 @@ import json
 import math
 from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SDR_KINDS",
+    "SDRExamples",
     "TouchdownRoutes",
     "load_touchdown",
     "load_touchdown_routes",
@@ -61,19 +62,31 @@ ID_LIKE = (*record_checks.ID_LIKE, "route", "routeid")
 
 
 @dataclass
+class SDRExamples(EpisodeTable):
+    """The SDR examples of a split (ids ``"<route_id>_<kind>"``, id field ``sdr_id``).
+
+    Attributes:
+        route_ids: the route id of each example, as text: what a predictions file names it by.
+    """
+
+    route_ids: list[str] = field(default_factory=list)
+    ROW_COLUMNS = (*EpisodeTable.ROW_COLUMNS, "route_ids")
+
+
+@dataclass
 class TouchdownRoutes:
     """The routes of one split: the episode table and the SDR examples.
 
     The table's ids are the ``route_id`` values, scans the city, paths ``route_panoids``, goals
     the last panorama, headings ``start_heading`` in radians, instructions ``navigation_text``.
     The SDR examples, one per route and panorama kind whose Touchdown location is known, are a
-    table too: ids ``"<route_id>_<kind>"`` (id field ``sdr_id``), scans
+    table too (:class:`SDRExamples`): ids ``"<route_id>_<kind>"`` (id field ``sdr_id``), scans
     the route's city, path and goal the panorama, instructions ``td_location_text``; ``target``
     holds each one's true location as ``(n, 2)`` (width ratio, height ratio).
     """
 
     table: EpisodeTable
-    sdr: EpisodeTable
+    sdr: SDRExamples
     target: np.ndarray
 
 
@@ -134,6 +147,7 @@ def _add_sdr(
     where: str,
     sdr: EpisodeBuilder,
     xy: list[tuple[float, float]],
+    route_ids: list[str],
     pc: ProblemCollector,
 ) -> None:
     for kind in SDR_KINDS:
@@ -149,6 +163,7 @@ def _add_sdr(
             continue
         city, text = str(rec.get("city", "nyc")), str(rec.get("td_location_text", ""))
         sdr.add(f"{rec['route_id']}_{kind}", city, [pano], None, 0.0, text)
+        route_ids.append(str(rec["route_id"]))
         xy.append(center)
 
 
@@ -166,6 +181,7 @@ def load_touchdown_routes(
     builder = EpisodeBuilder()
     sdr = EpisodeBuilder()
     xy: list[tuple[float, float]] = []
+    route_ids: list[str] = []
     seen: set[int] = set()
     routes = (_records(read_input(path), "Touchdown routes (JSON lines)"),)
     for k, rec in numbered(routes, pc, "routes"):
@@ -176,7 +192,7 @@ def load_touchdown_routes(
             pc.add(f"duplicate route_id {rec['route_id']}", field=where)
             continue
         seen.add(rec["route_id"])
-        _add_sdr(rec, where, sdr, xy, pc)
+        _add_sdr(rec, where, sdr, xy, route_ids, pc)
         heading = math.radians(float(rec.get("start_heading", 0.0)))
         text = rec.get("navigation_text", "")
         builder.add(
@@ -189,7 +205,11 @@ def load_touchdown_routes(
         )
     pc.raise_if_any()
     table = builder.build(task=task, split=split, source=source, id_field="route_id")
-    examples = sdr.build(task=task, split=split, source=source, id_field="sdr_id")
+    built = sdr.build(task=task, split=split, source=source, id_field="sdr_id")
+    examples = SDRExamples(
+        **{f.name: getattr(built, f.name) for f in fields(EpisodeTable) if f.init},
+        route_ids=route_ids,
+    )
     return TouchdownRoutes(table, examples, np.asarray(xy, dtype=np.float64).reshape(-1, 2))
 
 
@@ -337,7 +357,7 @@ class _NavParser:
         rid = _route_id(rec, k, self.pc)
         if rid is None:
             return
-        label = f'route_id "{rid}"'
+        label = f"route_id {rid}"  # a JSON integer, shown as written
         i = self.table.index.get(str(rid))
         if i is None:
             self.unknown.append(rid)
@@ -442,7 +462,7 @@ def _sdr_record(
     if rid is None:
         return None
     kind = rec.get("pano", "main")
-    label = f'route_id "{rid}"'
+    label = f"route_id {rid}"  # a JSON integer, shown as written
     if kind not in SDR_KINDS:
         pc.add(
             f"pano must be one of {', '.join(SDR_KINDS)}, got {kind!r:.40}",
