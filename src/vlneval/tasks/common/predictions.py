@@ -221,6 +221,7 @@ class _Parser:
         key = self.key
         if key is None:
             key = next((k for k in TRAJECTORY_KEYS if k in rec), "trajectory")
+            self.field = key  # this record's problems name the field it uses (``path[3]``)
         if key not in rec:
             self.traj_tally.missing(self.pc, f"missing field {key!r}", episode=label)
             return None
@@ -375,6 +376,9 @@ class _Parser:
         if cols is None or (cols[1] and min(cols[1]) == 0):
             raise _Rejected
         ids, lengths, flat = cols
+        if self.key is None and not self.n_typed and records:  # the field it uses; UNSET is falsy
+            held = (n for k, n in enumerate(TRAJECTORY_KEYS) if getattr(records[0], f"t{k}"))
+            self.field = next(held, self.field)
         self.n_typed += len(ids)
         index = self.ep.index
         rows = np.fromiter(map(index.get, ids, repeat(-1)), np.int64, len(ids))

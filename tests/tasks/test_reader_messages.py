@@ -1,0 +1,59 @@
+"""What the R2R family's reader says, in the words of the file it read: the trajectory field
+the file uses (``path``, ``pred_path``), a wrong-type id clipped as every other long value."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vlneval.cli.main import main
+from vlneval.tasks.common.root import demo_root
+
+
+def _demo(key: str = "trajectory") -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = json.loads(
+        (demo_root() / "demo" / "predictions_val.json").read_text()
+    )
+    for rec in records:
+        rec[key] = rec.pop("trajectory")
+    return records
+
+
+def _errors(records: list[dict[str, Any]], tmp: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    path = tmp / "preds.json"
+    path.write_text(json.dumps(records))
+    assert main(["score", "--task", "demo", "--predictions", str(path)]) == 2
+    return capsys.readouterr().err.replace(f"{path}: ", "")
+
+
+@pytest.mark.parametrize("key", ["path", "pred_path"])
+def test_a_step_problem_names_the_field_the_file_uses(
+    key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The explaining pass (a malformed step) and the typed pass (a viewpoint of no graph)."""
+    records = _demo(key)
+    records[0][key][1] = 5
+    assert _errors(records, tmp_path, capsys) == (
+        f'error: instr_id "100_0": {key}[1]: expected [viewpoint, heading, elevation], got 5\n'
+    )
+    records = _demo(key)
+    records[0][key][1][0] = "NOTANODE"
+    assert _errors(records, tmp_path, capsys) == (
+        f'error: instr_id "100_0": {key}[1]: viewpoint NOTANODE is not in scan demoHouse0A\n'
+    )
+
+
+def test_a_jump_names_the_field_the_file_uses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = _demo("pred_path")
+    steps = records[1]["pred_path"]
+    records[1]["pred_path"] = [steps[0], steps[-1]]
+    assert _errors(records, tmp_path, capsys) == (
+        'error: instr_id "100_1": pred_path[1]: viewpoint abf7df031edd15fbd3f55c2684f85ee3 is not '
+        "a neighbour of 7df9b1c6024ffb4582dca3e12a82a258 in scan demoHouse0A (the official "
+        "scorer rejects jumps; use --profile r2r-duet to score them with their shortest distance)\n"
+    )
