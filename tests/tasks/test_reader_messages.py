@@ -57,3 +57,22 @@ def test_a_jump_names_the_field_the_file_uses(
         "a neighbour of 7df9b1c6024ffb4582dca3e12a82a258 in scan demoHouse0A (the official "
         "scorer rejects jumps; use --profile r2r-duet to score them with their shortest distance)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("bad", "shown"),
+    [
+        (list(range(200_000)), "list [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, "
+         "17, 18, 19, 20, 21, 2… (1,488,890 characters)"),
+        ([10**350], f"list [1{'0' * 78}… (353 characters)"),
+        (None, "null"),
+    ],
+)  # fmt: skip
+def test_an_id_of_the_wrong_type_is_clipped(
+    bad: Any, shown: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = _demo()
+    records[0]["instr_id"] = bad
+    assert _errors(records, tmp_path, capsys).splitlines()[1:] == [
+        f"error: record 0: instr_id must be a string, got {shown}"
+    ]

@@ -35,6 +35,7 @@ from vlneval.tasks.common.record_checks import (
     is_finite,
     is_number,
     shown_number,
+    shown_value,
 )
 from vlneval.tasks.common.summary_records import SummarySkips
 
@@ -211,9 +212,7 @@ class _Parser:
             return None
         value = rec[idf]
         if isinstance(value, bool) or not isinstance(value, (str, int)):
-            self.pc.add(
-                f"{idf} must be a string, got {type(value).__name__} {value!r}", field=f"record {k}"
-            )
+            self.pc.add(f"{idf} must be a string, got {shown_value(value)}", field=f"record {k}")
             return None
         return str(value)
 

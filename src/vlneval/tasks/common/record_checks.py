@@ -11,9 +11,11 @@ from itertools import chain
 from typing import Any, TypeGuard
 
 from vlneval.errors import InvalidInputError, Problem, ProblemCollector, hint, hinted
+from vlneval.io import clip
 
 __all__ = [
     "is_number", "is_finite", "check_fields", "check_heading", "numbered", "FieldTally", "ID_LIKE",
+    "shown_value",
 ]  # fmt: skip
 
 #: Fields that look like a record's id, which a problem of a missing id field names.
@@ -47,6 +49,17 @@ def shown_number(value: float) -> str:
     if isinstance(value, int) and abs(value) > sys.float_info.max:
         return f"an integer of {math.floor(math.log10(abs(value))) + 1:,} digits, beyond a double's range"
     return f"{value!s:.40}"
+
+
+def shown_value(value: Any) -> str:
+    """A value of the wrong type (an id that is a list, say) for a message: ``null``, or its
+    type and its text clipped as a long id is (a 10**6-character list stays readable).
+
+    Example:
+        >>> shown_value([1]), shown_value(None), shown_value([7] * 10**5)[-26:]
+        ('list [1]', 'null', '7, 7… (300,000 characters)')
+    """
+    return "null" if value is None else f"{type(value).__name__} {clip(repr(value))}"
 
 
 def is_finite(value: Any) -> TypeGuard[float]:

@@ -47,7 +47,13 @@ from vlneval.metrics.grounding import duet_normalised
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.predictions import Predictions
-from vlneval.tasks.common.record_checks import ID_LIKE, FieldTally, is_finite, numbered
+from vlneval.tasks.common.record_checks import (
+    ID_LIKE,
+    FieldTally,
+    is_finite,
+    numbered,
+    shown_value,
+)
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.common.summary_records import SummarySkips
 from vlneval.tasks.soon import ANGLE_UNITS as ANGLE_UNITS_OPTION
@@ -168,7 +174,7 @@ def _record(
         return None
     iid = rec.get("instr_id", str(k))
     if isinstance(iid, bool) or not isinstance(iid, (str, int)):
-        pc.add(f"instr_id must be a string, got {iid!r}", field=where)
+        pc.add(f"instr_id must be a string, got {shown_value(iid)}", field=where)
         return None
     scan = _scan(rec)
     paths = rec.get("path")
@@ -365,8 +371,7 @@ class _SoonParser:
             return
         iid = rec["instr_id"]
         if isinstance(iid, bool) or not isinstance(iid, (str, int)):
-            got = f"{type(iid).__name__} {clip(repr(iid))}" if iid is not None else "null"
-            self.pc.add(f"instr_id must be a string, got {got}", field=f"record {k}")
+            self.pc.add(f"instr_id must be a string, got {shown_value(iid)}", field=f"record {k}")
             return
         raw, iid = iid, str(iid)
         label = f'instr_id "{iid}"'

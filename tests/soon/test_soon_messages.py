@@ -1,0 +1,29 @@
+"""What the SOON reader says: values clipped and numbers described as the other readers do."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.soon.soon_fixtures import EPISODES, dump, soon_preds, soon_root
+from vlneval.errors import InvalidInputError
+from vlneval.evaluation import evaluate
+
+
+def _problems(tmp: Path, records: Any = None, episodes: Any = None) -> list[str]:
+    root = soon_root(tmp / "root", episodes)
+    p = dump(tmp / "preds.json", soon_preds() if records is None else records)
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("soon", "val", p, root=root)
+    return [str(q).split(": ", 1)[1] for q in exc.value.problems]
+
+
+def test_an_episode_id_of_the_wrong_type_is_clipped(tmp_path: Path) -> None:
+    episodes = copy.deepcopy(EPISODES)
+    episodes[0]["instr_id"] = ["y" * 100_000]
+    assert _problems(tmp_path, episodes=episodes) == [
+        f"record 0: instr_id must be a string, got list ['{'y' * 78}… (100,004 characters)"
+    ]
