@@ -27,3 +27,18 @@ def test_an_episode_id_of_the_wrong_type_is_clipped(tmp_path: Path) -> None:
     assert _problems(tmp_path, episodes=episodes) == [
         f"record 0: instr_id must be a string, got list ['{'y' * 78}… (100,004 characters)"
     ]
+
+
+def test_a_huge_number_is_described_as_the_other_readers_do(tmp_path: Path) -> None:
+    big = 10**350  # valid JSON, within the reader's 400-character number limit
+    records = soon_preds()
+    records[1]["trajectory"][0]["path"][1][1] = big
+    records[2]["trajectory"][0]["path"][0][2] = "up"
+    records[3]["trajectory"][0]["obj_heading"] = [big]
+    assert _problems(tmp_path, records) == [
+        'instr_id "2": trajectory[0].path[1]: heading is an integer of 351 digits, beyond a '
+        "double's range (must be finite)",
+        "instr_id \"3\": trajectory[0].path[0]: elevation must be a number, got 'up'",
+        'instr_id "4": trajectory[0].obj_heading: obj_heading must be a finite number (or '
+        "[number]), got an integer of 351 digits, beyond a double's range",
+    ]

@@ -29,14 +29,7 @@ from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import read_input
-from vlneval.tasks.common.record_checks import (
-    ID_LIKE,
-    FieldTally,
-    is_finite,
-    is_number,
-    shown_number,
-    shown_value,
-)
+from vlneval.tasks.common.record_checks import ID_LIKE, FieldTally, angle_problem, shown_value
 from vlneval.tasks.common.summary_records import SummarySkips
 
 if TYPE_CHECKING:
@@ -281,17 +274,10 @@ class _Parser:
                 field=f,
             )
             return False
-        for name, pos in (("heading", 1), ("elevation", 2)):
-            if len(step) > pos:
-                v = step[pos]
-                if not is_number(v):
-                    self.pc.add(f"{name} must be a number, got {v!r:.40}", episode=label, field=f)
-                    return False
-                if not is_finite(v):
-                    self.pc.add(
-                        f"{name} is {shown_number(v)} (must be finite)", episode=label, field=f
-                    )
-                    return False
+        problem = angle_problem(step)
+        if problem is not None:
+            self.pc.add(problem, episode=label, field=f)
+            return False
         out.append(step[0])
         return True
 

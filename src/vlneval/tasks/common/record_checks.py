@@ -15,7 +15,7 @@ from vlneval.io import clip
 
 __all__ = [
     "is_number", "is_finite", "check_fields", "check_heading", "numbered", "FieldTally", "ID_LIKE",
-    "shown_value",
+    "shown_value", "angle_problem",
 ]  # fmt: skip
 
 #: Fields that look like a record's id, which a problem of a missing id field names.
@@ -49,6 +49,25 @@ def shown_number(value: float) -> str:
     if isinstance(value, int) and abs(value) > sys.float_info.max:
         return f"an integer of {math.floor(math.log10(abs(value))) + 1:,} digits, beyond a double's range"
     return f"{value!s:.40}"
+
+
+def angle_problem(step: list[Any]) -> str | None:
+    """What is wrong with the heading and elevation of a step ``[viewpoint, heading,
+    elevation]`` (either may be left out): the first that is not a number, or not finite (a
+    huge integer by its size, :func:`shown_number`); None when both are fine.
+
+    Example:
+        >>> angle_problem(["a", 0.5]), angle_problem(["a", 0, "up"])
+        (None, "elevation must be a number, got 'up'")
+        >>> angle_problem(["a", 10**400, 0])
+        "heading is an integer of 401 digits, beyond a double's range (must be finite)"
+    """
+    for name, v in zip(("heading", "elevation"), step[1:3], strict=False):
+        if not is_number(v):
+            return f"{name} must be a number, got {v!r:.40}"
+        if not is_finite(v):
+            return f"{name} is {shown_number(v)} (must be finite)"
+    return None
 
 
 def shown_value(value: Any) -> str:

@@ -50,8 +50,11 @@ from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.record_checks import (
     ID_LIKE,
     FieldTally,
+    angle_problem,
     is_finite,
+    is_number,
     numbered,
+    shown_number,
     shown_value,
 )
 from vlneval.tasks.common.request import PredictionsInput
@@ -311,12 +314,8 @@ def _viewpoints(
         elif form == "nested" and type(step) is list and all(type(v) is str for v in step):
             out.extend(step)
         elif form == "triple" and type(step) is list and step and type(step[0]) is str:
-            if any(not is_finite(v) for v in step[1:3]):
-                pc.add(
-                    f"heading and elevation must be finite numbers, got {step!r:.60}",
-                    episode=label,
-                    field=f,
-                )
+            if (problem := angle_problem(step)) is not None:
+                pc.add(problem, episode=label, field=f)
                 return None
             out.append(step[0])
         else:
@@ -340,7 +339,8 @@ def _angle(
         value = value[0]
     if not is_finite(value):
         pc.add(
-            f"{key} must be a finite number (or [number]), got {value!r:.40}",
+            f"{key} must be a finite number (or [number]), got "
+            + (shown_number(value) if is_number(value) else f"{value!r:.40}"),
             episode=label,
             field=f"{where}.{key}",
         )
