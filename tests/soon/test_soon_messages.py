@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.soon.soon_fixtures import EPISODES, dump, soon_preds, soon_root
+from tests.soon.soon_fixtures import EPISODES, HAND, dump, soon_preds, soon_root
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 
@@ -41,4 +41,15 @@ def test_a_huge_number_is_described_as_the_other_readers_do(tmp_path: Path) -> N
         "instr_id \"3\": trajectory[0].path[0]: elevation must be a number, got 'up'",
         'instr_id "4": trajectory[0].obj_heading: obj_heading must be a finite number (or '
         "[number]), got an integer of 351 digits, beyond a double's range",
+    ]
+
+
+def test_the_completeness_example_is_an_id_a_record_writes(tmp_path: Path) -> None:
+    """The example of an id is the instruction's ("2"), not its episode's ("2#0")."""
+    records = soon_preds({"1": HAND["1"], "3": HAND["3"], "77": HAND["4"]})
+    assert _problems(tmp_path, records) == [
+        "2 of 5 episodes have no prediction (first: 2#0, 4#0); the official scorer requires "
+        "all of them (use --subset to score only the predicted ones, reported as partial); 1 "
+        'record has an id not in the split: "77" (an id of another type, or with spaces? ids '
+        'match exactly, e.g. "2")'
     ]

@@ -107,12 +107,11 @@ def check_rules(
     ids, idf = episodes.ids, episodes.id_field
     order = preds.episodes
     if preds.missing and profile.require_complete and not subset:
-        first = preds.missing[0]  # an example of an id: a number where the benchmark's are
         incomplete = hinted(
             f"{len(preds.missing)} of {len(ids)} episodes have no prediction (first: "
             f"{', '.join(preds.missing[:5])}); the official scorer requires all of them",
             hint("--subset", SUBSET_ADVICE, aside=True),
-            stray_ids(preds.unknown, int(first) if episodes.int_ids else first),
+            stray_ids(preds.unknown, episodes.record_id(episodes.index[preds.missing[0]])),
         )
         pc.problems.insert(0, Problem(pc.source, incomplete))  # before the reading problems
     starts = arr.traj[arr.traj_offsets[:-1]]

@@ -109,6 +109,10 @@ class SoonEpisodes(EpisodeTable):
     by_instruction: dict[str, list[int]] = field(default_factory=dict)
     ROW_COLUMNS = (*EpisodeTable.ROW_COLUMNS, "instr_ids", "start_index", "boxes")
 
+    def record_id(self, i: int) -> str:
+        """The instruction id: one record predicts every start of an instruction."""
+        return self.instr_ids[i]
+
     def subset(self, keep: list[int]) -> SoonEpisodes:
         """The rows ``keep``, in that order (``by_instruction`` names the new rows)."""
         table = super().subset(keep)
