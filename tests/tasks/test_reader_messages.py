@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from vlneval.cli.main import main
+from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.tasks.common.root import demo_root
 
 
@@ -76,3 +77,15 @@ def test_an_id_of_the_wrong_type_is_clipped(
     assert _errors(records, tmp_path, capsys).splitlines()[1:] == [
         f"error: record 0: instr_id must be a string, got {shown}"
     ]
+
+
+def test_add_first_puts_a_problem_of_the_file_before_the_records_ones() -> None:
+    pc = ProblemCollector("p.json")
+    pc.add("expected a viewpoint id string, got 7", episode='instr_id "1_0"', field="path[1]")
+    pc.add_first("1 of 2 episodes have no prediction")
+    with pytest.raises(InvalidInputError) as exc:
+        pc.raise_if_any()
+    assert str(exc.value) == (
+        "error: p.json: 1 of 2 episodes have no prediction\n"
+        'error: p.json: instr_id "1_0": path[1]: expected a viewpoint id string, got 7'
+    )

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from vlneval.errors import Problem, ProblemCollector, hint, hinted
+from vlneval.errors import ProblemCollector, hint, hinted
 from vlneval.graph.store import GraphStore
 from vlneval.tasks.common._steps import step_counts
 from vlneval.tasks.common.arrays import ScoringArrays
@@ -113,7 +113,7 @@ def check_rules(
             hint("--subset", SUBSET_ADVICE, aside=True),
             stray_ids(preds.unknown, episodes.record_id(episodes.index[preds.missing[0]])),
         )
-        pc.problems.insert(0, Problem(pc.source, incomplete))  # before the reading problems
+        pc.add_first(incomplete)  # before the reading problems
     starts = arr.traj[arr.traj_offsets[:-1]]
     ref_starts = arr.ref[arr.ref_offsets[:-1]]
     for k in np.flatnonzero(starts != ref_starts):

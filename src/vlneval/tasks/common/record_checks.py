@@ -239,8 +239,8 @@ class FieldTally:
         if not self.none_has():
             return
         each = set(map(id, self.each))
-        others = [q for q in pc.problems if id(q) not in each]
-        pc.problems = [Problem(pc.source, self.problem(why, like, fix)), *others]
+        pc.problems = [q for q in pc.problems if id(q) not in each]
+        pc.add_first(self.problem(why, like, fix))
 
     def key_hint(self, id_field: str, like: Collection[str] = ()) -> str:
         """The hint to pass a list field the records have as ``--trajectory-key``: one of
