@@ -89,3 +89,22 @@ def test_add_first_puts_a_problem_of_the_file_before_the_records_ones() -> None:
         "error: p.json: 1 of 2 episodes have no prediction\n"
         'error: p.json: instr_id "1_0": path[1]: expected a viewpoint id string, got 7'
     )
+
+
+def test_a_huge_number_as_an_id_is_described_by_its_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = _demo()
+    records[0]["instr_id"] = 10**399  # valid JSON, within the reader's 400-character number limit
+    assert _errors(records, tmp_path, capsys) == (
+        "error: 1 of 36 episodes have no prediction (first: 100_0); the official scorer requires "
+        "all of them (use --subset to score only the predicted ones, reported as partial); 1 "
+        "record has an id not in the split: an integer of 400 digits, beyond a double's range "
+        '(an id of another type, or with spaces? ids match exactly, e.g. "100_0")\n'
+    )
+    argv = ["score", "--task", "demo", "--subset", "--predictions", str(tmp_path / "preds.json")]
+    assert main(argv) == 0
+    assert (
+        "warning: 1 prediction(s) with ids not in the split were ignored (first: an integer of "
+        "400 digits, beyond a double's range)\n"
+    ) in capsys.readouterr().err

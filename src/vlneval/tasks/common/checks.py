@@ -13,6 +13,7 @@ from vlneval.tasks.common._steps import step_counts
 from vlneval.tasks.common.arrays import ScoringArrays
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
+from vlneval.tasks.common.record_checks import shown_id
 from vlneval.tasks.common.result import Check
 from vlneval.tasks.profiles import Profile
 
@@ -69,7 +70,10 @@ def stray_ids(unknown: Sequence[str | int], expected: str | int = "", *, advice:
     if not unknown:
         return ""
     n = len(unknown)
-    shown = ", ".join(json.dumps(u, ensure_ascii=False) for u in unknown[:5])
+    shown = ", ".join(
+        json.dumps(u, ensure_ascii=False) if isinstance(u, str) else shown_id(u)
+        for u in unknown[:5]
+    )  # a string quoted, so that a stray space shows
     advice = advice or (
         "an id of another type, or with spaces? ids match exactly, "
         f"e.g. {json.dumps(expected, ensure_ascii=False)}"

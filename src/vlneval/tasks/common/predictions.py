@@ -29,7 +29,13 @@ from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import read_input
-from vlneval.tasks.common.record_checks import ID_LIKE, FieldTally, angle_problem, shown_value
+from vlneval.tasks.common.record_checks import (
+    ID_LIKE,
+    FieldTally,
+    angle_problem,
+    shown_id,
+    shown_value,
+)
 from vlneval.tasks.common.summary_records import SummarySkips
 
 if TYPE_CHECKING:
@@ -585,7 +591,7 @@ def _assemble(p: _Parser, source: str) -> Predictions:
     if p.unknown:
         warnings.append(
             f"{len(p.unknown)} prediction(s) with ids not in the split were ignored "
-            f"(first: {', '.join(map(str, p.unknown[:5]))})"
+            f"(first: {', '.join(map(shown_id, p.unknown[:5]))})"
         )
     if p.ignored:
         warnings.append(

@@ -15,7 +15,7 @@ from vlneval.io import clip
 
 __all__ = [
     "is_number", "is_finite", "check_fields", "check_heading", "numbered", "FieldTally", "ID_LIKE",
-    "shown_value", "angle_problem",
+    "shown_value", "angle_problem", "shown_id",
 ]  # fmt: skip
 
 #: Fields that look like a record's id, which a problem of a missing id field names.
@@ -79,6 +79,19 @@ def shown_value(value: Any) -> str:
         ('list [1]', 'null', '7, 7… (300,000 characters)')
     """
     return "null" if value is None else f"{type(value).__name__} {clip(repr(value))}"
+
+
+def shown_id(value: str | int) -> str:
+    """An id not in the split, for a message: a string as it is (clipped when it was noted), a
+    number clipped as a long id is, one beyond a double's range by its size.
+
+    Example:
+        >>> shown_id("4332_0 "), shown_id(4332), shown_id(10**400)
+        ('4332_0 ', '4332', "an integer of 401 digits, beyond a double's range")
+    """
+    if isinstance(value, str):
+        return value
+    return clip(str(value)) if is_finite(value) else shown_number(value)
 
 
 def is_finite(value: Any) -> TypeGuard[float]:

@@ -54,6 +54,7 @@ from vlneval.tasks.common.record_checks import (
     is_finite,
     is_number,
     numbered,
+    shown_id,
     shown_number,
     shown_value,
 )
@@ -522,7 +523,7 @@ def parse_soon_predictions(
     if p.unknown:
         warnings.append(
             f"{len(p.unknown)} prediction(s) with ids not in the split were ignored "
-            f"(first: {', '.join(map(str, p.unknown[:5]))})"
+            f"(first: {', '.join(map(shown_id, p.unknown[:5]))})"
         )
     missing = [episodes.ids[i] for i in np.flatnonzero(~p.seen)]
     preds = Predictions(
