@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from tests.fixtures import square_root
 from vlneval.cli.main import main
 from vlneval.errors import InvalidInputError, ProblemCollector
+from vlneval.evaluation import evaluate
 from vlneval.tasks.common.root import demo_root
 
 
@@ -108,3 +110,18 @@ def test_a_huge_number_as_an_id_is_described_by_its_size(
         "warning: 1 prediction(s) with ids not in the split were ignored (first: an integer of "
         "400 digits, beyond a double's range)\n"
     ) in capsys.readouterr().err
+
+
+def test_a_repeat_names_the_field_the_file_uses(tmp_path: Path) -> None:
+    root = square_root(tmp_path / "root")
+    records = [{"instr_id": "1_0", "path": [["S", 0, 0], ["S", 0, 0], ["G", 0, 0]]}]
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate(
+            "r4r", "val", records, profile="r4r-google", episodes_file=root / "r2r" / "R2R_val.json",
+            graphs=root / "matterport3d" / "connectivity",
+        )  # fmt: skip
+    assert [str(p) for p in exc.value.problems] == [
+        '<records>: instr_id "1_0": path: repeats a viewpoint (1 time(s)); profile r4r-google '
+        "reproduces a CLS that looks every step up as a graph edge and cannot score it (use "
+        "--profile r4r, which scores repeats)"
+    ]

@@ -145,7 +145,7 @@ def check_rules(
                     hint("--profile", "use --profile r4r, which scores repeats", aside=True),
                 ),
                 episode=f'{idf} "{ids[i]}"',
-                field="trajectory",
+                field=preds.key,
             )
     pc.raise_if_any()
     return {"jumps": jumps, "repeated_viewpoints": repeats}
