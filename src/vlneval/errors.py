@@ -275,6 +275,18 @@ class ProblemCollector:
         """Records one problem."""
         self.problems.append(Problem(self.source, message, episode, field))
 
+    def add_first(self, message: str) -> None:
+        """Records one problem of the whole file before the others (it explains them).
+
+        Example:
+            >>> pc = ProblemCollector("preds.json")
+            >>> pc.add("step 3 is no viewpoint", episode="7")
+            >>> pc.add_first("the file was made for another split")
+            >>> [p.message for p in pc.problems]
+            ['the file was made for another split', 'step 3 is no viewpoint']
+        """
+        self.problems.insert(0, Problem(self.source, message))
+
     def __len__(self) -> int:
         return len(self.problems)
 

@@ -7,12 +7,13 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from vlneval.errors import Problem, ProblemCollector, hint, hinted
+from vlneval.errors import ProblemCollector, hint, hinted
 from vlneval.graph.store import GraphStore
 from vlneval.tasks.common._steps import step_counts
 from vlneval.tasks.common.arrays import ScoringArrays
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
+from vlneval.tasks.common.record_checks import shown_id
 from vlneval.tasks.common.result import Check
 from vlneval.tasks.profiles import Profile
 
@@ -69,7 +70,10 @@ def stray_ids(unknown: Sequence[str | int], expected: str | int = "", *, advice:
     if not unknown:
         return ""
     n = len(unknown)
-    shown = ", ".join(json.dumps(u, ensure_ascii=False) for u in unknown[:5])
+    shown = ", ".join(
+        json.dumps(u, ensure_ascii=False) if isinstance(u, str) else shown_id(u)
+        for u in unknown[:5]
+    )  # a string quoted, so that a stray space shows
     advice = advice or (
         "an id of another type, or with spaces? ids match exactly, "
         f"e.g. {json.dumps(expected, ensure_ascii=False)}"
@@ -107,14 +111,13 @@ def check_rules(
     ids, idf = episodes.ids, episodes.id_field
     order = preds.episodes
     if preds.missing and profile.require_complete and not subset:
-        first = preds.missing[0]  # an example of an id: a number where the benchmark's are
         incomplete = hinted(
             f"{len(preds.missing)} of {len(ids)} episodes have no prediction (first: "
             f"{', '.join(preds.missing[:5])}); the official scorer requires all of them",
             hint("--subset", SUBSET_ADVICE, aside=True),
-            stray_ids(preds.unknown, int(first) if episodes.int_ids else first),
+            stray_ids(preds.unknown, episodes.record_id(episodes.index[preds.missing[0]])),
         )
-        pc.problems.insert(0, Problem(pc.source, incomplete))  # before the reading problems
+        pc.add_first(incomplete)  # before the reading problems
     starts = arr.traj[arr.traj_offsets[:-1]]
     ref_starts = arr.ref[arr.ref_offsets[:-1]]
     for k in np.flatnonzero(starts != ref_starts):
@@ -142,7 +145,7 @@ def check_rules(
                     hint("--profile", "use --profile r4r, which scores repeats", aside=True),
                 ),
                 episode=f'{idf} "{ids[i]}"',
-                field="trajectory",
+                field=preds.key,
             )
     pc.raise_if_any()
     return {"jumps": jumps, "repeated_viewpoints": repeats}

@@ -140,6 +140,11 @@ class EpisodeTable:
             self._index = dict(zip(self.ids, range(len(self.ids)), strict=True))
         return self._index
 
+    def record_id(self, i: int) -> str | int:
+        """The id a prediction record writes for row ``i`` (a number where the benchmark's
+        ids are JSON integers): the example of an id a completeness problem gives."""
+        return int(self.ids[i]) if self.int_ids else self.ids[i]
+
     def scans_of(self, rows: np.ndarray) -> tuple[list[str], np.ndarray]:
         """The distinct scans of episodes ``rows``, sorted, and each row's position among them.
 

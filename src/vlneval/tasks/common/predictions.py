@@ -32,9 +32,9 @@ from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.record_checks import (
     ID_LIKE,
     FieldTally,
-    is_finite,
-    is_number,
-    shown_number,
+    angle_problem,
+    shown_id,
+    shown_value,
 )
 from vlneval.tasks.common.summary_records import SummarySkips
 
@@ -211,9 +211,7 @@ class _Parser:
             return None
         value = rec[idf]
         if isinstance(value, bool) or not isinstance(value, (str, int)):
-            self.pc.add(
-                f"{idf} must be a string, got {type(value).__name__} {value!r}", field=f"record {k}"
-            )
+            self.pc.add(f"{idf} must be a string, got {shown_value(value)}", field=f"record {k}")
             return None
         return str(value)
 
@@ -221,6 +219,7 @@ class _Parser:
         key = self.key
         if key is None:
             key = next((k for k in TRAJECTORY_KEYS if k in rec), "trajectory")
+            self.field = key  # this record's problems name the field it uses (``path[3]``)
         if key not in rec:
             self.traj_tally.missing(self.pc, f"missing field {key!r}", episode=label)
             return None
@@ -281,17 +280,10 @@ class _Parser:
                 field=f,
             )
             return False
-        for name, pos in (("heading", 1), ("elevation", 2)):
-            if len(step) > pos:
-                v = step[pos]
-                if not is_number(v):
-                    self.pc.add(f"{name} must be a number, got {v!r:.40}", episode=label, field=f)
-                    return False
-                if not is_finite(v):
-                    self.pc.add(
-                        f"{name} is {shown_number(v)} (must be finite)", episode=label, field=f
-                    )
-                    return False
+        problem = angle_problem(step)
+        if problem is not None:
+            self.pc.add(problem, episode=label, field=f)
+            return False
         out.append(step[0])
         return True
 
@@ -375,6 +367,9 @@ class _Parser:
         if cols is None or (cols[1] and min(cols[1]) == 0):
             raise _Rejected
         ids, lengths, flat = cols
+        if self.key is None and not self.n_typed and records:  # the field it uses; UNSET is falsy
+            held = (n for k, n in enumerate(TRAJECTORY_KEYS) if getattr(records[0], f"t{k}"))
+            self.field = next(held, self.field)
         self.n_typed += len(ids)
         index = self.ep.index
         rows = np.fromiter(map(index.get, ids, repeat(-1)), np.int64, len(ids))
@@ -596,7 +591,7 @@ def _assemble(p: _Parser, source: str) -> Predictions:
     if p.unknown:
         warnings.append(
             f"{len(p.unknown)} prediction(s) with ids not in the split were ignored "
-            f"(first: {', '.join(map(str, p.unknown[:5]))})"
+            f"(first: {', '.join(map(shown_id, p.unknown[:5]))})"
         )
     if p.ignored:
         warnings.append(

@@ -11,9 +11,11 @@ from itertools import chain
 from typing import Any, TypeGuard
 
 from vlneval.errors import InvalidInputError, Problem, ProblemCollector, hint, hinted
+from vlneval.io import clip
 
 __all__ = [
     "is_number", "is_finite", "check_fields", "check_heading", "numbered", "FieldTally", "ID_LIKE",
+    "shown_value", "angle_problem", "shown_id",
 ]  # fmt: skip
 
 #: Fields that look like a record's id, which a problem of a missing id field names.
@@ -47,6 +49,49 @@ def shown_number(value: float) -> str:
     if isinstance(value, int) and abs(value) > sys.float_info.max:
         return f"an integer of {math.floor(math.log10(abs(value))) + 1:,} digits, beyond a double's range"
     return f"{value!s:.40}"
+
+
+def angle_problem(step: list[Any]) -> str | None:
+    """What is wrong with the heading and elevation of a step ``[viewpoint, heading,
+    elevation]`` (either may be left out): the first that is not a number, or not finite (a
+    huge integer by its size, :func:`shown_number`); None when both are fine.
+
+    Example:
+        >>> angle_problem(["a", 0.5]), angle_problem(["a", 0, "up"])
+        (None, "elevation must be a number, got 'up'")
+        >>> angle_problem(["a", 10**400, 0])
+        "heading is an integer of 401 digits, beyond a double's range (must be finite)"
+    """
+    for name, v in zip(("heading", "elevation"), step[1:3], strict=False):
+        if not is_number(v):
+            return f"{name} must be a number, got {v!r:.40}"
+        if not is_finite(v):
+            return f"{name} is {shown_number(v)} (must be finite)"
+    return None
+
+
+def shown_value(value: Any) -> str:
+    """A value of the wrong type (an id that is a list, say) for a message: ``null``, or its
+    type and its text clipped as a long id is (a 10**6-character list stays readable).
+
+    Example:
+        >>> shown_value([1]), shown_value(None), shown_value([7] * 10**5)[-26:]
+        ('list [1]', 'null', '7, 7… (300,000 characters)')
+    """
+    return "null" if value is None else f"{type(value).__name__} {clip(repr(value))}"
+
+
+def shown_id(value: str | int) -> str:
+    """An id not in the split, for a message: a string as it is (clipped when it was noted), a
+    number clipped as a long id is, one beyond a double's range by its size.
+
+    Example:
+        >>> shown_id("4332_0 "), shown_id(4332), shown_id(10**400)
+        ('4332_0 ', '4332', "an integer of 401 digits, beyond a double's range")
+    """
+    if isinstance(value, str):
+        return value
+    return clip(str(value)) if is_finite(value) else shown_number(value)
 
 
 def is_finite(value: Any) -> TypeGuard[float]:
@@ -207,8 +252,8 @@ class FieldTally:
         if not self.none_has():
             return
         each = set(map(id, self.each))
-        others = [q for q in pc.problems if id(q) not in each]
-        pc.problems = [Problem(pc.source, self.problem(why, like, fix)), *others]
+        pc.problems = [q for q in pc.problems if id(q) not in each]
+        pc.add_first(self.problem(why, like, fix))
 
     def key_hint(self, id_field: str, like: Collection[str] = ()) -> str:
         """The hint to pass a list field the records have as ``--trajectory-key``: one of

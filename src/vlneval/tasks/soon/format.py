@@ -47,7 +47,17 @@ from vlneval.metrics.grounding import duet_normalised
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.predictions import Predictions
-from vlneval.tasks.common.record_checks import ID_LIKE, FieldTally, is_finite, numbered
+from vlneval.tasks.common.record_checks import (
+    ID_LIKE,
+    FieldTally,
+    angle_problem,
+    is_finite,
+    is_number,
+    numbered,
+    shown_id,
+    shown_number,
+    shown_value,
+)
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.common.summary_records import SummarySkips
 from vlneval.tasks.soon import ANGLE_UNITS as ANGLE_UNITS_OPTION
@@ -99,6 +109,10 @@ class SoonEpisodes(EpisodeTable):
     boxes: list[tuple[SoonBox, ...]] = field(default_factory=list)
     by_instruction: dict[str, list[int]] = field(default_factory=dict)
     ROW_COLUMNS = (*EpisodeTable.ROW_COLUMNS, "instr_ids", "start_index", "boxes")
+
+    def record_id(self, i: int) -> str:
+        """The instruction id: one record predicts every start of an instruction."""
+        return self.instr_ids[i]
 
     def subset(self, keep: list[int]) -> SoonEpisodes:
         """The rows ``keep``, in that order (``by_instruction`` names the new rows)."""
@@ -168,7 +182,7 @@ def _record(
         return None
     iid = rec.get("instr_id", str(k))
     if isinstance(iid, bool) or not isinstance(iid, (str, int)):
-        pc.add(f"instr_id must be a string, got {iid!r}", field=where)
+        pc.add(f"instr_id must be a string, got {shown_value(iid)}", field=where)
         return None
     scan = _scan(rec)
     paths = rec.get("path")
@@ -305,12 +319,8 @@ def _viewpoints(
         elif form == "nested" and type(step) is list and all(type(v) is str for v in step):
             out.extend(step)
         elif form == "triple" and type(step) is list and step and type(step[0]) is str:
-            if any(not is_finite(v) for v in step[1:3]):
-                pc.add(
-                    f"heading and elevation must be finite numbers, got {step!r:.60}",
-                    episode=label,
-                    field=f,
-                )
+            if (problem := angle_problem(step)) is not None:
+                pc.add(problem, episode=label, field=f)
                 return None
             out.append(step[0])
         else:
@@ -334,7 +344,8 @@ def _angle(
         value = value[0]
     if not is_finite(value):
         pc.add(
-            f"{key} must be a finite number (or [number]), got {value!r:.40}",
+            f"{key} must be a finite number (or [number]), got "
+            + (shown_number(value) if is_number(value) else f"{value!r:.40}"),
             episode=label,
             field=f"{where}.{key}",
         )
@@ -365,8 +376,7 @@ class _SoonParser:
             return
         iid = rec["instr_id"]
         if isinstance(iid, bool) or not isinstance(iid, (str, int)):
-            got = f"{type(iid).__name__} {clip(repr(iid))}" if iid is not None else "null"
-            self.pc.add(f"instr_id must be a string, got {got}", field=f"record {k}")
+            self.pc.add(f"instr_id must be a string, got {shown_value(iid)}", field=f"record {k}")
             return
         raw, iid = iid, str(iid)
         label = f'instr_id "{iid}"'
@@ -513,7 +523,7 @@ def parse_soon_predictions(
     if p.unknown:
         warnings.append(
             f"{len(p.unknown)} prediction(s) with ids not in the split were ignored "
-            f"(first: {', '.join(map(str, p.unknown[:5]))})"
+            f"(first: {', '.join(map(shown_id, p.unknown[:5]))})"
         )
     missing = [episodes.ids[i] for i in np.flatnonzero(~p.seen)]
     preds = Predictions(

@@ -27,7 +27,6 @@ import numpy as np
 
 from vlneval.errors import (
     InvalidInputError,
-    Problem,
     ProblemCollector,
     UnknownNameError,
     hint,
@@ -356,7 +355,7 @@ def parse_ce_predictions(
             "from their episode's start: the file was probably made for another split than "
             f"{episodes.task} {episodes.split} (episode ids repeat across VLN-CE splits)"
         )
-        r.pc.problems.insert(0, Problem(source, far))
+        r.pc.add_first(far)
     carried = {d is not None for _, _, d in r.rows.values()}
     if len(carried) > 1:
         r.pc.add(
