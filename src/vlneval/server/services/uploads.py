@@ -289,8 +289,11 @@ def _not_json(
     )
 
 
-def check_upload(raw: bytes, name: str, limits: UploadLimits | None = None) -> bytes:
-    """Checks an uploaded file; returns its JSON text (gunzipped when it was gzip).
+def check_upload(
+    raw: bytes, name: str, limits: UploadLimits | None = None, budget: StepBudget | None = None
+) -> bytes:
+    """Checks an uploaded file; returns its JSON text (gunzipped when it was gzip). With a
+    phase's ``budget``, the text is also measured against it (:func:`check_steps`), last.
 
     Raises:
         InvalidInputError: the file is refused; the message says why and where.
@@ -311,7 +314,7 @@ def check_upload(raw: bytes, name: str, limits: UploadLimits | None = None) -> b
     else:
         _check_plain(raw, len(raw), name, lim)
         text = raw
-    _check_json(text, name, lim)
+    _check_json(text, name, lim, budget)
     return text
 
 
