@@ -139,7 +139,8 @@ def find_phase(s: Session, challenge: str, phase: str) -> Phase:
 
 @dataclass(frozen=True)
 class ResolvedData:
-    """A phase's resolved data: absolute paths, checksum and size."""
+    """A phase's resolved data: absolute paths, checksum and size (``n_episodes``: the items
+    a submission must hold)."""
 
     episodes_file: str | None
     graphs_dir: str | None
@@ -182,7 +183,29 @@ def resolve_data(
     if ep is None and not t.embedded:
         ep = Path(episodes.source).resolve()
     sha = sha256_hex(ep.read_bytes()) if ep is not None else None
-    return ResolvedData(str(ep) if ep else None, str(gr) if gr else None, sha, len(episodes))
+    n = _items_asked(t, split, profile, ep, gr, root, options or {}) if ep else len(episodes)
+    return ResolvedData(str(ep) if ep else None, str(gr) if gr else None, sha, n or len(episodes))
+
+
+def _items_asked(
+    task: Any, split: str, profile: str, ep: Path, gr: Path | None, root: Any, options: Any
+) -> int | None:
+    """The items a submission must hold when the task's own scorer checks it on the public
+    copy of the split (None: the split's episodes). Touchdown SDR asks for every (route,
+    panorama) pair there and scores the labelled ones: how many those are is a label."""
+    from vlneval.tasks.common.blind import PublicScorer, checks_publicly
+    from vlneval.tasks.common.public_file import has_public_copy
+    from vlneval.tasks.profiles import get_profile
+
+    if checks_publicly(task) or not has_public_copy(task):
+        return None
+    checker = PublicScorer(
+        task, split, get_profile(profile), ep, root=root, graphs=gr, options=options
+    )
+    try:
+        return len(checker)
+    finally:
+        checker.close()
 
 
 def _no_goals(source: Any) -> InvalidInputError:
