@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 import re
 import secrets
 from dataclasses import dataclass
@@ -46,10 +47,13 @@ __all__ = [
     "create_team",
     "rotate_token",
     "requeue",
+    "repair_primary_metrics",
     "find_phase",
     "NotFoundError",
     "ResolvedData",
 ]
+
+log = logging.getLogger("vlneval.server.services.admin")
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 TOKEN_PREFIX = "vlt_"
@@ -281,6 +285,42 @@ def primary_metric_of(task: str, profile: str, metric: str | None) -> tuple[str,
     if metrics and label not in metrics:
         raise UnknownNameError(f"metric of task {task}", label, metrics)
     return label, metric_info(label).higher_is_better
+
+
+def repair_primary_metrics(db: Database) -> list[str]:
+    """Ranks each stored phase whose primary metric its task does not produce by the task's
+    declared one, its results' ranking values read again from their stored metrics; logs and
+    returns one line per repaired phase (none the second time).
+
+    A phase created before primary metrics were per task may rank by one its task never
+    reports (a touchdown-sdr phase by TC): its leaderboard stays empty. The scores themselves
+    are not touched; a phase of a task or profile no longer registered is left as stored.
+    """
+    from vlneval.tasks import get_task
+    from vlneval.tasks.profiles import get_profile
+
+    repaired = []
+    with db.write() as s:
+        for ph in s.scalars(select(Phase)).all():
+            try:
+                known = get_task(ph.task).metric_labels(get_profile(ph.profile))
+            except VLNEvalError:
+                continue
+            if not known or ph.primary_metric in known:
+                continue
+            old = ph.primary_metric
+            ph.primary_metric, ph.higher_is_better = primary_metric_of(ph.task, ph.profile, None)
+            results = select(Result).join(Submission).where(Submission.phase_id == ph.id)
+            for res in s.scalars(results):
+                value = (res.metrics or {}).get(ph.primary_metric)
+                res.primary_value = float(value) if isinstance(value, (int, float)) else None
+            line = (
+                f"phase {ph.challenge.slug}/{ph.slug}: task {ph.task} reports no {old}; "
+                f"it is ranked by {ph.primary_metric} now"
+            )
+            log.warning(line)
+            repaired.append(line)
+    return repaired
 
 
 def task_options(task: Any, options: Any) -> dict[str, Any]:
