@@ -94,3 +94,46 @@ def test_sigterm_finishes_the_current_submission_then_stops(sqlite_server, procs
     assert proc.wait(60) == 0
     assert _row(srv, uid).status == "finished" and _row(srv, uid).attempts == 1
     assert _row(srv, second).status == "queued"  # not started: left for the next worker
+
+
+WRITING_WORKER = """
+import sys, time
+from pathlib import Path
+import vlneval.io.writer as vio
+from vlneval.server.services import worker
+folder, fill, score = Path(sys.argv[1]), vio._Pending._fill, worker.Worker._score
+def slow_fill(self, fd):  # the output is being written when the signal comes
+    fill(self, fd)
+    (folder / "ready").write_text("x")
+    time.sleep(2)
+def writing_score(self, c):
+    vio.write_outputs([(folder / "out.json", b"written")])
+    return score(self, c)
+vio._Pending._fill, worker.Worker._score = slow_fill, writing_score
+sys.argv = ["vlneval", "worker", "--lease-seconds", "1.5", "--poll-seconds", "0.1"]
+from vlneval.cli.main import console
+console()
+"""
+
+
+def test_sigterm_while_an_output_is_written_lets_it_finish_then_stops(
+    sqlite_server, procs, tmp_path
+):
+    """The worker's own handler stays in place during the write: the output is complete, the
+    submission finished once, the next one left queued, and the worker exits 0 (not 143)."""
+    srv = sqlite_server
+    uid = srv.submit(srv.alpha, DEMO_PREDICTIONS.read_bytes()).json()["id"]
+    second = srv.submit(srv.alpha, DEMO_PREDICTIONS.read_bytes()).json()["id"]
+    env = {**os.environ, **srv.cfg.to_env()}
+    cmd = [sys.executable, "-c", WRITING_WORKER, str(tmp_path)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    procs.append(proc)
+    _wait_until(lambda: (tmp_path / "ready").exists())
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(60) == 0, proc.stderr.read().decode()[-2000:]
+    assert (tmp_path / "out.json").read_bytes() == b"written"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    assert _row(srv, uid).status == "finished" and _row(srv, uid).attempts == 1
+    assert _row(srv, second).status == "queued"
+    with srv.db.read() as s:
+        assert s.scalar(select(func.count()).select_from(Result)) == 1

@@ -350,3 +350,18 @@ def test_a_touchdown_sdr_phase_names_no_panorama_by_whether_it_shows_the_target(
     done = srv.get(r.json()["id"], srv.alpha).json()
     assert done["status"] == "finished"
     assert not [w for w in done["result"]["summary"]["warnings"] if "ignored" in w]
+
+
+def test_a_touchdown_sdr_phase_counts_the_pairs_a_submission_must_hold(sqlite_server, tmp_path):
+    """The fixture's 3 routes: 9 (route, panorama) pairs asked for, 3 of them labelled."""
+    from tests.touchdown.fixture import make_root
+
+    srv = sqlite_server
+    root = make_root(tmp_path / "root")
+    data = admin.create_phase(srv.db, "demo", "sdr", task="touchdown-sdr", split="dev",
+                              data_root=str(root), graphs=str(root / "touchdown" / "graph"))  # fmt: skip
+    assert data.n_episodes == 9
+    assert srv.client.get("/api/v1/challenges/demo/phases/sdr").json()["n_episodes"] == 9
+    assert "touchdown-sdr · dev (9 episodes)" in srv.client.get("/c/demo/sdr").text
+    admin.update_phase(srv.db, "demo", "sdr", rehash=True)
+    assert srv.client.get("/api/v1/challenges/demo/phases/sdr").json()["n_episodes"] == 9

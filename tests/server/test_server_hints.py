@@ -24,7 +24,12 @@ from tests.vlnce.helpers import steps, write_split
 from vlneval.errors import InvalidInputError, Problem, VLNEvalError, hint, hinted
 from vlneval.evaluation import evaluate
 from vlneval.server.services.scoring import _sanitise
-from vlneval.server.services.validation import PHASE_TEXT, for_phase, render_problems
+from vlneval.server.services.validation import (
+    PHASE_TEXT,
+    for_phase,
+    render_problems,
+    without_server_paths,
+)
 
 ALL = ("1_0", "1_1", "1_2")
 
@@ -471,3 +476,23 @@ def test_an_address_is_no_server_file() -> None:
         "preds.json: get the v2 boxes from https://github.com/x/y or http://a.org/b/c.json, "
         "not [server file]"
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("bad label in x:/srv/data/labels.json", "bad label in x:[server file]"),
+        ("read file:/srv/data/labels.json: no", "read file:[server file]: no"),
+        ("read file:///srv/data/labels.json", "read file://[server file]"),
+        ("C:/srv/d/e.json and (/srv/f/g.json)", "C:[server file] and ([server file])"),
+        (
+            "see https://github.com/x/y.json, http://a.org:80/b/c.json or ftp://h/a/b",
+            "see https://github.com/x/y.json, http://a.org:80/b/c.json or ftp://h/a/b",
+        ),
+        ("SDR@40/80 at 12:30/45, data_v2/BBox/", "SDR@40/80 at 12:30/45, data_v2/BBox/"),
+    ],
+)
+def test_a_server_path_after_a_colon_is_redacted_and_an_address_stays_whole(
+    text: str, expected: str
+) -> None:
+    assert without_server_paths(text) == expected

@@ -16,7 +16,7 @@ from tests.server.helpers import encode, stop_predictions
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 from vlneval.server.core.ratelimit import RateLimiter
-from vlneval.server.services import admin
+from vlneval.server.services import admin, uploads
 from vlneval.server.services.budget import StepBudget, check_steps
 
 
@@ -91,6 +91,34 @@ def test_the_budget_counts_json_lines_and_leaves_a_file_that_is_not_json_to_the_
             "error: p.jsonl: holds 200 records; this phase has 1 episodes and accepts at most "
             "102 records"
         )
+
+
+def test_check_upload_takes_the_budget_and_scoring_measures_the_steps_once(tmp_path, monkeypatch):
+    budget = StepBudget(n_episodes=1, max_steps=2, mean_steps=2)
+    text = b'{"a": 1}\n' * 200
+    with pytest.raises(InvalidInputError) as err:
+        uploads.check_upload(text, "p.jsonl", None, budget)
+    assert str(err.value) == (
+        "error: p.jsonl: holds 200 records; this phase has 1 episodes and accepts at most "
+        "102 records"
+    )
+    assert uploads.check_upload(text, "p.jsonl") == text  # no budget: not measured
+    srv = make_server(tmp_path, f"sqlite:///{tmp_path / 'db.sqlite3'}", "sqlite")
+    calls: list[str] = []
+
+    def counted(text, name, budget):
+        calls.append(name)
+        check_steps(text, name, budget)
+
+    monkeypatch.setattr(uploads, "check_steps", counted)
+    r = srv.submit(srv.alpha, encode(stop_predictions()), name="agent.json")
+    assert r.status_code == 202, r.text
+    assert calls == ["agent.json"]  # the upload's check
+    srv.work()
+    assert srv.get(r.json()["id"], srv.alpha).json()["status"] == "finished"
+    assert calls == ["agent.json", "agent.json"]  # and the scoring path's, once
+    srv.client.close()
+    srv.db.dispose()
 
 
 def test_refused_files_have_their_own_daily_limit(tmp_path):

@@ -84,3 +84,46 @@ def test_a_stored_primary_metric_stays_as_stored(sqlite_server) -> None:
         s.query(Phase).filter(Phase.slug == "old").one().primary_metric = "NE"
     phase = server.client.get("/api/v1/challenges/demo/phases/old").json()
     assert phase["primary_metric"] == "NE"
+
+
+def test_a_stored_phase_ranked_by_a_metric_its_task_lacks_is_repaired_on_start(
+    sqlite_server, tmp_path, caplog
+) -> None:
+    """A touchdown-sdr phase made when phases ranked by TC: its board was empty; a start of
+    the server ranks it by SDR@40, in the database itself, and a second start changes nothing."""
+    from fastapi.testclient import TestClient
+
+    from tests.touchdown.fixture import make_root
+    from vlneval.server.app import create_app
+    from vlneval.server.models import Phase, Result
+
+    server = sqlite_server
+    root = make_root(tmp_path / "root")
+    admin.create_phase(server.db, "demo", "sdr", task="touchdown-sdr", split="dev",
+                       data_root=str(root), graphs=str(root / "touchdown" / "graph"))  # fmt: skip
+    admin.create_phase(server.db, "demo", "old", task="demo", primary_metric="NE")
+    pairs = [(r, p) for r in (1, 2, 3) for p in ("main", "pre", "post")]
+    full = [{"route_id": r, "pano": p, "x": 1840.0, "y": 400.0} for r, p in pairs]
+    assert server.submit(server.alpha, encode(full), phase="sdr").status_code == 202
+    server.work()
+    with server.db.write() as s:  # as such a phase was stored, and its result scored
+        s.query(Phase).filter(Phase.slug == "sdr").one().primary_metric = "TC"
+        [res] = s.query(Result).all()
+        expected, res.primary_value = res.metrics["SDR@40"], None
+    url = "/api/v1/challenges/demo/phases/sdr"
+    assert server.client.get(f"{url}/leaderboard").json()["entries"] == []
+    with caplog.at_level("INFO", logger="vlneval.server.services.admin"):
+        TestClient(create_app(server.cfg)).close()
+    assert [r.getMessage() for r in caplog.records if r.name.endswith("admin")] == [
+        "phase demo/sdr: task touchdown-sdr reports no TC; it is ranked by SDR@40 now"
+    ]
+    with server.db.read() as s:  # stored so: the running server's own session sees it
+        phases = {p.slug: (p.primary_metric, p.higher_is_better) for p in s.query(Phase)}
+        assert s.query(Result).one().primary_value == expected
+    assert phases == {"val": ("SPL", True), "sdr": ("SDR@40", True), "old": ("NE", False)}
+    [entry] = server.client.get(f"{url}/leaderboard").json()["entries"]
+    assert (entry["team"], entry["primary_value"]) == ("alpha", round(expected, 4))
+    caplog.clear()
+    with caplog.at_level("INFO", logger="vlneval.server.services.admin"):
+        create_app(server.cfg)
+    assert [r for r in caplog.records if r.name.endswith("admin")] == []

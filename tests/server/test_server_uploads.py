@@ -156,6 +156,40 @@ def test_gzip_bomb_is_stopped_at_the_limit_without_inflating_it():
     )
 
 
+def test_the_bomb_ratio_is_decided_in_one_place_for_the_server_and_the_phase_limits(
+    monkeypatch,
+):
+    from vlneval.server.services import budget
+
+    raw = gzip.compress(b"[" + b" " * 50_000 + b"]")  # stopped at 4,000 bytes: ratio 46
+    phase = budget.StepBudget(n_episodes=0, max_steps=1, mean_steps=1)  # 409,800 bytes
+    server_words = "error: p.json.gz: decompresses to more than 4,000 bytes"
+    phase_words = (
+        "error: p.json.gz: decompresses to more than 409,800 bytes of JSON, the most a file "
+    )
+
+    def refusals() -> tuple[str, str]:
+        with pytest.raises(InvalidInputError) as by_server:
+            gunzip_limited(raw, 4000, "p.json.gz")
+        return str(by_server.value), str(budget.too_many_bytes(phase, "p.json.gz", None, 20.0))
+
+    ordinary = (
+        f"{server_words} of JSON; this server accepts at most that",
+        f"{phase_words}for the 0 episodes of this phase needs",
+    )
+    assert refusals() == ordinary  # ratios 46 and 20, below 100
+    monkeypatch.setattr(budget, "BOMB_RATIO", 10.0)  # one threshold: both follow it
+    assert refusals() == (
+        f"{server_words} (the limit of this server); is it a gzip bomb? upload the predictions "
+        "file itself",
+        f"{phase_words}for the 0 episodes of this phase needs (is it a gzip bomb?)",
+    )
+    monkeypatch.setattr(budget, "BOMB_RATIO", 20.0)  # at the threshold: a bomb
+    assert refusals()[1].endswith("(is it a gzip bomb?)")
+    monkeypatch.setattr(budget, "BOMB_RATIO", 1000.0)
+    assert refusals() == ordinary
+
+
 def test_accepted_files_come_back_as_json_text():
     raw = DEMO_PREDICTIONS.read_bytes()
     assert check_upload(raw, "p.json") == raw

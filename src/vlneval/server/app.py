@@ -195,7 +195,9 @@ def create_app(
     Args:
         cfg: the configuration (default: :class:`ServerConfig` from the environment).
         db: an open database (default: opened from ``cfg``).
-        migrate: upgrade the database schema first.
+        migrate: upgrade the database schema first, and rank the stored phases whose
+            primary metric their task does not produce by the task's own
+            (:func:`vlneval.server.services.admin.repair_primary_metrics`).
 
     Example:
         >>> import tempfile
@@ -210,6 +212,7 @@ def create_app(
     from vlneval.server.core.migrate import upgrade
     from vlneval.server.pages import forms
     from vlneval.server.pages import views as pages
+    from vlneval.server.services import admin
 
     cfg = cfg or ServerConfig()
     if migrate:
@@ -224,6 +227,8 @@ def create_app(
     )
     app.state.cfg = cfg
     app.state.db = db or Database(cfg.database_url)
+    if migrate:
+        admin.repair_primary_metrics(app.state.db)
     app.state.store = UploadStore(cfg.uploads_dir)
     app.state.submit_limiter = RateLimiter(cfg.submit_rate, cfg.submit_burst)
     app.state.login_limiter = RateLimiter(cfg.login_rate, cfg.login_burst)

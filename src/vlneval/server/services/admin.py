@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 import re
 import secrets
 from dataclasses import dataclass
@@ -46,10 +47,13 @@ __all__ = [
     "create_team",
     "rotate_token",
     "requeue",
+    "repair_primary_metrics",
     "find_phase",
     "NotFoundError",
     "ResolvedData",
 ]
+
+log = logging.getLogger("vlneval.server.services.admin")
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 TOKEN_PREFIX = "vlt_"
@@ -139,7 +143,8 @@ def find_phase(s: Session, challenge: str, phase: str) -> Phase:
 
 @dataclass(frozen=True)
 class ResolvedData:
-    """A phase's resolved data: absolute paths, checksum and size."""
+    """A phase's resolved data: absolute paths, checksum and size (``n_episodes``: the items
+    a submission must hold)."""
 
     episodes_file: str | None
     graphs_dir: str | None
@@ -182,7 +187,29 @@ def resolve_data(
     if ep is None and not t.embedded:
         ep = Path(episodes.source).resolve()
     sha = sha256_hex(ep.read_bytes()) if ep is not None else None
-    return ResolvedData(str(ep) if ep else None, str(gr) if gr else None, sha, len(episodes))
+    n = _items_asked(t, split, profile, ep, gr, root, options or {}) if ep else len(episodes)
+    return ResolvedData(str(ep) if ep else None, str(gr) if gr else None, sha, n or len(episodes))
+
+
+def _items_asked(
+    task: Any, split: str, profile: str, ep: Path, gr: Path | None, root: Any, options: Any
+) -> int | None:
+    """The items a submission must hold when the task's own scorer checks it on the public
+    copy of the split (None: the split's episodes). Touchdown SDR asks for every (route,
+    panorama) pair there and scores the labelled ones: how many those are is a label."""
+    from vlneval.tasks.common.blind import PublicScorer, checks_publicly
+    from vlneval.tasks.common.public_file import has_public_copy
+    from vlneval.tasks.profiles import get_profile
+
+    if checks_publicly(task) or not has_public_copy(task):
+        return None
+    checker = PublicScorer(
+        task, split, get_profile(profile), ep, root=root, graphs=gr, options=options
+    )
+    try:
+        return len(checker)
+    finally:
+        checker.close()
 
 
 def _no_goals(source: Any) -> InvalidInputError:
@@ -258,6 +285,42 @@ def primary_metric_of(task: str, profile: str, metric: str | None) -> tuple[str,
     if metrics and label not in metrics:
         raise UnknownNameError(f"metric of task {task}", label, metrics)
     return label, metric_info(label).higher_is_better
+
+
+def repair_primary_metrics(db: Database) -> list[str]:
+    """Ranks each stored phase whose primary metric its task does not produce by the task's
+    declared one, its results' ranking values read again from their stored metrics; logs and
+    returns one line per repaired phase (none the second time).
+
+    A phase created before primary metrics were per task may rank by one its task never
+    reports (a touchdown-sdr phase by TC): its leaderboard stays empty. The scores themselves
+    are not touched; a phase of a task or profile no longer registered is left as stored.
+    """
+    from vlneval.tasks import get_task
+    from vlneval.tasks.profiles import get_profile
+
+    repaired = []
+    with db.write() as s:
+        for ph in s.scalars(select(Phase)).all():
+            try:
+                known = get_task(ph.task).metric_labels(get_profile(ph.profile))
+            except VLNEvalError:
+                continue
+            if not known or ph.primary_metric in known:
+                continue
+            old = ph.primary_metric
+            ph.primary_metric, ph.higher_is_better = primary_metric_of(ph.task, ph.profile, None)
+            results = select(Result).join(Submission).where(Submission.phase_id == ph.id)
+            for res in s.scalars(results):
+                value = (res.metrics or {}).get(ph.primary_metric)
+                res.primary_value = float(value) if isinstance(value, (int, float)) else None
+            line = (
+                f"phase {ph.challenge.slug}/{ph.slug}: task {ph.task} reports no {old}; "
+                f"it is ranked by {ph.primary_metric} now"
+            )
+            log.warning(line)
+            repaired.append(line)
+    return repaired
 
 
 def task_options(task: Any, options: Any) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from vlneval.server.core.config import ServerConfig
 
 __all__ = [
     "StepBudget", "check_steps", "too_many_bytes", "VALUES_PER_STEP", "RECORD_VALUES", "BOMB_RATIO",
+    "is_bomb",
 ]  # fmt: skip
 
 VALUES_PER_STEP = 4
@@ -127,6 +128,17 @@ def _continuous(record: Any) -> bool:
     return b'"position"' in bytes(record)
 
 
+def is_bomb(ratio: float) -> bool:
+    """Whether a gzip upload stopped past a limit at ``ratio`` times its compressed bytes is
+    called a gzip bomb: ``ratio >= BOMB_RATIO``, which no predictions file reaches.
+
+    Example:
+        >>> is_bomb(13.0), is_bomb(BOMB_RATIO)
+        (False, True)
+    """
+    return ratio >= BOMB_RATIO
+
+
 def too_many_bytes(
     budget: StepBudget, name: str, size: int | None = None, ratio: float = 0.0
 ) -> InvalidInputError:
@@ -142,7 +154,7 @@ def too_many_bytes(
     """
     need = f"a file for the {budget.n_episodes:,} episodes of this phase needs"
     if size is None:
-        bomb = " (is it a gzip bomb?)" if ratio >= BOMB_RATIO else ""
+        bomb = " (is it a gzip bomb?)" if is_bomb(ratio) else ""
         return InvalidInputError(
             f"decompresses to more than {budget.max_bytes:,} bytes of JSON, the most {need}{bomb}",
             source=name,

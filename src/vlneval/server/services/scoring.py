@@ -21,7 +21,7 @@ from typing import Any
 from vlneval.errors import InvalidInputError, LabelNote, VLNEvalError
 from vlneval.evaluation import Scorer
 from vlneval.server.models import FAILED, FINISHED
-from vlneval.server.services.budget import StepBudget, check_steps
+from vlneval.server.services.budget import StepBudget
 from vlneval.server.services.intervals import metric_intervals
 from vlneval.server.services.redact import Redactor, raw_redactor, secrets_of
 from vlneval.server.services.storage import sha256_hex
@@ -304,9 +304,7 @@ def _score_file(
     budget: StepBudget | None,
 ) -> Outcome:
     try:
-        text = check_upload(raw, display_name, limits)
-        if budget is not None:
-            check_steps(text, display_name, budget)
+        text = check_upload(raw, display_name, limits, budget)
     except InvalidInputError as exc:
         return Outcome(FAILED, "invalid", [str(p) for p in exc.problems])
     messages = _public_messages(text, path, display_name, data)

@@ -22,7 +22,7 @@ from vlneval.errors import InvalidInputError
 from vlneval.io import BOM, GZIP_MAGIC, TruncatedGzipError, gunzip, no_json
 from vlneval.io import position as _position
 from vlneval.server.core.config import MIB, ServerConfig
-from vlneval.server.services.budget import BOMB_RATIO, StepBudget, check_steps, too_many_bytes
+from vlneval.server.services.budget import StepBudget, check_steps, is_bomb, too_many_bytes
 
 __all__ = ["UploadLimits", "check_upload", "check_stored", "gunzip_limited", "position"]
 
@@ -97,7 +97,7 @@ def gunzip_limited(raw: bytes, limit: int, name: str) -> bytes:
 
 def _bomb(limit: int, name: str, ratio: float) -> InvalidInputError:
     """Past the server's limit: a gzip bomb only at a ``ratio`` no predictions file reaches."""
-    if ratio < BOMB_RATIO:
+    if not is_bomb(ratio):
         return InvalidInputError(
             f"decompresses to more than {_size(limit)} of JSON; this server accepts at most that",
             source=name,
@@ -289,8 +289,11 @@ def _not_json(
     )
 
 
-def check_upload(raw: bytes, name: str, limits: UploadLimits | None = None) -> bytes:
-    """Checks an uploaded file; returns its JSON text (gunzipped when it was gzip).
+def check_upload(
+    raw: bytes, name: str, limits: UploadLimits | None = None, budget: StepBudget | None = None
+) -> bytes:
+    """Checks an uploaded file; returns its JSON text (gunzipped when it was gzip). With a
+    phase's ``budget``, the text is also measured against it (:func:`check_steps`), last.
 
     Raises:
         InvalidInputError: the file is refused; the message says why and where.
@@ -311,7 +314,7 @@ def check_upload(raw: bytes, name: str, limits: UploadLimits | None = None) -> b
     else:
         _check_plain(raw, len(raw), name, lim)
         text = raw
-    _check_json(text, name, lim)
+    _check_json(text, name, lim, budget)
     return text
 
 

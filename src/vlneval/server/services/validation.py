@@ -65,8 +65,11 @@ def for_phase(message: str) -> str:
 
 #: An absolute path left in a message once the upload's own is named as the submitter named
 #: it: one of the server's files (its data, a copy it made), which a submitter is never shown.
-#: A slash after ':' or '/' starts none (an address's ``://`` and its path stay as written).
-SERVER_PATH = re.compile(r"""(?<![\w.~:/-])/(?:[^\s/'"(),;:]+/)+[^\s'"(),;:]*(?<!\.)""")
+#: A path may follow a colon (``x:/srv/...``, ``file:/srv/...``, ``file:///srv/...``), but a
+#: slash before or after another starts none: an address's ``://`` and its path stay whole.
+SERVER_PATH = re.compile(
+    r"""(?:(?<![\w.~/-])|(?<=file://))/(?!/)(?:[^\s/'"(),;:]+/)+[^\s'"(),;:]*(?<!\.)"""
+)
 
 
 def without_server_paths(text: str) -> str:
@@ -75,8 +78,8 @@ def without_server_paths(text: str) -> str:
     Example:
         >>> without_server_paths("boxes at /srv/data/BBox.tar.gz. Put v2 (SDR@40/80) there")
         'boxes at [server file]. Put v2 (SDR@40/80) there'
-        >>> without_server_paths("see https://github.com/x/y, not /srv/a/b")
-        'see https://github.com/x/y, not [server file]'
+        >>> without_server_paths("see https://github.com/x/y, not /srv/a/b or x:/srv/c/d")
+        'see https://github.com/x/y, not [server file] or x:[server file]'
     """
     return SERVER_PATH.sub("[server file]", text)
 

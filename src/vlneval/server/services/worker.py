@@ -4,7 +4,9 @@ Run as many as you like (``vlneval worker``, on one machine or several sharing t
 and database). While a worker scores, a heartbeat thread extends its lease; if the worker dies
 (even by SIGKILL) the lease runs out and another worker claims the submission again, up to
 ``max_attempts`` times. SIGTERM or Ctrl-C lets the current submission finish, then stops; a
-second signal stops at once (the lease then hands the submission to another worker). A worker
+second signal stops at once (the lease then hands the submission to another worker). A
+submission is scored in a thread of its own, so that a signal is always the worker's to handle
+(an output written while scoring finishes, then the worker stops). A worker
 that scores one file longer than ``scoring_timeout_seconds`` records the failure and exits, so
 that its supervisor (``vlneval serve`` or systemd) starts a fresh one.
 """
@@ -17,6 +19,7 @@ import signal
 import socket
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from vlneval.server.core.config import ServerConfig
@@ -128,7 +131,7 @@ class Worker:
         beat.start()
         try:
             self._fault_delay()
-            outcome = self._score(c)
+            outcome = self._score_apart(c)
         except BaseException:
             done.set()
             beat.join()
@@ -147,6 +150,15 @@ class Worker:
                 "submission %s %s in %.2f s%s", c.uid, outcome.status, elapsed, _brief(outcome, c)
             )
         return True
+
+    def _score_apart(self, c: Claim) -> Outcome:
+        """:meth:`_score` in a thread of its own, so that this worker's signal handlers stay
+        in place throughout: an output written on the way swaps the handlers of the main
+        thread alone (to remove its temporary files when a signal would end the process), and
+        a SIGTERM then ended the worker mid-write instead of letting the submission finish."""
+        with ThreadPoolExecutor(1, thread_name_prefix=f"score-{c.uid}") as scorer:
+            # waiting for it, this (the main) thread still runs a signal's handler at once
+            return scorer.submit(self._score, c).result()
 
     def _fault_delay(self) -> None:
         delay = float(os.environ.get(FAULT_DELAY_ENV, "0") or 0)
