@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,29 @@ def test_protocol_fields_of_a_run(demo: tuple[Any, Any]) -> None:
         shortest["privileged"].startswith("goals, reference path")
         and shortest["agent"]["privileged"]
     )
+
+
+def test_an_agent_cannot_declare_over_what_the_run_measured(demo: tuple[Any, Any]) -> None:
+    # A teacher-using agent that declares itself unprivileged, another seed and another
+    # agent: the card keeps what the run measured; the claims are kept apart, as claims.
+    claims = {
+        "privileged": "none",
+        "seeds": [99],
+        "agent": {"id": "random-v1", "privileged": False},
+        "model": "my planner",
+    }
+    liar = dataclasses.replace(get_agent("shortest"), protocol=claims)
+    card = run_agent(liar, *demo, seed=0).protocol
+    assert card["privileged"].startswith("goals, reference path") and card["seeds"] == [0]
+    assert card["agent"]["id"] == "shortest-v1" and card["agent"]["privileged"] is True
+    assert card["model"] == "my planner"
+    assert card["declared_differently"] == {
+        "privileged": "none",
+        "seeds": [99],
+        "agent": {"id": "random-v1", "privileged": False},
+    }
+    honest = run_agent(get_agent("shortest"), *demo, seed=0).protocol
+    assert "declared_differently" not in honest
 
 
 def test_shortest_reaches_every_goal_in_both_spaces(demo: tuple[Any, Any]) -> None:

@@ -234,22 +234,22 @@ def run_card(
     """The protocol card of a continuous run: the environment and its action space, the agent,
     the seed, the episodes run and the environment's own measurements."""
     from vlneval._version import __version__
-    from vlneval.tasks.common.protocol import episodes_field, software_fingerprint
+    from vlneval.tasks.common.protocol import episodes_field, software_fingerprint, with_declared
 
     n, eps = len(run.predictions), run.episodes
-    return {
+    measured = {
         "vlneval_version": __version__,
         "task": env.task,
         "split": split,
         "environment": env_id,
         "episodes": episodes_field(n, len(env)),
         **run.env_card,
-        **getattr(agent, "protocol", {}),
         "seeds": [seed],
         "n_runs": 1,
         "measured": measured_block(eps),
         "software": software_fingerprint(),
     }
+    return with_declared(measured, getattr(agent, "protocol", {}))
 
 
 def score_run(

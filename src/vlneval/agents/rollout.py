@@ -27,6 +27,7 @@ from vlneval.errors import VLNEvalError
 from vlneval.graph.store import GraphStore
 from vlneval.io import to_json_bytes
 from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.protocol import with_declared
 
 __all__ = [
     "RunResult",
@@ -178,14 +179,15 @@ def run_order(
 
 
 def run_protocol(env_card: Mapping[str, Any], seed: int, agent: AgentInfo) -> dict[str, Any]:
-    """A run's protocol fields: the environment's, the seed and the agent's."""
-    return {
+    """A run's protocol fields: the environment's, the seed and the agent's id, then the fields
+    the agent declares where the run measured none (:func:`with_declared`)."""
+    measured = {
         **env_card,
         "seeds": [seed],
         "n_runs": 1,
         "agent": {"id": agent.id, "entry_point": agent.entry_point, "privileged": agent.privileged},
-        **agent.protocol,
     }
+    return with_declared(measured, agent.protocol)
 
 
 def run_agent(

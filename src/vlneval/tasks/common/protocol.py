@@ -25,6 +25,7 @@ __all__ = [
     "DECLARABLE",
     "GivenEpisodes",
     "given_episodes",
+    "with_declared",
 ]
 
 # Fields a submitter declares about a run that vlneval cannot see in a predictions file.
@@ -42,6 +43,28 @@ DECLARABLE = (
 )
 
 UNDECLARED = "not declared (offline predictions file)"
+#: Where a card keeps what was declared for a field vlneval measured otherwise.
+DIFFERENTLY = "declared_differently"
+
+
+def with_declared(measured: Mapping[str, Any], declared: Mapping[str, Any]) -> dict[str, Any]:
+    """A card of the fields vlneval ``measured`` (a run's environment, seed and agent id; a
+    scorer's task, split and rules) and of those ``declared`` (by an agent or a submitter,
+    ``model``...) where it measured none. A declared value of a measured field never replaces
+    it (a teacher-using agent cannot declare itself unprivileged, a declared card cannot name
+    another split): it is kept, as a claim, under ``declared_differently``.
+
+    Example:
+        >>> card = with_declared({"privileged": "goals", "seeds": [0]},
+        ...                      {"privileged": "none", "model": "vlnbert"})
+        >>> card["privileged"], card["model"], card["declared_differently"]
+        ('goals', 'vlnbert', {'privileged': 'none'})
+    """
+    out = {**measured, **{k: v for k, v in declared.items() if k not in measured}}
+    clashing = {k: v for k, v in declared.items() if k in measured and v != measured[k]}
+    if clashing:
+        out[DIFFERENTLY] = {**declared.get(DIFFERENTLY, {}), **clashing}
+    return out
 
 
 def episodes_field(n: int, total: int) -> str:
@@ -231,7 +254,9 @@ def protocol_card(
         data_version: the dataset release, where a benchmark has several.
         declared: fields the submitter declares (``--protocol FILE``), see ``DECLARABLE``.
         run: fields an online run records itself (action space, privileged access, seeds...);
-            they override declared values since vlneval observed them.
+            they override declared values since vlneval observed them, and neither overrides
+            what the scorer knows (task, split, data version, episodes, scoring rules):
+            :func:`with_declared`.
 
     Example:
         >>> from vlneval.tasks.profiles import get_profile
@@ -254,10 +279,7 @@ def protocol_card(
             "distance": profile.distance,
         },
     }
-    for key in DECLARABLE:
-        card[key] = UNDECLARED
-    for source in (declared or {}, run or {}):
-        for key, value in source.items():
-            card[key] = value
+    given = with_declared(run or {}, declared or {})
+    card = with_declared(card, {**dict.fromkeys(DECLARABLE, UNDECLARED), **given})
     card["software"] = software_fingerprint()
     return card
