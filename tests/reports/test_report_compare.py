@@ -16,7 +16,7 @@ from vlneval.reports.compare import (
     check_comparable,
     compare_scored,
 )
-from vlneval.reports.compare_terminal import render_aggregate, render_comparison
+from vlneval.reports.compare_terminal import aggregate_notices, render_aggregate, render_comparison
 
 CARD = {
     "task": "r2r",
@@ -117,3 +117,30 @@ def test_aggregate_names_the_run_whose_score_is_outside_its_range() -> None:
     with pytest.raises(VLNEvalError) as exc:
         aggregate_summaries(runs, ["seed0.json", "seed1.json"])
     assert str(exc.value) == "seed1.json: SR is 50, outside its range [0, 1]"
+
+
+def test_aggregate_card_is_the_merged_card_of_its_runs() -> None:
+    cards = [
+        {**CARD, "seeds": [s], "n_runs": 1, "checkpoint": f"ckpt{s}.pt", "software": {"numpy": "2"}}
+        for s in range(3)
+    ]
+    runs = [{"metrics": {"SR": 0.5 + 0.05 * s}, "protocol": c} for s, c in enumerate(cards)]
+    result = aggregate_summaries(runs, ["rw0", "rw1", "rw2"])
+    assert result.to_dict()["protocol"] == {
+        **CARD,
+        "seeds": [0, 1, 2],
+        "n_runs": 3,
+        "checkpoint": {"rw0": "ckpt0.pt", "rw1": "ckpt1.pt", "rw2": "ckpt2.pt"},
+        "software": {"numpy": "2"},
+        "differs_between_runs": ["checkpoint"],
+    }
+    assert aggregate_notices(result) == [
+        (
+            "note: the runs' protocol cards differ in checkpoint: the aggregate's card gives "
+            "each run's value",
+            "yellow",
+        )
+    ]
+    undeclared = {**CARD, "seeds": "not declared (offline predictions file)"}
+    mixed = aggregate_summaries([runs[0], {**runs[1], "protocol": undeclared}], ["rw0", "x"])
+    assert mixed.card["seeds"] == {"rw0": [0], "x": "not declared (offline predictions file)"}

@@ -40,6 +40,7 @@ __all__ = [
     "card_differences",
     "card_notes",
     "check_comparable",
+    "merged_card",
     "compare_scored",
 ]
 
@@ -415,7 +416,7 @@ class AggregateResult:
         labels: the runs' names.
         metrics: label -> :class:`~vlneval.stats.RunSummary` (mean, std, min, max, t interval).
         differences: card differences forced past (each names the run).
-        card: the first run's protocol card.
+        card: the runs' merged protocol card (:func:`merged_card`).
         left_out: label -> why it is not aggregated (null in some run, and that run's
             reason).
         warnings: what the reader must know, e.g. a run whose results equal another's.
@@ -501,10 +502,39 @@ def aggregate_summaries(
         list(labels),
         aggregate_runs(runs, confidence=confidence, bounds=bounds),
         diffs,
-        dict(first["protocol"]),
+        merged_card([s["protocol"] for s in summaries], labels),
         left_out,
         _same_results(summaries, labels),
     )
+
+
+def merged_card(cards: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> dict[str, Any]:
+    """The protocol card of an aggregate of runs: ``n_runs`` their number, ``seeds`` every
+    run's seeds in run order (when each run declares them), a field the runs agree on as they
+    give it, and a field they give differently as ``{run: its value}``, named in
+    ``differs_between_runs``.
+
+    Example:
+        >>> cards = [{"task": "r2r", "seeds": [0], "n_runs": 1, "model": "m"},
+        ...          {"task": "r2r", "seeds": [1, 2], "n_runs": 1, "model": "n"}]
+        >>> merged_card(cards, ["a", "b"])
+        {'task': 'r2r', 'seeds': [0, 1, 2], 'n_runs': 2, 'model': {'a': 'm', 'b': 'n'}, \
+'differs_between_runs': ['model']}
+    """
+    out: dict[str, Any] = {}
+    differs = []
+    for key in dict.fromkeys(k for card in cards for k in card):
+        values = [card.get(key) for card in cards]
+        if key == "n_runs":
+            out[key] = len(cards)
+        elif key == "seeds" and all(isinstance(v, (list, int)) for v in values):
+            out[key] = [x for v in values for x in (v if isinstance(v, list) else [v])]
+        elif all(v == values[0] for v in values):
+            out[key] = values[0]
+        else:
+            out[key] = dict(zip(labels, values, strict=True))
+            differs.append(key)
+    return out | {"differs_between_runs": differs}
 
 
 def _same_results(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> list[str]:
