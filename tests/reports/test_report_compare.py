@@ -144,3 +144,42 @@ def test_aggregate_card_is_the_merged_card_of_its_runs() -> None:
     undeclared = {**CARD, "seeds": "not declared (offline predictions file)"}
     mixed = aggregate_summaries([runs[0], {**runs[1], "protocol": undeclared}], ["rw0", "x"])
     assert mixed.card["seeds"] == {"rw0": [0], "x": "not declared (offline predictions file)"}
+
+
+def test_cards_scored_against_other_ground_truth_differ() -> None:
+    """The dataset version and every scoring field but the profile's provenance text must
+    agree, for compare and aggregate alike."""
+    rules = {"threshold_m": 3.0, "comparison": "NE < 3.0", "reproduces": "x"}
+    ndh = {**CARD, "data_version": "v1", "scoring": {**CARD["scoring"], **rules,
+           "path_type": "trusted_path"}}  # fmt: skip
+    other = {**CARD, "data_version": "v2", "scoring": {**CARD["scoring"], **rules,
+             "path_type": "planner_path", "threshold_m": 2.0, "reproduces": "y"}}  # fmt: skip
+    assert card_differences(ndh, other) == [
+        "data_version: v1 (A) vs v2 (B)",
+        "threshold_m: 3.0 (A) vs 2.0 (B)",
+        "path_type: trusted_path (A) vs planner_path (B)",
+    ]
+    twin = {**CARD, "scoring": {**CARD["scoring"], "distance_source": "twin"}}
+    carried = {**CARD, "scoring": {**CARD["scoring"], "distance_source": "carried"}}
+    with pytest.raises(VLNEvalError) as exc:
+        check_comparable(twin, carried)
+    assert str(exc.value) == (
+        "refusing to compare results whose protocol cards differ (distance_source: twin (A) vs "
+        "carried (B)): their numbers are not comparable. Pass --force to compare anyway; the "
+        "output will say so."
+    )
+    planner = {**ndh, "scoring": {**CARD["scoring"], **rules, "path_type": "planner_path"}}
+    runs = [
+        {"metrics": {"SR": 0.1422}, "protocol": ndh},
+        {"metrics": {"SR": 0.1676}, "protocol": planner},
+    ]
+    with pytest.raises(VLNEvalError) as exc:
+        aggregate_summaries(runs, ["ndh_s", "ndh_planner"])
+    assert str(exc.value) == (
+        "refusing to aggregate ndh_planner with ndh_s: their protocol cards differ (path_type: "
+        "trusted_path (ndh_s) vs planner_path (ndh_planner)). Pass --force to aggregate anyway; "
+        "the output will say so."
+    )
+    forced = aggregate_summaries(runs, ["ndh_s", "ndh_planner"], force=True)
+    assert forced.differences == ["path_type: trusted_path (ndh_s) vs planner_path (ndh_planner)"]
+    assert forced.card["differs_between_runs"] == ["scoring"]

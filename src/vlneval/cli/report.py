@@ -77,8 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description="Δ = B − A with a paired bootstrap interval; McNemar's exact test for SR "
         "and OSR, a paired permutation test for the other metrics; Holm-adjusted. Several "
         "candidates (compare A B C D): each against A in one table, Holm-adjusted over every "
-        "candidate × metric. Refuses runs whose protocol cards differ in task, split, profile "
-        "or privileged access unless --force.",
+        "candidate × metric. Refuses runs whose protocol cards differ in task, split, data "
+        "version, scoring (profile, rules) or privileged access unless --force.",
     )
     add_data_args(c)
     c.add_argument("a", metavar="A", help="baseline predictions file")

@@ -1,7 +1,9 @@
 """Fair comparison of two runs: comparable protocol cards, then paired tests on shared episodes.
 
 Two results are compared only when their protocol cards agree on the task, the split, the
-scoring profile (name and version) and privileged access (``spec/protocol.md``); otherwise
+dataset version, the scoring profile (name and version), every other ``scoring`` field (the
+ground truth and rules they were scored by: threshold, comparison, NDH path type, VLN-CE
+distance source...) and privileged access (``spec/protocol.md``); otherwise
 :func:`check_comparable` refuses unless forced, and a forced comparison lists the differences
 in every output. Other card differences (observations, action space, budget...) are listed as
 notes.
@@ -45,7 +47,6 @@ __all__ = [
 ]
 
 _NOTE_FIELDS = (
-    "data_version",
     "observations",
     "map",
     "action_space",
@@ -56,26 +57,31 @@ _NOTE_FIELDS = (
 
 
 def _refusal_view(card: Mapping[str, Any]) -> dict[str, str]:
-    scoring = card.get("scoring") or {}
-    return {
-        "task": str(card.get("task")),
-        "split": str(card.get("split")),
-        "profile": f"{scoring.get('profile')} v{scoring.get('profile_version')}",
-        "privileged": str(card.get("privileged")),
-    }
+    """The card fields that must agree. ``reproduces`` is left out: it describes the profile,
+    whose name and version are compared."""
+    scoring = dict(card.get("scoring") or {})
+    scoring.pop("reproduces", None)
+    view = {k: str(card.get(k)) for k in ("task", "split", "data_version")}
+    view["profile"] = f"{scoring.pop('profile', None)} v{scoring.pop('profile_version', None)}"
+    view |= {k: str(v) for k, v in scoring.items()}
+    return view | {"privileged": str(card.get("privileged"))}
 
 
 def card_differences(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> list[str]:
-    """The fields that make two results incomparable: task, split, profile, privileged access.
+    """The fields that make two results incomparable: task, split, dataset version, profile,
+    every other ``scoring`` field, privileged access.
 
     Example:
         >>> a = {"task": "r2r", "split": "val_unseen", "privileged": "none",
         ...      "scoring": {"profile": "r2r", "profile_version": "1"}}
         >>> card_differences(a, {**a, "split": "val_seen"})
         ['split: val_unseen (A) vs val_seen (B)']
+        >>> ndh = {**a, "scoring": {**a["scoring"], "path_type": "planner_path"}}
+        >>> card_differences(a, ndh)
+        ['path_type: None (A) vs planner_path (B)']
     """
-    view_a = _refusal_view(card_a)
-    return _differing(view_a, _refusal_view(card_b), view_a)
+    view_a, view_b = _refusal_view(card_a), _refusal_view(card_b)
+    return _differing(view_a, view_b, dict.fromkeys([*view_a, *view_b]))
 
 
 def card_notes(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> list[str]:
@@ -98,8 +104,8 @@ def check_comparable(
     """The card differences; raises unless there are none or ``force`` is set.
 
     Raises:
-        VLNEvalError: the cards differ in task, split, profile or privileged access and
-            ``force`` is False; the message names every difference.
+        VLNEvalError: the cards differ (:func:`card_differences`) and ``force`` is False;
+            the message names every difference.
 
     Example:
         >>> a = {"task": "r2r", "split": "val_unseen", "privileged": "none",
@@ -452,8 +458,8 @@ def aggregate_summaries(
 ) -> AggregateResult:
     """Aggregates the summary metrics of several runs of one setting (e.g. seeds).
 
-    Every run's card must match the first one's (task, split, profile, privileged access)
-    unless ``force``. Metrics that are null in some run are left out. Each interval is clipped
+    Every run's card must match the first one's (:func:`card_differences`) unless
+    ``force``. Metrics that are null in some run are left out. Each interval is clipped
     to its metric's range (:attr:`~vlneval.metrics.MetricInfo.bounds`; see
     :func:`~vlneval.stats.aggregate_scores` for why). A run whose results equal an earlier
     run's to the last digit is warned about (:func:`_same_results`).
