@@ -183,3 +183,27 @@ def test_cards_scored_against_other_ground_truth_differ() -> None:
     forced = aggregate_summaries(runs, ["ndh_s", "ndh_planner"], force=True)
     assert forced.differences == ["path_type: trusted_path (ndh_s) vs planner_path (ndh_planner)"]
     assert forced.card["differs_between_runs"] == ["scoring"]
+
+
+def test_aggregate_refuses_a_partial_run_among_complete_ones() -> None:
+    """A mean over runs on different episode sets is no seed variation; a comparison pairs
+    the episodes both runs scored, so it does not refuse them."""
+    full, part = {**CARD, "episodes": "2349"}, {**CARD, "episodes": "partial: 300 of 2349"}
+    runs = [{"metrics": {"SR": 0.21}, "protocol": full},
+            {"metrics": {"SR": 0.19}, "protocol": full},
+            {"metrics": {"SR": 0.04}, "protocol": part}]  # fmt: skip
+    labels = ["s5000", "s20000", "spart"]
+    with pytest.raises(VLNEvalError) as exc:
+        aggregate_summaries(runs, labels)
+    assert str(exc.value) == (
+        "refusing to aggregate spart with s5000: their protocol cards differ (episodes: 2349 "
+        "(s5000) vs partial: 300 of 2349 (spart)). Pass --force to aggregate anyway; the output "
+        "will say so."
+    )
+    forced = aggregate_summaries(runs, labels, force=True).to_dict()
+    assert forced["card_differences"] == ["episodes: 2349 (s5000) vs partial: 300 of 2349 (spart)"]
+    assert forced["protocol"]["episodes"] == {
+        "s5000": "2349", "s20000": "2349", "spart": "partial: 300 of 2349",
+    }  # fmt: skip
+    assert forced["protocol"]["differs_between_runs"] == ["episodes"]
+    assert check_comparable(full, part) == []

@@ -6,7 +6,7 @@ ground truth and rules they were scored by: threshold, comparison, NDH path type
 distance source...) and privileged access (``spec/protocol.md``); otherwise
 :func:`check_comparable` refuses unless forced, and a forced comparison lists the differences
 in every output. Other card differences (observations, action space, budget...) are listed as
-notes.
+notes. Runs aggregated over seeds must also have scored the same number of episodes.
 
 The comparison itself is paired, episode by episode, on the episodes both runs scored:
 ``Δ = B − A`` (run B, the candidate, minus run A, the baseline) with a paired bootstrap
@@ -56,20 +56,25 @@ _NOTE_FIELDS = (
 )
 
 
-def _refusal_view(card: Mapping[str, Any]) -> dict[str, str]:
+def _refusal_view(card: Mapping[str, Any], episodes: bool) -> dict[str, str]:
     """The card fields that must agree. ``reproduces`` is left out: it describes the profile,
     whose name and version are compared."""
     scoring = dict(card.get("scoring") or {})
     scoring.pop("reproduces", None)
     view = {k: str(card.get(k)) for k in ("task", "split", "data_version")}
+    if episodes:
+        view["episodes"] = str(card.get("episodes"))
     view["profile"] = f"{scoring.pop('profile', None)} v{scoring.pop('profile_version', None)}"
     view |= {k: str(v) for k, v in scoring.items()}
     return view | {"privileged": str(card.get("privileged"))}
 
 
-def card_differences(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> list[str]:
+def card_differences(
+    card_a: Mapping[str, Any], card_b: Mapping[str, Any], *, episodes: bool = False
+) -> list[str]:
     """The fields that make two results incomparable: task, split, dataset version, profile,
-    every other ``scoring`` field, privileged access.
+    every other ``scoring`` field, privileged access, and with ``episodes`` the episodes
+    scored (a seed aggregate; a comparison pairs the episodes both runs scored instead).
 
     Example:
         >>> a = {"task": "r2r", "split": "val_unseen", "privileged": "none",
@@ -80,7 +85,7 @@ def card_differences(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> li
         >>> card_differences(a, ndh)
         ['path_type: None (A) vs planner_path (B)']
     """
-    view_a, view_b = _refusal_view(card_a), _refusal_view(card_b)
+    view_a, view_b = _refusal_view(card_a, episodes), _refusal_view(card_b, episodes)
     return _differing(view_a, view_b, dict.fromkeys([*view_a, *view_b]))
 
 
@@ -458,7 +463,8 @@ def aggregate_summaries(
 ) -> AggregateResult:
     """Aggregates the summary metrics of several runs of one setting (e.g. seeds).
 
-    Every run's card must match the first one's (:func:`card_differences`) unless
+    Every run's card must match the first one's (:func:`card_differences`, the episodes
+    scored included: a mean over runs on different episodes is no seed variation) unless
     ``force``. Metrics that are null in some run are left out. Each interval is clipped
     to its metric's range (:attr:`~vlneval.metrics.MetricInfo.bounds`; see
     :func:`~vlneval.stats.aggregate_scores` for why). A run whose results equal an earlier
@@ -479,7 +485,7 @@ def aggregate_summaries(
     for label, s in zip(labels[1:], summaries[1:], strict=True):
         found = [
             d.replace("(A)", f"({labels[0]})").replace("(B)", f"({label})")
-            for d in card_differences(first["protocol"], s["protocol"])
+            for d in card_differences(first["protocol"], s["protocol"], episodes=True)
         ]
         if found and not force:
             raise VLNEvalError(
