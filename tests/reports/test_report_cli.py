@@ -264,3 +264,37 @@ def test_aggregate_keeps_a_rate_interval_in_its_range(
     assert "note: the interval of NE, OSR, SR, SPL, nDTW, sDTW, CLS is clipped to the " in (
         captured.err
     )
+
+
+def test_aggregate_reads_the_card_beside_each_predictions_file(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    """``vlneval run`` writes NAME.protocol.json beside NAME.json: aggregating the predictions
+    files declares each run's card from it (as ``score --protocol`` would), merged."""
+    paths = []
+    for seed, preds in enumerate((house.a, house.b)):
+        paths.append(tmp_path / f"rw{seed}.json")
+        paths[-1].write_bytes(preds.read_bytes())
+        card = {"privileged": "none", "seeds": [seed], "n_runs": 1, "map": "given graph"}
+        (tmp_path / f"rw{seed}.protocol.json").write_text(json.dumps(card))
+    out = tmp_path / "agg.json"
+    assert main(["aggregate", *_data(house), *map(str, paths), "--json", str(out)]) == 0
+    card = json.loads(out.read_text())["protocol"]
+    picked = {k: card[k] for k in ("privileged", "seeds", "n_runs", "map", "differs_between_runs")}
+    assert picked == {
+        "privileged": "none",
+        "seeds": [0, 1],
+        "n_runs": 2,
+        "map": "given graph",
+        "differs_between_runs": [],
+    }
+    declared = tmp_path / "declared.json"
+    declared.write_text(json.dumps({"seeds": [7]}))
+    argv = ["aggregate", *_data(house), *map(str, paths), "--protocol", str(declared)]
+    assert main([*argv, "--json", str(out)]) == 0
+    card = json.loads(out.read_text())["protocol"]
+    assert (card["seeds"], card["privileged"]) == (
+        [7, 7],
+        "not declared (offline predictions file)",
+    )
+    capsys.readouterr()

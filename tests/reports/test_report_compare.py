@@ -16,7 +16,7 @@ from vlneval.reports.compare import (
     check_comparable,
     compare_scored,
 )
-from vlneval.reports.compare_terminal import render_aggregate, render_comparison
+from vlneval.reports.compare_terminal import aggregate_notices, render_aggregate, render_comparison
 
 CARD = {
     "task": "r2r",
@@ -117,3 +117,93 @@ def test_aggregate_names_the_run_whose_score_is_outside_its_range() -> None:
     with pytest.raises(VLNEvalError) as exc:
         aggregate_summaries(runs, ["seed0.json", "seed1.json"])
     assert str(exc.value) == "seed1.json: SR is 50, outside its range [0, 1]"
+
+
+def test_aggregate_card_is_the_merged_card_of_its_runs() -> None:
+    cards = [
+        {**CARD, "seeds": [s], "n_runs": 1, "checkpoint": f"ckpt{s}.pt", "software": {"numpy": "2"}}
+        for s in range(3)
+    ]
+    runs = [{"metrics": {"SR": 0.5 + 0.05 * s}, "protocol": c} for s, c in enumerate(cards)]
+    result = aggregate_summaries(runs, ["rw0", "rw1", "rw2"])
+    assert result.to_dict()["protocol"] == {
+        **CARD,
+        "seeds": [0, 1, 2],
+        "n_runs": 3,
+        "checkpoint": {"rw0": "ckpt0.pt", "rw1": "ckpt1.pt", "rw2": "ckpt2.pt"},
+        "software": {"numpy": "2"},
+        "differs_between_runs": ["checkpoint"],
+    }
+    assert aggregate_notices(result) == [
+        (
+            "note: the runs' protocol cards differ in checkpoint: the aggregate's card gives "
+            "each run's value",
+            "yellow",
+        )
+    ]
+    undeclared = {**CARD, "seeds": "not declared (offline predictions file)"}
+    mixed = aggregate_summaries([runs[0], {**runs[1], "protocol": undeclared}], ["rw0", "x"])
+    assert mixed.card["seeds"] == {"rw0": [0], "x": "not declared (offline predictions file)"}
+
+
+def test_cards_scored_against_other_ground_truth_differ() -> None:
+    """The dataset version and every scoring field but the profile's provenance text must
+    agree, for compare and aggregate alike."""
+    rules = {"threshold_m": 3.0, "comparison": "NE < 3.0", "reproduces": "x"}
+    ndh = {**CARD, "data_version": "v1", "scoring": {**CARD["scoring"], **rules,
+           "path_type": "trusted_path"}}  # fmt: skip
+    other = {**CARD, "data_version": "v2", "scoring": {**CARD["scoring"], **rules,
+             "path_type": "planner_path", "threshold_m": 2.0, "reproduces": "y"}}  # fmt: skip
+    assert card_differences(ndh, other) == [
+        "data_version: v1 (A) vs v2 (B)",
+        "threshold_m: 3.0 (A) vs 2.0 (B)",
+        "path_type: trusted_path (A) vs planner_path (B)",
+    ]
+    twin = {**CARD, "scoring": {**CARD["scoring"], "distance_source": "twin"}}
+    carried = {**CARD, "scoring": {**CARD["scoring"], "distance_source": "carried"}}
+    with pytest.raises(VLNEvalError) as exc:
+        check_comparable(twin, carried)
+    assert str(exc.value) == (
+        "refusing to compare results whose protocol cards differ (distance_source: twin (A) vs "
+        "carried (B)): their numbers are not comparable. Pass --force to compare anyway; the "
+        "output will say so."
+    )
+    planner = {**ndh, "scoring": {**CARD["scoring"], **rules, "path_type": "planner_path"}}
+    runs = [
+        {"metrics": {"SR": 0.1422}, "protocol": ndh},
+        {"metrics": {"SR": 0.1676}, "protocol": planner},
+    ]
+    with pytest.raises(VLNEvalError) as exc:
+        aggregate_summaries(runs, ["ndh_s", "ndh_planner"])
+    assert str(exc.value) == (
+        "refusing to aggregate ndh_planner with ndh_s: their protocol cards differ (path_type: "
+        "trusted_path (ndh_s) vs planner_path (ndh_planner)). Pass --force to aggregate anyway; "
+        "the output will say so."
+    )
+    forced = aggregate_summaries(runs, ["ndh_s", "ndh_planner"], force=True)
+    assert forced.differences == ["path_type: trusted_path (ndh_s) vs planner_path (ndh_planner)"]
+    assert forced.card["differs_between_runs"] == ["scoring"]
+
+
+def test_aggregate_refuses_a_partial_run_among_complete_ones() -> None:
+    """A mean over runs on different episode sets is no seed variation; a comparison pairs
+    the episodes both runs scored, so it does not refuse them."""
+    full, part = {**CARD, "episodes": "2349"}, {**CARD, "episodes": "partial: 300 of 2349"}
+    runs = [{"metrics": {"SR": 0.21}, "protocol": full},
+            {"metrics": {"SR": 0.19}, "protocol": full},
+            {"metrics": {"SR": 0.04}, "protocol": part}]  # fmt: skip
+    labels = ["s5000", "s20000", "spart"]
+    with pytest.raises(VLNEvalError) as exc:
+        aggregate_summaries(runs, labels)
+    assert str(exc.value) == (
+        "refusing to aggregate spart with s5000: their protocol cards differ (episodes: 2349 "
+        "(s5000) vs partial: 300 of 2349 (spart)). Pass --force to aggregate anyway; the output "
+        "will say so."
+    )
+    forced = aggregate_summaries(runs, labels, force=True).to_dict()
+    assert forced["card_differences"] == ["episodes: 2349 (s5000) vs partial: 300 of 2349 (spart)"]
+    assert forced["protocol"]["episodes"] == {
+        "s5000": "2349", "s20000": "2349", "spart": "partial: 300 of 2349",
+    }  # fmt: skip
+    assert forced["protocol"]["differs_between_runs"] == ["episodes"]
+    assert check_comparable(full, part) == []

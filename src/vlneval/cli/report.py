@@ -77,8 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description="Δ = B − A with a paired bootstrap interval; McNemar's exact test for SR "
         "and OSR, a paired permutation test for the other metrics; Holm-adjusted. Several "
         "candidates (compare A B C D): each against A in one table, Holm-adjusted over every "
-        "candidate × metric. Refuses runs whose protocol cards differ in task, split, profile "
-        "or privileged access unless --force.",
+        "candidate × metric. Refuses runs whose protocol cards differ in task, split, data "
+        "version, scoring (profile, rules) or privileged access unless --force.",
     )
     add_data_args(c)
     c.add_argument("a", metavar="A", help="baseline predictions file")
@@ -105,7 +105,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "aggregate",
         help="mean, std and interval of each metric over several runs (seeds)",
         description="Each RUN is a summary JSON (from `score --json`) or a predictions file "
-        "(then --task is needed). Refuses runs whose protocol cards differ unless --force.",
+        "(then --task is needed; its NAME.protocol.json from `vlneval run`, when there, declares "
+        "its card unless --protocol is given). Refuses runs whose protocol cards differ unless "
+        "--force.",
     )
     add_data_args(g)
     _optional_task(g)
@@ -334,7 +336,10 @@ def _refuse_repeats(paths: list[str]) -> None:
 
 def _summary_of(args: argparse.Namespace, path: str, scorer: Callable[[], Any]) -> dict[str, Any]:
     """The summary in ``path`` (a summary JSON), or the summary of scoring it with
-    ``scorer()``."""
+    ``scorer()``, its card declared by ``--protocol`` or else by the ``NAME.protocol.json``
+    that ``vlneval run`` wrote beside it (as ``score --protocol`` would read it)."""
+    from vlneval.distributed.merge import card_path
+
     value = load_json(Path(path))
     if isinstance(value, dict) and "metrics" in value and "protocol" in value:
         return value
@@ -343,4 +348,6 @@ def _summary_of(args: argparse.Namespace, path: str, scorer: Callable[[], Any]) 
             f"{path}: not a summary JSON (from `vlneval score --json`); to score a predictions "
             "file pass --task (and --split)"
         )
-    return _score(args, scorer(), path).evaluation.to_dict()
+    beside = card_path(path)
+    protocol = args.protocol or (str(beside) if beside.is_file() else None)
+    return _score(args, scorer(), path, protocol).evaluation.to_dict()

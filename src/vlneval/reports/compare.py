@@ -1,10 +1,12 @@
 """Fair comparison of two runs: comparable protocol cards, then paired tests on shared episodes.
 
 Two results are compared only when their protocol cards agree on the task, the split, the
-scoring profile (name and version) and privileged access (``spec/protocol.md``); otherwise
+dataset version, the scoring profile (name and version), every other ``scoring`` field (the
+ground truth and rules they were scored by: threshold, comparison, NDH path type, VLN-CE
+distance source...) and privileged access (``spec/protocol.md``); otherwise
 :func:`check_comparable` refuses unless forced, and a forced comparison lists the differences
 in every output. Other card differences (observations, action space, budget...) are listed as
-notes.
+notes. Runs aggregated over seeds must also have scored the same number of episodes.
 
 The comparison itself is paired, episode by episode, on the episodes both runs scored:
 ``Δ = B − A`` (run B, the candidate, minus run A, the baseline) with a paired bootstrap
@@ -40,11 +42,11 @@ __all__ = [
     "card_differences",
     "card_notes",
     "check_comparable",
+    "merged_card",
     "compare_scored",
 ]
 
 _NOTE_FIELDS = (
-    "data_version",
     "observations",
     "map",
     "action_space",
@@ -54,27 +56,37 @@ _NOTE_FIELDS = (
 )
 
 
-def _refusal_view(card: Mapping[str, Any]) -> dict[str, str]:
-    scoring = card.get("scoring") or {}
-    return {
-        "task": str(card.get("task")),
-        "split": str(card.get("split")),
-        "profile": f"{scoring.get('profile')} v{scoring.get('profile_version')}",
-        "privileged": str(card.get("privileged")),
-    }
+def _refusal_view(card: Mapping[str, Any], episodes: bool) -> dict[str, str]:
+    """The card fields that must agree. ``reproduces`` is left out: it describes the profile,
+    whose name and version are compared."""
+    scoring = dict(card.get("scoring") or {})
+    scoring.pop("reproduces", None)
+    view = {k: str(card.get(k)) for k in ("task", "split", "data_version")}
+    if episodes:
+        view["episodes"] = str(card.get("episodes"))
+    view["profile"] = f"{scoring.pop('profile', None)} v{scoring.pop('profile_version', None)}"
+    view |= {k: str(v) for k, v in scoring.items()}
+    return view | {"privileged": str(card.get("privileged"))}
 
 
-def card_differences(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> list[str]:
-    """The fields that make two results incomparable: task, split, profile, privileged access.
+def card_differences(
+    card_a: Mapping[str, Any], card_b: Mapping[str, Any], *, episodes: bool = False
+) -> list[str]:
+    """The fields that make two results incomparable: task, split, dataset version, profile,
+    every other ``scoring`` field, privileged access, and with ``episodes`` the episodes
+    scored (a seed aggregate; a comparison pairs the episodes both runs scored instead).
 
     Example:
         >>> a = {"task": "r2r", "split": "val_unseen", "privileged": "none",
         ...      "scoring": {"profile": "r2r", "profile_version": "1"}}
         >>> card_differences(a, {**a, "split": "val_seen"})
         ['split: val_unseen (A) vs val_seen (B)']
+        >>> ndh = {**a, "scoring": {**a["scoring"], "path_type": "planner_path"}}
+        >>> card_differences(a, ndh)
+        ['path_type: None (A) vs planner_path (B)']
     """
-    view_a = _refusal_view(card_a)
-    return _differing(view_a, _refusal_view(card_b), view_a)
+    view_a, view_b = _refusal_view(card_a, episodes), _refusal_view(card_b, episodes)
+    return _differing(view_a, view_b, dict.fromkeys([*view_a, *view_b]))
 
 
 def card_notes(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> list[str]:
@@ -97,8 +109,8 @@ def check_comparable(
     """The card differences; raises unless there are none or ``force`` is set.
 
     Raises:
-        VLNEvalError: the cards differ in task, split, profile or privileged access and
-            ``force`` is False; the message names every difference.
+        VLNEvalError: the cards differ (:func:`card_differences`) and ``force`` is False;
+            the message names every difference.
 
     Example:
         >>> a = {"task": "r2r", "split": "val_unseen", "privileged": "none",
@@ -415,7 +427,7 @@ class AggregateResult:
         labels: the runs' names.
         metrics: label -> :class:`~vlneval.stats.RunSummary` (mean, std, min, max, t interval).
         differences: card differences forced past (each names the run).
-        card: the first run's protocol card.
+        card: the runs' merged protocol card (:func:`merged_card`).
         left_out: label -> why it is not aggregated (null in some run, and that run's
             reason).
         warnings: what the reader must know, e.g. a run whose results equal another's.
@@ -451,8 +463,9 @@ def aggregate_summaries(
 ) -> AggregateResult:
     """Aggregates the summary metrics of several runs of one setting (e.g. seeds).
 
-    Every run's card must match the first one's (task, split, profile, privileged access)
-    unless ``force``. Metrics that are null in some run are left out. Each interval is clipped
+    Every run's card must match the first one's (:func:`card_differences`, the episodes
+    scored included: a mean over runs on different episodes is no seed variation) unless
+    ``force``. Metrics that are null in some run are left out. Each interval is clipped
     to its metric's range (:attr:`~vlneval.metrics.MetricInfo.bounds`; see
     :func:`~vlneval.stats.aggregate_scores` for why). A run whose results equal an earlier
     run's to the last digit is warned about (:func:`_same_results`).
@@ -472,7 +485,7 @@ def aggregate_summaries(
     for label, s in zip(labels[1:], summaries[1:], strict=True):
         found = [
             d.replace("(A)", f"({labels[0]})").replace("(B)", f"({label})")
-            for d in card_differences(first["protocol"], s["protocol"])
+            for d in card_differences(first["protocol"], s["protocol"], episodes=True)
         ]
         if found and not force:
             raise VLNEvalError(
@@ -501,10 +514,39 @@ def aggregate_summaries(
         list(labels),
         aggregate_runs(runs, confidence=confidence, bounds=bounds),
         diffs,
-        dict(first["protocol"]),
+        merged_card([s["protocol"] for s in summaries], labels),
         left_out,
         _same_results(summaries, labels),
     )
+
+
+def merged_card(cards: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> dict[str, Any]:
+    """The protocol card of an aggregate of runs: ``n_runs`` their number, ``seeds`` every
+    run's seeds in run order (when each run declares them), a field the runs agree on as they
+    give it, and a field they give differently as ``{run: its value}``, named in
+    ``differs_between_runs``.
+
+    Example:
+        >>> cards = [{"task": "r2r", "seeds": [0], "n_runs": 1, "model": "m"},
+        ...          {"task": "r2r", "seeds": [1, 2], "n_runs": 1, "model": "n"}]
+        >>> merged_card(cards, ["a", "b"])
+        {'task': 'r2r', 'seeds': [0, 1, 2], 'n_runs': 2, 'model': {'a': 'm', 'b': 'n'}, \
+'differs_between_runs': ['model']}
+    """
+    out: dict[str, Any] = {}
+    differs = []
+    for key in dict.fromkeys(k for card in cards for k in card):
+        values = [card.get(key) for card in cards]
+        if key == "n_runs":
+            out[key] = len(cards)
+        elif key == "seeds" and all(isinstance(v, (list, int)) for v in values):
+            out[key] = [x for v in values for x in (v if isinstance(v, list) else [v])]
+        elif all(v == values[0] for v in values):
+            out[key] = values[0]
+        else:
+            out[key] = dict(zip(labels, values, strict=True))
+            differs.append(key)
+    return out | {"differs_between_runs": differs}
 
 
 def _same_results(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> list[str]:

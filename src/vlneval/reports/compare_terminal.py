@@ -187,13 +187,20 @@ def render_aggregate(
 
 
 def aggregate_notices(result: AggregateResult) -> list[Notice]:
-    """The aggregate's warnings, why each metric left out of it is, and why a ``–`` is one,
-    for stderr."""
+    """The aggregate's warnings, why each metric left out of it is, the card fields its runs
+    differ in, and why a ``–`` is one, for stderr."""
     out = [(f"warning: {w}", "yellow") for w in result.warnings]
     out += [
         (f"note: {label} is left out of the aggregate: {why}", "yellow")
         for label, why in result.left_out.items()
     ]
+    differs = result.card.get("differs_between_runs")
+    if differs:
+        out.append((
+            f"note: the runs' protocol cards differ in {', '.join(differs)}: the aggregate's "
+            "card gives each run's value",
+            "yellow",
+        ))  # fmt: skip
     if len(result.labels) == 1:
         out.append(("note: std and the interval are – : they need at least two runs", "yellow"))
     clipped = [m for m, r in result.metrics.items() if r.clipped_to]
