@@ -179,3 +179,20 @@ def test_sdr_a_route_of_the_split_without_a_location_is_no_stray(tmp_path: Path)
         "1 SDR prediction(s) for routes/panoramas without a known location were ignored "
         "(first: 3_main)"
     ]
+
+
+def test_profiles_cite_the_sdr_code_where_it_existed_and_its_grid() -> None:
+    from vlneval.tasks.profiles import get_profile
+
+    assert get_profile("touchdown").reproduces == (
+        "Touchdown (Chen et al. 2019) metric definitions; SDR as lil-lab/touchdown sdr/predict.py "
+        "at commit 5aeb42d (the file was removed in ba9dad8)"
+    )
+    grid = (
+        "SDR as predict_baselines in lil-lab/touchdown sdr/predict.py (commit 5aeb42d, removed in "
+        "ba9dad8); its model scores (predict, and sdr/train.py's distance_metric today) measure "
+        "between the argmax cells of 1/8-resolution heatmaps (margins 5/10/15 cells, mean distance "
+        "x 8): the two agree only for points on that 8 px grid"
+    )
+    for name in ("touchdown", "touchdown-wrap", "touchdown-vlnt"):
+        assert grid in get_profile(name).notes, name

@@ -33,6 +33,10 @@ _TD_NOTES = (
     "street graph from links.txt, undirected, distances in hops",
     "TC: the final panorama is the goal or one hop from it (SPD <= 1)",
     "SDR: Euclidean distance in a 3680 x 800 px panorama; accuracy at 40/80/120 px strict (<)",
+    "SDR as predict_baselines in lil-lab/touchdown sdr/predict.py (commit 5aeb42d, removed in "
+    "ba9dad8); its model scores (predict, and sdr/train.py's distance_metric today) measure "
+    "between the argmax cells of 1/8-resolution heatmaps (margins 5/10/15 cells, mean distance "
+    "x 8): the two agree only for points on that 8 px grid",
 )
 _TD_SED = (
     "SED = TC * (1 - lev(P, R) / max(|P|, |R|)), lev the Levenshtein distance, with consecutive "
@@ -41,7 +45,8 @@ _TD_SED = (
 TOUCHDOWN = StreetProfile(
     "touchdown",
     "1",
-    "Touchdown (Chen et al. 2019) metric definitions; SDR as lil-lab/touchdown sdr/predict.py",
+    "Touchdown (Chen et al. 2019) metric definitions; SDR as lil-lab/touchdown sdr/predict.py "
+    "at commit 5aeb42d (the file was removed in ba9dad8)",
     threshold=1.0,
     success_inclusive=True,
     metrics=("TC", "SPD", "SED", "SDR@40", "SDR@80", "SDR@120", "SDR_dist"),

@@ -14,9 +14,12 @@ repeats removed (``touchdown-vlnt``: on ``P`` and ``R`` as given). Profiles:
   written (no repeats removed) and no link check.
 
 SDR, per example: the pixel distance between predicted and true location in a 3680 x 800 px
-panorama (8 views of 460 px, the frame of ``sdr/predict.py``'s baselines in lil-lab/touchdown);
-accuracy at 40/80/120 px counts distances strictly below the radius; the official code does not
-wrap around the seam (profile ``touchdown``), ``touchdown-wrap`` does.
+panorama (8 views of 460 px, the frame of ``predict_baselines`` in lil-lab/touchdown
+``sdr/predict.py`` at commit 5aeb42d, removed in ba9dad8); accuracy at 40/80/120 px counts
+distances strictly below the radius; the official code does not wrap around the seam (profile
+``touchdown``), ``touchdown-wrap`` does. That file's model scores (and ``sdr/train.py``'s today)
+measure between argmax cells of 1/8-resolution heatmaps instead: they agree with these only for
+points on that 8 px grid.
 """
 
 from __future__ import annotations
