@@ -89,6 +89,20 @@ def test_vlnt_profile_uses_optimal_string_alignment_and_scores_jumps(tmp_path: P
         _nav(tmp_path / "b", runs, profile="touchdown")
 
 
+def test_vlnt_profile_keeps_repeats_as_the_script_does(tmp_path: Path) -> None:
+    """map2seq's ``_eva_metrics`` takes ``1 - osa(P, R) / max(|P|, |R|)`` of the list as written:
+    route 1 with its stop step logged (p4 twice) is osa 1 over 6, route 3 with its start twice
+    osa 1 over 5. Profile touchdown removes the repeats first: both follow their route, SED 1."""
+    runs = {**RUNS, 1: [*RUNS[1], "p4"], 3: ["p3", "p3", "p2", "p5", "p6"]}
+    vlnt, plain = (
+        _rows(_nav(tmp_path / p, runs, profile=p)) for p in ("touchdown-vlnt", "touchdown")
+    )
+    assert (vlnt["1"]["sed"], vlnt["1"]["edit_distance"]) == (1 - 1 / 6, 1)
+    assert (vlnt["3"]["sed"], vlnt["3"]["edit_distance"]) == (1 - 1 / 5, 1)
+    assert (plain["1"]["sed"], plain["3"]["sed"]) == (1.0, 1.0)
+    assert vlnt["1"]["repeated_viewpoints"] == 1  # still counted, only not removed
+
+
 def test_subset_is_partial(tmp_path: Path) -> None:
     r = _nav(tmp_path, {1: RUNS[1]}, subset=True)
     assert r.partial and r.protocol["episodes"] == "partial: 1 of 3"
@@ -179,3 +193,20 @@ def test_sdr_examples_carry_their_route_ids(tmp_path: Path) -> None:
     field, ids = submitted_ids(sdr)
     assert field == "route_id" and ids is sdr.route_ids
     assert sdr.subset([2, 0]).route_ids == ["2", "1"]
+
+
+def test_profiles_cite_the_sdr_code_where_it_existed_and_its_grid() -> None:
+    from vlneval.tasks.profiles import get_profile
+
+    assert get_profile("touchdown").reproduces == (
+        "Touchdown (Chen et al. 2019) metric definitions; SDR as lil-lab/touchdown sdr/predict.py "
+        "at commit 5aeb42d (the file was removed in ba9dad8)"
+    )
+    grid = (
+        "SDR as predict_baselines in lil-lab/touchdown sdr/predict.py (commit 5aeb42d, removed in "
+        "ba9dad8); its model scores (predict, and sdr/train.py's distance_metric today) measure "
+        "between the argmax cells of 1/8-resolution heatmaps (margins 5/10/15 cells, mean distance "
+        "x 8): the two agree only for points on that 8 px grid"
+    )
+    for name in ("touchdown", "touchdown-wrap", "touchdown-vlnt"):
+        assert grid in get_profile(name).notes, name

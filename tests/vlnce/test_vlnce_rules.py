@@ -225,3 +225,32 @@ def test_the_completeness_problem_names_an_id_not_in_the_split(
         'id not in the split: "2 " (an id of another type, or with spaces? ids match exactly, '
         'e.g. "2")'
     )
+
+
+def test_fastdtw_python_profile_gives_the_fallback_s_numbers(tmp_path: Path) -> None:
+    from tests.vlnce.helpers import episode
+
+    # gt: 8 points 1 m apart along -z; agent P (5 points, radius 1): one level of halving.
+    # The coarse path sends P's rows 0-3 through gt columns 0..7; P's last row (4) is the
+    # extra row of an odd-length series. The compiled extension copies row 3's window
+    # (columns 0..7) and follows (2,1) (3,2) (4,3..7): 0 + 5√2 + 1 + 1 + 1 + 0 + 1 + 2 + 3 =
+    # 9 + 5√2 (the exact DTW). The Python fallback dilates the coarse path (columns 4..7), so
+    # it must pass (2,2) (3,3) (4,4..7): 0 + 5√2 + √2 + 2 + 0 + 1 + 2 + 3 = 8 + 6√2.
+    ep, gt = tmp_path / "val.json", tmp_path / "val_gt.json"
+    ep.write_text(json.dumps({"episodes": [episode(1, -7.0, gd=7.0)]}))
+    line = [[0.0, 0.0, -float(k)] for k in range(8)]
+    gt.write_text(json.dumps({"1": {"locations": line, "actions": [], "forward_steps": 7}}))
+    p = [[0.0, 0.0, 0.0], [1.0, 0.0, -8.0], [-1.0, 0.0, -1.0], [0.0, 0.0, -1.0], [0.0, 0.0, -4.0]]
+    got = {
+        prof: score((ep, gt), tmp_path, {"1": steps(p)}, profile=prof, source=NONE)
+        for prof in ("vlnce", "vlnce-fastdtw-python")
+    }
+    for prof, dtw in (
+        ("vlnce", 9 + 5 * math.sqrt(2)),
+        ("vlnce-fastdtw-python", 8 + 6 * math.sqrt(2)),
+    ):
+        assert got[prof].per_episode["dtw"][0] == pytest.approx(dtw, abs=1e-12)
+        assert got[prof].metrics["nDTW"] == pytest.approx(math.exp(-dtw / (8 * 3.0)), abs=1e-12)
+    method = got["vlnce-fastdtw-python"].to_dict()["dtw"]["method"]
+    assert method == "fastdtw radius 1 (python variant of the package)"
+    assert get_profile("vlnce").reproduces.endswith("FDTW: True, fastdtw's compiled extension")

@@ -4,8 +4,8 @@
 and reference panorama sequences with consecutive repeats removed (turning in place is not a
 move). ``lev`` is the Levenshtein distance (insertions, deletions, substitutions). The scorers of
 VLN-Transformer and map2seq use ``pyxdameraulevenshtein``, whose distance is the *optimal string
-alignment* (restricted Damerau-Levenshtein: an adjacent transposition also costs 1):
-``transpositions=True`` reproduces it.
+alignment* (restricted Damerau-Levenshtein: an adjacent transposition also costs 1), on the
+sequences as written: ``transpositions=True, collapse_repeats=False`` reproduces them.
 
 Sequences are compared element by element: node indices, or any hashable ids (mapped to ints).
 """
@@ -92,9 +92,10 @@ def _sed_batch(
     ref_off: np.ndarray,
     success: np.ndarray,
     osa: bool,
+    collapse: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    p, p_off = _collapsed(traj, traj_off)
-    r, r_off = _collapsed(ref, ref_off)
+    p, p_off = _collapsed(traj, traj_off) if collapse else (traj, traj_off)
+    r, r_off = _collapsed(ref, ref_off) if collapse else (ref, ref_off)
     d = _distances(p, p_off, r, r_off, osa)
     longer = np.maximum(np.diff(p_off), np.diff(r_off))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -189,11 +190,15 @@ def sed_batch(
     success: np.ndarray,
     *,
     transpositions: bool = False,
+    collapse_repeats: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """SED of many episodes packed in CSR arrays (``traj[traj_offsets[e]:traj_offsets[e+1]]``).
 
+    ``collapse_repeats=False`` compares the sequences as given, as the VLN-Transformer and
+    map2seq scorers do (their rollouts never write a repeat; another agent's file may).
+
     Returns:
-        ``(sed, distance)``: per-episode SED and the edit distance on the collapsed sequences.
+        ``(sed, distance)``: per-episode SED and the edit distance on the compared sequences.
 
     Example:
         >>> import numpy as np
@@ -210,4 +215,4 @@ def sed_batch(
     n = len(to) - 1
     if len(ro) != n + 1 or len(s) != n or n < 0:
         raise InvalidInputError("sed_batch: offsets and success must describe the same episodes")
-    return _sed_batch(t, to, r, ro, s, bool(transpositions))
+    return _sed_batch(t, to, r, ro, s, bool(transpositions), bool(collapse_repeats))

@@ -7,7 +7,8 @@ on the same undirected graph, ``TC = 1[SPD <= 1]``.
 
 Spatial description resolution (SDR): the Euclidean distance in pixels between the predicted
 and the true location of Touchdown the bear on the panorama; accuracy at 40, 80 and 120 px counts
-distances strictly below the radius (``sdr/train.py`` and ``sdr/predict.py`` of lil-lab/touchdown).
+distances strictly below the radius (``accuracy`` in lil-lab/touchdown ``sdr/train.py``; the
+pixel rule of ``predict_baselines`` in ``sdr/predict.py``, commit 5aeb42d, removed in ba9dad8).
 The official code ignores that a panorama wraps around at 360°: two points on either side of the
 seam are a panorama width apart. ``width`` gives the wrapped distance instead.
 """

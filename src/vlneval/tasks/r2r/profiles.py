@@ -74,7 +74,13 @@ R4R_GOOGLE = Profile(
 RXR = Profile(
     "rxr",
     "1",
-    "google-research-datasets/RxR evaluation (Ku et al. 2020)",
+    "the metric definitions of the google-research-datasets/RxR README (Ku et al. 2020; the "
+    "repository publishes no scorer code): ne, sr (ne < 3 m), spl, ndtw, sdtw",
     metrics=("TL", "NE", "SR", "SPL", "nDTW", "sDTW"),
-    notes=("nDTW is the primary metric",),
+    notes=(
+        "nDTW is the primary metric",
+        "the README's sample follower entry (demonstration_id 26) is not reproduced bit-exactly "
+        "from the public connectivity: DTW 1.576 against its 1.546, SPL 0.948222 (TL 8.461512, "
+        "shortest 8.023394) against its 0.947936; known and documented, not adjusted",
+    ),
 )

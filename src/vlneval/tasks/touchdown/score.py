@@ -3,19 +3,23 @@
 Navigation, per route with reference ``R`` (goal ``g = r_m``) and executed panoramas ``P``:
 SPD = hops from ``p_n`` to ``g`` on the undirected street graph; TC = ``1[SPD <= 1]`` (the goal
 or one of its neighbours); SED = ``TC · (1 − lev(P', R') / max(|P'|, |R'|))`` with consecutive
-repeats removed. Profiles:
+repeats removed (``touchdown-vlnt``: on ``P`` and ``R`` as given). Profiles:
 
 - ``touchdown``: Levenshtein distance (the paper's definition); a trajectory must start at the
   route's start and move along links; every route needs a prediction;
 - ``touchdown-wrap``: the same navigation rules; SDR distances wrap around the 360° seam;
 - ``touchdown-vlnt``: as the VLN-Transformer / map2seq scorers (``_eva_metrics`` of
   ``touchdown/env.py`` in VegB/VLN-Transformer and ``vln/env.py`` in raphael-sch/map2seq_vln):
-  the optimal-string-alignment edit distance of ``pyxdameraulevenshtein`` and no link check.
+  the optimal-string-alignment edit distance of ``pyxdameraulevenshtein`` on the panoramas as
+  written (no repeats removed) and no link check.
 
 SDR, per example: the pixel distance between predicted and true location in a 3680 x 800 px
-panorama (8 views of 460 px, the frame of ``sdr/predict.py``'s baselines in lil-lab/touchdown);
-accuracy at 40/80/120 px counts distances strictly below the radius; the official code does not
-wrap around the seam (profile ``touchdown``), ``touchdown-wrap`` does.
+panorama (8 views of 460 px, the frame of ``predict_baselines`` in lil-lab/touchdown
+``sdr/predict.py`` at commit 5aeb42d, removed in ba9dad8); accuracy at 40/80/120 px counts
+distances strictly below the radius; the official code does not wrap around the seam (profile
+``touchdown``), ``touchdown-wrap`` does. That file's model scores (and ``sdr/train.py``'s today)
+measure between argmax cells of 1/8-resolution heatmaps instead: they agree with these only for
+points on that 8 px grid.
 """
 
 from __future__ import annotations
@@ -252,7 +256,10 @@ def score_touchdown(
     repeats = np.bincount(owner[same], minlength=len(preds.episodes))
     spd = graph.hops(traj[off[1:] - 1], ref[ref_off[1:] - 1])
     tc = task_completion(spd)
-    sed, edits = sed_batch(traj, off, ref, ref_off, tc, transpositions=rules.edit_distance == "osa")
+    osa = rules.edit_distance == "osa"
+    sed, edits = sed_batch(
+        traj, off, ref, ref_off, tc, transpositions=osa, collapse_repeats=rules.collapse_repeats
+    )
     steps = np.diff(off) - 1
     per = {
         "task_completion": tc, "spd": spd, "sed": sed, "edit_distance": edits,

@@ -33,7 +33,7 @@ R2R_CE = Task(
     "r2r-ce",
     "R2R in continuous environments (VLN-CE, Krantz et al. 2020): Habitat positions",
     "vlnce",
-    ("vlnce", "vlnce-exact", "vlnce-strict"),
+    ("vlnce", "vlnce-exact", "vlnce-strict", "vlnce-fastdtw-python"),
     "vlnce/R2R_VLNCE_v1-3_preprocessed",
     ("{split}/{split}.json",),
     "vlneval.tasks.vlnce.format:load_vlnce_split",

@@ -1,10 +1,10 @@
 """VLN-CE profiles: a :class:`~vlneval.tasks.profiles.Profile` plus how DTW is computed, whether
-success needs STOP, and what an unreachable goal counts as; the official default (fastdtw) and
-the exact DTW."""
+success needs STOP, and what an unreachable goal counts as; the official default (fastdtw, as
+its compiled extension or its pure-Python fallback computes it) and the exact DTW."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vlneval.tasks.profiles import Profile
 
@@ -17,6 +17,7 @@ __all__ = [
     "VLNCE",
     "VLNCE_EXACT",
     "VLNCE_STRICT",
+    "VLNCE_FASTDTW_PYTHON",
 ]
 
 CE_METRICS = ("TL", "NE", "OSR", "SR", "SPL", "nDTW", "sDTW")
@@ -71,6 +72,14 @@ _CE_NOTES = (
     "failures (OSR keeps a closer approach on the way, as VLN-CE's OracleSuccess), NE "
     "averages the reachable episodes and says over how many",
 )
+#: Which of the fastdtw package's two implementations a VLN-CE install ran depends on how the
+#: package was built: ``python -c "import fastdtw._fastdtw"`` fails where only the pure-Python
+#: fallback is installed (a source install whose build skipped the extension).
+_COMPILED = (
+    "nDTW/sDTW use fastdtw radius 1 as VLN-CE does: APPROXIMATE; as the package's compiled "
+    "extension fastdtw._fastdtw computes it (vlnce-fastdtw-python: its pure-Python fallback, "
+    "which differs on some paths)"
+)
 _MOVES = (
     f"a logged move longer than {R2R_CE_MAX_STEP:g} m (one R2R-CE action: 0.25 m forward, with "
     "the floor's height change on stairs) is"
@@ -78,14 +87,14 @@ _MOVES = (
 VLNCE = ContinuousProfile(
     "vlnce",
     "2",
-    f"{_VLNCE} (Krantz et al. 2020), default config FDTW: True",
+    f"{_VLNCE} (Krantz et al. 2020), default config FDTW: True, fastdtw's compiled extension",
     metrics=CE_METRICS,
     check_adjacency=False,
     dtw="fastdtw",
     distance="geodesic to the goal (metres) from the summary's distance source",
     notes=(
         *_CE_NOTES,
-        "nDTW/sDTW use fastdtw radius 1 as VLN-CE does: APPROXIMATE",
+        _COMPILED,
         f"{_MOVES} scored with a warning (vlnce-strict refuses it)",
     ),
 )
@@ -106,7 +115,8 @@ VLNCE_EXACT = ContinuousProfile(
 VLNCE_STRICT = ContinuousProfile(
     "vlnce-strict",
     "1",
-    f"{_VLNCE} (Krantz et al. 2020), default config FDTW: True; refuses moves no action makes",
+    f"{_VLNCE} (Krantz et al. 2020), default config FDTW: True, fastdtw's compiled extension; "
+    "refuses moves no action makes",
     metrics=CE_METRICS,
     check_adjacency=False,
     dtw="fastdtw",
@@ -114,7 +124,22 @@ VLNCE_STRICT = ContinuousProfile(
     distance="geodesic to the goal (metres) from the summary's distance source",
     notes=(
         *_CE_NOTES,
-        "nDTW/sDTW use fastdtw radius 1 as VLN-CE does: APPROXIMATE",
+        _COMPILED,
         f"{_MOVES} refused: the file is bad input (exit 2), for leaderboards",
+    ),
+)
+VLNCE_FASTDTW_PYTHON = replace(
+    VLNCE,
+    name="vlnce-fastdtw-python",
+    version="1",
+    reproduces=f"{_VLNCE} (Krantz et al. 2020), default config FDTW: True, fastdtw's pure-Python "
+    "fallback",
+    fastdtw_variant="python",
+    notes=(
+        *_CE_NOTES,
+        "nDTW/sDTW use fastdtw radius 1 as VLN-CE does: APPROXIMATE; as the package's pure-Python "
+        "fallback fastdtw/fastdtw.py computes it (what an install without the compiled extension "
+        "runs; vlnce: the extension)",
+        VLNCE.notes[-1],
     ),
 )
