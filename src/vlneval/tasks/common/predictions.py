@@ -213,7 +213,11 @@ class _Parser:
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             self.pc.add(f"{idf} must be a string, got {shown_value(value)}", field=f"record {k}")
             return None
-        return str(value)
+        try:
+            return str(value)
+        except ValueError:  # an integer of more digits than Python writes: no split's id
+            self.unknown.append(value)
+            return None
 
     def _trajectory(self, rec: dict[str, Any], label: str) -> list[Any] | None:
         key = self.key
