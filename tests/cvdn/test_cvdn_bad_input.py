@@ -96,21 +96,21 @@ def test_missing_trajectory_in_one_record(tmp_path: Path) -> None:
     del body[2]["trajectory"]
     with pytest.raises(InvalidInputError) as exc:
         _run(tmp_path, body)
-    assert "inst_idx \"3\": missing field 'trajectory'" in _one_error(exc)
+    assert "inst_idx 3: missing field 'trajectory'" in _one_error(exc)
 
 
 def test_duplicate_inst_idx(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError) as exc:
         _run(tmp_path, [*_good(), _good()[0]])
-    assert 'inst_idx "1": duplicate id' in _one_error(exc)
+    assert "inst_idx 1: duplicate id" in _one_error(exc)
 
 
 def test_jump_is_rejected_as_the_official_scorer(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError) as exc:
         _run(tmp_path, [{"inst_idx": 1, "trajectory": [["S", 0, 0], ["B", 0, 0]]}, *_good()[1:]])
     text = _one_error(exc)
-    assert 'inst_idx "1": trajectory[1]: viewpoint B is not a neighbour of A' not in text
-    assert 'inst_idx "1": trajectory[1]: viewpoint B is not a neighbour of S in scan lane' in text
+    assert "inst_idx 1: trajectory[1]: viewpoint B is not a neighbour of A" not in text
+    assert "inst_idx 1: trajectory[1]: viewpoint B is not a neighbour of S in scan lane" in text
     assert "official CVDN scorer" in text
 
 
@@ -120,7 +120,7 @@ def test_wrong_start_and_missing_episode_listed_together(tmp_path: Path) -> None
         _run(tmp_path, body)
     text = str(exc.value)
     assert (
-        'inst_idx "1": trajectory[0]: the trajectory starts at A, not at the episode\'s start S'
+        "inst_idx 1: trajectory[0]: the trajectory starts at A, not at the episode's start S"
         in text
     )
     assert "1 of 3 episodes have no prediction (first: 3)" in text and "--subset" in text
@@ -136,8 +136,8 @@ def test_unknown_viewpoint_and_nan_heading(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError) as exc:
         evaluate("ndh", "val_seen", path, root=root)
     text = str(exc.value)
-    assert 'inst_idx "1": trajectory[1]: viewpoint nowhere is not in scan lane' in text
-    assert 'inst_idx "2": trajectory[0]: heading is nan' in text
+    assert "inst_idx 1: trajectory[1]: viewpoint nowhere is not in scan lane" in text
+    assert "inst_idx 2: trajectory[0]: heading is nan" in text
 
 
 def test_not_json(tmp_path: Path) -> None:
@@ -296,4 +296,4 @@ def test_a_null_trajectory_is_not_called_missing(tmp_path: Path) -> None:
     body[2]["trajectory"] = None
     with pytest.raises(InvalidInputError) as exc:
         _run(tmp_path, body)
-    assert _one_error(exc).endswith('inst_idx "3": trajectory: trajectory must be a list, got null')
+    assert _one_error(exc).endswith("inst_idx 3: trajectory: trajectory must be a list, got null")

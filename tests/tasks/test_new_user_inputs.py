@@ -81,7 +81,7 @@ def test_the_completeness_problem_comes_before_more_than_20_reading_problems() -
     ("task", "file", "label", "options"),
     [
         ("r2r", "r2r/R2R_val_seen.json.gz", 'instr_id "6488_0"', {}),
-        ("ndh", "cvdn/NDH/val_seen.json.gz", 'inst_idx "{}"', {"path_type": "trusted_path"}),
+        ("ndh", "cvdn/NDH/val_seen.json.gz", "inst_idx {}", {"path_type": "trusted_path"}),
     ],
 )
 def test_an_episode_whose_scan_has_no_graph_is_named_with_its_file_and_field(

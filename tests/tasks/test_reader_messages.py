@@ -12,7 +12,7 @@ import pytest
 from tests.fixtures import square_root
 from vlneval.cli.main import main
 from vlneval.errors import InvalidInputError, ProblemCollector
-from vlneval.evaluation import evaluate
+from vlneval.evaluation import Scorer, evaluate
 from vlneval.tasks.common.root import demo_root
 
 
@@ -110,6 +110,33 @@ def test_a_huge_number_as_an_id_is_described_by_its_size(
         "warning: 1 prediction(s) with ids not in the split were ignored (first: an integer of "
         "400 digits, beyond a double's range)\n"
     ) in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad_step", [False, True])  # the typed pass, the explaining pass
+def test_an_id_too_long_for_str_in_memory_is_described_by_its_size(bad_step: bool) -> None:
+    """A Python int of more than the 4,300 digits ``str`` writes gets the words a huge id in
+    a file gets, not the ValueError of its conversion to text."""
+    records = _demo()
+    records[0]["instr_id"] = 10**5000
+    with Scorer("demo", "val") as scorer:
+        result = scorer.score(records, subset=True)
+        assert result.warnings[0] == (
+            "1 prediction(s) with ids not in the split were ignored (first: an integer of 5,001 "
+            "digits, beyond a double's range)"
+        )
+        if bad_step:
+            records[1]["trajectory"][0][1] = "up"
+        with pytest.raises(InvalidInputError) as exc:
+            scorer.score(records)
+    assert str(exc.value).splitlines() == [
+        "error: <records>: 1 of 36 episodes have no prediction (first: 100_0); the official "
+        "scorer requires all of them (use --subset to score only the predicted ones, reported "
+        "as partial); 1 record has an id not in the split: an integer of 5,001 digits, beyond a "
+        "double's range (an id of another type, or with spaces? ids match exactly, e.g. "
+        '"100_0")',
+        *(["error: <records>: instr_id \"100_1\": trajectory[0]: heading must be a number, got 'up'"]
+          if bad_step else []),
+    ]  # fmt: skip
 
 
 def test_a_repeat_names_the_field_the_file_uses(tmp_path: Path) -> None:

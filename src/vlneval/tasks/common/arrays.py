@@ -222,7 +222,7 @@ def _check_known(
             vp = seq[int(pos - off[k])]
             pc.add(
                 graphs.graph(episodes.scans[i]).describe_missing(vp),
-                episode=f'{episodes.id_field} "{episodes.ids[i]}"',
+                episode=episodes.label(i),
                 field=what,
             )
     pc.raise_if_any()

@@ -108,7 +108,7 @@ def check_rules(
             problems; every one is listed.
     """
     pc = pc if pc is not None else ProblemCollector(preds.source)
-    ids, idf = episodes.ids, episodes.id_field
+    ids = episodes.ids
     order = preds.episodes
     if preds.missing and profile.require_complete and not subset:
         incomplete = hinted(
@@ -126,7 +126,7 @@ def check_rules(
         pc.add(
             f"the trajectory starts at {start}, not at the episode's start "
             f"{episodes.paths[i][0]} (it must include the start viewpoint)",
-            episode=f'{idf} "{ids[i]}"',
+            episode=episodes.label(i),
             field=f"{preds.key}[0]",
         )
     jumps, first_jump, repeats = step_counts(
@@ -144,7 +144,7 @@ def check_rules(
                     "reproduces a CLS that looks every step up as a graph edge and cannot score it",
                     hint("--profile", "use --profile r4r, which scores repeats", aside=True),
                 ),
-                episode=f'{idf} "{ids[i]}"',
+                episode=episodes.label(i),
                 field=preds.key,
             )
     pc.raise_if_any()
@@ -173,7 +173,7 @@ def _report_jumps(
                 reason,
                 ")",
             ),
-            episode=f'{episodes.id_field} "{episodes.ids[i]}"',
+            episode=episodes.label(i),
             field=f"{preds.key}[{step}]",
         )
 

@@ -14,6 +14,8 @@ from typing import Any, ClassVar, TypeVar, overload
 
 import numpy as np
 
+from vlneval.io import clip
+
 __all__ = ["Episode", "EpisodeTable", "EpisodeBuilder", "PathColumn"]
 
 _Table = TypeVar("_Table", bound="EpisodeTable")
@@ -144,6 +146,20 @@ class EpisodeTable:
         """The id a prediction record writes for row ``i`` (a number where the benchmark's
         ids are JSON integers): the example of an id a completeness problem gives."""
         return int(self.ids[i]) if self.int_ids else self.ids[i]
+
+    def label(self, i: int) -> str:
+        """How every message names row ``i``'s episode: its id as the benchmark's files write
+        it, a JSON integer bare and text quoted (clipped when long).
+
+        Example:
+            >>> b = EpisodeBuilder()
+            >>> b.add("108", "s", ("v",), None, 0.0, "")
+            >>> t = b.build(task="t", split="s", source="f", id_field="inst_idx")
+            >>> t.label(0), dataclasses.replace(t, int_ids=True).label(0)
+            ('inst_idx "108"', 'inst_idx 108')
+        """
+        shown = clip(self.ids[i])
+        return f"{self.id_field} {shown}" if self.int_ids else f'{self.id_field} "{shown}"'
 
     def scans_of(self, rows: np.ndarray) -> tuple[list[str], np.ndarray]:
         """The distinct scans of episodes ``rows``, sorted, and each row's position among them.

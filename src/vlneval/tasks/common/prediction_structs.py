@@ -212,7 +212,8 @@ def columns(
     records: list[Any], form: str, n_keys: int
 ) -> tuple[list[str], list[int], Sequence[str]] | None:
     """Each record's id (as text) and number of viewpoints, and all viewpoints in order; None
-    when a record holds no trajectory field (for the explaining pass to name).
+    when a record holds no trajectory field, or an integer id too long for ``str`` (more
+    digits than Python writes, 4,300 by default), for the explaining pass to name.
 
     ``n_keys`` is the number of trajectory fields the records were decoded with.
     """
@@ -222,7 +223,10 @@ def columns(
         trajs = [trajectory(r) for r in records]
     if trajs and set(map(type, trajs)) != {list}:  # UNSET or None: none given
         return None
-    ids = list(map(str, map(_ID, records)))
+    try:
+        ids = list(map(str, map(_ID, records)))
+    except ValueError:
+        return None
     if form == "triple":
         lengths = list(map(len, trajs))
         return ids, lengths, StepViewpoints(trajs, sum(lengths))

@@ -213,7 +213,11 @@ class _Parser:
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             self.pc.add(f"{idf} must be a string, got {shown_value(value)}", field=f"record {k}")
             return None
-        return str(value)
+        try:
+            return str(value)
+        except ValueError:  # an integer of more digits than Python writes: no split's id
+            self.unknown.append(value)
+            return None
 
     def _trajectory(self, rec: dict[str, Any], label: str) -> list[Any] | None:
         key = self.key
@@ -320,11 +324,11 @@ class _Parser:
     def _known(self, eid: str, raw: str | int) -> str | None:
         """The label of an id of the split not seen before; None (noted) otherwise. ``raw``:
         the id as the file writes it."""
-        label = f'{self.ep.id_field} "{clip(eid)}"'
         i = self.ep.index.get(eid)
         if i is None:
             self._stray(eid, raw)
             return None
+        label = self.ep.label(i)
         if self.seen[i]:
             self.pc.add("duplicate id: the file has two predictions for it", episode=label)
             return None
@@ -380,7 +384,7 @@ class _Parser:
         for k in np.flatnonzero(~keep & (rows >= 0)).tolist():
             self.pc.add(
                 "duplicate id: the file has two predictions for it",
-                episode=f'{self.ep.id_field} "{clip(ids[k])}"',
+                episode=self.ep.label(int(rows[k])),
             )
         self.seen[rows[keep]] = True
         size = np.array(lengths, dtype=np.int64)
@@ -449,7 +453,7 @@ class _Parser:
                     graph = self.graphs.graph(self.ep.scans[int(rows[r])])
                     self.pc.add(
                         graph.describe_missing(self.not_nodes[pos]),
-                        episode=f'{self.ep.id_field} "{clip(self.ep.ids[int(rows[r])])}"',
+                        episode=self.ep.label(int(rows[r])),
                         field=f"{self.field}[{pos - int(offsets[r])}]",
                     )
         self.flat = nodes[np.repeat(ok, sizes)]

@@ -102,7 +102,7 @@ def check_scans(episodes: EpisodeTable, store: GraphStore) -> None:
             f"no connectivity file for scan {scan!r} in {store.folder}"
             + (f"; did you mean {close!r}?" if close else "")
             + (f" ({n} episodes have this scan)" if n > 1 else ""),
-            episode=f'{episodes.id_field} "{episodes.ids[i]}"',  # as the episodes' other problems
+            episode=episodes.label(i),  # as the episodes' other problems
             field="scan",
         )
     pc.raise_if_any()

@@ -132,7 +132,7 @@ def _nodes(
         for vp in seqs[i]:
             node = graph.index.get(vp, -1)
             if node < 0:
-                pc.add(graph.describe_missing(vp), episode=f"inst_idx {table.ids[i]}", field=what)
+                pc.add(graph.describe_missing(vp), episode=table.label(i), field=what)
             flat.append(node)
         offsets.append(len(flat))
     pc.raise_if_any()
