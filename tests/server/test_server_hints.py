@@ -291,7 +291,7 @@ def test_an_aside_that_spells_an_option_keeps_the_rest(tmp_path: Path) -> None:
 SCORER_OPTIONS = frozenset({
     *PHASE_TEXT, "--all-errors", "--angle-units", "--data-root", "--data-version", "--distance",
     "--episodes", "--graphs", "--gt-file", "--json", "--path-type", "--per-episode", "--profile",
-    "--task", "--trajectory-key", "--unreachable", "--bboxes", "--show-progress",
+    "--task", "--trajectory-key", "--unreachable", "--bboxes", "--show-progress", "--split",
 })  # fmt: skip
 
 

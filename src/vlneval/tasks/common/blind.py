@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from vlneval.errors import InvalidInputError, Problem, VLNEvalError, hinted
+from vlneval.errors import InvalidInputError, Problem, VLNEvalError, hint, hinted
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.public_file import has_public_copy, public_text, write_public_copy
@@ -248,9 +248,10 @@ def split_hint(request: SplitRequest, episodes: Any, predictions: PredictionsInp
     if found is None:
         return None
     split, n, total = found
-    return (
+    return hinted(
         f"{n:,} of the file's {total:,} ids are episodes of {request.task.name} {split}, none "
-        f"of {request.split}: was the file made for {split}? (score it with --split {split})"
+        f"of {request.split}: was the file made for {split}?",
+        hint("--split", f"score it with --split {split}", aside=True),
     )
 
 
