@@ -46,6 +46,14 @@ class NoArgs(Crash):
     def __init__(self, must):
         pass
 
+class Huge(Crash):
+    action = 2**32 + 1
+    def act(self, observation):
+        return self.action if observation["step"] == 1 else 1
+
+class Huger(Huge):
+    action = 2**70
+
 class BadFinish(Crash):
     def act(self, observation):
         return 0
@@ -109,6 +117,25 @@ def test_reset_and_constructor_exceptions_blame_the_agent(
     lines = capsys.readouterr().err.splitlines()
     assert lines[-2] == f"error: agent {agents}:{agent}: {message}"
     assert lines[-1] == KEPT_NOTHING.format(out=out)
+
+
+@pytest.mark.parametrize(("agent", "action"), [("Huge", 2**32 + 1), ("Huger", 2**70)])
+@pytest.mark.parametrize("extra", [[], ["--batch-size", "3"], ["--shard", "0/1"]])
+def test_an_action_outside_int32_is_the_agent_s_invalid_action(
+    agents: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    agent: str,
+    action: int,
+    extra: list[str],
+) -> None:
+    assert _run(f"{agents}:{agent}", tmp_path / "p.json", *extra) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == (
+        f"error: episode 100_0: step 1: action {action} is not valid in the panoramic action "
+        "space: expected 0 (STOP), 1..4 (a candidate)"
+    )
+    assert "internal error" not in "\n".join(lines)
 
 
 def test_a_finish_value_that_is_not_json_names_the_episode_and_field(

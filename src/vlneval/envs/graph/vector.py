@@ -45,6 +45,7 @@ from vlneval.graph.tables import elevation_of, heading_of
 from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = ["VectorGraphNavEnv", "BatchObservation", "FlatTables"]  # the last two from .batch
+_I32 = np.iinfo(np.int32)
 
 
 class VectorGraphNavEnv:
@@ -252,11 +253,17 @@ class VectorGraphNavEnv:
 
     def _actions(self, actions: Sequence[int] | np.ndarray) -> np.ndarray:
         raw = np.asarray(actions)
-        if raw.dtype.kind not in "iu":
+        huge = raw.dtype.kind == "O" and all(type(a) is int for a in raw.flat)  # beyond int64
+        if raw.dtype.kind not in "iu" and not huge:
             raise VLNEvalError(f"actions must be integers, got dtype {raw.dtype}")
         if raw.shape != (self.num_envs,):
             raise VLNEvalError(f"expected {self.num_envs} actions, got shape {raw.shape}")
-        return np.ascontiguousarray(raw, dtype=np.int32)
+        # Compared before the cast, which would wrap 2**32 + 1 to the valid 1: an action outside
+        # int32 becomes int32's minimum, invalid in every space, so step() reports the original.
+        inside = (raw >= _I32.min) & (raw <= _I32.max)
+        acts = np.full(self.num_envs, _I32.min, np.int32)
+        acts[inside] = raw[inside]
+        return acts
 
     def close(self) -> None:
         """Nothing to release (Gymnasium API)."""
