@@ -54,6 +54,12 @@ class Huge(Crash):
 class Huger(Huge):
     action = 2**70
 
+def failing_factory():
+    raise RuntimeError("factory failed")
+
+not_an_agent = 3.5
+import textwrap  # a module is no agent either
+
 class BadFinish(Crash):
     def act(self, observation):
         return 0
@@ -136,6 +142,34 @@ def test_an_action_outside_int32_is_the_agent_s_invalid_action(
         "space: expected 0 (STOP), 1..4 (a candidate)"
     )
     assert "internal error" not in "\n".join(lines)
+
+
+def test_a_failing_factory_is_the_agent_s_error_in_run_and_serve_agent(
+    agents: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "p.json"
+    assert _run(f"{agents}:failing_factory", out) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-3] == "RuntimeError: factory failed"
+    assert lines[-2] == (
+        f"error: agent {agents}:failing_factory: its constructor raised RuntimeError: "
+        "factory failed"
+    )
+    assert lines[-1] == KEPT_NOTHING.format(out=out)
+    assert main(["serve-agent", "--agent", f"{agents}:failing_factory", "--port", "0"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == lines[-2]
+
+
+@pytest.mark.parametrize(("target", "kind"), [("not_an_agent", "float"), ("textwrap", "module")])
+def test_an_entry_point_that_is_not_callable_is_refused_in_one_line(
+    agents: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str, kind: str
+) -> None:
+    spec = f"{agents}:{target}"
+    message = f"error: agent {spec} is a {kind}, not a class or a function returning an agent\n"
+    assert _run(spec, tmp_path / "p.json") == 2
+    assert capsys.readouterr().err == message
+    assert main(["serve-agent", "--agent", spec, "--port", "0"]) == 2
+    assert capsys.readouterr().err == message
 
 
 def test_a_finish_value_that_is_not_json_names_the_episode_and_field(
