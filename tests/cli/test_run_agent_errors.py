@@ -3,6 +3,7 @@ exit 2, and what became of the episodes it finished (not a "bug in vlneval")."""
 
 from __future__ import annotations
 
+import re
 import sys
 import textwrap
 import threading
@@ -207,6 +208,27 @@ def test_a_shard_keeps_the_finished_episodes_for_resume(
     # the class counter is past 5 now: the "fixed" agent resumes and runs the other 14
     assert _run(f"{agents}:Late", out, "--shard", "0/2", "--resume") == 0
     assert len(records.read_text().splitlines()) == 18
+
+
+@pytest.mark.parametrize(("shard", "label"), [(["--shard", "0/2"], "shard 0/2"), ([], "episodes")])
+def test_a_failed_run_s_last_progress_line_says_stopped_before_the_error(
+    agents: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], shard: list[str], label: str
+) -> None:
+    agent = f"{agents}:Late"
+    out = tmp_path / "p.json"
+    assert main(["run", "--task", "demo", "--agent", agent, "--out", str(out), *shard]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    total = 18 if shard else 36
+    assert lines[0] == f"{label}: 0/{total} episodes (0%), 0.0 episodes/s, 0:00 elapsed, ? left"
+    assert re.fullmatch(
+        rf"{label}: 4/{total} episodes \(\d+%\), \d+\.\d episodes/s, 0:\d\d elapsed, stopped",
+        lines[1],
+    )
+    assert lines[-2] == (
+        f"error: agent {agent}: act() raised ValueError at episode 101_1, step 0: bad tensor shape"
+    )
+    assert lines[-1].startswith("the 4 episodes finished are kept in" if shard else "nothing was")
+    assert not any(" left" in line or "stopped" in line for line in lines[2:])
 
 
 def test_a_shard_whose_agent_fails_at_once_says_no_episode_was_finished(
