@@ -30,6 +30,7 @@ from vlneval.envs.graph.env import (
     GIVES,
     _sensors,
     check_episodes,
+    check_features,
     protocol_fields,
 )
 from vlneval.envs.graph.episodes import InputsFn, split_episodes
@@ -106,6 +107,7 @@ class VectorGraphNavEnv:
         self._int_ids = bool(getattr(episodes, "int_ids", False))
         check_episodes(self.world, self._inputs, self._ids, episodes.source)
         self.sensors = _sensors(features, sensors)
+        check_features(self.sensors, self.world, self._ids, self._inputs)
         self._features = next((s.store for s in self.sensors if isinstance(s, FeatureSensor)), None)
         self._extra = [s for s in self.sensors if not isinstance(s, FeatureSensor)]
         self._privileged = allow_privileged(privileged, self._truth.scorable, episodes.source)
