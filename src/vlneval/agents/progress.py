@@ -90,11 +90,13 @@ def progress_line(
         'running: 50/200 episodes (25%), 5.0 episodes/s, 0:10 elapsed, 0:30 left'
         >>> progress_line("shard 1/4", 150, 200, 10.0, before=100)
         'shard 1/4: 150/200 episodes (75%), 5.0 episodes/s, 0:10 elapsed, 0:10 left'
+        >>> progress_line("episodes", 1017, 1021, 10.0)
+        'episodes: 1017/1021 episodes (99%), 101.7 episodes/s, 0:10 elapsed, 0:00 left'
         >>> progress_line("running", 50, 200, 10.0, stopped=True)
         'running: 50/200 episodes (25%), 5.0 episodes/s, 0:10 elapsed, stopped'
     """
     rate = (done - before) / elapsed if elapsed > 0 else 0.0
-    share = f"{100 * done / total:.0f}%" if total else "100%"
+    share = f"{100 * done // total}%" if total else "100%"  # floored: 99.6% is not done
     left = _clock((total - done) / rate) if rate > 0 else "?"
     return (
         f"{label}: {done}/{total} episodes ({share}), {rate:.1f} episodes/s, "
