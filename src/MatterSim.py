@@ -339,6 +339,25 @@ class _World:
         return tuple(out)
 
 
+def _data_root_graphs(default: str) -> str:
+    """The graphs under the data root ``vlneval data fetch`` fills ($VLNEVAL_DATA, else the
+    per-user data folder), for a simulator whose default ``./connectivity`` is missing."""
+    from vlneval.fetch.core import default_root
+
+    root = default_root()
+    folder = os.path.join(root, "matterport3d", "connectivity")
+    if not os.path.isdir(folder):
+        raise ValueError(
+            f"MatterSim: navigation graphs not found: looked in {default} (the default "
+            f"navigation graph path) and in {folder} (under the vlneval data root {root}: "
+            "$VLNEVAL_DATA, else the per-user data folder); neither is a folder. Fetch them "
+            "with `vlneval data fetch r2r`, put the Matterport3D connectivity files "
+            "(<scan>_connectivity.json or .json.gz) in one of them, call "
+            "Simulator.setNavGraphPath(folder), or set VLNEVAL_DATA to a vlneval data root."
+        )
+    return folder
+
+
 def _world(folder: str, scan: str, listed_only: bool = False) -> _World:
     """The (cached) world of ``scan`` in ``folder``.
 
@@ -752,9 +771,7 @@ class Simulator:
         if folder is None:
             path = self._nav_graph_path
             if not self._nav_graph_set and not os.path.isdir(path):
-                root = os.environ.get("VLNEVAL_DATA")
-                if root:
-                    path = os.path.join(root, "matterport3d", "connectivity")
+                path = _data_root_graphs(os.path.abspath(path))
             folder = self._folder = os.path.abspath(path)
         return folder
 

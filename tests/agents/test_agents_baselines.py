@@ -201,6 +201,51 @@ def test_check_agent_reports_protocol_breaches(
         check_agent(f"{module}:A")
 
 
+def test_check_agent_blames_a_failing_factory_and_refuses_a_non_callable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = _user_module(
+        tmp_path, monkeypatch, "def A():\n    raise RuntimeError('factory failed')\n"
+    )
+    with pytest.raises(AgentCheckError) as failed:
+        check_agent(f"{module}:A")
+    assert str(failed.value) == (
+        f"agent check failed:\n  - agent {module}:A: its constructor raised RuntimeError: "
+        "factory failed"
+    )
+    for target, kind in (("math:pi", "float"), ("os:path", "module")):
+        with pytest.raises(AgentCheckError) as refused:
+            check_agent(target)
+        assert str(refused.value) == (
+            f"agent check failed:\n  - agent {target} is a {kind}, not a class or a function "
+            "returning an agent"
+        )
+
+
+def test_a_factory_is_called_once_per_agent_not_once_more_to_describe_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = _user_module(
+        tmp_path,
+        monkeypatch,
+        """
+        made = []
+        class Ok:
+            action_spaces = ("egocentric",)
+            def reset(self, o, *, rng): pass
+            def act(self, o): return 0
+        def make():
+            made.append(Ok())
+            return made[-1]
+        """,
+    )
+    info = get_agent(f"{module}:make")
+    made = sys.modules[module].made
+    assert info.action_spaces == ("egocentric",) and len(made) == 1
+    assert info.make() is made[0] and len(made) == 1  # the describing instance, not a new one
+    assert info.make() is made[1] and len(made) == 2
+
+
 def test_bad_import_paths() -> None:
     with pytest.raises(VLNEvalError, match="cannot import module 'no_such_pkg.agents'"):
         get_agent("no_such_pkg.agents:Agent")

@@ -328,6 +328,37 @@ def test_features_file_reaches_the_agent_and_the_card(
     )
 
 
+def test_a_features_file_missing_a_viewpoint_is_refused_before_the_agent_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import base64
+
+    from vlneval.envs.loading import load_episodes
+
+    _, graphs = load_episodes("demo")
+    feats = base64.b64encode(bytes(36 * 4 * 4)).decode()
+    scan = graphs.scans[0]
+    skipped = graphs.graph(scan).ids[-1]
+    lines = [
+        "\t".join([s, vp, "640", "480", "60", feats])
+        for s in graphs.scans
+        for vp in graphs.graph(s).ids
+        if (s, vp) != (scan, skipped)
+    ]
+    tsv = tmp_path / "feats.tsv"
+    tsv.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "f.json"
+    args = ["--task", "demo", "--agent", "random", "--features", str(tsv), "--out", str(out)]
+    assert run(args) == 2
+    assert capsys.readouterr().err == (
+        f"error: {tsv}: no features for 1 of the {len(lines) + 1} viewpoints the run can reach "
+        f"(every viewpoint of its episodes' scans): viewpoint {skipped} of scan {scan} (key "
+        f"{scan}_{skipped}) is missing, and episodes 100_0 and 11 more are in that scan; checked "
+        "before the first step\n"
+    )  # no progress line: no episode was started
+    assert not out.exists()
+
+
 def test_a_shard_s_plain_log_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Not a terminal (a SLURM log): the first line says where the shard starts (a resumed one
     counts the episodes already written), a line at 100%, then where the shard is."""

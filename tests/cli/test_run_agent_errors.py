@@ -3,6 +3,7 @@ exit 2, and what became of the episodes it finished (not a "bug in vlneval")."""
 
 from __future__ import annotations
 
+import re
 import sys
 import textwrap
 import threading
@@ -45,6 +46,20 @@ class BadReset(Crash):
 class NoArgs(Crash):
     def __init__(self, must):
         pass
+
+class Huge(Crash):
+    action = 2**32 + 1
+    def act(self, observation):
+        return self.action if observation["step"] == 1 else 1
+
+class Huger(Huge):
+    action = 2**70
+
+def failing_factory():
+    raise RuntimeError("factory failed")
+
+not_an_agent = 3.5
+import textwrap  # a module is no agent either
 
 class BadFinish(Crash):
     def act(self, observation):
@@ -111,6 +126,53 @@ def test_reset_and_constructor_exceptions_blame_the_agent(
     assert lines[-1] == KEPT_NOTHING.format(out=out)
 
 
+@pytest.mark.parametrize(("agent", "action"), [("Huge", 2**32 + 1), ("Huger", 2**70)])
+@pytest.mark.parametrize("extra", [[], ["--batch-size", "3"], ["--shard", "0/1"]])
+def test_an_action_outside_int32_is_the_agent_s_invalid_action(
+    agents: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    agent: str,
+    action: int,
+    extra: list[str],
+) -> None:
+    assert _run(f"{agents}:{agent}", tmp_path / "p.json", *extra) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == (
+        f"error: episode 100_0: step 1: action {action} is not valid in the panoramic action "
+        "space: expected 0 (STOP), 1..4 (a candidate)"
+    )
+    assert "internal error" not in "\n".join(lines)
+
+
+def test_a_failing_factory_is_the_agent_s_error_in_run_and_serve_agent(
+    agents: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "p.json"
+    assert _run(f"{agents}:failing_factory", out) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-3] == "RuntimeError: factory failed"
+    assert lines[-2] == (
+        f"error: agent {agents}:failing_factory: its constructor raised RuntimeError: "
+        "factory failed"
+    )
+    assert lines[-1] == KEPT_NOTHING.format(out=out)
+    assert main(["serve-agent", "--agent", f"{agents}:failing_factory", "--port", "0"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == lines[-2]
+
+
+@pytest.mark.parametrize(("target", "kind"), [("not_an_agent", "float"), ("textwrap", "module")])
+def test_an_entry_point_that_is_not_callable_is_refused_in_one_line(
+    agents: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str, kind: str
+) -> None:
+    spec = f"{agents}:{target}"
+    message = f"error: agent {spec} is a {kind}, not a class or a function returning an agent\n"
+    assert _run(spec, tmp_path / "p.json") == 2
+    assert capsys.readouterr().err == message
+    assert main(["serve-agent", "--agent", spec, "--port", "0"]) == 2
+    assert capsys.readouterr().err == message
+
+
 def test_a_finish_value_that_is_not_json_names_the_episode_and_field(
     agents: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -146,6 +208,27 @@ def test_a_shard_keeps_the_finished_episodes_for_resume(
     # the class counter is past 5 now: the "fixed" agent resumes and runs the other 14
     assert _run(f"{agents}:Late", out, "--shard", "0/2", "--resume") == 0
     assert len(records.read_text().splitlines()) == 18
+
+
+@pytest.mark.parametrize(("shard", "label"), [(["--shard", "0/2"], "shard 0/2"), ([], "episodes")])
+def test_a_failed_run_s_last_progress_line_says_stopped_before_the_error(
+    agents: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], shard: list[str], label: str
+) -> None:
+    agent = f"{agents}:Late"
+    out = tmp_path / "p.json"
+    assert main(["run", "--task", "demo", "--agent", agent, "--out", str(out), *shard]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    total = 18 if shard else 36
+    assert lines[0] == f"{label}: 0/{total} episodes (0%), 0.0 episodes/s, 0:00 elapsed, ? left"
+    assert re.fullmatch(
+        rf"{label}: 4/{total} episodes \(\d+%\), \d+\.\d episodes/s, 0:\d\d elapsed, stopped",
+        lines[1],
+    )
+    assert lines[-2] == (
+        f"error: agent {agent}: act() raised ValueError at episode 101_1, step 0: bad tensor shape"
+    )
+    assert lines[-1].startswith("the 4 episodes finished are kept in" if shard else "nothing was")
+    assert not any(" left" in line or "stopped" in line for line in lines[2:])
 
 
 def test_a_shard_whose_agent_fails_at_once_says_no_episode_was_finished(

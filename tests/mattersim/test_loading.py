@@ -54,6 +54,20 @@ def test_graphs_from_vlneval_data_and_import_is_light(tmp_path: Path, data_root:
     )
     out = _run(code, tmp_path, VLNEVAL_DATA=str(data_root), VLNEVAL_MATTERSIM="vlneval")
     assert out.returncode == 0 and out.stdout.strip() == "5", out.stderr
-    missing = _run(code, tmp_path, VLNEVAL_MATTERSIM="vlneval")
+    home = tmp_path / "home"  # no data under the per-user data folder either
+    missing = _run(code, tmp_path, VLNEVAL_MATTERSIM="vlneval", HOME=str(home), XDG_DATA_HOME="")
     assert missing.returncode != 0
-    assert f"{tmp_path / 'connectivity'} is not a folder" in missing.stderr
+    root = home / ".local" / "share" / "vlneval"
+    assert missing.stderr.splitlines()[-1] == (
+        f"ValueError: MatterSim: navigation graphs not found: looked in {tmp_path / 'connectivity'}"
+        f" (the default navigation graph path) and in {root / 'matterport3d' / 'connectivity'} "
+        f"(under the vlneval data root {root}: $VLNEVAL_DATA, else the per-user data folder); "
+        "neither is a folder. Fetch them with `vlneval data fetch r2r`, put the Matterport3D "
+        "connectivity files (<scan>_connectivity.json or .json.gz) in one of them, call "
+        "Simulator.setNavGraphPath(folder), or set VLNEVAL_DATA to a vlneval data root."
+    )
+    # where `vlneval data fetch` puts them without VLNEVAL_DATA: found there too
+    (root / "matterport3d").mkdir(parents=True)
+    (root / "matterport3d" / "connectivity").symlink_to(data_root / "matterport3d" / "connectivity")
+    fetched = _run(code, tmp_path, VLNEVAL_MATTERSIM="vlneval", HOME=str(home), XDG_DATA_HOME="")
+    assert fetched.returncode == 0 and fetched.stdout.strip() == "5", fetched.stderr

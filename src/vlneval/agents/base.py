@@ -98,6 +98,9 @@ class AgentInfo:
     privileged: bool
     protocol: Mapping[str, Any] = field(default_factory=dict)
     entry_point: str = ""
+    # the instance describe_agent made to read a factory's attributes: the first make() takes
+    # it (a factory is called once per slot, not once more); dataclasses.replace drops it
+    _spare: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def space(self, requested: str | None) -> str:
         """The action space to run in: ``requested`` if the agent supports it, else its default."""
@@ -112,6 +115,10 @@ class AgentInfo:
 
     def make(self) -> Any:
         """One agent instance; an exception of its constructor is an :class:`AgentError`."""
+        try:
+            return self._spare.pop()
+        except IndexError:
+            pass
         try:
             return self.factory()
         except Exception as exc:
@@ -156,8 +163,19 @@ def call_agent(agent: str, what: str, method: Any, obs: Any, episode: str | None
 
 
 def describe_agent(agent_id: str, factory: Callable[[], Any]) -> AgentInfo:
-    """The :class:`AgentInfo` of ``factory`` (a class, or a callable returning an agent)."""
-    probe = factory if isinstance(factory, type) else factory()
+    """The :class:`AgentInfo` of ``factory`` (a class, or a callable returning an agent).
+
+    Raises:
+        VLNEvalError: ``factory`` is not callable, or what it makes is not an agent.
+        AgentError: the factory (not a class) raised when called to read its agent's attributes.
+    """
+    if not callable(factory):
+        raise VLNEvalError(
+            f"agent {agent_id} is a {type(factory).__name__}, not a class or a function "
+            "returning an agent"
+        )
+    made = not isinstance(factory, type)
+    probe = AgentInfo(agent_id, factory, ALL_SPACES, False).make() if made else factory
     spaces = tuple(getattr(probe, "action_spaces", ALL_SPACES))
     unknown = [s for s in spaces if s not in KNOWN_SPACES]
     if not spaces or unknown or not all(isinstance(s, str) for s in spaces):
@@ -181,4 +199,7 @@ def describe_agent(agent_id: str, factory: Callable[[], Any]) -> AgentInfo:
     entry = (
         f"{getattr(factory, '__module__', '?')}:{getattr(factory, '__qualname__', repr(factory))}"
     )
-    return AgentInfo(agent_id, factory, spaces, privileged, dict(protocol), entry)
+    info = AgentInfo(agent_id, factory, spaces, privileged, dict(protocol), entry)
+    if made:
+        info._spare.append(probe)
+    return info

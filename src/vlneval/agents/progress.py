@@ -57,8 +57,9 @@ def episode_progress(
     start = last = time.monotonic()
     count = done
 
-    def write(now: float) -> None:
-        out.write(progress_line(label, count, total, now - start, before=done) + "\n")
+    def write(now: float, stopped: bool = False) -> None:
+        line = progress_line(label, count, total, now - start, before=done, stopped=stopped)
+        out.write(line + "\n")
         out.flush()
 
     def advance(n: int) -> None:
@@ -72,25 +73,34 @@ def episode_progress(
     write(start)
     try:
         yield advance
-    finally:
-        write(time.monotonic())
+    except BaseException:  # an error follows: no time left to promise
+        write(time.monotonic(), stopped=True)
+        raise
+    write(time.monotonic())
 
 
-def progress_line(label: str, done: int, total: int, elapsed: float, *, before: int = 0) -> str:
-    """One plain progress line (the rate over the ``done - before`` episodes of this process).
+def progress_line(
+    label: str, done: int, total: int, elapsed: float, *, before: int = 0, stopped: bool = False
+) -> str:
+    """One plain progress line (the rate over the ``done - before`` episodes of this process;
+    ``stopped``: the run failed, the time left is not said).
 
     Example:
         >>> progress_line("running", 50, 200, 10.0)
         'running: 50/200 episodes (25%), 5.0 episodes/s, 0:10 elapsed, 0:30 left'
         >>> progress_line("shard 1/4", 150, 200, 10.0, before=100)
         'shard 1/4: 150/200 episodes (75%), 5.0 episodes/s, 0:10 elapsed, 0:10 left'
+        >>> progress_line("episodes", 1017, 1021, 10.0)
+        'episodes: 1017/1021 episodes (99%), 101.7 episodes/s, 0:10 elapsed, 0:00 left'
+        >>> progress_line("running", 50, 200, 10.0, stopped=True)
+        'running: 50/200 episodes (25%), 5.0 episodes/s, 0:10 elapsed, stopped'
     """
     rate = (done - before) / elapsed if elapsed > 0 else 0.0
-    share = f"{100 * done / total:.0f}%" if total else "100%"
+    share = f"{100 * done // total}%" if total else "100%"  # floored: 99.6% is not done
     left = _clock((total - done) / rate) if rate > 0 else "?"
     return (
         f"{label}: {done}/{total} episodes ({share}), {rate:.1f} episodes/s, "
-        f"{_clock(elapsed)} elapsed, {left} left"
+        f"{_clock(elapsed)} elapsed, {'stopped' if stopped else left + ' left'}"
     )
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "as_action",
     "finish_fields",
 ]
+_I32 = np.iinfo(np.int32)
 
 
 @dataclass
@@ -108,7 +109,7 @@ class _Slots:
         call_agent(self.info.id, "reset()", self.agents[slot].reset, obs, self.ids[q], **kwargs)
         self.obs[slot] = obs
 
-    def act(self) -> np.ndarray:
+    def act(self) -> np.ndarray | list[int]:
         actions = np.zeros(self.venv.num_envs, dtype=np.int32)
         for s, obs in enumerate(self.obs):
             if obs is not None:
@@ -119,7 +120,12 @@ class _Slots:
                     raise agent_error(
                         self.info.id, "act()", exc, episode=eid, step=obs["step"]
                     ) from exc
-                actions[s] = as_action(answer, self.info.id)
+                a = as_action(answer, self.info.id)
+                if not _I32.min <= a <= _I32.max:  # no int32 slot: step() reports it like 99
+                    wide: list[int] = actions.tolist()
+                    wide[s] = a
+                    return wide
+                actions[s] = a
         return actions
 
     def finish(self, slot: int, episode: int) -> None:

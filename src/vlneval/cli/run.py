@@ -8,6 +8,7 @@ that ``vlneval score`` does not pay for them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -181,22 +182,23 @@ def _run(args: argparse.Namespace) -> int:
         return shard.finish(None)  # type: ignore[union-attr]
     rollout = {"max_steps": args.max_steps, "seed": args.seed, "limit": args.limit, **hooks}
     rollout["progress"] = not args.quiet and shard is None
-    if loaded.kind == "street":
-        result = run_street(agent, loaded.episodes, loaded.graphs, **rollout)
-    else:
-        result = run_agent(
-            agent,
-            loaded.episodes,
-            loaded.graphs,
-            action_space=args.action_space,
-            features=args.features,
-            batch_size=args.batch_size,
-            sensors=loaded.sensors,
-            **rollout,
-        )
-        result.records, note = task_records(args.task, loaded.episodes, result.records)
-        if note is not None:
-            result.protocol["prediction_format"] = note
+    with shard or contextlib.nullcontext():
+        if loaded.kind == "street":
+            result = run_street(agent, loaded.episodes, loaded.graphs, **rollout)
+        else:
+            result = run_agent(
+                agent,
+                loaded.episodes,
+                loaded.graphs,
+                action_space=args.action_space,
+                features=args.features,
+                batch_size=args.batch_size,
+                sensors=loaded.sensors,
+                **rollout,
+            )
+            result.records, note = task_records(args.task, loaded.episodes, result.records)
+            if note is not None:
+                result.protocol["prediction_format"] = note
     card = _card(result.task, result.split, result.n_episodes, result.n_expected, result.protocol)
     if shard is not None:
         return shard.finish(card)

@@ -41,7 +41,7 @@ def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int
         )  # fmt: skip
         if hooks is None:
             return shard.finish(None)
-        with session_ended(agent):
+        with session_ended(agent), shard:
             run = run_continuous(
                 env, agent, indices=hooks["indices"], on_record=hooks["on_record"],
                 seed=args.seed, agent_id=agent_id,

@@ -178,6 +178,14 @@ class CliShard:
         record = self._stack.enter_context(recorder(self.writer, progress=not a.quiet))
         return {"indices": self.writer.remaining, "on_record": record}
 
+    def __enter__(self) -> CliShard:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        """Ends the progress reporting (a no-op after :meth:`finish`): a failed run's last
+        progress line ("stopped") comes before its error, not after it at exit."""
+        self._stack.__exit__(*exc)
+
     def finish(self, card: dict[str, Any] | None, *, announce: bool = True) -> int:
         """Completes the shard and (with ``announce``) says where it is; the exit code."""
         self._stack.close()

@@ -87,6 +87,30 @@ def test_missing_viewpoint_names_file_scan_and_viewpoint(tmp_path: Path) -> None
         store.get("star", "A")
 
 
+MISSING_A = (
+    "no features for 1 of the 7 viewpoints the run can reach (every viewpoint of its episodes' "
+    "scans): viewpoint A of scan star (key star_A) is missing, and episodes 1_0 and 3 more are "
+    "in that scan; checked before the first step"
+)
+
+
+@pytest.mark.parametrize("make", [GraphNavEnv, VectorGraphNavEnv])
+def test_a_file_missing_a_reachable_viewpoint_is_refused_before_the_first_step(
+    tmp_path: Path, make: type
+) -> None:
+    rows = [
+        ["star", vp, "640", "480", "60", base64.b64encode(panorama(k)).decode()]
+        for k, vp in enumerate(STAR)
+        if vp != "A"  # a neighbour of every start: reached only after a step
+    ]
+    path = write_tsv(tmp_path / "f.tsv", rows)
+    episodes, graphs = star(tmp_path)
+    kwargs = {"num_envs": 2} if make is VectorGraphNavEnv else {}
+    with pytest.raises(InvalidInputError) as caught:
+        make(episodes, graphs, features=path, **kwargs)
+    assert str(caught.value) == f"error: {path}: {MISSING_A}"
+
+
 @pytest.mark.parametrize(
     ("row", "message"),
     [
@@ -151,6 +175,11 @@ def test_hdf5_round_trip(tmp_path: Path) -> None:
     obs, _ = GraphNavEnv(episodes, graphs, features=path).reset(options={"episode": 0})
     assert np.array_equal(obs["features"], panorama(0))
     store.close()
+    with h5py.File(path, "a") as f:
+        del f["star_A"]
+    with pytest.raises(InvalidInputError) as caught:
+        VectorGraphNavEnv(episodes, graphs, num_envs=1, features=path)
+    assert str(caught.value) == f"error: {path}: {MISSING_A}"
 
 
 def test_hdf5_without_h5py_is_a_clear_error(

@@ -132,6 +132,26 @@ def test_bad_actions(tmp_path: Path) -> None:
         VectorGraphNavEnv(episodes, graphs, num_envs=0)
 
 
+@pytest.mark.parametrize(
+    "actions",
+    [[1, 2**32 + 1], np.array([1, 2**40]), np.array([1, -(2**32) + 1]), [1, 2**70],
+     np.array([1, 2**64 - 1], np.uint64)],
+)  # fmt: skip
+def test_actions_outside_int32_are_refused_not_wrapped(tmp_path: Path, actions: object) -> None:
+    episodes, graphs = star(tmp_path)
+    venv = VectorGraphNavEnv(episodes, graphs, num_envs=2)
+    venv.reset(options={"episodes": [0, 1]})
+    shown = int(np.asarray(actions, dtype=object)[1])  # 2**32 + 1 would wrap to the valid 1
+    with pytest.raises(InvalidActionError) as caught:
+        venv.step(actions)  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        f"episode 2_0: step 0: action {shown} is not valid in the panoramic action space: "
+        "expected 0 (STOP), 1..2 (a candidate)"
+    )
+    obs, *_ = venv.step([1, 1])  # nothing moved
+    assert obs.step.tolist() == [1, 1]
+
+
 def test_vector_privileged_channel(tmp_path: Path) -> None:
     episodes, graphs = star(tmp_path)
     with pytest.raises(PrivilegeError):

@@ -12,7 +12,7 @@ from typing import Any
 from vlneval.envs import spaces
 from vlneval.envs.core import EpisodeEnv, PrivilegeError, budget_card
 from vlneval.envs.graph.episodes import EpisodeInputs, InputsFn, split_episodes
-from vlneval.envs.graph.features import FeatureStore, open_features
+from vlneval.envs.graph.features import FeatureStore, check_covers, open_features
 from vlneval.envs.graph.observation import (
     BASE_FIELDS,
     FeatureSensor,
@@ -169,6 +169,7 @@ class GraphNavEnv(EpisodeEnv[Teacher]):
         self._int_ids = bool(getattr(episodes, "int_ids", False))
         check_episodes(self.world, self._inputs, self._ids, episodes.source)
         self.sensors = _sensors(features, sensors)
+        check_features(self.sensors, self.world, self._ids, self._inputs)
         self._pano = self.action_space.name == "panoramic"
         self._tables: ScanTables | None = None
         self._node = self._h = self._e = 0
@@ -274,6 +275,21 @@ def _sensors(features: FeatureStore | str | Path | None, sensors: Sequence[Senso
     if clash:
         raise VLNEvalError(f"two observation fields would share a name: {', '.join(clash)}")
     return out
+
+
+def check_features(
+    sensors: Sequence[Sensor],
+    world: GraphWorld,
+    ids: Sequence[str],
+    inputs: Sequence[EpisodeInputs],
+) -> None:
+    """Refuses a features file missing a viewpoint of the episodes' scans (any of them can be
+    reached) before the first step, not when it is reached: see :func:`check_covers`."""
+    for sensor in sensors:
+        if isinstance(sensor, FeatureSensor):
+            scans = sorted({i.scan for i in inputs})
+            reach = ((scan, vp) for scan in scans for vp in world.store.graph(scan).ids)
+            check_covers(sensor.store, reach, zip(ids, (i.scan for i in inputs), strict=True))
 
 
 def protocol_fields(

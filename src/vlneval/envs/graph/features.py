@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections import OrderedDict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,7 +23,15 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
 
-__all__ = ["FeatureStore", "TsvFeatures", "Hdf5Features", "open_features", "TSV_FIELDS", "VIEWS"]
+__all__ = [
+    "FeatureStore",
+    "TsvFeatures",
+    "Hdf5Features",
+    "open_features",
+    "check_covers",
+    "TSV_FIELDS",
+    "VIEWS",
+]
 
 TSV_FIELDS = ("scanId", "viewpointId", "image_w", "image_h", "vfov", "features")
 VIEWS = 36
@@ -173,6 +182,10 @@ class TsvFeatures(_Cached):
         """Every ``(scan, viewpoint)`` in the file."""
         return list(self._offsets)
 
+    def covers(self, scan: str, viewpoint: str) -> bool:
+        """Whether the file has the viewpoint's panorama (from the index: nothing is read)."""
+        return (scan, viewpoint) in self._offsets
+
 
 class Hdf5Features(_Cached):
     """HDF5 features keyed by ``<scan>_<viewpoint>`` (needs h5py)."""
@@ -193,7 +206,12 @@ class Hdf5Features(_Cached):
         keys = list(self._file.keys())
         if not keys:
             raise InvalidInputError(f"{self.source}: the features file holds no dataset")
+        self._keys = set(keys)
         self.dim = int(self._check(keys[0], keys[0]).shape[1])
+
+    def covers(self, scan: str, viewpoint: str) -> bool:
+        """Whether the file has the viewpoint's dataset (from its key listing)."""
+        return f"{scan}_{viewpoint}" in self._keys
 
     def _check(self, key: str, label: str) -> np.ndarray:
         arr = np.asarray(self._file[key][()])
@@ -228,6 +246,46 @@ def _import_h5py() -> Any:
             "pip install 'vlneval[features]'"
         ) from None
     return h5py
+
+
+def check_covers(
+    store: FeatureStore, viewpoints: Iterable[tuple[str, str]], episodes: Iterable[tuple[str, str]]
+) -> None:
+    """Refuses ``store`` unless it has every ``(scan, viewpoint)`` of ``viewpoints`` (those a
+    run can reach), before the run's first step rather than when one is reached. The error
+    names the file, the count, the first missing viewpoint and the ``(id, scan)`` episodes in
+    its scan. A store without ``covers(scan, viewpoint)`` (a user's own) is not checked.
+
+    Example:
+        >>> import base64, tempfile, numpy as np
+        >>> line = "\\t".join(["sc", "a", "640", "480", "60", base64.b64encode(bytes(144)).decode()])
+        >>> path = tempfile.mkdtemp() + "/f.tsv"
+        >>> _ = open(path, "w").write(line + "\\n")
+        >>> check_covers(TsvFeatures(path), [("sc", "a"), ("sc", "b")], [("7_0", "sc")])
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.InvalidInputError: ...f.tsv: no features for 1 of the 2 viewpoints the run can reach (every viewpoint of its episodes' scans): viewpoint b of scan sc (key sc_b) is missing, and episode 7_0 is in that scan; checked before the first step
+    """
+    covers = getattr(store, "covers", None)
+    if covers is None:
+        return
+    total, missing = 0, []
+    for scan, viewpoint in viewpoints:
+        total += 1
+        if not covers(scan, viewpoint):
+            missing.append((scan, viewpoint))
+    if not missing:
+        return
+    scan, viewpoint = missing[0]
+    inside = [eid for eid, s in episodes if s == scan]
+    n = len(inside)
+    where = f"episode {inside[0]} is" if n == 1 else f"episodes {inside[0]} and {n - 1} more are"
+    raise InvalidInputError(
+        f"{store.source}: no features for {len(missing)} of the {total} viewpoints the run can "
+        f"reach (every viewpoint of its episodes' scans): viewpoint {viewpoint} of scan {scan} "
+        f"(key {scan}_{viewpoint}) is missing, and {where} in that scan; "
+        "checked before the first step"
+    )
 
 
 def open_features(path: str | Path) -> TsvFeatures | Hdf5Features:

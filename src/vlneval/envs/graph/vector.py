@@ -30,6 +30,7 @@ from vlneval.envs.graph.env import (
     GIVES,
     _sensors,
     check_episodes,
+    check_features,
     protocol_fields,
 )
 from vlneval.envs.graph.episodes import InputsFn, split_episodes
@@ -45,6 +46,7 @@ from vlneval.graph.tables import elevation_of, heading_of
 from vlneval.tasks.common.episodes import EpisodeTable
 
 __all__ = ["VectorGraphNavEnv", "BatchObservation", "FlatTables"]  # the last two from .batch
+_I32 = np.iinfo(np.int32)
 
 
 class VectorGraphNavEnv:
@@ -105,6 +107,7 @@ class VectorGraphNavEnv:
         self._int_ids = bool(getattr(episodes, "int_ids", False))
         check_episodes(self.world, self._inputs, self._ids, episodes.source)
         self.sensors = _sensors(features, sensors)
+        check_features(self.sensors, self.world, self._ids, self._inputs)
         self._features = next((s.store for s in self.sensors if isinstance(s, FeatureSensor)), None)
         self._extra = [s for s in self.sensors if not isinstance(s, FeatureSensor)]
         self._privileged = allow_privileged(privileged, self._truth.scorable, episodes.source)
@@ -252,11 +255,17 @@ class VectorGraphNavEnv:
 
     def _actions(self, actions: Sequence[int] | np.ndarray) -> np.ndarray:
         raw = np.asarray(actions)
-        if raw.dtype.kind not in "iu":
+        huge = raw.dtype.kind == "O" and all(type(a) is int for a in raw.flat)  # beyond int64
+        if raw.dtype.kind not in "iu" and not huge:
             raise VLNEvalError(f"actions must be integers, got dtype {raw.dtype}")
         if raw.shape != (self.num_envs,):
             raise VLNEvalError(f"expected {self.num_envs} actions, got shape {raw.shape}")
-        return np.ascontiguousarray(raw, dtype=np.int32)
+        # Compared before the cast, which would wrap 2**32 + 1 to the valid 1: an action outside
+        # int32 becomes int32's minimum, invalid in every space, so step() reports the original.
+        inside = (raw >= _I32.min) & (raw <= _I32.max)
+        acts = np.full(self.num_envs, _I32.min, np.int32)
+        acts[inside] = raw[inside]
+        return acts
 
     def close(self) -> None:
         """Nothing to release (Gymnasium API)."""
