@@ -3,12 +3,14 @@ or any unit is written (a typo must not hang, eat memory, or fail N cluster jobs
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from vlneval.cli.main import main
+from vlneval.distributed.merge import card_path
 
 
 def vlneval(*args: Any) -> int:
@@ -58,3 +60,48 @@ def test_a_sweep_with_an_unknown_task_or_a_missing_checkpoint(
                  "--agent", "random") == 2  # fmt: skip
     assert capsys.readouterr().err == f"error: --checkpoints {missing}: no such file or folder\n"
     assert not (tmp_path / "u.jsonl").exists()
+
+
+STEPS = (
+    "error: --max-steps must be a positive integer up to 10,000 (the environment reserves memory "
+    "for every step up front; the standard limits are 35 to 1,000), got {}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--max-steps", "1000000000"], STEPS.format(1000000000)),
+        (["--max-steps", "100000000000000000000"], STEPS.format(100000000000000000000)),
+        (["--max-steps", "0"], STEPS.format(0)),
+    ],
+)
+@pytest.mark.parametrize(
+    "mode",
+    [[], ["--shard", "0/1"], ["--agent", "http://127.0.0.1:9"], ["--executor", "ray"],
+     ["--env", "continuous-r2r-ce", "--agent", "continuous-stop"]],
+)  # fmt: skip
+def test_an_impossible_step_limit_in_every_run_mode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str], message: str,
+    mode: list[str],
+) -> None:  # fmt: skip
+    out = tmp_path / "p.json"
+    assert vlneval("run", "--task", "demo", "--agent", "stop", *option, *mode, "--out", out) == 2
+    assert capsys.readouterr().err == message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sweep_with_an_impossible_step_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _plan(tmp_path, "--", "run", "--task", "demo", "--agent", "random", "--max-steps",
+                 10001) == 2  # fmt: skip
+    assert capsys.readouterr().err == STEPS.format(10001)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_longest_step_limit_runs(tmp_path: Path) -> None:
+    out = tmp_path / "p.json"
+    assert vlneval("run", "--task", "demo", "--agent", "stop", "--max-steps", 10000, "--out",
+                   out, "--quiet") == 0  # fmt: skip
+    assert json.loads(card_path(out).read_text())["inference_budget"]["max_steps"] == 10000

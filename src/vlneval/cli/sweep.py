@@ -78,12 +78,14 @@ def _run_args(command: list[str]) -> argparse.Namespace:
 
 def _check_runnable(run: argparse.Namespace, checkpoints: list[str]) -> None:
     """Refuses, before any unit is written, what every unit's ``vlneval run`` would refuse:
-    an unknown task (with the closest name) and a checkpoint that is not there (a shell
-    pattern that matched nothing stays as typed)."""
+    an unknown task (with the closest name), an impossible ``--max-steps``
+    and a checkpoint that is not there (a shell pattern that matched nothing stays as typed)."""
+    from vlneval.cli.run import check_numbers
     from vlneval.errors import VLNEvalError
     from vlneval.tasks import get_task
 
     get_task(run.task)
+    check_numbers(run)
     for ckpt in checkpoints:
         if not Path(ckpt).exists():
             raise VLNEvalError(f"--checkpoints {ckpt}: no such file or folder")
