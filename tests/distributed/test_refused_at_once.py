@@ -71,6 +71,7 @@ STEPS = (
 @pytest.mark.parametrize(
     ("option", "message"),
     [
+        (["--seed", "-1"], "error: --seed must be a non-negative integer, got -1\n"),
         (["--max-steps", "1000000000"], STEPS.format(1000000000)),
         (["--max-steps", "100000000000000000000"], STEPS.format(100000000000000000000)),
         (["--max-steps", "0"], STEPS.format(0)),
@@ -81,7 +82,7 @@ STEPS = (
     [[], ["--shard", "0/1"], ["--agent", "http://127.0.0.1:9"], ["--executor", "ray"],
      ["--env", "continuous-r2r-ce", "--agent", "continuous-stop"]],
 )  # fmt: skip
-def test_an_impossible_step_limit_in_every_run_mode(
+def test_a_negative_seed_or_an_impossible_step_limit_in_every_run_mode(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str], message: str,
     mode: list[str],
 ) -> None:  # fmt: skip
@@ -91,9 +92,12 @@ def test_an_impossible_step_limit_in_every_run_mode(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_sweep_with_an_impossible_step_limit(
+def test_a_sweep_with_a_negative_seed_or_an_impossible_step_limit(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    assert _plan(tmp_path, "--seeds", 0, -2, "--", "run", "--task", "demo", "--agent",
+                 "random") == 2  # fmt: skip
+    assert capsys.readouterr().err == "error: --seeds must be a non-negative integer, got -2\n"
     assert _plan(tmp_path, "--", "run", "--task", "demo", "--agent", "random", "--max-steps",
                  10001) == 2  # fmt: skip
     assert capsys.readouterr().err == STEPS.format(10001)

@@ -222,13 +222,16 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_numbers(args: argparse.Namespace) -> None:
-    """Refuses a step limit past :data:`MAX_STEPS`, before any file is read or written (a
-    shard's files included).
+def check_numbers(args: argparse.Namespace, seeds: tuple[int, ...] = ()) -> None:
+    """Refuses a negative seed (``--seed``, or the ``seeds`` of a sweep) and a step limit past
+    :data:`MAX_STEPS`, before any file is read or written (a shard's files included).
 
     Raises:
         VLNEvalError: names the option and the value.
     """
+    for flag, seed in (("--seed", args.seed), *(("--seeds", s) for s in seeds)):
+        if seed < 0:
+            raise VLNEvalError(f"{flag} must be a non-negative integer, got {seed}")
     if args.max_steps is not None and not 1 <= args.max_steps <= MAX_STEPS:
         raise VLNEvalError(
             f"--max-steps must be a positive integer up to {MAX_STEPS:,} (the environment "
