@@ -4,6 +4,7 @@ or any unit is written (a typo must not hang, eat memory, or fail N cluster jobs
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +110,17 @@ def test_the_longest_step_limit_runs(tmp_path: Path) -> None:
     assert vlneval("run", "--task", "demo", "--agent", "stop", "--max-steps", 10000, "--out",
                    out, "--quiet") == 0  # fmt: skip
     assert json.loads(card_path(out).read_text())["inference_budget"]["max_steps"] == 10000
+
+
+def test_without_ray_nothing_is_written_and_no_progress_is_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    for shard in ([], ["--shard", "0/2"]):
+        out = tmp_path / "r.json"
+        assert vlneval("run", "--task", "demo", "--agent", "random", "--executor", "ray",
+                       *shard, "--out", out) == 2  # fmt: skip
+        assert capsys.readouterr().err == (
+            'error: --executor ray needs Ray: pip install "vlneval[ray]" (or pip install ray)\n'
+        )
+        assert list(tmp_path.iterdir()) == []
