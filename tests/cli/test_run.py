@@ -226,7 +226,7 @@ def test_user_agent_from_the_command_line(tmp_path: Path, monkeypatch: pytest.Mo
             ["--agent", "random", "--action-space", "panoramic"],
             "acts in the egocentric action space",
         ),
-        (["--agent", "stop", "--max-steps", "0"], "max_steps must be a positive integer"),
+        (["--agent", "stop", "--max-steps", "0"], "--max-steps must be a positive integer"),
         (["--agent", "stop", "--limit", "0"], "limit must be a positive number"),
         (["--agent", "nowhere.mod:Agent"], "cannot import module 'nowhere.mod'"),
         (["--agent", "stop", "--features", "f.npy"], "unknown features format .npy"),

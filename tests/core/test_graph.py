@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.fixtures import SQUARE, SQUARE_EDGES, connectivity, write_json
+from tests.fixtures import SQUARE, SQUARE_EDGES, connectivity, preds, square_root, write_json
 from vlneval.errors import InvalidInputError, UnknownNameError
 from vlneval.graph import GraphStore, parse_connectivity
 from vlneval.graph.distances import cache_dir, distance_table
@@ -163,3 +163,57 @@ def test_a_cache_file_that_cannot_be_written_leaves_nothing_behind(
     monkeypatch.setattr(distances, "_pack", full_disk)
     assert GraphStore(tmp_path / "conn").distances("sq")[0, 2] == 8.0
     assert list((cache_dir() / "graphs").iterdir()) == []
+
+
+def _deep(path: Path, tail: bytes = b"") -> Path:
+    """A connectivity file nested 100,000 levels deep (past msgspec's recursion), or records
+    whose extra field ``tail`` is."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if tail:
+        recs = json.dumps(connectivity(SQUARE, SQUARE_EDGES)).encode()
+        path.write_bytes(recs[:-2] + b', "extra": ' + tail + b"}]")
+    else:
+        path.write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    return path
+
+
+@pytest.mark.parametrize("tail", [b"", b"[" * 100_000 + b"]" * 100_000])
+def test_a_deeply_nested_connectivity_file_is_one_clear_error(
+    tmp_path: Path, tail: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import MatterSim
+    from vlneval.cli.main import main
+
+    root = square_root(tmp_path / "root")
+    path = _deep(root / "matterport3d" / "connectivity" / "sq_connectivity.json", tail)
+    with pytest.raises(InvalidInputError) as exc:
+        GraphStore(path.parent, use_cache=False).graph("sq")
+    assert str(exc.value) == f"error: {path}: JSON nested too deeply"
+    p = write_json(tmp_path / "p.json", preds({"1_0": ["S", "A"]}))
+    argv = ["score", "--task", "r2r", "--split", "val", "--data-root", str(root), "--subset"]
+    assert main([*argv, "--predictions", str(p), "--quiet"]) == 2
+    assert capsys.readouterr().err == f"error: {path}: JSON nested too deeply\n"
+    sim = MatterSim.Simulator()
+    sim.setNavGraphPath(str(path.parent))
+    sim.initialize()
+    with pytest.raises(ValueError) as err:
+        sim.newEpisode(["sq"], ["S"], [0], [0])
+    assert str(err.value) == f"MatterSim: error: {path}: JSON nested too deeply"
+
+
+def test_a_connectivity_file_msgspec_rejects_is_explained_like_every_input(tmp_path: Path) -> None:
+    recs = json.dumps(connectivity(SQUARE, SQUARE_EDGES))
+    (tmp_path / "nan_connectivity.json").write_text(recs.replace('"pose": [1,', '"pose": [NaN,', 1))
+    (tmp_path / "cut_connectivity.json").write_text(recs[:40])
+    store = GraphStore(tmp_path, use_cache=False)
+    with pytest.raises(InvalidInputError) as exc:
+        store.graph("nan")
+    assert (
+        str(exc.value) == f"error: {tmp_path}/nan_connectivity.json: a pose holds NaN or infinity"
+    )
+    with pytest.raises(InvalidInputError) as exc:
+        store.graph("cut")
+    assert str(exc.value) == (
+        f"error: {tmp_path}/cut_connectivity.json: not valid JSON: Expecting ',' delimiter at "
+        "line 1, column 41"
+    )

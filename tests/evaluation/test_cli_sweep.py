@@ -143,3 +143,44 @@ def test_long_paths_show_every_number(
         assert rows == [run.format(k // 2, it) for k, it in enumerate(iters)]
     else:  # what all share is cut, what tells them apart kept
         assert rows == [f"…{k // 2}…_iter_{1000 * (k % 2 + 1)}.json" for k in range(8)]
+
+
+def test_protocol_cards_matched_by_a_pattern_are_skipped_and_one_alone_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "seeds"
+    runs.mkdir()
+    for seed in (0, 1):
+        out = runs / f"u{seed}.json"
+        assert main(["run", "--task", "demo", "--agent", "random", "--seed", str(seed), "--out",
+                     str(out), "--quiet"]) == 0  # fmt: skip
+    mine = shutil.copy(DEMO, runs / "mine.protocol.json")  # predictions, whatever the name
+    files = sorted(str(p) for p in runs.glob("*.json"))  # what seeds/*.json expands to
+    capsys.readouterr()
+    summary = tmp_path / "all.json"
+    assert main(["score", "--task", "demo", "--predictions", *files, "--json", str(summary),
+                 "--quiet"]) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert err.splitlines()[0] == (
+        f"note: skipped 2 protocol cards of `vlneval run` (not predictions): {runs}/"
+        "u0.protocol.json and 1 more"
+    )
+    scored = [s["predictions"] for s in json.loads(summary.read_text())]
+    assert scored == [str(mine), str(runs / "u0.json"), str(runs / "u1.json")]
+    card = str(runs / "u0.protocol.json")
+    assert main(["score", "--task", "demo", "--predictions", card]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {card}: the protocol card `vlneval run` writes beside its predictions "
+        f"({runs}/u0.json), not predictions\n"
+    )
+    assert main(["validate", "--task", "demo", "--predictions", card]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {card}: the protocol card ")
+    cards = [card, str(runs / "u1.protocol.json")]
+    assert main(["score", "--task", "demo", "--predictions", *cards]) == 2
+    assert capsys.readouterr().err == (
+        f"error: the 2 files given are protocol cards of `vlneval run`, not predictions "
+        f"({card}, ...)\n"
+    )
+    assert main(["score", "--task", "demo", "--predictions", str(runs / "u0.json"), card,
+                 "--json", str(summary), "--quiet"]) == 0  # fmt: skip
+    assert [s["predictions"] for s in json.loads(summary.read_text())] == [str(runs / "u0.json")]

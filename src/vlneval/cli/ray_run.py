@@ -58,9 +58,10 @@ def cmd_run_ray(args: argparse.Namespace, environment: str | None = None) -> int
     ``environment``: the continuous environment of a continuous run."""
     from vlneval.agents.continuous import given_id
     from vlneval.cli.run import _card, _settings, workload_of
-    from vlneval.distributed.executors.ray_executor import run_on_ray
+    from vlneval.distributed.executors.ray_executor import import_ray, run_on_ray
 
     spec, explicit = _spec(args, environment is not None)
+    import_ray()  # a missing Ray is said before any file or progress line
     options, workload = options_of(args), workload_of(args, environment)
     loaded = workload.load()  # the driver's copy: the plan and the manifest
     # refuses a bad spec or argument (or an unreachable remote agent) before any actor starts

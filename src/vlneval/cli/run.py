@@ -34,7 +34,11 @@ from vlneval.errors import AgentError, VLNEvalError
 from vlneval.io import to_json_bytes, write_outputs
 from vlneval.tasks import get_task
 
-__all__ = ["register", "cmd_run", "cmd_agents", "workload_of"]
+__all__ = ["register", "cmd_run", "cmd_agents", "workload_of", "check_numbers", "MAX_STEPS"]
+
+#: The largest ``--max-steps``: an environment sizes its step and path stores by it up front
+#: (per slot), and the standard limits are 35 to 1,000 steps.
+MAX_STEPS = 10_000
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -150,6 +154,7 @@ def _run(args: argparse.Namespace) -> int:
     from vlneval.envs.graph.submission import task_records
     from vlneval.envs.recording import predictions_bytes
 
+    check_numbers(args)
     plan = scored_plan(args, out=True, table=args.score)  # refused before the run, not after
     _check_names(args)
     env_id = _env_id(args)
@@ -217,6 +222,24 @@ def _run(args: argparse.Namespace) -> int:
     if args.score:
         return _score(args, partial=result.partial, protocol=result.protocol, plan=plan)
     return 0
+
+
+def check_numbers(args: argparse.Namespace, seeds: tuple[int, ...] = ()) -> None:
+    """Refuses a negative seed (``--seed``, or the ``seeds`` of a sweep) and a step limit past
+    :data:`MAX_STEPS`, before any file is read or written (a shard's files included).
+
+    Raises:
+        VLNEvalError: names the option and the value.
+    """
+    for flag, seed in (("--seed", args.seed), *(("--seeds", s) for s in seeds)):
+        if seed < 0:
+            raise VLNEvalError(f"{flag} must be a non-negative integer, got {seed}")
+    if args.max_steps is not None and not 1 <= args.max_steps <= MAX_STEPS:
+        raise VLNEvalError(
+            f"--max-steps must be a positive integer up to {MAX_STEPS:,} (the environment "
+            f"reserves memory for every step up front; the standard limits are 35 to 1,000), "
+            f"got {args.max_steps}"
+        )
 
 
 def _check_names(args: argparse.Namespace) -> None:

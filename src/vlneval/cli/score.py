@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from vlneval.cli.common import (
@@ -33,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=None,
         metavar="FILE",
         help="predictions file(s) (.json or .json.gz); several (checkpoints) are scored in one "
-        "process, one table row each",
+        "process, one table row each; the protocol cards of `vlneval run` among them "
+        "(NAME.protocol.json) are skipped with a note",
     )
     add_scoring_args(p)
     p.add_argument(
@@ -41,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=None,
         metavar="SUMMARY",
         help="write the summary JSON here, - for stdout (several files: a JSON list, one entry "
-        "per file in the given order; a file not scored: its 'errors')",
+        "per predictions file in the given order; a file not scored: its 'errors')",
     )
     p.add_argument(
         "--per-episode",
@@ -73,9 +75,9 @@ def _skip_summary_arg(p: argparse.ArgumentParser) -> None:
 
 def _predictions(args: argparse.Namespace) -> list[str]:
     if isinstance(args.predictions, str):  # validate: one file
-        return [args.predictions]
+        return _without_cards([args.predictions])
     if args.predictions:
-        return [str(p) for p in args.predictions]
+        return _without_cards([str(p) for p in args.predictions])
     from vlneval.tasks import get_task
 
     task = get_task(args.task)
@@ -87,6 +89,36 @@ def _predictions(args: argparse.Namespace) -> list[str]:
     from vlneval.errors import VLNEvalError
 
     raise VLNEvalError("--predictions FILE is required (only the demo task has a default)")
+
+
+def _without_cards(paths: list[str]) -> list[str]:
+    """``paths`` without the protocol cards of ``vlneval run`` (a ``*.json`` pattern over a run
+    folder matches them), said in one note; a card given alone is refused.
+
+    Raises:
+        VLNEvalError: every file given is a card.
+    """
+    if not any(p.endswith(".protocol.json") for p in paths):
+        return paths  # the common case reads no file twice
+    from vlneval.distributed.merge import is_card
+    from vlneval.errors import VLNEvalError
+
+    cards = [p for p in paths if is_card(p)]
+    if len(cards) == 1 == len(paths):
+        stem = cards[0].removesuffix(".protocol.json")
+        beside = [f" ({f})" for f in (f"{stem}.json", f"{stem}.json.gz") if Path(f).is_file()]
+        raise VLNEvalError(
+            f"{cards[0]}: the protocol card `vlneval run` writes beside its predictions"
+            f"{''.join(beside[:1])}, not predictions"
+        )
+    if len(cards) == len(paths):
+        raise VLNEvalError(f"the {len(cards)} files given are protocol cards of `vlneval run`, "
+                           f"not predictions ({cards[0]}, ...)")  # fmt: skip
+    if cards:
+        more = f" and {len(cards) - 1} more" if len(cards) > 1 else ""
+        err(f"note: skipped {len(cards)} protocol card{'s' if len(cards) > 1 else ''} of "
+            f"`vlneval run` (not predictions): {cards[0]}{more}")  # fmt: skip
+    return [p for p in paths if p not in cards]
 
 
 def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-untyped-def]
@@ -121,7 +153,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     plan = scored_plan(args)  # a bad output is refused before anything is scored
     paths = _predictions(args)
     with open_scorer(args) as scorer:
-        if len(paths) > 1:
+        if len(paths) > 1 or len(args.predictions or ()) > 1:  # several given: a list
             return _sweep(args, plan, scorer, paths)
         try:
             result = _score(args, scorer, paths[0])

@@ -76,14 +76,16 @@ def _run_args(command: list[str]) -> argparse.Namespace:
         ) from None
 
 
-def _check_runnable(run: argparse.Namespace, checkpoints: list[str]) -> None:
+def _check_runnable(run: argparse.Namespace, checkpoints: list[str], seeds: list[int]) -> None:
     """Refuses, before any unit is written, what every unit's ``vlneval run`` would refuse:
-    an unknown task (with the closest name) and a checkpoint that is not there (a shell
-    pattern that matched nothing stays as typed)."""
+    an unknown task (with the closest name), a negative seed, an impossible ``--max-steps``
+    and a checkpoint that is not there (a shell pattern that matched nothing stays as typed)."""
+    from vlneval.cli.run import check_numbers
     from vlneval.errors import VLNEvalError
     from vlneval.tasks import get_task
 
     get_task(run.task)
+    check_numbers(run, tuple(seeds))
     for ckpt in checkpoints:
         if not Path(ckpt).exists():
             raise VLNEvalError(f"--checkpoints {ckpt}: no such file or folder")
@@ -104,7 +106,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from vlneval.distributed.sweep import plan_units, unit_status, write_units
 
     command = [c for c in args.command if c != "--"] if args.command[:1] == ["--"] else args.command
-    _check_runnable(_run_args(command), args.checkpoints or [])
+    _check_runnable(_run_args(command), args.checkpoints or [], args.seeds)
     units = plan_units(command, checkpoints=args.checkpoints or [None], seeds=args.seeds,
                        shards=args.shards, runs_dir=args.runs_dir)  # fmt: skip
     write_units(args.units, units)

@@ -35,6 +35,7 @@ __all__ = [
     "merge",
     "merge_paths",
     "card_path",
+    "is_card",
     "calls_in",
     "with_calls",
     "sum_calls",
@@ -86,6 +87,25 @@ def card_path(out: str | Path) -> Path:
             name = name[: -len(suffix)]
             break
     return p.with_name(f"{name}.protocol.json")
+
+
+def is_card(path: str | Path) -> bool:
+    """Whether ``path`` is a protocol card vlneval wrote (see :func:`card_path`): named
+    ``NAME.protocol.json`` and holding a JSON object with ``vlneval_version``. A ``*.json``
+    pattern over a run folder matches the cards too; their readers leave them out by this.
+
+    Example:
+        >>> is_card("runs/preds.json"), is_card("runs/missing.protocol.json")
+        (False, False)
+    """
+    p = Path(path)
+    if not p.name.endswith(".protocol.json") or not p.is_file():
+        return False
+    try:
+        value = load_json(p)
+    except VLNEvalError:  # not JSON: not a card; the caller's reader says what it is
+        return False
+    return isinstance(value, dict) and "vlneval_version" in value
 
 
 def with_calls(text: str, n: int | str) -> str:

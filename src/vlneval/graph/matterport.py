@@ -17,7 +17,7 @@ import msgspec
 import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
-from vlneval.io import clip, json_text
+from vlneval.io import clip, explain, json_text
 
 __all__ = ["NavGraph", "connectivity_from_bytes", "load_connectivity", "parse_connectivity"]
 
@@ -124,19 +124,16 @@ def connectivity_from_bytes(raw: bytes, scan: str, source: str) -> NavGraph:
     fast = _typed(raw, scan, source)
     if fast is not None:
         return fast
-    try:
-        records = msgspec.json.decode(raw)
-    except msgspec.DecodeError as exc:
-        raise InvalidInputError(f"{source}: not valid JSON ({exc})") from exc
-    return parse_connectivity(records, scan=scan, source=source)
+    return parse_connectivity(explain(raw, source), scan=scan, source=source)
 
 
 def _typed(raw: bytes, scan: str, source: str) -> NavGraph | None:
     """The graph of a well-formed file, decoded straight into typed records (msgspec checks
-    every type in C); None for anything else, which :func:`parse_connectivity` then explains."""
+    every type in C); None for anything else (also for nesting too deep for msgspec's
+    recursion, e.g. in an unknown field), which :func:`parse_connectivity` then explains."""
     try:
         records = msgspec.json.decode(raw, type=list[Viewpoint])
-    except msgspec.MsgspecError:
+    except (msgspec.MsgspecError, RecursionError):
         return None
     n = len(records)
     if not n or any(len(r.unobstructed) != n for r in records):

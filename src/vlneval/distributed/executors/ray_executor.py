@@ -29,7 +29,7 @@ from vlneval.distributed.executors.workload import ChunkResult, Workload, chunks
 from vlneval.distributed.merge import sum_calls
 from vlneval.errors import VLNEvalError
 
-__all__ = ["RayOptions", "RayRun", "run_on_ray"]
+__all__ = ["RayOptions", "RayRun", "import_ray", "run_on_ray"]
 
 Log = Callable[[str], None]
 
@@ -148,7 +148,12 @@ class _Replica:
         return self.runner.run(indices)
 
 
-def _import_ray() -> Any:
+def import_ray() -> Any:
+    """The ``ray`` module (a caller checks it before it writes anything).
+
+    Raises:
+        VLNEvalError: Ray is not installed (says how to install it).
+    """
     try:
         import ray
     except ImportError as exc:
@@ -310,7 +315,7 @@ def run_on_ray(
     """
     options = options or RayOptions()
     work = chunks(indices, options.chunk)
-    ray = _import_ray()
+    ray = import_ray()
     started = time.perf_counter()
     own = _init(ray, options.address)
     actors: _Actors | None = None
