@@ -32,6 +32,7 @@ __all__ = [
     "scorer_on_first_use",
     "run_guarded",
     "load_declared",
+    "declared_for",
     "err",
 ]
 
@@ -277,6 +278,19 @@ def emit_scored(
     if plan.table is not None:
         print_table(render_summary(summary, color=sys.stdout.isatty(), fmt=plan.table))
     print_notices(summary_notices(summary))
+
+
+def declared_for(given: str | None, predictions: str) -> dict[str, Any] | None:
+    """The declared protocol fields of ``predictions``: the ``--protocol`` file ``given``, or
+    else the card ``vlneval run`` wrote beside it (``NAME.protocol.json``), said on stderr."""
+    from vlneval.distributed.merge import card_path
+
+    if given is None and (beside := card_path(predictions)).is_file():
+        err(
+            f"note: {predictions}: its card is {beside} (written by `vlneval run`); --protocol overrides"
+        )
+        given = str(beside)
+    return load_declared(given)
 
 
 def load_declared(path: str | None) -> dict[str, Any] | None:

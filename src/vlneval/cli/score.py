@@ -11,10 +11,10 @@ from vlneval.cli.common import (
     add_data_args,
     add_format_arg,
     add_scoring_args,
+    declared_for,
     emit_scored,
     err,
     given_task_options,
-    load_declared,
     open_scorer,
     print_table,
     scored_plan,
@@ -127,7 +127,7 @@ def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-unty
         subset=args.subset,
         form=args.trajectory_form,
         trajectory_key=args.trajectory_key,
-        declared=load_declared(args.protocol),
+        declared=declared_for(args.protocol, path),
         skip_summaries=args.skip_summary_records,
     )
 
