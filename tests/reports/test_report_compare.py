@@ -207,3 +207,28 @@ def test_aggregate_refuses_a_partial_run_among_complete_ones() -> None:
     }  # fmt: skip
     assert forced["protocol"]["differs_between_runs"] == ["episodes"]
     assert check_comparable(full, part) == []
+
+
+def test_seeds_of_one_privileged_agent_are_comparable() -> None:
+    """The refusal compares what the privileged channel gives, not how often a run used it:
+    the call count varies from seed to seed and is kept as a note."""
+    given = "goals, reference path, distances and teacher actions through env.privileged(), "
+    given += "requested at construction"
+    seed0 = {**CARD, "privileged": f"{given} (104 calls)"}
+    seed1 = {**CARD, "privileged": f"{given} (105 calls)"}
+    assert card_differences(seed0, seed1) == []
+    assert check_comparable(seed0, seed1) == []
+    assert card_notes(seed0, seed1) == [
+        f"privileged: {given} (104 calls) (A) vs {given} (105 calls) (B)"
+    ]
+    runs = [
+        {"metrics": {"SR": 0.5}, "protocol": seed0},
+        {"metrics": {"SR": 0.6}, "protocol": seed1},
+    ]
+    result = aggregate_summaries(runs, ["snt0", "snt1"])
+    assert result.differences == []
+    assert result.card["privileged"] == {
+        "snt0": f"{given} (104 calls)",
+        "snt1": f"{given} (105 calls)",
+    }
+    assert card_differences(CARD, seed0) == [f"privileged: none (A) vs {given} (B)"]
