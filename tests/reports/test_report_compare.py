@@ -232,3 +232,25 @@ def test_seeds_of_one_privileged_agent_are_comparable() -> None:
         "snt1": f"{given} (105 calls)",
     }
     assert card_differences(CARD, seed0) == [f"privileged: none (A) vs {given} (B)"]
+
+
+def test_aggregate_refuses_ne_averaged_over_different_counts() -> None:
+    """r2r-ce NE averages the reachable episodes: a mean of NE over 1839 episodes and NE over
+    1539 is no seed variation, refused like a card difference (and listed when forced)."""
+    runs = [{"metrics": {"SR": 0.02, "NE": 9.33}, "n_episodes": 1839, "averaged_over": {},
+             "protocol": CARD},
+            {"metrics": {"SR": 0.02, "NE": 9.38}, "n_episodes": 1839,
+             "averaged_over": {"NE": 1539}, "protocol": CARD}]  # fmt: skip
+    with pytest.raises(VLNEvalError) as exc:
+        aggregate_summaries(runs, ["sce_rand", "sce_offp"])
+    assert str(exc.value) == (
+        "refusing to aggregate sce_offp with sce_rand: their protocol cards differ (NE averaged "
+        "over: 1839 of 1839 episodes (sce_rand) vs 1539 of 1839 episodes (sce_offp)). Pass "
+        "--force to aggregate anyway; the output will say so."
+    )
+    forced = aggregate_summaries(runs, ["sce_rand", "sce_offp"], force=True)
+    assert forced.differences == [
+        "NE averaged over: 1839 of 1839 episodes (sce_rand) vs 1539 of 1839 episodes (sce_offp)"
+    ]
+    same = [runs[1], {**runs[1], "metrics": {"SR": 0.03, "NE": 9.4}}]
+    assert aggregate_summaries(same, ["a", "b"]).differences == []

@@ -483,7 +483,8 @@ def aggregate_summaries(
     """Aggregates the summary metrics of several runs of one setting (e.g. seeds).
 
     Every run's card must match the first one's (:func:`card_differences`, the episodes
-    scored included: a mean over runs on different episodes is no seed variation) unless
+    scored included: a mean over runs on different episodes is no seed variation), and so must
+    the number of episodes each metric averages (:func:`_count_differences`), unless
     ``force``. Metrics that are null in some run are left out. Each interval is clipped
     to its metric's range (:attr:`~vlneval.metrics.MetricInfo.bounds`; see
     :func:`~vlneval.stats.aggregate_scores` for why). A run whose results equal an earlier
@@ -504,7 +505,10 @@ def aggregate_summaries(
     for label, s in zip(labels[1:], summaries[1:], strict=True):
         found = [
             d.replace("(A)", f"({labels[0]})").replace("(B)", f"({label})")
-            for d in card_differences(first["protocol"], s["protocol"], episodes=True)
+            for d in [
+                *card_differences(first["protocol"], s["protocol"], episodes=True),
+                *_count_differences(first, s),
+            ]
         ]
         if found and not force:
             raise VLNEvalError(
@@ -537,6 +541,24 @@ def aggregate_summaries(
         left_out,
         _same_results(summaries, labels),
     )
+
+
+def _count_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """The metrics two summaries average over different numbers of episodes (``averaged_over``,
+    e.g. VLN-CE's NE over the reachable episodes only), as card differences.
+
+    Example:
+        >>> a = {"n_episodes": 4, "averaged_over": {"NE": 3}}
+        >>> _count_differences(a, {"n_episodes": 4})
+        ['NE averaged over: 3 of 4 episodes (A) vs 4 of 4 episodes (B)']
+    """
+    keys = dict.fromkeys([*(a.get("averaged_over") or {}), *(b.get("averaged_over") or {})])
+
+    def counts(s: Mapping[str, Any]) -> dict[str, str]:
+        n, over = s.get("n_episodes"), s.get("averaged_over") or {}
+        return {f"{m} averaged over": f"{over.get(m, n)} of {n} episodes" for m in keys}
+
+    return _differing(counts(a), counts(b), [f"{m} averaged over" for m in keys])
 
 
 def merged_card(cards: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> dict[str, Any]:
