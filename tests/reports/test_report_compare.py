@@ -254,3 +254,10 @@ def test_aggregate_refuses_ne_averaged_over_different_counts() -> None:
     ]
     same = [runs[1], {**runs[1], "metrics": {"SR": 0.03, "NE": 9.4}}]
     assert aggregate_summaries(same, ["a", "b"]).differences == []
+
+
+def test_cards_with_other_unreachable_policies_differ() -> None:
+    """VLN-CE's --unreachable policy is a scoring field, so it is compared."""
+    failure = {**CARD, "scoring": {**CARD["scoring"], "unreachable": "failure"}}
+    exclude = {**CARD, "scoring": {**CARD["scoring"], "unreachable": "exclude"}}
+    assert card_differences(failure, exclude) == ["unreachable: failure (A) vs exclude (B)"]
