@@ -152,3 +152,27 @@ def test_a_repeat_names_the_field_the_file_uses(tmp_path: Path) -> None:
         "reproduces a CLS that looks every step up as a graph edge and cannot score it (use "
         "--profile r4r, which scores repeats)"
     ]
+
+
+@pytest.mark.parametrize("explaining", [False, True])
+def test_an_id_given_many_times_is_one_problem_with_its_count(
+    explaining: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One id copied 2,000 times is one problem (not one per copy, which would fill the shown
+    problems), so the file's other problems still show: a jump (the typed pass) or a
+    malformed step (the explaining pass)."""
+    records = _demo("pred_path")
+    steps = records[1]["pred_path"]
+    records[1]["pred_path"] = [steps[0], steps[-1]]
+    if explaining:
+        records[2]["pred_path"][1] = 5
+    records += [records[0]] * 2000 + [records[3]]
+    step = 'error: instr_id "100_2": pred_path[1]: expected [viewpoint, heading, elevation], got 5'
+    assert _errors(records, tmp_path, capsys).splitlines() == [
+        *([step] if explaining else []),
+        'error: instr_id "100_0": duplicate id: the file has 2,001 predictions for it',
+        'error: instr_id "101_0": duplicate id: the file has two predictions for it',
+        'error: instr_id "100_1": pred_path[1]: viewpoint abf7df031edd15fbd3f55c2684f85ee3 is not '
+        "a neighbour of 7df9b1c6024ffb4582dca3e12a82a258 in scan demoHouse0A (the official "
+        "scorer rejects jumps; use --profile r2r-duet to score them with their shortest distance)",
+    ]
