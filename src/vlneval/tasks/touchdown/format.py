@@ -205,6 +205,7 @@ def load_touchdown_routes(
         )
     pc.raise_if_any()
     table = builder.build(task=task, split=split, source=source, id_field="route_id")
+    table.int_ids = True  # route ids are JSON integers (checked above), named bare
     built = sdr.build(task=task, split=split, source=source, id_field="sdr_id")
     examples = SDRExamples(
         **{f.name: getattr(built, f.name) for f in fields(EpisodeTable) if f.init},
@@ -357,11 +358,11 @@ class _NavParser:
         rid = _route_id(rec, k, self.pc)
         if rid is None:
             return
-        label = f"route_id {rid}"  # a JSON integer, shown as written
         i = self.table.index.get(str(rid))
         if i is None:
             self.unknown.append(rid)
             return
+        label = self.table.label(i)
         if self.seen[i]:
             self.pc.add("duplicate id: the file has two predictions for it", episode=label)
             return
