@@ -40,7 +40,7 @@ from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
 from vlneval.tasks.common.jsonl import decode_line
 from vlneval.tasks.common.predictions import Predictions, in_episode_order
-from vlneval.tasks.common.record_checks import FieldTally, is_finite, is_number, numbered
+from vlneval.tasks.common.record_checks import FieldTally, Repeats, is_finite, is_number, numbered
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.common.summary_records import SummarySkips
 
@@ -324,6 +324,7 @@ class _NavParser:
         self.rec_len = array("q")
         self.seen = np.zeros(len(table), dtype=np.bool_)
         self.unknown: list[str | int] = []  # route ids as written: JSON integers
+        self.repeats = Repeats()
 
     def _panos(self, traj: Any, label: str) -> list[str] | None:
         if not isinstance(traj, list) or not traj:
@@ -364,7 +365,7 @@ class _NavParser:
             return
         label = self.table.label(i)
         if self.seen[i]:
-            self.pc.add("duplicate id: the file has two predictions for it", episode=label)
+            self.repeats.see(i)
             return
         self.seen[i] = True
         if self.key not in rec:
@@ -431,6 +432,7 @@ def parse_touchdown_predictions(
         p.record(rec, k)
     tally.check(source)
     _check_visited(visited, source)
+    p.repeats.report(p.pc, table.label)
     p.pc.raise_if_any()
     return _assemble(p, source)
 
