@@ -207,3 +207,57 @@ def test_aggregate_refuses_a_partial_run_among_complete_ones() -> None:
     }  # fmt: skip
     assert forced["protocol"]["differs_between_runs"] == ["episodes"]
     assert check_comparable(full, part) == []
+
+
+def test_seeds_of_one_privileged_agent_are_comparable() -> None:
+    """The refusal compares what the privileged channel gives, not how often a run used it:
+    the call count varies from seed to seed and is kept as a note."""
+    given = "goals, reference path, distances and teacher actions through env.privileged(), "
+    given += "requested at construction"
+    seed0 = {**CARD, "privileged": f"{given} (104 calls)"}
+    seed1 = {**CARD, "privileged": f"{given} (105 calls)"}
+    assert card_differences(seed0, seed1) == []
+    assert check_comparable(seed0, seed1) == []
+    assert card_notes(seed0, seed1) == [
+        f"privileged: {given} (104 calls) (A) vs {given} (105 calls) (B)"
+    ]
+    runs = [
+        {"metrics": {"SR": 0.5}, "protocol": seed0},
+        {"metrics": {"SR": 0.6}, "protocol": seed1},
+    ]
+    result = aggregate_summaries(runs, ["snt0", "snt1"])
+    assert result.differences == []
+    assert result.card["privileged"] == {
+        "snt0": f"{given} (104 calls)",
+        "snt1": f"{given} (105 calls)",
+    }
+    assert card_differences(CARD, seed0) == [f"privileged: none (A) vs {given} (B)"]
+
+
+def test_aggregate_refuses_ne_averaged_over_different_counts() -> None:
+    """r2r-ce NE averages the reachable episodes: a mean of NE over 1839 episodes and NE over
+    1539 is no seed variation, refused like a card difference (and listed when forced)."""
+    runs = [{"metrics": {"SR": 0.02, "NE": 9.33}, "n_episodes": 1839, "averaged_over": {},
+             "protocol": CARD},
+            {"metrics": {"SR": 0.02, "NE": 9.38}, "n_episodes": 1839,
+             "averaged_over": {"NE": 1539}, "protocol": CARD}]  # fmt: skip
+    with pytest.raises(VLNEvalError) as exc:
+        aggregate_summaries(runs, ["sce_rand", "sce_offp"])
+    assert str(exc.value) == (
+        "refusing to aggregate sce_offp with sce_rand: their protocol cards differ (NE averaged "
+        "over: 1839 of 1839 episodes (sce_rand) vs 1539 of 1839 episodes (sce_offp)). Pass "
+        "--force to aggregate anyway; the output will say so."
+    )
+    forced = aggregate_summaries(runs, ["sce_rand", "sce_offp"], force=True)
+    assert forced.differences == [
+        "NE averaged over: 1839 of 1839 episodes (sce_rand) vs 1539 of 1839 episodes (sce_offp)"
+    ]
+    same = [runs[1], {**runs[1], "metrics": {"SR": 0.03, "NE": 9.4}}]
+    assert aggregate_summaries(same, ["a", "b"]).differences == []
+
+
+def test_cards_with_other_unreachable_policies_differ() -> None:
+    """VLN-CE's --unreachable policy is a scoring field, so it is compared."""
+    failure = {**CARD, "scoring": {**CARD["scoring"], "unreachable": "failure"}}
+    exclude = {**CARD, "scoring": {**CARD["scoring"], "unreachable": "exclude"}}
+    assert card_differences(failure, exclude) == ["unreachable: failure (A) vs exclude (B)"]

@@ -152,3 +152,47 @@ def test_a_repeat_names_the_field_the_file_uses(tmp_path: Path) -> None:
         "reproduces a CLS that looks every step up as a graph edge and cannot score it (use "
         "--profile r4r, which scores repeats)"
     ]
+
+
+@pytest.mark.parametrize("explaining", [False, True])
+def test_an_id_given_many_times_is_one_problem_with_its_count(
+    explaining: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One id copied 2,000 times is one problem (not one per copy, which would fill the shown
+    problems), so the file's other problems still show: a jump (the typed pass) or a
+    malformed step (the explaining pass)."""
+    records = _demo("pred_path")
+    steps = records[1]["pred_path"]
+    records[1]["pred_path"] = [steps[0], steps[-1]]
+    if explaining:
+        records[2]["pred_path"][1] = 5
+    records += [records[0]] * 2000 + [records[3]]
+    step = 'error: instr_id "100_2": pred_path[1]: expected [viewpoint, heading, elevation], got 5'
+    assert _errors(records, tmp_path, capsys).splitlines() == [
+        *([step] if explaining else []),
+        'error: instr_id "100_0": duplicate id: the file has 2,001 predictions for it',
+        'error: instr_id "101_0": duplicate id: the file has two predictions for it',
+        'error: instr_id "100_1": pred_path[1]: viewpoint abf7df031edd15fbd3f55c2684f85ee3 is not '
+        "a neighbour of 7df9b1c6024ffb4582dca3e12a82a258 in scan demoHouse0A (the official "
+        "scorer rejects jumps; use --profile r2r-duet to score them with their shortest distance)",
+    ]
+
+
+def test_an_id_past_python_s_digit_limit_in_a_file_is_described_by_its_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the number limit raised past the 4,300 digits Python's ``int`` converts, a
+    5,000-digit id gets the words of a huge id within it, not an internal error."""
+    monkeypatch.setenv("VLNEVAL_MAX_NUMBER_CHARS", "10000")
+    records = _demo()
+    records[0]["instr_id"] = 0  # written as 5,000 digits below
+    text = json.dumps(records).replace('"instr_id": 0,', f'"instr_id": {"7" * 5000},', 1)
+    (tmp_path / "preds.json").write_text(text)
+    argv = ["score", "--task", "demo", "--predictions", str(tmp_path / "preds.json")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.replace(f"{tmp_path / 'preds.json'}: ", "") == (
+        "error: 1 of 36 episodes have no prediction (first: 100_0); the official scorer requires "
+        "all of them (use --subset to score only the predicted ones, reported as partial); 1 "
+        "record has an id not in the split: an integer of 5,000 digits, beyond a double's range "
+        '(an id of another type, or with spaces? ids match exactly, e.g. "100_0")\n'
+    )

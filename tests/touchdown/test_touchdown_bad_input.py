@@ -327,3 +327,23 @@ def test_route_ids_are_shown_as_the_integers_the_files_write(tmp_path: Path) -> 
     assert [p.episode for p in _bad(tmp_path / "sdr2", sdr, "touchdown-sdr").problems] == [
         'SDR "1_main"'
     ]
+
+
+def test_routes_are_labelled_by_the_shared_episode_label(tmp_path: Path) -> None:
+    """Touchdown's route ids are JSON integers: its table says so, so the shared
+    EpisodeTable.label names a route as the reader and the rule checks always did."""
+    from vlneval.tasks.touchdown.format import load_touchdown_routes
+
+    root = make_root(tmp_path / "root")
+    table = load_touchdown_routes(next((root / "touchdown").rglob("dev.json*"))).table
+    assert table.int_ids and table.label(0) == "route_id 1" and table.record_id(0) == 1
+
+
+def test_a_route_given_many_times_is_one_problem_with_its_count(tmp_path: Path) -> None:
+    body = [*_good(), *[_good()[0]] * 300]
+    body[1]["trajectory"] = ["p0", "nowhere"]
+    err = _bad(tmp_path, body)
+    assert [(p.episode, p.message.split(" (")[0]) for p in err.problems] == [
+        ("route_id 2", "panorama nowhere is not in the Touchdown street graph"),
+        ("route_id 1", "duplicate id: the file has 301 predictions for it"),
+    ]

@@ -98,6 +98,7 @@ def test_infinite_distance_is_counted_never_averaged(
     assert s["distance"]["unreachable"]["count"] == 1
     assert s["distance"]["unreachable"]["ids"] == ["1"]
     assert s["distance"]["unreachable"]["policy"] == policy
+    assert s["protocol"]["scoring"]["unreachable"] == policy  # compared like every scoring field
     assert s["metrics"]["NE"] == 0.5  # never inf, never NaN
     assert s["metrics"]["SR"] == (0.5 if policy == "failure" else 1.0)
     assert s["metrics"]["TL"] == 2.5  # path metrics keep every episode

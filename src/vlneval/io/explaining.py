@@ -4,6 +4,7 @@ decoded leniently so that the caller can name the field at fault.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from vlneval.errors import InvalidInputError
@@ -71,7 +72,7 @@ def explain(raw: bytes, source: str, limits: Limits | None = None, *, a_list: bo
             f"{lim.max_number} characters at {where} (VLNEVAL_MAX_NUMBER_CHARS raises the limit)"
         )
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_whole)
     except json.JSONDecodeError as exc:
         lines = a_list and exc.msg == "Extra data" and exc.colno == 1 and text.lstrip()[:1] == "{"
         raise InvalidInputError(
@@ -85,3 +86,18 @@ def explain(raw: bytes, source: str, limits: Limits | None = None, *, a_list: bo
         ) from exc
     except RecursionError as exc:
         raise InvalidInputError(f"{source}: JSON nested too deeply") from exc
+
+
+def _whole(digits: str) -> int:
+    """A JSON integer of any length: ``int`` refuses text of more than 4,300 digits (Python's
+    guard against slow conversions), which ``VLNEVAL_MAX_NUMBER_CHARS`` may allow; the reader
+    then names such an id by its size, as any id beyond a double's range.
+
+    Example:
+        >>> len(str(_whole("7" * 5000) // 10**4990))
+        10
+    """
+    try:
+        return int(digits)
+    except ValueError:
+        return int(Decimal(digits))  # exact: no digit limit applies to a Decimal

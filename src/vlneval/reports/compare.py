@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +55,9 @@ _NOTE_FIELDS = (
     "executed_path",
     "checkpoint_selection",
 )
+# The environment appends how often a run used its privileged channel: that count varies from
+# seed to seed, so the refusal compares what the channel gives, and the count is a note.
+_CALLS = re.compile(r" \(\d+ calls\)$")
 
 
 def _refusal_view(card: Mapping[str, Any], episodes: bool) -> dict[str, str]:
@@ -66,14 +70,25 @@ def _refusal_view(card: Mapping[str, Any], episodes: bool) -> dict[str, str]:
         view["episodes"] = str(card.get("episodes"))
     view["profile"] = f"{scoring.pop('profile', None)} v{scoring.pop('profile_version', None)}"
     view |= {k: str(v) for k, v in scoring.items()}
-    return view | {"privileged": str(card.get("privileged"))}
+    return view | {"privileged": _access(card)}
+
+
+def _access(card: Mapping[str, Any]) -> str:
+    """The card's privileged access without its call count.
+
+    Example:
+        >>> _access({"privileged": "goals through env.privileged() (3 calls)"})
+        'goals through env.privileged()'
+    """
+    return _CALLS.sub("", str(card.get("privileged")))
 
 
 def card_differences(
     card_a: Mapping[str, Any], card_b: Mapping[str, Any], *, episodes: bool = False
 ) -> list[str]:
     """The fields that make two results incomparable: task, split, dataset version, profile,
-    every other ``scoring`` field, privileged access, and with ``episodes`` the episodes
+    every other ``scoring`` field, privileged access (what the channel gives, not how often
+    it was used), and with ``episodes`` the episodes
     scored (a seed aggregate; a comparison pairs the episodes both runs scored instead).
 
     Example:
@@ -90,13 +105,17 @@ def card_differences(
 
 
 def card_notes(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> list[str]:
-    """Other protocol fields that differ (worth reading, not a reason to refuse).
+    """Other protocol fields that differ (worth reading, not a reason to refuse), and the
+    privileged calls when only their count differs.
 
     Example:
         >>> card_notes({"map": "given graph"}, {"map": "built online"})
         ['map: given graph (A) vs built online (B)']
     """
-    return _differing(card_a, card_b, _NOTE_FIELDS)
+    same_access = _access(card_a) == _access(card_b)
+    return _differing(
+        card_a, card_b, [*_NOTE_FIELDS, "privileged"] if same_access else _NOTE_FIELDS
+    )
 
 
 def _differing(a: Mapping[str, Any], b: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
@@ -464,7 +483,8 @@ def aggregate_summaries(
     """Aggregates the summary metrics of several runs of one setting (e.g. seeds).
 
     Every run's card must match the first one's (:func:`card_differences`, the episodes
-    scored included: a mean over runs on different episodes is no seed variation) unless
+    scored included: a mean over runs on different episodes is no seed variation), and so must
+    the number of episodes each metric averages (:func:`_count_differences`), unless
     ``force``. Metrics that are null in some run are left out. Each interval is clipped
     to its metric's range (:attr:`~vlneval.metrics.MetricInfo.bounds`; see
     :func:`~vlneval.stats.aggregate_scores` for why). A run whose results equal an earlier
@@ -485,7 +505,10 @@ def aggregate_summaries(
     for label, s in zip(labels[1:], summaries[1:], strict=True):
         found = [
             d.replace("(A)", f"({labels[0]})").replace("(B)", f"({label})")
-            for d in card_differences(first["protocol"], s["protocol"], episodes=True)
+            for d in [
+                *card_differences(first["protocol"], s["protocol"], episodes=True),
+                *_count_differences(first, s),
+            ]
         ]
         if found and not force:
             raise VLNEvalError(
@@ -518,6 +541,24 @@ def aggregate_summaries(
         left_out,
         _same_results(summaries, labels),
     )
+
+
+def _count_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """The metrics two summaries average over different numbers of episodes (``averaged_over``,
+    e.g. VLN-CE's NE over the reachable episodes only), as card differences.
+
+    Example:
+        >>> a = {"n_episodes": 4, "averaged_over": {"NE": 3}}
+        >>> _count_differences(a, {"n_episodes": 4})
+        ['NE averaged over: 3 of 4 episodes (A) vs 4 of 4 episodes (B)']
+    """
+    keys = dict.fromkeys([*(a.get("averaged_over") or {}), *(b.get("averaged_over") or {})])
+
+    def counts(s: Mapping[str, Any]) -> dict[str, str]:
+        n, over = s.get("n_episodes"), s.get("averaged_over") or {}
+        return {f"{m} averaged over": f"{over.get(m, n)} of {n} episodes" for m in keys}
+
+    return _differing(counts(a), counts(b), [f"{m} averaged over" for m in keys])
 
 
 def merged_card(cards: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.record_checks import (
     ID_LIKE,
     FieldTally,
+    Repeats,
     angle_problem,
     shown_id,
     shown_value,
@@ -203,6 +204,7 @@ class _Parser:
         self.n_typed = 0
         self.traj_tally = FieldTally(*((trajectory_key,) if trajectory_key else TRAJECTORY_KEYS))
         self.id_tally = FieldTally(episodes.id_field)
+        self.repeats = Repeats()
 
     def _id(self, rec: dict[str, Any], k: int) -> str | None:
         idf = self.ep.id_field
@@ -311,9 +313,10 @@ class _Parser:
             self.accept(eid, label, vps, {n: rec[n] for n in self.keep_fields if n in rec})
 
     def file_level(self) -> None:
-        """When no record has a trajectory field (then the fix), or none the id field, one
-        problem of the file (first) says so, instead of one per record (after the explaining
-        pass)."""
+        """The repeated ids, one problem each; when no record has a trajectory field (then the
+        fix), or none the id field, one problem of the file (first) says so, instead of one per
+        record (after the explaining pass)."""
+        self.repeats.report(self.pc, self.ep.label)
         trajs, ids = self.traj_tally, self.id_tally
         trajs.collapse(self.pc, " (the executed viewpoints)", fix=trajs.key_hint(self.ep.id_field))
         example = (
@@ -330,7 +333,7 @@ class _Parser:
             return None
         label = self.ep.label(i)
         if self.seen[i]:
-            self.pc.add("duplicate id: the file has two predictions for it", episode=label)
+            self.repeats.see(i)
             return None
         self.seen[i] = True
         return label
@@ -381,11 +384,8 @@ class _Parser:
         for k in np.flatnonzero(~keep).tolist():
             self._stray(ids[k], records[k].id)
         keep &= ~self._repeated(rows, keep)
-        for k in np.flatnonzero(~keep & (rows >= 0)).tolist():
-            self.pc.add(
-                "duplicate id: the file has two predictions for it",
-                episode=self.ep.label(int(rows[k])),
-            )
+        for row in rows[~keep & (rows >= 0)].tolist():
+            self.repeats.see(row)
         self.seen[rows[keep]] = True
         size = np.array(lengths, dtype=np.int64)
         steps = None if keep.all() else np.repeat(keep, size)
@@ -438,7 +438,8 @@ class _Parser:
 
     def resolve(self) -> None:
         """Joins the typed records' chunks; a viewpoint that is not a node of its episode's
-        graph is named (each record once)."""
+        graph is named (each record once), after the repeated ids."""
+        self.repeats.report(self.pc, self.ep.label)
         if not self.parts:
             return
         rows, sizes, nodes = (np.concatenate(c) for c in zip(*self.parts, strict=True))

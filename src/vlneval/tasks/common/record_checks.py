@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-from collections.abc import Collection, Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Iterator
 from itertools import chain
 from typing import Any, TypeGuard
 
@@ -15,7 +16,7 @@ from vlneval.io import clip
 
 __all__ = [
     "is_number", "is_finite", "check_fields", "check_heading", "numbered", "FieldTally", "ID_LIKE",
-    "shown_value", "angle_problem", "shown_id",
+    "shown_value", "angle_problem", "shown_id", "Repeats",
 ]  # fmt: skip
 
 #: Fields that look like a record's id, which a problem of a missing id field names.
@@ -277,6 +278,39 @@ class FieldTally:
         else:
             return ""
         return hint("--trajectory-key", words, aside=True)
+
+
+class Repeats:
+    """The episodes a file predicts more than once, counted while the records stream, for one
+    problem per repeated id with its count (:meth:`report`): one id copied 2,000 times is one
+    problem, which leaves room for the file's others among the problems shown.
+
+    Example:
+        >>> repeats = Repeats()
+        >>> for row in (3, 3, 5):  # each record after the first of its episode
+        ...     repeats.see(row)
+        >>> pc = ProblemCollector("p.json")
+        >>> repeats.report(pc, lambda row: f"id {row}")
+        >>> for problem in pc.problems:
+        ...     print(problem)
+        p.json: id 3: duplicate id: the file has 3 predictions for it
+        p.json: id 5: duplicate id: the file has two predictions for it
+    """
+
+    def __init__(self) -> None:
+        self.again: Counter[int] = Counter()  # episode row -> records after its first
+
+    def see(self, row: int) -> None:
+        """Counts one more record of episode ``row``, which an earlier record predicted."""
+        self.again[row] += 1
+
+    def report(self, pc: ProblemCollector, label: Callable[[int], str]) -> None:
+        """Adds one problem per repeated episode (named by ``label(row)``), in the order of
+        their first repeat."""
+        for row, n in self.again.items():
+            times = "two" if n == 1 else f"{n + 1:,}"
+            pc.add(f"duplicate id: the file has {times} predictions for it", episode=label(row))
+        self.again.clear()
 
 
 def _path_like(name: str) -> bool:

@@ -40,7 +40,7 @@ from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
 from vlneval.tasks.common.jsonl import decode_line
 from vlneval.tasks.common.predictions import Predictions, in_episode_order
-from vlneval.tasks.common.record_checks import FieldTally, is_finite, is_number, numbered
+from vlneval.tasks.common.record_checks import FieldTally, Repeats, is_finite, is_number, numbered
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.common.summary_records import SummarySkips
 
@@ -205,6 +205,7 @@ def load_touchdown_routes(
         )
     pc.raise_if_any()
     table = builder.build(task=task, split=split, source=source, id_field="route_id")
+    table.int_ids = True  # route ids are JSON integers (checked above), named bare
     built = sdr.build(task=task, split=split, source=source, id_field="sdr_id")
     examples = SDRExamples(
         **{f.name: getattr(built, f.name) for f in fields(EpisodeTable) if f.init},
@@ -323,6 +324,7 @@ class _NavParser:
         self.rec_len = array("q")
         self.seen = np.zeros(len(table), dtype=np.bool_)
         self.unknown: list[str | int] = []  # route ids as written: JSON integers
+        self.repeats = Repeats()
 
     def _panos(self, traj: Any, label: str) -> list[str] | None:
         if not isinstance(traj, list) or not traj:
@@ -357,13 +359,13 @@ class _NavParser:
         rid = _route_id(rec, k, self.pc)
         if rid is None:
             return
-        label = f"route_id {rid}"  # a JSON integer, shown as written
         i = self.table.index.get(str(rid))
         if i is None:
             self.unknown.append(rid)
             return
+        label = self.table.label(i)
         if self.seen[i]:
-            self.pc.add("duplicate id: the file has two predictions for it", episode=label)
+            self.repeats.see(i)
             return
         self.seen[i] = True
         if self.key not in rec:
@@ -430,6 +432,7 @@ def parse_touchdown_predictions(
         p.record(rec, k)
     tally.check(source)
     _check_visited(visited, source)
+    p.repeats.report(p.pc, table.label)
     p.pc.raise_if_any()
     return _assemble(p, source)
 

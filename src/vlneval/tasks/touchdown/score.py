@@ -178,7 +178,7 @@ def _reference(table: EpisodeTable, order: np.ndarray, graph: Any) -> tuple[np.n
             e = int(np.searchsorted(offsets, pos, side="right") - 1)
             pc.add(
                 graph.describe_missing(paths[e][pos - offsets[e]]),
-                episode=f"route_id {table.ids[int(order[e])]}",
+                episode=table.label(int(order[e])),
                 field=f"route_panoids[{pos - offsets[e]}]",
             )
         pc.raise_if_any()
@@ -215,7 +215,7 @@ def _check(
         pc.add(
             f"the trajectory starts at {graph.ids[traj[off[k]]]}, not at the route's start "
             f"{table.paths[i][0]} (it must include the start panorama)",
-            episode=f"route_id {table.ids[i]}", field="trajectory[0]",
+            episode=table.label(i), field="trajectory[0]",
         )  # fmt: skip
     at = np.flatnonzero(moved)
     jump_at = at[~graph.adjacent(traj[at - 1], traj[at])]
@@ -230,7 +230,7 @@ def _check(
                     hint("--profile", "profile touchdown-vlnt scores such jumps without a check"),
                     ")",
                 ),
-                episode=f"route_id {table.ids[i]}", field=f"trajectory[{q - int(off[k])}]",
+                episode=table.label(i), field=f"trajectory[{q - int(off[k])}]",
             )  # fmt: skip
     pc.raise_if_any()
     return np.bincount(owner[jump_at], minlength=len(preds.episodes)).astype(np.int64)

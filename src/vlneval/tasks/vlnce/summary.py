@@ -169,6 +169,7 @@ def summarise_continuous(
     scoring = parts.protocol["scoring"]
     scoring["distance_source"] = source.name
     scoring["distance_detail"] = source.description
+    scoring["unreachable"] = prof.unreachable  # changes NE and SR: compared like the profile
     scoring["dtw"] = dtw["method"]
     scoring["stop"] = (
         "the last position is the stop (RxR-Habitat form)"
