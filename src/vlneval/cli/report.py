@@ -196,7 +196,12 @@ def _budgets(text: str) -> tuple[float, ...]:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Scores the file (and the baseline), writes the HTML report."""
-    from vlneval.reports.terminal import print_notices, render_summary, summary_notices
+    from vlneval.reports.terminal import (
+        print_notices,
+        render_summary,
+        summary_notices,
+        warning_notices,
+    )
 
     plan = plan_outputs(args, {"--out": args.out, "--json": args.json})
     from vlneval.reports.html import ReportOptions, build_report
@@ -230,6 +235,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     summary = run.evaluation.to_dict()
     if plan.table is not None:
         print_table(render_summary(summary, color=sys.stdout.isatty(), fmt=plan.table))
+    if baseline is not None:  # the baseline's checks and warnings, named
+        print_notices(warning_notices(baseline.evaluation.to_dict(), f"A ({baseline.label}): "))
     print_notices(summary_notices(summary))
     where = "the report to stdout" if plan.outputs["--out"].is_stdout else args.out
     if not args.quiet:
@@ -245,6 +252,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         not_compared_notices,
         render_comparison,
         render_multi,
+        run_notices,
     )
     from vlneval.reports.tables import write_summary
     from vlneval.reports.terminal import print_notices
@@ -284,7 +292,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         else:
             print_table(render_multi(result, color=color, fmt=plan.table))
     runs = [("A", a), *zip(names, others, strict=True)]
-    print_notices([*comparison_notices(result), *not_compared_notices(runs, result)])
+    notices = [*run_notices(runs), *comparison_notices(result)]
+    print_notices([*notices, *not_compared_notices(runs, result)])
     return 0
 
 

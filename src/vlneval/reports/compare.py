@@ -131,6 +131,8 @@ class RunComparison:
         notes: other card differences.
         settings: seed, resamples, confidence, correction, resampling unit.
         cards: the two protocol cards, ``{"A": ..., "B": ...}``.
+        warnings: each run's scoring warnings (failed checks among them),
+            ``{"A": [...], "B": [...]}``: what the comparison's numbers rest on.
     """
 
     label_a: str
@@ -144,6 +146,7 @@ class RunComparison:
     notes: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     cards: dict[str, Any] = field(default_factory=dict)
+    warnings: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def forced(self) -> bool:
@@ -184,6 +187,7 @@ class RunComparison:
             "metrics": rows,
             "settings": self.settings,
             "protocol": self.cards,
+            "warnings": self.warnings,
         }
 
 
@@ -265,7 +269,8 @@ def compare_scored(
         VLNEvalError: incomparable cards without ``force``, no shared episode, or an unknown
             metric.
     """
-    card_a, card_b = a.evaluation.to_dict()["protocol"], b.evaluation.to_dict()["protocol"]
+    summary_a, summary_b = a.evaluation.to_dict(), b.evaluation.to_dict()
+    card_a, card_b = summary_a["protocol"], summary_b["protocol"]
     diffs = check_comparable(card_a, card_b, force=force)
     pos_a, pos_b = _pairing(a, b)
     if pos_a.size == 0:
@@ -312,6 +317,7 @@ def compare_scored(
             "resampling": "scans, then episodes" if cluster_by_scan else "episodes",
         },
         cards={"A": card_a, "B": card_b},
+        warnings={"A": list(summary_a["warnings"]), "B": list(summary_b["warnings"])},
     )
 
 

@@ -25,6 +25,7 @@ from vlneval.reports.terminal import (
     grouped_notes,
     recording_console,
     unavailable_reasons,
+    warning_notices,
 )
 from vlneval.stats import Comparison
 
@@ -34,6 +35,7 @@ __all__ = [
     "render_multi",
     "comparison_notices",
     "not_compared_notices",
+    "run_notices",
     "aggregate_notices",
 ]
 
@@ -134,6 +136,15 @@ def comparison_notices(cmp: RunComparison | MultiComparison) -> list[Notice]:
         for n in r.notes:
             note = n if len(runs) == 1 else n.replace("(B)", f"({who})")
             out.append((f"note: protocol field differs: {note}", "yellow"))
+    return out
+
+
+def run_notices(runs: Sequence[tuple[str, ScoredRun]]) -> list[Notice]:
+    """Each run's failed checks and scoring warnings, for stderr, after its name (``A
+    (label): warning: ...``): a comparison rests on them as a score does."""
+    out: list[Notice] = []
+    for name, run in runs:
+        out += warning_notices(run.evaluation.to_dict(), f"{name} ({run.label}): ")
     return out
 
 

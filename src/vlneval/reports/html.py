@@ -147,7 +147,7 @@ def build_report(
     shown = _shown(run, diag, baseline, base_diag)
     sections = [
         ("summary", "Summary", "Summary", _summary(run, diag, options)),
-        ("checks", "Checks", "Consistency checks and warnings", _checks(run)),
+        ("checks", "Checks", "Consistency checks and warnings", _checks(shown)),
         ("protocol", "Protocol", "Protocol card", _protocol(run, baseline)),
     ]
     if comparison is not None and baseline is not None:
@@ -307,7 +307,15 @@ def _download(run: ScoredRun, diag: Diagnostics) -> str:
     )
 
 
-def _checks(run: ScoredRun) -> str:
+def _checks(shown: Shown) -> str:
+    """Each run's checks and warnings (the baseline's first, under its name, when there is
+    one): the comparison rests on both."""
+    if len(shown) == 1:
+        return _run_checks(shown[0][1])
+    return "".join(f"<h3>{escape(name)}</h3>{_run_checks(run)}" for name, run, _ in shown)
+
+
+def _run_checks(run: ScoredRun) -> str:
     s = run.evaluation.to_dict()
     rows = []
     for c in s.get("checks", []):

@@ -1,0 +1,54 @@
+"""Review fixes of ``compare``, ``report`` and their tables: each asserts the exact new text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.reports.conftest import House
+from tests.reports.house import predictions
+from vlneval.cli.main import main
+
+Capture = pytest.CaptureFixture[str]
+
+SKIPPED = (
+    "warning: 1 record(s) without 'instr_id' that look like a summary were skipped "
+    "(--skip-summary-records; record 0)"
+)
+
+
+def _data(house: House) -> list[str]:
+    return ["--task", "r2r", "--split", "val", "--data-root", str(house.root)]
+
+
+def _with_summary(tmp_path: Path) -> Path:
+    path = tmp_path / "with_summary.json"
+    path.write_text(json.dumps([{"success_rate": 0.5, "spl": 0.4}, *predictions()]))
+    return path
+
+
+def test_compare_shows_each_runs_warnings(house: House, tmp_path: Path, capsys: Capture) -> None:
+    out, b = tmp_path / "c.json", _with_summary(tmp_path)
+    args = ["compare", *_data(house), str(house.a), str(b), "--skip-summary-records"]
+    assert main([*args, "--json", str(out)]) == 0
+    assert f"B (with_summary): {SKIPPED}" in capsys.readouterr().err
+    warnings = json.loads(out.read_text())["warnings"]
+    assert warnings == {"A": [], "B": [SKIPPED.removeprefix("warning: ")]}
+
+
+def test_report_compare_shows_the_baselines_warnings(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    out, a = tmp_path / "r.html", _with_summary(tmp_path)
+    code = main([
+        "report", *_data(house), "--predictions", str(house.b), "--compare", str(a),
+        "--skip-summary-records", "--out", str(out), "--worst", "0", "--sample", "0",
+    ])  # fmt: skip
+    assert code == 0
+    assert f"A (with_summary): {SKIPPED}" in capsys.readouterr().err
+    html = out.read_text(encoding="utf-8")
+    checks = html[html.index("Consistency checks and warnings") :]
+    assert "<h3>A: with_summary</h3>" in checks and "<h3>B: run_b</h3>" in checks
+    assert SKIPPED.removeprefix("warning: ").replace("'", "&#x27;") in checks
