@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
+from html import escape
 from pathlib import Path
 
 import pytest
 
-from tests.reports.conftest import House
+from tests.reports.conftest import EXECUTED_B, House
 from tests.reports.house import predictions
 from vlneval.cli.main import main
 
@@ -52,3 +54,27 @@ def test_report_compare_shows_the_baselines_warnings(
     checks = html[html.index("Consistency checks and warnings") :]
     assert "<h3>A: with_summary</h3>" in checks and "<h3>B: run_b</h3>" in checks
     assert SKIPPED.removeprefix("warning: ").replace("'", "&#x27;") in checks
+
+
+def test_report_compare_puts_the_runs_side_by_side_on_shared_episodes(
+    house: House, tmp_path: Path
+) -> None:
+    # B scored 3 of the 6 episodes: A (all 6 scored) is shown on those 3, not on its own 6.
+    part = tmp_path / "part.json"
+    part.write_text(json.dumps(predictions({k: EXECUTED_B[k] for k in ("2_0", "3_0", "4_0")})))
+    out = tmp_path / "r.html"
+    code = main([
+        "report", *_data(house), "--predictions", str(part), "--subset", "--compare",
+        str(house.a), "--out", str(out), "--quiet", "--worst", "0", "--sample", "0",
+    ])  # fmt: skip
+    assert code == 0
+    html = out.read_text(encoding="utf-8")
+    note = (
+        "A and B side by side on the 3 episodes both scored (A scored 6, B 3); the Summary "
+        "is B's on all its episodes."
+    )
+    assert html.count(escape(note)) == 4  # outcomes, budgets, distributions, breakdowns
+    outcomes = html[html.index("Why episodes fail") : html.index("Success within a path")]
+    start = outcomes.index("reached and stopped")
+    reached = outcomes[start : outcomes.index("</tr>", start)]
+    assert re.findall(r"\d+ \([\d.]+%\)", reached) == ["0 (0.0%)", "2 (66.7%)"]

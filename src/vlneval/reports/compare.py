@@ -41,6 +41,7 @@ __all__ = [
     "card_notes",
     "check_comparable",
     "compare_scored",
+    "paired_runs",
 ]
 
 _NOTE_FIELDS = (
@@ -241,6 +242,41 @@ def _pairing(a: ScoredRun, b: ScoredRun) -> tuple[np.ndarray, np.ndarray]:
             pos_a.append(k)
             pos_b.append(j)
     return np.array(pos_a, dtype=np.int64), np.array(pos_b, dtype=np.int64)
+
+
+def paired_runs(a: ScoredRun, b: ScoredRun) -> tuple[ScoredRun, ScoredRun]:
+    """The two runs on the episodes both scored, for tables that show them side by side (a
+    run that scored no other episode comes back as it is).
+
+    Example:
+        >>> from vlneval.evaluation import Scorer
+        >>> from vlneval.tasks.common.root import demo_root
+        >>> from vlneval.diagnostics import score_run
+        >>> run = score_run(Scorer("demo"), demo_root() / "demo" / "predictions_val.json")
+        >>> part = _on_episodes(run, np.arange(3))
+        >>> a, b = paired_runs(run, part)
+        >>> a.episode_ids == part.episode_ids, b is part, len(a.trajectory(2)) > 0
+        (True, True, True)
+    """
+    pos_a, pos_b = _pairing(a, b)
+    return _on_episodes(a, np.sort(pos_a)), _on_episodes(b, np.sort(pos_b))
+
+
+def _on_episodes(run: ScoredRun, keep: np.ndarray) -> ScoredRun:
+    """``run`` on its scored episodes at positions ``keep`` (ascending), with their
+    per-episode columns and trajectories; its summary metrics stay the whole run's."""
+    ev = run.evaluation
+    if keep.size == ev.scored.size:
+        return run
+    columns = {name: np.asarray(values)[keep] for name, values in ev.per_episode.items()}
+    evaluation = dataclasses.replace(ev, scored=ev.scored[keep], per_episode=columns)
+    if run.nodes is None or run.offsets is None:
+        return ScoredRun(evaluation, run.label, run.graphs)
+    starts, ends = run.offsets[keep], run.offsets[keep + 1]
+    pieces = [run.nodes[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+    nodes = np.concatenate(pieces) if pieces else run.nodes[:0]
+    offsets = np.concatenate([[0], np.cumsum(ends - starts)]).astype(run.offsets.dtype)
+    return ScoredRun(evaluation, run.label, run.graphs, nodes, offsets)
 
 
 def compare_scored(

@@ -31,7 +31,7 @@ from vlneval.io import write_outputs
 from vlneval.metrics import MetricInfo
 from vlneval.metrics.info import LABELS
 from vlneval.reports import html_parts as hp
-from vlneval.reports.compare import RunComparison, compare_scored
+from vlneval.reports.compare import RunComparison, compare_scored, paired_runs
 from vlneval.reports.plots_base import figure_png
 from vlneval.reports.plots_compare import plot_comparison
 from vlneval.reports.plots_distributions import (
@@ -144,7 +144,8 @@ def build_report(
     diag = diagnose(run, **stats)
     base_diag = diagnose(baseline, **stats) if baseline is not None else None
     step("diagnosed")
-    shown = _shown(run, diag, baseline, base_diag)
+    shown = _shown(run, diag, baseline, base_diag, {**stats, "rng": options.seed})
+    paired = _paired_note(run, baseline, shown)
     sections = [
         ("summary", "Summary", "Summary", _summary(run, diag, options)),
         ("checks", "Checks", "Consistency checks and warnings", _checks(shown)),
@@ -156,12 +157,13 @@ def build_report(
         )
         step("drew the comparison")
     sections += [
-        ("outcomes", "Outcomes", "Why episodes fail", _outcomes(diag, shown)),
-        ("budget", "Budgets", "Success within a path-length budget", _budget(diag, shown)),
+        ("outcomes", "Outcomes", "Why episodes fail", paired + _outcomes(diag, shown)),
+        ("budget", "Budgets", "Success within a path-length budget",
+         paired + _budget(diag, shown)),
         ("distributions", "Distributions", _distributions_title(run, diag),
-         _distributions(run, shown)),
+         paired + _distributions(run, shown)),
         ("breakdowns", "Breakdowns", "Breakdowns by scan, reference length and instruction length",
-         _groups(diag, base_diag)),
+         paired + _groups(shown[-1][2], shown[0][2] if baseline is not None else None)),
     ]  # fmt: skip
     step("drew the distributions")
     sections.append(
@@ -180,14 +182,34 @@ def build_report(
 
 
 def _shown(
-    run: ScoredRun, diag: Diagnostics, baseline: ScoredRun | None, base: Diagnostics | None
+    run: ScoredRun,
+    diag: Diagnostics,
+    baseline: ScoredRun | None,
+    base: Diagnostics | None,
+    stats: dict[str, Any],
 ) -> Shown:
     """The runs side by side: ``A: …`` (the baseline) then ``B: …``, or the run alone, each
-    named by its clipped label."""
+    named by its clipped label. Side by side, both are on the episodes both scored (diagnosed
+    again with ``stats`` when one scored others): a column on other episodes is no comparison.
+    """
     if baseline is None or base is None:
         return [(hp.clip(run.label), run, diag)]
     a, b = hp.short_labels(baseline.label, run.label)
-    return [(f"A: {hp.clip(a)}", baseline, base), (f"B: {hp.clip(b)}", run, diag)]
+    pa, pb = paired_runs(baseline, run)
+    base = base if pa is baseline else diagnose(pa, **stats)
+    diag = diag if pb is run else diagnose(pb, **stats)
+    return [(f"A: {hp.clip(a)}", pa, base), (f"B: {hp.clip(b)}", pb, diag)]
+
+
+def _paired_note(run: ScoredRun, baseline: ScoredRun | None, shown: Shown) -> str:
+    """What the side-by-side sections are on, when a run scored episodes the other did not."""
+    if baseline is None or (shown[0][1] is baseline and shown[-1][1] is run):
+        return ""
+    return hp.muted(
+        f"A and B side by side on the {len(shown[-1][1].episode_ids)} episodes both scored "
+        f"(A scored {len(baseline.episode_ids)}, B {len(run.episode_ids)}); the Summary is B's "
+        "on all its episodes."
+    )
 
 
 def write_report(path: str | Path, report: Report) -> None:
