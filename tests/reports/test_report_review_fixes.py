@@ -78,3 +78,15 @@ def test_report_compare_puts_the_runs_side_by_side_on_shared_episodes(
     start = outcomes.index("reached and stopped")
     reached = outcomes[start : outcomes.index("</tr>", start)]
     assert re.findall(r"\d+ \([\d.]+%\)", reached) == ["0 (0.0%)", "2 (66.7%)"]
+
+
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_a_negative_seed_is_refused_naming_the_option(
+    house: House, command: str, capsys: Capture
+) -> None:
+    files = ["--predictions", str(house.a)] if command == "report" else [str(house.a)] * 2
+    with pytest.raises(SystemExit) as stop:
+        main([command, *_data(house), *files, "--seed", "-1"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert f"vlneval {command}: error: argument --seed: must be an integer >= 0; got '-1'" in err

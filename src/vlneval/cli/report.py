@@ -138,7 +138,7 @@ def _add_reading_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_stats_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the resampling (default 0)")
     p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (2000)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
     p.add_argument(
@@ -148,6 +148,22 @@ def _add_stats_args(p: argparse.ArgumentParser) -> None:
         "not independent)",
     )
     p.add_argument("--force", action="store_true", help="compare even if the cards differ")
+
+
+def _seed(text: str) -> int:
+    """A seed: an integer >= 0 (what numpy's generators take).
+
+    Example:
+        >>> _seed("7")
+        7
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {text!r}")
+    return value
 
 
 def _score(args: argparse.Namespace, scorer: Any, path: str, protocol: str | None = None) -> Any:
