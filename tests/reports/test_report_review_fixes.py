@@ -90,3 +90,39 @@ def test_a_negative_seed_is_refused_naming_the_option(
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert f"vlneval {command}: error: argument --seed: must be an integer >= 0; got '-1'" in err
+
+
+def test_compare_by_scan_names_the_cluster_test_and_warns_of_few_scans(
+    house: House, capsys: Capture
+) -> None:
+    args = ["compare", *_data(house), str(house.a), str(house.b), "--by-scan"]
+    assert main([*args, "--resamples", "200"]) == 0
+    captured = capsys.readouterr()
+    caption = " ".join(captured.out.split())
+    assert (
+        "p: cluster permutation (signs flipped per scan), Holm-adjusted over 8 metrics" in caption
+    )
+    assert "McNemar" not in captured.out
+    assert (
+        "warning: --by-scan over 1 scan: the cluster test's smallest possible p is 2/2^1 = 1, "
+        "so no difference can reach p < 0.05; the interval from resampling 1 scan is "
+        "unreliable too"
+    ) in captured.err
+    assert main([*args, "--resamples", "200", "--format", "markdown"]) == 0
+    assert "over 8 tests (cluster permutation (signs flipped per scan));" in capsys.readouterr().out
+
+
+def test_report_by_scan_names_the_cluster_test(house: House, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    code = main([
+        "report", *_data(house), "--predictions", str(house.b), "--compare", str(house.a),
+        "--by-scan", "--out", str(out), "--quiet", "--worst", "0", "--sample", "0",
+        "--resamples", "200",
+    ])  # fmt: skip
+    assert code == 0
+    html = out.read_text(encoding="utf-8")
+    assert (
+        "p: a permutation test flipping the signs of whole scans&#x27; differences, for every "
+        "metric; Holm-adjusted across the metrics."
+    ) in html
+    assert "McNemar" not in html

@@ -35,6 +35,7 @@ __all__ = [
     "compare_many",
     "b_is_better",
     "significant",
+    "p_value_tests",
     "direction_text",
     "aggregate_summaries",
     "card_differences",
@@ -219,6 +220,19 @@ def b_is_better(label: str, comparison: Comparison) -> bool | None:
     return info.improves(comparison.difference) if info is not None else None
 
 
+def p_value_tests(runs: Sequence[RunComparison]) -> str:
+    """The tests behind a comparison's p-values, as its rows used them: per-scan sign flips
+    with ``cluster_by_scan``, McNemar's test and episode sign flips otherwise.
+
+    Example:
+        >>> p_value_tests([])
+        'McNemar exact (0/1 metrics) or paired permutation'
+    """
+    if any(c.test.startswith("cluster-") for r in runs for c in r.metrics.values()):
+        return "cluster permutation (signs flipped per scan)"
+    return "McNemar exact (0/1 metrics) or paired permutation"
+
+
 def significant(comparison: Comparison) -> bool:
     """Whether the Holm-adjusted p-value is below ``1 − confidence``.
 
@@ -351,6 +365,7 @@ def compare_scored(
             "confidence": confidence,
             "correction": "holm",
             "resampling": "scans, then episodes" if cluster_by_scan else "episodes",
+            **({} if groups is None else {"n_scans": len(set(groups.tolist()))}),
         },
         cards={"A": card_a, "B": card_b},
         warnings={"A": list(summary_a["warnings"]), "B": list(summary_b["warnings"])},

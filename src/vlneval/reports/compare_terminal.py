@@ -15,6 +15,7 @@ from vlneval.reports.compare import (
     MultiComparison,
     RunComparison,
     b_is_better,
+    p_value_tests,
     significant,
 )
 from vlneval.reports.paper import render_table
@@ -70,9 +71,8 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
 
     level = int(round(100 * cmp.settings.get("confidence", 0.95)))
     table = Table(
-        caption="rates in %, differences in percentage points; other units as named; p: McNemar "
-        f"exact (0/1 metrics) or paired permutation, Holm-adjusted over {len(cmp.metrics)} "
-        "metrics",
+        caption="rates in %, differences in percentage points; other units as named; p: "
+        f"{p_value_tests([cmp])}, Holm-adjusted over {len(cmp.metrics)} metrics",
     )
     for name, justify in (
         ("metric", "left"),
@@ -136,7 +136,28 @@ def comparison_notices(cmp: RunComparison | MultiComparison) -> list[Notice]:
         for n in r.notes:
             note = n if len(runs) == 1 else n.replace("(B)", f"({who})")
             out.append((f"note: protocol field differs: {note}", "yellow"))
-    return out
+    return out + _few_scans(runs[0])
+
+
+def _few_scans(cmp: RunComparison) -> list[Notice]:
+    """A warning when --by-scan has too few scans for its test to reach the significance
+    level: over k scans the smallest two-sided p of the sign flips is 2 / 2^k.
+
+    Example:
+        >>> from vlneval.reports.compare import RunComparison
+        >>> cmp = RunComparison("a", "b", {}, 36, 0, 0, None, settings={"n_scans": 3})
+        >>> print(_few_scans(cmp)[0][0])
+        warning: --by-scan over 3 scans: the cluster test's smallest possible p is 2/2^3 = 0.25, so no difference can reach p < 0.05; the interval from resampling 3 scans is unreliable too
+    """
+    k, alpha = cmp.settings.get("n_scans"), 1 - cmp.settings.get("confidence", 0.95)
+    if k is None or 2.0 / 2**k <= alpha:
+        return []
+    scans = f"{k} scan{'s' if k > 1 else ''}"
+    return [(
+        f"warning: --by-scan over {scans}: the cluster test's smallest possible p is "
+        f"2/2^{k} = {min(1.0, 2.0 / 2**k):.3g}, so no difference can reach p < {alpha:.2g}; the "
+        f"interval from resampling {scans} is unreliable too", "yellow",
+    )]  # fmt: skip
 
 
 def run_notices(runs: Sequence[tuple[str, ScoredRun]]) -> list[Notice]:
@@ -248,8 +269,8 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
     first = multi.runs[0]
     level = int(round(100 * first.settings.get("confidence", 0.95)))
     table = Table(
-        caption=f"rates in %, differences in percentage points; p: McNemar exact (0/1 metrics) "
-        f"or paired permutation, Holm-adjusted over all {multi.n_tests} rows"
+        caption=f"rates in %, differences in percentage points; p: {p_value_tests(multi.runs)}, "
+        f"Holm-adjusted over all {multi.n_tests} rows"
     )
     for name in ("run", "metric", "A", "run mean", "Δ = run − A", f"{level}% CI of Δ", "p",
                  "p (Holm)", "test"):  # fmt: skip
@@ -296,7 +317,7 @@ def _paper_multi(multi: MultiComparison, fmt: str) -> str:
         rows.append(cells)
     note = (
         f"A = baseline; each run: mean (Δ vs A); * Holm-adjusted p < {1 - level:.2g} over "
-        f"{multi.n_tests} tests (McNemar exact for 0/1 metrics, paired permutation otherwise); "
+        f"{multi.n_tests} tests ({p_value_tests(multi.runs)}); "
         "rates in %, differences in percentage points"
     )
     forced = [f"{r.label_b}: {d}" for r in multi.runs for d in r.differences]

@@ -17,7 +17,7 @@ from vlneval.diagnostics.diagnose import Diagnostics
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.metrics.info import LABELS
-from vlneval.reports.compare import RunComparison, b_is_better, significant
+from vlneval.reports.compare import RunComparison, b_is_better, p_value_tests, significant
 from vlneval.reports.plots_base import figure_png, png_data_uri
 from vlneval.reports.plots_trajectory import plot_episode
 from vlneval.reports.terminal import format_value, shown_unit
@@ -249,22 +249,31 @@ def comparison_table(cmp: RunComparison) -> str:
         f"{cmp.n_paired} episodes scored by both, compared episode by episode.</p>"
     )
     out += table(header, rows)
+    tests = p_value_tests([cmp])
     if cmp.success is not None:
         s = cmp.success
+        mcnemar = tests.startswith("McNemar")
         out += (
             f"<p>Success pairs: both succeed <b>{s['both']}</b>, only A <b>{s['only_a']}</b>, only "
-            f"B <b>{s['only_b']}</b>, neither <b>{s['neither']}</b> (McNemar's test uses the "
-            f"{s['only_a'] + s['only_b']} discordant episodes).</p>"
+            f"B <b>{s['only_b']}</b>, neither <b>{s['neither']}</b>"
+            + (
+                f" (McNemar's test uses the {s['only_a'] + s['only_b']} discordant episodes)"
+                if mcnemar
+                else ""
+            )
+            + ".</p>"
         )
     if cmp.n_only_a or cmp.n_only_b:
         out += muted(
             f"{cmp.n_only_a} episode(s) scored only by A and {cmp.n_only_b} only by B are left "
             "out of the paired comparison."
         )
-    return out + muted(
-        "p: McNemar's exact test for 0/1 metrics, a paired sign-flip permutation test for the "
-        "others; Holm-adjusted across the metrics. " + _neutral_note(cmp)
+    what = (
+        "McNemar's exact test for 0/1 metrics, a paired sign-flip permutation test for the others"
+        if tests.startswith("McNemar")
+        else "a permutation test flipping the signs of whole scans' differences, for every metric"
     )
+    return out + muted(f"p: {what}; Holm-adjusted across the metrics. " + _neutral_note(cmp))
 
 
 def _neutral_note(cmp: RunComparison) -> str:
