@@ -126,3 +126,17 @@ def test_report_by_scan_names_the_cluster_test(house: House, tmp_path: Path) -> 
         "metric; Holm-adjusted across the metrics."
     ) in html
     assert "McNemar" not in html
+
+
+def test_touchdown_report_names_its_units_and_breakdowns(tmp_path: Path) -> None:
+    from tests.touchdown.fixture import make_root, nav
+
+    root, p, out = make_root(tmp_path / "root"), nav(tmp_path), tmp_path / "td.html"
+    code = main([
+        "report", "--task", "touchdown", "--split", "dev", "--data-root", str(root),
+        "--predictions", str(p), "--out", str(out), "--quiet", "--worst", "0", "--sample", "0",
+    ])  # fmt: skip
+    assert code == 0
+    html = out.read_text(encoding="utf-8")
+    assert "Rates in %; SPD in hops." in html and "lengths in metres" not in html
+    assert ">Breakdowns by scan and instruction length<" in html

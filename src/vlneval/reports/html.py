@@ -162,7 +162,7 @@ def build_report(
          paired + _budget(diag, shown)),
         ("distributions", "Distributions", _distributions_title(run, diag),
          paired + _distributions(run, shown)),
-        ("breakdowns", "Breakdowns", "Breakdowns by scan, reference length and instruction length",
+        ("breakdowns", "Breakdowns", "Breakdowns by " + _and(list(diag.groups)),
          paired + _groups(shown[-1][2], shown[0][2] if baseline is not None else None)),
     ]  # fmt: skip
     step("drew the distributions")
@@ -298,11 +298,36 @@ def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
     note = (
         f"<p class='muted'>Intervals: percentile bootstrap of the mean over "
         f"{escape(diag.settings['resampling'])} ({options.n_resamples} resamples, seed "
-        f"{options.seed}). Rates in %, lengths in metres. An interval says how much the number "
+        f"{options.seed}). {_units_note(list(s['metrics']))} An interval says how much the number "
         "would move on another draw of episodes like these; two runs are compared by the "
         "paired test, not by overlapping intervals.</p>"
     )
     return table + note + _download(run, diag)
+
+
+def _and(names: list[str]) -> str:
+    """``a, b and c``.
+
+    Example:
+        >>> _and(["scan"]), _and(["scan", "reference length", "instruction length"])
+        ('scan', 'scan, reference length and instruction length')
+    """
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _units_note(labels: list[str]) -> str:
+    """The units of the Summary's values: rates in %, then each other unit but counts.
+
+    Example:
+        >>> _units_note(["TL", "NE", "SR"]), _units_note(["SPD", "TC", "SED"])
+        ('Rates in %, lengths in metres.', 'Rates in %; SPD in hops.')
+    """
+    units: dict[str, list[str]] = {}
+    for label in labels:
+        if label in LABELS and LABELS[label].unit not in ("fraction", "count"):
+            units.setdefault(LABELS[label].unit, []).append(label)
+    out = "Rates in %" + (", lengths in metres" if units.pop("m", None) else "")
+    return out + "".join(f"; {', '.join(names)} in {unit}" for unit, names in units.items()) + "."
 
 
 def _download(run: ScoredRun, diag: Diagnostics) -> str:
