@@ -140,3 +140,20 @@ def test_touchdown_report_names_its_units_and_breakdowns(tmp_path: Path) -> None
     html = out.read_text(encoding="utf-8")
     assert "Rates in %; SPD in hops." in html and "lengths in metres" not in html
     assert ">Breakdowns by scan and instruction length<" in html
+
+
+def test_reverie_report_words_success_by_visibility(tmp_path: Path) -> None:
+    from tests.reports.test_report_every_task import _reverie
+
+    out = tmp_path / "rv.html"
+    code = main(["report", *_reverie(tmp_path), "--out", str(out), "--quiet", "--worst", "0"])
+    assert code == 0
+    html = out.read_text(encoding="utf-8")
+    rule = (
+        "target object visible from the final viewpoint (non-empty visible_pos in the BBox files)"
+    )
+    assert escape(f"1 when the stop meets the task's success rule ({rule})") in html
+    assert escape(f"success: the stop meets the success rule ({rule})") in html
+    assert "some position met the success rule (oracle success)" in html
+    assert "met the rule in passing but did not stop" in html
+    assert "within δ" not in html and "NE within the threshold" not in html

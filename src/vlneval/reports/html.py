@@ -287,7 +287,7 @@ def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
         rows.append(
             [
                 f"<b>{escape(label)}</b>",
-                hp.METRIC_TEXT.get(label, ""),
+                escape(hp.metric_text(label, run.evaluation.profile)),
                 hp.num(hp.fmt(label, value)),
                 hp.num(hp.fmt_ci(label, ci), "ci"),
                 hp.num(str(ci.n) if ci is not None else "–"),
@@ -409,15 +409,17 @@ def _outcomes(diag: Diagnostics, shown: Shown) -> str:
     if diag.failures is None:
         return "<p>Not available: the shortest distances d* are unknown for this task.</p>"
     runs = [(n, d.failures) for n, _, d in shown if d.failures is not None]
+    profile = shown[-1][1].evaluation.profile
+    words, names = hp.class_text(profile), hp.class_text(profile, CLASS_LABELS)
     header = ["outcome", *[f"{n} (n, %)" for n, _ in runs], "definition"]
     rows = []
     for name in FAILURE_CLASSES:
-        cells = [f"<span class='class-{name}'>{escape(CLASS_LABELS[name])}</span>"]
+        cells = [f"<span class='class-{name}'>{escape(names[name])}</span>"]
         for _, f in runs:
             count, share = f.counts[name], f.shares[name]
             text = "–" if count is None or share is None else f"{count} ({100 * share:.1f}%)"
             cells.append(hp.num(text))
-        cells.append(escape(hp.CLASS_TEXT[name]))
+        cells.append(escape(words[name]))
         rows.append(cells)
     out = hp.table(header, rows)
     limit = diag.failures.step_limit

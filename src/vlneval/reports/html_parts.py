@@ -22,10 +22,13 @@ from vlneval.reports.plots_base import figure_png, png_data_uri
 from vlneval.reports.plots_trajectory import plot_episode
 from vlneval.reports.terminal import format_value, shown_unit
 from vlneval.stats import Interval
+from vlneval.tasks.profiles import Profile
 
 __all__ = [
     "CLASS_TEXT",
     "METRIC_TEXT",
+    "class_text",
+    "metric_text",
     "banner",
     "card",
     "clip",
@@ -56,6 +59,51 @@ CLASS_TEXT = {
     "wandered": "never within δ, no step limit hit, walked at least d* (TL ≥ d*) and ended "
     "elsewhere",
 }
+
+
+def class_text(profile: Profile, texts: Mapping[str, str] = CLASS_TEXT) -> dict[str, str]:
+    """``texts`` (the outcome classes' definitions, or their names) in the words of the
+    profile's success rule: "within δ" of a goal only when success is NE within the threshold
+    (REVERIE's is the target object's visibility).
+
+    Example:
+        >>> from vlneval.tasks.profiles import get_profile
+        >>> class_text(get_profile("r2r")) == CLASS_TEXT
+        True
+        >>> class_text(get_profile("touchdown"))["success"]
+        'success: the stop meets the success rule (SPD <= 1 hop (the goal or a neighbour))'
+    """
+    if profile.success_metric == "NE":
+        return dict(texts)
+    words = (
+        (
+            "the stop is within δ of a goal",
+            f"the stop meets the success rule ({profile.comparison})",
+        ),
+        ("some position was within δ", "some position met the success rule"),
+        ("never within δ", "never met the success rule"),
+        ("passed within δ", "met the rule in passing"),
+    )
+    out = {}
+    for name, text in texts.items():
+        for old, new in words:
+            text = text.replace(old, new)
+        out[name] = text
+    return out
+
+
+def metric_text(label: str, profile: Profile) -> str:
+    """What ``label`` measures; SR's rule is the profile's own when it is not NE's.
+
+    Example:
+        >>> from vlneval.tasks.profiles import get_profile
+        >>> metric_text("SR", get_profile("reverie"))[:60]
+        "1 when the stop meets the task's success rule (target object"
+    """
+    text = METRIC_TEXT.get(label, "")
+    if label == "SR" and profile.success_metric != "NE":
+        return f"1 when the stop meets the task's success rule ({profile.comparison})"
+    return text
 
 
 def short_labels(a: str, b: str, *, keep: int = 28) -> tuple[str, str]:
