@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from html import escape
@@ -157,3 +158,27 @@ def test_reverie_report_words_success_by_visibility(tmp_path: Path) -> None:
     assert "some position met the success rule (oracle success)" in html
     assert "met the rule in passing but did not stop" in html
     assert "within δ" not in html and "NE within the threshold" not in html
+
+
+def test_report_csv_is_the_score_tables_rows(house: House, tmp_path: Path) -> None:
+    out, rows = tmp_path / "r.html", tmp_path / "rows.csv"
+    base = [*_data(house), "--quiet"]
+    assert main(["score", *base, "--predictions", str(house.a), "--per-episode", str(rows)]) == 0
+    code = main(["report", *base, "--predictions", str(house.a), "--out", str(out), "--worst", "0"])
+    assert code == 0
+    html = out.read_text(encoding="utf-8")
+    uri = re.search(r'href="data:text/csv;base64,([^"]+)"', html)
+    assert uri is not None
+    embedded = base64.b64decode(uri.group(1)).decode().splitlines()
+    scored = rows.read_text().splitlines()
+    assert embedded[0] == scored[0] + ",outcome"  # no shortest_distance: it is shortest_length
+    assert [line.rsplit(",", 1)[0] for line in embedded[1:]] == scored[1:]  # success 0/1, steps
+    assert "(6 rows: every metric and the outcome class)" in html
+
+
+def test_csv_writes_an_unreachable_value_as_an_empty_cell(tmp_path: Path) -> None:
+    from vlneval.reports.tables import write_rows
+
+    path = tmp_path / "t.csv"
+    write_rows(path, [{"id": "a", "nav_error": float("inf")}, {"id": "b", "nav_error": 2.5}])
+    assert path.read_text().splitlines() == ["id,nav_error", "a,", "b,2.5"]

@@ -9,8 +9,6 @@ report of a full split renders in seconds.
 from __future__ import annotations
 
 import base64
-import csv
-import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
@@ -41,6 +39,7 @@ from vlneval.reports.plots_distributions import (
     plot_length_ratio,
     plot_outcomes,
 )
+from vlneval.reports.tables import rows_bytes
 
 __all__ = [
     "Report",
@@ -331,26 +330,37 @@ def _units_note(labels: list[str]) -> str:
 
 
 def _download(run: ScoredRun, diag: Diagnostics) -> str:
-    """A link that downloads the per-episode table (CSV, embedded as a data URI)."""
-    ev = run.evaluation
-    columns: dict[str, list[Any]] = {
-        ev.episodes.id_field: run.episode_ids,
-        "scan": [ev.episodes.scans[i] for i in ev.scored.tolist()],
-    }
-    columns.update({name: values.tolist() for name, values in ev.per_episode.items()})
-    columns["shortest_distance"] = diag.context.shortest.tolist()
-    if diag.failures is not None:
-        columns["outcome"] = [FAILURE_CLASSES[c] for c in diag.failures.codes.tolist()]
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows(zip(*columns.values(), strict=True))
-    uri = "data:text/csv;base64," + base64.b64encode(buf.getvalue().encode()).decode("ascii")
+    """A link that downloads the per-episode table (CSV, embedded as a data URI): the rows of
+    ``vlneval score --per-episode``, d* when the table lacks it, and the outcome class."""
+    rows = run.evaluation.rows()
+    shortest = diag.context.shortest
+    per = run.evaluation.per_episode
+    has_d = np.isfinite(shortest).any() and not (
+        "shortest_length" in per and np.allclose(per["shortest_length"], shortest, equal_nan=True)
+    )
+    codes = diag.failures.codes.tolist() if diag.failures is not None else None
+    for k, row in enumerate(rows):
+        if has_d:
+            row["shortest_distance"] = float(shortest[k])
+        if codes is not None:
+            row["outcome"] = FAILURE_CLASSES[codes[k]]
+    text = rows_bytes(rows, "csv")
+    uri = "data:text/csv;base64," + base64.b64encode(text).decode("ascii")
     name = f"{run.label}_per_episode.csv"
+    extra = [
+        w
+        for w, shown in (
+            ("the shortest distance d*", has_d),
+            ("the outcome class", codes is not None),
+        )
+        if shown
+    ]
     return (
         f'<p>Per-episode results: <a download="{escape(name)}" href="{uri}">'
-        f"{escape(name)}</a> ({len(run.episode_ids)} rows: every metric, the shortest distance "
-        "d* and the outcome class).</p>"
+        f"{escape(name)}</a> ({len(run.episode_ids)} rows: every metric"
+        + "".join(f", {w}" for w in extra[:-1])
+        + (f" and {extra[-1]}" if extra else "")
+        + ").</p>"
     )
 
 
