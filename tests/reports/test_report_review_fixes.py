@@ -182,3 +182,12 @@ def test_csv_writes_an_unreachable_value_as_an_empty_cell(tmp_path: Path) -> Non
     path = tmp_path / "t.csv"
     write_rows(path, [{"id": "a", "nav_error": float("inf")}, {"id": "b", "nav_error": 2.5}])
     assert path.read_text().splitlines() == ["id,nav_error", "a,", "b,2.5"]
+
+
+def test_compare_metrics_typo_suggests_the_label(house: House, capsys: Capture) -> None:
+    args = ["compare", *_data(house), str(house.a), str(house.b), "--metrics", "spl,SRR"]
+    assert main(args) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "error: --metrics: 'spl' is not a label; did you mean 'SPL'?; 'SRR': did you mean "
+        "'SR'? (they report: TL, NE, OSR, SR, SPL, nDTW, sDTW, CLS)"
+    )

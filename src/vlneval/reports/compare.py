@@ -15,6 +15,7 @@ test for continuous ones, Holm-adjusted across the metrics (:func:`vlneval.stats
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -329,10 +330,7 @@ def compare_scored(
     names = [m for m in cols_a if m in cols_b] if metrics is None else list(metrics)
     unknown = [m for m in names if m not in cols_a or m not in cols_b]
     if unknown:
-        raise VLNEvalError(
-            f"metric(s) {', '.join(unknown)} not reported by both runs (they report: "
-            f"{', '.join(m for m in cols_a if m in cols_b)})"
-        )
+        raise _unknown_metrics(unknown, [m for m in cols_a if m in cols_b])
     gen = np.random.default_rng(rng)  # a Generator is used as it is
     groups = None
     if cluster_by_scan:
@@ -370,6 +368,27 @@ def compare_scored(
         cards={"A": card_a, "B": card_b},
         warnings={"A": list(summary_a["warnings"]), "B": list(summary_b["warnings"])},
     )
+
+
+def _unknown_metrics(unknown: list[str], reported: list[str]) -> VLNEvalError:
+    """The error for labels to compare that both runs do not report: the closest reported
+    label for a typo (labels are case-sensitive, ``SPL`` not ``spl``), else the reason.
+
+    Example:
+        >>> print(_unknown_metrics(["spl", "SRR", "GP"], ["SR", "SPL"]))
+        --metrics: 'spl' is not a label; did you mean 'SPL'?; 'SRR': did you mean 'SR'?; 'GP' is not reported by both runs (they report: SR, SPL)
+    """
+    why = []
+    for m in unknown:
+        close = [r for r in reported if r.casefold() == m.casefold()]
+        close = close or difflib.get_close_matches(m, reported, n=1)
+        if m in LABELS or not close:
+            why.append(f"{m!r} is not reported by both runs")
+        elif close[0].casefold() == m.casefold():
+            why.append(f"{m!r} is not a label; did you mean {close[0]!r}?")
+        else:
+            why.append(f"{m!r}: did you mean {close[0]!r}?")
+    return VLNEvalError(f"--metrics: {'; '.join(why)} (they report: {', '.join(reported)})")
 
 
 def _paired(
