@@ -191,3 +191,30 @@ def test_compare_metrics_typo_suggests_the_label(house: House, capsys: Capture) 
         "error: --metrics: 'spl' is not a label; did you mean 'SPL'?; 'SRR': did you mean "
         "'SR'? (they report: TL, NE, OSR, SR, SPL, nDTW, sDTW, CLS)"
     )
+
+
+def test_a_monte_carlo_p_at_its_floor_is_shown_as_at_most_the_floor() -> None:
+    from vlneval.reports.compare import RunComparison
+    from vlneval.reports.compare_terminal import render_comparison
+    from vlneval.stats import Comparison
+
+    floor = Comparison(
+        "TL", 8.0, 7.0, 1.0, 0.5, 1.5, 1 / 10001, "permutation-monte-carlo", 36, 0.95
+    )
+    exact = Comparison("SR", 0.9, 0.5, 0.4, 0.2, 0.6, 1e-6, "mcnemar-exact", 36, 0.95)
+    cmp = RunComparison(
+        "a", "b", {"TL": floor, "SR": exact}, 36, 0, 0, None,
+        settings={"n_permutations": 10000, "confidence": 0.95},
+    )  # fmt: skip
+    rows = [
+        line for line in render_comparison(cmp).splitlines() if "TL (m)" in line or "SR (%)" in line
+    ]
+    assert [line.split("│")[6].strip() for line in rows] == ["≤0.0001", "<0.0001"]
+
+
+def test_compare_warns_of_a_file_compared_with_itself(house: House, capsys: Capture) -> None:
+    assert main(["compare", *_data(house), str(house.a), str(house.a)]) == 0
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"warning: B is the same file as A ({house.a}), scored alike: every Δ is 0 and p is 1; "
+        "a run compared with itself says nothing about either"
+    )

@@ -309,8 +309,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print_table(render_multi(result, color=color, fmt=plan.table))
     runs = [("A", a), *zip(names, others, strict=True)]
     notices = [*run_notices(runs), *comparison_notices(result)]
+    if scorer_b is scorer_a:
+        notices += _same_files(args.a, args.b, names)
     print_notices([*notices, *not_compared_notices(runs, result)])
     return 0
+
+
+def _same_files(a: str, others: list[str], names: list[str]) -> list[tuple[str, str]]:
+    """A warning for each candidate that is A's file (also by another path), scored alike."""
+    same = [n for p, n in zip(others, names, strict=True) if Path(p).resolve() == Path(a).resolve()]
+    return [
+        (f"warning: {n} is the same file as A ({a}), scored alike: every Δ is 0 and p is 1; "
+         "a run compared with itself says nothing about either", "yellow")
+        for n in same
+    ]  # fmt: skip
 
 
 def cmd_aggregate(args: argparse.Namespace) -> int:

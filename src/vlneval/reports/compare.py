@@ -36,6 +36,7 @@ __all__ = [
     "compare_many",
     "b_is_better",
     "significant",
+    "p_floor",
     "p_value_tests",
     "direction_text",
     "aggregate_summaries",
@@ -232,6 +233,24 @@ def p_value_tests(runs: Sequence[RunComparison]) -> str:
     if any(c.test.startswith("cluster-") for r in runs for c in r.metrics.values()):
         return "cluster permutation (signs flipped per scan)"
     return "McNemar exact (0/1 metrics) or paired permutation"
+
+
+def p_floor(comparison: Comparison, n_permutations: int) -> float | None:
+    """``1 / (N + 1)`` when the p-value is a Monte Carlo one at that floor (N sign flips): the
+    test cannot resolve a smaller p, so it is shown as "≤" the floor, not "<" a round number.
+    None otherwise.
+
+    Example:
+        >>> from vlneval.stats import Comparison
+        >>> c = Comparison("TL", 1.0, 2.0, -1.0, -1.5, -0.5, 1 / 10001,
+        ...                "permutation-monte-carlo", 50, 0.95)
+        >>> f"{p_floor(c, 10000):.2g}", p_floor(dataclasses.replace(c, p_value=0.5), 10000)
+        ('0.0001', None)
+    """
+    floor = 1.0 / (n_permutations + 1)
+    p = comparison.p_value
+    monte_carlo = comparison.test.endswith("monte-carlo")
+    return floor if monte_carlo and p is not None and p <= floor * (1 + 1e-9) else None
 
 
 def significant(comparison: Comparison) -> bool:

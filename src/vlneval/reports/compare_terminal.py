@@ -15,6 +15,7 @@ from vlneval.reports.compare import (
     MultiComparison,
     RunComparison,
     b_is_better,
+    p_floor,
     p_value_tests,
     significant,
 )
@@ -50,6 +51,12 @@ def _delta_style(label: str, c: Comparison) -> str:
 
 def _ci(label: str, c: Comparison) -> str:
     return f"[{format_value(label, c.ci_low, signed=True)}, {format_value(label, c.ci_high, signed=True)}]"
+
+
+def _raw_p(c: Comparison, cmp: RunComparison) -> str:
+    """The p cell: "≤" the Monte Carlo floor when the p-value is at it."""
+    floor = p_floor(c, cmp.settings.get("n_permutations", 10000))
+    return _p(c.p_value) if floor is None else f"≤{floor:.2g}"
 
 
 def _p(p: float | None) -> str:
@@ -95,7 +102,7 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
             if style
             else format_value(label, c.difference, signed=True),
             _ci(label, c),
-            _p(c.p_value),
+            _raw_p(c, cmp),
             _p(c.p_adjusted),
             c.test,
         )
@@ -280,7 +287,7 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
             table.add_row(
                 Text(r.label_b), column_name(label), format_value(label, c.mean_b), format_value(label, c.mean_a),
                 Text(format_value(label, c.difference, signed=True), style=_delta_style(label, c)),
-                _ci(label, c), _p(c.p_value), _p(c.p_adjusted), c.test,
+                _ci(label, c), _raw_p(c, r), _p(c.p_adjusted), c.test,
             )  # fmt: skip
     console = recording_console(color, width=140)
     console.print(Text(f"A (baseline): {multi.label_a}"))

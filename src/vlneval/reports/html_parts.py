@@ -17,7 +17,13 @@ from vlneval.diagnostics.diagnose import Diagnostics
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.metrics.info import LABELS
-from vlneval.reports.compare import RunComparison, b_is_better, p_value_tests, significant
+from vlneval.reports.compare import (
+    RunComparison,
+    b_is_better,
+    p_floor,
+    p_value_tests,
+    significant,
+)
 from vlneval.reports.plots_base import figure_png, png_data_uri
 from vlneval.reports.plots_trajectory import plot_episode
 from vlneval.reports.terminal import format_value, shown_unit
@@ -285,7 +291,7 @@ def comparison_table(cmp: RunComparison) -> str:
                 num(fmt(label, c.mean_a)),
                 num(fmt(label, c.difference, signed=True)),
                 num(fmt_ci(label, _ci(c)), "ci"),
-                num(_p(c.p_value)),
+                num(_p(c.p_value, p_floor(c, cmp.settings.get("n_permutations", 10000)))),
                 num(_p(c.p_adjusted)),
                 escape(c.test),
                 verdict,
@@ -336,7 +342,9 @@ def _ci(c: Any) -> Interval:
     return Interval(c.difference, c.ci_low, c.ci_high, c.confidence, 0, "", c.n)
 
 
-def _p(p: float | None) -> str:
+def _p(p: float | None, floor: float | None = None) -> str:
+    if floor is not None:  # a Monte Carlo p at its floor: the test resolves no smaller p
+        return f"≤ {floor:.2g}"
     if p is None:
         return "–"
     return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
