@@ -218,3 +218,20 @@ def test_compare_warns_of_a_file_compared_with_itself(house: House, capsys: Capt
         f"warning: B is the same file as A ({house.a}), scored alike: every Δ is 0 and p is 1; "
         "a run compared with itself says nothing about either"
     )
+
+
+def test_few_resamples_are_warned_about_and_too_many_refused(house: House, capsys: Capture) -> None:
+    args = ["compare", *_data(house), str(house.a), str(house.b)]
+    assert main([*args, "--resamples", "10"]) == 0
+    assert capsys.readouterr().err.splitlines()[0] == (
+        "warning: --resamples 10: a percentile interval from fewer than 1000 resamples is not a "
+        "reliable 95% interval (its ends move with the seed, and may miss the estimate); the "
+        "default is 2000"
+    )
+    with pytest.raises(SystemExit) as stop:
+        main([*args, "--resamples", "100000000"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "vlneval compare: error: argument --resamples: must be an integer from 1 to 1,000,000; "
+        "got '100000000'"
+    )

@@ -139,7 +139,7 @@ def _add_reading_args(p: argparse.ArgumentParser) -> None:
 
 def _add_stats_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=_seed, default=0, help="seed of the resampling (default 0)")
-    p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (2000)")
+    p.add_argument("--resamples", type=_resamples, default=2000, help="bootstrap resamples (2000)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
     p.add_argument(
         "--by-scan",
@@ -164,6 +164,39 @@ def _seed(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {text!r}")
     return value
+
+
+#: Fewer resamples give percentile intervals whose ends move from seed to seed; more take
+#: minutes to hours and memory in proportion, for ends that no longer move.
+FEW_RESAMPLES, MAX_RESAMPLES = 1000, 1_000_000
+
+
+def _resamples(text: str) -> int:
+    """A number of bootstrap resamples: 1 to :data:`MAX_RESAMPLES`.
+
+    Example:
+        >>> _resamples("2000")
+        2000
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_RESAMPLES:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer from 1 to {MAX_RESAMPLES:,}; got {text!r}"
+        )
+    return value
+
+
+def _few_resamples(args: argparse.Namespace) -> None:
+    """Warns that an interval from few resamples is not the interval its heading names."""
+    if args.resamples < FEW_RESAMPLES:
+        err(
+            f"warning: --resamples {args.resamples}: a percentile interval from fewer than "
+            f"{FEW_RESAMPLES} resamples is not a reliable {args.confidence:.0%} interval (its "
+            "ends move with the seed, and may miss the estimate); the default is 2000"
+        )
 
 
 def _score(args: argparse.Namespace, scorer: Any, path: str, protocol: str | None = None) -> Any:
@@ -220,6 +253,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     )
 
     plan = plan_outputs(args, {"--out": args.out, "--json": args.json})
+    _few_resamples(args)
     from vlneval.reports.html import ReportOptions, build_report
 
     options = ReportOptions(
@@ -274,6 +308,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from vlneval.reports.terminal import print_notices
 
     plan = plan_outputs(args, {"--json": args.json})
+    _few_resamples(args)
     names = ["B", *(f"run {k}" for k in range(3, len(args.b) + 2))]
     with ExitStack() as stack, _progress(2 + len(args.b), "compare") as step:
         scorer_a = stack.enter_context(open_scorer(args))
