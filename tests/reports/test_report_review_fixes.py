@@ -235,3 +235,51 @@ def test_few_resamples_are_warned_about_and_too_many_refused(house: House, capsy
         "vlneval compare: error: argument --resamples: must be an integer from 1 to 1,000,000; "
         "got '100000000'"
     )
+
+
+def test_budgets_are_bounded_and_given_once(house: House, tmp_path: Path, capsys: Capture) -> None:
+    out = tmp_path / "r.html"
+    base = ["report", *_data(house), "--predictions", str(house.a), "--out", str(out), "--quiet"]
+    assert main([*base, "--budgets", "1e308"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "error: --budgets must be positive numbers, at most 1000 (times d*), separated by "
+        "commas; got '1e308'"
+    )
+    assert main([*base, "--budgets", "1,1,2", "--worst", "0", "--sample", "0"]) == 0
+    assert out.read_text(encoding="utf-8").count("<b>SR@1×</b>") == 1
+
+
+def test_aggregate_names_a_comparison_json(house: House, tmp_path: Path, capsys: Capture) -> None:
+    cmp = tmp_path / "c.json"
+    assert main(["compare", *_data(house), str(house.a), str(house.b), "--json", str(cmp)]) == 0
+    capsys.readouterr()
+    cmp.with_name("d.json").write_text(cmp.read_text())
+    assert main(["aggregate", str(cmp), str(cmp.with_name("d.json"))]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: {cmp}: not a summary JSON (from `vlneval score --json`) but the JSON of a "
+        "comparison or an aggregate; give each run's summary"
+    )
+
+
+def test_ecdf_caption_says_what_lies_beyond_its_axis(house: House, tmp_path: Path) -> None:
+    far = tmp_path / "far.json"  # 6_0 ends on the upper floor, far from its goal
+    far.write_text(
+        json.dumps(
+            predictions(
+                {
+                    **EXECUTED_B,
+                    "6_0": ["F0", "F1", "F2", "F3", "F4", "F5", "S", "U0", "U1", "U2", "U3"],
+                }
+            )
+        )
+    )
+    out = tmp_path / "r.html"
+    code = main([
+        "report", *_data(house), "--predictions", str(far), "--out", str(out), "--quiet",
+        "--worst", "0", "--sample", "0",
+    ])  # fmt: skip
+    assert code == 0
+    assert (
+        "; the x axis ends at 20 m: beyond it (or without a value) lie 16.7% of the episodes of far."
+        in out.read_text(encoding="utf-8")
+    )

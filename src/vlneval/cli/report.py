@@ -233,14 +233,22 @@ def _progress(total: int, label: str, quiet: bool = False) -> Iterator[Callable[
         yield step
 
 
+#: The largest path-length budget (times d*): far beyond any path an agent walks, and b · d*
+#: stays a finite number.
+MAX_BUDGET = 1000.0
+
+
 def _budgets(text: str) -> tuple[float, ...]:
     try:
         values = tuple(float(x) for x in text.split(",") if x.strip())
     except ValueError:
         values = ()
-    if not values or any(not v > 0 for v in values):
-        raise VLNEvalError(f"--budgets must be positive numbers separated by commas; got {text!r}")
-    return values
+    if not values or any(not 0 < v <= MAX_BUDGET for v in values):
+        raise VLNEvalError(
+            f"--budgets must be positive numbers, at most {MAX_BUDGET:g} (times d*), separated "
+            f"by commas; got {text!r}"
+        )
+    return tuple(dict.fromkeys(values))  # a budget given twice is one row
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -408,6 +416,11 @@ def _summary_of(args: argparse.Namespace, path: str, scorer: Callable[[], Any]) 
     """The summary in ``path`` (a summary JSON), or the summary of scoring it with
     ``scorer()``."""
     value = load_json(Path(path))
+    if isinstance(value, dict) and "card_differences" in value:  # a compare or aggregate JSON
+        raise VLNEvalError(
+            f"{path}: not a summary JSON (from `vlneval score --json`) but the JSON of a "
+            "comparison or an aggregate; give each run's summary"
+        )
     if isinstance(value, dict) and "metrics" in value and "protocol" in value:
         return value
     if not args.task:

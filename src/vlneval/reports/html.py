@@ -517,9 +517,10 @@ def _distributions(run: ScoredRun, shown: Shown) -> str:
         values = [(n, r.evaluation.per_episode[info.column]) for n, r, _ in shown]
         what = f"ECDF of {info.label}: the share of episodes with {info.label} ≤ x "
         what += info.shown_unit
+        what += "; its height at δ is about the success rate" if at is not None else ""
         figures.append(hp.figure(
             figure_png(plot_error_ecdf(values, threshold=at, info=info)),
-            what + ("; its height at δ is about the success rate." if at is not None else "."),
+            what + _beyond_axis(values, info) + ".",
         ))  # fmt: skip
     ratio = [(n, d.ratio) for n, _, d in shown]
     if any(np.isfinite(r).any() for _, r in ratio):
@@ -530,6 +531,23 @@ def _distributions(run: ScoredRun, shown: Shown) -> str:
     if not figures:
         return "<p>Not available: this task reports no error metric and no path length.</p>"
     return "<div class='grid2'>" + "".join(figures) + "</div>"
+
+
+def _beyond_axis(values: list[tuple[str, np.ndarray]], info: MetricInfo) -> str:
+    """The share of each run's episodes right of the ECDF's axis (it ends at 20 m for a
+    distance) or without a finite value, when there are any: the curves end below 1 there.
+
+    Example:
+        >>> _beyond_axis([("A", np.array([1.0, 25.0, np.inf, 2.0]))], LABELS["NE"])
+        '; the x axis ends at 20 m: beyond it (or without a value) lie 50.0% of the episodes of A'
+    """
+    if info.kind != "distance":
+        return ""
+    shares = [(n, float(np.mean(~(np.asarray(v, dtype=np.float64) <= 20.0)))) for n, v in values]
+    if not any(share for _, share in shares):
+        return ""
+    runs = ", ".join(f"{100 * share:.1f}% of the episodes of {n}" for n, share in shares)
+    return f"; the x axis ends at 20 {info.shown_unit}: beyond it (or without a value) lie {runs}"
 
 
 def _groups(diag: Diagnostics, base: Diagnostics | None) -> str:
