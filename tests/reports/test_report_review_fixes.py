@@ -283,3 +283,22 @@ def test_ecdf_caption_says_what_lies_beyond_its_axis(house: House, tmp_path: Pat
         "; the x axis ends at 20 m: beyond it (or without a value) lie 16.7% of the episodes of far."
         in out.read_text(encoding="utf-8")
     )
+
+
+def test_a_metric_paired_on_fewer_episodes_says_how_many() -> None:
+    from vlneval.reports.compare import RunComparison
+    from vlneval.reports.compare_terminal import render_comparison
+    from vlneval.stats import Comparison
+
+    ne = Comparison("NE", 9.38, 9.43, -0.05, -0.2, 0.1, 0.5, "permutation-monte-carlo", 1539, 0.95)
+    sr = Comparison("SR", 0.1, 0.1, 0.0, -0.01, 0.01, 1.0, "mcnemar-exact", 1839, 0.95)
+    cmp = RunComparison(
+        "a", "b", {"NE": ne, "SR": sr}, 1839, 0, 0, None,
+        settings={"n_permutations": 10000, "confidence": 0.95},
+    )  # fmt: skip
+    names = [
+        line.split("│")[1].strip() for line in render_comparison(cmp).splitlines() if "│" in line
+    ]
+    assert names == ["NE (m) [1539 of 1839 pairs]", "SR (%)"]
+    note = render_comparison(cmp, fmt="markdown").splitlines()[0]
+    assert note.endswith("rates in %, differences in percentage points; NE over 1539 of 1839 pairs")

@@ -53,6 +53,24 @@ def _ci(label: str, c: Comparison) -> str:
     return f"[{format_value(label, c.ci_low, signed=True)}, {format_value(label, c.ci_high, signed=True)}]"
 
 
+def _row_name(label: str, c: Comparison, cmp: RunComparison) -> str:
+    """The metric's name, with its pairs when it is paired on fewer episodes than the others
+    (NE without the unreachable episodes): its means are over those pairs only."""
+    name = column_name(label)
+    return name if c.n >= cmp.n_paired else f"{name} [{c.n} of {cmp.n_paired} pairs]"
+
+
+def _fewer_pairs(runs: Sequence[RunComparison]) -> str:
+    """The paper note's account of the metrics paired on fewer episodes, or ""."""
+    few = [
+        f"{r.label_b + ': ' if len(runs) > 1 else ''}{m} over {c.n} of {r.n_paired} pairs"
+        for r in runs
+        for m, c in r.metrics.items()
+        if c.n < r.n_paired
+    ]
+    return f"; {'; '.join(few)}" if few else ""
+
+
 def _raw_p(c: Comparison, cmp: RunComparison) -> str:
     """The p cell: "≤" the Monte Carlo floor when the p-value is at it."""
     floor = p_floor(c, cmp.settings.get("n_permutations", 10000))
@@ -91,11 +109,11 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
         ("p (Holm)", "right"),
         ("test", "left"),
     ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify=justify, no_wrap=name == "metric")  # type: ignore[arg-type]
     for label, c in cmp.metrics.items():
         style = _delta_style(label, c)
         table.add_row(
-            column_name(label),
+            _row_name(label, c, cmp),
             format_value(label, c.mean_b),
             format_value(label, c.mean_a),
             f"[{style}]{format_value(label, c.difference, signed=True)}[/]"
@@ -281,11 +299,15 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
     )
     for name in ("run", "metric", "A", "run mean", "Δ = run − A", f"{level}% CI of Δ", "p",
                  "p (Holm)", "test"):  # fmt: skip
-        table.add_column(name, justify="left" if name in ("run", "metric", "test") else "right")
+        table.add_column(
+            name,
+            justify="left" if name in ("run", "metric", "test") else "right",
+            no_wrap=name == "metric",
+        )
     for r in multi.runs:
         for label, c in r.metrics.items():
             table.add_row(
-                Text(r.label_b), column_name(label), format_value(label, c.mean_b), format_value(label, c.mean_a),
+                Text(r.label_b), _row_name(label, c, r), format_value(label, c.mean_b), format_value(label, c.mean_a),
                 Text(format_value(label, c.difference, signed=True), style=_delta_style(label, c)),
                 _ci(label, c), _raw_p(c, r), _p(c.p_adjusted), c.test,
             )  # fmt: skip
@@ -325,7 +347,7 @@ def _paper_multi(multi: MultiComparison, fmt: str) -> str:
     note = (
         f"A = baseline; each run: mean (Δ vs A); * Holm-adjusted p < {1 - level:.2g} over "
         f"{multi.n_tests} tests ({p_value_tests(multi.runs)}); "
-        "rates in %, differences in percentage points"
+        "rates in %, differences in percentage points" + _fewer_pairs(multi.runs)
     )
     forced = [f"{r.label_b}: {d}" for r in multi.runs for d in r.differences]
     if forced:
