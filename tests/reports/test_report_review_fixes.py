@@ -302,3 +302,24 @@ def test_a_metric_paired_on_fewer_episodes_says_how_many() -> None:
     assert names == ["NE (m) [1539 of 1839 pairs]", "SR (%)"]
     note = render_comparison(cmp, fmt="markdown").splitlines()[0]
     assert note.endswith("rates in %, differences in percentage points; NE over 1539 of 1839 pairs")
+
+
+def test_report_notes_a_zero_width_interval(tmp_path: Path) -> None:
+    from tests.reports.test_report_every_task import _demo
+
+    out = tmp_path / "d.html"
+    assert main(["report", *_demo(tmp_path), "--out", str(out), "--quiet", "--worst", "0"]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert "the interval has zero width" not in html  # the demo run varies in every metric
+    shortest = tmp_path / "short.json"
+    assert (
+        main(["run", "--task", "demo", "--agent", "shortest", "--out", str(shortest), "--quiet"])
+        == 0
+    )
+    args = ["report", "--task", "demo", "--predictions", str(shortest), "--out", str(out)]
+    assert main([*args, "--quiet", "--worst", "0", "--sample", "0"]) == 0
+    assert escape(
+        "NE, OSR, SR, SPL, nDTW, sDTW, CLS: the interval has zero width because the value is the "
+        "same in every episode; a bootstrap cannot vary it, so it is no certainty about other "
+        "episodes (for a rate of 0 or 100 %, a binomial interval such as Clopper-Pearson is wider)."
+    ) in out.read_text(encoding="utf-8")

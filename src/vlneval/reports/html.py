@@ -301,7 +301,22 @@ def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
         "would move on another draw of episodes like these; two runs are compared by the "
         "paired test, not by overlapping intervals.</p>"
     )
-    return table + note + _download(run, diag)
+    return table + note + _zero_width(diag) + _download(run, diag)
+
+
+def _zero_width(diag: Diagnostics) -> str:
+    """A note on intervals of zero width: a column that is the same in every episode (SR of
+    100 %) resamples to itself, which is no certainty about other episodes."""
+    flat = [
+        k for k, ci in diag.intervals.items() if ci is not None and ci.n > 1 and ci.low == ci.high
+    ]
+    if not flat:
+        return ""
+    return hp.muted(
+        f"{', '.join(flat)}: the interval has zero width because the value is the same in "
+        "every episode; a bootstrap cannot vary it, so it is no certainty about other episodes "
+        "(for a rate of 0 or 100 %, a binomial interval such as Clopper-Pearson is wider)."
+    )
 
 
 def _and(names: list[str]) -> str:
