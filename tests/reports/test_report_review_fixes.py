@@ -323,3 +323,13 @@ def test_report_notes_a_zero_width_interval(tmp_path: Path) -> None:
         "same in every episode; a bootstrap cannot vary it, so it is no certainty about other "
         "episodes (for a rate of 0 or 100 %, a binomial interval such as Clopper-Pearson is wider)."
     ) in out.read_text(encoding="utf-8")
+
+
+def test_report_comparison_row_names_its_pairs() -> None:
+    from vlneval.reports.compare import RunComparison
+    from vlneval.reports.html_parts import comparison_table
+    from vlneval.stats import Comparison
+
+    ne = Comparison("NE", 9.38, 9.43, -0.05, -0.2, 0.1, 0.5, "permutation-monte-carlo", 1539, 0.95)
+    cmp = RunComparison("a", "b", {"NE": ne}, 1839, 0, 0, None, settings={"confidence": 0.95})
+    assert "<b>NE</b> <span class='muted'>(1539 of 1839 pairs)</span>" in comparison_table(cmp)

@@ -284,9 +284,10 @@ def comparison_table(cmp: RunComparison) -> str:
             verdict = pill("B better", "ok") if better else pill("B worse", "fail")
         else:
             verdict = "<span class='muted'>no detectable difference</span>"
+        pairs = f" <span class='muted'>({c.n} of {cmp.n_paired} pairs)</span>"
         rows.append(
             [
-                f"<b>{escape(label)}</b>",
+                f"<b>{escape(label)}</b>" + (pairs if c.n < cmp.n_paired else ""),
                 num(fmt(label, c.mean_b)),
                 num(fmt(label, c.mean_a)),
                 num(fmt(label, c.difference, signed=True)),
