@@ -65,7 +65,7 @@ def test_per_episode_download(runs: tuple[ScoredRun, ScoredRun]) -> None:
     assert uri is not None
     rows = list(csv.DictReader(io.StringIO(base64.b64decode(uri.group(1)).decode())))
     assert {r["instr_id"]: r["outcome"] for r in rows} == OUTCOMES
-    assert float(rows[0]["shortest_distance"]) == 8.0
+    assert float(rows[0]["shortest_length"]) == 8.0 and "shortest_distance" not in rows[0]
     failures = report.data["diagnostics"]["failures"]["classes"]
     assert [c["count"] for c in failures] == [2, 1, None, 2, 1]
     assert report.data["comparison"] is None

@@ -140,8 +140,8 @@ def _add_reading_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_stats_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
-    p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (2000)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the resampling (default 0)")
+    p.add_argument("--resamples", type=_resamples, default=2000, help="bootstrap resamples (2000)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
     p.add_argument(
         "--by-scan",
@@ -150,6 +150,55 @@ def _add_stats_args(p: argparse.ArgumentParser) -> None:
         "not independent)",
     )
     p.add_argument("--force", action="store_true", help="compare even if the cards differ")
+
+
+def _seed(text: str) -> int:
+    """A seed: an integer >= 0 (what numpy's generators take).
+
+    Example:
+        >>> _seed("7")
+        7
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {text!r}")
+    return value
+
+
+#: Fewer resamples give percentile intervals whose ends move from seed to seed; more take
+#: minutes to hours and memory in proportion, for ends that no longer move.
+FEW_RESAMPLES, MAX_RESAMPLES = 1000, 1_000_000
+
+
+def _resamples(text: str) -> int:
+    """A number of bootstrap resamples: 1 to :data:`MAX_RESAMPLES`.
+
+    Example:
+        >>> _resamples("2000")
+        2000
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_RESAMPLES:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer from 1 to {MAX_RESAMPLES:,}; got {text!r}"
+        )
+    return value
+
+
+def _few_resamples(args: argparse.Namespace) -> None:
+    """Warns that an interval from few resamples is not the interval its heading names."""
+    if args.resamples < FEW_RESAMPLES:
+        err(
+            f"warning: --resamples {args.resamples}: a percentile interval from fewer than "
+            f"{FEW_RESAMPLES} resamples is not a reliable {args.confidence:.0%} interval (its "
+            "ends move with the seed, and may miss the estimate); the default is 2000"
+        )
 
 
 def _score(args: argparse.Namespace, scorer: Any, path: str, protocol: str | None = None) -> Any:
@@ -186,21 +235,35 @@ def _progress(total: int, label: str, quiet: bool = False) -> Iterator[Callable[
         yield step
 
 
+#: The largest path-length budget (times d*): far beyond any path an agent walks, and b · d*
+#: stays a finite number.
+MAX_BUDGET = 1000.0
+
+
 def _budgets(text: str) -> tuple[float, ...]:
     try:
         values = tuple(float(x) for x in text.split(",") if x.strip())
     except ValueError:
         values = ()
-    if not values or any(not v > 0 for v in values):
-        raise VLNEvalError(f"--budgets must be positive numbers separated by commas; got {text!r}")
-    return values
+    if not values or any(not 0 < v <= MAX_BUDGET for v in values):
+        raise VLNEvalError(
+            f"--budgets must be positive numbers, at most {MAX_BUDGET:g} (times d*), separated "
+            f"by commas; got {text!r}"
+        )
+    return tuple(dict.fromkeys(values))  # a budget given twice is one row
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Scores the file (and the baseline), writes the HTML report."""
-    from vlneval.reports.terminal import print_notices, render_summary, summary_notices
+    from vlneval.reports.terminal import (
+        print_notices,
+        render_summary,
+        summary_notices,
+        warning_notices,
+    )
 
     plan = plan_outputs(args, {"--out": args.out, "--json": args.json})
+    _few_resamples(args)
     from vlneval.reports.html import ReportOptions, build_report
 
     options = ReportOptions(
@@ -232,6 +295,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     summary = run.evaluation.to_dict()
     if plan.table is not None:
         print_table(render_summary(summary, color=sys.stdout.isatty(), fmt=plan.table))
+    if baseline is not None:  # the baseline's checks and warnings, named
+        print_notices(warning_notices(baseline.evaluation.to_dict(), f"A ({baseline.label}): "))
     print_notices(summary_notices(summary))
     where = "the report to stdout" if plan.outputs["--out"].is_stdout else args.out
     if not args.quiet:
@@ -247,11 +312,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         not_compared_notices,
         render_comparison,
         render_multi,
+        run_notices,
     )
     from vlneval.reports.tables import write_summary
     from vlneval.reports.terminal import print_notices
 
     plan = plan_outputs(args, {"--json": args.json})
+    _few_resamples(args)
     names = ["B", *(f"run {k}" for k in range(3, len(args.b) + 2))]
     with ExitStack() as stack, _progress(2 + len(args.b), "compare") as step:
         scorer_a = stack.enter_context(open_scorer(args))
@@ -286,8 +353,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
         else:
             print_table(render_multi(result, color=color, fmt=plan.table))
     runs = [("A", a), *zip(names, others, strict=True)]
-    print_notices([*comparison_notices(result), *not_compared_notices(runs, result)])
+    notices = [*run_notices(runs), *comparison_notices(result)]
+    if scorer_b is scorer_a:
+        notices += _same_files(args.a, args.b, names)
+    print_notices([*notices, *not_compared_notices(runs, result)])
     return 0
+
+
+def _same_files(a: str, others: list[str], names: list[str]) -> list[tuple[str, str]]:
+    """A warning for each candidate that is A's file (also by another path), scored alike."""
+    same = [n for p, n in zip(others, names, strict=True) if Path(p).resolve() == Path(a).resolve()]
+    return [
+        (f"warning: {n} is the same file as A ({a}), scored alike: every Δ is 0 and p is 1; "
+         "a run compared with itself says nothing about either", "yellow")
+        for n in same
+    ]  # fmt: skip
 
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
@@ -341,6 +421,11 @@ def _summary_of(args: argparse.Namespace, path: str, scorer: Callable[[], Any]) 
     from vlneval.distributed.merge import card_path
 
     value = load_json(Path(path))
+    if isinstance(value, dict) and "card_differences" in value:  # a compare or aggregate JSON
+        raise VLNEvalError(
+            f"{path}: not a summary JSON (from `vlneval score --json`) but the JSON of a "
+            "comparison or an aggregate; give each run's summary"
+        )
     if isinstance(value, dict) and "metrics" in value and "protocol" in value:
         return value
     if not args.task:

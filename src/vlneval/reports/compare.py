@@ -17,6 +17,7 @@ test for continuous ones, Holm-adjusted across the metrics (:func:`vlneval.stats
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -38,6 +39,8 @@ __all__ = [
     "compare_many",
     "b_is_better",
     "significant",
+    "p_floor",
+    "p_value_tests",
     "direction_text",
     "aggregate_summaries",
     "card_differences",
@@ -45,6 +48,7 @@ __all__ = [
     "check_comparable",
     "merged_card",
     "compare_scored",
+    "paired_runs",
 ]
 
 _NOTE_FIELDS = (
@@ -162,6 +166,8 @@ class RunComparison:
         notes: other card differences.
         settings: seed, resamples, confidence, correction, resampling unit.
         cards: the two protocol cards, ``{"A": ..., "B": ...}``.
+        warnings: each run's scoring warnings (failed checks among them),
+            ``{"A": [...], "B": [...]}``: what the comparison's numbers rest on.
     """
 
     label_a: str
@@ -175,6 +181,7 @@ class RunComparison:
     notes: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     cards: dict[str, Any] = field(default_factory=dict)
+    warnings: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def forced(self) -> bool:
@@ -215,6 +222,7 @@ class RunComparison:
             "metrics": rows,
             "settings": self.settings,
             "protocol": self.cards,
+            "warnings": self.warnings,
         }
 
 
@@ -245,6 +253,37 @@ def b_is_better(label: str, comparison: Comparison) -> bool | None:
     return info.improves(comparison.difference) if info is not None else None
 
 
+def p_value_tests(runs: Sequence[RunComparison]) -> str:
+    """The tests behind a comparison's p-values, as its rows used them: per-scan sign flips
+    with ``cluster_by_scan``, McNemar's test and episode sign flips otherwise.
+
+    Example:
+        >>> p_value_tests([])
+        'McNemar exact (0/1 metrics) or paired permutation'
+    """
+    if any(c.test.startswith("cluster-") for r in runs for c in r.metrics.values()):
+        return "cluster permutation (signs flipped per scan)"
+    return "McNemar exact (0/1 metrics) or paired permutation"
+
+
+def p_floor(comparison: Comparison, n_permutations: int) -> float | None:
+    """``1 / (N + 1)`` when the p-value is a Monte Carlo one at that floor (N sign flips): the
+    test cannot resolve a smaller p, so it is shown as "≤" the floor, not "<" a round number.
+    None otherwise.
+
+    Example:
+        >>> from vlneval.stats import Comparison
+        >>> c = Comparison("TL", 1.0, 2.0, -1.0, -1.5, -0.5, 1 / 10001,
+        ...                "permutation-monte-carlo", 50, 0.95)
+        >>> f"{p_floor(c, 10000):.2g}", p_floor(dataclasses.replace(c, p_value=0.5), 10000)
+        ('0.0001', None)
+    """
+    floor = 1.0 / (n_permutations + 1)
+    p = comparison.p_value
+    monte_carlo = comparison.test.endswith("monte-carlo")
+    return floor if monte_carlo and p is not None and p <= floor * (1 + 1e-9) else None
+
+
 def significant(comparison: Comparison) -> bool:
     """Whether the Holm-adjusted p-value is below ``1 − confidence``.
 
@@ -268,6 +307,41 @@ def _pairing(a: ScoredRun, b: ScoredRun) -> tuple[np.ndarray, np.ndarray]:
             pos_a.append(k)
             pos_b.append(j)
     return np.array(pos_a, dtype=np.int64), np.array(pos_b, dtype=np.int64)
+
+
+def paired_runs(a: ScoredRun, b: ScoredRun) -> tuple[ScoredRun, ScoredRun]:
+    """The two runs on the episodes both scored, for tables that show them side by side (a
+    run that scored no other episode comes back as it is).
+
+    Example:
+        >>> from vlneval.evaluation import Scorer
+        >>> from vlneval.tasks.common.root import demo_root
+        >>> from vlneval.diagnostics import score_run
+        >>> run = score_run(Scorer("demo"), demo_root() / "demo" / "predictions_val.json")
+        >>> part = _on_episodes(run, np.arange(3))
+        >>> a, b = paired_runs(run, part)
+        >>> a.episode_ids == part.episode_ids, b is part, len(a.trajectory(2)) > 0
+        (True, True, True)
+    """
+    pos_a, pos_b = _pairing(a, b)
+    return _on_episodes(a, np.sort(pos_a)), _on_episodes(b, np.sort(pos_b))
+
+
+def _on_episodes(run: ScoredRun, keep: np.ndarray) -> ScoredRun:
+    """``run`` on its scored episodes at positions ``keep`` (ascending), with their
+    per-episode columns and trajectories; its summary metrics stay the whole run's."""
+    ev = run.evaluation
+    if keep.size == ev.scored.size:
+        return run
+    columns = {name: np.asarray(values)[keep] for name, values in ev.per_episode.items()}
+    evaluation = dataclasses.replace(ev, scored=ev.scored[keep], per_episode=columns)
+    if run.nodes is None or run.offsets is None:
+        return ScoredRun(evaluation, run.label, run.graphs)
+    starts, ends = run.offsets[keep], run.offsets[keep + 1]
+    pieces = [run.nodes[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+    nodes = np.concatenate(pieces) if pieces else run.nodes[:0]
+    offsets = np.concatenate([[0], np.cumsum(ends - starts)]).astype(run.offsets.dtype)
+    return ScoredRun(evaluation, run.label, run.graphs, nodes, offsets)
 
 
 def compare_scored(
@@ -296,7 +370,8 @@ def compare_scored(
         VLNEvalError: incomparable cards without ``force``, no shared episode, or an unknown
             metric.
     """
-    card_a, card_b = a.evaluation.to_dict()["protocol"], b.evaluation.to_dict()["protocol"]
+    summary_a, summary_b = a.evaluation.to_dict(), b.evaluation.to_dict()
+    card_a, card_b = summary_a["protocol"], summary_b["protocol"]
     diffs = check_comparable(card_a, card_b, force=force)
     pos_a, pos_b = _pairing(a, b)
     if pos_a.size == 0:
@@ -305,10 +380,7 @@ def compare_scored(
     names = [m for m in cols_a if m in cols_b] if metrics is None else list(metrics)
     unknown = [m for m in names if m not in cols_a or m not in cols_b]
     if unknown:
-        raise VLNEvalError(
-            f"metric(s) {', '.join(unknown)} not reported by both runs (they report: "
-            f"{', '.join(m for m in cols_a if m in cols_b)})"
-        )
+        raise _unknown_metrics(unknown, [m for m in cols_a if m in cols_b])
     gen = np.random.default_rng(rng)  # a Generator is used as it is
     groups = None
     if cluster_by_scan:
@@ -341,9 +413,32 @@ def compare_scored(
             "confidence": confidence,
             "correction": "holm",
             "resampling": "scans, then episodes" if cluster_by_scan else "episodes",
+            **({} if groups is None else {"n_scans": len(set(groups.tolist()))}),
         },
         cards={"A": card_a, "B": card_b},
+        warnings={"A": list(summary_a["warnings"]), "B": list(summary_b["warnings"])},
     )
+
+
+def _unknown_metrics(unknown: list[str], reported: list[str]) -> VLNEvalError:
+    """The error for labels to compare that both runs do not report: the closest reported
+    label for a typo (labels are case-sensitive, ``SPL`` not ``spl``), else the reason.
+
+    Example:
+        >>> print(_unknown_metrics(["spl", "SRR", "GP"], ["SR", "SPL"]))
+        --metrics: 'spl' is not a label; did you mean 'SPL'?; 'SRR': did you mean 'SR'?; 'GP' is not reported by both runs (they report: SR, SPL)
+    """
+    why = []
+    for m in unknown:
+        close = [r for r in reported if r.casefold() == m.casefold()]
+        close = close or difflib.get_close_matches(m, reported, n=1)
+        if m in LABELS or not close:
+            why.append(f"{m!r} is not reported by both runs")
+        elif close[0].casefold() == m.casefold():
+            why.append(f"{m!r} is not a label; did you mean {close[0]!r}?")
+        else:
+            why.append(f"{m!r}: did you mean {close[0]!r}?")
+    return VLNEvalError(f"--metrics: {'; '.join(why)} (they report: {', '.join(reported)})")
 
 
 def _paired(

@@ -15,6 +15,8 @@ from vlneval.reports.compare import (
     MultiComparison,
     RunComparison,
     b_is_better,
+    p_floor,
+    p_value_tests,
     significant,
 )
 from vlneval.reports.paper import render_table
@@ -25,6 +27,7 @@ from vlneval.reports.terminal import (
     grouped_notes,
     recording_console,
     unavailable_reasons,
+    warning_notices,
 )
 from vlneval.stats import Comparison
 
@@ -34,6 +37,7 @@ __all__ = [
     "render_multi",
     "comparison_notices",
     "not_compared_notices",
+    "run_notices",
     "aggregate_notices",
 ]
 
@@ -47,6 +51,30 @@ def _delta_style(label: str, c: Comparison) -> str:
 
 def _ci(label: str, c: Comparison) -> str:
     return f"[{format_value(label, c.ci_low, signed=True)}, {format_value(label, c.ci_high, signed=True)}]"
+
+
+def _row_name(label: str, c: Comparison, cmp: RunComparison) -> str:
+    """The metric's name, with its pairs when it is paired on fewer episodes than the others
+    (NE without the unreachable episodes): its means are over those pairs only."""
+    name = column_name(label)
+    return name if c.n >= cmp.n_paired else f"{name} [{c.n} of {cmp.n_paired} pairs]"
+
+
+def _fewer_pairs(runs: Sequence[RunComparison]) -> str:
+    """The paper note's account of the metrics paired on fewer episodes, or ""."""
+    few = [
+        f"{r.label_b + ': ' if len(runs) > 1 else ''}{m} over {c.n} of {r.n_paired} pairs"
+        for r in runs
+        for m, c in r.metrics.items()
+        if c.n < r.n_paired
+    ]
+    return f"; {'; '.join(few)}" if few else ""
+
+
+def _raw_p(c: Comparison, cmp: RunComparison) -> str:
+    """The p cell: "≤" the Monte Carlo floor when the p-value is at it."""
+    floor = p_floor(c, cmp.settings.get("n_permutations", 10000))
+    return _p(c.p_value) if floor is None else f"≤{floor:.2g}"
 
 
 def _p(p: float | None) -> str:
@@ -68,9 +96,8 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
 
     level = int(round(100 * cmp.settings.get("confidence", 0.95)))
     table = Table(
-        caption="rates in %, differences in percentage points; other units as named; p: McNemar "
-        f"exact (0/1 metrics) or paired permutation, Holm-adjusted over {len(cmp.metrics)} "
-        "metrics",
+        caption="rates in %, differences in percentage points; other units as named; p: "
+        f"{p_value_tests([cmp])}, Holm-adjusted over {len(cmp.metrics)} metrics",
     )
     for name, justify in (
         ("metric", "left"),
@@ -82,18 +109,18 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
         ("p (Holm)", "right"),
         ("test", "left"),
     ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify=justify, no_wrap=name == "metric")  # type: ignore[arg-type]
     for label, c in cmp.metrics.items():
         style = _delta_style(label, c)
         table.add_row(
-            column_name(label),
+            _row_name(label, c, cmp),
             format_value(label, c.mean_b),
             format_value(label, c.mean_a),
             f"[{style}]{format_value(label, c.difference, signed=True)}[/]"
             if style
             else format_value(label, c.difference, signed=True),
             _ci(label, c),
-            _p(c.p_value),
+            _raw_p(c, cmp),
             _p(c.p_adjusted),
             c.test,
         )
@@ -134,6 +161,36 @@ def comparison_notices(cmp: RunComparison | MultiComparison) -> list[Notice]:
         for n in r.notes:
             note = n if len(runs) == 1 else n.replace("(B)", f"({who})")
             out.append((f"note: protocol field differs: {note}", "yellow"))
+    return out + _few_scans(runs[0])
+
+
+def _few_scans(cmp: RunComparison) -> list[Notice]:
+    """A warning when --by-scan has too few scans for its test to reach the significance
+    level: over k scans the smallest two-sided p of the sign flips is 2 / 2^k.
+
+    Example:
+        >>> from vlneval.reports.compare import RunComparison
+        >>> cmp = RunComparison("a", "b", {}, 36, 0, 0, None, settings={"n_scans": 3})
+        >>> print(_few_scans(cmp)[0][0])
+        warning: --by-scan over 3 scans: the cluster test's smallest possible p is 2/2^3 = 0.25, so no difference can reach p < 0.05; the interval from resampling 3 scans is unreliable too
+    """
+    k, alpha = cmp.settings.get("n_scans"), 1 - cmp.settings.get("confidence", 0.95)
+    if k is None or 2.0 / 2**k <= alpha:
+        return []
+    scans = f"{k} scan{'s' if k > 1 else ''}"
+    return [(
+        f"warning: --by-scan over {scans}: the cluster test's smallest possible p is "
+        f"2/2^{k} = {min(1.0, 2.0 / 2**k):.3g}, so no difference can reach p < {alpha:.2g}; the "
+        f"interval from resampling {scans} is unreliable too", "yellow",
+    )]  # fmt: skip
+
+
+def run_notices(runs: Sequence[tuple[str, ScoredRun]]) -> list[Notice]:
+    """Each run's failed checks and scoring warnings, for stderr, after its name (``A
+    (label): warning: ...``): a comparison rests on them as a score does."""
+    out: list[Notice] = []
+    for name, run in runs:
+        out += warning_notices(run.evaluation.to_dict(), f"{name} ({run.label}): ")
     return out
 
 
@@ -244,18 +301,22 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
     first = multi.runs[0]
     level = int(round(100 * first.settings.get("confidence", 0.95)))
     table = Table(
-        caption=f"rates in %, differences in percentage points; p: McNemar exact (0/1 metrics) "
-        f"or paired permutation, Holm-adjusted over all {multi.n_tests} rows"
+        caption=f"rates in %, differences in percentage points; p: {p_value_tests(multi.runs)}, "
+        f"Holm-adjusted over all {multi.n_tests} rows"
     )
     for name in ("run", "metric", "A", "run mean", "Δ = run − A", f"{level}% CI of Δ", "p",
                  "p (Holm)", "test"):  # fmt: skip
-        table.add_column(name, justify="left" if name in ("run", "metric", "test") else "right")
+        table.add_column(
+            name,
+            justify="left" if name in ("run", "metric", "test") else "right",
+            no_wrap=name == "metric",
+        )
     for r in multi.runs:
         for label, c in r.metrics.items():
             table.add_row(
-                Text(r.label_b), column_name(label), format_value(label, c.mean_b), format_value(label, c.mean_a),
+                Text(r.label_b), _row_name(label, c, r), format_value(label, c.mean_b), format_value(label, c.mean_a),
                 Text(format_value(label, c.difference, signed=True), style=_delta_style(label, c)),
-                _ci(label, c), _p(c.p_value), _p(c.p_adjusted), c.test,
+                _ci(label, c), _raw_p(c, r), _p(c.p_adjusted), c.test,
             )  # fmt: skip
     console = recording_console(color, width=140)
     console.print(Text(f"A (baseline): {multi.label_a}"))
@@ -292,8 +353,8 @@ def _paper_multi(multi: MultiComparison, fmt: str) -> str:
         rows.append(cells)
     note = (
         f"A = baseline; each run: mean (Δ vs A); * Holm-adjusted p < {1 - level:.2g} over "
-        f"{multi.n_tests} tests (McNemar exact for 0/1 metrics, paired permutation otherwise); "
-        "rates in %, differences in percentage points"
+        f"{multi.n_tests} tests ({p_value_tests(multi.runs)}); "
+        "rates in %, differences in percentage points" + _fewer_pairs(multi.runs)
     )
     forced = [f"{r.label_b}: {d}" for r in multi.runs for d in r.differences]
     if forced:

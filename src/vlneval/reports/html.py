@@ -9,8 +9,6 @@ report of a full split renders in seconds.
 from __future__ import annotations
 
 import base64
-import csv
-import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
@@ -31,7 +29,7 @@ from vlneval.io import write_outputs
 from vlneval.metrics import MetricInfo
 from vlneval.metrics.info import LABELS
 from vlneval.reports import html_parts as hp
-from vlneval.reports.compare import RunComparison, compare_scored
+from vlneval.reports.compare import RunComparison, compare_scored, paired_runs
 from vlneval.reports.plots_base import figure_png
 from vlneval.reports.plots_compare import plot_comparison
 from vlneval.reports.plots_distributions import (
@@ -41,6 +39,7 @@ from vlneval.reports.plots_distributions import (
     plot_length_ratio,
     plot_outcomes,
 )
+from vlneval.reports.tables import rows_bytes
 
 __all__ = [
     "Report",
@@ -144,10 +143,11 @@ def build_report(
     diag = diagnose(run, **stats)
     base_diag = diagnose(baseline, **stats) if baseline is not None else None
     step("diagnosed")
-    shown = _shown(run, diag, baseline, base_diag)
+    shown = _shown(run, diag, baseline, base_diag, {**stats, "rng": options.seed})
+    paired = _paired_note(run, baseline, shown)
     sections = [
         ("summary", "Summary", "Summary", _summary(run, diag, options)),
-        ("checks", "Checks", "Consistency checks and warnings", _checks(run)),
+        ("checks", "Checks", "Consistency checks and warnings", _checks(shown)),
         ("protocol", "Protocol", "Protocol card", _protocol(run, baseline)),
     ]
     if comparison is not None and baseline is not None:
@@ -156,12 +156,13 @@ def build_report(
         )
         step("drew the comparison")
     sections += [
-        ("outcomes", "Outcomes", "Why episodes fail", _outcomes(diag, shown)),
-        ("budget", "Budgets", "Success within a path-length budget", _budget(diag, shown)),
+        ("outcomes", "Outcomes", "Why episodes fail", paired + _outcomes(diag, shown)),
+        ("budget", "Budgets", "Success within a path-length budget",
+         paired + _budget(diag, shown)),
         ("distributions", "Distributions", _distributions_title(run, diag),
-         _distributions(run, shown)),
-        ("breakdowns", "Breakdowns", "Breakdowns by scan, reference length and instruction length",
-         _groups(diag, base_diag)),
+         paired + _distributions(run, shown)),
+        ("breakdowns", "Breakdowns", "Breakdowns by " + _and(list(diag.groups)),
+         paired + _groups(shown[-1][2], shown[0][2] if baseline is not None else None)),
     ]  # fmt: skip
     step("drew the distributions")
     sections.append(
@@ -180,14 +181,34 @@ def build_report(
 
 
 def _shown(
-    run: ScoredRun, diag: Diagnostics, baseline: ScoredRun | None, base: Diagnostics | None
+    run: ScoredRun,
+    diag: Diagnostics,
+    baseline: ScoredRun | None,
+    base: Diagnostics | None,
+    stats: dict[str, Any],
 ) -> Shown:
     """The runs side by side: ``A: …`` (the baseline) then ``B: …``, or the run alone, each
-    named by its clipped label."""
+    named by its clipped label. Side by side, both are on the episodes both scored (diagnosed
+    again with ``stats`` when one scored others): a column on other episodes is no comparison.
+    """
     if baseline is None or base is None:
         return [(hp.clip(run.label), run, diag)]
     a, b = hp.short_labels(baseline.label, run.label)
-    return [(f"A: {hp.clip(a)}", baseline, base), (f"B: {hp.clip(b)}", run, diag)]
+    pa, pb = paired_runs(baseline, run)
+    base = base if pa is baseline else diagnose(pa, **stats)
+    diag = diag if pb is run else diagnose(pb, **stats)
+    return [(f"A: {hp.clip(a)}", pa, base), (f"B: {hp.clip(b)}", pb, diag)]
+
+
+def _paired_note(run: ScoredRun, baseline: ScoredRun | None, shown: Shown) -> str:
+    """What the side-by-side sections are on, when a run scored episodes the other did not."""
+    if baseline is None or (shown[0][1] is baseline and shown[-1][1] is run):
+        return ""
+    return hp.muted(
+        f"A and B side by side on the {len(shown[-1][1].episode_ids)} episodes both scored "
+        f"(A scored {len(baseline.episode_ids)}, B {len(run.episode_ids)}); the Summary is B's "
+        "on all its episodes."
+    )
 
 
 def write_report(path: str | Path, report: Report) -> None:
@@ -265,7 +286,7 @@ def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
         rows.append(
             [
                 f"<b>{escape(label)}</b>",
-                hp.METRIC_TEXT.get(label, ""),
+                escape(hp.metric_text(label, run.evaluation.profile)),
                 hp.num(hp.fmt(label, value)),
                 hp.num(hp.fmt_ci(label, ci), "ci"),
                 hp.num(str(ci.n) if ci is not None else "–"),
@@ -276,38 +297,97 @@ def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
     note = (
         f"<p class='muted'>Intervals: percentile bootstrap of the mean over "
         f"{escape(diag.settings['resampling'])} ({options.n_resamples} resamples, seed "
-        f"{options.seed}). Rates in %, lengths in metres. An interval says how much the number "
+        f"{options.seed}). {_units_note(list(s['metrics']))} An interval says how much the number "
         "would move on another draw of episodes like these; two runs are compared by the "
         "paired test, not by overlapping intervals.</p>"
     )
-    return table + note + _download(run, diag)
+    return table + note + _zero_width(diag) + _download(run, diag)
 
 
-def _download(run: ScoredRun, diag: Diagnostics) -> str:
-    """A link that downloads the per-episode table (CSV, embedded as a data URI)."""
-    ev = run.evaluation
-    columns: dict[str, list[Any]] = {
-        ev.episodes.id_field: run.episode_ids,
-        "scan": [ev.episodes.scans[i] for i in ev.scored.tolist()],
-    }
-    columns.update({name: values.tolist() for name, values in ev.per_episode.items()})
-    columns["shortest_distance"] = diag.context.shortest.tolist()
-    if diag.failures is not None:
-        columns["outcome"] = [FAILURE_CLASSES[c] for c in diag.failures.codes.tolist()]
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows(zip(*columns.values(), strict=True))
-    uri = "data:text/csv;base64," + base64.b64encode(buf.getvalue().encode()).decode("ascii")
-    name = f"{run.label}_per_episode.csv"
-    return (
-        f'<p>Per-episode results: <a download="{escape(name)}" href="{uri}">'
-        f"{escape(name)}</a> ({len(run.episode_ids)} rows: every metric, the shortest distance "
-        "d* and the outcome class).</p>"
+def _zero_width(diag: Diagnostics) -> str:
+    """A note on intervals of zero width: a column that is the same in every episode (SR of
+    100 %) resamples to itself, which is no certainty about other episodes."""
+    flat = [
+        k for k, ci in diag.intervals.items() if ci is not None and ci.n > 1 and ci.low == ci.high
+    ]
+    if not flat:
+        return ""
+    return hp.muted(
+        f"{', '.join(flat)}: the interval has zero width because the value is the same in "
+        "every episode; a bootstrap cannot vary it, so it is no certainty about other episodes "
+        "(for a rate of 0 or 100 %, a binomial interval such as Clopper-Pearson is wider)."
     )
 
 
-def _checks(run: ScoredRun) -> str:
+def _and(names: list[str]) -> str:
+    """``a, b and c``.
+
+    Example:
+        >>> _and(["scan"]), _and(["scan", "reference length", "instruction length"])
+        ('scan', 'scan, reference length and instruction length')
+    """
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _units_note(labels: list[str]) -> str:
+    """The units of the Summary's values: rates in %, then each other unit but counts.
+
+    Example:
+        >>> _units_note(["TL", "NE", "SR"]), _units_note(["SPD", "TC", "SED"])
+        ('Rates in %, lengths in metres.', 'Rates in %; SPD in hops.')
+    """
+    units: dict[str, list[str]] = {}
+    for label in labels:
+        if label in LABELS and LABELS[label].unit not in ("fraction", "count"):
+            units.setdefault(LABELS[label].unit, []).append(label)
+    out = "Rates in %" + (", lengths in metres" if units.pop("m", None) else "")
+    return out + "".join(f"; {', '.join(names)} in {unit}" for unit, names in units.items()) + "."
+
+
+def _download(run: ScoredRun, diag: Diagnostics) -> str:
+    """A link that downloads the per-episode table (CSV, embedded as a data URI): the rows of
+    ``vlneval score --per-episode``, d* when the table lacks it, and the outcome class."""
+    rows = run.evaluation.rows()
+    shortest = diag.context.shortest
+    per = run.evaluation.per_episode
+    has_d = np.isfinite(shortest).any() and not (
+        "shortest_length" in per and np.allclose(per["shortest_length"], shortest, equal_nan=True)
+    )
+    codes = diag.failures.codes.tolist() if diag.failures is not None else None
+    for k, row in enumerate(rows):
+        if has_d:
+            row["shortest_distance"] = float(shortest[k])
+        if codes is not None:
+            row["outcome"] = FAILURE_CLASSES[codes[k]]
+    text = rows_bytes(rows, "csv")
+    uri = "data:text/csv;base64," + base64.b64encode(text).decode("ascii")
+    name = f"{run.label}_per_episode.csv"
+    extra = [
+        w
+        for w, shown in (
+            ("the shortest distance d*", has_d),
+            ("the outcome class", codes is not None),
+        )
+        if shown
+    ]
+    return (
+        f'<p>Per-episode results: <a download="{escape(name)}" href="{uri}">'
+        f"{escape(name)}</a> ({len(run.episode_ids)} rows: every metric"
+        + "".join(f", {w}" for w in extra[:-1])
+        + (f" and {extra[-1]}" if extra else "")
+        + ").</p>"
+    )
+
+
+def _checks(shown: Shown) -> str:
+    """Each run's checks and warnings (the baseline's first, under its name, when there is
+    one): the comparison rests on both."""
+    if len(shown) == 1:
+        return _run_checks(shown[0][1])
+    return "".join(f"<h3>{escape(name)}</h3>{_run_checks(run)}" for name, run, _ in shown)
+
+
+def _run_checks(run: ScoredRun) -> str:
     s = run.evaluation.to_dict()
     rows = []
     for c in s.get("checks", []):
@@ -354,15 +434,17 @@ def _outcomes(diag: Diagnostics, shown: Shown) -> str:
     if diag.failures is None:
         return "<p>Not available: the shortest distances d* are unknown for this task.</p>"
     runs = [(n, d.failures) for n, _, d in shown if d.failures is not None]
+    profile = shown[-1][1].evaluation.profile
+    words, names = hp.class_text(profile), hp.class_text(profile, CLASS_LABELS)
     header = ["outcome", *[f"{n} (n, %)" for n, _ in runs], "definition"]
     rows = []
     for name in FAILURE_CLASSES:
-        cells = [f"<span class='class-{name}'>{escape(CLASS_LABELS[name])}</span>"]
+        cells = [f"<span class='class-{name}'>{escape(names[name])}</span>"]
         for _, f in runs:
             count, share = f.counts[name], f.shares[name]
             text = "–" if count is None or share is None else f"{count} ({100 * share:.1f}%)"
             cells.append(hp.num(text))
-        cells.append(escape(hp.CLASS_TEXT[name]))
+        cells.append(escape(words[name]))
         rows.append(cells)
     out = hp.table(header, rows)
     limit = diag.failures.step_limit
@@ -450,9 +532,10 @@ def _distributions(run: ScoredRun, shown: Shown) -> str:
         values = [(n, r.evaluation.per_episode[info.column]) for n, r, _ in shown]
         what = f"ECDF of {info.label}: the share of episodes with {info.label} ≤ x "
         what += info.shown_unit
+        what += "; its height at δ is about the success rate" if at is not None else ""
         figures.append(hp.figure(
             figure_png(plot_error_ecdf(values, threshold=at, info=info)),
-            what + ("; its height at δ is about the success rate." if at is not None else "."),
+            what + _beyond_axis(values, info) + ".",
         ))  # fmt: skip
     ratio = [(n, d.ratio) for n, _, d in shown]
     if any(np.isfinite(r).any() for _, r in ratio):
@@ -463,6 +546,23 @@ def _distributions(run: ScoredRun, shown: Shown) -> str:
     if not figures:
         return "<p>Not available: this task reports no error metric and no path length.</p>"
     return "<div class='grid2'>" + "".join(figures) + "</div>"
+
+
+def _beyond_axis(values: list[tuple[str, np.ndarray]], info: MetricInfo) -> str:
+    """The share of each run's episodes right of the ECDF's axis (it ends at 20 m for a
+    distance) or without a finite value, when there are any: the curves end below 1 there.
+
+    Example:
+        >>> _beyond_axis([("A", np.array([1.0, 25.0, np.inf, 2.0]))], LABELS["NE"])
+        '; the x axis ends at 20 m: beyond it (or without a value) lie 50.0% of the episodes of A'
+    """
+    if info.kind != "distance":
+        return ""
+    shares = [(n, float(np.mean(~(np.asarray(v, dtype=np.float64) <= 20.0)))) for n, v in values]
+    if not any(share for _, share in shares):
+        return ""
+    runs = ", ".join(f"{100 * share:.1f}% of the episodes of {n}" for n, share in shares)
+    return f"; the x axis ends at 20 {info.shown_unit}: beyond it (or without a value) lie {runs}"
 
 
 def _groups(diag: Diagnostics, base: Diagnostics | None) -> str:

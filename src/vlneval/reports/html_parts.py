@@ -17,15 +17,24 @@ from vlneval.diagnostics.diagnose import Diagnostics
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.metrics.info import LABELS
-from vlneval.reports.compare import RunComparison, b_is_better, significant
+from vlneval.reports.compare import (
+    RunComparison,
+    b_is_better,
+    p_floor,
+    p_value_tests,
+    significant,
+)
 from vlneval.reports.plots_base import figure_png, png_data_uri
 from vlneval.reports.plots_trajectory import plot_episode
 from vlneval.reports.terminal import format_value, shown_unit
 from vlneval.stats import Interval
+from vlneval.tasks.profiles import Profile
 
 __all__ = [
     "CLASS_TEXT",
     "METRIC_TEXT",
+    "class_text",
+    "metric_text",
     "banner",
     "card",
     "clip",
@@ -56,6 +65,51 @@ CLASS_TEXT = {
     "wandered": "never within δ, no step limit hit, walked at least d* (TL ≥ d*) and ended "
     "elsewhere",
 }
+
+
+def class_text(profile: Profile, texts: Mapping[str, str] = CLASS_TEXT) -> dict[str, str]:
+    """``texts`` (the outcome classes' definitions, or their names) in the words of the
+    profile's success rule: "within δ" of a goal only when success is NE within the threshold
+    (REVERIE's is the target object's visibility).
+
+    Example:
+        >>> from vlneval.tasks.profiles import get_profile
+        >>> class_text(get_profile("r2r")) == CLASS_TEXT
+        True
+        >>> class_text(get_profile("touchdown"))["success"]
+        'success: the stop meets the success rule (SPD <= 1 hop (the goal or a neighbour))'
+    """
+    if profile.success_metric == "NE":
+        return dict(texts)
+    words = (
+        (
+            "the stop is within δ of a goal",
+            f"the stop meets the success rule ({profile.comparison})",
+        ),
+        ("some position was within δ", "some position met the success rule"),
+        ("never within δ", "never met the success rule"),
+        ("passed within δ", "met the rule in passing"),
+    )
+    out = {}
+    for name, text in texts.items():
+        for old, new in words:
+            text = text.replace(old, new)
+        out[name] = text
+    return out
+
+
+def metric_text(label: str, profile: Profile) -> str:
+    """What ``label`` measures; SR's rule is the profile's own when it is not NE's.
+
+    Example:
+        >>> from vlneval.tasks.profiles import get_profile
+        >>> metric_text("SR", get_profile("reverie"))[:60]
+        "1 when the stop meets the task's success rule (target object"
+    """
+    text = METRIC_TEXT.get(label, "")
+    if label == "SR" and profile.success_metric != "NE":
+        return f"1 when the stop meets the task's success rule ({profile.comparison})"
+    return text
 
 
 def short_labels(a: str, b: str, *, keep: int = 28) -> tuple[str, str]:
@@ -230,14 +284,15 @@ def comparison_table(cmp: RunComparison) -> str:
             verdict = pill("B better", "ok") if better else pill("B worse", "fail")
         else:
             verdict = "<span class='muted'>no detectable difference</span>"
+        pairs = f" <span class='muted'>({c.n} of {cmp.n_paired} pairs)</span>"
         rows.append(
             [
-                f"<b>{escape(label)}</b>",
+                f"<b>{escape(label)}</b>" + (pairs if c.n < cmp.n_paired else ""),
                 num(fmt(label, c.mean_b)),
                 num(fmt(label, c.mean_a)),
                 num(fmt(label, c.difference, signed=True)),
                 num(fmt_ci(label, _ci(c)), "ci"),
-                num(_p(c.p_value)),
+                num(_p(c.p_value, p_floor(c, cmp.settings.get("n_permutations", 10000)))),
                 num(_p(c.p_adjusted)),
                 escape(c.test),
                 verdict,
@@ -249,22 +304,31 @@ def comparison_table(cmp: RunComparison) -> str:
         f"{cmp.n_paired} episodes scored by both, compared episode by episode.</p>"
     )
     out += table(header, rows)
+    tests = p_value_tests([cmp])
     if cmp.success is not None:
         s = cmp.success
+        mcnemar = tests.startswith("McNemar")
         out += (
             f"<p>Success pairs: both succeed <b>{s['both']}</b>, only A <b>{s['only_a']}</b>, only "
-            f"B <b>{s['only_b']}</b>, neither <b>{s['neither']}</b> (McNemar's test uses the "
-            f"{s['only_a'] + s['only_b']} discordant episodes).</p>"
+            f"B <b>{s['only_b']}</b>, neither <b>{s['neither']}</b>"
+            + (
+                f" (McNemar's test uses the {s['only_a'] + s['only_b']} discordant episodes)"
+                if mcnemar
+                else ""
+            )
+            + ".</p>"
         )
     if cmp.n_only_a or cmp.n_only_b:
         out += muted(
             f"{cmp.n_only_a} episode(s) scored only by A and {cmp.n_only_b} only by B are left "
             "out of the paired comparison."
         )
-    return out + muted(
-        "p: McNemar's exact test for 0/1 metrics, a paired sign-flip permutation test for the "
-        "others; Holm-adjusted across the metrics. " + _neutral_note(cmp)
+    what = (
+        "McNemar's exact test for 0/1 metrics, a paired sign-flip permutation test for the others"
+        if tests.startswith("McNemar")
+        else "a permutation test flipping the signs of whole scans' differences, for every metric"
     )
+    return out + muted(f"p: {what}; Holm-adjusted across the metrics. " + _neutral_note(cmp))
 
 
 def _neutral_note(cmp: RunComparison) -> str:
@@ -279,7 +343,9 @@ def _ci(c: Any) -> Interval:
     return Interval(c.difference, c.ci_low, c.ci_high, c.confidence, 0, "", c.n)
 
 
-def _p(p: float | None) -> str:
+def _p(p: float | None, floor: float | None = None) -> str:
+    if floor is not None:  # a Monte Carlo p at its floor: the test resolves no smaller p
+        return f"≤ {floor:.2g}"
     if p is None:
         return "–"
     return "< 0.0001" if p < 1e-4 else f"{p:.4f}"

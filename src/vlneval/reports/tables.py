@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from pathlib import Path
 from typing import Any
 
@@ -63,18 +64,22 @@ def table_format(path: str | Path, fmt: str | None = None, *, stream: bool = Fal
 
 
 def rows_bytes(rows: list[dict[str, Any]], fmt: str) -> bytes:
-    """The per-episode table in ``fmt`` (``csv``, ``jsonl`` or ``parquet``).
+    """The per-episode table in ``fmt`` (``csv``, ``jsonl`` or ``parquet``). A value that is
+    not a finite number (an unreachable episode's NE) is an empty cell in CSV and null in
+    JSONL, so a column's mean is over the episodes that have a value, as the summary's.
 
     Example:
         >>> rows_bytes([{"instr_id": "1_0", "nav_error": float("inf")}], "jsonl")
         b'{"instr_id":"1_0","nav_error":null}\\n'
+        >>> rows_bytes([{"instr_id": "1_0", "nav_error": float("inf")}], "csv")
+        b'instr_id,nav_error\\n1_0,\\n'
     """
     if fmt == "csv":
         buf = io.StringIO()
         fields = list(dict.fromkeys(k for r in rows for k in r)) if rows else []
         writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: _cell(v) for k, v in r.items()} for r in rows)
         return buf.getvalue().encode("utf-8")
     if fmt == "jsonl":
         enc = msgspec.json.Encoder()
@@ -82,6 +87,11 @@ def rows_bytes(rows: list[dict[str, Any]], fmt: str) -> bytes:
     if fmt == "parquet":
         return _parquet(rows)
     raise VLNEvalError(f"unknown table format {fmt!r}; use one of csv, jsonl, parquet")
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell: empty for a float that is not finite (NaN, infinity)."""
+    return "" if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def write_rows(

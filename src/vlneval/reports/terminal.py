@@ -31,6 +31,7 @@ __all__ = [
     "short_names",
     "summary_notices",
     "unavailable_notices",
+    "warning_notices",
     "unavailable_reasons",
     "grouped_notes",
     "print_notices",
@@ -355,16 +356,23 @@ def unavailable_notices(summary: Mapping[str, Any]) -> list[str]:
 
 def summary_notices(summary: Mapping[str, Any]) -> list[Notice]:
     """The notes of a summary, for stderr: failed checks, warnings, then why each ``n/a``."""
+    out = warning_notices(summary)
+    out += [(f"note: {text}", "yellow") for text in unavailable_notices(summary)]
+    return out
+
+
+def warning_notices(summary: Mapping[str, Any], prefix: str = "") -> list[Notice]:
+    """A summary's failed checks and warnings, for stderr, each after ``prefix`` (the run's
+    name when several runs are shown)."""
     out: list[Notice] = []
     for c in summary.get("checks", []):
         if not c["holds"]:
             style = "yellow" if "quirk" in c else "bold red"
             note = f" ({c['quirk']})" if "quirk" in c else ""
-            out.append((f"check failed: {c['name']}: {c['detail']}{note}", style))
+            out.append((f"{prefix}check failed: {c['name']}: {c['detail']}{note}", style))
     for w in summary.get("warnings", []):
         if not w.startswith("consistency check failed"):
-            out.append((f"warning: {w}", "yellow"))
-    out += [(f"note: {text}", "yellow") for text in unavailable_notices(summary)]
+            out.append((f"{prefix}warning: {w}", "yellow"))
     return out
 
 
