@@ -79,7 +79,24 @@ def _create_phase(db: Database, args: argparse.Namespace) -> str:
         **_settings(args),
     )
     sha = f", episodes file SHA-256 {data.data_sha256[:16]}…" if data.data_sha256 else ""
-    return f"created phase {args.challenge}/{args.slug}: {data.n_episodes} episodes{sha}"
+    with db.read() as s:
+        profile = admin.find_phase(s, args.challenge, args.slug).profile
+    return f"created phase {args.challenge}/{args.slug}: {data.n_episodes} episodes{sha}" + (
+        _complete_only(profile, data.n_episodes)
+    )
+
+
+def _complete_only(profile: str, n: int) -> str:
+    """The note that a phase takes complete files, for a profile that scores partial ones."""
+    from vlneval.tasks.profiles import get_profile
+
+    if get_profile(profile).require_complete:
+        return ""
+    return (
+        f"\nnote: profile {profile} scores partial files as its script does; this phase takes "
+        f"complete files only (a prediction for each of the {n} episodes), since one episode's "
+        "numbers would show its hidden labels"
+    )
 
 
 def _update_phase(db: Database, args: argparse.Namespace) -> str:

@@ -49,6 +49,7 @@ __all__ = [
     "requeue",
     "repair_primary_metrics",
     "find_phase",
+    "phase_profile",
     "NotFoundError",
     "ResolvedData",
 ]
@@ -357,6 +358,23 @@ def task_options(task: Any, options: Any) -> dict[str, Any]:
             )
         out[name] = folded[str(value).casefold()]
     return out
+
+
+def phase_profile(name: str) -> Any:
+    """The scoring profile ``name`` as a phase applies it: every episode needs a prediction.
+
+    A profile that scores partial files as its script does (r4r, r2r-duet) would score a
+    one-record file and show that episode's hidden distances: a phase takes complete files only.
+
+    Example:
+        >>> phase_profile("r2r-duet").require_complete, phase_profile("r2r-duet").name
+        (True, 'r2r-duet')
+    """
+    from dataclasses import replace
+
+    from vlneval.tasks.profiles import get_profile
+
+    return replace(get_profile(name), require_complete=True)
 
 
 def _entry_rule(rule: str | None) -> str:

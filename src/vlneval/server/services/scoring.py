@@ -153,14 +153,14 @@ def check_unchanged(spec: PhaseSpec) -> None:
 
 def load_phase_data(spec: PhaseSpec) -> PhaseData:
     """Loads a phase's hidden episodes (checked against the phase's checksum) and graphs."""
+    from vlneval.server.services.admin import phase_profile
     from vlneval.tasks import get_task
     from vlneval.tasks.common.blind import checks_publicly
     from vlneval.tasks.common.scoring import load_split
-    from vlneval.tasks.profiles import get_profile
 
     check_unchanged(spec)
     task = get_task(spec.task)
-    prof = get_profile(spec.profile)
+    prof = phase_profile(spec.profile)  # a phase scores complete files only
     if not checks_publicly(task):
         return _own_reader_phase(task, spec, prof)
     episodes, store = load_split(
