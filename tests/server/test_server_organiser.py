@@ -3,14 +3,16 @@ shown, internal failures found and scored again."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from tests.server.conftest import Server
-from tests.server.helpers import demo_predictions, encode
+from tests.server.helpers import DEMO_PREDICTIONS, demo_predictions, encode
 from vlneval.cli.main import main
 from vlneval.server.services import admin
+from vlneval.tasks.common.protocol import DECLARABLE
 
 
 def _admin(capsys: pytest.CaptureFixture[str], data: str, *args: str) -> str:
@@ -55,3 +57,44 @@ def test_create_phase_says_a_partial_profile_takes_complete_files(
         capsys, data, "create-phase", "--challenge", "demo", "--slug", "v", "--task", "demo"
     )
     assert "note:" not in out
+
+
+def _run_card(tmp_path: Path) -> str:
+    """The protocol card ``vlneval run`` writes beside its predictions."""
+    out = tmp_path / "run.json"
+    argv = ["run", "--task", "demo", "--split", "val", "--agent", "random", "--seed", "0"]
+    assert main([*argv, "--out", str(out), "--quiet"]) == 0
+    return (tmp_path / "run.protocol.json").read_text()
+
+
+def test_the_card_vlneval_run_writes_is_accepted_as_protocol_fields(
+    sqlite_server: Server, tmp_path: Path
+) -> None:
+    srv, card = sqlite_server, _run_card(tmp_path)
+    r = srv.submit(srv.alpha, DEMO_PREDICTIONS.read_bytes(), protocol=card)
+    assert r.status_code == 202, r.text
+    declared = r.json()["declared"]
+    written = json.loads(card)
+    assert declared == {k: v for k, v in written.items() if k in DECLARABLE}
+    assert declared["action_space"]["field_of_view"]["image"] == [640, 480]
+    assert {"task", "software", "agent", "vlneval_version"}.isdisjoint(declared)
+
+
+def test_a_too_deep_protocol_field_is_told_what_a_field_holds(sqlite_server: Server) -> None:
+    srv = sqlite_server
+    r = srv.submit(srv.alpha, DEMO_PREDICTIONS.read_bytes(), protocol='{"seeds": [[[[1]]]]}')
+    assert r.status_code == 422
+    assert r.json() == {
+        "detail": "the protocol fields were not accepted",
+        "problems": [
+            "protocol field seeds: expected a string, number, true/false, or a list or object of "
+            "at most 20 of those, nested at most 3 deep"
+        ],
+    }
+    deep = '{"seeds": ' + "[" * 9 + "]" * 9 + "}"
+    r = srv.submit(srv.alpha, DEMO_PREDICTIONS.read_bytes(), protocol=deep)
+    assert r.json()["problems"] == [
+        "protocol: nests lists and objects more than 8 levels deep (at line 1, column 18 "
+        "(byte 17)); each protocol field is a string, number, true/false, or a list or object "
+        "of at most 20 of those, nested at most 3 deep"
+    ]

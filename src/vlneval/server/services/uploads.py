@@ -58,6 +58,7 @@ class UploadLimits:
     max_values: int = ServerConfig.max_json_values
     max_string: int = ServerConfig.max_string_bytes
     max_number: int = ServerConfig.max_number_chars
+    depth_advice: str = "a predictions file needs 4"  # what the refused nesting should be
 
     @classmethod
     def from_config(cls, cfg: ServerConfig) -> UploadLimits:
@@ -171,7 +172,7 @@ def _check_shape(text: bytes, name: str, lim: UploadLimits) -> None:
     where = position(text, shape.offset)
     reasons = {
         "depth": f"nests lists and objects more than {lim.max_depth} levels deep (at {where}); "
-        "a predictions file needs 4",
+        + lim.depth_advice,
         "values": f"holds more than {lim.max_values:,} JSON values (counted up to {where}); "
         "this server accepts no more",
         "string": f"has a string of more than {lim.max_string:,} bytes (starting at {where}); "
