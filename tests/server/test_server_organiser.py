@@ -98,3 +98,23 @@ def test_a_too_deep_protocol_field_is_told_what_a_field_holds(sqlite_server: Ser
         "(byte 17)); each protocol field is a string, number, true/false, or a list or object "
         "of at most 20 of those, nested at most 3 deep"
     ]
+
+
+def test_a_byte_order_mark_is_dropped_as_vlneval_io_drops_it(sqlite_server: Server) -> None:
+    """`vlneval validate` reads a file with a UTF-8 BOM: the server reads it the same way, plain
+    or gzipped, and scores it as the file without the mark."""
+    import gzip
+
+    from vlneval.io import BOM
+    from vlneval.server.services.uploads import check_upload
+
+    srv, plain = sqlite_server, DEMO_PREDICTIONS.read_bytes()
+    assert check_upload(BOM + plain, "p.json") == plain
+    uids = [
+        srv.submit(srv.alpha, body).json()["id"]
+        for body in (plain, BOM + plain, gzip.compress(BOM + plain))
+    ]
+    srv.work()
+    got = [srv.get(uid, srv.alpha).json() for uid in uids]
+    assert [g["status"] for g in got] == ["finished"] * 3
+    assert got[1]["result"]["metrics"] == got[2]["result"]["metrics"] == got[0]["result"]["metrics"]
