@@ -11,6 +11,7 @@ import pytest
 from tests.server.conftest import Server
 from tests.server.helpers import DEMO_PREDICTIONS, demo_predictions, encode
 from vlneval.cli.main import main
+from vlneval.errors import UnknownNameError
 from vlneval.server.services import admin
 from vlneval.tasks.common.protocol import DECLARABLE
 
@@ -118,3 +119,23 @@ def test_a_byte_order_mark_is_dropped_as_vlneval_io_drops_it(sqlite_server: Serv
     got = [srv.get(uid, srv.alpha).json() for uid in uids]
     assert [g["status"] for g in got] == ["finished"] * 3
     assert got[1]["result"]["metrics"] == got[2]["result"]["metrics"] == got[0]["result"]["metrics"]
+
+
+def test_create_phase_options_are_checked_in_the_words_of_the_library(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vlneval.tasks import get_task
+
+    data = str(tmp_path / "srv")
+    _admin(capsys, data, "create-challenge", "--slug", "demo", "--title", "Demo")
+    argv = ["admin", "--data-dir", data, "create-phase", "--challenge", "demo", "--slug", "x"]
+    assert main([*argv, "--task", "demo", "--option", "path_type=x"]) == 2
+    assert capsys.readouterr().err == (
+        "error: option path_type (--path-type) does not apply to task demo (its options: none)\n"
+    )
+    with pytest.raises(UnknownNameError) as exc:
+        admin.task_options(get_task("ndh"), {"path_type": "planer_path"})
+    assert str(exc.value) == (
+        "unknown ndh path type 'planer_path'; did you mean 'planner_path'? "
+        "(known: planner_path, player_path, trusted_path)"
+    )

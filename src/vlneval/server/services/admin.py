@@ -325,18 +325,18 @@ def repair_primary_metrics(db: Database) -> list[str]:
 
 
 def task_options(task: Any, options: Any) -> dict[str, Any]:
-    """A phase's task options checked against the options ``task`` declares
-    (:class:`~vlneval.tasks.base.Option`), as ``vlneval score`` checks its flags: an unknown
-    name suggests the closest declared one, a value outside an option's choices lists them.
+    """A phase's task options checked as ``vlneval score`` checks its flags, by
+    :meth:`~vlneval.tasks.base.Task.check_options` (the same words): an unknown name suggests
+    the closest declared one, a value outside an option's choices lists them.
 
     Example:
         >>> from vlneval.tasks import get_task
         >>> task_options(get_task("reverie"), {"data_version": "V1"})
         {'data_version': 'v1'}
-        >>> task_options(get_task("reverie"), {"data_verison": "v1"})
+        >>> task_options(get_task("ndh"), {"path_type": "planer_path"})
         Traceback (most recent call last):
         ...
-        vlneval.errors.UnknownNameError: unknown option of task reverie 'data_verison'; did you mean 'data_version'? (known: bboxes, data_version)
+        vlneval.errors.UnknownNameError: unknown ndh path type 'planer_path'; did you mean 'planner_path'? (known: planner_path, player_path, trusted_path)
     """
     out = dict(options or {})
     for name, value in out.items():
@@ -346,18 +346,7 @@ def task_options(task: Any, options: Any) -> dict[str, Any]:
             raise InvalidInputError(
                 f"task option {name!r}: expected a name and a string, number or boolean"
             )
-        if not task.has_option(name):
-            raise UnknownNameError(f"option of task {task.name}", name, list(task.option_names))
-        choices = task.option(name).choices
-        if not choices or value is None:
-            continue
-        folded = {c.casefold(): c for c in choices}  # any case, as the CLI's flags
-        if str(value).casefold() not in folded:
-            raise InvalidInputError(
-                f"task option {name}={value!r}: use one of {', '.join(choices)}"
-            )
-        out[name] = folded[str(value).casefold()]
-    return out
+    return task.check_options(out)
 
 
 def phase_profile(name: str) -> Any:
