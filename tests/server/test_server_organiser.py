@@ -17,7 +17,18 @@ from vlneval.tasks.common.protocol import DECLARABLE
 
 
 def _admin(capsys: pytest.CaptureFixture[str], data: str, *args: str) -> str:
-    assert main(["admin", "--data-dir", data, *args]) == 0
+    """``vlneval admin ...`` on the data folder ``data`` (ending in NUL: with its database URL
+    ``sqlite:///<folder's parent>/server.sqlite3``, as the test servers have)."""
+    where = ["--data-dir", data]
+    if data.endswith("\0"):
+        folder = Path(data[:-1])
+        where = [
+            "--data-dir",
+            str(folder),
+            "--database-url",
+            f"sqlite:///{folder.parent / 'server.sqlite3'}",
+        ]
+    assert main(["admin", *where, *args]) == 0
     return capsys.readouterr().out
 
 
@@ -138,4 +149,95 @@ def test_create_phase_options_are_checked_in_the_words_of_the_library(
     assert str(exc.value) == (
         "unknown ndh path type 'planer_path'; did you mean 'planner_path'? "
         "(known: planner_path, player_path, trusted_path)"
+    )
+
+
+def _hidden_phase(srv: Server, tmp_path: Path, level: int = 6) -> Path:
+    """Phase ``h`` of ``demo`` on a gzipped copy of the demo episodes."""
+    import gzip
+
+    from tests.server.helpers import DEMO_EPISODES
+    from vlneval.tasks.common.root import demo_root
+
+    hidden = tmp_path / "DEMO_hidden.json.gz"
+    hidden.write_bytes(gzip.compress(DEMO_EPISODES.read_bytes(), level, mtime=1))
+    graphs = str(demo_root() / "matterport3d" / "connectivity")
+    admin.create_phase(srv.db, "demo", "h", task="demo", episodes_file=str(hidden), graphs=graphs)
+    return hidden
+
+
+def _scored(srv: Server) -> str:
+    uid = srv.submit(srv.alpha, DEMO_PREDICTIONS.read_bytes(), phase="h").json()["id"]
+    srv.work()
+    got = srv.get(uid, srv.alpha).json()
+    return f"{got['status']} {got['error_kind']}"
+
+
+def test_the_hidden_file_checksum_is_over_its_content(
+    sqlite_server: Server, tmp_path: Path
+) -> None:
+    """Gzipping the same episodes again does not stop the phase; a phase that recorded the
+    file's bytes (before content hashes) still scores."""
+    import gzip
+
+    from tests.server.helpers import DEMO_EPISODES
+    from vlneval.server.models import Phase
+    from vlneval.server.services.storage import sha256_hex
+
+    srv = sqlite_server
+    hidden = _hidden_phase(srv, tmp_path)
+    with srv.db.read() as s:
+        assert admin.find_phase(s, "demo", "h").data_sha256 == sha256_hex(
+            DEMO_EPISODES.read_bytes()
+        )
+    hidden.write_bytes(gzip.compress(DEMO_EPISODES.read_bytes(), 1, mtime=7))
+    assert _scored(srv) == "finished None"
+    with srv.db.write() as s:
+        s.get(Phase, admin.find_phase(s, "demo", "h").id).data_sha256 = sha256_hex(
+            hidden.read_bytes()
+        )
+    assert _scored(srv) == "finished None"
+
+
+def test_internal_failures_are_listed_and_requeued_by_phase(
+    sqlite_server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gzip
+
+    srv = sqlite_server
+    hidden = _hidden_phase(srv, tmp_path)
+    srv.submit(srv.alpha, b"[]", phase="h")  # refused: not an internal failure
+    srv.work()
+    changed = gzip.decompress(hidden.read_bytes()).replace(b'"distance": 4.29', b'"distance": 4.3')
+    hidden.write_bytes(gzip.compress(changed))
+    assert [_scored(srv), _scored(srv)] == ["failed internal"] * 2
+    with srv.db.read() as s:
+        from sqlalchemy import select
+
+        from vlneval.server.models import Submission
+
+        uids = s.scalars(
+            select(Submission.uid)
+            .where(Submission.error_kind == "internal")
+            .order_by(Submission.id)
+        ).all()
+    data = f"{srv.cfg.data_dir}\0"  # the test database: --database-url below
+    listing = _admin(capsys, data, "list").splitlines()
+    line = next(k for k, text in enumerate(listing) if text.startswith("  phase h:"))
+    assert listing[line + 1] == (
+        f"    2 failed internally: {uids[0]}, {uids[1]} (score them again: vlneval admin requeue "
+        "--challenge demo --phase h --internal)"
+    )
+    assert listing[-1] == "queue: 2 failed internally, 1 refused"
+    admin.update_phase(srv.db, "demo", "h", rehash=True)
+    out = _admin(capsys, data, "requeue", "--challenge", "demo", "--phase", "h", "--internal")
+    assert out == f"phase demo/h: queued again 2 internal failure(s): {uids[0]}, {uids[1]}\n"
+    srv.work()
+    assert [srv.get(u, srv.alpha).json()["status"] for u in uids] == ["finished"] * 2
+    out = _admin(capsys, data, "requeue", "--challenge", "demo", "--phase", "h", "--internal")
+    assert out == "phase demo/h has no internal failures to score again\n"
+    assert main(["admin", "--data-dir", data[:-1], "requeue", "--phase", "h"]) == 2
+    assert capsys.readouterr().err == (
+        "error: requeue takes --submission ID, or --challenge C --phase P --internal (every "
+        "submission of the phase the server failed to score)\n"
     )

@@ -254,8 +254,18 @@ def _register_admin(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     md.add_argument("--reason", default="", help="why (needed to hide, delete or flag)")
     asub.add_parser("list", help="challenges, phases, teams and the queue")
-    rq = asub.add_parser("requeue", help="score a finished or failed submission again")
-    rq.add_argument("--submission", required=True)
+    rq = asub.add_parser(
+        "requeue",
+        help="score a finished or failed submission, or a phase's internal failures, again",
+    )
+    rq.add_argument("--submission", default=None, help="the submission's id")
+    rq.add_argument("--challenge", default=None)
+    rq.add_argument("--phase", default=None)
+    rq.add_argument(
+        "--internal",
+        action="store_true",
+        help="every submission of --challenge/--phase the server failed to score",
+    )
     a.set_defaults(func=cmd_admin)
 
 

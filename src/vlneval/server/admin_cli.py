@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 from vlneval.errors import InvalidInputError
 from vlneval.server.core.config import ServerConfig
 from vlneval.server.core.database import Database
-from vlneval.server.models import Challenge, Submission, Team
+from vlneval.server.models import FAILED, Challenge, Submission, Team
 from vlneval.server.services import admin
 
 __all__ = ["run"]
@@ -145,11 +145,55 @@ def _list(db: Database, args: argparse.Namespace) -> str:
                     f"  phase {p.slug}: {p.task} {p.split} profile {p.profile}, {p.n_episodes} episodes, "
                     f"{vis} leaderboard by {p.primary_metric}, {n} submission(s)"
                 )
+                lines.extend(_internal_failures(s, c.slug, p))
         for t in s.scalars(select(Team).order_by(Team.id)):
             lines.append(f"team {t.name} (token {t.token_prefix}…)")
-        rows = s.execute(select(Submission.status, func.count()).group_by(Submission.status)).all()
-    lines.append("queue: " + (", ".join(f"{n} {st}" for st, n in rows) or "empty"))
+        rows = s.execute(
+            select(Submission.status, Submission.error_kind, func.count())
+            .group_by(Submission.status, Submission.error_kind)
+            .order_by(Submission.status, Submission.error_kind)
+        ).all()
+    counts = [
+        f"{n} {QUEUE_STATES.get(kind or '', st) if st == FAILED else st}" for st, kind, n in rows
+    ]
+    lines.append("queue: " + (", ".join(counts) or "empty"))
     return "\n".join(lines)
+
+
+#: What a failed submission's ``error_kind`` says in ``admin list``.
+QUEUE_STATES = {"invalid": "refused", "internal": "failed internally"}
+
+
+def _internal_failures(s: Any, challenge: str, phase: Any) -> list[str]:
+    """The line naming the phase's internal failures and how to score them again (none: no
+    line)."""
+    uids = s.scalars(
+        select(Submission.uid)
+        .where(Submission.phase_id == phase.id, Submission.status == FAILED)
+        .where(Submission.error_kind == "internal")
+        .order_by(Submission.id)
+    ).all()
+    if not uids:
+        return []
+    return [
+        f"    {len(uids)} failed internally: {', '.join(uids)} (score them again: vlneval admin "
+        f"requeue --challenge {challenge} --phase {phase.slug} --internal)"
+    ]
+
+
+def _requeue(db: Database, args: argparse.Namespace) -> str:
+    if args.submission and not args.internal:
+        return f"submission {args.submission}: {admin.requeue(db, args.submission)}"
+    if not (args.internal and args.challenge and args.phase and not args.submission):
+        raise InvalidInputError(
+            "requeue takes --submission ID, or --challenge C --phase P --internal (every "
+            "submission of the phase the server failed to score)"
+        )
+    uids = admin.requeue_internal(db, args.challenge, args.phase)
+    where = f"phase {args.challenge}/{args.phase}"
+    if not uids:
+        return f"{where} has no internal failures to score again"
+    return f"{where}: queued again {len(uids)} internal failure(s): {', '.join(uids)}"
 
 
 def run(args: argparse.Namespace, cfg: ServerConfig) -> int:
@@ -183,5 +227,5 @@ COMMANDS: dict[str, Callable[[Database, argparse.Namespace], str]] = {
     "leaderboard": _leaderboard,
     "moderate": _moderate,
     "list": _list,
-    "requeue": lambda db, a: f"submission {a.submission}: {admin.requeue(db, a.submission)}",
+    "requeue": _requeue,
 }

@@ -47,6 +47,8 @@ __all__ = [
     "create_team",
     "rotate_token",
     "requeue",
+    "requeue_internal",
+    "episodes_sha256",
     "repair_primary_metrics",
     "find_phase",
     "phase_profile",
@@ -169,7 +171,6 @@ def resolve_data(
     same file search, task options such as ``data_version``, and checks), and the episodes file
     it read is recorded, so that the server scores against the file the command line scores.
     """
-    from vlneval.server.services.storage import sha256_hex
     from vlneval.tasks import get_task
     from vlneval.tasks.common.root import data_root as find_root
 
@@ -187,9 +188,27 @@ def resolve_data(
             store.graph(scan)
     if ep is None and not t.embedded:
         ep = Path(episodes.source).resolve()
-    sha = sha256_hex(ep.read_bytes()) if ep is not None else None
+    sha = episodes_sha256(ep.read_bytes()) if ep is not None else None
     n = _items_asked(t, split, profile, ep, gr, root, options or {}) if ep else len(episodes)
     return ResolvedData(str(ep) if ep else None, str(gr) if gr else None, sha, n or len(episodes))
+
+
+def episodes_sha256(raw: bytes) -> str:
+    """The SHA-256 a phase records of its episodes file: of the content, the decompressed
+    bytes of a gzip file, so that gzipping the same episodes again changes nothing.
+
+    Example:
+        >>> import gzip
+        >>> a, b = gzip.compress(b"[]", mtime=1), gzip.compress(b"[]", 9, mtime=2)
+        >>> a != b and episodes_sha256(a) == episodes_sha256(b) == episodes_sha256(b"[]")
+        True
+    """
+    import gzip
+
+    from vlneval.io import GZIP_MAGIC
+    from vlneval.server.services.storage import sha256_hex
+
+    return sha256_hex(gzip.decompress(raw) if raw[:2] == GZIP_MAGIC else raw)
 
 
 def _items_asked(
@@ -502,8 +521,28 @@ def requeue(db: Database, uid: str) -> str:
             raise InvalidInputError(
                 f"submission {uid} is {sub.status}; only a finished or failed one is requeued"
             )
-        s.execute(delete(Result).where(Result.submission_id == sub.id))
-        sub.status, sub.error_kind, sub.messages = QUEUED, None, []
-        sub.attempts, sub.claim_token, sub.claimed_by = 0, None, None
-        sub.started_at = sub.finished_at = sub.lease_expires_at = None
+        _queue_again(s, sub)
         return str(sub.status)
+
+
+def requeue_internal(db: Database, challenge: str, phase: str) -> list[str]:
+    """Queues again every submission of a phase that the server failed to score (an internal
+    failure, which the submitter was told the organisers can score again); returns their ids."""
+    with db.write() as s:
+        ph = find_phase(s, challenge, phase)
+        failed = s.scalars(
+            select(Submission)
+            .where(Submission.phase_id == ph.id, Submission.status == FAILED)
+            .where(Submission.error_kind == "internal")
+            .order_by(Submission.id)
+        ).all()
+        for sub in failed:
+            _queue_again(s, sub)
+        return [sub.uid for sub in failed]
+
+
+def _queue_again(s: Session, sub: Submission) -> None:
+    s.execute(delete(Result).where(Result.submission_id == sub.id))
+    sub.status, sub.error_kind, sub.messages = QUEUED, None, []
+    sub.attempts, sub.claim_token, sub.claimed_by = 0, None, None
+    sub.started_at = sub.finished_at = sub.lease_expires_at = None
