@@ -241,3 +241,13 @@ def test_internal_failures_are_listed_and_requeued_by_phase(
         "error: requeue takes --submission ID, or --challenge C --phase P --internal (every "
         "submission of the phase the server failed to score)\n"
     )
+
+
+def test_a_doubly_gzipped_upload_is_told_to_gunzip_once(sqlite_server: Server) -> None:
+    import gzip
+
+    srv = sqlite_server
+    twice = gzip.compress(gzip.compress(DEMO_PREDICTIONS.read_bytes()))
+    r = srv.submit(srv.alpha, twice, name="preds.json.gz")
+    assert r.status_code == 422
+    assert r.json()["problems"] == ["preds.json.gz: is gzipped twice; gunzip it once"]

@@ -147,6 +147,8 @@ def _check_plain(
 
 
 def _check_text(text: bytes, name: str) -> None:
+    if bytes(text[:2]) == GZIP_MAGIC:  # the text of a gzip file is gzip again
+        raise InvalidInputError("is gzipped twice; gunzip it once", source=name)
     decoder = codecs.getincrementaldecoder("utf-8")()
     for base in range(0, max(len(text), 1), STEP):
         pending = len(decoder.getstate()[0])  # bytes of a character split by the last step
