@@ -11,7 +11,7 @@ import pytest
 from tests.server.conftest import Server
 from tests.server.helpers import DEMO_PREDICTIONS, demo_predictions, encode
 from vlneval.cli.main import main
-from vlneval.errors import UnknownNameError
+from vlneval.errors import InvalidInputError, UnknownNameError
 from vlneval.server.services import admin
 from vlneval.tasks.common.protocol import DECLARABLE
 
@@ -251,3 +251,52 @@ def test_a_doubly_gzipped_upload_is_told_to_gunzip_once(sqlite_server: Server) -
     r = srv.submit(srv.alpha, twice, name="preds.json.gz")
     assert r.status_code == 422
     assert r.json()["problems"] == ["preds.json.gz: is gzipped twice; gunzip it once"]
+
+
+def test_phase_windows_quotas_and_no_op_updates_are_told(
+    sqlite_server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    srv = sqlite_server
+    data = f"{srv.cfg.data_dir}\0"
+    where = ["--challenge", "demo", "--phase", "val"]
+    with pytest.raises(InvalidInputError) as exc:
+        admin.create_phase(
+            srv.db, "demo", "t2", task="demo", opens_at=admin.parse_time("2027-01-01"),
+            closes_at=admin.parse_time("2026-01-01"),
+        )  # fmt: skip
+    assert str(exc.value) == (
+        "error: the phase closes (2026-01-01T00:00:00Z) before it opens (2027-01-01T00:00:00Z): "
+        "it would never take a submission"
+    )
+    out = _admin(capsys, data, "update-phase", *where, "--opens", "2027-01-01")
+    assert out == "updated phase demo/val: opens_at none -> 2027-01-01T00:00:00Z\n"
+    argv = ["admin", "--data-dir", str(srv.cfg.data_dir), "--database-url", srv.cfg.database_url]
+    assert main([*argv, "update-phase", *where, "--closes", "2026-06-01"]) == 2
+    assert capsys.readouterr().err == (
+        "error: the phase closes (2026-06-01T00:00:00Z) before it opens (2027-01-01T00:00:00Z): "
+        "it would never take a submission\n"
+    )
+    out = _admin(capsys, data, "update-phase", *where, "--opens", "none", "--daily-quota", "0")
+    assert (
+        out
+        == "updated phase demo/val: daily_quota none -> 0; opens_at 2027-01-01T00:00:00Z -> none\n"
+    )
+    r = srv.submit(srv.alpha, DEMO_PREDICTIONS.read_bytes())
+    assert (r.status_code, r.json()["detail"]) == (
+        429,
+        "phase val takes no submissions (its daily quota is 0)",
+    )
+    out = _admin(capsys, data, "update-phase", *where, "--daily-quota", "none")
+    assert out == "updated phase demo/val: daily_quota 0 -> none\n"
+    assert srv.submit(srv.alpha, DEMO_PREDICTIONS.read_bytes()).status_code == 202
+    out = _admin(capsys, data, "update-phase", *where, "--daily-quota", "none")
+    assert out == "phase demo/val: nothing changed (its settings already had these values)\n"
+    assert main([*argv, "update-phase", *where]) == 2
+    assert capsys.readouterr().err == (
+        "error: nothing to change in phase demo/val: give a setting (--title, --leaderboard, "
+        "--daily-quota, --closes, ...) or --rehash\n"
+    )
+    assert main([*argv, "update-phase", *where, "--total-quota", "-1"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --total-quota '-1': give a count of 0 or more, or none (no limit)\n"
+    )

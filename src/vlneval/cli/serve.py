@@ -271,10 +271,12 @@ def _register_admin(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def _phase_settings(p: argparse.ArgumentParser) -> None:
     p.add_argument("--leaderboard", choices=["public", "private"], default=None)
-    p.add_argument("--daily-quota", type=int, default=None)
-    p.add_argument("--total-quota", type=int, default=None)
-    p.add_argument("--opens", default=None, help="ISO 8601 time (UTC unless a zone is given)")
-    p.add_argument("--closes", default=None, help="ISO 8601 time")
+    p.add_argument("--daily-quota", default=None, help="submissions a day per team, or none")
+    p.add_argument("--total-quota", default=None, help="submissions in all per team, or none")
+    p.add_argument(
+        "--opens", default=None, help="ISO 8601 time (UTC unless a zone is given), or none"
+    )
+    p.add_argument("--closes", default=None, help="ISO 8601 time, or none")
     p.add_argument(
         "--entries",
         choices=["best", "chosen"],

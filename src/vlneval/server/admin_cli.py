@@ -23,22 +23,35 @@ __all__ = ["run"]
 
 
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The phase settings given as flags; ``none`` clears a quota or a date (no limit)."""
     out: dict[str, Any] = {}
     if args.leaderboard is not None:
         out["leaderboard_public"] = args.leaderboard == "public"
     for key in ("daily_quota", "total_quota"):
         value = getattr(args, key)
         if value is not None:
-            if value < 0:
-                raise InvalidInputError(f"--{key.replace('_', '-')} must be 0 or more")
-            out[key] = value
-    if args.opens is not None:
-        out["opens_at"] = admin.parse_time(args.opens)
-    if args.closes is not None:
-        out["closes_at"] = admin.parse_time(args.closes)
+            out[key] = _quota(value, f"--{key.replace('_', '-')}")
+    for key, flag in (("opens_at", "opens"), ("closes_at", "closes")):
+        value = getattr(args, flag)
+        if value is not None:
+            out[key] = None if value.strip().lower() == "none" else admin.parse_time(value)
     if getattr(args, "entries", None) is not None:
         out["entry_rule"] = args.entries
     return out
+
+
+def _quota(value: str, flag: str) -> int | None:
+    """A quota flag's value: a count of 0 or more, or ``none`` (no limit).
+
+    Example:
+        >>> _quota("5", "--daily-quota"), _quota("None", "--daily-quota")
+        (5, None)
+    """
+    if value.strip().lower() == "none":
+        return None
+    if not value.strip().isdigit():
+        raise InvalidInputError(f"{flag} {value!r}: give a count of 0 or more, or none (no limit)")
+    return int(value)
 
 
 def _parse_options(items: list[str] | None) -> dict[str, Any]:
@@ -104,8 +117,25 @@ def _update_phase(db: Database, args: argparse.Namespace) -> str:
     for key in ("title", "description"):
         if getattr(args, key) is not None:
             changes[key] = getattr(args, key)
-    admin.update_phase(db, args.challenge, args.phase, rehash=args.rehash, **changes)
-    return f"updated phase {args.challenge}/{args.phase}"
+    where = f"phase {args.challenge}/{args.phase}"
+    if not changes and not args.rehash:
+        raise InvalidInputError(
+            f"nothing to change in {where}: give a setting (--title, --leaderboard, "
+            "--daily-quota, --closes, ...) or --rehash"
+        )
+    changed = admin.update_phase(db, args.challenge, args.phase, rehash=args.rehash, **changes)
+    if not changed:
+        return f"{where}: nothing changed (its settings already had these values)"
+    return f"updated {where}: " + "; ".join(
+        f"{k} {_shown(old)} -> {_shown(new)}" for k, (old, new) in changed.items()
+    )
+
+
+def _shown(value: Any) -> str:
+    """A phase setting as ``admin`` prints it (``none``: no limit or date)."""
+    if value is None:
+        return "none"
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if hasattr(value, "strftime") else str(value)
 
 
 def _leaderboard(db: Database, args: argparse.Namespace) -> str:

@@ -400,6 +400,7 @@ def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> Reso
     from vlneval.tasks import get_task
 
     check_slug(slug, "phase")
+    check_window_order(fields.get("opens_at"), fields.get("closes_at"))
     task = get_task(fields["task"])
     split = fields.get("split") or task.default_split
     profile = task.scoring_profile(fields.get("profile")).name
@@ -458,8 +459,9 @@ ENTRY_RULES = ("best", "chosen")
 
 def update_phase(
     db: Database, challenge: str, phase: str, *, rehash: bool = False, **changes: Any
-) -> None:
-    """Changes a phase's settings; ``rehash`` records the episodes file's current checksum."""
+) -> dict[str, tuple[Any, Any]]:
+    """Changes a phase's settings; ``rehash`` records the episodes file's current checksum.
+    Returns each setting that changed, with its old and new value (``data_sha256`` too)."""
     unknown = set(changes) - set(UPDATABLE)
     if unknown:
         raise InvalidInputError(f"cannot change {', '.join(sorted(unknown))} of a phase")
@@ -467,6 +469,9 @@ def update_phase(
         _entry_rule(changes["entry_rule"])
     with db.write() as s:
         ph = find_phase(s, challenge, phase)
+        window = {k: getattr(ph, k) for k in ("opens_at", "closes_at")}
+        check_window_order(**{**window, **{k: changes[k] for k in window if k in changes}})
+        changed = {k: (getattr(ph, k), v) for k, v in changes.items() if getattr(ph, k) != v}
         for k, v in changes.items():
             setattr(ph, k, v)
         if rehash:
@@ -479,7 +484,26 @@ def update_phase(
                 data_root=None,
                 options=dict(ph.options or {}),
             )
+            if data.data_sha256 != ph.data_sha256:
+                changed["data_sha256"] = (ph.data_sha256, data.data_sha256)
             ph.data_sha256, ph.n_episodes = data.data_sha256, data.n_episodes
+    return changed
+
+
+def check_window_order(opens_at: dt.datetime | None, closes_at: dt.datetime | None) -> None:
+    """Refuses a phase that would close before it opens (it would never take a submission).
+
+    Example:
+        >>> check_window_order(dt.datetime(2027, 1, 1), dt.datetime(2026, 1, 1))
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.InvalidInputError: error: the phase closes (2026-01-01T00:00:00Z) before it opens (2027-01-01T00:00:00Z): it would never take a submission
+    """
+    if opens_at is not None and closes_at is not None and closes_at <= opens_at:
+        raise InvalidInputError(
+            f"the phase closes ({closes_at:%Y-%m-%dT%H:%M:%SZ}) before it opens "
+            f"({opens_at:%Y-%m-%dT%H:%M:%SZ}): it would never take a submission"
+        )
 
 
 def create_team(db: Database, name: str) -> str:

@@ -109,7 +109,10 @@ def check_window(phase: Phase, now: dt.datetime) -> None:
 
 
 def check_quota(phase: Phase, used: Usage, cfg: ServerConfig, now: dt.datetime) -> None:
-    """Refuses (429) a submission past a quota."""
+    """Refuses (429) a submission past a quota (a quota of 0: the phase takes none)."""
+    for quota, kind in ((phase.total_quota, "total"), (phase.daily_quota, "daily")):
+        if quota == 0:
+            raise Refused(429, f"phase {phase.slug} takes no submissions (its {kind} quota is 0)")
     if phase.total_quota is not None and used.total >= phase.total_quota:
         raise Refused(
             429, f"your team has used all {phase.total_quota} submissions of phase {phase.slug}"
