@@ -60,7 +60,7 @@ def test_create_phase_says_a_partial_profile_takes_complete_files(
         capsys, data, "create-phase", "--challenge", "demo", "--slug", "duet", "--task", "demo",
         "--profile", "r2r-duet",
     )  # fmt: skip
-    assert out.splitlines()[1] == (
+    assert out.splitlines()[2] == (
         "note: profile r2r-duet scores partial files as its script does; this phase takes "
         "complete files only (a prediction for each of the 36 episodes), since one episode's "
         "numbers would show its hidden labels"
@@ -225,6 +225,9 @@ def test_internal_failures_are_listed_and_requeued_by_phase(
     listing = _admin(capsys, data, "list").splitlines()
     line = next(k for k, text in enumerate(listing) if text.startswith("  phase h:"))
     assert listing[line + 1] == (
+        "    options none; quotas none a day, none in all; opens none, closes none"
+    )
+    assert listing[line + 2] == (
         f"    2 failed internally: {uids[0]}, {uids[1]} (score them again: vlneval admin requeue "
         "--challenge demo --phase h --internal)"
     )
@@ -299,4 +302,20 @@ def test_phase_windows_quotas_and_no_op_updates_are_told(
     assert main([*argv, "update-phase", *where, "--total-quota", "-1"]) == 2
     assert capsys.readouterr().err == (
         "error: --total-quota '-1': give a count of 0 or more, or none (no limit)\n"
+    )
+
+
+def test_a_phase_s_options_quotas_and_window_are_printed_as_stored() -> None:
+    import datetime as dt
+    from types import SimpleNamespace
+
+    from vlneval.server.admin_cli import _phase_settings
+
+    phase = SimpleNamespace(
+        options={"path_type": "trusted_path", "data_version": "v2"}, daily_quota=5,
+        total_quota=None, opens_at=dt.datetime(2026, 1, 1), closes_at=None,
+    )  # fmt: skip
+    assert _phase_settings(phase) == (
+        "options data_version=v2, path_type=trusted_path; quotas 5 a day, none in all; "
+        "opens 2026-01-01T00:00:00Z, closes none"
     )

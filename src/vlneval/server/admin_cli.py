@@ -93,9 +93,20 @@ def _create_phase(db: Database, args: argparse.Namespace) -> str:
     )
     sha = f", episodes file SHA-256 {data.data_sha256[:16]}…" if data.data_sha256 else ""
     with db.read() as s:
-        profile = admin.find_phase(s, args.challenge, args.slug).profile
-    return f"created phase {args.challenge}/{args.slug}: {data.n_episodes} episodes{sha}" + (
-        _complete_only(profile, data.n_episodes)
+        phase = admin.find_phase(s, args.challenge, args.slug)
+        profile, settings = phase.profile, _phase_settings(phase)
+    return (
+        f"created phase {args.challenge}/{args.slug}: {data.n_episodes} episodes{sha}\n"
+        f"  {settings}{_complete_only(profile, data.n_episodes)}"
+    )
+
+
+def _phase_settings(p: Any) -> str:
+    """A phase's stored options, quotas and submission window, as ``admin`` prints them."""
+    options = ", ".join(f"{k}={v}" for k, v in sorted((p.options or {}).items())) or "none"
+    return (
+        f"options {options}; quotas {_shown(p.daily_quota)} a day, {_shown(p.total_quota)} in "
+        f"all; opens {_shown(p.opens_at)}, closes {_shown(p.closes_at)}"
     )
 
 
@@ -175,6 +186,7 @@ def _list(db: Database, args: argparse.Namespace) -> str:
                     f"  phase {p.slug}: {p.task} {p.split} profile {p.profile}, {p.n_episodes} episodes, "
                     f"{vis} leaderboard by {p.primary_metric}, {n} submission(s)"
                 )
+                lines.append(f"    {_phase_settings(p)}")
                 lines.extend(_internal_failures(s, c.slug, p))
         for t in s.scalars(select(Team).order_by(Team.id)):
             lines.append(f"team {t.name} (token {t.token_prefix}…)")
