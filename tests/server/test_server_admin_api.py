@@ -71,10 +71,19 @@ def test_organisers_moderate_through_the_api(srv):
 
 def test_the_admin_api_needs_the_admin_token(srv):
     uid = _scored(srv, srv.alpha, encode(stop_predictions()))
-    for token in (srv.alpha, "wrong", ADMIN + "x"):
-        assert _mod(srv, uid, token, action="baseline").status_code == 401
-        assert srv.client.get(EXPORT, headers=srv.auth(token)).status_code == 401
-    assert srv.client.post(MOD.format(uid), json={"action": "baseline"}).status_code == 401
+    for token in (srv.alpha, "wrong", ADMIN + "x"):  # a token, not the admin's: not allowed
+        r = _mod(srv, uid, token, action="baseline")
+        assert (r.status_code, r.json()["detail"]) == (
+            403,
+            "this needs the organisers' admin token, not another token",
+        )
+        assert srv.client.get(EXPORT, headers=srv.auth(token)).status_code == 403
+    r = srv.client.post(MOD.format(uid), json={"action": "baseline"})  # no token: who is it?
+    assert (r.status_code, r.headers["www-authenticate"]) == (401, "Bearer")
+    assert (
+        r.json()["detail"]
+        == "this needs the organisers' admin token: Authorization: Bearer <token>"
+    )
     assert srv.client.get(EXPORT).status_code == 401
     assert _rows(srv) == [("ranked", 1, "alpha")]
 

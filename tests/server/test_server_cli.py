@@ -33,7 +33,10 @@ def test_admin_commands(tmp_path, capsys):
         capsys, data, "create-phase", "--challenge", "demo", "--slug", "val", "--task", "demo",
         "--leaderboard", "private", "--daily-quota", "3", "--closes", "2999-01-01T00:00:00+01:00",
     )  # fmt: skip
-    assert out == "created phase demo/val: 36 episodes\n"
+    assert out == (
+        "created phase demo/val: 36 episodes\n"
+        "  options none; quotas 3 a day, none in all; opens none, closes 2998-12-31T23:00:00Z\n"
+    )
     out = _admin(capsys, data, "create-team", "--name", "alpha")
     token = out.splitlines()[-1]
     assert out.startswith("created team alpha; its API token") and token.startswith("vlt_")

@@ -99,7 +99,7 @@ def _refusal(raw: bytes, **limits) -> str:
         (b"  \n", {}, "error: p.json: holds no JSON (only whitespace)"),
         (b"x" * 11, {"max_upload_bytes": 10}, "error: p.json: is 11 bytes; this server accepts uploads of at most 10 bytes"),
         (b"PK\x03\x04rest", {}, "error: p.json: is a ZIP archive; upload the JSON predictions file itself, plain or gzipped (.json.gz)"),
-        (b"\xef\xbb\xbf[]", {}, "error: p.json: starts with a UTF-8 byte-order mark, which JSON does not allow; save it without one"),
+        (b"\xef\xbb\xbf \n", {}, "error: p.json: holds no JSON (only whitespace)"),
         (b'[\n"\xff"]', {}, "error: p.json: not UTF-8 text: byte 0xff at line 2, column 2 (byte 3) is not valid UTF-8; save the file as UTF-8"),
         (b"[" * 33 + b"]" * 33, {}, "error: p.json: nests lists and objects more than 32 levels deep (at line 1, column 33 (byte 32)); a predictions file needs 4"),
         (b"[1e" + b"9" * 50 + b"]", {}, "error: p.json: has a number literal of more than 40 characters (at line 1, column 2 (byte 1)); numbers are limited to ordinary floats"),
@@ -107,6 +107,7 @@ def _refusal(raw: bytes, **limits) -> str:
         (b"[" + b"0," * 100 + b"0]", {"max_values": 50}, "error: p.json: holds more than 50 JSON values (counted up to line 1, column 1 (byte 0)); this server accepts no more"),
         (b'[{"a": 1,}]', {}, "error: p.json: not valid JSON: Expecting property name enclosed in double quotes at line 1, column 10"),
         (gzip.compress(b"[1, 2]")[:-6], {}, "error: p.json: the gzip data is truncated (the upload is incomplete)"),
+        (gzip.compress(gzip.compress(b"[1]")), {}, "error: p.json: is gzipped twice; gunzip it once"),
         (b"\x1f\x8bnot gzip at all", {}, "error: p.json: not a valid gzip file (Error -3 while decompressing data: unknown compression method)"),
     ],
 )  # fmt: skip

@@ -254,17 +254,29 @@ def _register_admin(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     md.add_argument("--reason", default="", help="why (needed to hide, delete or flag)")
     asub.add_parser("list", help="challenges, phases, teams and the queue")
-    rq = asub.add_parser("requeue", help="score a finished or failed submission again")
-    rq.add_argument("--submission", required=True)
+    rq = asub.add_parser(
+        "requeue",
+        help="score a finished or failed submission, or a phase's internal failures, again",
+    )
+    rq.add_argument("--submission", default=None, help="the submission's id")
+    rq.add_argument("--challenge", default=None)
+    rq.add_argument("--phase", default=None)
+    rq.add_argument(
+        "--internal",
+        action="store_true",
+        help="every submission of --challenge/--phase the server failed to score",
+    )
     a.set_defaults(func=cmd_admin)
 
 
 def _phase_settings(p: argparse.ArgumentParser) -> None:
     p.add_argument("--leaderboard", choices=["public", "private"], default=None)
-    p.add_argument("--daily-quota", type=int, default=None)
-    p.add_argument("--total-quota", type=int, default=None)
-    p.add_argument("--opens", default=None, help="ISO 8601 time (UTC unless a zone is given)")
-    p.add_argument("--closes", default=None, help="ISO 8601 time")
+    p.add_argument("--daily-quota", default=None, help="submissions a day per team, or none")
+    p.add_argument("--total-quota", default=None, help="submissions in all per team, or none")
+    p.add_argument(
+        "--opens", default=None, help="ISO 8601 time (UTC unless a zone is given), or none"
+    )
+    p.add_argument("--closes", default=None, help="ISO 8601 time, or none")
     p.add_argument(
         "--entries",
         choices=["best", "chosen"],

@@ -16,29 +16,42 @@ from sqlalchemy import func, select
 from vlneval.errors import InvalidInputError
 from vlneval.server.core.config import ServerConfig
 from vlneval.server.core.database import Database
-from vlneval.server.models import Challenge, Submission, Team
+from vlneval.server.models import FAILED, Challenge, Submission, Team
 from vlneval.server.services import admin
 
 __all__ = ["run"]
 
 
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The phase settings given as flags; ``none`` clears a quota or a date (no limit)."""
     out: dict[str, Any] = {}
     if args.leaderboard is not None:
         out["leaderboard_public"] = args.leaderboard == "public"
     for key in ("daily_quota", "total_quota"):
         value = getattr(args, key)
         if value is not None:
-            if value < 0:
-                raise InvalidInputError(f"--{key.replace('_', '-')} must be 0 or more")
-            out[key] = value
-    if args.opens is not None:
-        out["opens_at"] = admin.parse_time(args.opens)
-    if args.closes is not None:
-        out["closes_at"] = admin.parse_time(args.closes)
+            out[key] = _quota(value, f"--{key.replace('_', '-')}")
+    for key, flag in (("opens_at", "opens"), ("closes_at", "closes")):
+        value = getattr(args, flag)
+        if value is not None:
+            out[key] = None if value.strip().lower() == "none" else admin.parse_time(value)
     if getattr(args, "entries", None) is not None:
         out["entry_rule"] = args.entries
     return out
+
+
+def _quota(value: str, flag: str) -> int | None:
+    """A quota flag's value: a count of 0 or more, or ``none`` (no limit).
+
+    Example:
+        >>> _quota("5", "--daily-quota"), _quota("None", "--daily-quota")
+        (5, None)
+    """
+    if value.strip().lower() == "none":
+        return None
+    if not value.strip().isdigit():
+        raise InvalidInputError(f"{flag} {value!r}: give a count of 0 or more, or none (no limit)")
+    return int(value)
 
 
 def _parse_options(items: list[str] | None) -> dict[str, Any]:
@@ -79,7 +92,35 @@ def _create_phase(db: Database, args: argparse.Namespace) -> str:
         **_settings(args),
     )
     sha = f", episodes file SHA-256 {data.data_sha256[:16]}…" if data.data_sha256 else ""
-    return f"created phase {args.challenge}/{args.slug}: {data.n_episodes} episodes{sha}"
+    with db.read() as s:
+        phase = admin.find_phase(s, args.challenge, args.slug)
+        profile, settings = phase.profile, _phase_settings(phase)
+    return (
+        f"created phase {args.challenge}/{args.slug}: {data.n_episodes} episodes{sha}\n"
+        f"  {settings}{_complete_only(profile, data.n_episodes)}"
+    )
+
+
+def _phase_settings(p: Any) -> str:
+    """A phase's stored options, quotas and submission window, as ``admin`` prints them."""
+    options = ", ".join(f"{k}={v}" for k, v in sorted((p.options or {}).items())) or "none"
+    return (
+        f"options {options}; quotas {_shown(p.daily_quota)} a day, {_shown(p.total_quota)} in "
+        f"all; opens {_shown(p.opens_at)}, closes {_shown(p.closes_at)}"
+    )
+
+
+def _complete_only(profile: str, n: int) -> str:
+    """The note that a phase takes complete files, for a profile that scores partial ones."""
+    from vlneval.tasks.profiles import get_profile
+
+    if get_profile(profile).require_complete:
+        return ""
+    return (
+        f"\nnote: profile {profile} scores partial files as its script does; this phase takes "
+        f"complete files only (a prediction for each of the {n} episodes), since one episode's "
+        "numbers would show its hidden labels"
+    )
 
 
 def _update_phase(db: Database, args: argparse.Namespace) -> str:
@@ -87,8 +128,25 @@ def _update_phase(db: Database, args: argparse.Namespace) -> str:
     for key in ("title", "description"):
         if getattr(args, key) is not None:
             changes[key] = getattr(args, key)
-    admin.update_phase(db, args.challenge, args.phase, rehash=args.rehash, **changes)
-    return f"updated phase {args.challenge}/{args.phase}"
+    where = f"phase {args.challenge}/{args.phase}"
+    if not changes and not args.rehash:
+        raise InvalidInputError(
+            f"nothing to change in {where}: give a setting (--title, --leaderboard, "
+            "--daily-quota, --closes, ...) or --rehash"
+        )
+    changed = admin.update_phase(db, args.challenge, args.phase, rehash=args.rehash, **changes)
+    if not changed:
+        return f"{where}: nothing changed (its settings already had these values)"
+    return f"updated {where}: " + "; ".join(
+        f"{k} {_shown(old)} -> {_shown(new)}" for k, (old, new) in changed.items()
+    )
+
+
+def _shown(value: Any) -> str:
+    """A phase setting as ``admin`` prints it (``none``: no limit or date)."""
+    if value is None:
+        return "none"
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if hasattr(value, "strftime") else str(value)
 
 
 def _leaderboard(db: Database, args: argparse.Namespace) -> str:
@@ -128,11 +186,56 @@ def _list(db: Database, args: argparse.Namespace) -> str:
                     f"  phase {p.slug}: {p.task} {p.split} profile {p.profile}, {p.n_episodes} episodes, "
                     f"{vis} leaderboard by {p.primary_metric}, {n} submission(s)"
                 )
+                lines.append(f"    {_phase_settings(p)}")
+                lines.extend(_internal_failures(s, c.slug, p))
         for t in s.scalars(select(Team).order_by(Team.id)):
             lines.append(f"team {t.name} (token {t.token_prefix}…)")
-        rows = s.execute(select(Submission.status, func.count()).group_by(Submission.status)).all()
-    lines.append("queue: " + (", ".join(f"{n} {st}" for st, n in rows) or "empty"))
+        rows = s.execute(
+            select(Submission.status, Submission.error_kind, func.count())
+            .group_by(Submission.status, Submission.error_kind)
+            .order_by(Submission.status, Submission.error_kind)
+        ).all()
+    counts = [
+        f"{n} {QUEUE_STATES.get(kind or '', st) if st == FAILED else st}" for st, kind, n in rows
+    ]
+    lines.append("queue: " + (", ".join(counts) or "empty"))
     return "\n".join(lines)
+
+
+#: What a failed submission's ``error_kind`` says in ``admin list``.
+QUEUE_STATES = {"invalid": "refused", "internal": "failed internally"}
+
+
+def _internal_failures(s: Any, challenge: str, phase: Any) -> list[str]:
+    """The line naming the phase's internal failures and how to score them again (none: no
+    line)."""
+    uids = s.scalars(
+        select(Submission.uid)
+        .where(Submission.phase_id == phase.id, Submission.status == FAILED)
+        .where(Submission.error_kind == "internal")
+        .order_by(Submission.id)
+    ).all()
+    if not uids:
+        return []
+    return [
+        f"    {len(uids)} failed internally: {', '.join(uids)} (score them again: vlneval admin "
+        f"requeue --challenge {challenge} --phase {phase.slug} --internal)"
+    ]
+
+
+def _requeue(db: Database, args: argparse.Namespace) -> str:
+    if args.submission and not args.internal:
+        return f"submission {args.submission}: {admin.requeue(db, args.submission)}"
+    if not (args.internal and args.challenge and args.phase and not args.submission):
+        raise InvalidInputError(
+            "requeue takes --submission ID, or --challenge C --phase P --internal (every "
+            "submission of the phase the server failed to score)"
+        )
+    uids = admin.requeue_internal(db, args.challenge, args.phase)
+    where = f"phase {args.challenge}/{args.phase}"
+    if not uids:
+        return f"{where} has no internal failures to score again"
+    return f"{where}: queued again {len(uids)} internal failure(s): {', '.join(uids)}"
 
 
 def run(args: argparse.Namespace, cfg: ServerConfig) -> int:
@@ -166,5 +269,5 @@ COMMANDS: dict[str, Callable[[Database, argparse.Namespace], str]] = {
     "leaderboard": _leaderboard,
     "moderate": _moderate,
     "list": _list,
-    "requeue": lambda db, a: f"submission {a.submission}: {admin.requeue(db, a.submission)}",
+    "requeue": _requeue,
 }

@@ -4,7 +4,8 @@ What an organiser moving a challenge off EvalAI does from a browser or a script,
 on the server: moderate a submission (hide, delete, flag, pin as a baseline: the same service as
 ``vlneval admin moderate``) and export a phase's whole leaderboard, private or public, exactly
 as ``vlneval admin leaderboard --format json|csv`` prints it. The admin token is
-``$VLNEVAL_ADMIN_TOKEN`` of ``vlneval serve``; a server without one answers 403 here, and its
+``$VLNEVAL_ADMIN_TOKEN`` of ``vlneval serve``. A request without a token answers 401, one
+with another token (a team's) 403; a server without an admin token answers 403 here, and its
 organisers use ``vlneval admin``.
 """
 

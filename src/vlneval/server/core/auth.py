@@ -93,13 +93,16 @@ def is_admin(request: Request, token: str | None) -> bool:
 def require_admin(
     request: Request, cred: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 ) -> None:
-    """Lets only the organisers' admin token through (401 otherwise; 403 on a server that has
-    none: then the organisers moderate with ``vlneval admin``)."""
+    """Lets only the organisers' admin token through: 401 without a token, 403 with another
+    one (a team's token is not allowed here) and on a server that has no admin token (its
+    organisers moderate with ``vlneval admin``)."""
     if not request.app.state.cfg.admin_token:
         raise HTTPException(
             403,
             "this server has no admin token (serve with $VLNEVAL_ADMIN_TOKEN set); organisers "
             "use `vlneval admin` instead",
         )
-    if not is_admin(request, cred.credentials if cred is not None else None):
+    if cred is None:
         raise _unauthorised("this needs the organisers' admin token: Authorization: Bearer <token>")
+    if not is_admin(request, cred.credentials):
+        raise HTTPException(403, "this needs the organisers' admin token, not another token")

@@ -47,8 +47,11 @@ __all__ = [
     "create_team",
     "rotate_token",
     "requeue",
+    "requeue_internal",
+    "episodes_sha256",
     "repair_primary_metrics",
     "find_phase",
+    "phase_profile",
     "NotFoundError",
     "ResolvedData",
 ]
@@ -168,7 +171,6 @@ def resolve_data(
     same file search, task options such as ``data_version``, and checks), and the episodes file
     it read is recorded, so that the server scores against the file the command line scores.
     """
-    from vlneval.server.services.storage import sha256_hex
     from vlneval.tasks import get_task
     from vlneval.tasks.common.root import data_root as find_root
 
@@ -186,9 +188,27 @@ def resolve_data(
             store.graph(scan)
     if ep is None and not t.embedded:
         ep = Path(episodes.source).resolve()
-    sha = sha256_hex(ep.read_bytes()) if ep is not None else None
+    sha = episodes_sha256(ep.read_bytes()) if ep is not None else None
     n = _items_asked(t, split, profile, ep, gr, root, options or {}) if ep else len(episodes)
     return ResolvedData(str(ep) if ep else None, str(gr) if gr else None, sha, n or len(episodes))
+
+
+def episodes_sha256(raw: bytes) -> str:
+    """The SHA-256 a phase records of its episodes file: of the content, the decompressed
+    bytes of a gzip file, so that gzipping the same episodes again changes nothing.
+
+    Example:
+        >>> import gzip
+        >>> a, b = gzip.compress(b"[]", mtime=1), gzip.compress(b"[]", 9, mtime=2)
+        >>> a != b and episodes_sha256(a) == episodes_sha256(b) == episodes_sha256(b"[]")
+        True
+    """
+    import gzip
+
+    from vlneval.io import GZIP_MAGIC
+    from vlneval.server.services.storage import sha256_hex
+
+    return sha256_hex(gzip.decompress(raw) if raw[:2] == GZIP_MAGIC else raw)
 
 
 def _items_asked(
@@ -324,18 +344,18 @@ def repair_primary_metrics(db: Database) -> list[str]:
 
 
 def task_options(task: Any, options: Any) -> dict[str, Any]:
-    """A phase's task options checked against the options ``task`` declares
-    (:class:`~vlneval.tasks.base.Option`), as ``vlneval score`` checks its flags: an unknown
-    name suggests the closest declared one, a value outside an option's choices lists them.
+    """A phase's task options checked as ``vlneval score`` checks its flags, by
+    :meth:`~vlneval.tasks.base.Task.check_options` (the same words): an unknown name suggests
+    the closest declared one, a value outside an option's choices lists them.
 
     Example:
         >>> from vlneval.tasks import get_task
         >>> task_options(get_task("reverie"), {"data_version": "V1"})
         {'data_version': 'v1'}
-        >>> task_options(get_task("reverie"), {"data_verison": "v1"})
+        >>> task_options(get_task("ndh"), {"path_type": "planer_path"})
         Traceback (most recent call last):
         ...
-        vlneval.errors.UnknownNameError: unknown option of task reverie 'data_verison'; did you mean 'data_version'? (known: bboxes, data_version)
+        vlneval.errors.UnknownNameError: unknown ndh path type 'planer_path'; did you mean 'planner_path'? (known: planner_path, player_path, trusted_path)
     """
     out = dict(options or {})
     for name, value in out.items():
@@ -345,18 +365,24 @@ def task_options(task: Any, options: Any) -> dict[str, Any]:
             raise InvalidInputError(
                 f"task option {name!r}: expected a name and a string, number or boolean"
             )
-        if not task.has_option(name):
-            raise UnknownNameError(f"option of task {task.name}", name, list(task.option_names))
-        choices = task.option(name).choices
-        if not choices or value is None:
-            continue
-        folded = {c.casefold(): c for c in choices}  # any case, as the CLI's flags
-        if str(value).casefold() not in folded:
-            raise InvalidInputError(
-                f"task option {name}={value!r}: use one of {', '.join(choices)}"
-            )
-        out[name] = folded[str(value).casefold()]
-    return out
+    return task.check_options(out)
+
+
+def phase_profile(name: str) -> Any:
+    """The scoring profile ``name`` as a phase applies it: every episode needs a prediction.
+
+    A profile that scores partial files as its script does (r4r, r2r-duet) would score a
+    one-record file and show that episode's hidden distances: a phase takes complete files only.
+
+    Example:
+        >>> phase_profile("r2r-duet").require_complete, phase_profile("r2r-duet").name
+        (True, 'r2r-duet')
+    """
+    from dataclasses import replace
+
+    from vlneval.tasks.profiles import get_profile
+
+    return replace(get_profile(name), require_complete=True)
 
 
 def _entry_rule(rule: str | None) -> str:
@@ -374,6 +400,7 @@ def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> Reso
     from vlneval.tasks import get_task
 
     check_slug(slug, "phase")
+    check_window_order(fields.get("opens_at"), fields.get("closes_at"))
     task = get_task(fields["task"])
     split = fields.get("split") or task.default_split
     profile = task.scoring_profile(fields.get("profile")).name
@@ -432,8 +459,9 @@ ENTRY_RULES = ("best", "chosen")
 
 def update_phase(
     db: Database, challenge: str, phase: str, *, rehash: bool = False, **changes: Any
-) -> None:
-    """Changes a phase's settings; ``rehash`` records the episodes file's current checksum."""
+) -> dict[str, tuple[Any, Any]]:
+    """Changes a phase's settings; ``rehash`` records the episodes file's current checksum.
+    Returns each setting that changed, with its old and new value (``data_sha256`` too)."""
     unknown = set(changes) - set(UPDATABLE)
     if unknown:
         raise InvalidInputError(f"cannot change {', '.join(sorted(unknown))} of a phase")
@@ -441,6 +469,9 @@ def update_phase(
         _entry_rule(changes["entry_rule"])
     with db.write() as s:
         ph = find_phase(s, challenge, phase)
+        window = {k: getattr(ph, k) for k in ("opens_at", "closes_at")}
+        check_window_order(**{**window, **{k: changes[k] for k in window if k in changes}})
+        changed = {k: (getattr(ph, k), v) for k, v in changes.items() if getattr(ph, k) != v}
         for k, v in changes.items():
             setattr(ph, k, v)
         if rehash:
@@ -453,7 +484,26 @@ def update_phase(
                 data_root=None,
                 options=dict(ph.options or {}),
             )
+            if data.data_sha256 != ph.data_sha256:
+                changed["data_sha256"] = (ph.data_sha256, data.data_sha256)
             ph.data_sha256, ph.n_episodes = data.data_sha256, data.n_episodes
+    return changed
+
+
+def check_window_order(opens_at: dt.datetime | None, closes_at: dt.datetime | None) -> None:
+    """Refuses a phase that would close before it opens (it would never take a submission).
+
+    Example:
+        >>> check_window_order(dt.datetime(2027, 1, 1), dt.datetime(2026, 1, 1))
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.InvalidInputError: error: the phase closes (2026-01-01T00:00:00Z) before it opens (2027-01-01T00:00:00Z): it would never take a submission
+    """
+    if opens_at is not None and closes_at is not None and closes_at <= opens_at:
+        raise InvalidInputError(
+            f"the phase closes ({closes_at:%Y-%m-%dT%H:%M:%SZ}) before it opens "
+            f"({opens_at:%Y-%m-%dT%H:%M:%SZ}): it would never take a submission"
+        )
 
 
 def create_team(db: Database, name: str) -> str:
@@ -495,8 +545,28 @@ def requeue(db: Database, uid: str) -> str:
             raise InvalidInputError(
                 f"submission {uid} is {sub.status}; only a finished or failed one is requeued"
             )
-        s.execute(delete(Result).where(Result.submission_id == sub.id))
-        sub.status, sub.error_kind, sub.messages = QUEUED, None, []
-        sub.attempts, sub.claim_token, sub.claimed_by = 0, None, None
-        sub.started_at = sub.finished_at = sub.lease_expires_at = None
+        _queue_again(s, sub)
         return str(sub.status)
+
+
+def requeue_internal(db: Database, challenge: str, phase: str) -> list[str]:
+    """Queues again every submission of a phase that the server failed to score (an internal
+    failure, which the submitter was told the organisers can score again); returns their ids."""
+    with db.write() as s:
+        ph = find_phase(s, challenge, phase)
+        failed = s.scalars(
+            select(Submission)
+            .where(Submission.phase_id == ph.id, Submission.status == FAILED)
+            .where(Submission.error_kind == "internal")
+            .order_by(Submission.id)
+        ).all()
+        for sub in failed:
+            _queue_again(s, sub)
+        return [sub.uid for sub in failed]
+
+
+def _queue_again(s: Session, sub: Submission) -> None:
+    s.execute(delete(Result).where(Result.submission_id == sub.id))
+    sub.status, sub.error_kind, sub.messages = QUEUED, None, []
+    sub.attempts, sub.claim_token, sub.claimed_by = 0, None, None
+    sub.started_at = sub.finished_at = sub.lease_expires_at = None

@@ -135,16 +135,19 @@ class DataChangedError(VLNEvalError):
 
 
 def check_unchanged(spec: PhaseSpec) -> None:
-    """Refuses to score against a hidden episodes file that changed since the phase was made.
+    """Refuses to score against a hidden episodes file that changed since the phase was made:
+    its content, so the same episodes gzipped again pass (a phase made before content hashes
+    recorded the file's bytes, which still pass too).
 
     Raises:
         DataChangedError: its SHA-256 is not the phase's.
     """
-    if (
-        spec.episodes_file
-        and spec.data_sha256
-        and sha256_hex(Path(spec.episodes_file).read_bytes()) != spec.data_sha256
-    ):
+    from vlneval.server.services.admin import episodes_sha256
+
+    if not (spec.episodes_file and spec.data_sha256):
+        return
+    raw = Path(spec.episodes_file).read_bytes()
+    if spec.data_sha256 not in (episodes_sha256(raw), sha256_hex(raw)):
         raise DataChangedError(
             "the hidden episodes file changed since the phase was created (its SHA-256 differs); "
             "run `vlneval admin update-phase --rehash` if the change is intended"
@@ -153,14 +156,14 @@ def check_unchanged(spec: PhaseSpec) -> None:
 
 def load_phase_data(spec: PhaseSpec) -> PhaseData:
     """Loads a phase's hidden episodes (checked against the phase's checksum) and graphs."""
+    from vlneval.server.services.admin import phase_profile
     from vlneval.tasks import get_task
     from vlneval.tasks.common.blind import checks_publicly
     from vlneval.tasks.common.scoring import load_split
-    from vlneval.tasks.profiles import get_profile
 
     check_unchanged(spec)
     task = get_task(spec.task)
-    prof = get_profile(spec.profile)
+    prof = phase_profile(spec.profile)  # a phase scores complete files only
     if not checks_publicly(task):
         return _own_reader_phase(task, spec, prof)
     episodes, store = load_split(

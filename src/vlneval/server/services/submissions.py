@@ -109,7 +109,10 @@ def check_window(phase: Phase, now: dt.datetime) -> None:
 
 
 def check_quota(phase: Phase, used: Usage, cfg: ServerConfig, now: dt.datetime) -> None:
-    """Refuses (429) a submission past a quota."""
+    """Refuses (429) a submission past a quota (a quota of 0: the phase takes none)."""
+    for quota, kind in ((phase.total_quota, "total"), (phase.daily_quota, "daily")):
+        if quota == 0:
+            raise Refused(429, f"phase {phase.slug} takes no submissions (its {kind} quota is 0)")
     if phase.total_quota is not None and used.total >= phase.total_quota:
         raise Refused(
             429, f"your team has used all {phase.total_quota} submissions of phase {phase.slug}"
@@ -135,6 +138,12 @@ def check_quota(phase: Phase, used: Usage, cfg: ServerConfig, now: dt.datetime) 
         )
 
 
+FIELD_VALUE = (
+    "a string, number, true/false, or a list or object of at most 20 of those, nested at most "
+    "3 deep"
+)
+
+
 def _check_value(key: str, value: Any, depth: int = 0) -> None:
     if value is None or isinstance(value, bool):
         return
@@ -146,26 +155,28 @@ def _check_value(key: str, value: Any, depth: int = 0) -> None:
         if len(value) > MAX_TEXT:
             raise InvalidInputError(f"protocol field {key}: at most {MAX_TEXT} characters")
         return
-    if depth == 0 and isinstance(value, list) and len(value) <= 20:
+    if depth < 3 and isinstance(value, list) and len(value) <= 20:
         for v in value:
-            _check_value(key, v, 1)
+            _check_value(key, v, depth + 1)
         return
-    if depth == 0 and isinstance(value, dict) and len(value) <= 20:
+    if depth < 3 and isinstance(value, dict) and len(value) <= 20:
         for k, v in value.items():
-            _check_value(f"{key}.{k}", v, 1)
+            _check_value(f"{key}.{k}", v, depth + 1)
         return
-    raise InvalidInputError(
-        f"protocol field {key}: expected a string, number, true/false, or a list or object of "
-        "at most 20 of those"
-    )
+    raise InvalidInputError(f"protocol field {key}: expected {FIELD_VALUE}")
 
 
 def parse_declared(text: str | None) -> dict[str, Any]:
-    """The self-declared protocol fields: a JSON object whose keys are protocol-card fields.
+    """The self-declared protocol fields: a JSON object whose keys are protocol-card fields,
+    or the protocol card ``vlneval run`` wrote (it names its ``vlneval_version`` and
+    ``software``), whose declarable fields are taken and the rest (task, split, agent...),
+    which the server's own card states, left out.
 
     Example:
         >>> parse_declared('{"observations": "RGB panorama", "seeds": [0, 1]}')
         {'observations': 'RGB panorama', 'seeds': [0, 1]}
+        >>> parse_declared('{"vlneval_version": "0.1", "task": "r2r", "software": {}, "seeds": [0]}')
+        {'seeds': [0]}
     """
     from vlneval.tasks.common.protocol import DECLARABLE
 
@@ -176,10 +187,13 @@ def parse_declared(text: str | None) -> dict[str, Any]:
         raise InvalidInputError(
             f"the protocol fields are {len(raw):,} bytes; at most {MAX_DECLARED_BYTES:,}"
         )
-    lim = UploadLimits(max_depth=3, max_string=MAX_TEXT, max_values=1000)
+    advice = f"each protocol field is {FIELD_VALUE}"
+    lim = UploadLimits(max_depth=8, max_string=MAX_TEXT, max_values=1000, depth_advice=advice)
     value = _decode(check_upload(raw, "protocol", lim))
     if not isinstance(value, dict):
         raise InvalidInputError("protocol: expected a JSON object of protocol-card fields")
+    if "vlneval_version" in value and "software" in value:  # a run's card
+        value = {k: v for k, v in value.items() if k in DECLARABLE}
     for key, v in value.items():
         if key not in DECLARABLE:
             raise UnknownNameError("protocol field", key, DECLARABLE)
@@ -287,14 +301,17 @@ def _check_file(
     store: UploadStore, cfg: ServerConfig, key: str, name: str, up: Upload, n_episodes: int
 ) -> tuple[dict[str, Any], str, str, str]:
     budget = StepBudget.of_phase(n_episodes, cfg) if n_episodes else None
+    refused = f"{name} was not accepted"
     try:
         check_stored(store.path(key), name, UploadLimits.from_config(cfg), budget)
+        refused = "the protocol fields were not accepted"
         declared = parse_declared(up.declared)
+        refused = f"{name} was not accepted"
         method, description, url = _texts(up.method, up.description, up.url)
     except InvalidInputError as exc:
-        raise Refused(422, f"{name} was not accepted", [str(p) for p in exc.problems]) from None
+        raise Refused(422, refused, [str(p) for p in exc.problems]) from None
     except VLNEvalError as exc:
-        raise Refused(422, f"{name} was not accepted", [str(exc)]) from None
+        raise Refused(422, refused, [str(exc)]) from None
     return declared, method, description, url
 
 

@@ -2,8 +2,9 @@
 
 An upload is refused, with one clear message naming the file and where, when it is empty or too
 large, compressed in a way the scorer does not read, a gzip bomb (it would decompress past the
-limit), not UTF-8, starts with a byte-order mark, nests too deeply, holds too many values, has a
-huge number or string literal, or is not JSON. The limits come from :class:`ServerConfig`.
+limit), not UTF-8, nests too deeply, holds too many values, has a huge number or string literal,
+or is not JSON. The limits come from :class:`ServerConfig`. A UTF-8 byte-order mark is dropped,
+as :mod:`vlneval.io` drops it.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class UploadLimits:
     max_values: int = ServerConfig.max_json_values
     max_string: int = ServerConfig.max_string_bytes
     max_number: int = ServerConfig.max_number_chars
+    depth_advice: str = "a predictions file needs 4"  # what the refused nesting should be
 
     @classmethod
     def from_config(cls, cfg: ServerConfig) -> UploadLimits:
@@ -145,11 +147,8 @@ def _check_plain(
 
 
 def _check_text(text: bytes, name: str) -> None:
-    if bytes(text[:3]) == BOM:
-        raise InvalidInputError(
-            "starts with a UTF-8 byte-order mark, which JSON does not allow; save it without one",
-            source=name,
-        )
+    if bytes(text[:2]) == GZIP_MAGIC:  # the text of a gzip file is gzip again
+        raise InvalidInputError("is gzipped twice; gunzip it once", source=name)
     decoder = codecs.getincrementaldecoder("utf-8")()
     for base in range(0, max(len(text), 1), STEP):
         pending = len(decoder.getstate()[0])  # bytes of a character split by the last step
@@ -171,7 +170,7 @@ def _check_shape(text: bytes, name: str, lim: UploadLimits) -> None:
     where = position(text, shape.offset)
     reasons = {
         "depth": f"nests lists and objects more than {lim.max_depth} levels deep (at {where}); "
-        "a predictions file needs 4",
+        + lim.depth_advice,
         "values": f"holds more than {lim.max_values:,} JSON values (counted up to {where}); "
         "this server accepts no more",
         "string": f"has a string of more than {lim.max_string:,} bytes (starting at {where}); "
@@ -314,6 +313,7 @@ def check_upload(
     else:
         _check_plain(raw, len(raw), name, lim)
         text = raw
+    text = text[len(BOM) :] if text[:3] == BOM else text  # dropped, as vlneval.io reads a file
     _check_json(text, name, lim, budget)
     return text
 
@@ -382,6 +382,7 @@ def check_stored(
     with path.open("rb") as f:
         head = f.read(8)
     expanded = path.with_name(path.name + ".expanded")
+    bare = path.with_name(path.name + ".text")
     try:
         if head[:2] == GZIP_MAGIC:
             _gunzip_to(path, expanded, limit, name, too_large)
@@ -389,9 +390,22 @@ def check_stored(
         else:
             _check_plain(head, size, name, lim, phase)
             text_path = path
-        _check_mapped(text_path, name, lim, budget)
+        _check_mapped(_without_bom(text_path, bare), name, lim, budget)
     finally:
         expanded.unlink(missing_ok=True)
+        bare.unlink(missing_ok=True)
+
+
+def _without_bom(path: Path, copy: Path) -> Path:
+    """``path``, or for text that starts with a UTF-8 byte-order mark, its ``copy`` without
+    it: the mark is dropped as :func:`vlneval.io.json_text` drops it (one read rule)."""
+    with path.open("rb") as fin:
+        if fin.read(len(BOM)) != BOM:
+            return path
+        with copy.open("wb") as fout:
+            for piece in iter(lambda: fin.read(STEP), b""):
+                fout.write(piece)
+    return copy
 
 
 def _check_mapped(path: Path, name: str, lim: UploadLimits, budget: StepBudget | None) -> None:
