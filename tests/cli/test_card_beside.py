@@ -37,3 +37,30 @@ def test_score_reads_the_card_run_wrote_beside_the_file(
     card = _summary([*score, "--protocol", str(own)], tmp_path / "o.json")
     assert card["privileged"] == "none" and card["model"] == "m"
     assert "its card is" not in capsys.readouterr().err
+
+
+def test_compare_refuses_a_privileged_run_by_the_cards_beside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for agent, out in (("shortest", a), ("stop", b)):
+        assert main(["run", "--task", "demo", "--agent", agent, "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["compare", "--task", "demo", str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "error: refusing to compare results whose protocol cards differ (privileged: goals" in err
+    )
+    assert main(["compare", "--task", "demo", str(a), str(b), "--force"]) == 0
+
+
+def test_a_file_beside_that_is_no_card_of_run_is_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    preds = tmp_path / "c.json"
+    assert main(["run", "--task", "demo", "--agent", "stop", "--out", str(preds), "--quiet"]) == 0
+    (tmp_path / "c.protocol.json").write_text("[1, 2]")
+    capsys.readouterr()
+    card = _summary(["score", "--task", "demo", "--predictions", str(preds)], tmp_path / "s.json")
+    assert card["seeds"] == "not declared (offline predictions file)"
+    assert "its card is" not in capsys.readouterr().err

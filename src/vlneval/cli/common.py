@@ -282,15 +282,22 @@ def emit_scored(
 
 def declared_for(given: str | None, predictions: str) -> dict[str, Any] | None:
     """The declared protocol fields of ``predictions``: the ``--protocol`` file ``given``, or
-    else the card ``vlneval run`` wrote beside it (``NAME.protocol.json``), said on stderr."""
+    else the card ``vlneval run`` writes beside it (``NAME.protocol.json``, a JSON object; said
+    on stderr). A file of that name that holds no JSON object is left alone."""
     from vlneval.distributed.merge import card_path
 
-    if given is None and (beside := card_path(predictions)).is_file():
+    if given is not None:
+        return load_declared(given)
+    beside = card_path(predictions)
+    try:
+        card = load_declared(str(beside)) if beside.is_file() else None
+    except VLNEvalError:
+        return None
+    if card is not None:
         err(
             f"note: {predictions}: its card is {beside} (written by `vlneval run`); --protocol overrides"
         )
-        given = str(beside)
-    return load_declared(given)
+    return card
 
 
 def load_declared(path: str | None) -> dict[str, Any] | None:

@@ -16,9 +16,9 @@ from vlneval.cli.common import (
     add_data_args,
     add_format_arg,
     add_scoring_args,
+    declared_for,
     err,
     given_task_options,
-    load_declared,
     open_scorer,
     plan_outputs,
     print_table,
@@ -210,7 +210,7 @@ def _score(args: argparse.Namespace, scorer: Any, path: str, protocol: str | Non
         subset=args.subset,
         form=args.trajectory_form,
         trajectory_key=args.trajectory_key,
-        declared=load_declared(protocol if protocol is not None else args.protocol),
+        declared=declared_for(protocol if protocol is not None else args.protocol, path),
         skip_summaries=args.skip_summary_records,
     )
 
@@ -417,9 +417,7 @@ def _refuse_repeats(paths: list[str]) -> None:
 def _summary_of(args: argparse.Namespace, path: str, scorer: Callable[[], Any]) -> dict[str, Any]:
     """The summary in ``path`` (a summary JSON), or the summary of scoring it with
     ``scorer()``, its card declared by ``--protocol`` or else by the ``NAME.protocol.json``
-    that ``vlneval run`` wrote beside it (as ``score --protocol`` would read it)."""
-    from vlneval.distributed.merge import card_path
-
+    that ``vlneval run`` wrote beside it (as ``score`` reads it)."""
     value = load_json(Path(path))
     if isinstance(value, dict) and "card_differences" in value:  # a compare or aggregate JSON
         raise VLNEvalError(
@@ -433,6 +431,4 @@ def _summary_of(args: argparse.Namespace, path: str, scorer: Callable[[], Any]) 
             f"{path}: not a summary JSON (from `vlneval score --json`); to score a predictions "
             "file pass --task (and --split)"
         )
-    beside = card_path(path)
-    protocol = args.protocol or (str(beside) if beside.is_file() else None)
-    return _score(args, scorer(), path, protocol).evaluation.to_dict()
+    return _score(args, scorer(), path).evaluation.to_dict()
