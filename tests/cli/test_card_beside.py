@@ -11,8 +11,8 @@ import pytest
 from vlneval.cli.main import main
 
 
-def _summary(argv: list[str], out: Path) -> dict[str, object]:
-    assert main([*argv, "--json", str(out), "--quiet"]) == 0
+def _summary(argv: list[str], out: Path, quiet: bool = True) -> dict[str, object]:
+    assert main([*argv, "--json", str(out), *["--quiet"] * quiet]) == 0
     card: dict[str, object] = json.loads(out.read_text())["protocol"]
     return card
 
@@ -26,7 +26,7 @@ def test_score_reads_the_card_run_wrote_beside_the_file(
     )
     capsys.readouterr()
     score = ["score", "--task", "demo", "--predictions", str(preds)]
-    card = _summary(score, tmp_path / "s.json")
+    card = _summary(score, tmp_path / "s.json", quiet=False)
     assert str(card["privileged"]).startswith("goals, reference path") and card["seeds"] == [0]
     beside = tmp_path / "pv.protocol.json"
     assert capsys.readouterr().err.splitlines()[0] == (
@@ -36,6 +36,8 @@ def test_score_reads_the_card_run_wrote_beside_the_file(
     own.write_text(json.dumps({"privileged": "none", "model": "m"}))
     card = _summary([*score, "--protocol", str(own)], tmp_path / "o.json")
     assert card["privileged"] == "none" and card["model"] == "m"
+    assert "its card is" not in capsys.readouterr().err
+    assert _summary(score, tmp_path / "q.json")["seeds"] == [0]  # --quiet: read, not said
     assert "its card is" not in capsys.readouterr().err
 
 

@@ -298,3 +298,22 @@ def test_aggregate_reads_the_card_beside_each_predictions_file(
         "not declared (offline predictions file)",
     )
     capsys.readouterr()
+
+
+def test_aggregate_names_runs_of_one_file_name_by_their_folders(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    """seed0/preds.json and seed1/preds.json: each run keeps its own value on the merged
+    card, named by the folder that tells it apart."""
+    paths = []
+    for seed, preds in enumerate((house.a, house.b)):
+        (tmp_path / f"seed{seed}").mkdir()
+        paths.append(tmp_path / f"seed{seed}" / "preds.json")
+        paths[-1].write_bytes(preds.read_bytes())
+        card = {"seeds": [seed], "checkpoint": f"ckpt{seed}.pt"}
+        (tmp_path / f"seed{seed}" / "preds.protocol.json").write_text(json.dumps(card))
+    out = tmp_path / "agg.json"
+    assert main(["aggregate", *_data(house), *map(str, paths), "--json", str(out)]) == 0
+    card = json.loads(out.read_text())["protocol"]
+    assert card["checkpoint"] == {"seed0/preds": "ckpt0.pt", "seed1/preds": "ckpt1.pt"}
+    assert card["seeds"] == [0, 1]

@@ -150,6 +150,18 @@ def test_aggregate_card_is_the_merged_card_of_its_runs() -> None:
     assert mixed.card["seeds"] == {"rw0": [0], "x": "not declared (offline predictions file)"}
 
 
+def test_an_unknown_dataset_version_is_a_note_not_a_refusal() -> None:
+    """A file scored by --episodes names no version; the same file by --data-root names v2:
+    nothing says they differ, so it is a note; two named versions that differ refuse."""
+    named, given = {**CARD, "data_version": "v2"}, {**CARD, "data_version": None}
+    assert card_differences(named, given) == []
+    assert card_notes(named, given) == ["data_version: v2 (A) vs None (B)"]
+    assert card_differences(named, {**CARD, "data_version": "v1"}) == [
+        "data_version: v2 (A) vs v1 (B)"
+    ]
+    assert card_notes(named, {**CARD, "data_version": "v1"}) == []
+
+
 def test_cards_scored_against_other_ground_truth_differ() -> None:
     """The dataset version and every scoring field but the profile's provenance text must
     agree, for compare and aggregate alike."""

@@ -280,10 +280,10 @@ def emit_scored(
     print_notices(summary_notices(summary))
 
 
-def declared_for(given: str | None, predictions: str) -> dict[str, Any] | None:
+def declared_for(given: str | None, predictions: str, quiet: bool = False) -> dict[str, Any] | None:
     """The declared protocol fields of ``predictions``: the ``--protocol`` file ``given``, or
     else the card ``vlneval run`` writes beside it (``NAME.protocol.json``, a JSON object; said
-    on stderr). A file of that name that holds no JSON object is left alone."""
+    on stderr unless ``quiet``). A file of that name that holds no JSON object is left alone."""
     from vlneval.distributed.merge import card_path
 
     if given is not None:
@@ -293,7 +293,7 @@ def declared_for(given: str | None, predictions: str) -> dict[str, Any] | None:
         card = load_declared(str(beside)) if beside.is_file() else None
     except VLNEvalError:
         return None
-    if card is not None:
+    if card is not None and not quiet:
         err(
             f"note: {predictions}: its card is {beside} (written by `vlneval run`); --protocol overrides"
         )

@@ -210,7 +210,9 @@ def _score(args: argparse.Namespace, scorer: Any, path: str, protocol: str | Non
         subset=args.subset,
         form=args.trajectory_form,
         trajectory_key=args.trajectory_key,
-        declared=declared_for(protocol if protocol is not None else args.protocol, path),
+        declared=declared_for(
+            protocol if protocol is not None else args.protocol, path, getattr(args, "quiet", False)
+        ),
         skip_summaries=args.skip_summary_records,
     )
 
@@ -370,6 +372,23 @@ def _same_files(a: str, others: list[str], names: list[str]) -> list[tuple[str, 
     ]  # fmt: skip
 
 
+def _run_labels(paths: list[str]) -> list[str]:
+    """Each run's name: its file's (``run_label``), or, when two files share a name
+    (``s0/preds.json``, ``s1/preds.json``), the folders that tell them apart too.
+
+    Example:
+        >>> _run_labels(["a/s0/p.json", "a/s1/p.json"]), _run_labels(["x/r0.json", "r1.json"])
+        (['s0/p', 's1/p'], ['r0', 'r1'])
+    """
+    from vlneval.diagnostics.scored import run_label
+    from vlneval.reports.terminal import short_names
+
+    labels = [run_label(p) for p in paths]
+    if len(set(labels)) == len(labels):
+        return labels
+    return [(Path(n).parent / run_label(n)).as_posix() for n in short_names(paths)[0]]
+
+
 def cmd_aggregate(args: argparse.Namespace) -> int:
     """Aggregates summaries (or scores predictions files first) over runs."""
     from vlneval.diagnostics.scored import run_label
@@ -389,7 +408,7 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
             step(run_label(path))
     result = aggregate_summaries(
         summaries,
-        [run_label(p) for p in args.runs],
+        _run_labels(args.runs),
         confidence=args.confidence,
         force=args.force,
     )

@@ -105,7 +105,15 @@ def card_differences(
         ['path_type: None (A) vs planner_path (B)']
     """
     view_a, view_b = _refusal_view(card_a, episodes), _refusal_view(card_b, episodes)
+    if _one_version_unknown(card_a, card_b):  # a note (card_notes), not a refusal
+        del view_a["data_version"], view_b["data_version"]
     return _differing(view_a, view_b, dict.fromkeys([*view_a, *view_b]))
+
+
+def _one_version_unknown(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> bool:
+    """Whether one card names no dataset version (its episodes file was given explicitly,
+    ``--episodes``) and the other does: then nothing says the versions differ."""
+    return (card_a.get("data_version") is None) != (card_b.get("data_version") is None)
 
 
 def card_notes(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> list[str]:
@@ -117,9 +125,10 @@ def card_notes(card_a: Mapping[str, Any], card_b: Mapping[str, Any]) -> list[str
         ['map: given graph (A) vs built online (B)']
     """
     same_access = _access(card_a) == _access(card_b)
-    return _differing(
-        card_a, card_b, [*_NOTE_FIELDS, "privileged"] if same_access else _NOTE_FIELDS
-    )
+    fields = [*_NOTE_FIELDS, "privileged"] if same_access else list(_NOTE_FIELDS)
+    if _one_version_unknown(card_a, card_b):
+        fields.append("data_version")
+    return _differing(card_a, card_b, fields)
 
 
 def _differing(a: Mapping[str, Any], b: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
