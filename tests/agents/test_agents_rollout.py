@@ -161,3 +161,25 @@ def test_run_errors(demo: tuple[Any, Any], tmp_path: Path) -> None:
 def test_episode_generators_are_independent() -> None:
     a = [int(episode_rng(0, i).integers(1 << 30)) for i in range(50)]
     assert len(set(a)) == 50 and a == [int(episode_rng(0, i).integers(1 << 30)) for i in range(50)]
+
+
+def test_the_first_episode_s_set_up_is_not_in_the_rate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """36 s to build twin worlds before episode 1 ends, then 10 episodes in 30 s: the rate is
+    0.3 episodes/s (not 11 in 66 s), with no estimate until a second episode ends."""
+    import io
+
+    from vlneval.agents import progress
+
+    clock = iter([0.0, 36.0, 66.0, 70.0, 70.0])
+    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
+    log = io.StringIO()
+    with progress.episode_progress(12, enabled=True, label="running r2r-twin", stream=log) as adv:
+        adv(1)  # 36 s: the set-up and the first episode (a line: 30 s passed)
+        adv(10)  # 66 s: ten more (a line)
+        adv(1)  # 70 s: the last one
+    assert log.getvalue().splitlines() == [
+        "running r2r-twin: 0/12 episodes (0%), 0.0 episodes/s, 0:00 elapsed, ? left",
+        "running r2r-twin: 1/12 episodes (8%), 0.0 episodes/s, 0:36 elapsed, ? left",
+        "running r2r-twin: 11/12 episodes (91%), 0.3 episodes/s, 1:06 elapsed, 0:03 left",
+        "running r2r-twin: 12/12 episodes (100%), 0.3 episodes/s, 1:10 elapsed, 0:00 left",
+    ]

@@ -73,8 +73,8 @@ def test_plain_progress_lines_when_not_a_terminal(twin, capsys) -> None:  # type
     run_continuous(env, make_agent("stop", env.action_space), indices=[0, 1, 2], progress=True)
     err = capsys.readouterr().err  # captured: not a terminal, as in a SLURM log
     lines = err.splitlines()
-    assert lines[0].startswith("running r2r-ce: 0/3 episodes (0%)")
-    assert lines[-1].startswith("running r2r-ce: 3/3 episodes (100%)")
+    assert lines[0].startswith("running r2r-twin: 0/3 episodes (0%)")  # the task, not the space
+    assert lines[-1].startswith("running r2r-twin: 3/3 episodes (100%)")
     assert "\x1b" not in err  # no terminal control codes
 
 

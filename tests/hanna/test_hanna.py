@@ -249,3 +249,19 @@ def test_an_empty_or_null_agent_pose_says_so(tmp_path: Path, poses: Any, message
     body[1]["agent_ask"] = []
     err = _bad(tmp_path, body)
     assert len(err.problems) == 1 and str(err).endswith(f'instr_id "10_1": {message}')
+
+
+def test_missing_data_says_where_hanna_comes_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """vlneval cannot fetch HANNA: the hint names its release, not `vlneval data list`."""
+    root = tmp_path / "data"
+    root.mkdir()
+    argv = ["score", "--task", "hanna", "--split", "val_unseen", "--data-root", str(root)]
+    assert main([*argv, "--predictions", str(tmp_path / "p.json")]) == 2
+    assert capsys.readouterr().err == (
+        f"error: no hanna val_unseen episodes found: the data root {root} has no hanna/ folder "
+        f"for task hanna (expected {root}/hanna/hanna_<split>.json); vlneval cannot fetch hanna: "
+        "get its files from the khanhptnk/hanna repository on GitHub and put them there, or pass "
+        "--data-root DIR that holds it\n"
+    )

@@ -309,6 +309,23 @@ def test_an_episodes_file_of_another_split_is_warned(
     assert warning not in json.loads(summary.read_text())["warnings"]
 
 
+def test_the_other_split_warning_reaches_a_refusal(
+    data_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every id missing because --episodes names the wrong file: the refusal says so too."""
+    folder = data_root / "predictions" / "r2r" / "seq2seq_r2r_baseline_sadanand1120"
+    preds = folder / "seq2seq_sample_imagenet_val_unseen_iter_20000.json.gz"
+    seen = data_root / "r2r" / "R2R_val_seen.json.gz"
+    graphs = data_root / "matterport3d" / "connectivity"
+    argv = ["score", "--task", "r2r", "--split", "val_unseen", "--episodes", str(seen)]
+    assert main([*argv, "--graphs", str(graphs), "--predictions", str(preds)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {preds}: no prediction matches an episode of r2r val_unseen\n"
+        "hint: the episodes file R2R_val_seen.json.gz looks like split val_seen, scored as "
+        "val_unseen\n"
+    )
+
+
 SUMMARY = {"length": 1.0, "nav_error": 2.0, "success_rate": 0.5}
 
 

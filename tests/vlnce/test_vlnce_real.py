@@ -123,3 +123,24 @@ def test_cli_scores_r2r_ce(
     assert s["metrics"]["nDTW"] == 1.0 and s["metrics"]["SR"] is None
     assert "SR" in s["unavailable"]
     assert "nDTW" in capsys.readouterr().out
+
+
+def test_r2r_twin_output_given_to_r2r_ce_suggests_r2r_twin(
+    data_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An r2r-twin file (keyed by R2R instruction ids) scored as r2r-ce: the refusal says so."""
+    from vlneval.cli.main import main
+
+    step = [{"position": [0.0, 0.0, 0.0], "stop": True}]
+    path = tmp_path / "ce.json"
+    path.write_text(json.dumps({f"{p}_{k}": step for p in (4332, 2390) for k in range(3)}))
+    argv = ["score", "--task", "r2r-ce", "--split", "val_unseen", "--data-root", str(data_root)]
+    assert main([*argv, "--predictions", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {path}: no prediction matches an episode of r2r-ce val_unseen\n"
+        "hint: 6 of the file's 6 keys are R2R instruction ids of val_unseen (e.g. '2390_0'), not "
+        "VLN-CE episode ids: the output of an r2r-twin run? (use --task r2r-twin)\n"
+    )
+    path.write_text(json.dumps({"1_0": step, "nope": step, "x": step}))  # most keys not R2R's
+    assert main([*argv, "--predictions", str(path)]) == 2
+    assert "hint:" not in capsys.readouterr().err

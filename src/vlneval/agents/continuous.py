@@ -165,7 +165,7 @@ def run_continuous(
     teacher = env.privileged() if getattr(agent, "privileged", False) else None
     out = RunRecord()
     order = list(range(len(env))) if indices is None else list(indices)
-    label = f"running {env.action_space.name}"
+    label = f"running {getattr(env, 'task', env.action_space.name)}"  # the task given: r2r-twin
     with (
         kept_out_of_gc() as keep,
         episode_progress(len(order), enabled=progress, label=label) as advance,

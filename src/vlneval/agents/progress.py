@@ -33,7 +33,9 @@ def episode_progress(
 ) -> Iterator[Callable[[int], None]]:
     """Yields ``advance(n)``; shows progress on ``stream`` (default stderr) when ``enabled``:
     a bar on a terminal, else a line every ``interval`` seconds. ``done`` of ``total`` are
-    done already (a resumed shard); the rate counts the others.
+    done already (a resumed shard); the rate counts the others that ended after the first one
+    (whose set-up, twin worlds built and kernels compiled, is no episode's pace): none before
+    a second one ends, all of them in the last line.
 
     Example:
         >>> import io
@@ -56,16 +58,24 @@ def episode_progress(
         return
     start = last = time.monotonic()
     count = done
+    basis: tuple[int, float] | None = None  # (episodes, time) when the first one ended
 
     def write(now: float, stopped: bool = False) -> None:
-        line = progress_line(label, count, total, now - start, before=done, stopped=stopped)
+        # no episode after the first yet: no rate, but the last line's counts them all
+        first_only = basis is None or (count == basis[0] and count >= total)
+        n0, t0 = (done, start) if basis is None or first_only else basis
+        line = progress_line(
+            label, count, total, now - start, before=n0, since=t0 - start, stopped=stopped
+        )
         out.write(line + "\n")
         out.flush()
 
     def advance(n: int) -> None:
-        nonlocal count, last
+        nonlocal count, last, basis
         count += n
         now = time.monotonic()
+        if basis is None:
+            basis = (count, now)
         if now - last >= interval and count < total:
             last = now
             write(now)
@@ -80,10 +90,18 @@ def episode_progress(
 
 
 def progress_line(
-    label: str, done: int, total: int, elapsed: float, *, before: int = 0, stopped: bool = False
+    label: str,
+    done: int,
+    total: int,
+    elapsed: float,
+    *,
+    before: int = 0,
+    since: float = 0.0,
+    stopped: bool = False,
 ) -> str:
-    """One plain progress line (the rate over the ``done - before`` episodes of this process;
-    ``stopped``: the run failed, the time left is not said).
+    """One plain progress line (the rate over the ``done - before`` episodes of this process
+    that ended after ``since`` of the ``elapsed`` seconds; ``stopped``: the run failed, the
+    time left is not said).
 
     Example:
         >>> progress_line("running", 50, 200, 10.0)
@@ -94,8 +112,10 @@ def progress_line(
         'episodes: 1017/1021 episodes (99%), 101.7 episodes/s, 0:10 elapsed, 0:00 left'
         >>> progress_line("running", 50, 200, 10.0, stopped=True)
         'running: 50/200 episodes (25%), 5.0 episodes/s, 0:10 elapsed, stopped'
+        >>> progress_line("running r2r-twin", 11, 2349, 46.0, before=1, since=36.0)
+        'running r2r-twin: 11/2349 episodes (0%), 1.0 episodes/s, 0:46 elapsed, 38:58 left'
     """
-    rate = (done - before) / elapsed if elapsed > 0 else 0.0
+    rate = (done - before) / (elapsed - since) if elapsed > since else 0.0
     share = f"{100 * done // total}%" if total else "100%"  # floored: 99.6% is not done
     left = _clock((total - done) / rate) if rate > 0 else "?"
     return (

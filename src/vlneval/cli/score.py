@@ -134,17 +134,22 @@ def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-unty
 
 def _refused(args: argparse.Namespace, scorer: Any, path: str, exc: InvalidInputError) -> str:
     """The error text of a file the scorer refused: its problems (the first 20 unless
-    ``--all-errors``), then, when its ids are another split's, a line that says which."""
+    ``--all-errors``), then hints: the episodes file given looks like another split; its ids
+    are another split's (which); they are an r2r-twin run's, given to r2r-ce."""
     from vlneval.tasks.common.blind import split_hint
     from vlneval.tasks.common.request import SplitRequest
+    from vlneval.tasks.vlnce.score import twin_hint
 
     text = exc.render(limit=None if args.all_errors else 20)
     request = SplitRequest(
         scorer.task, scorer.split, scorer.profile, root=args.data_root,
         options=given_task_options(args) or {},
     )  # fmt: skip
-    hint = split_hint(request, scorer.episodes, path)
-    return text if hint is None else f"{text}\nhint: {hint}"
+    hints = (
+        scorer.episodes_warning, split_hint(request, scorer.episodes, path),
+        twin_hint(request, path),
+    )  # fmt: skip
+    return "\n".join([text, *(f"hint: {h}" for h in hints if h)])
 
 
 def cmd_score(args: argparse.Namespace) -> int:

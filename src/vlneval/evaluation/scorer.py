@@ -87,6 +87,12 @@ class Scorer:
         return self._split.episodes
 
     @property
+    def episodes_warning(self) -> str | None:
+        """The warning of a given episodes file whose name names another split, else None (a
+        refusal shows it too: every id missing is then likely the wrong file's doing)."""
+        return None if self._given is None else self._given.warning
+
+    @property
     def graphs(self) -> Any:
         """The split's navigation graphs, for tasks on the Matterport3D graphs (else None)."""
         return getattr(self._split, "graphs", None)

@@ -68,13 +68,28 @@ def graphs_dir(root: Path) -> Path:
     return path
 
 
+#: Where the files of the tasks that ``vlneval data fetch`` cannot fetch come from.
+_RELEASES = {"hanna": "khanhptnk/hanna", "soon": "ZhuFengdaaa/SOON"}
+
+
 def _fetch_hint(task: str) -> str:
-    """How to get a task's files: ``vlneval data fetch`` when it knows the task."""
+    """How to get a task's files: ``vlneval data fetch`` when it knows the task, else the
+    benchmark's own repository when known.
+
+    Example:
+        >>> _fetch_hint("hanna")
+        'vlneval cannot fetch hanna: get its files from the khanhptnk/hanna repository on GitHub and put them there'
+    """
     try:
         from vlneval.fetch.registry import current_registry
 
         current_registry().canonical(task)
     except Exception:  # noqa: BLE001 - no fetchable dataset of that name: a plainer hint
+        if task in _RELEASES:
+            return (
+                f"vlneval cannot fetch {task}: get its files from the {_RELEASES[task]} "
+                "repository on GitHub and put them there"
+            )
         return "put its files there (`vlneval data list` shows what can be fetched)"
     return f"get its files with `vlneval data fetch {task}`"
 

@@ -45,6 +45,7 @@ from vlneval.tasks.vlnce.summary import (
 )
 
 __all__ = [
+    "twin_hint",
     "DistanceSource",
     "score_continuous",
     "VlnceScorer",
@@ -359,6 +360,35 @@ class TwinScorer:
             self.episodes, preds, self.profile, self.source, subset=how.subset,
             declared=how.declared, run=how.run, show_progress=self.show_progress,
         )  # fmt: skip
+
+
+def twin_hint(request: SplitRequest, predictions: PredictionsInput) -> str | None:
+    """The command line's hint for a file refused by r2r-ce whose keys are mostly R2R
+    instruction ids of the split (``"4332_0"``: what an r2r-twin run writes); None otherwise.
+    For an error path only: it reads the file again, and the R2R split's file."""
+    from vlneval.tasks import get_task
+    from vlneval.tasks.common.blind import file_ids, split_file, submitted_ids
+    from vlneval.tasks.common.inputs import read_input
+
+    if request.task.name != "r2r-ce":
+        return None
+    twin = get_task("r2r-twin")
+    prof = twin.scoring_profile(None)
+    try:
+        text = read_input(predictions, keyed=True).text
+        path = split_file(SplitRequest(twin, request.split, prof, request.root))
+        r2r = set(submitted_ids(twin.load(path, request.split, prof))[1])
+    except VLNEvalError:  # unreadable (the error says why), or no R2R file: no hint
+        return None
+    keys = set() if text is None else file_ids(text, "episode_id")
+    n = len(keys & r2r)
+    if not n or 2 * n < len(keys):
+        return None
+    return hinted(
+        f"{n:,} of the file's {len(keys):,} keys are R2R instruction ids of {request.split} "
+        f"(e.g. {min(keys & r2r)!r}), not VLN-CE episode ids: the output of an r2r-twin run?",
+        hint("--task", "use --task r2r-twin", aside=True),
+    )
 
 
 def load_twin_split(
