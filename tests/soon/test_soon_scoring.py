@@ -175,6 +175,11 @@ def test_duplicates_unknown_ids_completeness(tmp_path: Path) -> None:
     dup = soon_preds() + soon_preds({"4": HAND["4"]})
     with pytest.raises(InvalidInputError, match='instr_id "4": duplicate id'):
         _score(tmp_path, dup)
+    with pytest.raises(InvalidInputError) as exc:  # 5 copies: one problem, with its count
+        _score(tmp_path, soon_preds() + soon_preds({"4": HAND["4"]}) * 5)
+    assert [p.message for p in exc.value.problems] == [
+        "duplicate id: the file has 6 predictions for it"
+    ] and exc.value.problems[0].episode == 'instr_id "4"'
     r = _score(tmp_path, soon_preds() + soon_preds({"77": HAND["4"]}))
     assert any("1 prediction(s) with ids not in the split were ignored" in w for w in r.warnings)
     part = soon_preds({"1": HAND["1"][:1], "2": HAND["2"]})

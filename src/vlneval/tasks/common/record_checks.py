@@ -7,7 +7,7 @@ import math
 import numbers
 import sys
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
 from itertools import chain
 from typing import Any, TypeGuard
 
@@ -298,13 +298,14 @@ class Repeats:
     """
 
     def __init__(self) -> None:
-        self.again: Counter[int] = Counter()  # episode row -> records after its first
+        self.again: Counter[Hashable] = Counter()  # episode row -> records after its first
 
-    def see(self, row: int) -> None:
-        """Counts one more record of episode ``row``, which an earlier record predicted."""
+    def see(self, row: Hashable) -> None:
+        """Counts one more record of episode ``row`` (its row, or an id where a reader keys
+        by id), which an earlier record predicted."""
         self.again[row] += 1
 
-    def report(self, pc: ProblemCollector, label: Callable[[int], str]) -> None:
+    def report(self, pc: ProblemCollector, label: Callable[[Any], str]) -> None:
         """Adds one problem per repeated episode (named by ``label(row)``), in the order of
         their first repeat."""
         for row, n in self.again.items():

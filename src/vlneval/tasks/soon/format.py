@@ -50,6 +50,7 @@ from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.record_checks import (
     ID_LIKE,
     FieldTally,
+    Repeats,
     angle_problem,
     is_finite,
     is_number,
@@ -362,6 +363,7 @@ class _SoonParser:
         self.pc = ProblemCollector(source)
         self.seen = np.zeros(len(episodes), dtype=np.bool_)
         self.done: set[str] = set()
+        self.repeats = Repeats()
         self.unknown: list[str | int] = []
         self.rows: list[tuple[int, list[int], float, float]] = []
         self.ids, self.trajs = FieldTally("instr_id"), FieldTally("trajectory")
@@ -384,7 +386,7 @@ class _SoonParser:
             self.unknown.append(clip(raw) if isinstance(raw, str) else raw)  # as written
             return
         if iid in self.done:
-            self.pc.add("duplicate id: the file has two predictions for it", episode=label)
+            self.repeats.see(iid)
             return
         self.done.add(iid)
         traj = rec.get("trajectory")
@@ -496,6 +498,7 @@ def parse_soon_predictions(
     records = given.chunks("a JSON list of SOON predictions")
     for k, rec in numbered(records, p.pc, "predictions"):
         p.record(rec, k)
+    p.repeats.report(p.pc, lambda iid: f'instr_id "{iid}"')
     p.trajs.collapse(p.pc, " (one entry per start path)")
     example = f' (an instruction id of the split, e.g. "{clip(episodes.instr_ids[0])}")'
     p.ids.collapse(p.pc, example if len(episodes) else "", ID_LIKE)  # last: its problem first
