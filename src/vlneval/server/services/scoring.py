@@ -10,6 +10,7 @@ generic message with an incident id, and the detail goes to the log with hidden 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 import traceback
@@ -27,14 +28,13 @@ from vlneval.server.services.redact import Redactor, raw_redactor, secrets_of
 from vlneval.server.services.storage import sha256_hex
 from vlneval.server.services.uploads import UploadLimits, check_upload
 from vlneval.server.services.validation import (
-    SERVER_PATH,
+    ServerPaths,
     SplitIndex,
     for_phase,
     public_problems,
     public_view,
     render_problems,
     sibling_splits,
-    without_server_paths,
 )
 from vlneval.tasks.common.inputs import source_name
 
@@ -87,6 +87,7 @@ class PhaseData:
             (:class:`~vlneval.tasks.common.blind.PublicScorer`), which checks a file with
             the task's own messages and never sees a hidden value; None for the R2R family
             (``public``) and for a task that declares no public copy.
+        paths: the server's folders a submitter is never shown (:func:`server_paths`).
     """
 
     public: Any
@@ -95,6 +96,7 @@ class PhaseData:
     redactor: Redactor
     splits: SplitIndex | None = None
     checker: Any = None
+    paths: ServerPaths = field(default_factory=ServerPaths)
     _scorer: Scorer | None = field(default=None, repr=False)
 
     def scorer(self, spec: PhaseSpec) -> Scorer:
@@ -167,7 +169,36 @@ def load_phase_data(spec: PhaseSpec) -> PhaseData:
         task, spec.split, prof, episodes_file=spec.episodes_file, graphs=spec.graphs_dir
     )
     splits = sibling_splits(task, spec.split, spec.episodes_file, prof)
-    return PhaseData(public_view(episodes), store, prof, Redactor(secrets_of(episodes)), splits)
+    redactor = Redactor(secrets_of(episodes))
+    paths = server_paths(spec)
+    return PhaseData(public_view(episodes), store, prof, redactor, splits, paths=paths)
+
+
+def server_paths(spec: PhaseSpec, copy: str | Path | None = None) -> ServerPaths:
+    """The folders of a phase's data a submitter is never shown: those of its episodes file and
+    graphs and the ones above them (where a task finds more of its data, REVERIE's boxes), the
+    data root, and the folder of the public copy ``copy`` (a folder of its own in the temporary
+    folder).
+
+    Example:
+        >>> spec = PhaseSpec("r2r", "val", "r2r", "/srv/data/r2r/R2R_val.json", None, None, "SPL")
+        >>> sorted(server_paths(spec, "/tmp/vlneval-public-x/r2r/R2R_val.json").folders)
+        ['/srv/data', '/srv/data/r2r', '/tmp/vlneval-public-x']
+    """
+    import tempfile
+
+    from vlneval.tasks.common.root import data_root
+
+    folders: list[Path | None] = [data_root(None)]
+    for given in (spec.episodes_file, spec.graphs_dir):
+        if given:
+            folders += [Path(given).parent, Path(given).parent.parent]
+    if spec.graphs_dir:
+        folders.append(Path(spec.graphs_dir))
+    if copy is not None:
+        temp = Path(tempfile.gettempdir())
+        folders += [p for p in Path(copy).parents if p.parent == temp]
+    return ServerPaths(folders)
 
 
 def _own_reader_phase(task: Any, spec: PhaseSpec, prof: Any) -> PhaseData:
@@ -179,13 +210,15 @@ def _own_reader_phase(task: Any, spec: PhaseSpec, prof: Any) -> PhaseData:
     episodes_file = _episodes_path(task, spec, prof)
     redactor = raw_redactor(episodes_file)
     if not has_public_copy(task) or episodes_file is None:
-        return PhaseData(None, None, prof, redactor)
+        paths = server_paths(dataclasses.replace(spec, episodes_file=episodes_file))
+        return PhaseData(None, None, prof, redactor, paths=paths)
     checker = PublicScorer(
         task, spec.split, prof, episodes_file, graphs=spec.graphs_dir,
         options=spec.option_dict(),
     )  # fmt: skip
     splits = sibling_splits(task, spec.split, episodes_file, prof)
-    return PhaseData(None, None, prof, redactor, splits, checker)
+    paths = server_paths(dataclasses.replace(spec, episodes_file=episodes_file), checker.copy)
+    return PhaseData(None, None, prof, redactor, splits, checker, paths)
 
 
 def _episodes_path(task: Any, spec: PhaseSpec, prof: Any) -> str | None:
@@ -203,23 +236,28 @@ def _episodes_path(task: Any, spec: PhaseSpec, prof: Any) -> str | None:
         return spec.episodes_file
 
 
-def _sanitise(summary: Mapping[str, Any], display_name: str, source: str) -> dict[str, Any]:
+def _sanitise(
+    summary: Mapping[str, Any],
+    display_name: str,
+    source: str,
+    paths: ServerPaths | None = None,
+) -> dict[str, Any]:
     """The summary's aggregate parts, the server's path of the upload named as the submitter
     named it, the hints of its warnings and reasons put for the phase (:func:`for_phase`).
     Warnings and checks are counts, means and public ids: nothing to redact; a warning whose
     words depend on the labels (:class:`~vlneval.errors.LabelNote`) is left out. A warning that
-    names another file of the server is about the phase's data, advice for the organisers
-    (``create-phase`` prints it): it goes to the log, not to the submitter; a reason or a
-    check names such a file as ``[server file]``."""
+    names another file of the server (``paths``) is about the phase's data, advice for the
+    organisers: it goes to the log, not to the submitter; anywhere else in the summary (a
+    reason, a check, the protocol card's ``object_boxes``) such a file shows as
+    ``[server file]``."""
     import msgspec
 
     from vlneval.io import to_json_bytes
 
+    paths = paths or ServerPaths()
+
     def named(text: Any) -> str:  # the text itself: its marked hints (str() would drop them)
         return for_phase(text if isinstance(text, str) else str(text)).replace(source, display_name)
-
-    def shown(text: Any) -> str:
-        return without_server_paths(named(text))
 
     out = {k: summary.get(k) for k in SUMMARY_KEYS}
     out["predictions"] = display_name
@@ -228,14 +266,30 @@ def _sanitise(summary: Mapping[str, Any], display_name: str, source: str) -> dic
         text = named(said)
         if isinstance(said, LabelNote):  # its ids or count tell the hidden labels
             continue
-        if SERVER_PATH.search(text):
-            log.info("a warning about the phase's data, not shown to the submitter: %s", text)
+        if paths.named_in(text):
+            log.warning("a warning about the phase's data, not shown to the submitter: %s", text)
         else:
             warnings.append(text)
     out["warnings"] = warnings
-    out["unavailable"] = {k: shown(v) for k, v in (summary.get("unavailable") or {}).items()}
-    out["checks"] = [{**c, "detail": shown(c.get("detail", ""))} for c in summary.get("checks", [])]
-    return msgspec.json.decode(to_json_bytes(out, indent=False))  # type: ignore[no-any-return]
+    out["unavailable"] = {k: named(v) for k, v in (summary.get("unavailable") or {}).items()}
+    out["checks"] = [{**c, "detail": named(c.get("detail", ""))} for c in summary.get("checks", [])]
+    return _redacted(msgspec.json.decode(to_json_bytes(out, indent=False)), paths)
+
+
+def _redacted(value: Any, paths: ServerPaths) -> Any:
+    """``value`` with every string in it redacted by ``paths`` (keys stay: the summary's own).
+
+    Example:
+        >>> _redacted({"a": ["/srv/data/x", 1], "b": {"c": "/srv/data"}}, ServerPaths(["/srv/data"]))
+        {'a': ['[server file]', 1], 'b': {'c': '[server file]'}}
+    """
+    if isinstance(value, str):
+        return paths.redact(value)
+    if isinstance(value, list):
+        return [_redacted(v, paths) for v in value]
+    if isinstance(value, dict):
+        return {k: _redacted(v, paths) for k, v in value.items()}
+    return value
 
 
 def internal_failure(
@@ -307,7 +361,8 @@ def _score_file(
         text = check_upload(raw, display_name, limits, budget)
     except InvalidInputError as exc:
         return Outcome(FAILED, "invalid", [str(p) for p in exc.problems])
-    messages = _public_messages(text, path, display_name, data)
+    paths = data.paths.adding(path.parent)
+    messages = _public_messages(text, path, display_name, data, paths)
     if messages:
         return Outcome(FAILED, "invalid", messages)
     try:  # every task's reader takes the checked text: the upload is not read again
@@ -321,7 +376,7 @@ def _score_file(
         return internal_failure(
             "the scorer refused a file the public checks accepted", data.redactor, exc
         )
-    summary = _sanitise(result.to_dict(), display_name, source_name(text))
+    summary = _sanitise(result.to_dict(), display_name, source_name(text), paths)
     intervals = _intervals(result, data.redactor)
     del result  # the per-episode rows go no further
     metrics = summary["metrics"]
@@ -336,8 +391,11 @@ def _score_file(
     )
 
 
-def _public_messages(text: bytes, path: Path, display_name: str, data: PhaseData) -> list[str]:
-    """The blind validation's messages about the upload (none: it may be scored)."""
+def _public_messages(
+    text: bytes, path: Path, display_name: str, data: PhaseData, paths: ServerPaths | None = None
+) -> list[str]:
+    """The blind validation's messages about the upload (none: it may be scored), a file of
+    the server's own (``paths``, default the phase's) named ``[server file]``."""
     source = str(path)
     if data.public is not None:
         problems = public_problems(
@@ -348,7 +406,9 @@ def _public_messages(text: bytes, path: Path, display_name: str, data: PhaseData
         problems = data.checker.problems(text, splits=data.splits)
     else:
         return []
-    return render_problems(problems, source=source, display_name=display_name)
+    return render_problems(
+        problems, source=source, display_name=display_name, paths=paths or data.paths
+    )
 
 
 def _intervals(result: Any, redactor: Redactor) -> dict[str, list[float]]:
