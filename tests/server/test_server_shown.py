@@ -3,7 +3,8 @@ rounded as the pages show them."""
 
 from __future__ import annotations
 
-from tests.server.helpers import encode, stop_predictions
+from tests.server.helpers import demo_predictions, encode, login, stop_predictions
+from vlneval.server.services import admin
 from vlneval.server.services.scoring import _sanitise
 from vlneval.server.services.validation import ServerPaths
 
@@ -38,3 +39,64 @@ def test_every_string_of_a_summary_names_a_server_file_as_server_file() -> None:
     out = _sanitise(summary, "preds.json", "/srv/up/p.json", ServerPaths(["/srv/data"]))
     assert out["protocol"] == {"object_boxes": {"version": "v1", "source": "[server file]"}}
     assert out["profile_rules"] == {"notes": ["read from [server file], as given"]}
+
+
+def test_a_teams_own_result_is_rounded_as_the_pages_show_it(sqlite_server) -> None:
+    """At full precision two submissions differing in one episode give its hidden score: the
+    team sees its metrics, bounds and check numbers as the board rounds them (SPL 0.4708,
+    NE 4.08); the organisers' database keeps the full values."""
+    from vlneval.server.models import Result
+
+    srv = sqlite_server
+    r = srv.submit(srv.alpha, encode(demo_predictions()))
+    srv.work()
+    got = srv.get(r.json()["id"], srv.alpha).json()["result"]
+    assert got["primary_value"] == 0.4708
+    assert got["metrics"] == {
+        "TL": 6.91, "NE": 4.08, "OSR": 0.5556, "SR": 0.5278, "SPL": 0.4708, "nDTW": 0.6059,
+        "sDTW": 0.4739, "CLS": 0.5668,
+    }  # fmt: skip
+    assert got["summary"]["metrics"] == got["metrics"]
+    assert got["summary"]["checks"][0] == {
+        "name": "SR <= OSR", "holds": True, "detail": "SR 0.5278, OSR 0.5556"
+    }  # fmt: skip
+    for label, (low, high) in got["intervals"].items():
+        assert (round(low, 4), round(high, 4)) == (low, high), label
+    listed = srv.client.get(
+        "/api/v1/submissions?challenge=demo&phase=val", headers=srv.auth(srv.alpha)
+    ).json()
+    assert listed[0]["result"] == got
+    login(srv.client, srv.alpha)
+    page = srv.client.get(f"/submissions/{r.json()['id']}").text
+    assert '<td class="num">47.08</td>' in page and "0.470787" not in page
+    with srv.db.read() as s:
+        [stored] = s.query(Result).all()
+        assert stored.metrics["SPL"] == 0.4707871688307103
+        assert stored.summary["checks"][0]["detail"] == "SR 0.527778, OSR 0.555556"
+
+
+def test_a_touchdown_sdr_result_counts_the_pairs_asked_for_not_the_labelled_ones(
+    sqlite_server, tmp_path
+) -> None:
+    """The fixture asks for 9 (route, panorama) pairs and scores the 3 labelled ones: the team
+    and the board see 9, the count the team already knows."""
+    from tests.touchdown.fixture import make_root
+
+    srv = sqlite_server
+    root = make_root(tmp_path / "root")
+    admin.create_phase(srv.db, "demo", "sdr", task="touchdown-sdr", split="dev",
+                       data_root=str(root), graphs=str(root / "touchdown" / "graph"))  # fmt: skip
+    pairs = [(r, p) for r in (1, 2, 3) for p in ("main", "pre", "post")]
+    full = [{"route_id": r, "pano": p, "x": 1840.0, "y": 400.0} for r, p in pairs]
+    r = srv.submit(srv.alpha, encode(full), phase="sdr", name="all.json")
+    srv.work()
+    res = srv.get(r.json()["id"], srv.alpha).json()["result"]
+    assert (res["n_episodes"], res["summary"]["n_episodes"], res["summary"]["n_expected"]) == (
+        9,
+        9,
+        9,
+    )
+    assert res["summary"]["protocol"]["episodes"] == "9"
+    [entry] = srv.client.get("/api/v1/challenges/demo/phases/sdr/leaderboard").json()["entries"]
+    assert (entry["n_episodes"], entry["protocol"]["episodes"]) == (9, "9")
+
