@@ -100,3 +100,36 @@ def test_a_touchdown_sdr_result_counts_the_pairs_asked_for_not_the_labelled_ones
     [entry] = srv.client.get("/api/v1/challenges/demo/phases/sdr/leaderboard").json()["entries"]
     assert (entry["n_episodes"], entry["protocol"]["episodes"]) == (9, "9")
 
+
+def test_a_reverie_phase_states_its_release_and_names_no_server_file(data_root, tmp_path, caplog):
+    """The default release (v2) under a data root, scored with the v1 boxes (the v2 ones are on
+    Google Drive only): the team's card says v2 as `vlneval score` does, names no server file,
+    and the organisers' log says the v2 episodes are scored with the v1 boxes."""
+    import json
+    import logging
+
+    from tests.server.conftest import make_server
+
+    caplog.set_level(logging.INFO)
+    srv = make_server(tmp_path, f"sqlite:///{tmp_path / 'db.sqlite3'}", "sqlite")
+    admin.create_phase(srv.db, "demo", "rev", task="reverie", split="val_unseen",
+                       data_root=str(data_root))  # fmt: skip
+    from vlneval.io import load_json
+
+    eps = load_json(data_root / "reverie" / "data_v2" / "REVERIE_val_unseen.json.gz")
+    records = [
+        {"instr_id": f"{e['id']}_{k}", "trajectory": [[e["path"][0], 0.0, 0.0]], "predObjId": 1}
+        for e in eps
+        for k in range(len(e["instructions"]))
+    ]
+    r = srv.submit(srv.alpha, json.dumps(records).encode(), phase="rev", name="rev.json")
+    srv.work()
+    got = srv.get(r.json()["id"], srv.alpha).json()
+    summary = got["result"]["summary"]
+    assert (summary["data_version"], summary["protocol"]["data_version"]) == ("v2", "v2")
+    assert summary["protocol"]["object_boxes"]["source"] == "[server file]"
+    assert str(data_root) not in json.dumps(got) and "vlneval-public-" not in json.dumps(got)
+    assert "scoring v2 episodes with the v1 boxes at " in caplog.text
+    srv.client.close()
+    srv.db.dispose()
+
