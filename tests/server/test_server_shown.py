@@ -133,3 +133,35 @@ def test_a_reverie_phase_states_its_release_and_names_no_server_file(data_root, 
     srv.client.close()
     srv.db.dispose()
 
+
+def test_a_file_that_cannot_give_the_phases_ranking_metric_is_refused_free(data_root, tmp_path):
+    """A REVERIE phase ranks by RGSPL: a navigation-only file (no predObjId) could never be
+    ranked, so it is refused before it costs quota, with the reason `vlneval validate` gives."""
+    import json
+
+    from tests.server.conftest import make_server
+    from vlneval.io import load_json
+
+    srv = make_server(tmp_path, f"sqlite:///{tmp_path / 'db.sqlite3'}", "sqlite")
+    admin.create_phase(srv.db, "demo", "rev", task="reverie", split="val_unseen",
+                       data_root=str(data_root))  # fmt: skip
+    eps = load_json(data_root / "reverie" / "data_v2" / "REVERIE_val_unseen.json.gz")
+    records = [
+        {"instr_id": f"{e['id']}_{k}", "trajectory": [[e["path"][0], 0.0, 0.0]]}
+        for e in eps
+        for k in range(len(e["instructions"]))
+    ]
+    r = srv.submit(srv.alpha, json.dumps(records).encode(), phase="rev", name="nav.json")
+    srv.work()
+    got = srv.get(r.json()["id"], srv.alpha).json()
+    assert (got["status"], got["error_kind"]) == ("failed", "invalid")
+    assert got["messages"] == [
+        "nav.json: this phase ranks by RGSPL: no predicted objects (predObjId) in the predictions "
+        "file; give each record the id of the object it names as predObjId"
+    ]
+    quota = srv.client.get(
+        "/api/v1/challenges/demo/phases/rev/quota", headers=srv.auth(srv.alpha)
+    ).json()
+    assert quota["used_today"] == 0
+    srv.client.close()
+    srv.db.dispose()

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import InvalidInputError, LabelNote, VLNEvalError
+from vlneval.errors import InvalidInputError, LabelNote, Problem, VLNEvalError
 from vlneval.evaluation import Scorer
 from vlneval.server.models import FAILED, FINISHED
 from vlneval.server.services.budget import StepBudget
@@ -362,7 +362,9 @@ def _score_file(
     except InvalidInputError as exc:
         return Outcome(FAILED, "invalid", [str(p) for p in exc.problems])
     paths = data.paths.adding(path.parent)
-    messages = _public_messages(text, path, display_name, data, paths)
+    messages, unranked = _public_messages(
+        text, path, display_name, data, paths, spec.primary_metric
+    )
     if messages:
         return Outcome(FAILED, "invalid", messages)
     try:  # every task's reader takes the checked text: the upload is not read again
@@ -381,6 +383,8 @@ def _score_file(
     del result  # the per-episode rows go no further
     metrics = summary["metrics"]
     value = metrics.get(spec.primary_metric)
+    if unranked and not isinstance(value, (int, float)):  # never ranked: refused, not counted
+        return Outcome(FAILED, "invalid", unranked)
     return Outcome(
         FINISHED,
         metrics=metrics,
@@ -392,23 +396,44 @@ def _score_file(
 
 
 def _public_messages(
-    text: bytes, path: Path, display_name: str, data: PhaseData, paths: ServerPaths | None = None
-) -> list[str]:
+    text: bytes,
+    path: Path,
+    display_name: str,
+    data: PhaseData,
+    paths: ServerPaths | None = None,
+    primary: str | None = None,
+) -> tuple[list[str], list[str]]:
     """The blind validation's messages about the upload (none: it may be scored), a file of
-    the server's own (``paths``, default the phase's) named ``[server file]``."""
-    source = str(path)
+    the server's own (``paths``, default the phase's) named ``[server file]``; and the refusal
+    of a file that the task's own reader accepts but whose content leaves the phase's ranking
+    metric ``primary`` n/a (a REVERIE file without ``predObjId``: no RGSPL), for when the
+    score lacks it too (a public copy also lacks what its stand-ins cannot give: VLN-CE's
+    distances): such a file could never be ranked."""
+    source, unranked = str(path), []
     if data.public is not None:
         problems = public_problems(
             text, source, data.public, data.graphs, data.profile, splits=data.splits
         )
     elif data.checker is not None:  # the task's own reader checks the text it will score
         source = source_name(text)
-        problems = data.checker.problems(text, splits=data.splits)
+        problems, notes = data.checker.check(text, splits=data.splits)
+        unranked = [
+            Problem(source, f"this phase ranks by {primary}: {w}") for w in _na(notes, primary)
+        ]
     else:
-        return []
-    return render_problems(
-        problems, source=source, display_name=display_name, paths=paths or data.paths
-    )
+        return [], []
+    shown = paths or data.paths
+
+    def rendered(found: list[Problem]) -> list[str]:
+        return render_problems(found, source=source, display_name=display_name, paths=shown)
+
+    return rendered(problems), rendered(unranked)
+
+
+def _na(notes: list[str], primary: str | None) -> list[str]:
+    """Why ``primary`` will be n/a, from the public check's notes (``RGSPL will be n/a: why``)."""
+    lead = f"{primary} will be n/a: "
+    return [n[len(lead) :] for n in notes if primary and n.startswith(lead)][:1]
 
 
 def _intervals(result: Any, redactor: Redactor) -> dict[str, list[float]]:
