@@ -64,3 +64,21 @@ def test_score_soon_with_angle_units(tmp_path: Path, capsys: pytest.CaptureFixtu
     capsys.readouterr()
     assert main([*base[:-1], str(bad)]) == 2
     assert "trajectory must be a list with one entry per start path" in capsys.readouterr().err
+
+
+def test_validate_refuses_a_file_a_leaderboard_cannot_rank(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A navigation-only file (no predObjId) leaves RGSPL, the metric a REVERIE leaderboard
+    ranks by, n/a: the server refuses it, and so does validate, with the same reason."""
+    root = reverie_root(tmp_path / "root")
+    p = dump(tmp_path / "nav.json", [{k: v for k, v in r.items() if k != "predObjId"}
+                                     for r in rev_preds(HAND)])  # fmt: skip
+    base = ["--task", "reverie", "--split", "val", "--data-root", str(root)]
+    assert main(["validate", *base, "--predictions", str(p)]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: {p}: not a valid submission: a leaderboard ranks reverie by RGSPL: no predicted "
+        "objects (predObjId) in the predictions file; give each record the id of the object it "
+        "names as predObjId"
+    )
+    assert main(["score", *base, "--predictions", str(p)]) == 0  # scoring it is fine

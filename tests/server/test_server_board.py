@@ -165,7 +165,7 @@ def test_intervals_are_stored_as_bounds_and_shown_rounded(server):
     for label, value in entry["metrics"].items():
         assert _decimals(value) <= (4 if label != "TL" and label != "NE" else 2), label
     own = server.get(uid, server.alpha).json()["result"]
-    assert own["intervals"] == stored  # the team's own view: as stored
+    assert own["intervals"] == entry["intervals"]  # the team's own view: rounded as the board
     page = server.client.get("/c/demo/val").text
     assert f"{100 * round(low, 4):.2f}–{100 * round(high, 4):.2f}" in page
 

@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 from tests.server.helpers import DEMO_PREDICTIONS
 from vlneval.evaluation import evaluate
 from vlneval.server.models import Result, Submission
+from vlneval.server.services.leaderboard import public_value
 from vlneval.server.services.worker import FAULT_DELAY_ENV
 
 LEASE = 1.5
@@ -79,8 +80,15 @@ def test_sigkill_while_scoring_then_restart_finishes_once_with_the_right_result(
     assert row.claimed_by.endswith(f":{restarted.pid}")
     with server.db.read() as s:
         assert s.scalar(select(func.count()).select_from(Result)) == 1
+    with server.db.read() as s:  # the organisers' full values; the team sees them rounded
+        assert (
+            s.scalars(select(Result)).one().metrics
+            == evaluate("demo", None, DEMO_PREDICTIONS).metrics
+        )
     got = server.get(uid, server.alpha).json()["result"]["metrics"]
-    assert got == evaluate("demo", None, DEMO_PREDICTIONS).metrics
+    assert got == {
+        k: public_value(k, v) for k, v in evaluate("demo", None, DEMO_PREDICTIONS).metrics.items()
+    }
 
 
 def test_sigterm_finishes_the_current_submission_then_stops(sqlite_server, procs):

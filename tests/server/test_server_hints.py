@@ -26,9 +26,9 @@ from vlneval.evaluation import evaluate
 from vlneval.server.services.scoring import _sanitise
 from vlneval.server.services.validation import (
     PHASE_TEXT,
+    ServerPaths,
     for_phase,
     render_problems,
-    without_server_paths,
 )
 
 ALL = ("1_0", "1_1", "1_2")
@@ -452,7 +452,7 @@ def test_a_warning_naming_a_server_file_goes_to_the_log_not_the_submitter(caplog
         "warnings": [boxes, "/srv/up/p.json: 2 ids not in the split were ignored (first: a/b, c)"],
         "unavailable": {"RGS": "no boxes in /srv/data/reverie/BBox/ (SDR@40/80)"},
     }
-    out = _sanitise(summary, "preds.json", "/srv/up/p.json")
+    out = _sanitise(summary, "preds.json", "/srv/up/p.json", ServerPaths(["/srv/data", "/srv/up"]))
     assert out["warnings"] == ["preds.json: 2 ids not in the split were ignored (first: a/b, c)"]
     assert out["unavailable"] == {"RGS": "no boxes in [server file] (SDR@40/80)"}
     assert boxes in caplog.text
@@ -460,9 +460,10 @@ def test_a_warning_naming_a_server_file_goes_to_the_log_not_the_submitter(caplog
 
 def test_a_refusal_names_no_server_file() -> None:
     p = Problem("/tmp/pub-x1/dev.json", "route 3: bad line", None, None)
-    assert render_problems([p], source="/srv/up/p.json", display_name="preds.json") == [
-        "[server file]: route 3: bad line"
-    ]
+    paths = ServerPaths(["/tmp/pub-x1"])
+    assert render_problems(
+        [p], source="/srv/up/p.json", display_name="preds.json", paths=paths
+    ) == ["[server file]: route 3: bad line"]
 
 
 def test_an_address_is_no_server_file() -> None:
@@ -472,7 +473,10 @@ def test_an_address_is_no_server_file() -> None:
         "get the v2 boxes from https://github.com/x/y or http://a.org/b/c.json, not /srv/d/e.json"
     )
     p = Problem("/srv/up/p.json", text, None, None)
-    assert render_problems([p], source="/srv/up/p.json", display_name="preds.json") == [
+    paths = ServerPaths(["/srv/d"])
+    assert render_problems(
+        [p], source="/srv/up/p.json", display_name="preds.json", paths=paths
+    ) == [
         "preds.json: get the v2 boxes from https://github.com/x/y or http://a.org/b/c.json, "
         "not [server file]"
     ]
@@ -495,4 +499,4 @@ def test_an_address_is_no_server_file() -> None:
 def test_a_server_path_after_a_colon_is_redacted_and_an_address_stays_whole(
     text: str, expected: str
 ) -> None:
-    assert without_server_paths(text) == expected
+    assert ServerPaths(["/srv/data", "/srv/d", "/srv/f"]).redact(text) == expected

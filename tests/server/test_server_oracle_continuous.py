@@ -176,14 +176,26 @@ def test_raw_secrets_leave_public_values_and_short_strings_alone():
 
 def test_the_native_r2r_ce_form_is_accepted_and_scored_as_vlneval_score(ce, data_root, tmp_path):
     """VLN-CE's own output (an object keyed by episode id) passes the step budget: its records
-    are the object's values, not one line of JSON."""
+    are the object's values, not one line of JSON. Each step carries the distance a Habitat run
+    measures (without, SPL, the phase's ranking metric, is n/a and the file is refused)."""
     from vlneval.evaluation import evaluate
+    from vlneval.server.services.leaderboard import public_value
 
     srv, episodes, _ = ce
     native = {
         str(ep["episode_id"]): [
-            {"position": ep["start_position"], "heading": 0.0, "stop": False},
-            {"position": ep["goals"][0]["position"], "heading": 0.0, "stop": True},
+            {
+                "position": ep["start_position"],
+                "heading": 0.0,
+                "stop": False,
+                "distance_to_goal": 5.0,
+            },
+            {
+                "position": ep["goals"][0]["position"],
+                "heading": 0.0,
+                "stop": True,
+                "distance_to_goal": 0.0,
+            },
         ]
         for ep in episodes
     }
@@ -197,5 +209,5 @@ def test_the_native_r2r_ce_form_is_accepted_and_scored_as_vlneval_score(ce, data
     direct = evaluate(
         "r2r-ce", "val_unseen", path, episodes_file=str(data_root / CE / "val_unseen.json.gz")
     ).to_dict()
-    assert got["result"]["metrics"] == direct["metrics"]
+    assert got["result"]["metrics"] == {k: public_value(k, v) for k, v in direct["metrics"].items()}
     assert got["result"]["n_episodes"] == direct["n_episodes"] == len(episodes)

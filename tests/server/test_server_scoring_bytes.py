@@ -69,7 +69,7 @@ def test_a_phase_with_no_episodes_gets_the_refusal_not_an_internal_failure() -> 
     episodes, store = load_split(get_task("demo"), "val", profile)
     data = PhaseData(public_view(episodes.subset([])), store, profile, Redactor(()))
     upload = b'[{"instr_id": "x_0", "trajectory": [["a", 0, 0]]}]'
-    messages = _public_messages(upload, Path("/x/u.json"), "u.json", data)
+    messages, _ = _public_messages(upload, Path("/x/u.json"), "u.json", data)
     assert messages == ["u.json: no prediction matches an episode of demo val"]
 
 

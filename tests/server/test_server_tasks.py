@@ -25,6 +25,7 @@ from vlneval.cli.main import main
 from vlneval.errors import InvalidInputError, Problem, UnknownNameError
 from vlneval.evaluation import evaluate
 from vlneval.server.services import admin
+from vlneval.server.services.leaderboard import public_value
 from vlneval.server.services.validation import for_phase
 
 R2R_PREDS = "predictions/r2r/seq2seq_r2r_baseline_sadanand1120"
@@ -59,12 +60,15 @@ def _read(path: Path) -> bytes:
 
 
 def _run(task: str, split: str, *extra: str) -> Callable[[Path, Path], Path]:
-    """A good file: the random agent's run (``vlneval run``)."""
+    """A good file: the random agent's run (``vlneval run``); for REVERIE each record names
+    an object (``predObjId``), as a file a phase ranks by RGSPL must."""
 
     def make(root: Path, tmp: Path) -> Path:
         out = tmp / f"{task}_{split}_random.json"
         argv = ["run", "--task", task, "--split", split, "--agent", "random", *extra]
         assert main([*argv, "--data-root", str(root), "--out", str(out)]) == 0
+        if task == "reverie":
+            out.write_text(json.dumps([{**r, "predObjId": 1} for r in json.loads(out.read_text())]))
         return out
 
     return make
@@ -299,9 +303,20 @@ def test_every_task_scores_as_vlneval_score(
 
     got = _submit(srv, slug, good.read_bytes(), good.name)
     cli = evaluate(case.task, case.split, good, root=root, options=case.options or None)
-    assert got["status"] == "finished", got["messages"]
-    assert got["result"]["metrics"] == cli.to_dict()["metrics"]
-    assert got["result"]["n_episodes"] == cli.n_episodes
+    phase = srv.client.get(f"/api/v1/challenges/demo/phases/{slug}").json()
+    ranked_by = phase["primary_metric"]
+    if cli.metrics.get(ranked_by) is None:  # never ranked: refused, with the reason score gives
+        assert (got["status"], got["error_kind"]) == ("failed", "invalid")
+        reason = cli.unavailable[ranked_by]
+        assert got["messages"] == [f"{good.name}: this phase ranks by {ranked_by}: {reason}"]
+    else:
+        assert got["status"] == "finished", got["messages"]
+        shown = {k: public_value(k, v) for k, v in cli.to_dict()["metrics"].items()}
+        assert got["result"]["metrics"] == shown  # rounded as the pages show them
+        # Touchdown SDR scores the labelled pairs of those it asks for: the team sees how many
+        # it was asked for
+        asked = phase["n_episodes"] if case.task == "touchdown-sdr" else cli.n_episodes
+        assert got["result"]["n_episodes"] == asked
 
     bad = tmp_path / f"broken_{good.name.removesuffix('.gz')}"
     bad.write_bytes(_broken(_read(good), case.drop))

@@ -252,6 +252,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
             err(_refused(args, scorer, paths[0], exc))
             return 2
     _warn(result.warnings)
+    primary = scorer.task.ranking_metric(scorer.profile)
+    if primary in result.unavailable:  # the server's refusal: such a file is never ranked
+        raise VLNEvalError(
+            f"{result.source}: not a valid submission: a leaderboard ranks {result.task} by "
+            f"{primary}: {result.unavailable[primary]}"
+        )
     if result.non_finite:
         labels = ", ".join(result.non_finite)
         raise VLNEvalError(

@@ -12,7 +12,14 @@ from typing import Any, Literal, overload
 from pydantic import BaseModel, Field
 
 from vlneval.server.models import Phase, Submission
-from vlneval.server.services.leaderboard import Entry, public_entry
+from vlneval.server.services.leaderboard import (
+    Entry,
+    public_entry,
+    public_intervals,
+    public_summary,
+    public_value,
+    shown_episodes,
+)
 
 __all__ = [
     "ErrorOut",
@@ -33,6 +40,7 @@ __all__ = [
     "aware",
     "phase_out",
     "submission_out",
+    "result_out",
     "entry_out",
 ]
 
@@ -143,9 +151,10 @@ class LeaderboardOut(BaseModel):
 
 
 class ResultOut(BaseModel):
-    """The scores of a finished submission (aggregates only, as ``vlneval score`` gives them:
-    its own team sees full precision), their 95 % bootstrap intervals and the sanitised
-    summary."""
+    """The scores of a finished submission (aggregates only, as ``vlneval score`` gives them,
+    rounded as the leaderboard pages show them: the organisers keep the full values), their
+    95 % bootstrap intervals and the sanitised summary; ``n_episodes`` counts the items the
+    phase asks for, never how many of them have a label."""
 
     primary_metric: str
     primary_value: float | None
@@ -268,20 +277,30 @@ def phase_out(ph: Phase, now: dt.datetime) -> PhaseOut:
     )
 
 
+def result_out(sub: Submission) -> ResultOut | None:
+    """A submission's result as its own team sees it (API, page and ``vlneval submit``): every
+    number rounded as the pages round it (:func:`public_summary`)."""
+    res = sub.result
+    if res is None:
+        return None
+    primary = sub.phase.primary_metric
+    summary = public_summary(dict(res.summary), sub.phase.n_episodes)
+    return ResultOut(
+        primary_metric=primary,
+        primary_value=public_value(primary, res.primary_value),
+        metrics={k: public_value(k, v) for k, v in res.metrics.items()},
+        intervals=public_intervals(res.intervals),
+        n_episodes=shown_episodes(
+            sub.phase.n_episodes, res.n_episodes, res.summary.get("n_expected")
+        ),
+        scorer_version=res.scorer_version,
+        summary=summary,
+    )
+
+
 def submission_out(sub: Submission) -> SubmissionOut:
     """A submission as its own team sees it."""
-    res = sub.result
-    result = None
-    if res is not None:
-        result = ResultOut(
-            primary_metric=sub.phase.primary_metric,
-            primary_value=res.primary_value,
-            metrics=dict(res.metrics),
-            intervals=dict(res.intervals or {}),
-            n_episodes=res.n_episodes,
-            scorer_version=res.scorer_version,
-            summary=dict(res.summary),
-        )
+    result = result_out(sub)
     return SubmissionOut(
         id=sub.uid,
         challenge=sub.phase.challenge.slug,

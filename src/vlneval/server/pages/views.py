@@ -38,7 +38,7 @@ from vlneval.server.models import (
     utcnow,
     with_row_details,
 )
-from vlneval.server.schemas import phase_out
+from vlneval.server.schemas import phase_out, result_out
 from vlneval.server.services.admin import NotFoundError, find_phase
 from vlneval.server.services.entries import own_submissions, state_of
 from vlneval.server.services.export import phase_metrics
@@ -221,7 +221,7 @@ def submission_page(request: Request, uid: str) -> Response:
             team=team,
             sub=sub,
             phase=sub.phase,
-            result=sub.result,
+            result=result_out(sub),
             state=state_of(sub),
         )
 

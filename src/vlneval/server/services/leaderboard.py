@@ -15,12 +15,15 @@ rank, and takes no rank from anyone. A flagged entry is shown with the organiser
 
 Public numbers are rounded to the precision the pages show (:func:`public_value`): two
 decimals of a percentage for rates, two decimals otherwise; the database keeps full precision.
+A team's own results are rounded the same way (:func:`public_summary`): at full precision, two
+submissions that differ in one episode would give that episode's hidden score exactly.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +42,9 @@ __all__ = [
     "public_value",
     "is_privileged",
     "public_entry",
+    "public_intervals",
+    "public_summary",
+    "shown_episodes",
     "headline_metrics",
     "RANKED",
     "PRIVILEGED",
@@ -85,13 +91,61 @@ def public_value(label: str, value: Any) -> float | None:
     return round(float(value), 4 if shown_unit(label) == "%" else 2)
 
 
-def _public_intervals(intervals: dict[str, Any] | None) -> dict[str, list[float]]:
+def public_intervals(intervals: dict[str, Any] | None) -> dict[str, list[float]]:
+    """Each metric's interval bounds rounded as :func:`public_value` rounds the metric."""
     out = {}
     for label, pair in (intervals or {}).items():
         low, high = (public_value(label, v) for v in pair)
         if low is not None and high is not None:
             out[label] = [low, high]
     return out
+
+
+#: A number a check's detail gives for a metric: ``SR 0.527778``.
+METRIC_NUMBER = re.compile(r"(?<![\w.@])([A-Za-z][\w@]*) (-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\b")
+
+
+def shown_episodes(asked: int, n_episodes: int, n_expected: Any) -> int:
+    """The episode count a team is shown: the items the phase asks for (``asked``) when the
+    scorer scored all it expected but fewer than those (Touchdown SDR scores the labelled
+    (route, panorama) pairs of the ones it asks for: how many those are is a label), else the
+    count scored (the records a partial file holds: the team knows them).
+
+    Example:
+        >>> shown_episodes(9, 3, 3), shown_episodes(2349, 2349, 2349), shown_episodes(2349, 1, 2349)
+        (9, 2349, 1)
+    """
+    return asked if n_expected == n_episodes < asked else n_episodes
+
+
+def public_summary(summary: dict[str, Any], asked: int) -> dict[str, Any]:
+    """A stored summary as its team sees it: its metrics and the numbers of its checks rounded
+    as :func:`public_value` rounds them, its episode counts as :func:`shown_episodes` gives
+    them (``asked``: the phase's items).
+
+    Example:
+        >>> out = public_summary({"metrics": {"SR": 0.527778, "NE": 4.0796}, "n_episodes": 3,
+        ...     "n_expected": 3, "checks": [{"name": "SR <= OSR", "detail": "SR 0.527778, OSR 0.6"}],
+        ...     "protocol": {"episodes": "3"}}, 9)
+        >>> out["metrics"], out["checks"][0]["detail"], out["n_episodes"], out["protocol"]
+        ({'SR': 0.5278, 'NE': 4.08}, 'SR 0.5278, OSR 0.6', 9, {'episodes': '9'})
+    """
+    out, scored = dict(summary), summary.get("n_episodes")
+    n = shown_episodes(asked, scored, summary.get("n_expected")) if isinstance(scored, int) else 0
+    if isinstance(scored, int) and n != scored:
+        out["n_episodes"] = out["n_expected"] = n
+        out["protocol"] = {**(summary.get("protocol") or {}), "episodes": str(n)}
+    out["metrics"] = {k: public_value(k, v) for k, v in (summary.get("metrics") or {}).items()}
+    out["checks"] = [
+        {**c, "detail": METRIC_NUMBER.sub(_rounded, str(c.get("detail", "")))}
+        for c in summary.get("checks") or []
+    ]
+    return out
+
+
+def _rounded(m: re.Match[str]) -> str:
+    value = public_value(m[1], float(m[2]))
+    return m[0] if value is None else f"{m[1]} {value}"
 
 
 def is_privileged(value: Any) -> bool:
@@ -205,6 +259,7 @@ def _key(r: Row) -> tuple[int, float, dt.datetime, Row]:
 
 def _entry(r: Row, section: str, position: int | None) -> Entry:
     sub, res, team = r
+    summary = public_summary(res.summary, sub.phase.n_episodes)
     return Entry(
         rank=position,
         team=team.name,
@@ -214,8 +269,10 @@ def _entry(r: Row, section: str, position: int | None) -> Entry:
         submitted_at=sub.created_at,
         primary_value=float(res.primary_value or 0.0),
         metrics=dict(res.metrics),
-        n_episodes=res.n_episodes,
-        protocol=protocol_fields(res.summary),
+        n_episodes=shown_episodes(
+            sub.phase.n_episodes, res.n_episodes, res.summary.get("n_expected")
+        ),
+        protocol=protocol_fields(summary),
         section=section,
         description=sub.description,
         flag=sub.flag_reason,
@@ -263,7 +320,7 @@ def public_entry(e: Entry, primary: str) -> dict[str, Any]:
         "submitted_at": e.submitted_at,
         "primary_value": public_value(primary, e.primary_value),
         "metrics": {k: public_value(k, v) for k, v in e.metrics.items()},
-        "intervals": _public_intervals(e.intervals),
+        "intervals": public_intervals(e.intervals),
         "n_episodes": e.n_episodes,
         "flag": e.flag,
         "privileged": e.section == PRIVILEGED,

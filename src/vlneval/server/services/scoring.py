@@ -10,6 +10,7 @@ generic message with an incident id, and the detail goes to the log with hidden 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 import traceback
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import InvalidInputError, LabelNote, VLNEvalError
+from vlneval.errors import InvalidInputError, LabelNote, Problem, VLNEvalError
 from vlneval.evaluation import Scorer
 from vlneval.server.models import FAILED, FINISHED
 from vlneval.server.services.budget import StepBudget
@@ -27,14 +28,13 @@ from vlneval.server.services.redact import Redactor, raw_redactor, secrets_of
 from vlneval.server.services.storage import sha256_hex
 from vlneval.server.services.uploads import UploadLimits, check_upload
 from vlneval.server.services.validation import (
-    SERVER_PATH,
+    ServerPaths,
     SplitIndex,
     for_phase,
     public_problems,
     public_view,
     render_problems,
     sibling_splits,
-    without_server_paths,
 )
 from vlneval.tasks.common.inputs import source_name
 
@@ -87,6 +87,7 @@ class PhaseData:
             (:class:`~vlneval.tasks.common.blind.PublicScorer`), which checks a file with
             the task's own messages and never sees a hidden value; None for the R2R family
             (``public``) and for a task that declares no public copy.
+        paths: the server's folders a submitter is never shown (:func:`server_paths`).
     """
 
     public: Any
@@ -95,6 +96,7 @@ class PhaseData:
     redactor: Redactor
     splits: SplitIndex | None = None
     checker: Any = None
+    paths: ServerPaths = field(default_factory=ServerPaths)
     _scorer: Scorer | None = field(default=None, repr=False)
 
     def scorer(self, spec: PhaseSpec) -> Scorer:
@@ -170,7 +172,36 @@ def load_phase_data(spec: PhaseSpec) -> PhaseData:
         task, spec.split, prof, episodes_file=spec.episodes_file, graphs=spec.graphs_dir
     )
     splits = sibling_splits(task, spec.split, spec.episodes_file, prof)
-    return PhaseData(public_view(episodes), store, prof, Redactor(secrets_of(episodes)), splits)
+    redactor = Redactor(secrets_of(episodes))
+    paths = server_paths(spec)
+    return PhaseData(public_view(episodes), store, prof, redactor, splits, paths=paths)
+
+
+def server_paths(spec: PhaseSpec, copy: str | Path | None = None) -> ServerPaths:
+    """The folders of a phase's data a submitter is never shown: those of its episodes file and
+    graphs and the ones above them (where a task finds more of its data, REVERIE's boxes), the
+    data root, and the folder of the public copy ``copy`` (a folder of its own in the temporary
+    folder).
+
+    Example:
+        >>> spec = PhaseSpec("r2r", "val", "r2r", "/srv/data/r2r/R2R_val.json", None, None, "SPL")
+        >>> sorted(server_paths(spec, "/tmp/vlneval-public-x/r2r/R2R_val.json").folders)
+        ['/srv/data', '/srv/data/r2r', '/tmp/vlneval-public-x']
+    """
+    import tempfile
+
+    from vlneval.tasks.common.root import data_root
+
+    folders: list[Path | None] = [data_root(None)]
+    for given in (spec.episodes_file, spec.graphs_dir):
+        if given:
+            folders += [Path(given).parent, Path(given).parent.parent]
+    if spec.graphs_dir:
+        folders.append(Path(spec.graphs_dir))
+    if copy is not None:
+        temp = Path(tempfile.gettempdir())
+        folders += [p for p in Path(copy).parents if p.parent == temp]
+    return ServerPaths(folders)
 
 
 def _own_reader_phase(task: Any, spec: PhaseSpec, prof: Any) -> PhaseData:
@@ -182,13 +213,15 @@ def _own_reader_phase(task: Any, spec: PhaseSpec, prof: Any) -> PhaseData:
     episodes_file = _episodes_path(task, spec, prof)
     redactor = raw_redactor(episodes_file)
     if not has_public_copy(task) or episodes_file is None:
-        return PhaseData(None, None, prof, redactor)
+        paths = server_paths(dataclasses.replace(spec, episodes_file=episodes_file))
+        return PhaseData(None, None, prof, redactor, paths=paths)
     checker = PublicScorer(
         task, spec.split, prof, episodes_file, graphs=spec.graphs_dir,
         options=spec.option_dict(),
     )  # fmt: skip
     splits = sibling_splits(task, spec.split, episodes_file, prof)
-    return PhaseData(None, None, prof, redactor, splits, checker)
+    paths = server_paths(dataclasses.replace(spec, episodes_file=episodes_file), checker.copy)
+    return PhaseData(None, None, prof, redactor, splits, checker, paths)
 
 
 def _episodes_path(task: Any, spec: PhaseSpec, prof: Any) -> str | None:
@@ -206,23 +239,28 @@ def _episodes_path(task: Any, spec: PhaseSpec, prof: Any) -> str | None:
         return spec.episodes_file
 
 
-def _sanitise(summary: Mapping[str, Any], display_name: str, source: str) -> dict[str, Any]:
+def _sanitise(
+    summary: Mapping[str, Any],
+    display_name: str,
+    source: str,
+    paths: ServerPaths | None = None,
+) -> dict[str, Any]:
     """The summary's aggregate parts, the server's path of the upload named as the submitter
     named it, the hints of its warnings and reasons put for the phase (:func:`for_phase`).
     Warnings and checks are counts, means and public ids: nothing to redact; a warning whose
     words depend on the labels (:class:`~vlneval.errors.LabelNote`) is left out. A warning that
-    names another file of the server is about the phase's data, advice for the organisers
-    (``create-phase`` prints it): it goes to the log, not to the submitter; a reason or a
-    check names such a file as ``[server file]``."""
+    names another file of the server (``paths``) is about the phase's data, advice for the
+    organisers: it goes to the log, not to the submitter; anywhere else in the summary (a
+    reason, a check, the protocol card's ``object_boxes``) such a file shows as
+    ``[server file]``."""
     import msgspec
 
     from vlneval.io import to_json_bytes
 
+    paths = paths or ServerPaths()
+
     def named(text: Any) -> str:  # the text itself: its marked hints (str() would drop them)
         return for_phase(text if isinstance(text, str) else str(text)).replace(source, display_name)
-
-    def shown(text: Any) -> str:
-        return without_server_paths(named(text))
 
     out = {k: summary.get(k) for k in SUMMARY_KEYS}
     out["predictions"] = display_name
@@ -231,14 +269,30 @@ def _sanitise(summary: Mapping[str, Any], display_name: str, source: str) -> dic
         text = named(said)
         if isinstance(said, LabelNote):  # its ids or count tell the hidden labels
             continue
-        if SERVER_PATH.search(text):
-            log.info("a warning about the phase's data, not shown to the submitter: %s", text)
+        if paths.named_in(text):
+            log.warning("a warning about the phase's data, not shown to the submitter: %s", text)
         else:
             warnings.append(text)
     out["warnings"] = warnings
-    out["unavailable"] = {k: shown(v) for k, v in (summary.get("unavailable") or {}).items()}
-    out["checks"] = [{**c, "detail": shown(c.get("detail", ""))} for c in summary.get("checks", [])]
-    return msgspec.json.decode(to_json_bytes(out, indent=False))  # type: ignore[no-any-return]
+    out["unavailable"] = {k: named(v) for k, v in (summary.get("unavailable") or {}).items()}
+    out["checks"] = [{**c, "detail": named(c.get("detail", ""))} for c in summary.get("checks", [])]
+    return _redacted(msgspec.json.decode(to_json_bytes(out, indent=False)), paths)
+
+
+def _redacted(value: Any, paths: ServerPaths) -> Any:
+    """``value`` with every string in it redacted by ``paths`` (keys stay: the summary's own).
+
+    Example:
+        >>> _redacted({"a": ["/srv/data/x", 1], "b": {"c": "/srv/data"}}, ServerPaths(["/srv/data"]))
+        {'a': ['[server file]', 1], 'b': {'c': '[server file]'}}
+    """
+    if isinstance(value, str):
+        return paths.redact(value)
+    if isinstance(value, list):
+        return [_redacted(v, paths) for v in value]
+    if isinstance(value, dict):
+        return {k: _redacted(v, paths) for k, v in value.items()}
+    return value
 
 
 def internal_failure(
@@ -310,7 +364,10 @@ def _score_file(
         text = check_upload(raw, display_name, limits, budget)
     except InvalidInputError as exc:
         return Outcome(FAILED, "invalid", [str(p) for p in exc.problems])
-    messages = _public_messages(text, path, display_name, data)
+    paths = data.paths.adding(path.parent)
+    messages, unranked = _public_messages(
+        text, path, display_name, data, paths, spec.primary_metric
+    )
     if messages:
         return Outcome(FAILED, "invalid", messages)
     try:  # every task's reader takes the checked text: the upload is not read again
@@ -324,11 +381,13 @@ def _score_file(
         return internal_failure(
             "the scorer refused a file the public checks accepted", data.redactor, exc
         )
-    summary = _sanitise(result.to_dict(), display_name, source_name(text))
+    summary = _sanitise(result.to_dict(), display_name, source_name(text), paths)
     intervals = _intervals(result, data.redactor)
     del result  # the per-episode rows go no further
     metrics = summary["metrics"]
     value = metrics.get(spec.primary_metric)
+    if unranked and not isinstance(value, (int, float)):  # never ranked: refused, not counted
+        return Outcome(FAILED, "invalid", unranked)
     return Outcome(
         FINISHED,
         metrics=metrics,
@@ -339,19 +398,45 @@ def _score_file(
     )
 
 
-def _public_messages(text: bytes, path: Path, display_name: str, data: PhaseData) -> list[str]:
-    """The blind validation's messages about the upload (none: it may be scored)."""
-    source = str(path)
+def _public_messages(
+    text: bytes,
+    path: Path,
+    display_name: str,
+    data: PhaseData,
+    paths: ServerPaths | None = None,
+    primary: str | None = None,
+) -> tuple[list[str], list[str]]:
+    """The blind validation's messages about the upload (none: it may be scored), a file of
+    the server's own (``paths``, default the phase's) named ``[server file]``; and the refusal
+    of a file that the task's own reader accepts but whose content leaves the phase's ranking
+    metric ``primary`` n/a (a REVERIE file without ``predObjId``: no RGSPL), for when the
+    score lacks it too (a public copy also lacks what its stand-ins cannot give: VLN-CE's
+    distances): such a file could never be ranked."""
+    source, unranked = str(path), []
     if data.public is not None:
         problems = public_problems(
             text, source, data.public, data.graphs, data.profile, splits=data.splits
         )
     elif data.checker is not None:  # the task's own reader checks the text it will score
         source = source_name(text)
-        problems = data.checker.problems(text, splits=data.splits)
+        problems, notes = data.checker.check(text, splits=data.splits)
+        unranked = [
+            Problem(source, f"this phase ranks by {primary}: {w}") for w in _na(notes, primary)
+        ]
     else:
-        return []
-    return render_problems(problems, source=source, display_name=display_name)
+        return [], []
+    shown = paths or data.paths
+
+    def rendered(found: list[Problem]) -> list[str]:
+        return render_problems(found, source=source, display_name=display_name, paths=shown)
+
+    return rendered(problems), rendered(unranked)
+
+
+def _na(notes: list[str], primary: str | None) -> list[str]:
+    """Why ``primary`` will be n/a, from the public check's notes (``RGSPL will be n/a: why``)."""
+    lead = f"{primary} will be n/a: "
+    return [n[len(lead) :] for n in notes if primary and n.startswith(lead)][:1]
 
 
 def _intervals(result: Any, redactor: Redactor) -> dict[str, list[float]]:

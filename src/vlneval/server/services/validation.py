@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ __all__ = [
     "public_problems",
     "render_problems",
     "for_phase",
-    "without_server_paths",
+    "ServerPaths",
     "SplitIndex",
     "MAX_MESSAGES",
     "MAX_CHARS",
@@ -63,25 +63,49 @@ def for_phase(message: str) -> str:
     return str(edit_hinted(message, str, put))
 
 
-#: An absolute path left in a message once the upload's own is named as the submitter named
-#: it: one of the server's files (its data, a copy it made), which a submitter is never shown.
-#: A path may follow a colon (``x:/srv/...``, ``file:/srv/...``, ``file:///srv/...``), but a
-#: slash before or after another starts none: an address's ``://`` and its path stay whole.
-SERVER_PATH = re.compile(
-    r"""(?:(?<![\w.~/-])|(?<=file://))/(?!/)(?:[^\s/'"(),;:]+/)+[^\s'"(),;:]*(?<!\.)"""
-)
-
-
-def without_server_paths(text: str) -> str:
-    """``text`` with each path of the server's files as ``[server file]``.
+class ServerPaths:
+    """The server's own folders (its data, the uploads, the public copies): each file under
+    one, wherever a message names it (after a colon too, ``x:/srv/...``, ``file:///srv/...``),
+    is shown as ``[server file]``. They are known by value, so anything else, the submitter's
+    words among it (a viewpoint written as ``/srv/x.json``), stays as written; ``/`` and a
+    top folder (``/tmp``) name no file of the server's own and are not folders here.
 
     Example:
-        >>> without_server_paths("boxes at /srv/data/BBox.tar.gz. Put v2 (SDR@40/80) there")
+        >>> paths = ServerPaths(["/srv/data", "/srv/up/"])
+        >>> paths.redact("boxes at /srv/data/BBox.tar.gz. Put v2 (SDR@40/80) there")
         'boxes at [server file]. Put v2 (SDR@40/80) there'
-        >>> without_server_paths("see https://github.com/x/y, not /srv/a/b or x:/srv/c/d")
-        'see https://github.com/x/y, not [server file] or x:[server file]'
+        >>> paths.redact("see https://a.org/srv/data/x, not /srv/up/p.json or /srv/database/x")
+        'see https://a.org/srv/data/x, not [server file] or /srv/database/x'
     """
-    return SERVER_PATH.sub("[server file]", text)
+
+    def __init__(self, folders: Iterable[str | Path | None] = ()) -> None:
+        names = set()
+        for folder in (f for f in folders if f):
+            for p in (Path(folder), Path(folder).resolve()):
+                if len(p.parts) > 2:
+                    names.add(str(p))
+        alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+        self._pattern = (
+            re.compile(
+                rf"""(?:(?<![\w.~/-])|(?<=file://))(?:{alternatives})(?![\w~-])"""
+                r"""(?:/[^\s'"(),;:]*)?(?<!\.)"""
+            )
+            if names
+            else None
+        )
+        self.folders = frozenset(names)
+
+    def adding(self, *folders: str | Path | None) -> ServerPaths:
+        """These folders and ``folders`` (a submission's upload folder)."""
+        return ServerPaths([*self.folders, *folders])
+
+    def redact(self, text: str) -> str:
+        """``text`` with each file under the folders as ``[server file]``."""
+        return text if self._pattern is None else self._pattern.sub("[server file]", text)
+
+    def named_in(self, text: str) -> bool:
+        """Whether ``text`` names a file under the folders."""
+        return self._pattern is not None and self._pattern.search(text) is not None
 
 
 def render_problems(
@@ -89,12 +113,14 @@ def render_problems(
     *,
     source: str,
     display_name: str,
+    paths: ServerPaths | None = None,
 ) -> list[str]:
     """Problems as the submitter sees them: named by the upload's name, with server hints.
 
     The problems come from the public view, so no hidden value can be in them, and they are
     shown as ``vlneval score`` words them: an episode's start is public (the split file teams
-    download holds it) and is what a file that misses it needs. At most ``MAX_MESSAGES`` lines
+    download holds it) and is what a file that misses it needs; a file of the server's own
+    (``paths``) is shown as ``[server file]``, the rest as written. At most ``MAX_MESSAGES`` lines
     of at most ``MAX_CHARS`` characters, then a count.
 
     Example:
@@ -110,7 +136,7 @@ def render_problems(
         text = str(Problem(shown_source, for_phase(p.message), p.episode, p.field)).replace(
             source, display_name
         )
-        text = without_server_paths(text)
+        text = (paths or ServerPaths()).redact(text)
         out.append(text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…")
     hidden = len(problems) - len(out)
     if hidden > 0:

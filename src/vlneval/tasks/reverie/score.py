@@ -88,6 +88,25 @@ def _boxes(
     )
 
 
+def release_at(task: Task, split: str, path: Path) -> str | None:
+    """The release an episodes file given by name belongs to when it lies where a data root
+    puts that release's file of ``split`` (``.../reverie/data_v2/REVERIE_val_unseen.json.gz``:
+    v2), so that it is scored and described as the same file found under the root is; None
+    elsewhere (a file of unknown release).
+
+    Example:
+        >>> from vlneval.tasks.reverie import TASK
+        >>> [release_at(TASK, "val_seen", Path(p)) for p in ("/d/reverie/data_v2/REVERIE_val_seen.json.gz",
+        ...     "/d/reverie/REVERIE_val_seen.json", "/secret/REVERIE_val_seen.json")]
+        ['v2', 'v1', None]
+    """
+    where = path.as_posix().removesuffix(".gz")
+    for version, pattern in task.version_files:
+        if where.endswith(f"/{task.folder}/{pattern.format(split=split)}"):
+            return version
+    return None
+
+
 def open_reverie(
     task: Task,
     split: str,
@@ -101,6 +120,7 @@ def open_reverie(
     """The episodes, graphs and object boxes of a REVERIE split, and notes about them."""
     base = data_root(root)
     path, version = release_file(task, split, base, episodes_file, data_version)
+    version = version or release_at(task, split, path)
     episodes = load_reverie(path, task=task.name, split=split, data_version=version or "unknown")
     store = open_graphs(graphs, base)
     boxes, notes = _boxes(base, path, version, bboxes)

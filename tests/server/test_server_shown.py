@@ -1,0 +1,167 @@
+"""What a team is shown of its own submission: its words as written, no server file, numbers
+rounded as the pages show them."""
+
+from __future__ import annotations
+
+from tests.server.helpers import demo_predictions, encode, login, stop_predictions
+from vlneval.server.services import admin
+from vlneval.server.services.scoring import _sanitise
+from vlneval.server.services.validation import ServerPaths
+
+
+def test_a_viewpoint_the_submitter_wrote_as_a_path_is_shown_as_written(sqlite_server) -> None:
+    """Only the server's own folders are secret: a slash in the submitter's text is no file of
+    the server's, and the team must see which of its values is wrong."""
+    srv = sqlite_server
+    records = stop_predictions()
+    records[0]["trajectory"].append(["/srv/data/x.json", 0.0, 0.0])
+    records[1]["instr_id"] = "/home/me/x_0"
+    r = srv.submit(srv.alpha, encode(records), name="slash.json")
+    srv.work()
+    got = srv.get(r.json()["id"], srv.alpha).json()
+    assert got["messages"] == [
+        "slash.json: 1 of 36 episodes have no prediction (first: 100_1); the official scorer "
+        "requires all of them (this phase scores complete files only); 1 record has an id not in "
+        'the split: "/home/me/x_0" (an id of another type, or with spaces? ids match exactly, '
+        'e.g. "100_1")',
+        'slash.json: instr_id "100_0": trajectory[1]: viewpoint /srv/data/x.json is not in scan '
+        "demoHouse0A",
+    ]
+
+
+def test_every_string_of_a_summary_names_a_server_file_as_server_file() -> None:
+    """REVERIE's card names where its boxes lie (``object_boxes.source``): a server file."""
+    summary = {
+        "protocol": {"object_boxes": {"version": "v1", "source": "/srv/data/reverie/BBox.tar.gz"}},
+        "profile_rules": {"notes": ["read from /srv/data/reverie, as given"]},
+        "warnings": [],
+    }
+    out = _sanitise(summary, "preds.json", "/srv/up/p.json", ServerPaths(["/srv/data"]))
+    assert out["protocol"] == {"object_boxes": {"version": "v1", "source": "[server file]"}}
+    assert out["profile_rules"] == {"notes": ["read from [server file], as given"]}
+
+
+def test_a_teams_own_result_is_rounded_as_the_pages_show_it(sqlite_server) -> None:
+    """At full precision two submissions differing in one episode give its hidden score: the
+    team sees its metrics, bounds and check numbers as the board rounds them (SPL 0.4708,
+    NE 4.08); the organisers' database keeps the full values."""
+    from vlneval.server.models import Result
+
+    srv = sqlite_server
+    r = srv.submit(srv.alpha, encode(demo_predictions()))
+    srv.work()
+    got = srv.get(r.json()["id"], srv.alpha).json()["result"]
+    assert got["primary_value"] == 0.4708
+    assert got["metrics"] == {
+        "TL": 6.91, "NE": 4.08, "OSR": 0.5556, "SR": 0.5278, "SPL": 0.4708, "nDTW": 0.6059,
+        "sDTW": 0.4739, "CLS": 0.5668,
+    }  # fmt: skip
+    assert got["summary"]["metrics"] == got["metrics"]
+    assert got["summary"]["checks"][0] == {
+        "name": "SR <= OSR", "holds": True, "detail": "SR 0.5278, OSR 0.5556"
+    }  # fmt: skip
+    for label, (low, high) in got["intervals"].items():
+        assert (round(low, 4), round(high, 4)) == (low, high), label
+    listed = srv.client.get(
+        "/api/v1/submissions?challenge=demo&phase=val", headers=srv.auth(srv.alpha)
+    ).json()
+    assert listed[0]["result"] == got
+    login(srv.client, srv.alpha)
+    page = srv.client.get(f"/submissions/{r.json()['id']}").text
+    assert '<td class="num">47.08</td>' in page and "0.470787" not in page
+    with srv.db.read() as s:
+        [stored] = s.query(Result).all()
+        assert stored.metrics["SPL"] == 0.4707871688307103
+        assert stored.summary["checks"][0]["detail"] == "SR 0.527778, OSR 0.555556"
+
+
+def test_a_touchdown_sdr_result_counts_the_pairs_asked_for_not_the_labelled_ones(
+    sqlite_server, tmp_path
+) -> None:
+    """The fixture asks for 9 (route, panorama) pairs and scores the 3 labelled ones: the team
+    and the board see 9, the count the team already knows."""
+    from tests.touchdown.fixture import make_root
+
+    srv = sqlite_server
+    root = make_root(tmp_path / "root")
+    admin.create_phase(srv.db, "demo", "sdr", task="touchdown-sdr", split="dev",
+                       data_root=str(root), graphs=str(root / "touchdown" / "graph"))  # fmt: skip
+    pairs = [(r, p) for r in (1, 2, 3) for p in ("main", "pre", "post")]
+    full = [{"route_id": r, "pano": p, "x": 1840.0, "y": 400.0} for r, p in pairs]
+    r = srv.submit(srv.alpha, encode(full), phase="sdr", name="all.json")
+    srv.work()
+    res = srv.get(r.json()["id"], srv.alpha).json()["result"]
+    assert (res["n_episodes"], res["summary"]["n_episodes"], res["summary"]["n_expected"]) == (
+        9,
+        9,
+        9,
+    )
+    assert res["summary"]["protocol"]["episodes"] == "9"
+    [entry] = srv.client.get("/api/v1/challenges/demo/phases/sdr/leaderboard").json()["entries"]
+    assert (entry["n_episodes"], entry["protocol"]["episodes"]) == (9, "9")
+
+
+def test_a_reverie_phase_states_its_release_and_names_no_server_file(data_root, tmp_path, caplog):
+    """The default release (v2) under a data root, scored with the v1 boxes (the v2 ones are on
+    Google Drive only): the team's card says v2 as `vlneval score` does, names no server file,
+    and the organisers' log says the v2 episodes are scored with the v1 boxes."""
+    import json
+    import logging
+
+    from tests.server.conftest import make_server
+
+    caplog.set_level(logging.INFO)
+    srv = make_server(tmp_path, f"sqlite:///{tmp_path / 'db.sqlite3'}", "sqlite")
+    admin.create_phase(srv.db, "demo", "rev", task="reverie", split="val_unseen",
+                       data_root=str(data_root))  # fmt: skip
+    from vlneval.io import load_json
+
+    eps = load_json(data_root / "reverie" / "data_v2" / "REVERIE_val_unseen.json.gz")
+    records = [
+        {"instr_id": f"{e['id']}_{k}", "trajectory": [[e["path"][0], 0.0, 0.0]], "predObjId": 1}
+        for e in eps
+        for k in range(len(e["instructions"]))
+    ]
+    r = srv.submit(srv.alpha, json.dumps(records).encode(), phase="rev", name="rev.json")
+    srv.work()
+    got = srv.get(r.json()["id"], srv.alpha).json()
+    summary = got["result"]["summary"]
+    assert (summary["data_version"], summary["protocol"]["data_version"]) == ("v2", "v2")
+    assert summary["protocol"]["object_boxes"]["source"] == "[server file]"
+    assert str(data_root) not in json.dumps(got) and "vlneval-public-" not in json.dumps(got)
+    assert "scoring v2 episodes with the v1 boxes at " in caplog.text
+    srv.client.close()
+    srv.db.dispose()
+
+
+def test_a_file_that_cannot_give_the_phases_ranking_metric_is_refused_free(data_root, tmp_path):
+    """A REVERIE phase ranks by RGSPL: a navigation-only file (no predObjId) could never be
+    ranked, so it is refused before it costs quota, with the reason `vlneval validate` gives."""
+    import json
+
+    from tests.server.conftest import make_server
+    from vlneval.io import load_json
+
+    srv = make_server(tmp_path, f"sqlite:///{tmp_path / 'db.sqlite3'}", "sqlite")
+    admin.create_phase(srv.db, "demo", "rev", task="reverie", split="val_unseen",
+                       data_root=str(data_root))  # fmt: skip
+    eps = load_json(data_root / "reverie" / "data_v2" / "REVERIE_val_unseen.json.gz")
+    records = [
+        {"instr_id": f"{e['id']}_{k}", "trajectory": [[e["path"][0], 0.0, 0.0]]}
+        for e in eps
+        for k in range(len(e["instructions"]))
+    ]
+    r = srv.submit(srv.alpha, json.dumps(records).encode(), phase="rev", name="nav.json")
+    srv.work()
+    got = srv.get(r.json()["id"], srv.alpha).json()
+    assert (got["status"], got["error_kind"]) == ("failed", "invalid")
+    assert got["messages"] == [
+        "nav.json: this phase ranks by RGSPL: no predicted objects (predObjId) in the predictions "
+        "file; give each record the id of the object it names as predObjId"
+    ]
+    quota = srv.client.get(
+        "/api/v1/challenges/demo/phases/rev/quota", headers=srv.auth(srv.alpha)
+    ).json()
+    assert quota["used_today"] == 0
+    srv.client.close()
+    srv.db.dispose()
