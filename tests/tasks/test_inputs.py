@@ -235,3 +235,19 @@ def test_a_long_missing_path_is_clipped_in_its_message(tmp_path: Path) -> None:
 def test_a_file_whose_name_starts_with_a_bracket_is_still_read(tmp_path: Path) -> None:
     (tmp_path / "[run1].json").write_text("[]")
     assert read_input(str(tmp_path / "[run1].json")).text == b"[]"
+
+
+def test_a_generator_of_records_is_read_once_as_a_list() -> None:
+    records = [{"instr_id": "1_0"}, {"instr_id": "2_0"}]
+    assert read_input(r for r in records).value == records
+    assert read_input(iter(records)).value == records
+
+
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_every_task_scores_a_generator_of_records_as_the_list(name: str, tmp_path: Path) -> None:
+    split, kw, path = CASES[name](tmp_path)
+    records = _records(path)
+    if not isinstance(records, list):
+        pytest.skip("a keyed format: its records are a mapping")
+    with vlneval.Scorer(name, split, **kw) as scorer:
+        assert scorer.score(r for r in records).metrics == scorer.score(records).metrics

@@ -16,7 +16,7 @@ input: handed on, it is not read again.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,7 +92,8 @@ def read_input(predictions: PredictionsInput, *, keyed: bool = False) -> ReadInp
     Raises:
         MissingDataError: no such file.
         InvalidInputError: an unreadable file, damaged or oversized gzip, a str that is JSON
-            text rather than a path, or in-memory input that is not a list of records.
+            text rather than a path, or in-memory input that is not a list of records (any
+            iterable of records is read once into one).
 
     Example:
         >>> import gzip
@@ -120,7 +121,7 @@ def read_input(predictions: PredictionsInput, *, keyed: bool = False) -> ReadInp
         return ReadInput(source, text=json_text(bytes(predictions), source))
     if isinstance(predictions, Mapping) and keyed:
         return ReadInput(source, value=predictions)
-    if isinstance(predictions, Mapping) or not isinstance(predictions, Sequence):
+    if isinstance(predictions, Mapping) or not isinstance(predictions, Iterable):
         raise _not_records(source, predictions)
     return ReadInput(source, value=list(predictions))
 
