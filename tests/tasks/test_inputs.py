@@ -251,3 +251,15 @@ def test_every_task_scores_a_generator_of_records_as_the_list(name: str, tmp_pat
         pytest.skip("a keyed format: its records are a mapping")
     with vlneval.Scorer(name, split, **kw) as scorer:
         assert scorer.score(r for r in records).metrics == scorer.score(records).metrics
+
+
+@pytest.mark.parametrize("name", ["r2r", "r4r", "rxr"])
+def test_a_trajectory_given_as_a_numpy_array_scores_as_the_list(name: str, tmp_path: Path) -> None:
+    import numpy as np
+
+    split, kw, path = CASES[name](tmp_path)
+    records = _records(path)
+    key = next(k for k in ("trajectory", "path", "pred_path") if k in records[0])
+    arrays = [{**r, key: np.array(r[key], dtype=object)} for r in records]
+    with vlneval.Scorer(name, split, **kw) as scorer:
+        assert scorer.score(arrays).metrics == scorer.score(records).metrics
