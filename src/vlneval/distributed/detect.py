@@ -59,6 +59,8 @@ def _array(env: Mapping[str, str]) -> tuple[int, int, str] | None:
                 "SLURM_ARRAY_TASK_MAX: pass --shard i/n"
             )
         count = (high - low) // step + 1
+    elif count < 1:
+        raise VLNEvalError(f"SLURM_ARRAY_TASK_COUNT={count} must be >= 1")
     offset, rem = divmod(task - low, step)
     if rem or not 0 <= offset < count:
         raise VLNEvalError(
