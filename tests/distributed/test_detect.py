@@ -81,3 +81,20 @@ def test_run_shard_auto(
     manifest = json.loads((tmp_path / f"{name}.manifest.json").read_text())
     assert manifest["shard_source"].startswith(source) and manifest["status"] == "complete"
     assert manifest["assigned"] == list(range(18, 36))
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"RANK": "1"}, "RANK=1 is set but WORLD_SIZE is not: pass --shard i/n (or set both)"),
+        ({"WORLD_SIZE": "4"}, "WORLD_SIZE=4 is set but RANK is not: pass --shard i/n (or set both)"),
+        ({"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "0"},
+         "SLURM_ARRAY_TASK_COUNT=0 must be >= 1"),
+    ],
+)  # fmt: skip
+def test_incomplete_launcher_variables_are_refused_in_one_line(
+    env: dict[str, str], message: str
+) -> None:
+    with pytest.raises(VLNEvalError) as info:
+        resolve_shard("auto", env)
+    assert str(info.value) == message

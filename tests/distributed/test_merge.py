@@ -65,21 +65,32 @@ def test_missing_shard_names_the_shard_and_its_ids(
         "--out",
         d / "m.json",
     )
-    lines = text.splitlines()
-    assert lines[0] == "error: merge: shard 1/3 is missing: none of the files given is shard 1 of 3"
-    assert lines[1] == 'error: merge (in no shard given): missing instr_id "200_0"'
-    assert len(lines) == 13 and lines[-1].endswith('missing instr_id "203_2"')
-    # only shard 0: 24 ids missing, the first 20 problems shown unless --all-errors
-    text = _fails(capsys, d / "preds.shard-0-of-3.jsonl", "--out", d / "m.json")
-    assert text.splitlines()[-1] == "error: 6 more problems not shown (--all-errors lists them all)"
+    # one line: the missing shard's ids are not listed after it
+    assert text == "error: merge: shard 1/3 is missing: none of the files given is shard 1 of 3\n"
     text = _fails(capsys, d / "preds.shard-0-of-3.jsonl", "--out", d / "m.json", "--all-errors")
-    assert len(text.splitlines()) == 26
+    assert text.splitlines() == [
+        f"error: merge: shard {k}/3 is missing: none of the files given is shard {k} of 3"
+        for k in (1, 2)
+    ]
     assert not (d / "m.json").exists()
     # --allow-partial merges anyway and says so
     assert vlneval("merge", d / "preds.shard-0-of-3.jsonl", d / "preds.shard-2-of-3.jsonl", "--out",
                    d / "m.json", "--allow-partial") == 0  # fmt: skip
     assert json.loads((d / "m.protocol.json").read_text())["episodes"] == "partial: 24 of 36"
     assert len(json.loads((d / "m.json").read_text())) == 24
+
+
+def test_a_shard_whose_manifest_is_missing_is_named_by_its_records_file(
+    demo_shards: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = demo_shards.parent
+    (d / "preds.shard-1-of-3.manifest.json").unlink()
+    text = _fails(capsys, d, "--out", d / "m.json")
+    records, manifest = d / "preds.shard-1-of-3.jsonl", d / "preds.shard-1-of-3.manifest.json"
+    assert (
+        text
+        == f"error: {records}: has no manifest ({manifest}): run that shard again (without it, --resume starts over)\n"
+    )
 
 
 def test_duplicate_ids_are_refused_even_when_partial(
@@ -140,3 +151,30 @@ def test_mixed_checkpoints_and_incomplete_shards_are_refused(
     _edit(d / "preds.shard-1-of-3.manifest.json", status="complete", checkpoint_sha256="ab" * 32)
     with pytest.raises(InvalidInputError, match="checkpoint_sha256 is 'abab"):
         merge([d], out=d / "m.json")
+
+
+def test_a_continuous_run_names_its_missing_ids_by_episode_id(
+    data_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gzip
+
+    split = json.loads(gzip.decompress((data_root / "r2r/R2R_val_unseen.json.gz").read_bytes()))
+    episodes = tmp_path / "eps.json"
+    episodes.write_text(json.dumps(split[:1]))
+    out = tmp_path / "shards" / "preds.json"
+    out.parent.mkdir()
+    for i in range(2):
+        assert vlneval("run", "--task", "r2r-twin", "--data-root", data_root, "--episodes",
+                       episodes, "--agent", "random", "--out", out, "--shard", f"{i}/2",
+                       "--quiet") == 0  # fmt: skip
+    records, manifest = (
+        out.with_name("preds.shard-1-of-2.jsonl"),
+        out.with_name("preds.shard-1-of-2.manifest.json"),
+    )
+    lines = records.read_bytes().splitlines(keepends=True)
+    records.write_bytes(b"".join(lines[:-1]))  # a killed shard: its last episode not written
+    m = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**m, "status": "running"}))
+    last = json.loads(lines[-1])
+    text = _fails(capsys, out.parent, "--out", tmp_path / "m.json")
+    assert f'error: {records} (shard 1/2): missing episode_id "{last["id"]}"' in text.splitlines()

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.distributed.conftest import vlneval
 from vlneval.distributed import merge
 
@@ -98,3 +100,22 @@ def test_shard_progress_lines_in_a_log(tmp_path: Path, capsys) -> None:  # type:
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("shard 0/2: ")]
     assert lines[0].startswith("shard 0/2: 0/18 episodes (0%)")
     assert lines[-1].split(",")[0] == "shard 0/2: 18/18 episodes (100%)"
+
+
+def test_a_rerun_without_resume_says_it_discards_the_finished_episodes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "preds.json"
+    args = ["run", "--task", "demo", "--agent", "random", "--out", out, "--shard", "0/2", "--quiet"]
+    assert vlneval(*args) == 0
+    records = tmp_path / "preds.shard-0-of-2.jsonl"
+    lines = records.read_bytes().splitlines(keepends=True)
+    records.write_bytes(b"".join(lines[:5]) + lines[5][:9])  # killed: 5 episodes and a torn line
+    capsys.readouterr()
+    assert vlneval(*args) == 0
+    assert capsys.readouterr().err == (
+        f"warning: starting shard 0/2 over: the 5 finished episodes in {records} are discarded "
+        "(pass --resume to keep them)\n"
+    )
+    assert vlneval(*args, "--resume") == 0
+    assert capsys.readouterr().err == ""

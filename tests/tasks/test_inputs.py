@@ -20,7 +20,7 @@ import pytest
 
 import vlneval
 from tests.tasks.test_registry_tasks import CASES
-from vlneval.errors import InvalidInputError
+from vlneval.errors import InvalidInputError, MissingDataError
 from vlneval.io import BOM
 from vlneval.tasks import TASKS
 from vlneval.tasks.common.inputs import read_input
@@ -206,3 +206,60 @@ def test_every_task_reads_its_predictions_with_the_collector_paused(
         scorer.score(_records(path))
         monkeypatch.undo()
     assert paused and gc.isenabled()
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (json.dumps([{"instr_id": "1_0"}] * 3000, indent=4), '\'[\\n    {\\n        "instr_id":'),
+        ("x" * 5000, "'" + "x" * 29),
+    ],
+)
+def test_json_text_given_as_a_str_is_refused_in_one_short_line(text: str, shown: str) -> None:
+    with pytest.raises(InvalidInputError) as info:
+        read_input(text)
+    assert str(info.value) == (
+        f"error: <str>: a str is read as a path and this one ({shown}… ({len(repr(text)):,}"
+        " characters)) cannot be one: to score JSON text pass bytes (text.encode()) or the"
+        " records (json.loads(text))"
+    )
+
+
+def test_a_long_missing_path_is_clipped_in_its_message(tmp_path: Path) -> None:
+    long = tmp_path / ("y" * 200) / ("z" * 100)
+    with pytest.raises(MissingDataError) as info:
+        read_input(str(long))
+    assert str(info.value) == f"{str(long)[:240]}… ({len(str(long)):,} characters): no such file"
+
+
+def test_a_file_whose_name_starts_with_a_bracket_is_still_read(tmp_path: Path) -> None:
+    (tmp_path / "[run1].json").write_text("[]")
+    assert read_input(str(tmp_path / "[run1].json")).text == b"[]"
+
+
+def test_a_generator_of_records_is_read_once_as_a_list() -> None:
+    records = [{"instr_id": "1_0"}, {"instr_id": "2_0"}]
+    assert read_input(r for r in records).value == records
+    assert read_input(iter(records)).value == records
+
+
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_every_task_scores_a_generator_of_records_as_the_list(name: str, tmp_path: Path) -> None:
+    split, kw, path = CASES[name](tmp_path)
+    records = _records(path)
+    if not isinstance(records, list):
+        pytest.skip("a keyed format: its records are a mapping")
+    with vlneval.Scorer(name, split, **kw) as scorer:
+        assert scorer.score(r for r in records).metrics == scorer.score(records).metrics
+
+
+@pytest.mark.parametrize("name", ["r2r", "r4r", "rxr"])
+def test_a_trajectory_given_as_a_numpy_array_scores_as_the_list(name: str, tmp_path: Path) -> None:
+    import numpy as np
+
+    split, kw, path = CASES[name](tmp_path)
+    records = _records(path)
+    key = next(k for k in ("trajectory", "path", "pred_path") if k in records[0])
+    arrays = [{**r, key: np.array(r[key], dtype=object)} for r in records]
+    with vlneval.Scorer(name, split, **kw) as scorer:
+        assert scorer.score(arrays).metrics == scorer.score(records).metrics

@@ -226,3 +226,22 @@ def test_an_episode_that_passed_the_goal_then_left_the_map(
     assert s["distance"]["unreachable"]["reachable"] == 1
     assert metric_cell(s, "NE") == "0.50 (1 of 2)"
     assert metric_cell(s, "TL") == "3.75"  # path metrics keep every episode
+
+
+def test_numpy_positions_and_stops_are_read_as_the_lists_and_bools(
+    split: tuple[Path, Path],
+) -> None:
+    eps = load_vlnce(split[0], gt_path=split[1], task="r2r-ce", split="val")
+    plain = {"1": steps(STRAIGHT), "2": steps(STRAIGHT[:3], stop=False)}
+    arrays = {
+        k: [{**s, "position": np.array(s["position"]), "stop": np.bool_(s["stop"])} for s in v]
+        for k, v in plain.items()
+    }
+    want, got = parse_ce_predictions(plain, eps), parse_ce_predictions(arrays, eps)
+    assert np.array_equal(got.positions, want.positions)
+    assert got.stopped.tolist() == want.stopped.tolist() == [True, False]
+    rxr = [{"instruction_id": "i1", "path": np.array(STRAIGHT)}]
+    by_list = [{"instruction_id": "i1", "path": STRAIGHT}]
+    assert np.array_equal(
+        parse_ce_predictions(rxr, eps).positions, parse_ce_predictions(by_list, eps).positions
+    )

@@ -172,6 +172,8 @@ class CliShard:
             settings=settings, profile=a.profile, data_version=getattr(a, "data_version", None),
             environment=environment, checkpoint=a.checkpoint, balance_scans=a.balance_scans,
         )  # fmt: skip
+        if not a.resume:
+            _warn_discarded(a.out, self.spec)
         self.writer = open_shard(a.out, self.spec, manifest, resume=a.resume)
         if not self.writer.remaining:
             return None
@@ -204,3 +206,17 @@ class CliShard:
             f"{pattern} --out {self.args.out}"
         )
         return 0
+
+
+def _warn_discarded(out: str | Path, spec: Any) -> None:
+    """Says (before a run without ``--resume`` empties it) how many finished episodes the shard's
+    records file holds: a requeued job re-runs its command and would lose them silently."""
+    from vlneval.distributed.shardfile import read_lines, shard_paths
+
+    records = shard_paths(out, spec)[0]
+    n = len(read_lines(records)[0]) if records.is_file() else 0
+    if n:
+        err(
+            f"warning: starting shard {spec.label} over: the {n} finished episodes in {records} "
+            "are discarded (pass --resume to keep them)"
+        )

@@ -34,8 +34,13 @@ def _int(env: Mapping[str, str], name: str) -> int | None:
 
 def _torchrun(env: Mapping[str, str]) -> ShardSpec | None:
     rank, world = _int(env, "RANK"), _int(env, "WORLD_SIZE")
-    if rank is None or world is None:
+    if rank is None and world is None:
         return None
+    if rank is None or world is None:  # a broken launcher: every rank would run the whole split
+        given, unset = ("RANK", "WORLD_SIZE") if world is None else ("WORLD_SIZE", "RANK")
+        raise VLNEvalError(
+            f"{given}={env[given]} is set but {unset} is not: pass --shard i/n (or set both)"
+        )
     return ShardSpec(rank, world, f"torchrun (RANK={rank}, WORLD_SIZE={world})")
 
 
@@ -54,6 +59,8 @@ def _array(env: Mapping[str, str]) -> tuple[int, int, str] | None:
                 "SLURM_ARRAY_TASK_MAX: pass --shard i/n"
             )
         count = (high - low) // step + 1
+    elif count < 1:
+        raise VLNEvalError(f"SLURM_ARRAY_TASK_COUNT={count} must be >= 1")
     offset, rem = divmod(task - low, step)
     if rem or not 0 <= offset < count:
         raise VLNEvalError(

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vlneval.distributed.plan import ids_digest
-from vlneval.distributed.shardfile import AGREED, FORMAT, ShardLine, read_lines
+from vlneval.distributed.plan import ShardSpec, ids_digest
+from vlneval.distributed.shardfile import AGREED, FORMAT, ShardLine, read_lines, shard_paths
 from vlneval.envs.recording import measured_block, predictions_bytes
 from vlneval.errors import InvalidInputError, Problem, VLNEvalError
 from vlneval.io import load_json
@@ -249,10 +249,7 @@ def _coverage(shards: Sequence[_Shard], count: int) -> tuple[list[Problem], list
                 Problem("merge", f"shard {k}/{count} is given {len(given)} times: {names}")
             )
         elif not given:
-            partial.append(Problem(
-                "merge", f"shard {k}/{count} is missing: none of the files given is shard {k} of "
-                f"{count}",
-            ))  # fmt: skip
+            partial.append(_missing_shard(shards[0], k, count))
         elif given[0].manifest.get("status") != "complete":
             s = given[0]
             partial.append(Problem(
@@ -266,6 +263,23 @@ def _coverage(shards: Sequence[_Shard], count: int) -> tuple[list[Problem], list
             Problem(str(by_index[k][0].manifest_path), f"shard {k} is not one of 0..{count - 1}")
         )
     return fatal, partial
+
+
+def _missing_shard(known: _Shard, k: int, count: int) -> Problem:
+    """Shard ``k`` not given; when its records file lies beside a given shard's, its manifest is
+    what is missing (a shard killed before writing it, or the manifest deleted)."""
+    stem = known.records_path.name.split(".shard-")[0]
+    records, manifest = shard_paths(
+        known.records_path.with_name(f"{stem}.json"), ShardSpec(k, count)
+    )
+    if records.exists() and not manifest.exists():
+        return Problem(
+            str(records),
+            f"has no manifest ({manifest}): run that shard again (without it, --resume starts over)",
+        )
+    return Problem(
+        "merge", f"shard {k}/{count} is missing: none of the files given is shard {k} of {count}"
+    )
 
 
 def _index(shards: Sequence[_Shard], ids: Sequence[str], id_field: str) -> tuple[dict[int, tuple[_Shard, ShardLine]], list[Problem]]:  # fmt: skip
@@ -345,17 +359,16 @@ def merge(
         raise InvalidInputError(problems)
     problems = _read_records(loaded)
     fatal, partial = _coverage(loaded, int(ref["shard_count"]))
-    ids, id_field = ref["episode_ids"], ref["id_field"]
+    ids = ref["episode_ids"]
+    id_field = "episode_id" if ref["kind"] == "continuous" else ref["id_field"]  # r2r-ce keys
     if ids_digest(ids) != ref["episodes_sha256"]:
         fatal.append(Problem(str(loaded[0].manifest_path), "episode ids do not match their hash"))
     seen, line_problems = _index(loaded, ids, id_field)
     fatal += problems + line_problems
     missing = [i for i in range(len(ids)) if i not in seen]
     owner = _owners(loaded, int(ref["shard_count"]))
-    partial += [
-        Problem(owner.get(i, "merge (in no shard given)"), f'missing {id_field} "{ids[i]}"')
-        for i in missing
-    ]
+    # An id in no shard given is one of a missing shard's, which its own problem names.
+    partial += [Problem(owner[i], f'missing {id_field} "{ids[i]}"') for i in missing if i in owner]
     if fatal or (partial and not allow_partial):
         raise InvalidInputError(fatal + partial)
     if not seen:

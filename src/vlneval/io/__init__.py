@@ -23,7 +23,7 @@ Limits are defaults; each can be raised with an environment variable (``VLNEVAL_
 passing a :class:`Limits`.
 
 Every name in ``__all__`` is importable from ``vlneval.io`` itself, and so are the byte markers
-``BOM``, ``GZIP_MAGIC`` and ``TEMP_MARK``; the submodules' internal sizes (``limits.MIB``,
+``BOM``, ``GZIP_MAGIC``, ``TEMP_MARK`` and ``PATH_CLIP``; the submodules' internal sizes (``limits.MIB``,
 ``reader.READ_STEP``, ``reader.GUNZIP_STEP``, ``records.CHUNK``) and the JSON-lines helper
 ``records.jsonl`` (reached through :func:`iter_records`) are imported from their own modules.
 """
@@ -54,6 +54,7 @@ from vlneval.io.records import (
 )
 from vlneval.io.temps import TEMP_MARK as TEMP_MARK
 from vlneval.io.temps import clean_stale_temps
+from vlneval.io.text import PATH_CLIP as PATH_CLIP
 from vlneval.io.text import clip, position
 from vlneval.io.writer import atomic_write_bytes, atomic_write_text, to_json_bytes, write_outputs
 

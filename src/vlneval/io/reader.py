@@ -14,6 +14,7 @@ from typing import Any
 from vlneval.errors import InvalidInputError, MissingDataError
 from vlneval.io.explaining import explain
 from vlneval.io.limits import MIB, Limits
+from vlneval.io.text import PATH_CLIP, clip
 
 BOM = b"\xef\xbb\xbf"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -52,15 +53,15 @@ def read_bytes(path: str | Path, limits: Limits | None = None) -> bytes:
     """
     path = Path(path)
     lim = limits or Limits.from_env()
-    source = str(path)
+    source = clip(str(path), PATH_CLIP)
     try:
         st = path.stat()
     except FileNotFoundError:
-        raise MissingDataError(f"{path}: no such file") from None
+        raise MissingDataError(f"{source}: no such file") from None
     except OSError as exc:
-        raise InvalidInputError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+        raise InvalidInputError(f"{source}: cannot be read ({exc.strerror or exc})") from exc
     if stat.S_ISDIR(st.st_mode):
-        raise InvalidInputError(f"{path}: is a folder, expected a JSON file")
+        raise InvalidInputError(f"{source}: is a folder, expected a JSON file")
     # A regular file may be large only when gzip; its compressed bytes are read whole.
     raw = _read_capped(path, lim.max_bytes, source, regular=stat.S_ISREG(st.st_mode))
     if raw[:2] != GZIP_MAGIC and len(raw) > lim.max_bytes:
@@ -100,7 +101,7 @@ def _read_capped(path: Path, limit: int, source: str, *, regular: bool) -> bytes
                 total += len(part)
             return b"".join(parts)
     except OSError as exc:
-        raise InvalidInputError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+        raise InvalidInputError(f"{source}: cannot be read ({exc.strerror or exc})") from exc
 
 
 def gunzip(

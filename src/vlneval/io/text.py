@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+#: How many characters of a path messages show (a str of JSON text taken for one is long).
+PATH_CLIP = 240
+
 
 def clip(text: str, limit: int = 80) -> str:
     """``text`` cut to ``limit`` characters for a message (a 1 MB id stays readable).

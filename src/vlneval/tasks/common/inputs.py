@@ -16,18 +16,21 @@ input: handed on, it is not read again.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vlneval.errors import InvalidInputError
-from vlneval.io import iter_chunks, iter_records, json_text, read_bytes
+from vlneval.io import PATH_CLIP, clip, iter_chunks, iter_records, json_text, read_bytes
 
 if TYPE_CHECKING:
     from vlneval.tasks.common.request import PredictionsInput
 
 __all__ = ["source_name", "ReadInput", "read_input"]
+
+#: A str longer than this is no path (Linux's PATH_MAX).
+PATH_MAX = 4096
 
 
 def source_name(predictions: PredictionsInput) -> str:
@@ -40,7 +43,7 @@ def source_name(predictions: PredictionsInput) -> str:
     if isinstance(predictions, ReadInput):
         return predictions.source
     if isinstance(predictions, (str, Path)):
-        return str(predictions)
+        return clip(str(predictions), PATH_CLIP)
     return "<bytes>" if isinstance(predictions, (bytes, bytearray, memoryview)) else "<records>"
 
 
@@ -88,8 +91,9 @@ def read_input(predictions: PredictionsInput, *, keyed: bool = False) -> ReadInp
 
     Raises:
         MissingDataError: no such file.
-        InvalidInputError: an unreadable file, damaged or oversized gzip, or in-memory input
-            that is not a list of records.
+        InvalidInputError: an unreadable file, damaged or oversized gzip, a str that is JSON
+            text rather than a path, or in-memory input that is not a list of records (any
+            iterable of records is read once into one).
 
     Example:
         >>> import gzip
@@ -104,16 +108,28 @@ def read_input(predictions: PredictionsInput, *, keyed: bool = False) -> ReadInp
         if isinstance(predictions.value, Mapping) and not keyed:
             raise _not_records(predictions.source, predictions.value)
         return predictions
+    if isinstance(predictions, str) and _json_text_not_path(predictions):
+        raise InvalidInputError(
+            f"<str>: a str is read as a path and this one ({clip(repr(predictions), 30)}) cannot"
+            " be one: to score JSON text pass bytes (text.encode()) or the records"
+            " (json.loads(text))"
+        )
     if isinstance(predictions, (str, Path)):
-        return ReadInput(str(predictions), text=read_bytes(predictions))
+        return ReadInput(source_name(predictions), text=read_bytes(predictions))
     source = source_name(predictions)
     if isinstance(predictions, (bytes, bytearray, memoryview)):
         return ReadInput(source, text=json_text(bytes(predictions), source))
     if isinstance(predictions, Mapping) and keyed:
         return ReadInput(source, value=predictions)
-    if isinstance(predictions, Mapping) or not isinstance(predictions, Sequence):
+    if isinstance(predictions, Mapping) or not isinstance(predictions, Iterable):
         raise _not_records(source, predictions)
     return ReadInput(source, value=list(predictions))
+
+
+def _json_text_not_path(text: str) -> bool:
+    """Whether ``text`` cannot be a path (JSON text, a newline, too long) and names no file."""
+    shaped = text.lstrip()[:1] in ("[", "{") or "\n" in text or len(text) > PATH_MAX
+    return shaped and not (len(text) <= PATH_MAX and Path(text).exists())
 
 
 def _not_records(source: str, value: Any) -> InvalidInputError:

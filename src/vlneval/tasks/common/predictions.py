@@ -34,6 +34,7 @@ from vlneval.tasks.common.record_checks import (
     FieldTally,
     Repeats,
     angle_problem,
+    as_list,
     shown_id,
     shown_value,
 )
@@ -229,7 +230,7 @@ class _Parser:
         if key not in rec:
             self.traj_tally.missing(self.pc, f"missing field {key!r}", episode=label)
             return None
-        traj = rec[key]
+        traj = as_list(rec[key])
         if not isinstance(traj, list):
             got = "null" if traj is None else type(traj).__name__
             self.pc.add(f"{key} must be a list, got {got}", episode=label, field=key)

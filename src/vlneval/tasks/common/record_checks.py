@@ -11,12 +11,14 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
 from itertools import chain
 from typing import Any, TypeGuard
 
+import numpy as np
+
 from vlneval.errors import InvalidInputError, Problem, ProblemCollector, hint, hinted
 from vlneval.io import clip
 
 __all__ = [
     "is_number", "is_finite", "check_fields", "check_heading", "numbered", "FieldTally", "ID_LIKE",
-    "shown_value", "angle_problem", "shown_id", "Repeats",
+    "shown_value", "angle_problem", "shown_id", "Repeats", "as_list", "is_bool",
 ]  # fmt: skip
 
 #: Fields that look like a record's id, which a problem of a missing id field names.
@@ -37,6 +39,27 @@ def is_number(value: Any) -> TypeGuard[float]:
     if isinstance(value, (int, float)):
         return not isinstance(value, bool)
     return isinstance(value, numbers.Real)  # numpy's floats and ints, not its bool_
+
+
+def as_list(value: Any) -> Any:
+    """A numpy array as the (nested) list of Python values it holds, anything else as it is:
+    records built in memory from an agent's arrays hold them where JSON has a list.
+
+    Example:
+        >>> as_list(np.array([1.5, 2.0])), as_list(np.array(["a", "b"], dtype=object)), as_list(3)
+        ([1.5, 2.0], ['a', 'b'], 3)
+    """
+    return value.tolist() if isinstance(value, np.ndarray) else value
+
+
+def is_bool(value: Any) -> bool:
+    """A bool, or numpy's ``bool_`` (an element of an agent's ``done`` array).
+
+    Example:
+        >>> is_bool(True), is_bool(np.bool_(False)), is_bool(0)
+        (True, True, False)
+    """
+    return isinstance(value, (bool, np.bool_))
 
 
 def shown_number(value: float) -> str:

@@ -4,7 +4,7 @@ the episodes file, the graphs)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Union, runtime_checkable
@@ -38,12 +38,13 @@ __all__ = [
     "open_graphs",
 ]
 
-#: What can be scored: a file (path), its bytes, or the records themselves, as ``json.loads``
+#: What can be scored: a file (path), its bytes, or the records themselves (any iterable of
+#: them is read once into a list), as ``json.loads``
 #: of the file gives them (``[{"instr_id": ..., "trajectory": [[vp, heading, elevation], ...]},
 #: ...]``; VLN-CE's ``r2r-ce`` form: the object keyed by episode id), for every task; or any
 #: of them already read (:class:`~vlneval.tasks.common.inputs.ReadInput`, not read again).
 PredictionsInput = Union[
-    str, Path, bytes, Sequence[Mapping[str, Any]], Mapping[str, Any], "ReadInput"
+    str, Path, bytes, Iterable[Mapping[str, Any]], Mapping[str, Any], "ReadInput"
 ]
 
 

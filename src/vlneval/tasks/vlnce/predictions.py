@@ -35,7 +35,7 @@ from vlneval.errors import (
 from vlneval.io import clip, decode_json, gc_paused, no_json, unique_keys
 from vlneval.tasks.common.checks import no_match
 from vlneval.tasks.common.inputs import read_input
-from vlneval.tasks.common.record_checks import is_finite
+from vlneval.tasks.common.record_checks import as_list, is_bool, is_finite
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.vlnce.episodes import ContinuousEpisodes, _point, _ragged
 
@@ -125,7 +125,7 @@ class _PredReader:
             return
         pts, dists, stop_at = [], [], None
         for j, st in enumerate(steps):
-            p = _point(st.get("position")) if isinstance(st, dict) else None
+            p = _point(as_list(st.get("position"))) if isinstance(st, dict) else None
             problem = _step_problem(st, p)
             if problem is not None:
                 self.pc.add(problem[0], episode=label, field=f"[{j}]{problem[1]}")
@@ -160,8 +160,8 @@ class _PredReader:
         i = self._lookup(str(iid), label)
         if i is None:
             return
-        path = rec.get("path")
-        pts = [_point(p) for p in path] if isinstance(path, list) and path else [None]
+        path = as_list(rec.get("path"))
+        pts = [_point(as_list(p)) for p in path] if isinstance(path, list) and path else [None]
         if any(p is None for p in pts):
             bad = next(j for j, p in enumerate(pts) if p is None)
             why = _not_finite(path[bad]) if isinstance(path, list) and path else None
@@ -259,7 +259,7 @@ def _step_problem(st: Any, p: np.ndarray | None) -> tuple[str, str] | None:
         return why or f"expected {_STEP}: position must be [x, y, z], got {pos!r:.30}", ".position"
     if stop is _ABSENT:
         return "missing field 'stop' (true or false)", ".stop"
-    if not isinstance(stop, bool):
+    if not is_bool(stop):
         return f"stop must be true or false, got {stop!r:.30}", ".stop"
     if not is_finite(h):
         return f"heading must be a finite number, got {h!r:.30}", ".heading"
