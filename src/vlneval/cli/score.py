@@ -127,7 +127,7 @@ def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-unty
         subset=args.subset,
         form=args.trajectory_form,
         trajectory_key=args.trajectory_key,
-        declared=declared_for(args.protocol, path, args.quiet),
+        declared=declared_for(args.protocol, path, getattr(args, "quiet", False)),
         skip_summaries=args.skip_summary_records,
     )
 
