@@ -74,6 +74,9 @@ def test_compare_says_why_a_metric_is_left_out(
     a = _reverie_nav_only(data_root, tmp_path)
     b = tmp_path / "b.json"
     b.write_text(json.dumps(json.loads(a.read_text())))
+    card = a.with_name(a.name.removesuffix(".json") + ".protocol.json")
+    if card.is_file():  # the run's card beside A, beside its copy too: the cards agree
+        b.with_name("b.protocol.json").write_text(card.read_text())
     capsys.readouterr()
     argv = ["compare", "--task", "reverie", "--split", "val_seen", "--subset", "--data-root",
             str(data_root), str(a), str(b)]  # fmt: skip
