@@ -245,3 +245,18 @@ def test_numpy_positions_and_stops_are_read_as_the_lists_and_bools(
     assert np.array_equal(
         parse_ce_predictions(rxr, eps).positions, parse_ce_predictions(by_list, eps).positions
     )
+
+
+def test_rxr_form_names_a_repeated_instruction_once_with_its_count(
+    split: tuple[Path, Path], tmp_path: Path
+) -> None:
+    eps = load_vlnce(split[0], gt_path=split[1], task="r2r-ce", split="val")
+    path = tmp_path / "p.jsonl"
+    line = json.dumps({"instruction_id": "i1", "path": [[0, 0, 0]]})
+    path.write_text("\n".join([line] * 4) + "\n")
+    with pytest.raises(InvalidInputError) as exc:
+        parse_ce_predictions(path, eps)
+    dup = [p for p in exc.value.problems if "duplicate" in p.message]
+    assert [(p.episode, p.message) for p in dup] == [
+        ('instruction_id "i1"', "duplicate id: the file has 4 predictions for it")
+    ]

@@ -35,7 +35,7 @@ from vlneval.errors import (
 from vlneval.io import clip, decode_json, gc_paused, no_json, unique_keys
 from vlneval.tasks.common.checks import no_match
 from vlneval.tasks.common.inputs import read_input
-from vlneval.tasks.common.record_checks import as_list, is_bool, is_finite
+from vlneval.tasks.common.record_checks import Repeats, as_list, is_bool, is_finite
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.vlnce.episodes import ContinuousEpisodes, _point, _ragged
 
@@ -104,6 +104,7 @@ class _PredReader:
         self.rows: dict[int, tuple[np.ndarray, bool, np.ndarray | None]] = {}
         self.unknown: list[str] = []
         self.far = 0  # trajectories that start away from their episode's start
+        self.repeats = Repeats()  # the labels of the episodes predicted again
 
     def _lookup(self, key: str, label: str) -> int | None:
         table = self.ep.index if self.form == "r2r-ce" else self.ep.by_instruction
@@ -111,7 +112,7 @@ class _PredReader:
         if i is None:
             self.unknown.append(clip(key))
         elif i in self.rows:
-            self.pc.add("duplicate id: the file has two predictions for it", episode=label)
+            self.repeats.see(label)
             return None
         return i
 
@@ -156,7 +157,7 @@ class _PredReader:
                 f"instruction_id must be an integer or string, got {iid!r:.30}", field=f"record {k}"
             )
             return
-        label = f'instruction_id "{iid}"'
+        label = f"instruction_id {iid}" if isinstance(iid, int) else f'instruction_id "{clip(iid)}"'
         i = self._lookup(str(iid), label)
         if i is None:
             return
@@ -347,6 +348,7 @@ def parse_ce_predictions(
             records = []
         for k, rec in enumerate(records):
             r.rxr(k, rec)
+    r.repeats.report(r.pc, str)
     if not r.rows and not r.pc.problems:
         r.pc.add(no_match(episodes.task, episodes.split))
     if r.far >= 2 and r.far > len(r.rows):  # most trajectories start elsewhere: say why once
