@@ -303,6 +303,10 @@ def test_phase_windows_quotas_and_no_op_updates_are_told(
     assert capsys.readouterr().err == (
         "error: --total-quota '-1': give a count of 0 or more, or none (no limit)\n"
     )
+    assert main([*argv, "update-phase", *where, "--daily-quota", "²"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --daily-quota '²': give a count of 0 or more, or none (no limit)\n"
+    )
 
 
 def test_a_phase_s_options_quotas_and_window_are_printed_as_stored() -> None:

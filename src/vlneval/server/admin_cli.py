@@ -41,7 +41,8 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _quota(value: str, flag: str) -> int | None:
-    """A quota flag's value: a count of 0 or more, or ``none`` (no limit).
+    """A quota flag's value: a count of 0 or more in ASCII digits (``str.isdigit`` takes
+    ``²`` too, which ``int`` does not), or ``none`` (no limit).
 
     Example:
         >>> _quota("5", "--daily-quota"), _quota("None", "--daily-quota")
@@ -49,7 +50,7 @@ def _quota(value: str, flag: str) -> int | None:
     """
     if value.strip().lower() == "none":
         return None
-    if not value.strip().isdigit():
+    if not (value.strip().isascii() and value.strip().isdigit()):
         raise InvalidInputError(f"{flag} {value!r}: give a count of 0 or more, or none (no limit)")
     return int(value)
 
