@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from vlneval.errors import HiddenSplitError, InvalidInputError, UnknownNameError, VLNEvalError
@@ -35,6 +35,7 @@ from vlneval.server.models import (
     Team,
     utcnow,
 )
+from vlneval.server.services.submissions import midnight
 
 __all__ = [
     "new_token",
@@ -48,6 +49,7 @@ __all__ = [
     "rotate_token",
     "requeue",
     "requeue_internal",
+    "over_quota",
     "episodes_sha256",
     "repair_primary_metrics",
     "find_phase",
@@ -535,8 +537,9 @@ def rotate_token(db: Database, name: str) -> str:
     return token
 
 
-def requeue(db: Database, uid: str) -> str:
-    """Queues a failed or finished submission again (its old result is deleted)."""
+def requeue(db: Database, uid: str, *, force: bool = False) -> str:
+    """Queues a failed or finished submission again (its old result is deleted); a failed one
+    whose team has since used its quota is refused unless ``force`` (:func:`over_quota`)."""
     with db.write() as s:
         sub = s.scalar(select(Submission).where(Submission.uid == uid))
         if sub is None:
@@ -545,13 +548,23 @@ def requeue(db: Database, uid: str) -> str:
             raise InvalidInputError(
                 f"submission {uid} is {sub.status}; only a finished or failed one is requeued"
             )
+        used = None if force else over_quota(s, sub)
+        if used is not None:
+            raise InvalidInputError(
+                f"submission {uid} was not counted against its team's quota, which has since "
+                f"been used ({used}); queuing it again would count it: add --force to do so"
+            )
         _queue_again(s, sub)
         return str(sub.status)
 
 
-def requeue_internal(db: Database, challenge: str, phase: str) -> list[str]:
+def requeue_internal(
+    db: Database, challenge: str, phase: str, *, force: bool = False
+) -> tuple[list[str], list[str]]:
     """Queues again every submission of a phase that the server failed to score (an internal
-    failure, which the submitter was told the organisers can score again); returns their ids."""
+    failure, which the submitter was told the organisers can score again and would not count);
+    returns their ids and those of the ones left failed, whose team has since used its quota
+    (:func:`over_quota`), unless ``force``."""
     with db.write() as s:
         ph = find_phase(s, challenge, phase)
         failed = s.scalars(
@@ -560,9 +573,35 @@ def requeue_internal(db: Database, challenge: str, phase: str) -> list[str]:
             .where(Submission.error_kind == "internal")
             .order_by(Submission.id)
         ).all()
-        for sub in failed:
+        queued, skipped = [], []
+        for sub in failed:  # in order: each one queued counts for the next
+            if not force and over_quota(s, sub) is not None:
+                skipped.append(sub.uid)
+                continue
             _queue_again(s, sub)
-        return [sub.uid for sub in failed]
+            s.flush()
+            queued.append(sub.uid)
+        return queued, skipped
+
+
+def over_quota(s: Session, sub: Submission) -> str | None:
+    """The quota of ``sub``'s phase its team has used since ``sub`` failed (a failure is not
+    counted, a queued submission is): its total, or its daily one on the day ``sub`` was
+    made; None when queuing ``sub`` again is within both."""
+    ph = sub.phase
+    day = midnight(sub.created_at)
+    counted = (Submission.phase_id == ph.id, Submission.team_id == sub.team_id)
+
+    def count(*where: Any) -> int:
+        query = select(func.count()).where(*counted, Submission.status != FAILED, *where)
+        return int(s.scalar(query) or 0)
+
+    if ph.total_quota is not None and count() >= ph.total_quota:
+        return f"{ph.total_quota} in all"
+    on_day = (Submission.created_at >= day, Submission.created_at < midnight(day, 1))
+    if ph.daily_quota is not None and count(*on_day) >= ph.daily_quota:
+        return f"{ph.daily_quota} on {day:%Y-%m-%d}"
+    return None
 
 
 def _queue_again(s: Session, sub: Submission) -> None:
