@@ -216,3 +216,28 @@ def test_a_result_stored_before_redaction_is_redacted_when_shown(sqlite_server, 
     assert got["notes"] == ["read [server file]"]
     board = srv.client.get("/api/v1/challenges/demo/phases/h/leaderboard").json()
     assert str(tmp_path) not in str(board)
+
+
+def test_a_touchdown_sdr_phase_stored_with_its_labelled_count_is_repaired_at_start_up(
+    sqlite_server, tmp_path, caplog
+) -> None:
+    """A phase created before the count was of the pairs asked for recorded the 3 labelled
+    ones: the start-up repair counts the 9 asked for, once, and says so in one line."""
+    import logging
+
+    from tests.touchdown.fixture import make_root
+    from vlneval.server.app import create_app
+    from vlneval.server.models import Phase
+
+    srv = sqlite_server
+    caplog.set_level(logging.INFO)
+    root = make_root(tmp_path / "root")
+    admin.create_phase(srv.db, "demo", "sdr", task="touchdown-sdr", split="dev",
+                       data_root=str(root), graphs=str(root / "touchdown" / "graph"))  # fmt: skip
+    with srv.db.write() as s:
+        s.query(Phase).filter(Phase.slug == "sdr").one().n_episodes = 3
+    create_app(srv.cfg, db=srv.db)  # the server starting again
+    assert caplog.text.count("phase demo/sdr: asks for 9 items, not 3") == 1
+    assert admin.repair_item_counts(srv.db) == []
+    with srv.db.read() as s:
+        assert s.query(Phase).filter(Phase.slug == "sdr").one().n_episodes == 9

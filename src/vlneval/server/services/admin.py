@@ -52,6 +52,7 @@ __all__ = [
     "over_quota",
     "episodes_sha256",
     "repair_primary_metrics",
+    "repair_item_counts",
     "find_phase",
     "phase_profile",
     "NotFoundError",
@@ -340,6 +341,35 @@ def repair_primary_metrics(db: Database) -> list[str]:
                 f"phase {ph.challenge.slug}/{ph.slug}: task {ph.task} reports no {old}; "
                 f"it is ranked by {ph.primary_metric} now"
             )
+            log.warning(line)
+            repaired.append(line)
+    return repaired
+
+
+def repair_item_counts(db: Database) -> list[str]:
+    """Counts again the items each stored phase asks a submission for, as a new phase counts
+    them (:func:`_items_asked`); logs and returns one line per phase changed (none the second
+    time). A touchdown-sdr phase created before counted its labelled pairs, a count the
+    submitters do not know, instead of every pair its public copy asks for. A phase whose
+    task or data can no longer be opened is left as stored."""
+    from vlneval.tasks import get_task
+    from vlneval.tasks.common.root import data_root
+
+    repaired = []
+    with db.write() as s:
+        for ph in s.scalars(select(Phase)).all():
+            if ph.episodes_file is None:  # the split's episodes, as a new phase counts them
+                continue
+            ep, graphs = Path(ph.episodes_file), Path(ph.graphs_dir) if ph.graphs_dir else None
+            try:
+                t, options = get_task(ph.task), dict(ph.options or {})
+                n = _items_asked(t, ph.split, ph.profile, ep, graphs, data_root(None), options)
+            except (VLNEvalError, OSError):
+                continue
+            if n is None or n == ph.n_episodes:
+                continue
+            line = f"phase {ph.challenge.slug}/{ph.slug}: asks for {n} items, not {ph.n_episodes}"
+            ph.n_episodes = n
             log.warning(line)
             repaired.append(line)
     return repaired
