@@ -173,6 +173,46 @@ def _scored(srv: Server) -> str:
     return f"{got['status']} {got['error_kind']}"
 
 
+def test_a_failure_is_not_requeued_past_the_quota_its_team_has_since_used(
+    sqlite_server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The team was told an internal failure does not count, and used its quota since: queued
+    again it would count, so it is left failed and named, unless --force."""
+    import gzip
+
+    srv = sqlite_server
+    hidden = _hidden_phase(srv, tmp_path)
+    admin.update_phase(srv.db, "demo", "h", total_quota=1)
+    good = hidden.read_bytes()
+    hidden.write_bytes(gzip.compress(gzip.decompress(good).replace(b"4.29", b"4.3")))
+    assert _scored(srv) == "failed internal"
+    hidden.write_bytes(good)
+    assert _scored(srv) == "finished None"
+    data = f"{srv.cfg.data_dir}\0"
+    [failed] = admin.requeue_internal(srv.db, "demo", "h")[1]
+    out = _admin(capsys, data, "requeue", "--challenge", "demo", "--phase", "h", "--internal")
+    assert out == (
+        "phase demo/h: left failed 1 whose team has since used its quota (--force queues "
+        f"them, counted): {failed}\n"
+    )
+    admin.update_phase(srv.db, "demo", "h", total_quota=None, daily_quota=1)
+    with srv.db.read() as s:
+        from sqlalchemy import select
+
+        from vlneval.server.models import Submission
+
+        day = s.scalar(select(Submission.created_at).where(Submission.uid == failed))
+    with pytest.raises(InvalidInputError) as err:
+        admin.requeue(srv.db, failed)
+    assert str(err.value) == (
+        f"error: submission {failed} was not counted against its team's quota, which has since "
+        f"been used (1 on {day:%Y-%m-%d}); queuing it again would count it: add --force to do so"
+    )
+    where = ["--challenge", "demo", "--phase", "h", "--internal", "--force"]
+    out = _admin(capsys, data, "requeue", *where)
+    assert out == f"phase demo/h: queued again 1 internal failure(s): {failed}\n"
+
+
 def test_the_hidden_file_checksum_is_over_its_content(
     sqlite_server: Server, tmp_path: Path
 ) -> None:
@@ -302,6 +342,10 @@ def test_phase_windows_quotas_and_no_op_updates_are_told(
     assert main([*argv, "update-phase", *where, "--total-quota", "-1"]) == 2
     assert capsys.readouterr().err == (
         "error: --total-quota '-1': give a count of 0 or more, or none (no limit)\n"
+    )
+    assert main([*argv, "update-phase", *where, "--daily-quota", "²"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --daily-quota '²': give a count of 0 or more, or none (no limit)\n"
     )
 
 

@@ -165,3 +165,79 @@ def test_a_file_that_cannot_give_the_phases_ranking_metric_is_refused_free(data_
     assert quota["used_today"] == 0
     srv.client.close()
     srv.db.dispose()
+
+
+def test_hidden_files_in_a_top_folder_are_server_files(caplog) -> None:
+    """A phase's data may sit right in a top folder (``/hidden``): that folder, the episodes
+    file and the boxes are the server's own; ``/`` and the temporary folder's root are not."""
+    import logging
+    import tempfile
+
+    from vlneval.server.services.scoring import PhaseSpec, server_paths
+
+    caplog.set_level(logging.INFO)
+    spec = PhaseSpec(
+        "reverie", "test", "reverie", "/hidden/REVERIE_test.json", None, None, "RGS",
+        '{"bboxes": "/boxes.tar.gz"}',
+    )  # fmt: skip
+    paths = server_paths(spec)
+    assert {"/hidden", "/hidden/REVERIE_test.json", "/boxes.tar.gz"} <= paths.folders
+    assert not {"/", tempfile.gettempdir()} & paths.folders
+    summary = {
+        "warnings": ["scoring with the v1 boxes at /hidden/BBox.tar.gz", "2 ids ignored"],
+        "unavailable": {"RGS": "no boxes in /boxes.tar.gz (read /hidden/REVERIE_test.json)"},
+        "protocol": {"object_boxes": {"source": "/hidden/REVERIE_test.json"}},
+    }
+    out = _sanitise(summary, "preds.json", "/srv/up/p.json", paths)
+    assert out["warnings"] == ["2 ids ignored"]
+    assert out["unavailable"] == {"RGS": "no boxes in [server file] (read [server file])"}
+    assert out["protocol"] == {"object_boxes": {"source": "[server file]"}}
+    assert "/hidden/BBox.tar.gz" in caplog.text
+
+
+def test_a_result_stored_before_redaction_is_redacted_when_shown(sqlite_server, tmp_path) -> None:
+    """A summary stored by an earlier server may still name the phase's files: the team's
+    result and the board show them as ``[server file]``."""
+    from tests.server.helpers import DEMO_PREDICTIONS
+    from tests.server.test_server_organiser import _hidden_phase
+    from vlneval.server.models import Result
+
+    srv = sqlite_server
+    hidden = _hidden_phase(srv, tmp_path)
+    uid = srv.submit(srv.alpha, DEMO_PREDICTIONS.read_bytes(), phase="h").json()["id"]
+    srv.work()
+    source = str(tmp_path / "BBox.tar.gz")
+    with srv.db.write() as s:
+        [stored] = s.query(Result).all()
+        card = {**stored.summary["protocol"], "object_boxes": {"source": source}}
+        stored.summary = {**stored.summary, "protocol": card, "notes": [f"read {hidden}"]}
+    got = srv.get(uid, srv.alpha).json()["result"]["summary"]
+    assert got["protocol"]["object_boxes"] == {"source": "[server file]"}
+    assert got["notes"] == ["read [server file]"]
+    board = srv.client.get("/api/v1/challenges/demo/phases/h/leaderboard").json()
+    assert str(tmp_path) not in str(board)
+
+
+def test_a_touchdown_sdr_phase_stored_with_its_labelled_count_is_repaired_at_start_up(
+    sqlite_server, tmp_path, caplog
+) -> None:
+    """A phase created before the count was of the pairs asked for recorded the 3 labelled
+    ones: the start-up repair counts the 9 asked for, once, and says so in one line."""
+    import logging
+
+    from tests.touchdown.fixture import make_root
+    from vlneval.server.app import create_app
+    from vlneval.server.models import Phase
+
+    srv = sqlite_server
+    caplog.set_level(logging.INFO)
+    root = make_root(tmp_path / "root")
+    admin.create_phase(srv.db, "demo", "sdr", task="touchdown-sdr", split="dev",
+                       data_root=str(root), graphs=str(root / "touchdown" / "graph"))  # fmt: skip
+    with srv.db.write() as s:
+        s.query(Phase).filter(Phase.slug == "sdr").one().n_episodes = 3
+    create_app(srv.cfg, db=srv.db)  # the server starting again
+    assert caplog.text.count("phase demo/sdr: asks for 9 items, not 3") == 1
+    assert admin.repair_item_counts(srv.db) == []
+    with srv.db.read() as s:
+        assert s.query(Phase).filter(Phase.slug == "sdr").one().n_episodes == 9

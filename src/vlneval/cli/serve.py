@@ -266,6 +266,11 @@ def _register_admin(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
         action="store_true",
         help="every submission of --challenge/--phase the server failed to score",
     )
+    rq.add_argument(
+        "--force",
+        action="store_true",
+        help="queue a failure again even when its team has since used its quota (it then counts)",
+    )
     a.set_defaults(func=cmd_admin)
 
 

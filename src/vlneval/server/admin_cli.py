@@ -41,7 +41,8 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _quota(value: str, flag: str) -> int | None:
-    """A quota flag's value: a count of 0 or more, or ``none`` (no limit).
+    """A quota flag's value: a count of 0 or more in ASCII digits (``str.isdigit`` takes
+    ``²`` too, which ``int`` does not), or ``none`` (no limit).
 
     Example:
         >>> _quota("5", "--daily-quota"), _quota("None", "--daily-quota")
@@ -49,7 +50,7 @@ def _quota(value: str, flag: str) -> int | None:
     """
     if value.strip().lower() == "none":
         return None
-    if not value.strip().isdigit():
+    if not (value.strip().isascii() and value.strip().isdigit()):
         raise InvalidInputError(f"{flag} {value!r}: give a count of 0 or more, or none (no limit)")
     return int(value)
 
@@ -225,17 +226,24 @@ def _internal_failures(s: Any, challenge: str, phase: Any) -> list[str]:
 
 def _requeue(db: Database, args: argparse.Namespace) -> str:
     if args.submission and not args.internal:
-        return f"submission {args.submission}: {admin.requeue(db, args.submission)}"
+        status = admin.requeue(db, args.submission, force=args.force)
+        return f"submission {args.submission}: {status}"
     if not (args.internal and args.challenge and args.phase and not args.submission):
         raise InvalidInputError(
             "requeue takes --submission ID, or --challenge C --phase P --internal (every "
             "submission of the phase the server failed to score)"
         )
-    uids = admin.requeue_internal(db, args.challenge, args.phase)
+    uids, skipped = admin.requeue_internal(db, args.challenge, args.phase, force=args.force)
     where = f"phase {args.challenge}/{args.phase}"
-    if not uids:
+    if not uids and not skipped:
         return f"{where} has no internal failures to score again"
-    return f"{where}: queued again {len(uids)} internal failure(s): {', '.join(uids)}"
+    said = [f"queued again {len(uids)} internal failure(s): {', '.join(uids)}"] if uids else []
+    if skipped:
+        said.append(
+            f"left failed {len(skipped)} whose team has since used its quota (--force queues "
+            f"them, counted): {', '.join(skipped)}"
+        )
+    return f"{where}: {'; '.join(said)}"
 
 
 def run(args: argparse.Namespace, cfg: ServerConfig) -> int:

@@ -197,7 +197,8 @@ def create_app(
         db: an open database (default: opened from ``cfg``).
         migrate: upgrade the database schema first, and rank the stored phases whose
             primary metric their task does not produce by the task's own
-            (:func:`vlneval.server.services.admin.repair_primary_metrics`).
+            (:func:`vlneval.server.services.admin.repair_primary_metrics`), and count again
+            the items each asks for (:func:`~vlneval.server.services.admin.repair_item_counts`).
 
     Example:
         >>> import tempfile
@@ -229,6 +230,7 @@ def create_app(
     app.state.db = db or Database(cfg.database_url)
     if migrate:
         admin.repair_primary_metrics(app.state.db)
+        admin.repair_item_counts(app.state.db)
     app.state.store = UploadStore(cfg.uploads_dir)
     app.state.submit_limiter = RateLimiter(cfg.submit_rate, cfg.submit_burst)
     app.state.login_limiter = RateLimiter(cfg.login_rate, cfg.login_burst)

@@ -284,7 +284,7 @@ def result_out(sub: Submission) -> ResultOut | None:
     if res is None:
         return None
     primary = sub.phase.primary_metric
-    summary = public_summary(dict(res.summary), sub.phase.n_episodes)
+    summary = public_summary(dict(res.summary), sub.phase.n_episodes, sub.phase)
     return ResultOut(
         primary_metric=primary,
         primary_value=public_value(primary, res.primary_value),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from vlneval.errors import HiddenSplitError, InvalidInputError, UnknownNameError, VLNEvalError
@@ -35,6 +35,7 @@ from vlneval.server.models import (
     Team,
     utcnow,
 )
+from vlneval.server.services.submissions import midnight
 
 __all__ = [
     "new_token",
@@ -48,8 +49,10 @@ __all__ = [
     "rotate_token",
     "requeue",
     "requeue_internal",
+    "over_quota",
     "episodes_sha256",
     "repair_primary_metrics",
+    "repair_item_counts",
     "find_phase",
     "phase_profile",
     "NotFoundError",
@@ -343,6 +346,35 @@ def repair_primary_metrics(db: Database) -> list[str]:
     return repaired
 
 
+def repair_item_counts(db: Database) -> list[str]:
+    """Counts again the items each stored phase asks a submission for, as a new phase counts
+    them (:func:`_items_asked`); logs and returns one line per phase changed (none the second
+    time). A touchdown-sdr phase created before counted its labelled pairs, a count the
+    submitters do not know, instead of every pair its public copy asks for. A phase whose
+    task or data can no longer be opened is left as stored."""
+    from vlneval.tasks import get_task
+    from vlneval.tasks.common.root import data_root
+
+    repaired = []
+    with db.write() as s:
+        for ph in s.scalars(select(Phase)).all():
+            if ph.episodes_file is None:  # the split's episodes, as a new phase counts them
+                continue
+            ep, graphs = Path(ph.episodes_file), Path(ph.graphs_dir) if ph.graphs_dir else None
+            try:
+                t, options = get_task(ph.task), dict(ph.options or {})
+                n = _items_asked(t, ph.split, ph.profile, ep, graphs, data_root(None), options)
+            except (VLNEvalError, OSError):
+                continue
+            if n is None or n == ph.n_episodes:
+                continue
+            line = f"phase {ph.challenge.slug}/{ph.slug}: asks for {n} items, not {ph.n_episodes}"
+            ph.n_episodes = n
+            log.warning(line)
+            repaired.append(line)
+    return repaired
+
+
 def task_options(task: Any, options: Any) -> dict[str, Any]:
     """A phase's task options checked as ``vlneval score`` checks its flags, by
     :meth:`~vlneval.tasks.base.Task.check_options` (the same words): an unknown name suggests
@@ -535,8 +567,9 @@ def rotate_token(db: Database, name: str) -> str:
     return token
 
 
-def requeue(db: Database, uid: str) -> str:
-    """Queues a failed or finished submission again (its old result is deleted)."""
+def requeue(db: Database, uid: str, *, force: bool = False) -> str:
+    """Queues a failed or finished submission again (its old result is deleted); a failed one
+    whose team has since used its quota is refused unless ``force`` (:func:`over_quota`)."""
     with db.write() as s:
         sub = s.scalar(select(Submission).where(Submission.uid == uid))
         if sub is None:
@@ -545,13 +578,23 @@ def requeue(db: Database, uid: str) -> str:
             raise InvalidInputError(
                 f"submission {uid} is {sub.status}; only a finished or failed one is requeued"
             )
+        used = None if force else over_quota(s, sub)
+        if used is not None:
+            raise InvalidInputError(
+                f"submission {uid} was not counted against its team's quota, which has since "
+                f"been used ({used}); queuing it again would count it: add --force to do so"
+            )
         _queue_again(s, sub)
         return str(sub.status)
 
 
-def requeue_internal(db: Database, challenge: str, phase: str) -> list[str]:
+def requeue_internal(
+    db: Database, challenge: str, phase: str, *, force: bool = False
+) -> tuple[list[str], list[str]]:
     """Queues again every submission of a phase that the server failed to score (an internal
-    failure, which the submitter was told the organisers can score again); returns their ids."""
+    failure, which the submitter was told the organisers can score again and would not count);
+    returns their ids and those of the ones left failed, whose team has since used its quota
+    (:func:`over_quota`), unless ``force``."""
     with db.write() as s:
         ph = find_phase(s, challenge, phase)
         failed = s.scalars(
@@ -560,9 +603,35 @@ def requeue_internal(db: Database, challenge: str, phase: str) -> list[str]:
             .where(Submission.error_kind == "internal")
             .order_by(Submission.id)
         ).all()
-        for sub in failed:
+        queued, skipped = [], []
+        for sub in failed:  # in order: each one queued counts for the next
+            if not force and over_quota(s, sub) is not None:
+                skipped.append(sub.uid)
+                continue
             _queue_again(s, sub)
-        return [sub.uid for sub in failed]
+            s.flush()
+            queued.append(sub.uid)
+        return queued, skipped
+
+
+def over_quota(s: Session, sub: Submission) -> str | None:
+    """The quota of ``sub``'s phase its team has used since ``sub`` failed (a failure is not
+    counted, a queued submission is): its total, or its daily one on the day ``sub`` was
+    made; None when queuing ``sub`` again is within both."""
+    ph = sub.phase
+    day = midnight(sub.created_at)
+    counted = (Submission.phase_id == ph.id, Submission.team_id == sub.team_id)
+
+    def count(*where: Any) -> int:
+        query = select(func.count()).where(*counted, Submission.status != FAILED, *where)
+        return int(s.scalar(query) or 0)
+
+    if ph.total_quota is not None and count() >= ph.total_quota:
+        return f"{ph.total_quota} in all"
+    on_day = (Submission.created_at >= day, Submission.created_at < midnight(day, 1))
+    if ph.daily_quota is not None and count(*on_day) >= ph.daily_quota:
+        return f"{ph.daily_quota} on {day:%Y-%m-%d}"
+    return None
 
 
 def _queue_again(s: Session, sub: Submission) -> None:

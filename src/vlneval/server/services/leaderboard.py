@@ -118,10 +118,13 @@ def shown_episodes(asked: int, n_episodes: int, n_expected: Any) -> int:
     return asked if n_expected == n_episodes < asked else n_episodes
 
 
-def public_summary(summary: dict[str, Any], asked: int) -> dict[str, Any]:
+def public_summary(
+    summary: dict[str, Any], asked: int, phase: Phase | None = None
+) -> dict[str, Any]:
     """A stored summary as its team sees it: its metrics and the numbers of its checks rounded
     as :func:`public_value` rounds them, its episode counts as :func:`shown_episodes` gives
-    them (``asked``: the phase's items).
+    them (``asked``: the phase's items), the files of ``phase``'s data redacted (a summary
+    stored before they all were, :func:`~vlneval.server.services.scoring.server_paths`).
 
     Example:
         >>> out = public_summary({"metrics": {"SR": 0.527778, "NE": 4.0796}, "n_episodes": 3,
@@ -140,7 +143,11 @@ def public_summary(summary: dict[str, Any], asked: int) -> dict[str, Any]:
         {**c, "detail": METRIC_NUMBER.sub(_rounded, str(c.get("detail", "")))}
         for c in summary.get("checks") or []
     ]
-    return out
+    if phase is None:
+        return out
+    from vlneval.server.services.scoring import PhaseSpec, server_paths
+
+    return dict(server_paths(PhaseSpec.of(phase)).redact_all(out))
 
 
 def _rounded(m: re.Match[str]) -> str:
@@ -259,7 +266,7 @@ def _key(r: Row) -> tuple[int, float, dt.datetime, Row]:
 
 def _entry(r: Row, section: str, position: int | None) -> Entry:
     sub, res, team = r
-    summary = public_summary(res.summary, sub.phase.n_episodes)
+    summary = public_summary(res.summary, sub.phase.n_episodes, sub.phase)
     return Entry(
         rank=position,
         team=team.name,

@@ -14,7 +14,6 @@ result, and the unique index on ``results.submission_id`` records one result at 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -165,16 +164,7 @@ def claim(db: Database, worker: str, *, lease_seconds: float, max_attempts: int)
 
 def _claim_of(sub: Submission, token: str) -> Claim:
     ph: Phase = sub.phase
-    spec = PhaseSpec(
-        ph.task,
-        ph.split,
-        ph.profile,
-        ph.episodes_file,
-        ph.graphs_dir,
-        ph.data_sha256,
-        ph.primary_metric,
-        json.dumps(ph.options or {}, sort_keys=True),
-    )
+    spec = PhaseSpec.of(ph)
     return Claim(
         sub.id,
         sub.uid,

@@ -21,7 +21,7 @@ from typing import Any
 
 from vlneval.errors import InvalidInputError, LabelNote, Problem, VLNEvalError
 from vlneval.evaluation import Scorer
-from vlneval.server.models import FAILED, FINISHED
+from vlneval.server.models import FAILED, FINISHED, Phase
 from vlneval.server.services.budget import StepBudget
 from vlneval.server.services.intervals import metric_intervals
 from vlneval.server.services.redact import Redactor, raw_redactor, secrets_of
@@ -64,6 +64,17 @@ class PhaseSpec:
     data_sha256: str | None
     primary_metric: str
     options: str = "{}"  # task options for the Scorer, as sorted JSON (hashable)
+
+    @classmethod
+    def of(cls, ph: Phase) -> PhaseSpec:
+        """The spec of a stored phase."""
+        import json
+
+        options = json.dumps(ph.options or {}, sort_keys=True)
+        return cls(
+            ph.task, ph.split, ph.profile, ph.episodes_file, ph.graphs_dir, ph.data_sha256,
+            ph.primary_metric, options,
+        )  # fmt: skip
 
     def option_dict(self) -> dict[str, Any]:
         """The task options as a dict."""
@@ -181,18 +192,19 @@ def server_paths(spec: PhaseSpec, copy: str | Path | None = None) -> ServerPaths
     """The folders of a phase's data a submitter is never shown: those of its episodes file and
     graphs and the ones above them (where a task finds more of its data, REVERIE's boxes), the
     data root, and the folder of the public copy ``copy`` (a folder of its own in the temporary
-    folder).
+    folder); and its hidden files by name, the episodes file and the boxes (``bboxes``).
 
     Example:
         >>> spec = PhaseSpec("r2r", "val", "r2r", "/srv/data/r2r/R2R_val.json", None, None, "SPL")
         >>> sorted(server_paths(spec, "/tmp/vlneval-public-x/r2r/R2R_val.json").folders)
-        ['/srv/data', '/srv/data/r2r', '/tmp/vlneval-public-x']
+        ['/srv/data', '/srv/data/r2r', '/srv/data/r2r/R2R_val.json', '/tmp/vlneval-public-x']
     """
     import tempfile
 
     from vlneval.tasks.common.root import data_root
 
-    folders: list[Path | None] = [data_root(None)]
+    folders: list[str | Path | None] = [data_root(None), spec.episodes_file]
+    folders.append(spec.option_dict().get("bboxes"))
     for given in (spec.episodes_file, spec.graphs_dir):
         if given:
             folders += [Path(given).parent, Path(given).parent.parent]
@@ -276,23 +288,7 @@ def _sanitise(
     out["warnings"] = warnings
     out["unavailable"] = {k: named(v) for k, v in (summary.get("unavailable") or {}).items()}
     out["checks"] = [{**c, "detail": named(c.get("detail", ""))} for c in summary.get("checks", [])]
-    return _redacted(msgspec.json.decode(to_json_bytes(out, indent=False)), paths)
-
-
-def _redacted(value: Any, paths: ServerPaths) -> Any:
-    """``value`` with every string in it redacted by ``paths`` (keys stay: the summary's own).
-
-    Example:
-        >>> _redacted({"a": ["/srv/data/x", 1], "b": {"c": "/srv/data"}}, ServerPaths(["/srv/data"]))
-        {'a': ['[server file]', 1], 'b': {'c': '[server file]'}}
-    """
-    if isinstance(value, str):
-        return paths.redact(value)
-    if isinstance(value, list):
-        return [_redacted(v, paths) for v in value]
-    if isinstance(value, dict):
-        return {k: _redacted(v, paths) for k, v in value.items()}
-    return value
+    return paths.redact_all(msgspec.json.decode(to_json_bytes(out, indent=False)))
 
 
 def internal_failure(

@@ -67,8 +67,10 @@ class ServerPaths:
     """The server's own folders (its data, the uploads, the public copies): each file under
     one, wherever a message names it (after a colon too, ``x:/srv/...``, ``file:///srv/...``),
     is shown as ``[server file]``. They are known by value, so anything else, the submitter's
-    words among it (a viewpoint written as ``/srv/x.json``), stays as written; ``/`` and a
-    top folder (``/tmp``) name no file of the server's own and are not folders here.
+    words among it (a viewpoint written as ``/srv/x.json``), stays as written; ``/`` and the
+    temporary folder's root (``/tmp``) hold others' files too and are not folders here, but a
+    top folder of the server's data (``/hidden``) is one. A file (the hidden episodes) given
+    here is redacted by its exact name.
 
     Example:
         >>> paths = ServerPaths(["/srv/data", "/srv/up/"])
@@ -76,13 +78,19 @@ class ServerPaths:
         'boxes at [server file]. Put v2 (SDR@40/80) there'
         >>> paths.redact("see https://a.org/srv/data/x, not /srv/up/p.json or /srv/database/x")
         'see https://a.org/srv/data/x, not [server file] or /srv/database/x'
+        >>> ServerPaths(["/", "/hidden"]).redact("read /hidden/REVERIE_test.json, not /a/b")
+        'read [server file], not /a/b'
     """
 
     def __init__(self, folders: Iterable[str | Path | None] = ()) -> None:
+        import tempfile
+
+        temp = Path(tempfile.gettempdir())
+        shared = {Path("/"), temp, temp.resolve()}
         names = set()
         for folder in (f for f in folders if f):
             for p in (Path(folder), Path(folder).resolve()):
-                if len(p.parts) > 2:
+                if p.is_absolute() and p not in shared:
                     names.add(str(p))
         alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
         self._pattern = (
@@ -106,6 +114,21 @@ class ServerPaths:
     def named_in(self, text: str) -> bool:
         """Whether ``text`` names a file under the folders."""
         return self._pattern is not None and self._pattern.search(text) is not None
+
+    def redact_all(self, value: Any) -> Any:
+        """``value`` with every string in it redacted (keys stay: the summary's own).
+
+        Example:
+            >>> ServerPaths(["/srv/data"]).redact_all({"a": ["/srv/data/x", 1], "b": "/srv/data"})
+            {'a': ['[server file]', 1], 'b': '[server file]'}
+        """
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, list):
+            return [self.redact_all(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.redact_all(v) for k, v in value.items()}
+        return value
 
 
 def render_problems(
