@@ -84,8 +84,8 @@ def _records(episodes, gt, kinds):
 
 
 def _shape(message: str, text: str) -> str:
-    m = message.replace(text, "<candidate>")
-    return re.sub(r'"\d+"', '"<id>"', m)
+    m = message.replace(text, "<candidate>")  # an id: quoted, or bare where it is an integer
+    return re.sub(r'"\d+"|(?<=instruction_id )\d+', '"<id>"', m)
 
 
 def _answer(srv, records, name):
