@@ -191,19 +191,24 @@ def load_phase_data(spec: PhaseSpec) -> PhaseData:
 def server_paths(spec: PhaseSpec, copy: str | Path | None = None) -> ServerPaths:
     """The folders of a phase's data a submitter is never shown: those of its episodes file and
     graphs and the ones above them (where a task finds more of its data, REVERIE's boxes), the
-    data root, and the folder of the public copy ``copy`` (a folder of its own in the temporary
+    data root, the cache (distance tables, twin worlds), and the folder of the public copy ``copy`` (a folder of its own in the temporary
     folder); and its hidden files by name, the episodes file and the boxes (``bboxes``).
 
     Example:
         >>> spec = PhaseSpec("r2r", "val", "r2r", "/srv/data/r2r/R2R_val.json", None, None, "SPL")
-        >>> sorted(server_paths(spec, "/tmp/vlneval-public-x/r2r/R2R_val.json").folders)
+        >>> paths = server_paths(spec, "/tmp/vlneval-public-x/r2r/R2R_val.json")
+        >>> sorted(f for f in paths.folders if f.startswith(("/srv", "/tmp/vlneval-public")))
         ['/srv/data', '/srv/data/r2r', '/srv/data/r2r/R2R_val.json', '/tmp/vlneval-public-x']
+        >>> from vlneval.graph.distances import cache_dir
+        >>> str(cache_dir()) in paths.folders
+        True
     """
     import tempfile
 
+    from vlneval.graph.distances import cache_dir
     from vlneval.tasks.common.root import data_root
 
-    folders: list[str | Path | None] = [data_root(None), spec.episodes_file]
+    folders: list[str | Path | None] = [data_root(None), cache_dir(), spec.episodes_file]
     folders.append(spec.option_dict().get("bboxes"))
     for given in (spec.episodes_file, spec.graphs_dir):
         if given:
