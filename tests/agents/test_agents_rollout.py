@@ -33,6 +33,12 @@ def test_predictions_depend_on_the_seed_only(demo: tuple[Any, Any], agent: str) 
     assert limited.records == runs[0][:7] and limited.partial and limited.n_expected == 36
 
 
+@pytest.mark.parametrize("seed", [-1, 1.5, True])
+def test_a_seed_numpy_cannot_take_is_one_clear_error(demo: tuple[Any, Any], seed: Any) -> None:
+    with pytest.raises(VLNEvalError, match=f"seed must be a non-negative integer, got {seed!r}"):
+        run_agent(get_agent("random"), *demo, seed=seed, limit=1)
+
+
 def test_records_follow_the_split_order_and_r2r_format(demo: tuple[Any, Any]) -> None:
     episodes, graphs = demo
     result = run_agent(get_agent("random"), episodes, graphs, seed=0, batch_size=4)

@@ -80,11 +80,27 @@ def episode_rng(seed: int, episode: int) -> np.random.Generator:
     The one seeding rule of every rollout (graph, street and continuous): the episode's index
     in its split is the spawn key, so its generator depends on the seed and the episode alone.
 
+    Raises:
+        VLNEvalError: ``seed`` is not an integer >= 0 (what numpy's seeding takes).
+
     Example:
         >>> int(episode_rng(0, 5).integers(100)) == int(episode_rng(0, 5).integers(100))
         True
     """
+    check_seed(seed)
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(episode,)))
+
+
+def check_seed(seed: Any) -> None:
+    """Refuses a run's seed numpy cannot take (an integer >= 0), before anything runs.
+
+    Example:
+        >>> check_seed(-1)
+        Traceback (most recent call last):
+        vlneval.errors.VLNEvalError: seed must be a non-negative integer, got -1
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise VLNEvalError(f"seed must be a non-negative integer, got {seed!r:.40}")
 
 
 class _Slots:
@@ -230,6 +246,7 @@ def run_agent(
         >>> result.protocol["privileged"], result.partial
         ('none', True)
     """
+    check_seed(seed)
     order = run_order(episodes, limit, indices)
     rollout = GraphRollout(
         agent, episodes, graphs, action_space=action_space, max_steps=max_steps,

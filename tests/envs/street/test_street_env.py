@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,9 @@ def test_step_limit_and_bad_actions() -> None:
 def test_unknown_route_panorama_is_one_clear_error() -> None:
     with pytest.raises(InvalidInputError, match=r'route_id "10".*route_panoids\[1\].*panorama q'):
         StreetNavEnv(table([("c", "q")]), CROSS)
+    routes = dataclasses.replace(table([("c", "q")]), int_ids=True)  # Touchdown's: JSON integers
+    with pytest.raises(InvalidInputError, match=r"route_id 10: route_panoids\[1\]: panorama q"):
+        StreetNavEnv(routes, CROSS)
 
 
 def _walk(env: StreetNavEnv, episode: int, actions: list[int]) -> list[Any]:

@@ -67,11 +67,11 @@ def _relative(heading: int, current: int) -> int:
 def _check_routes(graph: StreetGraph, episodes: EpisodeTable) -> list[tuple[int, ...]]:
     pc = ProblemCollector(episodes.source)
     routes: list[tuple[int, ...]] = []
-    for eid, path in zip(episodes.ids, episodes.paths, strict=True):
+    for i, path in enumerate(episodes.paths):
         nodes = tuple(graph.index.get(p, -1) for p in path)
         if -1 in nodes:
             j = nodes.index(-1)
-            pc.add(graph.describe_missing(path[j]), episode=f'route_id "{eid}"',
+            pc.add(graph.describe_missing(path[j]), episode=episodes.label(i),
                    field=f"route_panoids[{j}]")  # fmt: skip
         routes.append(nodes)
     pc.raise_if_any()
