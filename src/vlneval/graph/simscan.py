@@ -34,6 +34,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
+from vlneval.errors import InvalidInputError
 from vlneval.graph.matterport import NavGraph, connectivity_from_bytes
 from vlneval.graph.tables import COS_HALF_HFOV, ScanTables, build_tables, elevation_of, heading_of
 from vlneval.io import json_text
@@ -48,7 +49,7 @@ Candidates = tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...], tuple[
 class _Record(msgspec.Struct):
     """The fields of a connectivity record the simulator reads besides ``unobstructed``."""
 
-    image_id: str
+    image_id: str | int  # the graph reader takes an integer id too (as text)
     pose: list[float]
     included: bool
 
@@ -238,11 +239,14 @@ def sim_scan_from_bytes(raw: bytes, scan: str, source: str) -> SimScan:
     """
     raw = json_text(raw, source)
     graph = connectivity_from_bytes(raw, scan, source)
-    records = msgspec.json.decode(raw, type=list[_Record])
+    try:  # the graph reader checked the file; what it tolerates and this does not is named
+        records = msgspec.json.decode(raw, type=list[_Record])
+    except msgspec.ValidationError as exc:
+        raise InvalidInputError(f"{source}: {exc}") from None
     poses = np.array([r.pose for r in records], dtype=np.float64)
     return SimScan(
         scan=scan,
-        ids=[r.image_id for r in records],
+        ids=[str(r.image_id) for r in records],
         included=np.array([r.included for r in records], dtype=np.bool_),
         positions=np.ascontiguousarray(poses[:, [3, 7, 11]].astype(np.float32)),
         graph=graph,

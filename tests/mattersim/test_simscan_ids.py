@@ -1,0 +1,23 @@
+"""The simulator's scan reader takes what the graph reader takes: an integer ``image_id`` is
+read as its text, as scoring reads it, instead of failing inside msgspec."""
+
+from __future__ import annotations
+
+import json
+
+from vlneval.graph.simscan import sim_scan_from_bytes
+
+
+def _eye(x: float, y: float) -> list[float]:
+    return [1, 0, 0, x, 0, 1, 0, y, 0, 0, 1, 1.5, 0, 0, 0, 1]
+
+
+def test_an_integer_image_id_is_read_as_its_text() -> None:
+    recs = [
+        {"image_id": 1, "pose": _eye(0, 0), "included": True, "unobstructed": [False, True]},
+        {"image_id": 2, "pose": _eye(0, 2), "included": True, "unobstructed": [True, False]},
+    ]
+    scan = sim_scan_from_bytes(json.dumps(recs).encode(), "toy", "toy.json")
+    assert scan.ids == ["1", "2"] and scan.index == {"1": 0, "2": 1}
+    ixs, _, _, dist = scan.candidates(0, 0.0, 0.0, 0.9)
+    assert ixs == (1,) and dist == (2.0,)
