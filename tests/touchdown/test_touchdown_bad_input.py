@@ -121,6 +121,13 @@ def test_bad_sdr_records(tmp_path: Path, change: dict[str, Any], message: str) -
 def test_duplicate_sdr(tmp_path: Path) -> None:
     err = _bad(tmp_path, [*SDR, SDR[0]], task="touchdown-sdr")
     assert 'SDR "1_main": duplicate' in str(err)
+    assert str(err).endswith(  # one copy or 300: one problem, with the count
+        'SDR "1_main": duplicate: the file has two predictions for this route and panorama'
+    )
+    err = _bad(tmp_path, [*SDR, *[SDR[0]] * 300], task="touchdown-sdr")
+    assert [(p.episode, p.message) for p in err.problems] == [
+        ('SDR "1_main"', "duplicate: the file has 301 predictions for this route and panorama")
+    ]
 
 
 @pytest.mark.parametrize(

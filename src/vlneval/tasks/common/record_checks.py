@@ -320,7 +320,8 @@ class Repeats:
         p.json: id 5: duplicate id: the file has two predictions for it
     """
 
-    def __init__(self) -> None:
+    def __init__(self, what: str = "duplicate id: the file has {times} predictions for it") -> None:
+        self.what = what  # the problem, with the number of predictions as ``{times}``
         self.again: Counter[Hashable] = Counter()  # episode row -> records after its first
 
     def see(self, row: Hashable) -> None:
@@ -333,7 +334,7 @@ class Repeats:
         their first repeat."""
         for row, n in self.again.items():
             times = "two" if n == 1 else f"{n + 1:,}"
-            pc.add(f"duplicate id: the file has {times} predictions for it", episode=label(row))
+            pc.add(self.what.format(times=times), episode=label(row))
         self.again.clear()
 
 

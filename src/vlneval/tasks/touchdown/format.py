@@ -520,6 +520,7 @@ def parse_sdr_predictions(
     unknown: list[str] = []
     route_index = routes.index
     strays: list[str | int] = []  # the route ids of the records for none of the split's routes
+    repeats = Repeats("duplicate: the file has {times} predictions for this route and panorama")
     for k, rec in numbered((_records(read_input(predictions)),), pc, "predictions"):
         tally.see(rec)
         pixels.see(rec)
@@ -533,12 +534,10 @@ def parse_sdr_predictions(
             if str(rid) not in route_index:
                 strays.append(rid)
         elif i in got:
-            pc.add(
-                "duplicate: the file has two predictions for this route and panorama",
-                episode=f'SDR "{eid}"',
-            )
+            repeats.see(eid)
         else:
             got[i] = (x, y)
+    repeats.report(pc, lambda eid: f'SDR "{eid}"')
     tally.check(source)
     why = " (SDR predictions are {route_id, pano, x, y} in pixels)"  # a navigation file?
     fix = _use("touchdown", "touchdown (navigation)") if pixels.lists else ""
