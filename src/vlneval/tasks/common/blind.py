@@ -42,6 +42,8 @@ __all__ = [
     "submitted_ids",
     "other_splits",
     "split_hint",
+    "split_ids",
+    "read_text",
     "BlindCheck",
     "checks_publicly",
     "open_public",
@@ -229,11 +231,13 @@ def other_splits(request: SplitRequest) -> SplitIndex:
             path = split_file(dataclasses.replace(request, split=other, episodes_file=None))
         except VLNEvalError:
             continue
-        out[other] = functools.partial(_split_ids, request.task, path, other, request.profile)
+        out[other] = functools.partial(split_ids, request.task, path, other, request.profile)
     return SplitIndex(out)
 
 
-def _split_ids(task: Task, path: Path, split: str, profile: Profile) -> Sequence[str]:
+def split_ids(task: Task, path: Path, split: str, profile: Profile) -> Sequence[str]:
+    """The ids a predictions file names the episodes of ``split`` by (:func:`submitted_ids`),
+    from its episodes file ``path``."""
     return submitted_ids(task.load(path, split, profile))[1]
 
 
@@ -242,7 +246,7 @@ def split_hint(request: SplitRequest, episodes: Any, predictions: PredictionsInp
     ``episodes``) when none of its ids is an episode of the split and most are episodes of
     another split of the task (:func:`other_splits`); None otherwise. For an error path only:
     it reads the file again, and the other splits when no id matches."""
-    read = _read_text(predictions)
+    read = read_text(predictions)
     text = None if read is None else read.text
     found = None if text is None else _other_split(text, episodes, other_splits(request))
     if found is None:
@@ -442,7 +446,7 @@ class PublicScorer:
         the numbers themselves are never shown, but the file's skipped summary records
         (``skip_summaries``) are. A file or bytes are read (gunzipped) once, for the scorer and
         (only when it refuses the file) the split hint."""
-        read = _read_text(predictions)
+        read = read_text(predictions)
         try:
             result = self._scorer.score(
                 predictions if read is None else read,
@@ -479,7 +483,7 @@ class PublicScorer:
         self._folder.cleanup()
 
 
-def _read_text(predictions: PredictionsInput) -> ReadInput | None:
+def read_text(predictions: PredictionsInput) -> ReadInput | None:
     """A file or bytes read once (their JSON text); None for records in memory, or input that
     cannot be read (the scorer then says why, after its own checks of the options)."""
     try:

@@ -367,20 +367,18 @@ def twin_hint(request: SplitRequest, predictions: PredictionsInput) -> str | Non
     instruction ids of the split (``"4332_0"``: what an r2r-twin run writes); None otherwise.
     For an error path only: it reads the file again, and the R2R split's file."""
     from vlneval.tasks import get_task
-    from vlneval.tasks.common.blind import file_ids, split_file, submitted_ids
-    from vlneval.tasks.common.inputs import read_input
+    from vlneval.tasks.common.blind import file_ids, read_text, split_file, split_ids
 
-    if request.task.name != "r2r-ce":
-        return None
+    if request.task.name != "r2r-ce" or (read := read_text(predictions)) is None:
+        return None  # unreadable (the error says why), or records in memory: no hint
     twin = get_task("r2r-twin")
     prof = twin.scoring_profile(None)
     try:
-        text = read_input(predictions, keyed=True).text
         path = split_file(SplitRequest(twin, request.split, prof, request.root))
-        r2r = set(submitted_ids(twin.load(path, request.split, prof))[1])
-    except VLNEvalError:  # unreadable (the error says why), or no R2R file: no hint
+        r2r = set(split_ids(twin, path, request.split, prof))
+    except VLNEvalError:  # no R2R file: no hint
         return None
-    keys = set() if text is None else file_ids(text, "episode_id")
+    keys = file_ids(read.text or b"", "episode_id")  # read_text: never None
     n = len(keys & r2r)
     if not n or 2 * n < len(keys):
         return None
