@@ -38,12 +38,14 @@ __all__ = [
     "is_card",
     "calls_in",
     "with_calls",
+    "without_calls",
     "sum_calls",
 ]
 
 #: Card fields that legitimately differ between shards (recomputed for the merged card).
 VOLATILE = ("episodes", "measured", "software", "prediction_format")
 _CALLS = re.compile(r"\((\d+) calls\)")
+_CALLS_TAIL = re.compile(r" \(\d+ calls\)$")  # the count the environment appends
 
 
 @dataclass
@@ -116,6 +118,16 @@ def with_calls(text: str, n: int | str) -> str:
         'goals through env.privileged() (5 calls)'
     """
     return _CALLS.sub(f"({n} calls)", text)
+
+
+def without_calls(text: str) -> str:
+    """``text`` (a card's ``privileged`` entry) without its `` (N calls)`` count.
+
+    Example:
+        >>> without_calls("goals through env.privileged() (3 calls)")
+        'goals through env.privileged()'
+    """
+    return _CALLS_TAIL.sub("", text)
 
 
 def calls_in(protocol: Mapping[str, Any]) -> int | None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +27,7 @@ import numpy as np
 
 from vlneval.diagnostics.diagnose import metric_columns
 from vlneval.diagnostics.scored import ScoredRun
+from vlneval.distributed.merge import without_calls
 from vlneval.errors import VLNEvalError
 from vlneval.metrics.info import LABELS
 from vlneval.stats import Comparison, RunSummary, aggregate_runs, compare_runs, holm_adjust
@@ -59,9 +59,6 @@ _NOTE_FIELDS = (
     "executed_path",
     "checkpoint_selection",
 )
-# The environment appends how often a run used its privileged channel: that count varies from
-# seed to seed, so the refusal compares what the channel gives, and the count is a note.
-_CALLS = re.compile(r" \(\d+ calls\)$")
 
 
 def _refusal_view(card: Mapping[str, Any], episodes: bool) -> dict[str, str]:
@@ -78,13 +75,15 @@ def _refusal_view(card: Mapping[str, Any], episodes: bool) -> dict[str, str]:
 
 
 def _access(card: Mapping[str, Any]) -> str:
-    """The card's privileged access without its call count.
+    """The card's privileged access without its call count (the environment appends how often
+    a run used its privileged channel; that count varies from seed to seed, so the refusal
+    compares what the channel gives, and the count is a note).
 
     Example:
         >>> _access({"privileged": "goals through env.privileged() (3 calls)"})
         'goals through env.privileged()'
     """
-    return _CALLS.sub("", str(card.get("privileged")))
+    return without_calls(str(card.get("privileged")))
 
 
 def card_differences(

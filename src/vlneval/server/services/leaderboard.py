@@ -33,6 +33,7 @@ from sqlalchemy.orm import Session
 
 from vlneval.reports.terminal import shown_unit
 from vlneval.server.models import FINISHED, Phase, Result, Submission, Team, TeamEntry
+from vlneval.server.services.validation import ServerPaths
 
 __all__ = [
     "Entry",
@@ -264,9 +265,9 @@ def _key(r: Row) -> tuple[int, float, dt.datetime, Row]:
     return (r[2].id, float(r[1].primary_value or 0.0), r[0].created_at, r)
 
 
-def _entry(r: Row, section: str, position: int | None) -> Entry:
-    sub, res, team = r
-    summary = public_summary(res.summary, sub.phase.n_episodes, sub.phase)
+def _entry(r: Row, section: str, position: int | None, paths: ServerPaths) -> Entry:
+    sub, res, team = r  # ``paths``: the phase's files, built once for its board
+    summary = dict(paths.redact_all(public_summary(res.summary, sub.phase.n_episodes)))
     return Entry(
         rank=position,
         team=team.name,
@@ -296,6 +297,9 @@ def leaderboard(s: Session, phase: Phase, *, team_id: int | None = None) -> list
     """The entries of ``phase``: the main section (ranked entries and baselines), then the
     privileged section; only ``team_id``'s entries when given. Full precision: round with
     :func:`public_value` before showing."""
+    from vlneval.server.services.scoring import PhaseSpec, server_paths
+
+    paths = server_paths(PhaseSpec.of(phase))  # every row is of this phase
     rows = _shown(s, phase)
     baselines = [r for r in rows if r[0].baseline]
     entries = _team_entries(s, phase, [r for r in rows if not r[0].baseline])
@@ -307,11 +311,11 @@ def leaderboard(s: Session, phase: Phase, *, team_id: int | None = None) -> list
     for r in main:
         if id(r) in ranked_ids:
             position += 1
-            out.append(_entry(r, RANKED, position))
+            out.append(_entry(r, RANKED, position, paths))
         else:
-            out.append(_entry(r, BASELINE, None))
+            out.append(_entry(r, BASELINE, None, paths))
     for i, r in enumerate(_ordered(privileged, phase.higher_is_better), start=1):
-        out.append(_entry(r, PRIVILEGED, i))
+        out.append(_entry(r, PRIVILEGED, i, paths))
     return [e for e in out if team_id is None or e.team_id == team_id]
 
 
