@@ -210,12 +210,7 @@ QUEUE_STATES = {"invalid": "refused", "internal": "failed internally"}
 def _internal_failures(s: Any, challenge: str, phase: Any) -> list[str]:
     """The line naming the phase's internal failures and how to score them again (none: no
     line)."""
-    uids = s.scalars(
-        select(Submission.uid)
-        .where(Submission.phase_id == phase.id, Submission.status == FAILED)
-        .where(Submission.error_kind == "internal")
-        .order_by(Submission.id)
-    ).all()
+    uids = s.scalars(admin.internal_failures(phase.id).with_only_columns(Submission.uid)).all()
     if not uids:
         return []
     return [

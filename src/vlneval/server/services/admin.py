@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import Select, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from vlneval.errors import HiddenSplitError, InvalidInputError, UnknownNameError, VLNEvalError
@@ -588,6 +588,17 @@ def requeue(db: Database, uid: str, *, force: bool = False) -> str:
         return str(sub.status)
 
 
+def internal_failures(phase_id: int) -> Select[Any]:
+    """The query of a phase's internal failures, oldest first (``admin list`` names them,
+    ``admin requeue --internal`` queues them again)."""
+    return (
+        select(Submission)
+        .where(Submission.phase_id == phase_id, Submission.status == FAILED)
+        .where(Submission.error_kind == "internal")
+        .order_by(Submission.id)
+    )
+
+
 def requeue_internal(
     db: Database, challenge: str, phase: str, *, force: bool = False
 ) -> tuple[list[str], list[str]]:
@@ -597,12 +608,7 @@ def requeue_internal(
     (:func:`over_quota`), unless ``force``."""
     with db.write() as s:
         ph = find_phase(s, challenge, phase)
-        failed = s.scalars(
-            select(Submission)
-            .where(Submission.phase_id == ph.id, Submission.status == FAILED)
-            .where(Submission.error_kind == "internal")
-            .order_by(Submission.id)
-        ).all()
+        failed = s.scalars(internal_failures(ph.id)).all()
         queued, skipped = [], []
         for sub in failed:  # in order: each one queued counts for the next
             if not force and over_quota(s, sub) is not None:
