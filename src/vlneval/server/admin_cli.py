@@ -147,7 +147,9 @@ def _shown(value: Any) -> str:
     """A phase setting as ``admin`` prints it (``none``: no limit or date)."""
     if value is None:
         return "none"
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if hasattr(value, "strftime") else str(value)
+    from vlneval.server.services.submissions import iso_utc
+
+    return iso_utc(value) if hasattr(value, "strftime") else str(value)
 
 
 def _leaderboard(db: Database, args: argparse.Namespace) -> str:

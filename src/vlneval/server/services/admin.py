@@ -35,7 +35,7 @@ from vlneval.server.models import (
     Team,
     utcnow,
 )
-from vlneval.server.services.submissions import midnight
+from vlneval.server.services.submissions import iso_utc, midnight
 
 __all__ = [
     "new_token",
@@ -533,8 +533,8 @@ def check_window_order(opens_at: dt.datetime | None, closes_at: dt.datetime | No
     """
     if opens_at is not None and closes_at is not None and closes_at <= opens_at:
         raise InvalidInputError(
-            f"the phase closes ({closes_at:%Y-%m-%dT%H:%M:%SZ}) before it opens "
-            f"({opens_at:%Y-%m-%dT%H:%M:%SZ}): it would never take a submission"
+            f"the phase closes ({iso_utc(closes_at)}) before it opens "
+            f"({iso_utc(opens_at)}): it would never take a submission"
         )
 
 

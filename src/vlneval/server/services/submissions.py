@@ -44,6 +44,7 @@ __all__ = [
     "usage",
     "check_window",
     "midnight",
+    "iso_utc",
     "check_quota",
     "parse_declared",
     "clean_filename",
@@ -96,16 +97,19 @@ def midnight(now: dt.datetime, days: int = 0) -> dt.datetime:
     return now.replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=days)
 
 
-def _iso(t: dt.datetime) -> str:
+def iso_utc(t: dt.datetime) -> str:
+    """A UTC time as every server message writes it: ``2027-06-01T00:00:00Z``."""
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def check_window(phase: Phase, now: dt.datetime) -> None:
     """Refuses (403) when the phase is not open for submissions."""
     if phase.opens_at is not None and now < phase.opens_at:
-        raise Refused(403, f"phase {phase.slug} opens for submissions at {_iso(phase.opens_at)}")
+        raise Refused(403, f"phase {phase.slug} opens for submissions at {iso_utc(phase.opens_at)}")
     if phase.closes_at is not None and now >= phase.closes_at:
-        raise Refused(403, f"phase {phase.slug} closed for submissions at {_iso(phase.closes_at)}")
+        raise Refused(
+            403, f"phase {phase.slug} closed for submissions at {iso_utc(phase.closes_at)}"
+        )
 
 
 def check_quota(phase: Phase, used: Usage, cfg: ServerConfig, now: dt.datetime) -> None:
@@ -121,14 +125,14 @@ def check_quota(phase: Phase, used: Usage, cfg: ServerConfig, now: dt.datetime) 
         raise Refused(
             429,
             f"your team has used its {phase.daily_quota} submissions of today (UTC) in phase "
-            f"{phase.slug}; the quota resets at {_iso(midnight(now, 1))}",
+            f"{phase.slug}; the quota resets at {iso_utc(midnight(now, 1))}",
         )
     if used.refused_today >= cfg.max_refused_per_day:
         raise Refused(
             429,
             f"{used.refused_today} of your team's files were refused today (UTC) in phase "
             f"{phase.slug}, this server's daily limit of refused files; check a file with "
-            f"`vlneval score` on a public split first. The limit resets at {_iso(midnight(now, 1))}",
+            f"`vlneval score` on a public split first. The limit resets at {iso_utc(midnight(now, 1))}",
         )
     if used.pending >= cfg.max_pending_per_team:
         raise Refused(
