@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import numbers
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ __all__ = [
     "hinted",
     "edit_hinted",
     "did_you_mean",
+    "check_seed",
 ]
 
 MAX_SHOWN = 20
@@ -314,3 +316,17 @@ def did_you_mean(name: str, known: Iterable[str]) -> str | None:
     tied = [c for c in close if difflib.SequenceMatcher(None, name.casefold(), c).ratio() == ratio]
     best = max(tied, key=lambda c: len(os.path.commonprefix([name.casefold(), c])))
     return folded[best]
+
+
+def check_seed(seed: object, name: str = "seed") -> None:
+    """Refuses a seed numpy cannot take (an integer >= 0), before anything runs: the one check
+    and wording of a run's seed (the library's, ``vlneval run --seed`` and the resampling seed
+    of ``report`` and ``compare``); ``name`` is the argument or option.
+
+    Example:
+        >>> check_seed(-1, "--seed")
+        Traceback (most recent call last):
+        vlneval.errors.VLNEvalError: --seed must be a non-negative integer, got -1
+    """
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise VLNEvalError(f"{name} must be a non-negative integer, got {seed!r:.40}")

@@ -23,7 +23,7 @@ from vlneval.envs.graph.observation import Sensor
 from vlneval.envs.graph.vector import VectorGraphNavEnv
 from vlneval.envs.graph.world import GraphWorld
 from vlneval.envs.spaces import SPACES
-from vlneval.errors import VLNEvalError
+from vlneval.errors import VLNEvalError, check_seed
 from vlneval.graph.store import GraphStore
 from vlneval.io import to_json_bytes
 from vlneval.tasks.common.episodes import EpisodeTable
@@ -89,18 +89,6 @@ def episode_rng(seed: int, episode: int) -> np.random.Generator:
     """
     check_seed(seed)
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(episode,)))
-
-
-def check_seed(seed: Any) -> None:
-    """Refuses a run's seed numpy cannot take (an integer >= 0), before anything runs.
-
-    Example:
-        >>> check_seed(-1)
-        Traceback (most recent call last):
-        vlneval.errors.VLNEvalError: seed must be a non-negative integer, got -1
-    """
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise VLNEvalError(f"seed must be a non-negative integer, got {seed!r:.40}")
 
 
 class _Slots:

@@ -24,7 +24,7 @@ from vlneval.cli.common import (
     print_table,
     scorer_on_first_use,
 )
-from vlneval.errors import VLNEvalError
+from vlneval.errors import VLNEvalError, check_seed
 from vlneval.io import load_json, to_json_bytes, write_outputs
 
 __all__ = ["register", "cmd_report", "cmd_compare", "cmd_aggregate"]
@@ -140,7 +140,7 @@ def _add_reading_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_stats_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--seed", type=_seed, default=0, help="seed of the resampling (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
     p.add_argument("--resamples", type=_resamples, default=2000, help="bootstrap resamples (2000)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
     p.add_argument(
@@ -150,22 +150,6 @@ def _add_stats_args(p: argparse.ArgumentParser) -> None:
         "not independent)",
     )
     p.add_argument("--force", action="store_true", help="compare even if the cards differ")
-
-
-def _seed(text: str) -> int:
-    """A seed: an integer >= 0 (what numpy's generators take).
-
-    Example:
-        >>> _seed("7")
-        7
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {text!r}")
-    return value
 
 
 #: Fewer resamples give percentile intervals whose ends move from seed to seed; more take
@@ -191,8 +175,14 @@ def _resamples(text: str) -> int:
     return value
 
 
-def _few_resamples(args: argparse.Namespace) -> None:
-    """Warns that an interval from few resamples is not the interval its heading names."""
+def _check_stats(args: argparse.Namespace) -> None:
+    """Refuses a negative ``--seed``; warns that an interval from few resamples is not the
+    interval its heading names.
+
+    Raises:
+        VLNEvalError: ``--seed`` is negative.
+    """
+    check_seed(args.seed, "--seed")
     if args.resamples < FEW_RESAMPLES:
         err(
             f"warning: --resamples {args.resamples}: a percentile interval from fewer than "
@@ -264,8 +254,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         warning_notices,
     )
 
+    _check_stats(args)
     plan = plan_outputs(args, {"--out": args.out, "--json": args.json})
-    _few_resamples(args)
     from vlneval.reports.html import ReportOptions, build_report
 
     options = ReportOptions(
@@ -320,7 +310,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from vlneval.reports.terminal import print_notices
 
     plan = plan_outputs(args, {"--json": args.json})
-    _few_resamples(args)
+    _check_stats(args)
     names = ["B", *(f"run {k}" for k in range(3, len(args.b) + 2))]
     with ExitStack() as stack, _progress(2 + len(args.b), "compare") as step:
         scorer_a = stack.enter_context(open_scorer(args))

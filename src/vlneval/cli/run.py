@@ -30,7 +30,7 @@ from vlneval.cli.sharding import (
     agent_kwargs,
     kept_after_failure,
 )
-from vlneval.errors import AgentError, VLNEvalError
+from vlneval.errors import AgentError, VLNEvalError, check_seed
 from vlneval.io import to_json_bytes, write_outputs
 from vlneval.tasks import get_task
 
@@ -232,8 +232,7 @@ def check_numbers(args: argparse.Namespace, seeds: tuple[int, ...] = ()) -> None
         VLNEvalError: names the option and the value.
     """
     for flag, seed in (("--seed", args.seed), *(("--seeds", s) for s in seeds)):
-        if seed < 0:
-            raise VLNEvalError(f"{flag} must be a non-negative integer, got {seed}")
+        check_seed(seed, flag)
     if args.max_steps is not None and not 1 <= args.max_steps <= MAX_STEPS:
         raise VLNEvalError(
             f"--max-steps must be a positive integer up to {MAX_STEPS:,} (the environment "
