@@ -102,12 +102,7 @@ def read_lines(path: Path) -> tuple[list[ShardLine], list[str], int, str]:
     valid prefix, and the sha256 of the bytes read (:func:`records_digest`; the file is read
     once). A last line without its newline (a process killed mid-write) is torn: left out and
     not counted as a problem."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raw = b""  # no lines, and an empty file's digest
-    except OSError as exc:
-        raise VLNEvalError(f"{path}: cannot read the file ({exc.strerror or exc})") from exc
+    raw = _records_bytes(path)
     lines, problems, good = [], [], 0
     chunks = raw.split(b"\n")
     complete = chunks[:-1]  # the piece after the last newline is torn (or empty)
@@ -167,11 +162,23 @@ class ShardWriter:
 
 
 def records_digest(path: Path) -> str:
-    """sha256 of a records file's bytes (an empty file's when there is none)."""
+    """sha256 of a records file's bytes (:func:`_records_bytes`)."""
+    return hashlib.sha256(_records_bytes(path)).hexdigest()
+
+
+def _records_bytes(path: Path) -> bytes:
+    """A records file's bytes; none (no lines, and an empty file's digest) when there is no
+    file yet.
+
+    Raises:
+        VLNEvalError: the file exists but cannot be read (names it and why).
+    """
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return path.read_bytes()
     except FileNotFoundError:
-        return hashlib.sha256(b"").hexdigest()
+        return b""
+    except OSError as exc:
+        raise VLNEvalError(f"{path}: cannot read the file ({exc.strerror or exc})") from exc
 
 
 def _write_manifest(path: Path, manifest: Mapping[str, Any]) -> None:
