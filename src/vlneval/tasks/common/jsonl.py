@@ -3,6 +3,7 @@ and Touchdown's (:func:`decode_line`)."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from vlneval.errors import InvalidInputError, ProblemCollector
@@ -34,11 +35,9 @@ def decode_line(decoder: Any, line: bytes, *, lenient: bool = False) -> Any:
     try:
         return decoder.decode(line)
     except msgspec.DecodeError as exc:
-        try:
-            if lenient:
+        if lenient:
+            with contextlib.suppress(InvalidInputError):  # not JSON at all: the error below
                 return explain(line, "line")
-        except InvalidInputError:
-            pass
         raise ValueError(f"not valid JSON ({exc})") from None
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
