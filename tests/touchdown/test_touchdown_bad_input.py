@@ -354,3 +354,29 @@ def test_a_route_given_many_times_is_one_problem_with_its_count(tmp_path: Path) 
         ("route_id 2", "panorama nowhere is not in the Touchdown street graph"),
         ("route_id 1", "duplicate id: the file has 301 predictions for it"),
     ]
+
+
+def test_a_first_json_line_holding_nan_is_decoded_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import vlneval.io
+    import vlneval.tasks.touchdown.format as touchdown_format
+
+    read: list[bytes] = []
+
+    def counted(raw: bytes, source: str) -> Any:
+        read.append(raw)
+        return explain(raw, source)
+
+    explain = vlneval.io.explain
+    monkeypatch.setattr(vlneval.io, "explain", counted)
+    monkeypatch.setattr(touchdown_format, "explain", counted)
+    first = '{"route_id": 1, "trajectory": ["p0", NaN]}'
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n".join([first, *(json.dumps(r) for r in _good()[1:])]) + "\n")
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("touchdown", "dev", path, root=make_root(tmp_path / "root"))
+    assert str(exc.value) == (
+        f"error: {path}: route_id 1: trajectory[1]: expected a panorama id, got nan"
+    )
+    assert read == [first.encode()]

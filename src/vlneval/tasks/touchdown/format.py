@@ -219,6 +219,9 @@ def load_touchdown(path: str | Path, *, task: str = "touchdown", split: str = ""
     return load_touchdown_routes(path, task=task, split=split).table
 
 
+_UNREAD = object()  # a line not decoded yet (None is a JSON line's value)
+
+
 def _records(given: ReadInput, expected: str = "a JSON list of predictions") -> Iterator[Any]:
     """The records of a JSON list or a JSON-lines file, decoded a chunk at a time (a large
     file's full object tree never exists at once); records in memory as they are."""
@@ -233,11 +236,12 @@ def _records(given: ReadInput, expected: str = "a JSON list of predictions") -> 
     decoder = msgspec.json.Decoder()
     lines = raw.splitlines()
     first = next(line for line in lines if line.strip())
+    head: Any = _UNREAD  # the first line decoded here, once, and yielded by the loop below
     try:
-        decoder.decode(first)
+        head = decoder.decode(first)
     except msgspec.DecodeError:
-        try:  # a NaN or Infinity in a JSON line: read by the loop below, its field named
-            explain(first, source)
+        try:  # a NaN or Infinity in a JSON line: read leniently, its field named by the checks
+            head = explain(first, source)
         except InvalidInputError:
             whole = decode_json(raw, source)  # one multi-line JSON value, or a syntax error
             kind = "JSON object" if isinstance(whole, dict) else type(whole).__name__
@@ -246,10 +250,14 @@ def _records(given: ReadInput, expected: str = "a JSON list of predictions") -> 
             ) from None
     except RecursionError:  # a JSON line too deep to decode: named by the loop below
         pass
-    del raw, given  # each line is freed once decoded: the text is not kept beside them
+    del raw, given, first  # each line is freed once decoded: the text is not kept beside them
     for lineno, line in enumerate(lines, start=1):
         lines[lineno - 1] = b""  # free each line once decoded
         if not line.strip():
+            continue
+        if head is not _UNREAD:
+            yield head
+            head = _UNREAD
             continue
         try:  # NaN or Infinity (Python's json writes them) read: the record checks name it
             yield decode_line(decoder, line, lenient=True)
