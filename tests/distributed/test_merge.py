@@ -174,6 +174,7 @@ def test_a_continuous_run_names_its_missing_ids_by_episode_id(
     lines = records.read_bytes().splitlines(keepends=True)
     records.write_bytes(b"".join(lines[:-1]))  # a killed shard: its last episode not written
     m = json.loads(manifest.read_text())
+    assert m["id_field"] == "episode_id"  # the merge reads the name from the manifest
     manifest.write_text(json.dumps({**m, "status": "running"}))
     last = json.loads(lines[-1])
     text = _fails(capsys, out.parent, "--out", tmp_path / "m.json")

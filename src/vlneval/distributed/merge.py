@@ -371,8 +371,7 @@ def merge(
         raise InvalidInputError(problems)
     problems = _read_records(loaded)
     fatal, partial = _coverage(loaded, int(ref["shard_count"]))
-    ids = ref["episode_ids"]
-    id_field = "episode_id" if ref["kind"] == "continuous" else ref["id_field"]  # r2r-ce keys
+    ids, id_field = ref["episode_ids"], ref["id_field"]
     if ids_digest(ids) != ref["episodes_sha256"]:
         fatal.append(Problem(str(loaded[0].manifest_path), "episode ids do not match their hash"))
     seen, line_problems = _index(loaded, ids, id_field)

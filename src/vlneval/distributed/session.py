@@ -69,7 +69,9 @@ def shard_manifest(
         "settings": dict(settings),
         "checkpoint_sha256": None if ckpt is None else ckpt["sha256"],
         "checkpoint": ckpt,
-        "id_field": episodes.id_field,
+        # a continuous run's records are r2r-ce predictions, keyed by episode_id whatever its
+        # table calls the ids (instr_id in a twin of R2R)
+        "id_field": "episode_id" if kind == "continuous" else episodes.id_field,
         "episode_ids": ids,
         "instr_ids": None if instr_ids is None else [str(x) for x in instr_ids],
         "assigned": assigned[spec.index],
