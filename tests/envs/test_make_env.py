@@ -127,3 +127,28 @@ def test_an_environment_of_another_family_is_refused_before_loading(
     with pytest.raises(VLNEvalError) as exc:
         make_env(env_id, task=task)  # no data root needed: refused before loading
     assert str(exc.value).startswith(f"make_env: {said}")
+
+
+STEPS = (
+    "max_steps must be a positive integer up to 10,000 (the environment reserves memory for "
+    "every step up front; the standard limits are 35 to 1,000), got {}"
+)
+
+
+@pytest.mark.parametrize("steps", [10**9, 10_001, 0])
+@pytest.mark.parametrize(
+    ("env_id", "num_envs"),
+    [("graph-egocentric", None), ("graph-panoramic", 2), ("street", None),
+     ("continuous-velocity", None)],
+)  # fmt: skip
+def test_a_step_limit_past_the_clis_bound_is_refused_before_anything_is_allocated(
+    street_root: Path, env_id: str, num_envs: int | None, steps: int
+) -> None:
+    where = {"task": "touchdown", "split": "dev", "root": street_root} if env_id == "street" else {}
+    with pytest.raises(VLNEvalError) as exc:
+        make_env(env_id, **where, num_envs=num_envs, max_steps=steps)
+    assert str(exc.value) == STEPS.format(steps)
+
+
+def test_the_largest_step_limit_is_taken() -> None:
+    assert make_env("graph-egocentric", max_steps=10_000).max_steps == 10_000

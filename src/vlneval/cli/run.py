@@ -34,11 +34,7 @@ from vlneval.errors import AgentError, VLNEvalError, check_seed
 from vlneval.io import to_json_bytes, write_outputs
 from vlneval.tasks import get_task
 
-__all__ = ["register", "cmd_run", "cmd_agents", "workload_of", "check_numbers", "MAX_STEPS"]
-
-#: The largest ``--max-steps``: an environment sizes its step and path stores by it up front
-#: (per slot), and the standard limits are 35 to 1,000 steps.
-MAX_STEPS = 10_000
+__all__ = ["register", "cmd_run", "cmd_agents", "workload_of", "check_numbers"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -225,20 +221,18 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def check_numbers(args: argparse.Namespace, seeds: tuple[int, ...] = ()) -> None:
-    """Refuses a negative seed (``--seed``, or the ``seeds`` of a sweep) and a step limit past
-    :data:`MAX_STEPS`, before any file is read or written (a shard's files included).
+    """Refuses a negative seed (``--seed``, or the ``seeds`` of a sweep) and a step limit the
+    library refuses (:func:`~vlneval.envs.core.positive_steps`), before any file is read or
+    written (a shard's files included).
 
     Raises:
         VLNEvalError: names the option and the value.
     """
+    from vlneval.envs.core import positive_steps
+
     for flag, seed in (("--seed", args.seed), *(("--seeds", s) for s in seeds)):
         check_seed(seed, flag)
-    if args.max_steps is not None and not 1 <= args.max_steps <= MAX_STEPS:
-        raise VLNEvalError(
-            f"--max-steps must be a positive integer up to {MAX_STEPS:,} (the environment "
-            f"reserves memory for every step up front; the standard limits are 35 to 1,000), "
-            f"got {args.max_steps}"
-        )
+    positive_steps(args.max_steps, 0, "--max-steps")
 
 
 def _check_names(args: argparse.Namespace) -> None:

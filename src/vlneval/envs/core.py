@@ -22,6 +22,7 @@ __all__ = [
     "Env",
     "EpisodeEnv",
     "PrivilegeError",
+    "MAX_STEPS",
     "positive_steps",
     "allow_privileged",
     "privileged_card",
@@ -79,17 +80,34 @@ class Env(Protocol):
     def __len__(self) -> int: ...
 
 
-def positive_steps(value: Any, default: int) -> int:
-    """A step limit: ``default`` for None, else a positive integer.
+#: The largest step limit: an environment sizes its step and path stores by it up front (per
+#: slot), and the standard limits are 35 to 1,000 steps.
+MAX_STEPS = 10_000
+
+
+def positive_steps(value: Any, default: int, name: str = "max_steps") -> int:
+    """A step limit: ``default`` for None, else an integer from 1 to :data:`MAX_STEPS`; the one
+    check of the library's ``max_steps`` and of ``vlneval run --max-steps`` (``name``).
 
     Example:
         >>> positive_steps(None, 35), positive_steps(7, 35)
         (35, 7)
+        >>> positive_steps(10**9, 35)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        vlneval.errors.VLNEvalError: max_steps must be a positive integer up to 10,000 (...), got 1000000000
     """
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise VLNEvalError(f"max_steps must be a positive integer, got {value!r}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or not 1 <= value <= MAX_STEPS
+    ):
+        raise VLNEvalError(
+            f"{name} must be a positive integer up to {MAX_STEPS:,} (the environment reserves "
+            f"memory for every step up front; the standard limits are 35 to 1,000), "
+            f"got {value!r:.40}"
+        )
     return int(value)
 
 
