@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from vlneval.errors import InvalidInputError
 from vlneval.graph.simscan import sim_scan_from_bytes
 
 
@@ -21,3 +24,15 @@ def test_an_integer_image_id_is_read_as_its_text() -> None:
     assert scan.ids == ["1", "2"] and scan.index == {"1": 0, "2": 1}
     ixs, _, _, dist = scan.candidates(0, 0.0, 0.0, 0.9)
     assert ixs == (1,) and dist == (2.0,)
+
+
+def test_two_records_sharing_an_image_id_are_refused_naming_the_file_and_the_id() -> None:
+    no, yes = False, True
+    recs = [
+        {"image_id": "a", "pose": _eye(0, 0), "included": yes, "unobstructed": [no, yes, no]},
+        {"image_id": 7, "pose": _eye(0, 2), "included": yes, "unobstructed": [yes, no, no]},
+        {"image_id": "7", "pose": _eye(9, 9), "included": no, "unobstructed": [no, no, no]},
+    ]  # 7 and "7" are one viewpoint: ids are read as their text
+    with pytest.raises(InvalidInputError) as exc:
+        sim_scan_from_bytes(json.dumps(recs).encode(), "toy", "toy.json")
+    assert str(exc.value) == 'error: toy.json: record 2: image_id "7" is also record 1\'s'

@@ -227,6 +227,12 @@ def _build(
     n = len(ids)
     if not np.isfinite(poses).all():
         raise InvalidInputError(f"{source}: a pose holds NaN or infinity")
+    first: dict[str, int] = {}
+    for k, vp in enumerate(ids):  # the simulator indexes records, the graph ids: one each
+        if first.setdefault(vp, k) != k:
+            raise InvalidInputError(
+                f'{source}: record {k}: image_id "{vp}" is also record {first[vp]}\'s'
+            )
     if not np.array_equal(unob, unob.T):
         i, j = np.argwhere(unob != unob.T)[0]
         raise InvalidInputError(

@@ -79,7 +79,7 @@ class SimScan:
         positions: ``(n, 3)`` float32 camera positions ``pose[3], pose[7], pose[11]``.
         xyz: the same positions as Python floats (the values the simulator reports).
         graph: the navigation graph (included records with at least one edge).
-        index: viewpoint id -> file index (the first record with that id).
+        index: viewpoint id -> file index.
         node_of: ``(n,)`` file index -> graph node, −1 for records that are not nodes.
         source: where the file came from.
     """
@@ -99,11 +99,9 @@ class SimScan:
 
     def __post_init__(self) -> None:
         self.xyz = [(float(a), float(b), float(c)) for a, b, c in self.positions.tolist()]
-        index: dict[str, int] = {}
-        for i, vp in enumerate(self.ids):
-            index.setdefault(vp, i)
-        self.index = index
-        self._ix_of_node = np.array([index[v] for v in self.graph.ids], dtype=np.int64)
+        # one record per id: the graph reader refuses two records sharing one
+        self.index = {vp: i for i, vp in enumerate(self.ids)}
+        self._ix_of_node = np.array([self.index[v] for v in self.graph.ids], dtype=np.int64)
         node_of = np.full(len(self.ids), -1, dtype=np.int64)
         node_of[self._ix_of_node] = np.arange(self.graph.n)
         self.node_of = node_of
