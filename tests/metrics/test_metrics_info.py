@@ -179,3 +179,12 @@ def test_every_profile_reports_registered_labels() -> None:
                 metric_info(label)  # raises, naming the label, when it is not registered
                 seen.add(label)
     assert seen == SPEC_LABELS
+
+
+def test_a_value_past_1e15_is_three_significant_digits_not_a_row_of_them() -> None:
+    from vlneval.metrics.info import format_value
+
+    assert format_value("TL", 1.7e308) == "1.7e+308"
+    assert format_value("TL", 1e308 / 3 * 2) == "6.67e+307"
+    assert format_value("SR", 1e14, signed=True) == "+1e+16"
+    assert format_value("NE", 999_999_999_999_999.0) == "999999999999999.00"

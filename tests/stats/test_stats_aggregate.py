@@ -138,3 +138,19 @@ def test_bounds_refuse_a_score_outside_them() -> None:
     )
     with pytest.raises(InvalidInputError, match=r"bounds of metric 'SR' must have low < high"):
         aggregate_scores([0.5, 0.6], metric="SR", bounds=(1.0, 0.0))
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_scores_near_the_largest_float_aggregate_without_overflow() -> None:
+    s = aggregate_scores([1e308, 1e308, 11.0], metric="TL", bounds=(0.0, math.inf))
+    assert s.mean == pytest.approx(1e308 / 3 * 2) and s.max == 1e308
+    assert s.std == pytest.approx(1e308 / math.sqrt(3))
+    assert s.ci_low == 0.0 and s.ci_high == math.inf and s.clipped_to == "[0, inf]"
+    same = aggregate_scores([1e308, 1e308], metric="TL")
+    assert (same.mean, same.std, same.ci_low, same.ci_high) == (1e308, 0.0, 1e308, 1e308)
+
+
+def test_ordinary_scores_take_the_plain_mean_and_std_bit_for_bit() -> None:
+    scores = np.array([0.1, 0.2, 0.7, 0.35])
+    s = aggregate_scores(scores, metric="SR")
+    assert s.mean == float(np.mean(scores)) and s.std == float(np.std(scores, ddof=1))

@@ -177,8 +177,11 @@ def format_value(
         ('50.00', '3.14', 'n/a')
         >>> format_value("SPD", 1.5), format_value("SR", -0.012, signed=True)
         ('1.50', '-1.20')
+        >>> format_value("TL", 1.7e308), format_value("TL", float("inf"))
+        ('1.7e+308', 'inf')
     """
     if value is None:
         return "n/a"
-    scale = 100.0 if shown_unit(label, unit) == "%" else 1.0
-    return f"{scale * value:{'+' if signed else ''}.2f}"
+    scaled, sign = (100.0 if shown_unit(label, unit) == "%" else 1.0) * value, "+" if signed else ""
+    # past 1e15 two decimals are noise in a row of digits: three significant ones instead
+    return f"{scaled:{sign}.2f}" if abs(scaled) < 1e15 else f"{scaled:{sign}.3g}"

@@ -25,7 +25,8 @@ clipping and not another interval:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -218,13 +219,13 @@ def _summarise(
     name: str, scores: FloatArray, level: float, bounds: tuple[float, float] | None = None
 ) -> RunSummary:
     n = int(scores.shape[0])
-    mean = float(np.mean(scores))
+    mean = _no_overflow(np.mean, scores)
     std = low = high = None
     clipped = None
     if n > 1:
         from scipy.stats import t
 
-        std = float(np.std(scores, ddof=1))
+        std = _no_overflow(lambda x: np.std(x, ddof=1), scores)
         half = float(t.ppf(0.5 + level / 2.0, df=n - 1)) * std / math.sqrt(n)
         low, high = mean - half, mean + half
         if bounds is not None and (low < bounds[0] or high > bounds[1]):
@@ -242,3 +243,20 @@ def _summarise(
         n_runs=n,
         clipped_to=clipped,
     )
+
+
+def _no_overflow(stat: Callable[[FloatArray], Any], scores: FloatArray) -> float:
+    """``stat`` of finite ``scores`` (a mean or a std: linear in the scale); when its sums pass
+    the largest float (TL = 1e308 in two runs), taken again on the scores divided by the
+    largest magnitude, so that it is finite. Other scores take the plain path, bit for bit.
+
+    Example:
+        >>> _no_overflow(np.mean, np.array([1e308, 1e308]))
+        1e+308
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = float(stat(scores))
+        if math.isfinite(value):
+            return value
+        scale = float(np.max(np.abs(scores)))
+        return scale * float(stat(scores / scale))
