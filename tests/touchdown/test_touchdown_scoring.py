@@ -21,6 +21,14 @@ def _rows(r: Any) -> dict[str, dict[str, Any]]:
     return {str(row[r.episodes.id_field]): row for row in r.rows()}
 
 
+def test_counts_and_flags_are_integers_in_the_per_episode_rows(tmp_path: Path) -> None:
+    row = _rows(_nav(tmp_path))["3"]
+    counts = {c: row[c] for c in ("task_completion", "spd", "edit_distance", "moves", "steps")}
+    assert counts == {"task_completion": 1, "spd": 0, "edit_distance": 2, "moves": 2, "steps": 2}
+    assert all(type(v) is int for v in counts.values())
+    assert (row["sed"], type(row["sed"])) == (0.5, float)
+
+
 def test_navigation_hand_values(tmp_path: Path) -> None:
     r = _nav(tmp_path)
     rows = _rows(r)

@@ -26,9 +26,11 @@ if TYPE_CHECKING:
 __all__ = ["Check", "Result", "ResultBuilder", "start_result", "finite_mean", "INT_COLUMNS"]
 
 # Per-episode columns written as integers (0/1 flags and counts), as spec/outputs.md asks.
-INT_COLUMNS = frozenset(
-    {"success", "oracle_success", "steps", "jumps", "repeated_viewpoints", "unreachable"}
-)
+INT_COLUMNS = frozenset({
+    "success", "oracle_success", "steps", "jumps", "repeated_viewpoints", "unreachable",
+    "oracle_plan_success", "grounding_success", "det_success", "joint_success",
+    "task_completion", "spd", "edit_distance", "moves", "help_requests", "goal_switched",
+})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,8 @@ class Result:
             for name, values in cols.items():
                 v = values[k]
                 v = v.item() if hasattr(v, "item") else v
-                row[name] = int(v) if name in INT_COLUMNS and v == v else v
+                # a NaN or infinite count (an unreachable goal's SPD) stays as it is
+                row[name] = int(v) if name in INT_COLUMNS and math.isfinite(v) else v
             out.append(row)
         return out
 
