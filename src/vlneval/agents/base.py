@@ -48,6 +48,8 @@ Example: an agent that walks to the nearest candidate three times, then stops.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -59,7 +61,10 @@ from vlneval.envs.continuous.spaces import CONTINUOUS_SPACES
 from vlneval.envs.spaces import SPACES
 from vlneval.errors import AgentError, VLNEvalError
 
-__all__ = ["Agent", "AgentInfo", "describe_agent", "agent_error", "call_agent", "ALL_SPACES"]
+__all__ = [
+    "Agent", "AgentInfo", "describe_agent", "bind_agent_args", "agent_error", "call_agent",
+    "ALL_SPACES",
+]  # fmt: skip
 
 ALL_SPACES = ("panoramic", "egocentric")
 #: Every action space an agent may name: the graph spaces, then the continuous ones.
@@ -162,11 +167,16 @@ def call_agent(agent: str, what: str, method: Any, obs: Any, episode: str | None
         raise agent_error(agent, what, exc, episode=episode, step=step) from exc
 
 
-def describe_agent(agent_id: str, factory: Callable[[], Any]) -> AgentInfo:
-    """The :class:`AgentInfo` of ``factory`` (a class, or a callable returning an agent).
+def describe_agent(
+    agent_id: str, factory: Callable[..., Any], kwargs: Mapping[str, Any] | None = None
+) -> AgentInfo:
+    """The :class:`AgentInfo` of ``factory`` (a class, or a callable returning an agent) given
+    the constructor arguments ``kwargs`` (``--agent-arg``): a function's agent, whose
+    attributes are read, is made with them.
 
     Raises:
-        VLNEvalError: ``factory`` is not callable, or what it makes is not an agent.
+        VLNEvalError: ``factory`` is not callable, takes no such argument, or what it makes is
+            not an agent.
         AgentError: the factory (not a class) raised when called to read its agent's attributes.
     """
     if not callable(factory):
@@ -175,7 +185,11 @@ def describe_agent(agent_id: str, factory: Callable[[], Any]) -> AgentInfo:
             "returning an agent"
         )
     made = not isinstance(factory, type)
-    probe = AgentInfo(agent_id, factory, ALL_SPACES, False).make() if made else factory
+    entry = (
+        f"{getattr(factory, '__module__', '?')}:{getattr(factory, '__qualname__', repr(factory))}"
+    )
+    bound = bind_agent_args(agent_id, factory, kwargs or {})
+    probe = AgentInfo(agent_id, bound, ALL_SPACES, False).make() if made else factory
     spaces = tuple(getattr(probe, "action_spaces", ALL_SPACES))
     unknown = [s for s in spaces if s not in KNOWN_SPACES]
     if not spaces or unknown or not all(isinstance(s, str) for s in spaces):
@@ -196,10 +210,33 @@ def describe_agent(agent_id: str, factory: Callable[[], Any]) -> AgentInfo:
             raise VLNEvalError(
                 f"agent {agent_id} has no {method}() method (see vlneval.agents.base)"
             )
-    entry = (
-        f"{getattr(factory, '__module__', '?')}:{getattr(factory, '__qualname__', repr(factory))}"
-    )
-    info = AgentInfo(agent_id, factory, spaces, privileged, dict(protocol), entry)
+    info = AgentInfo(agent_id, bound, spaces, privileged, dict(protocol), entry)
     if made:
         info._spare.append(probe)
     return info
+
+
+def bind_agent_args(
+    agent_id: str, factory: Callable[..., Any], kwargs: Mapping[str, Any]
+) -> Callable[..., Any]:
+    """``factory`` passing ``kwargs`` (itself when there are none).
+
+    Raises:
+        VLNEvalError: the factory takes no such argument (names those it takes).
+    """
+    if not kwargs:
+        return factory
+    params: Mapping[str, inspect.Parameter]
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        params = {}
+    var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    for key in kwargs:
+        if not var_kw and key not in params:
+            names = ", ".join(params) or "none"
+            raise VLNEvalError(
+                f"agent {agent_id} takes no {key}= argument (its constructor takes: {names}); "
+                "see vlneval.distributed.checkpoint"
+            )
+    return functools.partial(factory, **kwargs)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,9 @@ def register_agent(agent_id: str, entry_point: Any, *, description: str = "") ->
     AGENTS.register(agent_id, entry_point, description=description)
 
 
-def get_agent(spec: str) -> AgentInfo:
-    """An agent by registry id (``random``, ``random-v1``) or import path (``pkg.mod:Class``).
+def get_agent(spec: str, kwargs: Mapping[str, Any] | None = None) -> AgentInfo:
+    """An agent by registry id (``random``, ``random-v1``) or import path (``pkg.mod:Class``),
+    described as made with the constructor arguments ``kwargs`` (``--agent-arg``).
 
     An import path is found as ``python -m`` finds modules: in the working directory too (a
     ``mypkg/agents.py`` there needs no install and no ``PYTHONPATH``), see :func:`load_user_agent`.
@@ -38,10 +40,15 @@ def get_agent(spec: str) -> AgentInfo:
         >>> get_agent("continuous-random").action_spaces[0]
         'r2r-ce'
     """
+    return describe_agent(*agent_factory(spec), kwargs)
+
+
+def agent_factory(spec: str) -> tuple[str, Any]:
+    """The id and the factory (class or function) of the agent ``spec`` names, not called."""
     if ":" in spec:
-        return describe_agent(spec, load_user_agent(spec))
+        return spec, load_user_agent(spec)
     entry = AGENTS.spec(spec)
-    return describe_agent(entry.id, entry.load())
+    return entry.id, entry.load()
 
 
 def load_user_agent(target: str) -> Any:

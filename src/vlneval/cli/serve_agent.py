@@ -48,9 +48,9 @@ def cmd_serve_agent(args: argparse.Namespace) -> int:
     """Serves until interrupted."""
     from vlneval.agents.registry import get_agent
     from vlneval.agents.remote_server import AgentServer
-    from vlneval.distributed.checkpoint import parse_agent_args, with_agent_args
+    from vlneval.distributed.checkpoint import parse_agent_args
 
-    agent = with_agent_args(get_agent(args.agent), parse_agent_args(args.agent_arg))
+    agent = get_agent(args.agent, parse_agent_args(args.agent_arg))
     if args.action_space is not None:
         agent = in_space(agent, args.action_space)
     server = AgentServer(agent, host=args.host, port=args.port, max_sessions=args.max_sessions,

@@ -11,9 +11,7 @@ the same weights for every checkpoint by accident.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
-import inspect
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -89,20 +87,8 @@ def with_agent_args(info: Any, kwargs: Mapping[str, Any]) -> Any:
         ...
         vlneval.errors.VLNEvalError: agent stop-v1 takes no checkpoint= argument (its constructor takes: none); see vlneval.distributed.checkpoint
     """
+    from vlneval.agents.base import bind_agent_args
+
     if not kwargs:
         return info
-    factory = info.factory
-    params: Mapping[str, inspect.Parameter]
-    try:
-        params = inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        params = {}
-    var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    for key in kwargs:
-        if not var_kw and key not in params:
-            names = ", ".join(params) or "none"
-            raise VLNEvalError(
-                f"agent {info.id} takes no {key}= argument (its constructor takes: {names}); "
-                "see vlneval.distributed.checkpoint"
-            )
-    return dataclasses.replace(info, factory=functools.partial(factory, **kwargs))
+    return dataclasses.replace(info, factory=bind_agent_args(info.id, info.factory, kwargs))

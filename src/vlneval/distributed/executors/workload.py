@@ -64,14 +64,18 @@ class Workload:
         """The agent's :class:`~vlneval.agents.base.AgentInfo` with its constructor arguments;
         ``device`` is passed as ``device=`` when the constructor takes one and no
         ``--agent-arg device=...`` was given."""
-        from vlneval.agents.remote import resolve_agent
+        from vlneval.agents.base import describe_agent
+        from vlneval.agents.registry import agent_factory
+        from vlneval.agents.remote import is_remote, remote_agent_info
         from vlneval.distributed.checkpoint import with_agent_args
 
-        info = resolve_agent(self.agent)
         kwargs = dict(self.agent_args)
-        if device is not None and "device" not in kwargs and _takes(info.factory, "device"):
+        if is_remote(self.agent):
+            return with_agent_args(remote_agent_info(self.agent), kwargs)
+        agent_id, factory = agent_factory(self.agent)
+        if device is not None and "device" not in kwargs and _takes(factory, "device"):
             kwargs["device"] = device
-        return with_agent_args(info, kwargs)
+        return describe_agent(agent_id, factory, kwargs)  # a factory's agent made with them
 
     def load(self) -> Loaded:
         """The episodes and what the environment needs, loaded as ``vlneval run`` loads them
