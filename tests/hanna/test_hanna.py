@@ -154,6 +154,18 @@ def test_bad_agent_ask(tmp_path: Path, change: dict[str, Any], message: str) -> 
     assert 'instr_id "10_0": agent_ask: ' + message in str(err)
 
 
+def test_a_record_of_an_id_not_in_the_split_is_the_readers_not_an_ask_problem(
+    tmp_path: Path,
+) -> None:
+    stray = {**_body()[0], "instr_id": "99_0", "agent_ask": [2]}  # bad asks, but no episode
+    root = make_root(tmp_path / "root")
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps([*_body(), stray]))
+    result = evaluate("hanna", "val_unseen", path, root=root)
+    assert result.n_episodes == len(RUNS)
+    assert any("99_0" in w for w in result.warnings)
+
+
 def test_agent_ask_in_some_records_only(tmp_path: Path) -> None:
     body = _body()
     del body[3]["agent_ask"]

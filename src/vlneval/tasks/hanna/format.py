@@ -118,9 +118,8 @@ def _file_level(dicts: list[dict[str, Any]], source: str, key: str) -> None:
     poses.refuse(source, " (the executed poses)", fix=fix)
 
 
-def _check_asks(rec: dict[str, Any], key: str, k: int, pc: ProblemCollector) -> None:
+def _check_asks(rec: dict[str, Any], key: str, label: str, pc: ProblemCollector) -> None:
     asks, poses = rec.get("agent_ask"), rec.get(key)
-    label = f'instr_id "{rec.get("instr_id")}"'
     if not isinstance(asks, list) or not all(
         type(a) is int and a in (0, REQUEST_HELP) for a in asks
     ):
@@ -137,17 +136,23 @@ def _check_asks(rec: dict[str, Any], key: str, k: int, pc: ProblemCollector) -> 
 
 
 def check_hanna_predictions(
-    predictions: PredictionsInput | ReadInput, *, trajectory_key: str | None = None
+    predictions: PredictionsInput | ReadInput,
+    episodes: EpisodeTable,
+    *,
+    trajectory_key: str | None = None,
 ) -> bool:
     """File-level checks of HANNA predictions; True when they have help-request counts.
 
     A missing ``instr_id`` or pose field everywhere is one clear error; ``agent_ask`` (when a
-    record has it, every record must) must hold one 0/1 action per step. Records that look like
-    the file's own summary are left to the reader (skipped or refused).
+    record has it, every record of the split's episodes must) must hold one 0/1 action per
+    step, each problem naming the episode as ``episodes`` labels it. Records that look like
+    the file's own summary, and records of ids not in the split, are left to the reader
+    (skipped, refused or noted).
 
     Args:
         predictions: the file, its bytes or its records (or them read by
             :func:`~vlneval.tasks.common.inputs.read_input`).
+        episodes: the split's episodes.
         trajectory_key: the field of the executed poses (default ``agent_pose``).
 
     Raises:
@@ -164,14 +169,15 @@ def check_hanna_predictions(
         return False
     pc = ProblemCollector(source)
     for k, rec in enumerate(dicts):
-        if looks_like_summary(rec, "instr_id", key):
-            continue  # the reader's to skip or refuse
+        row = episodes.index.get(str(rec.get("instr_id")))
+        if row is None or looks_like_summary(rec, "instr_id", key):
+            continue  # the reader's to skip, refuse or note
         if "agent_ask" not in rec:
             pc.add(
                 "missing field 'agent_ask' (other records have it: help requests are counted for all or none)",
-                episode=f'instr_id "{rec.get("instr_id")}"', field=f"record {k}",
+                episode=episodes.label(row), field=f"record {k}",
             )  # fmt: skip
         else:
-            _check_asks(rec, key, k, pc)
+            _check_asks(rec, key, episodes.label(row), pc)
     pc.raise_if_any()
     return True

@@ -67,7 +67,7 @@ class HannaScorer:
         """
         given = read_input(predictions)
         key = how.trajectory_key or "agent_pose"
-        has_asks = check_hanna_predictions(given, trajectory_key=key)
+        has_asks = check_hanna_predictions(given, self.episodes, trajectory_key=key)
         keep = ("agent_ask",) if has_asks else ()
         preds = parse_predictions(
             given, self.episodes, self.graphs, form=how.form, trajectory_key=key,
