@@ -65,16 +65,21 @@ class PhaseSpec:
     data_sha256: str | None
     primary_metric: str
     options: str = "{}"  # task options for the Scorer, as sorted JSON (hashable)
+    # the phase's names, for the organisers' log and commands; phases of the same data share it
+    challenge: str = field(default="", compare=False)
+    phase: str = field(default="", compare=False)
 
     @classmethod
-    def of(cls, ph: Phase) -> PhaseSpec:
-        """The spec of a stored phase."""
+    def of(cls, ph: Phase, *, named: bool = False) -> PhaseSpec:
+        """The spec of a stored phase; ``named``: with its challenge's and its own name (the
+        phase is in an open session)."""
         import json
 
         options = json.dumps(ph.options or {}, sort_keys=True)
+        names = (ph.challenge.slug, ph.slug) if named else ("", "")
         return cls(
             ph.task, ph.split, ph.profile, ph.episodes_file, ph.graphs_dir, ph.data_sha256,
-            ph.primary_metric, options,
+            ph.primary_metric, options, *names,
         )  # fmt: skip
 
     def option_dict(self) -> dict[str, Any]:
@@ -164,7 +169,8 @@ def check_unchanged(spec: PhaseSpec) -> None:
     if spec.data_sha256 not in (episodes_sha256(raw), sha256_hex(raw)):
         raise DataChangedError(
             "the hidden episodes file changed since the phase was created (its SHA-256 differs); "
-            "run `vlneval admin update-phase --rehash` if the change is intended"
+            f"run `vlneval admin update-phase --challenge {spec.challenge or 'CHALLENGE'} "
+            f"--phase {spec.phase or 'PHASE'} --rehash` if the change is intended"
         )
 
 
