@@ -304,12 +304,18 @@ def _sanitise(
 
 
 def internal_failure(
-    reason: str, redactor: Redactor | None, exc: BaseException | None = None
+    reason: str,
+    redactor: Redactor | None,
+    exc: BaseException | None = None,
+    *,
+    spec: PhaseSpec | None = None,
 ) -> Outcome:
-    """A failure on the organisers' side: logged (redacted), a generic message for the submitter."""
+    """A failure on the organisers' side: logged (redacted) with the phase of ``spec`` when it
+    is named, a generic message for the submitter."""
     incident = secrets.token_hex(4)
     detail = "".join(traceback.format_exception(exc)) if exc is not None else ""
-    text = f"incident {incident}: {reason}\n{detail}".rstrip()
+    where = f" (phase {spec.challenge}/{spec.phase})" if spec is not None and spec.phase else ""
+    text = f"incident {incident}{where}: {reason}\n{detail}".rstrip()
     log.error(redactor.strict(text) if redactor is not None else text)
     return Outcome(
         FAILED,
@@ -355,7 +361,7 @@ def score_file(
     try:
         return _score_file(path, raw, display_name, spec, data, declared, limits, budget)
     except Exception as exc:  # noqa: BLE001 - a bug: the organisers' side, never the submitter's
-        return internal_failure("scoring raised an error", data.redactor, exc)
+        return internal_failure("scoring raised an error", data.redactor, exc, spec=spec)
 
 
 def _score_file(
@@ -387,7 +393,7 @@ def _score_file(
             )
             return _unexplained(display_name, spec.task)
         return internal_failure(
-            "the scorer refused a file the public checks accepted", data.redactor, exc
+            "the scorer refused a file the public checks accepted", data.redactor, exc, spec=spec
         )
     summary = _sanitise(result.to_dict(), display_name, source_name(text), paths)
     intervals = _intervals(result, data.redactor)
