@@ -153,6 +153,10 @@ class DataChangedError(VLNEvalError):
     """The hidden episodes file is not the one the phase was created with."""
 
 
+# per hidden file: the (size, mtime_ns) it was hashed at, its content and byte SHA-256s
+_DIGESTS: dict[str, tuple[tuple[int, int], tuple[str, str]]] = {}
+
+
 def check_unchanged(spec: PhaseSpec) -> None:
     """Refuses to score against a hidden episodes file that changed since the phase was made:
     its content, so the same episodes gzipped again pass (a phase made before content hashes
@@ -161,17 +165,28 @@ def check_unchanged(spec: PhaseSpec) -> None:
     Raises:
         DataChangedError: its SHA-256 is not the phase's.
     """
-    from vlneval.server.services.admin import episodes_sha256
-
     if not (spec.episodes_file and spec.data_sha256):
         return
-    raw = Path(spec.episodes_file).read_bytes()
-    if spec.data_sha256 not in (episodes_sha256(raw), sha256_hex(raw)):
+    if spec.data_sha256 not in _digests(spec.episodes_file):
         raise DataChangedError(
             "the hidden episodes file changed since the phase was created (its SHA-256 differs); "
             f"run `vlneval admin update-phase --challenge {spec.challenge or 'CHALLENGE'} "
             f"--phase {spec.phase or 'PHASE'} --rehash` if the change is intended"
         )
+
+
+def _digests(path: str) -> tuple[str, str]:
+    """The content and byte SHA-256 of the file ``path``: decompressed and hashed once per
+    size and modification time, not for every submission (a change to the file sets both)."""
+    from vlneval.server.services.admin import episodes_sha256
+
+    st = Path(path).stat()
+    stamp = (st.st_size, st.st_mtime_ns)
+    known = _DIGESTS.get(path)
+    if known is None or known[0] != stamp:
+        raw = Path(path).read_bytes()
+        known = _DIGESTS[path] = (stamp, (episodes_sha256(raw), sha256_hex(raw)))
+    return known[1]
 
 
 def load_phase_data(spec: PhaseSpec) -> PhaseData:
