@@ -121,6 +121,9 @@ def own_runs(data_root: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
         path = folder / f"{key}_test.json"
         argv = ["run", "--task", task, "--split", "test", "--agent", "random", *options]
         assert main([*argv, "--data-root", str(data_root), "--out", str(path)]) == 0
+        if task == "reverie":  # any object id: a file a leaderboard ranks by RGSPL names one
+            records = json.loads(path.read_text())
+            path.write_text(json.dumps([{**r, "predObjId": 1} for r in records]))
         out[key] = path
     return out
 
@@ -164,6 +167,8 @@ def test_a_test_run_of_a_task_with_its_own_reader_passes_blind(
 ) -> None:
     run = _own(task, options, own_runs)
     argv = ["validate", "--task", task, "--split", "test", "--data-root", str(data_root)]
+    if task == "r2r-ce":  # a run carries no distances: SPL, its ranking metric, needs the twin
+        argv += ["--distance", "twin"]
     assert main([*argv, *options, "--predictions", str(run)]) == 0
     out = capsys.readouterr().out
     assert f"passes the blind check of {task} test" in out and "no scores" in out
@@ -199,11 +204,12 @@ def test_a_v1_test_run_is_checked_against_the_v1_file(
     assert f"{len(preds) - len(kept)} of {len(preds)} episodes have no prediction" in err
 
 
-def test_a_valid_test_run_is_told_what_its_score_will_lack(
+def test_a_test_run_a_leaderboard_cannot_rank_is_refused(
     data_root: Path, own_runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A REVERIE test file without predObjId is valid, but RGS and RGSPL (the challenge's
-    primary metric) will be n/a: the blind check says so, as scoring would."""
+    """A REVERIE test file without predObjId leaves RGSPL (the challenge's primary metric)
+    n/a: the blind check refuses it as the server does, with the reason labelled validate
+    gives, and never names the public copy."""
     run = _own("reverie", (), own_runs)
     records = json.loads(run.read_text())
     for r in records:
@@ -211,10 +217,15 @@ def test_a_valid_test_run_is_told_what_its_score_will_lack(
     path = tmp_path / "no_objects.json"
     path.write_text(json.dumps(records))
     argv = ["validate", "--task", "reverie", "--split", "test", "--data-root", str(data_root)]
-    assert main([*argv, "--predictions", str(path)]) == 0
+    assert main([*argv, "--predictions", str(path)]) == 2
     err = capsys.readouterr().err
-    assert "warning: RGSPL will be n/a: no predicted objects (predObjId)" in err
-    assert "vlneval-public-" not in err
+    assert err.splitlines()[-1] == (
+        f"error: {path}: not a valid submission: a leaderboard ranks reverie by RGSPL: no "
+        "predicted objects (predObjId) in the predictions file; give each record the id of the "
+        "object it names as predObjId"
+    )
+    assert "warning: RGS will be n/a: no predicted objects (predObjId)" in err  # not ranked by
+    assert "RGSPL will be n/a" not in err and "vlneval-public-" not in err
     for r in records:
         r["predObjId"] = 1  # any object id: the check needs no label
     path.write_text(json.dumps(records))
@@ -272,10 +283,16 @@ def test_reverie_v1_test_skips_a_summary_record_only_when_asked(
     assert capsys.readouterr().err == _suggested(path, "reverie test")
     assert main([*argv, "--skip-summary-records"]) == 0
     got = capsys.readouterr()
-    assert got.err.splitlines()[0] == SKIPPED  # the file's own warning, before the n/a ones
-    assert "RGSPL will be n/a" in got.err and "vlneval-public-" not in got.err
-    assert "v1 boxes" not in got.err  # the public copy's stand-in warnings stay out
+    assert got.err == f"{SKIPPED}\n"  # the public copy's stand-in warnings (v1 boxes) stay out
     assert f"ok: {path} passes the blind check of reverie test" in got.out
+    summary, *records = json.loads(path.read_text())
+    path.write_text(json.dumps([summary, *({k: v for k, v in r.items() if k != "predObjId"}
+                                           for r in records)]))  # fmt: skip
+    assert main([*argv, "--skip-summary-records"]) == 2  # skipped, then refused: no RGSPL
+    got = capsys.readouterr()
+    assert got.err.splitlines()[0] == SKIPPED  # the file's own warning, before the refusal
+    assert "a leaderboard ranks reverie by RGSPL: no predicted objects" in got.err.splitlines()[-1]
+    assert "vlneval-public-" not in got.err and "v1 boxes" not in got.err
 
 
 def test_r2r_ce_test_refuses_the_option_before_reading(

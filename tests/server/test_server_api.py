@@ -321,7 +321,14 @@ def test_admin_refuses_duplicates_and_bad_slugs(server, kind):
             admin.create_team(server.db, "alpha")
 
 
-def test_a_worker_refuses_a_hidden_file_changed_after_it_was_loaded(sqlite_server, tmp_path):
+def test_a_worker_refuses_a_hidden_file_changed_after_it_was_loaded(
+    sqlite_server, tmp_path, caplog
+):
+    """The organisers' log names the phase of the incident and gives the command that
+    accepts the change, for this phase."""
+    import json
+    import logging
+    import re
     import shutil
 
     from tests.server.helpers import DEMO_EPISODES
@@ -343,6 +350,17 @@ def test_a_worker_refuses_a_hidden_file_changed_after_it_was_loaded(sqlite_serve
     assert srv.get(first, srv.alpha).json()["status"] == "finished"
     after = srv.get(second, srv.alpha).json()
     assert after["status"] == "failed" and after["error_kind"] == "internal"
+    [logged] = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert re.match(
+        rf"incident [0-9a-f]{{8}} \(phase demo/h\): loading the data of submission {second}'s "
+        "phase\n",
+        logged,
+    )
+    assert (
+        "the hidden episodes file changed since the phase was created (its SHA-256 differs); run "
+        "`vlneval admin update-phase --challenge demo --phase h --rehash` if the change is intended"
+    ) in logged
+    assert "update-phase" not in json.dumps(after)  # the submitter is told nothing of it
     admin.update_phase(srv.db, "demo", "h", rehash=True)
     admin.requeue(srv.db, second)
     assert worker.run_one()

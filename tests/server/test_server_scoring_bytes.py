@@ -127,3 +127,39 @@ def test_a_phase_stored_without_a_file_checks_its_data_versions_file(
         assert list(data.checker.originals) == [str(root / "reverie" / "REVERIE_val.json")]
     finally:
         data.close()
+
+
+def test_the_hidden_file_is_hashed_once_until_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checksum check hashes the hidden file once per size and modification time; a
+    change of the same size (a new time) is hashed again and still refused."""
+    import os
+
+    from vlneval.server.services import admin
+    from vlneval.server.services.scoring import DataChangedError, check_unchanged
+    from vlneval.tasks.common.root import demo_root
+
+    hidden = tmp_path / "DEMO_hidden.json"
+    hidden.write_bytes((demo_root() / "demo" / "DEMO_val.json").read_bytes())
+    digest = admin.episodes_sha256(hidden.read_bytes())
+    spec = PhaseSpec("demo", "val", "demo", str(hidden), None, digest, "SR", challenge="demo",
+                     phase="h")  # fmt: skip
+    hashed: list[bytes] = []
+    real = admin.episodes_sha256
+
+    def counted(raw: bytes) -> str:
+        hashed.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(admin, "episodes_sha256", counted)
+    for _ in range(3):
+        check_unchanged(spec)
+    assert len(hashed) == 1
+    stamp = hidden.stat().st_mtime_ns
+    hidden.write_text(hidden.read_text().replace('"distance": 4.29', '"distance": 4.28'))
+    os.utime(hidden, ns=(stamp + 10**9, stamp + 10**9))  # the same size: only the time tells
+    assert len(hashed[0]) == hidden.stat().st_size
+    with pytest.raises(DataChangedError, match="--challenge demo --phase h --rehash"):
+        check_unchanged(spec)
+    assert len(hashed) == 2

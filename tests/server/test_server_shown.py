@@ -104,7 +104,8 @@ def test_a_touchdown_sdr_result_counts_the_pairs_asked_for_not_the_labelled_ones
 def test_a_reverie_phase_states_its_release_and_names_no_server_file(data_root, tmp_path, caplog):
     """The default release (v2) under a data root, scored with the v1 boxes (the v2 ones are on
     Google Drive only): the team's card says v2 as `vlneval score` does, names no server file,
-    and the organisers' log says the v2 episodes are scored with the v1 boxes."""
+    the board shows the data version beside the profile (JSON and HTML), and the organisers'
+    log says the v2 episodes are scored with the v1 boxes."""
     import json
     import logging
 
@@ -130,6 +131,9 @@ def test_a_reverie_phase_states_its_release_and_names_no_server_file(data_root, 
     assert summary["protocol"]["object_boxes"]["source"] == "[server file]"
     assert str(data_root) not in json.dumps(got) and "vlneval-public-" not in json.dumps(got)
     assert "scoring v2 episodes with the v1 boxes at " in caplog.text
+    board = srv.client.get("/api/v1/challenges/demo/phases/rev/leaderboard").json()
+    assert board["entries"][0]["protocol"]["profile"] == "reverie v1 (data v2)"
+    assert "<dt>profile</dt><dd>reverie v1 (data v2)</dd>" in srv.client.get("/c/demo/rev").text
     srv.client.close()
     srv.db.dispose()
 

@@ -19,7 +19,7 @@ from vlneval.cli.common import (
     print_table,
     scored_plan,
 )
-from vlneval.errors import InvalidInputError
+from vlneval.errors import InvalidInputError, VLNEvalError
 
 __all__ = ["register", "cmd_score", "cmd_validate"]
 
@@ -235,7 +235,7 @@ def _sweep_notices(done: list[tuple[str, Any]]) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Runs every check a leaderboard makes; exit 0 only for an acceptable file. A goal-less
     (test) split is checked blind, against its public view, as the evaluation server does."""
-    from vlneval.errors import HiddenSplitError, VLNEvalError
+    from vlneval.errors import HiddenSplitError
 
     paths = _predictions(args)
     try:
@@ -300,7 +300,9 @@ def _blind(args: argparse.Namespace, path: str, episodes_file: str) -> int | Non
         finally:
             own.close()
     what = f"{check.task} {check.split}"
-    _warn(check.warnings)
+    primary = task.ranking_metric(profile)
+    unranked = f"{primary} will be n/a: "  # the server's refusal: such a file is never ranked
+    _warn([w for w in check.warnings if not w.startswith(unranked)])
     if check.problems:
         shown = check.problems if args.all_errors else check.problems[:20]
         for p in shown:
@@ -313,6 +315,12 @@ def _blind(args: argparse.Namespace, path: str, episodes_file: str) -> int | Non
             "view: no goals, no scores)"
         )
         return 2
+    for w in check.warnings:
+        if w.startswith(unranked):
+            raise VLNEvalError(
+                f"{check.source}: not a valid submission: a leaderboard ranks {check.task} by "
+                f"{primary}: {w[len(unranked) :]}"
+            )
     print(
         f"ok: {check.source} passes the blind check of {what} for profile {profile.name} "
         f"({check.n_episodes} episodes; checked against the public view as the evaluation "

@@ -186,18 +186,23 @@ def headline_metrics(primary: str, metrics: Iterable[str], n: int = 3) -> list[s
 
 
 def protocol_fields(summary: dict[str, Any]) -> dict[str, Any]:
-    """The protocol card's key fields of a stored summary.
+    """The protocol card's key fields of a stored summary; the profile with the data version
+    the phase scores (a benchmark with one release has none).
 
     Example:
         >>> card = {"scoring": {"profile": "r2r", "profile_version": "1"}, "episodes": "2349",
         ...         "privileged": "none"}
         >>> protocol_fields({"protocol": card})["profile"], protocol_fields({"protocol": card})["privileged"]
         ('r2r v1', 'none')
+        >>> protocol_fields({"protocol": card, "data_version": "v2"})["profile"]
+        'r2r v1 (data v2)'
     """
     card = summary.get("protocol") or {}
     scoring = card.get("scoring") or {}
+    profile = f"{scoring.get('profile', '?')} v{scoring.get('profile_version', '?')}"
+    data = summary.get("data_version") or card.get("data_version")
     out: dict[str, Any] = {
-        "profile": f"{scoring.get('profile', '?')} v{scoring.get('profile_version', '?')}",
+        "profile": f"{profile} (data {data})" if data else profile,
         "episodes": card.get("episodes"),
     }
     for key in KEY_FIELDS:

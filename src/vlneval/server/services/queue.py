@@ -164,7 +164,7 @@ def claim(db: Database, worker: str, *, lease_seconds: float, max_attempts: int)
 
 def _claim_of(sub: Submission, token: str) -> Claim:
     ph: Phase = sub.phase
-    spec = PhaseSpec.of(ph)
+    spec = PhaseSpec.of(ph, named=True)
     return Claim(
         sub.id,
         sub.uid,

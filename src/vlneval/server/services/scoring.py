@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import secrets
 import traceback
 from collections.abc import Mapping
@@ -64,16 +65,21 @@ class PhaseSpec:
     data_sha256: str | None
     primary_metric: str
     options: str = "{}"  # task options for the Scorer, as sorted JSON (hashable)
+    # the phase's names, for the organisers' log and commands; phases of the same data share it
+    challenge: str = field(default="", compare=False)
+    phase: str = field(default="", compare=False)
 
     @classmethod
-    def of(cls, ph: Phase) -> PhaseSpec:
-        """The spec of a stored phase."""
+    def of(cls, ph: Phase, *, named: bool = False) -> PhaseSpec:
+        """The spec of a stored phase; ``named``: with its challenge's and its own name (the
+        phase is in an open session)."""
         import json
 
         options = json.dumps(ph.options or {}, sort_keys=True)
+        names = (ph.challenge.slug, ph.slug) if named else ("", "")
         return cls(
             ph.task, ph.split, ph.profile, ph.episodes_file, ph.graphs_dir, ph.data_sha256,
-            ph.primary_metric, options,
+            ph.primary_metric, options, *names,
         )  # fmt: skip
 
     def option_dict(self) -> dict[str, Any]:
@@ -147,6 +153,10 @@ class DataChangedError(VLNEvalError):
     """The hidden episodes file is not the one the phase was created with."""
 
 
+# per hidden file: the (size, mtime_ns) it was hashed at, its content and byte SHA-256s
+_DIGESTS: dict[str, tuple[tuple[int, int], tuple[str, str]]] = {}
+
+
 def check_unchanged(spec: PhaseSpec) -> None:
     """Refuses to score against a hidden episodes file that changed since the phase was made:
     its content, so the same episodes gzipped again pass (a phase made before content hashes
@@ -155,16 +165,28 @@ def check_unchanged(spec: PhaseSpec) -> None:
     Raises:
         DataChangedError: its SHA-256 is not the phase's.
     """
-    from vlneval.server.services.admin import episodes_sha256
-
     if not (spec.episodes_file and spec.data_sha256):
         return
-    raw = Path(spec.episodes_file).read_bytes()
-    if spec.data_sha256 not in (episodes_sha256(raw), sha256_hex(raw)):
+    if spec.data_sha256 not in _digests(spec.episodes_file):
         raise DataChangedError(
             "the hidden episodes file changed since the phase was created (its SHA-256 differs); "
-            "run `vlneval admin update-phase --rehash` if the change is intended"
+            f"run `vlneval admin update-phase --challenge {spec.challenge or 'CHALLENGE'} "
+            f"--phase {spec.phase or 'PHASE'} --rehash` if the change is intended"
         )
+
+
+def _digests(path: str) -> tuple[str, str]:
+    """The content and byte SHA-256 of the file ``path``: decompressed and hashed once per
+    size and modification time, not for every submission (a change to the file sets both)."""
+    from vlneval.server.services.admin import episodes_sha256
+
+    st = Path(path).stat()
+    stamp = (st.st_size, st.st_mtime_ns)
+    known = _DIGESTS.get(path)
+    if known is None or known[0] != stamp:
+        raw = Path(path).read_bytes()
+        known = _DIGESTS[path] = (stamp, (episodes_sha256(raw), sha256_hex(raw)))
+    return known[1]
 
 
 def load_phase_data(spec: PhaseSpec) -> PhaseData:
@@ -297,12 +319,18 @@ def _sanitise(
 
 
 def internal_failure(
-    reason: str, redactor: Redactor | None, exc: BaseException | None = None
+    reason: str,
+    redactor: Redactor | None,
+    exc: BaseException | None = None,
+    *,
+    spec: PhaseSpec | None = None,
 ) -> Outcome:
-    """A failure on the organisers' side: logged (redacted), a generic message for the submitter."""
+    """A failure on the organisers' side: logged (redacted) with the phase of ``spec`` when it
+    is named, a generic message for the submitter."""
     incident = secrets.token_hex(4)
     detail = "".join(traceback.format_exception(exc)) if exc is not None else ""
-    text = f"incident {incident}: {reason}\n{detail}".rstrip()
+    where = f" (phase {spec.challenge}/{spec.phase})" if spec is not None and spec.phase else ""
+    text = f"incident {incident}{where}: {reason}\n{detail}".rstrip()
     log.error(redactor.strict(text) if redactor is not None else text)
     return Outcome(
         FAILED,
@@ -348,7 +376,7 @@ def score_file(
     try:
         return _score_file(path, raw, display_name, spec, data, declared, limits, budget)
     except Exception as exc:  # noqa: BLE001 - a bug: the organisers' side, never the submitter's
-        return internal_failure("scoring raised an error", data.redactor, exc)
+        return internal_failure("scoring raised an error", data.redactor, exc, spec=spec)
 
 
 def _score_file(
@@ -370,7 +398,7 @@ def _score_file(
         text, path, display_name, data, paths, spec.primary_metric
     )
     if messages:
-        return Outcome(FAILED, "invalid", messages)
+        return Outcome(FAILED, "invalid", _complete_files(messages, spec.profile))
     try:  # every task's reader takes the checked text: the upload is not read again
         result = data.scorer(spec).score(text, declared=declared)
     except InvalidInputError as exc:
@@ -380,7 +408,7 @@ def _score_file(
             )
             return _unexplained(display_name, spec.task)
         return internal_failure(
-            "the scorer refused a file the public checks accepted", data.redactor, exc
+            "the scorer refused a file the public checks accepted", data.redactor, exc, spec=spec
         )
     summary = _sanitise(result.to_dict(), display_name, source_name(text), paths)
     intervals = _intervals(result, data.redactor)
@@ -432,6 +460,31 @@ def _public_messages(
         return render_problems(found, source=source, display_name=display_name, paths=shown)
 
     return rendered(problems), rendered(unranked)
+
+
+OFFICIAL_COMPLETE = re.compile(
+    r"; the official (?:scorer|evaluation) requires all of them \(this phase scores complete files only\)"
+)
+
+
+def _complete_files(messages: list[str], profile: str) -> list[str]:
+    """``messages`` as a phase of ``profile`` says them: a profile that scores partial files
+    offline (r4r, r2r-duet) takes complete files on a phase too, and its incomplete-file
+    refusal says so, not that its official scorer requires them.
+
+    Example:
+        >>> said = ["a.json: 1 of 2 episodes have no prediction (first: 1_0); the official "
+        ...         "scorer requires all of them (this phase scores complete files only)"]
+        >>> _complete_files(said, "r2r-duet")
+        ['a.json: 1 of 2 episodes have no prediction (first: 1_0); this phase scores complete files only']
+        >>> _complete_files(said, "r2r") == said
+        True
+    """
+    from vlneval.tasks.profiles import get_profile
+
+    if get_profile(profile).require_complete:
+        return messages
+    return [OFFICIAL_COMPLETE.sub("; this phase scores complete files only", m) for m in messages]
 
 
 def _na(notes: list[str], primary: str | None) -> list[str]:

@@ -179,7 +179,9 @@ class Worker:
 
     def _give_up(self, c: Claim) -> None:
         limit = self.cfg.scoring_timeout_seconds
-        outcome = internal_failure(f"scoring {c.uid} took longer than {limit:.0f} s", None)
+        outcome = internal_failure(
+            f"scoring {c.uid} took longer than {limit:.0f} s", None, spec=c.spec
+        )
         outcome.messages = [
             f"scoring took longer than this server's limit of {limit:.0f} s; it is not counted "
             "against your quota, and the organisers have been told"
@@ -203,11 +205,11 @@ class Worker:
             data = self._phase(c.spec)
         except Exception as exc:  # noqa: BLE001 - the phase's data is broken: the organisers' side
             reason = f"loading the data of submission {c.uid}'s phase"
-            return internal_failure(reason, raw_redactor(c.spec.episodes_file), exc)
+            return internal_failure(reason, raw_redactor(c.spec.episodes_file), exc, spec=c.spec)
         try:
             raw = self.store.read_verified(c.storage_key, c.sha256)
         except StorageError as exc:
-            return internal_failure(str(exc), data.redactor)
+            return internal_failure(str(exc), data.redactor, spec=c.spec)
         budget = StepBudget.of_phase(c.n_episodes, self.cfg) if c.n_episodes else None
         return score_file(
             self.store.path(c.storage_key),
