@@ -36,9 +36,11 @@ def test_route_id_as_string_once(tmp_path: Path) -> None:
     body = _good()
     body[1]["route_id"] = "2"
     err = _bad(tmp_path, body)
-    assert len(
-        err.problems
-    ) == 1 and "record 1: route_id must be a JSON integer, got str '2'" in str(err)
+    assert [(p.field, p.message) for p in err.problems] == [
+        (None, "1 of 3 routes have no prediction (first: 2); use --subset to score only the "
+               "predicted ones, reported as partial"),
+        ("record 1", "route_id must be a JSON integer, got str '2'"),
+    ]  # fmt: skip
 
 
 def test_wrong_id_key(tmp_path: Path) -> None:
@@ -115,7 +117,12 @@ def test_bad_sdr_records(tmp_path: Path, change: dict[str, Any], message: str) -
     body[0].update(change)
     body[0] = {k: v for k, v in body[0].items() if v is not _MISSING}
     err = _bad(tmp_path, body, task="touchdown-sdr")
-    assert len(err.problems) == 1 and str(err).endswith(f"td_preds.json: {message}"), str(err)
+    assert str(err).endswith(f"td_preds.json: {message}"), str(err)
+    # a record of another panorama kind predicts no example: 1_main is then missing (said first)
+    missing = ["1 of 3 SDR examples (route and pre/main/post panorama with a known location) "
+               "have no prediction (first: 1_main); use --subset to score only the predicted "
+               "ones, reported as partial"] if "pano" in change else []  # fmt: skip
+    assert [p.message for p in err.problems[:-1]] == missing
 
 
 def test_duplicate_sdr(tmp_path: Path) -> None:
@@ -354,3 +361,39 @@ def test_a_route_given_many_times_is_one_problem_with_its_count(tmp_path: Path) 
         ("route_id 2", "panorama nowhere is not in the Touchdown street graph"),
         ("route_id 1", "duplicate id: the file has 301 predictions for it"),
     ]
+
+
+def test_malformed_records_hide_neither_completeness_nor_the_rules(tmp_path: Path) -> None:
+    """A malformed record or an unknown panorama is named beside every other problem of the
+    file: the completeness problem first, then the records', then starts and links (as R2R)."""
+    root = make_root(tmp_path / "root", [route(k, ["p0", "p1", "p2"]) for k in range(1, 7)])
+    body: list[Any] = [
+        {"route_id": 1, "trajectory": ["p0", "p2"]},  # a jump
+        {"route_id": 2, "trajectory": ["p0", "nowhere"]},  # an unknown panorama
+        {"route_id": 3, "trajectory": ["p1", "p2"]},  # a wrong start
+        {"route_id": 4.5, "trajectory": ["p0"]},  # a malformed id: route 4 has no prediction
+    ]
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("touchdown", "dev", write(tmp_path, body), root=root)
+    assert [(p.episode or p.field, p.message.split(" (")[0]) for p in exc.value.problems] == [
+        (None, "3 of 6 routes have no prediction"),
+        ("route_id 2", "panorama nowhere is not in the Touchdown street graph"),
+        ("record 3", "route_id must be a JSON integer, got float 4.5"),
+        ("route_id 3", "the trajectory starts at p1, not at the route's start p0"),
+        ("route_id 1", "panorama p2 is not linked to p0"),
+    ]
+    assert exc.value.problems[0].message.startswith(
+        "3 of 6 routes have no prediction (first: 4, 5, 6)"
+    )
+
+
+def test_sdr_completeness_comes_before_a_malformed_record(tmp_path: Path) -> None:
+    """An incomplete SDR file with a malformed record is told both, completeness first; the
+    malformed record's example is predicted (badly), not missing."""
+    err = _bad(tmp_path, [SDR[0], {**SDR[1], "x": float("nan")}], task="touchdown-sdr")
+    assert [(p.episode, p.message) for p in err.problems] == [
+        (None, "1 of 3 SDR examples (route and pre/main/post panorama with a known location) "
+               "have no prediction (first: 2_main); use --subset to score only the predicted "
+               "ones, reported as partial"),
+        ('SDR "1_post"', "x must be a finite number of pixels, got nan"),
+    ]  # fmt: skip

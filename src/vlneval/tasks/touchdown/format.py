@@ -400,6 +400,7 @@ def parse_touchdown_predictions(
     form: str = "auto",
     trajectory_key: str | None = None,
     skip_summaries: bool = False,
+    collect: ProblemCollector | None = None,
 ) -> Predictions:
     """Reads navigation predictions and maps every panorama to a street-graph node.
 
@@ -413,6 +414,8 @@ def parse_touchdown_predictions(
         skip_summaries: skip, with a warning, records that look like the file's own summary
             (:mod:`~vlneval.tasks.common.summary_records`); else each is an error that
             suggests this option.
+        collect: when given, the records' problems are added to it instead of raised, for the
+            rule checks to add theirs (completeness first) and show them all together.
 
     Raises:
         InvalidInputError: every structural problem (file, route_id and field named).
@@ -433,8 +436,16 @@ def parse_touchdown_predictions(
     tally.check(source)
     _check_visited(visited, source)
     p.repeats.report(p.pc, table.label)
-    p.pc.raise_if_any()
+    _raise_or_collect(p.pc, collect)
     return _assemble(p, source)
+
+
+def _raise_or_collect(pc: ProblemCollector, collect: ProblemCollector | None) -> None:
+    """Raises the problems of ``pc``, or adds them to ``collect`` when one is given."""
+    if collect is None:
+        pc.raise_if_any()
+    else:
+        collect.problems.extend(pc.problems)
 
 
 def _assemble(p: _NavParser, source: str) -> Predictions:
@@ -457,7 +468,9 @@ def _assemble(p: _NavParser, source: str) -> Predictions:
 
 def _sdr_record(
     rec: Any, k: int, frame: tuple[float, float], pc: ProblemCollector
-) -> tuple[int, str, float, float] | None:
+) -> tuple[int, str, tuple[float, float] | None] | None:
+    """The route id, example id and pixels of one SDR record (pixels None when they are
+    malformed: the example is predicted, though not well); None without a valid id."""
     if not isinstance(rec, dict):
         pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
         return None
@@ -473,7 +486,12 @@ def _sdr_record(
             field="pano",
         )
         return None
-    label = f'SDR "{rid}_{kind}"'  # a route has three records: which panorama
+    return rid, f"{rid}_{kind}", _pixels(rec, f'SDR "{rid}_{kind}"', frame, pc)
+
+
+def _pixels(
+    rec: dict[str, Any], label: str, frame: tuple[float, float], pc: ProblemCollector
+) -> tuple[float, float] | None:
     xy = []
     for c, limit in zip("xy", frame, strict=True):
         v = rec.get(c)
@@ -491,7 +509,7 @@ def _sdr_record(
             )
             return None
         xy.append(float(v))
-    return rid, f"{rid}_{kind}", xy[0], xy[1]
+    return xy[0], xy[1]
 
 
 @gc_paused()  # the decoded records hold no cycle: no collection need walk them
@@ -501,13 +519,15 @@ def parse_sdr_predictions(
     *,
     frame: tuple[float, float],
     routes: EpisodeTable,
+    collect: ProblemCollector | None = None,
 ) -> tuple[Predictions, np.ndarray]:
     """Reads SDR predictions ``{route_id, pano, x, y}`` (pixels of a ``frame`` = (width, height)
     panorama; a file, its bytes or its records) and aligns them to ``examples``: the predicted
     examples (``episodes``, ascending; no trajectories) and their ``(k, 2)`` pixel coordinates
     ``(x, y)``. The route ids of the records whose route is not one of the split's ``routes``
     (its route table) are ``unknown``: a route of the split none of whose panoramas has a
-    known location has no example, yet is no stray.
+    known location has no example, yet is no stray. ``collect``: as for
+    :func:`parse_touchdown_predictions`.
 
     Raises:
         InvalidInputError: every malformed record, duplicates, points outside the panorama.
@@ -516,7 +536,7 @@ def parse_sdr_predictions(
     tally, pixels = _IdTally(), FieldTally("x")
     pc = ProblemCollector(source)
     index = examples.index
-    got: dict[int, tuple[float, float]] = {}
+    got: dict[int, tuple[float, float] | None] = {}
     unknown: list[str] = []
     route_index = routes.index
     strays: list[str | int] = []  # the route ids of the records for none of the split's routes
@@ -527,7 +547,7 @@ def parse_sdr_predictions(
         parsed = _sdr_record(rec, k, frame, pc)
         if parsed is None:
             continue
-        rid, eid, x, y = parsed
+        rid, eid, xy = parsed
         i = index.get(eid)
         if i is None:
             unknown.append(eid)
@@ -536,14 +556,14 @@ def parse_sdr_predictions(
         elif i in got:
             repeats.see(eid)
         else:
-            got[i] = (x, y)
+            got[i] = xy  # None when malformed: named above, and not reported missing
     repeats.report(pc, lambda eid: f'SDR "{eid}"')
     tally.check(source)
     why = " (SDR predictions are {route_id, pano, x, y} in pixels)"  # a navigation file?
     fix = _use("touchdown", "touchdown (navigation)") if pixels.lists else ""
     pixels.refuse(source, why, fix=fix)
-    pc.raise_if_any()
-    order = np.array(sorted(got), dtype=np.int64)
+    _raise_or_collect(pc, collect)
+    order = np.array(sorted(i for i, xy in got.items() if xy is not None), dtype=np.int64)
     points = np.array([got[i] for i in order.tolist()], dtype=np.float64).reshape(-1, 2)
     warnings: list[str] = (  # which panoramas show the target is a label: a server hides it
         [LabelNote(f"{len(unknown)} SDR prediction(s) for routes/panoramas without a known "
