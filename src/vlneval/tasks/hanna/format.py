@@ -137,7 +137,10 @@ def _check_asks(rec: dict[str, Any], key: str, k: int, pc: ProblemCollector) -> 
 
 
 def check_hanna_predictions(
-    predictions: PredictionsInput | ReadInput, *, trajectory_key: str | None = None
+    predictions: PredictionsInput | ReadInput,
+    *,
+    trajectory_key: str | None = None,
+    collect: ProblemCollector | None = None,
 ) -> bool:
     """File-level checks of HANNA predictions; True when they have help-request counts.
 
@@ -149,9 +152,11 @@ def check_hanna_predictions(
         predictions: the file, its bytes or its records (or them read by
             :func:`~vlneval.tasks.common.inputs.read_input`).
         trajectory_key: the field of the executed poses (default ``agent_pose``).
+        collect: when given, the records' ``agent_ask`` problems are added to it instead of
+            raised, to be shown with the reader's and the rule checks' problems.
 
     Raises:
-        InvalidInputError: the problems found.
+        InvalidInputError: the problems found (a file-level one always).
     """
     given = read_input(predictions)  # a ReadInput is taken as it is
     source = given.source
@@ -162,16 +167,17 @@ def check_hanna_predictions(
     with_asks = [r for r in dicts if "agent_ask" in r]
     if not with_asks:
         return False
-    pc = ProblemCollector(source)
+    pc = collect if collect is not None else ProblemCollector(source)
     for k, rec in enumerate(dicts):
         if looks_like_summary(rec, "instr_id", key):
             continue  # the reader's to skip or refuse
         if "agent_ask" not in rec:
             pc.add(
                 "missing field 'agent_ask' (other records have it: help requests are counted for all or none)",
-                episode=f'instr_id "{rec.get("instr_id")}"', field=f"record {k}",
+                episode=f'instr_id "{rec.get("instr_id")}"',
             )  # fmt: skip
         else:
             _check_asks(rec, key, k, pc)
-    pc.raise_if_any()
+    if collect is None:
+        pc.raise_if_any()
     return True
