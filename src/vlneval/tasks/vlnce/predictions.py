@@ -213,8 +213,7 @@ class _PredReader:
             if None in vals:
                 j = vals.index(None)
                 self.pc.add(
-                    "distance_to_goal must be a number >= 0 or Infinity (finite ones at most "
-                    f"{MAX_COORDINATE:g} m), got {raw[j]!r:.30}",
+                    _MISSING_DISTANCE if raw[j] is _ABSENT else _BAD_DISTANCE.format(raw[j]),
                     episode=label,
                     field=f"[{j}].distance_to_goal",
                 )
@@ -224,6 +223,14 @@ class _PredReader:
 
 
 _ABSENT = object()
+_MISSING_DISTANCE = (
+    "missing field 'distance_to_goal' (other steps of the episode carry it: carry it on every "
+    "step or none)"
+)
+_BAD_DISTANCE = (
+    "distance_to_goal must be a number >= 0 or Infinity (finite ones at most "
+    f"{MAX_COORDINATE:g} m), got {{!r:.30}}"
+)
 _STEP = "{'position': [x, y, z], 'heading': h, 'stop': bool}"
 
 
