@@ -105,10 +105,10 @@ _MISSING = object()  # a field the record lacks
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"pano": "left"}, "route_id 1: pano: pano must be one of main, pre, post, got 'left'"),
+        ({"pano": "left"}, "route_id 1: pano: pano must be one of main, pre, post, got str 'left'"),
         ({"x": 4000.0}, 'SDR "1_main": x: x = 4000.0 lies outside the 3680 x 800 px panorama'),
-        ({"y": None}, 'SDR "1_main": y: y must be a finite number of pixels, got None'),
-        ({"x": True}, 'SDR "1_main": x: x must be a finite number of pixels, got True'),
+        ({"y": None}, 'SDR "1_main": y: y must be a finite number of pixels, got null'),
+        ({"x": True}, 'SDR "1_main": x: x must be a finite number of pixels, got bool True'),
         ({"x": _MISSING}, "SDR \"1_main\": missing field 'x' (a pixel coordinate)"),
     ],
 )
@@ -129,11 +129,11 @@ def test_duplicate_sdr(tmp_path: Path) -> None:
     err = _bad(tmp_path, [*SDR, SDR[0]], task="touchdown-sdr")
     assert 'SDR "1_main": duplicate' in str(err)
     assert str(err).endswith(  # one copy or 300: one problem, with the count
-        'SDR "1_main": duplicate: the file has two predictions for this route and panorama'
+        'SDR "1_main": duplicate id: the file has two predictions for it'
     )
     err = _bad(tmp_path, [*SDR, *[SDR[0]] * 300], task="touchdown-sdr")
     assert [(p.episode, p.message) for p in err.problems] == [
-        ('SDR "1_main"', "duplicate: the file has 301 predictions for this route and panorama")
+        ('SDR "1_main"', "duplicate id: the file has 301 predictions for it")
     ]
 
 
@@ -226,7 +226,7 @@ def test_object_instead_of_list(tmp_path: Path) -> None:
     path.write_text(json.dumps({"1": RUNS[1]}, indent=2))
     with pytest.raises(
         InvalidInputError,
-        match="preds.json: expected a JSON list of predictions or JSON lines, got a JSON object",
+        match="preds.json: expected a JSON list of predictions, got a JSON object",
     ):
         evaluate("touchdown", "dev", path, root=root)
     path.write_text('{"route_id": 1, "trajectory": ["p0"]}\n{"route_id": 2,')
@@ -395,5 +395,39 @@ def test_sdr_completeness_comes_before_a_malformed_record(tmp_path: Path) -> Non
         (None, "1 of 3 SDR examples (route and pre/main/post panorama with a known location) "
                "have no prediction (first: 2_main); use --subset to score only the predicted "
                "ones, reported as partial"),
-        ('SDR "1_post"', "x must be a finite number of pixels, got nan"),
+        ('SDR "1_post"', "x is nan (must be finite)"),
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"route_id": None}, "record 0: route_id must be a JSON integer, got null"),
+        ({"trajectory": None}, "route_id 1: trajectory: trajectory must be a list, got null"),
+        (
+            {"trajectory": []},
+            "route_id 1: trajectory: empty trajectory (it must include the start panorama)",
+        ),
+    ],
+)
+def test_problems_are_worded_as_the_r2r_reader_words_them(
+    tmp_path: Path, change: dict[str, Any], message: str
+) -> None:
+    body = _good()
+    body[0].update(change)
+    assert str(_bad(tmp_path, body)).endswith(f"td_preds.json: {message}")
+
+
+@pytest.mark.parametrize("task", ["touchdown", "touchdown-sdr"])
+def test_a_one_line_json_object_is_no_list_of_predictions(tmp_path: Path, task: str) -> None:
+    """A file of one JSON object (keyed by route id, say) is refused as the R2R reader refuses
+    it, on one line as on many; a ``.jsonl`` file of one record is read."""
+    err = _bad(tmp_path, {"1": RUNS[1]}, task=task)
+    assert str(err) == (
+        f"error: {tmp_path / 'td_preds.json'}: expected a JSON list of predictions, got a JSON "
+        "object"
+    )
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps({"route_id": 1, "trajectory": RUNS[1]}))
+    result = evaluate("touchdown", "dev", path, root=make_root(tmp_path / "r"), subset=True)
+    assert result.n_episodes == 1

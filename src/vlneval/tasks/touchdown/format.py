@@ -40,7 +40,15 @@ from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
 from vlneval.tasks.common.jsonl import decode_line
 from vlneval.tasks.common.predictions import Predictions, in_episode_order
-from vlneval.tasks.common.record_checks import FieldTally, Repeats, is_finite, is_number, numbered
+from vlneval.tasks.common.record_checks import (
+    FieldTally,
+    Repeats,
+    is_finite,
+    is_number,
+    numbered,
+    shown_number,
+    shown_value,
+)
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.common.summary_records import SummarySkips
 
@@ -183,7 +191,7 @@ def load_touchdown_routes(
     xy: list[tuple[float, float]] = []
     route_ids: list[str] = []
     seen: set[int] = set()
-    routes = (_records(read_input(path), "Touchdown routes (JSON lines)"),)
+    routes = (_records(read_input(path), "Touchdown routes (JSON lines)", lone=True),)
     for k, rec in numbered(routes, pc, "routes"):
         where = f"record {k}"
         if not _check_route(rec, where, pc):
@@ -219,9 +227,13 @@ def load_touchdown(path: str | Path, *, task: str = "touchdown", split: str = ""
     return load_touchdown_routes(path, task=task, split=split).table
 
 
-def _records(given: ReadInput, expected: str = "a JSON list of predictions") -> Iterator[Any]:
+def _records(
+    given: ReadInput, expected: str = "a JSON list of predictions", *, lone: bool = False
+) -> Iterator[Any]:
     """The records of a JSON list or a JSON-lines file, decoded a chunk at a time (a large
-    file's full object tree never exists at once); records in memory as they are."""
+    file's full object tree never exists at once); records in memory as they are. A file of
+    one JSON object is one record when ``lone`` or named ``.jsonl``, else refused (as the R2R
+    reader refuses it: an object keyed by id is no list of records)."""
     if given.text is None:
         yield from given.value
         return
@@ -241,11 +253,12 @@ def _records(given: ReadInput, expected: str = "a JSON list of predictions") -> 
         except InvalidInputError:
             whole = decode_json(raw, source)  # one multi-line JSON value, or a syntax error
             kind = "JSON object" if isinstance(whole, dict) else type(whole).__name__
-            raise InvalidInputError(
-                f"expected {expected} or JSON lines, got a {kind}", source=source
-            ) from None
+            raise InvalidInputError(f"expected {expected}, got a {kind}", source=source) from None
     except RecursionError:  # a JSON line too deep to decode: named by the loop below
         pass
+    else:
+        if not (lone or source.endswith((".jsonl", ".jsonl.gz"))) and raw.strip() == first.strip():
+            raise InvalidInputError(f"expected {expected}, got a JSON object", source=source)
     del raw, given  # each line is freed once decoded: the text is not kept beside them
     for lineno, line in enumerate(lines, start=1):
         lines[lineno - 1] = b""  # free each line once decoded
@@ -304,10 +317,7 @@ def _route_id(rec: dict[str, Any], k: int, pc: ProblemCollector) -> int | None:
         return None
     rid = rec["route_id"]
     if isinstance(rid, bool) or not isinstance(rid, int):
-        pc.add(
-            f"route_id must be a JSON integer, got {type(rid).__name__} {rid!r:.40}",
-            field=f"record {k}",
-        )
+        pc.add(f"route_id must be a JSON integer, got {shown_value(rid)}", field=f"record {k}")
         return None
     return rid
 
@@ -327,12 +337,13 @@ class _NavParser:
         self.repeats = Repeats()
 
     def _panos(self, traj: Any, label: str) -> list[str] | None:
-        if not isinstance(traj, list) or not traj:
-            self.pc.add(
-                f"{self.key} must be a non-empty list (it must include the start panorama)",
-                episode=label,
-                field=self.key,
-            )
+        if not isinstance(traj, list):  # worded as the R2R reader words it
+            got = "null" if traj is None else type(traj).__name__
+            self.pc.add(f"{self.key} must be a list, got {got}", episode=label, field=self.key)
+            return None
+        if not traj:
+            empty = "empty trajectory (it must include the start panorama)"
+            self.pc.add(empty, episode=label, field=self.key)
             return None
         if self.form == "auto":
             self.form = "plain" if isinstance(traj[0], str) else "triple"
@@ -481,7 +492,7 @@ def _sdr_record(
     label = f"route_id {rid}"  # a JSON integer, shown as written
     if kind not in SDR_KINDS:
         pc.add(
-            f"pano must be one of {', '.join(SDR_KINDS)}, got {kind!r:.40}",
+            f"pano must be one of {', '.join(SDR_KINDS)}, got {shown_value(kind)}",
             episode=label,
             field="pano",
         )
@@ -498,8 +509,10 @@ def _pixels(
         if c not in rec:
             pc.add(f"missing field {c!r} (a pixel coordinate)", episode=label)
             return None
-        if not is_finite(v):
-            pc.add(f"{c} must be a finite number of pixels, got {v!r:.40}", episode=label, field=c)
+        if not is_finite(v):  # worded as the R2R reader words a heading
+            why = f"is {shown_number(v)} (must be finite)" if is_number(v) else ""
+            why = why or f"must be a finite number of pixels, got {shown_value(v)}"
+            pc.add(f"{c} {why}", episode=label, field=c)
             return None
         if not 0 <= v <= limit:
             pc.add(
@@ -540,7 +553,7 @@ def parse_sdr_predictions(
     unknown: list[str] = []
     route_index = routes.index
     strays: list[str | int] = []  # the route ids of the records for none of the split's routes
-    repeats = Repeats("duplicate: the file has {times} predictions for this route and panorama")
+    repeats = Repeats()  # as the R2R reader words it: the label names the route and panorama
     for k, rec in numbered((_records(read_input(predictions)),), pc, "predictions"):
         tally.see(rec)
         pixels.see(rec)
