@@ -170,9 +170,31 @@ def test_agent_ask_in_some_records_only(tmp_path: Path) -> None:
     body = _body()
     del body[3]["agent_ask"]
     err = _bad(tmp_path, body)
-    assert len(
-        err.problems
-    ) == 1 and "instr_id \"12_0\": record 3: missing field 'agent_ask'" in str(err)
+    assert [str(p).split(": ", 1)[1] for p in err.problems] == [
+        "instr_id \"12_0\": missing field 'agent_ask' (other records have it: help requests are "
+        "counted for all or none)"
+    ]  # named by its id alone, as a missing trajectory is
+
+
+def test_a_missing_agent_ask_hides_no_other_problem(tmp_path: Path) -> None:
+    """A record without agent_ask is named beside the poses' problems of every record and the
+    completeness problem (first), as the R2R reader names them."""
+    body = _body()
+    body[0]["agent_pose"][1][1] = float("nan")
+    del body[0]["agent_ask"]
+    body[1]["agent_pose"][1][0] = 12
+    del body[2]
+    err = _bad(tmp_path, body)
+    assert [(p.episode, p.field, p.message.split(" (")[0]) for p in err.problems] == [
+        (None, None, "1 of 4 episodes have no prediction"),
+        ('instr_id "10_0"', None, "missing field 'agent_ask'"),
+        ('instr_id "10_0"', "agent_pose[1]", "heading is nan"),
+        (
+            'instr_id "10_1"',
+            "agent_pose[1]",
+            "expected [viewpoint, heading, elevation], got [12, 0.5236, 0.0, 1]",
+        ),
+    ]
 
 
 def test_duplicate_id_is_an_error(tmp_path: Path) -> None:

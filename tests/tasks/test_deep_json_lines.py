@@ -58,8 +58,7 @@ def test_touchdown_sdr_reads_nan_in_json_lines_and_names_the_field(tmp_path: Pat
         evaluate("touchdown-sdr", "dev", path, root=root)
     r = SDR[at]
     assert str(exc.value) == (
-        f'error: {path}: SDR "{r["route_id"]}_{r["pano"]}": x: x must be a finite number of '
-        "pixels, got nan"
+        f'error: {path}: SDR "{r["route_id"]}_{r["pano"]}": x: x is nan (must be finite)'
     )
 
 

@@ -135,3 +135,42 @@ def test_progress_writes_nothing_when_stderr_is_not_a_terminal(
 ) -> None:
     assert sum(1 for _ in _progress(600, True)) == 600
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"1": null}', 'episode_id "1": expected a list of steps (start state first), got null'),
+        ('{"1": []}', 'episode_id "1": empty trajectory (it must include the start state)'),
+        (
+            '{"1": [{"position": [0, 0, 0], "heading": null, "stop": true}]}',
+            'episode_id "1": [0].heading: heading must be a finite number, got null',
+        ),
+        (
+            '{"1": [{"position": [0, 0, 0], "heading": 0, "stop": null}]}',
+            'episode_id "1": [0].stop: stop must be true or false, got null',
+        ),
+        (
+            '{"instruction_id": null, "path": [[0, 0, 0]]}',
+            "record 0: instruction_id must be an integer or string, got null",
+        ),
+        (
+            '{"instruction_id": "i1", "path": null}',
+            'instruction_id "i1": path: expected a list of [x, y, z], got null',
+        ),
+        (
+            '{"instruction_id": "i1", "path": []}',
+            'instruction_id "i1": path: empty trajectory (it must include the start state)',
+        ),
+        (
+            '{"instruction_id": "i1", "path": [[0, 0, 0], [1.0, 2.0]]}',
+            'instruction_id "i1": path[1]: position must be [x, y, z], got [1.0, 2.0]',
+        ),
+    ],
+)
+def test_null_and_empty_values_are_worded_as_the_r2r_reader_words_them(
+    split: tuple[Path, Path], tmp_path: Path, text: str, expected: str
+) -> None:
+    """JSON's null is shown as null; a null or empty trajectory and a malformed point are
+    named alike in both forms."""
+    assert _error(split, tmp_path, text) == f"error: p.json: {expected}"

@@ -183,6 +183,16 @@ def test_missing_episode_needs_subset(split: tuple[Path, Path], tmp_path: Path) 
             "carry it for all or none",
         ),
         (
+            {
+                "1": [
+                    {"position": [0, 0, 0], "heading": 0, "stop": False},
+                    {"position": [0, 0, -1], "heading": 0, "stop": True, "distance_to_goal": 1.0},
+                ]
+            },
+            r'p.json: episode_id "1": \[0\].distance_to_goal: missing field \'distance_to_goal\' '
+            r"\(other steps of the episode carry it: carry it on every step or none\)$",
+        ),
+        (
             '{"1": [{"position": [0, 0, 0], "heading": NaN, "stop": true}]}',
             r"heading must be a finite number",
         ),

@@ -140,6 +140,7 @@ def check_hanna_predictions(
     episodes: EpisodeTable,
     *,
     trajectory_key: str | None = None,
+    collect: ProblemCollector | None = None,
 ) -> bool:
     """File-level checks of HANNA predictions; True when they have help-request counts.
 
@@ -154,9 +155,11 @@ def check_hanna_predictions(
             :func:`~vlneval.tasks.common.inputs.read_input`).
         episodes: the split's episodes.
         trajectory_key: the field of the executed poses (default ``agent_pose``).
+        collect: when given, the records' ``agent_ask`` problems are added to it instead of
+            raised, to be shown with the reader's and the rule checks' problems.
 
     Raises:
-        InvalidInputError: the problems found.
+        InvalidInputError: the problems found (a file-level one always).
     """
     given = read_input(predictions)  # a ReadInput is taken as it is
     source = given.source
@@ -167,17 +170,18 @@ def check_hanna_predictions(
     with_asks = [r for r in dicts if "agent_ask" in r]
     if not with_asks:
         return False
-    pc = ProblemCollector(source)
-    for k, rec in enumerate(dicts):
+    pc = collect if collect is not None else ProblemCollector(source)
+    for rec in dicts:
         row = episodes.index.get(str(rec.get("instr_id")))
         if row is None or looks_like_summary(rec, "instr_id", key):
             continue  # the reader's to skip, refuse or note
         if "agent_ask" not in rec:
             pc.add(
                 "missing field 'agent_ask' (other records have it: help requests are counted for all or none)",
-                episode=episodes.label(row), field=f"record {k}",
+                episode=episodes.label(row),
             )  # fmt: skip
         else:
             _check_asks(rec, key, episodes.label(row), pc)
-    pc.raise_if_any()
+    if collect is None:
+        pc.raise_if_any()
     return True

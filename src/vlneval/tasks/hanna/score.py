@@ -21,13 +21,14 @@ import dataclasses
 
 import numpy as np
 
+from vlneval.errors import ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.grounding import length_weighted
-from vlneval.tasks.common.arrays import ScoringArrays
+from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
+from vlneval.tasks.common.checks import check_matches, check_rules
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.goal_scoring import (
     DEFAULT_OPTIONS,
-    checked_arrays,
     finish_columns,
     hit,
     summary_options,
@@ -67,13 +68,14 @@ class HannaScorer:
         """
         given = read_input(predictions)
         key = how.trajectory_key or "agent_pose"
-        has_asks = check_hanna_predictions(given, self.episodes, trajectory_key=key)
+        pc = ProblemCollector(given.source)  # every problem of the file, shown together
+        has_asks = check_hanna_predictions(given, self.episodes, trajectory_key=key, collect=pc)
         keep = ("agent_ask",) if has_asks else ()
         preds = parse_predictions(
             given, self.episodes, self.graphs, form=how.form, trajectory_key=key,
-            keep_fields=keep, skip_summaries=how.skip_summaries,
+            keep_fields=keep, collect=pc, skip_summaries=how.skip_summaries,
         )  # fmt: skip
-        return score_hanna(self.episodes, preds, self.graphs, self.profile, how)
+        return score_hanna(self.episodes, preds, self.graphs, self.profile, how, pc)
 
 
 def hanna_goal_errors(
@@ -130,9 +132,14 @@ def score_hanna(
     store: GraphStore,
     prof: Profile,
     how: ScoreOptions = DEFAULT_OPTIONS,
+    pc: ProblemCollector | None = None,
 ) -> Result:
-    """Scores parsed HANNA predictions (see the module docstring for every rule)."""
-    arr, flags = checked_arrays(table, preds, store, prof, how.subset)
+    """Scores parsed HANNA predictions (see the module docstring for every rule); ``pc``
+    carries the problems found while reading them, raised with the rule checks' (the
+    completeness problem first)."""
+    check_matches(table, preds, pc)
+    arr = build_arrays(table, preds, store)
+    flags = check_rules(table, preds, arr, store, prof, subset=how.subset, pc=pc)
     per = _goal_metrics(arr, store)
     per["success"] = hit(per["nav_error"], prof)
     per["oracle_success"] = hit(per["oracle_error"], prof)

@@ -40,7 +40,15 @@ from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
 from vlneval.tasks.common.jsonl import decode_line
 from vlneval.tasks.common.predictions import Predictions, in_episode_order
-from vlneval.tasks.common.record_checks import FieldTally, Repeats, is_finite, is_number, numbered
+from vlneval.tasks.common.record_checks import (
+    FieldTally,
+    Repeats,
+    is_finite,
+    is_number,
+    numbered,
+    shown_number,
+    shown_value,
+)
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.common.summary_records import SummarySkips
 
@@ -183,7 +191,7 @@ def load_touchdown_routes(
     xy: list[tuple[float, float]] = []
     route_ids: list[str] = []
     seen: set[int] = set()
-    routes = (_records(read_input(path), "Touchdown routes (JSON lines)"),)
+    routes = (_records(read_input(path), "Touchdown routes (JSON lines)", lone=True),)
     for k, rec in numbered(routes, pc, "routes"):
         where = f"record {k}"
         if not _check_route(rec, where, pc):
@@ -222,9 +230,13 @@ def load_touchdown(path: str | Path, *, task: str = "touchdown", split: str = ""
 _UNREAD = object()  # a line not decoded yet (None is a JSON line's value)
 
 
-def _records(given: ReadInput, expected: str = "a JSON list of predictions") -> Iterator[Any]:
+def _records(
+    given: ReadInput, expected: str = "a JSON list of predictions", *, lone: bool = False
+) -> Iterator[Any]:
     """The records of a JSON list or a JSON-lines file, decoded a chunk at a time (a large
-    file's full object tree never exists at once); records in memory as they are."""
+    file's full object tree never exists at once); records in memory as they are. A file of
+    one JSON object is one record when ``lone`` or named ``.jsonl``, else refused (as the R2R
+    reader refuses it: an object keyed by id is no list of records)."""
     if given.text is None:
         yield from given.value
         return
@@ -245,11 +257,12 @@ def _records(given: ReadInput, expected: str = "a JSON list of predictions") -> 
         except InvalidInputError:
             whole = decode_json(raw, source)  # one multi-line JSON value, or a syntax error
             kind = "JSON object" if isinstance(whole, dict) else type(whole).__name__
-            raise InvalidInputError(
-                f"expected {expected} or JSON lines, got a {kind}", source=source
-            ) from None
+            raise InvalidInputError(f"expected {expected}, got a {kind}", source=source) from None
     except RecursionError:  # a JSON line too deep to decode: named by the loop below
         pass
+    else:
+        if not (lone or source.endswith((".jsonl", ".jsonl.gz"))) and raw.strip() == first.strip():
+            raise InvalidInputError(f"expected {expected}, got a JSON object", source=source)
     del raw, given, first  # each line is freed once decoded: the text is not kept beside them
     for lineno, line in enumerate(lines, start=1):
         lines[lineno - 1] = b""  # free each line once decoded
@@ -312,10 +325,7 @@ def _route_id(rec: dict[str, Any], k: int, pc: ProblemCollector) -> int | None:
         return None
     rid = rec["route_id"]
     if isinstance(rid, bool) or not isinstance(rid, int):
-        pc.add(
-            f"route_id must be a JSON integer, got {type(rid).__name__} {rid!r:.40}",
-            field=f"record {k}",
-        )
+        pc.add(f"route_id must be a JSON integer, got {shown_value(rid)}", field=f"record {k}")
         return None
     return rid
 
@@ -335,12 +345,13 @@ class _NavParser:
         self.repeats = Repeats()
 
     def _panos(self, traj: Any, label: str) -> list[str] | None:
-        if not isinstance(traj, list) or not traj:
-            self.pc.add(
-                f"{self.key} must be a non-empty list (it must include the start panorama)",
-                episode=label,
-                field=self.key,
-            )
+        if not isinstance(traj, list):  # worded as the R2R reader words it
+            got = "null" if traj is None else type(traj).__name__
+            self.pc.add(f"{self.key} must be a list, got {got}", episode=label, field=self.key)
+            return None
+        if not traj:
+            empty = "empty trajectory (it must include the start panorama)"
+            self.pc.add(empty, episode=label, field=self.key)
             return None
         if self.form == "auto":
             self.form = "plain" if isinstance(traj[0], str) else "triple"
@@ -408,6 +419,7 @@ def parse_touchdown_predictions(
     form: str = "auto",
     trajectory_key: str | None = None,
     skip_summaries: bool = False,
+    collect: ProblemCollector | None = None,
 ) -> Predictions:
     """Reads navigation predictions and maps every panorama to a street-graph node.
 
@@ -421,6 +433,8 @@ def parse_touchdown_predictions(
         skip_summaries: skip, with a warning, records that look like the file's own summary
             (:mod:`~vlneval.tasks.common.summary_records`); else each is an error that
             suggests this option.
+        collect: when given, the records' problems are added to it instead of raised, for the
+            rule checks to add theirs (completeness first) and show them all together.
 
     Raises:
         InvalidInputError: every structural problem (file, route_id and field named).
@@ -441,8 +455,16 @@ def parse_touchdown_predictions(
     tally.check(source)
     _check_visited(visited, source)
     p.repeats.report(p.pc, table.label)
-    p.pc.raise_if_any()
+    _raise_or_collect(p.pc, collect)
     return _assemble(p, source)
+
+
+def _raise_or_collect(pc: ProblemCollector, collect: ProblemCollector | None) -> None:
+    """Raises the problems of ``pc``, or adds them to ``collect`` when one is given."""
+    if collect is None:
+        pc.raise_if_any()
+    else:
+        collect.problems.extend(pc.problems)
 
 
 def _assemble(p: _NavParser, source: str) -> Predictions:
@@ -465,7 +487,9 @@ def _assemble(p: _NavParser, source: str) -> Predictions:
 
 def _sdr_record(
     rec: Any, k: int, frame: tuple[float, float], pc: ProblemCollector
-) -> tuple[int, str, float, float] | None:
+) -> tuple[int, str, tuple[float, float] | None] | None:
+    """The route id, example id and pixels of one SDR record (pixels None when they are
+    malformed: the example is predicted, though not well); None without a valid id."""
     if not isinstance(rec, dict):
         pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
         return None
@@ -476,20 +500,27 @@ def _sdr_record(
     label = f"route_id {rid}"  # a JSON integer, shown as written
     if kind not in SDR_KINDS:
         pc.add(
-            f"pano must be one of {', '.join(SDR_KINDS)}, got {kind!r:.40}",
+            f"pano must be one of {', '.join(SDR_KINDS)}, got {shown_value(kind)}",
             episode=label,
             field="pano",
         )
         return None
-    label = f'SDR "{rid}_{kind}"'  # a route has three records: which panorama
+    return rid, f"{rid}_{kind}", _pixels(rec, f'SDR "{rid}_{kind}"', frame, pc)
+
+
+def _pixels(
+    rec: dict[str, Any], label: str, frame: tuple[float, float], pc: ProblemCollector
+) -> tuple[float, float] | None:
     xy = []
     for c, limit in zip("xy", frame, strict=True):
         v = rec.get(c)
         if c not in rec:
             pc.add(f"missing field {c!r} (a pixel coordinate)", episode=label)
             return None
-        if not is_finite(v):
-            pc.add(f"{c} must be a finite number of pixels, got {v!r:.40}", episode=label, field=c)
+        if not is_finite(v):  # worded as the R2R reader words a heading
+            why = f"is {shown_number(v)} (must be finite)" if is_number(v) else ""
+            why = why or f"must be a finite number of pixels, got {shown_value(v)}"
+            pc.add(f"{c} {why}", episode=label, field=c)
             return None
         if not 0 <= v <= limit:
             pc.add(
@@ -499,7 +530,7 @@ def _sdr_record(
             )
             return None
         xy.append(float(v))
-    return rid, f"{rid}_{kind}", xy[0], xy[1]
+    return xy[0], xy[1]
 
 
 @gc_paused()  # the decoded records hold no cycle: no collection need walk them
@@ -509,13 +540,15 @@ def parse_sdr_predictions(
     *,
     frame: tuple[float, float],
     routes: EpisodeTable,
+    collect: ProblemCollector | None = None,
 ) -> tuple[Predictions, np.ndarray]:
     """Reads SDR predictions ``{route_id, pano, x, y}`` (pixels of a ``frame`` = (width, height)
     panorama; a file, its bytes or its records) and aligns them to ``examples``: the predicted
     examples (``episodes``, ascending; no trajectories) and their ``(k, 2)`` pixel coordinates
     ``(x, y)``. The route ids of the records whose route is not one of the split's ``routes``
     (its route table) are ``unknown``: a route of the split none of whose panoramas has a
-    known location has no example, yet is no stray.
+    known location has no example, yet is no stray. ``collect``: as for
+    :func:`parse_touchdown_predictions`.
 
     Raises:
         InvalidInputError: every malformed record, duplicates, points outside the panorama.
@@ -524,18 +557,18 @@ def parse_sdr_predictions(
     tally, pixels = _IdTally(), FieldTally("x")
     pc = ProblemCollector(source)
     index = examples.index
-    got: dict[int, tuple[float, float]] = {}
+    got: dict[int, tuple[float, float] | None] = {}
     unknown: list[str] = []
     route_index = routes.index
     strays: list[str | int] = []  # the route ids of the records for none of the split's routes
-    repeats = Repeats("duplicate: the file has {times} predictions for this route and panorama")
+    repeats = Repeats()  # as the R2R reader words it: the label names the route and panorama
     for k, rec in numbered((_records(read_input(predictions)),), pc, "predictions"):
         tally.see(rec)
         pixels.see(rec)
         parsed = _sdr_record(rec, k, frame, pc)
         if parsed is None:
             continue
-        rid, eid, x, y = parsed
+        rid, eid, xy = parsed
         i = index.get(eid)
         if i is None:
             unknown.append(eid)
@@ -544,14 +577,14 @@ def parse_sdr_predictions(
         elif i in got:
             repeats.see(eid)
         else:
-            got[i] = (x, y)
+            got[i] = xy  # None when malformed: named above, and not reported missing
     repeats.report(pc, lambda eid: f'SDR "{eid}"')
     tally.check(source)
     why = " (SDR predictions are {route_id, pano, x, y} in pixels)"  # a navigation file?
     fix = _use("touchdown", "touchdown (navigation)") if pixels.lists else ""
     pixels.refuse(source, why, fix=fix)
-    pc.raise_if_any()
-    order = np.array(sorted(got), dtype=np.int64)
+    _raise_or_collect(pc, collect)
+    order = np.array(sorted(i for i, xy in got.items() if xy is not None), dtype=np.int64)
     points = np.array([got[i] for i in order.tolist()], dtype=np.float64).reshape(-1, 2)
     warnings: list[str] = (  # which panoramas show the target is a label: a server hides it
         [LabelNote(f"{len(unknown)} SDR prediction(s) for routes/panoramas without a known "

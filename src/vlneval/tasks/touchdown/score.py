@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 
 from vlneval.errors import (
-    InvalidInputError,
     MissingDataError,
     ProblemCollector,
     VLNEvalError,
@@ -47,6 +46,7 @@ from vlneval.tasks.base import Task
 from vlneval.tasks.common.checks import SUBSET_ADVICE, check_matches, stray_ids
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.goal_scoring import DEFAULT_OPTIONS, release_file, summary_options
+from vlneval.tasks.common.inputs import source_name
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import (
     PredictionsInput,
@@ -157,14 +157,17 @@ class TouchdownScorer:
         self.task, self.profile, self.episodes = request.task.name, request.profile, routes.table
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
-        """Scores Touchdown navigation predictions (a file, its bytes or its records)."""
+        """Scores Touchdown navigation predictions (a file, its bytes or its records); every
+        problem of the records and of the rules is raised together, completeness first."""
+        pc = ProblemCollector(source_name(predictions))
         preds = parse_touchdown_predictions(
             predictions, self.episodes, self.graph, form=how.form,
-            trajectory_key=how.trajectory_key, skip_summaries=how.skip_summaries,
+            trajectory_key=how.trajectory_key, skip_summaries=how.skip_summaries, collect=pc,
         )  # fmt: skip
         return score_touchdown(
-            self.episodes, preds, self.graph, self.profile, how, data_version=self.data_version
-        )
+            self.episodes, preds, self.graph, self.profile, how, data_version=self.data_version,
+            pc=pc,
+        )  # fmt: skip
 
 
 def _reference(table: EpisodeTable, order: np.ndarray, graph: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -195,14 +198,14 @@ def _check(
     subset: bool,
     moved: np.ndarray,
     owner: np.ndarray,
+    pc: ProblemCollector,
 ) -> np.ndarray:
-    """Completeness (first, as the shared rule checks), start and link rules; returns the
-    per-episode jumps. ``moved`` and ``owner``: the kernels' steps that change panorama and
-    the trajectory of each position."""
-    pc = ProblemCollector(preds.source)
+    """Completeness (first, before the problems ``pc`` holds from reading the records, as the
+    shared rule checks), start and link rules; returns the per-episode jumps. ``moved`` and
+    ``owner``: the kernels' steps that change panorama and the trajectory of each position."""
     traj, off = preds.nodes, preds.offsets
     if preds.missing and prof.require_complete and not subset:
-        pc.add(
+        pc.add_first(
             hinted(
                 f"{len(preds.missing)} of {len(table)} routes have no prediction (first: "
                 f"{', '.join(preds.missing[:5])})",
@@ -244,15 +247,18 @@ def score_touchdown(
     how: ScoreOptions = DEFAULT_OPTIONS,
     *,
     data_version: str | None = None,
+    pc: ProblemCollector | None = None,
 ) -> Result:
-    """Scores parsed Touchdown navigation predictions on a :class:`StreetGraph`."""
+    """Scores parsed Touchdown navigation predictions on a :class:`StreetGraph`; ``pc``
+    carries the problems found while reading them, raised with the rule checks'."""
     rules = _rules(prof)
-    check_matches(table, preds)
+    pc = pc if pc is not None else ProblemCollector(preds.source)
+    check_matches(table, preds, pc)
     ref, ref_off = _reference(table, preds.episodes, graph)
     traj, off = preds.nodes, preds.offsets
     moved, same = moves(traj, off)  # each step once: the link check's and the repeat count's
     owner = owners(off)
-    jumps = _check(table, preds, ref, ref_off, graph, prof, how.subset, moved, owner)
+    jumps = _check(table, preds, ref, ref_off, graph, prof, how.subset, moved, owner, pc)
     repeats = np.bincount(owner[same], minlength=len(preds.episodes))
     spd = graph.hops(traj[off[1:] - 1], ref[ref_off[1:] - 1])
     tc = task_completion(spd)
@@ -342,20 +348,21 @@ def score_sdr(
     Touchdown locations."""
     rules = _rules(prof)
     table = routes.sdr
+    pc = ProblemCollector(source_name(predictions))
     preds, points = parse_sdr_predictions(
-        predictions, table, frame=rules.sdr_frame, routes=routes.table
+        predictions, table, frame=rules.sdr_frame, routes=routes.table, collect=pc
     )
-    check_matches(table, preds)
+    check_matches(table, preds, pc)
     if preds.missing and prof.require_complete and not how.subset:
-        raise InvalidInputError(
+        pc.add_first(
             hinted(
                 f"{len(preds.missing)} of {len(table)} SDR examples ({_examples_are(routes)}) "
                 f"have no prediction (first: {', '.join(preds.missing[:5])})",
                 stray_ids(preds.unknown, advice=STRAY_ADVICE),
                 hint("--subset", SUBSET_ADVICE),
-            ),
-            source=preds.source,
-        )
+            )
+        )  # before the records' problems: many malformed records never hide it
+    pc.raise_if_any()
     target = routes.target[preds.episodes] * np.asarray(rules.sdr_frame)
     dist = sdr_distance(points, target, width=rules.sdr_frame[0] if rules.sdr_wrap else None)
     dist = np.atleast_1d(np.asarray(dist, dtype=np.float64))

@@ -35,7 +35,7 @@ from vlneval.errors import (
 from vlneval.io import clip, decode_json, gc_paused, no_json, unique_keys
 from vlneval.tasks.common.checks import no_match
 from vlneval.tasks.common.inputs import read_input
-from vlneval.tasks.common.record_checks import Repeats, as_list, is_bool, is_finite
+from vlneval.tasks.common.record_checks import Repeats, as_list, is_bool, is_finite, shown_value
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.vlnce.episodes import ContinuousEpisodes, _point, _ragged
 
@@ -122,7 +122,7 @@ class _PredReader:
         if i is None:
             return
         if not isinstance(steps, list) or not steps:
-            self.pc.add("expected a non-empty list of steps (start state first)", episode=label)
+            self.pc.add(_no_steps(steps, "a list of steps (start state first)"), episode=label)
             return
         pts, dists, stop_at = [], [], None
         for j, st in enumerate(steps):
@@ -154,7 +154,8 @@ class _PredReader:
         iid = rec["instruction_id"]
         if isinstance(iid, bool) or not isinstance(iid, (int, str)):
             self.pc.add(
-                f"instruction_id must be an integer or string, got {iid!r:.30}", field=f"record {k}"
+                f"instruction_id must be an integer or string, got {shown_value(iid)}",
+                field=f"record {k}",
             )
             return
         label = f"instruction_id {iid}" if isinstance(iid, int) else f'instruction_id "{clip(iid)}"'
@@ -162,15 +163,15 @@ class _PredReader:
         if i is None:
             return
         path = as_list(rec.get("path"))
-        pts = [_point(as_list(p)) for p in path] if isinstance(path, list) and path else [None]
+        if not isinstance(path, list) or not path:
+            self.pc.add(_no_steps(path, "a list of [x, y, z]"), episode=label, field="path")
+            return
+        pts = [_point(as_list(p)) for p in path]
         if any(p is None for p in pts):
             bad = next(j for j, p in enumerate(pts) if p is None)
-            why = _not_finite(path[bad]) if isinstance(path, list) and path else None
-            self.pc.add(
-                why or "path must be a non-empty list of [x, y, z]",
-                episode=label,
-                field=f"path[{bad}]",
-            )
+            why = _not_finite(path[bad])  # worded as a step's position of the r2r-ce form
+            why = why or f"position must be [x, y, z], got {_shown(as_list(path[bad]))}"
+            self.pc.add(why, episode=label, field=f"path[{bad}]")
             return
         dists = rec.get("distance_to_goal", [_ABSENT] * len(pts))
         if not isinstance(dists, list) or len(dists) != len(pts):
@@ -213,8 +214,9 @@ class _PredReader:
             if None in vals:
                 j = vals.index(None)
                 self.pc.add(
-                    "distance_to_goal must be a number >= 0 or Infinity (finite ones at most "
-                    f"{MAX_COORDINATE:g} m), got {raw[j]!r:.30}",
+                    _MISSING_DISTANCE
+                    if raw[j] is _ABSENT
+                    else _BAD_DISTANCE.format(_shown(raw[j])),
                     episode=label,
                     field=f"[{j}].distance_to_goal",
                 )
@@ -224,6 +226,39 @@ class _PredReader:
 
 
 _ABSENT = object()
+_MISSING_DISTANCE = (
+    "missing field 'distance_to_goal' (other steps of the episode carry it: carry it on every "
+    "step or none)"
+)
+_BAD_DISTANCE = (
+    "distance_to_goal must be a number >= 0 or Infinity (finite ones at most "
+    f"{MAX_COORDINATE:g} m), got {{}}"
+)
+
+
+def _shown(value: Any) -> str:
+    """A wrong value for a message, as the R2R reader shows one: JSON's ``null`` for None, else
+    its text clipped to 30 characters.
+
+    Example:
+        >>> _shown(None), _shown("yes"), _shown([1.0, 2.0])
+        ('null', "'yes'", '[1.0, 2.0]')
+    """
+    return "null" if value is None else f"{value!r:.30}"
+
+
+def _no_steps(steps: Any, expected: str) -> str:
+    """The problem of a trajectory that is no list, or an empty one (as the R2R reader words it).
+
+    Example:
+        >>> _no_steps(None, "a list of steps"), _no_steps([], "a list of steps")
+        ('expected a list of steps, got null', 'empty trajectory (it must include the start state)')
+    """
+    if isinstance(steps, list):
+        return "empty trajectory (it must include the start state)"
+    return f"expected {expected}, got {'null' if steps is None else type(steps).__name__}"
+
+
 _STEP = "{'position': [x, y, z], 'heading': h, 'stop': bool}"
 
 
@@ -251,19 +286,22 @@ def _step_problem(st: Any, p: np.ndarray | None) -> tuple[str, str] | None:
         ("missing field 'stop' (true or false)", '.stop')
     """
     if not isinstance(st, dict):
-        return f"expected {_STEP}, got {st!r:.30}", ""
+        return f"expected {_STEP}, got {_shown(st)}", ""
     pos, stop, h = st.get("position", _ABSENT), st.get("stop", _ABSENT), st.get("heading", 0.0)
     if pos is _ABSENT:
         return "missing field 'position' ([x, y, z])", ".position"
     if p is None:
         why = _not_finite(pos)
-        return why or f"expected {_STEP}: position must be [x, y, z], got {pos!r:.30}", ".position"
+        return (
+            why or f"expected {_STEP}: position must be [x, y, z], got {_shown(pos)}",
+            ".position",
+        )
     if stop is _ABSENT:
         return "missing field 'stop' (true or false)", ".stop"
     if not is_bool(stop):
-        return f"stop must be true or false, got {stop!r:.30}", ".stop"
+        return f"stop must be true or false, got {_shown(stop)}", ".stop"
     if not is_finite(h):
-        return f"heading must be a finite number, got {h!r:.30}", ".heading"
+        return f"heading must be a finite number, got {_shown(h)}", ".heading"
     return None
 
 
