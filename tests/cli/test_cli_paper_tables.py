@@ -118,3 +118,22 @@ def test_compare_json_to_stdout_prints_no_table(tmp_path: Path, capsys: Capture)
     a, b, _, _ = _variants(tmp_path)
     assert main(["compare", "--task", "demo", a, b, "--json", "-", "--resamples", "100"]) == 0
     assert json.loads(capsys.readouterr().out)["B"] == "run_B"
+
+
+def test_compare_markdown_baseline_row_is_order_free(tmp_path: Path, capsys: Capture) -> None:
+    """A's row is its mean over all its episodes whatever the order of the candidates; a
+    candidate paired on fewer episodes says so, and names A's mean on those pairs, so every Δ
+    is the difference of the means printed beside it."""
+    a, b, _, _ = _variants(tmp_path)
+    part = tmp_path / "part.json"
+    part.write_text(json.dumps(json.loads(Path(b).read_text())[:12]))
+    args = ["compare", "--task", "demo", "--subset", "--format", "markdown", "--metrics", "SR"]
+    tables = []
+    for order in ([b, str(part)], [str(part), b]):
+        assert main([*args, a, *order, "--permutations", "200", "--resamples", "100"]) == 0
+        tables.append(capsys.readouterr().out.splitlines())
+    for lines in tables:
+        rows = sorted(line for line in lines if line.startswith("| run_") or "part" in line)
+        assert rows[0] == "| part [12 of 36 episodes] | 25.00 (-25.00 vs A 50.00) |"
+        assert rows[1] == "| run_A (A) | 52.78 |" and rows[2] == "| run_B | 44.44 (-8.33) |"
+        assert "A = baseline, its mean over all its episodes;" in lines[0]

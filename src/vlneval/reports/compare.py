@@ -495,10 +495,13 @@ class MultiComparison:
         label_a: the baseline's name.
         runs: one :class:`RunComparison` per candidate, in the given order; each one's
             ``p_adjusted`` is the joint Holm adjustment.
+        means_a: label -> A's mean over every episode it scored (finite values), the
+            baseline row of a paper table whatever the candidates' pairings.
     """
 
     label_a: str
     runs: list[RunComparison]
+    means_a: dict[str, float] = field(default_factory=dict)
 
     @property
     def n_tests(self) -> int:
@@ -538,7 +541,12 @@ def compare_many(
         r.metrics[m] = dataclasses.replace(r.metrics[m], p_adjusted=float(p), correction="holm")
     for r in runs:
         r.settings["correction"] = f"holm over {len(flat)} tests ({len(runs)} runs × metrics)"
-    return MultiComparison(a.label, runs)
+    compared = {m for r in runs for m in r.metrics}
+    cols = metric_columns(a)
+    means = {
+        m: float(np.nanmean(v)) for m, v in cols.items() if m in compared and np.isfinite(v).any()
+    }
+    return MultiComparison(a.label, runs, means)
 
 
 @dataclass

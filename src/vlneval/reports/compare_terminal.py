@@ -331,15 +331,24 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
 
 
 def _paper_multi(multi: MultiComparison, fmt: str) -> str:
+    """One row per run: A's mean over all its episodes, then each candidate's mean and Δ vs A.
+    When A's mean on the episodes a candidate shares with it prints otherwise than A's row
+    (fewer pairs), the cell names it (``21.67 (+2.00 vs A 19.67)``), so each Δ is the
+    difference of the means printed beside it whatever the order of the runs; a candidate
+    paired on fewer of A's episodes says so after its name."""
     labels = list(dict.fromkeys(m for r in multi.runs for m in r.metrics))
     header = ["run", *(column_name(m) for m in labels)]
-    base = {m: c.mean_b for r in multi.runs for m, c in r.metrics.items()}
+    # one candidate (render_comparison): A's row is its mean on the pairs
+    base = multi.means_a or {m: c.mean_b for m, c in multi.runs[0].metrics.items()}
     rows = [
         [f"{multi.label_a} (A)", *(format_value(m, base[m]) if m in base else "–" for m in labels)]
     ]
     level = 0.95
     for r in multi.runs:
-        cells = [r.label_b]
+        n_a = r.n_paired + r.n_only_a
+        cells = [
+            r.label_b if r.n_paired >= n_a else f"{r.label_b} [{r.n_paired} of {n_a} episodes]"
+        ]
         for m in labels:
             c = r.metrics.get(m)
             if c is None:
@@ -347,13 +356,16 @@ def _paper_multi(multi: MultiComparison, fmt: str) -> str:
                 continue
             level = c.confidence
             star = "*" if significant(c) else ""
-            cells.append(
-                f"{format_value(m, c.mean_a)} ({format_value(m, c.difference, signed=True)}){star}"
-            )
+            a_here = format_value(m, c.mean_b)
+            vs = "" if m in base and a_here == format_value(m, base[m]) else f" vs A {a_here}"
+            delta = format_value(m, c.difference, signed=True)
+            cells.append(f"{format_value(m, c.mean_a)} ({delta}{vs}){star}")
         rows.append(cells)
+    over = "all its" if multi.means_a else "the paired"
     note = (
-        f"A = baseline; each run: mean (Δ vs A); * Holm-adjusted p < {1 - level:.2g} over "
-        f"{multi.n_tests} tests ({p_value_tests(multi.runs)}); "
+        f"A = baseline, its mean over {over} episodes; each run: mean (Δ vs A; 'vs A x': A's "
+        f"mean on the episodes that run shares with it); * Holm-adjusted p < {1 - level:.2g} "
+        f"over {multi.n_tests} tests ({p_value_tests(multi.runs)}); "
         "rates in %, differences in percentage points" + _fewer_pairs(multi.runs)
     )
     forced = [f"{r.label_b}: {d}" for r in multi.runs for d in r.differences]
