@@ -137,3 +137,31 @@ def test_compare_markdown_baseline_row_is_order_free(tmp_path: Path, capsys: Cap
         assert rows[0] == "| part [12 of 36 episodes] | 25.00 (-25.00 vs A 50.00) |"
         assert rows[1] == "| run_A (A) | 52.78 |" and rows[2] == "| run_B | 44.44 (-8.33) |"
         assert "A = baseline, its mean over all its episodes;" in lines[0]
+
+
+def test_compare_text_table_tells_runs_apart_and_fits_columns(
+    tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run column keeps the end that tells candidates apart (``…`` for their shared
+    start), the table fits COLUMNS, and files of one name in two folders keep their folder."""
+    a, b, c, _ = _variants(tmp_path)
+    long = []
+    for p, tail in ((b, "iter_20000"), (c, "iter_100")):
+        q = tmp_path / f"seq2seq_sample_imagenet_val_unseen_{tail}.json"
+        q.write_text(Path(p).read_text())
+        long.append(str(q))
+    monkeypatch.setenv("COLUMNS", "120")
+    args = ["compare", "--task", "demo", a, *long, "--metrics", "SR", "--permutations", "200"]
+    assert main([*args, "--resamples", "100"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split("│")[1].strip() for line in lines if line.startswith("│")]
+    assert rows == ["…l_unseen_iter_20000", "…l_unseen_iter_100"]
+    assert max(len(line) for line in lines) <= 120
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    for d in "xy":
+        (tmp_path / d / "p.json").write_text(Path(b).read_text())
+    two = [str(tmp_path / d / "p.json") for d in "xy"]
+    assert main(["compare", "--task", "demo", *two, "--resamples", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "A (baseline): x/p\n" in out and "B (candidate): y/p\n" in out

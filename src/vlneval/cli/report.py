@@ -333,6 +333,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for path, name in zip(args.b, names, strict=True):
             others.append(_score(args, scorer_b, path, args.protocol_b))
             step(f"scored {name}")
+        for run, label in zip([a, *others], _run_labels([args.a, *args.b]), strict=True):
+            run.label = label  # two files of one name in different folders told apart
         metrics = [m.strip() for m in args.metrics.split(",")] if args.metrics else None
         result = compare_many(
             a,

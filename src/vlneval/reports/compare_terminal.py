@@ -4,6 +4,7 @@ aggregate: rich text for the terminal, Markdown or LaTeX for a paper (stdout); t
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 
 from rich.table import Table
@@ -23,6 +24,7 @@ from vlneval.reports.paper import render_table
 from vlneval.reports.terminal import (
     Notice,
     column_name,
+    fit_names,
     format_value,
     grouped_notes,
     recording_console,
@@ -304,21 +306,29 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
         caption=f"rates in %, differences in percentage points; p: {p_value_tests(multi.runs)}, "
         f"Holm-adjusted over all {multi.n_tests} rows"
     )
-    for name in ("run", "metric", "A", "run mean", "Δ = run − A", f"{level}% CI of Δ", "p",
-                 "p (Holm)", "test"):  # fmt: skip
+    header = ["run", "metric", "A", "run mean", "Δ = run − A", f"{level}% CI of Δ", "p",
+              "p (Holm)", "test"]  # fmt: skip
+    for name in header:
         table.add_column(
             name,
             justify="left" if name in ("run", "metric", "test") else "right",
-            no_wrap=name == "metric",
+            no_wrap=name in ("run", "metric"),
         )
-    for r in multi.runs:
-        for label, c in r.metrics.items():
-            table.add_row(
-                Text(r.label_b), _row_name(label, c, r), format_value(label, c.mean_b), format_value(label, c.mean_a),
-                Text(format_value(label, c.difference, signed=True), style=_delta_style(label, c)),
-                _ci(label, c), _raw_p(c, r), _p(c.p_adjusted), c.test,
-            )  # fmt: skip
-    console = recording_console(color, width=140)
+    cells = [(k, label, c) for k, r in enumerate(multi.runs) for label, c in r.metrics.items()]
+    rows = [
+        [multi.runs[k].label_b, _row_name(label, c, multi.runs[k]), format_value(label, c.mean_b),
+         format_value(label, c.mean_a), format_value(label, c.difference, signed=True),
+         _ci(label, c), _raw_p(c, multi.runs[k]), _p(c.p_adjusted), c.test]
+        for k, label, c in cells
+    ]  # fmt: skip
+    width = shutil.get_terminal_size((160, 24)).columns
+    others = sum(max(len(row[j]) for row in [header, *rows]) + 3 for j in range(1, len(header)))
+    names = fit_names([r.label_b for r in multi.runs], max(12, width - 4 - others))
+    for (k, label, c), row in zip(cells, rows, strict=True):  # names told apart, to fit
+        table.add_row(
+            Text(names[k]), *row[1:4], Text(row[4], style=_delta_style(label, c)), *row[5:]
+        )
+    console = recording_console(color, width=max(width, 4 + others + 12))
     console.print(Text(f"A (baseline): {multi.label_a}"))
     console.print(Text(f"runs: {', '.join(r.label_b for r in multi.runs)}"))
     console.print(table)
