@@ -317,3 +317,29 @@ def test_aggregate_names_runs_of_one_file_name_by_their_folders(
     card = json.loads(out.read_text())["protocol"]
     assert card["checkpoint"] == {"seed0/preds": "ckpt0.pt", "seed1/preds": "ckpt1.pt"}
     assert card["seeds"] == [0, 1]
+
+
+def test_report_step_limits_checked_and_per_run(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    """--step-limit below 1 is refused; a limit shorter than a recorded trajectory is warned
+    with the episode; the baseline has its own limit (--compare-step-limit)."""
+    out = tmp_path / "r.html"
+    base = ["report", *_data(house), "--predictions", str(house.b), "--out", str(out), "--quiet"]
+    for bad in ("0", "-3"):
+        with pytest.raises(SystemExit) as stop:
+            main([*base, "--step-limit", bad])
+        assert stop.value.code == 2
+        assert (
+            f"--step-limit: must be an integer >= 1 (steps); got '{bad}'" in capsys.readouterr().err
+        )
+    few = ["--worst", "0", "--sample", "0"]
+    assert main([*base, *few, "--step-limit", "3", "--compare", str(house.a),
+                 "--compare-step-limit", "5"]) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert (
+        "B (run_b): warning: 3 episode(s) have more steps than the step limit T = 3 (first: " in err
+    )
+    assert "A (run_a)" not in err
+    html = out.read_text(encoding="utf-8")
+    assert "A: run_a: Step limit T = 5" in html and "B: run_b: Step limit T = 3" in html

@@ -58,9 +58,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("--title", default=None, help="page title")
     r.add_argument(
         "--step-limit",
-        type=int,
+        type=_step_limit,
         default=None,
         help="the run's step limit (default: the protocol card's inference_budget)",
+    )
+    r.add_argument(
+        "--compare-step-limit",
+        type=_step_limit,
+        default=None,
+        metavar="N",
+        help="OTHER's step limit (default: its card's inference_budget, else --step-limit)",
     )
     r.add_argument(
         "--budgets",
@@ -150,6 +157,22 @@ def _add_stats_args(p: argparse.ArgumentParser) -> None:
         "not independent)",
     )
     p.add_argument("--force", action="store_true", help="compare even if the cards differ")
+
+
+def _step_limit(text: str) -> int:
+    """A step limit: an integer >= 1 (a limit of 0 would class every failure as hitting it).
+
+    Example:
+        >>> _step_limit("20")
+        20
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1 (steps); got {text!r}")
+    return value
 
 
 def _seed(text: str) -> int:
@@ -277,6 +300,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         cluster_by_scan=args.by_scan,
         budgets=_budgets(args.budgets),
         step_limit=args.step_limit,
+        baseline_step_limit=args.compare_step_limit,
         force=args.force,
         title=args.title,
     )
@@ -300,10 +324,26 @@ def cmd_report(args: argparse.Namespace) -> int:
     if baseline is not None:  # the baseline's checks and warnings, named
         print_notices(warning_notices(baseline.evaluation.to_dict(), f"A ({baseline.label}): "))
     print_notices(summary_notices(summary))
+    print_notices(_step_notices(report.data, baseline is not None))
     where = "the report to stdout" if plan.outputs["--out"].is_stdout else args.out
     if not args.quiet:
         err(f"wrote {where} ({len(page) / 1e6:.1f} MB)")
     return 0
+
+
+def _step_notices(data: dict[str, Any], compared: bool) -> list[tuple[str, str]]:
+    """What the step counts say about each run's step limit (``step_notes``), after the run's
+    name in a comparison, for stderr."""
+    runs = [("B", data["diagnostics"])]
+    if compared and data["baseline"] is not None:
+        runs.insert(0, ("A", data["baseline"]["diagnostics"]))
+    out = []
+    for name, diag in runs:
+        who = f"{name} ({diag['label']}): " if compared else ""
+        for note in (diag["failures"] or {}).get("notes", []):
+            note = note if note.startswith("warning") else f"note: {note}"
+            out.append((who + note, "yellow"))
+    return out
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
