@@ -165,3 +165,22 @@ def test_compare_text_table_tells_runs_apart_and_fits_columns(
     assert main(["compare", "--task", "demo", *two, "--resamples", "100"]) == 0
     out = capsys.readouterr().out
     assert "A (baseline): x/p\n" in out and "B (candidate): y/p\n" in out
+
+
+def test_aggregate_reads_the_multi_file_summary_of_score(tmp_path: Path, capsys: Capture) -> None:
+    """The list `score --json` writes for several predictions files is one run per entry; an
+    entry that could not be scored is refused by its number and file."""
+    paths = _variants(tmp_path)[:3]
+    together = tmp_path / "all.json"
+    args = ["score", "--task", "demo", "--predictions", *paths, "--json", str(together)]
+    assert main([*args, "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["aggregate", str(together)]) == 0
+    assert "3 runs: run_A, run_B, run_C" in capsys.readouterr().out
+    missing = str(tmp_path / "gone.json")
+    assert main([*args[:-2], missing, "--json", str(together), "--quiet"]) == 2
+    capsys.readouterr()
+    assert main(["aggregate", str(together)]) == 2
+    assert f"error: {together}: entry 4 ({missing}) of this multi-file summary could not be " in (
+        capsys.readouterr().err
+    )

@@ -442,15 +442,15 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     plan = plan_outputs(args, {"--json": args.json})
     given_task_options(args)  # a typo is said before any file is read, summaries alone too
     _refuse_repeats(args.runs)
-    summaries = []
+    runs: list[tuple[str, dict[str, Any]]] = []  # (the predictions file, its summary)
     with ExitStack() as stack, _progress(len(args.runs), "aggregate") as step:
         scorer = scorer_on_first_use(args, stack)  # one for all the predictions files
         for path in args.runs:
-            summaries.append(_summary_of(args, path, scorer))
+            runs += _summaries_of(args, path, scorer)
             step(run_label(path))
     result = aggregate_summaries(
-        summaries,
-        _run_labels(args.runs),
+        [s for _, s in runs],
+        _run_labels([p for p, _ in runs]),
         confidence=args.confidence,
         force=args.force,
     )
@@ -475,11 +475,40 @@ def _refuse_repeats(paths: list[str]) -> None:
             )
 
 
-def _summary_of(args: argparse.Namespace, path: str, scorer: Callable[[], Any]) -> dict[str, Any]:
-    """The summary in ``path`` (a summary JSON), or the summary of scoring it with
-    ``scorer()``, its card declared by ``--protocol`` or else by the ``NAME.protocol.json``
-    that ``vlneval run`` wrote beside it (as ``score`` reads it)."""
+def _summaries_of(
+    args: argparse.Namespace, path: str, scorer: Callable[[], Any]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The runs in ``path``, each as (its name's path, its summary): the summary in it (a
+    summary JSON), one run per entry of a multi-file summary (the list ``score --json`` writes
+    for several predictions files), or the summary of scoring it with ``scorer()``, its card
+    declared by ``--protocol`` or else by the ``NAME.protocol.json`` that ``vlneval run`` wrote
+    beside it (as ``score`` reads it)."""
     value = load_json(Path(path))
+    if isinstance(value, list) and value and all(_is_entry(v) for v in value):
+        for k, entry in enumerate(value, start=1):
+            if "errors" in entry:
+                raise VLNEvalError(
+                    f"{path}: entry {k} ({entry.get('predictions')}) of this multi-file summary "
+                    f"could not be scored ({'; '.join(map(str, entry['errors']))}); score it "
+                    "again, or give the other runs' files"
+                )
+        return [(str(v.get("predictions") or f"{path}[{k}]"), v) for k, v in enumerate(value)]
+    return [(path, _summary_of(args, path, value, scorer))]
+
+
+def _is_entry(value: Any) -> bool:
+    """Whether ``value`` is an entry of a multi-file summary: a summary, or a file that
+    ``score`` could not score (``{"predictions": file, "errors": [...]}``)."""
+    return isinstance(value, dict) and (
+        ("metrics" in value and "protocol" in value)
+        or ("errors" in value and "predictions" in value)
+    )
+
+
+def _summary_of(
+    args: argparse.Namespace, path: str, value: Any, scorer: Callable[[], Any]
+) -> dict[str, Any]:
+    """The summary ``value`` read from ``path``, or the summary of scoring the file."""
     if isinstance(value, dict) and "card_differences" in value:  # a compare or aggregate JSON
         raise VLNEvalError(
             f"{path}: not a summary JSON (from `vlneval score --json`) but the JSON of a "
