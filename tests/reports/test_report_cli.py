@@ -343,3 +343,26 @@ def test_report_step_limits_checked_and_per_run(
     assert "A (run_a)" not in err
     html = out.read_text(encoding="utf-8")
     assert "A: run_a: Step limit T = 5" in html and "B: run_b: Step limit T = 3" in html
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--permutations", "0", "must be an integer from 1 to 1,000,000; got '0'"),
+        (
+            "--permutations",
+            "1000000000",
+            "must be an integer from 1 to 1,000,000; got '1000000000'",
+        ),
+        ("--confidence", "1.5", "must be a number strictly between 0 and 1, e.g. 0.95; got '1.5'"),
+    ],
+)
+def test_compare_bounds_its_resampling_options(
+    house: House, capsys: Capture, option: str, value: str, message: str
+) -> None:
+    """--permutations is bounded as --resamples is, and a bad value is the option's error, not
+    a library function's."""
+    with pytest.raises(SystemExit) as stop:
+        main(["compare", *_data(house), str(house.a), str(house.b), option, value])
+    assert stop.value.code == 2
+    assert f"argument {option}: {message}" in capsys.readouterr().err

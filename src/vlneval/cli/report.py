@@ -100,7 +100,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--profile-b", default=None, help="score the candidates with another profile (refused)"
     )
     c.add_argument("--metrics", default=None, help="comma-separated labels (default: all)")
-    c.add_argument("--permutations", type=int, default=10000, help="Monte Carlo sign flips")
+    c.add_argument(
+        "--permutations",
+        type=_count,  # as many as resamples: a million take about a minute for one metric
+        default=10000,
+        help=f"Monte Carlo sign flips, 1 to {MAX_RESAMPLES:,} (default 10000)",
+    )
     c.add_argument(
         "--json", default=None, metavar="FILE", help="write the comparison JSON (- for stdout)"
     )
@@ -121,7 +126,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     g.add_argument("runs", nargs="+", metavar="RUN", help="summary JSON or predictions files")
     add_scoring_args(g)
     _add_reading_args(g)
-    g.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
+    g.add_argument("--confidence", type=_confidence, default=0.95, help="interval coverage (0.95)")
     g.add_argument("--force", action="store_true", help="aggregate even if the cards differ")
     g.add_argument(
         "--json", default=None, metavar="FILE", help="write the aggregate JSON (- for stdout)"
@@ -148,8 +153,8 @@ def _add_reading_args(p: argparse.ArgumentParser) -> None:
 
 def _add_stats_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=_seed, default=0, help="seed of the resampling (default 0)")
-    p.add_argument("--resamples", type=_resamples, default=2000, help="bootstrap resamples (2000)")
-    p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
+    p.add_argument("--resamples", type=_count, default=2000, help="bootstrap resamples (2000)")
+    p.add_argument("--confidence", type=_confidence, default=0.95, help="interval coverage (0.95)")
     p.add_argument(
         "--by-scan",
         action="store_true",
@@ -196,11 +201,11 @@ def _seed(text: str) -> int:
 FEW_RESAMPLES, MAX_RESAMPLES = 1000, 1_000_000
 
 
-def _resamples(text: str) -> int:
-    """A number of bootstrap resamples: 1 to :data:`MAX_RESAMPLES`.
+def _count(text: str) -> int:
+    """A number of bootstrap resamples or of sign flips: 1 to :data:`MAX_RESAMPLES`.
 
     Example:
-        >>> _resamples("2000")
+        >>> _count("2000")
         2000
     """
     try:
@@ -210,6 +215,24 @@ def _resamples(text: str) -> int:
     if not 1 <= value <= MAX_RESAMPLES:
         raise argparse.ArgumentTypeError(
             f"must be an integer from 1 to {MAX_RESAMPLES:,}; got {text!r}"
+        )
+    return value
+
+
+def _confidence(text: str) -> float:
+    """An interval's coverage: a number strictly between 0 and 1.
+
+    Example:
+        >>> _confidence("0.9")
+        0.9
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a number strictly between 0 and 1, e.g. 0.95; got {text!r}"
         )
     return value
 
@@ -362,7 +385,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     plan = plan_outputs(args, {"--json": args.json})
     _few_resamples(args)
     names = ["B", *(f"run {k}" for k in range(3, len(args.b) + 2))]
-    with ExitStack() as stack, _progress(2 + len(args.b), "compare") as step:
+    with ExitStack() as stack, _progress(1 + 2 * len(args.b), "compare") as step:
         scorer_a = stack.enter_context(open_scorer(args))
         a = _score(args, scorer_a, args.a, args.protocol_a)
         step("scored A")
@@ -386,8 +409,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             cluster_by_scan=args.by_scan,
             force=args.force,
             metrics=metrics,
+            progress=lambda k: step(f"compared {names[k]}"),
         )
-        step("compared")
     if args.json:
         write_summary(plan.outputs["--json"], result.to_dict())
     if plan.table is not None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -520,19 +520,27 @@ class MultiComparison:
 
 
 def compare_many(
-    a: ScoredRun, others: Sequence[ScoredRun], **options: Any
+    a: ScoredRun,
+    others: Sequence[ScoredRun],
+    progress: Callable[[int], None] | None = None,
+    **options: Any,
 ) -> RunComparison | MultiComparison:
     """Compares each of ``others`` with the baseline ``a`` (:func:`compare_scored`, each with
     the same ``options``, a seed giving every candidate the same resampling stream), then
     Holm-adjusts every candidate × metric p-value together. One candidate: its
-    :class:`RunComparison` as :func:`compare_scored` returns it.
+    :class:`RunComparison` as :func:`compare_scored` returns it. ``progress`` is called with
+    each candidate's index once it is compared (resampling takes long).
 
     Raises:
         VLNEvalError: as :func:`compare_scored`, naming the candidate.
     """
     if not others:
         raise VLNEvalError("compare needs a baseline and at least one candidate")
-    runs = [compare_scored(a, b, **options) for b in others]
+    runs = []
+    for k, b in enumerate(others):
+        runs.append(compare_scored(a, b, **options))
+        if progress is not None:
+            progress(k)
     if len(runs) == 1:
         return runs[0]
     flat = [(r, m) for r in runs for m in r.metrics]
