@@ -184,3 +184,35 @@ def test_aggregate_reads_the_multi_file_summary_of_score(tmp_path: Path, capsys:
     assert f"error: {together}: entry 4 ({missing}) of this multi-file summary could not be " in (
         capsys.readouterr().err
     )
+
+
+def test_oracle_and_identical_runs_are_named(tmp_path: Path, capsys: Capture) -> None:
+    """A file whose NE is 0 on every episode, with no privileged access declared, is noted as
+    a likely shortest-path oracle; two files with the same results are warned about, in
+    score over several files and in compare."""
+    episodes = json.loads((demo_root() / "demo" / "DEMO_val.json").read_text())
+    oracle = tmp_path / "oracle.json"
+    oracle.write_text(json.dumps([
+        {"instr_id": f"{e['path_id']}_{k}", "trajectory": e["path"]}
+        for e in episodes for k in range(len(e["instructions"]))
+    ]))  # fmt: skip
+    copy = tmp_path / "copy.json"
+    copy.write_text(oracle.read_text())
+    a = _variants(tmp_path)[0]
+    note = (
+        "note: NE is 0 on all 36 episodes (every stop on the goal): a shortest-path oracle? "
+        "declare its privileged access with --protocol"
+    )
+    same = (
+        "has exactly the results of {} (every metric, to the last digit): most likely one run "
+        "given twice (a copied file, or the same predictions under another name)"
+    )
+    assert main(["score", "--task", "demo", "--predictions", str(oracle), str(copy)]) == 0
+    err = capsys.readouterr().err
+    assert f"2 files: {note}" in err
+    assert f"warning: {copy} {same.format(oracle)}" in err
+    args = ["compare", "--task", "demo", a, str(oracle), str(copy), "--metrics", "SR"]
+    assert main([*args, "--resamples", "100", "--permutations", "100"]) == 0
+    err = capsys.readouterr().err
+    assert f"B (oracle): {note}" in err and f"run 3 (copy): {note}" in err
+    assert f"warning: run 3 (copy) {same.format('B (oracle)')}" in err

@@ -422,7 +422,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     runs = [("A", a), *zip(names, others, strict=True)]
     notices = [*run_notices(runs), *comparison_notices(result)]
     if scorer_b is scorer_a:
-        notices += _same_files(args.a, args.b, names)
+        notices += _same_files(args.a, args.b, names) + _same_results(runs, [args.a, *args.b])
     print_notices([*notices, *not_compared_notices(runs, result)])
     return 0
 
@@ -435,6 +435,20 @@ def _same_files(a: str, others: list[str], names: list[str]) -> list[tuple[str, 
          "a run compared with itself says nothing about either", "yellow")
         for n in same
     ]  # fmt: skip
+
+
+def _same_results(runs: list[tuple[str, Any]], paths: list[str]) -> list[tuple[str, str]]:
+    """A warning for each run of another file than an earlier run's whose results are that
+    run's exactly (the same file twice is :func:`_same_files`'s)."""
+    from vlneval.reports.terminal import SAME_RUN, same_results
+
+    distinct: dict[Path, tuple[str, Any]] = {}
+    for path, (name, run) in zip(paths, runs, strict=True):
+        distinct.setdefault(Path(path).resolve(), (f"{name} ({run.label})", run))
+    named = list(distinct.values())
+    summaries = [r.evaluation.to_dict() for _, r in named]
+    texts = same_results(summaries, [n for n, _ in named], SAME_RUN)
+    return [(f"warning: {t}", "yellow") for t in texts]
 
 
 def _run_labels(paths: list[str]) -> list[str]:

@@ -30,6 +30,7 @@ from vlneval.diagnostics.scored import ScoredRun
 from vlneval.distributed.merge import without_calls
 from vlneval.errors import VLNEvalError
 from vlneval.metrics.info import LABELS
+from vlneval.reports.terminal import same_results
 from vlneval.stats import Comparison, RunSummary, aggregate_runs, compare_runs, holm_adjust
 
 __all__ = [
@@ -592,6 +593,12 @@ class AggregateResult:
         }
 
 
+#: Why a run whose results equal another's misleads an aggregate.
+SEEDS_TWICE = (
+    "one run counted twice is no seed variation, yet the std and interval count it as another seed"
+)
+
+
 def aggregate_summaries(
     summaries: Sequence[Mapping[str, Any]],
     labels: Sequence[str],
@@ -607,7 +614,7 @@ def aggregate_summaries(
     ``force``. Metrics that are null in some run are left out. Each interval is clipped
     to its metric's range (:attr:`~vlneval.metrics.MetricInfo.bounds`; see
     :func:`~vlneval.stats.aggregate_scores` for why). A run whose results equal an earlier
-    run's to the last digit is warned about (:func:`_same_results`).
+    run's to the last digit is warned about (:func:`~vlneval.reports.terminal.same_results`).
 
     Example:
         >>> card = {"task": "r2r", "split": "val_unseen", "privileged": "none",
@@ -658,7 +665,7 @@ def aggregate_summaries(
         diffs,
         merged_card([s["protocol"] for s in summaries], labels),
         left_out,
-        _same_results(summaries, labels),
+        same_results(summaries, labels, SEEDS_TWICE),
     )
 
 
@@ -707,31 +714,6 @@ def merged_card(cards: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> di
             out[key] = dict(zip(labels, values, strict=True))
             differs.append(key)
     return out | {"differs_between_runs": differs}
-
-
-def _same_results(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> list[str]:
-    """A warning for each run whose episode count and metrics all equal an earlier run's to
-    the last digit: most likely one run given twice (a copied summary, or the same
-    predictions), which is no seed variation, yet the std and interval count it as a seed.
-
-    Example:
-        >>> run = {"n_episodes": 2, "metrics": {"SR": 0.5}}
-        >>> warned = _same_results([run, {**run}, {**run, "metrics": {"SR": 1.0}}], "abc")
-        >>> len(warned), warned[0].split(":")[0]
-        (1, 'b has exactly the results of a (every metric, to the last digit)')
-    """
-    first: dict[str, str] = {}
-    out = []
-    for label, s in zip(labels, summaries, strict=True):
-        key = repr((s.get("n_episodes"), sorted(s["metrics"].items())))
-        if key in first:
-            out.append(
-                f"{label} has exactly the results of {first[key]} (every metric, to the last "
-                "digit): one run counted twice is no seed variation, yet the std and interval "
-                "count it as another seed"
-            )
-        first.setdefault(key, label)
-    return out
 
 
 def _left_out(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> dict[str, str]:
