@@ -366,3 +366,19 @@ def test_compare_bounds_its_resampling_options(
         main(["compare", *_data(house), str(house.a), str(house.b), option, value])
     assert stop.value.code == 2
     assert f"argument {option}: {message}" in capsys.readouterr().err
+
+
+def test_report_compare_names_the_run_of_each_warning(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    """With --compare, B's scoring warnings are printed after its name, as A's are."""
+    path = tmp_path / "with_summary.json"
+    path.write_text(json.dumps([{"success_rate": 0.5, "spl": 0.4}, *predictions()]))
+    out = tmp_path / "r.html"
+    args = ["report", *_data(house), "--predictions", str(path), "--compare", str(house.a)]
+    assert main([*args, "--skip-summary-records", "--out", str(out), "--quiet",
+                 "--worst", "0", "--sample", "0"]) == 0  # fmt: skip
+    assert (
+        "B (with_summary): warning: 1 record(s) without 'instr_id' that look like a summary "
+        "were skipped" in capsys.readouterr().err
+    )

@@ -346,7 +346,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         print_table(render_summary(summary, color=sys.stdout.isatty(), fmt=plan.table))
     if baseline is not None:  # the baseline's checks and warnings, named
         print_notices(warning_notices(baseline.evaluation.to_dict(), f"A ({baseline.label}): "))
-    print_notices(summary_notices(summary))
+    print_notices(summary_notices(summary, "" if baseline is None else f"B ({run.label}): "))
     print_notices(_step_notices(report.data, baseline is not None))
     where = "the report to stdout" if plan.outputs["--out"].is_stdout else args.out
     if not args.quiet:

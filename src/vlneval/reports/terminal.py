@@ -357,10 +357,11 @@ def unavailable_notices(summary: Mapping[str, Any]) -> list[str]:
     return grouped_notes(unavailable_reasons(summary), "n/a")
 
 
-def summary_notices(summary: Mapping[str, Any]) -> list[Notice]:
-    """The notes of a summary, for stderr: failed checks, warnings, then why each ``n/a``."""
-    out = warning_notices(summary)
-    out += [(f"note: {text}", "yellow") for text in unavailable_notices(summary)]
+def summary_notices(summary: Mapping[str, Any], prefix: str = "") -> list[Notice]:
+    """The notes of a summary, for stderr: failed checks, warnings, then why each ``n/a``,
+    each after ``prefix`` (the run's name when several runs are shown)."""
+    out = warning_notices(summary, prefix)
+    out += [(f"{prefix}note: {text}", "yellow") for text in unavailable_notices(summary)]
     return out
 
 
