@@ -40,6 +40,7 @@ __all__ = [
     "compare_many",
     "b_is_better",
     "significant",
+    "verdict",
     "p_floor",
     "p_value_tests",
     "direction_text",
@@ -215,7 +216,8 @@ class RunComparison:
                     "test": c.test,
                     "n": c.n,
                     "direction": direction_text(label),
-                    "B_is_better": b_is_better(label, c),
+                    "B_is_better": b_is_better(label, c),  # the direction of Δ, whatever p
+                    "verdict": verdict(label, c),
                 }
             )
         return {
@@ -304,6 +306,28 @@ def significant(comparison: Comparison) -> bool:
     """
     p = comparison.p_adjusted
     return p is not None and p < 1 - comparison.confidence
+
+
+def verdict(label: str, comparison: Comparison) -> str:
+    """What a comparison's row says, from its Holm-adjusted p (:func:`significant`) and the
+    metric's direction (:func:`b_is_better`): ``"B better"``, ``"B worse"``, ``"B higher"`` or
+    ``"B lower"`` (a significant difference in a metric without a direction), or ``"no
+    detectable difference"``. ``B_is_better`` in the JSON is only the direction of Δ.
+
+    Example:
+        >>> from vlneval.stats import Comparison
+        >>> c = Comparison("SR", 0.6, 0.5, 0.1, 0.05, 0.15, 0.001, "mcnemar-exact", 100, 0.95)
+        >>> verdict("SR", c), verdict("SR", dataclasses.replace(c, p_adjusted=0.01))
+        ('no detectable difference', 'B better')
+        >>> verdict("TL", dataclasses.replace(c, p_adjusted=0.01))
+        'B higher'
+    """
+    if not significant(comparison):
+        return "no detectable difference"
+    better = b_is_better(label, comparison)
+    if better is None:
+        return "B higher" if comparison.difference > 0 else "B lower"
+    return "B better" if better else "B worse"
 
 
 def _pairing(a: ScoredRun, b: ScoredRun) -> tuple[np.ndarray, np.ndarray]:
