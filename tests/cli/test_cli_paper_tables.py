@@ -216,3 +216,31 @@ def test_oracle_and_identical_runs_are_named(tmp_path: Path, capsys: Capture) ->
     err = capsys.readouterr().err
     assert f"B (oracle): {note}" in err and f"run 3 (copy): {note}" in err
     assert f"warning: run 3 (copy) {same.format('B (oracle)')}" in err
+
+
+def test_by_scan_says_why_intervals_and_p_can_disagree(tmp_path: Path, capsys: Capture) -> None:
+    """With --by-scan the table says how its intervals were made and which column to read
+    significance from; the report's comparison says so too, and its plot names the scans."""
+    from vlneval.diagnostics import score_run
+    from vlneval.evaluation import Scorer
+    from vlneval.reports.compare import compare_scored
+    from vlneval.reports.html_parts import comparison_table
+    from vlneval.reports.plots_compare import plot_comparison
+
+    a, b, _, _ = _variants(tmp_path)
+    args = ["compare", "--task", "demo", a, b, "--by-scan", "--metrics", "SR"]
+    assert main([*args, "--resamples", "100", "--format", "markdown"]) == 0
+    note = (
+        "intervals: a two-stage bootstrap (3 scans resampled, then episodes in them), per metric "
+        "and not Holm-adjusted; with few scans it is approximate and often too narrow, while p "
+        "flips the signs of whole scans exactly: read significance from p (Holm), not from an "
+        "interval excluding 0"
+    )
+    assert note in capsys.readouterr().out
+    scorer = Scorer("demo")
+    cmp = compare_scored(score_run(scorer, a), score_run(scorer, b), cluster_by_scan=True,
+                         n_resamples=100, metrics=["SR"])  # fmt: skip
+    assert "Intervals: a two-stage bootstrap (3 scans resampled" in comparison_table(cmp)
+    title = plot_comparison(cmp).texts[0].get_text()
+    assert title.startswith("Paired differences B − A with 95% bootstrap intervals (36 "
+                            "episodes, 3 scans resampled; filled")  # fmt: skip

@@ -41,6 +41,7 @@ __all__ = [
     "b_is_better",
     "significant",
     "verdict",
+    "scan_interval_note",
     "p_floor",
     "p_value_tests",
     "direction_text",
@@ -328,6 +329,26 @@ def verdict(label: str, comparison: Comparison) -> str:
     if better is None:
         return "B higher" if comparison.difference > 0 else "B lower"
     return "B better" if better else "B worse"
+
+
+def scan_interval_note(cmp: RunComparison) -> str:
+    """Why, with ``--by-scan``, an interval can exclude 0 while the p column finds no
+    difference ("" without it): the two resample differently.
+
+    Example:
+        >>> cmp = RunComparison("a", "b", {}, 36, 0, 0, None, settings={"n_scans": 11})
+        >>> print(scan_interval_note(cmp))
+        intervals: a two-stage bootstrap (11 scans resampled, then episodes in them), per metric and not Holm-adjusted; with few scans it is approximate and often too narrow, while p flips the signs of whole scans exactly: read significance from p (Holm), not from an interval excluding 0
+    """
+    k = cmp.settings.get("n_scans")
+    if k is None:
+        return ""
+    return (
+        f"intervals: a two-stage bootstrap ({k} scans resampled, then episodes in them), per "
+        "metric and not Holm-adjusted; with few scans it is approximate and often too narrow, "
+        "while p flips the signs of whole scans exactly: read significance from p (Holm), not "
+        "from an interval excluding 0"
+    )
 
 
 def _pairing(a: ScoredRun, b: ScoredRun) -> tuple[np.ndarray, np.ndarray]:

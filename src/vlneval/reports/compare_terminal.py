@@ -18,6 +18,7 @@ from vlneval.reports.compare import (
     b_is_better,
     p_floor,
     p_value_tests,
+    scan_interval_note,
     significant,
 )
 from vlneval.reports.paper import render_table
@@ -53,6 +54,11 @@ def _delta_style(label: str, c: Comparison) -> str:
 
 def _ci(label: str, c: Comparison) -> str:
     return f"[{format_value(label, c.ci_low, signed=True)}, {format_value(label, c.ci_high, signed=True)}]"
+
+
+def _scan_caption(cmp: RunComparison) -> str:
+    note = scan_interval_note(cmp)
+    return f"; {note}" if note else ""
 
 
 def _row_name(label: str, c: Comparison, cmp: RunComparison) -> str:
@@ -99,7 +105,8 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
     level = int(round(100 * cmp.settings.get("confidence", 0.95)))
     table = Table(
         caption="rates in %, differences in percentage points; other units as named; p: "
-        f"{p_value_tests([cmp])}, Holm-adjusted over {len(cmp.metrics)} metrics",
+        f"{p_value_tests([cmp])}, Holm-adjusted over {len(cmp.metrics)} metrics"
+        + _scan_caption(cmp),
     )
     for name, justify in (
         ("metric", "left"),
@@ -304,7 +311,7 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
     level = int(round(100 * first.settings.get("confidence", 0.95)))
     table = Table(
         caption=f"rates in %, differences in percentage points; p: {p_value_tests(multi.runs)}, "
-        f"Holm-adjusted over all {multi.n_tests} rows"
+        f"Holm-adjusted over all {multi.n_tests} rows" + _scan_caption(first)
     )
     header = ["run", "metric", "A", "run mean", "Δ = run − A", f"{level}% CI of Δ", "p",
               "p (Holm)", "test"]  # fmt: skip
@@ -376,7 +383,9 @@ def _paper_multi(multi: MultiComparison, fmt: str) -> str:
         f"A = baseline, its mean over {over} episodes; each run: mean (Δ vs A; 'vs A x': A's "
         f"mean on the episodes that run shares with it); * Holm-adjusted p < {1 - level:.2g} "
         f"over {multi.n_tests} tests ({p_value_tests(multi.runs)}); "
-        "rates in %, differences in percentage points" + _fewer_pairs(multi.runs)
+        "rates in %, differences in percentage points"
+        + _fewer_pairs(multi.runs)
+        + _scan_caption(multi.runs[0])
     )
     forced = [f"{r.label_b}: {d}" for r in multi.runs for d in r.differences]
     if forced:

@@ -21,6 +21,7 @@ from vlneval.reports.compare import (
     RunComparison,
     p_floor,
     p_value_tests,
+    scan_interval_note,
     verdict,
 )
 from vlneval.reports.plots_base import figure_png, png_data_uri
@@ -324,7 +325,9 @@ def comparison_table(cmp: RunComparison) -> str:
         if tests.startswith("McNemar")
         else "a permutation test flipping the signs of whole scans' differences, for every metric"
     )
-    return out + muted(f"p: {what}; Holm-adjusted across the metrics. " + _neutral_note(cmp))
+    scans = scan_interval_note(cmp)
+    scans = f"{scans[0].upper()}{scans[1:]}. " if scans else ""
+    return out + muted(f"p: {what}; Holm-adjusted across the metrics. {scans}" + _neutral_note(cmp))
 
 
 def _neutral_note(cmp: RunComparison) -> str:
