@@ -244,3 +244,36 @@ def test_by_scan_says_why_intervals_and_p_can_disagree(tmp_path: Path, capsys: C
     title = plot_comparison(cmp).texts[0].get_text()
     assert title.startswith("Paired differences B − A with 95% bootstrap intervals (36 "
                             "episodes, 3 scans resampled; filled")  # fmt: skip
+
+
+def test_small_compare_and_aggregate_wording(tmp_path: Path, capsys: Capture) -> None:
+    """A summary or a per-episode table given to compare is named for what it is; a subset is
+    said in the header; --profile-b's help says when it is refused; an aggregate of runs that
+    declare no seeds says the interval is seed variation only for seeds."""
+    a, b, c, _ = _variants(tmp_path)
+    summary, table = tmp_path / "s.json", tmp_path / "s.csv"
+    assert main(["score", "--task", "demo", "--predictions", a, "--json", str(summary),
+                 "--per-episode", str(table), "--quiet"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["compare", "--task", "demo", str(summary), b]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {summary}: a summary (from `vlneval score --json`), not a predictions file: a "
+        "comparison pairs the runs episode by episode, so it needs the predictions files\n"
+    )
+    assert main(["compare", "--task", "demo", a, str(table)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {table}: a table (.csv, e.g. from `vlneval score --per-episode`), not a "
+        "predictions file: give the predictions file it was scored from\n"
+    )
+    part = tmp_path / "part.json"
+    part.write_text(json.dumps(json.loads(Path(b).read_text())[:12]))
+    assert main(["compare", "--task", "demo", "--subset", a, str(part), "--resamples", "100"]) == 0
+    assert "B (candidate): part (partial: 12 of 36)\n" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    assert "another profile (refused unless --force)" in " ".join(capsys.readouterr().out.split())
+    assert main(["aggregate", "--task", "demo", a, b, c]) == 0
+    assert (
+        "note: the runs declare no seeds: the interval is seed variation only if they are seeds "
+        "of one model, not checkpoints or different models" in capsys.readouterr().err
+    )

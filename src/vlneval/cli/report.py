@@ -97,7 +97,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--protocol-b", default=None, metavar="FILE", help="protocol fields of B (every candidate)"
     )
     c.add_argument(
-        "--profile-b", default=None, help="score the candidates with another profile (refused)"
+        "--profile-b",
+        default=None,
+        help="score the candidates with another profile (refused unless --force)",
     )
     c.add_argument("--metrics", default=None, help="comma-separated labels (default: all)")
     c.add_argument(
@@ -250,17 +252,44 @@ def _few_resamples(args: argparse.Namespace) -> None:
 def _score(args: argparse.Namespace, scorer: Any, path: str, protocol: str | None = None) -> Any:
     from vlneval.diagnostics import score_run
 
-    return score_run(
-        scorer,
-        path,
-        subset=args.subset,
-        form=args.trajectory_form,
-        trajectory_key=args.trajectory_key,
-        declared=declared_for(
-            protocol if protocol is not None else args.protocol, path, getattr(args, "quiet", False)
-        ),
-        skip_summaries=args.skip_summary_records,
-    )
+    try:
+        return score_run(
+            scorer,
+            path,
+            subset=args.subset,
+            form=args.trajectory_form,
+            trajectory_key=args.trajectory_key,
+            declared=declared_for(
+                protocol if protocol is not None else args.protocol,
+                path,
+                getattr(args, "quiet", False),
+            ),
+            skip_summaries=args.skip_summary_records,
+        )
+    except VLNEvalError as exc:
+        instead = _not_predictions(path, exc)
+        if instead is None:
+            raise
+        raise instead from exc
+
+
+def _not_predictions(path: str, exc: VLNEvalError) -> VLNEvalError | None:
+    """What the file is instead, when it is a summary or a table of vlneval's own (a report
+    or a comparison pairs runs episode by episode, from predictions files), else None."""
+    text = str(exc)
+    if path.endswith(".csv") and "not valid JSON" in text:
+        return VLNEvalError(
+            f"{path}: a table (.csv, e.g. from `vlneval score --per-episode`), not a predictions "
+            "file: give the predictions file it was scored from"
+        )
+    if "got a JSON object" in text:
+        value = load_json(Path(path))
+        if isinstance(value, dict) and "metrics" in value and "protocol" in value:
+            return VLNEvalError(
+                f"{path}: a summary (from `vlneval score --json`), not a predictions file: a "
+                "comparison pairs the runs episode by episode, so it needs the predictions files"
+            )
+    return None
 
 
 @contextmanager

@@ -56,6 +56,13 @@ def _ci(label: str, c: Comparison) -> str:
     return f"[{format_value(label, c.ci_low, signed=True)}, {format_value(label, c.ci_high, signed=True)}]"
 
 
+def _partial(cmp: RunComparison, run: str) -> str:
+    """`` (partial: 12 of 36)`` when ``run`` ("A" or "B") scored a subset (``--subset``), else
+    "": the paired episodes are then no whole split."""
+    episodes = str(cmp.cards.get(run, {}).get("episodes"))
+    return f" ({episodes})" if episodes.startswith("partial") else ""
+
+
 def _scan_caption(cmp: RunComparison) -> str:
     note = scan_interval_note(cmp)
     return f"; {note}" if note else ""
@@ -136,8 +143,8 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
     console = recording_console(color)
     card = cmp.cards.get("B", {})
     scoring = card.get("scoring", {})
-    console.print(Text(f"A (baseline): {cmp.label_a}"))
-    console.print(Text(f"B (candidate): {cmp.label_b}"))
+    console.print(Text(f"A (baseline): {cmp.label_a}{_partial(cmp, 'A')}"))
+    console.print(Text(f"B (candidate): {cmp.label_b}{_partial(cmp, 'B')}"))
     console.print(
         f"{cmp.n_paired} paired episodes · {card.get('task')} {card.get('split')} · profile "
         f"{scoring.get('profile')} v{scoring.get('profile_version')} · "
@@ -269,6 +276,11 @@ def aggregate_notices(result: AggregateResult) -> list[Notice]:
         ))  # fmt: skip
     if len(result.labels) == 1:
         out.append(("note: std and the interval are – : they need at least two runs", "yellow"))
+    elif not isinstance(result.card.get("seeds"), list):
+        out.append((
+            "note: the runs declare no seeds: the interval is seed variation only if they are "
+            "seeds of one model, not checkpoints or different models", "yellow",
+        ))  # fmt: skip
     clipped = [m for m, r in result.metrics.items() if r.clipped_to]
     if clipped:
         out.append((
@@ -336,8 +348,8 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
             Text(names[k]), *row[1:4], Text(row[4], style=_delta_style(label, c)), *row[5:]
         )
     console = recording_console(color, width=max(width, 4 + others + 12))
-    console.print(Text(f"A (baseline): {multi.label_a}"))
-    console.print(Text(f"runs: {', '.join(r.label_b for r in multi.runs)}"))
+    console.print(Text(f"A (baseline): {multi.label_a}{_partial(first, 'A')}"))
+    console.print(Text(f"runs: {', '.join(r.label_b + _partial(r, 'B') for r in multi.runs)}"))
     console.print(table)
     for r in multi.runs:
         for d in r.differences:
