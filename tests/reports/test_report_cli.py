@@ -330,9 +330,7 @@ def test_report_step_limits_checked_and_per_run(
         with pytest.raises(SystemExit) as stop:
             main([*base, "--step-limit", bad])
         assert stop.value.code == 2
-        assert (
-            f"--step-limit: must be an integer >= 1 (steps); got '{bad}'" in capsys.readouterr().err
-        )
+        assert f"--step-limit: must be an integer >= 1; got '{bad}'" in capsys.readouterr().err
     few = ["--worst", "0", "--sample", "0"]
     assert main([*base, *few, "--step-limit", "3", "--compare", str(house.a),
                  "--compare-step-limit", "5"]) == 0  # fmt: skip

@@ -166,59 +166,35 @@ def _add_stats_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="compare even if the cards differ")
 
 
-def _step_limit(text: str) -> int:
-    """A step limit: an integer >= 1 (a limit of 0 would class every failure as hitting it).
-
-    Example:
-        >>> _step_limit("20")
-        20
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1 (steps); got {text!r}")
-    return value
-
-
-def _seed(text: str) -> int:
-    """A seed: an integer >= 0 (what numpy's generators take).
-
-    Example:
-        >>> _seed("7")
-        7
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {text!r}")
-    return value
-
-
 #: Fewer resamples give percentile intervals whose ends move from seed to seed; more take
 #: minutes to hours and memory in proportion, for ends that no longer move.
 FEW_RESAMPLES, MAX_RESAMPLES = 1000, 1_000_000
 
 
-def _count(text: str) -> int:
-    """A number of bootstrap resamples or of sign flips: 1 to :data:`MAX_RESAMPLES`.
+def _integer(low: int, high: int | None = None) -> Callable[[str], int]:
+    """The argparse type of an integer option from ``low`` (to ``high``): a seed from 0 (what
+    numpy's generators take), a step limit from 1 (a limit of 0 would class every failure as
+    hitting it), resamples and sign flips from 1 to :data:`MAX_RESAMPLES`.
 
     Example:
-        >>> _count("2000")
-        2000
+        >>> _integer(0)("7"), _integer(1, MAX_RESAMPLES)("2000")
+        (7, 2000)
     """
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_RESAMPLES:
-        raise argparse.ArgumentTypeError(
-            f"must be an integer from 1 to {MAX_RESAMPLES:,}; got {text!r}"
-        )
-    return value
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low or (high is not None and value > high):
+            span = f">= {low}" if high is None else f"from {low} to {high:,}"
+            raise argparse.ArgumentTypeError(f"must be an integer {span}; got {text!r}")
+        return value
+
+    return parse
+
+
+_seed, _step_limit, _count = _integer(0), _integer(1), _integer(1, MAX_RESAMPLES)
 
 
 def _confidence(text: str) -> float:
