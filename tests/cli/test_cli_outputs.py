@@ -173,4 +173,8 @@ def test_score_several_files_sends_each_note_once_to_stderr(
     assert main(["score", "--task", "demo", "--predictions", *map(str, names)]) == 0
     out, err = capsys.readouterr()
     assert "a.json" in out and "warning" not in out
-    assert err == "2 files: " + WARNING + "\n"
+    assert err == "2 files: " + WARNING + "\n" + (  # the copy's results are the same too
+        f"warning: {names[1]} has exactly the results of {names[0]} (every metric, to the last "
+        "digit): most likely one run given twice (a copied file, or the same predictions under "
+        "another name)\n"
+    )

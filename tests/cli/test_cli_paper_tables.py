@@ -118,3 +118,162 @@ def test_compare_json_to_stdout_prints_no_table(tmp_path: Path, capsys: Capture)
     a, b, _, _ = _variants(tmp_path)
     assert main(["compare", "--task", "demo", a, b, "--json", "-", "--resamples", "100"]) == 0
     assert json.loads(capsys.readouterr().out)["B"] == "run_B"
+
+
+def test_compare_markdown_baseline_row_is_order_free(tmp_path: Path, capsys: Capture) -> None:
+    """A's row is its mean over all its episodes whatever the order of the candidates; a
+    candidate paired on fewer episodes says so, and names A's mean on those pairs, so every Δ
+    is the difference of the means printed beside it."""
+    a, b, _, _ = _variants(tmp_path)
+    part = tmp_path / "part.json"
+    part.write_text(json.dumps(json.loads(Path(b).read_text())[:12]))
+    args = ["compare", "--task", "demo", "--subset", "--format", "markdown", "--metrics", "SR"]
+    tables = []
+    for order in ([b, str(part)], [str(part), b]):
+        assert main([*args, a, *order, "--permutations", "200", "--resamples", "100"]) == 0
+        tables.append(capsys.readouterr().out.splitlines())
+    for lines in tables:
+        rows = sorted(line for line in lines if line.startswith("| run_") or "part" in line)
+        assert rows[0] == "| part [12 of 36 episodes] | 25.00 (-25.00 vs A 50.00) |"
+        assert rows[1] == "| run_A (A) | 52.78 |" and rows[2] == "| run_B | 44.44 (-8.33) |"
+        assert "A = baseline, its mean over all its episodes;" in lines[0]
+
+
+def test_compare_text_table_tells_runs_apart_and_fits_columns(
+    tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run column keeps the end that tells candidates apart (``…`` for their shared
+    start), the table fits COLUMNS, and files of one name in two folders keep their folder."""
+    a, b, c, _ = _variants(tmp_path)
+    long = []
+    for p, tail in ((b, "iter_20000"), (c, "iter_100")):
+        q = tmp_path / f"seq2seq_sample_imagenet_val_unseen_{tail}.json"
+        q.write_text(Path(p).read_text())
+        long.append(str(q))
+    monkeypatch.setenv("COLUMNS", "120")
+    args = ["compare", "--task", "demo", a, *long, "--metrics", "SR", "--permutations", "200"]
+    assert main([*args, "--resamples", "100"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split("│")[1].strip() for line in lines if line.startswith("│")]
+    assert rows == ["…l_unseen_iter_20000", "…l_unseen_iter_100"]
+    assert max(len(line) for line in lines) <= 120
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    for d in "xy":
+        (tmp_path / d / "p.json").write_text(Path(b).read_text())
+    two = [str(tmp_path / d / "p.json") for d in "xy"]
+    assert main(["compare", "--task", "demo", *two, "--resamples", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "A (baseline): x/p\n" in out and "B (candidate): y/p\n" in out
+
+
+def test_aggregate_reads_the_multi_file_summary_of_score(tmp_path: Path, capsys: Capture) -> None:
+    """The list `score --json` writes for several predictions files is one run per entry; an
+    entry that could not be scored is refused by its number and file."""
+    paths = _variants(tmp_path)[:3]
+    together = tmp_path / "all.json"
+    args = ["score", "--task", "demo", "--predictions", *paths, "--json", str(together)]
+    assert main([*args, "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["aggregate", str(together)]) == 0
+    assert "3 runs: run_A, run_B, run_C" in capsys.readouterr().out
+    missing = str(tmp_path / "gone.json")
+    assert main([*args[:-2], missing, "--json", str(together), "--quiet"]) == 2
+    capsys.readouterr()
+    assert main(["aggregate", str(together)]) == 2
+    assert f"error: {together}: entry 4 ({missing}) of this multi-file summary could not be " in (
+        capsys.readouterr().err
+    )
+
+
+def test_oracle_and_identical_runs_are_named(tmp_path: Path, capsys: Capture) -> None:
+    """A file whose NE is 0 on every episode, with no privileged access declared, is noted as
+    a likely shortest-path oracle; two files with the same results are warned about, in
+    score over several files and in compare."""
+    episodes = json.loads((demo_root() / "demo" / "DEMO_val.json").read_text())
+    oracle = tmp_path / "oracle.json"
+    oracle.write_text(json.dumps([
+        {"instr_id": f"{e['path_id']}_{k}", "trajectory": e["path"]}
+        for e in episodes for k in range(len(e["instructions"]))
+    ]))  # fmt: skip
+    copy = tmp_path / "copy.json"
+    copy.write_text(oracle.read_text())
+    a = _variants(tmp_path)[0]
+    note = (
+        "note: NE is 0 on all 36 episodes (every stop on the goal): a shortest-path oracle? "
+        "declare its privileged access with --protocol"
+    )
+    same = (
+        "has exactly the results of {} (every metric, to the last digit): most likely one run "
+        "given twice (a copied file, or the same predictions under another name)"
+    )
+    assert main(["score", "--task", "demo", "--predictions", str(oracle), str(copy)]) == 0
+    err = capsys.readouterr().err
+    assert f"2 files: {note}" in err
+    assert f"warning: {copy} {same.format(oracle)}" in err
+    args = ["compare", "--task", "demo", a, str(oracle), str(copy), "--metrics", "SR"]
+    assert main([*args, "--resamples", "100", "--permutations", "100"]) == 0
+    err = capsys.readouterr().err
+    assert f"B (oracle): {note}" in err and f"run 3 (copy): {note}" in err
+    assert f"warning: run 3 (copy) {same.format('B (oracle)')}" in err
+
+
+def test_by_scan_says_why_intervals_and_p_can_disagree(tmp_path: Path, capsys: Capture) -> None:
+    """With --by-scan the table says how its intervals were made and which column to read
+    significance from; the report's comparison says so too, and its plot names the scans."""
+    from vlneval.diagnostics import score_run
+    from vlneval.evaluation import Scorer
+    from vlneval.reports.compare import compare_scored
+    from vlneval.reports.html_parts import comparison_table
+    from vlneval.reports.plots_compare import plot_comparison
+
+    a, b, _, _ = _variants(tmp_path)
+    args = ["compare", "--task", "demo", a, b, "--by-scan", "--metrics", "SR"]
+    assert main([*args, "--resamples", "100", "--format", "markdown"]) == 0
+    note = (
+        "intervals: a two-stage bootstrap (3 scans resampled, then episodes in them), per metric "
+        "and not Holm-adjusted; with few scans it is approximate and often too narrow, while p "
+        "flips the signs of whole scans exactly: read significance from p (Holm), not from an "
+        "interval excluding 0"
+    )
+    assert note in capsys.readouterr().out
+    scorer = Scorer("demo")
+    cmp = compare_scored(score_run(scorer, a), score_run(scorer, b), cluster_by_scan=True,
+                         n_resamples=100, metrics=["SR"])  # fmt: skip
+    assert "Intervals: a two-stage bootstrap (3 scans resampled" in comparison_table(cmp)
+    title = plot_comparison(cmp).texts[0].get_text()
+    assert title.startswith("Paired differences B − A with 95% bootstrap intervals (36 "
+                            "episodes, 3 scans resampled; filled")  # fmt: skip
+
+
+def test_small_compare_and_aggregate_wording(tmp_path: Path, capsys: Capture) -> None:
+    """A summary or a per-episode table given to compare is named for what it is; a subset is
+    said in the header; --profile-b's help says when it is refused; an aggregate of runs that
+    declare no seeds says the interval is seed variation only for seeds."""
+    a, b, c, _ = _variants(tmp_path)
+    summary, table = tmp_path / "s.json", tmp_path / "s.csv"
+    assert main(["score", "--task", "demo", "--predictions", a, "--json", str(summary),
+                 "--per-episode", str(table), "--quiet"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["compare", "--task", "demo", str(summary), b]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {summary}: a summary (from `vlneval score --json`), not a predictions file: a "
+        "comparison pairs the runs episode by episode, so it needs the predictions files\n"
+    )
+    assert main(["compare", "--task", "demo", a, str(table)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {table}: a table (.csv, e.g. from `vlneval score --per-episode`), not a "
+        "predictions file: give the predictions file it was scored from\n"
+    )
+    part = tmp_path / "part.json"
+    part.write_text(json.dumps(json.loads(Path(b).read_text())[:12]))
+    assert main(["compare", "--task", "demo", "--subset", a, str(part), "--resamples", "100"]) == 0
+    assert "B (candidate): part (partial: 12 of 36)\n" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    assert "another profile (refused unless --force)" in " ".join(capsys.readouterr().out.split())
+    assert main(["aggregate", "--task", "demo", a, b, c]) == 0
+    assert (
+        "note: the runs declare no seeds: the interval is seed variation only if they are seeds "
+        "of one model, not checkpoints or different models" in capsys.readouterr().err
+    )

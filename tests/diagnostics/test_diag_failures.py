@@ -155,3 +155,24 @@ def test_house_step_limit_from_declared_card(house_run: ScoredRun) -> None:
     d = diagnose(dataclasses.replace(house_run, evaluation=declared), n_resamples=100)
     assert d.settings["step_limit"] == 5
     assert d.failures is not None and d.failures.counts["step_limit"] == 1
+
+
+def test_step_notes_name_a_cap_nobody_gave_and_steps_past_the_limit() -> None:
+    """Without T, many episodes ending at the largest step count is named with the option to
+    pass; with T, an episode longer than T is named (the limit cannot be the run's)."""
+    b = failure_breakdown([0, 0, 0], [0, 0, 0], [1.0, 9.0, 9.0], [8.0] * 3, steps=[20, 20, 4])
+    assert b.notes == (
+        "2 of 3 episodes (66.7%) end at exactly 20 steps, the run's largest count: a step "
+        "limit? without one they are classed as stopped short or wandered; pass --step-limit 20",
+    )
+    assert b.to_dict()["notes"] == list(b.notes)
+    b = failure_breakdown(
+        [0, 0], [0, 0], [1.0, 9.0], [8.0] * 2, steps=[2, 9], step_limit=3, episode_ids=["e0", "e1"]
+    )
+    assert b.notes == (
+        "warning: 1 episode(s) have more steps than the step limit T = 3 (first: e1, 9 steps): "
+        "the run cannot have had that limit, or its steps count something else; check "
+        "--step-limit",
+    )
+    few = failure_breakdown([0] * 20, [0] * 20, [1.0] * 20, [8.0] * 20, steps=[*range(29), 28])
+    assert few.notes == ()  # 2 of 30 at the maximum: no cap

@@ -317,3 +317,66 @@ def test_aggregate_names_runs_of_one_file_name_by_their_folders(
     card = json.loads(out.read_text())["protocol"]
     assert card["checkpoint"] == {"seed0/preds": "ckpt0.pt", "seed1/preds": "ckpt1.pt"}
     assert card["seeds"] == [0, 1]
+
+
+def test_report_step_limits_checked_and_per_run(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    """--step-limit below 1 is refused; a limit shorter than a recorded trajectory is warned
+    with the episode; the baseline has its own limit (--compare-step-limit)."""
+    out = tmp_path / "r.html"
+    base = ["report", *_data(house), "--predictions", str(house.b), "--out", str(out), "--quiet"]
+    for bad in ("0", "-3"):
+        with pytest.raises(SystemExit) as stop:
+            main([*base, "--step-limit", bad])
+        assert stop.value.code == 2
+        assert f"--step-limit: must be an integer >= 1; got '{bad}'" in capsys.readouterr().err
+    few = ["--worst", "0", "--sample", "0"]
+    assert main([*base, *few, "--step-limit", "3", "--compare", str(house.a),
+                 "--compare-step-limit", "5"]) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert (
+        "B (run_b): warning: 3 episode(s) have more steps than the step limit T = 3 (first: " in err
+    )
+    assert "A (run_a)" not in err
+    html = out.read_text(encoding="utf-8")
+    assert "A: run_a: Step limit T = 5" in html and "B: run_b: Step limit T = 3" in html
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--permutations", "0", "must be an integer from 1 to 1,000,000; got '0'"),
+        (
+            "--permutations",
+            "1000000000",
+            "must be an integer from 1 to 1,000,000; got '1000000000'",
+        ),
+        ("--confidence", "1.5", "must be a number strictly between 0 and 1, e.g. 0.95; got '1.5'"),
+    ],
+)
+def test_compare_bounds_its_resampling_options(
+    house: House, capsys: Capture, option: str, value: str, message: str
+) -> None:
+    """--permutations is bounded as --resamples is, and a bad value is the option's error, not
+    a library function's."""
+    with pytest.raises(SystemExit) as stop:
+        main(["compare", *_data(house), str(house.a), str(house.b), option, value])
+    assert stop.value.code == 2
+    assert f"argument {option}: {message}" in capsys.readouterr().err
+
+
+def test_report_compare_names_the_run_of_each_warning(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    """With --compare, B's scoring warnings are printed after its name, as A's are."""
+    path = tmp_path / "with_summary.json"
+    path.write_text(json.dumps([{"success_rate": 0.5, "spl": 0.4}, *predictions()]))
+    out = tmp_path / "r.html"
+    args = ["report", *_data(house), "--predictions", str(path), "--compare", str(house.a)]
+    assert main([*args, "--skip-summary-records", "--out", str(out), "--quiet",
+                 "--worst", "0", "--sample", "0"]) == 0  # fmt: skip
+    assert (
+        "B (with_summary): warning: 1 record(s) without 'instr_id' that look like a summary "
+        "were skipped" in capsys.readouterr().err
+    )

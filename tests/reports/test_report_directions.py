@@ -135,3 +135,27 @@ def test_touchdown_comparison_with_a_lower_spd_reports_b_better(tmp_path: Path) 
     assert rows["SPD"]["direction"] == "lower is better" and rows["SPD"]["B_is_better"] is True
     assert rows["TC"]["B_is_better"] is True and rows["SED"]["B_is_better"] is True
     assert "SPD (hops)" in render_comparison(cmp)
+
+
+@pytest.mark.parametrize(
+    ("label", "better", "p_holm", "said"),
+    [
+        ("SR", True, 0.001, "B better"),
+        ("NE", False, 0.001, "B worse"),
+        ("TL", True, 0.001, "B higher"),
+        ("SR", True, 0.5, "no detectable difference"),
+    ],
+)
+def test_json_verdict_beside_the_direction(
+    label: str, better: bool, p_holm: float, said: str
+) -> None:
+    """``verdict`` reads the Holm p with the direction; ``B_is_better`` stays the direction of
+    Δ (a non-significant B_is_better: true says "no detectable difference" beside it)."""
+    cmp = _comparison(label, better)
+    cmp.metrics[label] = dataclasses.replace(cmp.metrics[label], p_adjusted=p_holm)
+    row = cmp.to_dict()["metrics"][0]
+    assert row["verdict"] == said
+    assert row["B_is_better"] is (None if label == "TL" else better)
+    html = comparison_table(cmp)
+    shown = {"B higher": "B's TL is higher"}.get(said, said)
+    assert shown in html

@@ -58,9 +58,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("--title", default=None, help="page title")
     r.add_argument(
         "--step-limit",
-        type=int,
+        type=_step_limit,
         default=None,
         help="the run's step limit (default: the protocol card's inference_budget)",
+    )
+    r.add_argument(
+        "--compare-step-limit",
+        type=_step_limit,
+        default=None,
+        metavar="N",
+        help="OTHER's step limit (default: its card's inference_budget, else --step-limit)",
     )
     r.add_argument(
         "--budgets",
@@ -90,10 +97,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--protocol-b", default=None, metavar="FILE", help="protocol fields of B (every candidate)"
     )
     c.add_argument(
-        "--profile-b", default=None, help="score the candidates with another profile (refused)"
+        "--profile-b",
+        default=None,
+        help="score the candidates with another profile (refused unless --force)",
     )
     c.add_argument("--metrics", default=None, help="comma-separated labels (default: all)")
-    c.add_argument("--permutations", type=int, default=10000, help="Monte Carlo sign flips")
+    c.add_argument(
+        "--permutations",
+        type=_count,  # as many as resamples: a million take about a minute for one metric
+        default=10000,
+        help=f"Monte Carlo sign flips, 1 to {MAX_RESAMPLES:,} (default 10000)",
+    )
     c.add_argument(
         "--json", default=None, metavar="FILE", help="write the comparison JSON (- for stdout)"
     )
@@ -114,7 +128,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     g.add_argument("runs", nargs="+", metavar="RUN", help="summary JSON or predictions files")
     add_scoring_args(g)
     _add_reading_args(g)
-    g.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
+    g.add_argument("--confidence", type=_confidence, default=0.95, help="interval coverage (0.95)")
     g.add_argument("--force", action="store_true", help="aggregate even if the cards differ")
     g.add_argument(
         "--json", default=None, metavar="FILE", help="write the aggregate JSON (- for stdout)"
@@ -141,8 +155,8 @@ def _add_reading_args(p: argparse.ArgumentParser) -> None:
 
 def _add_stats_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
-    p.add_argument("--resamples", type=_resamples, default=2000, help="bootstrap resamples (2000)")
-    p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
+    p.add_argument("--resamples", type=_count, default=2000, help="bootstrap resamples (2000)")
+    p.add_argument("--confidence", type=_confidence, default=0.95, help="interval coverage (0.95)")
     p.add_argument(
         "--by-scan",
         action="store_true",
@@ -157,20 +171,45 @@ def _add_stats_args(p: argparse.ArgumentParser) -> None:
 FEW_RESAMPLES, MAX_RESAMPLES = 1000, 1_000_000
 
 
-def _resamples(text: str) -> int:
-    """A number of bootstrap resamples: 1 to :data:`MAX_RESAMPLES`.
+def _integer(low: int, high: int | None = None) -> Callable[[str], int]:
+    """The argparse type of an integer option from ``low`` (to ``high``): a step limit from 1 (a limit of 0 would class every failure as
+    hitting it), resamples and sign flips from 1 to :data:`MAX_RESAMPLES`.
 
     Example:
-        >>> _resamples("2000")
-        2000
+        >>> _integer(1)("7"), _integer(1, MAX_RESAMPLES)("2000")
+        (7, 2000)
+    """
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low or (high is not None and value > high):
+            span = f">= {low}" if high is None else f"from {low} to {high:,}"
+            raise argparse.ArgumentTypeError(f"must be an integer {span}; got {text!r}")
+        return value
+
+    return parse
+
+
+_step_limit, _count = _integer(1), _integer(1, MAX_RESAMPLES)
+
+
+def _confidence(text: str) -> float:
+    """An interval's coverage: a number strictly between 0 and 1.
+
+    Example:
+        >>> _confidence("0.9")
+        0.9
     """
     try:
-        value = int(text)
+        value = float(text)
     except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_RESAMPLES:
+        value = float("nan")
+    if not 0 < value < 1:
         raise argparse.ArgumentTypeError(
-            f"must be an integer from 1 to {MAX_RESAMPLES:,}; got {text!r}"
+            f"must be a number strictly between 0 and 1, e.g. 0.95; got {text!r}"
         )
     return value
 
@@ -194,17 +233,44 @@ def _check_stats(args: argparse.Namespace) -> None:
 def _score(args: argparse.Namespace, scorer: Any, path: str, protocol: str | None = None) -> Any:
     from vlneval.diagnostics import score_run
 
-    return score_run(
-        scorer,
-        path,
-        subset=args.subset,
-        form=args.trajectory_form,
-        trajectory_key=args.trajectory_key,
-        declared=declared_for(
-            protocol if protocol is not None else args.protocol, path, getattr(args, "quiet", False)
-        ),
-        skip_summaries=args.skip_summary_records,
-    )
+    try:
+        return score_run(
+            scorer,
+            path,
+            subset=args.subset,
+            form=args.trajectory_form,
+            trajectory_key=args.trajectory_key,
+            declared=declared_for(
+                protocol if protocol is not None else args.protocol,
+                path,
+                getattr(args, "quiet", False),
+            ),
+            skip_summaries=args.skip_summary_records,
+        )
+    except VLNEvalError as exc:
+        instead = _not_predictions(path, exc)
+        if instead is None:
+            raise
+        raise instead from exc
+
+
+def _not_predictions(path: str, exc: VLNEvalError) -> VLNEvalError | None:
+    """What the file is instead, when it is a summary or a table of vlneval's own (a report
+    or a comparison pairs runs episode by episode, from predictions files), else None."""
+    text = str(exc)
+    if path.endswith(".csv") and "not valid JSON" in text:
+        return VLNEvalError(
+            f"{path}: a table (.csv, e.g. from `vlneval score --per-episode`), not a predictions "
+            "file: give the predictions file it was scored from"
+        )
+    if "got a JSON object" in text:
+        value = load_json(Path(path))
+        if isinstance(value, dict) and "metrics" in value and "protocol" in value:
+            return VLNEvalError(
+                f"{path}: a summary (from `vlneval score --json`), not a predictions file: a "
+                "comparison pairs the runs episode by episode, so it needs the predictions files"
+            )
+    return None
 
 
 @contextmanager
@@ -267,6 +333,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         cluster_by_scan=args.by_scan,
         budgets=_budgets(args.budgets),
         step_limit=args.step_limit,
+        baseline_step_limit=args.compare_step_limit,
         force=args.force,
         title=args.title,
     )
@@ -289,11 +356,27 @@ def cmd_report(args: argparse.Namespace) -> int:
         print_table(render_summary(summary, color=sys.stdout.isatty(), fmt=plan.table))
     if baseline is not None:  # the baseline's checks and warnings, named
         print_notices(warning_notices(baseline.evaluation.to_dict(), f"A ({baseline.label}): "))
-    print_notices(summary_notices(summary))
+    print_notices(summary_notices(summary, "" if baseline is None else f"B ({run.label}): "))
+    print_notices(_step_notices(report.data, baseline is not None))
     where = "the report to stdout" if plan.outputs["--out"].is_stdout else args.out
     if not args.quiet:
         err(f"wrote {where} ({len(page) / 1e6:.1f} MB)")
     return 0
+
+
+def _step_notices(data: dict[str, Any], compared: bool) -> list[tuple[str, str]]:
+    """What the step counts say about each run's step limit (``step_notes``), after the run's
+    name in a comparison, for stderr."""
+    runs = [("B", data["diagnostics"])]
+    if compared and data["baseline"] is not None:
+        runs.insert(0, ("A", data["baseline"]["diagnostics"]))
+    out = []
+    for name, diag in runs:
+        who = f"{name} ({diag['label']}): " if compared else ""
+        for note in (diag["failures"] or {}).get("notes", []):
+            note = note if note.startswith("warning") else f"note: {note}"
+            out.append((who + note, "yellow"))
+    return out
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -312,7 +395,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     plan = plan_outputs(args, {"--json": args.json})
     _check_stats(args)
     names = ["B", *(f"run {k}" for k in range(3, len(args.b) + 2))]
-    with ExitStack() as stack, _progress(2 + len(args.b), "compare") as step:
+    with ExitStack() as stack, _progress(1 + 2 * len(args.b), "compare") as step:
         scorer_a = stack.enter_context(open_scorer(args))
         a = _score(args, scorer_a, args.a, args.protocol_a)
         step("scored A")
@@ -323,6 +406,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for path, name in zip(args.b, names, strict=True):
             others.append(_score(args, scorer_b, path, args.protocol_b))
             step(f"scored {name}")
+        for run, label in zip([a, *others], _run_labels([args.a, *args.b]), strict=True):
+            run.label = label  # two files of one name in different folders told apart
         metrics = [m.strip() for m in args.metrics.split(",")] if args.metrics else None
         result = compare_many(
             a,
@@ -334,8 +419,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             cluster_by_scan=args.by_scan,
             force=args.force,
             metrics=metrics,
+            progress=lambda k: step(f"compared {names[k]}"),
         )
-        step("compared")
     if args.json:
         write_summary(plan.outputs["--json"], result.to_dict())
     if plan.table is not None:
@@ -347,7 +432,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     runs = [("A", a), *zip(names, others, strict=True)]
     notices = [*run_notices(runs), *comparison_notices(result)]
     if scorer_b is scorer_a:
-        notices += _same_files(args.a, args.b, names)
+        notices += _same_files(args.a, args.b, names) + _same_results(runs, [args.a, *args.b])
     print_notices([*notices, *not_compared_notices(runs, result)])
     return 0
 
@@ -360,6 +445,20 @@ def _same_files(a: str, others: list[str], names: list[str]) -> list[tuple[str, 
          "a run compared with itself says nothing about either", "yellow")
         for n in same
     ]  # fmt: skip
+
+
+def _same_results(runs: list[tuple[str, Any]], paths: list[str]) -> list[tuple[str, str]]:
+    """A warning for each run of another file than an earlier run's whose results are that
+    run's exactly (the same file twice is :func:`_same_files`'s)."""
+    from vlneval.reports.terminal import SAME_RUN, same_results
+
+    distinct: dict[Path, tuple[str, Any]] = {}
+    for path, (name, run) in zip(paths, runs, strict=True):
+        distinct.setdefault(Path(path).resolve(), (f"{name} ({run.label})", run))
+    named = list(distinct.values())
+    summaries = [r.evaluation.to_dict() for _, r in named]
+    texts = same_results(summaries, [n for n, _ in named], SAME_RUN)
+    return [(f"warning: {t}", "yellow") for t in texts]
 
 
 def _run_labels(paths: list[str]) -> list[str]:
@@ -390,15 +489,15 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     plan = plan_outputs(args, {"--json": args.json})
     given_task_options(args)  # a typo is said before any file is read, summaries alone too
     _refuse_repeats(args.runs)
-    summaries = []
+    runs: list[tuple[str, dict[str, Any]]] = []  # (the predictions file, its summary)
     with ExitStack() as stack, _progress(len(args.runs), "aggregate") as step:
         scorer = scorer_on_first_use(args, stack)  # one for all the predictions files
         for path in args.runs:
-            summaries.append(_summary_of(args, path, scorer))
+            runs += _summaries_of(args, path, scorer)
             step(run_label(path))
     result = aggregate_summaries(
-        summaries,
-        _run_labels(args.runs),
+        [s for _, s in runs],
+        _run_labels([p for p, _ in runs]),
         confidence=args.confidence,
         force=args.force,
     )
@@ -423,11 +522,40 @@ def _refuse_repeats(paths: list[str]) -> None:
             )
 
 
-def _summary_of(args: argparse.Namespace, path: str, scorer: Callable[[], Any]) -> dict[str, Any]:
-    """The summary in ``path`` (a summary JSON), or the summary of scoring it with
-    ``scorer()``, its card declared by ``--protocol`` or else by the ``NAME.protocol.json``
-    that ``vlneval run`` wrote beside it (as ``score`` reads it)."""
+def _summaries_of(
+    args: argparse.Namespace, path: str, scorer: Callable[[], Any]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The runs in ``path``, each as (its name's path, its summary): the summary in it (a
+    summary JSON), one run per entry of a multi-file summary (the list ``score --json`` writes
+    for several predictions files), or the summary of scoring it with ``scorer()``, its card
+    declared by ``--protocol`` or else by the ``NAME.protocol.json`` that ``vlneval run`` wrote
+    beside it (as ``score`` reads it)."""
     value = load_json(Path(path))
+    if isinstance(value, list) and value and all(_is_entry(v) for v in value):
+        for k, entry in enumerate(value, start=1):
+            if "errors" in entry:
+                raise VLNEvalError(
+                    f"{path}: entry {k} ({entry.get('predictions')}) of this multi-file summary "
+                    f"could not be scored ({'; '.join(map(str, entry['errors']))}); score it "
+                    "again, or give the other runs' files"
+                )
+        return [(str(v.get("predictions") or f"{path}[{k}]"), v) for k, v in enumerate(value)]
+    return [(path, _summary_of(args, path, value, scorer))]
+
+
+def _is_entry(value: Any) -> bool:
+    """Whether ``value`` is an entry of a multi-file summary: a summary, or a file that
+    ``score`` could not score (``{"predictions": file, "errors": [...]}``)."""
+    return isinstance(value, dict) and (
+        ("metrics" in value and "protocol" in value)
+        or ("errors" in value and "predictions" in value)
+    )
+
+
+def _summary_of(
+    args: argparse.Namespace, path: str, value: Any, scorer: Callable[[], Any]
+) -> dict[str, Any]:
+    """The summary ``value`` read from ``path``, or the summary of scoring the file."""
     if isinstance(value, dict) and "card_differences" in value:  # a compare or aggregate JSON
         raise VLNEvalError(
             f"{path}: not a summary JSON (from `vlneval score --json`) but the JSON of a "

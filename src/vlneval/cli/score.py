@@ -220,7 +220,7 @@ def _sweep_table(done: list[tuple[str, Any]], *, color: bool, fmt: str = "text")
 
 def _sweep_notices(done: list[tuple[str, Any]]) -> None:
     """The notes of every scored file, each once, with the file (or how many) it concerns."""
-    from vlneval.reports.terminal import print_notices, summary_notices
+    from vlneval.reports.terminal import SAME_RUN, print_notices, same_results, summary_notices
 
     seen: dict[tuple[str, str], list[str]] = {}
     for path, s in done:
@@ -230,6 +230,8 @@ def _sweep_notices(done: list[tuple[str, Any]]) -> None:
         (f"{files[0] if len(files) == 1 else f'{len(files)} files'}: {text}", style)
         for (text, style), files in seen.items()
     )
+    same = same_results([s for _, s in done], [p for p, _ in done], SAME_RUN)
+    print_notices((f"warning: {text}", "yellow") for text in same)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -149,6 +149,7 @@ def diagnose(
             ctx.shortest,
             steps=per.get("steps"),
             step_limit=limit,
+            episode_ids=run.episode_ids,
         )
         budget_columns = {
             budget_label(b): within_budget(per["success"], per["path_length"], ctx.shortest, b)

@@ -23,6 +23,7 @@ classed by 4 or 5 like any other.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +39,7 @@ __all__ = [
     "classify_outcomes",
     "failure_breakdown",
     "step_limit_from_card",
+    "step_notes",
 ]
 
 FAILURE_CLASSES = ("success", "passed_goal", "step_limit", "stopped_early", "wandered")
@@ -126,6 +128,7 @@ class FailureBreakdown:
         step_limit: T, or None.
         passed_goal_at_limit: episodes of ``passed_goal`` that also reached T (None without T):
             they might have stopped on the goal with a larger budget.
+        notes: what the step counts say about T (:func:`step_notes`).
     """
 
     codes: np.ndarray
@@ -133,6 +136,7 @@ class FailureBreakdown:
     shares: dict[str, float | None]
     step_limit: int | None
     passed_goal_at_limit: int | None
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Counts, shares, labels and the step limit (no per-episode codes)."""
@@ -149,6 +153,7 @@ class FailureBreakdown:
             "n_episodes": int(self.codes.shape[0]),
             "step_limit": self.step_limit,
             "passed_goal_at_limit": self.passed_goal_at_limit,
+            "notes": list(self.notes),
         }
 
 
@@ -160,8 +165,10 @@ def failure_breakdown(
     *,
     steps: ArrayLike | None = None,
     step_limit: int | None = None,
+    episode_ids: Sequence[str] | None = None,
 ) -> FailureBreakdown:
-    """Classifies every episode (:func:`classify_outcomes`) and counts the classes.
+    """Classifies every episode (:func:`classify_outcomes`) and counts the classes, with
+    :func:`step_notes` on the steps (``episode_ids`` name an episode longer than T).
 
     Example:
         >>> b = failure_breakdown([1, 0, 0, 0], [1, 1, 0, 0], [9.0, 12.0, 3.0, 15.0], [8.0] * 4)
@@ -183,7 +190,52 @@ def failure_breakdown(
         passed = codes == FAILURE_CLASSES.index("passed_goal")
         at_limit = int((passed & (np.asarray(steps, dtype=np.float64) >= step_limit)).sum())
     shares = {c: (None if v is None else v / n) for c, v in counts.items()}
-    return FailureBreakdown(codes, counts, shares, step_limit, at_limit)
+    notes = () if steps is None else step_notes(steps, step_limit, episode_ids)
+    return FailureBreakdown(codes, counts, shares, step_limit, at_limit, notes)
+
+
+#: The share of the episodes that must end at the run's largest step count for it to look like
+#: a step limit nobody gave.
+CAP_SHARE = 0.1
+
+
+def step_notes(
+    steps: ArrayLike, step_limit: int | None, episode_ids: Sequence[str] | None = None
+) -> tuple[str, ...]:
+    """What the step counts say about the step limit T: without T, that many episodes end at
+    exactly the largest step count (a cap the outcome classes cannot see: those episodes are
+    filed as stopped short or wandered); with T, the episodes longer than T (the run cannot
+    have had that limit, or its steps count something else).
+
+    Example:
+        >>> print(step_notes([20, 20, 20, 4], None)[0])
+        3 of 4 episodes (75.0%) end at exactly 20 steps, the run's largest count: a step limit? without one they are classed as stopped short or wandered; pass --step-limit 20
+        >>> print(step_notes([3, 9], 3, ["a", "b"])[0])
+        warning: 1 episode(s) have more steps than the step limit T = 3 (first: b, 9 steps): the run cannot have had that limit, or its steps count something else; check --step-limit
+    """
+    st = np.asarray(steps, dtype=np.float64)
+    if st.size == 0:
+        return ()
+    if step_limit is not None:
+        over = np.flatnonzero(st > step_limit)
+        if over.size == 0:
+            return ()
+        k = int(over[0])
+        first = f"{episode_ids[k]}, " if episode_ids is not None else ""
+        return (
+            f"warning: {over.size} episode(s) have more steps than the step limit T = "
+            f"{step_limit} (first: {first}{int(st[k])} steps): the run cannot have had that "
+            "limit, or its steps count something else; check --step-limit",
+        )
+    top = int(st.max())
+    at_top = int((st == top).sum())
+    if top < 1 or at_top < 2 or at_top < CAP_SHARE * st.size:
+        return ()
+    return (
+        f"{at_top:,} of {st.size:,} episodes ({at_top / st.size:.1%}) end at exactly {top} "
+        "steps, the run's largest count: a step limit? without one they are classed as "
+        f"stopped short or wandered; pass --step-limit {top}",
+    )
 
 
 def step_limit_from_card(card: dict[str, Any]) -> int | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ from vlneval.diagnostics.scored import ScoredRun
 from vlneval.distributed.merge import without_calls
 from vlneval.errors import VLNEvalError
 from vlneval.metrics.info import LABELS
+from vlneval.reports.terminal import same_results
 from vlneval.stats import Comparison, RunSummary, aggregate_runs, compare_runs, holm_adjust
 
 __all__ = [
@@ -39,6 +40,8 @@ __all__ = [
     "compare_many",
     "b_is_better",
     "significant",
+    "verdict",
+    "scan_interval_note",
     "p_floor",
     "p_value_tests",
     "direction_text",
@@ -214,7 +217,8 @@ class RunComparison:
                     "test": c.test,
                     "n": c.n,
                     "direction": direction_text(label),
-                    "B_is_better": b_is_better(label, c),
+                    "B_is_better": b_is_better(label, c),  # the direction of Δ, whatever p
+                    "verdict": verdict(label, c),
                 }
             )
         return {
@@ -303,6 +307,48 @@ def significant(comparison: Comparison) -> bool:
     """
     p = comparison.p_adjusted
     return p is not None and p < 1 - comparison.confidence
+
+
+def verdict(label: str, comparison: Comparison) -> str:
+    """What a comparison's row says, from its Holm-adjusted p (:func:`significant`) and the
+    metric's direction (:func:`b_is_better`): ``"B better"``, ``"B worse"``, ``"B higher"`` or
+    ``"B lower"`` (a significant difference in a metric without a direction), or ``"no
+    detectable difference"``. ``B_is_better`` in the JSON is only the direction of Δ.
+
+    Example:
+        >>> from vlneval.stats import Comparison
+        >>> c = Comparison("SR", 0.6, 0.5, 0.1, 0.05, 0.15, 0.001, "mcnemar-exact", 100, 0.95)
+        >>> verdict("SR", c), verdict("SR", dataclasses.replace(c, p_adjusted=0.01))
+        ('no detectable difference', 'B better')
+        >>> verdict("TL", dataclasses.replace(c, p_adjusted=0.01))
+        'B higher'
+    """
+    if not significant(comparison):
+        return "no detectable difference"
+    better = b_is_better(label, comparison)
+    if better is None:
+        return "B higher" if comparison.difference > 0 else "B lower"
+    return "B better" if better else "B worse"
+
+
+def scan_interval_note(cmp: RunComparison) -> str:
+    """Why, with ``--by-scan``, an interval can exclude 0 while the p column finds no
+    difference ("" without it): the two resample differently.
+
+    Example:
+        >>> cmp = RunComparison("a", "b", {}, 36, 0, 0, None, settings={"n_scans": 11})
+        >>> print(scan_interval_note(cmp))
+        intervals: a two-stage bootstrap (11 scans resampled, then episodes in them), per metric and not Holm-adjusted; with few scans it is approximate and often too narrow, while p flips the signs of whole scans exactly: read significance from p (Holm), not from an interval excluding 0
+    """
+    k = cmp.settings.get("n_scans")
+    if k is None:
+        return ""
+    return (
+        f"intervals: a two-stage bootstrap ({k} scans resampled, then episodes in them), per "
+        "metric and not Holm-adjusted; with few scans it is approximate and often too narrow, "
+        "while p flips the signs of whole scans exactly: read significance from p (Holm), not "
+        "from an interval excluding 0"
+    )
 
 
 def _pairing(a: ScoredRun, b: ScoredRun) -> tuple[np.ndarray, np.ndarray]:
@@ -495,10 +541,13 @@ class MultiComparison:
         label_a: the baseline's name.
         runs: one :class:`RunComparison` per candidate, in the given order; each one's
             ``p_adjusted`` is the joint Holm adjustment.
+        means_a: label -> A's mean over every episode it scored (finite values), the
+            baseline row of a paper table whatever the candidates' pairings.
     """
 
     label_a: str
     runs: list[RunComparison]
+    means_a: dict[str, float] = field(default_factory=dict)
 
     @property
     def n_tests(self) -> int:
@@ -517,19 +566,27 @@ class MultiComparison:
 
 
 def compare_many(
-    a: ScoredRun, others: Sequence[ScoredRun], **options: Any
+    a: ScoredRun,
+    others: Sequence[ScoredRun],
+    progress: Callable[[int], None] | None = None,
+    **options: Any,
 ) -> RunComparison | MultiComparison:
     """Compares each of ``others`` with the baseline ``a`` (:func:`compare_scored`, each with
     the same ``options``, a seed giving every candidate the same resampling stream), then
     Holm-adjusts every candidate × metric p-value together. One candidate: its
-    :class:`RunComparison` as :func:`compare_scored` returns it.
+    :class:`RunComparison` as :func:`compare_scored` returns it. ``progress`` is called with
+    each candidate's index once it is compared (resampling takes long).
 
     Raises:
         VLNEvalError: as :func:`compare_scored`, naming the candidate.
     """
     if not others:
         raise VLNEvalError("compare needs a baseline and at least one candidate")
-    runs = [compare_scored(a, b, **options) for b in others]
+    runs = []
+    for k, b in enumerate(others):
+        runs.append(compare_scored(a, b, **options))
+        if progress is not None:
+            progress(k)
     if len(runs) == 1:
         return runs[0]
     flat = [(r, m) for r in runs for m in r.metrics]
@@ -538,7 +595,12 @@ def compare_many(
         r.metrics[m] = dataclasses.replace(r.metrics[m], p_adjusted=float(p), correction="holm")
     for r in runs:
         r.settings["correction"] = f"holm over {len(flat)} tests ({len(runs)} runs × metrics)"
-    return MultiComparison(a.label, runs)
+    compared = {m for r in runs for m in r.metrics}
+    cols = metric_columns(a)
+    means = {
+        m: float(np.nanmean(v)) for m, v in cols.items() if m in compared and np.isfinite(v).any()
+    }
+    return MultiComparison(a.label, runs, means)
 
 
 @dataclass
@@ -576,6 +638,12 @@ class AggregateResult:
         }
 
 
+#: Why a run whose results equal another's misleads an aggregate.
+SEEDS_TWICE = (
+    "one run counted twice is no seed variation, yet the std and interval count it as another seed"
+)
+
+
 def aggregate_summaries(
     summaries: Sequence[Mapping[str, Any]],
     labels: Sequence[str],
@@ -591,7 +659,7 @@ def aggregate_summaries(
     ``force``. Metrics that are null in some run are left out. Each interval is clipped
     to its metric's range (:attr:`~vlneval.metrics.MetricInfo.bounds`; see
     :func:`~vlneval.stats.aggregate_scores` for why). A run whose results equal an earlier
-    run's to the last digit is warned about (:func:`_same_results`).
+    run's to the last digit is warned about (:func:`~vlneval.reports.terminal.same_results`).
 
     Example:
         >>> card = {"task": "r2r", "split": "val_unseen", "privileged": "none",
@@ -642,7 +710,7 @@ def aggregate_summaries(
         diffs,
         merged_card([s["protocol"] for s in summaries], labels),
         left_out,
-        _same_results(summaries, labels),
+        same_results(summaries, labels, SEEDS_TWICE),
     )
 
 
@@ -691,31 +759,6 @@ def merged_card(cards: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> di
             out[key] = dict(zip(labels, values, strict=True))
             differs.append(key)
     return out | {"differs_between_runs": differs}
-
-
-def _same_results(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> list[str]:
-    """A warning for each run whose episode count and metrics all equal an earlier run's to
-    the last digit: most likely one run given twice (a copied summary, or the same
-    predictions), which is no seed variation, yet the std and interval count it as a seed.
-
-    Example:
-        >>> run = {"n_episodes": 2, "metrics": {"SR": 0.5}}
-        >>> warned = _same_results([run, {**run}, {**run, "metrics": {"SR": 1.0}}], "abc")
-        >>> len(warned), warned[0].split(":")[0]
-        (1, 'b has exactly the results of a (every metric, to the last digit)')
-    """
-    first: dict[str, str] = {}
-    out = []
-    for label, s in zip(labels, summaries, strict=True):
-        key = repr((s.get("n_episodes"), sorted(s["metrics"].items())))
-        if key in first:
-            out.append(
-                f"{label} has exactly the results of {first[key]} (every metric, to the last "
-                "digit): one run counted twice is no seed variation, yet the std and interval "
-                "count it as another seed"
-            )
-        first.setdefault(key, label)
-    return out
 
 
 def _left_out(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> dict[str, str]:

@@ -4,6 +4,7 @@ aggregate: rich text for the terminal, Markdown or LaTeX for a paper (stdout); t
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 
 from rich.table import Table
@@ -17,12 +18,14 @@ from vlneval.reports.compare import (
     b_is_better,
     p_floor,
     p_value_tests,
+    scan_interval_note,
     significant,
 )
 from vlneval.reports.paper import render_table
 from vlneval.reports.terminal import (
     Notice,
     column_name,
+    fit_names,
     format_value,
     grouped_notes,
     recording_console,
@@ -51,6 +54,18 @@ def _delta_style(label: str, c: Comparison) -> str:
 
 def _ci(label: str, c: Comparison) -> str:
     return f"[{format_value(label, c.ci_low, signed=True)}, {format_value(label, c.ci_high, signed=True)}]"
+
+
+def _partial(cmp: RunComparison, run: str) -> str:
+    """`` (partial: 12 of 36)`` when ``run`` ("A" or "B") scored a subset (``--subset``), else
+    "": the paired episodes are then no whole split."""
+    episodes = str(cmp.cards.get(run, {}).get("episodes"))
+    return f" ({episodes})" if episodes.startswith("partial") else ""
+
+
+def _scan_caption(cmp: RunComparison) -> str:
+    note = scan_interval_note(cmp)
+    return f"; {note}" if note else ""
 
 
 def _row_name(label: str, c: Comparison, cmp: RunComparison) -> str:
@@ -97,7 +112,8 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
     level = int(round(100 * cmp.settings.get("confidence", 0.95)))
     table = Table(
         caption="rates in %, differences in percentage points; other units as named; p: "
-        f"{p_value_tests([cmp])}, Holm-adjusted over {len(cmp.metrics)} metrics",
+        f"{p_value_tests([cmp])}, Holm-adjusted over {len(cmp.metrics)} metrics"
+        + _scan_caption(cmp),
     )
     for name, justify in (
         ("metric", "left"),
@@ -127,8 +143,8 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
     console = recording_console(color)
     card = cmp.cards.get("B", {})
     scoring = card.get("scoring", {})
-    console.print(Text(f"A (baseline): {cmp.label_a}"))
-    console.print(Text(f"B (candidate): {cmp.label_b}"))
+    console.print(Text(f"A (baseline): {cmp.label_a}{_partial(cmp, 'A')}"))
+    console.print(Text(f"B (candidate): {cmp.label_b}{_partial(cmp, 'B')}"))
     console.print(
         f"{cmp.n_paired} paired episodes · {card.get('task')} {card.get('split')} · profile "
         f"{scoring.get('profile')} v{scoring.get('profile_version')} · "
@@ -260,6 +276,11 @@ def aggregate_notices(result: AggregateResult) -> list[Notice]:
         ))  # fmt: skip
     if len(result.labels) == 1:
         out.append(("note: std and the interval are – : they need at least two runs", "yellow"))
+    elif not isinstance(result.card.get("seeds"), list):
+        out.append((
+            "note: the runs declare no seeds: the interval is seed variation only if they are "
+            "seeds of one model, not checkpoints or different models", "yellow",
+        ))  # fmt: skip
     clipped = [m for m, r in result.metrics.items() if r.clipped_to]
     if clipped:
         out.append((
@@ -302,25 +323,33 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
     level = int(round(100 * first.settings.get("confidence", 0.95)))
     table = Table(
         caption=f"rates in %, differences in percentage points; p: {p_value_tests(multi.runs)}, "
-        f"Holm-adjusted over all {multi.n_tests} rows"
+        f"Holm-adjusted over all {multi.n_tests} rows" + _scan_caption(first)
     )
-    for name in ("run", "metric", "A", "run mean", "Δ = run − A", f"{level}% CI of Δ", "p",
-                 "p (Holm)", "test"):  # fmt: skip
+    header = ["run", "metric", "A", "run mean", "Δ = run − A", f"{level}% CI of Δ", "p",
+              "p (Holm)", "test"]  # fmt: skip
+    for name in header:
         table.add_column(
             name,
             justify="left" if name in ("run", "metric", "test") else "right",
-            no_wrap=name == "metric",
+            no_wrap=name in ("run", "metric"),
         )
-    for r in multi.runs:
-        for label, c in r.metrics.items():
-            table.add_row(
-                Text(r.label_b), _row_name(label, c, r), format_value(label, c.mean_b), format_value(label, c.mean_a),
-                Text(format_value(label, c.difference, signed=True), style=_delta_style(label, c)),
-                _ci(label, c), _raw_p(c, r), _p(c.p_adjusted), c.test,
-            )  # fmt: skip
-    console = recording_console(color, width=140)
-    console.print(Text(f"A (baseline): {multi.label_a}"))
-    console.print(Text(f"runs: {', '.join(r.label_b for r in multi.runs)}"))
+    cells = [(k, label, c) for k, r in enumerate(multi.runs) for label, c in r.metrics.items()]
+    rows = [
+        [multi.runs[k].label_b, _row_name(label, c, multi.runs[k]), format_value(label, c.mean_b),
+         format_value(label, c.mean_a), format_value(label, c.difference, signed=True),
+         _ci(label, c), _raw_p(c, multi.runs[k]), _p(c.p_adjusted), c.test]
+        for k, label, c in cells
+    ]  # fmt: skip
+    width = shutil.get_terminal_size((160, 24)).columns
+    others = sum(max(len(row[j]) for row in [header, *rows]) + 3 for j in range(1, len(header)))
+    names = fit_names([r.label_b for r in multi.runs], max(12, width - 4 - others))
+    for (k, label, c), row in zip(cells, rows, strict=True):  # names told apart, to fit
+        table.add_row(
+            Text(names[k]), *row[1:4], Text(row[4], style=_delta_style(label, c)), *row[5:]
+        )
+    console = recording_console(color, width=max(width, 4 + others + 12))
+    console.print(Text(f"A (baseline): {multi.label_a}{_partial(first, 'A')}"))
+    console.print(Text(f"runs: {', '.join(r.label_b + _partial(r, 'B') for r in multi.runs)}"))
     console.print(table)
     for r in multi.runs:
         for d in r.differences:
@@ -331,15 +360,24 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
 
 
 def _paper_multi(multi: MultiComparison, fmt: str) -> str:
+    """One row per run: A's mean over all its episodes, then each candidate's mean and Δ vs A.
+    When A's mean on the episodes a candidate shares with it prints otherwise than A's row
+    (fewer pairs), the cell names it (``21.67 (+2.00 vs A 19.67)``), so each Δ is the
+    difference of the means printed beside it whatever the order of the runs; a candidate
+    paired on fewer of A's episodes says so after its name."""
     labels = list(dict.fromkeys(m for r in multi.runs for m in r.metrics))
     header = ["run", *(column_name(m) for m in labels)]
-    base = {m: c.mean_b for r in multi.runs for m, c in r.metrics.items()}
+    # one candidate (render_comparison): A's row is its mean on the pairs
+    base = multi.means_a or {m: c.mean_b for m, c in multi.runs[0].metrics.items()}
     rows = [
         [f"{multi.label_a} (A)", *(format_value(m, base[m]) if m in base else "–" for m in labels)]
     ]
     level = 0.95
     for r in multi.runs:
-        cells = [r.label_b]
+        n_a = r.n_paired + r.n_only_a
+        cells = [
+            r.label_b if r.n_paired >= n_a else f"{r.label_b} [{r.n_paired} of {n_a} episodes]"
+        ]
         for m in labels:
             c = r.metrics.get(m)
             if c is None:
@@ -347,14 +385,19 @@ def _paper_multi(multi: MultiComparison, fmt: str) -> str:
                 continue
             level = c.confidence
             star = "*" if significant(c) else ""
-            cells.append(
-                f"{format_value(m, c.mean_a)} ({format_value(m, c.difference, signed=True)}){star}"
-            )
+            a_here = format_value(m, c.mean_b)
+            vs = "" if m in base and a_here == format_value(m, base[m]) else f" vs A {a_here}"
+            delta = format_value(m, c.difference, signed=True)
+            cells.append(f"{format_value(m, c.mean_a)} ({delta}{vs}){star}")
         rows.append(cells)
+    over = "all its" if multi.means_a else "the paired"
     note = (
-        f"A = baseline; each run: mean (Δ vs A); * Holm-adjusted p < {1 - level:.2g} over "
-        f"{multi.n_tests} tests ({p_value_tests(multi.runs)}); "
-        "rates in %, differences in percentage points" + _fewer_pairs(multi.runs)
+        f"A = baseline, its mean over {over} episodes; each run: mean (Δ vs A; 'vs A x': A's "
+        f"mean on the episodes that run shares with it); * Holm-adjusted p < {1 - level:.2g} "
+        f"over {multi.n_tests} tests ({p_value_tests(multi.runs)}); "
+        "rates in %, differences in percentage points"
+        + _fewer_pairs(multi.runs)
+        + _scan_caption(multi.runs[0])
     )
     forced = [f"{r.label_b}: {d}" for r in multi.runs for d in r.differences]
     if forced:

@@ -22,7 +22,7 @@ import numpy as np
 from vlneval import __version__
 from vlneval.diagnostics.budget import DEFAULT_BUDGETS
 from vlneval.diagnostics.diagnose import Diagnostics, budget_label, diagnose
-from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
+from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES, step_limit_from_card
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.diagnostics.selection import sample_episodes, worst_episodes
 from vlneval.io import write_outputs
@@ -66,6 +66,7 @@ class ReportOptions:
         cluster_by_scan: resample scans, then episodes (two-stage bootstrap).
         budgets: path-length budgets (multiples of d*) for budgeted success.
         step_limit: the run's step limit (default: from its protocol card).
+        baseline_step_limit: the baseline's (default: from its card, else ``step_limit``).
         force: compare with a baseline whose protocol card differs (the report says so).
         title: the page title (default: task, split and run).
     """
@@ -79,6 +80,7 @@ class ReportOptions:
     cluster_by_scan: bool = False
     budgets: tuple[float, ...] = DEFAULT_BUDGETS
     step_limit: int | None = None
+    baseline_step_limit: int | None = None
     force: bool = False
     title: str | None = None
 
@@ -141,9 +143,12 @@ def build_report(
         step("compared with the baseline")
     stats.update(budgets=options.budgets, step_limit=options.step_limit)
     diag = diagnose(run, **stats)
-    base_diag = diagnose(baseline, **stats) if baseline is not None else None
+    base_stats = {**stats, "step_limit": _baseline_limit(baseline, options)}
+    base_diag = diagnose(baseline, **base_stats) if baseline is not None else None
     step("diagnosed")
-    shown = _shown(run, diag, baseline, base_diag, {**stats, "rng": options.seed})
+    shown = _shown(
+        run, diag, baseline, base_diag, {**stats, "rng": options.seed}, base_stats["step_limit"]
+    )
     paired = _paired_note(run, baseline, shown)
     sections = [
         ("summary", "Summary", "Summary", _summary(run, diag, options)),
@@ -180,12 +185,21 @@ def build_report(
     return Report(html, data)
 
 
+def _baseline_limit(baseline: ScoredRun | None, options: ReportOptions) -> int | None:
+    """The baseline's step limit: given for it, else its card's, else the run's option (the
+    runs may have had different limits)."""
+    if options.baseline_step_limit is not None or baseline is None:
+        return options.baseline_step_limit
+    return step_limit_from_card(dict(baseline.evaluation.protocol)) or options.step_limit
+
+
 def _shown(
     run: ScoredRun,
     diag: Diagnostics,
     baseline: ScoredRun | None,
     base: Diagnostics | None,
     stats: dict[str, Any],
+    base_limit: int | None = None,
 ) -> Shown:
     """The runs side by side: ``A: …`` (the baseline) then ``B: …``, or the run alone, each
     named by its clipped label. Side by side, both are on the episodes both scored (diagnosed
@@ -195,7 +209,7 @@ def _shown(
         return [(hp.clip(run.label), run, diag)]
     a, b = hp.short_labels(baseline.label, run.label)
     pa, pb = paired_runs(baseline, run)
-    base = base if pa is baseline else diagnose(pa, **stats)
+    base = base if pa is baseline else diagnose(pa, **{**stats, "step_limit": base_limit})
     diag = diag if pb is run else diagnose(pb, **stats)
     return [(f"A: {hp.clip(a)}", pa, base), (f"B: {hp.clip(b)}", pb, diag)]
 
@@ -447,13 +461,15 @@ def _outcomes(diag: Diagnostics, shown: Shown) -> str:
         cells.append(escape(words[name]))
         rows.append(cells)
     out = hp.table(header, rows)
-    limit = diag.failures.step_limit
-    out += hp.muted(
-        f"Step limit T = {limit} (positions recorded after the start)."
-        if limit is not None
-        else "The step limit is unknown (pass --step-limit N, or declare inference_budget in "
-        "--protocol), so no episode is classed as hitting it."
-    )
+    for n, f in runs:
+        who = f"{n}: " if len(runs) > 1 else ""
+        out += hp.muted(
+            f"{who}Step limit T = {f.step_limit} (positions recorded after the start)."
+            if f.step_limit is not None
+            else f"{who}The step limit is unknown (pass --step-limit N, or declare "
+            "inference_budget in --protocol), so no episode is classed as hitting it."
+        )
+        out += "".join(hp.muted(f"{who}{note}") for note in f.notes)
     shares = [(n, f.shares) for n, f in runs]
     return out + hp.figure(
         figure_png(plot_outcomes(shares)), "Outcome classes, as shares of the episodes"

@@ -19,10 +19,10 @@ from vlneval.diagnostics.scored import ScoredRun
 from vlneval.metrics.info import LABELS
 from vlneval.reports.compare import (
     RunComparison,
-    b_is_better,
     p_floor,
     p_value_tests,
-    significant,
+    scan_interval_note,
+    verdict,
 )
 from vlneval.reports.plots_base import figure_png, png_data_uri
 from vlneval.reports.plots_trajectory import plot_episode
@@ -274,16 +274,13 @@ def comparison_table(cmp: RunComparison) -> str:
     level = int(round(100 * next(iter(cmp.metrics.values())).confidence)) if cmp.metrics else 95
     rows = []
     for label, c in cmp.metrics.items():
-        sig = significant(c)
-        better = b_is_better(label, c)
-        verdict = "–"
-        if sig and better is None:
-            side = "higher" if c.difference > 0 else "lower"
-            verdict = f"<span class='muted'>B's {escape(label)} is {side}</span>"
-        elif sig:
-            verdict = pill("B better", "ok") if better else pill("B worse", "fail")
+        said = verdict(label, c)
+        if said in ("B better", "B worse"):
+            shown = pill(said, "ok" if said == "B better" else "fail")
+        elif said.startswith("B "):  # a significant difference in a metric without direction
+            shown = f"<span class='muted'>B's {escape(label)} is {said[2:]}</span>"
         else:
-            verdict = "<span class='muted'>no detectable difference</span>"
+            shown = f"<span class='muted'>{said}</span>"
         pairs = f" <span class='muted'>({c.n} of {cmp.n_paired} pairs)</span>"
         rows.append(
             [
@@ -295,7 +292,7 @@ def comparison_table(cmp: RunComparison) -> str:
                 num(_p(c.p_value, p_floor(c, cmp.settings.get("n_permutations", 10000)))),
                 num(_p(c.p_adjusted)),
                 escape(c.test),
-                verdict,
+                shown,
             ]
         )
     header = ["metric", "A", "B", "Δ = B − A", f"{level}% CI of Δ", "p", "p (Holm)", "test", ""]
@@ -328,7 +325,9 @@ def comparison_table(cmp: RunComparison) -> str:
         if tests.startswith("McNemar")
         else "a permutation test flipping the signs of whole scans' differences, for every metric"
     )
-    return out + muted(f"p: {what}; Holm-adjusted across the metrics. " + _neutral_note(cmp))
+    scans = scan_interval_note(cmp)
+    scans = f"{scans[0].upper()}{scans[1:]}. " if scans else ""
+    return out + muted(f"p: {what}; Holm-adjusted across the metrics. {scans}" + _neutral_note(cmp))
 
 
 def _neutral_note(cmp: RunComparison) -> str:

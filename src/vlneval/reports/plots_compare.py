@@ -46,11 +46,13 @@ def plot_comparison(cmp: RunComparison) -> Any:
         _panel(ax, cmp, names, scale=100.0 if unit == "%" else 1.0)
         ax.set_xlabel(f"Δ = B − A ({_AXIS.get(unit, unit or 'value')})")
     level = int(round(100 * next(iter(cmp.metrics.values())).confidence)) if cmp.metrics else 95
+    k = cmp.settings.get("n_scans")
+    what = f"{cmp.n_paired} episodes" + ("" if k is None else f", {k} scans resampled")
     fig.suptitle(
-        f"Paired differences B − A with {level}% bootstrap intervals ({cmp.n_paired} episodes; "
-        "filled: Holm-adjusted p < 0.05)"
+        f"Paired differences B − A with {level}% bootstrap intervals ({what}; filled: "
+        "Holm-adjusted p < 0.05)"
         if level == 95
-        else f"Paired differences B − A with {level}% bootstrap intervals ({cmp.n_paired} episodes)",
+        else f"Paired differences B − A with {level}% bootstrap intervals ({what})",
         fontsize=9,
         x=0.01,
         ha="left",

@@ -32,6 +32,9 @@ __all__ = [
     "summary_notices",
     "unavailable_notices",
     "warning_notices",
+    "oracle_notices",
+    "same_results",
+    "SAME_RUN",
     "unavailable_reasons",
     "grouped_notes",
     "print_notices",
@@ -354,16 +357,68 @@ def unavailable_notices(summary: Mapping[str, Any]) -> list[str]:
     return grouped_notes(unavailable_reasons(summary), "n/a")
 
 
-def summary_notices(summary: Mapping[str, Any]) -> list[Notice]:
-    """The notes of a summary, for stderr: failed checks, warnings, then why each ``n/a``."""
-    out = warning_notices(summary)
-    out += [(f"note: {text}", "yellow") for text in unavailable_notices(summary)]
+def summary_notices(summary: Mapping[str, Any], prefix: str = "") -> list[Notice]:
+    """The notes of a summary, for stderr: failed checks, warnings, then why each ``n/a``,
+    each after ``prefix`` (the run's name when several runs are shown)."""
+    out = warning_notices(summary, prefix)
+    out += [(f"{prefix}note: {text}", "yellow") for text in unavailable_notices(summary)]
     return out
 
 
+#: Why a run whose results equal another's misleads a table of runs.
+SAME_RUN = (
+    "most likely one run given twice (a copied file, or the same predictions under another name)"
+)
+
+
+def same_results(
+    summaries: Sequence[Mapping[str, Any]], labels: Sequence[str], why: str
+) -> list[str]:
+    """A warning for each run whose episode count and metrics all equal an earlier run's to
+    the last digit, with ``why`` that misleads: most likely one run given twice (a copied
+    file or summary, or the same predictions).
+
+    Example:
+        >>> run = {"n_episodes": 2, "metrics": {"SR": 0.5}}
+        >>> warned = same_results([run, {**run}, {**run, "metrics": {"SR": 1.0}}], "abc", "x")
+        >>> warned
+        ['b has exactly the results of a (every metric, to the last digit): x']
+    """
+    first: dict[str, str] = {}
+    out = []
+    for label, s in zip(labels, summaries, strict=True):
+        key = repr((s.get("n_episodes"), sorted(s["metrics"].items())))
+        if key in first:
+            out.append(
+                f"{label} has exactly the results of {first[key]} (every metric, to the last "
+                f"digit): {why}"
+            )
+        first.setdefault(key, label)
+    return out
+
+
+def oracle_notices(summary: Mapping[str, Any], prefix: str = "") -> list[Notice]:
+    """A note when NE is 0 on every episode (every stop on the goal) and the run declares no
+    privileged access: most likely a shortest-path oracle, not an agent to rank.
+
+    Example:
+        >>> card = {"privileged": "not declared (offline predictions file)"}
+        >>> s = {"n_episodes": 3, "metrics": {"NE": 0.0}, "protocol": card}
+        >>> print(oracle_notices(s, "B (x): ")[0][0])
+        B (x): note: NE is 0 on all 3 episodes (every stop on the goal): a shortest-path oracle? declare its privileged access with --protocol
+    """
+    undeclared = str((summary.get("protocol") or {}).get("privileged")).startswith("not declared")
+    if summary.get("metrics", {}).get("NE") != 0 or not undeclared:
+        return []
+    return [(
+        f"{prefix}note: NE is 0 on all {summary.get('n_episodes')} episodes (every stop on the "
+        "goal): a shortest-path oracle? declare its privileged access with --protocol", "yellow",
+    )]  # fmt: skip
+
+
 def warning_notices(summary: Mapping[str, Any], prefix: str = "") -> list[Notice]:
-    """A summary's failed checks and warnings, for stderr, each after ``prefix`` (the run's
-    name when several runs are shown)."""
+    """A summary's failed checks and warnings, then :func:`oracle_notices`, for stderr, each
+    after ``prefix`` (the run's name when several runs are shown)."""
     out: list[Notice] = []
     for c in summary.get("checks", []):
         if not c["holds"]:
@@ -373,7 +428,7 @@ def warning_notices(summary: Mapping[str, Any], prefix: str = "") -> list[Notice
     for w in summary.get("warnings", []):
         if not w.startswith("consistency check failed"):
             out.append((f"{prefix}warning: {w}", "yellow"))
-    return out
+    return out + oracle_notices(summary, prefix)
 
 
 def print_notices(notices: Iterable[Notice], *, file: TextIO | None = None) -> None:
