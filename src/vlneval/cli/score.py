@@ -220,7 +220,8 @@ def _sweep_table(done: list[tuple[str, Any]], *, color: bool, fmt: str = "text")
 
 
 def _sweep_notices(done: list[tuple[str, Any]]) -> None:
-    """The notes of every scored file, each once, with the file (or how many) it concerns."""
+    """The notes of every scored file, each once, with the files it concerns (see
+    :func:`_which`)."""
     from vlneval.reports.terminal import print_notices, summary_notices
 
     seen: dict[tuple[str, str], list[str]] = {}
@@ -228,9 +229,27 @@ def _sweep_notices(done: list[tuple[str, Any]]) -> None:
         for notice in summary_notices(s):
             seen.setdefault(notice, []).append(path)
     print_notices(
-        (f"{files[0] if len(files) == 1 else f'{len(files)} files'}: {text}", style)
-        for (text, style), files in seen.items()
+        (f"{_which(files, len(done))}: {text}", style) for (text, style), files in seen.items()
     )
+
+
+def _which(files: list[str], total: int, shown: int = 3) -> str:
+    """The files a note of a sweep of ``total`` files concerns: the first ``shown`` by name.
+
+    Example:
+        >>> _which(["a.json"], 4), _which(["a.json", "b.json"], 2)
+        ('a.json', 'all 2 files')
+        >>> _which(["a.json", "c.json"], 4)
+        'a.json, c.json (2 of 4 files)'
+        >>> _which([f"{k}.json" for k in range(5)], 9)
+        '0.json, 1.json, 2.json and 2 more (5 of 9 files)'
+    """
+    if len(files) == 1:
+        return files[0]
+    if len(files) == total:
+        return f"all {total} files"
+    more = f" and {len(files) - shown} more" if len(files) > shown else ""
+    return f"{', '.join(files[:shown])}{more} ({len(files)} of {total} files)"
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
