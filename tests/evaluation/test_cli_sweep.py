@@ -94,6 +94,34 @@ def test_one_file_keeps_the_single_object(tmp_path: Path) -> None:
     assert isinstance(json.loads(out.read_text()), dict)
 
 
+def test_a_quoted_pattern_always_gives_a_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pattern vlneval expands itself (quoted for the shell) keeps the sweep's shapes
+    whatever it matches: one file, a list of one entry and a ``predictions`` column; one bad
+    file, its entry; none, a refusal naming the pattern."""
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    first = Path(shutil.copy(DEMO, ckpt / "iter_100.json"))
+    out, rows = tmp_path / "all.json", tmp_path / "rows.csv"
+    argv = ["score", "--task", "demo", "--predictions", str(ckpt / "*.json"), "--json", str(out),
+            "--quiet"]  # fmt: skip
+    assert main([*argv, "--per-episode", str(rows)]) == 0
+    assert [s["predictions"] for s in json.loads(out.read_text())] == [str(first)]
+    assert rows.read_text().startswith("predictions,instr_id,scan,")
+    first.write_text("")
+    assert main(argv) == 2
+    assert json.loads(out.read_text()) == [
+        {"predictions": str(first), "errors": [f"{first}: the file is empty"]}
+    ]
+    first.unlink()
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"error: --predictions {ckpt}/*.json: no file matches this pattern\n"
+    )
+
+
 def _long_paths(tmp: Path) -> list[Path]:
     """Eight checkpoints of four runs deep in long folders, each scoring differently (its
     agents stop after k + 1 positions)."""
@@ -165,8 +193,15 @@ def test_protocol_cards_matched_by_a_pattern_are_skipped_and_one_alone_is_refuse
         f"note: skipped 2 protocol cards of `vlneval run` (not predictions): {runs}/"
         "u0.protocol.json and 1 more"
     )
-    scored = [s["predictions"] for s in json.loads(summary.read_text())]
-    assert scored == [str(mine), str(runs / "u0.json"), str(runs / "u1.json")]
+    entries = json.loads(summary.read_text())  # one per file given: zip(files, entries) lines up
+    assert [s["predictions"] for s in entries] == files
+    card_entry = {"skipped": "a protocol card of `vlneval run`, not predictions"}
+    assert [e.get("skipped") for e in entries] == [None, None, card_entry["skipped"], None,
+                                                    card_entry["skipped"]]  # fmt: skip
+    assert entries[2] == {"predictions": str(runs / "u0.protocol.json"), **card_entry}
+    assert [s["predictions"] for s in entries if "metrics" in s] == [
+        str(mine), str(runs / "u0.json"), str(runs / "u1.json")
+    ]  # fmt: skip
     card = str(runs / "u0.protocol.json")
     assert main(["score", "--task", "demo", "--predictions", card]) == 2
     assert capsys.readouterr().err == (
@@ -183,4 +218,5 @@ def test_protocol_cards_matched_by_a_pattern_are_skipped_and_one_alone_is_refuse
     )
     assert main(["score", "--task", "demo", "--predictions", str(runs / "u0.json"), card,
                  "--json", str(summary), "--quiet"]) == 0  # fmt: skip
-    assert [s["predictions"] for s in json.loads(summary.read_text())] == [str(runs / "u0.json")]
+    assert [s["predictions"] for s in json.loads(summary.read_text())] == [str(runs / "u0.json"),
+                                                                            card]  # fmt: skip

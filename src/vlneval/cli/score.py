@@ -34,24 +34,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         nargs="+",
         default=None,
         metavar="FILE",
-        help="predictions file(s) (.json or .json.gz); several (checkpoints) are scored in one "
-        "process, one table row each; the protocol cards of `vlneval run` among them "
-        "(NAME.protocol.json) are skipped with a note",
+        help="predictions file(s) (.json or .json.gz) or a quoted pattern ('ckpt/*.json', "
+        "expanded in sorted order); several (checkpoints) are scored in one process, one table "
+        "row each; the protocol cards of `vlneval run` among them (NAME.protocol.json) are "
+        "skipped with a note",
     )
     add_scoring_args(p)
     p.add_argument(
         "--json",
         default=None,
         metavar="SUMMARY",
-        help="write the summary JSON here, - for stdout (several files: a JSON list, one entry "
-        "per predictions file in the given order; a file not scored: its 'errors')",
+        help="write the summary JSON here, - for stdout (several files or a pattern: a JSON "
+        "list, one entry per file given, in order; a file not scored: its 'errors'; a "
+        "skipped one: 'skipped')",
     )
     p.add_argument(
         "--per-episode",
         default=None,
         metavar="FILE",
-        help=".csv, .jsonl or .parquet, or - for stdout with --format csv|jsonl (several files: "
-        "one table, a 'predictions' column first)",
+        help=".csv, .jsonl or .parquet, or - for stdout with --format csv|jsonl (several files "
+        "or a pattern: one table, a 'predictions' column first)",
     )
     add_format_arg(p)
     p.add_argument("--quiet", action="store_true", help="print no table")
@@ -75,10 +77,11 @@ def _skip_summary_arg(p: argparse.ArgumentParser) -> None:
 
 
 def _predictions(args: argparse.Namespace) -> list[str]:
+    """The one file ``validate`` checks, or ``score``'s single file or demo default."""
     if isinstance(args.predictions, str):  # validate: one file
-        return _without_cards([args.predictions])
+        return _without_skipped([args.predictions], _skipped_cards([args.predictions]))
     if args.predictions:
-        return _without_cards([str(p) for p in args.predictions])
+        return [str(p) for p in args.predictions]
     from vlneval.tasks import get_task
 
     task = get_task(args.task)
@@ -92,19 +95,59 @@ def _predictions(args: argparse.Namespace) -> list[str]:
     raise VLNEvalError("--predictions FILE is required (only the demo task has a default)")
 
 
-def _without_cards(paths: list[str]) -> list[str]:
-    """``paths`` without the protocol cards of ``vlneval run`` (a ``*.json`` pattern over a run
-    folder matches them), said in one note; a card given alone is refused.
+def _given(paths: list[str]) -> tuple[list[str], bool]:
+    """The files of ``--predictions`` (a quoted pattern such as ``'ckpt/*.json'`` expanded
+    here, in sorted order) and whether they make a sweep: several paths or any pattern, so
+    that the ``--json`` list does not turn into one object when a pattern matches one file.
 
     Raises:
-        VLNEvalError: every file given is a card.
+        VLNEvalError: a pattern matches no file.
     """
-    if not any(p.endswith(".protocol.json") for p in paths):
-        return paths  # the common case reads no file twice
-    from vlneval.distributed.merge import is_card
+    import glob
+
     from vlneval.errors import VLNEvalError
 
+    out: list[str] = []
+    patterns = 0
+    for p in paths:
+        if not any(c in p for c in "*?[") or Path(p).exists():
+            out.append(p)
+            continue
+        matched = sorted(glob.glob(p, recursive=True))
+        if not matched:
+            raise VLNEvalError(f"--predictions {p}: no file matches this pattern")
+        out += matched
+        patterns += 1
+    return out, patterns > 0 or len(paths) > 1
+
+
+def _skipped_cards(paths: list[str]) -> dict[str, str]:
+    """The protocol cards of ``vlneval run`` among ``paths`` (a ``*.json`` pattern over a run
+    folder matches them) -> why each is skipped, said in one note."""
+    if not any(p.endswith(".protocol.json") for p in paths):
+        return {}  # the common case reads no file twice
+    from vlneval.distributed.merge import is_card
+
     cards = [p for p in paths if is_card(p)]
+    if cards and len(cards) < len(paths):
+        more = f" and {len(cards) - 1} more" if len(cards) > 1 else ""
+        err(f"note: skipped {len(cards)} protocol card{'s' if len(cards) > 1 else ''} of "
+            f"`vlneval run` (not predictions): {cards[0]}{more}")  # fmt: skip
+    return dict.fromkeys(cards, "a protocol card of `vlneval run`, not predictions")
+
+
+def _without_skipped(paths: list[str], skipped: dict[str, str]) -> list[str]:
+    """``paths`` without the ``skipped`` ones; a card given alone is refused saying what it is.
+
+    Raises:
+        VLNEvalError: every file given is skipped.
+    """
+    from vlneval.errors import VLNEvalError
+
+    left = [p for p in paths if p not in skipped]
+    if left:
+        return left
+    cards = [p for p in paths if skipped[p].startswith("a protocol card")]
     if len(cards) == 1 == len(paths):
         stem = cards[0].removesuffix(".protocol.json")
         beside = [f" ({f})" for f in (f"{stem}.json", f"{stem}.json.gz") if Path(f).is_file()]
@@ -115,11 +158,7 @@ def _without_cards(paths: list[str]) -> list[str]:
     if len(cards) == len(paths):
         raise VLNEvalError(f"the {len(cards)} files given are protocol cards of `vlneval run`, "
                            f"not predictions ({cards[0]}, ...)")  # fmt: skip
-    if cards:
-        more = f" and {len(cards) - 1} more" if len(cards) > 1 else ""
-        err(f"note: skipped {len(cards)} protocol card{'s' if len(cards) > 1 else ''} of "
-            f"`vlneval run` (not predictions): {cards[0]}{more}")  # fmt: skip
-    return [p for p in paths if p not in cards]
+    raise VLNEvalError(f"no predictions file left to score: {paths[0]}: {skipped[paths[0]]}")
 
 
 def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-untyped-def]
@@ -157,10 +196,12 @@ def cmd_score(args: argparse.Namespace) -> int:
     """Scores one file or several (one process, the split loaded once), prints the table,
     writes the requested files; several files with a bad one: the others are scored, exit 2."""
     plan = scored_plan(args)  # a bad output is refused before anything is scored
-    paths = _predictions(args)
+    given, sweep = _given(_predictions(args))
+    skipped = _skipped_cards(given)
+    paths = _without_skipped(given, skipped)
     with open_scorer(args) as scorer:
-        if len(paths) > 1 or len(args.predictions or ()) > 1:  # several given: a list
-            return _sweep(args, plan, scorer, paths)
+        if sweep:  # several files or a pattern: a list
+            return _sweep(args, plan, scorer, given, skipped)
         try:
             result = _score(args, scorer, paths[0])
         except InvalidInputError as exc:
@@ -170,15 +211,22 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sweep(args: argparse.Namespace, plan: Any, scorer: Any, paths: list[str]) -> int:
-    """Scores every file of ``paths`` with one scorer; a failed file is reported, not fatal:
-    in the ``--json`` list it is ``{"predictions": file, "errors": [...]}`` (the lines printed,
-    without ``error:``), so that the list keeps the order and the length of ``paths``."""
+def _sweep(
+    args: argparse.Namespace, plan: Any, scorer: Any, given: list[str], skipped: dict[str, str]
+) -> int:
+    """Scores every file of ``given`` with one scorer; a failed file is reported, not fatal:
+    the ``--json`` list has one entry per file given, in that order: its summary, or
+    ``{"predictions": file, "errors": [...]}`` (the lines printed, without ``error:``), or
+    ``{"predictions": file, "skipped": why}`` (a protocol card), so ``zip(files, entries)``
+    lines up."""
     from vlneval.errors import VLNEvalError
 
     done: list[tuple[str, Any, dict[str, Any]]] = []  # the files scored: result, summary
     entries: list[dict[str, Any]] = []  # one per file given
-    for path in paths:
+    for path in given:
+        if path in skipped:
+            entries.append({"predictions": path, "skipped": skipped[path]})
+            continue
         try:
             result = _score(args, scorer, path)
         except InvalidInputError as exc:
@@ -200,8 +248,9 @@ def _sweep(args: argparse.Namespace, plan: Any, scorer: Any, paths: list[str]) -
     if plan.table is not None and done:
         print_table(_sweep_table(summaries, color=sys.stdout.isatty(), fmt=plan.table))
     _sweep_notices(summaries)
-    if failed := len(paths) - len(done):
-        err(f"error: {failed} of {len(paths)} predictions files could not be scored (see above)")
+    if failed := len(given) - len(skipped) - len(done):
+        err(f"error: {failed} of {len(given) - len(skipped)} predictions files could not be "
+            "scored (see above)")  # fmt: skip
     return 2 if failed else 0
 
 
