@@ -122,6 +122,33 @@ def test_a_quoted_pattern_always_gives_a_list(
     )
 
 
+def test_a_rerun_never_reads_its_own_outputs_nor_overwrites_an_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = _checkpoints(tmp_path)
+    out = tmp_path / "all.json"
+    argv = ["score", "--task", "demo", "--predictions", str(tmp_path / "*.json"), "--json",
+            str(out), "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(argv) == 0  # all.json now matches the pattern: skipped, rewritten
+    assert f"note: skipped {out}: the --json output of this command (written, not read)\n" in (
+        capsys.readouterr().err
+    )
+    entries = json.loads(out.read_text())
+    assert [e["predictions"] for e in entries] == [str(out), *sorted(map(str, files))]
+    assert entries[0] == {"predictions": str(out),
+                          "skipped": "the --json output of this command, not predictions"}  # fmt: skip
+    one = files[0]
+    before = one.read_text()
+    assert main(["score", "--task", "demo", "--predictions", str(one), "--json", str(one)]) == 2
+    assert capsys.readouterr().err.endswith(
+        f"error: no predictions file left to score: {one}: the --json output of this command, "
+        "not predictions\n"
+    )
+    assert one.read_text() == before
+
+
 def _long_paths(tmp: Path) -> list[Path]:
     """Eight checkpoints of four runs deep in long folders, each scoring differently (its
     agents stop after k + 1 positions)."""

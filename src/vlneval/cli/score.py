@@ -136,6 +136,20 @@ def _skipped_cards(paths: list[str]) -> dict[str, str]:
     return dict.fromkeys(cards, "a protocol card of `vlneval run`, not predictions")
 
 
+def _skipped_outputs(paths: list[str], plan: Any) -> dict[str, str]:
+    """The files of ``paths`` that this command writes (``--json``, ``--per-episode``: a
+    pattern re-run over the folder matches the last run's summary) -> why each is skipped,
+    each said in a note; so an input is never overwritten."""
+    written = {o.path.resolve(): name for name, o in plan.outputs.items() if o.path is not None}
+    skipped = {}
+    for p in paths:
+        option = written.get(Path(p).resolve())
+        if option is not None:
+            skipped[p] = f"the {option} output of this command, not predictions"
+            err(f"note: skipped {p}: the {option} output of this command (written, not read)")
+    return skipped
+
+
 def _without_skipped(paths: list[str], skipped: dict[str, str]) -> list[str]:
     """``paths`` without the ``skipped`` ones; a card given alone is refused saying what it is.
 
@@ -197,7 +211,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     writes the requested files; several files with a bad one: the others are scored, exit 2."""
     plan = scored_plan(args)  # a bad output is refused before anything is scored
     given, sweep = _given(_predictions(args))
-    skipped = _skipped_cards(given)
+    skipped = _skipped_cards(given) | _skipped_outputs(given, plan)
     paths = _without_skipped(given, skipped)
     with open_scorer(args) as scorer:
         if sweep:  # several files or a pattern: a list
