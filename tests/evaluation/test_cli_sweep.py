@@ -149,6 +149,29 @@ def test_a_rerun_never_reads_its_own_outputs_nor_overwrites_an_input(
     assert one.read_text() == before
 
 
+def test_a_file_given_twice_is_scored_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _checkpoints(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    out, rows = tmp_path / "all.json", tmp_path / "rows.csv"
+    given = ["iter_300.json", "iter_100.json", "iter_300.json", "./iter_100.json"]
+    argv = ["score", "--task", "demo", "--predictions", *given, "--json", str(out),
+            "--per-episode", str(rows), "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    assert capsys.readouterr().err.splitlines()[:2] == [
+        "note: skipped iter_300.json: the same file as iter_300.json, given before (scored once)",
+        "note: skipped ./iter_100.json: the same file as iter_100.json, given before (scored once)",
+    ]
+    entries = json.loads(out.read_text())
+    assert [e["predictions"] for e in entries] == given
+    assert ["metrics" in e for e in entries] == [True, True, False, False]
+    assert entries[3]["skipped"] == "the same file as iter_100.json, given before (scored once)"
+    named = [line.split(",")[0] for line in rows.read_text().splitlines()[1:]]
+    assert sorted(set(named)) == ["iter_100.json", "iter_300.json"]
+    assert named.count("iter_100.json") == named.count("iter_300.json") == len(named) // 2
+
+
 def _long_paths(tmp: Path) -> list[Path]:
     """Eight checkpoints of four runs deep in long folders, each scoring differently (its
     agents stop after k + 1 positions)."""

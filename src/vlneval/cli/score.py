@@ -121,9 +121,9 @@ def _given(paths: list[str]) -> tuple[list[str], bool]:
     return out, patterns > 0 or len(paths) > 1
 
 
-def _skipped_cards(paths: list[str]) -> dict[str, str]:
-    """The protocol cards of ``vlneval run`` among ``paths`` (a ``*.json`` pattern over a run
-    folder matches them) -> why each is skipped, said in one note."""
+def _skipped_cards(paths: list[str]) -> dict[int, str]:
+    """The positions of the protocol cards of ``vlneval run`` in ``paths`` (a ``*.json``
+    pattern over a run folder matches them) -> why each is skipped, said in one note."""
     if not any(p.endswith(".protocol.json") for p in paths):
         return {}  # the common case reads no file twice
     from vlneval.distributed.merge import is_card
@@ -133,24 +133,38 @@ def _skipped_cards(paths: list[str]) -> dict[str, str]:
         more = f" and {len(cards) - 1} more" if len(cards) > 1 else ""
         err(f"note: skipped {len(cards)} protocol card{'s' if len(cards) > 1 else ''} of "
             f"`vlneval run` (not predictions): {cards[0]}{more}")  # fmt: skip
-    return dict.fromkeys(cards, "a protocol card of `vlneval run`, not predictions")
+    why = "a protocol card of `vlneval run`, not predictions"
+    return {k: why for k, p in enumerate(paths) if p in cards}
 
 
-def _skipped_outputs(paths: list[str], plan: Any) -> dict[str, str]:
+def _skipped_outputs(paths: list[str], plan: Any) -> dict[int, str]:
     """The files of ``paths`` that this command writes (``--json``, ``--per-episode``: a
-    pattern re-run over the folder matches the last run's summary) -> why each is skipped,
+    pattern re-run over the folder matches the last run's summary), by position -> why,
     each said in a note; so an input is never overwritten."""
     written = {o.path.resolve(): name for name, o in plan.outputs.items() if o.path is not None}
     skipped = {}
-    for p in paths:
+    for k, p in enumerate(paths):
         option = written.get(Path(p).resolve())
         if option is not None:
-            skipped[p] = f"the {option} output of this command, not predictions"
+            skipped[k] = f"the {option} output of this command, not predictions"
             err(f"note: skipped {p}: the {option} output of this command (written, not read)")
     return skipped
 
 
-def _without_skipped(paths: list[str], skipped: dict[str, str]) -> list[str]:
+def _skipped_repeats(paths: list[str]) -> dict[int, str]:
+    """The positions of the files of ``paths`` given again (``./x`` after ``x`` too) -> why,
+    each said in a note: a file is scored once, so its rows are never counted twice."""
+    first: dict[Path, int] = {}
+    skipped = {}
+    for k, p in enumerate(paths):
+        seen = first.setdefault(Path(p).resolve(), k)
+        if seen != k:
+            skipped[k] = f"the same file as {paths[seen]}, given before (scored once)"
+            err(f"note: skipped {p}: {skipped[k]}")
+    return skipped
+
+
+def _without_skipped(paths: list[str], skipped: dict[int, str]) -> list[str]:
     """``paths`` without the ``skipped`` ones; a card given alone is refused saying what it is.
 
     Raises:
@@ -158,10 +172,10 @@ def _without_skipped(paths: list[str], skipped: dict[str, str]) -> list[str]:
     """
     from vlneval.errors import VLNEvalError
 
-    left = [p for p in paths if p not in skipped]
+    left = [p for k, p in enumerate(paths) if k not in skipped]
     if left:
         return left
-    cards = [p for p in paths if skipped[p].startswith("a protocol card")]
+    cards = [p for k, p in enumerate(paths) if skipped[k].startswith("a protocol card")]
     if len(cards) == 1 == len(paths):
         stem = cards[0].removesuffix(".protocol.json")
         beside = [f" ({f})" for f in (f"{stem}.json", f"{stem}.json.gz") if Path(f).is_file()]
@@ -172,7 +186,7 @@ def _without_skipped(paths: list[str], skipped: dict[str, str]) -> list[str]:
     if len(cards) == len(paths):
         raise VLNEvalError(f"the {len(cards)} files given are protocol cards of `vlneval run`, "
                            f"not predictions ({cards[0]}, ...)")  # fmt: skip
-    raise VLNEvalError(f"no predictions file left to score: {paths[0]}: {skipped[paths[0]]}")
+    raise VLNEvalError(f"no predictions file left to score: {paths[0]}: {skipped[0]}")
 
 
 def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-untyped-def]
@@ -211,7 +225,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     writes the requested files; several files with a bad one: the others are scored, exit 2."""
     plan = scored_plan(args)  # a bad output is refused before anything is scored
     given, sweep = _given(_predictions(args))
-    skipped = _skipped_cards(given) | _skipped_outputs(given, plan)
+    skipped = _skipped_cards(given) | _skipped_outputs(given, plan) | _skipped_repeats(given)
     paths = _without_skipped(given, skipped)
     with open_scorer(args) as scorer:
         if sweep:  # several files or a pattern: a list
@@ -226,20 +240,21 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def _sweep(
-    args: argparse.Namespace, plan: Any, scorer: Any, given: list[str], skipped: dict[str, str]
+    args: argparse.Namespace, plan: Any, scorer: Any, given: list[str], skipped: dict[int, str]
 ) -> int:
     """Scores every file of ``given`` with one scorer; a failed file is reported, not fatal:
     the ``--json`` list has one entry per file given, in that order: its summary, or
     ``{"predictions": file, "errors": [...]}`` (the lines printed, without ``error:``), or
-    ``{"predictions": file, "skipped": why}`` (a protocol card), so ``zip(files, entries)``
+    ``{"predictions": file, "skipped": why}`` (a protocol card, an output of this command, a
+    file given again), so ``zip(files, entries)``
     lines up."""
     from vlneval.errors import VLNEvalError
 
     done: list[tuple[str, Any, dict[str, Any]]] = []  # the files scored: result, summary
     entries: list[dict[str, Any]] = []  # one per file given
-    for path in given:
-        if path in skipped:
-            entries.append({"predictions": path, "skipped": skipped[path]})
+    for k, path in enumerate(given):
+        if k in skipped:
+            entries.append({"predictions": path, "skipped": skipped[k]})
             continue
         try:
             result = _score(args, scorer, path)
