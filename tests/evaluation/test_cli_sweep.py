@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -170,6 +171,22 @@ def test_a_file_given_twice_is_scored_once(
     named = [line.split(",")[0] for line in rows.read_text().splitlines()[1:]]
     assert sorted(set(named)) == ["iter_100.json", "iter_300.json"]
     assert named.count("iter_100.json") == named.count("iter_300.json") == len(named) // 2
+
+
+def test_a_sweep_of_many_files_shows_its_progress_in_plain_lines_when_piped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = [shutil.copy(DEMO, tmp_path / f"iter_{k:02d}.json") for k in range(10)]
+    argv = ["score", "--task", "demo", "--predictions", *map(str, files)]
+    assert main(argv) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("scoring: 0/10 files (0%), 0.0 files/s, 0:00 elapsed, ")
+    assert re.fullmatch(r"scoring: 10/10 files \(100%\), [0-9.]+ files/s, 0:0\d elapsed, 0:00 left",
+                        lines[1])  # fmt: skip
+    assert main(argv[:-1]) == 0  # nine files, or --quiet: no progress
+    assert "scoring" not in capsys.readouterr().err
+    assert main([*argv, "--quiet"]) == 0
+    assert "scoring" not in capsys.readouterr().err
 
 
 def _long_paths(tmp: Path) -> list[Path]:

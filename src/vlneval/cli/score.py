@@ -24,6 +24,8 @@ from vlneval.errors import InvalidInputError
 
 __all__ = ["register", "cmd_score", "cmd_validate"]
 
+PROGRESS_FILES = 10  # a sweep of this many files shows its progress on stderr (unless --quiet)
+
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Adds the subcommands."""
@@ -248,27 +250,34 @@ def _sweep(
     ``{"predictions": file, "skipped": why}`` (a protocol card, an output of this command, a
     file given again), so ``zip(files, entries)``
     lines up."""
+    from vlneval.agents.progress import episode_progress
     from vlneval.errors import VLNEvalError
 
     done: list[tuple[str, Any, dict[str, Any]]] = []  # the files scored: result, summary
     entries: list[dict[str, Any]] = []  # one per file given
-    for k, path in enumerate(given):
-        if k in skipped:
-            entries.append({"predictions": path, "skipped": skipped[k]})
-            continue
-        try:
-            result = _score(args, scorer, path)
-        except InvalidInputError as exc:
-            text = _refused(args, scorer, path, exc)
-        except VLNEvalError as exc:  # a missing file's error names it already
-            text = f"error: {exc}" if str(exc).startswith(f"{path}: ") else f"error: {path}: {exc}"
-        else:
-            done.append((path, result, result.to_dict()))
-            entries.append(done[-1][2])
-            continue
-        err(text)
-        errors = [line.removeprefix("error: ") for line in text.splitlines()]
-        entries.append({"predictions": path, "errors": errors})
+    todo = len(given) - len(skipped)
+    shown = todo >= PROGRESS_FILES and not args.quiet
+    with episode_progress(todo, enabled=shown, label="scoring", unit="files") as advance:
+        for k, path in enumerate(given):
+            if k in skipped:
+                entries.append({"predictions": path, "skipped": skipped[k]})
+                continue
+            try:
+                result = _score(args, scorer, path)
+            except InvalidInputError as exc:
+                text = _refused(args, scorer, path, exc)
+            except VLNEvalError as exc:  # a missing file's error names it already
+                named = str(exc).startswith(f"{path}: ")
+                text = f"error: {exc}" if named else f"error: {path}: {exc}"
+            else:
+                done.append((path, result, result.to_dict()))
+                entries.append(done[-1][2])
+                advance(1)
+                continue
+            err(text)
+            errors = [line.removeprefix("error: ") for line in text.splitlines()]
+            entries.append({"predictions": path, "errors": errors})
+            advance(1)
     rows = None
     if args.per_episode:
         rows = [{"predictions": p, **row} for p, r, _ in done for row in episode_rows(r)]
