@@ -30,6 +30,7 @@ from vlneval.cli.sharding import (
     add_shard_args,
     agent_kwargs,
     kept_after_failure,
+    unsharded_without_launcher,
 )
 from vlneval.errors import AgentError, VLNEvalError
 from vlneval.io import to_json_bytes, write_outputs
@@ -157,6 +158,7 @@ def _run(args: argparse.Namespace) -> int:
 
     check_numbers(args)
     plan = scored_plan(args, out=True, table=args.score)  # refused before the run, not after
+    unsharded_without_launcher(args)
     _check_names(args)
     env_id = _env_id(args)
     from vlneval.envs.registration import env_family  # loaded by _env_id already

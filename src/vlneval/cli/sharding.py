@@ -15,6 +15,7 @@ __all__ = [
     "add_executor_args",
     "agent_kwargs",
     "kept_after_failure",
+    "unsharded_without_launcher",
     "CliShard",
 ]
 
@@ -26,7 +27,8 @@ def add_shard_args(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="i/n|auto",
         help="run shard i of n (0-based) into NAME.shard-i-of-n.jsonl and a manifest beside --out; "
-        "auto: from torchrun (RANK/WORLD_SIZE) or SLURM (array, srun) variables. "
+        "auto: from torchrun (RANK/WORLD_SIZE) or SLURM (array, srun) variables (none set: an "
+        "unsharded run into --out). "
         "Merge the shards with `vlneval merge`",
     )
     p.add_argument(
@@ -126,6 +128,24 @@ def kept_after_failure(args: argparse.Namespace) -> str:
     return (
         f"the {finished} kept in {records}: once the agent is fixed, the same command with "
         "--resume runs the rest (without --resume if the fix changes what the agent did in them)"
+    )
+
+
+def unsharded_without_launcher(args: argparse.Namespace) -> None:
+    """``--shard auto`` with no launcher variables (a workstation trying a SLURM command): the
+    run is an unsharded one writing ``--out``, said in a note (``--resume`` and
+    ``--balance-scans`` then do nothing)."""
+    from vlneval.distributed.detect import detect
+
+    if args.shard is None or args.shard.strip().lower() != "auto" or detect() is not None:
+        return
+    ignored = [f for f, on in (("--resume", args.resume), ("--balance-scans", args.balance_scans))
+               if on]  # fmt: skip
+    args.shard, args.resume, args.balance_scans = None, False, False
+    err(
+        "note: --shard auto: no launcher variables found (torchrun's RANK/WORLD_SIZE, SLURM's); "
+        f"running unsharded into {args.out}"
+        + (f" ({' and '.join(ignored)} ignored)" if ignored else "")
     )
 
 
