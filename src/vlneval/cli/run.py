@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from vlneval.cli.sharding import (
     add_shard_args,
     agent_kwargs,
     kept_after_failure,
+    stopped_note,
     unsharded_without_launcher,
 )
 from vlneval.errors import AgentError, VLNEvalError
@@ -142,11 +144,19 @@ def workload_of(args: argparse.Namespace, environment: str | None = None) -> Any
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Runs the agent, writes predictions and card, scores on request. When the agent raises,
-    the error says what became of the episodes it finished."""
+    or the run is stopped (Ctrl-C, SIGTERM: exit 130, 143), the last line says what became of
+    the episodes it finished."""
+    from vlneval.distributed.session import stop_on_sigterm
+
     try:
-        return _run(args)
+        with stop_on_sigterm():
+            return _run(args)
     except AgentError as exc:
         raise AgentError(f"{exc}\n{kept_after_failure(args)}", exc.agent_traceback) from exc
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (a time limit, a preemption)
+        signum = int(getattr(exc, "signum", signal.SIGINT))
+        err(stopped_note(args, signum))
+        return 128 + signum
 
 
 def _run(args: argparse.Namespace) -> int:

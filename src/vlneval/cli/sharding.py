@@ -16,6 +16,7 @@ __all__ = [
     "agent_kwargs",
     "kept_after_failure",
     "unsharded_without_launcher",
+    "stopped_note",
     "CliShard",
 ]
 
@@ -146,6 +147,34 @@ def unsharded_without_launcher(args: argparse.Namespace) -> None:
         "note: --shard auto: no launcher variables found (torchrun's RANK/WORLD_SIZE, SLURM's); "
         f"running unsharded into {args.out}"
         + (f" ({' and '.join(ignored)} ignored)" if ignored else "")
+    )
+
+
+def stopped_note(args: argparse.Namespace, signum: int) -> str:
+    """What a run stopped by signal ``signum`` (Ctrl-C, SIGTERM) leaves: a shard (``--shard``,
+    or any Ray run) keeps its finished episodes for ``--resume``; a plain run writes nothing."""
+    import json
+    import signal
+
+    from vlneval.distributed.detect import resolve_shard
+    from vlneval.distributed.plan import ShardSpec
+    from vlneval.distributed.shardfile import read_lines, shard_paths
+
+    name = signal.Signals(signum).name
+    spec = resolve_shard(args.shard)
+    if spec is None and args.executor != "ray":
+        return (
+            f"stopped by {name}: nothing was written to {args.out} (a plain run keeps no episodes)"
+        )
+    records, manifest = shard_paths(args.out, spec or ShardSpec(0, 1, "ray"))
+    label = f"shard {spec.label}" if spec is not None else "ray run"
+    if not manifest.is_file() or not records.is_file():
+        return f"{label}: stopped by {name} before its first episode: run the same command again"
+    n = len(read_lines(records)[0])
+    total = len(json.loads(manifest.read_text())["assigned"])
+    return (
+        f"{label}: stopped by {name} at {n}/{total} episodes (kept in {records}); run the same "
+        "command with --resume to finish"
     )
 
 
