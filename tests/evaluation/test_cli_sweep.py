@@ -150,6 +150,27 @@ def test_a_rerun_never_reads_its_own_outputs_nor_overwrites_an_input(
     assert one.read_text() == before
 
 
+def test_an_earlier_summary_matched_by_a_pattern_is_skipped_and_named_when_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = _checkpoints(tmp_path)
+    one, old = tmp_path / "summary.json", tmp_path / "old_all.json"
+    base = ["score", "--task", "demo", "--quiet", "--predictions"]
+    assert main([*base, str(files[0]), "--json", str(one)]) == 0
+    assert main([*base, *map(str, files), "--json", str(old)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "new" / "all.json"
+    out.parent.mkdir()
+    assert main([*base, str(tmp_path / "*.json"), "--json", str(out)]) == 0
+    why = "a summary written by `vlneval score --json`, not predictions"
+    err = capsys.readouterr().err.splitlines()
+    assert err[:2] == [f"note: skipped {old}: {why}", f"note: skipped {one}: {why}"]
+    entries = json.loads(out.read_text())  # sorted: iter_100, iter_200, iter_300, old_all, summary
+    assert [e.get("skipped") for e in entries] == [None, None, None, why, why]
+    assert main([*base, str(one)]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"hint: {why}"
+
+
 def test_a_file_given_twice_is_scored_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -217,9 +217,29 @@ def _refused(args: argparse.Namespace, scorer: Any, path: str, exc: InvalidInput
     )  # fmt: skip
     hints = (
         scorer.episodes_warning, split_hint(request, scorer.episodes, path),
-        twin_hint(request, path),
+        twin_hint(request, path), SUMMARY if _is_summary(path) else None,
     )  # fmt: skip
     return "\n".join([text, *(f"hint: {h}" for h in hints if h)])
+
+
+SUMMARY = "a summary written by `vlneval score --json`, not predictions"
+
+
+def _is_summary(path: str) -> bool:
+    """Whether ``path`` holds a summary of ``vlneval score --json`` (one file's record, or a
+    sweep's list of them), which a pattern over a checkpoint folder may match."""
+    from vlneval.errors import VLNEvalError
+    from vlneval.io import load_json
+
+    try:
+        value = load_json(path)
+    except VLNEvalError:
+        return False
+    entries = value if isinstance(value, list) and value else [value]
+    return all(
+        isinstance(e, dict) and "predictions" in e and ("vlneval_version" in e or len(e) == 2)
+        for e in entries
+    )
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -248,13 +268,14 @@ def _sweep(
     the ``--json`` list has one entry per file given, in that order: its summary, or
     ``{"predictions": file, "errors": [...]}`` (the lines printed, without ``error:``), or
     ``{"predictions": file, "skipped": why}`` (a protocol card, an output of this command, a
-    file given again), so ``zip(files, entries)``
+    file given again, an earlier summary), so ``zip(files, entries)``
     lines up."""
     from vlneval.agents.progress import episode_progress
     from vlneval.errors import VLNEvalError
 
     done: list[tuple[str, Any, dict[str, Any]]] = []  # the files scored: result, summary
     entries: list[dict[str, Any]] = []  # one per file given
+    skipped = dict(skipped)  # and the summaries found among them
     todo = len(given) - len(skipped)
     shown = todo >= PROGRESS_FILES and not args.quiet
     with episode_progress(todo, enabled=shown, label="scoring", unit="files") as advance:
@@ -265,6 +286,12 @@ def _sweep(
             try:
                 result = _score(args, scorer, path)
             except InvalidInputError as exc:
+                if _is_summary(path):  # an earlier run's, under another name
+                    err(f"note: skipped {path}: {SUMMARY}")
+                    skipped[k] = SUMMARY
+                    entries.append({"predictions": path, "skipped": SUMMARY})
+                    advance(1)
+                    continue
                 text = _refused(args, scorer, path, exc)
             except VLNEvalError as exc:  # a missing file's error names it already
                 named = str(exc).startswith(f"{path}: ")
