@@ -173,8 +173,21 @@ def test_score_several_files_sends_each_note_once_to_stderr(
     assert main(["score", "--task", "demo", "--predictions", *map(str, names)]) == 0
     out, err = capsys.readouterr()
     assert "a.json" in out and "warning" not in out
-    assert err == "2 files: " + WARNING + "\n" + (  # the copy's results are the same too
+    assert err == "all 2 files: " + WARNING + "\n" + (  # the copy's results are the same too
         f"warning: {names[1]} has exactly the results of {names[0]} (every metric, to the last "
         "digit): most likely one run given twice (a copied file, or the same predictions under "
         "another name)\n"
     )
+
+
+def test_a_note_of_some_files_of_a_sweep_names_them(tmp_path: Path, capsys: Capture) -> None:
+    plain = [tmp_path / f"{k}.json" for k in "ace"]
+    for p in plain:
+        p.write_text(DEMO_PREDS.read_text())
+    odd = [_with_id(tmp_path, f"{k}.json", "nowhere_0") for k in "bdfgh"]
+    files = sorted(map(str, plain + odd))
+    assert main(["score", "--task", "demo", "--predictions", *files, "--quiet"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "all 8 files: " + WARNING
+    b, d, f = (str(tmp_path / f"{k}.json") for k in "bdf")
+    assert lines[1].startswith(f"{b}, {d}, {f} and 2 more (5 of 8 files): warning: 1 ")

@@ -117,3 +117,21 @@ def test_cli_score_validate_and_bad_input(
     assert main(["score", *args, "--predictions", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "inst_idx is a string in all 1 records" in err and "Traceback" not in err
+
+
+def test_per_episode_jsonl_writes_the_ids_as_json_integers(tmp_path: Path) -> None:
+    """NDH ids are JSON integers in its files: the rows carry them so (a join by id works),
+    one file or several."""
+    root = make_root(tmp_path / "root")
+    good = predictions(tmp_path)
+    args = ["score", "--task", "ndh", "--split", "val_seen", "--data-root", str(root),
+            "--path-type", "trusted_path", "--quiet"]  # fmt: skip
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    assert main([*args, "--predictions", str(good), "--per-episode", str(one)]) == 0
+    rows = [json.loads(line) for line in one.read_text().splitlines()]
+    assert [r["inst_idx"] for r in rows] == [1, 2, 3]
+    records = {r["inst_idx"]: r for r in json.loads(good.read_text())}
+    assert all(r["inst_idx"] in records for r in rows)
+    assert main([*args, "--predictions", str(good), str(good.with_name("copy.json")),
+                 "--per-episode", str(two)]) == 2  # fmt: skip
+    assert [json.loads(line)["inst_idx"] for line in two.read_text().splitlines()] == [1, 2, 3]

@@ -98,3 +98,19 @@ def test_incomplete_launcher_variables_are_refused_in_one_line(
     with pytest.raises(VLNEvalError) as info:
         resolve_shard("auto", env)
     assert str(info.value) == message
+
+
+def test_run_shard_auto_without_a_launcher_is_an_unsharded_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "preds.json"
+    plain = tmp_path / "plain.json"
+    args = ("run", "--task", "demo", "--agent", "random", "--seed", "3", "--quiet")
+    assert vlneval(*args, "--out", out, "--shard", "auto", "--resume") == 0
+    assert capsys.readouterr().err == (
+        "note: --shard auto: no launcher variables found (torchrun's RANK/WORLD_SIZE, SLURM's); "
+        f"running unsharded into {out} (--resume ignored)\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["preds.json", "preds.protocol.json"]
+    assert vlneval(*args, "--out", plain) == 0
+    assert out.read_bytes() == plain.read_bytes()

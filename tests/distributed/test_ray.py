@@ -204,6 +204,36 @@ def test_a_killed_ray_run_resumes_without_duplicates(ray_cluster: Any, local_byt
     assert len(records.read_bytes().splitlines()) == 36
 
 
+def test_a_ray_run_stopped_by_sigterm_says_so_without_ray_s_stack_dump(tmp_path: Path) -> None:
+    """The cluster the command starts itself is shut down through the same cleanup."""
+    import os
+    import signal
+
+    pytest.importorskip("ray")
+    out = tmp_path / "preds.json"
+    records = out.with_name("preds.shard-0-of-1.jsonl")
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "RAY_USAGE_STATS_ENABLED": "0"}  # fmt: skip
+    argv = ["run", "--task", "demo", "--agent", "tests.distributed.agents:SlowRandom", "--out",
+            str(out), "--executor", "ray", "--num-actors", "1", "--chunk", "2"]  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-m", "vlneval", *argv], cwd=ROOT, env=env,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if records.exists() and records.read_bytes().count(b"\n") >= 2:
+            break
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    n = records.read_bytes().count(b"\n")
+    assert err.splitlines()[-1] == (
+        f"ray run: stopped by SIGTERM at {n}/36 episodes (kept in {records}); run the same "
+        "command with --resume to finish"
+    )
+    assert err.splitlines()[-2].endswith(" stopped") and "SIGTERM received" not in err
+
+
 def test_ray_is_imported_only_by_the_ray_executor(tmp_path: Path) -> None:
     code = (
         "import sys\n"

@@ -119,3 +119,32 @@ def test_a_rerun_without_resume_says_it_discards_the_finished_episodes(
     )
     assert vlneval(*args, "--resume") == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_shard_stopped_by_a_signal_says_so_and_how_to_resume(
+    tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    out = tmp_path / "preds.json"
+    records = out.with_name("preds.shard-0-of-2.jsonl")
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    argv = [a for a in _args(out) if a != "--quiet"]  # its progress lines, as in a SLURM log
+    proc = subprocess.Popen([sys.executable, "-m", "vlneval", *argv], cwd=ROOT, env=env,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if records.exists() and records.read_bytes().count(b"\n") >= 3:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    n = records.read_bytes().count(b"\n")
+    lines = err.splitlines()
+    assert lines[-2].startswith(f"shard 0/2: {n}/18 episodes (") and lines[-2].endswith(" stopped")
+    assert lines[-1] == (
+        f"shard 0/2: stopped by {sig.name} at {n}/18 episodes (kept in {records}); run the same "
+        "command with --resume to finish"
+    )
+    assert vlneval(*_args(out), "--resume") == 0
+    assert records.read_bytes().count(b"\n") == 18

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -94,6 +95,121 @@ def test_one_file_keeps_the_single_object(tmp_path: Path) -> None:
     assert isinstance(json.loads(out.read_text()), dict)
 
 
+def test_a_quoted_pattern_always_gives_a_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pattern vlneval expands itself (quoted for the shell) keeps the sweep's shapes
+    whatever it matches: one file, a list of one entry and a ``predictions`` column; one bad
+    file, its entry; none, a refusal naming the pattern."""
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    first = Path(shutil.copy(DEMO, ckpt / "iter_100.json"))
+    out, rows = tmp_path / "all.json", tmp_path / "rows.csv"
+    argv = ["score", "--task", "demo", "--predictions", str(ckpt / "*.json"), "--json", str(out),
+            "--quiet"]  # fmt: skip
+    assert main([*argv, "--per-episode", str(rows)]) == 0
+    assert [s["predictions"] for s in json.loads(out.read_text())] == [str(first)]
+    assert rows.read_text().startswith("predictions,instr_id,scan,")
+    first.write_text("")
+    assert main(argv) == 2
+    assert json.loads(out.read_text()) == [
+        {"predictions": str(first), "errors": [f"{first}: the file is empty"]}
+    ]
+    first.unlink()
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"error: --predictions {ckpt}/*.json: no file matches this pattern\n"
+    )
+
+
+def test_a_rerun_never_reads_its_own_outputs_nor_overwrites_an_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = _checkpoints(tmp_path)
+    out = tmp_path / "all.json"
+    argv = ["score", "--task", "demo", "--predictions", str(tmp_path / "*.json"), "--json",
+            str(out), "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(argv) == 0  # all.json now matches the pattern: skipped, rewritten
+    assert f"note: skipped {out}: the --json output of this command (written, not read)\n" in (
+        capsys.readouterr().err
+    )
+    entries = json.loads(out.read_text())
+    assert [e["predictions"] for e in entries] == [str(out), *sorted(map(str, files))]
+    assert entries[0] == {"predictions": str(out),
+                          "skipped": "the --json output of this command, not predictions"}  # fmt: skip
+    one = files[0]
+    before = one.read_text()
+    assert main(["score", "--task", "demo", "--predictions", str(one), "--json", str(one)]) == 2
+    assert capsys.readouterr().err.endswith(
+        f"error: no predictions file left to score: {one}: the --json output of this command, "
+        "not predictions\n"
+    )
+    assert one.read_text() == before
+
+
+def test_an_earlier_summary_matched_by_a_pattern_is_skipped_and_named_when_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = _checkpoints(tmp_path)
+    one, old = tmp_path / "summary.json", tmp_path / "old_all.json"
+    base = ["score", "--task", "demo", "--quiet", "--predictions"]
+    assert main([*base, str(files[0]), "--json", str(one)]) == 0
+    assert main([*base, *map(str, files), "--json", str(old)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "new" / "all.json"
+    out.parent.mkdir()
+    assert main([*base, str(tmp_path / "*.json"), "--json", str(out)]) == 0
+    why = "a summary written by `vlneval score --json`, not predictions"
+    err = capsys.readouterr().err.splitlines()
+    assert err[:2] == [f"note: skipped {old}: {why}", f"note: skipped {one}: {why}"]
+    entries = json.loads(out.read_text())  # sorted: iter_100, iter_200, iter_300, old_all, summary
+    assert [e.get("skipped") for e in entries] == [None, None, None, why, why]
+    assert main([*base, str(one)]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"hint: {why}"
+
+
+def test_a_file_given_twice_is_scored_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _checkpoints(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    out, rows = tmp_path / "all.json", tmp_path / "rows.csv"
+    given = ["iter_300.json", "iter_100.json", "iter_300.json", "./iter_100.json"]
+    argv = ["score", "--task", "demo", "--predictions", *given, "--json", str(out),
+            "--per-episode", str(rows), "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    assert capsys.readouterr().err.splitlines()[:2] == [
+        "note: skipped iter_300.json: the same file as iter_300.json, given before (scored once)",
+        "note: skipped ./iter_100.json: the same file as iter_100.json, given before (scored once)",
+    ]
+    entries = json.loads(out.read_text())
+    assert [e["predictions"] for e in entries] == given
+    assert ["metrics" in e for e in entries] == [True, True, False, False]
+    assert entries[3]["skipped"] == "the same file as iter_100.json, given before (scored once)"
+    named = [line.split(",")[0] for line in rows.read_text().splitlines()[1:]]
+    assert sorted(set(named)) == ["iter_100.json", "iter_300.json"]
+    assert named.count("iter_100.json") == named.count("iter_300.json") == len(named) // 2
+
+
+def test_a_sweep_of_many_files_shows_its_progress_in_plain_lines_when_piped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = [shutil.copy(DEMO, tmp_path / f"iter_{k:02d}.json") for k in range(10)]
+    argv = ["score", "--task", "demo", "--predictions", *map(str, files)]
+    assert main(argv) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("scoring: 0/10 files (0%), 0.0 files/s, 0:00 elapsed, ")
+    assert re.fullmatch(r"scoring: 10/10 files \(100%\), [0-9.]+ files/s, 0:0\d elapsed, 0:00 left",
+                        lines[1])  # fmt: skip
+    assert main(argv[:-1]) == 0  # nine files, or --quiet: no progress
+    assert "scoring" not in capsys.readouterr().err
+    assert main([*argv, "--quiet"]) == 0
+    assert "scoring" not in capsys.readouterr().err
+
+
 def _long_paths(tmp: Path) -> list[Path]:
     """Eight checkpoints of four runs deep in long folders, each scoring differently (its
     agents stop after k + 1 positions)."""
@@ -165,8 +281,15 @@ def test_protocol_cards_matched_by_a_pattern_are_skipped_and_one_alone_is_refuse
         f"note: skipped 2 protocol cards of `vlneval run` (not predictions): {runs}/"
         "u0.protocol.json and 1 more"
     )
-    scored = [s["predictions"] for s in json.loads(summary.read_text())]
-    assert scored == [str(mine), str(runs / "u0.json"), str(runs / "u1.json")]
+    entries = json.loads(summary.read_text())  # one per file given: zip(files, entries) lines up
+    assert [s["predictions"] for s in entries] == files
+    card_entry = {"skipped": "a protocol card of `vlneval run`, not predictions"}
+    assert [e.get("skipped") for e in entries] == [None, None, card_entry["skipped"], None,
+                                                    card_entry["skipped"]]  # fmt: skip
+    assert entries[2] == {"predictions": str(runs / "u0.protocol.json"), **card_entry}
+    assert [s["predictions"] for s in entries if "metrics" in s] == [
+        str(mine), str(runs / "u0.json"), str(runs / "u1.json")
+    ]  # fmt: skip
     card = str(runs / "u0.protocol.json")
     assert main(["score", "--task", "demo", "--predictions", card]) == 2
     assert capsys.readouterr().err == (
@@ -183,4 +306,5 @@ def test_protocol_cards_matched_by_a_pattern_are_skipped_and_one_alone_is_refuse
     )
     assert main(["score", "--task", "demo", "--predictions", str(runs / "u0.json"), card,
                  "--json", str(summary), "--quiet"]) == 0  # fmt: skip
-    assert [s["predictions"] for s in json.loads(summary.read_text())] == [str(runs / "u0.json")]
+    assert [s["predictions"] for s in json.loads(summary.read_text())] == [str(runs / "u0.json"),
+                                                                            card]  # fmt: skip

@@ -30,12 +30,13 @@ def episode_progress(
     interval: float = 30.0,
     stream: TextIO | None = None,
     done: int = 0,
+    unit: str = "episodes",
 ) -> Iterator[Callable[[int], None]]:
     """Yields ``advance(n)``; shows progress on ``stream`` (default stderr) when ``enabled``:
     a bar on a terminal, else a line every ``interval`` seconds. ``done`` of ``total`` are
     done already (a resumed shard); the rate counts the others that ended after the first one
     (whose set-up, twin worlds built and kernels compiled, is no episode's pace): none before
-    a second one ends, all of them in the last line.
+    a second one ends, all of them in the last line. ``unit`` names what is counted.
 
     Example:
         >>> import io
@@ -65,8 +66,9 @@ def episode_progress(
         first_only = basis is None or (count == basis[0] and count >= total)
         n0, t0 = (done, start) if basis is None or first_only else basis
         line = progress_line(
-            label, count, total, now - start, before=n0, since=t0 - start, stopped=stopped
-        )
+            label, count, total, now - start, before=n0, since=t0 - start, stopped=stopped,
+            unit=unit,
+        )  # fmt: skip
         out.write(line + "\n")
         out.flush()
 
@@ -98,6 +100,7 @@ def progress_line(
     before: int = 0,
     since: float = 0.0,
     stopped: bool = False,
+    unit: str = "episodes",
 ) -> str:
     """One plain progress line (the rate over the ``done - before`` episodes of this process
     that ended after ``since`` of the ``elapsed`` seconds; ``stopped``: the run failed, the
@@ -114,12 +117,14 @@ def progress_line(
         'running: 50/200 episodes (25%), 5.0 episodes/s, 0:10 elapsed, stopped'
         >>> progress_line("running r2r-twin", 11, 2349, 46.0, before=1, since=36.0)
         'running r2r-twin: 11/2349 episodes (0%), 1.0 episodes/s, 0:46 elapsed, 38:58 left'
+        >>> progress_line("scoring", 12, 48, 6.0, unit="files")
+        'scoring: 12/48 files (25%), 2.0 files/s, 0:06 elapsed, 0:18 left'
     """
     rate = (done - before) / (elapsed - since) if elapsed > since else 0.0
     share = f"{100 * done // total}%" if total else "100%"  # floored: 99.6% is not done
     left = _clock((total - done) / rate) if rate > 0 else "?"
     return (
-        f"{label}: {done}/{total} episodes ({share}), {rate:.1f} episodes/s, "
+        f"{label}: {done}/{total} {unit} ({share}), {rate:.1f} {unit}/s, "
         f"{_clock(elapsed)} elapsed, {'stopped' if stopped else left + ' left'}"
     )
 

@@ -83,8 +83,9 @@ def cmd_run_ray(args: argparse.Namespace, environment: str | None = None) -> int
         shard.writer.manifest["executor"] = options.card()
         log = None if args.quiet else err
         seen = _Seen(hooks["on_record"])
-        run = run_on_ray(workload, hooks["indices"], options=options, on_record=seen,
-                         log=log)  # fmt: skip
+        with shard:  # a stopped run's last progress line comes before what it kept
+            run = run_on_ray(workload, hooks["indices"], options=options, on_record=seen,
+                             log=log)  # fmt: skip
         shard.writer.manifest["executor"]["actors"] = [_where(a) for a in run.actors]
         if run.placement is not None:
             shard.writer.manifest["executor"]["placement"] = run.placement

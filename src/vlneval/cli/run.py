@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from vlneval.cli.common import (
     add_format_arg,
     add_task_option_args,
     emit_scored,
+    episode_rows,
     err,
     given_task_options,
     open_scorer,
@@ -29,6 +31,8 @@ from vlneval.cli.sharding import (
     add_shard_args,
     agent_kwargs,
     kept_after_failure,
+    stopped_note,
+    unsharded_without_launcher,
 )
 from vlneval.errors import AgentError, VLNEvalError, check_seed
 from vlneval.io import to_json_bytes, write_outputs
@@ -136,11 +140,19 @@ def workload_of(args: argparse.Namespace, environment: str | None = None) -> Any
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Runs the agent, writes predictions and card, scores on request. When the agent raises,
-    the error says what became of the episodes it finished."""
+    or the run is stopped (Ctrl-C, SIGTERM: exit 130, 143), the last line says what became of
+    the episodes it finished."""
+    from vlneval.distributed.session import stop_on_sigterm
+
     try:
-        return _run(args)
+        with stop_on_sigterm():
+            return _run(args)
     except AgentError as exc:
         raise AgentError(f"{exc}\n{kept_after_failure(args)}", exc.agent_traceback) from exc
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (a time limit, a preemption)
+        signum = int(getattr(exc, "signum", signal.SIGINT))
+        err(stopped_note(args, signum))
+        return 128 + signum
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -152,6 +164,7 @@ def _run(args: argparse.Namespace) -> int:
 
     check_numbers(args)
     plan = scored_plan(args, out=True, table=args.score)  # refused before the run, not after
+    unsharded_without_launcher(args)
     _check_names(args)
     env_id = _env_id(args)
     from vlneval.envs.registration import env_family  # loaded by _env_id already
@@ -254,7 +267,7 @@ def _check_names(args: argparse.Namespace) -> None:
 def _score(args: argparse.Namespace, *, partial: bool, protocol: Any, plan: Any = None) -> int:
     with open_scorer(args, **getattr(args, "score_options", {})) as scorer:
         result = scorer.score(args.out, subset=partial, run=protocol)
-    emit_scored(args, result.to_dict(), result.rows() if args.per_episode else None, plan)
+    emit_scored(args, result.to_dict(), episode_rows(result) if args.per_episode else None, plan)
     return 0
 
 

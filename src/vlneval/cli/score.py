@@ -13,6 +13,7 @@ from vlneval.cli.common import (
     add_scoring_args,
     declared_for,
     emit_scored,
+    episode_rows,
     err,
     given_task_options,
     open_scorer,
@@ -22,6 +23,8 @@ from vlneval.cli.common import (
 from vlneval.errors import InvalidInputError, VLNEvalError
 
 __all__ = ["register", "cmd_score", "cmd_validate"]
+
+PROGRESS_FILES = 10  # a sweep of this many files shows its progress on stderr (unless --quiet)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -33,24 +36,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         nargs="+",
         default=None,
         metavar="FILE",
-        help="predictions file(s) (.json or .json.gz); several (checkpoints) are scored in one "
-        "process, one table row each; the protocol cards of `vlneval run` among them "
-        "(NAME.protocol.json) are skipped with a note",
+        help="predictions file(s) (.json or .json.gz) or a quoted pattern ('ckpt/*.json', "
+        "expanded in sorted order); several (checkpoints) are scored in one process, one table "
+        "row each; the protocol cards of `vlneval run` among them (NAME.protocol.json) are "
+        "skipped with a note",
     )
     add_scoring_args(p)
     p.add_argument(
         "--json",
         default=None,
         metavar="SUMMARY",
-        help="write the summary JSON here, - for stdout (several files: a JSON list, one entry "
-        "per predictions file in the given order; a file not scored: its 'errors')",
+        help="write the summary JSON here, - for stdout (several files or a pattern: a JSON "
+        "list, one entry per file given, in order; a file not scored: its 'errors'; a "
+        "skipped one: 'skipped')",
     )
     p.add_argument(
         "--per-episode",
         default=None,
         metavar="FILE",
-        help=".csv, .jsonl or .parquet, or - for stdout with --format csv|jsonl (several files: "
-        "one table, a 'predictions' column first)",
+        help=".csv, .jsonl or .parquet, or - for stdout with --format csv|jsonl (several files "
+        "or a pattern: one table, a 'predictions' column first)",
     )
     add_format_arg(p)
     p.add_argument("--quiet", action="store_true", help="print no table")
@@ -74,10 +79,11 @@ def _skip_summary_arg(p: argparse.ArgumentParser) -> None:
 
 
 def _predictions(args: argparse.Namespace) -> list[str]:
+    """The one file ``validate`` checks, or ``score``'s single file or demo default."""
     if isinstance(args.predictions, str):  # validate: one file
-        return _without_cards([args.predictions])
+        return _without_skipped([args.predictions], _skipped_cards([args.predictions]))
     if args.predictions:
-        return _without_cards([str(p) for p in args.predictions])
+        return [str(p) for p in args.predictions]
     from vlneval.tasks import get_task
 
     task = get_task(args.task)
@@ -91,19 +97,87 @@ def _predictions(args: argparse.Namespace) -> list[str]:
     raise VLNEvalError("--predictions FILE is required (only the demo task has a default)")
 
 
-def _without_cards(paths: list[str]) -> list[str]:
-    """``paths`` without the protocol cards of ``vlneval run`` (a ``*.json`` pattern over a run
-    folder matches them), said in one note; a card given alone is refused.
+def _given(paths: list[str]) -> tuple[list[str], bool]:
+    """The files of ``--predictions`` (a quoted pattern such as ``'ckpt/*.json'`` expanded
+    here, in sorted order) and whether they make a sweep: several paths or any pattern, so
+    that the ``--json`` list does not turn into one object when a pattern matches one file.
 
     Raises:
-        VLNEvalError: every file given is a card.
+        VLNEvalError: a pattern matches no file.
     """
-    if not any(p.endswith(".protocol.json") for p in paths):
-        return paths  # the common case reads no file twice
-    from vlneval.distributed.merge import is_card
+    import glob
+
     from vlneval.errors import VLNEvalError
 
+    out: list[str] = []
+    patterns = 0
+    for p in paths:
+        if not any(c in p for c in "*?[") or Path(p).exists():
+            out.append(p)
+            continue
+        matched = sorted(glob.glob(p, recursive=True))
+        if not matched:
+            raise VLNEvalError(f"--predictions {p}: no file matches this pattern")
+        out += matched
+        patterns += 1
+    return out, patterns > 0 or len(paths) > 1
+
+
+def _skipped_cards(paths: list[str]) -> dict[int, str]:
+    """The positions of the protocol cards of ``vlneval run`` in ``paths`` (a ``*.json``
+    pattern over a run folder matches them) -> why each is skipped, said in one note."""
+    if not any(p.endswith(".protocol.json") for p in paths):
+        return {}  # the common case reads no file twice
+    from vlneval.distributed.merge import is_card
+
     cards = [p for p in paths if is_card(p)]
+    if cards and len(cards) < len(paths):
+        more = f" and {len(cards) - 1} more" if len(cards) > 1 else ""
+        err(f"note: skipped {len(cards)} protocol card{'s' if len(cards) > 1 else ''} of "
+            f"`vlneval run` (not predictions): {cards[0]}{more}")  # fmt: skip
+    why = "a protocol card of `vlneval run`, not predictions"
+    return {k: why for k, p in enumerate(paths) if p in cards}
+
+
+def _skipped_outputs(paths: list[str], plan: Any) -> dict[int, str]:
+    """The files of ``paths`` that this command writes (``--json``, ``--per-episode``: a
+    pattern re-run over the folder matches the last run's summary), by position -> why,
+    each said in a note; so an input is never overwritten."""
+    written = {o.path.resolve(): name for name, o in plan.outputs.items() if o.path is not None}
+    skipped = {}
+    for k, p in enumerate(paths):
+        option = written.get(Path(p).resolve())
+        if option is not None:
+            skipped[k] = f"the {option} output of this command, not predictions"
+            err(f"note: skipped {p}: the {option} output of this command (written, not read)")
+    return skipped
+
+
+def _skipped_repeats(paths: list[str]) -> dict[int, str]:
+    """The positions of the files of ``paths`` given again (``./x`` after ``x`` too) -> why,
+    each said in a note: a file is scored once, so its rows are never counted twice."""
+    first: dict[Path, int] = {}
+    skipped = {}
+    for k, p in enumerate(paths):
+        seen = first.setdefault(Path(p).resolve(), k)
+        if seen != k:
+            skipped[k] = f"the same file as {paths[seen]}, given before (scored once)"
+            err(f"note: skipped {p}: {skipped[k]}")
+    return skipped
+
+
+def _without_skipped(paths: list[str], skipped: dict[int, str]) -> list[str]:
+    """``paths`` without the ``skipped`` ones; a card given alone is refused saying what it is.
+
+    Raises:
+        VLNEvalError: every file given is skipped.
+    """
+    from vlneval.errors import VLNEvalError
+
+    left = [p for k, p in enumerate(paths) if k not in skipped]
+    if left:
+        return left
+    cards = [p for k, p in enumerate(paths) if skipped[k].startswith("a protocol card")]
     if len(cards) == 1 == len(paths):
         stem = cards[0].removesuffix(".protocol.json")
         beside = [f" ({f})" for f in (f"{stem}.json", f"{stem}.json.gz") if Path(f).is_file()]
@@ -114,11 +188,7 @@ def _without_cards(paths: list[str]) -> list[str]:
     if len(cards) == len(paths):
         raise VLNEvalError(f"the {len(cards)} files given are protocol cards of `vlneval run`, "
                            f"not predictions ({cards[0]}, ...)")  # fmt: skip
-    if cards:
-        more = f" and {len(cards) - 1} more" if len(cards) > 1 else ""
-        err(f"note: skipped {len(cards)} protocol card{'s' if len(cards) > 1 else ''} of "
-            f"`vlneval run` (not predictions): {cards[0]}{more}")  # fmt: skip
-    return [p for p in paths if p not in cards]
+    raise VLNEvalError(f"no predictions file left to score: {paths[0]}: {skipped[0]}")
 
 
 def _score(args: argparse.Namespace, scorer, path: str):  # type: ignore[no-untyped-def]
@@ -147,60 +217,105 @@ def _refused(args: argparse.Namespace, scorer: Any, path: str, exc: InvalidInput
     )  # fmt: skip
     hints = (
         scorer.episodes_warning, split_hint(request, scorer.episodes, path),
-        twin_hint(request, path),
+        twin_hint(request, path), SUMMARY if _is_summary(path) else None,
     )  # fmt: skip
     return "\n".join([text, *(f"hint: {h}" for h in hints if h)])
+
+
+SUMMARY = "a summary written by `vlneval score --json`, not predictions"
+
+
+def _is_summary(path: str) -> bool:
+    """Whether ``path`` holds a summary of ``vlneval score --json`` (one file's record, or a
+    sweep's list of them), which a pattern over a checkpoint folder may match."""
+    from vlneval.errors import VLNEvalError
+    from vlneval.io import load_json
+
+    try:
+        value = load_json(path)
+    except VLNEvalError:
+        return False
+    entries = value if isinstance(value, list) and value else [value]
+    return all(
+        isinstance(e, dict) and "predictions" in e and ("vlneval_version" in e or len(e) == 2)
+        for e in entries
+    )
 
 
 def cmd_score(args: argparse.Namespace) -> int:
     """Scores one file or several (one process, the split loaded once), prints the table,
     writes the requested files; several files with a bad one: the others are scored, exit 2."""
     plan = scored_plan(args)  # a bad output is refused before anything is scored
-    paths = _predictions(args)
+    given, sweep = _given(_predictions(args))
+    skipped = _skipped_cards(given) | _skipped_outputs(given, plan) | _skipped_repeats(given)
+    paths = _without_skipped(given, skipped)
     with open_scorer(args) as scorer:
-        if len(paths) > 1 or len(args.predictions or ()) > 1:  # several given: a list
-            return _sweep(args, plan, scorer, paths)
+        if sweep:  # several files or a pattern: a list
+            return _sweep(args, plan, scorer, given, skipped)
         try:
             result = _score(args, scorer, paths[0])
         except InvalidInputError as exc:
             err(_refused(args, scorer, paths[0], exc))
             return 2
-    emit_scored(args, result.to_dict(), result.rows() if args.per_episode else None, plan)
+    emit_scored(args, result.to_dict(), episode_rows(result) if args.per_episode else None, plan)
     return 0
 
 
-def _sweep(args: argparse.Namespace, plan: Any, scorer: Any, paths: list[str]) -> int:
-    """Scores every file of ``paths`` with one scorer; a failed file is reported, not fatal:
-    in the ``--json`` list it is ``{"predictions": file, "errors": [...]}`` (the lines printed,
-    without ``error:``), so that the list keeps the order and the length of ``paths``."""
+def _sweep(
+    args: argparse.Namespace, plan: Any, scorer: Any, given: list[str], skipped: dict[int, str]
+) -> int:
+    """Scores every file of ``given`` with one scorer; a failed file is reported, not fatal:
+    the ``--json`` list has one entry per file given, in that order: its summary, or
+    ``{"predictions": file, "errors": [...]}`` (the lines printed, without ``error:``), or
+    ``{"predictions": file, "skipped": why}`` (a protocol card, an output of this command, a
+    file given again, an earlier summary), so ``zip(files, entries)``
+    lines up."""
+    from vlneval.agents.progress import episode_progress
     from vlneval.errors import VLNEvalError
 
     done: list[tuple[str, Any, dict[str, Any]]] = []  # the files scored: result, summary
     entries: list[dict[str, Any]] = []  # one per file given
-    for path in paths:
-        try:
-            result = _score(args, scorer, path)
-        except InvalidInputError as exc:
-            text = _refused(args, scorer, path, exc)
-        except VLNEvalError as exc:  # a missing file's error names it already
-            text = f"error: {exc}" if str(exc).startswith(f"{path}: ") else f"error: {path}: {exc}"
-        else:
-            done.append((path, result, result.to_dict()))
-            entries.append(done[-1][2])
-            continue
-        err(text)
-        errors = [line.removeprefix("error: ") for line in text.splitlines()]
-        entries.append({"predictions": path, "errors": errors})
+    skipped = dict(skipped)  # and the summaries found among them
+    todo = len(given) - len(skipped)
+    shown = todo >= PROGRESS_FILES and not args.quiet
+    with episode_progress(todo, enabled=shown, label="scoring", unit="files") as advance:
+        for k, path in enumerate(given):
+            if k in skipped:
+                entries.append({"predictions": path, "skipped": skipped[k]})
+                continue
+            try:
+                result = _score(args, scorer, path)
+            except InvalidInputError as exc:
+                if _is_summary(path):  # an earlier run's, under another name
+                    err(f"note: skipped {path}: {SUMMARY}")
+                    skipped[k] = SUMMARY
+                    entries.append({"predictions": path, "skipped": SUMMARY})
+                    advance(1)
+                    continue
+                text = _refused(args, scorer, path, exc)
+            except VLNEvalError as exc:  # a missing file's error names it already
+                named = str(exc).startswith(f"{path}: ")
+                text = f"error: {exc}" if named else f"error: {path}: {exc}"
+            else:
+                done.append((path, result, result.to_dict()))
+                entries.append(done[-1][2])
+                advance(1)
+                continue
+            err(text)
+            errors = [line.removeprefix("error: ") for line in text.splitlines()]
+            entries.append({"predictions": path, "errors": errors})
+            advance(1)
     rows = None
     if args.per_episode:
-        rows = [{"predictions": p, **row} for p, r, _ in done for row in r.rows()]
+        rows = [{"predictions": p, **row} for p, r, _ in done for row in episode_rows(r)]
     summaries = [(p, s) for p, _, s in done]
     plan.write(entries, rows)
     if plan.table is not None and done:
         print_table(_sweep_table(summaries, color=sys.stdout.isatty(), fmt=plan.table))
     _sweep_notices(summaries)
-    if failed := len(paths) - len(done):
-        err(f"error: {failed} of {len(paths)} predictions files could not be scored (see above)")
+    if failed := len(given) - len(skipped) - len(done):
+        err(f"error: {failed} of {len(given) - len(skipped)} predictions files could not be "
+            "scored (see above)")  # fmt: skip
     return 2 if failed else 0
 
 
@@ -219,7 +334,8 @@ def _sweep_table(done: list[tuple[str, Any]], *, color: bool, fmt: str = "text")
 
 
 def _sweep_notices(done: list[tuple[str, Any]]) -> None:
-    """The notes of every scored file, each once, with the file (or how many) it concerns."""
+    """The notes of every scored file, each once, with the files it concerns (see
+    :func:`_which`)."""
     from vlneval.reports.terminal import SAME_RUN, print_notices, same_results, summary_notices
 
     seen: dict[tuple[str, str], list[str]] = {}
@@ -227,11 +343,29 @@ def _sweep_notices(done: list[tuple[str, Any]]) -> None:
         for notice in summary_notices(s):
             seen.setdefault(notice, []).append(path)
     print_notices(
-        (f"{files[0] if len(files) == 1 else f'{len(files)} files'}: {text}", style)
-        for (text, style), files in seen.items()
+        (f"{_which(files, len(done))}: {text}", style) for (text, style), files in seen.items()
     )
     same = same_results([s for _, s in done], [p for p, _ in done], SAME_RUN)
     print_notices((f"warning: {text}", "yellow") for text in same)
+
+
+def _which(files: list[str], total: int, shown: int = 3) -> str:
+    """The files a note of a sweep of ``total`` files concerns: the first ``shown`` by name.
+
+    Example:
+        >>> _which(["a.json"], 4), _which(["a.json", "b.json"], 2)
+        ('a.json', 'all 2 files')
+        >>> _which(["a.json", "c.json"], 4)
+        'a.json, c.json (2 of 4 files)'
+        >>> _which([f"{k}.json" for k in range(5)], 9)
+        '0.json, 1.json, 2.json and 2 more (5 of 9 files)'
+    """
+    if len(files) == 1:
+        return files[0]
+    if len(files) == total:
+        return f"all {total} files"
+    more = f" and {len(files) - shown} more" if len(files) > shown else ""
+    return f"{', '.join(files[:shown])}{more} ({len(files)} of {total} files)"
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

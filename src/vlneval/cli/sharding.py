@@ -15,6 +15,8 @@ __all__ = [
     "add_executor_args",
     "agent_kwargs",
     "kept_after_failure",
+    "unsharded_without_launcher",
+    "stopped_note",
     "CliShard",
 ]
 
@@ -26,7 +28,8 @@ def add_shard_args(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="i/n|auto",
         help="run shard i of n (0-based) into NAME.shard-i-of-n.jsonl and a manifest beside --out; "
-        "auto: from torchrun (RANK/WORLD_SIZE) or SLURM (array, srun) variables. "
+        "auto: from torchrun (RANK/WORLD_SIZE) or SLURM (array, srun) variables (none set: an "
+        "unsharded run into --out). "
         "Merge the shards with `vlneval merge`",
     )
     p.add_argument(
@@ -126,6 +129,52 @@ def kept_after_failure(args: argparse.Namespace) -> str:
     return (
         f"the {finished} kept in {records}: once the agent is fixed, the same command with "
         "--resume runs the rest (without --resume if the fix changes what the agent did in them)"
+    )
+
+
+def unsharded_without_launcher(args: argparse.Namespace) -> None:
+    """``--shard auto`` with no launcher variables (a workstation trying a SLURM command): the
+    run is an unsharded one writing ``--out``, said in a note (``--resume`` and
+    ``--balance-scans`` then do nothing)."""
+    from vlneval.distributed.detect import detect
+
+    if args.shard is None or args.shard.strip().lower() != "auto" or detect() is not None:
+        return
+    ignored = [f for f, on in (("--resume", args.resume), ("--balance-scans", args.balance_scans))
+               if on]  # fmt: skip
+    args.shard, args.resume, args.balance_scans = None, False, False
+    err(
+        "note: --shard auto: no launcher variables found (torchrun's RANK/WORLD_SIZE, SLURM's); "
+        f"running unsharded into {args.out}"
+        + (f" ({' and '.join(ignored)} ignored)" if ignored else "")
+    )
+
+
+def stopped_note(args: argparse.Namespace, signum: int) -> str:
+    """What a run stopped by signal ``signum`` (Ctrl-C, SIGTERM) leaves: a shard (``--shard``,
+    or any Ray run) keeps its finished episodes for ``--resume``; a plain run writes nothing."""
+    import json
+    import signal
+
+    from vlneval.distributed.detect import resolve_shard
+    from vlneval.distributed.plan import ShardSpec
+    from vlneval.distributed.shardfile import read_lines, shard_paths
+
+    name = signal.Signals(signum).name
+    spec = resolve_shard(args.shard)
+    if spec is None and args.executor != "ray":
+        return (
+            f"stopped by {name}: nothing was written to {args.out} (a plain run keeps no episodes)"
+        )
+    records, manifest = shard_paths(args.out, spec or ShardSpec(0, 1, "ray"))
+    label = f"shard {spec.label}" if spec is not None else "ray run"
+    if not manifest.is_file() or not records.is_file():
+        return f"{label}: stopped by {name} before its first episode: run the same command again"
+    n = len(read_lines(records)[0])
+    total = len(json.loads(manifest.read_text())["assigned"])
+    return (
+        f"{label}: stopped by {name} at {n}/{total} episodes (kept in {records}); run the same "
+        "command with --resume to finish"
     )
 
 

@@ -8,6 +8,8 @@ callback, and ends with ``writer.complete(card)``.
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +21,48 @@ from vlneval.distributed.plan import ShardSpec, ids_digest, plan
 from vlneval.distributed.shardfile import FORMAT, ShardWriter
 from vlneval.errors import VLNEvalError
 
-__all__ = ["recorder", "shard_manifest"]
+__all__ = ["recorder", "shard_manifest", "Stopped", "stop_on_sigterm"]
+
+
+class Stopped(KeyboardInterrupt):
+    """A run stopped by SIGTERM (a SLURM time limit, a preemption), raised as Ctrl-C's
+    ``KeyboardInterrupt`` is, so that the same cleanup runs (the last progress line, a Ray
+    cluster this process started) and the command can say how to ``--resume``.
+
+    Attributes:
+        signum: the signal's number.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, _frame: Any) -> None:
+    raise Stopped(signum)
+
+
+@contextmanager
+def stop_on_sigterm() -> Iterator[None]:
+    """Inside, SIGTERM raises :class:`Stopped` (in the main thread; elsewhere nothing changes).
+
+    Example:
+        >>> import os
+        >>> try:
+        ...     with stop_on_sigterm():
+        ...         os.kill(os.getpid(), signal.SIGTERM)
+        ... except Stopped as exc:
+        ...     print(exc.signum == signal.SIGTERM, exc)
+        True SIGTERM
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, _raise_stopped)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def shard_manifest(

@@ -19,6 +19,8 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -171,12 +173,17 @@ def _init(ray: Any, address: str | None) -> bool:
     kwargs: dict[str, Any] = {"address": address}
     if address is None and not os.environ.get("RAY_ADDRESS"):
         kwargs["include_dashboard"] = False
+    before = signal.getsignal(signal.SIGTERM)
     try:
         ray.init(**kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise VLNEvalError(
             f"ray: cannot reach the cluster at {address or 'RAY_ADDRESS'}: {exc}"
         ) from exc
+    if callable(before) and threading.current_thread() is threading.main_thread():
+        # the caller's own SIGTERM handler again, over the one Ray installs (which prints a
+        # stack dump that reads like a crash): a stopped run ends through its cleanup
+        signal.signal(signal.SIGTERM, before)
     return True
 
 
