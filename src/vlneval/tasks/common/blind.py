@@ -138,6 +138,11 @@ def submitted_ids(table: Any) -> tuple[str, Sequence[str]]:
     return table.id_field, table.ids
 
 
+_UNREADABLE = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+"""What :func:`file_ids` skips: msgspec recurses into a record even to skip it as raw JSON,
+so one nested too deeply raises RecursionError (the scorer has named it; the hint is lost)."""
+
+
 def file_ids(text: bytes, id_field: str) -> set[str]:
     """The ids a predictions file holds, as text: the ``id_field`` of the records of a JSON
     list or of JSON lines, or the keys of a JSON object keyed by episode id (VLN-CE).
@@ -153,10 +158,10 @@ def file_ids(text: bytes, id_field: str) -> set[str]:
     records: list[dict[str, Any]] = []
     try:
         records = msgspec.json.decode(text, type=list[dict[str, msgspec.Raw]])
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except _UNREADABLE:
         try:
             keyed = msgspec.json.decode(text, type=dict[str, msgspec.Raw])
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except _UNREADABLE:
             records = _lines(text)
         else:
             return set(keyed) if id_field not in keyed else set()
@@ -167,7 +172,7 @@ def file_ids(text: bytes, id_field: str) -> set[str]:
             continue
         try:
             value = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
+        except _UNREADABLE:
             continue
         if isinstance(value, (str, int)) and not isinstance(value, bool):
             out.add(str(value))
@@ -180,7 +185,7 @@ def _lines(text: bytes) -> list[dict[str, Any]]:
     for line in bytes(text).splitlines():
         try:
             out.append(msgspec.json.decode(line, type=dict[str, msgspec.Raw]))
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except _UNREADABLE:
             continue
     return out
 
