@@ -22,7 +22,7 @@ from weakref import WeakKeyDictionary
 import msgspec
 import numpy as np
 
-from vlneval.errors import InvalidInputError, ProblemCollector
+from vlneval.errors import InvalidInputError, ProblemCollector, hint, hinted
 from vlneval.graph.store import GraphStore
 from vlneval.io import LineRecord, clip, gc_paused
 from vlneval.metrics._kernels import offsets_of, reorder
@@ -78,6 +78,22 @@ class Predictions:
     missing: list[str] = field(default_factory=list)
     unknown: list[str | int] = field(default_factory=list)
     key: str = "trajectory"
+
+
+def two_trajectories(held: Sequence[str]) -> str:
+    """The problem of a record holding more than one of the fields a trajectory is read from
+    by default: a record merged with its episode holds the reference ``path`` beside the
+    agent's, and scoring either one silently could score the reference.
+
+    Example:
+        >>> print(two_trajectories(["path", "pred_path"]))
+        holds both 'path' and 'pred_path': which one is the prediction is not clear (name it with --trajectory-key, trajectory_key= in Python)
+    """
+    return hinted(
+        f"holds both {' and '.join(map(repr, held))}: which one is the prediction is not clear",
+        hint("--trajectory-key", "name it with --trajectory-key, trajectory_key= in Python",
+             aside=True),
+    )  # fmt: skip
 
 
 def _detect(traj: list[Any]) -> str:
@@ -225,7 +241,11 @@ class _Parser:
     def _trajectory(self, rec: dict[str, Any], label: str) -> list[Any] | None:
         key = self.key
         if key is None:
-            key = next((k for k in TRAJECTORY_KEYS if k in rec), "trajectory")
+            held = [k for k in TRAJECTORY_KEYS if k in rec]
+            if len(held) > 1:
+                self.pc.add(two_trajectories(held), episode=label)
+                return None
+            key = held[0] if held else "trajectory"
             self.field = key  # this record's problems name the field it uses (``path[3]``)
         if key not in rec:
             self.traj_tally.missing(self.pc, f"missing field {key!r}", episode=label)
