@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import select
 import stat
 import zlib
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from vlneval.io.text import PATH_CLIP, clip
 BOM = b"\xef\xbb\xbf"
 GZIP_MAGIC = b"\x1f\x8b"
 READ_STEP = 1 << 20
+_WRITER_WAIT = 10.0  # seconds a FIFO or device may take to begin
 GUNZIP_STEP = 16 << 20  # a usual file is one piece (nothing to join); a bomb stops near the limit
 
 
@@ -94,7 +96,7 @@ def _read_capped(path: Path, limit: int, source: str, *, regular: bool) -> bytes
                     raise _too_large(source, limit)
                 fh.seek(0)  # one read: ``head + rest`` would copy the whole file again
                 return fh.readall()
-        with open(path, "rb") as fh:
+        with open(_waited(path, source), "rb") as fh:
             parts, total = [], 0
             while total <= limit and (part := fh.read(READ_STEP)):
                 parts.append(part)
@@ -102,6 +104,21 @@ def _read_capped(path: Path, limit: int, source: str, *, regular: bool) -> bytes
             return b"".join(parts)
     except OSError as exc:
         raise InvalidInputError(f"{source}: cannot be read ({exc.strerror or exc})") from exc
+
+
+def _waited(path: Path, source: str) -> int:
+    """A descriptor of a FIFO or device, once it has something to read: opening a FIFO waits
+    for a writer, which may never come, so it is opened without waiting and given
+    :data:`_WRITER_WAIT` seconds to begin (or to close: then it is empty)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not select.select([fd], [], [], _WRITER_WAIT)[0]:
+        os.close(fd)
+        raise InvalidInputError(
+            f"{source}: is not a regular file and gave nothing to read in {_WRITER_WAIT:g} s "
+            "(a FIFO without a writer?), expected a JSON file"
+        )
+    os.set_blocking(fd, True)
+    return fd
 
 
 def gunzip(

@@ -250,7 +250,10 @@ def split_hint(request: SplitRequest, episodes: Any, predictions: PredictionsInp
     """The command line's hint for a file refused by the scorer of ``request``'s split (its
     ``episodes``) when none of its ids is an episode of the split and most are episodes of
     another split of the task (:func:`other_splits`); None otherwise. For an error path only:
-    it reads the file again, and the other splits when no id matches."""
+    it reads the file again (not a FIFO or device: what it held is gone), and the other splits
+    when no id matches."""
+    if isinstance(predictions, (str, Path)) and not Path(predictions).is_file():
+        return None
     read = read_text(predictions)
     text = None if read is None else read.text
     found = None if text is None else _other_split(text, episodes, other_splits(request))
