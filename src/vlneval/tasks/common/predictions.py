@@ -97,15 +97,33 @@ def two_trajectories(held: Sequence[str]) -> str:
 
 
 def _detect(traj: list[Any]) -> str:
+    """The form of a file, from its first trajectory; ``[vp, "0", "0"]`` is a triple whose
+    angles are written as text (named as such), not three viewpoints: a file's other records
+    were otherwise all blamed for not being lists of viewpoints.
+
+    Example:
+        >>> _detect([["a", "1.5", "0"]]), _detect([["a", "b", "c"]]), _detect(["a"])
+        ('triple', 'nested', 'plain')
+    """
     first = traj[0]
     if isinstance(first, str):
         return "plain"
     if isinstance(first, list) and first:
-        if len(first) == 3 and isinstance(first[0], str) and not isinstance(first[1], str):
+        if len(first) == 3 and isinstance(first[0], str) and _angle_like(first[1]):
             return "triple"
         if all(isinstance(v, str) for v in first):
             return "nested"
     return "triple"
+
+
+def _angle_like(value: Any) -> bool:
+    """Not a string, or a short string that reads as a number (no viewpoint id does)."""
+    if not isinstance(value, str):
+        return True
+    try:
+        return len(value) < 40 and float(value) == float(value)
+    except ValueError:
+        return False
 
 
 #: A viewpoint's code is its scan's slot times this plus its node index.
