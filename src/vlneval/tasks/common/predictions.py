@@ -24,7 +24,7 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector, hint, hinted
 from vlneval.graph.store import GraphStore
-from vlneval.io import LineRecord, clip, gc_paused
+from vlneval.io import LineRecord, brief, clip, gc_paused
 from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
@@ -291,7 +291,7 @@ class _Parser:
             if form == "plain":
                 if type(step) is not str:
                     self.pc.add(
-                        f"expected a viewpoint id string, got {step!r:.60}", episode=label, field=f
+                        f"expected a viewpoint id string, got {brief(step)}", episode=label, field=f
                     )
                     ok = False
                     continue
@@ -299,7 +299,7 @@ class _Parser:
             elif form == "nested":
                 if type(step) is not list or not all(type(v) is str for v in step):
                     self.pc.add(
-                        f"expected a list of viewpoint ids, got {step!r:.60}",
+                        f"expected a list of viewpoint ids, got {brief(step)}",
                         episode=label,
                         field=f,
                     )
@@ -320,7 +320,7 @@ class _Parser:
     def _triple(self, step: Any, label: str, f: str, out: list[str]) -> bool:
         if type(step) is not list or not step or type(step[0]) is not str:
             self.pc.add(
-                f"expected [viewpoint, heading, elevation], got {step!r:.60}",
+                f"expected [viewpoint, heading, elevation], got {brief(step)}",
                 episode=label,
                 field=f,
             )
