@@ -164,6 +164,11 @@ def gunzip(
                 if not d.eof:
                     raise TruncatedGzipError(f"{source}: not a valid gzip file (it is truncated)")
                 data = d.unused_data.lstrip(b"\x00")
+                if data and data[:2] != GZIP_MAGIC:  # zlib would say "incorrect header check"
+                    raise InvalidInputError(
+                        f"{source}: not a valid gzip file ({len(data):,} bytes follow the end "
+                        "of its gzip data; the file was damaged or appended to)"
+                    )
         except zlib.error as exc:
             raise InvalidInputError(f"{source}: not a valid gzip file ({exc})") from exc
         return out.getvalue()
