@@ -243,12 +243,13 @@ class _Parser:
 
     def _id(self, rec: dict[str, Any], k: int) -> str | None:
         idf = self.ep.id_field
+        where = f"line {rec.line}" if isinstance(rec, LineRecord) else f"record {k}"
         if idf not in rec:
-            self.id_tally.missing(self.pc, f"missing field {idf!r}", field=f"record {k}")
+            self.id_tally.missing(self.pc, f"missing field {idf!r}", field=where)
             return None
         value = rec[idf]
         if isinstance(value, bool) or not isinstance(value, (str, int)):
-            self.pc.add(f"{idf} must be a string, got {shown_value(value)}", field=f"record {k}")
+            self.pc.add(f"{idf} must be a string, got {shown_value(value)}", field=where)
             return None
         try:
             return str(value)
@@ -344,7 +345,7 @@ class _Parser:
         label = self._known(eid, rec[self.ep.id_field])
         if label is None:
             return
-        if isinstance(rec, LineRecord):  # a JSON line msgspec rejected: its line named too
+        if isinstance(rec, LineRecord):  # a JSON line: its line named too
             label = f"line {rec.line}: {label}"
         traj = self._trajectory(rec, label)
         vps = self._viewpoints(traj, label) if traj is not None else None
