@@ -61,3 +61,11 @@ def test_validate_refuses_a_merged_file(tmp_path: Path, capsys: pytest.CaptureFi
     args = ["validate", "--task", "r2r", "--split", "val", "--data-root", str(root)]
     assert main([*args, "--predictions", str(path)]) == 2
     assert capsys.readouterr().err.splitlines() == [f'error: {path}: instr_id "1_0": {WHY}']
+
+
+def test_the_summary_records_the_field_read(tmp_path: Path) -> None:
+    root = square_root(tmp_path / "root")
+    given = evaluate("r2r", "val", _merged(3), root=root, trajectory_key="pred_path")
+    found = [{"instr_id": f"1_{k}", "path": REFERENCE} for k in range(3)]
+    assert given.to_dict()["trajectory_key"] == "pred_path"
+    assert evaluate("r2r", "val", found, root=root).to_dict()["trajectory_key"] == "path"

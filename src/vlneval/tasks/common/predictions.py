@@ -66,6 +66,8 @@ class Predictions:
         unknown: the ids of the records not in the split, as the file writes them (a number
             stays a number), for the completeness problem to name.
         key: the trajectory field messages name (``agent_pose`` for HANNA, a given key).
+        key_read: the field the trajectories were read from (the summary records it), when
+            this reader read them (the key given, or the one the records hold).
     """
 
     source: str
@@ -78,6 +80,7 @@ class Predictions:
     missing: list[str] = field(default_factory=list)
     unknown: list[str | int] = field(default_factory=list)
     key: str = "trajectory"
+    key_read: str | None = None
 
 
 def two_trajectories(held: Sequence[str]) -> str:
@@ -655,4 +658,5 @@ def _assemble(p: _Parser, source: str) -> Predictions:
         missing=[p.ep.ids[i] for i in missing_idx],
         unknown=p.unknown,
         key=p.field,
+        key_read=p.field,
     )
