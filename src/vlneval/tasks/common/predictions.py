@@ -22,9 +22,10 @@ from weakref import WeakKeyDictionary
 import msgspec
 import numpy as np
 
-from vlneval.errors import InvalidInputError, ProblemCollector, hint, hinted
+from vlneval.errors import InvalidInputError, Problem, ProblemCollector, hint, hinted
 from vlneval.graph.store import GraphStore
 from vlneval.io import LineRecord, brief, clip, gc_paused
+from vlneval.io.limits import MIB
 from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
@@ -578,11 +579,43 @@ def parse_predictions(
         if k == 0:
             p.pc.add("the file holds no predictions")
         p.file_level()
+    if p.pc.problems and given.text is not None:  # a refused file only: valid ones cost nothing
+        p.pc.problems[:0] = _repeated_keys(given.text, source, episodes)
     if collect is None:
         p.pc.raise_if_any()
     else:
         collect.problems.extend(p.pc.problems)
     return _assemble(p, source)
+
+
+def _repeated_keys(text: bytes, source: str, episodes: EpisodeTable) -> list[Problem]:
+    """A problem for each record of a refused file that gives a field twice (JSON keeps the
+    last copy: its problem names the value that was kept), first: it explains the others. Not
+    looked for in a file too large or too deep for Python's ``json``."""
+    import json
+
+    out = ProblemCollector(source)
+    idf = episodes.id_field
+
+    def record(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        again = [k for k, _ in items if k in seen or seen.add(k)]  # type: ignore[func-returns-value]
+        if again:
+            rid = dict(items).get(idf)
+            i = episodes.index.get(str(rid)) if isinstance(rid, (str, int)) else None
+            label = None if i is None else episodes.label(i)
+            out.add(f"gives {again[0]!r} twice (JSON keeps only the last copy)", episode=label)
+        return dict(items)
+
+    lines = text.lstrip()[:1] == b"{"
+    if len(text) > 64 * MIB:
+        return []
+    for part in text.splitlines() if lines else [text]:
+        try:
+            json.loads(part, object_pairs_hook=record)
+        except (ValueError, RecursionError):
+            continue
+    return out.problems
 
 
 def _typed_pass(p: _Parser, decoded: tuple[str, Iterator[list[Any]]] | None) -> _Parser | None:
