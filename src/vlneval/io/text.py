@@ -29,13 +29,18 @@ def brief(value: Any, limit: int = 60) -> str:
         >>> deep = []
         >>> for _ in range(100_000):
         ...     deep = [deep]
-        >>> brief(["a", 1.5, 0]), brief(deep, 8), brief("x" * 10**9, 6), brief(10**5000)
-        ("['a', 1.5, 0]", '[[[[[[[[', "'xxxxx", 'an integer of about 5,000 digits')
+        >>> brief(["a", 1.5, 0]), brief(deep, 8), brief(10**5000)
+        ("['a', 1.5, 0]", '[[[[[[[[', 'an integer of about 5,000 digits')
+        >>> brief("x" * 10**6, 6)
+        "'xxxxx… (1,000,000 characters)"
     """
     try:
-        return _repr(limit).repr(value)[:limit]
+        shown = _repr(limit).repr(value)[:limit]
     except ValueError:  # an integer of more digits than ``repr`` writes (4,300 by default)
         return f"an integer of about {value.bit_length() * 0.30103:,.0f} digits"[:limit]
+    if isinstance(value, str) and len(value) + 2 > limit:  # cut: its length told, as ids'
+        return f"{shown}… ({len(value):,} characters)"
+    return shown
 
 
 @functools.cache
