@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -148,7 +149,10 @@ def test_bad_bytes_and_records_get_the_file_s_message(name: str, tmp_path: Path)
         assert said in by_file and str(bad) in by_file
         for source, value in (("<bytes>", bad.read_bytes()), ("<records>", records)):
             message = _message(scorer, value)
-            assert message == by_file.replace(str(bad), source), (name, source)
+            expected = by_file.replace(str(bad), source)
+            if source == "<records>":  # records in memory have no lines to name
+                expected = re.sub(r": line \d+: ", ": ", expected)
+            assert message == expected, (name, source)
             assert f"{source}: " in message and said in message
 
 

@@ -26,6 +26,26 @@ def no_json(text: Any) -> str | None:
     return "holds no JSON (only whitespace)"
 
 
+def _utf16(raw: Any) -> str | None:
+    """Why ``raw`` looks like UTF-16 text (a byte-order mark, or a NUL byte beside each of its
+    first characters, as some Windows tools write JSON); None when it does not.
+
+    Example:
+        >>> _utf16('[{"a": 1}]'.encode("utf-16-le")), _utf16(b"[1]")
+        ('is UTF-16 text (little-endian), not UTF-8: save it as UTF-8', None)
+    """
+    head = bytes(raw[:64])
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") and head[2:4] != b"\x00\x00":  # not UTF-32
+        order = "little" if head[0] == 0xFF else "big"
+    elif len(head) >= 4 and all(head[0::2]) and not any(head[1::2]):
+        order = "little"
+    elif len(head) >= 4 and all(head[1::2]) and not any(head[0::2]):
+        order = "big"
+    else:
+        return None
+    return f"is UTF-16 text ({order}-endian), not UTF-8: save it as UTF-8"
+
+
 def explain(raw: bytes, source: str, limits: Limits | None = None, *, a_list: bool = False) -> Any:
     """The explaining pass: ``raw`` measured, then decoded leniently (NaN and Infinity read).
     ``a_list``: the caller reads one JSON list only, so JSON lines given there are told so.
@@ -53,6 +73,8 @@ def explain(raw: bytes, source: str, limits: Limits | None = None, *, a_list: bo
     lim = limits or Limits.from_env()
     if (why := no_json(raw)) is not None:
         raise InvalidInputError(f"{source}: {why}")
+    if (wide := _utf16(raw)) is not None:
+        raise InvalidInputError(f"{source}: {wide}")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import io
 import os
+import select
 import stat
 import zlib
 from collections.abc import Callable
@@ -19,7 +21,8 @@ from vlneval.io.text import PATH_CLIP, clip
 BOM = b"\xef\xbb\xbf"
 GZIP_MAGIC = b"\x1f\x8b"
 READ_STEP = 1 << 20
-GUNZIP_STEP = 16 << 20  # a usual file is one piece (nothing to join); a bomb stops near the limit
+_WRITER_WAIT = 10.0  # seconds a FIFO or device may take to begin
+GUNZIP_STEP = 16 << 20  # a bomb stops at most this far past the limit
 
 
 class TruncatedGzipError(InvalidInputError):
@@ -94,14 +97,31 @@ def _read_capped(path: Path, limit: int, source: str, *, regular: bool) -> bytes
                     raise _too_large(source, limit)
                 fh.seek(0)  # one read: ``head + rest`` would copy the whole file again
                 return fh.readall()
-        with open(path, "rb") as fh:
-            parts, total = [], 0
-            while total <= limit and (part := fh.read(READ_STEP)):
-                parts.append(part)
-                total += len(part)
-            return b"".join(parts)
+        with open(_waited(path, source), "rb") as fh, io.BytesIO() as buf:
+            while part := fh.read(READ_STEP):
+                buf.write(part)
+                if buf.tell() > limit:
+                    if buf.getbuffer()[:2] != GZIP_MAGIC:
+                        raise _too_large(source, limit)
+                    break  # gzip: the limit is on what it holds (a pipe is read up to it)
+            return buf.getvalue()  # no copy: the buffer becomes the bytes
     except OSError as exc:
         raise InvalidInputError(f"{source}: cannot be read ({exc.strerror or exc})") from exc
+
+
+def _waited(path: Path, source: str) -> int:
+    """A descriptor of a FIFO or device, once it has something to read: opening a FIFO waits
+    for a writer, which may never come, so it is opened without waiting and given
+    :data:`_WRITER_WAIT` seconds to begin (or to close: then it is empty)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not select.select([fd], [], [], _WRITER_WAIT)[0]:
+        os.close(fd)
+        raise InvalidInputError(
+            f"{source}: is not a regular file and gave nothing to read in {_WRITER_WAIT:g} s "
+            "(a FIFO without a writer?), expected a JSON file"
+        )
+    os.set_blocking(fd, True)
+    return fd
 
 
 def gunzip(
@@ -125,27 +145,33 @@ def gunzip(
         >>> gunzip(gzip.compress(b"[1]") + gzip.compress(b"[2]"), "a.json.gz", 100)
         b'[1][2]'
     """
-    out: list[bytes] = []
-    total = 0
     data = raw
-    try:
-        while data:
-            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            chunk = d.decompress(data, GUNZIP_STEP)
-            while True:
-                total += len(chunk)
-                if total > limit:
-                    raise (too_large or (lambda: _too_large(source, limit)))()
-                out.append(chunk)
-                if d.eof or not d.unconsumed_tail:
-                    break
-                chunk = d.decompress(d.unconsumed_tail, GUNZIP_STEP)
-            if not d.eof:
-                raise TruncatedGzipError(f"{source}: not a valid gzip file (it is truncated)")
-            data = d.unused_data.lstrip(b"\x00")
-    except zlib.error as exc:
-        raise InvalidInputError(f"{source}: not a valid gzip file ({exc})") from exc
-    return out[0] if len(out) == 1 else b"".join(out)
+    # One growing buffer, handed over as the bytes at the end: no list of pieces joined into a
+    # second copy, and a bomb stops one piece past the limit, its buffer freed before the error.
+    with io.BytesIO() as out:
+        try:
+            while data:
+                d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                chunk = d.decompress(data, GUNZIP_STEP)
+                while True:
+                    if out.tell() + len(chunk) > limit:
+                        out.close()
+                        raise (too_large or (lambda: _too_large(source, limit)))()
+                    out.write(chunk)
+                    if d.eof or not d.unconsumed_tail:
+                        break
+                    chunk = d.decompress(d.unconsumed_tail, GUNZIP_STEP)
+                if not d.eof:
+                    raise TruncatedGzipError(f"{source}: not a valid gzip file (it is truncated)")
+                data = d.unused_data.lstrip(b"\x00")
+                if data and data[:2] != GZIP_MAGIC:  # zlib would say "incorrect header check"
+                    raise InvalidInputError(
+                        f"{source}: not a valid gzip file ({len(data):,} bytes follow the end "
+                        "of its gzip data; the file was damaged or appended to)"
+                    )
+        except zlib.error as exc:
+            raise InvalidInputError(f"{source}: not a valid gzip file ({exc})") from exc
+        return out.getvalue()
 
 
 def decode_json(raw: bytes, source: str, *, a_list: bool = False) -> Any:

@@ -133,8 +133,8 @@ def iter_records(raw: bytes, source: str, *, expected: str = "a JSON list") -> I
 
 
 class LineRecord(dict[str, Any]):
-    """A JSON-lines record that msgspec rejected and the explaining pass read (a NaN or
-    Infinity in it, say): the record, and its line for the caller's checks to name.
+    """A record of a JSON-lines file the explaining pass reads (msgspec rejected the file: a
+    NaN in a line, say): the record, and its line for the caller's checks to name.
 
     Example:
         >>> rec = LineRecord({"a": 1}, line=3)
@@ -148,9 +148,10 @@ class LineRecord(dict[str, Any]):
 
 
 def jsonl(raw: bytes, source: str) -> list[Any]:
-    """The records of a JSON-lines text, one per non-blank line. A line msgspec rejects is
-    read by the explaining pass (NaN and Infinity read, as in a JSON list), an object as a
-    :class:`LineRecord`, so that the caller names the line, the id and the field at fault.
+    """The records of a JSON-lines text, one per non-blank line, an object as a
+    :class:`LineRecord`, so that the caller names the line (not its place among the records:
+    blank lines are skipped), the id and the field at fault. A line msgspec rejects is read by
+    the explaining pass (NaN and Infinity read, as in a JSON list).
 
     Raises:
         InvalidInputError: a line that is not JSON, named by its number.
@@ -168,7 +169,8 @@ def jsonl(raw: bytes, source: str) -> list[Any]:
     for lineno, line in enumerate(raw.splitlines(), start=1):
         if line.strip():
             try:
-                rows.append(decoder.decode(line))
+                row = decoder.decode(line)
+                rows.append(LineRecord(row, lineno) if isinstance(row, dict) else row)
             except (msgspec.MsgspecError, RecursionError) as exc:
                 rows.append(_lenient_line(line, f"{source}: line {lineno}", exc, lineno))
     return rows

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import reprlib
+from typing import Any
+
 #: How many characters of a path messages show (a str of JSON text taken for one is long).
 PATH_CLIP = 240
 
@@ -14,6 +18,40 @@ def clip(text: str, limit: int = 80) -> str:
         'xxxxxxxxxx… (100 characters)'
     """
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def brief(value: Any, limit: int = 60) -> str:
+    """The first ``limit`` characters of ``repr(value)``, built without going deeper into
+    nested lists, or further into a long string, than those need: the whole repr of a list
+    nested 100,000 deep raises RecursionError, and that of a 500 MB string is 500 MB.
+
+    Example:
+        >>> deep = []
+        >>> for _ in range(100_000):
+        ...     deep = [deep]
+        >>> brief(["a", 1.5, 0]), brief(deep, 8), brief(10**5000)
+        ("['a', 1.5, 0]", '[[[[[[[[', 'an integer of about 5,000 digits')
+        >>> brief("x" * 10**6, 6)
+        "'xxxxx… (1,000,000 characters)"
+    """
+    try:
+        shown = _repr(limit).repr(value)[:limit]
+    except ValueError:  # an integer of more digits than ``repr`` writes (4,300 by default)
+        return f"an integer of about {value.bit_length() * 0.30103:,.0f} digits"[:limit]
+    if isinstance(value, str) and len(value) + 2 > limit:  # cut: its length told, as ids'
+        return f"{shown}… ({len(value):,} characters)"
+    return shown
+
+
+@functools.cache
+def _repr(limit: int) -> reprlib.Repr:
+    """A ``reprlib.Repr`` whose first ``limit`` characters are those of ``repr``."""
+    r = reprlib.Repr()
+    r.maxlevel = limit  # one character per level at least
+    wide = 2 * limit + 8  # reprlib keeps the start of a long value: about half of this
+    r.maxstring = r.maxlong = r.maxother = wide
+    r.maxlist = r.maxtuple = r.maxdict = r.maxset = r.maxfrozenset = r.maxdeque = limit
+    return r
 
 
 def position(raw: bytes, offset: int) -> str:

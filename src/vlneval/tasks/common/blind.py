@@ -138,6 +138,11 @@ def submitted_ids(table: Any) -> tuple[str, Sequence[str]]:
     return table.id_field, table.ids
 
 
+_UNREADABLE = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+"""What :func:`file_ids` skips: msgspec recurses into a record even to skip it as raw JSON,
+so one nested too deeply raises RecursionError (the scorer has named it; the hint is lost)."""
+
+
 def file_ids(text: bytes, id_field: str) -> set[str]:
     """The ids a predictions file holds, as text: the ``id_field`` of the records of a JSON
     list or of JSON lines, or the keys of a JSON object keyed by episode id (VLN-CE).
@@ -153,10 +158,10 @@ def file_ids(text: bytes, id_field: str) -> set[str]:
     records: list[dict[str, Any]] = []
     try:
         records = msgspec.json.decode(text, type=list[dict[str, msgspec.Raw]])
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except _UNREADABLE:
         try:
             keyed = msgspec.json.decode(text, type=dict[str, msgspec.Raw])
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except _UNREADABLE:
             records = _lines(text)
         else:
             return set(keyed) if id_field not in keyed else set()
@@ -167,7 +172,7 @@ def file_ids(text: bytes, id_field: str) -> set[str]:
             continue
         try:
             value = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
+        except _UNREADABLE:
             continue
         if isinstance(value, (str, int)) and not isinstance(value, bool):
             out.add(str(value))
@@ -180,7 +185,7 @@ def _lines(text: bytes) -> list[dict[str, Any]]:
     for line in bytes(text).splitlines():
         try:
             out.append(msgspec.json.decode(line, type=dict[str, msgspec.Raw]))
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except _UNREADABLE:
             continue
     return out
 
@@ -245,7 +250,10 @@ def split_hint(request: SplitRequest, episodes: Any, predictions: PredictionsInp
     """The command line's hint for a file refused by the scorer of ``request``'s split (its
     ``episodes``) when none of its ids is an episode of the split and most are episodes of
     another split of the task (:func:`other_splits`); None otherwise. For an error path only:
-    it reads the file again, and the other splits when no id matches."""
+    it reads the file again (not a FIFO or device: what it held is gone), and the other splits
+    when no id matches."""
+    if isinstance(predictions, (str, Path)) and not Path(predictions).is_file():
+        return None
     read = read_text(predictions)
     text = None if read is None else read.text
     found = None if text is None else _other_split(text, episodes, other_splits(request))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
 from operator import attrgetter
 from typing import Annotated, Any, overload
@@ -208,6 +208,21 @@ class StepViewpoints(Sequence[str]):
         return self._list[index]
 
 
+def _two_trajectories(records: list[Any], first: list[Any], n_keys: int) -> bool:
+    """Whether a record holds more than one trajectory field (``first``: the first field's
+    column): a test of each other field's column in C, a record at a time only when two
+    fields are both used in the file."""
+    used = [k for k in range(1, n_keys) if _used(map(attrgetter(f"t{k}"), records))]
+    if not used or len(used) == 1 and not _used(first):
+        return False
+    names = [f"t{k}" for k in range(n_keys)]
+    return any(sum(getattr(r, n) is not msgspec.UNSET for n in names) > 1 for r in records)
+
+
+def _used(column: Iterable[Any]) -> bool:
+    return set(map(type, column)) != {msgspec.UnsetType}
+
+
 def columns(
     records: list[Any], form: str, n_keys: int
 ) -> tuple[list[str], list[int], Sequence[str]] | None:
@@ -218,6 +233,8 @@ def columns(
     ``n_keys`` is the number of trajectory fields the records were decoded with.
     """
     trajs = list(map(attrgetter("t0"), records))
+    if n_keys > 1 and _two_trajectories(records, trajs, n_keys):
+        return None
     # Every decoded trajectory is a list: a type test a record at a time, in C.
     if n_keys > 1 and set(map(type, trajs)) != {list}:  # a record names it otherwise
         trajs = [trajectory(r) for r in records]

@@ -22,9 +22,10 @@ from weakref import WeakKeyDictionary
 import msgspec
 import numpy as np
 
-from vlneval.errors import InvalidInputError, ProblemCollector
+from vlneval.errors import InvalidInputError, Problem, ProblemCollector, hint, hinted
 from vlneval.graph.store import GraphStore
-from vlneval.io import LineRecord, clip, gc_paused
+from vlneval.io import LineRecord, brief, clip, gc_paused
+from vlneval.io.limits import MIB
 from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
@@ -66,6 +67,8 @@ class Predictions:
         unknown: the ids of the records not in the split, as the file writes them (a number
             stays a number), for the completeness problem to name.
         key: the trajectory field messages name (``agent_pose`` for HANNA, a given key).
+        key_read: the field the trajectories were read from (the summary records it), when
+            this reader read them (the key given, or the one the records hold).
     """
 
     source: str
@@ -78,18 +81,53 @@ class Predictions:
     missing: list[str] = field(default_factory=list)
     unknown: list[str | int] = field(default_factory=list)
     key: str = "trajectory"
+    key_read: str | None = None
+
+
+def two_trajectories(held: Sequence[str]) -> str:
+    """The problem of a record holding more than one of the fields a trajectory is read from
+    by default: a record merged with its episode holds the reference ``path`` beside the
+    agent's, and scoring either one silently could score the reference.
+
+    Example:
+        >>> print(two_trajectories(["path", "pred_path"]))
+        holds both 'path' and 'pred_path': which one is the prediction is not clear (name it with --trajectory-key, trajectory_key= in Python)
+    """
+    return hinted(
+        f"holds both {' and '.join(map(repr, held))}: which one is the prediction is not clear",
+        hint("--trajectory-key", "name it with --trajectory-key, trajectory_key= in Python",
+             aside=True),
+    )  # fmt: skip
 
 
 def _detect(traj: list[Any]) -> str:
+    """The form of a file, from its first trajectory; ``[vp, "0", "0"]`` is a triple whose
+    angles are written as text (named as such), not three viewpoints: a file's other records
+    were otherwise all blamed for not being lists of viewpoints.
+
+    Example:
+        >>> _detect([["a", "1.5", "0"]]), _detect([["a", "b", "c"]]), _detect(["a"])
+        ('triple', 'nested', 'plain')
+    """
     first = traj[0]
     if isinstance(first, str):
         return "plain"
     if isinstance(first, list) and first:
-        if len(first) == 3 and isinstance(first[0], str) and not isinstance(first[1], str):
+        if len(first) == 3 and isinstance(first[0], str) and _angle_like(first[1]):
             return "triple"
         if all(isinstance(v, str) for v in first):
             return "nested"
     return "triple"
+
+
+def _angle_like(value: Any) -> bool:
+    """Not a string, or a short string that reads as a number (no viewpoint id does)."""
+    if not isinstance(value, str):
+        return True
+    try:
+        return len(value) < 40 and float(value) == float(value)
+    except ValueError:
+        return False
 
 
 #: A viewpoint's code is its scan's slot times this plus its node index.
@@ -209,12 +247,13 @@ class _Parser:
 
     def _id(self, rec: dict[str, Any], k: int) -> str | None:
         idf = self.ep.id_field
+        where = f"line {rec.line}" if isinstance(rec, LineRecord) else f"record {k}"
         if idf not in rec:
-            self.id_tally.missing(self.pc, f"missing field {idf!r}", field=f"record {k}")
+            self.id_tally.missing(self.pc, f"missing field {idf!r}", field=where)
             return None
         value = rec[idf]
         if isinstance(value, bool) or not isinstance(value, (str, int)):
-            self.pc.add(f"{idf} must be a string, got {shown_value(value)}", field=f"record {k}")
+            self.pc.add(f"{idf} must be a string, got {shown_value(value)}", field=where)
             return None
         try:
             return str(value)
@@ -225,7 +264,11 @@ class _Parser:
     def _trajectory(self, rec: dict[str, Any], label: str) -> list[Any] | None:
         key = self.key
         if key is None:
-            key = next((k for k in TRAJECTORY_KEYS if k in rec), "trajectory")
+            held = [k for k in TRAJECTORY_KEYS if k in rec]
+            if len(held) > 1:
+                self.pc.add(two_trajectories(held), episode=label)
+                return None
+            key = held[0] if held else "trajectory"
             self.field = key  # this record's problems name the field it uses (``path[3]``)
         if key not in rec:
             self.traj_tally.missing(self.pc, f"missing field {key!r}", episode=label)
@@ -253,7 +296,7 @@ class _Parser:
             if form == "plain":
                 if type(step) is not str:
                     self.pc.add(
-                        f"expected a viewpoint id string, got {step!r:.60}", episode=label, field=f
+                        f"expected a viewpoint id string, got {brief(step)}", episode=label, field=f
                     )
                     ok = False
                     continue
@@ -261,7 +304,7 @@ class _Parser:
             elif form == "nested":
                 if type(step) is not list or not all(type(v) is str for v in step):
                     self.pc.add(
-                        f"expected a list of viewpoint ids, got {step!r:.60}",
+                        f"expected a list of viewpoint ids, got {brief(step)}",
                         episode=label,
                         field=f,
                     )
@@ -282,7 +325,7 @@ class _Parser:
     def _triple(self, step: Any, label: str, f: str, out: list[str]) -> bool:
         if type(step) is not list or not step or type(step[0]) is not str:
             self.pc.add(
-                f"expected [viewpoint, heading, elevation], got {step!r:.60}",
+                f"expected [viewpoint, heading, elevation], got {brief(step)}",
                 episode=label,
                 field=f,
             )
@@ -306,7 +349,7 @@ class _Parser:
         label = self._known(eid, rec[self.ep.id_field])
         if label is None:
             return
-        if isinstance(rec, LineRecord):  # a JSON line msgspec rejected: its line named too
+        if isinstance(rec, LineRecord):  # a JSON line: its line named too
             label = f"line {rec.line}: {label}"
         traj = self._trajectory(rec, label)
         vps = self._viewpoints(traj, label) if traj is not None else None
@@ -536,11 +579,43 @@ def parse_predictions(
         if k == 0:
             p.pc.add("the file holds no predictions")
         p.file_level()
+    if p.pc.problems and given.text is not None:  # a refused file only: valid ones cost nothing
+        p.pc.problems[:0] = _repeated_keys(given.text, source, episodes)
     if collect is None:
         p.pc.raise_if_any()
     else:
         collect.problems.extend(p.pc.problems)
     return _assemble(p, source)
+
+
+def _repeated_keys(text: bytes, source: str, episodes: EpisodeTable) -> list[Problem]:
+    """A problem for each record of a refused file that gives a field twice (JSON keeps the
+    last copy: its problem names the value that was kept), first: it explains the others. Not
+    looked for in a file too large or too deep for Python's ``json``."""
+    import json
+
+    out = ProblemCollector(source)
+    idf = episodes.id_field
+
+    def record(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        again = [k for k, _ in items if k in seen or seen.add(k)]  # type: ignore[func-returns-value]
+        if again:
+            rid = dict(items).get(idf)
+            i = episodes.index.get(str(rid)) if isinstance(rid, (str, int)) else None
+            label = None if i is None else episodes.label(i)
+            out.add(f"gives {again[0]!r} twice (JSON keeps only the last copy)", episode=label)
+        return dict(items)
+
+    lines = text.lstrip()[:1] == b"{"
+    if len(text) > 64 * MIB:
+        return []
+    for part in text.splitlines() if lines else [text]:
+        try:
+            json.loads(part, object_pairs_hook=record)
+        except (ValueError, RecursionError):
+            continue
+    return out.problems
 
 
 def _typed_pass(p: _Parser, decoded: tuple[str, Iterator[list[Any]]] | None) -> _Parser | None:
@@ -616,4 +691,5 @@ def _assemble(p: _Parser, source: str) -> Predictions:
         missing=[p.ep.ids[i] for i in missing_idx],
         unknown=p.unknown,
         key=p.field,
+        key_read=p.field,
     )

@@ -14,7 +14,7 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from vlneval.errors import InvalidInputError, Problem, ProblemCollector, hint, hinted
-from vlneval.io import clip
+from vlneval.io import brief, clip
 
 __all__ = [
     "is_number", "is_finite", "check_fields", "check_heading", "numbered", "FieldTally", "ID_LIKE",
@@ -88,7 +88,7 @@ def angle_problem(step: list[Any]) -> str | None:
     """
     for name, v in zip(("heading", "elevation"), step[1:3], strict=False):
         if not is_number(v):
-            return f"{name} must be a number, got {v!r:.40}"
+            return f"{name} must be a number, got {brief(v, 40)}"
         if not is_finite(v):
             return f"{name} is {shown_number(v)} (must be finite)"
     return None
@@ -102,7 +102,13 @@ def shown_value(value: Any) -> str:
         >>> shown_value([1]), shown_value(None), shown_value([7] * 10**5)[-26:]
         ('list [1]', 'null', '7, 7… (300,000 characters)')
     """
-    return "null" if value is None else f"{type(value).__name__} {clip(repr(value))}"
+    if value is None:
+        return "null"
+    try:
+        text = clip(repr(value))
+    except RecursionError:  # nested too deeply to write whole: its start
+        text = brief(value, 80) + "…"
+    return f"{type(value).__name__} {text}"
 
 
 def shown_id(value: str | int) -> str:

@@ -208,6 +208,7 @@ def summarise(
         form=preds.form, n_scored=len(preds.episodes), n_expected=len(episodes),
         partial=partial, metrics=metrics, per=per, warnings=warnings, declared=declared, run=run,
         unavailable={k: "no scored episodes" for k, v in metrics.items() if v is None},
+        details={} if preds.key_read is None else {"trajectory_key": preds.key_read},
     )  # fmt: skip
 
 

@@ -1,0 +1,71 @@
+"""A record holding two of the fields a trajectory is read from by default (``trajectory``,
+``path``, ``pred_path``) is refused, naming both and the option that picks one: a record merged
+with its episode holds the reference ``path``, and scoring the first field scored it (SR 100 %)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fixtures import square_root
+from vlneval.cli.main import main
+from vlneval.errors import InvalidInputError
+from vlneval.evaluation import evaluate
+
+REFERENCE, AGENT = ["S", "A", "B", "G"], ["S", "A"]
+WHY = ("holds both 'path' and 'pred_path': which one is the prediction is not clear (name it "
+       "with --trajectory-key, trajectory_key= in Python)")  # fmt: skip
+
+
+def _merged(n: int = 2) -> list[dict[str, Any]]:
+    return [{"instr_id": f"1_{k}", "path": REFERENCE, "pred_path": AGENT} for k in range(n)]
+
+
+@pytest.mark.parametrize("as_file", [True, False])
+def test_two_trajectory_fields_are_refused_naming_both(tmp_path: Path, as_file: bool) -> None:
+    root = square_root(tmp_path / "root")
+    given: Any = _merged()
+    if as_file:
+        given = tmp_path / "merged.json"
+        given.write_text(json.dumps(_merged()))
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("r2r", "val", given, root=root, subset=True)
+    source = given if as_file else "<records>"
+    assert [str(p) for p in exc.value.problems] == [
+        f'{source}: instr_id "1_{k}": {WHY}' for k in range(2)
+    ]
+
+
+def test_the_trajectory_key_picks_one(tmp_path: Path) -> None:
+    root = square_root(tmp_path / "root")
+    result = evaluate("r2r", "val", _merged(3), root=root, trajectory_key="pred_path")
+    assert result.metrics["SR"] == 0.0
+
+
+def test_records_using_one_field_each_are_read(tmp_path: Path) -> None:
+    root = square_root(tmp_path / "root")
+    records = [{"instr_id": "1_0", "path": AGENT}, {"instr_id": "1_1", "pred_path": REFERENCE}]
+    records += [{"instr_id": "1_2", "trajectory": REFERENCE}]
+    assert evaluate("r2r", "val", records, root=root).metrics["SR"] == pytest.approx(2 / 3)
+
+
+def test_validate_refuses_a_merged_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = square_root(tmp_path / "root")
+    path = tmp_path / "merged.json"
+    path.write_text(
+        json.dumps(_merged(1) + [{"instr_id": f"1_{k}", "path": REFERENCE} for k in (1, 2)])
+    )
+    args = ["validate", "--task", "r2r", "--split", "val", "--data-root", str(root)]
+    assert main([*args, "--predictions", str(path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [f'error: {path}: instr_id "1_0": {WHY}']
+
+
+def test_the_summary_records_the_field_read(tmp_path: Path) -> None:
+    root = square_root(tmp_path / "root")
+    given = evaluate("r2r", "val", _merged(3), root=root, trajectory_key="pred_path")
+    found = [{"instr_id": f"1_{k}", "path": REFERENCE} for k in range(3)]
+    assert given.to_dict()["trajectory_key"] == "pred_path"
+    assert evaluate("r2r", "val", found, root=root).to_dict()["trajectory_key"] == "path"
