@@ -21,6 +21,7 @@ import dataclasses
 
 import numpy as np
 
+from vlneval.errors import ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.grounding import length_weighted
 from vlneval.tasks.common.arrays import ScoringArrays
@@ -30,10 +31,11 @@ from vlneval.tasks.common.goal_scoring import (
     checked_arrays,
     finish_columns,
     hit,
+    read_trajectories,
     summary_options,
 )
 from vlneval.tasks.common.inputs import read_input
-from vlneval.tasks.common.predictions import Predictions, parse_predictions
+from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result
 from vlneval.tasks.common.scoring import summarise
@@ -67,13 +69,12 @@ class HannaScorer:
         """
         given = read_input(predictions)
         key = how.trajectory_key or "agent_pose"
-        has_asks = check_hanna_predictions(given, trajectory_key=key)
-        keep = ("agent_ask",) if has_asks else ()
-        preds = parse_predictions(
-            given, self.episodes, self.graphs, form=how.form, trajectory_key=key,
-            keep_fields=keep, skip_summaries=how.skip_summaries,
-        )  # fmt: skip
-        return score_hanna(self.episodes, preds, self.graphs, self.profile, how)
+        keep = ("agent_ask",) if check_hanna_predictions(given, trajectory_key=key) else ()
+        pc = ProblemCollector(given.source)
+        preds = read_trajectories(
+            given, self.episodes, self.graphs, how, pc, trajectory_key=key, keep_fields=keep
+        )
+        return score_hanna(self.episodes, preds, self.graphs, self.profile, how, pc=pc)
 
 
 def hanna_goal_errors(
@@ -130,9 +131,12 @@ def score_hanna(
     store: GraphStore,
     prof: Profile,
     how: ScoreOptions = DEFAULT_OPTIONS,
+    *,
+    pc: ProblemCollector | None = None,
 ) -> Result:
-    """Scores parsed HANNA predictions (see the module docstring for every rule)."""
-    arr, flags = checked_arrays(table, preds, store, prof, how.subset)
+    """Scores parsed HANNA predictions (see the module docstring for every rule); ``pc``: the
+    problems found reading them, raised with the rule checks'."""
+    arr, flags = checked_arrays(table, preds, store, prof, how.subset, pc=pc)
     per = _goal_metrics(arr, store)
     per["success"] = hit(per["nav_error"], prof)
     per["oracle_success"] = hit(per["oracle_error"], prof)

@@ -228,6 +228,7 @@ def read_predicted_objects(
     order: Any,
     source: str,
     official: str = "predObjId",
+    collect: ProblemCollector | None = None,
 ) -> ObjectPredictions:
     """Validates the predicted object of each predicted episode.
 
@@ -236,6 +237,8 @@ def read_predicted_objects(
         episodes: the split's episodes; ``order``: ``Predictions.episodes``.
         source: the predictions file (for messages).
         official: the profile's field name (``predObjId``; VLN-DUET writes ``pred_objid``).
+        collect: when given, problems are added to it instead of raised (with the rule
+            checks', as :func:`~vlneval.tasks.common.predictions.parse_predictions`).
 
     Raises:
         InvalidInputError: some records give an object and others do not, or an object id is
@@ -251,7 +254,7 @@ def read_predicted_objects(
             f"no record gives {official!r}: a navigation-only file; RGS and RGSPL are not available"
         )
         return ObjectPredictions([None] * len(order_list), False, warnings)
-    pc = ProblemCollector(source)
+    pc = ProblemCollector(source) if collect is None else collect
     objects: list[Any] = []
     n_other = n_null = 0
     for i, ok in zip(order_list, has, strict=True):
@@ -276,7 +279,8 @@ def read_predicted_objects(
                 field=field_name,
             )
         objects.append(value)
-    pc.raise_if_any()
+    if collect is None:
+        pc.raise_if_any()
     if n_other:
         warnings.append(
             f"{n_other} record(s) give the object as {other!r}, not the official field name "

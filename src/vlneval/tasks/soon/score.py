@@ -22,7 +22,14 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from vlneval.errors import HiddenSplitError, UnknownNameError, VLNEvalError, hint, hinted
+from vlneval.errors import (
+    HiddenSplitError,
+    ProblemCollector,
+    UnknownNameError,
+    VLNEvalError,
+    hint,
+    hinted,
+)
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.grounding import length_weighted, localisation_success
 from vlneval.tasks.common.goal_scoring import (
@@ -32,6 +39,7 @@ from vlneval.tasks.common.goal_scoring import (
     hit,
     summary_options,
 )
+from vlneval.tasks.common.inputs import source_name
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result
 from vlneval.tasks.common.scoring import object_summary
@@ -120,10 +128,13 @@ def score_soon(
     store: GraphStore,
     prof: Profile,
     how: ScoreOptions = DEFAULT_OPTIONS,
+    *,
+    pc: ProblemCollector | None = None,
 ) -> Result:
-    """Scores parsed SOON predictions under ``prof`` (``soon`` or ``soon-wrap``)."""
+    """Scores parsed SOON predictions under ``prof`` (``soon`` or ``soon-wrap``); ``pc``: the
+    problems found reading them, raised with the rule checks'."""
     p = preds.paths
-    arr, flags = checked_arrays(episodes, p, store, prof, how.subset)
+    arr, flags = checked_arrays(episodes, p, store, prof, how.subset, pc=pc)
     wrap = bool(getattr(prof, "heading_wrap", False))
     rows = []
     for k, i in enumerate(p.episodes.tolist()):
@@ -224,8 +235,9 @@ class SoonScorer:
             raise VLNEvalError(
                 hinted("SOON predictions keep their trajectories in 'trajectory'", said)
             )
+        pc = ProblemCollector(source_name(predictions))
         preds = parse_soon_predictions(
             predictions, self.episodes, self.graphs, form=how.form,
-            angle_units=self.angle_units, skip_summaries=how.skip_summaries,
+            angle_units=self.angle_units, skip_summaries=how.skip_summaries, collect=pc,
         )  # fmt: skip
-        return score_soon(self.episodes, preds, self.graphs, self.profile, how)
+        return score_soon(self.episodes, preds, self.graphs, self.profile, how, pc=pc)
