@@ -209,7 +209,7 @@ def test_episode_file_rules(tmp_path: Path) -> None:
 def test_hidden_test_split_and_options(tmp_path: Path) -> None:
     root = soon_root(tmp_path / "root")
     p = dump(tmp_path / "p.json", soon_preds({"9": [entry(["S"], 0.5, 0.5)]}))
-    with pytest.raises(InvalidInputError, match="no target boxes .* cannot be scored locally"):
+    with pytest.raises(InvalidInputError, match="has no goals .* cannot be scored locally"):
         evaluate("soon", "test", p, root=root)
     with pytest.raises(
         VLNEvalError,

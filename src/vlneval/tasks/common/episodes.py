@@ -10,15 +10,38 @@ import dataclasses
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar, overload
 
 import numpy as np
 
+from vlneval.errors import HiddenSplitError
 from vlneval.io import clip
 
-__all__ = ["Episode", "EpisodeTable", "EpisodeBuilder", "PathColumn"]
+__all__ = ["Episode", "EpisodeTable", "EpisodeBuilder", "PathColumn", "require_goals"]
 
 _Table = TypeVar("_Table", bound="EpisodeTable")
+
+
+def require_goals(scorable: bool, split: str, episodes_file: str | Path) -> None:
+    """Every task scorer's one refusal of a split without goals (a hidden test split), whose
+    labels only its benchmark's evaluation server holds.
+
+    Raises:
+        HiddenSplitError: not ``scorable`` (the episodes file as the problem's source).
+
+    Example:
+        >>> require_goals(False, "test", "R2R_test.json")
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.HiddenSplitError: error: R2R_test.json: split test has no goals (a hidden test split); it cannot be scored locally: submit it to an evaluation server (vlneval submit)
+    """
+    if not scorable:
+        raise HiddenSplitError(
+            f"split {split} has no goals (a hidden test split); it cannot be scored locally: "
+            "submit it to an evaluation server (vlneval submit)",
+            episodes_file=str(episodes_file),
+        )
 
 
 class PathColumn(Sequence[tuple[str, ...]]):

@@ -23,9 +23,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from vlneval.errors import HiddenSplitError, ProblemCollector, hint, hinted
+from vlneval.errors import ProblemCollector, hint, hinted
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.progress import region_distances
+from vlneval.tasks.common.episodes import require_goals
 from vlneval.tasks.common.goal_scoring import (
     DEFAULT_OPTIONS,
     checked_navigation,
@@ -80,12 +81,7 @@ class NDHScorer:
         self.ndh = load_ndh(
             path, task=r.task.name, split=r.split, path_type=opts.get("path_type", "planner_path")
         )
-        if not self.ndh.table.scorable:
-            raise HiddenSplitError(
-                f"split {r.split} has no end_panos or paths (a hidden test split); it cannot be "
-                "scored locally: submit it to the CVDN evaluation server",
-                episodes_file=str(path),
-            )
+        require_goals(self.ndh.table.scorable, r.split, path)
         self.episodes = self.ndh.table
         self.graphs = r.graph_store(base)
 

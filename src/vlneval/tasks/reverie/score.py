@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.errors import HiddenSplitError, MissingDataError, ProblemCollector
+from vlneval.errors import MissingDataError, ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.grounding import length_weighted, remote_grounding_success, visibility_success
 from vlneval.tasks.base import Task
+from vlneval.tasks.common.episodes import require_goals
 from vlneval.tasks.common.goal_scoring import (
     DEFAULT_OPTIONS,
     checked_navigation,
@@ -146,12 +147,7 @@ class ReverieScorer:
             r.task, r.split, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs,
             data_version=data_version, bboxes=bboxes,
         )  # fmt: skip
-        if not self.episodes.scorable:
-            raise HiddenSplitError(
-                f"split {r.split} has no target objects (a hidden test "
-                "split); it cannot be scored locally: submit it to the REVERIE evaluation server",
-                episodes_file=str(self.episodes.source),
-            )
+        require_goals(self.episodes.scorable, r.split, self.episodes.source)
         self.task, self.profile = r.task.name, r.profile
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:

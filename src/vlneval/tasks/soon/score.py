@@ -23,7 +23,6 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from vlneval.errors import (
-    HiddenSplitError,
     ProblemCollector,
     UnknownNameError,
     VLNEvalError,
@@ -32,6 +31,7 @@ from vlneval.errors import (
 )
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.grounding import length_weighted, localisation_success
+from vlneval.tasks.common.episodes import require_goals
 from vlneval.tasks.common.goal_scoring import (
     DEFAULT_OPTIONS,
     checked_arrays,
@@ -214,12 +214,7 @@ class SoonScorer:
         base = r.base()
         self.task, self.profile = r.task.name, r.profile
         self.episodes = load_soon(r.episodes_path(base), task=r.task.name, split=r.split)
-        if not self.episodes.scorable:
-            raise HiddenSplitError(
-                f"split {r.split} has no target boxes (a hidden test "
-                "split); it cannot be scored locally: submit it to the SOON evaluation server",
-                episodes_file=str(self.episodes.source),
-            )
+        require_goals(self.episodes.scorable, r.split, self.episodes.source)
         self.graphs = r.graph_store(base)
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
