@@ -39,7 +39,7 @@ from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result
 from vlneval.tasks.common.scoring import summarise
-from vlneval.tasks.hanna.format import REQUEST_HELP, check_hanna_predictions, load_hanna
+from vlneval.tasks.hanna.format import REQUEST_HELP, check_hanna_predictions
 from vlneval.tasks.profiles import Profile
 
 __all__ = ["HannaScorer", "score_hanna", "hanna_goal_errors"]
@@ -58,7 +58,7 @@ class HannaScorer:
         r = request
         base = r.base()
         self.task, self.profile = r.task.name, r.profile
-        self.episodes = load_hanna(r.episodes_path(base), task=r.task.name, split=r.split)
+        self.episodes = r.load_episodes(r.episodes_path(base), EpisodeTable)
         self.graphs = r.graph_store(base)
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:

@@ -48,7 +48,6 @@ from vlneval.tasks.soon.format import (
     ANGLE_UNITS,
     SoonEpisodes,
     SoonPredictions,
-    load_soon,
     parse_soon_predictions,
 )
 
@@ -213,7 +212,7 @@ class SoonScorer:
             raise UnknownNameError("SOON angle unit", self.angle_units, ANGLE_UNITS)
         base = r.base()
         self.task, self.profile = r.task.name, r.profile
-        self.episodes = load_soon(r.episodes_path(base), task=r.task.name, split=r.split)
+        self.episodes = r.load_episodes(r.episodes_path(base), SoonEpisodes)
         require_goals(self.episodes.scorable, r.split, self.episodes.source)
         self.graphs = r.graph_store(base)
 
