@@ -49,3 +49,9 @@ def test_a_loader_of_another_kind_of_table_is_refused(tmp_path: Path) -> None:
         TypeError, match="^task soon's loader gave a table of type EpisodeTable, not SoonEpisodes$"
     ):
         other.open(request)
+
+
+def test_a_task_names_no_id_field_of_its_own() -> None:
+    """The id field is the episode table's (``EpisodeTable.id_field``): a second one on the
+    task could only disagree with it."""
+    assert "id_field" not in {f.name for f in dataclasses.fields(get_task("rxr"))}

@@ -423,7 +423,7 @@ class PublicScorer:
             self._folder.cleanup()
             raise
         self.episodes = self._scorer.episodes
-        self.id_field = str(getattr(self.episodes, "id_field", task.id_field))
+        self.id_field = str(self.episodes.id_field)
 
     def __len__(self) -> int:
         return len(self.episodes)
