@@ -170,6 +170,18 @@ class EpisodeTable:
         ids are JSON integers): the example of an id a completeness problem gives."""
         return int(self.ids[i]) if self.int_ids else self.ids[i]
 
+    def submitted_ids(self) -> tuple[str, list[str]]:
+        """The field a predictions file names the episodes by, and their ids in it: the
+        episode ids here; a table whose records carry other ids (SOON, Touchdown SDR) says so.
+
+        Example:
+            >>> b = EpisodeBuilder()
+            >>> b.add("4_0", "s", ("a",), ("a",), 0.0, "x")
+            >>> b.build(task="t", split="s", source="f", id_field="instr_id").submitted_ids()
+            ('instr_id', ['4_0'])
+        """
+        return self.id_field, self.ids
+
     def label(self, i: int) -> str:
         """How every message names row ``i``'s episode: its id as the benchmark's files write
         it, a JSON integer bare and text quoted (clipped when long).

@@ -111,6 +111,10 @@ class SoonEpisodes(EpisodeTable):
     by_instruction: dict[str, list[int]] = field(default_factory=dict)
     ROW_COLUMNS = (*EpisodeTable.ROW_COLUMNS, "instr_ids", "start_index", "boxes")
 
+    def submitted_ids(self) -> tuple[str, list[str]]:
+        """``instr_id`` and the instruction ids: one record predicts every start of one."""
+        return "instr_id", self.instr_ids
+
     def record_id(self, i: int) -> str:
         """The instruction id: one record predicts every start of an instruction."""
         return self.instr_ids[i]

@@ -72,6 +72,10 @@ class SDRExamples(EpisodeTable):
     route_ids: list[str] = field(default_factory=list)
     ROW_COLUMNS = (*EpisodeTable.ROW_COLUMNS, "route_ids")
 
+    def submitted_ids(self) -> tuple[str, list[str]]:
+        """``route_id`` and the route ids: one record predicts the examples of a route."""
+        return "route_id", self.route_ids
+
 
 @dataclass
 class TouchdownRoutes:
