@@ -4,7 +4,8 @@ A task's scorer reads R2R-style trajectories with :func:`read_trajectories`, who
 in a collector, and its ``score_<task>(episodes, predictions, graphs, profile, how, pc=)`` checks
 the predictions against the rules (:func:`checked_arrays`, which raises every problem together,
 completeness first), computes its per-episode columns (the R2R family's
-kernel through :func:`navigation`, or both at once by :func:`checked_navigation`; success by
+kernel through :func:`navigation`, or both at once by :func:`checked_navigation`, which keeps
+only a goal task's columns, :func:`goal_columns`; success by
 :func:`hit`), adds the rule flags and the
 ``unreachable`` column (:func:`finish_columns`) and summarises them with ``how``'s options
 (:func:`summary_options`). Its scorer class (``open_scorer``) holds the split loaded once and
@@ -36,6 +37,8 @@ __all__ = [
     "read_trajectories",
     "checked_arrays",
     "checked_navigation",
+    "goal_columns",
+    "GOAL_COLUMNS",
     "navigation",
     "hit",
     "finish_columns",
@@ -45,6 +48,19 @@ __all__ = [
 
 #: Score every episode (complete predictions required), nothing declared: ``score_<task>``'s default.
 DEFAULT_OPTIONS = ScoreOptions()
+#: The kernel's per-episode columns every goal task keeps (:func:`goal_columns`).
+GOAL_COLUMNS = (
+    "nav_error",
+    "oracle_error",
+    "success",
+    "oracle_success",
+    "path_length",
+    "shortest_length",
+    "spl",
+    "steps",
+)
+#: Path-fidelity metric label -> the kernel's column, kept only when the profile reports it.
+FIDELITY = {"nDTW": "ndtw", "sDTW": "sdtw", "CLS": "cls"}
 
 
 def read_trajectories(
@@ -112,8 +128,8 @@ def checked_navigation(
     jump_reason: str | None = None,
     **rules: Any,
 ) -> tuple[ScoringArrays, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """:func:`checked_arrays` (``pc`` and ``jump_reason`` as there) and :func:`navigation`
-    under ``rules``.
+    """:func:`checked_arrays` (``pc`` and ``jump_reason`` as there) and the
+    :func:`goal_columns` of :func:`navigation` under ``rules``.
 
     Raises:
         InvalidInputError: as :func:`checked_arrays`.
@@ -121,7 +137,22 @@ def checked_navigation(
     arr, flags = checked_arrays(
         episodes, preds, graphs, prof, subset, pc=pc, jump_reason=jump_reason
     )
-    return arr, flags, navigation(arr, **rules)
+    return arr, flags, goal_columns(navigation(arr, **rules), prof)
+
+
+def goal_columns(nav: dict[str, np.ndarray], prof: Profile) -> dict[str, np.ndarray]:
+    """The columns of :func:`navigation`'s ``nav`` a goal task's per-episode table holds
+    (:data:`GOAL_COLUMNS`), with a path-fidelity column only where ``prof`` reports its
+    metric: a goal task has no reference path to follow, so no DTW, nDTW, sDTW or CLS.
+
+    Example:
+        >>> from vlneval.tasks.profiles import Profile
+        >>> nav = {k: np.zeros(1) for k in (*GOAL_COLUMNS, "reference_length", "dtw", "ndtw", "cls")}
+        >>> list(goal_columns(nav, Profile("p", "1", "doc", metrics=("SR", "CLS"))))[-2:]
+        ['steps', 'cls']
+    """
+    fidelity = [column for label, column in FIDELITY.items() if label in prof.metrics]
+    return {k: nav[k] for k in (*GOAL_COLUMNS, *fidelity)}
 
 
 def navigation(arr: ScoringArrays, **rules: Any) -> dict[str, np.ndarray]:

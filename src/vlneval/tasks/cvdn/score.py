@@ -47,16 +47,6 @@ __all__ = ["NDHScorer", "score_ndh", "COLUMNS"]
 
 #: Summary label -> per-episode column, for the labels beyond the R2R family's.
 COLUMNS = {"GP": "goal_progress", "OPSR": "oracle_plan_success"}
-KEPT = (
-    "nav_error",
-    "oracle_error",
-    "success",
-    "oracle_success",
-    "path_length",
-    "shortest_length",
-    "spl",
-    "steps",
-)
 #: Why a move along no graph edge is refused (the bracket of the jump message).
 JUMP = "the official CVDN scorer rejects a move along no graph edge"
 
@@ -154,7 +144,7 @@ def score_ndh(
         success_inclusive=prof.success_inclusive, spl_reference=prof.spl_reference,
         spl_floor=prof.spl_floor,
     )  # fmt: skip
-    per: dict[str, np.ndarray] = {k: core[k] for k in KEPT}
+    per = core  # the goal columns (goal_scoring.GOAL_COLUMNS)
     layout = (
         arr.dist_flat,
         arr.table_offsets,
