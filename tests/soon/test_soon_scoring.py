@@ -202,7 +202,9 @@ def test_episode_file_rules(tmp_path: Path) -> None:
         InvalidInputError, match=r"record 0.bboxes\[0\].target.left_top: left_top must be"
     ):
         _score(tmp_path / "b", episodes=bad)
-    with pytest.raises(InvalidInputError, match="duplicate instr_id 1"):
+    with pytest.raises(
+        InvalidInputError, match=r"record 1: duplicate instr_id 1 \(also record 0\)"
+    ):
         _score(tmp_path / "c", episodes=[EPISODES[0], EPISODES[0]])
 
 

@@ -35,3 +35,24 @@ def test_completeness_and_reading_problems_come_together(name: str, tmp_path: Pa
     assert len(problems) == 2, problems
     assert " episodes have no prediction (first: " in problems[0]
     assert "viewpoint nosuchvp is not in scan" in problems[1]
+
+
+@pytest.mark.parametrize(
+    ("name", "file", "field"),
+    [
+        ("hanna", "hanna/hanna_val_unseen.json", "path_id"),
+        ("reverie", "reverie/REVERIE_val.json", "id"),
+    ],
+)
+def test_an_episode_file_s_duplicate_id_names_its_first_record(
+    name: str, file: str, field: str, tmp_path: Path
+) -> None:
+    split, kw, _ = CASES[name](tmp_path)
+    episodes = Path(kw["root"]) / file
+    records = json.loads(episodes.read_text())
+    episodes.write_text(json.dumps([*records, records[0]]))
+    with pytest.raises(InvalidInputError) as exc:
+        vlneval.Scorer(name, split, **kw)
+    assert [str(p) for p in exc.value.problems] == [
+        f"{episodes}: record {len(records)}: duplicate {field} {records[0][field]} (also record 0)"
+    ]

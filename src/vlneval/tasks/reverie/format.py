@@ -24,7 +24,7 @@ from vlneval.io import iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.predictions import TRAJECTORY_KEYS
-from vlneval.tasks.common.record_checks import check_fields, check_heading, numbered
+from vlneval.tasks.common.record_checks import UniqueIds, check_fields, check_heading, numbered
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.common.summary_records import looks_like_summary
 
@@ -103,16 +103,14 @@ def load_reverie(
     pc = ProblemCollector(source)
     builder = EpisodeBuilder()
     objects: list[str | None] = []
-    seen: set[str] = set()
+    unique = UniqueIds("id", pc)
     scorable = True
     records = iter_chunks(read_bytes(path), source, expected="a JSON list of REVERIE episodes")
     for k, rec in numbered(records, pc, "episodes"):
         if not _check(rec, k, pc):
             continue
         rid = str(rec["id"])
-        if rid in seen:
-            pc.add(f"duplicate id {rid}", field=f"record {k}")
-        seen.add(rid)
+        unique.first(rid, k)
         obj = rec.get("objId")
         scorable = scorable and obj is not None
         for j, text in enumerate(rec["instructions"]):

@@ -51,6 +51,7 @@ from vlneval.tasks.common.record_checks import (
     ID_LIKE,
     FieldTally,
     Repeats,
+    UniqueIds,
     angle_problem,
     is_finite,
     is_number,
@@ -252,6 +253,7 @@ def load_soon(path: str | Path, *, task: str = "soon", split: str = "") -> SoonE
     starts: list[int] = []
     boxes: list[tuple[SoonBox, ...]] = []
     by_instruction: dict[str, list[int]] = {}
+    unique = UniqueIds("instr_id", pc)
     scorable = True
     records = iter_chunks(read_bytes(path), source, expected="a JSON list of SOON instructions")
     for k, rec in numbered(records, pc, "instructions"):
@@ -259,8 +261,7 @@ def load_soon(path: str | Path, *, task: str = "soon", split: str = "") -> SoonE
         if parsed is None:
             continue
         iid, scan, paths, rec_boxes, text = parsed
-        if iid in by_instruction:
-            pc.add(f"duplicate instr_id {iid}", field=f"record {k}")
+        if not unique.first(iid, k):
             continue
         scorable = scorable and bool(rec_boxes)
         rows = by_instruction.setdefault(iid, [])

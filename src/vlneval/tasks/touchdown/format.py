@@ -40,7 +40,14 @@ from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
 from vlneval.tasks.common.jsonl import decode_line
 from vlneval.tasks.common.predictions import Predictions, in_episode_order
-from vlneval.tasks.common.record_checks import FieldTally, Repeats, is_finite, is_number, numbered
+from vlneval.tasks.common.record_checks import (
+    FieldTally,
+    Repeats,
+    UniqueIds,
+    is_finite,
+    is_number,
+    numbered,
+)
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.common.summary_records import SummarySkips
 
@@ -186,16 +193,14 @@ def load_touchdown_routes(
     sdr = EpisodeBuilder()
     xy: list[tuple[float, float]] = []
     route_ids: list[str] = []
-    seen: set[int] = set()
+    unique = UniqueIds("route_id", pc)
     routes = (_records(read_input(path), "Touchdown routes (JSON lines)"),)
     for k, rec in numbered(routes, pc, "routes"):
         where = f"record {k}"
         if not _check_route(rec, where, pc):
             continue
-        if rec["route_id"] in seen:
-            pc.add(f"duplicate route_id {rec['route_id']}", field=where)
+        if not unique.first(rec["route_id"], k):
             continue
-        seen.add(rec["route_id"])
         _add_sdr(rec, where, sdr, xy, route_ids, pc)
         heading = math.radians(float(rec.get("start_heading", 0.0)))
         text = rec.get("navigation_text", "")
