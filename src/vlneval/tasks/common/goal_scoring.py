@@ -50,15 +50,9 @@ __all__ = [
 DEFAULT_OPTIONS = ScoreOptions()
 #: The kernel's per-episode columns every goal task keeps (:func:`goal_columns`).
 GOAL_COLUMNS = (
-    "nav_error",
-    "oracle_error",
-    "success",
-    "oracle_success",
-    "path_length",
-    "shortest_length",
-    "spl",
-    "steps",
-)
+    "nav_error", "oracle_error", "success", "oracle_success", "path_length", "shortest_length",
+    "spl", "steps",
+)  # fmt: skip
 #: Path-fidelity metric label -> the kernel's column, kept only when the profile reports it.
 FIDELITY = {"nDTW": "ndtw", "sDTW": "sdtw", "CLS": "cls"}
 
@@ -84,13 +78,6 @@ def read_trajectories(
     )  # fmt: skip
 
 
-def _arrays(
-    episodes: EpisodeTable, preds: Predictions, graphs: GraphStore, pc: ProblemCollector | None
-) -> ScoringArrays:
-    check_matches(episodes, preds, pc)  # nothing to build arrays of
-    return build_arrays(episodes, preds, graphs)
-
-
 def checked_arrays(
     episodes: EpisodeTable,
     preds: Predictions,
@@ -110,7 +97,8 @@ def checked_arrays(
             problem ``pc`` holds at once, or no prediction matches an episode (a file for
             another split or task).
     """
-    arr = _arrays(episodes, preds, graphs, pc)
+    check_matches(episodes, preds, pc)  # nothing to build arrays of
+    arr = build_arrays(episodes, preds, graphs)
     flags = check_rules(
         episodes, preds, arr, graphs, prof, subset=subset, pc=pc, jump_reason=jump_reason
     )
