@@ -15,12 +15,11 @@ from tests.soon.soon_fixtures import soon_root
 from vlneval.errors import HiddenSplitError, InvalidInputError
 from vlneval.evaluation import Scorer
 
-R2R = "split test has no goals (a hidden test split); it cannot be scored locally: submit it to an evaluation server (vlneval submit)"
-TWIN = "split test has no goals; it cannot be scored locally"
-REVERIE = "split test has no target objects (a hidden test split); it cannot be scored locally: submit it to the REVERIE evaluation server"
-SOON = "split test has no target boxes (a hidden test split); it cannot be scored locally: submit it to the SOON evaluation server"
-NDH = "split test has no end_panos or paths (a hidden test split); it cannot be scored locally: submit it to the CVDN evaluation server"
-VLNCE = "split test has no goals (a hidden test split); it cannot be scored locally"
+#: The one refusal every task's scorer gives (``tasks.common.episodes.require_goals``).
+HIDDEN = (
+    "split test has no goals (a hidden test split); it cannot be scored locally: submit it to "
+    "an evaluation server (vlneval submit)"
+)
 
 
 def r2r_test_root(tmp: Path) -> Path:
@@ -48,11 +47,11 @@ def ndh_test_root(tmp: Path) -> Path:
 
 #: (task, data root maker, the episodes file under the root, the refusal's message)
 CASES: list[tuple[str, Callable[[Path], Path], str, str]] = [
-    ("r2r", r2r_test_root, "r2r/R2R_test.json", R2R),
-    ("r2r-twin", r2r_test_root, "r2r/R2R_test.json", TWIN),
-    ("reverie", reverie_root, "reverie/data_v2/REVERIE_test.json", REVERIE),
-    ("soon", soon_root, "soon/test.json", SOON),
-    ("ndh", ndh_test_root, "cvdn/NDH/test.json", NDH),
+    ("r2r", r2r_test_root, "r2r/R2R_test.json", HIDDEN),
+    ("r2r-twin", r2r_test_root, "r2r/R2R_test.json", HIDDEN),
+    ("reverie", reverie_root, "reverie/data_v2/REVERIE_test.json", HIDDEN),
+    ("soon", soon_root, "soon/test.json", HIDDEN),
+    ("ndh", ndh_test_root, "cvdn/NDH/test.json", HIDDEN),
 ]
 
 
@@ -72,7 +71,7 @@ def test_the_vlnce_test_split_is_refused_with_its_type(data_root: Path) -> None:
     file = data_root / "vlnce" / "R2R_VLNCE_v1-3_preprocessed" / "test" / "test.json.gz"
     with pytest.raises(HiddenSplitError) as exc:
         Scorer("r2r-ce", "test", root=data_root)
-    assert str(exc.value) == f"error: {file}: {VLNCE}"
+    assert str(exc.value) == f"error: {file}: {HIDDEN}"
 
 
 def test_a_broken_test_file_is_no_hidden_split(tmp_path: Path) -> None:

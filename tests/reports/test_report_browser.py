@@ -6,14 +6,14 @@ from pathlib import Path
 
 from tests.reports.browser import open_in_browser
 from vlneval.diagnostics import ScoredRun
-from vlneval.reports.html import ReportOptions, build_report, write_report
+from vlneval.reports.html import ReportOptions, build_report
 
 
 def test_house_report_renders(runs: tuple[ScoredRun, ScoredRun], tmp_path: Path) -> None:
     a, b = runs
     report = build_report(b, baseline=a, options=ReportOptions(n_worst=2, n_sample=2))
     path = tmp_path / "report.html"
-    write_report(path, report)
+    path.write_text(report.html, encoding="utf-8")
     seen = open_in_browser(path)
     assert seen.console == [] and seen.errors == [] and seen.failed_requests == []
     # 2 worst, 2 sampled, 2 that only B solves, and 5 figures

@@ -162,7 +162,7 @@ def test_zero_length_episode_follows_the_cvdn_rule(tmp_path: Path) -> None:
 def test_test_split_cannot_be_scored(tmp_path: Path) -> None:
     root = reverie_root(tmp_path / "root")
     p = dump(tmp_path / "p.json", rev_preds({"3_0": (["S"], 1)}))
-    with pytest.raises(InvalidInputError, match="no target objects .* cannot be scored locally"):
+    with pytest.raises(InvalidInputError, match="has no goals .* cannot be scored locally"):
         evaluate("reverie", "test", p, root=root)
 
 

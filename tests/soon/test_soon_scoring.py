@@ -202,14 +202,16 @@ def test_episode_file_rules(tmp_path: Path) -> None:
         InvalidInputError, match=r"record 0.bboxes\[0\].target.left_top: left_top must be"
     ):
         _score(tmp_path / "b", episodes=bad)
-    with pytest.raises(InvalidInputError, match="duplicate instr_id 1"):
+    with pytest.raises(
+        InvalidInputError, match=r"record 1: duplicate instr_id 1 \(also record 0\)"
+    ):
         _score(tmp_path / "c", episodes=[EPISODES[0], EPISODES[0]])
 
 
 def test_hidden_test_split_and_options(tmp_path: Path) -> None:
     root = soon_root(tmp_path / "root")
     p = dump(tmp_path / "p.json", soon_preds({"9": [entry(["S"], 0.5, 0.5)]}))
-    with pytest.raises(InvalidInputError, match="no target boxes .* cannot be scored locally"):
+    with pytest.raises(InvalidInputError, match="has no goals .* cannot be scored locally"):
         evaluate("soon", "test", p, root=root)
     with pytest.raises(
         VLNEvalError,
@@ -251,16 +253,19 @@ def test_a_long_unknown_viewpoint_is_clipped(tmp_path: Path) -> None:
     )
 
 
-def test_a_wrong_type_id_or_null_trajectory_is_not_called_missing(tmp_path: Path) -> None:
+def test_a_null_trajectory_is_not_called_missing_an_unreadable_id_is(tmp_path: Path) -> None:
+    """As R2R: a record of an id that cannot be read predicts no episode (completeness, first);
+    a record of a known id with a broken trajectory is only its own problem."""
     bad = soon_preds()
     bad[0]["instr_id"] = [1]
     bad[1]["trajectory"] = None
     with pytest.raises(InvalidInputError) as exc:
         _score(tmp_path, bad)
     text = str(exc.value)
-    assert (
-        len(exc.value.problems) == 2 and "record 0: instr_id must be a string, got list [1]" in text
+    assert len(exc.value.problems) == 3 and exc.value.problems[0].message.startswith(
+        "2 of 5 episodes have no prediction (first: 1#0, 1#1); the official scorer requires"
     )
+    assert "record 0: instr_id must be a string, got list [1]" in text
     assert (
         'instr_id "2": trajectory: trajectory must be a non-empty list (one entry per start '
         "path), got null" in text

@@ -47,5 +47,5 @@ def test_a_duplicate_after_bad_records_is_named_by_its_own_position(tmp_path: Pa
     assert [(p.message, p.field) for p in info.value.problems] == [
         ("expected an object", "record 3"),
         ("expected an object", "record 4"),
-        ("duplicate path_id 0", "record 7"),
+        ("duplicate path_id 0 (also record 0)", "record 7"),
     ]

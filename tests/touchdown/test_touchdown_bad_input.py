@@ -156,7 +156,7 @@ def test_duplicate_sdr(tmp_path: Path) -> None:
             {**route(4, ["p0"]), "main_static_center": '{"x": 2, "y": 0.5}'},
             "must be ratios in [0, 1]",
         ),
-        (route(1, ["p0"]), "record 3: duplicate route_id 1"),
+        (route(1, ["p0"]), "record 3: duplicate route_id 1 (also record 0)"),
     ],
 )
 def test_bad_route_files(tmp_path: Path, bad: dict[str, Any], message: str) -> None:

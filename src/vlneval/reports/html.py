@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 from importlib import resources
-from pathlib import Path
 from string import Template
 from typing import Any
 
@@ -25,7 +24,6 @@ from vlneval.diagnostics.diagnose import Diagnostics, budget_label, diagnose
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES, step_limit_from_card
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.diagnostics.selection import sample_episodes, worst_episodes
-from vlneval.io import write_outputs
 from vlneval.metrics import MetricInfo
 from vlneval.metrics.info import LABELS
 from vlneval.reports import html_parts as hp
@@ -47,7 +45,6 @@ __all__ = [
     "build_report",
     "error_metric",
     "report_css",
-    "write_report",
 ]
 
 
@@ -223,11 +220,6 @@ def _paired_note(run: ScoredRun, baseline: ScoredRun | None, shown: Shown) -> st
         f"(A scored {len(baseline.episode_ids)}, B {len(run.episode_ids)}); the Summary is B's "
         "on all its episodes."
     )
-
-
-def write_report(path: str | Path, report: Report) -> None:
-    """Writes the HTML page atomically (``-``: stdout; see :func:`vlneval.io.write_outputs`)."""
-    write_outputs([(path, report.html.encode("utf-8"))])
 
 
 def report_css() -> str:

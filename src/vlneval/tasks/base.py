@@ -114,7 +114,6 @@ class Task:
             ``TaskScorer`` whose ``score`` returns a ``Result``.
         options: the task-specific options it accepts (see :class:`Option`).
         embedded: the task's data ships inside the package (the demo).
-        id_field: the field that names a prediction's episode (``instr_id``...).
         notes: warnings every result of the task carries (the demo: synthetic data).
         street_routes: for tasks whose agents run on a street graph, the function (entry
             point) that opens a split's routes and graph for them (``vlneval run`` then picks
@@ -161,7 +160,6 @@ class Task:
     open_scorer: str | Factory
     options: tuple[Option, ...] = ()
     embedded: bool = False
-    id_field: str = "instr_id"
     notes: tuple[str, ...] = ()
     street_routes: str = ""
     object_boxes: str = ""

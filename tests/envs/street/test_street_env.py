@@ -186,6 +186,22 @@ def test_teacher_follows_the_route_and_recovers_off_it() -> None:
     assert "5 calls" in env.protocol()["privileged"]
 
 
+def test_the_teacher_s_distance_reads_the_goal_s_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One search per goal (``StreetGraph.hops_from``, cached), not a pair search per step."""
+    env = StreetNavEnv(table([("s", "c", "n", "x")], headings=[0.0]), CROSS, privileged=True)
+    env.reset(options={"episode": 0})
+    teacher = env.privileged()
+
+    def no_pair_search(*args: Any) -> None:
+        raise AssertionError("a pair search per step")
+
+    monkeypatch.setattr(type(CROSS), "hops", no_pair_search)
+    seen = [teacher.distance_to_goal()]
+    env.step(FORWARD)  # s -> c
+    seen.append(teacher.distance_to_goal())
+    assert seen == [1.0, 1.0] == [CROSS.hops_from(X)[S], CROSS.hops_from(X)[C]]
+
+
 def test_shortest_and_stop_on_the_fixture_routes(tmp_path: Path) -> None:
     extra = route(4, ["p5", "p6"])  # starts one hop from its goal
     root = make_root(tmp_path, routes=[ROUTES[1], ROUTES[2], extra])

@@ -114,10 +114,11 @@ class StreetTeacher:
         return tuple(s.table.graph.ids[k] for k in s.route)
 
     def distance_to_goal(self) -> float:
-        """Hops to the goal on the undirected street graph (SPD's distance)."""
+        """Hops to the goal on the undirected street graph (SPD's distance), read from the
+        goal's cached row of hop counts: one search per goal, not one per step."""
         self.calls += 1
         s = self._state()
-        return float(s.table.graph.hops(np.array([s.node]), np.array([s.route[-1]]))[0])
+        return float(s.table.graph.hops_from(s.route[-1])[s.node])
 
     def next_viewpoint(self) -> str | None:
         """The next panorama the teacher heads for (None at the goal)."""

@@ -117,25 +117,10 @@ class SplitIndex:
 
 
 def submitted_ids(table: Any) -> tuple[str, Sequence[str]]:
-    """The field a predictions file names a split's episodes by, and their ids in it: the
-    episode ids, or the ids its records carry where a table holds them beside its episode
-    ids: for SOON (whose episodes are ``"<instr_id>#<k>"``, one per start) the instruction
-    ids, for Touchdown SDR (examples ``"<route_id>_<kind>"``) the route ids.
-
-    Example:
-        >>> from types import SimpleNamespace as NS
-        >>> submitted_ids(NS(id_field="episode_id", ids=["1#0", "1#1"], instr_ids=["1", "1"]))
-        ('instr_id', ['1', '1'])
-        >>> submitted_ids(NS(id_field="instr_id", ids=["4_0"]))
-        ('instr_id', ['4_0'])
-        >>> submitted_ids(NS(id_field="sdr_id", ids=["4754_main", "4754_pre"],
-        ...                  route_ids=["4754", "4754"]))
-        ('route_id', ['4754', '4754'])
-    """
-    for column, id_field in (("instr_ids", "instr_id"), ("route_ids", "route_id")):
-        if given := getattr(table, column, None):
-            return id_field, given
-    return table.id_field, table.ids
+    """The field a predictions file names a split's episodes by, and their ids in it (the
+    table's own ``submitted_ids``: the episode ids, SOON's instruction ids, Touchdown SDR's
+    route ids)."""
+    return table.submitted_ids()  # type: ignore[no-any-return]
 
 
 _UNREADABLE = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
@@ -431,7 +416,7 @@ class PublicScorer:
             self._folder.cleanup()
             raise
         self.episodes = self._scorer.episodes
-        self.id_field = str(getattr(self.episodes, "id_field", task.id_field))
+        self.id_field = str(self.episodes.id_field)
 
     def __len__(self) -> int:
         return len(self.episodes)

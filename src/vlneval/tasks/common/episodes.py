@@ -10,15 +10,38 @@ import dataclasses
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar, overload
 
 import numpy as np
 
+from vlneval.errors import HiddenSplitError
 from vlneval.io import clip
 
-__all__ = ["Episode", "EpisodeTable", "EpisodeBuilder", "PathColumn"]
+__all__ = ["Episode", "EpisodeTable", "EpisodeBuilder", "PathColumn", "require_goals"]
 
 _Table = TypeVar("_Table", bound="EpisodeTable")
+
+
+def require_goals(scorable: bool, split: str, episodes_file: str | Path) -> None:
+    """Every task scorer's one refusal of a split without goals (a hidden test split), whose
+    labels only its benchmark's evaluation server holds.
+
+    Raises:
+        HiddenSplitError: not ``scorable`` (the episodes file as the problem's source).
+
+    Example:
+        >>> require_goals(False, "test", "R2R_test.json")
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.HiddenSplitError: error: R2R_test.json: split test has no goals (a hidden test split); it cannot be scored locally: submit it to an evaluation server (vlneval submit)
+    """
+    if not scorable:
+        raise HiddenSplitError(
+            f"split {split} has no goals (a hidden test split); it cannot be scored locally: "
+            "submit it to an evaluation server (vlneval submit)",
+            episodes_file=str(episodes_file),
+        )
 
 
 class PathColumn(Sequence[tuple[str, ...]]):
@@ -146,6 +169,18 @@ class EpisodeTable:
         """The id a prediction record writes for row ``i`` (a number where the benchmark's
         ids are JSON integers): the example of an id a completeness problem gives."""
         return int(self.ids[i]) if self.int_ids else self.ids[i]
+
+    def submitted_ids(self) -> tuple[str, list[str]]:
+        """The field a predictions file names the episodes by, and their ids in it: the
+        episode ids here; a table whose records carry other ids (SOON, Touchdown SDR) says so.
+
+        Example:
+            >>> b = EpisodeBuilder()
+            >>> b.add("4_0", "s", ("a",), ("a",), 0.0, "x")
+            >>> b.build(task="t", split="s", source="f", id_field="instr_id").submitted_ids()
+            ('instr_id', ['4_0'])
+        """
+        return self.id_field, self.ids
 
     def label(self, i: int) -> str:
         """How every message names row ``i``'s episode: its id as the benchmark's files write

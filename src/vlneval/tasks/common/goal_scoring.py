@@ -1,8 +1,11 @@
 """The shape every graph task's scorer shares (NDH, HANNA, REVERIE, SOON, Touchdown).
 
-A task's ``score_<task>(episodes, predictions, graphs, profile, how)`` checks the predictions
-against the rules (:func:`checked_arrays`), computes its per-episode columns (the R2R family's
-kernel through :func:`navigation`, or both at once by :func:`checked_navigation`; success by
+A task's scorer reads R2R-style trajectories with :func:`read_trajectories`, whose problems wait
+in a collector, and its ``score_<task>(episodes, predictions, graphs, profile, how, pc=)`` checks
+the predictions against the rules (:func:`checked_arrays`, which raises every problem together,
+completeness first), computes its per-episode columns (the R2R family's
+kernel through :func:`navigation`, or both at once by :func:`checked_navigation`, which keeps
+only a goal task's columns, :func:`goal_columns`; success by
 :func:`hit`), adds the rule flags and the
 ``unreachable`` column (:func:`finish_columns`) and summarises them with ``how``'s options
 (:func:`summary_options`). Its scorer class (``open_scorer``) holds the split loaded once and
@@ -16,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vlneval.errors import ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.batch import score_batch
 from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
 from vlneval.tasks.common.checks import check_matches, check_rules
 from vlneval.tasks.common.episodes import EpisodeTable
-from vlneval.tasks.common.predictions import Predictions
-from vlneval.tasks.common.request import ScoreOptions, episodes_path
+from vlneval.tasks.common.predictions import Predictions, parse_predictions
+from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, episodes_path
 from vlneval.tasks.profiles import Profile
 
 if TYPE_CHECKING:
@@ -30,8 +34,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_OPTIONS",
+    "read_trajectories",
     "checked_arrays",
     "checked_navigation",
+    "goal_columns",
+    "GOAL_COLUMNS",
     "navigation",
     "hit",
     "finish_columns",
@@ -41,24 +48,61 @@ __all__ = [
 
 #: Score every episode (complete predictions required), nothing declared: ``score_<task>``'s default.
 DEFAULT_OPTIONS = ScoreOptions()
+#: The kernel's per-episode columns every goal task keeps (:func:`goal_columns`).
+GOAL_COLUMNS = (
+    "nav_error", "oracle_error", "success", "oracle_success", "path_length", "shortest_length",
+    "spl", "steps",
+)  # fmt: skip
+#: Path-fidelity metric label -> the kernel's column, kept only when the profile reports it.
+FIDELITY = {"nDTW": "ndtw", "sDTW": "sdtw", "CLS": "cls"}
 
 
-def _arrays(episodes: EpisodeTable, preds: Predictions, graphs: GraphStore) -> ScoringArrays:
-    check_matches(episodes, preds)  # nothing to build arrays of
-    return build_arrays(episodes, preds, graphs)
+def read_trajectories(
+    predictions: PredictionsInput,
+    episodes: EpisodeTable,
+    graphs: GraphStore,
+    how: ScoreOptions,
+    pc: ProblemCollector,
+    *,
+    trajectory_key: str | None = None,
+    keep_fields: tuple[str, ...] = (),
+) -> Predictions:
+    """The R2R-style trajectories of ``predictions`` as node indices (``trajectory_key``:
+    the task's default field, ``how.trajectory_key`` first). Their problems are added to
+    ``pc``, which :func:`checked_arrays` raises with the rule checks' (completeness first).
+    """
+    return parse_predictions(
+        predictions, episodes, graphs, form=how.form,
+        trajectory_key=how.trajectory_key or trajectory_key, keep_fields=keep_fields,
+        collect=pc, skip_summaries=how.skip_summaries,
+    )  # fmt: skip
 
 
 def checked_arrays(
-    episodes: EpisodeTable, preds: Predictions, graphs: GraphStore, prof: Profile, subset: bool
+    episodes: EpisodeTable,
+    preds: Predictions,
+    graphs: GraphStore,
+    prof: Profile,
+    subset: bool,
+    *,
+    pc: ProblemCollector | None = None,
+    jump_reason: str | None = None,
 ) -> tuple[ScoringArrays, dict[str, np.ndarray]]:
-    """The kernel arrays of the predicted episodes and the rule checks' per-episode flags.
+    """The kernel arrays of the predicted episodes and the rule checks' per-episode flags;
+    ``pc``: the problems found reading the predictions, raised with the rules' (as
+    :func:`~vlneval.tasks.common.checks.check_rules`, as is ``jump_reason``).
 
     Raises:
-        InvalidInputError: every broken rule (start, adjacency, completeness) at once, or
-            no prediction matches an episode (a file for another split or task).
+        InvalidInputError: every broken rule (start, adjacency, completeness) and every
+            problem ``pc`` holds at once, or no prediction matches an episode (a file for
+            another split or task).
     """
-    arr = _arrays(episodes, preds, graphs)
-    return arr, check_rules(episodes, preds, arr, graphs, prof, subset=subset)
+    check_matches(episodes, preds, pc)  # nothing to build arrays of
+    arr = build_arrays(episodes, preds, graphs)
+    flags = check_rules(
+        episodes, preds, arr, graphs, prof, subset=subset, pc=pc, jump_reason=jump_reason
+    )
+    return arr, flags
 
 
 def checked_navigation(
@@ -68,19 +112,35 @@ def checked_navigation(
     prof: Profile,
     subset: bool,
     *,
+    pc: ProblemCollector | None = None,
     jump_reason: str | None = None,
     **rules: Any,
 ) -> tuple[ScoringArrays, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """:func:`checked_arrays` and :func:`navigation` under ``rules``; ``jump_reason`` as for
-    :func:`~vlneval.tasks.common.checks.check_rules`.
+    """:func:`checked_arrays` (``pc`` and ``jump_reason`` as there) and the
+    :func:`goal_columns` of :func:`navigation` under ``rules``.
 
     Raises:
         InvalidInputError: as :func:`checked_arrays`.
     """
-    arr = _arrays(episodes, preds, graphs)
-    nav = navigation(arr, **rules)
-    flags = check_rules(episodes, preds, arr, graphs, prof, subset=subset, jump_reason=jump_reason)
-    return arr, flags, nav
+    arr, flags = checked_arrays(
+        episodes, preds, graphs, prof, subset, pc=pc, jump_reason=jump_reason
+    )
+    return arr, flags, goal_columns(navigation(arr, **rules), prof)
+
+
+def goal_columns(nav: dict[str, np.ndarray], prof: Profile) -> dict[str, np.ndarray]:
+    """The columns of :func:`navigation`'s ``nav`` a goal task's per-episode table holds
+    (:data:`GOAL_COLUMNS`), with a path-fidelity column only where ``prof`` reports its
+    metric: a goal task has no reference path to follow, so no DTW, nDTW, sDTW or CLS.
+
+    Example:
+        >>> from vlneval.tasks.profiles import Profile
+        >>> nav = {k: np.zeros(1) for k in (*GOAL_COLUMNS, "reference_length", "dtw", "ndtw", "cls")}
+        >>> list(goal_columns(nav, Profile("p", "1", "doc", metrics=("SR", "CLS"))))[-2:]
+        ['steps', 'cls']
+    """
+    fidelity = [column for label, column in FIDELITY.items() if label in prof.metrics]
+    return {k: nav[k] for k in (*GOAL_COLUMNS, *fidelity)}
 
 
 def navigation(arr: ScoringArrays, **rules: Any) -> dict[str, np.ndarray]:

@@ -18,7 +18,7 @@ from vlneval.io import brief, clip
 
 __all__ = [
     "is_number", "is_finite", "check_fields", "check_heading", "numbered", "FieldTally", "ID_LIKE",
-    "shown_value", "angle_problem", "shown_id", "Repeats", "as_list", "is_bool",
+    "shown_value", "angle_problem", "shown_id", "Repeats", "as_list", "is_bool", "UniqueIds",
 ]  # fmt: skip
 
 #: Fields that look like a record's id, which a problem of a missing id field names.
@@ -342,6 +342,37 @@ class Repeats:
             times = "two" if n == 1 else f"{n + 1:,}"
             pc.add(self.what.format(times=times), episode=label(row))
         self.again.clear()
+
+
+class UniqueIds:
+    """The ids an episodes file's records have given so far, ``field`` naming them: every
+    reader's one duplicate check and wording, at the record that repeats an id (``unit``:
+    what the file's records are, ``line`` for JSON lines).
+
+    Example:
+        >>> pc = ProblemCollector("f.json")
+        >>> ids = UniqueIds("path_id", pc)
+        >>> [ids.first(pid, k) for k, pid in enumerate([7, 8, 7])]
+        [True, True, False]
+        >>> print(pc.problems[0])
+        f.json: record 2: duplicate path_id 7 (also record 0)
+    """
+
+    def __init__(self, field: str, pc: ProblemCollector, unit: str = "record") -> None:
+        self.field, self.pc, self.unit = field, pc, unit
+        self.seen: dict[str, int] = {}  # id (as text) -> the record that gave it first
+
+    def first(self, value: str | int, k: int) -> bool:
+        """Whether record ``k``'s id ``value`` is new (then noted); a repeat is a problem."""
+        key = str(value)
+        if key in self.seen:
+            self.pc.add(
+                f"duplicate {self.field} {value} (also {self.unit} {self.seen[key]})",
+                field=f"{self.unit} {k}",
+            )
+            return False
+        self.seen[key] = k
+        return True
 
 
 def _path_like(name: str) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, Union, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, Union, runtime_checkable
 
 from vlneval.errors import MissingDataError, VLNEvalError
 from vlneval.tasks.common.root import (
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from vlneval.errors import ProblemCollector
     from vlneval.graph.store import GraphStore
     from vlneval.tasks.base import Task
+    from vlneval.tasks.common.episodes import EpisodeTable
     from vlneval.tasks.common.inputs import ReadInput
     from vlneval.tasks.common.predictions import Predictions
     from vlneval.tasks.common.result import Result
@@ -110,6 +111,9 @@ class TrajectoryScorer(Protocol):
         ...
 
 
+_Table = TypeVar("_Table", bound="EpisodeTable")
+
+
 @dataclass(frozen=True)
 class SplitRequest:
     """One split to open for scoring with a task's own scorer.
@@ -137,6 +141,21 @@ class SplitRequest:
     def episodes_path(self, base: Path | None) -> Path:
         """The episodes file to score (see :func:`episodes_path`)."""
         return episodes_path(self.task, self.split, base, self.episodes_file)
+
+    def load_episodes(self, path: Path, kind: type[_Table], **options: Any) -> _Table:
+        """The episodes of ``path`` as the task's loader reads them (``Task.load``, as blind
+        checks and the server do; ``options``: those the loader takes), of the ``kind`` of
+        table the scorer reads.
+
+        Raises:
+            TypeError: the task's loader gives another kind of table (a programming error).
+        """
+        table = self.task.load(path, self.split, self.profile, **options)
+        if not isinstance(table, kind):
+            raise TypeError(
+                f"task {self.task.name}'s loader gave a table of type {type(table).__name__}, not {kind.__name__}"
+            )
+        return table
 
     def graph_store(self, base: Path | None) -> GraphStore:
         """The navigation graphs to score on (see :func:`open_graphs`)."""

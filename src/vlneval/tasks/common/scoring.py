@@ -122,7 +122,8 @@ def score_parsed(
     validate: bool = True,
     cache: SplitArrays | None = None,
 ) -> Result:
-    """Scores already parsed predictions (see :func:`evaluate`).
+    """Scores predictions :func:`~vlneval.tasks.common.predictions.parse_predictions` read
+    (the R2R family's scorer, ``R2RScorer``, does both).
 
     ``pc`` carries problems found while parsing; they are raised together with the rule checks'.
     ``notes`` are the task's own warnings (``Task.notes``). ``validate=False`` skips the

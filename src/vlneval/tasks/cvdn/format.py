@@ -27,7 +27,7 @@ from vlneval.io import clip, iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.prediction_structs import TRAJECTORY_KEYS
-from vlneval.tasks.common.record_checks import ID_LIKE, FieldTally, is_finite, numbered
+from vlneval.tasks.common.record_checks import ID_LIKE, FieldTally, UniqueIds, is_finite, numbered
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.common.summary_records import without_summaries
 from vlneval.tasks.cvdn import PATH_TYPE
@@ -274,15 +274,11 @@ def load_ndh(
     source = str(path)
     pc = ProblemCollector(source)
     rows: list[_Row] = []
-    seen: dict[int, int] = {}
+    unique = UniqueIds("inst_idx", pc)
     records = iter_chunks(read_bytes(path), source, expected="a JSON list of NDH instances")
     for k, rec in numbered(records, pc, "NDH instances"):
         row = _read_instance(rec, f"record {k}", pc, path_type, history)
-        if row is not None and row.inst_idx in seen:
-            dup = f"duplicate inst_idx {row.inst_idx} (also record {seen[row.inst_idx]})"
-            pc.add(dup, field=f"record {k}")
-        elif row is not None:
-            seen[row.inst_idx] = k
+        if row is not None and unique.first(row.inst_idx, k):
             rows.append(row)
     pc.raise_if_any()
     builder = EpisodeBuilder()

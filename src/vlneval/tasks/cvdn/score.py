@@ -23,18 +23,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from vlneval.errors import HiddenSplitError, ProblemCollector, hint, hinted
+from vlneval.errors import ProblemCollector, hint, hinted
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.progress import region_distances
+from vlneval.tasks.common.episodes import require_goals
 from vlneval.tasks.common.goal_scoring import (
     DEFAULT_OPTIONS,
     checked_navigation,
     finish_columns,
     hit,
+    read_trajectories,
     summary_options,
 )
 from vlneval.tasks.common.inputs import read_input
-from vlneval.tasks.common.predictions import Predictions, parse_predictions
+from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result, ResultBuilder
 from vlneval.tasks.common.scoring import summarise
@@ -45,16 +47,6 @@ __all__ = ["NDHScorer", "score_ndh", "COLUMNS"]
 
 #: Summary label -> per-episode column, for the labels beyond the R2R family's.
 COLUMNS = {"GP": "goal_progress", "OPSR": "oracle_plan_success"}
-KEPT = (
-    "nav_error",
-    "oracle_error",
-    "success",
-    "oracle_success",
-    "path_length",
-    "shortest_length",
-    "spl",
-    "steps",
-)
 #: Why a move along no graph edge is refused (the bracket of the jump message).
 JUMP = "the official CVDN scorer rejects a move along no graph edge"
 
@@ -79,12 +71,7 @@ class NDHScorer:
         self.ndh = load_ndh(
             path, task=r.task.name, split=r.split, path_type=opts.get("path_type", "planner_path")
         )
-        if not self.ndh.table.scorable:
-            raise HiddenSplitError(
-                f"split {r.split} has no end_panos or paths (a hidden test split); it cannot be "
-                "scored locally: submit it to the CVDN evaluation server",
-                episodes_file=str(path),
-            )
+        require_goals(self.ndh.table.scorable, r.split, path)
         self.episodes = self.ndh.table
         self.graphs = r.graph_store(base)
 
@@ -94,25 +81,25 @@ class NDHScorer:
         Raises:
             VLNEvalError: bad input (file, ``inst_idx`` and field named).
         """
-        return self.score_trajectories(self.trajectories(predictions, how), how)
+        given = read_input(predictions)
+        pc = ProblemCollector(given.source)
+        return self.score_trajectories(self.trajectories(given, how, pc), how, pc)
 
     def trajectories(
         self, predictions: PredictionsInput, how: ScoreOptions, pc: ProblemCollector | None = None
     ) -> Predictions:
-        """The trajectories of ``predictions`` as node indices; problems are raised here, so
-        ``pc`` is not used (the reports draw NDH episodes from these)."""
+        """The trajectories of ``predictions`` as node indices (the reports draw NDH episodes
+        from these); their problems go to ``pc``, raised with the rule checks'."""
         given = read_input(predictions)
         check_ndh_predictions(given, trajectory_key=how.trajectory_key)
-        return parse_predictions(
-            given, self.episodes, self.graphs, form=how.form,
-            trajectory_key=how.trajectory_key, skip_summaries=how.skip_summaries,
-        )  # fmt: skip
+        pc = pc if pc is not None else ProblemCollector(given.source)
+        return read_trajectories(given, self.episodes, self.graphs, how, pc)
 
     def score_trajectories(
         self, preds: Predictions, how: ScoreOptions, pc: ProblemCollector | None = None
     ) -> Result:
-        """Scores trajectories :meth:`trajectories` read."""
-        return score_ndh(self.ndh, preds, self.graphs, self.profile, how)
+        """Scores trajectories :meth:`trajectories` read (raising ``pc``'s problems too)."""
+        return score_ndh(self.ndh, preds, self.graphs, self.profile, how, pc=pc)
 
 
 def _nodes(
@@ -145,16 +132,19 @@ def score_ndh(
     store: GraphStore,
     prof: Profile,
     how: ScoreOptions = DEFAULT_OPTIONS,
+    *,
+    pc: ProblemCollector | None = None,
 ) -> Result:
-    """Scores parsed NDH predictions (see the module docstring for every rule)."""
+    """Scores parsed NDH predictions (see the module docstring for every rule); ``pc``: the
+    problems found reading them, raised with the rule checks'."""
     table = ndh.table
     cvdn = dataclasses.replace(prof, strict_cls_edges=False)  # NDH scores repeats
     arr, flags, core = checked_navigation(
-        table, preds, store, cvdn, how.subset, jump_reason=JUMP, threshold=prof.threshold,
+        table, preds, store, cvdn, how.subset, pc=pc, jump_reason=JUMP, threshold=prof.threshold,
         success_inclusive=prof.success_inclusive, spl_reference=prof.spl_reference,
         spl_floor=prof.spl_floor,
     )  # fmt: skip
-    per: dict[str, np.ndarray] = {k: core[k] for k in KEPT}
+    per = core  # the goal columns (goal_scoring.GOAL_COLUMNS)
     layout = (
         arr.dist_flat,
         arr.table_offsets,

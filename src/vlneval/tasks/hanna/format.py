@@ -24,6 +24,7 @@ from vlneval.tasks.common.prediction_structs import TRAJECTORY_KEYS
 from vlneval.tasks.common.record_checks import (
     ID_LIKE,
     FieldTally,
+    UniqueIds,
     check_fields,
     check_heading,
     numbered,
@@ -90,7 +91,7 @@ def load_hanna(path: str | Path, *, task: str = "hanna", split: str = "") -> Epi
     source = str(path)
     pc = ProblemCollector(source)
     builder = EpisodeBuilder()
-    seen: set[str] = set()
+    unique = UniqueIds("path_id", pc)
     records = iter_records(read_bytes(path), source, expected="a JSON list of HANNA tasks")
     for k, rec in numbered(records, pc, "HANNA tasks"):
         where = f"record {k}"
@@ -98,10 +99,8 @@ def load_hanna(path: str | Path, *, task: str = "hanna", split: str = "") -> Epi
         if paths is None:
             continue
         pid = str(rec["path_id"])
-        if pid in seen:
-            pc.add(f"duplicate path_id {pid}", field=where)
+        if not unique.first(pid, k):
             continue
-        seen.add(pid)
         goals = [p[-1] for p in paths]
         for j, text in enumerate(rec["instructions"]):
             heading = float(rec.get("heading", 0.0))

@@ -24,21 +24,22 @@ import numpy as np
 from vlneval.errors import ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.grounding import length_weighted
-from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
-from vlneval.tasks.common.checks import check_matches, check_rules
+from vlneval.tasks.common.arrays import ScoringArrays
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.goal_scoring import (
     DEFAULT_OPTIONS,
+    checked_arrays,
     finish_columns,
     hit,
+    read_trajectories,
     summary_options,
 )
 from vlneval.tasks.common.inputs import read_input
-from vlneval.tasks.common.predictions import Predictions, parse_predictions
+from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result
 from vlneval.tasks.common.scoring import summarise
-from vlneval.tasks.hanna.format import REQUEST_HELP, check_hanna_predictions, load_hanna
+from vlneval.tasks.hanna.format import REQUEST_HELP, check_hanna_predictions
 from vlneval.tasks.profiles import Profile
 
 __all__ = ["HannaScorer", "score_hanna", "hanna_goal_errors"]
@@ -57,7 +58,7 @@ class HannaScorer:
         r = request
         base = r.base()
         self.task, self.profile = r.task.name, r.profile
-        self.episodes = load_hanna(r.episodes_path(base), task=r.task.name, split=r.split)
+        self.episodes = r.load_episodes(r.episodes_path(base), EpisodeTable)
         self.graphs = r.graph_store(base)
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
@@ -71,11 +72,10 @@ class HannaScorer:
         pc = ProblemCollector(given.source)  # every problem of the file, shown together
         has_asks = check_hanna_predictions(given, self.episodes, trajectory_key=key, collect=pc)
         keep = ("agent_ask",) if has_asks else ()
-        preds = parse_predictions(
-            given, self.episodes, self.graphs, form=how.form, trajectory_key=key,
-            keep_fields=keep, collect=pc, skip_summaries=how.skip_summaries,
-        )  # fmt: skip
-        return score_hanna(self.episodes, preds, self.graphs, self.profile, how, pc)
+        preds = read_trajectories(
+            given, self.episodes, self.graphs, how, pc, trajectory_key=key, keep_fields=keep
+        )
+        return score_hanna(self.episodes, preds, self.graphs, self.profile, how, pc=pc)
 
 
 def hanna_goal_errors(
@@ -132,14 +132,12 @@ def score_hanna(
     store: GraphStore,
     prof: Profile,
     how: ScoreOptions = DEFAULT_OPTIONS,
+    *,
     pc: ProblemCollector | None = None,
 ) -> Result:
-    """Scores parsed HANNA predictions (see the module docstring for every rule); ``pc``
-    carries the problems found while reading them, raised with the rule checks' (the
-    completeness problem first)."""
-    check_matches(table, preds, pc)
-    arr = build_arrays(table, preds, store)
-    flags = check_rules(table, preds, arr, store, prof, subset=how.subset, pc=pc)
+    """Scores parsed HANNA predictions (see the module docstring for every rule); ``pc``: the
+    problems found reading them, raised with the rule checks'."""
+    arr, flags = checked_arrays(table, preds, store, prof, how.subset, pc=pc)
     per = _goal_metrics(arr, store)
     per["success"] = hit(per["nav_error"], prof)
     per["oracle_success"] = hit(per["oracle_error"], prof)

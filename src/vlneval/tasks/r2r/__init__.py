@@ -56,7 +56,6 @@ RXR = Task(
     ("train", "val_seen", "val_unseen", "test_standard"),
     "val_unseen",
     SCORER,
-    id_field="instruction_id",
     primary_metric="nDTW",
     graph_trajectories=True,
     summary_records=True,

@@ -21,7 +21,7 @@ from vlneval.errors import ProblemCollector
 from vlneval.io import gc_paused, iter_chunks, read_bytes, typed_chunks
 from vlneval.metrics._kernels import offsets_of
 from vlneval.tasks.common.episodes import EpisodeTable, PathColumn
-from vlneval.tasks.common.record_checks import check_fields, check_heading
+from vlneval.tasks.common.record_checks import UniqueIds, check_fields, check_heading
 
 __all__ = ["load_r2r", "R2RRecord", "check_route_record"]
 
@@ -121,7 +121,7 @@ class _Builder:
         self.headings = array("d")
         self.texts: list[str] = []
         self.left_out: list[str] = []
-        self.seen: set[str] = set()
+        self.unique = UniqueIds("path_id", self.pc)
         self.scorable = True
 
     def add(self, records: list[R2RRecord], positions: list[int] | None = None) -> None:
@@ -155,13 +155,12 @@ class _Builder:
             self.left_out += [f"{pids[k]}_{j}" for j in range(kept_list[k], int(count[k]))]
 
     def _unique(self, pids: list[str], positions: Sequence[int]) -> None:
-        if len(set(pids)) == len(pids) and self.seen.isdisjoint(pids):
-            self.seen.update(pids)
+        seen = self.unique.seen
+        if len(set(pids)) == len(pids) and seen.keys().isdisjoint(pids):
+            seen.update(zip(pids, positions, strict=True))
             return
         for k, pid in zip(positions, pids, strict=True):
-            if pid in self.seen:
-                self.pc.add(f"duplicate path_id {pid}", field=f"record {k}")
-            self.seen.add(pid)
+            self.unique.first(pid, k)
 
     def build(self, *, task: str, split: str) -> EpisodeTable:
         """The finished table; every problem found is raised together."""

@@ -12,6 +12,7 @@ from vlneval.errors import ProblemCollector
 from vlneval.io import read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.jsonl import iter_jsonl
+from vlneval.tasks.common.record_checks import UniqueIds
 from vlneval.tasks.r2r.format import check_route_record
 
 __all__ = ["load_rxr"]
@@ -31,7 +32,7 @@ def load_rxr(
     source = str(path)
     pc = ProblemCollector(source)
     builder = EpisodeBuilder()
-    seen: set[str] = set()
+    unique = UniqueIds("instruction_id", pc, "line")
     int_ids = True
     for lineno, rec in iter_jsonl(read_bytes(path), pc):
         where = f"line {lineno}"
@@ -41,9 +42,7 @@ def load_rxr(
             continue
         int_ids = int_ids and isinstance(rec["instruction_id"], int)
         iid = str(rec["instruction_id"])
-        if iid in seen:
-            pc.add(f"duplicate instruction_id {iid}", field=where)
-        seen.add(iid)
+        unique.first(iid, lineno)
         text = rec.get("instruction", "")
         builder.add(iid, rec["scan"], rec["path"], None, float(rec.get("heading", 0.0)), str(text))
     pc.raise_if_any()

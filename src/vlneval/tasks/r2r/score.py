@@ -7,8 +7,9 @@ metric kernels (:func:`vlneval.tasks.common.scoring.score_parsed`).
 
 from __future__ import annotations
 
-from vlneval.errors import HiddenSplitError, ProblemCollector
+from vlneval.errors import ProblemCollector
 from vlneval.tasks.common.arrays import SplitArrays
+from vlneval.tasks.common.episodes import require_goals
 from vlneval.tasks.common.inputs import source_name
 from vlneval.tasks.common.predictions import Predictions, parse_predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
@@ -32,12 +33,7 @@ class R2RScorer:
             r.task, r.split, r.profile, root=r.root, episodes_file=r.episodes_file,
             graphs=r.graphs, check=False,  # Task.open checks the scans, once
         )  # fmt: skip
-        if not self.episodes.scorable:
-            raise HiddenSplitError(
-                f"split {r.split} has no goals (a hidden test split); it cannot be scored "
-                "locally: submit it to an evaluation server (vlneval submit)",
-                episodes_file=str(self.episodes.source),
-            )
+        require_goals(self.episodes.scorable, r.split, self.episodes.source)
         self.arrays = SplitArrays()  # the episode side of the kernels' arrays, laid out once
 
     def trajectories(

@@ -24,7 +24,7 @@ from vlneval.io import iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.predictions import TRAJECTORY_KEYS
-from vlneval.tasks.common.record_checks import check_fields, check_heading, numbered
+from vlneval.tasks.common.record_checks import UniqueIds, check_fields, check_heading, numbered
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.common.summary_records import looks_like_summary
 
@@ -103,16 +103,14 @@ def load_reverie(
     pc = ProblemCollector(source)
     builder = EpisodeBuilder()
     objects: list[str | None] = []
-    seen: set[str] = set()
+    unique = UniqueIds("id", pc)
     scorable = True
     records = iter_chunks(read_bytes(path), source, expected="a JSON list of REVERIE episodes")
     for k, rec in numbered(records, pc, "episodes"):
         if not _check(rec, k, pc):
             continue
         rid = str(rec["id"])
-        if rid in seen:
-            pc.add(f"duplicate id {rid}", field=f"record {k}")
-        seen.add(rid)
+        unique.first(rid, k)
         obj = rec.get("objId")
         scorable = scorable and obj is not None
         for j, text in enumerate(rec["instructions"]):
@@ -228,6 +226,7 @@ def read_predicted_objects(
     order: Any,
     source: str,
     official: str = "predObjId",
+    collect: ProblemCollector | None = None,
 ) -> ObjectPredictions:
     """Validates the predicted object of each predicted episode.
 
@@ -236,6 +235,8 @@ def read_predicted_objects(
         episodes: the split's episodes; ``order``: ``Predictions.episodes``.
         source: the predictions file (for messages).
         official: the profile's field name (``predObjId``; VLN-DUET writes ``pred_objid``).
+        collect: when given, problems are added to it instead of raised (with the rule
+            checks', as :func:`~vlneval.tasks.common.predictions.parse_predictions`).
 
     Raises:
         InvalidInputError: some records give an object and others do not, or an object id is
@@ -251,7 +252,7 @@ def read_predicted_objects(
             f"no record gives {official!r}: a navigation-only file; RGS and RGSPL are not available"
         )
         return ObjectPredictions([None] * len(order_list), False, warnings)
-    pc = ProblemCollector(source)
+    pc = ProblemCollector(source) if collect is None else collect
     objects: list[Any] = []
     n_other = n_null = 0
     for i, ok in zip(order_list, has, strict=True):
@@ -276,7 +277,8 @@ def read_predicted_objects(
                 field=field_name,
             )
         objects.append(value)
-    pc.raise_if_any()
+    if collect is None:
+        pc.raise_if_any()
     if n_other:
         warnings.append(
             f"{n_other} record(s) give the object as {other!r}, not the official field name "

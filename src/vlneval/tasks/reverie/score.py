@@ -16,19 +16,21 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.errors import HiddenSplitError, MissingDataError
+from vlneval.errors import MissingDataError, ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.grounding import length_weighted, remote_grounding_success, visibility_success
 from vlneval.tasks.base import Task
+from vlneval.tasks.common.episodes import require_goals
 from vlneval.tasks.common.goal_scoring import (
     DEFAULT_OPTIONS,
     checked_navigation,
     finish_columns,
+    read_trajectories,
     release_file,
     summary_options,
 )
 from vlneval.tasks.common.inputs import read_input
-from vlneval.tasks.common.predictions import Predictions, parse_predictions
+from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest, open_graphs
 from vlneval.tasks.common.result import Result
 from vlneval.tasks.common.root import data_root
@@ -145,12 +147,7 @@ class ReverieScorer:
             r.task, r.split, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs,
             data_version=data_version, bboxes=bboxes,
         )  # fmt: skip
-        if not self.episodes.scorable:
-            raise HiddenSplitError(
-                f"split {r.split} has no target objects (a hidden test "
-                "split); it cannot be scored locally: submit it to the REVERIE evaluation server",
-                episodes_file=str(self.episodes.source),
-            )
+        require_goals(self.episodes.scorable, r.split, self.episodes.source)
         self.task, self.profile = r.task.name, r.profile
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
@@ -162,16 +159,23 @@ class ReverieScorer:
         given = read_input(predictions)
         official = str(getattr(self.profile, "object_field", "predObjId"))
         check_prediction_keys(given, official)
-        preds = parse_predictions(
-            given, self.episodes, self.graphs, form=how.form,
-            trajectory_key=how.trajectory_key, keep_fields=OBJECT_FIELDS,
-            skip_summaries=how.skip_summaries,
-        )  # fmt: skip
+        pc = ProblemCollector(given.source)
+        preds = read_trajectories(
+            given, self.episodes, self.graphs, how, pc, keep_fields=OBJECT_FIELDS
+        )
         objects = read_predicted_objects(
-            preds.extra, self.episodes, preds.episodes, preds.source, official
+            preds.extra, self.episodes, preds.episodes, preds.source, official, collect=pc
         )
         return score_reverie(
-            self.episodes, preds, objects, self.graphs, self.boxes, self.profile, how, self.notes
+            self.episodes,
+            preds,
+            objects,
+            self.graphs,
+            self.boxes,
+            self.profile,
+            how,
+            self.notes,
+            pc=pc,
         )
 
 
@@ -211,10 +215,13 @@ def score_reverie(
     prof: Profile,
     how: ScoreOptions = DEFAULT_OPTIONS,
     notes: list[str] | None = None,
+    *,
+    pc: ProblemCollector | None = None,
 ) -> Result:
-    """Scores parsed REVERIE predictions (offline files and online runs alike)."""
+    """Scores parsed REVERIE predictions (offline files and online runs alike); ``pc``: the
+    problems found reading them, raised with the rule checks'."""
     arr, flags, nav = checked_navigation(
-        episodes, preds, store, prof, how.subset,
+        episodes, preds, store, prof, how.subset, pc=pc,
         spl_reference=prof.spl_reference, spl_floor=prof.spl_floor,
     )  # fmt: skip
     order = preds.episodes

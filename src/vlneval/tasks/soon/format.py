@@ -51,6 +51,7 @@ from vlneval.tasks.common.record_checks import (
     ID_LIKE,
     FieldTally,
     Repeats,
+    UniqueIds,
     angle_problem,
     is_finite,
     is_number,
@@ -110,6 +111,10 @@ class SoonEpisodes(EpisodeTable):
     boxes: list[tuple[SoonBox, ...]] = field(default_factory=list)
     by_instruction: dict[str, list[int]] = field(default_factory=dict)
     ROW_COLUMNS = (*EpisodeTable.ROW_COLUMNS, "instr_ids", "start_index", "boxes")
+
+    def submitted_ids(self) -> tuple[str, list[str]]:
+        """``instr_id`` and the instruction ids: one record predicts every start of one."""
+        return "instr_id", self.instr_ids
 
     def record_id(self, i: int) -> str:
         """The instruction id: one record predicts every start of an instruction."""
@@ -248,6 +253,7 @@ def load_soon(path: str | Path, *, task: str = "soon", split: str = "") -> SoonE
     starts: list[int] = []
     boxes: list[tuple[SoonBox, ...]] = []
     by_instruction: dict[str, list[int]] = {}
+    unique = UniqueIds("instr_id", pc)
     scorable = True
     records = iter_chunks(read_bytes(path), source, expected="a JSON list of SOON instructions")
     for k, rec in numbered(records, pc, "instructions"):
@@ -255,8 +261,7 @@ def load_soon(path: str | Path, *, task: str = "soon", split: str = "") -> SoonE
         if parsed is None:
             continue
         iid, scan, paths, rec_boxes, text = parsed
-        if iid in by_instruction:
-            pc.add(f"duplicate instr_id {iid}", field=f"record {k}")
+        if not unique.first(iid, k):
             continue
         scorable = scorable and bool(rec_boxes)
         rows = by_instruction.setdefault(iid, [])
@@ -363,6 +368,7 @@ class _SoonParser:
         self.pc = ProblemCollector(source)
         self.seen = np.zeros(len(episodes), dtype=np.bool_)
         self.done: set[str] = set()
+        self.broken: set[str] = set()
         self.repeats = Repeats()
         self.unknown: list[str | int] = []
         self.rows: list[tuple[int, list[int], float, float]] = []
@@ -389,6 +395,7 @@ class _SoonParser:
             self.repeats.see(iid)
             return
         self.done.add(iid)
+        before = len(self.pc.problems)
         traj = rec.get("trajectory")
         if "trajectory" not in rec:
             self.trajs.missing(self.pc, "missing field 'trajectory'", episode=label)
@@ -404,6 +411,8 @@ class _SoonParser:
         else:
             for j, entry in enumerate(traj):
                 self.entry(entry, iid, label, f"trajectory[{j}]")
+        if "trajectory" not in rec or len(self.pc.problems) > before:
+            self.broken.add(iid)  # given but unreadable: a problem, not a missing prediction
 
     def entry(self, entry: Any, iid: str, label: str, where: str) -> None:
         if not isinstance(entry, dict):
@@ -470,6 +479,7 @@ def parse_soon_predictions(
     form: str = "auto",
     angle_units: str = "normalised",
     skip_summaries: bool = False,
+    collect: ProblemCollector | None = None,
 ) -> SoonPredictions:
     """Reads a SOON submission and matches each entry to its (instruction, start) episode.
 
@@ -483,6 +493,8 @@ def parse_soon_predictions(
         skip_summaries: skip, with a warning, records that look like the file's own summary
             (:mod:`~vlneval.tasks.common.summary_records`); else each is an error that
             suggests this option.
+        collect: when given, problems are added to it instead of raised, to be raised with
+            the rule checks' (:func:`~vlneval.tasks.common.goal_scoring.checked_arrays`).
 
     Raises:
         InvalidInputError: every malformed record, named by instr_id and field (a trajectory
@@ -502,7 +514,10 @@ def parse_soon_predictions(
     p.trajs.collapse(p.pc, " (one entry per start path)")
     example = f' (an instruction id of the split, e.g. "{clip(episodes.instr_ids[0])}")'
     p.ids.collapse(p.pc, example if len(episodes) else "", ID_LIKE)  # last: its problem first
-    p.pc.raise_if_any()
+    if collect is None:
+        p.pc.raise_if_any()
+    else:
+        collect.problems.extend(p.pc.problems)
     p.rows.sort(key=lambda r: r[0])
     order = np.array([r[0] for r in p.rows], dtype=np.int64)
     offsets = offsets_of(np.array([len(r[1]) for r in p.rows], dtype=np.int64))
@@ -528,7 +543,9 @@ def parse_soon_predictions(
             f"{len(p.unknown)} prediction(s) with ids not in the split were ignored "
             f"(first: {', '.join(map(shown_id, p.unknown[:5]))})"
         )
-    missing = [episodes.ids[i] for i in np.flatnonzero(~p.seen)]
+    missing = [
+        episodes.ids[i] for i in np.flatnonzero(~p.seen) if episodes.instr_ids[i] not in p.broken
+    ]
     preds = Predictions(
         source=given.source, form=p.form if p.form != "auto" else "triple", episodes=order,
         nodes=nodes, offsets=offsets, warnings=warnings, missing=missing, unknown=p.unknown,

@@ -22,9 +22,16 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from vlneval.errors import HiddenSplitError, UnknownNameError, VLNEvalError, hint, hinted
+from vlneval.errors import (
+    ProblemCollector,
+    UnknownNameError,
+    VLNEvalError,
+    hint,
+    hinted,
+)
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.grounding import length_weighted, localisation_success
+from vlneval.tasks.common.episodes import require_goals
 from vlneval.tasks.common.goal_scoring import (
     DEFAULT_OPTIONS,
     checked_arrays,
@@ -32,6 +39,7 @@ from vlneval.tasks.common.goal_scoring import (
     hit,
     summary_options,
 )
+from vlneval.tasks.common.inputs import source_name
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result
 from vlneval.tasks.common.scoring import object_summary
@@ -40,7 +48,6 @@ from vlneval.tasks.soon.format import (
     ANGLE_UNITS,
     SoonEpisodes,
     SoonPredictions,
-    load_soon,
     parse_soon_predictions,
 )
 
@@ -120,10 +127,13 @@ def score_soon(
     store: GraphStore,
     prof: Profile,
     how: ScoreOptions = DEFAULT_OPTIONS,
+    *,
+    pc: ProblemCollector | None = None,
 ) -> Result:
-    """Scores parsed SOON predictions under ``prof`` (``soon`` or ``soon-wrap``)."""
+    """Scores parsed SOON predictions under ``prof`` (``soon`` or ``soon-wrap``); ``pc``: the
+    problems found reading them, raised with the rule checks'."""
     p = preds.paths
-    arr, flags = checked_arrays(episodes, p, store, prof, how.subset)
+    arr, flags = checked_arrays(episodes, p, store, prof, how.subset, pc=pc)
     wrap = bool(getattr(prof, "heading_wrap", False))
     rows = []
     for k, i in enumerate(p.episodes.tolist()):
@@ -202,13 +212,8 @@ class SoonScorer:
             raise UnknownNameError("SOON angle unit", self.angle_units, ANGLE_UNITS)
         base = r.base()
         self.task, self.profile = r.task.name, r.profile
-        self.episodes = load_soon(r.episodes_path(base), task=r.task.name, split=r.split)
-        if not self.episodes.scorable:
-            raise HiddenSplitError(
-                f"split {r.split} has no target boxes (a hidden test "
-                "split); it cannot be scored locally: submit it to the SOON evaluation server",
-                episodes_file=str(self.episodes.source),
-            )
+        self.episodes = r.load_episodes(r.episodes_path(base), SoonEpisodes)
+        require_goals(self.episodes.scorable, r.split, self.episodes.source)
         self.graphs = r.graph_store(base)
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
@@ -224,8 +229,9 @@ class SoonScorer:
             raise VLNEvalError(
                 hinted("SOON predictions keep their trajectories in 'trajectory'", said)
             )
+        pc = ProblemCollector(source_name(predictions))
         preds = parse_soon_predictions(
             predictions, self.episodes, self.graphs, form=how.form,
-            angle_units=self.angle_units, skip_summaries=how.skip_summaries,
+            angle_units=self.angle_units, skip_summaries=how.skip_summaries, collect=pc,
         )  # fmt: skip
-        return score_soon(self.episodes, preds, self.graphs, self.profile, how)
+        return score_soon(self.episodes, preds, self.graphs, self.profile, how, pc=pc)

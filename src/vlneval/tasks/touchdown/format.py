@@ -43,6 +43,7 @@ from vlneval.tasks.common.predictions import Predictions, in_episode_order
 from vlneval.tasks.common.record_checks import (
     FieldTally,
     Repeats,
+    UniqueIds,
     is_finite,
     is_number,
     numbered,
@@ -79,6 +80,10 @@ class SDRExamples(EpisodeTable):
 
     route_ids: list[str] = field(default_factory=list)
     ROW_COLUMNS = (*EpisodeTable.ROW_COLUMNS, "route_ids")
+
+    def submitted_ids(self) -> tuple[str, list[str]]:
+        """``route_id`` and the route ids: one record predicts the examples of a route."""
+        return "route_id", self.route_ids
 
 
 @dataclass
@@ -190,16 +195,14 @@ def load_touchdown_routes(
     sdr = EpisodeBuilder()
     xy: list[tuple[float, float]] = []
     route_ids: list[str] = []
-    seen: set[int] = set()
+    unique = UniqueIds("route_id", pc)
     routes = (_records(read_input(path), "Touchdown routes (JSON lines)", lone=True),)
     for k, rec in numbered(routes, pc, "routes"):
         where = f"record {k}"
         if not _check_route(rec, where, pc):
             continue
-        if rec["route_id"] in seen:
-            pc.add(f"duplicate route_id {rec['route_id']}", field=where)
+        if not unique.first(rec["route_id"], k):
             continue
-        seen.add(rec["route_id"])
         _add_sdr(rec, where, sdr, xy, route_ids, pc)
         heading = math.radians(float(rec.get("start_heading", 0.0)))
         text = rec.get("navigation_text", "")

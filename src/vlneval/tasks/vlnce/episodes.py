@@ -97,6 +97,10 @@ class ContinuousEpisodes:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def submitted_ids(self) -> tuple[str, list[str]]:
+        """The field a predictions file names the episodes by, and their ids in it."""
+        return self.id_field, self.ids
+
     def reference_points(self, i: int) -> np.ndarray:
         """Sparse reference points of episode ``i``."""
         return self.reference[self.reference_offsets[i] : self.reference_offsets[i + 1]]

@@ -23,8 +23,9 @@ from typing import Any, cast
 import numpy as np
 
 from vlneval.continuous.oracle import DistanceOracle, distances_along
-from vlneval.errors import HiddenSplitError, InvalidInputError, VLNEvalError, hint, hinted
+from vlneval.errors import InvalidInputError, VLNEvalError, hint, hinted
 from vlneval.tasks.common.checks import SUBSET_ADVICE, stray_ids
+from vlneval.tasks.common.episodes import require_goals
 from vlneval.tasks.common.request import (
     PredictionsInput,
     ScoreOptions,
@@ -281,11 +282,7 @@ class VlnceScorer:
         path = r.episodes_path(self.base)
         gt_file = r.options.get("gt_file")
         self.episodes = load_vlnce_split(path, task=r.task.name, split=r.split, gt_path=gt_file)
-        if not self.episodes.scorable:
-            raise HiddenSplitError(
-                f"split {r.split} has no goals (a hidden test split); it cannot be scored locally",
-                episodes_file=str(path),
-            )
+        require_goals(self.episodes.scorable, r.split, path)
         self.graphs_folder = r.graphs
         self._twin: DistanceSource | None = None
 
@@ -406,10 +403,7 @@ def load_twin_split(
     base = task_base(task, root)
     path = episodes_path(task, split, base, episodes_file)
     table = load_r2r(path, task=task.name, split=split)
-    if not table.scorable:
-        raise HiddenSplitError(
-            f"split {split} has no goals; it cannot be scored locally", episodes_file=str(path)
-        )
+    require_goals(table.scorable, split, path)
     store = _graph_store(graphs, base, "the continuous twin")
     return twin_episodes(table, store, task=task.name), TwinWorlds(store, **world_params)
 
