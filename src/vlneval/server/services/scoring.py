@@ -488,9 +488,10 @@ def _complete_files(messages: list[str], profile: str) -> list[str]:
 
 
 def _na(notes: list[str], primary: str | None) -> list[str]:
-    """Why ``primary`` will be n/a, from the public check's notes (``RGSPL will be n/a: why``)."""
+    """Why ``primary`` will be n/a, from the public check's notes (``RGSPL will be n/a: why``),
+    its hints put for the phase (:func:`for_phase`) before the slice, which would drop them."""
     lead = f"{primary} will be n/a: "
-    return [n[len(lead) :] for n in notes if primary and n.startswith(lead)][:1]
+    return [for_phase(n)[len(lead) :] for n in notes if primary and n.startswith(lead)][:1]
 
 
 def _intervals(result: Any, redactor: Redactor) -> dict[str, list[float]]:
