@@ -130,3 +130,63 @@ def test_the_ranking_metric_s_reason_drops_the_option_hints() -> None:
         "no distance source: the predictions carry no distance_to_goal; carry it per step (as a "
         "Habitat run measures it)"
     ]
+
+
+def _gt(data_root: Path) -> dict[str, Any]:
+    return json.loads(gzip.decompress((data_root / CE / "val_unseen_gt.json.gz").read_bytes()))
+
+
+def test_a_phase_refuses_a_teleport_by_default(srv: Any, data_root: Path) -> None:
+    """The reference paths, one of them cut to its two ends: the jump is shorter than the
+    walk, and a phase that scored it would rank it above the reference on SPL."""
+    import numpy as np
+
+    admin.create_phase(
+        srv.db, "demo", "ce", task="r2r-ce", split="val_unseen", data_root=str(data_root)
+    )
+    with srv.db.read() as s:
+        assert admin.find_phase(s, "demo", "ce").profile == "vlnce-strict"
+    gt = _gt(data_root)
+    walks = {
+        str(e["episode_id"]): [
+            {"position": p, "heading": 0.0, "stop": k == len(path) - 1} for k, p in enumerate(path)
+        ]
+        for e in _episodes(data_root)
+        for path in [gt[str(e["episode_id"])]["locations"]]
+    }
+    first = next(iter(walks))
+    walks[first] = [walks[first][0], walks[first][-1]]
+    jump = np.linalg.norm(np.subtract(walks[first][1]["position"], walks[first][0]["position"]))
+    r = srv.submit(srv.alpha, encode(walks), phase="ce", name="tele.json")
+    assert r.status_code == 202, r.text
+    srv.work()
+    got = srv.get(r.json()["id"], srv.alpha).json()
+    assert (got["status"], got["error_kind"]) == ("failed", "invalid")
+    assert got["messages"] == [
+        f'tele.json: episode_id "{first}": [1].position: moves {jump:.2f} m from the previous '
+        "position: one action moves at most 1 m (profile vlnce-strict refuses such moves)"
+    ]
+
+
+def test_create_phase_says_how_a_teleport_is_treated(
+    srv: Any, data_root: Path, tmp_path: Path, capsys: Any
+) -> None:
+    from vlneval.cli.main import main
+
+    data = str(tmp_path / "cli")
+    assert main(["admin", "--data-dir", data, "migrate"]) == 0
+    assert main(["admin", "--data-dir", data, "create-challenge", "--slug", "c"]) == 0
+    capsys.readouterr()
+    for slug, profile in (("strict", []), ("exact", ["--profile", "vlnce-exact"])):
+        argv = ["create-phase", "--challenge", "c", "--slug", slug, "--task", "r2r-ce"]
+        argv += ["--split", "val_unseen", "--data-root", str(data_root), *profile]
+        assert main(["admin", "--data-dir", data, *argv]) == 0
+        out = capsys.readouterr().out
+        assert "options distance=twin;" in out
+        assert out.splitlines()[-1] == (
+            "note: profile vlnce-strict refuses a file with a logged move longer than one action "
+            "allows (a teleport)"
+            if slug == "strict"
+            else "note: profile vlnce-exact scores a logged move longer than one action allows "
+            "(a teleport) with a warning and ranks the file; --profile vlnce-strict refuses it"
+        )

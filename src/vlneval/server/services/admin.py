@@ -57,6 +57,7 @@ __all__ = [
     "find_phase",
     "phase_profile",
     "phase_distance",
+    "phase_default_profile",
     "NotFoundError",
     "ResolvedData",
 ]
@@ -451,6 +452,28 @@ def task_options(task: Any, options: Any) -> dict[str, Any]:
     return task.check_options(out)
 
 
+def phase_default_profile(task: Any, name: str | None) -> str:
+    """The profile a phase of ``task`` scores with: ``name``, else the task's default, except
+    that a continuous task whose default scores a teleport (a logged move longer than one
+    action allows) with a warning takes its profile that refuses the file (vlnce-strict): a
+    jump is shorter than any walkable route, so a two-point file would beat the reference path
+    on SPL.
+
+    Example:
+        >>> from vlneval.tasks import get_task
+        >>> [phase_default_profile(get_task(t), None) for t in ("r2r-ce", "r2r-twin", "r2r")]
+        ['vlnce-strict', 'vlnce-strict', 'r2r']
+        >>> phase_default_profile(get_task("r2r-ce"), "vlnce-exact")
+        'vlnce-exact'
+    """
+    from vlneval.tasks.profiles import get_profile
+
+    if name is None and getattr(task.scoring_profile(), "long_steps", "refuse") != "refuse":
+        strict = [p for p in task.profiles if getattr(get_profile(p), "long_steps", "") == "refuse"]
+        name = strict[0] if strict else None
+    return str(task.scoring_profile(name).name)
+
+
 #: The one distance source a continuous phase scores with: the organiser's twin worlds.
 PHASE_DISTANCE = "twin"
 
@@ -519,7 +542,7 @@ def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> Reso
     check_window_order(fields.get("opens_at"), fields.get("closes_at"))
     task = get_task(fields["task"])
     split = fields.get("split") or task.default_split
-    profile = task.scoring_profile(fields.get("profile")).name
+    profile = phase_default_profile(task, fields.get("profile"))
     options = phase_distance(task, task_options(task, fields.get("options")))
     data = resolve_data(
         task.name,
