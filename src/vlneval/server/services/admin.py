@@ -46,6 +46,7 @@ __all__ = [
     "create_phase",
     "update_phase",
     "create_team",
+    "team_key",
     "rotate_token",
     "requeue",
     "requeue_internal",
@@ -645,6 +646,26 @@ def check_window_order(opens_at: dt.datetime | None, closes_at: dt.datetime | No
         )
 
 
+ALIKE = "names that differ only in case, spacing or Unicode look-alikes are one name"
+
+
+def team_key(name: str) -> str:
+    """What makes a team name unique: its Unicode compatibility form (NFKC) without case, its
+    spaces collapsed, since a public leaderboard shows a name that reads the same as another's
+    (``Alpha``, fullwidth ``ａｌｐｈａ``) as the same team.
+
+    Example:
+        >>> {team_key(n) for n in ("alpha", " Alpha", "ＡＬＰＨＡ", "alpha")}
+        {'alpha'}
+        >>> team_key("Team  Ｂ")
+        'team b'
+    """
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    return " ".join(folded.split())
+
+
 def create_team(db: Database, name: str) -> str:
     """Adds a team; returns its API token (shown once: only its digest is stored)."""
     name = name.strip()
@@ -652,8 +673,10 @@ def create_team(db: Database, name: str) -> str:
         raise InvalidInputError("a team name has 1-100 characters")
     token = new_token()
     with db.write() as s:
-        if s.scalar(select(Team.id).where(Team.name == name)) is not None:
-            raise InvalidInputError(f"team {name!r} already exists")
+        same = [t for t in s.scalars(select(Team.name)) if team_key(t) == team_key(name)]
+        if same:
+            alike = "" if same[0] == name else f" ({name!r} reads as the same name: {ALIKE})"
+            raise InvalidInputError(f"team {same[0]!r} already exists{alike}")
         s.add(Team(name=name, token_sha256=token_digest(token), token_prefix=token[:8]))
     return token
 
