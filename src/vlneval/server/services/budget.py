@@ -28,7 +28,7 @@ from vlneval.server.core.config import ServerConfig
 
 __all__ = [
     "StepBudget", "check_steps", "too_many_bytes", "VALUES_PER_STEP", "RECORD_VALUES", "BOMB_RATIO",
-    "is_bomb",
+    "is_bomb", "TooManyRecords",
 ]  # fmt: skip
 
 VALUES_PER_STEP = 4
@@ -40,6 +40,20 @@ RECORD_VALUES = 64  # the id, a few task fields (predicted object, help requests
 BYTES_PER_RECORD = 4096
 #: The fields a record names its episode by (R2R and most tasks, RxR, NDH, Touchdown, VLN-CE).
 ID_FIELDS = ("instr_id", "instruction_id", "inst_idx", "route_id", "episode_id")
+
+
+class TooManyRecords(InvalidInputError):
+    """A file with more records than its phase's split could need: made for a bigger split,
+    most often, which its ids would tell.
+
+    Attributes:
+        head: its first records, as many as the phase accepts, as a JSON list (a copy), for
+            a check of their ids against the task's other splits.
+    """
+
+    def __init__(self, message: str, *, source: str, head: bytes = b"") -> None:
+        super().__init__(message, source=source)
+        self.head = head
 
 
 @dataclass(frozen=True)
@@ -198,12 +212,14 @@ def check_steps(text: Any, name: str, budget: StepBudget) -> None:
     )
     over = [k for k, n in enumerate(counts) if n > per_record]
     labels = _labels(text, records, over) if over else []
+    head = b"" if small else b"[" + b",".join(bytes(r) for r in records[: budget.max_records])
     del records
     if n_records > budget.max_records:
-        raise InvalidInputError(
+        raise TooManyRecords(
             f"holds {n_records:,} records; this phase has {budget.n_episodes:,} episodes "
             f"and accepts at most {budget.max_records:,} records",
             source=name,
+            head=head + b"]",
         )
     if over:
         are = f"{len(over):,} of the file's records {'is' if len(over) == 1 else 'are'} over it"

@@ -18,12 +18,14 @@ calendar day.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import io
 import math
 import re
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from sqlalchemy import func, select
@@ -34,7 +36,7 @@ from vlneval.io import GZIP_MAGIC
 from vlneval.server.core.config import ServerConfig
 from vlneval.server.core.database import Database
 from vlneval.server.models import FAILED, QUEUED, RUNNING, Phase, Submission, Team, utcnow
-from vlneval.server.services.budget import StepBudget
+from vlneval.server.services.budget import StepBudget, TooManyRecords
 from vlneval.server.services.storage import StorageError, UploadStore
 from vlneval.server.services.uploads import UploadLimits, check_stored, check_upload
 
@@ -307,7 +309,7 @@ def _check_file(
     budget = StepBudget.of_phase(n_episodes, cfg) if n_episodes else None
     refused = f"{name} was not accepted"
     try:
-        check_stored(store.path(key), name, UploadLimits.from_config(cfg), budget)
+        _measure(store.path(key), name, UploadLimits.from_config(cfg), budget)
         refused = "the protocol fields were not accepted"
         declared = parse_declared(up.declared)
         refused = f"{name} was not accepted"
@@ -317,6 +319,14 @@ def _check_file(
     except VLNEvalError as exc:
         raise Refused(422, refused, [str(exc)]) from None
     return declared, method, description, url
+
+
+def _measure(path: Path, name: str, limits: UploadLimits, budget: StepBudget | None) -> None:
+    """The stored upload's checks (:func:`check_stored`), except that a file with more records
+    than the phase accepts is queued: the worker, which holds the task's other splits' public
+    ids, refuses it, saying first which split the file was made for."""
+    with contextlib.suppress(TooManyRecords):
+        check_stored(path, name, limits, budget)
 
 
 def accept(
