@@ -139,6 +139,12 @@ def test_a_refused_file_gets_clear_messages_and_costs_no_quota(server):
     assert server.submit(server.alpha, DEMO_PREDICTIONS.read_bytes()).status_code == 202
     assert server.submit(server.alpha, DEMO_PREDICTIONS.read_bytes()).status_code == 202
     r = server.submit(server.alpha, DEMO_PREDICTIONS.read_bytes())
+    assert r.status_code == 429 and r.json()["detail"] == (  # both still queued
+        "your team's 2 submissions of phase val are taken, 2 of them by files still waiting to "
+        "be scored: a file that is refused gives its place back, so try again when they finish"
+    )
+    server.work()
+    r = server.submit(server.alpha, DEMO_PREDICTIONS.read_bytes())
     assert r.status_code == 429 and "used all 2 submissions" in r.json()["detail"]
 
 
@@ -150,15 +156,23 @@ def test_daily_quota_names_the_reset_time(server):
         "%Y-%m-%dT00:00:00Z"
     )
     assert r.status_code == 429
-    assert r.json()["detail"] == (
-        "your team has used its 1 submissions of today (UTC) in phase val; the quota resets at "
-        f"{tomorrow}"
+    assert r.json()["detail"] == (  # the first is still queued: it is not used yet
+        "your team's 1 submissions of today (UTC) in phase val are taken, 1 of them by files "
+        "still waiting to be scored: a file that is refused gives its place back, so try again "
+        f"when they finish; the quota resets at {tomorrow}"
     )
     assert server.submit(server.beta, DEMO_PREDICTIONS.read_bytes()).status_code == 202  # per team
     q = server.client.get(
         "/api/v1/challenges/demo/phases/val/quota", headers=server.auth(server.alpha)
     )
     assert q.json()["used_today"] == 1 and q.json()["daily_quota"] == 1 and q.json()["pending"] == 1
+    server.work()  # scored: now used
+    r = server.submit(server.alpha, DEMO_PREDICTIONS.read_bytes())
+    assert r.status_code == 429
+    assert r.json()["detail"] == (
+        "your team has used its 1 submissions of today (UTC) in phase val; the quota resets at "
+        f"{tomorrow}"
+    )
 
 
 def test_pending_limit(server):

@@ -3,6 +3,7 @@ keys per phase, and the worker's peak memory on the worst file a real phase acce
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import random
 import subprocess
@@ -159,6 +160,13 @@ def test_refused_files_have_their_own_daily_limit(tmp_path):
     assert r.status_code == 429
     assert r.json()["detail"].startswith(
         "2 of your team's files were refused today (UTC) in phase val, this server's daily limit"
+    )
+    tomorrow = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)).strftime("%Y-%m-%d")
+    assert r.json()["detail"] == (
+        "2 of your team's files were refused today (UTC) in phase val, this server's daily limit "
+        "of refused files; check a file first with `vlneval validate --task demo --split val "
+        "--data-root DIR --predictions FILE`, which runs the phase's checks. The limit resets at "
+        f"{tomorrow}T00:00:00Z"
     )
     assert srv.submit(srv.beta, bad).status_code == 202  # another team is not affected
     srv.client.close()

@@ -70,12 +70,14 @@ class Refused(VLNEvalError):
 @dataclass(frozen=True)
 class Usage:
     """A team's submissions in one phase: counted today, counted in total, pending, and
-    refused today (files with problems: their own daily limit, not the quota)."""
+    refused today (files with problems: their own daily limit, not the quota), and those of
+    today still pending."""
 
     today: int
     total: int
     pending: int
     refused_today: int = 0
+    pending_today: int = 0
 
 
 def usage(s: Session, phase_id: int, team_id: int, now: dt.datetime) -> Usage:
@@ -86,11 +88,13 @@ def usage(s: Session, phase_id: int, team_id: int, now: dt.datetime) -> Usage:
         return int(s.scalar(select(func.count()).where(*base, *where)) or 0)
 
     counted, today = Submission.status != FAILED, Submission.created_at >= midnight(now)
+    pending = Submission.status.in_((QUEUED, RUNNING))
     return Usage(
         count(counted, today),
         count(counted),
-        count(Submission.status.in_((QUEUED, RUNNING))),
+        count(pending),
         count(Submission.status == FAILED, Submission.error_kind == "invalid", today),
+        count(pending, today),
     )
 
 
@@ -119,22 +123,22 @@ def check_quota(phase: Phase, used: Usage, cfg: ServerConfig, now: dt.datetime) 
     for quota, kind in ((phase.total_quota, "total"), (phase.daily_quota, "daily")):
         if quota == 0:
             raise Refused(429, f"phase {phase.slug} takes no submissions (its {kind} quota is 0)")
+    reset = iso_utc(midnight(now, 1))
     if phase.total_quota is not None and used.total >= phase.total_quota:
-        raise Refused(
-            429, f"your team has used all {phase.total_quota} submissions of phase {phase.slug}"
-        )
+        where = f"of phase {phase.slug}"
+        raise Refused(429, _taken(phase.total_quota, where, used.pending, every=True))
     if phase.daily_quota is not None and used.today >= phase.daily_quota:
-        raise Refused(
-            429,
-            f"your team has used its {phase.daily_quota} submissions of today (UTC) in phase "
-            f"{phase.slug}; the quota resets at {iso_utc(midnight(now, 1))}",
+        taken = _taken(
+            phase.daily_quota, f"of today (UTC) in phase {phase.slug}", used.pending_today
         )
+        raise Refused(429, f"{taken}; the quota resets at {reset}")
     if used.refused_today >= cfg.max_refused_per_day:
         raise Refused(
             429,
             f"{used.refused_today} of your team's files were refused today (UTC) in phase "
-            f"{phase.slug}, this server's daily limit of refused files; check a file with "
-            f"`vlneval score` on a public split first. The limit resets at {iso_utc(midnight(now, 1))}",
+            f"{phase.slug}, this server's daily limit of refused files; check a file first with "
+            f"`vlneval validate --task {phase.task} --split {phase.split} --data-root DIR "
+            f"--predictions FILE`, which runs the phase's checks. The limit resets at {reset}",
         )
     if used.pending >= cfg.max_pending_per_team:
         raise Refused(
@@ -142,6 +146,25 @@ def check_quota(phase: Phase, used: Usage, cfg: ServerConfig, now: dt.datetime) 
             f"your team has {used.pending} submissions waiting to be scored in phase {phase.slug}; "
             "wait for them to finish before submitting more",
         )
+
+
+def _taken(n: int, where: str, pending: int, *, every: bool = False) -> str:
+    """The words of a quota of ``n`` used up, ``pending`` of its submissions still waiting to
+    be scored (a refused file gives its place back: the quota may be free when they finish).
+
+    Example:
+        >>> _taken(5, "of today (UTC) in phase p", 0)
+        'your team has used its 5 submissions of today (UTC) in phase p'
+        >>> _taken(5, "of phase p", 2, every=True)
+        "your team's 5 submissions of phase p are taken, 2 of them by files still waiting to be scored: a file that is refused gives its place back, so try again when they finish"
+    """
+    if not pending:
+        return f"your team has used {'all' if every else 'its'} {n} submissions {where}"
+    return (
+        f"your team's {n} submissions {where} are taken, {pending} of them by files still "
+        "waiting to be scored: a file that is refused gives its place back, so try again when "
+        "they finish"
+    )
 
 
 FIELD_VALUE = (
