@@ -139,6 +139,12 @@ def test_a_refused_file_gets_clear_messages_and_costs_no_quota(server):
     assert server.submit(server.alpha, DEMO_PREDICTIONS.read_bytes()).status_code == 202
     assert server.submit(server.alpha, DEMO_PREDICTIONS.read_bytes()).status_code == 202
     r = server.submit(server.alpha, DEMO_PREDICTIONS.read_bytes())
+    assert r.status_code == 429 and r.json()["detail"] == (  # both still queued
+        "your team's 2 submissions of phase val are taken, 2 of them by files still waiting to "
+        "be scored: a file that is refused gives its place back, so try again when they finish"
+    )
+    server.work()
+    r = server.submit(server.alpha, DEMO_PREDICTIONS.read_bytes())
     assert r.status_code == 429 and "used all 2 submissions" in r.json()["detail"]
 
 
@@ -150,15 +156,23 @@ def test_daily_quota_names_the_reset_time(server):
         "%Y-%m-%dT00:00:00Z"
     )
     assert r.status_code == 429
-    assert r.json()["detail"] == (
-        "your team has used its 1 submissions of today (UTC) in phase val; the quota resets at "
-        f"{tomorrow}"
+    assert r.json()["detail"] == (  # the first is still queued: it is not used yet
+        "your team's 1 submissions of today (UTC) in phase val are taken, 1 of them by files "
+        "still waiting to be scored: a file that is refused gives its place back, so try again "
+        f"when they finish; the quota resets at {tomorrow}"
     )
     assert server.submit(server.beta, DEMO_PREDICTIONS.read_bytes()).status_code == 202  # per team
     q = server.client.get(
         "/api/v1/challenges/demo/phases/val/quota", headers=server.auth(server.alpha)
     )
     assert q.json()["used_today"] == 1 and q.json()["daily_quota"] == 1 and q.json()["pending"] == 1
+    server.work()  # scored: now used
+    r = server.submit(server.alpha, DEMO_PREDICTIONS.read_bytes())
+    assert r.status_code == 429
+    assert r.json()["detail"] == (
+        "your team has used its 1 submissions of today (UTC) in phase val; the quota resets at "
+        f"{tomorrow}"
+    )
 
 
 def test_pending_limit(server):
@@ -319,6 +333,21 @@ def test_admin_refuses_duplicates_and_bad_slugs(server, kind):
             admin.create_challenge(server.db, "demo", "again")
         with pytest.raises(admin.InvalidInputError, match="already exists"):
             admin.create_team(server.db, "alpha")
+
+
+@pytest.mark.parametrize("name", ["Alpha", " alpha ", "ａｌｐｈａ", "ALPHA\u3000"])
+def test_a_team_name_that_reads_as_another_is_refused(server, name):
+    """A public board shows names: one that differs from a team's only in case, spacing or a
+    Unicode compatibility form (fullwidth letters) would pass for that team."""
+    with pytest.raises(admin.InvalidInputError) as exc:
+        admin.create_team(server.db, name)
+    alike = (
+        f" ({name.strip()!r} reads as the same name: names that differ only in case, spacing "
+        "or Unicode look-alikes are one name)"
+    )
+    assert str(exc.value) == "error: team 'alpha' already exists" + (
+        "" if name.strip() == "alpha" else alike
+    )
 
 
 def test_a_worker_refuses_a_hidden_file_changed_after_it_was_loaded(

@@ -3,6 +3,7 @@ keys per phase, and the worker's peak memory on the worst file a real phase acce
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import random
 import subprocess
@@ -37,11 +38,36 @@ def test_a_trajectory_past_the_phase_step_limit_is_refused_at_once(tmp_path):
     r = srv.submit(srv.alpha, encode(records), name="long.json")
     assert r.status_code == 422, r.text
     assert r.json()["problems"] == [
-        "long.json: record 3 holds 203 JSON values, more than a trajectory of at most 5 "
-        "steps needs (this phase's limit per trajectory)"
+        'long.json: instr_id "101_0": holds 203 JSON values, more than a trajectory of at '
+        "most 5 steps needs (this phase's limit per trajectory; 1 of the file's records is over "
+        "it)"
     ]
     srv.client.close()
     srv.db.dispose()
+
+
+def test_every_record_past_the_step_limit_is_named_by_its_id(tmp_path):
+    """A team fixes every over-long record at once: each is named by its id (not by a 0-based
+    record number), and the count says how many there are; the keyed form by its key."""
+    budget = StepBudget(n_episodes=10, max_steps=5, mean_steps=64)
+    records = stop_predictions()
+    for k in (3, 7):
+        records[k]["trajectory"] = records[k]["trajectory"] * 50
+    with pytest.raises(InvalidInputError) as err:
+        check_steps(encode(records), "long.json", budget)
+    limit = "more than a trajectory of at most 5 steps needs (this phase's limit per trajectory"
+    assert [str(p) for p in err.value.problems] == [
+        f'long.json: instr_id "{records[k]["instr_id"]}": holds {n} JSON values, {limit}; 2 of '
+        "the file's records are over it)"
+        for k, n in ((3, 203), (7, 203))
+    ]
+    keyed = {"12": [{"position": [0.0, 0.0, 0.0], "heading": 0.0, "stop": False}] * 100}
+    with pytest.raises(InvalidInputError) as err:
+        check_steps(json.dumps(keyed).encode(), "ce.json", budget)
+    assert str(err.value) == (
+        f'error: ce.json: episode_id "12": holds 701 JSON values, {limit}; 1 of the file\'s '
+        "records is over it)"
+    )
 
 
 @pytest.mark.parametrize("indent", [None, 1])
@@ -73,8 +99,9 @@ def test_a_nan_or_infinity_gets_the_readers_message_not_an_invented_budget(
     r = srv.submit(srv.alpha, json.dumps(records, indent=indent).encode(), name="long.json")
     assert r.status_code == 422, r.text
     assert r.json()["problems"] == [
-        "long.json: record 3 holds 203 JSON values, more than a trajectory of at most 5 "
-        "steps needs (this phase's limit per trajectory)"
+        'long.json: instr_id "101_0": holds 203 JSON values, more than a trajectory of at '
+        "most 5 steps needs (this phase's limit per trajectory; 1 of the file's records is over "
+        "it)"
     ]
     srv.client.close()
     srv.db.dispose()
@@ -133,6 +160,13 @@ def test_refused_files_have_their_own_daily_limit(tmp_path):
     assert r.status_code == 429
     assert r.json()["detail"].startswith(
         "2 of your team's files were refused today (UTC) in phase val, this server's daily limit"
+    )
+    tomorrow = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)).strftime("%Y-%m-%d")
+    assert r.json()["detail"] == (
+        "2 of your team's files were refused today (UTC) in phase val, this server's daily limit "
+        "of refused files; check a file first with `vlneval validate --task demo --split val "
+        "--data-root DIR --predictions FILE`, which runs the phase's checks. The limit resets at "
+        f"{tomorrow}T00:00:00Z"
     )
     assert srv.submit(srv.beta, bad).status_code == 202  # another team is not affected
     srv.client.close()

@@ -177,27 +177,20 @@ def test_raw_secrets_leave_public_values_and_short_strings_alone():
 def test_the_native_r2r_ce_form_is_accepted_and_scored_as_vlneval_score(ce, data_root, tmp_path):
     """VLN-CE's own output (an object keyed by episode id) passes the step budget: its records
     are the object's values, not one line of JSON. Each step carries the distance a Habitat run
-    measures (without, SPL, the phase's ranking metric, is n/a and the file is refused)."""
+    measures, which the phase does not read: it measures its own on the twin worlds (a file
+    would otherwise rank by the distances it writes), as ``vlneval score --distance twin``
+    does, under the phase's profile (vlnce-strict: the walks move less than one action)."""
     from vlneval.evaluation import evaluate
     from vlneval.server.services.leaderboard import public_value
 
-    srv, episodes, _ = ce
+    srv, episodes, gt = ce
     native = {
         str(ep["episode_id"]): [
-            {
-                "position": ep["start_position"],
-                "heading": 0.0,
-                "stop": False,
-                "distance_to_goal": 5.0,
-            },
-            {
-                "position": ep["goals"][0]["position"],
-                "heading": 0.0,
-                "stop": True,
-                "distance_to_goal": 0.0,
-            },
+            {"position": p, "heading": 0.0, "stop": k == len(walk) - 1, "distance_to_goal": 0.0}
+            for k, p in enumerate(walk)
         ]
         for ep in episodes
+        for walk in [gt[str(ep["episode_id"])]["locations"]]
     }
     path = tmp_path / "native.json"
     path.write_bytes(encode(native))
@@ -207,7 +200,9 @@ def test_the_native_r2r_ce_form_is_accepted_and_scored_as_vlneval_score(ce, data
     got = srv.get(r.json()["id"], srv.alpha).json()
     assert got["status"] == "finished", got["messages"]
     direct = evaluate(
-        "r2r-ce", "val_unseen", path, episodes_file=str(data_root / CE / "val_unseen.json.gz")
-    ).to_dict()
+        "r2r-ce", "val_unseen", path, episodes_file=str(data_root / CE / "val_unseen.json.gz"),
+        graphs=str(data_root / "matterport3d" / "connectivity"), profile="vlnce-strict",
+        options={"distance": "twin"},
+    ).to_dict()  # fmt: skip
     assert got["result"]["metrics"] == {k: public_value(k, v) for k, v in direct["metrics"].items()}
     assert got["result"]["n_episodes"] == direct["n_episodes"] == len(episodes)

@@ -75,6 +75,27 @@ def test_a_teams_own_result_is_rounded_as_the_pages_show_it(sqlite_server) -> No
         assert stored.summary["checks"][0]["detail"] == "SR 0.527778, OSR 0.555556"
 
 
+def test_a_teams_own_checks_do_not_count_episodes_past_a_bound(sqlite_server) -> None:
+    """How many episodes have an nDTW or CLS outside its bounds depends on the labels (an nDTW
+    of 0 is a path far from the reference): two files differing in one episode would tell
+    that episode's. The team is told whether there are any; the database keeps the count."""
+    from vlneval.server.models import Result
+
+    srv = sqlite_server
+    r = srv.submit(srv.alpha, encode(demo_predictions()))
+    srv.work()
+    checks = srv.get(r.json()["id"], srv.alpha).json()["result"]["summary"]["checks"]
+    shown = {c["name"]: c["detail"] for c in checks if "outside" in c["detail"]}
+    assert shown == {"0 < nDTW <= 1": "no episode outside", "0 <= CLS <= 1": "no episode outside"}
+    with srv.db.read() as s:
+        [stored] = s.query(Result).all()
+        kept = {c["name"]: c["detail"] for c in stored.summary["checks"] if c["name"] in shown}
+    assert kept == {
+        "0 < nDTW <= 1": "0 episode(s) outside",
+        "0 <= CLS <= 1": "0 episode(s) outside",
+    }
+
+
 def test_a_touchdown_sdr_result_counts_the_pairs_asked_for_not_the_labelled_ones(
     sqlite_server, tmp_path
 ) -> None:

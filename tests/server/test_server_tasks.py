@@ -52,6 +52,7 @@ class Case:
     drop: str = "trajectory"
     options: dict[str, Any] = field(default_factory=dict)
     root: Callable[[Path], Path] | None = None  # synthetic: writes the data root
+    profile: str | None = None  # the phase's default profile when the task's differs
 
 
 def _read(path: Path) -> bytes:
@@ -216,9 +217,23 @@ CASES = [
     Case("hanna", "hanna", "val_unseen", False, _hanna_good, "agent_pose", root=_hanna_root),
     Case("touchdown", "touchdown", "dev", True, _run("touchdown", "dev")),
     Case("touchdown-sdr", "touchdown-sdr", "dev", True, _sdr, "x"),
-    Case("r2r-ce", "r2r-ce", "val_seen", True, _run("r2r-ce", "val_seen")),
     Case(
-        "r2r-twin", "r2r-twin", "val_seen", False, _run("r2r-twin", "val_seen"), root=_square_twin
+        "r2r-ce",
+        "r2r-ce",
+        "val_seen",
+        True,
+        _run("r2r-ce", "val_seen"),
+        options={"distance": "twin"},  # a phase's own (and default): the file's are not used
+        profile="vlnce-strict",  # a phase's default: it refuses teleports
+    ),
+    Case(
+        "r2r-twin",
+        "r2r-twin",
+        "val_seen",
+        False,
+        _run("r2r-twin", "val_seen"),
+        root=_square_twin,
+        profile="vlnce-strict",
     ),
     Case("demo", "demo", "val", False, _demo_good),
 ]
@@ -285,7 +300,8 @@ def _broken(text: bytes, drop: str) -> bytes:
 def _cli_messages(case: Case, root: Path, path: Path, name: str) -> list[str]:
     """The problems ``vlneval score`` reports for ``path``, named as the server names them."""
     with pytest.raises(InvalidInputError) as exc:
-        evaluate(case.task, case.split, path, root=root, options=case.options or None)
+        evaluate(case.task, case.split, path, root=root, options=case.options or None,
+                 profile=case.profile)  # fmt: skip
     return [
         str(Problem(p.source, for_phase(p.message), p.episode, p.field)).replace(str(path), name)
         for p in exc.value.problems
@@ -302,7 +318,9 @@ def test_every_task_scores_as_vlneval_score(
     _phase(srv, slug, case, root)
 
     got = _submit(srv, slug, good.read_bytes(), good.name)
-    cli = evaluate(case.task, case.split, good, root=root, options=case.options or None)
+    cli = evaluate(
+        case.task, case.split, good, root=root, options=case.options or None, profile=case.profile
+    )
     phase = srv.client.get(f"/api/v1/challenges/demo/phases/{slug}").json()
     ranked_by = phase["primary_metric"]
     if cli.metrics.get(ranked_by) is None:  # never ranked: refused, with the reason score gives

@@ -98,7 +98,7 @@ def _create_phase(db: Database, args: argparse.Namespace) -> str:
         profile, settings = phase.profile, _phase_settings(phase)
     return (
         f"created phase {args.challenge}/{args.slug}: {data.n_episodes} episodes{sha}\n"
-        f"  {settings}{_complete_only(profile, data.n_episodes)}"
+        f"  {settings}{_complete_only(profile, data.n_episodes)}{_moves_rule(profile)}"
     )
 
 
@@ -121,6 +121,22 @@ def _complete_only(profile: str, n: int) -> str:
         f"\nnote: profile {profile} scores partial files as its script does; this phase takes "
         f"complete files only (a prediction for each of the {n} episodes), since one episode's "
         "numbers would show its hidden labels"
+    )
+
+
+def _moves_rule(profile: str) -> str:
+    """The note of how a continuous phase's profile treats a teleport (a move no action makes)."""
+    from vlneval.tasks.profiles import get_profile
+
+    rule = getattr(get_profile(profile), "long_steps", None)
+    if rule is None:
+        return ""
+    move = "a logged move longer than one action allows (a teleport)"
+    if rule == "refuse":
+        return f"\nnote: profile {profile} refuses a file with {move}"
+    return (
+        f"\nnote: profile {profile} scores {move} with a warning and ranks the file; "
+        "--profile vlnce-strict refuses it"
     )
 
 

@@ -198,7 +198,9 @@ def create_app(
         migrate: upgrade the database schema first, and rank the stored phases whose
             primary metric their task does not produce by the task's own
             (:func:`vlneval.server.services.admin.repair_primary_metrics`), and count again
-            the items each asks for (:func:`~vlneval.server.services.admin.repair_item_counts`).
+            the items each asks for (:func:`~vlneval.server.services.admin.repair_item_counts`);
+            a continuous phase measures its distances to the goal on the twin worlds
+            (:func:`~vlneval.server.services.admin.repair_distance_sources`).
 
     Example:
         >>> import tempfile
@@ -231,6 +233,7 @@ def create_app(
     if migrate:
         admin.repair_primary_metrics(app.state.db)
         admin.repair_item_counts(app.state.db)
+        admin.repair_distance_sources(app.state.db)
     app.state.store = UploadStore(cfg.uploads_dir)
     app.state.submit_limiter = RateLimiter(cfg.submit_rate, cfg.submit_burst)
     app.state.login_limiter = RateLimiter(cfg.login_rate, cfg.login_burst)

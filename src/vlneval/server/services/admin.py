@@ -46,6 +46,7 @@ __all__ = [
     "create_phase",
     "update_phase",
     "create_team",
+    "team_key",
     "rotate_token",
     "requeue",
     "requeue_internal",
@@ -53,8 +54,11 @@ __all__ = [
     "episodes_sha256",
     "repair_primary_metrics",
     "repair_item_counts",
+    "repair_distance_sources",
     "find_phase",
     "phase_profile",
+    "phase_distance",
+    "phase_default_profile",
     "NotFoundError",
     "ResolvedData",
 ]
@@ -186,6 +190,15 @@ def resolve_data(
     episodes, store = _open_split(t, split, profile, root, ep, gr, options or {})
     if not getattr(episodes, "scorable", True):
         raise _no_goals(episodes.source)
+    if store is None and (options or {}).get("distance") == PHASE_DISTANCE:
+        if gr is None:  # the twin worlds are built from the scenes' graphs
+            raise InvalidInputError(
+                f"distance={PHASE_DISTANCE} needs the connectivity graphs: pass --graphs DIR or "
+                "--data-root DIR"
+            )
+        from vlneval.graph.store import GraphStore
+
+        store = GraphStore(gr)
     if store is not None and hasattr(store, "graph"):
         for scan in sorted(set(getattr(episodes, "scans", ()))):
             store.graph(scan)
@@ -375,6 +388,46 @@ def repair_item_counts(db: Database) -> list[str]:
     return repaired
 
 
+def repair_distance_sources(db: Database) -> list[str]:
+    """Measures the distance to the goal on the twin worlds (:func:`phase_distance`) in each
+    stored phase that read it from the files it ranked (``distance`` auto, carried or none,
+    stored before phases measured it themselves), and queues that phase's finished
+    submissions again, to be ranked so; a phase without graphs, whose twin worlds cannot be
+    built, is flagged instead, left as stored. Logs and returns one line per phase (none the
+    second time for a repaired one)."""
+    from vlneval.tasks import get_task
+
+    lines = []
+    with db.write() as s:
+        for ph in s.scalars(select(Phase)).all():
+            try:
+                has = get_task(ph.task).has_option("distance")
+            except VLNEvalError:
+                continue
+            given = (ph.options or {}).get("distance", "auto")
+            if not has or given == PHASE_DISTANCE:
+                continue
+            where = f"phase {ph.challenge.slug}/{ph.slug}: distance={given}"
+            if ph.graphs_dir is None:
+                lines.append(
+                    f"{where} ranks files by the distance_to_goal they write, and it has no "
+                    "graphs for distance=twin: recreate it with --graphs DIR"
+                )
+                log.error(lines[-1])
+                continue
+            ph.options = {**(ph.options or {}), "distance": PHASE_DISTANCE}
+            finished = (Submission.phase_id == ph.id, Submission.status == FINISHED)
+            done = s.scalars(select(Submission).where(*finished)).all()
+            for sub in done:
+                _queue_again(s, sub)
+            lines.append(
+                f"{where} is now distance={PHASE_DISTANCE}; {len(done)} finished "
+                "submission(s) queued to be scored again"
+            )
+            log.warning(lines[-1])
+    return lines
+
+
 def task_options(task: Any, options: Any) -> dict[str, Any]:
     """A phase's task options checked as ``vlneval score`` checks its flags, by
     :meth:`~vlneval.tasks.base.Task.check_options` (the same words): an unknown name suggests
@@ -398,6 +451,61 @@ def task_options(task: Any, options: Any) -> dict[str, Any]:
                 f"task option {name!r}: expected a name and a string, number or boolean"
             )
     return task.check_options(out)
+
+
+def phase_default_profile(task: Any, name: str | None) -> str:
+    """The profile a phase of ``task`` scores with: ``name``, else the task's default, except
+    that a continuous task whose default scores a teleport (a logged move longer than one
+    action allows) with a warning takes its profile that refuses the file (vlnce-strict): a
+    jump is shorter than any walkable route, so a two-point file would beat the reference path
+    on SPL.
+
+    Example:
+        >>> from vlneval.tasks import get_task
+        >>> [phase_default_profile(get_task(t), None) for t in ("r2r-ce", "r2r-twin", "r2r")]
+        ['vlnce-strict', 'vlnce-strict', 'r2r']
+        >>> phase_default_profile(get_task("r2r-ce"), "vlnce-exact")
+        'vlnce-exact'
+    """
+    from vlneval.tasks.profiles import get_profile
+
+    if name is None and getattr(task.scoring_profile(), "long_steps", "refuse") != "refuse":
+        strict = [p for p in task.profiles if getattr(get_profile(p), "long_steps", "") == "refuse"]
+        name = strict[0] if strict else None
+    return str(task.scoring_profile(name).name)
+
+
+#: The one distance source a continuous phase scores with: the organiser's twin worlds.
+PHASE_DISTANCE = "twin"
+
+
+def phase_distance(task: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """A phase's task options with its distance to the goal measured on the organiser's side
+    (``distance=twin``, the default of a task that has the option), never read from the file
+    being ranked: ``carried``, or ``auto`` (carried when the file carries distances), would
+    rank a stop-at-the-start file that writes ``distance_to_goal: 0`` first, and ``none``
+    leaves the ranking metric (SPL) n/a for every file.
+
+    Example:
+        >>> from vlneval.tasks import get_task
+        >>> phase_distance(get_task("r2r-ce"), {}), phase_distance(get_task("r2r"), {})
+        ({'distance': 'twin'}, {})
+        >>> phase_distance(get_task("r2r-ce"), {"distance": "auto"})
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.InvalidInputError: error: task option distance=auto: a phase measures the distance to the goal itself, on the twin worlds (distance=twin, the default; they need --graphs DIR or --data-root DIR), never from the file it ranks: with carried (auto carries it when the file does) a file would rank by the distance_to_goal it writes
+    """
+    if not task.has_option("distance"):
+        return options
+    given = options.get("distance", PHASE_DISTANCE)
+    if given != PHASE_DISTANCE:
+        raise InvalidInputError(
+            f"task option distance={given}: a phase measures the distance to the goal itself, on "
+            f"the twin worlds (distance={PHASE_DISTANCE}, the default; they need --graphs DIR or "
+            "--data-root DIR), never from the file it ranks: with carried (auto carries it when "
+            "the file does) a file would rank by the distance_to_goal it writes"
+        )
+    return {**options, "distance": PHASE_DISTANCE}
 
 
 def phase_profile(name: str) -> Any:
@@ -435,8 +543,8 @@ def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> Reso
     check_window_order(fields.get("opens_at"), fields.get("closes_at"))
     task = get_task(fields["task"])
     split = fields.get("split") or task.default_split
-    profile = task.scoring_profile(fields.get("profile")).name
-    options = task_options(task, fields.get("options"))
+    profile = phase_default_profile(task, fields.get("profile"))
+    options = phase_distance(task, task_options(task, fields.get("options")))
     data = resolve_data(
         task.name,
         split,
@@ -538,6 +646,26 @@ def check_window_order(opens_at: dt.datetime | None, closes_at: dt.datetime | No
         )
 
 
+ALIKE = "names that differ only in case, spacing or Unicode look-alikes are one name"
+
+
+def team_key(name: str) -> str:
+    """What makes a team name unique: its Unicode compatibility form (NFKC) without case, its
+    spaces collapsed, since a public leaderboard shows a name that reads the same as another's
+    (``Alpha``, fullwidth ``ａｌｐｈａ``) as the same team.
+
+    Example:
+        >>> {team_key(n) for n in ("alpha", " Alpha", "ＡＬＰＨＡ", "alpha")}
+        {'alpha'}
+        >>> team_key("Team  Ｂ")
+        'team b'
+    """
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    return " ".join(folded.split())
+
+
 def create_team(db: Database, name: str) -> str:
     """Adds a team; returns its API token (shown once: only its digest is stored)."""
     name = name.strip()
@@ -545,8 +673,10 @@ def create_team(db: Database, name: str) -> str:
         raise InvalidInputError("a team name has 1-100 characters")
     token = new_token()
     with db.write() as s:
-        if s.scalar(select(Team.id).where(Team.name == name)) is not None:
-            raise InvalidInputError(f"team {name!r} already exists")
+        same = [t for t in s.scalars(select(Team.name)) if team_key(t) == team_key(name)]
+        if same:
+            alike = "" if same[0] == name else f" ({name!r} reads as the same name: {ALIKE})"
+            raise InvalidInputError(f"team {same[0]!r} already exists{alike}")
         s.add(Team(name=name, token_sha256=token_digest(token), token_prefix=token[:8]))
     return token
 

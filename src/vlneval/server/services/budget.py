@@ -23,12 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vlneval.errors import InvalidInputError
+from vlneval.errors import InvalidInputError, Problem
 from vlneval.server.core.config import ServerConfig
 
 __all__ = [
     "StepBudget", "check_steps", "too_many_bytes", "VALUES_PER_STEP", "RECORD_VALUES", "BOMB_RATIO",
-    "is_bomb",
+    "is_bomb", "TooManyRecords",
 ]  # fmt: skip
 
 VALUES_PER_STEP = 4
@@ -38,6 +38,22 @@ BOMB_RATIO = 100.0
 CONTINUOUS_VALUES_PER_STEP = 12  # a position triple, a heading, a stop flag and a few extra keys
 RECORD_VALUES = 64  # the id, a few task fields (predicted object, help requests) and slack
 BYTES_PER_RECORD = 4096
+#: The fields a record names its episode by (R2R and most tasks, RxR, NDH, Touchdown, VLN-CE).
+ID_FIELDS = ("instr_id", "instruction_id", "inst_idx", "route_id", "episode_id")
+
+
+class TooManyRecords(InvalidInputError):
+    """A file with more records than its phase's split could need: made for a bigger split,
+    most often, which its ids would tell.
+
+    Attributes:
+        head: its first records, as many as the phase accepts, as a JSON list (a copy), for
+            a check of their ids against the task's other splits.
+    """
+
+    def __init__(self, message: str, *, source: str, head: bytes = b"") -> None:
+        super().__init__(message, source=source)
+        self.head = head
 
 
 @dataclass(frozen=True)
@@ -168,16 +184,18 @@ def check_steps(text: Any, name: str, budget: StepBudget) -> None:
     """Refuses a file past its phase's budget (see the module docstring).
 
     Raises:
-        InvalidInputError: the first limit crossed, with the record and the limit.
+        InvalidInputError: the first limit crossed, with the limit; past the limit per
+            trajectory, every record over it, by its id (``instr_id "1_0"``), else as
+            ``record K`` (0-based, as the readers count records).
 
     Example:
         >>> b = StepBudget(n_episodes=1, max_steps=2, mean_steps=2)
         >>> check_steps(b'[{"instr_id": "1_0", "trajectory": [["a", 0, 0], ["b", 0, 0]]}]', "p.json", b)
         >>> try:
-        ...     check_steps(b'[{"trajectory": [' + b'["a", 0, 0], ' * 30 + b'["a", 0, 0]]}]', "p.json", b)
+        ...     check_steps(b'[{"instr_id": "1_0", "trajectory": [' + b'["a", 0, 0], ' * 30 + b'["a", 0, 0]]}]', "p.json", b)
         ... except InvalidInputError as e:
-        ...     print(str(e)[:69])
-        error: p.json: record 0 holds 126 JSON values, more than a trajectory
+        ...     print(e)
+        error: p.json: instr_id "1_0": holds 127 JSON values, more than a trajectory of at most 2 steps needs (this phase's limit per trajectory; 1 of the file's records is over it)
     """
     if len(text) > budget.max_bytes:
         raise too_many_bytes(budget, name, len(text))
@@ -189,28 +207,64 @@ def check_steps(text: Any, name: str, budget: StepBudget) -> None:
     counts = [_values(rec) for rec in records] if small else []
     continuous = small and any(_continuous(rec) for rec in records[:10])
     n_records = len(records)
-    del records
     per_record, per_file = budget.scaled(
         CONTINUOUS_VALUES_PER_STEP if continuous else VALUES_PER_STEP
     )
+    over = [k for k, n in enumerate(counts) if n > per_record]
+    labels = _labels(text, records, over) if over else []
+    head = b"" if small else b"[" + b",".join(bytes(r) for r in records[: budget.max_records])
+    del records
     if n_records > budget.max_records:
-        raise InvalidInputError(
+        raise TooManyRecords(
             f"holds {n_records:,} records; this phase has {budget.n_episodes:,} episodes "
             f"and accepts at most {budget.max_records:,} records",
             source=name,
+            head=head + b"]",
         )
-    total = 0
-    for k, n in enumerate(counts):
-        if n > per_record:
-            raise InvalidInputError(
-                f"record {k} holds {n:,} JSON values, more than a trajectory of at most "
-                f"{budget.max_steps:,} steps needs (this phase's limit per trajectory)",
-                source=name,
-            )
-        total += n
-    if total > per_file:
+    if over:
+        are = f"{len(over):,} of the file's records {'is' if len(over) == 1 else 'are'} over it"
+        limit = f"at most {budget.max_steps:,} steps needs (this phase's limit per trajectory"
         raise InvalidInputError(
-            f"holds {total:,} JSON values in its records, more than {budget.mean_steps} steps "
-            f"per episode of this phase need ({per_file:,}; the limit per file)",
+            [
+                Problem(
+                    name,
+                    f"holds {counts[k]:,} JSON values, more than a trajectory of {limit}; {are})",
+                    label,
+                )
+                for k, label in zip(over, labels, strict=True)
+            ]
+        )
+    if sum(counts) > per_file:
+        raise InvalidInputError(
+            f"holds {sum(counts):,} JSON values in its records, more than {budget.mean_steps} "
+            f"steps per episode of this phase need ({per_file:,}; the limit per file)",
             source=name,
         )
+
+
+def _labels(text: Any, records: list[Any], over: list[int]) -> list[str]:
+    """How the records ``over`` (0-based) are named: by the key of a file keyed by episode
+    id (VLN-CE's form: ``episode_id "12"``), by their id field (``instr_id "1_0"``), else
+    as ``record K``; copies, no slice of ``text``."""
+    import msgspec
+
+    try:
+        keys: list[str] | None = list(msgspec.json.decode(text, type=dict[str, msgspec.Raw]))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        keys = None
+    return [f'episode_id "{keys[k]}"' if keys else _record_id(records[k], k) for k in over]
+
+
+def _record_id(record: Any, k: int) -> str:
+    """``instr_id "1_0"`` (the record's first id field, :data:`ID_FIELDS`), else ``record k``."""
+    import msgspec
+
+    try:
+        fields = msgspec.json.decode(record, type=dict[str, msgspec.Raw])
+        ids = [(f, msgspec.json.decode(fields[f])) for f in ID_FIELDS if f in fields]
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        ids = []
+    for field, value in ids:
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            return f'{field} "{value}"'
+    return f"record {k}"

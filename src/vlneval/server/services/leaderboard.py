@@ -104,6 +104,11 @@ def public_intervals(intervals: dict[str, Any] | None) -> dict[str, list[float]]
 
 #: A number a check's detail gives for a metric: ``SR 0.527778``.
 METRIC_NUMBER = re.compile(r"(?<![\w.@])([A-Za-z][\w@]*) (-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\b")
+#: A check's count of episodes past a bound (``3 episode(s) outside``): which episodes those
+#: are depends on the labels (an nDTW of 0 is a path far from the reference), and the count,
+#: moved by one episode changed between two files, would tell that episode's; a team is told
+#: whether there are any.
+EPISODES_OUTSIDE = re.compile(r"(?<![\w.])(\d+) episode\(s\) outside")
 
 
 def shown_episodes(asked: int, n_episodes: int, n_expected: Any) -> int:
@@ -123,7 +128,8 @@ def public_summary(
     summary: dict[str, Any], asked: int, phase: Phase | None = None
 ) -> dict[str, Any]:
     """A stored summary as its team sees it: its metrics and the numbers of its checks rounded
-    as :func:`public_value` rounds them, its episode counts as :func:`shown_episodes` gives
+    as :func:`public_value` rounds them (and a count of episodes past a check's bound as
+    whether there are any, :func:`_shown_detail`), its episode counts as :func:`shown_episodes` gives
     them (``asked``: the phase's items), the files of ``phase``'s data redacted (a summary
     stored before they all were, :func:`~vlneval.server.services.scoring.server_paths`).
 
@@ -141,14 +147,29 @@ def public_summary(
         out["protocol"] = {**(summary.get("protocol") or {}), "episodes": str(n)}
     out["metrics"] = {k: public_value(k, v) for k, v in (summary.get("metrics") or {}).items()}
     out["checks"] = [
-        {**c, "detail": METRIC_NUMBER.sub(_rounded, str(c.get("detail", "")))}
-        for c in summary.get("checks") or []
+        {**c, "detail": _shown_detail(c.get("detail", ""))} for c in summary.get("checks") or []
     ]
     if phase is None:
         return out
     from vlneval.server.services.scoring import PhaseSpec, server_paths
 
     return dict(server_paths(PhaseSpec.of(phase)).redact_all(out))
+
+
+def _shown_detail(detail: Any) -> str:
+    """A check's detail as its team sees it: metric numbers rounded (:func:`public_value`), a
+    count of episodes past a bound as whether there are any (:data:`EPISODES_OUTSIDE`).
+
+    Example:
+        >>> _shown_detail("SR 0.527778, OSR 0.6"), _shown_detail("3 episode(s) outside")
+        ('SR 0.5278, OSR 0.6', 'some episode(s) outside')
+        >>> _shown_detail("0 episode(s) outside")
+        'no episode outside'
+    """
+    rounded = METRIC_NUMBER.sub(_rounded, str(detail))
+    return EPISODES_OUTSIDE.sub(
+        lambda m: "no episode outside" if m[1] == "0" else "some episode(s) outside", rounded
+    )
 
 
 def _rounded(m: re.Match[str]) -> str:

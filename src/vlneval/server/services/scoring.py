@@ -23,7 +23,7 @@ from typing import Any
 from vlneval.errors import InvalidInputError, LabelNote, Problem, VLNEvalError
 from vlneval.evaluation import Scorer
 from vlneval.server.models import FAILED, FINISHED, Phase
-from vlneval.server.services.budget import StepBudget
+from vlneval.server.services.budget import StepBudget, TooManyRecords
 from vlneval.server.services.intervals import metric_intervals
 from vlneval.server.services.redact import Redactor, raw_redactor, secrets_of
 from vlneval.server.services.storage import sha256_hex
@@ -391,6 +391,9 @@ def _score_file(
 ) -> Outcome:
     try:
         text = check_upload(raw, display_name, limits, budget)
+    except TooManyRecords as exc:  # a bigger split's file, most often: which comes first
+        told = _split_told(exc.head, display_name, data)
+        return Outcome(FAILED, "invalid", [*told, *(str(p) for p in exc.problems)])
     except InvalidInputError as exc:
         return Outcome(FAILED, "invalid", [str(p) for p in exc.problems])
     paths = data.paths.adding(path.parent)
@@ -425,6 +428,20 @@ def _score_file(
         n_episodes=int(summary["n_episodes"]),
         intervals=intervals,
     )
+
+
+def _split_told(head: bytes, display_name: str, data: PhaseData) -> list[str]:
+    """The problem of a file made for another split of the task, found in its first records
+    ``head`` (their public ids compared, as for any refused file:
+    :func:`~vlneval.tasks.common.blind.wrong_split`), for a file the record limit refused
+    before its ids were read; none when they name the phase's episodes or no other split's."""
+    from vlneval.tasks.common.blind import wrong_split
+
+    episodes = data.public if data.public is not None else getattr(data.checker, "episodes", None)
+    if episodes is None or data.splits is None:
+        return []
+    found = wrong_split(head, episodes, data.splits, display_name)
+    return [] if found is None else [str(found)]
 
 
 def _public_messages(
@@ -488,9 +505,10 @@ def _complete_files(messages: list[str], profile: str) -> list[str]:
 
 
 def _na(notes: list[str], primary: str | None) -> list[str]:
-    """Why ``primary`` will be n/a, from the public check's notes (``RGSPL will be n/a: why``)."""
+    """Why ``primary`` will be n/a, from the public check's notes (``RGSPL will be n/a: why``),
+    its hints put for the phase (:func:`for_phase`) before the slice, which would drop them."""
     lead = f"{primary} will be n/a: "
-    return [n[len(lead) :] for n in notes if primary and n.startswith(lead)][:1]
+    return [for_phase(n)[len(lead) :] for n in notes if primary and n.startswith(lead)][:1]
 
 
 def _intervals(result: Any, redactor: Redactor) -> dict[str, list[float]]:

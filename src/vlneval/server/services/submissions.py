@@ -18,12 +18,14 @@ calendar day.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import io
 import math
 import re
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from sqlalchemy import func, select
@@ -34,7 +36,7 @@ from vlneval.io import GZIP_MAGIC
 from vlneval.server.core.config import ServerConfig
 from vlneval.server.core.database import Database
 from vlneval.server.models import FAILED, QUEUED, RUNNING, Phase, Submission, Team, utcnow
-from vlneval.server.services.budget import StepBudget
+from vlneval.server.services.budget import StepBudget, TooManyRecords
 from vlneval.server.services.storage import StorageError, UploadStore
 from vlneval.server.services.uploads import UploadLimits, check_stored, check_upload
 
@@ -68,12 +70,14 @@ class Refused(VLNEvalError):
 @dataclass(frozen=True)
 class Usage:
     """A team's submissions in one phase: counted today, counted in total, pending, and
-    refused today (files with problems: their own daily limit, not the quota)."""
+    refused today (files with problems: their own daily limit, not the quota), and those of
+    today still pending."""
 
     today: int
     total: int
     pending: int
     refused_today: int = 0
+    pending_today: int = 0
 
 
 def usage(s: Session, phase_id: int, team_id: int, now: dt.datetime) -> Usage:
@@ -84,11 +88,13 @@ def usage(s: Session, phase_id: int, team_id: int, now: dt.datetime) -> Usage:
         return int(s.scalar(select(func.count()).where(*base, *where)) or 0)
 
     counted, today = Submission.status != FAILED, Submission.created_at >= midnight(now)
+    pending = Submission.status.in_((QUEUED, RUNNING))
     return Usage(
         count(counted, today),
         count(counted),
-        count(Submission.status.in_((QUEUED, RUNNING))),
+        count(pending),
         count(Submission.status == FAILED, Submission.error_kind == "invalid", today),
+        count(pending, today),
     )
 
 
@@ -117,22 +123,22 @@ def check_quota(phase: Phase, used: Usage, cfg: ServerConfig, now: dt.datetime) 
     for quota, kind in ((phase.total_quota, "total"), (phase.daily_quota, "daily")):
         if quota == 0:
             raise Refused(429, f"phase {phase.slug} takes no submissions (its {kind} quota is 0)")
+    reset = iso_utc(midnight(now, 1))
     if phase.total_quota is not None and used.total >= phase.total_quota:
-        raise Refused(
-            429, f"your team has used all {phase.total_quota} submissions of phase {phase.slug}"
-        )
+        where = f"of phase {phase.slug}"
+        raise Refused(429, _taken(phase.total_quota, where, used.pending, every=True))
     if phase.daily_quota is not None and used.today >= phase.daily_quota:
-        raise Refused(
-            429,
-            f"your team has used its {phase.daily_quota} submissions of today (UTC) in phase "
-            f"{phase.slug}; the quota resets at {iso_utc(midnight(now, 1))}",
+        taken = _taken(
+            phase.daily_quota, f"of today (UTC) in phase {phase.slug}", used.pending_today
         )
+        raise Refused(429, f"{taken}; the quota resets at {reset}")
     if used.refused_today >= cfg.max_refused_per_day:
         raise Refused(
             429,
             f"{used.refused_today} of your team's files were refused today (UTC) in phase "
-            f"{phase.slug}, this server's daily limit of refused files; check a file with "
-            f"`vlneval score` on a public split first. The limit resets at {iso_utc(midnight(now, 1))}",
+            f"{phase.slug}, this server's daily limit of refused files; check a file first with "
+            f"`vlneval validate --task {phase.task} --split {phase.split} --data-root DIR "
+            f"--predictions FILE`, which runs the phase's checks. The limit resets at {reset}",
         )
     if used.pending >= cfg.max_pending_per_team:
         raise Refused(
@@ -140,6 +146,25 @@ def check_quota(phase: Phase, used: Usage, cfg: ServerConfig, now: dt.datetime) 
             f"your team has {used.pending} submissions waiting to be scored in phase {phase.slug}; "
             "wait for them to finish before submitting more",
         )
+
+
+def _taken(n: int, where: str, pending: int, *, every: bool = False) -> str:
+    """The words of a quota of ``n`` used up, ``pending`` of its submissions still waiting to
+    be scored (a refused file gives its place back: the quota may be free when they finish).
+
+    Example:
+        >>> _taken(5, "of today (UTC) in phase p", 0)
+        'your team has used its 5 submissions of today (UTC) in phase p'
+        >>> _taken(5, "of phase p", 2, every=True)
+        "your team's 5 submissions of phase p are taken, 2 of them by files still waiting to be scored: a file that is refused gives its place back, so try again when they finish"
+    """
+    if not pending:
+        return f"your team has used {'all' if every else 'its'} {n} submissions {where}"
+    return (
+        f"your team's {n} submissions {where} are taken, {pending} of them by files still "
+        "waiting to be scored: a file that is refused gives its place back, so try again when "
+        "they finish"
+    )
 
 
 FIELD_VALUE = (
@@ -307,7 +332,7 @@ def _check_file(
     budget = StepBudget.of_phase(n_episodes, cfg) if n_episodes else None
     refused = f"{name} was not accepted"
     try:
-        check_stored(store.path(key), name, UploadLimits.from_config(cfg), budget)
+        _measure(store.path(key), name, UploadLimits.from_config(cfg), budget)
         refused = "the protocol fields were not accepted"
         declared = parse_declared(up.declared)
         refused = f"{name} was not accepted"
@@ -317,6 +342,14 @@ def _check_file(
     except VLNEvalError as exc:
         raise Refused(422, refused, [str(exc)]) from None
     return declared, method, description, url
+
+
+def _measure(path: Path, name: str, limits: UploadLimits, budget: StepBudget | None) -> None:
+    """The stored upload's checks (:func:`check_stored`), except that a file with more records
+    than the phase accepts is queued: the worker, which holds the task's other splits' public
+    ids, refuses it, saying first which split the file was made for."""
+    with contextlib.suppress(TooManyRecords):
+        check_stored(path, name, limits, budget)
 
 
 def accept(
