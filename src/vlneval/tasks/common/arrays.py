@@ -213,16 +213,20 @@ def _check_known(
     goal_off: np.ndarray,
     graphs: GraphStore,
 ) -> None:
+    """Raises every unknown viewpoint of the episodes, named by the file's own field; a goal
+    that is the path's end (R2R) is named once, with the path."""
     pc = ProblemCollector(episodes.source)
-    for flat, off, what in ((ref, ref_off, "path"), (goals, goal_off, "goals")):
+    named: set[tuple[int, str]] = set()
+    for flat, off, column in ((ref, ref_off, "paths"), (goals, goal_off, "goals")):
         for pos in np.flatnonzero(flat < 0)[:50]:
             k = int(np.searchsorted(off, pos, side="right") - 1)
             i = int(order[k])
-            seq = episodes.paths[i] if what == "path" else episodes.goals[i]
-            vp = seq[int(pos - off[k])]
-            pc.add(
-                graphs.graph(episodes.scans[i]).describe_missing(vp),
-                episode=episodes.label(i),
-                field=what,
-            )
+            vp = getattr(episodes, column)[i][int(pos - off[k])]
+            if (i, vp) not in named:
+                named.add((i, vp))
+                pc.add(
+                    graphs.graph(episodes.scans[i]).describe_missing(vp),
+                    episode=episodes.label(i),
+                    field=episodes.file_fields.get(column, column),
+                )
     pc.raise_if_any()

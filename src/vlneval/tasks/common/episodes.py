@@ -21,6 +21,8 @@ from vlneval.io import clip
 __all__ = ["Episode", "EpisodeTable", "EpisodeBuilder", "PathColumn", "require_goals"]
 
 _Table = TypeVar("_Table", bound="EpisodeTable")
+#: The fields of an R2R-style file: the reference path in ``path``, the goal its last viewpoint.
+_PATH_FIELDS = {"paths": "path", "goals": "path"}
 
 
 def require_goals(scorable: bool, split: str, episodes_file: str | Path) -> None:
@@ -134,6 +136,9 @@ class EpisodeTable:
         scorable: False for splits without goals (test): they cannot be scored locally.
         int_ids: the benchmark writes ids as JSON integers (NDH ``inst_idx``, RxR
             ``instruction_id``); ``ids`` still holds their text.
+        file_fields: the episode file's field each of ``paths`` and ``goals`` is read from,
+            as messages about them name it (NDH ``planner_path``, HANNA ``paths[0]``); a
+            reader whose file uses other names than ``path`` sets its own.
     """
 
     task: str
@@ -149,6 +154,7 @@ class EpisodeTable:
     left_out: list[str] = field(default_factory=list)
     scorable: bool = True
     int_ids: bool = False
+    file_fields: dict[str, str] = field(default_factory=lambda: dict(_PATH_FIELDS))
     #: The fields holding one entry per episode (a subclass adds its own).
     ROW_COLUMNS: ClassVar[tuple[str, ...]] = (
         "ids", "scans", "paths", "goals", "headings", "instructions",
@@ -295,9 +301,17 @@ class EpisodeBuilder:
         self.instructions.append(instruction)
 
     def build(
-        self, *, task: str, split: str, source: str, id_field: str, scorable: bool = True
+        self,
+        *,
+        task: str,
+        split: str,
+        source: str,
+        id_field: str,
+        scorable: bool = True,
+        file_fields: dict[str, str] | None = None,
     ) -> EpisodeTable:
-        """The finished table."""
+        """The finished table (``file_fields`` as :attr:`EpisodeTable.file_fields`, each
+        column not named there read from ``path``)."""
         return EpisodeTable(
             task,
             split,
@@ -310,4 +324,5 @@ class EpisodeBuilder:
             np.asarray(self.headings, dtype=np.float64),
             self.instructions,
             scorable=scorable,
+            file_fields={**_PATH_FIELDS, **(file_fields or {})},
         )

@@ -70,6 +70,10 @@ class NDHEpisodes:
     string_valued: bool = False
 
 
+#: The instance fields a ``trusted_path`` is taken from (it is not a field of the file).
+_PATH_FIELD = {"trusted_path": "player_path or planner_path (trusted_path)"}
+
+
 def trusted_path(planner_path: list[str], player_path: list[str]) -> list[str]:
     """The CVDN ``trusted_path``: the player's path when it passes the planner's goal after its
     first node, else the planner's path.
@@ -285,8 +289,14 @@ def load_ndh(
     for row in rows:
         builder.add(str(row.inst_idx), row.scan, row.path, None, row.heading, row.instruction)
     scorable = all(row.scorable for row in rows)
+    named = _PATH_FIELD.get(path_type, path_type) if scorable else "start_pano"  # for messages
     table = builder.build(
-        task=task, split=split, source=source, id_field="inst_idx", scorable=scorable
+        task=task,
+        split=split,
+        source=source,
+        id_field="inst_idx",
+        scorable=scorable,
+        file_fields={"paths": named, "goals": named},
     )
     table.int_ids = True
     ends, goals = [row.end_panos for row in rows], [row.planner_goal for row in rows]

@@ -106,7 +106,10 @@ def load_hanna(path: str | Path, *, task: str = "hanna", split: str = "") -> Epi
             heading = float(rec.get("heading", 0.0))
             builder.add(f"{pid}_{j}", rec["scan"], paths[0], goals, heading, text)
     pc.raise_if_any()
-    return builder.build(task=task, split=split, source=source, id_field="instr_id")
+    fields = {"paths": "paths[0]", "goals": "paths"}  # the first path; the goals end every path
+    return builder.build(
+        task=task, split=split, source=source, id_field="instr_id", file_fields=fields
+    )
 
 
 def _file_level(dicts: list[dict[str, Any]], source: str, key: str) -> None:
