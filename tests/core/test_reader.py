@@ -610,6 +610,29 @@ def test_numpy_numbers_in_records_are_numbers(tmp_path: Path, kind: Any) -> None
         parse_predictions(bad, episodes, store)
 
 
+def test_numpy_scalars_in_tuple_steps_read_as_the_numbers_they_hold(tmp_path: Path) -> None:
+    """An agent's steps ``(vp, np.float32(h), e)``: the typed pass takes them once each is
+    the Python number it holds; a problem left is named as in a plain record."""
+    episodes, store = _square(tmp_path)
+    plain = preds({"1_0": ["S", "A", "B", "G"]})
+    records = [
+        {**r, "trajectory": [(s[0], np.float32(0.5), np.int64(0)) for s in r["trajectory"]]}
+        for r in plain
+    ]
+    got, want = (
+        parse_predictions(records, episodes, store),
+        parse_predictions(plain, episodes, store),
+    )
+    assert got.nodes.tolist() == want.nodes.tolist() == [0, 1, 2, 3]
+    assert isinstance(records[0]["trajectory"][0][1], np.float32)  # the caller's records kept
+    bad = [{**records[0], "trajectory": [("S", np.float32("nan"), 0)]}]
+    with pytest.raises(InvalidInputError) as exc:
+        parse_predictions(bad, episodes, store)
+    assert str(exc.value) == (
+        'error: <records>: instr_id "1_0": trajectory[0]: heading is nan (must be finite)'
+    )
+
+
 def test_an_integer_beyond_a_double_is_not_shown_cut(tmp_path: Path) -> None:
     raw = b'[{"instr_id": "1_0", "trajectory": [["S", 0.0, 1' + b"0" * 1000 + b"]]}]"
     with pytest.raises(InvalidInputError) as exc:

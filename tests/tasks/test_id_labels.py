@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.core.test_rxr import _root as rxr_root
@@ -89,6 +90,17 @@ def test_rxr_ids_are_shown_bare_in_predictions_and_episode_problems(tmp_path: Pa
         f"error: {guide}: instruction_id 12: scan: no connectivity file for scan 'NOSCAN' in "
         f"{root / 'matterport3d' / 'connectivity'}"
     )
+
+
+def test_numpy_integer_ids_are_the_ints_they_hold(tmp_path: Path) -> None:
+    """An agent's ``np.int64`` ids match the episodes; one not in the split is named bare."""
+    root = rxr_root(tmp_path / "root")
+    records = [{**r, "instruction_id": np.int64(r["instruction_id"])} for r in _rxr()]
+    got = evaluate("rxr", "val_unseen", records, root=root)
+    assert got.metrics == evaluate("rxr", "val_unseen", _rxr(), root=root).metrics
+    stray = evaluate("rxr", "val_unseen", [*records, {"instruction_id": np.int64(99), "path": ["S"]}],
+                     root=root)  # fmt: skip
+    assert "1 prediction(s) with ids not in the split were ignored (first: 99)" in stray.warnings
 
 
 def test_r2r_ids_stay_quoted() -> None:
