@@ -103,6 +103,18 @@ def test_numpy_integer_ids_are_the_ints_they_hold(tmp_path: Path) -> None:
     assert "1 prediction(s) with ids not in the split were ignored (first: 99)" in stray.warnings
 
 
+def test_an_integer_id_of_the_wrong_type_is_asked_for_as_a_json_integer(tmp_path: Path) -> None:
+    records = [{**_rxr()[0], "instruction_id": 11.0}, _rxr()[1]]
+    assert _errors("rxr", "val_unseen", records, rxr_root(tmp_path / "root")).endswith(
+        "\nerror: <records>: record 0: instruction_id must be a JSON integer (or its string), "
+        "got float 11.0"
+    )
+    r2r = [{"instr_id": ["100_0"], "trajectory": [["S", 0, 0]]}]
+    assert _errors("demo", "val", r2r, None) == (
+        "error: <records>: record 0: instr_id must be a string, got list ['100_0']"
+    )
+
+
 def test_r2r_ids_stay_quoted() -> None:
     records = json.loads((demo_root() / "demo" / "predictions_val.json").read_text())
     assert _errors("demo", "val", [*records, records[0]], None) == (

@@ -253,7 +253,8 @@ class _Parser:
             return None
         value = rec[idf]
         if isinstance(value, bool) or not isinstance(value, (str, int)):
-            self.pc.add(f"{idf} must be a string, got {shown_value(value)}", field=where)
+            kind = "a JSON integer (or its string)" if self.ep.int_ids else "a string"
+            self.pc.add(f"{idf} must be {kind}, got {shown_value(value)}", field=where)
             return None
         try:
             return str(value)
