@@ -496,7 +496,22 @@ def test_a_one_megabyte_id_is_answered_quickly_and_clipped(tmp_path: Path) -> No
 
 
 def test_a_five_thousand_digit_integer_gets_a_project_message(tmp_path: Path) -> None:
+    """Past the number limit, the record and field are named as for records in memory; a
+    number of more than a MiB is refused where it stands."""
     raw = b'[{"instr_id": "1_0", "trajectory": [["S", ' + b"9" * 5000 + b", 0]]}]"
+    with pytest.raises(InvalidInputError) as exc:
+        _parse(tmp_path, raw)
+    assert str(exc.value) == (
+        f'error: {tmp_path / "p.json"}: instr_id "1_0": trajectory[0]: heading is an integer of '
+        "5,000 digits, beyond a double's range (must be finite)"
+    )
+    raw = b'[{"instr_id": ' + b"7" * 5000 + b', "trajectory": [["S", 0, 0]]}]'
+    got = _parse(tmp_path, raw)
+    assert got.warnings == [
+        "1 prediction(s) with ids not in the split were ignored (first: an integer of 5,000 "
+        "digits, beyond a double's range)"
+    ]
+    raw = b'[{"instr_id": "1_0", "trajectory": [["S", ' + b"9" * (1 << 20) + b"1, 0]]}]"
     with pytest.raises(InvalidInputError) as exc:
         _parse(tmp_path, raw)
     text = str(exc.value)
