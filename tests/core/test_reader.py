@@ -496,7 +496,22 @@ def test_a_one_megabyte_id_is_answered_quickly_and_clipped(tmp_path: Path) -> No
 
 
 def test_a_five_thousand_digit_integer_gets_a_project_message(tmp_path: Path) -> None:
+    """Past the number limit, the record and field are named as for records in memory; a
+    number of more than a MiB is refused where it stands."""
     raw = b'[{"instr_id": "1_0", "trajectory": [["S", ' + b"9" * 5000 + b", 0]]}]"
+    with pytest.raises(InvalidInputError) as exc:
+        _parse(tmp_path, raw)
+    assert str(exc.value) == (
+        f'error: {tmp_path / "p.json"}: instr_id "1_0": trajectory[0]: heading is an integer of '
+        "5,000 digits, beyond a double's range (must be finite)"
+    )
+    raw = b'[{"instr_id": ' + b"7" * 5000 + b', "trajectory": [["S", 0, 0]]}]'
+    got = _parse(tmp_path, raw)
+    assert got.warnings == [
+        "1 prediction(s) with ids not in the split were ignored (first: an integer of 5,000 "
+        "digits, beyond a double's range)"
+    ]
+    raw = b'[{"instr_id": "1_0", "trajectory": [["S", ' + b"9" * (1 << 20) + b"1, 0]]}]"
     with pytest.raises(InvalidInputError) as exc:
         _parse(tmp_path, raw)
     text = str(exc.value)
@@ -608,6 +623,29 @@ def test_numpy_numbers_in_records_are_numbers(tmp_path: Path, kind: Any) -> None
     bad = [{**records[0], "trajectory": [["S", np.float64("nan"), 0.0]]}]
     with pytest.raises(InvalidInputError, match=r'instr_id "1_0": trajectory\[0\]: heading is nan'):
         parse_predictions(bad, episodes, store)
+
+
+def test_numpy_scalars_in_tuple_steps_read_as_the_numbers_they_hold(tmp_path: Path) -> None:
+    """An agent's steps ``(vp, np.float32(h), e)``: the typed pass takes them once each is
+    the Python number it holds; a problem left is named as in a plain record."""
+    episodes, store = _square(tmp_path)
+    plain = preds({"1_0": ["S", "A", "B", "G"]})
+    records = [
+        {**r, "trajectory": [(s[0], np.float32(0.5), np.int64(0)) for s in r["trajectory"]]}
+        for r in plain
+    ]
+    got, want = (
+        parse_predictions(records, episodes, store),
+        parse_predictions(plain, episodes, store),
+    )
+    assert got.nodes.tolist() == want.nodes.tolist() == [0, 1, 2, 3]
+    assert isinstance(records[0]["trajectory"][0][1], np.float32)  # the caller's records kept
+    bad = [{**records[0], "trajectory": [("S", np.float32("nan"), 0)]}]
+    with pytest.raises(InvalidInputError) as exc:
+        parse_predictions(bad, episodes, store)
+    assert str(exc.value) == (
+        'error: <records>: instr_id "1_0": trajectory[0]: heading is nan (must be finite)'
+    )
 
 
 def test_an_integer_beyond_a_double_is_not_shown_cut(tmp_path: Path) -> None:

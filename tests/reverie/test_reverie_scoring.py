@@ -246,3 +246,17 @@ def test_repeated_viewpoints_counted_once(tmp_path: Path) -> None:
     assert rows["1_7_0"]["repeated_viewpoints"] == 3 and rows["1_7_0"]["path_length"] == 8.0
     assert rows["1_7_1"]["repeated_viewpoints"] == 0 and rows["2_9_1"]["repeated_viewpoints"] == 0
     assert r.metrics == {"TL": 6.0, "OSR": 0.75, "SR": 0.5, "SPL": 0.375, "RGS": 0.5, "RGSPL": 0.375}  # fmt: skip
+
+
+def test_a_numpy_object_id_is_the_int_it_holds(tmp_path: Path) -> None:
+    """An agent's ``np.int64`` predObjId grounds as the int (the shared reader keeps it so)."""
+    import numpy as np
+
+    root = reverie_root(tmp_path / "root")
+    records = rev_preds(HAND)
+    want = evaluate("reverie", "val", records, root=root, options={"data_version": "v1"})
+    for rec in records:
+        if isinstance(rec["predObjId"], int):
+            rec["predObjId"] = np.int64(rec["predObjId"])
+    got = evaluate("reverie", "val", records, root=root, options={"data_version": "v1"})
+    assert got.metrics == want.metrics and got.metrics["RGS"] == 0.5

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.core.test_rxr import _root as rxr_root
@@ -88,6 +89,29 @@ def test_rxr_ids_are_shown_bare_in_predictions_and_episode_problems(tmp_path: Pa
     assert _errors("rxr", "val_unseen", _rxr(), root) == (
         f"error: {guide}: instruction_id 12: scan: no connectivity file for scan 'NOSCAN' in "
         f"{root / 'matterport3d' / 'connectivity'}"
+    )
+
+
+def test_numpy_integer_ids_are_the_ints_they_hold(tmp_path: Path) -> None:
+    """An agent's ``np.int64`` ids match the episodes; one not in the split is named bare."""
+    root = rxr_root(tmp_path / "root")
+    records = [{**r, "instruction_id": np.int64(r["instruction_id"])} for r in _rxr()]
+    got = evaluate("rxr", "val_unseen", records, root=root)
+    assert got.metrics == evaluate("rxr", "val_unseen", _rxr(), root=root).metrics
+    stray = evaluate("rxr", "val_unseen", [*records, {"instruction_id": np.int64(99), "path": ["S"]}],
+                     root=root)  # fmt: skip
+    assert "1 prediction(s) with ids not in the split were ignored (first: 99)" in stray.warnings
+
+
+def test_an_integer_id_of_the_wrong_type_is_asked_for_as_a_json_integer(tmp_path: Path) -> None:
+    records = [{**_rxr()[0], "instruction_id": 11.0}, _rxr()[1]]
+    assert _errors("rxr", "val_unseen", records, rxr_root(tmp_path / "root")).endswith(
+        "\nerror: <records>: record 0: instruction_id must be a JSON integer (or its string), "
+        "got float 11.0"
+    )
+    r2r = [{"instr_id": ["100_0"], "trajectory": [["S", 0, 0]]}]
+    assert _errors("demo", "val", r2r, None) == (
+        "error: <records>: record 0: instr_id must be a string, got list ['100_0']"
     )
 
 

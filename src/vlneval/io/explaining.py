@@ -4,6 +4,7 @@ decoded leniently so that the caller can name the field at fault.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -88,13 +89,14 @@ def explain(raw: bytes, source: str, limits: Limits | None = None, *, a_list: bo
             f"{source}: a string of more than {lim.max_string:,} bytes starts at {where} "
             "(ids and viewpoints are short; VLNEVAL_MAX_STRING_BYTES raises the limit)"
         )
-    if shape.exceeded == "number":
+    whole = _sized(lim.max_number) if shape.exceeded == "number" else _whole
+    try:
+        return json.loads(text, parse_int=whole)
+    except _TooLong as exc:
         raise InvalidInputError(
             f"{source}: a JSON value cannot be read: a number of more than "
             f"{lim.max_number} characters at {where} (VLNEVAL_MAX_NUMBER_CHARS raises the limit)"
-        )
-    try:
-        return json.loads(text, parse_int=_whole)
+        ) from exc
     except json.JSONDecodeError as exc:
         lines = a_list and exc.msg == "Extra data" and exc.colno == 1 and text.lstrip()[:1] == "{"
         raise InvalidInputError(
@@ -108,6 +110,58 @@ def explain(raw: bytes, source: str, limits: Limits | None = None, *, a_list: bo
         ) from exc
     except RecursionError as exc:
         raise InvalidInputError(f"{source}: JSON nested too deeply") from exc
+
+
+class _TooLong(Exception):
+    """A number literal too long even to stand in for (:func:`_sized`)."""
+
+
+class _Huge(int):
+    """A JSON integer of more characters than the limit, standing in as the power of ten of its
+    number of digits (and sign): cheap to build where converting its digits is not, and
+    written by its size (``str`` and ``repr``), so that any message naming it reads.
+
+    Example:
+        >>> _Huge.of("-" + "7" * 5000), _Huge.of("7" * 5000) == 10**4999
+        (an integer of 5,000 digits, True)
+    """
+
+    digits: int
+
+    @classmethod
+    def of(cls, digits: str) -> _Huge:
+        """The stand-in of the integer ``digits`` writes."""
+        n = len(digits.lstrip("-"))
+        out = cls(-(10 ** (n - 1)) if digits[0] == "-" else 10 ** (n - 1))
+        out.digits = n
+        return out
+
+    def __repr__(self) -> str:
+        return f"an integer of {self.digits:,} digits"
+
+    __str__ = __repr__
+
+
+def _sized(limit: int) -> Callable[[str], int]:
+    """The reader of JSON integers that stands in for each of more than ``limit`` characters
+    (:class:`_Huge`), named by its size as an integer beyond a double's range is: the checks
+    then name its record and field, as for records in memory. One of more than a MiB is
+    refused (:class:`_TooLong`).
+
+    Example:
+        >>> read = _sized(400)
+        >>> read("12"), read("9" * 401)
+        (12, an integer of 401 digits)
+    """
+
+    def read(digits: str) -> int:
+        if len(digits) <= limit:
+            return _whole(digits)
+        if len(digits) > MIB:
+            raise _TooLong
+        return _Huge.of(digits)
+
+    return read
 
 
 def _whole(digits: str) -> int:

@@ -22,8 +22,8 @@ class Limits:
         max_string: longest string literal the explaining pass decodes, 1 MiB
             (``VLNEVAL_MAX_STRING_BYTES``).
         max_number: longest number literal the explaining pass decodes, 400 characters
-            (``VLNEVAL_MAX_NUMBER_CHARS``): every finite double fits; a 5,000-digit integer
-            does not.
+            (``VLNEVAL_MAX_NUMBER_CHARS``): every finite double fits; a longer integer (up
+            to a MiB) stands in by its number of digits, for the checks to name its field.
 
     Example:
         >>> Limits().max_depth, Limits(max_bytes=10).max_bytes

@@ -13,10 +13,11 @@ import functools
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, is_
 from typing import Annotated, Any, overload
 
 import msgspec
+import numpy as np
 
 from vlneval.io import array_chunks
 
@@ -28,6 +29,7 @@ __all__ = [
     "convert",
     "columns",
     "record_list",
+    "without_numpy",
 ]
 
 TRAJECTORY_KEYS = ("trajectory", "path", "pred_path")
@@ -152,6 +154,29 @@ def convert(
             return convert(records, id_field=id_field, key=key, form="nested", keep=keep)
         return attempt, typed
     return None
+
+
+def without_numpy(value: Any, depth: int = 4) -> Any:
+    """``value`` with each numpy scalar or array in it as the Python value it holds (an id
+    ``np.int64(7)`` as ``7``, a heading ``np.float32`` as a float), down to ``depth`` levels of
+    lists, tuples and dicts (records, trajectory, step, angle): an agent's records hold them where
+    JSON has numbers, and the types take plain numbers only. The same object when it holds none.
+
+    Example:
+        >>> without_numpy([{"id": np.int64(7), "t": [("a", np.float32(0.5), 0)]}])
+        [{'id': 7, 't': [['a', 0.5, 0]]}]
+        >>> plain = [{"id": 7}]; without_numpy(plain) is plain
+        True
+    """
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.tolist()
+    if depth and type(value) is dict:
+        items = {k: without_numpy(v, depth - 1) for k, v in value.items()}
+        return value if all(map(is_, items.values(), value.values())) else items
+    if depth and type(value) in (list, tuple):
+        listed = [without_numpy(v, depth - 1) for v in value]
+        return value if all(map(is_, listed, value)) else listed
+    return value
 
 
 def _one_element_steps(records: list[Any], attempt: str, form: str) -> bool:

@@ -29,7 +29,7 @@ from vlneval.io.limits import MIB
 from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
-from vlneval.tasks.common.inputs import read_input
+from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.record_checks import (
     ID_LIKE,
     FieldTally,
@@ -253,7 +253,8 @@ class _Parser:
             return None
         value = rec[idf]
         if isinstance(value, bool) or not isinstance(value, (str, int)):
-            self.pc.add(f"{idf} must be a string, got {shown_value(value)}", field=where)
+            kind = "a JSON integer (or its string)" if self.ep.int_ids else "a string"
+            self.pc.add(f"{idf} must be {kind}, got {shown_value(value)}", field=where)
             return None
         try:
             return str(value)
@@ -438,7 +439,7 @@ class _Parser:
             for k in np.flatnonzero(keep).tolist():
                 for x, name in enumerate(self.keep_fields):
                     if (value := getattr(records[k], f"x{x}")) is not msgspec.UNSET:
-                        self.extra[name][int(rows[k])] = value
+                        self.extra[name][int(rows[k])] = typed.without_numpy(value, 0)
 
     def nodes(
         self, rows: np.ndarray, sizes: np.ndarray, flat: Sequence[str], steps: np.ndarray | None
@@ -520,7 +521,8 @@ def parse_predictions(
     """Reads predictions and maps every trajectory to node indices.
 
     ``predictions`` is a file path, the bytes of a file, records already in memory (a list
-    of dicts as JSON decodes them), or one of them already read
+    of dicts as JSON decodes them; numpy scalars and arrays in them read as the Python values
+    they hold), or one of them already read
     (:func:`~vlneval.tasks.common.inputs.read_input`, which names it in messages). They are
     decoded once with msgspec into typed records
     (:mod:`vlneval.tasks.common.prediction_structs`); only input the types reject is read again by the
@@ -563,6 +565,9 @@ def parse_predictions(
         decoded = typed.decode(given.text, given.source, **fields)  # type: ignore[arg-type]
     else:
         converted = typed.convert(given.value, **fields)  # type: ignore[arg-type]
+        if converted is None and (plain := typed.without_numpy(given.value)) is not given.value:
+            given = ReadInput(given.source, value=plain)  # both passes read the plain copy
+            converted = typed.convert(plain, **fields)  # type: ignore[arg-type]
         decoded = None if converted is None else (converted[0], iter([converted[1]]))
         del converted  # the typed pass frees each chunk of records as it goes
     source = given.source
