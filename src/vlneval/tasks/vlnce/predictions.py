@@ -32,7 +32,7 @@ from vlneval.errors import (
     hint,
     hinted,
 )
-from vlneval.io import clip, decode_json, gc_paused, no_json, unique_keys
+from vlneval.io import brief, clip, decode_json, gc_paused, no_json, unique_keys
 from vlneval.tasks.common.checks import no_match
 from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.record_checks import Repeats, as_list, is_bool, is_finite, shown_value
@@ -238,13 +238,13 @@ _BAD_DISTANCE = (
 
 def _shown(value: Any) -> str:
     """A wrong value for a message, as the R2R reader shows one: JSON's ``null`` for None, else
-    its text clipped to 30 characters.
+    its text clipped to 30 characters (built only that deep: a list nested 100,000 deep is shown).
 
     Example:
         >>> _shown(None), _shown("yes"), _shown([1.0, 2.0])
         ('null', "'yes'", '[1.0, 2.0]')
     """
-    return "null" if value is None else f"{value!r:.30}"
+    return "null" if value is None else brief(value, 30)
 
 
 def _no_steps(steps: Any, expected: str) -> str:
