@@ -271,7 +271,7 @@ def _not_finite(pos: Any) -> str | None:
     """
     if isinstance(pos, list) and len(pos) == 3 and all(type(v) in (int, float) for v in pos):
         kind = "a NaN" if any(v != v for v in pos) else "an infinite"  # NaN != NaN
-        return f"position {pos!r:.60} has {kind} coordinate: [x, y, z] must be finite"
+        return f"position {brief(pos, 60)} has {kind} coordinate: [x, y, z] must be finite"
     return None
 
 
@@ -414,7 +414,7 @@ def _not_ce(records: list[Any], task: str) -> str:
         a list of 1 records with fields instr_id, trajectory (an R2R predictions file? ...
     """
     first = records[0]
-    what: str = f"values (the first: {first!r:.30})"
+    what: str = f"values (the first: {brief(first, 30)})"
     if isinstance(first, Mapping):
         what = f"records with fields {', '.join(map(str, list(first)[:6]))}"
         if {"instr_id", "trajectory"} <= first.keys():  # the advice is a hint: a phase drops it
