@@ -178,6 +178,12 @@ def test_option_of_another_task(tmp_path: Path) -> None:
             {"dialog_history": [{"role": "guide", "message": "hi"}]},
             "dialog_history[0]: turn 0 must be",
         ),
+        (
+            {"planner_path": "['S', " + "x" * 10**6},
+            "field 'planner_path' is the string \"['S', "
+            + "x" * 53
+            + "… (1,000,006 characters), which does not read as a list",
+        ),
     ],
 )
 def test_malformed_episode_fields(tmp_path: Path, change: dict[str, Any], message: str) -> None:

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 import numpy as np
 
 from vlneval.errors import UnknownNameError, VLNEvalError
+from vlneval.io import brief
 
 __all__ = [
     "Env",
@@ -106,7 +107,7 @@ def positive_steps(value: Any, default: int, name: str = "max_steps") -> int:
         raise VLNEvalError(
             f"{name} must be a positive integer up to {MAX_STEPS:,} (the environment reserves "
             f"memory for every step up front; the standard limits are 35 to 1,000), "
-            f"got {value!r:.40}"
+            f"got {brief(value, 40)}"
         )
     return int(value)
 

@@ -36,6 +36,7 @@ from vlneval.envs.continuous.teacher import ContinuousTeacher
 from vlneval.envs.core import EpisodeEnv, budget_card
 from vlneval.errors import InvalidActionError, VLNEvalError
 from vlneval.graph.store import GraphStore
+from vlneval.io import brief
 from vlneval.tasks.vlnce.format import ContinuousEpisodes, world_to_habitat
 from vlneval.tasks.vlnce.twin import twin_episodes
 
@@ -208,7 +209,9 @@ class ContinuousNavEnv(EpisodeEnv[ContinuousTeacher]):
     # -- the three action spaces ---------------------------------------------------------------
     def _discrete(self, space: DiscreteSteps, action: Any) -> None:
         if not space.contains(action):
-            raise InvalidActionError(f"invalid action {action!r:.40}; expected {space.expected()}")
+            raise InvalidActionError(
+                f"invalid action {brief(action, 40)}; expected {space.expected()}"
+            )
         a, pose, rec = int(action), self._pose, self._rec
         assert pose is not None and self._mover is not None  # reset() ran
         self._collided = False

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from vlneval.errors import InvalidActionError, UnknownNameError
+from vlneval.io import brief
 
 __all__ = [
     "STOP",
@@ -139,7 +140,7 @@ class Velocity:
             v, w = (float(a) for a in action)
         except (TypeError, ValueError):
             raise InvalidActionError(
-                f"expected STOP (0) or (linear m/s, angular rad/s), got {action!r:.60}"
+                f"expected STOP (0) or (linear m/s, angular rad/s), got {brief(action, 60)}"
             ) from None
         if not (math.isfinite(v) and math.isfinite(w)):
             raise InvalidActionError(f"velocity command must be finite, got ({v}, {w})")
@@ -195,7 +196,7 @@ class Waypoint:
             values = []
         if len(values) not in (2, 3):
             raise InvalidActionError(
-                f"expected STOP (0) or (distance m, relative heading rad[, relative height m]), got {action!r:.60}"
+                f"expected STOP (0) or (distance m, relative heading rad[, relative height m]), got {brief(action, 60)}"
             )
         r, a = values[0], values[1]
         dz = values[2] if len(values) == 3 else None

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
-from vlneval.io import clip, iter_chunks, read_bytes
+from vlneval.io import brief, clip, iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.prediction_structs import TRAJECTORY_KEYS
@@ -138,13 +138,13 @@ class _Reader:
                 self.stringy = True
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 self.fail(
-                    f"field {key!r} is the string {value!r:.60}, which does not read as {_name(kind)}",
+                    f"field {key!r} is the string {brief(value, 60)}, which does not read as {_name(kind)}",
                     key,
                 )
                 return _MISSING
         if not isinstance(value, kind) or isinstance(value, bool):
             self.fail(
-                f"field {key!r} must be {_name(kind)}, got {type(value).__name__} {value!r:.60}",
+                f"field {key!r} must be {_name(kind)}, got {type(value).__name__} {brief(value, 60)}",
                 key,
             )
             return _MISSING

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vlneval.errors import InvalidInputError, Problem, ProblemCollector
-from vlneval.io import iter_chunks, read_bytes
+from vlneval.io import brief, iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
 from vlneval.tasks.common.predictions import TRAJECTORY_KEYS
@@ -272,7 +272,7 @@ def read_predicted_objects(
             n_null += 1
         elif isinstance(value, bool) or not isinstance(value, (int, str)):
             pc.add(
-                f"{field_name} must be an int object id (or a string), got {value!r:.40}",
+                f"{field_name} must be an int object id (or a string), got {brief(value, 40)}",
                 episode=label,
                 field=field_name,
             )

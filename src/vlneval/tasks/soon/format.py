@@ -41,7 +41,7 @@ import numpy as np
 
 from vlneval.errors import ProblemCollector, UnknownNameError, hint, hinted
 from vlneval.graph.store import GraphStore
-from vlneval.io import clip, gc_paused, iter_chunks, read_bytes
+from vlneval.io import brief, clip, gc_paused, iter_chunks, read_bytes
 from vlneval.metrics._kernels import offsets_of
 from vlneval.metrics.grounding import duet_normalised
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
@@ -330,7 +330,7 @@ def _viewpoints(
                 return None
             out.append(step[0])
         else:
-            pc.add(f"expected a {form} step, got {step!r:.60}", episode=label, field=f)
+            pc.add(f"expected a {form} step, got {brief(step, 60)}", episode=label, field=f)
             return None
     return out
 
@@ -351,7 +351,7 @@ def _angle(
     if not is_finite(value):
         pc.add(
             f"{key} must be a finite number (or [number]), got "
-            + (shown_number(value) if is_number(value) else f"{value!r:.40}"),
+            + (shown_number(value) if is_number(value) else brief(value, 40)),
             episode=label,
             field=f"{where}.{key}",
         )

@@ -34,7 +34,7 @@ from vlneval.errors import (
     hint,
     hinted,
 )
-from vlneval.io import decode_json, explain, gc_paused, iter_records
+from vlneval.io import brief, decode_json, explain, gc_paused, iter_records
 from vlneval.tasks.common import record_checks
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
@@ -109,11 +109,12 @@ def _center(value: Any, key: str, where: str, pc: ProblemCollector) -> tuple[flo
             value = json.loads(value)
         except json.JSONDecodeError:
             pc.add(
-                f'{key} must be JSON text {{"x": ..., "y": ...}}, got {value!r:.60}', field=where
+                f'{key} must be JSON text {{"x": ..., "y": ...}}, got {brief(value, 60)}',
+                field=where,
             )
             return None
     if not (isinstance(value, dict) and all(is_number(value.get(c)) for c in "xy")):
-        pc.add(f"{key} must hold numbers x and y, got {value!r:.60}", field=where)
+        pc.add(f"{key} must hold numbers x and y, got {brief(value, 60)}", field=where)
         return None
     x, y = float(value["x"]), float(value["y"])
     if (x, y) == (-1.0, -1.0):
@@ -131,7 +132,7 @@ def _check_route(rec: Any, where: str, pc: ProblemCollector) -> bool:
     ok = True
     rid = rec.get("route_id")
     if isinstance(rid, bool) or not isinstance(rid, int):
-        pc.add(f"route_id must be an integer, got {rid!r:.40}", field=where)
+        pc.add(f"route_id must be an integer, got {brief(rid, 40)}", field=where)
         ok = False
     route = rec.get("route_panoids")
     if not isinstance(route, list) or not route or set(map(type, route)) != {str}:
@@ -146,7 +147,7 @@ def _check_route(rec: Any, where: str, pc: ProblemCollector) -> bool:
         except ValueError:
             heading = None
     if not is_finite(heading):
-        pc.add(f"start_heading must be a finite number of degrees, got {rec.get('start_heading')!r:.40}",
+        pc.add(f"start_heading must be a finite number of degrees, got {brief(rec.get('start_heading'), 40)}",
                field=f"{where}.start_heading")  # fmt: skip
         ok = False
     if not isinstance(rec.get("navigation_text", ""), str):
@@ -368,7 +369,7 @@ class _NavParser:
                     "a panorama id" if plain else "[panorama, heading, ...] with finite numbers"
                 )
                 self.pc.add(
-                    f"expected {expected}, got {step!r:.60}",
+                    f"expected {expected}, got {brief(step, 60)}",
                     episode=label,
                     field=f"{self.key}[{j}]",
                 )

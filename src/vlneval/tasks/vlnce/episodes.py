@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
-from vlneval.io import decode_json, read_bytes
+from vlneval.io import brief, decode_json, read_bytes
 from vlneval.tasks.common.record_checks import is_finite
 from vlneval.tasks.vlnce.frames import habitat_to_world, heading_from_quaternion
 
@@ -182,7 +182,8 @@ class _EpisodeReader:
         eid = ep.get("episode_id")
         if isinstance(eid, bool) or not isinstance(eid, (int, str)):
             self.pc.add(
-                f"episode_id must be an integer or string, got {eid!r:.40}", field=f"episodes[{k}]"
+                f"episode_id must be an integer or string, got {brief(eid, 40)}",
+                field=f"episodes[{k}]",
             )
             return
         label = f'episode_id "{eid}"'

@@ -32,7 +32,7 @@ from vlneval.errors import (
     hint,
     hinted,
 )
-from vlneval.io import clip, decode_json, gc_paused, no_json, unique_keys
+from vlneval.io import brief, clip, decode_json, gc_paused, no_json, unique_keys
 from vlneval.tasks.common.checks import no_match
 from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.record_checks import Repeats, as_list, is_bool, is_finite, shown_value
@@ -238,13 +238,13 @@ _BAD_DISTANCE = (
 
 def _shown(value: Any) -> str:
     """A wrong value for a message, as the R2R reader shows one: JSON's ``null`` for None, else
-    its text clipped to 30 characters.
+    its text clipped to 30 characters (built only that deep: a list nested 100,000 deep is shown).
 
     Example:
         >>> _shown(None), _shown("yes"), _shown([1.0, 2.0])
         ('null', "'yes'", '[1.0, 2.0]')
     """
-    return "null" if value is None else f"{value!r:.30}"
+    return "null" if value is None else brief(value, 30)
 
 
 def _no_steps(steps: Any, expected: str) -> str:
@@ -271,7 +271,7 @@ def _not_finite(pos: Any) -> str | None:
     """
     if isinstance(pos, list) and len(pos) == 3 and all(type(v) in (int, float) for v in pos):
         kind = "a NaN" if any(v != v for v in pos) else "an infinite"  # NaN != NaN
-        return f"position {pos!r:.60} has {kind} coordinate: [x, y, z] must be finite"
+        return f"position {brief(pos, 60)} has {kind} coordinate: [x, y, z] must be finite"
     return None
 
 
@@ -414,7 +414,7 @@ def _not_ce(records: list[Any], task: str) -> str:
         a list of 1 records with fields instr_id, trajectory (an R2R predictions file? ...
     """
     first = records[0]
-    what: str = f"values (the first: {first!r:.30})"
+    what: str = f"values (the first: {brief(first, 30)})"
     if isinstance(first, Mapping):
         what = f"records with fields {', '.join(map(str, list(first)[:6]))}"
         if {"instr_id", "trajectory"} <= first.keys():  # the advice is a hint: a phase drops it
