@@ -158,12 +158,37 @@ def score_parsed(
     return parts.build(episodes, preds.episodes, per)
 
 
-def _mean(values: np.ndarray, label: str, warnings: list[str]) -> float | None:
-    if label == "TL":
-        cause = "the trajectory jumps between viewpoints with no path between them"
-        return finite_mean(values, label, warnings, cause)
-    cause = "a visited viewpoint cannot reach the goal"
-    return finite_mean(values, label, warnings, cause, ", success counts them as failures")
+# Why a per-episode value is infinite, and what else that episode counts as (default: the
+# goal cannot be reached; an unreachable goal is a failure for SR, OSR and SPL).
+_CAUSES = {"TL": "the trajectory jumps between viewpoints with no path between them"}
+_CONSEQUENCES = {"TL": ""}
+
+
+def _means(
+    per: Mapping[str, np.ndarray],
+    columns: Mapping[str, str],
+    prof: Profile,
+    warnings: list[str],
+    given: Mapping[str, str] | None = None,
+) -> tuple[dict[str, float | None], dict[str, str], dict[str, int]]:
+    """The means of ``prof``'s metrics, why each ``None`` is one (``given`` reasons first: those
+    metrics are not computed), and the count of episodes of each mean over fewer than all (its
+    finite values)."""
+    metrics: dict[str, float | None] = {}
+    reasons: dict[str, str] = dict(given or {})
+    over: dict[str, int] = {}
+    for label in prof.metrics:
+        if label in reasons:
+            metrics[label] = None
+            continue
+        metrics[label] = finite_mean(
+            np.asarray(per[columns[label]], dtype=np.float64), label, warnings,
+            _CAUSES.get(label, "a visited viewpoint cannot reach the goal"),
+            _CONSEQUENCES.get(label, ", success counts them as failures"), over=over,
+        )  # fmt: skip
+        if metrics[label] is None:
+            reasons.setdefault(label, "no scored episodes")
+    return metrics, reasons, over
 
 
 def summarise(
@@ -198,16 +223,12 @@ def summarise(
             f"{', '.join(preds.missing[:5])})"
         )
     warnings.extend(notes)
-    label_to_column = {**LABEL_TO_COLUMN, **(columns or {})}
-    metrics = {
-        label: _mean(np.asarray(per[label_to_column[label]], dtype=np.float64), label, warnings)
-        for label in prof.metrics
-    }
+    metrics, unavailable, over = _means(per, {**LABEL_TO_COLUMN, **(columns or {})}, prof, warnings)
     return start_result(
         task=episodes.task, split=episodes.split, prof=prof, source=preds.source,
         form=preds.form, n_scored=len(preds.episodes), n_expected=len(episodes),
         partial=partial, metrics=metrics, per=per, warnings=warnings, declared=declared, run=run,
-        unavailable={k: "no scored episodes" for k, v in metrics.items() if v is None},
+        unavailable=unavailable, details={"averaged_over": over},
     )  # fmt: skip
 
 
@@ -233,20 +254,12 @@ def object_summary(
 ) -> ResultBuilder:
     """The parts of the result (``spec/outputs.md``) of an object-goal task (REVERIE, SOON)."""
     warnings = list(warnings)
-    metrics: dict[str, float | None] = {}
-    reasons = dict(unavailable)
-    for label in prof.metrics:
-        if label in reasons:
-            metrics[label] = None
-            continue
-        values = np.asarray(per[columns[label]], dtype=np.float64)
-        metrics[label] = finite_mean(values, label, warnings, "unreachable")
-        if metrics[label] is None:
-            reasons.setdefault(label, "no scored episodes")
+    metrics, reasons, over = _means(per, columns, prof, warnings, unavailable)
     partial = bool(missing) and subset
     dv = data_version if data_version not in (None, "unknown") else None
     return start_result(
         task=task, split=split, prof=prof, source=source, form=form, n_scored=n_scored,
         n_expected=n_expected, partial=partial, metrics=metrics, unavailable=reasons, per=per,
         warnings=warnings, data_version=dv, declared=declared, run=run, card_extra=card_extra,
+        details={"averaged_over": over},
     )  # fmt: skip
