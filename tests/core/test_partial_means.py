@@ -45,3 +45,9 @@ def test_duet_tl_over_episodes_without_a_jump_between_components(tmp_path: Path)
     assert r.to_dict()["averaged_over"] == {"TL": 1, "NE": 1}  # it also ends in U1
     assert metric_cell(r.to_dict(), "TL") == "4.00 (1 of 2)"
 
+
+def test_every_value_infinite_says_so_not_no_scored_episodes(tmp_path: Path) -> None:
+    r = _score(tmp_path, ["U2", "U2"], {"1_0": ["S", "G"], "2_0": ["S", "A"]})
+    assert r.metrics["NE"] is None
+    assert r.unavailable["NE"] == "all 2 episodes have an infinite NE (goal unreachable)"
+    assert not any(w.startswith("NE:") for w in r.warnings)  # the reason says it once

@@ -183,8 +183,9 @@ def _means(
             continue
         metrics[label] = finite_mean(
             np.asarray(per[columns[label]], dtype=np.float64), label, warnings,
-            _CAUSES.get(label, "a visited viewpoint cannot reach the goal"),
+            _CAUSES.get(label, "goal unreachable"),
             _CONSEQUENCES.get(label, ", success counts them as failures"), over=over,
+            reasons=reasons,
         )  # fmt: skip
         if metrics[label] is None:
             reasons.setdefault(label, "no scored episodes")
