@@ -161,7 +161,10 @@ def score_parsed(
 # Why a per-episode value is infinite, and what else that episode counts as (default: the
 # goal cannot be reached; an unreachable goal is a failure for SR, OSR and SPL).
 _CAUSES = {"TL": "the trajectory jumps between viewpoints with no path between them"}
-_CONSEQUENCES = {"TL": ""}
+_CONSEQUENCES = {
+    "NE": ", success counts them as failures",
+    "OE": ", oracle success counts them as failures",
+}
 
 
 def _means(
@@ -183,9 +186,8 @@ def _means(
             continue
         metrics[label] = finite_mean(
             np.asarray(per[columns[label]], dtype=np.float64), label, warnings,
-            _CAUSES.get(label, "goal unreachable"),
-            _CONSEQUENCES.get(label, ", success counts them as failures"), over=over,
-            reasons=reasons,
+            _CAUSES.get(label, "goal unreachable"), _CONSEQUENCES.get(label, ""),
+            over=over, reasons=reasons,
         )  # fmt: skip
         if metrics[label] is None:
             reasons.setdefault(label, "no scored episodes")
