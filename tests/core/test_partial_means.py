@@ -33,6 +33,7 @@ def test_graph_ne_over_reachable_episodes_is_reported(tmp_path: Path) -> None:
     assert summary["averaged_over"] == {"NE": 1}
     assert metric_cell(summary, "NE") == "0.00 (1 of 2)"
     assert metric_cell(summary, "SR") == "50.00"
+    assert all(c["holds"] for c in summary["checks"])  # its nDTW 0 is no violation
 
 
 def test_graph_averaged_over_is_empty_when_every_value_is_finite(tmp_path: Path) -> None:

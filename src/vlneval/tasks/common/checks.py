@@ -192,10 +192,29 @@ def _check(name: str, holds: bool, detail: str, profile: Profile) -> Check:
     return Check(name, bool(holds), detail, note)
 
 
+def _ndtw_within(nd: np.ndarray, per_episode: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Where 0 < nDTW <= 1 holds; an nDTW of exactly 0 holds too where it is no bug: a finite
+    DTW whose exp(-DTW / (m d_th)) underflowed (a very long trajectory), or an episode whose
+    goal is unreachable (infinite DTW, counted and reported as unreachable).
+
+    Example:
+        >>> per = {"dtw": np.array([40004.0, np.inf, np.inf]), "unreachable": np.array([0, 1, 0])}
+        >>> _ndtw_within(np.zeros(3), per).tolist()
+        [True, True, False]
+    """
+    zero_ok = np.zeros(len(nd), dtype=np.bool_)
+    if "dtw" in per_episode:
+        zero_ok |= np.isfinite(per_episode["dtw"])
+    if "unreachable" in per_episode:
+        zero_ok |= np.asarray(per_episode["unreachable"]) != 0
+    return ((nd > 0) | ((nd == 0) & zero_ok)) & (nd <= 1 + EPS)
+
+
 def consistency_checks(
     summary: Mapping[str, float | None], per_episode: Mapping[str, np.ndarray], profile: Profile
 ) -> list[Check]:
-    """The consistency checks of ``spec/metrics.md`` on one summary.
+    """The consistency checks of ``spec/metrics.md`` on one summary, on the metrics
+    ``profile`` reports (a goal task computes an nDTW column but reports no nDTW: not checked).
 
     Example:
         >>> from vlneval.tasks.profiles import get_profile
@@ -224,11 +243,11 @@ def consistency_checks(
     le("sDTW", "nDTW")
     le("RGSPL", "RGS")
     nd = per_episode.get("ndtw")
-    if nd is not None and len(nd):
-        bad = int(np.sum(~((nd > 0) & (nd <= 1 + EPS))))
+    if nd is not None and len(nd) and "nDTW" in profile.metrics:
+        bad = int(np.sum(~_ndtw_within(nd, per_episode)))
         checks.append(_check("0 < nDTW <= 1", bad == 0, f"{bad} episode(s) outside", profile))
     cls = per_episode.get("cls")
-    if cls is not None and len(cls):
+    if cls is not None and len(cls) and "CLS" in profile.metrics:
         bad = int(np.sum(~((cls >= -EPS) & (cls <= 1 + EPS))))
         checks.append(_check("0 <= CLS <= 1", bad == 0, f"{bad} episode(s) outside", profile))
     return checks
