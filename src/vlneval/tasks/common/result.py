@@ -296,7 +296,8 @@ def finite_mean(
         return float(values.mean())
     bad, kept = int((~finite).sum()), int(finite.sum())
     if not kept and reasons is not None:
-        reasons[label] = f"all {bad} episodes have an infinite {label} ({cause})"
+        every = f"all {bad} episodes have" if bad > 1 else "the 1 episode has"
+        reasons[label] = f"{every} an infinite {label} ({cause})"
         return None
     warnings.append(
         f"{label}: {bad} episode(s) have an infinite value ({cause}); {label} averages "
