@@ -44,7 +44,7 @@ def test_a_partial_profile_phase_refuses_a_one_record_file(sqlite_server: Server
     assert (got["status"], got["error_kind"], got["result"]) == ("failed", "invalid", None)
     assert got["messages"] == [
         "preds.json: 35 of 36 episodes have no prediction (first: 100_1, 100_2, 101_0, 101_1, "
-        "101_2); the official scorer requires all of them (this phase scores complete files only)"
+        "101_2); profile r2r-duet requires all of them: this phase scores complete files only"
     ]
     uid = srv.submit(srv.alpha, encode(demo_predictions()), phase="duet").json()["id"]
     srv.work()

@@ -170,9 +170,9 @@ def test_sdr_a_route_of_the_split_without_a_location_is_no_stray(tmp_path: Path)
         _sdr(tmp_path, body=[SDR[0], SDR[2], other, stray])
     assert str(err.value).endswith(
         "1 of 3 SDR examples (route and pre/main/post panorama with a known location) have no "
-        "prediction (first: 1_post); 1 record has an id not in the split: 99 (another split's "
-        "route, or an unknown one); use --subset to score only the predicted ones, reported as "
-        "partial"
+        "prediction (first: 1_post); profile touchdown requires all of them: score only the "
+        "predicted ones with --subset (subset=True in Python), reported as partial; 1 record has "
+        "an id not in the split: 99 (another split's route, or an unknown one)"
     )
     r = _sdr(tmp_path / "b", body=[*SDR, other])
     assert list(_rows(r)) == ["1_main", "1_post", "2_main"] and not r.partial
