@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vlneval.tasks.profiles import ObjectGoalProfile
+from vlneval.tasks.profiles import SPL_ZERO_FLOOR, ObjectGoalProfile
 
 __all__ = ["REVERIE", "REVERIE_DUET"]
 
@@ -43,5 +43,6 @@ REVERIE_DUET = ObjectGoalProfile(
         "SPL and RGSPL with ℓ = the reference path's length and the floor max(ℓ, TL, 0.01)",
         "the predicted object is pred_objid (predObjId is read with a warning)",
         "no completeness check; nested per-action trajectories are flattened",
+        SPL_ZERO_FLOOR,
     ),
 )

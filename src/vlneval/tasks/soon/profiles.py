@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from vlneval.tasks.profiles import ObjectGoalProfile
+from vlneval.tasks.profiles import SPL_ZERO_FLOOR, ObjectGoalProfile
 
 __all__ = ["SOON", "SOON_WRAP"]
 
@@ -19,6 +19,7 @@ _SOON_NOTES = (
     "strictly inside the box polygon at the final viewpoint",
     "no adjacency check (as the script); starts are checked; completeness is required although "
     "the script does not check it (a part is scored only as partial, when asked)",
+    f"{SPL_ZERO_FLOOR} (det SPL too)",
 )
 SOON = ObjectGoalProfile(
     "soon",
