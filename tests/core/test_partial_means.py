@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.fixtures import SQUARE, SQUARE_EDGES, connectivity, preds, write_json
+from vlneval.cli.main import main
 from vlneval.evaluation import evaluate
 from vlneval.reports.terminal import metric_cell
 
@@ -52,3 +55,25 @@ def test_every_value_infinite_says_so_not_no_scored_episodes(tmp_path: Path) -> 
     assert r.metrics["NE"] is None
     assert r.unavailable["NE"] == "all 2 episodes have an infinite NE (goal unreachable)"
     assert not any(w.startswith("NE:") for w in r.warnings)  # the reason says it once
+
+
+JUMP = (
+    "1 episode(s) jump between viewpoints with no path between them (first: 2_0): their TL is "
+    "infinite; VLN-DUET's script, which scores jumps with their shortest distance, fails on such "
+    "a file (its table of distances holds reachable pairs only)"
+)
+
+
+def test_duet_jump_into_another_component_is_named_and_validate_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """VLN-DUET's eval looks every step up among the reachable pairs: KeyError on S -> U1."""
+    r = _score(tmp_path, ["G", "A"], {"1_0": ["S", "G"], "2_0": ["S", "U1"]}, profile="r2r-duet")
+    assert JUMP in r.warnings
+    argv = ["validate", "--task", "r2r", "--split", "val", "--data-root", str(tmp_path / "root"),
+            "--predictions", str(tmp_path / "p.json"), "--profile", "r2r-duet"]  # fmt: skip
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: {tmp_path / 'p.json'}: not a valid submission: episode 2_0's TL is infinite (a "
+        "jump between viewpoints with no path between them); the official script fails on it"
+    )

@@ -152,10 +152,28 @@ def score_parsed(
     )
     flags = check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc)
     finish_columns(per, flags, "nav_error")
+    notes = (*notes, *_jumps_without_path(episodes, preds, per))
     parts = summarise(
         episodes, preds, per, prof, subset=subset, declared=declared, run=run, notes=notes
     )
     return parts.build(episodes, preds.episodes, per)
+
+
+def _jumps_without_path(
+    episodes: EpisodeTable, preds: Predictions, per: Mapping[str, np.ndarray]
+) -> tuple[str, ...]:
+    """The warning naming the episodes whose trajectory jumps between viewpoints with no path
+    between them (another connected component: an infinite TL), under a profile that scores
+    jumps; ``validate`` refuses such a file, as the official script fails on it."""
+    bad = np.flatnonzero(~np.isfinite(per["path_length"]))
+    if not bad.size:
+        return ()
+    ids = ", ".join(episodes.ids[int(preds.episodes[k])] for k in bad[:5].tolist())
+    return (
+        f"{bad.size} episode(s) jump between viewpoints with no path between them (first: "
+        f"{ids}): their TL is infinite; VLN-DUET's script, which scores jumps with their shortest "
+        "distance, fails on such a file (its table of distances holds reachable pairs only)",
+    )
 
 
 # Why a per-episode value is infinite, and what else that episode counts as (default: the
