@@ -14,7 +14,7 @@ REVERIE = ObjectGoalProfile(
     "1",
     "YuankaiQi/REVERIE tasks/REVERIE/eval_release.py (Qi et al. 2020), the challenge scorer",
     check_adjacency=False,
-    metrics=("TL", "OSR", "SR", "SPL", "RGS", "RGSPL"),
+    metrics=("TL", "OSR", "SR", "SPL", "RGS", "RGSPL", "J"),
     success_metric=None,  # success is visibility, no threshold on a metric
     success_rule=_VISIBLE,
     object_field="predObjId",
@@ -35,7 +35,7 @@ REVERIE_DUET = ObjectGoalProfile(
     spl_floor=0.01,
     check_adjacency=False,
     require_complete=False,
-    metrics=("TL", "OSR", "SR", "SPL", "RGS", "RGSPL"),
+    metrics=("TL", "OSR", "SR", "SPL", "RGS", "RGSPL", "J"),
     success_metric=None,  # success is visibility, no threshold on a metric
     success_rule=_VISIBLE,
     object_field="pred_objid",

@@ -27,7 +27,7 @@ SOON = ObjectGoalProfile(
     "ZhuFengdaaa/SOON r2r_src/eval.py (Zhu et al. 2021), submission scoring",
     spl_floor=0.01,
     check_adjacency=False,
-    metrics=("TL", "NE", "OSR", "SR", "SPL", "det_SR", "det_SPL", "GP"),
+    metrics=("TL", "NE", "OSR", "SR", "SPL", "det_SR", "det_SPL", "GP", "J"),
     may_break=("SR <= OSR",),
     success_rule="NE < 3.0 to the (switched) goal; det: point inside the box, no heading wrap",
     notes=(*_SOON_NOTES, "heading wrap-around is ignored, as the official code does"),
