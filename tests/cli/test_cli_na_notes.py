@@ -53,7 +53,7 @@ def test_reverie_grounding_na_says_why_and_how(
     assert main(argv) == 0
     out, err = capsys.readouterr()
     reasons = _notes_cover(out, err)
-    assert set(_na_labels(out)) == {"RGS", "RGSPL"}
+    assert set(_na_labels(out)) == {"RGS", "RGSPL", "J"}  # J = SR · RGS needs RGS
     assert "give each record the id of the object it names as predObjId" in reasons["RGS"]
 
 
@@ -84,7 +84,7 @@ def test_compare_says_why_a_metric_is_left_out(
     out, err = capsys.readouterr()
     assert "RGS" not in out
     assert (
-        "note: RGS, RGSPL are left out of the comparison: n/a in A (nav): no predicted objects "
+        "note: RGS, RGSPL, J are left out of the comparison: n/a in A (nav): no predicted objects "
         "(predObjId) in the predictions file; give each record the id of the object it names as "
         "predObjId" in err
     )

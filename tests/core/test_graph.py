@@ -208,8 +208,9 @@ def test_a_connectivity_file_msgspec_rejects_is_explained_like_every_input(tmp_p
     store = GraphStore(tmp_path, use_cache=False)
     with pytest.raises(InvalidInputError) as exc:
         store.graph("nan")
-    assert (
-        str(exc.value) == f"error: {tmp_path}/nan_connectivity.json: a pose holds NaN or infinity"
+    assert str(exc.value) == (
+        f'error: {tmp_path}/nan_connectivity.json: image_id "S": pose[0]: nan is not a finite '
+        "number (a pose holds numbers only)"
     )
     with pytest.raises(InvalidInputError) as exc:
         store.graph("cut")
@@ -217,3 +218,37 @@ def test_a_connectivity_file_msgspec_rejects_is_explained_like_every_input(tmp_p
         f"error: {tmp_path}/cut_connectivity.json: not valid JSON: Expecting ',' delimiter at "
         "line 1, column 41"
     )
+
+
+def _far_graph(tmp_path: Path) -> tuple[Path, str]:
+    """The square with A at x = 1e308 and B at x = -1e308: edge lengths overflow to inf."""
+    recs = connectivity(SQUARE, SQUARE_EDGES)
+    recs[1]["pose"][3], recs[2]["pose"][3] = 1e308, -1e308
+    path = tmp_path / "far_connectivity.json"
+    path.write_text(json.dumps(recs))
+    return path, (
+        f'error: {path}: image_id "A": pose[3]: 1e+308 is beyond ±1e+06 m (a position '
+        f'coordinate, in metres)\nerror: {path}: image_id "B": pose[3]: -1e+308 is beyond '
+        "±1e+06 m (a position coordinate, in metres)"
+    )
+
+
+def test_a_huge_finite_coordinate_is_refused_with_viewpoint_and_field(tmp_path: Path) -> None:
+    path, expected = _far_graph(tmp_path)
+    with pytest.raises(InvalidInputError) as exc:
+        GraphStore(tmp_path, use_cache=False).graph("far")
+    assert str(exc.value) == expected
+
+
+def test_a_cached_graph_with_a_huge_coordinate_is_read_again_and_refused(tmp_path: Path) -> None:
+    """A table cached before coordinates were bounded is not served."""
+    from vlneval.graph import distances as dist
+    from vlneval.graph.matterport import NavGraph
+
+    path, expected = _far_graph(tmp_path)
+    pos = np.array([[0.0, 0, 0], [1e308, 0, 0]])
+    old = NavGraph("far", ["S", "A"], pos, np.array([[0, 1]], np.int32), np.array([np.inf]))
+    dist.save_cached(dist.file_key(path.read_bytes(), "far"), old, dist.distance_table(old))
+    with pytest.raises(InvalidInputError) as exc:
+        GraphStore(tmp_path).graph("far")
+    assert str(exc.value) == expected

@@ -255,8 +255,9 @@ def test_completeness_is_listed_before_many_jumps(tmp_path: Path) -> None:
     problems = exc.value.problems
     assert len(problems) == 26
     assert problems[0].message == (
-        "5 of 30 episodes have no prediction (first: 26, 27, 28, 29, 30); the official scorer "
-        "requires all of them (use --subset to score only the predicted ones, reported as partial)"
+        "5 of 30 episodes have no prediction (first: 26, 27, 28, 29, 30); profile cvdn requires "
+        "all of them: score only the predicted ones with --subset (subset=True in Python), "
+        "reported as partial"
     )
     shown = str(exc.value).splitlines()
     assert shown[0] == f"error: {tmp_path / 'preds.json'}: {problems[0].message}"

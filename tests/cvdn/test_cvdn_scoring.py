@@ -160,3 +160,9 @@ def test_unreachable_end_region_is_counted_not_averaged(tmp_path: Path) -> None:
     assert math.isnan(row["goal_progress"]) and row["unreachable"] == 1
     assert r.metrics["GP"] == pytest.approx(3.0)  # (6 + 0) / 2
     assert any(w.startswith("GP: 1 episode(s)") for w in r.warnings)
+    # GP has no success: the warning says nothing of it
+    assert (
+        "GP: 1 episode(s) have an infinite value (goal unreachable); GP averages the other 2"
+        in r.warnings
+    )
+    assert r.to_dict()["averaged_over"]["GP"] == 2

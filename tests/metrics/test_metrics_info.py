@@ -31,12 +31,13 @@ NEUTRAL = {"TL", "help_requests"}
 #: Labels whose values are fractions shown as percentages.
 FRACTIONS = {
     "SR", "OSR", "SPL", "nDTW", "sDTW", "CLS", "OPSR", "RGS", "RGSPL", "det_SR", "det_SPL", "TC",
-    "SED", "SDR@40", "SDR@80", "SDR@120",
+    "SED", "SDR@40", "SDR@80", "SDR@120", "J",
 }  # fmt: skip
 #: The labels of spec/outputs.md's summary and of every benchmark's profile.
 SPEC_LABELS = {
     "TL", "NE", "OSR", "SR", "SPL", "nDTW", "sDTW", "CLS", "GP", "OPSR", "RGS", "RGSPL", "TC",
     "SPD", "SED", "SDR@40", "SDR@80", "SDR@120", "SDR_dist", "det_SR", "det_SPL", "help_requests",
+    "J",  # joint success (spec/metrics.md), REVERIE and SOON
 }  # fmt: skip
 
 

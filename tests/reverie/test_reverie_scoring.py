@@ -49,8 +49,10 @@ def test_hand_values_official_profile(tmp_path: Path) -> None:
     assert rows["2_9_1"]["success"] == 0.0 and rows["2_9_1"]["oracle_success"] == 1.0
     assert rows["2_9_1"]["predicted_object"] is None and rows["2_9_1"]["target_object"] == "9"
     m = r.metrics
-    assert list(m) == ["TL", "OSR", "SR", "SPL", "RGS", "RGSPL"]  # no NE
-    assert m == {"TL": 6.0, "OSR": 0.75, "SR": 0.5, "SPL": 0.375, "RGS": 0.5, "RGSPL": 0.375}
+    assert list(m) == ["TL", "OSR", "SR", "SPL", "RGS", "RGSPL", "J"]  # no NE
+    assert m == {
+        "TL": 6.0, "OSR": 0.75, "SR": 0.5, "SPL": 0.375, "RGS": 0.5, "RGSPL": 0.375, "J": 0.25
+    }  # fmt: skip
     assert all(c["holds"] for c in r.to_dict()["checks"])
     assert any("null (no object chosen)" in w for w in r.warnings)
     assert r.data_version == "v1"
@@ -61,6 +63,11 @@ def test_hand_values_official_profile(tmp_path: Path) -> None:
 def test_joint_success_column(tmp_path: Path) -> None:
     rows = {row["instr_id"]: row for row in _score(tmp_path).rows()}
     assert [rows[k]["joint_success"] for k in HAND] == [1.0, 0.0, 0.0, 0.0]
+    r = _score(tmp_path / "b")
+    assert r.metrics["J"] == 0.25  # the column's mean, in the summary and the table
+    from vlneval.reports.terminal import metric_cell
+
+    assert metric_cell(r.to_dict(), "J") == "25.00"
 
 
 def test_duet_profile_uses_reference_length_and_its_field(tmp_path: Path) -> None:
@@ -88,6 +95,7 @@ def test_navigation_only_file_makes_rgs_unavailable(tmp_path: Path) -> None:
     r = _score(tmp_path, {k: (v, ...) for k, (v, _) in HAND.items()})
     assert r.metrics["RGS"] is None and r.metrics["RGSPL"] is None
     assert "predObjId" in r.unavailable["RGS"]
+    assert r.metrics["J"] is None and r.unavailable["J"] == r.unavailable["RGS"]
     assert r.metrics["SR"] == 0.5
 
 
@@ -183,7 +191,9 @@ def test_data_versions_and_box_fallback(tmp_path: Path) -> None:
 @pytest.mark.parametrize("layout", ["folder", "tar.gz", "json"])
 def test_box_layouts_agree(tmp_path: Path, layout: str) -> None:
     m = _score(tmp_path, layout=layout).metrics
-    assert m == {"TL": 6.0, "OSR": 0.75, "SR": 0.5, "SPL": 0.375, "RGS": 0.5, "RGSPL": 0.375}
+    assert m == {
+        "TL": 6.0, "OSR": 0.75, "SR": 0.5, "SPL": 0.375, "RGS": 0.5, "RGSPL": 0.375, "J": 0.25
+    }  # fmt: skip
 
 
 def test_explicit_boxes_and_missing_boxes(tmp_path: Path) -> None:
@@ -245,7 +255,7 @@ def test_repeated_viewpoints_counted_once(tmp_path: Path) -> None:
     rows = {row["instr_id"]: row for row in r.rows()}
     assert rows["1_7_0"]["repeated_viewpoints"] == 3 and rows["1_7_0"]["path_length"] == 8.0
     assert rows["1_7_1"]["repeated_viewpoints"] == 0 and rows["2_9_1"]["repeated_viewpoints"] == 0
-    assert r.metrics == {"TL": 6.0, "OSR": 0.75, "SR": 0.5, "SPL": 0.375, "RGS": 0.5, "RGSPL": 0.375}  # fmt: skip
+    assert r.metrics == {"TL": 6.0, "OSR": 0.75, "SR": 0.5, "SPL": 0.375, "RGS": 0.5, "RGSPL": 0.375, "J": 0.25}  # fmt: skip
 
 
 def test_a_numpy_object_id_is_the_int_it_holds(tmp_path: Path) -> None:

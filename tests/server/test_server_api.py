@@ -133,8 +133,8 @@ def test_a_refused_file_gets_clear_messages_and_costs_no_quota(server):
     c = server.get(r3.json()["id"], server.alpha).json()
     assert c["status"] == "failed"
     assert c["messages"] == [
-        "c.json: 1 of 36 episodes have no prediction (first: 303_2); the official scorer requires "
-        "all of them (this phase scores complete files only)"
+        "c.json: 1 of 36 episodes have no prediction (first: 303_2); profile demo requires all of "
+        "them: this phase scores complete files only"
     ]
     assert server.submit(server.alpha, DEMO_PREDICTIONS.read_bytes()).status_code == 202
     assert server.submit(server.alpha, DEMO_PREDICTIONS.read_bytes()).status_code == 202

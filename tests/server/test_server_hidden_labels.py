@@ -343,7 +343,8 @@ def test_a_touchdown_sdr_phase_names_no_panorama_by_whether_it_shows_the_target(
     refused = srv.get(r.json()["id"], srv.alpha).json()
     assert refused["messages"] == [
         "one.json: 8 of 9 SDR examples (route and pre/main/post panorama) have no prediction "
-        "(first: 1_pre, 1_post, 2_main, 2_pre, 2_post); this phase scores complete files only"
+        "(first: 1_pre, 1_post, 2_main, 2_pre, 2_post); profile touchdown requires all of them: "
+        "this phase scores complete files only"
     ]
     r = srv.submit(srv.alpha, encode(full), phase="sdr", name="all.json")
     srv.work()

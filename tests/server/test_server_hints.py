@@ -70,8 +70,8 @@ CASES: list[tuple[str, str, str, Callable[[Path], Any], Any, str]] = [
         "r2r",
         r2r_root,
         preds({"1_0": ["S"]}),
-        "preds.json: 2 of 3 episodes have no prediction (first: 1_1, 1_2); the official scorer "
-        "requires all of them (this phase scores complete files only)",
+        "preds.json: 2 of 3 episodes have no prediction (first: 1_1, 1_2); profile r2r requires "
+        "all of them: this phase scores complete files only",
     ),
     (
         "touchdown",
@@ -79,8 +79,8 @@ CASES: list[tuple[str, str, str, Callable[[Path], Any], Any, str]] = [
         "touchdown",
         touchdown_root,
         [{"route_id": k, "trajectory": RUNS[k]} for k in (1, 2)],
-        "preds.json: 1 of 3 routes have no prediction (first: 3); this phase scores complete "
-        "files only",
+        "preds.json: 1 of 3 routes have no prediction (first: 3); profile touchdown requires all "
+        "of them: this phase scores complete files only",
     ),
     (
         "touchdown-sdr",
@@ -89,7 +89,8 @@ CASES: list[tuple[str, str, str, Callable[[Path], Any], Any, str]] = [
         touchdown_root,
         [SDR[0], SDR[2]],
         "preds.json: 1 of 3 SDR examples (route and pre/main/post panorama with a known location) "
-        "have no prediction (first: 1_post); this phase scores complete files only",
+        "have no prediction (first: 1_post); profile touchdown requires all of them: this phase "
+        "scores complete files only",
     ),
     (
         "r2r",

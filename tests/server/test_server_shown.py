@@ -20,8 +20,8 @@ def test_a_viewpoint_the_submitter_wrote_as_a_path_is_shown_as_written(sqlite_se
     srv.work()
     got = srv.get(r.json()["id"], srv.alpha).json()
     assert got["messages"] == [
-        "slash.json: 1 of 36 episodes have no prediction (first: 100_1); the official scorer "
-        "requires all of them (this phase scores complete files only); 1 record has an id not in "
+        "slash.json: 1 of 36 episodes have no prediction (first: 100_1); profile demo requires "
+        "all of them: this phase scores complete files only; 1 record has an id not in "
         'the split: "/home/me/x_0" (an id of another type, or with spaces? ids match exactly, '
         'e.g. "100_1")',
         'slash.json: instr_id "100_0": trajectory[1]: viewpoint /srv/data/x.json is not in scan '

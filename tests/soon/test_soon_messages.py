@@ -48,8 +48,9 @@ def test_the_completeness_example_is_an_id_a_record_writes(tmp_path: Path) -> No
     """The example of an id is the instruction's ("2"), not its episode's ("2#0")."""
     records = soon_preds({"1": HAND["1"], "3": HAND["3"], "77": HAND["4"]})
     assert _problems(tmp_path, records) == [
-        "2 of 5 episodes have no prediction (first: 2#0, 4#0); the official scorer requires "
-        "all of them (use --subset to score only the predicted ones, reported as partial); 1 "
+        "2 of 5 episodes have no prediction (first: 2#0, 4#0); profile soon requires all of them: "
+        "score only the predicted ones with --subset (subset=True in Python), reported as "
+        "partial; 1 "
         'record has an id not in the split: "77" (an id of another type, or with spaces? ids '
         'match exactly, e.g. "2")'
     ]

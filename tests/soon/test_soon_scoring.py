@@ -65,12 +65,13 @@ def test_hand_values_official(tmp_path: Path) -> None:
     assert rows["4#0"]["spl"] == pytest.approx(2 / 3) and rows["4#0"]["goal_progress"] == 2.0
     assert [rows[k]["det_success"] for k in ("2#0", "3#0")] == [0.0, 0.0]
     m = r.metrics
-    assert list(m) == ["TL", "NE", "OSR", "SR", "SPL", "det_SR", "det_SPL", "GP"]
+    assert list(m) == ["TL", "NE", "OSR", "SR", "SPL", "det_SR", "det_SPL", "GP", "J"]
     assert m["TL"] == pytest.approx(5.2) and m["NE"] == pytest.approx(2.0)
     assert m["SR"] == pytest.approx(0.8) and m["OSR"] == pytest.approx(0.6)
     assert m["SPL"] == pytest.approx((3 + 2 / 3) / 5)
     assert m["det_SR"] == pytest.approx(0.2) and m["det_SPL"] == pytest.approx(0.2)
     assert m["GP"] == pytest.approx(2.8)
+    assert m["J"] == pytest.approx(0.2)  # joint success: only 1#0 both navigates and localises
 
 
 def test_osr_below_sr_is_reported_as_the_scripts_quirk(tmp_path: Path) -> None:

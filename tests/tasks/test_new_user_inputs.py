@@ -20,8 +20,9 @@ from vlneval.tasks import TASKS, get_task
 from vlneval.tasks.common.root import demo_root
 
 COMPLETE = (
-    "error: <records>: 1 of 36 episodes have no prediction (first: 100_0); the official scorer "
-    "requires all of them (use --subset to score only the predicted ones, reported as partial)"
+    "error: <records>: 1 of 36 episodes have no prediction (first: 100_0); profile demo requires "
+    "all of them: score only the predicted ones with --subset (subset=True in Python), reported "
+    "as partial"
 )
 
 
@@ -145,9 +146,10 @@ def test_the_completeness_problem_names_a_stray_id_on_the_command_line(
     argv = ["score", "--task", "r2r", "--split", "val_unseen", "--data-root", str(data_root)]
     assert main([*argv, "--predictions", str(path)]) == 2
     assert capsys.readouterr().err == (
-        f"error: {path}: 1 of 2349 episodes have no prediction (first: 4332_0); the official "
-        "scorer requires all of them (use --subset to score only the predicted ones, reported "
-        "as partial); 1 record has an id not in the split: 4332 (an id of another type, or with "
+        f"error: {path}: 1 of 2349 episodes have no prediction (first: 4332_0); profile r2r "
+        "requires all of them: score only the predicted ones with --subset (subset=True in "
+        "Python), reported as partial; 1 record has an id not in the split: 4332 (an id of "
+        "another type, or with "
         'spaces? ids match exactly, e.g. "4332_0")\n'
     )
 

@@ -99,8 +99,9 @@ def test_a_huge_number_as_an_id_is_described_by_its_size(
     records = _demo()
     records[0]["instr_id"] = 10**399  # valid JSON, within the reader's 400-character number limit
     assert _errors(records, tmp_path, capsys) == (
-        "error: 1 of 36 episodes have no prediction (first: 100_0); the official scorer requires "
-        "all of them (use --subset to score only the predicted ones, reported as partial); 1 "
+        "error: 1 of 36 episodes have no prediction (first: 100_0); profile demo requires all of "
+        "them: score only the predicted ones with --subset (subset=True in Python), reported as "
+        "partial; 1 "
         "record has an id not in the split: an integer of 400 digits, beyond a double's range "
         '(an id of another type, or with spaces? ids match exactly, e.g. "100_0")\n'
     )
@@ -129,9 +130,10 @@ def test_an_id_too_long_for_str_in_memory_is_described_by_its_size(bad_step: boo
         with pytest.raises(InvalidInputError) as exc:
             scorer.score(records)
     assert str(exc.value).splitlines() == [
-        "error: <records>: 1 of 36 episodes have no prediction (first: 100_0); the official "
-        "scorer requires all of them (use --subset to score only the predicted ones, reported "
-        "as partial); 1 record has an id not in the split: an integer of 5,001 digits, beyond a "
+        "error: <records>: 1 of 36 episodes have no prediction (first: 100_0); profile demo "
+        "requires all of them: score only the predicted ones with --subset (subset=True in "
+        "Python), reported as partial; 1 record has an id not in the split: an integer of 5,001 "
+        "digits, beyond a "
         "double's range (an id of another type, or with spaces? ids match exactly, e.g. "
         '"100_0")',
         *(["error: <records>: instr_id \"100_1\": trajectory[0]: heading must be a number, got 'up'"]
@@ -191,8 +193,9 @@ def test_an_id_past_python_s_digit_limit_in_a_file_is_described_by_its_size(
     argv = ["score", "--task", "demo", "--predictions", str(tmp_path / "preds.json")]
     assert main(argv) == 2
     assert capsys.readouterr().err.replace(f"{tmp_path / 'preds.json'}: ", "") == (
-        "error: 1 of 36 episodes have no prediction (first: 100_0); the official scorer requires "
-        "all of them (use --subset to score only the predicted ones, reported as partial); 1 "
+        "error: 1 of 36 episodes have no prediction (first: 100_0); profile demo requires all of "
+        "them: score only the predicted ones with --subset (subset=True in Python), reported as "
+        "partial; 1 "
         "record has an id not in the split: an integer of 5,000 digits, beyond a double's range "
         '(an id of another type, or with spaces? ids match exactly, e.g. "100_0")\n'
     )

@@ -197,7 +197,7 @@ def test_the_completeness_problem_names_routes_of_another_split(
             episodes_file=halves / "dev.json", graphs=data_root / "touchdown" / "graph",
         )  # fmt: skip
     assert exc.value.problems[0].message == (
-        f"{lead}; 6 records have ids not in the split: 3936, 2635, 5009, 10124, 1852, ... "
-        "(another split's route, or an unknown one); use --subset to score only the predicted "
-        "ones, reported as partial"
+        f"{lead}; profile touchdown requires all of them: score only the predicted ones with "
+        "--subset (subset=True in Python), reported as partial; 6 records have ids not in the "
+        "split: 3936, 2635, 5009, 10124, 1852, ... (another split's route, or an unknown one)"
     )

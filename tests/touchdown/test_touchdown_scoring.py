@@ -73,7 +73,8 @@ def test_unreachable_goal(tmp_path: Path) -> None:
     r = evaluate("touchdown", "dev", nav(tmp_path, {1: ["p0", "p1"]}), root=root)
     row = _rows(r)["1"]
     assert math.isinf(row["spd"]) and row["unreachable"] == 1 and row["task_completion"] == 0
-    assert r.metrics["SPD"] is None and any("SPD: 1 episode(s)" in w for w in r.warnings)
+    assert r.metrics["SPD"] is None
+    assert r.unavailable["SPD"] == "the 1 episode has an infinite SPD (goal unreachable)"
 
 
 def test_graph_states_and_plain_ids_score_alike(tmp_path: Path) -> None:
@@ -177,9 +178,9 @@ def test_sdr_a_route_of_the_split_without_a_location_is_no_stray(tmp_path: Path)
         _sdr(tmp_path, body=[SDR[0], SDR[2], other, stray])
     assert str(err.value).endswith(
         "1 of 3 SDR examples (route and pre/main/post panorama with a known location) have no "
-        "prediction (first: 1_post); 1 record has an id not in the split: 99 (another split's "
-        "route, or an unknown one); use --subset to score only the predicted ones, reported as "
-        "partial"
+        "prediction (first: 1_post); profile touchdown requires all of them: score only the "
+        "predicted ones with --subset (subset=True in Python), reported as partial; 1 record has "
+        "an id not in the split: 99 (another split's route, or an unknown one)"
     )
     r = _sdr(tmp_path / "b", body=[*SDR, other])
     assert list(_rows(r)) == ["1_main", "1_post", "2_main"] and not r.partial

@@ -232,7 +232,8 @@ def test_the_completeness_problem_names_an_id_not_in_the_split(
     with pytest.raises(InvalidInputError) as exc:
         score(split, tmp_path, given)
     assert str(exc.value).endswith(
-        "(use --subset to score only the predicted ones, reported as partial); 1 record has an "
+        "profile vlnce-exact requires all of them: score only the predicted ones with --subset "
+        "(subset=True in Python), reported as partial; 1 record has an "
         'id not in the split: "2 " (an id of another type, or with spaces? ids match exactly, '
         'e.g. "2")'
     )

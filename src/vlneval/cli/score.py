@@ -371,7 +371,9 @@ def _which(files: list[str], total: int, shown: int = 3) -> str:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Runs every check a leaderboard makes; exit 0 only for an acceptable file. A goal-less
     (test) split is checked blind, against its public view, as the evaluation server does."""
-    from vlneval.errors import HiddenSplitError
+    import numpy as np
+
+    from vlneval.errors import HiddenSplitError, VLNEvalError
 
     paths = _predictions(args)
     try:
@@ -400,6 +402,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
             f"{result.source}: not a valid submission: {labels} "
             f"{'is' if len(result.non_finite) == 1 else 'are'} not finite "
             f"({result.unavailable[result.non_finite[0]]})"
+        )
+    tl = result.per_episode.get("path_length")
+    if tl is not None and not np.isfinite(tl).all():  # the official scripts fail on it
+        first = result.ids[int(np.flatnonzero(~np.isfinite(tl))[0])]
+        raise VLNEvalError(
+            f"{result.source}: not a valid submission: episode {first}'s TL is infinite (a jump "
+            "between viewpoints with no path between them); the official script fails on it"
         )
     print(
         f"ok: {result.source} is a valid {result.task} {result.split} submission for "

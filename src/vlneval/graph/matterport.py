@@ -9,6 +9,7 @@ edges only, so an included viewpoint without any edge is not a node of the evalu
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -214,6 +215,41 @@ def parse_connectivity(records: Any, *, scan: str, source: str = "<memory>") -> 
     return _build(ids, poses, unob, included, heights, scan, source)
 
 
+#: The largest position coordinate of a viewpoint (``pose[3]``, ``[7]``, ``[11]``), metres: a
+#: building is far within it, and beyond it edge lengths and path sums can overflow.
+MAX_COORDINATE = 1e6
+
+
+def _check_poses(ids: list[str], poses: np.ndarray, source: str) -> None:
+    """Refuses a pose entry that is not a finite number, or a position coordinate beyond
+    ±:data:`MAX_COORDINATE`, naming the file, the viewpoint and the entry.
+
+    Example:
+        >>> poses = np.eye(4).reshape(1, 16).repeat(2, axis=0)
+        >>> poses[1, 3] = 1e308
+        >>> _check_poses(["a", "b"], poses, "x.json")
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.InvalidInputError: error: x.json: image_id "b": pose[3]: 1e+308 is beyond ±1e+06 m (a position coordinate, in metres)
+    """
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(poses)
+        bad[:, [3, 7, 11]] |= np.abs(poses[:, [3, 7, 11]]) > MAX_COORDINATE
+    if not bad.any():
+        return
+    pc = ProblemCollector(source)
+    for k, j in np.argwhere(bad)[:20].tolist():
+        v = float(poses[k, j])
+        pc.add(
+            f"{v!r} is not a finite number (a pose holds numbers only)"
+            if not np.isfinite(v)
+            else f"{v!r} is beyond ±{MAX_COORDINATE:g} m (a position coordinate, in metres)",
+            episode=f"image_id {json.dumps(ids[k], ensure_ascii=False)}",
+            field=f"pose[{j}]",
+        )
+    pc.raise_if_any()
+
+
 def _build(
     ids: list[str],
     poses: np.ndarray,
@@ -225,8 +261,7 @@ def _build(
 ) -> NavGraph:
     """The graph of checked records: poses ``(n, 16)``, ``unobstructed`` ``(n, n)``."""
     n = len(ids)
-    if not np.isfinite(poses).all():
-        raise InvalidInputError(f"{source}: a pose holds NaN or infinity")
+    _check_poses(ids, poses, source)
     first: dict[str, int] = {}
     for k, vp in enumerate(ids):  # the simulator indexes records, the graph ids: one each
         if first.setdefault(vp, k) != k:

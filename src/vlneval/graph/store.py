@@ -8,7 +8,7 @@ import numpy as np
 
 from vlneval.errors import MissingDataError, UnknownNameError
 from vlneval.graph import distances as dist
-from vlneval.graph.matterport import NavGraph, connectivity_from_bytes
+from vlneval.graph.matterport import MAX_COORDINATE, NavGraph, connectivity_from_bytes
 
 __all__ = ["GraphStore"]
 
@@ -98,7 +98,8 @@ class GraphStore:
         raw = path.read_bytes()  # read once: hashed for the cache key, parsed on a miss
         key = dist.file_key(raw, scan) if self.use_cache else ""
         cached = dist.load_cached(key, scan, str(path)) if self.use_cache else None
-        if cached is not None:
+        # a table cached before coordinates were bounded is parsed again (and refused)
+        if cached is not None and np.abs(cached[0].positions).max(initial=0) <= MAX_COORDINATE:
             return cached
         graph = connectivity_from_bytes(raw, scan, str(path))
         table = dist.distance_table(graph)

@@ -4,6 +4,12 @@ None of these functions collapses repeated positions itself: profiles differ (``
 ``r2r-duet`` and ``r4r`` do not), so the caller applies :func:`collapse_repeats` when its profile
 says so. The examples use the graph of spec/metrics.md worked example 1: nodes S, A, B, G =
 0, 1, 2, 3 on a 4-cycle S-A-B-G-S with 4 m edges.
+
+Argument order differs, as in the scripts these reproduce: :func:`dtw`, :func:`ndtw` and
+:func:`sdtw` take ``(reference, trajectory)`` (google-research ``r4r/dtw.py``), :func:`cls`
+takes ``(trajectory, reference)`` (``r4r/cls.py``, spec/metrics.md). Swapped paths run without
+an error and give other numbers (nDTW normalises by the first path's length), so name them when
+in doubt: ``ndtw(reference=R, trajectory=P, ...)``, ``cls(trajectory=P, reference=R, ...)``.
 """
 
 from __future__ import annotations
@@ -59,7 +65,8 @@ def dtw(reference: Any, trajectory: Any, *, distances: Any) -> float:
     ``D[0,0] = 0``, ``D[k,0] = D[0,j] = inf``,
     ``D[k,j] = d(r_k, p_j) + min(D[k-1,j], D[k,j-1], D[k-1,j-1])``; ``DTW = D[m,n]``.
     O(m·n) time, O(min(m, n)) memory. Matches google-research ``r4r/dtw.py`` (Ilharco et al.
-    2019); unlike VLN-CE's default, no fastdtw approximation.
+    2019); unlike VLN-CE's default, no fastdtw approximation. The REFERENCE comes first (as
+    in :func:`ndtw`, :func:`sdtw`; :func:`cls` takes the trajectory first).
 
     Args:
         reference: 1-D int array, the reference path ``R`` (non-empty).
@@ -92,7 +99,9 @@ def ndtw(reference: Any, trajectory: Any, *, distances: Any, threshold: float = 
 
     ``nDTW = exp(-DTW(R, P) / (m · δ))`` with ``m`` the NUMBER of reference points and ``δ``
     the threshold. An empty trajectory, or one that cannot reach the reference, gives 0.
-    Matches ``ndtw`` in google-research ``r4r/dtw.py`` and the HAMT/DUET scripts.
+    Matches ``ndtw`` in google-research ``r4r/dtw.py`` and the HAMT/DUET scripts. The
+    REFERENCE comes first (:func:`cls` takes the trajectory first): swapped, it runs and gives
+    another number (``m`` is the first path's length); keywords avoid the mix-up.
 
     Args:
         reference: 1-D int array, the reference path ``R`` (non-empty).
@@ -110,6 +119,8 @@ def ndtw(reference: Any, trajectory: Any, *, distances: Any, threshold: float = 
         >>> import numpy as np
         >>> D = np.array([[0, 4, 8, 4], [4, 0, 4, 8], [8, 4, 0, 4], [4, 8, 4, 0]], float)
         >>> round(ndtw([0, 1, 2, 3], [0, 3], distances=D), 4)
+        0.5134
+        >>> round(ndtw(reference=[0, 1, 2, 3], trajectory=[0, 3], distances=D), 4)
         0.5134
         >>> ndtw([0, 1, 2, 3], [0, 1, 2, 3], distances=D), ndtw([0, 1, 2, 3], [], distances=D)
         (1.0, 0.0)
@@ -140,7 +151,8 @@ def sdtw(
 
     ``sDTW = S · nDTW`` per episode; the benchmark value is the mean of that, NOT
     ``SR · mean(nDTW)``. The success comparison is the caller's (``<`` in the HAMT/DUET scripts,
-    ``<=`` in google-research ``r4r/dtw.py``), passed in as ``success``.
+    ``<=`` in google-research ``r4r/dtw.py``), passed in as ``success``. The REFERENCE comes
+    first, as in :func:`ndtw` (:func:`cls` takes the trajectory first).
 
     Args:
         reference: 1-D int array, the reference path ``R`` (non-empty).
@@ -177,8 +189,10 @@ def cls(trajectory: Any, reference: Any, *, distances: Any, threshold: float = 3
     ``PC = (1/m) Σ_k exp(-min_j d(r_k, p_j) / δ)``, ``EPL = PC · L(R)``,
     ``LS = EPL / (EPL + |EPL - L(P)|)`` (LS = 1 when that denominator is 0), ``CLS = PC · LS``,
     with ``L`` the summed hop distances (repeats add 0). Matches google-research ``r4r/cls.py``
-    with metre weights. Not symmetric: the PREDICTION comes first. A reference with an
-    unreachable hop (``L(R) = inf``) scores 0; an empty trajectory scores 0.
+    with metre weights. Not symmetric: the PREDICTION (trajectory) comes first, unlike
+    :func:`dtw`, :func:`ndtw` and :func:`sdtw`, which take the reference first; swapped, it runs
+    and gives another number, so name them when in doubt. A reference with an unreachable hop
+    (``L(R) = inf``) scores 0; an empty trajectory scores 0.
 
     Args:
         trajectory: 1-D int array, the executed path ``P`` (may be empty).
@@ -196,6 +210,8 @@ def cls(trajectory: Any, reference: Any, *, distances: Any, threshold: float = 3
         >>> import numpy as np
         >>> D = np.array([[0, 4, 8, 4], [4, 0, 4, 8], [8, 4, 0, 4], [4, 8, 4, 0]], float)
         >>> round(cls([0, 3], [0, 1, 2, 3], distances=D), 4)
+        0.4291
+        >>> round(cls(trajectory=[0, 3], reference=[0, 1, 2, 3], distances=D), 4)
         0.4291
         >>> cls([0, 1, 2, 3], [0, 1, 2, 3], distances=D)
         1.0

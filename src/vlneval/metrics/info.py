@@ -79,6 +79,8 @@ _TABLE = (
                "the predicted direction lies inside the target box at the final viewpoint (SOON)"),
     MetricInfo("det_SPL", "localisation_spl", "det_spl", "higher", "ratio",
                "localisation success weighted by reference length over path length (SOON)"),
+    MetricInfo("J", "joint_success", "joint_success", "higher", "rate",
+               "joint success S_nav · S_loc: navigation and object both succeed (RGS, det)"),
     # street (Touchdown)
     MetricInfo("TC", "task_completion", "task_completion", "higher", "rate",
                "1 when the final panorama is the goal or next to it"),

@@ -17,9 +17,24 @@ from typing import Any
 
 from vlneval.registry import Registry
 
-__all__ = ["Profile", "ObjectGoalProfile", "PROFILES", "get_profile", "GRAPH_METRICS"]
+__all__ = [
+    "Profile",
+    "ObjectGoalProfile",
+    "PROFILES",
+    "get_profile",
+    "GRAPH_METRICS",
+    "SPL_ZERO_FLOOR",
+    "SPL_ZERO_DEFAULT",
+]
 
 GRAPH_METRICS = ("TL", "NE", "OSR", "SR", "SPL", "nDTW", "sDTW", "CLS")
+# What SPL is when ℓ = 0 (spec/metrics.md: every profile must say): the note of a profile
+# with the 0.01 floor, and of one with none (the default rule of metrics.path.spl).
+SPL_ZERO_FLOOR = "SPL with ℓ = 0: 0, even for a success (ℓ / max(ℓ, TL, 0.01)), as the script"
+SPL_ZERO_DEFAULT = (
+    "SPL with ℓ = 0: 1 if successful and TL = 0, else 0 (vlneval's default, the CVDN rule: "
+    "the formula divides by zero)"
+)
 
 
 @dataclass(frozen=True)

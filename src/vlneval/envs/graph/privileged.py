@@ -115,7 +115,12 @@ def _egocentric_action(s: TeacherState, nxt: int) -> int:
 
 
 def teacher_action(s: TeacherState) -> int:
-    """The teacher's action at ``s`` in the environment's action space (module docstring)."""
+    """The teacher's action at ``s`` in the environment's action space (module docstring).
+
+    Raises:
+        PrivilegeError: no goal is a node of the scan, or the next viewpoint on the shortest
+            path is never a candidate (an edge with no horizontal offset).
+    """
     index = s.tables.graph.index
     goals = np.array([index[g] for g in s.goals if g in index], dtype=np.int64)
     if len(goals) == 0:
@@ -123,11 +128,24 @@ def teacher_action(s: TeacherState) -> int:
     nxt = next_hop(s.tables, s.distances, s.node, goals)
     if nxt < 0:
         return STOP
-    if not s.panoramic:
-        return _egocentric_action(s, nxt)
     t = s.tables
     row = t.pano_node[s.node, s.h, : int(t.pano_count[s.node, s.h])]
-    return int(np.flatnonzero(row == nxt)[0])
+    offered = np.flatnonzero(row == nxt)  # every heading lists the same neighbours
+    if len(offered) == 0:
+        raise PrivilegeError(_not_offered(t, s.node, nxt))
+    return int(offered[0]) if s.panoramic else _egocentric_action(s, nxt)
+
+
+def _not_offered(t: ScanTables, node: int, nxt: int) -> str:
+    """Why the teacher cannot take the shortest path's next step: an edge with no horizontal
+    offset (the simulator's direction to it is NaN, so it is never a candidate)."""
+    ids = t.graph.ids
+    return (
+        f"the shortest path's next viewpoint {ids[nxt]} is not a navigable candidate from "
+        f"{ids[node]} in scan {t.graph.scan}: it is co-located with it or straight above or "
+        "below it (no horizontal offset, so the simulator offers no direction to it); the "
+        "teacher cannot take that edge of the graph"
+    )
 
 
 class Teacher:

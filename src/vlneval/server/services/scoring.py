@@ -480,18 +480,18 @@ def _public_messages(
 
 
 OFFICIAL_COMPLETE = re.compile(
-    r"; the official (?:scorer|evaluation) requires all of them \(this phase scores complete files only\)"
+    r"; profile \S+ requires all of them: this phase scores complete files only"
 )
 
 
 def _complete_files(messages: list[str], profile: str) -> list[str]:
     """``messages`` as a phase of ``profile`` says them: a profile that scores partial files
     offline (r4r, r2r-duet) takes complete files on a phase too, and its incomplete-file
-    refusal says so, not that its official scorer requires them.
+    refusal says so, not that its profile requires them.
 
     Example:
-        >>> said = ["a.json: 1 of 2 episodes have no prediction (first: 1_0); the official "
-        ...         "scorer requires all of them (this phase scores complete files only)"]
+        >>> said = ["a.json: 1 of 2 episodes have no prediction (first: 1_0); profile r2r-duet "
+        ...         "requires all of them: this phase scores complete files only"]
         >>> _complete_files(said, "r2r-duet")
         ['a.json: 1 of 2 episodes have no prediction (first: 1_0); this phase scores complete files only']
         >>> _complete_files(said, "r2r") == said

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from vlneval.errors import ProblemCollector, hint, hinted
+from vlneval.errors import Hinted, ProblemCollector, hint, hinted
 from vlneval.graph.store import GraphStore
 from vlneval.tasks.common._steps import step_counts
 from vlneval.tasks.common.arrays import ScoringArrays
@@ -17,11 +17,39 @@ from vlneval.tasks.common.record_checks import shown_id
 from vlneval.tasks.common.result import Check
 from vlneval.tasks.profiles import Profile
 
-__all__ = ["check_matches", "check_rules", "consistency_checks", "no_match", "stray_ids"]
+__all__ = [
+    "check_matches",
+    "check_rules",
+    "consistency_checks",
+    "incomplete",
+    "no_match",
+    "stray_ids",
+]
 
 EPS = 1e-12
-#: The advice of a file that lacks episodes, to the command line.
-SUBSET_ADVICE = "use --subset to score only the predicted ones, reported as partial"
+
+
+def incomplete(what: str, missing: Sequence[str], profile: str, stray: str = "") -> Hinted:
+    """The problem of a file in which ``what`` (``"2 of 3 episodes"``) have no prediction
+    while ``profile`` requires all of them; ``missing``: their ids, ``stray``: the
+    :func:`stray_ids` clause. The one wording of it, true for the command line and the
+    Python API (the advice is a hint a server replaces with its own).
+
+    Example:
+        >>> incomplete("2 of 3 episodes", ["1_1", "1_2"], "r2r")
+        '2 of 3 episodes have no prediction (first: 1_1, 1_2); profile r2r requires all of them: score only the predicted ones with --subset (subset=True in Python), reported as partial'
+    """
+    return hinted(
+        f"{what} have no prediction (first: {', '.join(missing[:5])}); profile {profile} "
+        "requires all of them",
+        hint(
+            "--subset",
+            "score only the predicted ones with --subset (subset=True in Python), reported as "
+            "partial",
+            lead=": ",
+        ),
+        stray,
+    )
 
 
 def check_matches(
@@ -111,13 +139,12 @@ def check_rules(
     ids = episodes.ids
     order = preds.episodes
     if preds.missing and profile.require_complete and not subset:
-        incomplete = hinted(
-            f"{len(preds.missing)} of {len(ids)} episodes have no prediction (first: "
-            f"{', '.join(preds.missing[:5])}); the official scorer requires all of them",
-            hint("--subset", SUBSET_ADVICE, aside=True),
-            stray_ids(preds.unknown, episodes.record_id(episodes.index[preds.missing[0]])),
-        )
-        pc.add_first(incomplete)  # before the reading problems
+        first = episodes.record_id(episodes.index[preds.missing[0]])
+        problem = incomplete(
+            f"{len(preds.missing)} of {len(ids)} episodes", preds.missing, profile.name,
+            stray_ids(preds.unknown, first),
+        )  # fmt: skip
+        pc.add_first(problem)  # before the reading problems
     starts = arr.traj[arr.traj_offsets[:-1]]
     ref_starts = arr.ref[arr.ref_offsets[:-1]]
     for k in np.flatnonzero(starts != ref_starts):
@@ -192,10 +219,29 @@ def _check(name: str, holds: bool, detail: str, profile: Profile) -> Check:
     return Check(name, bool(holds), detail, note)
 
 
+def _ndtw_within(nd: np.ndarray, per_episode: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Where 0 < nDTW <= 1 holds; an nDTW of exactly 0 holds too where it is no bug: a finite
+    DTW whose exp(-DTW / (m d_th)) underflowed (a very long trajectory), or an episode whose
+    goal is unreachable (infinite DTW, counted and reported as unreachable).
+
+    Example:
+        >>> per = {"dtw": np.array([40004.0, np.inf, np.inf]), "unreachable": np.array([0, 1, 0])}
+        >>> _ndtw_within(np.zeros(3), per).tolist()
+        [True, True, False]
+    """
+    zero_ok = np.zeros(len(nd), dtype=np.bool_)
+    if "dtw" in per_episode:
+        zero_ok |= np.isfinite(per_episode["dtw"])
+    if "unreachable" in per_episode:
+        zero_ok |= np.asarray(per_episode["unreachable"]) != 0
+    return ((nd > 0) | ((nd == 0) & zero_ok)) & (nd <= 1 + EPS)
+
+
 def consistency_checks(
     summary: Mapping[str, float | None], per_episode: Mapping[str, np.ndarray], profile: Profile
 ) -> list[Check]:
-    """The consistency checks of ``spec/metrics.md`` on one summary.
+    """The consistency checks of ``spec/metrics.md`` on one summary, on the metrics
+    ``profile`` reports (a goal task computes an nDTW column but reports no nDTW: not checked).
 
     Example:
         >>> from vlneval.tasks.profiles import get_profile
@@ -224,11 +270,11 @@ def consistency_checks(
     le("sDTW", "nDTW")
     le("RGSPL", "RGS")
     nd = per_episode.get("ndtw")
-    if nd is not None and len(nd):
-        bad = int(np.sum(~((nd > 0) & (nd <= 1 + EPS))))
+    if nd is not None and len(nd) and "nDTW" in profile.metrics:
+        bad = int(np.sum(~_ndtw_within(nd, per_episode)))
         checks.append(_check("0 < nDTW <= 1", bad == 0, f"{bad} episode(s) outside", profile))
     cls = per_episode.get("cls")
-    if cls is not None and len(cls):
+    if cls is not None and len(cls) and "CLS" in profile.metrics:
         bad = int(np.sum(~((cls >= -EPS) & (cls <= 1 + EPS))))
         checks.append(_check("0 <= CLS <= 1", bad == 0, f"{bad} episode(s) outside", profile))
     return checks

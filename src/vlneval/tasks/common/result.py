@@ -268,28 +268,49 @@ class ResultBuilder:
 
 
 def finite_mean(
-    values: np.ndarray, label: str, warnings: list[str], cause: str, consequence: str = ""
+    values: np.ndarray,
+    label: str,
+    warnings: list[str],
+    cause: str,
+    consequence: str = "",
+    *,
+    over: dict[str, int] | None = None,
+    reasons: dict[str, str] | None = None,
 ) -> float | None:
     """The mean of the finite ``values`` (None if none); a warning says how many were left out.
 
+    A mean over fewer than all the values puts its count in ``over`` (the summary's
+    ``averaged_over``, shown beside the metric); when every value is infinite ``reasons``
+    (the summary's ``unavailable``) says so instead of a warning.
+
     Example:
-        >>> w = []
-        >>> finite_mean(np.array([1.0, np.inf, 3.0]), "NE", w, "unreachable")
+        >>> w, over, why = [], {}, {}
+        >>> finite_mean(np.array([1.0, np.inf, 3.0]), "NE", w, "unreachable", over=over)
         2.0
-        >>> w
-        ['NE: 1 episode(s) have an infinite value (unreachable); NE averages the other 2']
+        >>> w, over
+        (['NE: 1 episode(s) have an infinite value (unreachable); NE averages the other 2'], {'NE': 2})
+        >>> finite_mean(np.array([np.inf, np.inf]), "NE", w, "goal unreachable", reasons=why), why
+        (None, {'NE': 'all 2 episodes have an infinite NE (goal unreachable)'})
     """
     if len(values) == 0:
         return None
     finite = np.isfinite(values)
-    if not finite.all():
-        bad = int((~finite).sum())
-        warnings.append(
-            f"{label}: {bad} episode(s) have an infinite value ({cause}); {label} averages "
-            f"the other {int(finite.sum())}{consequence}"
-        )
-        return float(values[finite].mean()) if finite.any() else None
-    return float(values.mean())
+    if finite.all():
+        return float(values.mean())
+    bad, kept = int((~finite).sum()), int(finite.sum())
+    if not kept and reasons is not None:
+        every = f"all {bad} episodes have" if bad > 1 else "the 1 episode has"
+        reasons[label] = f"{every} an infinite {label} ({cause})"
+        return None
+    warnings.append(
+        f"{label}: {bad} episode(s) have an infinite value ({cause}); {label} averages "
+        f"the other {kept}{consequence}"
+    )
+    if not kept:
+        return None
+    if over is not None:
+        over[label] = kept
+    return float(values[finite].mean())
 
 
 def start_result(

@@ -153,18 +153,64 @@ def score_parsed(
     )
     flags = check_rules(episodes, preds, arr, store, prof, subset=subset, pc=pc)
     finish_columns(per, flags, "nav_error")
+    notes = (*notes, *_jumps_without_path(episodes, preds, per))
     parts = summarise(
         episodes, preds, per, prof, subset=subset, declared=declared, run=run, notes=notes
     )
     return parts.build(episodes, preds.episodes, per)
 
 
-def _mean(values: np.ndarray, label: str, warnings: list[str]) -> float | None:
-    if label == "TL":
-        cause = "the trajectory jumps between viewpoints with no path between them"
-        return finite_mean(values, label, warnings, cause)
-    cause = "a visited viewpoint cannot reach the goal"
-    return finite_mean(values, label, warnings, cause, ", success counts them as failures")
+def _jumps_without_path(
+    episodes: EpisodeTable, preds: Predictions, per: Mapping[str, np.ndarray]
+) -> tuple[str, ...]:
+    """The warning naming the episodes whose trajectory jumps between viewpoints with no path
+    between them (another connected component: an infinite TL), under a profile that scores
+    jumps; ``validate`` refuses such a file, as the official script fails on it."""
+    bad = np.flatnonzero(~np.isfinite(per["path_length"]))
+    if not bad.size:
+        return ()
+    ids = ", ".join(episodes.ids[int(preds.episodes[k])] for k in bad[:5].tolist())
+    return (
+        f"{bad.size} episode(s) jump between viewpoints with no path between them (first: "
+        f"{ids}): their TL is infinite; VLN-DUET's script, which scores jumps with their shortest "
+        "distance, fails on such a file (its table of distances holds reachable pairs only)",
+    )
+
+
+# Why a per-episode value is infinite, and what else that episode counts as (default: the
+# goal cannot be reached; an unreachable goal is a failure for SR, OSR and SPL).
+_CAUSES = {"TL": "the trajectory jumps between viewpoints with no path between them"}
+_CONSEQUENCES = {
+    "NE": ", success counts them as failures",
+    "OE": ", oracle success counts them as failures",
+}
+
+
+def _means(
+    per: Mapping[str, np.ndarray],
+    columns: Mapping[str, str],
+    prof: Profile,
+    warnings: list[str],
+    given: Mapping[str, str] | None = None,
+) -> tuple[dict[str, float | None], dict[str, str], dict[str, int]]:
+    """The means of ``prof``'s metrics, why each ``None`` is one (``given`` reasons first: those
+    metrics are not computed), and the count of episodes of each mean over fewer than all (its
+    finite values)."""
+    metrics: dict[str, float | None] = {}
+    reasons: dict[str, str] = dict(given or {})
+    over: dict[str, int] = {}
+    for label in prof.metrics:
+        if label in reasons:
+            metrics[label] = None
+            continue
+        metrics[label] = finite_mean(
+            np.asarray(per[columns[label]], dtype=np.float64), label, warnings,
+            _CAUSES.get(label, "goal unreachable"), _CONSEQUENCES.get(label, ""),
+            over=over, reasons=reasons,
+        )  # fmt: skip
+        if metrics[label] is None:
+            reasons.setdefault(label, "no scored episodes")
+    return metrics, reasons, over
 
 
 def summarise(
@@ -199,17 +245,14 @@ def summarise(
             f"{', '.join(preds.missing[:5])})"
         )
     warnings.extend(notes)
-    label_to_column = {**LABEL_TO_COLUMN, **(columns or {})}
-    metrics = {
-        label: _mean(np.asarray(per[label_to_column[label]], dtype=np.float64), label, warnings)
-        for label in prof.metrics
-    }
+    metrics, unavailable, over = _means(per, {**LABEL_TO_COLUMN, **(columns or {})}, prof, warnings)
     return start_result(
         task=episodes.task, split=episodes.split, prof=prof, source=preds.source,
         form=preds.form, n_scored=len(preds.episodes), n_expected=len(episodes),
         partial=partial, metrics=metrics, per=per, warnings=warnings, declared=declared, run=run,
-        unavailable={k: "no scored episodes" for k, v in metrics.items() if v is None},
-        details={} if preds.key_read is None else {"trajectory_key": preds.key_read},
+        unavailable=unavailable,
+        details={"averaged_over": over}
+        | ({} if preds.key_read is None else {"trajectory_key": preds.key_read}),
     )  # fmt: skip
 
 
@@ -235,20 +278,12 @@ def object_summary(
 ) -> ResultBuilder:
     """The parts of the result (``spec/outputs.md``) of an object-goal task (REVERIE, SOON)."""
     warnings = list(warnings)
-    metrics: dict[str, float | None] = {}
-    reasons = dict(unavailable)
-    for label in prof.metrics:
-        if label in reasons:
-            metrics[label] = None
-            continue
-        values = np.asarray(per[columns[label]], dtype=np.float64)
-        metrics[label] = finite_mean(values, label, warnings, "unreachable")
-        if metrics[label] is None:
-            reasons.setdefault(label, "no scored episodes")
+    metrics, reasons, over = _means(per, columns, prof, warnings, unavailable)
     partial = bool(missing) and subset
     dv = data_version if data_version not in (None, "unknown") else None
     return start_result(
         task=task, split=split, prof=prof, source=source, form=form, n_scored=n_scored,
         n_expected=n_expected, partial=partial, metrics=metrics, unavailable=reasons, per=per,
         warnings=warnings, data_version=dv, declared=declared, run=run, card_extra=card_extra,
+        details={"averaged_over": over},
     )  # fmt: skip

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vlneval.tasks.profiles import Profile
+from vlneval.tasks.profiles import SPL_ZERO_DEFAULT, SPL_ZERO_FLOOR, Profile
 
 __all__ = ["R2R", "R2R_ENVDROP", "R2R_DUET", "R4R", "R4R_GOOGLE", "RXR"]
 
@@ -26,7 +26,12 @@ R2R_ENVDROP = Profile(
     "airsplay/R2R-EnvDrop r2r_src/eval.py (Tan et al. 2019)",
     spl_floor=0.01,
     check_adjacency=False,
-    notes=("scores every instruction", "SPL floor max(ℓ, TL, 0.01)", "no adjacency check"),
+    notes=(
+        "scores every instruction",
+        "SPL floor max(ℓ, TL, 0.01)",
+        "no adjacency check",
+        SPL_ZERO_FLOOR,
+    ),
 )
 R2R_DUET = Profile(
     "r2r-duet",
@@ -41,6 +46,7 @@ R2R_DUET = Profile(
         "SPL's ℓ is the reference path's length",
         "jumps are scored with their shortest distance; nested trajectories flattened",
         "repeated viewpoints are not collapsed before DTW/CLS",
+        SPL_ZERO_FLOOR,
     ),
 )
 R4R = Profile(
@@ -52,7 +58,7 @@ R4R = Profile(
     collapse_repeats=False,
     check_adjacency=False,
     require_complete=False,
-    notes=("as r2r-duet: SPL against the reference length, no collapsing",),
+    notes=("as r2r-duet: SPL against the reference length, no collapsing", SPL_ZERO_FLOOR),
 )
 R4R_GOOGLE = Profile(
     "r4r-google",
@@ -69,6 +75,7 @@ R4R_GOOGLE = Profile(
     notes=(
         "sDTW success uses NE <= 3.0 while SR uses NE < 3.0",
         "its CLS looks every step up as a graph edge: repeated viewpoints and jumps are rejected",
+        SPL_ZERO_FLOOR,
     ),
 )
 RXR = Profile(
@@ -82,5 +89,6 @@ RXR = Profile(
         "the README's sample follower entry (demonstration_id 26) is not reproduced bit-exactly "
         "from the public connectivity: DTW 1.576 against its 1.546, SPL 0.948222 (TL 8.461512, "
         "shortest 8.023394) against its 0.947936; known and documented, not adjusted",
+        SPL_ZERO_DEFAULT,
     ),
 )

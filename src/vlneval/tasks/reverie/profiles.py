@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vlneval.tasks.profiles import ObjectGoalProfile
+from vlneval.tasks.profiles import SPL_ZERO_FLOOR, ObjectGoalProfile
 
 __all__ = ["REVERIE", "REVERIE_DUET"]
 
@@ -14,7 +14,7 @@ REVERIE = ObjectGoalProfile(
     "1",
     "YuankaiQi/REVERIE tasks/REVERIE/eval_release.py (Qi et al. 2020), the challenge scorer",
     check_adjacency=False,
-    metrics=("TL", "OSR", "SR", "SPL", "RGS", "RGSPL"),
+    metrics=("TL", "OSR", "SR", "SPL", "RGS", "RGSPL", "J"),
     success_metric=None,  # success is visibility, no threshold on a metric
     success_rule=_VISIBLE,
     object_field="predObjId",
@@ -35,7 +35,7 @@ REVERIE_DUET = ObjectGoalProfile(
     spl_floor=0.01,
     check_adjacency=False,
     require_complete=False,
-    metrics=("TL", "OSR", "SR", "SPL", "RGS", "RGSPL"),
+    metrics=("TL", "OSR", "SR", "SPL", "RGS", "RGSPL", "J"),
     success_metric=None,  # success is visibility, no threshold on a metric
     success_rule=_VISIBLE,
     object_field="pred_objid",
@@ -43,5 +43,6 @@ REVERIE_DUET = ObjectGoalProfile(
         "SPL and RGSPL with ℓ = the reference path's length and the floor max(ℓ, TL, 0.01)",
         "the predicted object is pred_objid (predObjId is read with a warning)",
         "no completeness check; nested per-action trajectories are flattened",
+        SPL_ZERO_FLOOR,
     ),
 )

@@ -61,6 +61,7 @@ REVERIE_COLUMNS = {
     "SPL": "spl",
     "RGS": "grounding_success",
     "RGSPL": "grounding_spl",
+    "J": "joint_success",
 }
 
 
@@ -249,7 +250,7 @@ def score_reverie(
             "no predicted objects (predObjId) in the predictions file; give each record the id "
             "of the object it names as predObjId"
         )
-        unavailable = {"RGS": reason, "RGSPL": reason}
+        unavailable = {"RGS": reason, "RGSPL": reason, "J": reason}
     per["target_object"] = np.array(targets, dtype=object)
     per["predicted_object"] = np.array(
         [None if o is None else str(o) for o in objects.objects], dtype=object

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from vlneval.tasks.profiles import ObjectGoalProfile
+from vlneval.tasks.profiles import SPL_ZERO_FLOOR, ObjectGoalProfile
 
 __all__ = ["SOON", "SOON_WRAP"]
 
@@ -19,6 +19,7 @@ _SOON_NOTES = (
     "strictly inside the box polygon at the final viewpoint",
     "no adjacency check (as the script); starts are checked; completeness is required although "
     "the script does not check it (a part is scored only as partial, when asked)",
+    f"{SPL_ZERO_FLOOR} (det SPL too)",
 )
 SOON = ObjectGoalProfile(
     "soon",
@@ -26,7 +27,7 @@ SOON = ObjectGoalProfile(
     "ZhuFengdaaa/SOON r2r_src/eval.py (Zhu et al. 2021), submission scoring",
     spl_floor=0.01,
     check_adjacency=False,
-    metrics=("TL", "NE", "OSR", "SR", "SPL", "det_SR", "det_SPL", "GP"),
+    metrics=("TL", "NE", "OSR", "SR", "SPL", "det_SR", "det_SPL", "GP", "J"),
     may_break=("SR <= OSR",),
     success_rule="NE < 3.0 to the (switched) goal; det: point inside the box, no heading wrap",
     notes=(*_SOON_NOTES, "heading wrap-around is ignored, as the official code does"),

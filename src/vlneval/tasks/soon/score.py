@@ -63,6 +63,7 @@ SOON_COLUMNS = {
     "det_SR": "det_success",
     "det_SPL": "det_spl",
     "GP": "goal_progress",
+    "J": "joint_success",
 }
 SPL_FLOOR = 0.01
 

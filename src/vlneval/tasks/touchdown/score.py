@@ -43,7 +43,7 @@ from vlneval.metrics._kernels import moves, owners
 from vlneval.metrics.edit import sed_batch
 from vlneval.metrics.street import sdr_accuracy, sdr_distance, task_completion
 from vlneval.tasks.base import Task
-from vlneval.tasks.common.checks import SUBSET_ADVICE, check_matches, stray_ids
+from vlneval.tasks.common.checks import check_matches, incomplete, stray_ids
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.goal_scoring import DEFAULT_OPTIONS, release_file, summary_options
 from vlneval.tasks.common.inputs import source_name
@@ -205,12 +205,10 @@ def _check(
     ``owner``: the kernels' steps that change panorama and the trajectory of each position."""
     traj, off = preds.nodes, preds.offsets
     if preds.missing and prof.require_complete and not subset:
+        stray = stray_ids(preds.unknown, advice=STRAY_ADVICE)
         pc.add_first(
-            hinted(
-                f"{len(preds.missing)} of {len(table)} routes have no prediction (first: "
-                f"{', '.join(preds.missing[:5])})",
-                stray_ids(preds.unknown, advice=STRAY_ADVICE),
-                hint("--subset", SUBSET_ADVICE),
+            incomplete(
+                f"{len(preds.missing)} of {len(table)} routes", preds.missing, prof.name, stray
             )
         )
     for k in np.flatnonzero(traj[off[:-1]] != ref[ref_off[:-1]]).tolist():
@@ -354,14 +352,10 @@ def score_sdr(
     )
     check_matches(table, preds, pc)
     if preds.missing and prof.require_complete and not how.subset:
-        pc.add_first(
-            hinted(
-                f"{len(preds.missing)} of {len(table)} SDR examples ({_examples_are(routes)}) "
-                f"have no prediction (first: {', '.join(preds.missing[:5])})",
-                stray_ids(preds.unknown, advice=STRAY_ADVICE),
-                hint("--subset", SUBSET_ADVICE),
-            )
-        )  # before the records' problems: many malformed records never hide it
+        what = f"{len(preds.missing)} of {len(table)} SDR examples ({_examples_are(routes)})"
+        stray = stray_ids(preds.unknown, advice=STRAY_ADVICE)
+        pc.add_first(incomplete(what, preds.missing, prof.name, stray))  # before the records'
+        # problems: many malformed records never hide it
     pc.raise_if_any()
     target = routes.target[preds.episodes] * np.asarray(rules.sdr_frame)
     dist = sdr_distance(points, target, width=rules.sdr_frame[0] if rules.sdr_wrap else None)

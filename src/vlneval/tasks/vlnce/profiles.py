@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from vlneval.tasks.profiles import Profile
+from vlneval.tasks.profiles import SPL_ZERO_DEFAULT, Profile
 
 __all__ = [
     "ContinuousProfile",
@@ -71,6 +71,7 @@ _CE_NOTES = (
     "unreachable goals are counted and listed, never averaged: SR, SPL and sDTW count them as "
     "failures (OSR keeps a closer approach on the way, as VLN-CE's OracleSuccess), NE "
     "averages the reachable episodes and says over how many",
+    SPL_ZERO_DEFAULT,
 )
 #: Which of the fastdtw package's two implementations a VLN-CE install ran depends on how the
 #: package was built: ``python -c "import fastdtw._fastdtw"`` fails where only the pure-Python

@@ -24,7 +24,7 @@ import numpy as np
 
 from vlneval.continuous.oracle import DistanceOracle, distances_along
 from vlneval.errors import InvalidInputError, VLNEvalError, hint, hinted
-from vlneval.tasks.common.checks import SUBSET_ADVICE, stray_ids
+from vlneval.tasks.common.checks import incomplete, stray_ids
 from vlneval.tasks.common.episodes import require_goals
 from vlneval.tasks.common.request import (
     PredictionsInput,
@@ -166,14 +166,10 @@ def score_continuous(
     """
     prof = _profile(profile)
     if preds.missing and prof.require_complete and not subset:
+        what = f"{len(preds.missing)} of {len(episodes)} episodes"
+        stray = stray_ids(preds.unknown, preds.missing[0])
         raise InvalidInputError(
-            hinted(
-                f"{len(preds.missing)} of {len(episodes)} episodes have no prediction (first: "
-                f"{', '.join(preds.missing[:5])}); the official evaluation requires all of them",
-                hint("--subset", SUBSET_ADVICE, aside=True),
-                stray_ids(preds.unknown, preds.missing[0]),
-            ),
-            source=str(preds.source),
+            incomplete(what, preds.missing, prof.name, stray), source=str(preds.source)
         )
     if source.name == "carried" and preds.distances is None:
         raise InvalidInputError(
