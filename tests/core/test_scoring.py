@@ -279,7 +279,10 @@ def test_hostile_json_gets_one_clear_error(tmp_path: Path) -> None:
         evaluate("r2r", "val", deep, root=root)
     huge = tmp_path / "huge.json"
     huge.write_text('[{"instr_id": "1_0", "trajectory": [["S", ' + "9" * 5000 + ", 0]]}]")
-    with pytest.raises(InvalidInputError, match=r"huge.json: a JSON value cannot be read"):
+    with pytest.raises(
+        InvalidInputError,
+        match=r'huge.json: instr_id "1_0": trajectory\[0\]: heading is an integer of 5,000 digits',
+    ):
         evaluate("r2r", "val", huge, root=root)
     bad = tmp_path / "bad.json"
     bad.write_bytes(b'[{"instr_id": "\xff"}]')

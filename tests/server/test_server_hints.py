@@ -293,6 +293,7 @@ SCORER_OPTIONS = frozenset({
     *PHASE_TEXT, "--all-errors", "--angle-units", "--data-root", "--data-version", "--distance",
     "--episodes", "--graphs", "--gt-file", "--json", "--path-type", "--per-episode", "--profile",
     "--task", "--trajectory-key", "--unreachable", "--bboxes", "--show-progress", "--split",
+    "--seed", "--step-limit",  # a run's seed check and the report's step limit: never a phase's
 })  # fmt: skip
 
 

@@ -264,7 +264,7 @@ def test_a_null_trajectory_is_not_called_missing_an_unreadable_id_is(tmp_path: P
         _score(tmp_path, bad)
     text = str(exc.value)
     assert len(exc.value.problems) == 3 and exc.value.problems[0].message.startswith(
-        "2 of 5 episodes have no prediction (first: 1#0, 1#1); the official scorer requires"
+        "2 of 5 episodes have no prediction (first: 1#0, 1#1); profile soon requires all of them"
     )
     assert "record 0: instr_id must be a string, got list [1]" in text
     assert (

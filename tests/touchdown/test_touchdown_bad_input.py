@@ -37,8 +37,9 @@ def test_route_id_as_string_once(tmp_path: Path) -> None:
     body[1]["route_id"] = "2"
     err = _bad(tmp_path, body)
     assert [(p.field, p.message) for p in err.problems] == [
-        (None, "1 of 3 routes have no prediction (first: 2); use --subset to score only the "
-               "predicted ones, reported as partial"),
+        (None, "1 of 3 routes have no prediction (first: 2); profile touchdown requires all of "
+               "them: score only the predicted ones with --subset (subset=True in Python), "
+               "reported as partial"),
         ("record 1", "route_id must be a JSON integer, got str '2'"),
     ]  # fmt: skip
 
@@ -120,8 +121,9 @@ def test_bad_sdr_records(tmp_path: Path, change: dict[str, Any], message: str) -
     assert str(err).endswith(f"td_preds.json: {message}"), str(err)
     # a record of another panorama kind predicts no example: 1_main is then missing (said first)
     missing = ["1 of 3 SDR examples (route and pre/main/post panorama with a known location) "
-               "have no prediction (first: 1_main); use --subset to score only the predicted "
-               "ones, reported as partial"] if "pano" in change else []  # fmt: skip
+               "have no prediction (first: 1_main); profile touchdown requires all of them: "
+               "score only the predicted ones with --subset (subset=True in Python), reported "
+               "as partial"] if "pano" in change else []  # fmt: skip
     assert [p.message for p in err.problems[:-1]] == missing
 
 
@@ -420,8 +422,9 @@ def test_sdr_completeness_comes_before_a_malformed_record(tmp_path: Path) -> Non
     err = _bad(tmp_path, [SDR[0], {**SDR[1], "x": float("nan")}], task="touchdown-sdr")
     assert [(p.episode, p.message) for p in err.problems] == [
         (None, "1 of 3 SDR examples (route and pre/main/post panorama with a known location) "
-               "have no prediction (first: 2_main); use --subset to score only the predicted "
-               "ones, reported as partial"),
+               "have no prediction (first: 2_main); profile touchdown requires all of them: "
+               "score only the predicted ones with --subset (subset=True in Python), reported "
+               "as partial"),
         ('SDR "1_post"', "x is nan (must be finite)"),
     ]  # fmt: skip
 
