@@ -35,7 +35,24 @@ def test_two_trajectory_fields_are_refused_naming_both(tmp_path: Path, as_file: 
         evaluate("r2r", "val", given, root=root, subset=True)
     source = given if as_file else "<records>"
     assert [str(p) for p in exc.value.problems] == [
-        f'{source}: instr_id "1_{k}": {WHY}' for k in range(2)
+        f'{source}: each of the 2 records (first: instr_id "1_0") {WHY}'
+    ]
+
+
+def test_the_same_viewpoints_in_two_fields_are_read(tmp_path: Path) -> None:
+    """NaviLLM writes each trajectory twice: triples in ``trajectory``, ids in ``pred_path``."""
+    root = square_root(tmp_path / "root")
+    records = [
+        {"instr_id": f"1_{k}", "trajectory": [[v, 0, 0] for v in REFERENCE],
+         "pred_path": REFERENCE} for k in range(3)
+    ]  # fmt: skip
+    result = evaluate("r2r", "val", records, root=root)
+    assert result.metrics["SR"] == 1.0
+    records[1]["pred_path"] = AGENT
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("r2r", "val", records, root=root)
+    assert [str(p) for p in exc.value.problems] == [
+        '<records>: instr_id "1_1": ' + WHY.replace("'path'", "'trajectory'")
     ]
 
 

@@ -84,7 +84,7 @@ class Predictions:
     key_read: str | None = None
 
 
-def two_trajectories(held: Sequence[str]) -> str:
+def two_trajectories(held: Sequence[str], who: str = "") -> str:
     """The problem of a record holding more than one of the fields a trajectory is read from
     by default: a record merged with its episode holds the reference ``path`` beside the
     agent's, and scoring either one silently could score the reference.
@@ -94,10 +94,24 @@ def two_trajectories(held: Sequence[str]) -> str:
         holds both 'path' and 'pred_path': which one is the prediction is not clear (name it with --trajectory-key, trajectory_key= in Python)
     """
     return hinted(
-        f"holds both {' and '.join(map(repr, held))}: which one is the prediction is not clear",
+        f"{who}holds both {' and '.join(map(repr, held))}: which one is the prediction is not "
+        "clear",
         hint("--trajectory-key", "name it with --trajectory-key, trajectory_key= in Python",
              aside=True),
     )  # fmt: skip
+
+
+def _steps(traj: Any) -> Any:
+    """The viewpoints of a trajectory field, to compare two fields a record holds (NaviLLM
+    writes the same steps as ``trajectory`` triples and as ``pred_path`` viewpoints).
+
+    Example:
+        >>> _steps([["a", 0, 0], "b", []]), _steps(None)
+        (['a', 'b', []], None)
+    """
+    if not isinstance(traj, list):
+        return traj
+    return [s[0] if isinstance(s, list) and s else s for s in traj]
 
 
 def _detect(traj: list[Any]) -> str:
@@ -244,6 +258,8 @@ class _Parser:
         self.traj_tally = FieldTally(*((trajectory_key,) if trajectory_key else TRAJECTORY_KEYS))
         self.id_tally = FieldTally(episodes.id_field)
         self.repeats = Repeats()
+        self.n_read = 0  # records whose trajectory fields were looked at (explaining pass)
+        self.doubled: list[tuple[Problem, list[str]]] = []  # records holding two trajectories
 
     def _id(self, rec: dict[str, Any], k: int) -> str | None:
         idf = self.ep.id_field
@@ -266,8 +282,10 @@ class _Parser:
         key = self.key
         if key is None:
             held = [k for k in TRAJECTORY_KEYS if k in rec]
-            if len(held) > 1:
+            self.n_read += 1
+            if any(_steps(rec[k]) != _steps(rec[held[0]]) for k in held[1:]):  # same: read
                 self.pc.add(two_trajectories(held), episode=label)
+                self.doubled.append((self.pc.problems[-1], held))
                 return None
             key = held[0] if held else "trajectory"
             self.field = key  # this record's problems name the field it uses (``path[3]``)
@@ -359,9 +377,15 @@ class _Parser:
 
     def file_level(self) -> None:
         """The repeated ids, one problem each; when no record has a trajectory field (then the
-        fix), or none the id field, one problem of the file (first) says so, instead of one per
-        record (after the explaining pass)."""
+        fix), or none the id field, or each holds two different trajectories, one problem of the
+        file (first) says so, instead of one per record (after the explaining pass)."""
         self.repeats.report(self.pc, self.ep.label)
+        if len(self.doubled) > 1 and len(self.doubled) == self.n_read:  # each record: one
+            each = {id(q) for q, _ in self.doubled}
+            self.pc.problems = [q for q in self.pc.problems if id(q) not in each]
+            first, held = self.doubled[0]
+            who = f"each of the {self.n_read} records (first: {first.episode}) "
+            self.pc.add_first(two_trajectories(held, who))
         trajs, ids = self.traj_tally, self.id_tally
         trajs.collapse(self.pc, " (the executed viewpoints)", fix=trajs.key_hint(self.ep.id_field))
         example = (
