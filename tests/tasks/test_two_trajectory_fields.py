@@ -69,6 +69,22 @@ def test_records_using_one_field_each_are_read(tmp_path: Path) -> None:
     assert evaluate("r2r", "val", records, root=root).metrics["SR"] == pytest.approx(2 / 3)
 
 
+@pytest.mark.parametrize("typed", [True, False])
+def test_the_summary_names_every_field_read(tmp_path: Path, typed: bool) -> None:
+    """Records using one field each: the summary lists the fields read, sorted, in both passes
+    (a record holding the same viewpoints twice sends the file to the explaining pass)."""
+    root = square_root(tmp_path / "root")
+    records: list[dict[str, Any]] = [
+        {"instr_id": "1_0", "path": AGENT},
+        {"instr_id": "1_1", "pred_path": REFERENCE},
+        {"instr_id": "1_2", "trajectory": REFERENCE},
+    ]
+    if not typed:
+        records[2]["pred_path"] = REFERENCE
+    result = evaluate("r2r", "val", records, root=root)
+    assert result.to_dict()["trajectory_key"] == ["path", "pred_path", "trajectory"]
+
+
 def test_validate_refuses_a_merged_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = square_root(tmp_path / "root")
     path = tmp_path / "merged.json"

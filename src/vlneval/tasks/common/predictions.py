@@ -68,7 +68,8 @@ class Predictions:
             stays a number), for the completeness problem to name.
         key: the trajectory field messages name (``agent_pose`` for HANNA, a given key).
         key_read: the field the trajectories were read from (the summary records it), when
-            this reader read them (the key given, or the one the records hold).
+            this reader read them (the key given, or the one the records hold; the sorted
+            list of them when records used several).
     """
 
     source: str
@@ -81,7 +82,7 @@ class Predictions:
     missing: list[str] = field(default_factory=list)
     unknown: list[str | int] = field(default_factory=list)
     key: str = "trajectory"
-    key_read: str | None = None
+    key_read: str | list[str] | None = None
 
 
 def two_trajectories(held: Sequence[str], who: str = "") -> str:
@@ -258,6 +259,7 @@ class _Parser:
         self.traj_tally = FieldTally(*((trajectory_key,) if trajectory_key else TRAJECTORY_KEYS))
         self.id_tally = FieldTally(episodes.id_field)
         self.repeats = Repeats()
+        self.read: set[str] = {trajectory_key} if trajectory_key else set()  # fields read
         self.n_read = 0  # records whose trajectory fields were looked at (explaining pass)
         self.doubled: list[tuple[Problem, list[str]]] = []  # records holding two trajectories
 
@@ -292,6 +294,7 @@ class _Parser:
         if key not in rec:
             self.traj_tally.missing(self.pc, f"missing field {key!r}", episode=label)
             return None
+        self.read.add(key)
         traj = as_list(rec[key])
         if not isinstance(traj, list):
             got = "null" if traj is None else type(traj).__name__
@@ -443,9 +446,10 @@ class _Parser:
         if cols is None or (cols[1] and min(cols[1]) == 0):
             raise _Rejected
         ids, lengths, flat = cols
-        if self.key is None and not self.n_typed and records:  # the field it uses; UNSET is falsy
-            held = (n for k, n in enumerate(TRAJECTORY_KEYS) if getattr(records[0], f"t{k}"))
-            self.field = next(held, self.field)
+        if self.key is None and records:  # the fields used; messages name the first's
+            used = typed.fields_used(records)
+            self.read.update(used)
+            self.field = self.field if self.n_typed else used[0]
         self.n_typed += len(ids)
         index = self.ep.index
         rows = np.fromiter(map(index.get, ids, repeat(-1)), np.int64, len(ids))
@@ -720,5 +724,5 @@ def _assemble(p: _Parser, source: str) -> Predictions:
         missing=[p.ep.ids[i] for i in missing_idx],
         unknown=p.unknown,
         key=p.field,
-        key_read=p.field,
+        key_read=sorted(p.read) if len(p.read) > 1 else next(iter(p.read), p.field),
     )
