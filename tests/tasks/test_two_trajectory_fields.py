@@ -35,7 +35,24 @@ def test_two_trajectory_fields_are_refused_naming_both(tmp_path: Path, as_file: 
         evaluate("r2r", "val", given, root=root, subset=True)
     source = given if as_file else "<records>"
     assert [str(p) for p in exc.value.problems] == [
-        f'{source}: instr_id "1_{k}": {WHY}' for k in range(2)
+        f'{source}: each of the 2 records (first: instr_id "1_0") {WHY}'
+    ]
+
+
+def test_the_same_viewpoints_in_two_fields_are_read(tmp_path: Path) -> None:
+    """NaviLLM writes each trajectory twice: triples in ``trajectory``, ids in ``pred_path``."""
+    root = square_root(tmp_path / "root")
+    records = [
+        {"instr_id": f"1_{k}", "trajectory": [[v, 0, 0] for v in REFERENCE],
+         "pred_path": REFERENCE} for k in range(3)
+    ]  # fmt: skip
+    result = evaluate("r2r", "val", records, root=root)
+    assert result.metrics["SR"] == 1.0
+    records[1]["pred_path"] = AGENT
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("r2r", "val", records, root=root)
+    assert [str(p) for p in exc.value.problems] == [
+        '<records>: instr_id "1_1": ' + WHY.replace("'path'", "'trajectory'")
     ]
 
 
@@ -50,6 +67,22 @@ def test_records_using_one_field_each_are_read(tmp_path: Path) -> None:
     records = [{"instr_id": "1_0", "path": AGENT}, {"instr_id": "1_1", "pred_path": REFERENCE}]
     records += [{"instr_id": "1_2", "trajectory": REFERENCE}]
     assert evaluate("r2r", "val", records, root=root).metrics["SR"] == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_the_summary_names_every_field_read(tmp_path: Path, typed: bool) -> None:
+    """Records using one field each: the summary lists the fields read, sorted, in both passes
+    (a record holding the same viewpoints twice sends the file to the explaining pass)."""
+    root = square_root(tmp_path / "root")
+    records: list[dict[str, Any]] = [
+        {"instr_id": "1_0", "path": AGENT},
+        {"instr_id": "1_1", "pred_path": REFERENCE},
+        {"instr_id": "1_2", "trajectory": REFERENCE},
+    ]
+    if not typed:
+        records[2]["pred_path"] = REFERENCE
+    result = evaluate("r2r", "val", records, root=root)
+    assert result.to_dict()["trajectory_key"] == ["path", "pred_path", "trajectory"]
 
 
 def test_validate_refuses_a_merged_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

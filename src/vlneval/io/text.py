@@ -29,24 +29,34 @@ def brief(value: Any, limit: int = 60) -> str:
         >>> deep = []
         >>> for _ in range(100_000):
         ...     deep = [deep]
-        >>> brief(["a", 1.5, 0]), brief(deep, 8), brief(10**5000)
-        ("['a', 1.5, 0]", '[[[[[[[[', 'an integer of about 5,000 digits')
+        >>> brief(["a", 1.5, 0]), brief(deep, 8), brief([10**5000])
+        ("['a', 1.5, 0]", '[[[[[[[[', '[an integer of about 5,000 digits]')
         >>> brief("x" * 10**6, 6)
         "'xxxxx… (1,000,000 characters)"
+        >>> print(brief(chr(10) * 8, 12))  # the cut decided on the escaped text
+        '\\n\\n\\n\\n\\n\\… (8 characters)
     """
-    try:
-        shown = _repr(limit).repr(value)[:limit]
-    except ValueError:  # an integer of more digits than ``repr`` writes (4,300 by default)
-        return f"an integer of about {value.bit_length() * 0.30103:,.0f} digits"[:limit]
-    if isinstance(value, str) and len(value) + 2 > limit:  # cut: its length told, as ids'
-        return f"{shown}… ({len(value):,} characters)"
-    return shown
+    shown = _repr(limit).repr(value)
+    if isinstance(value, str) and len(shown) > limit:  # cut (escapes count): its length told
+        return f"{shown[:limit]}… ({len(value):,} characters)"
+    return shown[:limit]
+
+
+class _Brief(reprlib.Repr):
+    """A ``reprlib.Repr`` that writes an integer of more digits than ``repr`` writes (4,300 by
+    default, else ValueError) by its size, wherever it is nested."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        try:
+            return super().repr_int(x, level)
+        except ValueError:
+            return f"an integer of about {x.bit_length() * 0.30103:,.0f} digits"
 
 
 @functools.cache
 def _repr(limit: int) -> reprlib.Repr:
     """A ``reprlib.Repr`` whose first ``limit`` characters are those of ``repr``."""
-    r = reprlib.Repr()
+    r = _Brief()
     r.maxlevel = limit  # one character per level at least
     wide = 2 * limit + 8  # reprlib keeps the start of a long value: about half of this
     r.maxstring = r.maxlong = r.maxother = wide

@@ -29,6 +29,7 @@ __all__ = [
     "convert",
     "columns",
     "record_list",
+    "fields_used",
     "without_numpy",
 ]
 
@@ -242,6 +243,19 @@ def _two_trajectories(records: list[Any], first: list[Any], n_keys: int) -> bool
         return False
     names = [f"t{k}" for k in range(n_keys)]
     return any(sum(getattr(r, n) is not msgspec.UNSET for n in names) > 1 for r in records)
+
+
+def fields_used(records: list[Any]) -> list[str]:
+    """The trajectory fields that some of ``records`` hold, in :data:`TRAJECTORY_KEYS` order
+    (a type test of each field's column, in C).
+
+    Example:
+        >>> recs = convert([{"id": 1, "path": ["a"]}, {"id": 2, "trajectory": ["b"]}],
+        ...                id_field="id", key=None, form="plain")[1]
+        >>> fields_used(recs)
+        ['trajectory', 'path']
+    """
+    return [n for k, n in enumerate(TRAJECTORY_KEYS) if _used(map(attrgetter(f"t{k}"), records))]
 
 
 def _used(column: Iterable[Any]) -> bool:

@@ -11,6 +11,7 @@ Every problem is collected (file, id, field, what was expected) and raised toget
 
 from __future__ import annotations
 
+import functools
 import threading
 from array import array
 from collections.abc import Iterator, Sequence
@@ -68,7 +69,8 @@ class Predictions:
             stays a number), for the completeness problem to name.
         key: the trajectory field messages name (``agent_pose`` for HANNA, a given key).
         key_read: the field the trajectories were read from (the summary records it), when
-            this reader read them (the key given, or the one the records hold).
+            this reader read them (the key given, or the one the records hold; the sorted
+            list of them when records used several).
     """
 
     source: str
@@ -81,10 +83,10 @@ class Predictions:
     missing: list[str] = field(default_factory=list)
     unknown: list[str | int] = field(default_factory=list)
     key: str = "trajectory"
-    key_read: str | None = None
+    key_read: str | list[str] | None = None
 
 
-def two_trajectories(held: Sequence[str]) -> str:
+def two_trajectories(held: Sequence[str], who: str = "") -> str:
     """The problem of a record holding more than one of the fields a trajectory is read from
     by default: a record merged with its episode holds the reference ``path`` beside the
     agent's, and scoring either one silently could score the reference.
@@ -94,10 +96,24 @@ def two_trajectories(held: Sequence[str]) -> str:
         holds both 'path' and 'pred_path': which one is the prediction is not clear (name it with --trajectory-key, trajectory_key= in Python)
     """
     return hinted(
-        f"holds both {' and '.join(map(repr, held))}: which one is the prediction is not clear",
+        f"{who}holds both {' and '.join(map(repr, held))}: which one is the prediction is not "
+        "clear",
         hint("--trajectory-key", "name it with --trajectory-key, trajectory_key= in Python",
              aside=True),
     )  # fmt: skip
+
+
+def _steps(traj: Any) -> Any:
+    """The viewpoints of a trajectory field, to compare two fields a record holds (NaviLLM
+    writes the same steps as ``trajectory`` triples and as ``pred_path`` viewpoints).
+
+    Example:
+        >>> _steps([["a", 0, 0], "b", []]), _steps(None)
+        (['a', 'b', []], None)
+    """
+    if not isinstance(traj, list):
+        return traj
+    return [s[0] if isinstance(s, list) and s else s for s in traj]
 
 
 def _detect(traj: list[Any]) -> str:
@@ -244,6 +260,9 @@ class _Parser:
         self.traj_tally = FieldTally(*((trajectory_key,) if trajectory_key else TRAJECTORY_KEYS))
         self.id_tally = FieldTally(episodes.id_field)
         self.repeats = Repeats()
+        self.read: set[str] = {trajectory_key} if trajectory_key else set()  # fields read
+        self.n_read = 0  # records whose trajectory fields were looked at (explaining pass)
+        self.doubled: list[tuple[Problem, list[str]]] = []  # records holding two trajectories
 
     def _id(self, rec: dict[str, Any], k: int) -> str | None:
         idf = self.ep.id_field
@@ -266,14 +285,17 @@ class _Parser:
         key = self.key
         if key is None:
             held = [k for k in TRAJECTORY_KEYS if k in rec]
-            if len(held) > 1:
+            self.n_read += 1
+            if any(_steps(rec[k]) != _steps(rec[held[0]]) for k in held[1:]):  # same: read
                 self.pc.add(two_trajectories(held), episode=label)
+                self.doubled.append((self.pc.problems[-1], held))
                 return None
             key = held[0] if held else "trajectory"
             self.field = key  # this record's problems name the field it uses (``path[3]``)
         if key not in rec:
             self.traj_tally.missing(self.pc, f"missing field {key!r}", episode=label)
             return None
+        self.read.add(key)
         traj = as_list(rec[key])
         if not isinstance(traj, list):
             got = "null" if traj is None else type(traj).__name__
@@ -359,9 +381,15 @@ class _Parser:
 
     def file_level(self) -> None:
         """The repeated ids, one problem each; when no record has a trajectory field (then the
-        fix), or none the id field, one problem of the file (first) says so, instead of one per
-        record (after the explaining pass)."""
+        fix), or none the id field, or each holds two different trajectories, one problem of the
+        file (first) says so, instead of one per record (after the explaining pass)."""
         self.repeats.report(self.pc, self.ep.label)
+        if len(self.doubled) > 1 and len(self.doubled) == self.n_read:  # each record: one
+            each = {id(q) for q, _ in self.doubled}
+            self.pc.problems = [q for q in self.pc.problems if id(q) not in each]
+            first, held = self.doubled[0]
+            who = f"each of the {self.n_read} records (first: {first.episode}) "
+            self.pc.add_first(two_trajectories(held, who))
         trajs, ids = self.traj_tally, self.id_tally
         trajs.collapse(self.pc, " (the executed viewpoints)", fix=trajs.key_hint(self.ep.id_field))
         example = (
@@ -419,9 +447,10 @@ class _Parser:
         if cols is None or (cols[1] and min(cols[1]) == 0):
             raise _Rejected
         ids, lengths, flat = cols
-        if self.key is None and not self.n_typed and records:  # the field it uses; UNSET is falsy
-            held = (n for k, n in enumerate(TRAJECTORY_KEYS) if getattr(records[0], f"t{k}"))
-            self.field = next(held, self.field)
+        if self.key is None and records:  # the fields used; messages name the first's
+            used = typed.fields_used(records)
+            self.read.update(used)
+            self.field = self.field if self.n_typed else used[0]
         self.n_typed += len(ids)
         index = self.ep.index
         rows = np.fromiter(map(index.get, ids, repeat(-1)), np.int64, len(ids))
@@ -584,8 +613,12 @@ def parse_predictions(
         if k == 0:
             p.pc.add("the file holds no predictions")
         p.file_level()
-    if p.pc.problems and given.text is not None:  # a refused file only: valid ones cost nothing
-        p.pc.problems[:0] = _repeated_keys(given.text, source, episodes)
+    if given.text is not None:  # a refused file only: valid ones cost nothing
+        repeated = functools.partial(_repeated_keys, given.text, source, episodes)
+        if p.pc.problems:
+            p.pc.problems[:0] = repeated()
+        elif collect is not None:  # the rule checks may refuse it
+            collect.explaining.append(repeated)
     if collect is None:
         p.pc.raise_if_any()
     else:
@@ -696,5 +729,5 @@ def _assemble(p: _Parser, source: str) -> Predictions:
         missing=[p.ep.ids[i] for i in missing_idx],
         unknown=p.unknown,
         key=p.field,
-        key_read=p.field,
+        key_read=sorted(p.read) if len(p.read) > 1 else next(iter(p.read), p.field),
     )

@@ -1,0 +1,36 @@
+"""``brief`` shows a value in a message: an integer too long for ``repr`` inside a list is
+written by its size (it raised AttributeError), and a string cut after its escapes is told as
+cut, with its length."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures import square_root
+from vlneval.errors import InvalidInputError
+from vlneval.evaluation import evaluate
+from vlneval.io import brief
+
+
+def test_a_huge_integer_in_a_list_is_written_by_its_size() -> None:
+    assert brief([10**5000]) == "[an integer of about 5,000 digits]"
+    assert brief(10**5000) == "an integer of about 5,000 digits"
+
+
+def test_a_string_cut_by_its_escapes_is_told_as_cut() -> None:
+    shown = "'" + "a\\n" * 19 + "a\\"
+    assert brief("a\n" * 25) == f"{shown}… (50 characters)"
+    assert brief("a" * 58) == repr("a" * 58)
+
+
+def test_a_huge_integer_as_a_step_is_named(tmp_path: Path) -> None:
+    root = square_root(tmp_path / "root")
+    records = [{"instr_id": "1_0", "trajectory": [["S", 0, 0], [10**5000]]}]
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("r2r", "val", records, root=root, subset=True)
+    assert [str(p) for p in exc.value.problems] == [
+        '<records>: instr_id "1_0": trajectory[1]: expected [viewpoint, heading, elevation], '
+        "got [an integer of about 5,000 digits]"
+    ]
