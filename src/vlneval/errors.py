@@ -272,8 +272,6 @@ class ProblemCollector:
     def __init__(self, source: str) -> None:
         self.source = source
         self.problems: list[Problem] = []
-        #: problems that explain the others, looked for only when the input is refused
-        self.explaining: list[Callable[[], list[Problem]]] = []
 
     def add(self, message: str, *, episode: str | None = None, field: str | None = None) -> None:
         """Records one problem."""
@@ -295,11 +293,8 @@ class ProblemCollector:
         return len(self.problems)
 
     def raise_if_any(self) -> None:
-        """Raises :class:`InvalidInputError` when any problem was recorded, after the
-        :attr:`explaining` problems, first."""
+        """Raises :class:`InvalidInputError` when any problem was recorded."""
         if self.problems:
-            for find in self.explaining:
-                self.problems[:0] = find()
             raise InvalidInputError(self.problems, source=self.source)
 
 

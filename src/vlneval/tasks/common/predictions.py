@@ -11,7 +11,6 @@ Every problem is collected (file, id, field, what was expected) and raised toget
 
 from __future__ import annotations
 
-import functools
 import threading
 from array import array
 from collections.abc import Iterator, Sequence
@@ -613,12 +612,8 @@ def parse_predictions(
         if k == 0:
             p.pc.add("the file holds no predictions")
         p.file_level()
-    if given.text is not None:  # a refused file only: valid ones cost nothing
-        repeated = functools.partial(_repeated_keys, given.text, source, episodes)
-        if p.pc.problems:
-            p.pc.problems[:0] = repeated()
-        elif collect is not None:  # the rule checks may refuse it
-            collect.explaining.append(repeated)
+    if p.pc.problems and given.text is not None:  # a refused file only: valid ones cost nothing
+        p.pc.problems[:0] = _repeated_keys(given.text, source, episodes)
     if collect is None:
         p.pc.raise_if_any()
     else:
