@@ -277,3 +277,29 @@ def test_small_compare_and_aggregate_wording(tmp_path: Path, capsys: Capture) ->
         "note: the runs declare no seeds: the interval is seed variation only if they are seeds "
         "of one model, not checkpoints or different models" in capsys.readouterr().err
     )
+
+
+def test_aggregate_leaves_out_the_skipped_entries_of_a_multi_file_summary(
+    tmp_path: Path, capsys: Capture
+) -> None:
+    """A pattern matching an earlier summary writes a skipped entry for it; aggregate takes
+    the entries with metrics and names each one it left out."""
+    paths = _variants(tmp_path)[:2]
+    old, together = tmp_path / "old.json", tmp_path / "all.json"
+    base = ["score", "--task", "demo", "--quiet", "--predictions"]
+    assert main([*base, paths[0], "--json", str(old)]) == 0
+    assert main([*base, *paths, str(old), "--json", str(together)]) == 0
+    capsys.readouterr()
+    assert main(["aggregate", str(together)]) == 0
+    out, err = capsys.readouterr()
+    assert "2 runs: run_A, run_B" in out
+    assert err.splitlines()[0] == (
+        f"note: {together}: left out entry 3 ({old}): a summary written by `vlneval score "
+        "--json`, not predictions"
+    )
+    lone = tmp_path / "lone.json"
+    lone.write_text(json.dumps([{"predictions": str(old), "skipped": "a summary"}]))
+    assert main(["aggregate", str(lone)]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: {lone}: no entry of this multi-file summary holds a summary"
+    )

@@ -532,23 +532,38 @@ def _summaries_of(
     beside it (as ``score`` reads it)."""
     value = load_json(Path(path))
     if isinstance(value, list) and value and all(_is_entry(v) for v in value):
-        for k, entry in enumerate(value, start=1):
-            if "errors" in entry:
-                raise VLNEvalError(
-                    f"{path}: entry {k} ({entry.get('predictions')}) of this multi-file summary "
-                    f"could not be scored ({'; '.join(map(str, entry['errors']))}); score it "
-                    "again, or give the other runs' files"
-                )
-        return [(str(v.get("predictions") or f"{path}[{k}]"), v) for k, v in enumerate(value)]
+        return _entries_of(path, value)
     return [(path, _summary_of(args, path, value, scorer))]
+
+
+def _entries_of(path: str, value: list[Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The runs of the multi-file summary ``value`` read from ``path``: its entries with
+    metrics; an entry that could not be scored is refused, one skipped (a protocol card, an
+    earlier summary) is left out and said in a note."""
+    runs = []
+    for k, entry in enumerate(value, start=1):
+        if "errors" in entry:
+            raise VLNEvalError(
+                f"{path}: entry {k} ({entry.get('predictions')}) of this multi-file summary "
+                f"could not be scored ({'; '.join(map(str, entry['errors']))}); score it "
+                "again, or give the other runs' files"
+            )
+        if "skipped" in entry:
+            err(f"note: {path}: left out entry {k} ({entry['predictions']}): {entry['skipped']}")
+        else:
+            runs.append((str(entry.get("predictions") or f"{path}[{k - 1}]"), entry))
+    if not runs:
+        raise VLNEvalError(f"{path}: no entry of this multi-file summary holds a summary")
+    return runs
 
 
 def _is_entry(value: Any) -> bool:
     """Whether ``value`` is an entry of a multi-file summary: a summary, or a file that
-    ``score`` could not score (``{"predictions": file, "errors": [...]}``)."""
+    ``score`` could not score (``{"predictions": file, "errors": [...]}``) or skipped
+    (``{"predictions": file, "skipped": why}``)."""
     return isinstance(value, dict) and (
         ("metrics" in value and "protocol" in value)
-        or ("errors" in value and "predictions" in value)
+        or ("predictions" in value and ("errors" in value or "skipped" in value))
     )
 
 
