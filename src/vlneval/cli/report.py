@@ -263,8 +263,11 @@ def _not_predictions(path: str, exc: VLNEvalError) -> VLNEvalError | None:
             f"{path}: a table (.csv, e.g. from `vlneval score --per-episode`), not a predictions "
             "file: give the predictions file it was scored from"
         )
-    if "got a JSON object" in text:
-        value = load_json(Path(path))
+    if "got a JSON object" in text and Path(path).is_file():  # a FIFO is not read again
+        try:
+            value = load_json(Path(path))
+        except VLNEvalError:  # changed since: the first error stands
+            return None
         if isinstance(value, dict) and "metrics" in value and "protocol" in value:
             return VLNEvalError(
                 f"{path}: a summary (from `vlneval score --json`), not a predictions file: a "

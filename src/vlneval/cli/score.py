@@ -231,6 +231,8 @@ def _is_summary(path: str) -> bool:
     from vlneval.errors import VLNEvalError
     from vlneval.io import load_json
 
+    if not Path(path).is_file():  # a FIFO's bytes are gone: a second read waits for a writer
+        return False
     try:
         value = load_json(path)
     except VLNEvalError:
