@@ -303,3 +303,29 @@ def test_aggregate_leaves_out_the_skipped_entries_of_a_multi_file_summary(
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"error: {lone}: no entry of this multi-file summary holds a summary"
     )
+
+
+def test_score_compare_and_report_name_a_summary_and_a_sweep_list_alike(
+    tmp_path: Path, capsys: Capture
+) -> None:
+    """One rule says what a summary is: the single file's summary and the sweep's list of
+    them (with a skipped entry) get the same hint from score, compare and report."""
+    a, b = _variants(tmp_path)[:2]
+    one, sweep = tmp_path / "one.json", tmp_path / "sweep.json"
+    base = ["score", "--task", "demo", "--quiet", "--predictions"]
+    assert main([*base, a, "--json", str(one)]) == 0
+    assert main([*base, a, b, str(one), "--json", str(sweep)]) == 0
+    capsys.readouterr()
+    for path in (one, sweep):
+        assert main([*base, str(path)]) == 2
+        hint = "hint: a summary written by `vlneval score --json`, not predictions"
+        assert capsys.readouterr().err.splitlines()[-1] == hint
+        said = (
+            f"error: {path}: a summary (from `vlneval score --json`), not a predictions file: a "
+            "comparison pairs the runs episode by episode, so it needs the predictions files\n"
+        )
+        assert main(["compare", "--task", "demo", str(path), b]) == 2
+        assert capsys.readouterr().err == said
+        html = str(tmp_path / "r.html")
+        assert main(["report", "--task", "demo", "--predictions", str(path), "--out", html]) == 2
+        assert capsys.readouterr().err == said

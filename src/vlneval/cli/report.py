@@ -23,6 +23,8 @@ from vlneval.cli.common import (
     plan_outputs,
     print_table,
     scorer_on_first_use,
+    summary_kind,
+    summary_kind_of,
 )
 from vlneval.errors import VLNEvalError, check_seed
 from vlneval.io import load_json, to_json_bytes, write_outputs
@@ -263,16 +265,11 @@ def _not_predictions(path: str, exc: VLNEvalError) -> VLNEvalError | None:
             f"{path}: a table (.csv, e.g. from `vlneval score --per-episode`), not a predictions "
             "file: give the predictions file it was scored from"
         )
-    if "got a JSON object" in text and Path(path).is_file():  # a FIFO is not read again
-        try:
-            value = load_json(Path(path))
-        except VLNEvalError:  # changed since: the first error stands
-            return None
-        if isinstance(value, dict) and "metrics" in value and "protocol" in value:
-            return VLNEvalError(
-                f"{path}: a summary (from `vlneval score --json`), not a predictions file: a "
-                "comparison pairs the runs episode by episode, so it needs the predictions files"
-            )
+    if summary_kind(path) is not None:  # one run's summary, or a sweep's list of them
+        return VLNEvalError(
+            f"{path}: a summary (from `vlneval score --json`), not a predictions file: a "
+            "comparison pairs the runs episode by episode, so it needs the predictions files"
+        )
     return None
 
 
@@ -534,7 +531,7 @@ def _summaries_of(
     declared by ``--protocol`` or else by the ``NAME.protocol.json`` that ``vlneval run`` wrote
     beside it (as ``score`` reads it)."""
     value = load_json(Path(path))
-    if isinstance(value, list) and value and all(_is_entry(v) for v in value):
+    if summary_kind_of(value) == "sweep":
         return _entries_of(path, value)
     return [(path, _summary_of(args, path, value, scorer))]
 
@@ -560,16 +557,6 @@ def _entries_of(path: str, value: list[Any]) -> list[tuple[str, dict[str, Any]]]
     return runs
 
 
-def _is_entry(value: Any) -> bool:
-    """Whether ``value`` is an entry of a multi-file summary: a summary, or a file that
-    ``score`` could not score (``{"predictions": file, "errors": [...]}``) or skipped
-    (``{"predictions": file, "skipped": why}``)."""
-    return isinstance(value, dict) and (
-        ("metrics" in value and "protocol" in value)
-        or ("predictions" in value and ("errors" in value or "skipped" in value))
-    )
-
-
 def _summary_of(
     args: argparse.Namespace, path: str, value: Any, scorer: Callable[[], Any]
 ) -> dict[str, Any]:
@@ -579,7 +566,7 @@ def _summary_of(
             f"{path}: not a summary JSON (from `vlneval score --json`) but the JSON of a "
             "comparison or an aggregate; give each run's summary"
         )
-    if isinstance(value, dict) and "metrics" in value and "protocol" in value:
+    if summary_kind_of(value) == "summary":
         return value
     if not args.task:
         raise VLNEvalError(

@@ -19,6 +19,7 @@ from vlneval.cli.common import (
     open_scorer,
     print_table,
     scored_plan,
+    summary_kind,
 )
 from vlneval.errors import InvalidInputError, VLNEvalError
 
@@ -217,31 +218,12 @@ def _refused(args: argparse.Namespace, scorer: Any, path: str, exc: InvalidInput
     )  # fmt: skip
     hints = (
         scorer.episodes_warning, split_hint(request, scorer.episodes, path),
-        twin_hint(request, path), SUMMARY if _is_summary(path) else None,
+        twin_hint(request, path), SUMMARY if summary_kind(path) else None,
     )  # fmt: skip
     return "\n".join([text, *(f"hint: {h}" for h in hints if h)])
 
 
 SUMMARY = "a summary written by `vlneval score --json`, not predictions"
-
-
-def _is_summary(path: str) -> bool:
-    """Whether ``path`` holds a summary of ``vlneval score --json`` (one file's record, or a
-    sweep's list of them), which a pattern over a checkpoint folder may match."""
-    from vlneval.errors import VLNEvalError
-    from vlneval.io import load_json
-
-    if not Path(path).is_file():  # a FIFO's bytes are gone: a second read waits for a writer
-        return False
-    try:
-        value = load_json(path)
-    except VLNEvalError:
-        return False
-    entries = value if isinstance(value, list) and value else [value]
-    return all(
-        isinstance(e, dict) and "predictions" in e and ("vlneval_version" in e or len(e) == 2)
-        for e in entries
-    )
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -288,7 +270,7 @@ def _sweep(
             try:
                 result = _score(args, scorer, path)
             except InvalidInputError as exc:
-                if _is_summary(path):  # an earlier run's, under another name
+                if summary_kind(path):  # an earlier run's, under another name
                     err(f"note: skipped {path}: {SUMMARY}")
                     skipped[k] = SUMMARY
                     entries.append({"predictions": path, "skipped": SUMMARY})
