@@ -229,6 +229,7 @@ def _run(args: argparse.Namespace) -> int:
             f"{card_path(out)}"
         )
     if args.score:
+        args.scoring = True  # a stop now leaves the files written
         return _score(args, partial=result.partial, protocol=result.protocol, plan=plan)
     return 0
 

@@ -152,15 +152,23 @@ def unsharded_without_launcher(args: argparse.Namespace) -> None:
 
 def stopped_note(args: argparse.Namespace, signum: int) -> str:
     """What a run stopped by signal ``signum`` (Ctrl-C, SIGTERM) leaves: a shard (``--shard``,
-    or any Ray run) keeps its finished episodes for ``--resume``; a plain run writes nothing."""
+    or any Ray run) keeps its finished episodes for ``--resume``; a plain run writes nothing;
+    a run stopped while ``--score`` scores it has written its predictions and card."""
     import json
     import signal
 
     from vlneval.distributed.detect import resolve_shard
+    from vlneval.distributed.merge import card_path
     from vlneval.distributed.plan import ShardSpec
     from vlneval.distributed.shardfile import read_lines, shard_paths
 
     name = signal.Signals(signum).name
+    if getattr(args, "scoring", False):  # stopped after the files were written
+        split = f" --split {args.split}" if args.split else ""
+        return (
+            f"stopped by {name} while scoring: {args.out} and {card_path(args.out)} are written; "
+            f"score them with `vlneval score --task {args.task}{split} --predictions {args.out}`"
+        )
     spec = resolve_shard(args.shard)
     if spec is None and args.executor != "ray":
         return (
