@@ -26,7 +26,6 @@ __all__ = [
     "print_table",
     "scored_plan",
     "emit_scored",
-    "episode_rows",
     "summary_kind",
     "summary_kind_of",
     "add_task_option_args",
@@ -281,25 +280,6 @@ def emit_scored(
     if plan.table is not None:
         print_table(render_summary(summary, color=sys.stdout.isatty(), fmt=plan.table))
     print_notices(summary_notices(summary))
-
-
-def episode_rows(result: Any) -> list[dict[str, Any]]:
-    """The per-episode rows of ``result``, each id written with the benchmark's JSON type: a
-    number where its ids are JSON integers (NDH ``inst_idx``, Touchdown ``route_id``), so that
-    a JSONL or parquet row joins the predictions file by id.
-
-    Example:
-        >>> from types import SimpleNamespace as NS
-        >>> table = NS(int_ids=True, id_field="inst_idx")
-        >>> episode_rows(NS(episodes=table, rows=lambda: [{"inst_idx": "5", "scan": "s"}]))
-        [{'inst_idx': 5, 'scan': 's'}]
-    """
-    rows: list[dict[str, Any]] = result.rows()
-    if getattr(result.episodes, "int_ids", False):
-        field = result.episodes.id_field
-        for row in rows:
-            row[field] = int(row[field])
-    return rows
 
 
 def summary_kind(path: str) -> str | None:

@@ -13,7 +13,6 @@ from vlneval.cli.common import (
     add_scoring_args,
     declared_for,
     emit_scored,
-    episode_rows,
     err,
     given_task_options,
     open_scorer,
@@ -241,7 +240,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         except InvalidInputError as exc:
             err(_refused(args, scorer, paths[0], exc))
             return 2
-    emit_scored(args, result.to_dict(), episode_rows(result) if args.per_episode else None, plan)
+    emit_scored(args, result.to_dict(), result.rows() if args.per_episode else None, plan)
     return 0
 
 
@@ -291,7 +290,7 @@ def _sweep(
             advance(1)
     rows = None
     if args.per_episode:
-        rows = [{"predictions": p, **row} for p, r, _ in done for row in episode_rows(r)]
+        rows = [{"predictions": p, **row} for p, r, _ in done for row in r.rows()]
     summaries = [(p, s) for p, _, s in done]
     plan.write(entries, rows)
     if plan.table is not None and done:
