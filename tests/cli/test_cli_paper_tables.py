@@ -277,3 +277,55 @@ def test_small_compare_and_aggregate_wording(tmp_path: Path, capsys: Capture) ->
         "note: the runs declare no seeds: the interval is seed variation only if they are seeds "
         "of one model, not checkpoints or different models" in capsys.readouterr().err
     )
+
+
+def test_aggregate_leaves_out_the_skipped_entries_of_a_multi_file_summary(
+    tmp_path: Path, capsys: Capture
+) -> None:
+    """A pattern matching an earlier summary writes a skipped entry for it; aggregate takes
+    the entries with metrics and names each one it left out."""
+    paths = _variants(tmp_path)[:2]
+    old, together = tmp_path / "old.json", tmp_path / "all.json"
+    base = ["score", "--task", "demo", "--quiet", "--predictions"]
+    assert main([*base, paths[0], "--json", str(old)]) == 0
+    assert main([*base, *paths, str(old), "--json", str(together)]) == 0
+    capsys.readouterr()
+    assert main(["aggregate", str(together)]) == 0
+    out, err = capsys.readouterr()
+    assert "2 runs: run_A, run_B" in out
+    assert err.splitlines()[0] == (
+        f"note: {together}: left out entry 3 ({old}): a summary written by `vlneval score "
+        "--json`, not predictions"
+    )
+    lone = tmp_path / "lone.json"
+    lone.write_text(json.dumps([{"predictions": str(old), "skipped": "a summary"}]))
+    assert main(["aggregate", str(lone)]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: {lone}: no entry of this multi-file summary holds a summary"
+    )
+
+
+def test_score_compare_and_report_name_a_summary_and_a_sweep_list_alike(
+    tmp_path: Path, capsys: Capture
+) -> None:
+    """One rule says what a summary is: the single file's summary and the sweep's list of
+    them (with a skipped entry) get the same hint from score, compare and report."""
+    a, b = _variants(tmp_path)[:2]
+    one, sweep = tmp_path / "one.json", tmp_path / "sweep.json"
+    base = ["score", "--task", "demo", "--quiet", "--predictions"]
+    assert main([*base, a, "--json", str(one)]) == 0
+    assert main([*base, a, b, str(one), "--json", str(sweep)]) == 0
+    capsys.readouterr()
+    for path in (one, sweep):
+        assert main([*base, str(path)]) == 2
+        hint = "hint: a summary written by `vlneval score --json`, not predictions"
+        assert capsys.readouterr().err.splitlines()[-1] == hint
+        said = (
+            f"error: {path}: a summary (from `vlneval score --json`), not a predictions file: a "
+            "comparison pairs the runs episode by episode, so it needs the predictions files\n"
+        )
+        assert main(["compare", "--task", "demo", str(path), b]) == 2
+        assert capsys.readouterr().err == said
+        html = str(tmp_path / "r.html")
+        assert main(["report", "--task", "demo", "--predictions", str(path), "--out", html]) == 2
+        assert capsys.readouterr().err == said

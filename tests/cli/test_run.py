@@ -384,3 +384,23 @@ def test_a_shard_s_plain_log_lines(tmp_path: Path, capsys: pytest.CaptureFixture
     assert lines[0] == "shard 0/2: 4/18 episodes (22%), 0.0 episodes/s, 0:00 elapsed, ? left"
     assert len(lines) == 3 and last.fullmatch(lines[1])
     assert lines[-1].startswith("shard 0/2 (explicit): 18 episodes (4 already written, 14 run);")
+
+
+@pytest.mark.parametrize("split", [[], ["--split", "val"]])
+def test_a_run_stopped_while_scoring_says_its_files_are_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    split: list[str],
+) -> None:  # fmt: skip
+    def stopped(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # Ctrl-C while the split is loaded for scoring
+
+    monkeypatch.setattr("vlneval.cli.run.open_scorer", stopped)
+    out = tmp_path / "preds.json"
+    argv = ["--task", "demo", *split, "--agent", "random", "--out", str(out), "--quiet"]
+    assert run([*argv, "--score"]) == 130
+    named = " --split val" if split else ""
+    assert capsys.readouterr().err == (
+        f"stopped by SIGINT while scoring: {out} and {card_path(out)} are written; score them "
+        f"with `vlneval score --task demo{named} --predictions {out}`\n"
+    )
+    assert json.loads(out.read_text()) and json.loads(card_path(out).read_text())["task"] == "demo"

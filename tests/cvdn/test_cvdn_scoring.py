@@ -18,7 +18,13 @@ def _score(tmp: Path, trajectories=None, instances=None, **kw):  # type: ignore[
 
 
 def _rows(result) -> dict[str, dict]:  # type: ignore[no-untyped-def]
-    return {row["inst_idx"]: row for row in result.rows()}
+    return {str(row["inst_idx"]): row for row in result.rows()}
+
+
+def test_the_api_rows_write_ndh_ids_as_json_integers(tmp_path: Path) -> None:
+    """``Result.rows()`` gives the ids as ``score --per-episode`` writes them: NDH's as the
+    integers its predictions files hold."""
+    assert [row["inst_idx"] for row in _score(tmp_path).rows()][:3] == [1, 2, 3]
 
 
 def test_planner_path_hand_values(tmp_path: Path) -> None:

@@ -68,3 +68,35 @@ def test_a_refused_fifo_is_not_read_again_for_the_split_hint(
     assert capsys.readouterr().err.splitlines() == [
         f"error: {fifo}: no prediction matches an episode of r2r val"
     ]
+
+
+def _run_with_writer(fifo: Path, text: str, argv: list[str]) -> list[int]:
+    """The exit code of ``main(argv)`` while a thread writes ``text`` into ``fifo`` once, or
+    none when the command is still waiting after 10 s (it opened the FIFO a second time)."""
+    writer = threading.Thread(target=lambda: fifo.write_text(text))
+    writer.start()
+    codes: list[int] = []
+    run = threading.Thread(target=lambda: codes.append(main(argv)), daemon=True)
+    run.start()
+    run.join(timeout=10)
+    writer.join(timeout=1)
+    return codes
+
+
+@pytest.mark.parametrize("command", ["score", "compare"])
+def test_a_fifo_is_not_read_again_to_see_whether_it_is_a_summary(
+    tmp_path: Path, fifo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    command: str,
+) -> None:  # fmt: skip
+    monkeypatch.setattr(reader, "_WRITER_WAIT", 30.0)  # a second read would outlast the join
+    root = square_root(tmp_path / "root")
+    other = tmp_path / "b.json"
+    other.write_text(json.dumps(preds({"1_0": ["S"]})))
+    args = [command, "--task", "r2r", "--split", "val", "--data-root", str(root)]
+    files = (
+        ["--predictions", str(fifo), "--quiet"] if command == "score" else [str(fifo), str(other)]
+    )
+    assert _run_with_writer(fifo, json.dumps({"1_0": 1}), [*args, *files]) == [2]
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: {fifo}: expected a JSON list of predictions, got a JSON object"
+    ]

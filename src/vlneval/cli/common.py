@@ -26,7 +26,8 @@ __all__ = [
     "print_table",
     "scored_plan",
     "emit_scored",
-    "episode_rows",
+    "summary_kind",
+    "summary_kind_of",
     "add_task_option_args",
     "given_task_options",
     "open_scorer",
@@ -281,23 +282,46 @@ def emit_scored(
     print_notices(summary_notices(summary))
 
 
-def episode_rows(result: Any) -> list[dict[str, Any]]:
-    """The per-episode rows of ``result``, each id written with the benchmark's JSON type: a
-    number where its ids are JSON integers (NDH ``inst_idx``, Touchdown ``route_id``), so that
-    a JSONL or parquet row joins the predictions file by id.
+def summary_kind(path: str) -> str | None:
+    """What ``path`` holds when it is an output of ``vlneval score --json`` rather than
+    predictions (:func:`summary_kind_of`), else None. Only a regular file is read: a FIFO's
+    bytes are gone after the first read, and a second one waits for a writer; a file that
+    cannot be read is None (the first error stands)."""
+    from vlneval.io import load_json
+
+    if not Path(path).is_file():
+        return None
+    try:
+        return summary_kind_of(load_json(Path(path)))
+    except VLNEvalError:
+        return None
+
+
+def summary_kind_of(value: Any) -> str | None:
+    """``"summary"`` for the summary ``score --json`` writes for one file (an object with
+    ``metrics`` and ``protocol``), ``"sweep"`` for the list it writes for several (each entry a
+    summary, or ``{"predictions": file, "errors": [...]}``, or ``{"predictions": file,
+    "skipped": why}``), else None.
 
     Example:
-        >>> from types import SimpleNamespace as NS
-        >>> table = NS(int_ids=True, id_field="inst_idx")
-        >>> episode_rows(NS(episodes=table, rows=lambda: [{"inst_idx": "5", "scan": "s"}]))
-        [{'inst_idx': 5, 'scan': 's'}]
+        >>> summary_kind_of({"metrics": {}, "protocol": {}})
+        'summary'
+        >>> summary_kind_of([{"predictions": "a.json", "skipped": "a card"}])
+        'sweep'
+        >>> summary_kind_of([{"instr_id": "1_0", "trajectory": []}]) is None
+        True
     """
-    rows: list[dict[str, Any]] = result.rows()
-    if getattr(result.episodes, "int_ids", False):
-        field = result.episodes.id_field
-        for row in rows:
-            row[field] = int(row[field])
-    return rows
+
+    def summary(v: Any) -> bool:
+        return isinstance(v, dict) and "metrics" in v and "protocol" in v
+
+    def entry(v: Any) -> bool:
+        failed = isinstance(v, dict) and "predictions" in v and ("errors" in v or "skipped" in v)
+        return failed or summary(v)
+
+    if summary(value):
+        return "summary"
+    return "sweep" if isinstance(value, list) and value and all(map(entry, value)) else None
 
 
 def declared_for(given: str | None, predictions: str, quiet: bool = False) -> dict[str, Any] | None:

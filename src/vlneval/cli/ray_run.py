@@ -147,6 +147,7 @@ def _merge_and_report(args: argparse.Namespace, shard: CliShard, agent_id: str,
             f"{seconds:.1f} s; wrote {args.out} and {card_path(args.out)} (records: {w.records})"
         )
     if args.score:
+        args.scoring = True  # a stop now leaves the files written
         protocol = {k: v for k, v in (w.manifest.get("card") or {}).items()
                     if k not in ("vlneval_version", "task", "split", "episodes", "software")}  # fmt: skip
         return _score(args, partial=False, protocol=protocol)

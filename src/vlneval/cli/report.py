@@ -23,6 +23,8 @@ from vlneval.cli.common import (
     plan_outputs,
     print_table,
     scorer_on_first_use,
+    summary_kind,
+    summary_kind_of,
 )
 from vlneval.errors import VLNEvalError, check_seed
 from vlneval.io import load_json, to_json_bytes, write_outputs
@@ -263,13 +265,11 @@ def _not_predictions(path: str, exc: VLNEvalError) -> VLNEvalError | None:
             f"{path}: a table (.csv, e.g. from `vlneval score --per-episode`), not a predictions "
             "file: give the predictions file it was scored from"
         )
-    if "got a JSON object" in text:
-        value = load_json(Path(path))
-        if isinstance(value, dict) and "metrics" in value and "protocol" in value:
-            return VLNEvalError(
-                f"{path}: a summary (from `vlneval score --json`), not a predictions file: a "
-                "comparison pairs the runs episode by episode, so it needs the predictions files"
-            )
+    if summary_kind(path) is not None:  # one run's summary, or a sweep's list of them
+        return VLNEvalError(
+            f"{path}: a summary (from `vlneval score --json`), not a predictions file: a "
+            "comparison pairs the runs episode by episode, so it needs the predictions files"
+        )
     return None
 
 
@@ -531,25 +531,30 @@ def _summaries_of(
     declared by ``--protocol`` or else by the ``NAME.protocol.json`` that ``vlneval run`` wrote
     beside it (as ``score`` reads it)."""
     value = load_json(Path(path))
-    if isinstance(value, list) and value and all(_is_entry(v) for v in value):
-        for k, entry in enumerate(value, start=1):
-            if "errors" in entry:
-                raise VLNEvalError(
-                    f"{path}: entry {k} ({entry.get('predictions')}) of this multi-file summary "
-                    f"could not be scored ({'; '.join(map(str, entry['errors']))}); score it "
-                    "again, or give the other runs' files"
-                )
-        return [(str(v.get("predictions") or f"{path}[{k}]"), v) for k, v in enumerate(value)]
+    if summary_kind_of(value) == "sweep":
+        return _entries_of(path, value)
     return [(path, _summary_of(args, path, value, scorer))]
 
 
-def _is_entry(value: Any) -> bool:
-    """Whether ``value`` is an entry of a multi-file summary: a summary, or a file that
-    ``score`` could not score (``{"predictions": file, "errors": [...]}``)."""
-    return isinstance(value, dict) and (
-        ("metrics" in value and "protocol" in value)
-        or ("errors" in value and "predictions" in value)
-    )
+def _entries_of(path: str, value: list[Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The runs of the multi-file summary ``value`` read from ``path``: its entries with
+    metrics; an entry that could not be scored is refused, one skipped (a protocol card, an
+    earlier summary) is left out and said in a note."""
+    runs = []
+    for k, entry in enumerate(value, start=1):
+        if "errors" in entry:
+            raise VLNEvalError(
+                f"{path}: entry {k} ({entry.get('predictions')}) of this multi-file summary "
+                f"could not be scored ({'; '.join(map(str, entry['errors']))}); score it "
+                "again, or give the other runs' files"
+            )
+        if "skipped" in entry:
+            err(f"note: {path}: left out entry {k} ({entry['predictions']}): {entry['skipped']}")
+        else:
+            runs.append((str(entry.get("predictions") or f"{path}[{k - 1}]"), entry))
+    if not runs:
+        raise VLNEvalError(f"{path}: no entry of this multi-file summary holds a summary")
+    return runs
 
 
 def _summary_of(
@@ -561,7 +566,7 @@ def _summary_of(
             f"{path}: not a summary JSON (from `vlneval score --json`) but the JSON of a "
             "comparison or an aggregate; give each run's summary"
         )
-    if isinstance(value, dict) and "metrics" in value and "protocol" in value:
+    if summary_kind_of(value) == "summary":
         return value
     if not args.task:
         raise VLNEvalError(

@@ -19,7 +19,6 @@ from vlneval.cli.common import (
     add_format_arg,
     add_task_option_args,
     emit_scored,
-    episode_rows,
     err,
     given_task_options,
     open_scorer,
@@ -229,6 +228,7 @@ def _run(args: argparse.Namespace) -> int:
             f"{card_path(out)}"
         )
     if args.score:
+        args.scoring = True  # a stop now leaves the files written
         return _score(args, partial=result.partial, protocol=result.protocol, plan=plan)
     return 0
 
@@ -267,7 +267,7 @@ def _check_names(args: argparse.Namespace) -> None:
 def _score(args: argparse.Namespace, *, partial: bool, protocol: Any, plan: Any = None) -> int:
     with open_scorer(args, **getattr(args, "score_options", {})) as scorer:
         result = scorer.score(args.out, subset=partial, run=protocol)
-    emit_scored(args, result.to_dict(), episode_rows(result) if args.per_episode else None, plan)
+    emit_scored(args, result.to_dict(), result.rows() if args.per_episode else None, plan)
     return 0
 
 

@@ -78,6 +78,7 @@ def _emit(
             f"wrote {out} ({len(run.predictions)} episodes, {run.steps} steps) and {card_path(out)}"
         )
     if args.score:
+        args.scoring = True  # a stop now leaves the files written
         summary, rows = score_run(
             env, run, card, out, profile=args.profile, subset=indices is not None,
             progress=not args.quiet,

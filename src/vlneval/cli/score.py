@@ -13,12 +13,12 @@ from vlneval.cli.common import (
     add_scoring_args,
     declared_for,
     emit_scored,
-    episode_rows,
     err,
     given_task_options,
     open_scorer,
     print_table,
     scored_plan,
+    summary_kind,
 )
 from vlneval.errors import InvalidInputError, VLNEvalError
 
@@ -217,29 +217,12 @@ def _refused(args: argparse.Namespace, scorer: Any, path: str, exc: InvalidInput
     )  # fmt: skip
     hints = (
         scorer.episodes_warning, split_hint(request, scorer.episodes, path),
-        twin_hint(request, path), SUMMARY if _is_summary(path) else None,
+        twin_hint(request, path), SUMMARY if summary_kind(path) else None,
     )  # fmt: skip
     return "\n".join([text, *(f"hint: {h}" for h in hints if h)])
 
 
 SUMMARY = "a summary written by `vlneval score --json`, not predictions"
-
-
-def _is_summary(path: str) -> bool:
-    """Whether ``path`` holds a summary of ``vlneval score --json`` (one file's record, or a
-    sweep's list of them), which a pattern over a checkpoint folder may match."""
-    from vlneval.errors import VLNEvalError
-    from vlneval.io import load_json
-
-    try:
-        value = load_json(path)
-    except VLNEvalError:
-        return False
-    entries = value if isinstance(value, list) and value else [value]
-    return all(
-        isinstance(e, dict) and "predictions" in e and ("vlneval_version" in e or len(e) == 2)
-        for e in entries
-    )
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -257,7 +240,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         except InvalidInputError as exc:
             err(_refused(args, scorer, paths[0], exc))
             return 2
-    emit_scored(args, result.to_dict(), episode_rows(result) if args.per_episode else None, plan)
+    emit_scored(args, result.to_dict(), result.rows() if args.per_episode else None, plan)
     return 0
 
 
@@ -286,7 +269,7 @@ def _sweep(
             try:
                 result = _score(args, scorer, path)
             except InvalidInputError as exc:
-                if _is_summary(path):  # an earlier run's, under another name
+                if summary_kind(path):  # an earlier run's, under another name
                     err(f"note: skipped {path}: {SUMMARY}")
                     skipped[k] = SUMMARY
                     entries.append({"predictions": path, "skipped": SUMMARY})
@@ -307,7 +290,7 @@ def _sweep(
             advance(1)
     rows = None
     if args.per_episode:
-        rows = [{"predictions": p, **row} for p, r, _ in done for row in episode_rows(r)]
+        rows = [{"predictions": p, **row} for p, r, _ in done for row in r.rows()]
     summaries = [(p, s) for p, _, s in done]
     plan.write(entries, rows)
     if plan.table is not None and done:

@@ -107,22 +107,32 @@ def agent_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return kwargs
 
 
-def kept_after_failure(args: argparse.Namespace) -> str:
-    """What became of the episodes a run finished before its agent raised: a shard (``--shard``,
-    or any Ray run) keeps them on disk for ``--resume``; a plain run writes nothing."""
+def _kept(args: argparse.Namespace) -> tuple[str, Path, Path, int] | None:
+    """Where a run keeps the episodes it finished, for ``--resume``: a shard (``--shard``, or
+    any Ray run) keeps them on disk, as (its label, its records file, its manifest, the
+    episodes in the records); None for a plain run, which keeps none."""
     from vlneval.distributed.detect import resolve_shard
     from vlneval.distributed.plan import ShardSpec
     from vlneval.distributed.shardfile import read_lines, shard_paths
 
     spec = resolve_shard(args.shard)
     if spec is None and args.executor != "ray":
+        return None
+    records, manifest = shard_paths(args.out, spec or ShardSpec(0, 1, "ray"))
+    n = len(read_lines(records)[0])  # none yet: no file, no lines
+    return (f"shard {spec.label}" if spec is not None else "ray run"), records, manifest, n
+
+
+def kept_after_failure(args: argparse.Namespace) -> str:
+    """What became of the episodes a run finished before its agent raised (:func:`_kept`)."""
+    kept = _kept(args)
+    if kept is None:
         return (
             f"nothing was written to {args.out} (the episodes finished before the error are not "
             "kept; with --shard 0/1 each episode is written as it ends, and --resume continues "
             "after a fix)"
         )
-    records, _ = shard_paths(args.out, spec or ShardSpec(0, 1, "ray"))
-    n = len(read_lines(records)[0])
+    _, records, _, n = kept
     if n == 0:
         return "no episode was finished: once the agent is fixed, run the same command again"
     finished = "1 episode finished is" if n == 1 else f"{n} episodes finished are"
@@ -151,26 +161,28 @@ def unsharded_without_launcher(args: argparse.Namespace) -> None:
 
 
 def stopped_note(args: argparse.Namespace, signum: int) -> str:
-    """What a run stopped by signal ``signum`` (Ctrl-C, SIGTERM) leaves: a shard (``--shard``,
-    or any Ray run) keeps its finished episodes for ``--resume``; a plain run writes nothing."""
+    """What a run stopped by signal ``signum`` (Ctrl-C, SIGTERM) leaves (:func:`_kept`); a run
+    stopped while ``--score`` scores it has written its predictions and card."""
     import json
     import signal
 
-    from vlneval.distributed.detect import resolve_shard
-    from vlneval.distributed.plan import ShardSpec
-    from vlneval.distributed.shardfile import read_lines, shard_paths
+    from vlneval.distributed.merge import card_path
 
     name = signal.Signals(signum).name
-    spec = resolve_shard(args.shard)
-    if spec is None and args.executor != "ray":
+    if getattr(args, "scoring", False):  # stopped after the files were written
+        split = f" --split {args.split}" if args.split else ""
+        return (
+            f"stopped by {name} while scoring: {args.out} and {card_path(args.out)} are written; "
+            f"score them with `vlneval score --task {args.task}{split} --predictions {args.out}`"
+        )
+    kept = _kept(args)
+    if kept is None:
         return (
             f"stopped by {name}: nothing was written to {args.out} (a plain run keeps no episodes)"
         )
-    records, manifest = shard_paths(args.out, spec or ShardSpec(0, 1, "ray"))
-    label = f"shard {spec.label}" if spec is not None else "ray run"
+    label, records, manifest, n = kept
     if not manifest.is_file() or not records.is_file():
         return f"{label}: stopped by {name} before its first episode: run the same command again"
-    n = len(read_lines(records)[0])
     total = len(json.loads(manifest.read_text())["assigned"])
     return (
         f"{label}: stopped by {name} at {n}/{total} episodes (kept in {records}); run the same "
@@ -263,7 +275,7 @@ def _warn_discarded(out: str | Path, spec: Any) -> None:
     from vlneval.distributed.shardfile import read_lines, shard_paths
 
     records = shard_paths(out, spec)[0]
-    n = len(read_lines(records)[0]) if records.is_file() else 0
+    n = len(read_lines(records)[0])  # none yet: no file, no lines
     if n:
         err(
             f"warning: starting shard {spec.label} over: the {n} finished episodes in {records} "

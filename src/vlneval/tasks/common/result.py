@@ -133,12 +133,19 @@ class Result:
         return [ids[i] for i in self.scored.tolist()]
 
     def rows(self) -> list[dict[str, Any]]:
-        """The per-episode table as a list of rows (episode id and scan first)."""
-        idf = self.episodes.id_field
-        cols = self.per_episode
+        """The per-episode table as a list of rows (episode id and scan first), each id with
+        the benchmark's JSON type: a number where its ids are JSON integers (NDH ``inst_idx``,
+        Touchdown ``route_id``), so that a row joins the predictions file by id."""
+        from vlneval.tasks.common.episodes import EpisodeTable
+
+        eps, cols, scored = self.episodes, self.per_episode, self.scored.tolist()
+        # the episode's own id (SOON's record_id is its instruction's); a continuous split's
+        # episodes are no EpisodeTable, and their ids are strings
+        table = isinstance(eps, EpisodeTable)
+        ids = [EpisodeTable.record_id(eps, i) if table else eps.ids[i] for i in scored]
         out = []
-        for k, i in enumerate(self.scored.tolist()):
-            row: dict[str, Any] = {idf: self.episodes.ids[i], "scan": self.episodes.scans[i]}
+        for k, i in enumerate(scored):
+            row: dict[str, Any] = {eps.id_field: ids[k], "scan": eps.scans[i]}
             for name, values in cols.items():
                 v = values[k]
                 v = v.item() if hasattr(v, "item") else v
