@@ -54,7 +54,7 @@ def test_rxr_scores_jsonl_predictions(tmp_path: Path) -> None:
     assert r.to_dict()["profile"]["name"] == "rxr"
     assert list(r.metrics) == ["TL", "NE", "SR", "SPL", "nDTW", "sDTW"]
     rows = {row["instruction_id"]: row for row in r.rows()}
-    assert rows["11"]["ndtw"] == pytest.approx(math.exp(-8 / 12)) and rows["12"]["ndtw"] == 1.0
+    assert rows[11]["ndtw"] == pytest.approx(math.exp(-8 / 12)) and rows[12]["ndtw"] == 1.0
     assert r.metrics["nDTW"] == pytest.approx((1 + math.exp(-8 / 12)) / 2)
 
 
