@@ -29,7 +29,6 @@ __all__ = [
     "convert",
     "columns",
     "record_list",
-    "fields_used",
     "without_numpy",
 ]
 
@@ -234,28 +233,25 @@ class StepViewpoints(Sequence[str]):
         return self._list[index]
 
 
-def _two_trajectories(records: list[Any], first: list[Any], n_keys: int) -> bool:
-    """Whether a record holds more than one trajectory field (``first``: the first field's
-    column): a test of each other field's column in C, a record at a time only when two
-    fields are both used in the file."""
-    used = [k for k in range(1, n_keys) if _used(map(attrgetter(f"t{k}"), records))]
-    if not used or len(used) == 1 and not _used(first):
-        return False
-    names = [f"t{k}" for k in range(n_keys)]
-    return any(sum(getattr(r, n) is not msgspec.UNSET for n in names) > 1 for r in records)
-
-
-def fields_used(records: list[Any]) -> list[str]:
-    """The trajectory fields that some of ``records`` hold, in :data:`TRAJECTORY_KEYS` order
-    (a type test of each field's column, in C).
+def _fields(records: list[Any], first: list[Any], n_keys: int) -> list[str] | None:
+    """The trajectory fields some of ``records`` hold, in :data:`TRAJECTORY_KEYS` order
+    (``first``: the first field's column), or None when a record holds more than one: a type
+    test of each field's column in C, a record at a time only when two fields are both used.
 
     Example:
         >>> recs = convert([{"id": 1, "path": ["a"]}, {"id": 2, "trajectory": ["b"]}],
         ...                id_field="id", key=None, form="plain")[1]
-        >>> fields_used(recs)
+        >>> _fields(recs, [r.t0 for r in recs], 3)
         ['trajectory', 'path']
     """
-    return [n for k, n in enumerate(TRAJECTORY_KEYS) if _used(map(attrgetter(f"t{k}"), records))]
+    used = [
+        k for k in range(n_keys) if _used(first if k == 0 else map(attrgetter(f"t{k}"), records))
+    ]
+    if len(used) > 1:
+        names = [f"t{k}" for k in used]
+        if any(sum(getattr(r, n) is not msgspec.UNSET for n in names) > 1 for r in records):
+            return None
+    return [TRAJECTORY_KEYS[k] for k in used]
 
 
 def _used(column: Iterable[Any]) -> bool:
@@ -264,15 +260,17 @@ def _used(column: Iterable[Any]) -> bool:
 
 def columns(
     records: list[Any], form: str, n_keys: int
-) -> tuple[list[str], list[int], Sequence[str]] | None:
-    """Each record's id (as text) and number of viewpoints, and all viewpoints in order; None
+) -> tuple[list[str], list[int], Sequence[str], list[str]] | None:
+    """Each record's id (as text) and number of viewpoints, all viewpoints in order, and the
+    trajectory fields the records hold (none listed when ``n_keys`` is 1); None
     when a record holds no trajectory field, or an integer id too long for ``str`` (more
     digits than Python writes, 4,300 by default), for the explaining pass to name.
 
     ``n_keys`` is the number of trajectory fields the records were decoded with.
     """
     trajs = list(map(attrgetter("t0"), records))
-    if n_keys > 1 and _two_trajectories(records, trajs, n_keys):
+    fields = _fields(records, trajs, n_keys) if n_keys > 1 else []
+    if fields is None:
         return None
     # Every decoded trajectory is a list: a type test a record at a time, in C.
     if n_keys > 1 and set(map(type, trajs)) != {list}:  # a record names it otherwise
@@ -285,9 +283,9 @@ def columns(
         return None
     if form == "triple":
         lengths = list(map(len, trajs))
-        return ids, lengths, StepViewpoints(trajs, sum(lengths))
+        return ids, lengths, StepViewpoints(trajs, sum(lengths)), fields
     if form == "plain":
-        return ids, list(map(len, trajs)), list(chain.from_iterable(trajs))
+        return ids, list(map(len, trajs)), list(chain.from_iterable(trajs)), fields
     steps: Iterator[list[str]] = chain.from_iterable(trajs)
     lengths = [sum(map(len, t)) for t in trajs]
-    return ids, lengths, list(chain.from_iterable(steps))
+    return ids, lengths, list(chain.from_iterable(steps)), fields

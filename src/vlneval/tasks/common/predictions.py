@@ -445,9 +445,8 @@ class _Parser:
         cols = typed.columns(records, self.form, n_keys)
         if cols is None or (cols[1] and min(cols[1]) == 0):
             raise _Rejected
-        ids, lengths, flat = cols
+        ids, lengths, flat, used = cols
         if self.key is None and records:  # the fields used; messages name the first's
-            used = typed.fields_used(records)
             self.read.update(used)
             self.field = self.field if self.n_typed else used[0]
         self.n_typed += len(ids)
