@@ -53,14 +53,17 @@ def test_duet_tl_over_episodes_without_a_jump_between_components(tmp_path: Path)
 def test_every_value_infinite_says_so_not_no_scored_episodes(tmp_path: Path) -> None:
     r = _score(tmp_path, ["U2", "U2"], {"1_0": ["S", "G"], "2_0": ["S", "A"]})
     assert r.metrics["NE"] is None
-    assert r.unavailable["NE"] == "all 2 episodes have an infinite NE (goal unreachable)"
+    assert (
+        r.unavailable["NE"]
+        == "all 2 episodes have an infinite NE (a viewpoint of the trajectory has no path to the goal)"
+    )
     assert not any(w.startswith("NE:") for w in r.warnings)  # the reason says it once
 
 
 JUMP = (
     "1 episode(s) jump between viewpoints with no path between them (first: 2_0): their TL is "
-    "infinite; VLN-DUET's script, which scores jumps with their shortest distance, fails on such "
-    "a file (its table of distances holds reachable pairs only)"
+    "infinite; an official script that scores jumps by their shortest distance (VLN-DUET's, say) "
+    "fails on such a file (its distances hold reachable pairs only)"
 )
 
 

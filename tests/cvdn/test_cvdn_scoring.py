@@ -168,7 +168,7 @@ def test_unreachable_end_region_is_counted_not_averaged(tmp_path: Path) -> None:
     assert any(w.startswith("GP: 1 episode(s)") for w in r.warnings)
     # GP has no success: the warning says nothing of it
     assert (
-        "GP: 1 episode(s) have an infinite value (goal unreachable); GP averages the other 2"
-        in r.warnings
+        "GP: 1 episode(s) have an infinite value (a viewpoint of the trajectory has no path to "
+        "the goal); GP averages the other 2" in r.warnings
     )
     assert r.to_dict()["averaged_over"]["GP"] == 2

@@ -172,13 +172,15 @@ def _jumps_without_path(
     ids = ", ".join(episodes.ids[int(preds.episodes[k])] for k in bad[:5].tolist())
     return (
         f"{bad.size} episode(s) jump between viewpoints with no path between them (first: "
-        f"{ids}): their TL is infinite; VLN-DUET's script, which scores jumps with their shortest "
-        "distance, fails on such a file (its table of distances holds reachable pairs only)",
+        f"{ids}): their TL is infinite; an official script that scores jumps by their shortest "
+        "distance (VLN-DUET's, say) fails on such a file (its distances hold reachable pairs only)",
     )
 
 
-# Why a per-episode value is infinite, and what else that episode counts as (default: the
-# goal cannot be reached; an unreachable goal is a failure for SR, OSR and SPL).
+# Why a per-episode value is infinite, and what else that episode counts as (default: a
+# viewpoint of the trajectory has no path to the goal, whether the goal is unreachable from the
+# start or a jump left its component; such an episode fails SR, OSR and SPL).
+NO_PATH_TO_GOAL = "a viewpoint of the trajectory has no path to the goal"
 _CAUSES = {"TL": "the trajectory jumps between viewpoints with no path between them"}
 _CONSEQUENCES = {
     "NE": ", success counts them as failures",
@@ -205,7 +207,7 @@ def _means(
             continue
         metrics[label] = finite_mean(
             np.asarray(per[columns[label]], dtype=np.float64), label, warnings,
-            _CAUSES.get(label, "goal unreachable"), _CONSEQUENCES.get(label, ""),
+            _CAUSES.get(label, NO_PATH_TO_GOAL), _CONSEQUENCES.get(label, ""),
             over=over, reasons=reasons,
         )  # fmt: skip
         if metrics[label] is None:
