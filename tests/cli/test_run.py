@@ -386,7 +386,9 @@ def test_a_shard_s_plain_log_lines(tmp_path: Path, capsys: pytest.CaptureFixture
     assert lines[-1].startswith("shard 0/2 (explicit): 18 episodes (4 already written, 14 run);")
 
 
-@pytest.mark.parametrize("split", [[], ["--split", "val"]])
+@pytest.mark.parametrize(
+    "split", [[], ["--split", "val"], ["--split", "val", "--profile", "demo", "--limit", "2"]]
+)
 def test_a_run_stopped_while_scoring_says_its_files_are_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
     split: list[str],
@@ -399,6 +401,7 @@ def test_a_run_stopped_while_scoring_says_its_files_are_written(
     argv = ["--task", "demo", *split, "--agent", "random", "--out", str(out), "--quiet"]
     assert run([*argv, "--score"]) == 130
     named = " --split val" if split else ""
+    named += " --profile demo --subset" if "--profile" in split else ""  # scored as the run was
     assert capsys.readouterr().err == (
         f"stopped by SIGINT while scoring: {out} and {card_path(out)} are written; score them "
         f"with `vlneval score --task demo{named} --predictions {out}`\n"

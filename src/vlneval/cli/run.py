@@ -229,6 +229,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     if args.score:
         args.scoring = True  # a stop now leaves the files written
+        args.scoring_partial = result.partial
         return _score(args, partial=result.partial, protocol=result.protocol, plan=plan)
     return 0
 

@@ -170,10 +170,13 @@ def stopped_note(args: argparse.Namespace, signum: int) -> str:
 
     name = signal.Signals(signum).name
     if getattr(args, "scoring", False):  # stopped after the files were written
-        split = f" --split {args.split}" if args.split else ""
+        given = [("--split", args.split), ("--profile", getattr(args, "profile", None)),
+                 ("--data-root", getattr(args, "data_root", None))]  # fmt: skip
+        opts = "".join(f" {flag} {value}" for flag, value in given if value)
+        opts += " --subset" if getattr(args, "scoring_partial", False) else ""
         return (
             f"stopped by {name} while scoring: {args.out} and {card_path(args.out)} are written; "
-            f"score them with `vlneval score --task {args.task}{split} --predictions {args.out}`"
+            f"score them with `vlneval score --task {args.task}{opts} --predictions {args.out}`"
         )
     kept = _kept(args)
     if kept is None:
