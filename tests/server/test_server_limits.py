@@ -61,6 +61,13 @@ def test_every_record_past_the_step_limit_is_named_by_its_id(tmp_path):
         "the file's records are over it)"
         for k, n in ((3, 203), (7, 203))
     ]
+    many = [  # thousands over: the first 20 named, the rest counted
+        {**rec, "trajectory": rec["trajectory"] * 50} for rec in stop_predictions() * 300
+    ]
+    with pytest.raises(InvalidInputError) as err:
+        check_steps(encode(many), "long.json", StepBudget(len(many), 5, 64))
+    assert len(err.value.problems) == 21
+    assert str(err.value.problems[-1]) == f"long.json: {len(many) - 20:,} more records are over it"
     keyed = {"12": [{"position": [0.0, 0.0, 0.0], "heading": 0.0, "stop": False}] * 100}
     with pytest.raises(InvalidInputError) as err:
         check_steps(json.dumps(keyed).encode(), "ce.json", budget)

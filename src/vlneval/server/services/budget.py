@@ -211,7 +211,7 @@ def check_steps(text: Any, name: str, budget: StepBudget) -> None:
         CONTINUOUS_VALUES_PER_STEP if continuous else VALUES_PER_STEP
     )
     over = [k for k, n in enumerate(counts) if n > per_record]
-    labels = _labels(text, records, over) if over else []
+    labels = _labels(text, records, over[:SHOWN_OVER]) if over else []
     head = b"" if small else b"[" + b",".join(bytes(r) for r in records[: budget.max_records])
     del records
     if n_records > budget.max_records:
@@ -224,22 +224,26 @@ def check_steps(text: Any, name: str, budget: StepBudget) -> None:
     if over:
         are = f"{len(over):,} of the file's records {'is' if len(over) == 1 else 'are'} over it"
         limit = f"at most {budget.max_steps:,} steps needs (this phase's limit per trajectory"
-        raise InvalidInputError(
-            [
-                Problem(
-                    name,
-                    f"holds {counts[k]:,} JSON values, more than a trajectory of {limit}; {are})",
-                    label,
-                )
-                for k, label in zip(over, labels, strict=True)
-            ]
-        )
+        problems = [
+            Problem(
+                name, f"holds {counts[k]:,} JSON values, more than a trajectory of {limit}; {are})",
+                label,
+            )
+            for k, label in zip(over, labels, strict=False)  # the first SHOWN_OVER
+        ]  # fmt: skip
+        if len(over) > SHOWN_OVER:
+            problems.append(Problem(name, f"{len(over) - SHOWN_OVER:,} more records are over it"))
+        raise InvalidInputError(problems)
     if sum(counts) > per_file:
         raise InvalidInputError(
             f"holds {sum(counts):,} JSON values in its records, more than {budget.mean_steps} "
             f"steps per episode of this phase need ({per_file:,}; the limit per file)",
             source=name,
         )
+
+
+#: Over-long records named one by one in a refusal (the count names them all).
+SHOWN_OVER = 20
 
 
 def _labels(text: Any, records: list[Any], over: list[int]) -> list[str]:
