@@ -335,15 +335,17 @@ def test_admin_refuses_duplicates_and_bad_slugs(server, kind):
             admin.create_team(server.db, "alpha")
 
 
-@pytest.mark.parametrize("name", ["Alpha", " alpha ", "ａｌｐｈａ", "ALPHA\u3000"])
+@pytest.mark.parametrize(
+    "name", ["Alpha", " alpha ", "ａｌｐｈａ", "ALPHA\u3000", "al\u200bpha", "alpha\u00ad"]
+)
 def test_a_team_name_that_reads_as_another_is_refused(server, name):
     """A public board shows names: one that differs from a team's only in case, spacing or a
     Unicode compatibility form (fullwidth letters) would pass for that team."""
     with pytest.raises(admin.InvalidInputError) as exc:
         admin.create_team(server.db, name)
     alike = (
-        f" ({name.strip()!r} reads as the same name: names that differ only in case, spacing "
-        "or Unicode look-alikes are one name)"
+        f" ({name.strip()!r} reads as the same name: names that differ only in case, spacing, "
+        "invisible characters or Unicode compatibility forms are one name)"
     )
     assert str(exc.value) == "error: team 'alpha' already exists" + (
         "" if name.strip() == "alpha" else alike

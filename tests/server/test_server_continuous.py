@@ -99,18 +99,24 @@ def test_a_stored_phase_that_read_the_files_distances_is_repaired(
     with srv.db.write() as s:  # as stored before phases measured distances themselves
         admin.find_phase(s, "demo", "ce").options = {"distance": "auto"}
         s.add(Phase(**_copy_fields(admin.find_phase(s, "demo", "ce"), slug="old", graphs_dir=None)))
-    flagged = (
-        "phase demo/old: distance=auto ranks files by the distance_to_goal they write, and it has "
-        "no graphs for distance=twin: recreate it with --graphs DIR"
-    )
+        gone = str(data_root / "no-such-graphs")  # a folder moved since: its results stay
+        s.add(
+            Phase(**_copy_fields(admin.find_phase(s, "demo", "ce"), slug="moved", graphs_dir=gone))
+        )
+    flagged = [
+        f"phase demo/{slug}: distance=auto ranks files by the distance_to_goal they write, and it "
+        "has no graphs folder for distance=twin: recreate it with --graphs DIR"
+        for slug in ("old", "moved")
+    ]
     assert admin.repair_distance_sources(srv.db) == [
         "phase demo/ce: distance=auto is now distance=twin; 0 finished submission(s) queued to "
         "be scored again",
-        flagged,
+        *flagged,
     ]
     with srv.db.read() as s:
         assert admin.find_phase(s, "demo", "ce").options == {"distance": "twin"}
-    assert admin.repair_distance_sources(srv.db) == [flagged]
+        assert admin.find_phase(s, "demo", "moved").options == {"distance": "auto"}
+    assert admin.repair_distance_sources(srv.db) == flagged
 
 
 def _copy_fields(ph: Phase, **changes: Any) -> dict[str, Any]:

@@ -408,10 +408,10 @@ def repair_distance_sources(db: Database) -> list[str]:
             if not has or given == PHASE_DISTANCE:
                 continue
             where = f"phase {ph.challenge.slug}/{ph.slug}: distance={given}"
-            if ph.graphs_dir is None:
+            if ph.graphs_dir is None or not Path(ph.graphs_dir).is_dir():  # results kept
                 lines.append(
                     f"{where} ranks files by the distance_to_goal they write, and it has no "
-                    "graphs for distance=twin: recreate it with --graphs DIR"
+                    "graphs folder for distance=twin: recreate it with --graphs DIR"
                 )
                 log.error(lines[-1])
                 continue
@@ -646,24 +646,28 @@ def check_window_order(opens_at: dt.datetime | None, closes_at: dt.datetime | No
         )
 
 
-ALIKE = "names that differ only in case, spacing or Unicode look-alikes are one name"
+ALIKE = (
+    "names that differ only in case, spacing, invisible characters or Unicode compatibility "
+    "forms are one name"
+)
 
 
 def team_key(name: str) -> str:
     """What makes a team name unique: its Unicode compatibility form (NFKC) without case, its
-    spaces collapsed, since a public leaderboard shows a name that reads the same as another's
+    spaces collapsed and invisible (format and control) characters dropped, since a public leaderboard shows a name that reads the same as another's
     (``Alpha``, fullwidth ``ａｌｐｈａ``) as the same team.
 
     Example:
         >>> {team_key(n) for n in ("alpha", " Alpha", "ＡＬＰＨＡ", "alpha")}
         {'alpha'}
-        >>> team_key("Team  Ｂ")
-        'team b'
+        >>> team_key("Team  Ｂ"), team_key("al\u200bpha\u00ad")
+        ('team b', 'alpha')
     """
     import unicodedata
 
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
-    return " ".join(folded.split())
+    shown = "".join(c for c in folded if unicodedata.category(c) not in ("Cf", "Cc"))
+    return " ".join(shown.split())  # a zero-width space or soft hyphen is not seen on a board
 
 
 def create_team(db: Database, name: str) -> str:
