@@ -74,7 +74,9 @@ def test_unreachable_goal(tmp_path: Path) -> None:
     row = _rows(r)["1"]
     assert math.isinf(row["spd"]) and row["unreachable"] == 1 and row["task_completion"] == 0
     assert r.metrics["SPD"] is None
-    assert r.unavailable["SPD"] == "the 1 episode has an infinite SPD (goal unreachable)"
+    assert r.unavailable["SPD"] == (
+        "the 1 episode has an infinite SPD (a viewpoint of the trajectory has no path to the goal)"
+    )
 
 
 def test_graph_states_and_plain_ids_score_alike(tmp_path: Path) -> None:

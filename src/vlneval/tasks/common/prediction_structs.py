@@ -105,9 +105,9 @@ def decode(
         >>> form, chunks = decode(b'[{"instr_id": 7, "path": [["a", 1.5, 0]]}]', "p.json",
         ...                       id_field="instr_id", key=None, form="auto")
         >>> recs = next(chunks)
-        >>> ids, lengths, viewpoints = columns(recs, form, 3)
-        >>> form, recs[0].id, ids, lengths, list(viewpoints)
-        ('triple', 7, ['7'], [1], ['a'])
+        >>> ids, lengths, viewpoints, fields = columns(recs, form, 3)
+        >>> form, recs[0].id, ids, lengths, list(viewpoints), fields
+        ('triple', 7, ['7'], [1], ['a'], ['path'])
     """
     fields = (id_field, key, keep)
     jsonl = raw.lstrip()[:1] == b"{"
@@ -139,9 +139,9 @@ def convert(
     Example:
         >>> form, recs = convert([{"instr_id": "7_0", "trajectory": [["a", 0.0, 0.0]]}],
         ...                      id_field="instr_id", key=None, form="auto")
-        >>> ids, lengths, viewpoints = columns(recs, form, 3)
-        >>> form, ids, lengths, viewpoints[0]
-        ('triple', ['7_0'], [1], 'a')
+        >>> ids, lengths, viewpoints, fields = columns(recs, form, 3)
+        >>> form, ids, lengths, viewpoints[0], fields
+        ('triple', ['7_0'], [1], 'a', ['trajectory'])
     """
     for attempt in (form,) if form != "auto" else ("triple", "plain", "nested"):
         try:
