@@ -233,20 +233,19 @@ class StepViewpoints(Sequence[str]):
         return self._list[index]
 
 
-def _fields(records: list[Any], first: list[Any], n_keys: int) -> list[str] | None:
+def _fields(records: list[Any], first_used: bool, n_keys: int) -> list[str] | None:
     """The trajectory fields some of ``records`` hold, in :data:`TRAJECTORY_KEYS` order
-    (``first``: the first field's column), or None when a record holds more than one: a type
+    (``first_used``: whether some record holds the first field), or None when a record holds more than one: a type
     test of each field's column in C, a record at a time only when two fields are both used.
 
     Example:
         >>> recs = convert([{"id": 1, "path": ["a"]}, {"id": 2, "trajectory": ["b"]}],
         ...                id_field="id", key=None, form="plain")[1]
-        >>> _fields(recs, [r.t0 for r in recs], 3)
+        >>> _fields(recs, True, 3)
         ['trajectory', 'path']
     """
-    used = [
-        k for k in range(n_keys) if _used(first if k == 0 else map(attrgetter(f"t{k}"), records))
-    ]
+    used = [0] if first_used else []
+    used += [k for k in range(1, n_keys) if _used(map(attrgetter(f"t{k}"), records))]
     if len(used) > 1:
         names = [f"t{k}" for k in used]
         if any(sum(getattr(r, n) is not msgspec.UNSET for n in names) > 1 for r in records):
@@ -269,13 +268,15 @@ def columns(
     ``n_keys`` is the number of trajectory fields the records were decoded with.
     """
     trajs = list(map(attrgetter("t0"), records))
-    fields = _fields(records, trajs, n_keys) if n_keys > 1 else []
+    # Every decoded trajectory is a list: a type test a record at a time, in C, made once.
+    kinds = set(map(type, trajs))
+    fields = _fields(records, kinds != {msgspec.UnsetType}, n_keys) if n_keys > 1 else []
     if fields is None:
         return None
-    # Every decoded trajectory is a list: a type test a record at a time, in C.
-    if n_keys > 1 and set(map(type, trajs)) != {list}:  # a record names it otherwise
+    if n_keys > 1 and kinds != {list}:  # a record names it otherwise
         trajs = [trajectory(r) for r in records]
-    if trajs and set(map(type, trajs)) != {list}:  # UNSET or None: none given
+        kinds = set(map(type, trajs))
+    if trajs and kinds != {list}:  # UNSET or None: none given
         return None
     try:
         ids = list(map(str, map(_ID, records)))
