@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from tests.cvdn.fixture import INSTANCES, instance, make_root, predictions, stringify
+from tests.cvdn.fixture import INSTANCES, TRAJECTORIES, instance, make_root, predictions, stringify
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 
@@ -172,3 +173,26 @@ def test_unreachable_end_region_is_counted_not_averaged(tmp_path: Path) -> None:
         "the goal); GP averages the other 2" in r.warnings
     )
     assert r.to_dict()["averaged_over"]["GP"] == 2
+
+
+def test_numpy_integer_ids_are_the_ints_they_hold(tmp_path: Path) -> None:
+    """An agent's ``np.int64`` ids (records built from arrays) score as the integers they hold,
+    as the R2R family reads them; one not in the split is named bare, and an id of another
+    numpy type is refused as the Python value it holds."""
+    root = make_root(tmp_path / "root")
+    plain = [{"inst_idx": k, "trajectory": [[v, 0.0, 0.0] for v in vps]}
+             for k, vps in TRAJECTORIES.items()]  # fmt: skip
+    records = [{**r, "inst_idx": np.int64(r["inst_idx"])} for r in plain]
+    got = evaluate("ndh", "val_seen", records, root=root)
+    assert got.metrics == evaluate("ndh", "val_seen", plain, root=root).metrics
+    assert isinstance(records[0]["inst_idx"], np.int64)  # the caller's records kept
+    stray = evaluate("ndh", "val_seen", [*records, {**plain[0], "inst_idx": np.int64(99)}],
+                     root=root)  # fmt: skip
+    assert "1 prediction(s) with ids not in the split were ignored (first: 99)" in stray.warnings
+    bad = [*records[:2], {**plain[2], "inst_idx": np.float64(3.5)}]
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("ndh", "val_seen", bad, root=root)
+    assert (
+        str(exc.value)
+        == "error: <records>: record 2: inst_idx must be a JSON integer, got float 3.5"
+    )

@@ -6,9 +6,11 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.touchdown.fixture import RUNS, SDR, make_root, nav, write
+from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 
 
@@ -221,3 +223,30 @@ def test_profiles_cite_the_sdr_code_where_it_existed_and_its_grid() -> None:
     )
     for name in ("touchdown", "touchdown-wrap", "touchdown-vlnt"):
         assert grid in get_profile(name).notes, name
+
+
+def test_numpy_route_ids_and_pixels_are_the_numbers_they_hold(tmp_path: Path) -> None:
+    """An agent's ``np.int64`` route ids (and SDR pixels as ``np.float32``) score as the
+    numbers they hold, as the R2R family reads them; a route not in the split is named bare,
+    and an id of another numpy type is refused as the Python value it holds."""
+    root = make_root(tmp_path / "root")
+    plain = [{"route_id": k, "trajectory": v} for k, v in RUNS.items()]
+    records = [{**r, "route_id": np.int64(r["route_id"])} for r in plain]
+    got = evaluate("touchdown", "dev", records, root=root)
+    assert got.metrics == evaluate("touchdown", "dev", plain, root=root).metrics
+    assert isinstance(records[0]["route_id"], np.int64)  # the caller's records kept
+    stray = evaluate("touchdown", "dev", [*records, {**plain[0], "route_id": np.int64(99)}],
+                     root=root)  # fmt: skip
+    assert (
+        "1 prediction(s) with route ids not in the split were ignored (first: 99)" in stray.warnings
+    )
+    bad = [*records[:2], {**plain[2], "route_id": np.float64(3.0)}]
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("touchdown", "dev", bad, root=root)
+    assert str(exc.value).endswith(
+        "error: <records>: record 2: route_id must be a JSON integer, got float 3.0"
+    )
+    sdr = [{**r, "route_id": np.int64(r["route_id"]), "y": np.float32(r["y"])} for r in SDR]
+    assert evaluate("touchdown-sdr", "dev", sdr, root=root).metrics == (
+        evaluate("touchdown-sdr", "dev", SDR, root=root).metrics
+    )

@@ -26,7 +26,7 @@ from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
 from vlneval.io import brief, clip, iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input
-from vlneval.tasks.common.prediction_structs import TRAJECTORY_KEYS
+from vlneval.tasks.common.prediction_structs import TRAJECTORY_KEYS, without_numpy
 from vlneval.tasks.common.record_checks import ID_LIKE, FieldTally, UniqueIds, is_finite, numbered
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.common.summary_records import without_summaries
@@ -313,8 +313,10 @@ def load_ndh_table(
 
 def check_ndh_predictions(
     predictions: PredictionsInput | ReadInput, *, trajectory_key: str | None = None
-) -> None:
-    """File-level checks of NDH predictions that the generic parser cannot make.
+) -> ReadInput:
+    """File-level checks of NDH predictions that the generic parser cannot make; the input
+    checked, for the reader (records in memory with each numpy value as the Python value it
+    holds: an agent's ``np.int64`` ids are the integers they hold, as for every task).
 
     ``inst_idx`` must be a JSON integer: the official scorer compares it with the integers of
     the episode file, so ``"108"`` matches nothing and the file fails as incomplete there. A
@@ -331,6 +333,8 @@ def check_ndh_predictions(
         InvalidInputError: the problems found (at most one per record).
     """
     given = read_input(predictions)  # a ReadInput is taken as it is
+    if given.text is None and (plain := without_numpy(given.value)) is not given.value:
+        given = ReadInput(given.source, value=plain)
     source = given.source
     records = [r for chunk in given.chunks("a JSON list of predictions") for r in chunk]
     kept = without_summaries(records, "inst_idx", trajectory_key)  # the reader's to report
@@ -340,6 +344,7 @@ def check_ndh_predictions(
     fix = trajs.key_hint("inst_idx")
     trajs.refuse(source, " (the executed viewpoints)", fix=fix)
     _check_id_types(records, source, len(kept))
+    return given
 
 
 def _check_id_types(records: list[Any], source: str, n_predictions: int) -> None:

@@ -90,8 +90,7 @@ class NDHScorer:
     ) -> Predictions:
         """The trajectories of ``predictions`` as node indices (the reports draw NDH episodes
         from these); their problems go to ``pc``, raised with the rule checks'."""
-        given = read_input(predictions)
-        check_ndh_predictions(given, trajectory_key=how.trajectory_key)
+        given = check_ndh_predictions(predictions, trajectory_key=how.trajectory_key)
         pc = pc if pc is not None else ProblemCollector(given.source)
         return read_trajectories(given, self.episodes, self.graphs, how, pc)
 

@@ -39,6 +39,7 @@ from vlneval.tasks.common import record_checks
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
 from vlneval.tasks.common.jsonl import decode_line
+from vlneval.tasks.common.prediction_structs import without_numpy
 from vlneval.tasks.common.predictions import Predictions, in_episode_order
 from vlneval.tasks.common.record_checks import (
     FieldTally,
@@ -240,9 +241,11 @@ def _records(
     """The records of a JSON list or a JSON-lines file, decoded a chunk at a time (a large
     file's full object tree never exists at once); records in memory as they are. A file of
     one JSON object is one record when ``lone`` or named ``.jsonl``, else refused (as the R2R
-    reader refuses it: an object keyed by id is no list of records)."""
+    reader refuses it: an object keyed by id is no list of records). A record in memory is
+    read with each numpy value as the Python value it holds (an agent's ``np.int64`` route id
+    is the integer it holds), as the R2R reader reads it."""
     if given.text is None:
-        yield from given.value
+        yield from map(without_numpy, given.value)
         return
     source, raw = given.source, given.text
     if raw.lstrip()[:1] != b"{":
