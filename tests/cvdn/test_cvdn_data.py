@@ -11,7 +11,7 @@ import pytest
 from tests.cvdn.fixture import DIALOG, INSTANCES, make_root, predictions, stringify
 from vlneval.cli.main import main
 from vlneval.tasks import get_task
-from vlneval.tasks.cvdn.format import load_ndh, load_ndh_table, ndh_instruction, trusted_path
+from vlneval.tasks.cvdn.format import NDHEpisodes, load_ndh, ndh_instruction, trusted_path
 
 
 def _file(tmp: Path, instances=INSTANCES) -> Path:  # type: ignore[no-untyped-def]
@@ -28,8 +28,8 @@ def _file(tmp: Path, instances=INSTANCES) -> Path:  # type: ignore[no-untyped-de
 )
 def test_path_types(tmp_path: Path, path_type: str, paths: list[tuple[str, ...]]) -> None:
     ndh = load_ndh(_file(tmp_path), path_type=path_type)
-    assert ndh.table.paths == paths
-    assert ndh.table.goals == [p[-1:] for p in paths]
+    assert ndh.paths == paths
+    assert ndh.goals == [p[-1:] for p in paths]
     assert ndh.end_panos == [("C", "D"), ("S", "E"), ("E",)]
     assert ndh.planner_goals == ["B", "S", "C"]
 
@@ -41,7 +41,7 @@ def test_trusted_path_needs_the_goal_after_the_start() -> None:
 
 
 def test_episode_table_for_environments(tmp_path: Path) -> None:
-    table = load_ndh_table(_file(tmp_path), task="ndh", split="val_seen")
+    table = load_ndh(_file(tmp_path), task="ndh", split="val_seen")
     assert table.id_field == "inst_idx" and table.ids == ["1", "2", "3"]
     assert table.scans == ["lane"] * 3 and np.allclose(table.headings, 1.5)
     ep = table.episode(0)
@@ -54,6 +54,24 @@ def test_episode_table_for_environments(tmp_path: Path) -> None:
         task.load(_file(tmp_path / "b"), "val_seen", __import__("vlneval").get_profile("cvdn")).ids
         == table.ids
     )
+
+
+def test_the_task_loader_gives_the_goal_regions_the_scorer_reads(tmp_path: Path) -> None:
+    """One loader: the task's (registry, environments, blind checks, server) gives the table
+    the scorer scores, its goal regions and planner goals included; a subset keeps them."""
+    prof = __import__("vlneval").get_profile("cvdn")
+    got = get_task("ndh").load(_file(tmp_path), "val_seen", prof, path_type="trusted_path")
+    assert isinstance(got, NDHEpisodes) and got.path_type == "trusted_path"
+    assert got.paths == [("S", "A", "B", "C"), ("S",), ("A", "B", "C", "E")]
+    assert got.end_panos == [("C", "D"), ("S", "E"), ("E",)]
+    assert got.planner_goals == ["B", "S", "C"] and got.int_ids and got.label(2) == "inst_idx 3"
+    part = got.subset([2, 0])
+    assert (part.ids, part.end_panos, part.planner_goals) == (
+        ["3", "1"],
+        [("E",), ("C", "D")],
+        ["C", "B"],
+    )
+    assert part.path_type == "trusted_path"
 
 
 @pytest.mark.parametrize(
@@ -74,8 +92,8 @@ def test_string_valued_file_loads_the_same(tmp_path: Path) -> None:
     native = load_ndh(_file(tmp_path / "a"), path_type="trusted_path")
     strings = load_ndh(_file(tmp_path / "b", stringify(INSTANCES)), path_type="trusted_path")
     assert strings.string_valued and not native.string_valued
-    assert strings.table.ids == native.table.ids and strings.table.paths == native.table.paths
-    assert strings.table.instructions == native.table.instructions
+    assert strings.ids == native.ids and strings.paths == native.paths
+    assert strings.instructions == native.instructions
     assert strings.end_panos == native.end_panos
     raw = json.loads(_file(tmp_path / "c", stringify(INSTANCES)).read_text())
     assert raw[0]["inst_idx"] == "1" and raw[0]["end_panos"] == "['C', 'D']"

@@ -133,8 +133,5 @@ def test_real_predictions_match_the_official_logic(
 def test_real_files_have_native_types(data_root: Path) -> None:
     """SOURCES.md says this copy stores values as strings; it does not (both forms are read)."""
     ndh = load_ndh(data_root / "cvdn/NDH/val_unseen.json.gz", path_type="trusted_path")
-    assert not ndh.string_valued and len(ndh.table) == 907
-    assert (
-        sum(len(p) == 1 for p in load_ndh(data_root / "cvdn/NDH/val_unseen.json.gz").table.paths)
-        == 8
-    )
+    assert not ndh.string_valued and len(ndh) == 907
+    assert sum(len(p) == 1 for p in load_ndh(data_root / "cvdn/NDH/val_unseen.json.gz").paths) == 8

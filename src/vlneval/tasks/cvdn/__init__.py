@@ -24,7 +24,7 @@ TASK = Task(
     ("cvdn",),
     "cvdn",
     ("NDH/{split}.json", "{split}.json"),
-    "vlneval.tasks.cvdn.format:load_ndh_table",
+    "vlneval.tasks.cvdn.format:load_ndh",
     ("train", "val_seen", "val_unseen", "test"),
     "val_unseen",
     "vlneval.tasks.cvdn.score:NDHScorer",

@@ -18,7 +18,7 @@ never ``eval``), so both forms load to the same episodes.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,6 @@ __all__ = [
     "PATH_TYPES",
     "HISTORIES",
     "load_ndh",
-    "load_ndh_table",
     "ndh_instruction",
     "trusted_path",
     "check_ndh_predictions",
@@ -49,12 +48,12 @@ _MISSING = object()
 
 
 @dataclass
-class NDHEpisodes:
-    """The NDH instances of one split, with what the CVDN scorer needs beyond an episode table.
+class NDHEpisodes(EpisodeTable):
+    """The NDH instances of one split: an episode table (id ``inst_idx``; path = the
+    ``path_type`` path; goal = its last viewpoint; instruction = the dialog history and target
+    hint) with what the CVDN scorer needs beyond it.
 
     Attributes:
-        table: one episode per instance (id ``inst_idx``; path = the ``path_type`` path; goal =
-            its last viewpoint; instruction = the dialog history and target hint).
         end_panos: the goal region of each episode (for goal progress).
         planner_goals: the last viewpoint of each planner path (for the oracle planner success).
         path_type: which path is the ground truth.
@@ -62,12 +61,12 @@ class NDHEpisodes:
         string_valued: the file stored its values as strings (read with ``ast.literal_eval``).
     """
 
-    table: EpisodeTable
-    end_panos: list[tuple[str, ...]]
-    planner_goals: list[str]
-    path_type: str
-    history: str
+    end_panos: list[tuple[str, ...]] = field(default_factory=list)
+    planner_goals: list[str] = field(default_factory=list)
+    path_type: str = "planner_path"
+    history: str = "all"
     string_valued: bool = False
+    ROW_COLUMNS = (*EpisodeTable.ROW_COLUMNS, "end_panos", "planner_goals")
 
 
 #: The instance fields a ``trusted_path`` is taken from (it is not a field of the file).
@@ -258,7 +257,8 @@ def load_ndh(
     path_type: str = "planner_path",
     history: str = "all",
 ) -> NDHEpisodes:
-    """Loads an NDH split file (``.json`` or ``.json.gz``; native or string-encoded values).
+    """Loads an NDH split file (``.json`` or ``.json.gz``; native or string-encoded values):
+    the loader of the task registry, the environments and the scorer alike.
 
     Args:
         path: the file.
@@ -290,7 +290,7 @@ def load_ndh(
         builder.add(str(row.inst_idx), row.scan, row.path, None, row.heading, row.instruction)
     scorable = all(row.scorable for row in rows)
     named = _PATH_FIELD.get(path_type, path_type) if scorable else "start_pano"  # for messages
-    table = builder.build(
+    base = builder.build(
         task=task,
         split=split,
         source=source,
@@ -298,17 +298,12 @@ def load_ndh(
         scorable=scorable,
         file_fields={"paths": named, "goals": named},
     )
-    table.int_ids = True
-    ends, goals = [row.end_panos for row in rows], [row.planner_goal for row in rows]
-    return NDHEpisodes(table, ends, goals, path_type, history, any(row.stringy for row in rows))
-
-
-def load_ndh_table(
-    path: str | Path, *, task: str = "ndh", split: str = "", path_type: str = "planner_path"
-) -> EpisodeTable:
-    """The episodes of an NDH split as an :class:`EpisodeTable` (``path_type`` paths, ``all``
-    history): the task registry's and the environments' loader."""
-    return load_ndh(path, task=task, split=split, path_type=path_type).table
+    base.int_ids = True
+    return NDHEpisodes(
+        **{f.name: getattr(base, f.name) for f in fields(EpisodeTable) if f.init},
+        end_panos=[row.end_panos for row in rows], planner_goals=[row.planner_goal for row in rows],
+        path_type=path_type, history=history, string_valued=any(row.stringy for row in rows),
+    )  # fmt: skip
 
 
 def check_ndh_predictions(

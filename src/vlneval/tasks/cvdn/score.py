@@ -40,7 +40,7 @@ from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result, ResultBuilder
 from vlneval.tasks.common.scoring import summarise
-from vlneval.tasks.cvdn.format import NDHEpisodes, check_ndh_predictions, load_ndh
+from vlneval.tasks.cvdn.format import NDHEpisodes, check_ndh_predictions
 from vlneval.tasks.profiles import Profile
 
 __all__ = ["NDHScorer", "score_ndh", "COLUMNS"]
@@ -68,11 +68,9 @@ class NDHScorer:
         base = r.base()
         path = r.episodes_path(base)
         self.task, self.profile = r.task.name, r.profile
-        self.ndh = load_ndh(
-            path, task=r.task.name, split=r.split, path_type=opts.get("path_type", "planner_path")
-        )
-        require_goals(self.ndh.table.scorable, r.split, path)
-        self.episodes = self.ndh.table
+        path_type = opts.get("path_type", "planner_path")
+        self.episodes = r.load_episodes(path, NDHEpisodes, path_type=path_type)
+        require_goals(self.episodes.scorable, r.split, path)
         self.graphs = r.graph_store(base)
 
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
@@ -98,18 +96,17 @@ class NDHScorer:
         self, preds: Predictions, how: ScoreOptions, pc: ProblemCollector | None = None
     ) -> Result:
         """Scores trajectories :meth:`trajectories` read (raising ``pc``'s problems too)."""
-        return score_ndh(self.ndh, preds, self.graphs, self.profile, how, pc=pc)
+        return score_ndh(self.episodes, preds, self.graphs, self.profile, how, pc=pc)
 
 
 def _nodes(
     seqs: Sequence[tuple[str, ...]],
-    ndh: NDHEpisodes,
+    table: NDHEpisodes,
     order: np.ndarray,
     store: GraphStore,
     what: str,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Scan-local node ids of per-episode viewpoint sets, in CSR form (unknown ids: an error)."""
-    table = ndh.table
     pc = ProblemCollector(table.source)
     flat: list[int] = []
     offsets = [0]
@@ -136,10 +133,9 @@ def score_ndh(
 ) -> Result:
     """Scores parsed NDH predictions (see the module docstring for every rule); ``pc``: the
     problems found reading them, raised with the rule checks'."""
-    table = ndh.table
     cvdn = dataclasses.replace(prof, strict_cls_edges=False)  # NDH scores repeats
     arr, flags, core = checked_navigation(
-        table, preds, store, cvdn, how.subset, pc=pc, jump_reason=JUMP, threshold=prof.threshold,
+        ndh, preds, store, cvdn, how.subset, pc=pc, jump_reason=JUMP, threshold=prof.threshold,
         success_inclusive=prof.success_inclusive, spl_reference=prof.spl_reference,
         spl_floor=prof.spl_floor,
     )  # fmt: skip
@@ -161,9 +157,9 @@ def score_ndh(
     per["oracle_plan_error"] = region_distances(*layout, plan, plan_off)["oracle"]
     per["oracle_plan_success"] = hit(per["oracle_plan_error"], prof)
     finish_columns(per, flags, "nav_error", "goal_progress")
-    parts = summarise(table, preds, per, prof, **summary_options(how), columns=COLUMNS)
+    parts = summarise(ndh, preds, per, prof, **summary_options(how), columns=COLUMNS)
     _annotate(parts, ndh)
-    return parts.build(table, preds.episodes, per)
+    return parts.build(ndh, preds.episodes, per)
 
 
 def _annotate(parts: ResultBuilder, ndh: NDHEpisodes) -> None:
