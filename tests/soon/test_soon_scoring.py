@@ -271,3 +271,31 @@ def test_a_null_trajectory_is_not_called_missing_an_unreadable_id_is(tmp_path: P
         'instr_id "2": trajectory: trajectory must be a non-empty list (one entry per start '
         "path), got null" in text
     )
+
+
+@pytest.mark.parametrize(("profile", "rate"), [("soon", 0.2), ("soon-wrap", 0.6)])
+def test_joint_success_is_det_success_by_the_goal_switch(
+    tmp_path: Path, profile: str, rate: float
+) -> None:
+    """J = S_nav · S_loc per episode (spec/metrics.md). SOON tests localisation only at the box
+    of the final viewpoint, which then becomes the goal (NE = 0 < 3): det success implies
+    navigation success, so J equals det_SR on every SOON submission (the official scorer and
+    VLN-DUET count det success so; neither reports J). J is neither SR nor SR · det_SR.
+
+    Hand values (see the module table): 1#0 ends on B, 4 m from the annotated goal G, and
+    localises: the switch makes it a success (NE 0), J 1. 2#0 and 3#0 stop on G's seam box
+    with the point outside it (officially): SR 1, det 0, J 0 (wrap: inside, J 1). 4#0 stops on
+    N, 2 m from G: SR 1, but N holds no box, so det 0 (its point would lie inside G's), J 0.
+    """
+    r = _score(tmp_path, profile=profile)
+    rows = {row["episode_id"]: row for row in r.rows()}
+    got = {k: (row["success"], row["det_success"], row["joint_success"]) for k, row in rows.items()}
+    seam = (1.0, 1.0, 1.0) if profile == "soon-wrap" else (1.0, 0.0, 0.0)
+    assert got == {"1#0": (1.0, 1.0, 1.0), "1#1": (0.0, 0.0, 0.0), "2#0": seam, "3#0": seam,
+                   "4#0": (1.0, 0.0, 0.0)}  # fmt: skip
+    m = r.metrics
+    assert m["J"] == pytest.approx(rate) and m["det_SR"] == pytest.approx(rate)
+    assert m["SR"] == pytest.approx(0.8) and m["SR"] * m["det_SR"] == pytest.approx(0.8 * rate)
+    assert m["J"] != pytest.approx(
+        m["SR"] * m["det_SR"]
+    )  # the rate of both, not a product of rates

@@ -13,6 +13,8 @@ path ``P`` (final ``p_n``) and the instruction's boxes ``B`` (in file order):
   SR: faithful, not a bug); TL = Σ ``d(p_j, p_{j+1})`` (no adjacency check);
 - ℓ = ``d(s, g)``; SPL = SR · ℓ / max(ℓ, TL, 0.01); det = the predicted point lies strictly
   inside the box at ``p_n``; det SPL = det · SPL (the script's ``success_rate``);
+- J = det · SR (joint success); a det success stands at a box at ``p_n``, the goal then (NE =
+  0), so J = det and J equals det SR on every submission (neither official script reports J);
 - GP = ``d(s, g) − d(p_n, g)`` with the single (switched) goal.
 """
 
