@@ -174,3 +174,21 @@ def test_null_and_empty_values_are_worded_as_the_r2r_reader_words_them(
     """JSON's null is shown as null; a null or empty trajectory and a malformed point are
     named alike in both forms."""
     assert _error(split, tmp_path, text) == f"error: p.json: {expected}"
+
+
+def test_an_episode_file_s_duplicate_id_names_its_first_record(tmp_path: Path) -> None:
+    """A repeated episode_id is named as every reader names one (record_checks.UniqueIds): at
+    the record that repeats it, with the record that gave it first; a malformed repeat is
+    named for what is wrong with it, and a valid episode after them is still read."""
+    from tests.vlnce.helpers import episode
+
+    bad = {**episode(1, -4.0), "start_position": None}
+    eps = [episode(1, -4.0), episode(2, -4.0), episode(1, -2.0), bad, episode(3, -4.0)]
+    path = tmp_path / "val.json"
+    path.write_text(json.dumps({"episodes": eps}))
+    with pytest.raises(InvalidInputError) as info:
+        load_vlnce(path)
+    assert [str(p) for p in info.value.problems] == [
+        f"{path}: record 2: duplicate episode_id 1 (also record 0)",
+        f'{path}: episode_id "1": start_position: missing or malformed start_position',
+    ]

@@ -18,7 +18,7 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
 from vlneval.io import brief, decode_json, read_bytes
-from vlneval.tasks.common.record_checks import is_finite
+from vlneval.tasks.common.record_checks import UniqueIds, is_finite
 from vlneval.tasks.vlnce.frames import habitat_to_world, heading_from_quaternion
 
 __all__ = [
@@ -174,6 +174,7 @@ class _EpisodeReader:
             )
         }
         self.has_goals = True
+        self.unique = UniqueIds("episode_id", self.pc)
 
     def add(self, k: int, ep: Any) -> None:
         if not isinstance(ep, dict):
@@ -211,6 +212,8 @@ class _EpisodeReader:
                 "reference_path must be a list of [x, y, z]", episode=label, field="reference_path"
             )
         if start is None or scan is None or not ok_rot or (goals and goal is None) or bad_ref:
+            return
+        if not self.unique.first(eid, k):
             return
         instr: dict[str, Any] = ep["instruction"] if isinstance(ep.get("instruction"), dict) else {}
         info: dict[str, Any] = ep["info"] if isinstance(ep.get("info"), dict) else {}
@@ -270,11 +273,6 @@ def load_vlnce(
     for k, ep in enumerate(data["episodes"]):
         reader.add(k, ep)
     c = reader.cols
-    seen: set[str] = set()
-    for eid in c["ids"]:
-        if eid in seen:
-            reader.pc.add("duplicate episode_id", episode=f'episode_id "{eid}"')
-        seen.add(eid)
     reader.pc.raise_if_any()
     ref, ref_off = _ragged(c["refs"])
     table = ContinuousEpisodes(
