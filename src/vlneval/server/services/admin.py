@@ -512,17 +512,22 @@ def phase_profile(name: str) -> Any:
     """The scoring profile ``name`` as a phase applies it: every episode needs a prediction.
 
     A profile that scores partial files as its script does (r4r, r2r-duet) would score a
-    one-record file and show that episode's hidden distances: a phase takes complete files only.
+    one-record file and show that episode's hidden distances: a phase takes complete files
+    only, and says so itself (its completeness problem names no profile).
 
     Example:
-        >>> phase_profile("r2r-duet").require_complete, phase_profile("r2r-duet").name
-        (True, 'r2r-duet')
+        >>> duet = phase_profile("r2r-duet")
+        >>> duet.require_complete, duet.caller_requires_complete, duet.name
+        (True, True, 'r2r-duet')
+        >>> phase_profile("r2r").caller_requires_complete
+        False
     """
     from dataclasses import replace
 
     from vlneval.tasks.profiles import get_profile
 
-    return replace(get_profile(name), require_complete=True)
+    prof = get_profile(name)
+    return replace(prof, require_complete=True, caller_requires_complete=not prof.require_complete)
 
 
 def _entry_rule(rule: str | None) -> str:
