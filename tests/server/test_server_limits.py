@@ -77,6 +77,21 @@ def test_every_record_past_the_step_limit_is_named_by_its_id(tmp_path):
     )
 
 
+def test_a_keyed_file_with_nan_names_its_over_long_record_by_its_key():
+    """A NaN (which json.dumps writes) does not make the budget name a keyed file's record by
+    its position: the keys are read from the same records that were counted."""
+    step = {"position": [0.0, 0.0, 0.0], "heading": 0.0, "stop": False}
+    keyed = {"7": [step], "12": [{**step, "heading": float("nan")}] * 100}
+    budget = StepBudget(n_episodes=10, max_steps=5, mean_steps=64)
+    with pytest.raises(InvalidInputError) as err:
+        check_steps(json.dumps(keyed).encode(), "ce.json", budget)
+    assert str(err.value) == (
+        'error: ce.json: episode_id "12": holds 701 JSON values, more than a trajectory of at '
+        "most 5 steps needs (this phase's limit per trajectory; 1 of the file's records is over "
+        "it)"
+    )
+
+
 @pytest.mark.parametrize("indent", [None, 1])
 @pytest.mark.parametrize(
     ("value", "written"), [(float("nan"), "nan"), (float("inf"), "inf"), (-float("inf"), "-inf")]

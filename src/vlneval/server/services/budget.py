@@ -109,10 +109,20 @@ class StepBudget:
         )
 
 
-def _records(text: Any) -> list[Any] | None:
+Records = tuple[list[Any], list[str] | None]
+
+
+def _records(text: Any) -> Records | None:
     """Zero-copy slices of the records of a JSON list, of the values of a JSON object (keyed
-    by episode id), or the lines of JSON lines; None when none of them (not JSON: the reader
-    says what is wrong). NaN and Infinity, which msgspec refuses, are counted as numbers."""
+    by episode id, returned with its keys), or the lines of JSON lines; None when none of them
+    (not JSON: the reader says what is wrong). NaN and Infinity, which msgspec refuses, are
+    counted as numbers.
+
+    Example:
+        >>> records, keys = _records(b'{"4": [1, NaN], "9": []}')
+        >>> [bytes(r) for r in records], keys
+        ([b'[1, 0.0]', b'[]'], ['4', '9'])
+    """
     records = _split(text)
     if records is None and len(text) < (1 << 31):  # a copy, NaN and Infinity as numbers
         strict = bytes(text).replace(b"NaN", b"0.0").replace(b"Infinity", b"1.000000")
@@ -120,18 +130,21 @@ def _records(text: Any) -> list[Any] | None:
     return records
 
 
-def _split(text: Any, *, lines: bool = False) -> list[Any] | None:
+def _split(text: Any, *, lines: bool = False) -> Records | None:
     import msgspec
 
     try:  # an object keyed by episode id (VLN-CE's r2r-ce form): its values are the records
         got = msgspec.json.decode(text, type=list[msgspec.Raw] | dict[str, msgspec.Raw])
-        return (list(got.values()) or None) if isinstance(got, dict) else got
+        if isinstance(got, dict):
+            return (list(got.values()), list(got)) if got else None
+        return got, None
     except (msgspec.DecodeError, msgspec.ValidationError):
         rows = text.splitlines() if lines else []
     try:
-        return [msgspec.json.decode(row, type=msgspec.Raw) for row in rows if row.strip()] or None
+        got = [msgspec.json.decode(row, type=msgspec.Raw) for row in rows if row.strip()]
     except msgspec.DecodeError:
         return None
+    return (got, None) if got else None
 
 
 def _values(record: Any) -> int:
@@ -199,7 +212,7 @@ def check_steps(text: Any, name: str, budget: StepBudget) -> None:
     """
     if len(text) > budget.max_bytes:
         raise too_many_bytes(budget, name, len(text))
-    records = _records(text)
+    records, keys = _records(text) or (None, None)
     if records is None:
         return  # not a list of records: the parser says what it is
     # counts only: no slice of ``text`` (a memory map) may outlive this frame's exceptions
@@ -211,7 +224,7 @@ def check_steps(text: Any, name: str, budget: StepBudget) -> None:
         CONTINUOUS_VALUES_PER_STEP if continuous else VALUES_PER_STEP
     )
     over = [k for k, n in enumerate(counts) if n > per_record]
-    labels = _labels(text, records, over[:SHOWN_OVER]) if over else []
+    labels = _labels(records, over[:SHOWN_OVER], keys) if over else []
     head = b"" if small else b"[" + b",".join(bytes(r) for r in records[: budget.max_records])
     del records
     if n_records > budget.max_records:
@@ -246,16 +259,10 @@ def check_steps(text: Any, name: str, budget: StepBudget) -> None:
 SHOWN_OVER = 20
 
 
-def _labels(text: Any, records: list[Any], over: list[int]) -> list[str]:
-    """How the records ``over`` (0-based) are named: by the key of a file keyed by episode
-    id (VLN-CE's form: ``episode_id "12"``), by their id field (``instr_id "1_0"``), else
-    as ``record K``; copies, no slice of ``text``."""
-    import msgspec
-
-    try:
-        keys: list[str] | None = list(msgspec.json.decode(text, type=dict[str, msgspec.Raw]))
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        keys = None
+def _labels(records: list[Any], over: list[int], keys: list[str] | None) -> list[str]:
+    """How the records ``over`` (0-based) are named: by their ``keys`` in a file keyed by
+    episode id (VLN-CE's form: ``episode_id "12"``), by their id field (``instr_id "1_0"``),
+    else as ``record K``; copies, no slice of the text."""
     return [f'episode_id "{keys[k]}"' if keys else _record_id(records[k], k) for k in over]
 
 
