@@ -18,7 +18,7 @@ from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 from vlneval.server.core.ratelimit import RateLimiter
 from vlneval.server.services import admin, uploads
-from vlneval.server.services.budget import StepBudget, check_steps
+from vlneval.server.services.budget import StepBudget, TooManyRecords, check_steps
 
 
 class FakeClock:
@@ -90,6 +90,21 @@ def test_a_keyed_file_with_nan_names_its_over_long_record_by_its_key():
         "most 5 steps needs (this phase's limit per trajectory; 1 of the file's records is over "
         "it)"
     )
+
+
+def test_a_file_with_too_many_records_is_held_once(tmp_path):
+    """The refusal carries the file's own text for the split check, not a copy of its head;
+    a memory-mapped file's text is never kept beyond the check."""
+    budget = StepBudget(n_episodes=1, max_steps=2, mean_steps=2)  # at most 102 records
+    text = encode(stop_predictions() * 40)
+    with pytest.raises(TooManyRecords) as err:
+        check_steps(text, "p.json", budget)
+    assert err.value.text is text
+    path = tmp_path / "p.json"
+    path.write_bytes(text)
+    with pytest.raises(TooManyRecords) as err:
+        uploads.check_stored(path, "p.json", budget=budget)
+    assert err.value.text == b""
 
 
 @pytest.mark.parametrize("indent", [None, 1])

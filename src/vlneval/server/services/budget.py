@@ -47,13 +47,14 @@ class TooManyRecords(InvalidInputError):
     most often, which its ids would tell.
 
     Attributes:
-        head: its first records, as many as the phase accepts, as a JSON list (a copy), for
-            a check of their ids against the task's other splits.
+        text: the file's JSON text itself (not a copy: the file is held once), for a check of
+            its ids against the task's other splits; empty for a memory-mapped file, whose
+            text must not outlive the check.
     """
 
-    def __init__(self, message: str, *, source: str, head: bytes = b"") -> None:
+    def __init__(self, message: str, *, source: str, text: bytes = b"") -> None:
         super().__init__(message, source=source)
-        self.head = head
+        self.text = text
 
 
 @dataclass(frozen=True)
@@ -225,14 +226,13 @@ def check_steps(text: Any, name: str, budget: StepBudget) -> None:
     )
     over = [k for k, n in enumerate(counts) if n > per_record]
     labels = _labels(records, over[:SHOWN_OVER], keys) if over else []
-    head = b"" if small else b"[" + b",".join(bytes(r) for r in records[: budget.max_records])
     del records
     if n_records > budget.max_records:
         raise TooManyRecords(
             f"holds {n_records:,} records; this phase has {budget.n_episodes:,} episodes "
             f"and accepts at most {budget.max_records:,} records",
             source=name,
-            head=head + b"]",
+            text=text if isinstance(text, bytes) else b"",
         )
     if over:
         are = f"{len(over):,} of the file's records {'is' if len(over) == 1 else 'are'} over it"

@@ -391,7 +391,7 @@ def _score_file(
     try:
         text = check_upload(raw, display_name, limits, budget)
     except TooManyRecords as exc:  # a bigger split's file, most often: which comes first
-        told = _split_told(exc.head, display_name, data)
+        told = _split_told(exc.text, display_name, data)
         return Outcome(FAILED, "invalid", [*told, *(str(p) for p in exc.problems)])
     except InvalidInputError as exc:
         return Outcome(FAILED, "invalid", [str(p) for p in exc.problems])
@@ -429,17 +429,18 @@ def _score_file(
     )
 
 
-def _split_told(head: bytes, display_name: str, data: PhaseData) -> list[str]:
-    """The problem of a file made for another split of the task, found in its first records
-    ``head`` (their public ids compared, as for any refused file:
-    :func:`~vlneval.tasks.common.blind.wrong_split`), for a file the record limit refused
-    before its ids were read; none when they name the phase's episodes or no other split's."""
+def _split_told(text: bytes, display_name: str, data: PhaseData) -> list[str]:
+    """The problem of a file made for another split of the task, found in its JSON ``text``
+    (every record's public id compared, as for any refused file:
+    :func:`~vlneval.tasks.common.blind.wrong_split`; the budget has bounded its bytes), for a
+    file the record limit refused before its ids were read; none when they name the phase's
+    episodes or no other split's."""
     from vlneval.tasks.common.blind import wrong_split
 
     episodes = data.public if data.public is not None else getattr(data.checker, "episodes", None)
     if episodes is None or data.splits is None:
         return []
-    found = wrong_split(head, episodes, data.splits, display_name)
+    found = wrong_split(text, episodes, data.splits, display_name)
     return [] if found is None else [str(found)]
 
 
