@@ -352,6 +352,32 @@ def test_a_team_name_that_reads_as_another_is_refused(server, name):
     )
 
 
+@pytest.mark.parametrize(
+    ("name", "scripts"),
+    [("\u0430lpha", "Cyrillic and Latin"), ("alph\u03b1", "Latin and Greek"),
+     ("Team \u0411eta", "Latin and Cyrillic")],
+)  # fmt: skip
+def test_a_team_name_that_mixes_scripts_is_refused(server, name, scripts):
+    """A Cyrillic or Greek look-alike letter among Latin ones would pass for another team on
+    the board (``аlpha`` beside ``alpha``): a name is written in one script."""
+    with pytest.raises(admin.InvalidInputError) as exc:
+        admin.create_team(server.db, name)
+    assert str(exc.value) == (
+        f"error: team name {name!r} mixes {scripts} letters, so it could pass for another "
+        "team's (a Cyrillic а reads as a Latin a): write it in one script (Latin may join the "
+        "Han, kana, Bopomofo or Hangul of a Japanese, Chinese or Korean name)"
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["альфа", "Ωμέγα 2", "東京チーム", "北京队", "Team 東京", "한국 팀", "Équipe e\u0301té"]
+)
+def test_a_team_name_in_one_script_is_taken(server, name):
+    """One script (Cyrillic, Greek, CJK), Latin with the scripts of a Japanese, Chinese or
+    Korean name, and accents as combining marks all pass."""
+    assert admin.create_team(server.db, name)
+
+
 def test_a_worker_refuses_a_hidden_file_changed_after_it_was_loaded(
     sqlite_server, tmp_path, caplog
 ):

@@ -18,7 +18,7 @@ from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 from vlneval.server.core.ratelimit import RateLimiter
 from vlneval.server.services import admin, uploads
-from vlneval.server.services.budget import StepBudget, check_steps
+from vlneval.server.services.budget import StepBudget, TooManyRecords, check_steps
 
 
 class FakeClock:
@@ -75,6 +75,36 @@ def test_every_record_past_the_step_limit_is_named_by_its_id(tmp_path):
         f'error: ce.json: episode_id "12": holds 701 JSON values, {limit}; 1 of the file\'s '
         "records is over it)"
     )
+
+
+def test_a_keyed_file_with_nan_names_its_over_long_record_by_its_key():
+    """A NaN (which json.dumps writes) does not make the budget name a keyed file's record by
+    its position: the keys are read from the same records that were counted."""
+    step = {"position": [0.0, 0.0, 0.0], "heading": 0.0, "stop": False}
+    keyed = {"7": [step], "12": [{**step, "heading": float("nan")}] * 100}
+    budget = StepBudget(n_episodes=10, max_steps=5, mean_steps=64)
+    with pytest.raises(InvalidInputError) as err:
+        check_steps(json.dumps(keyed).encode(), "ce.json", budget)
+    assert str(err.value) == (
+        'error: ce.json: episode_id "12": holds 701 JSON values, more than a trajectory of at '
+        "most 5 steps needs (this phase's limit per trajectory; 1 of the file's records is over "
+        "it)"
+    )
+
+
+def test_a_file_with_too_many_records_is_held_once(tmp_path):
+    """The refusal carries the file's own text for the split check, not a copy of its head;
+    a memory-mapped file's text is never kept beyond the check."""
+    budget = StepBudget(n_episodes=1, max_steps=2, mean_steps=2)  # at most 102 records
+    text = encode(stop_predictions() * 40)
+    with pytest.raises(TooManyRecords) as err:
+        check_steps(text, "p.json", budget)
+    assert err.value.text is text
+    path = tmp_path / "p.json"
+    path.write_bytes(text)
+    with pytest.raises(TooManyRecords) as err:
+        uploads.check_stored(path, "p.json", budget=budget)
+    assert err.value.text == b""
 
 
 @pytest.mark.parametrize("indent", [None, 1])

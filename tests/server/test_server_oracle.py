@@ -129,8 +129,9 @@ def test_a_val_seen_file_sent_to_val_unseen_is_told_its_split(r2r):
 
 def test_a_bigger_split_s_file_past_the_record_limit_is_told_its_split_first(data_root, tmp_path):
     """A val_unseen file (2,349 records) sent to val_seen (at most 2,140): the record limit
-    refuses it before its ids are read, and the split its first 2,140 records were made for
-    is said first (the API queues it: the worker holds the other splits' public ids)."""
+    refuses it before its ids are read, and the split its records were made for is said first,
+    counted over all of them (the API queues it: the worker holds the other splits' public
+    ids)."""
     srv = make_server(tmp_path, f"sqlite:///{tmp_path / 'db.sqlite3'}", "sqlite")
     admin.create_phase(
         srv.db, "demo", "seen", task="r2r", split="val_seen", data_root=str(data_root)
@@ -142,8 +143,8 @@ def test_a_bigger_split_s_file_past_the_record_limit_is_told_its_split_first(dat
     got = srv.get(r.json()["id"], srv.alpha).json()
     assert (got["status"], got["error_kind"]) == ("failed", "invalid")
     assert got["messages"] == [
-        "unseen.json: no prediction matches an episode of r2r val_seen (1,020 episodes); 2,140 "
-        "of the file's 2,140 ids are episodes of r2r val_unseen: this phase scores val_seen, "
+        "unseen.json: no prediction matches an episode of r2r val_seen (1,020 episodes); 2,349 "
+        "of the file's 2,349 ids are episodes of r2r val_unseen: this phase scores val_seen, "
         "was the file made for val_unseen?",
         "unseen.json: holds 2,349 records; this phase has 1,020 episodes and accepts at most "
         "2,140 records",

@@ -51,6 +51,27 @@ def test_a_partial_profile_phase_refuses_a_one_record_file(sqlite_server: Server
     assert srv.get(uid, srv.alpha).json()["status"] == "finished"
 
 
+def test_a_phase_words_its_own_complete_file_rule() -> None:
+    """The phase's profile says that the phase, not the script, requires every episode: the
+    library builds the message in the phase's words, and nothing edits it afterwards."""
+    from vlneval.server.services.validation import for_phase
+    from vlneval.tasks.common.checks import incomplete
+
+    duet = incomplete("1 of 2 episodes", ["1_0"], admin.phase_profile("r2r-duet"))
+    assert str(duet) == (
+        "1 of 2 episodes have no prediction (first: 1_0); score only the predicted ones with "
+        "--subset (subset=True in Python), reported as partial"
+    )
+    assert for_phase(duet) == (
+        "1 of 2 episodes have no prediction (first: 1_0); this phase scores complete files only"
+    )
+    r2r = incomplete("1 of 2 episodes", ["1_0"], admin.phase_profile("r2r"))
+    assert for_phase(r2r) == (
+        "1 of 2 episodes have no prediction (first: 1_0); profile r2r requires all of them: "
+        "this phase scores complete files only"
+    )
+
+
 def test_create_phase_says_a_partial_profile_takes_complete_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

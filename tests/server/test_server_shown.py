@@ -192,6 +192,36 @@ def test_a_file_that_cannot_give_the_phases_ranking_metric_is_refused_free(data_
     srv.db.dispose()
 
 
+def test_a_reverie_phase_says_it_requires_complete_files_itself(data_root, tmp_path):
+    """VLN-DUET's REVERIE scorer takes partial files: on a phase the task's own reader, on the
+    public copy, refuses one in the phase's words, naming no profile (the message is built
+    so)."""
+    import json
+
+    from tests.server.conftest import make_server
+    from vlneval.io import load_json
+
+    srv = make_server(tmp_path, f"sqlite:///{tmp_path / 'db.sqlite3'}", "sqlite")
+    admin.create_phase(srv.db, "demo", "rev", task="reverie", split="val_unseen",
+                       profile="reverie-duet", data_root=str(data_root))  # fmt: skip
+    eps = load_json(data_root / "reverie" / "data_v2" / "REVERIE_val_unseen.json.gz")
+    records = [
+        {"instr_id": f"{e['id']}_{k}", "trajectory": [[e["path"][0], 0.0, 0.0]], "pred_objid": 1}
+        for e in eps
+        for k in range(len(e["instructions"]))
+    ]
+    r = srv.submit(srv.alpha, json.dumps(records[1:]).encode(), phase="rev", name="rev.json")
+    srv.work()
+    got = srv.get(r.json()["id"], srv.alpha).json()
+    assert (got["status"], got["error_kind"]) == ("failed", "invalid")
+    assert got["messages"] == [
+        f"rev.json: 1 of {len(records)} episodes have no prediction (first: "
+        f"{records[0]['instr_id']}); this phase scores complete files only"
+    ]
+    srv.client.close()
+    srv.db.dispose()
+
+
 def test_hidden_files_in_a_top_folder_are_server_files(caplog) -> None:
     """A phase's data may sit right in a top folder (``/hidden``): that folder, the episodes
     file and the boxes are the server's own; ``/`` and the temporary folder's root are not."""

@@ -56,6 +56,10 @@ class Profile:
         collapse_repeats: drop consecutive repeated viewpoints before DTW and CLS.
         check_adjacency: reject a move between non-adjacent viewpoints.
         require_complete: every episode of the split needs a prediction.
+        caller_requires_complete: ``require_complete`` is set by a caller of a profile that
+            scores partial files as its script does (a server phase), not by the script: the
+            completeness problem then names no profile. Not a rule of the scorer, so it is
+            left out of :meth:`to_dict`.
         max_instructions: score only instructions k < this of each path (the R2R quirk).
         strict_cls_edges: reject repeated viewpoints and jumps (a scorer whose CLS looks each
             step up as a graph edge and would crash on them).
@@ -77,6 +81,7 @@ class Profile:
     collapse_repeats: bool = True
     check_adjacency: bool = True
     require_complete: bool = True
+    caller_requires_complete: bool = field(default=False, compare=False)
     max_instructions: int | None = None
     strict_cls_edges: bool = False
     metrics: tuple[str, ...] = GRAPH_METRICS
@@ -97,6 +102,7 @@ class Profile:
         """Every rule of the profile."""
         d = asdict(self)
         del d["success_metric"]  # ``comparison`` states it; the summary keeps its shape
+        del d["caller_requires_complete"]
         d["comparison"] = self.comparison
         return d
 

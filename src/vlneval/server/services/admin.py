@@ -47,6 +47,7 @@ __all__ = [
     "update_phase",
     "create_team",
     "team_key",
+    "mixed_scripts",
     "rotate_token",
     "requeue",
     "requeue_internal",
@@ -512,17 +513,22 @@ def phase_profile(name: str) -> Any:
     """The scoring profile ``name`` as a phase applies it: every episode needs a prediction.
 
     A profile that scores partial files as its script does (r4r, r2r-duet) would score a
-    one-record file and show that episode's hidden distances: a phase takes complete files only.
+    one-record file and show that episode's hidden distances: a phase takes complete files
+    only, and says so itself (its completeness problem names no profile).
 
     Example:
-        >>> phase_profile("r2r-duet").require_complete, phase_profile("r2r-duet").name
-        (True, 'r2r-duet')
+        >>> duet = phase_profile("r2r-duet")
+        >>> duet.require_complete, duet.caller_requires_complete, duet.name
+        (True, True, 'r2r-duet')
+        >>> phase_profile("r2r").caller_requires_complete
+        False
     """
     from dataclasses import replace
 
     from vlneval.tasks.profiles import get_profile
 
-    return replace(get_profile(name), require_complete=True)
+    prof = get_profile(name)
+    return replace(prof, require_complete=True, caller_requires_complete=not prof.require_complete)
 
 
 def _entry_rule(rule: str | None) -> str:
@@ -670,11 +676,50 @@ def team_key(name: str) -> str:
     return " ".join(shown.split())  # a zero-width space or soft hyphen is not seen on a board
 
 
+#: The scripts one name may mix (Unicode TR39's "highly restrictive" level, the rule browsers
+#: show a domain name by): Latin with the Han, kana, Bopomofo or Hangul of Japanese, Chinese and
+#: Korean names. Any other name is written in one script.
+SCRIPT_MIXES = (
+    {"Latn", "Hani", "Hira", "Kana"},
+    {"Latn", "Hani", "Bopo"},
+    {"Latn", "Hani", "Hang"},
+)
+
+
+def mixed_scripts(name: str) -> list[str]:
+    """The scripts of a name that mixes them as no language writes (``аlpha`` with a Cyrillic
+    ``а`` reads as ``alpha``), in order of first use; [] for a name of one script or of a
+    mix in ``SCRIPT_MIXES``. A character's scripts are its Unicode Script_Extensions (the
+    Unicode data fontTools carries); digits, spaces and punctuation (Common) and combining
+    marks (Inherited) go with any script.
+
+    Example:
+        >>> mixed_scripts("\u0430lpha"), mixed_scripts("Team Δ")
+        (['Cyrillic', 'Latin'], ['Latin', 'Greek'])
+        >>> mixed_scripts("альфа-1"), mixed_scripts("東京チーム 2"), mixed_scripts("Team 한국")
+        ([], [], [])
+    """
+    from fontTools import unicodedata as ucd
+
+    anywhere = {"Zyyy", "Zinh"}  # Common, Inherited
+    sets = [e - anywhere for e in map(ucd.script_extension, name)]
+    sets = [s for s in sets if s]
+    if not sets or set.intersection(*sets) or any(all(s & m for s in sets) for m in SCRIPT_MIXES):
+        return []
+    return [ucd.script_name(s) for s in dict.fromkeys(map(ucd.script, name)) if s not in anywhere]
+
+
 def create_team(db: Database, name: str) -> str:
     """Adds a team; returns its API token (shown once: only its digest is stored)."""
     name = name.strip()
     if not name or len(name) > 100:
         raise InvalidInputError("a team name has 1-100 characters")
+    if mixed := mixed_scripts(name):
+        raise InvalidInputError(
+            f"team name {name!r} mixes {' and '.join(mixed)} letters, so it could pass for "
+            "another team's (a Cyrillic а reads as a Latin a): write it in one script (Latin "
+            "may join the Han, kana, Bopomofo or Hangul of a Japanese, Chinese or Korean name)"
+        )
     token = new_token()
     with db.write() as s:
         same = [t for t in s.scalars(select(Team.name)) if team_key(t) == team_key(name)]

@@ -47,13 +47,14 @@ class TooManyRecords(InvalidInputError):
     most often, which its ids would tell.
 
     Attributes:
-        head: its first records, as many as the phase accepts, as a JSON list (a copy), for
-            a check of their ids against the task's other splits.
+        text: the file's JSON text itself (not a copy: the file is held once), for a check of
+            its ids against the task's other splits; empty for a memory-mapped file, whose
+            text must not outlive the check.
     """
 
-    def __init__(self, message: str, *, source: str, head: bytes = b"") -> None:
+    def __init__(self, message: str, *, source: str, text: bytes = b"") -> None:
         super().__init__(message, source=source)
-        self.head = head
+        self.text = text
 
 
 @dataclass(frozen=True)
@@ -109,10 +110,20 @@ class StepBudget:
         )
 
 
-def _records(text: Any) -> list[Any] | None:
+Records = tuple[list[Any], list[str] | None]
+
+
+def _records(text: Any) -> Records | None:
     """Zero-copy slices of the records of a JSON list, of the values of a JSON object (keyed
-    by episode id), or the lines of JSON lines; None when none of them (not JSON: the reader
-    says what is wrong). NaN and Infinity, which msgspec refuses, are counted as numbers."""
+    by episode id, returned with its keys), or the lines of JSON lines; None when none of them
+    (not JSON: the reader says what is wrong). NaN and Infinity, which msgspec refuses, are
+    counted as numbers.
+
+    Example:
+        >>> records, keys = _records(b'{"4": [1, NaN], "9": []}')
+        >>> [bytes(r) for r in records], keys
+        ([b'[1, 0.0]', b'[]'], ['4', '9'])
+    """
     records = _split(text)
     if records is None and len(text) < (1 << 31):  # a copy, NaN and Infinity as numbers
         strict = bytes(text).replace(b"NaN", b"0.0").replace(b"Infinity", b"1.000000")
@@ -120,18 +131,21 @@ def _records(text: Any) -> list[Any] | None:
     return records
 
 
-def _split(text: Any, *, lines: bool = False) -> list[Any] | None:
+def _split(text: Any, *, lines: bool = False) -> Records | None:
     import msgspec
 
     try:  # an object keyed by episode id (VLN-CE's r2r-ce form): its values are the records
         got = msgspec.json.decode(text, type=list[msgspec.Raw] | dict[str, msgspec.Raw])
-        return (list(got.values()) or None) if isinstance(got, dict) else got
+        if isinstance(got, dict):
+            return (list(got.values()), list(got)) if got else None
+        return got, None
     except (msgspec.DecodeError, msgspec.ValidationError):
         rows = text.splitlines() if lines else []
     try:
-        return [msgspec.json.decode(row, type=msgspec.Raw) for row in rows if row.strip()] or None
+        got = [msgspec.json.decode(row, type=msgspec.Raw) for row in rows if row.strip()]
     except msgspec.DecodeError:
         return None
+    return (got, None) if got else None
 
 
 def _values(record: Any) -> int:
@@ -199,7 +213,7 @@ def check_steps(text: Any, name: str, budget: StepBudget) -> None:
     """
     if len(text) > budget.max_bytes:
         raise too_many_bytes(budget, name, len(text))
-    records = _records(text)
+    records, keys = _records(text) or (None, None)
     if records is None:
         return  # not a list of records: the parser says what it is
     # counts only: no slice of ``text`` (a memory map) may outlive this frame's exceptions
@@ -211,15 +225,14 @@ def check_steps(text: Any, name: str, budget: StepBudget) -> None:
         CONTINUOUS_VALUES_PER_STEP if continuous else VALUES_PER_STEP
     )
     over = [k for k, n in enumerate(counts) if n > per_record]
-    labels = _labels(text, records, over[:SHOWN_OVER]) if over else []
-    head = b"" if small else b"[" + b",".join(bytes(r) for r in records[: budget.max_records])
+    labels = _labels(records, over[:SHOWN_OVER], keys) if over else []
     del records
     if n_records > budget.max_records:
         raise TooManyRecords(
             f"holds {n_records:,} records; this phase has {budget.n_episodes:,} episodes "
             f"and accepts at most {budget.max_records:,} records",
             source=name,
-            head=head + b"]",
+            text=text if isinstance(text, bytes) else b"",
         )
     if over:
         are = f"{len(over):,} of the file's records {'is' if len(over) == 1 else 'are'} over it"
@@ -246,16 +259,10 @@ def check_steps(text: Any, name: str, budget: StepBudget) -> None:
 SHOWN_OVER = 20
 
 
-def _labels(text: Any, records: list[Any], over: list[int]) -> list[str]:
-    """How the records ``over`` (0-based) are named: by the key of a file keyed by episode
-    id (VLN-CE's form: ``episode_id "12"``), by their id field (``instr_id "1_0"``), else
-    as ``record K``; copies, no slice of ``text``."""
-    import msgspec
-
-    try:
-        keys: list[str] | None = list(msgspec.json.decode(text, type=dict[str, msgspec.Raw]))
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        keys = None
+def _labels(records: list[Any], over: list[int], keys: list[str] | None) -> list[str]:
+    """How the records ``over`` (0-based) are named: by their ``keys`` in a file keyed by
+    episode id (VLN-CE's form: ``episode_id "12"``), by their id field (``instr_id "1_0"``),
+    else as ``record K``; copies, no slice of the text."""
     return [f'episode_id "{keys[k]}"' if keys else _record_id(records[k], k) for k in over]
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 import secrets
 import traceback
 from collections.abc import Mapping
@@ -392,7 +391,7 @@ def _score_file(
     try:
         text = check_upload(raw, display_name, limits, budget)
     except TooManyRecords as exc:  # a bigger split's file, most often: which comes first
-        told = _split_told(exc.head, display_name, data)
+        told = _split_told(exc.text, display_name, data)
         return Outcome(FAILED, "invalid", [*told, *(str(p) for p in exc.problems)])
     except InvalidInputError as exc:
         return Outcome(FAILED, "invalid", [str(p) for p in exc.problems])
@@ -401,7 +400,7 @@ def _score_file(
         text, path, display_name, data, paths, spec.primary_metric
     )
     if messages:
-        return Outcome(FAILED, "invalid", _complete_files(messages, spec.profile))
+        return Outcome(FAILED, "invalid", messages)
     try:  # every task's reader takes the checked text: the upload is not read again
         result = data.scorer(spec).score(text, declared=declared)
     except InvalidInputError as exc:
@@ -430,17 +429,18 @@ def _score_file(
     )
 
 
-def _split_told(head: bytes, display_name: str, data: PhaseData) -> list[str]:
-    """The problem of a file made for another split of the task, found in its first records
-    ``head`` (their public ids compared, as for any refused file:
-    :func:`~vlneval.tasks.common.blind.wrong_split`), for a file the record limit refused
-    before its ids were read; none when they name the phase's episodes or no other split's."""
+def _split_told(text: bytes, display_name: str, data: PhaseData) -> list[str]:
+    """The problem of a file made for another split of the task, found in its JSON ``text``
+    (every record's public id compared, as for any refused file:
+    :func:`~vlneval.tasks.common.blind.wrong_split`; the budget has bounded its bytes), for a
+    file the record limit refused before its ids were read; none when they name the phase's
+    episodes or no other split's."""
     from vlneval.tasks.common.blind import wrong_split
 
     episodes = data.public if data.public is not None else getattr(data.checker, "episodes", None)
     if episodes is None or data.splits is None:
         return []
-    found = wrong_split(head, episodes, data.splits, display_name)
+    found = wrong_split(text, episodes, data.splits, display_name)
     return [] if found is None else [str(found)]
 
 
@@ -477,31 +477,6 @@ def _public_messages(
         return render_problems(found, source=source, display_name=display_name, paths=shown)
 
     return rendered(problems), rendered(unranked)
-
-
-OFFICIAL_COMPLETE = re.compile(
-    r"; profile \S+ requires all of them: this phase scores complete files only"
-)
-
-
-def _complete_files(messages: list[str], profile: str) -> list[str]:
-    """``messages`` as a phase of ``profile`` says them: a profile that scores partial files
-    offline (r4r, r2r-duet) takes complete files on a phase too, and its incomplete-file
-    refusal says so, not that its profile requires them.
-
-    Example:
-        >>> said = ["a.json: 1 of 2 episodes have no prediction (first: 1_0); profile r2r-duet "
-        ...         "requires all of them: this phase scores complete files only"]
-        >>> _complete_files(said, "r2r-duet")
-        ['a.json: 1 of 2 episodes have no prediction (first: 1_0); this phase scores complete files only']
-        >>> _complete_files(said, "r2r") == said
-        True
-    """
-    from vlneval.tasks.profiles import get_profile
-
-    if get_profile(profile).require_complete:
-        return messages
-    return [OFFICIAL_COMPLETE.sub("; this phase scores complete files only", m) for m in messages]
 
 
 def _na(notes: list[str], primary: str | None) -> list[str]:

@@ -29,24 +29,31 @@ __all__ = [
 EPS = 1e-12
 
 
-def incomplete(what: str, missing: Sequence[str], profile: str, stray: str = "") -> Hinted:
+def incomplete(what: str, missing: Sequence[str], profile: Profile, stray: str = "") -> Hinted:
     """The problem of a file in which ``what`` (``"2 of 3 episodes"``) have no prediction
     while ``profile`` requires all of them; ``missing``: their ids, ``stray``: the
     :func:`stray_ids` clause. The one wording of it, true for the command line and the
-    Python API (the advice is a hint a server replaces with its own).
+    Python API (the advice is a hint a server replaces with its own); a profile whose caller,
+    not its script, requires complete files (``caller_requires_complete``) is not named.
 
     Example:
-        >>> incomplete("2 of 3 episodes", ["1_1", "1_2"], "r2r")
+        >>> from dataclasses import replace
+        >>> from vlneval.tasks.profiles import get_profile
+        >>> incomplete("2 of 3 episodes", ["1_1", "1_2"], get_profile("r2r"))
         '2 of 3 episodes have no prediction (first: 1_1, 1_2); profile r2r requires all of them: score only the predicted ones with --subset (subset=True in Python), reported as partial'
+        >>> duet = replace(get_profile("r2r-duet"), caller_requires_complete=True)
+        >>> incomplete("1 of 3 episodes", ["1_1"], duet)
+        '1 of 3 episodes have no prediction (first: 1_1); score only the predicted ones with --subset (subset=True in Python), reported as partial'
     """
+    by_profile = not profile.caller_requires_complete
     return hinted(
-        f"{what} have no prediction (first: {', '.join(missing[:5])}); profile {profile} "
-        "requires all of them",
+        f"{what} have no prediction (first: {', '.join(missing[:5])})"
+        + (f"; profile {profile.name} requires all of them" if by_profile else ""),
         hint(
             "--subset",
             "score only the predicted ones with --subset (subset=True in Python), reported as "
             "partial",
-            lead=": ",
+            lead=": " if by_profile else "; ",
         ),
         stray,
     )
@@ -141,7 +148,7 @@ def check_rules(
     if preds.missing and profile.require_complete and not subset:
         first = episodes.record_id(episodes.index[preds.missing[0]])
         problem = incomplete(
-            f"{len(preds.missing)} of {len(ids)} episodes", preds.missing, profile.name,
+            f"{len(preds.missing)} of {len(ids)} episodes", preds.missing, profile,
             stray_ids(preds.unknown, first),
         )  # fmt: skip
         pc.add_first(problem)  # before the reading problems

@@ -207,9 +207,7 @@ def _check(
     if preds.missing and prof.require_complete and not subset:
         stray = stray_ids(preds.unknown, advice=STRAY_ADVICE)
         pc.add_first(
-            incomplete(
-                f"{len(preds.missing)} of {len(table)} routes", preds.missing, prof.name, stray
-            )
+            incomplete(f"{len(preds.missing)} of {len(table)} routes", preds.missing, prof, stray)
         )
     for k in np.flatnonzero(traj[off[:-1]] != ref[ref_off[:-1]]).tolist():
         i = int(preds.episodes[k])
@@ -354,7 +352,7 @@ def score_sdr(
     if preds.missing and prof.require_complete and not how.subset:
         what = f"{len(preds.missing)} of {len(table)} SDR examples ({_examples_are(routes)})"
         stray = stray_ids(preds.unknown, advice=STRAY_ADVICE)
-        pc.add_first(incomplete(what, preds.missing, prof.name, stray))  # before the records'
+        pc.add_first(incomplete(what, preds.missing, prof, stray))  # before the records'
         # problems: many malformed records never hide it
     pc.raise_if_any()
     target = routes.target[preds.episodes] * np.asarray(rules.sdr_frame)

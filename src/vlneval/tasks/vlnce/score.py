@@ -169,7 +169,7 @@ def score_continuous(
         what = f"{len(preds.missing)} of {len(episodes)} episodes"
         stray = stray_ids(preds.unknown, preds.missing[0])
         raise InvalidInputError(
-            incomplete(what, preds.missing, prof.name, stray), source=str(preds.source)
+            incomplete(what, preds.missing, prof, stray), source=str(preds.source)
         )
     if source.name == "carried" and preds.distances is None:
         raise InvalidInputError(
