@@ -26,6 +26,14 @@ def test_a_string_cut_by_its_escapes_is_told_as_cut() -> None:
     assert brief("a" * 58) == repr("a" * 58)
 
 
+def test_a_dict_is_shown_in_its_own_order() -> None:
+    """As ``repr`` and the file write it (``reprlib`` sorted the keys)."""
+    assert brief({"b": 1, "a": {}}) == "{'b': 1, 'a': {}}"
+    assert brief(dict.fromkeys(range(100)), 12) == "{0: None, 1:"
+    assert brief({"z": {"y": {"x": 1}}}, 4) == "{'z'"
+    assert shown_value({"id": "1_0", "a": 2}) == "dict {'id': '1_0', 'a': 2}"
+
+
 def test_a_huge_integer_as_a_step_is_named(tmp_path: Path) -> None:
     root = square_root(tmp_path / "root")
     records = [{"instr_id": "1_0", "trajectory": [["S", 0, 0], [10**5000]]}]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import reprlib
+from itertools import islice
 from typing import Any
 
 #: How many characters of a path messages show (a str of JSON text taken for one is long).
@@ -60,6 +61,14 @@ class _Brief(reprlib.Repr):
             return super().repr_int(x, level)
         except ValueError:
             return f"an integer of about {x.bit_length() * 0.30103:,.0f} digits"
+
+    def repr_dict(self, x: dict[Any, Any], level: int) -> str:
+        """As ``repr``, in the dict's own order (``reprlib`` sorts the keys)."""
+        if not x or level <= 0:
+            return "{" + self.fillvalue * bool(x) + "}"
+        items = islice(x.items(), self.maxdict)
+        shown = [f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}" for k, v in items]
+        return "{" + ", ".join(shown + [self.fillvalue] * (len(x) > self.maxdict)) + "}"
 
 
 @functools.cache
