@@ -27,7 +27,7 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError
 
-__all__ = ["World", "NEIGHBOURS"]
+__all__ = ["World"]
 
 #: Version of the on-disk field cache (a change of how fields are computed bumps it).
 FIELD_FORMAT = 1
@@ -36,19 +36,6 @@ FIELD_FORMAT = 1
 MAX_OPEN_MAPS = 1024
 # Mapped field files by (cache folder, goal node), least recently used first.
 _MAPS: OrderedDict[tuple[Path, int], np.ndarray] = OrderedDict()
-#: Half of the 16-neighbour stencil (the other half is the same edges reversed).
-NEIGHBOURS = ((0, 1), (1, 0), (1, 1), (1, -1), (1, 2), (2, 1), (1, -2), (2, -1))
-# Cells a move passes between (no corner cutting): (di, dj) -> cells relative to the start.
-_CORNERS = {
-    (0, 1): (),
-    (1, 0): (),
-    (1, 1): ((1, 0), (0, 1)),
-    (1, -1): ((1, 0), (0, -1)),
-    (1, 2): ((0, 1), (1, 1)),
-    (2, 1): ((1, 0), (1, 1)),
-    (1, -2): ((0, -1), (1, -1)),
-    (2, -1): ((1, 0), (1, -1)),
-}
 
 
 @dataclass(eq=False)
