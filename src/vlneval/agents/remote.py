@@ -158,11 +158,6 @@ def _frozen(value: Any) -> Any:
     return value
 
 
-def _read_only(array: np.ndarray) -> np.ndarray:
-    array.setflags(write=False)
-    return array
-
-
 #: How the reference server turns fields back into what the in-process agent sees.
 _ARRAYS = {"features": np.float32, "position": np.float64}
 
@@ -174,7 +169,8 @@ def decode_observation(wire: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in wire.items():
         if key in _ARRAYS and isinstance(value, list):
-            out[key] = _read_only(np.asarray(value, dtype=_ARRAYS[key]))
+            out[key] = np.asarray(value, dtype=_ARRAYS[key])
+            out[key].setflags(write=False)
         elif key in ("candidates", "links") and isinstance(value, list):
             out[key] = tuple(_named(key)(**v) if isinstance(v, dict) else _frozen(v) for v in value)
         else:
