@@ -76,7 +76,6 @@ __all__ = [
     "RemoteAgentError",
     "RemoteAgent",
     "remote_agent_info",
-    "resolve_agent",
     "is_remote",
     "continuous_agent",
     "encode_observation",
@@ -104,16 +103,6 @@ def is_remote(spec: str) -> bool:
         (True, False)
     """
     return spec.startswith(("http://", "https://"))
-
-
-def resolve_agent(spec: str) -> AgentInfo:
-    """The agent of an ``--agent`` value: a remote agent for a URL, else the registry's
-    (:func:`~vlneval.agents.registry.get_agent`)."""
-    if is_remote(spec):
-        return remote_agent_info(spec)
-    from vlneval.agents.registry import get_agent
-
-    return get_agent(spec)
 
 
 # -- observations and seeds on the wire -------------------------------------------------------
