@@ -51,7 +51,6 @@ class World:
         resolution: cell size in metres.
         climb: height step allowed between neighbouring cells regardless of distance (m).
         slope: extra height allowed per metre of horizontal distance (a ramp or stair).
-        meta: how the world was built (for the protocol card).
     """
 
     name: str
@@ -61,7 +60,6 @@ class World:
     resolution: float
     climb: float = 0.25
     slope: float = 1.6
-    meta: dict[str, Any] = field(default_factory=dict)
     cache: str | Path | None = None
     _digest: str | None = field(default=None, init=False, repr=False)
     _folder: tuple[Any, Path] | None = field(default=None, init=False, repr=False)
