@@ -182,6 +182,18 @@ class World:
             ]
         )
 
+    def path_points(self, nodes: np.ndarray) -> np.ndarray:
+        """``(k, 3)`` rows ``(x, y, layer)``: the cell centres of ``nodes`` and their layers."""
+        cells = self.node_cells[nodes]
+        return np.stack(
+            [
+                self.origin[0] + cells[:, 2] * self.resolution,
+                self.origin[1] + cells[:, 1] * self.resolution,
+                cells[:, 0],
+            ],
+            axis=1,
+        ).astype(np.float64)
+
     def inside(self, i: int, j: int) -> bool:
         """Whether (row, col) is on the grid."""
         return 0 <= i < self.free.shape[1] and 0 <= j < self.free.shape[2]
