@@ -19,6 +19,7 @@ import math
 import os
 import tempfile
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -182,7 +183,7 @@ class World:
             ]
         )
 
-    def path_points(self, nodes: np.ndarray) -> np.ndarray:
+    def path_points(self, nodes: Sequence[int] | np.ndarray) -> np.ndarray:
         """``(k, 3)`` rows ``(x, y, layer)``: the cell centres of ``nodes`` and their layers."""
         cells = self.node_cells[nodes]
         return np.stack(
