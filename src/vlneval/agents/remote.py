@@ -352,10 +352,6 @@ def _answer(target: str, status: int, data: bytes) -> dict[str, Any]:
 class RemoteAgent:
     """An agent served over HTTP (see the module docstring); one instance per batch slot.
 
-    In a continuous run, which calls no ``finish``, each episode's session is ended with
-    ``/finish`` and the last observation acted on when the next one starts, or at
-    :meth:`end_session`.
-
     Args:
         url: the server, ``http://host:port`` (and an optional base path).
         timeout: seconds to wait for each answer.
