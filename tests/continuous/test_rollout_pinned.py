@@ -119,11 +119,10 @@ def test_scoring_from_the_run_equals_scoring_the_file(twin, tmp_path: Path, spac
 def _choice_by_every_step(args: tuple, here: float) -> int:  # type: ignore[type-arg]
     """The discrete teacher's rule with every candidate step simulated."""
     free, height, geo, node_id, substep, field, x, y, layer, z, heading, ks, turn, d, s, p = args
-    nodes = kernels.forward_nodes(
-        free, height, geo, node_id, substep, x, y, layer, z, heading, ks, turn, d, s, p
-    )
     best_k, best = kernels.NO_TURN, here - 0.01
-    for k, value in zip(ks.tolist(), field[nodes].tolist(), strict=True):
+    for k in ks.tolist():
+        step = (x, y, layer, z, heading + k * turn, d, s, p)
+        value = float(field[kernels._forward_node(free, height, geo, node_id, substep, *step)])
         if value < best - 1e-9:
             best_k, best = k, value
     return best_k
@@ -150,7 +149,7 @@ def test_discrete_choice_skips_no_step_that_could_win(twin, space: str) -> None:
             layer, ci, cj = (int(v) for v in world.node_cells[node])
             x = world.origin[0] + (cj + rng.uniform(-0.5, 0.5)) * world.resolution
             y = world.origin[1] + (ci + rng.uniform(-0.5, 0.5)) * world.resolution
-            if mover.cell(x, y) != (ci, cj) or not math.isfinite(field[node]):
+            if world.cell(x, y) != (ci, cj) or not math.isfinite(field[node]):
                 continue
             args = (
                 free, height, geo, world.node_id, substep, field, x, y, layer,

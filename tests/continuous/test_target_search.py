@@ -12,7 +12,7 @@ import pytest
 from vlneval.continuous import _search_kernels as sk
 from vlneval.continuous.motion import Mover
 from vlneval.continuous.world import World
-from vlneval.envs.continuous.executor import _path, _target_node
+from vlneval.envs.continuous.executor import _target_node
 from vlneval.envs.continuous.spaces import WAYPOINT
 
 
@@ -56,7 +56,7 @@ def _fast(world: World, start: int, target: tuple[float, float, float | None]) -
     node = _target_node(mover, start, target, WAYPOINT)
     if node < 0:
         return []
-    path = _path(mover, start, node)
+    path = world.path_points(world.target_search().path(node))
     cells = [world.cell(x, y) for x, y in path[:, :2].tolist()]
     return [int(world.node_id[int(k), i, j]) for (i, j), k in zip(cells, path[:, 2], strict=True)]
 

@@ -16,6 +16,9 @@ from vlneval.cli.main import main
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 from vlneval.io import reader
+from vlneval.tasks import get_task
+from vlneval.tasks.common.request import SplitRequest
+from vlneval.tasks.vlnce.score import twin_hint
 
 
 @pytest.fixture
@@ -68,6 +71,20 @@ def test_a_refused_fifo_is_not_read_again_for_the_split_hint(
     assert capsys.readouterr().err.splitlines() == [
         f"error: {fifo}: no prediction matches an episode of r2r val"
     ]
+
+
+def test_the_twin_hint_does_not_read_a_fifo_again(
+    fifo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """r2r-ce's hint for an r2r-twin run's output reads a refused file again: not a FIFO."""
+    monkeypatch.setattr(reader, "_WRITER_WAIT", 30.0)  # a second read would outlast the join
+    task = get_task("r2r-ce")
+    request = SplitRequest(task, "val_unseen", task.scoring_profile(None))
+    found: list[str | None] = []
+    run = threading.Thread(target=lambda: found.append(twin_hint(request, fifo)), daemon=True)
+    run.start()
+    run.join(timeout=10)  # it waited for a writer that had gone
+    assert found == [None]
 
 
 def _run_with_writer(fifo: Path, text: str, argv: list[str]) -> list[int]:

@@ -25,7 +25,7 @@ def test_an_episode_id_of_the_wrong_type_is_clipped(tmp_path: Path) -> None:
     episodes = copy.deepcopy(EPISODES)
     episodes[0]["instr_id"] = ["y" * 100_000]
     assert _problems(tmp_path, episodes=episodes) == [
-        f"record 0: instr_id must be a string, got list ['{'y' * 78}… (100,004 characters)"
+        f"record 0: instr_id must be a string, got list ['{'y' * 78}… (1 item)"
     ]
 
 

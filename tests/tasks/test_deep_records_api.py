@@ -31,7 +31,7 @@ def test_deep_values_are_named_by_record_and_field(tmp_path: Path) -> None:
         '<records>: instr_id "1_0": trajectory[1]: expected [viewpoint, heading, elevation], '
         "got " + "[" * 60,
         '<records>: instr_id "1_1": trajectory[1]: heading must be a number, got ' + "[" * 40,
-        "<records>: record 3: instr_id must be a string, got list " + "[" * 80 + "…",
+        "<records>: record 3: instr_id must be a string, got list " + "[" * 80 + "… (1 item)",
     ]
 
 

@@ -66,8 +66,8 @@ def test_a_jump_names_the_field_the_file_uses(
     ("bad", "shown"),
     [
         (list(range(200_000)), "list [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, "
-         "17, 18, 19, 20, 21, 2… (1,488,890 characters)"),
-        ([10**350], f"list [1{'0' * 78}… (353 characters)"),
+         "17, 18, 19, 20, 21, 2… (200,000 items)"),
+        ([10**350], f"list [1{'0' * 78}… (1 item)"),
         (None, "null"),
     ],
 )  # fmt: skip

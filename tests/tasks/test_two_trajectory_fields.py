@@ -4,6 +4,7 @@ with its episode holds the reference ``path``, and scoring the first field score
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from tests.fixtures import square_root
 from vlneval.cli.main import main
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
+from vlneval.io import array_chunks
+from vlneval.tasks.common import prediction_structs as structs
 
 REFERENCE, AGENT = ["S", "A", "B", "G"], ["S", "A"]
 WHY = ("holds both 'path' and 'pred_path': which one is the prediction is not clear (name it "
@@ -72,7 +75,8 @@ def test_records_using_one_field_each_are_read(tmp_path: Path) -> None:
 @pytest.mark.parametrize("typed", [True, False])
 def test_the_summary_names_every_field_read(tmp_path: Path, typed: bool) -> None:
     """Records using one field each: the summary lists the fields read, sorted, in both passes
-    (a record holding the same viewpoints twice sends the file to the explaining pass)."""
+    (a record holding the same viewpoints twice, once in steps the types do not take, sends the
+    file to the explaining pass)."""
     root = square_root(tmp_path / "root")
     records: list[dict[str, Any]] = [
         {"instr_id": "1_0", "path": AGENT},
@@ -80,7 +84,7 @@ def test_the_summary_names_every_field_read(tmp_path: Path, typed: bool) -> None
         {"instr_id": "1_2", "trajectory": REFERENCE},
     ]
     if not typed:
-        records[2]["pred_path"] = REFERENCE
+        records[2]["pred_path"] = [[v, "?"] for v in REFERENCE]  # compared by viewpoint only
     result = evaluate("r2r", "val", records, root=root)
     assert result.to_dict()["trajectory_key"] == ["path", "pred_path", "trajectory"]
 
@@ -102,3 +106,52 @@ def test_the_summary_records_the_field_read(tmp_path: Path) -> None:
     found = [{"instr_id": f"1_{k}", "path": REFERENCE} for k in range(3)]
     assert given.to_dict()["trajectory_key"] == "pred_path"
     assert evaluate("r2r", "val", found, root=root).to_dict()["trajectory_key"] == "path"
+
+
+def _navillm(n: int = 3) -> list[dict[str, Any]]:
+    """NaviLLM's shape: each trajectory as triples in ``trajectory`` and as ids in ``pred_path``."""
+    return [
+        {"instr_id": f"1_{k}", "trajectory": [[v, 0, 0] for v in REFERENCE], "pred_path": REFERENCE}
+        for k in range(n)
+    ]
+
+
+@pytest.mark.parametrize("as_file", [True, False])
+def test_the_typed_pass_reads_the_same_steps_written_twice(tmp_path: Path, as_file: bool) -> None:
+    """The two fields are compared by the typed decoding (the explaining pass is not needed):
+    each record keeps the field read first, and only that one is listed as read."""
+    given = _navillm()
+    if as_file:
+        text = json.dumps(given).encode()
+        form, chunks = structs.decode(text, "p.json", id_field="instr_id", key=None, form="auto")
+        records = next(chunks)
+    else:
+        form, records = structs.convert(given, id_field="instr_id", key=None, form="auto")
+    ids, lengths, viewpoints, fields = structs.columns(records, form, 3)
+    assert (form, ids, lengths, list(viewpoints)[:4], fields) == (
+        "triple", ["1_0", "1_1", "1_2"], [4, 4, 4], REFERENCE, ["trajectory"]
+    )  # fmt: skip
+    path = tmp_path / "navillm.json"
+    path.write_text(json.dumps(given))
+    result = evaluate("r2r", "val", path, root=square_root(tmp_path / "root"))
+    assert (result.metrics["SR"], result.to_dict()["trajectory_key"]) == (1.0, "trajectory")
+
+
+@pytest.mark.parametrize("later", [False, True])
+def test_a_file_whose_two_fields_differ_is_refused_naming_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, later: bool
+) -> None:
+    """In the first chunk of records or in a later one (a large file is decoded in chunks)."""
+    if later:
+        monkeypatch.setattr(
+            structs, "array_chunks", functools.partial(array_chunks, chunk=2, large=0)
+        )
+    records = _navillm()
+    records[2]["pred_path"] = AGENT
+    path = tmp_path / "navillm.json"
+    path.write_text(json.dumps(records))
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("r2r", "val", path, root=square_root(tmp_path / "root"))
+    assert [str(p) for p in exc.value.problems] == [
+        f'{path}: instr_id "1_2": ' + WHY.replace("'path'", "'trajectory'")
+    ]

@@ -76,7 +76,6 @@ __all__ = [
     "RemoteAgentError",
     "RemoteAgent",
     "remote_agent_info",
-    "resolve_agent",
     "is_remote",
     "continuous_agent",
     "encode_observation",
@@ -104,16 +103,6 @@ def is_remote(spec: str) -> bool:
         (True, False)
     """
     return spec.startswith(("http://", "https://"))
-
-
-def resolve_agent(spec: str) -> AgentInfo:
-    """The agent of an ``--agent`` value: a remote agent for a URL, else the registry's
-    (:func:`~vlneval.agents.registry.get_agent`)."""
-    if is_remote(spec):
-        return remote_agent_info(spec)
-    from vlneval.agents.registry import get_agent
-
-    return get_agent(spec)
 
 
 # -- observations and seeds on the wire -------------------------------------------------------
@@ -158,11 +147,6 @@ def _frozen(value: Any) -> Any:
     return value
 
 
-def _read_only(array: np.ndarray) -> np.ndarray:
-    array.setflags(write=False)
-    return array
-
-
 #: How the reference server turns fields back into what the in-process agent sees.
 _ARRAYS = {"features": np.float32, "position": np.float64}
 
@@ -174,7 +158,8 @@ def decode_observation(wire: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in wire.items():
         if key in _ARRAYS and isinstance(value, list):
-            out[key] = _read_only(np.asarray(value, dtype=_ARRAYS[key]))
+            out[key] = np.asarray(value, dtype=_ARRAYS[key])
+            out[key].setflags(write=False)
         elif key in ("candidates", "links") and isinstance(value, list):
             out[key] = tuple(_named(key)(**v) if isinstance(v, dict) else _frozen(v) for v in value)
         else:
@@ -366,10 +351,6 @@ def _answer(target: str, status: int, data: bytes) -> dict[str, Any]:
 
 class RemoteAgent:
     """An agent served over HTTP (see the module docstring); one instance per batch slot.
-
-    In a continuous run, which calls no ``finish``, each episode's session is ended with
-    ``/finish`` and the last observation acted on when the next one starts, or at
-    :meth:`end_session`.
 
     Args:
         url: the server, ``http://host:port`` (and an optional base path).

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -55,7 +54,6 @@ class _Session:
     agent: Any
     seq: int = -1
     answer: dict[str, Any] = field(default_factory=dict)
-    used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -192,7 +190,7 @@ class AgentServer:
             if seq != session.seq + 1:
                 raise _HTTPError(409, f"session {sid}: request {seq} after {session.seq}")
             answer = self._call(path, session, body)
-            session.seq, session.answer, session.used = seq, answer, time.monotonic()
+            session.seq, session.answer = seq, answer
         if path == "/finish":
             self._close(sid)
         return answer

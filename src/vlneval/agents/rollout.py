@@ -244,11 +244,6 @@ def run_agent(
     return rollout.run(order, progress=progress, on_record=on_record)
 
 
-def _check_batch_size(batch_size: int) -> None:
-    if isinstance(batch_size, bool) or batch_size < 1:
-        raise VLNEvalError(f"batch size must be a positive integer, got {batch_size!r}")
-
-
 class GraphRollout:
     """An agent and its graph environment, built once and run on any episodes of the split.
 
@@ -282,7 +277,8 @@ class GraphRollout:
         sensors: Sequence[Sensor] = (),
         inputs: InputsFn | None = None,
     ) -> None:
-        _check_batch_size(batch_size)
+        if isinstance(batch_size, bool) or batch_size < 1:
+            raise VLNEvalError(f"batch size must be a positive integer, got {batch_size!r}")
         space = agent.space(action_space)
         if space not in SPACES:
             raise VLNEvalError(

@@ -25,7 +25,6 @@ __all__ = [
     "segment",
     "move",
     "drive",
-    "forward_nodes",
     "disk_min",
     "discrete_choice",
     "NO_TURN",
@@ -281,21 +280,6 @@ def _forward_node(free, height, geo, node_id, substep, x, y, layer, z, h, distan
     )  # fmt: skip
     i, j = _cell(geo, fx, fy)
     return node_id[fl, i, j]
-
-
-@_jit
-def forward_nodes(
-    free, height, geo, node_id, substep, x, y, layer, z, heading, ks, turn, distance, slide, partial
-):  # type: ignore[no-untyped-def]
-    """The node reached by a forward step of ``distance`` after turning ``k * turn`` (radians),
-    for every ``k`` of ``ks`` (the discrete teacher's candidate moves)."""
-    out = np.empty(len(ks), dtype=np.int64)
-    for n in range(len(ks)):
-        out[n] = _forward_node(
-            free, height, geo, node_id, substep, x, y, layer, z, heading + ks[n] * turn,
-            distance, slide, partial,
-        )  # fmt: skip
-    return out
 
 
 @_jit

@@ -32,16 +32,7 @@ def plan(world: World, pose: Pose, goal_node: int) -> np.ndarray:
     i, j = world.cell(pose.x, pose.y)
     start = int(world.node_id[pose.layer, i, j])
     field = world.field(goal_node)
-    nodes = shortest_path(world, field, start)
-    cells = world.node_cells[nodes]
-    pts = np.stack(
-        [
-            world.origin[0] + cells[:, 2] * world.resolution,
-            world.origin[1] + cells[:, 1] * world.resolution,
-            cells[:, 0],
-        ],
-        axis=1,
-    ).astype(np.float64)
+    pts = world.path_points(shortest_path(world, field, start))
     pts[0, :2] = (pose.x, pose.y)
     return pts
 

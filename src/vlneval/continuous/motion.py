@@ -100,10 +100,6 @@ class Mover:
         return self.world.free, self.world.height, self._geo, self.substep
 
     # -- cells -----------------------------------------------------------------------------
-    def cell(self, x: float, y: float) -> tuple[int, int]:
-        """(row, col) of the cell containing (x, y)."""
-        return self.world.cell(x, y)
-
     def place(self, position: np.ndarray, heading: float, *, snap: float = 0.5) -> Pose | None:
         """A pose at ``position`` (moved to the nearest free cell centre within ``snap``
         if it is off the free space); None when there is none."""
@@ -112,7 +108,7 @@ class Mover:
             return None
         layer, i, j = (int(v) for v in self.world.node_cells[node])
         x, y = float(position[0]), float(position[1])
-        if self.cell(x, y) != (i, j):
+        if self.world.cell(x, y) != (i, j):
             x, y = (float(v) for v in self.world.centre(node)[:2])
         return Pose(x, y, layer, float(self.world.height[layer, i, j]), heading % (2 * math.pi))
 

@@ -110,13 +110,11 @@ def world_from_navgraph(
     order: Any = (
         np.argsort(pts[graph.edges].mean(axis=1)[:, 2], kind="stable") if len(graph.edges) else []
     )
-    steep = 0
     for e in order:
         a, b = pts[graph.edges[e, 0]], pts[graph.edges[e, 1]]
-        steep += int(abs(b[2] - a[2]) > climb + slope * float(np.hypot(*(b - a)[:2])))
         ii, jj, h, d = _capsule(a, b, lo, resolution, half_width, shape)
         painter.paint(ii, jj, h, d)
-    world = World(
+    return World(
         graph.scan,
         np.stack(painter.free),
         np.stack(painter.height),
@@ -125,18 +123,6 @@ def world_from_navgraph(
         climb=climb,
         slope=slope,
     )
-    world.meta = {
-        "built_from": "Matterport3D navigation graph (viewpoints and navigable edges)",
-        "source": graph.source,
-        "resolution_m": resolution,
-        "corridor_half_width_m": half_width,
-        "climb_m": climb,
-        "slope": slope,
-        "edges": int(len(graph.edges)),
-        "edges_too_steep": steep,
-        "layers": world.n_layers,
-    }
-    return world
 
 
 def _capsule(

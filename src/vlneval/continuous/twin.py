@@ -4,6 +4,7 @@ and dense polylines along their routes; the twin *episodes* of a graph split are
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -66,17 +67,10 @@ class TwinWorlds:
 
     def card(self) -> dict[str, Any]:
         """The map entry of a protocol card."""
-        from vlneval.continuous.navgraph import world_from_navgraph as build
-
-        defaults = {k: v.default for k, v in _signature(build).items() if v.default is not v.empty}
+        params = inspect.signature(world_from_navgraph).parameters.values()
+        defaults = {p.name: p.default for p in params if p.default is not p.empty}
         return {
             "kind": "continuous twin: grid world from the Matterport3D navigation graph",
             "free_space": "corridors around navigable edges, ramps between floors",
             **{k: self.params.get(k, d) for k, d in defaults.items()},
         }
-
-
-def _signature(fn: Any) -> Any:
-    import inspect
-
-    return inspect.signature(fn).parameters

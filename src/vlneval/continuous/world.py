@@ -19,6 +19,7 @@ import math
 import os
 import tempfile
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError
 
-__all__ = ["World", "NEIGHBOURS"]
+__all__ = ["World"]
 
 #: Version of the on-disk field cache (a change of how fields are computed bumps it).
 FIELD_FORMAT = 1
@@ -36,19 +37,6 @@ FIELD_FORMAT = 1
 MAX_OPEN_MAPS = 1024
 # Mapped field files by (cache folder, goal node), least recently used first.
 _MAPS: OrderedDict[tuple[Path, int], np.ndarray] = OrderedDict()
-#: Half of the 16-neighbour stencil (the other half is the same edges reversed).
-NEIGHBOURS = ((0, 1), (1, 0), (1, 1), (1, -1), (1, 2), (2, 1), (1, -2), (2, -1))
-# Cells a move passes between (no corner cutting): (di, dj) -> cells relative to the start.
-_CORNERS = {
-    (0, 1): (),
-    (1, 0): (),
-    (1, 1): ((1, 0), (0, 1)),
-    (1, -1): ((1, 0), (0, -1)),
-    (1, 2): ((0, 1), (1, 1)),
-    (2, 1): ((1, 0), (1, 1)),
-    (1, -2): ((0, -1), (1, -1)),
-    (2, -1): ((1, 0), (1, -1)),
-}
 
 
 @dataclass(eq=False)
@@ -64,7 +52,6 @@ class World:
         resolution: cell size in metres.
         climb: height step allowed between neighbouring cells regardless of distance (m).
         slope: extra height allowed per metre of horizontal distance (a ramp or stair).
-        meta: how the world was built (for the protocol card).
     """
 
     name: str
@@ -74,7 +61,6 @@ class World:
     resolution: float
     climb: float = 0.25
     slope: float = 1.6
-    meta: dict[str, Any] = field(default_factory=dict)
     cache: str | Path | None = None
     _digest: str | None = field(default=None, init=False, repr=False)
     _folder: tuple[Any, Path] | None = field(default=None, init=False, repr=False)
@@ -196,6 +182,18 @@ class World:
                 self.height[layer, i, j],
             ]
         )
+
+    def path_points(self, nodes: Sequence[int] | np.ndarray) -> np.ndarray:
+        """``(k, 3)`` rows ``(x, y, layer)``: the cell centres of ``nodes`` and their layers."""
+        cells = self.node_cells[nodes]
+        return np.stack(
+            [
+                self.origin[0] + cells[:, 2] * self.resolution,
+                self.origin[1] + cells[:, 1] * self.resolution,
+                cells[:, 0],
+            ],
+            axis=1,
+        ).astype(np.float64)
 
     def inside(self, i: int, j: int) -> bool:
         """Whether (row, col) is on the grid."""

@@ -9,6 +9,7 @@ without a known checksum are skipped unless ``allow_unverified``, and named at t
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import urllib.parse
 import zipfile
@@ -253,8 +254,7 @@ def _extract(
     tmp = target.with_name(f".{target.name}.extracting")
     try:
         with zf.open(member) as src, open(tmp, "wb") as dst:
-            while block := src.read(1 << 20):
-                dst.write(block)
+            shutil.copyfileobj(src, dst, 1 << 20)
         d = digest(tmp)
         if entry.verified and not d.matches(entry):
             expected, actual = d.expected_vs_actual(entry)

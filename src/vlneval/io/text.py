@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import reprlib
+from itertools import islice
 from typing import Any
 
 #: How many characters of a path messages show (a str of JSON text taken for one is long).
@@ -20,10 +21,12 @@ def clip(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
-def brief(value: Any, limit: int = 60) -> str:
+def brief(value: Any, limit: int = 60, *, sized: bool = False) -> str:
     """The first ``limit`` characters of ``repr(value)``, built without going deeper into
     nested lists, or further into a long string, than those need: the whole repr of a list
-    nested 100,000 deep raises RecursionError, and that of a 500 MB string is 500 MB.
+    nested 100,000 deep raises RecursionError, and that of a 500 MB string is 500 MB. A string
+    cut tells its length; with ``sized``, any value cut is marked so, a list (any container)
+    telling its number of items (that of its whole repr would need the repr written).
 
     Example:
         >>> deep = []
@@ -35,11 +38,18 @@ def brief(value: Any, limit: int = 60) -> str:
         "'xxxxx… (1,000,000 characters)"
         >>> print(brief(chr(10) * 8, 12))  # the cut decided on the escaped text
         '\\n\\n\\n\\n\\n\\… (8 characters)
+        >>> brief([7] * 10**5, 8, sized=True), brief(deep, 4, sized=True)
+        ('[7, 7, 7… (100,000 items)', '[[[[… (1 item)')
     """
     shown = _repr(limit).repr(value)
-    if isinstance(value, str) and len(shown) > limit:  # cut (escapes count): its length told
+    if len(shown) <= limit:
+        return shown
+    if isinstance(value, str):  # cut (escapes count): its length told
         return f"{shown[:limit]}… ({len(value):,} characters)"
-    return shown[:limit]
+    if not sized:
+        return shown[:limit]
+    n = len(value) if hasattr(value, "__len__") else None
+    return f"{shown[:limit]}…" + ("" if n is None else f" ({n:,} item{'s' * (n != 1)})")
 
 
 class _Brief(reprlib.Repr):
@@ -51,6 +61,14 @@ class _Brief(reprlib.Repr):
             return super().repr_int(x, level)
         except ValueError:
             return f"an integer of about {x.bit_length() * 0.30103:,.0f} digits"
+
+    def repr_dict(self, x: dict[Any, Any], level: int) -> str:
+        """As ``repr``, in the dict's own order (``reprlib`` sorts the keys)."""
+        if not x or level <= 0:
+            return "{" + self.fillvalue * bool(x) + "}"
+        items = islice(x.items(), self.maxdict)
+        shown = [f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}" for k, v in items]
+        return "{" + ", ".join(shown + [self.fillvalue] * (len(x) > self.maxdict)) + "}"
 
 
 @functools.cache

@@ -57,20 +57,6 @@ def _target_node(
     return search.best(start, nodes, k1, k2, limit=4.0 * space.max_range + 2.0)
 
 
-def _path(mover: Mover, start: int, node: int) -> np.ndarray:
-    world = mover.world
-    nodes = world.target_search().path(node)
-    cells = world.node_cells[nodes]
-    return np.stack(
-        [
-            world.origin[0] + cells[:, 2] * world.resolution,
-            world.origin[1] + cells[:, 1] * world.resolution,
-            cells[:, 0],
-        ],
-        axis=1,
-    ).astype(np.float64)
-
-
 def execute_waypoint(
     mover: Mover, pose: Pose, target: tuple[float, float, float | None], space: Waypoint
 ) -> WaypointResult:
@@ -81,7 +67,7 @@ def execute_waypoint(
     node = _target_node(mover, start, target, space)
     if node < 0:
         return WaypointResult(pose, "blocked", "target off the free space or unreachable")
-    path = _path(mover, start, node)
+    path = world.path_points(world.target_search().path(node))
     path[0, :2] = (pose.x, pose.y)
     if world.cell(target[0], target[1]) == tuple(world.node_cells[node][1:]):
         path[-1, :2] = target[0], target[1]

@@ -80,7 +80,7 @@ class ContinuousTeacher:
     def _field_at(self, mover: Mover, pose: Pose) -> float:
         if self._field is None:
             return math.inf
-        i, j = mover.cell(pose.x, pose.y)
+        i, j = mover.world.cell(pose.x, pose.y)
         return float(self._field[mover.world.node_id[pose.layer, i, j]])
 
     def distance(self) -> float:
@@ -146,7 +146,7 @@ class ContinuousTeacher:
             arc[1:] = np.cumsum(np.hypot(*np.diff(path[:, :2], axis=0).T))
         k = int(np.searchsorted(arc, 0.95 * space.max_range, side="right")) - 1
         x, y, layer = path[max(k, 1) if len(path) > 1 else 0]
-        i, j = mover.cell(x, y)
+        i, j = mover.world.cell(x, y)
         dz = float(mover.world.height[int(layer), i, j]) - pose.z
         r = min(math.hypot(x - pose.x, y - pose.y), space.max_range)
         return r, wrap_pi(bearing(pose, x, y) - pose.heading), dz

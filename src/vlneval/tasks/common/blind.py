@@ -44,6 +44,7 @@ __all__ = [
     "split_hint",
     "split_ids",
     "read_text",
+    "read_again",
     "BlindCheck",
     "checks_publicly",
     "open_public",
@@ -235,11 +236,8 @@ def split_hint(request: SplitRequest, episodes: Any, predictions: PredictionsInp
     """The command line's hint for a file refused by the scorer of ``request``'s split (its
     ``episodes``) when none of its ids is an episode of the split and most are episodes of
     another split of the task (:func:`other_splits`); None otherwise. For an error path only:
-    it reads the file again (not a FIFO or device: what it held is gone), and the other splits
-    when no id matches."""
-    if isinstance(predictions, (str, Path)) and not Path(predictions).is_file():
-        return None
-    read = read_text(predictions)
+    it reads the file again (:func:`read_again`), and the other splits when no id matches."""
+    read = read_again(predictions)
     text = None if read is None else read.text
     found = None if text is None else _other_split(text, episodes, other_splits(request))
     if found is None:
@@ -484,6 +482,15 @@ def read_text(predictions: PredictionsInput) -> ReadInput | None:
     except VLNEvalError:
         return None
     return given if given.text is not None else None
+
+
+def read_again(predictions: PredictionsInput) -> ReadInput | None:
+    """:func:`read_text` for an error path, which reads a file the scorer read already: None
+    for a path that is not a regular file (a FIFO or device: what it held is gone, and a
+    second read waits for a writer that may never come)."""
+    if isinstance(predictions, (str, Path)) and not Path(predictions).is_file():
+        return None
+    return read_text(predictions)
 
 
 def split_file(request: SplitRequest) -> Path:

@@ -29,6 +29,7 @@ __all__ = [
     "convert",
     "columns",
     "record_list",
+    "step_names",
     "without_numpy",
 ]
 
@@ -48,7 +49,15 @@ class Step(msgspec.Struct, array_like=True, gc=False):
     elevation: Finite = 0.0
 
 
-STEP_TYPES: dict[str, Any] = {"triple": Step, "plain": str, "nested": list[str]}
+#: ``mixed``: either step, for records that write one trajectory in two fields of two forms
+#: (NaviLLM: triples in ``trajectory``, ids in ``pred_path``); :func:`_settled` then checks
+#: that every record's fields agree and that the fields read hold steps of one form.
+STEP_TYPES: dict[str, Any] = {
+    "triple": Step,
+    "plain": str,
+    "nested": list[str],
+    "mixed": Step | str,
+}
 
 
 @functools.cache
@@ -127,7 +136,11 @@ def decode(
         return attempt, _chunks(
             records, blobs, _decoder(key=key, id_field=id_field, form=attempt, keep=keep)
         )
-    return None
+    mixed = _mixed(_first(blob, source, "mixed", fields), form) if key is None else None
+    if mixed is None:
+        return None
+    decoder = _decoder(key=key, id_field=id_field, form="mixed", keep=keep)
+    return mixed[0], _chunks(mixed[1], blobs, decoder, mixed[0])
 
 
 def convert(
@@ -143,13 +156,16 @@ def convert(
         >>> form, ids, lengths, viewpoints[0], fields
         ('triple', ['7_0'], [1], 'a', ['trajectory'])
     """
-    for attempt in (form,) if form != "auto" else ("triple", "plain", "nested"):
+    attempts = (form,) if form != "auto" else ("triple", "plain", "nested")
+    for attempt in (*attempts, "mixed") if key is None else attempts:
         try:
             typed = msgspec.convert(
                 records, record_list(id_field=id_field, key=key, form=attempt, keep=keep)
             )
         except msgspec.ValidationError:
             continue
+        if attempt == "mixed":
+            return _mixed(typed, form)
         if _one_element_steps(typed, attempt, form):
             return convert(records, id_field=id_field, key=key, form="nested", keep=keep)
         return attempt, typed
@@ -187,10 +203,40 @@ def _one_element_steps(records: list[Any], attempt: str, form: str) -> bool:
     return first is not None and first[0].heading is msgspec.UNSET
 
 
-def _chunks(first: list[Any], blobs: Iterator[bytes], decoder: Any) -> Iterator[list[Any]]:
+def _mixed(records: list[Any] | None, form: str) -> tuple[str, list[Any]] | None:
+    """The form and the records decoded with either step form (``mixed``), once they are
+    :func:`_settled`: the form given, else that of the first step (a first step
+    ``[viewpoint]`` alone: None, the file is ``nested``); None when the types reject them."""
+    first = trajectory(records[0]) if records else None
+    if records is None or first is None or form == "nested":
+        return None
+    step = first[0]
+    if form == "auto" and type(step) is Step and step.heading is msgspec.UNSET:
+        return None
+    found = form if form != "auto" else "plain" if type(step) is str else "triple"
+    return (found, records) if _settled(records, found) else None
+
+
+def _settled(records: list[Any], form: str) -> bool:
+    """Whether each record of ``records`` (decoded with either step form) holds its trajectory
+    once (:func:`_drop_copies`) in steps of ``form``."""
+    if not _drop_copies(records, [n for n in records[0].__struct_fields__ if n[0] == "t"]):
+        return False
+    read = (t for t in map(trajectory, records) if t is not None)
+    return set(map(type, chain.from_iterable(read))) <= {STEP_TYPES[form]}
+
+
+def _chunks(
+    first: list[Any], blobs: Iterator[bytes], decoder: Any, mixed: str | None = None
+) -> Iterator[list[Any]]:
+    """The records of each chunk; with ``mixed`` (the file's form, decoded with either step
+    form) each chunk :func:`_settled`."""
     yield first
     for blob in blobs:
-        yield decoder.decode(blob)
+        records = decoder.decode(blob)
+        if mixed is not None and records and not _settled(records, mixed):
+            raise msgspec.ValidationError("the trajectory fields disagree or mix step forms")
+        yield records
 
 
 def trajectory(record: Any) -> list[Any] | None:
@@ -206,6 +252,53 @@ def trajectory(record: Any) -> list[Any] | None:
 
 _VIEWPOINT = attrgetter("viewpoint")
 _ID = attrgetter("id")
+
+
+def step_names(traj: Any) -> Any:
+    """The viewpoints of a trajectory field (decoded JSON or typed steps), to compare two
+    fields a record holds: NaviLLM writes the same steps as ``trajectory`` triples and as
+    ``pred_path`` viewpoints (the first of each list; anything else as it is).
+
+    Example:
+        >>> step_names([["a", 0, 0], Step("b"), "c", []]), step_names(None)
+        (['a', 'b', 'c', []], None)
+    """
+    if not isinstance(traj, list):
+        return traj
+    return [
+        s.viewpoint if type(s) is Step else s[0] if isinstance(s, list) and s else s for s in traj
+    ]
+
+
+def _drop_copies(records: list[Any], names: list[str]) -> bool:
+    """Unsets each record's fields of ``names`` (trajectory fields) that repeat the viewpoints
+    of the first it holds, which is read; False when two name different viewpoints (the
+    explaining pass names both).
+
+    Example:
+        >>> recs = convert([{"id": 1, "path": ["a"], "pred_path": ["a"]}], id_field="id",
+        ...                key=None, form="plain")[1]
+        >>> _drop_copies(recs, ["t1", "t2"]), recs[0].t1, recs[0].t2
+        (True, ['a'], UNSET)
+    """
+    for rec in records:
+        held = [n for n in names if getattr(rec, n) is not msgspec.UNSET]
+        if len(held) < 2:
+            continue
+        first = _names(getattr(rec, held[0]))
+        if any(_names(getattr(rec, n)) != first for n in held[1:]):
+            return False
+        for n in held[1:]:
+            setattr(rec, n, msgspec.UNSET)
+    return True
+
+
+def _names(steps: list[Any]) -> list[Any]:
+    """:func:`step_names` of typed steps, in C when they are all of one form."""
+    kinds = set(map(type, steps))
+    if kinds == {Step}:
+        return list(map(_VIEWPOINT, steps))
+    return steps if kinds == {str} else step_names(steps)  # type: ignore[no-any-return]
 
 
 class StepViewpoints(Sequence[str]):
@@ -234,9 +327,10 @@ class StepViewpoints(Sequence[str]):
 
 
 def _fields(records: list[Any], first_used: bool, n_keys: int) -> list[str] | None:
-    """The trajectory fields some of ``records`` hold, in :data:`TRAJECTORY_KEYS` order
-    (``first_used``: whether some record holds the first field), or None when a record holds more than one: a type
-    test of each field's column in C, a record at a time only when two fields are both used.
+    """The trajectory fields some of ``records`` read, in :data:`TRAJECTORY_KEYS` order
+    (``first_used``: whether some record holds the first field), or None when a record holds
+    two naming different viewpoints: a type test of each field's column in C, a record at a
+    time only when two fields are both used (a record's copies of its first are dropped).
 
     Example:
         >>> recs = convert([{"id": 1, "path": ["a"]}, {"id": 2, "trajectory": ["b"]}],
@@ -247,9 +341,9 @@ def _fields(records: list[Any], first_used: bool, n_keys: int) -> list[str] | No
     used = [0] if first_used else []
     used += [k for k in range(1, n_keys) if _used(map(attrgetter(f"t{k}"), records))]
     if len(used) > 1:
-        names = [f"t{k}" for k in used]
-        if any(sum(getattr(r, n) is not msgspec.UNSET for n in names) > 1 for r in records):
+        if not _drop_copies(records, [f"t{k}" for k in used]):
             return None
+        used = [k for k in used if _used(map(attrgetter(f"t{k}"), records))]
     return [TRAJECTORY_KEYS[k] for k in used]
 
 

@@ -102,19 +102,6 @@ def two_trajectories(held: Sequence[str], who: str = "") -> str:
     )  # fmt: skip
 
 
-def _steps(traj: Any) -> Any:
-    """The viewpoints of a trajectory field, to compare two fields a record holds (NaviLLM
-    writes the same steps as ``trajectory`` triples and as ``pred_path`` viewpoints).
-
-    Example:
-        >>> _steps([["a", 0, 0], "b", []]), _steps(None)
-        (['a', 'b', []], None)
-    """
-    if not isinstance(traj, list):
-        return traj
-    return [s[0] if isinstance(s, list) and s else s for s in traj]
-
-
 def _detect(traj: list[Any]) -> str:
     """The form of a file, from its first trajectory; ``[vp, "0", "0"]`` is a triple whose
     angles are written as text (named as such), not three viewpoints: a file's other records
@@ -285,7 +272,8 @@ class _Parser:
         if key is None:
             held = [k for k in TRAJECTORY_KEYS if k in rec]
             self.n_read += 1
-            if any(_steps(rec[k]) != _steps(rec[held[0]]) for k in held[1:]):  # same: read
+            first = typed.step_names(rec[held[0]]) if held else None
+            if any(typed.step_names(rec[k]) != first for k in held[1:]):  # the same: read
                 self.pc.add(two_trajectories(held), episode=label)
                 self.doubled.append((self.pc.problems[-1], held))
                 return None

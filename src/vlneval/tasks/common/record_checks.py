@@ -96,19 +96,14 @@ def angle_problem(step: list[Any]) -> str | None:
 
 def shown_value(value: Any) -> str:
     """A value of the wrong type (an id that is a list, say) for a message: ``null``, or its
-    type and its text clipped as a long id is (a 10**6-character list stays readable).
+    type and its first 80 characters, a value cut telling its size (:func:`~vlneval.io.brief`:
+    only what is shown is written, however large or deep the value).
 
     Example:
-        >>> shown_value([1]), shown_value(None), shown_value([7] * 10**5)[-26:]
-        ('list [1]', 'null', '7, 7… (300,000 characters)')
+        >>> shown_value([1]), shown_value(None), shown_value([7] * 10**5)[-21:]
+        ('list [1]', 'null', '7, 7… (100,000 items)')
     """
-    if value is None:
-        return "null"
-    try:
-        text = clip(repr(value))
-    except RecursionError:  # nested too deeply to write whole: its start
-        text = brief(value, 80) + "…"
-    return f"{type(value).__name__} {text}"
+    return "null" if value is None else f"{type(value).__name__} {brief(value, 80, sized=True)}"
 
 
 def shown_id(value: str | int) -> str:

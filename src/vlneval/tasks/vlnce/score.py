@@ -358,11 +358,12 @@ class TwinScorer:
 def twin_hint(request: SplitRequest, predictions: PredictionsInput) -> str | None:
     """The command line's hint for a file refused by r2r-ce whose keys are mostly R2R
     instruction ids of the split (``"4332_0"``: what an r2r-twin run writes); None otherwise.
-    For an error path only: it reads the file again, and the R2R split's file."""
+    For an error path only: it reads the file again (not a FIFO or device, see
+    :func:`~vlneval.tasks.common.blind.read_again`), and the R2R split's file."""
     from vlneval.tasks import get_task
-    from vlneval.tasks.common.blind import file_ids, read_text, split_file, split_ids
+    from vlneval.tasks.common.blind import file_ids, read_again, split_file, split_ids
 
-    if request.task.name != "r2r-ce" or (read := read_text(predictions)) is None:
+    if request.task.name != "r2r-ce" or (read := read_again(predictions)) is None:
         return None  # unreadable (the error says why), or records in memory: no hint
     twin = get_task("r2r-twin")
     prof = twin.scoring_profile(None)
