@@ -280,3 +280,26 @@ def test_a_jump_is_drawn_dash_dotted_labelled_and_in_the_legend(
     assert fig.legends[0].get_texts()[-1].get_text() == "jump (no edge)"
     plain = plot_episode(g, reference=traj[:2], trajectory=traj[:2], goals=[i["F1"]], threshold=3.0)
     assert "jump (no edge)" not in [t.get_text() for t in plain.legends[0].get_texts()]
+
+
+def test_forest_plot_title_keeps_its_key_at_any_confidence_and_has_a_colour_legend() -> None:
+    from vlneval.reports.compare import RunComparison
+    from vlneval.stats import Comparison
+
+    def c(label: str, diff: float, p: float) -> Comparison:
+        return Comparison(label, 0.5 + diff, 0.5, diff, diff - 0.05, diff + 0.05, p,
+                          "paired-bootstrap", 12345, 0.9, p, "holm")  # fmt: skip
+
+    metrics = {"SR": c("SR", 0.1, 0.001), "NE": c("NE", 0.2, 0.5)}
+    cmp = RunComparison("a", "b", metrics, 12345, 0, 0, None, settings={"n_scans": 11})
+    fig = plot_comparison(cmp)
+    assert fig._suptitle.get_text() == (
+        "Paired differences B − A with 90% bootstrap intervals (12345 episodes, 11 scans "
+        "resampled)\nfilled: Holm-adjusted p < 0.1; better or worse by each metric's direction"
+    )
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "B better", "B worse", "B higher or lower (no better direction)", "no detectable difference",
+    ]  # fmt: skip
+    fig.canvas.draw()  # the title fits the figure: its right edge is inside it
+    box = fig._suptitle.get_window_extent()
+    assert box.x1 <= fig.bbox.x1
