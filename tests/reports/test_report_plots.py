@@ -303,3 +303,17 @@ def test_forest_plot_title_keeps_its_key_at_any_confidence_and_has_a_colour_lege
     fig.canvas.draw()  # the title fits the figure: its right edge is inside it
     box = fig._suptitle.get_window_extent()
     assert box.x1 <= fig.bbox.x1
+
+
+def test_threshold_label_is_singular_and_sits_where_no_curve_runs() -> None:
+    from vlneval.metrics.info import LABELS
+
+    spd = np.arange(50.0)  # a random walker: 2 % of episodes within 1 hop
+    fig = plot_error_ecdf([("td", spd)], threshold=1.0, info=LABELS["SPD"])
+    (label,) = fig.axes[0].texts
+    assert (label.get_text(), label.xy, label.get_va()) == ("δ = 1 hop", (1.0, 0.97), "top")
+    fig = plot_error_ecdf([("oracle", np.zeros(5))], threshold=3.0)  # every curve at 1 by δ
+    (label,) = fig.axes[0].texts
+    assert (label.get_text(), label.xy, label.get_va()) == ("δ = 3 m", (3.0, 0.03), "bottom")
+    two = plot_error_ecdf([("a", spd)], threshold=2.0, info=LABELS["SPD"]).axes[0].texts[0]
+    assert two.get_text() == "δ = 2 hops"
