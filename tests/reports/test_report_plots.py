@@ -317,3 +317,19 @@ def test_threshold_label_is_singular_and_sits_where_no_curve_runs() -> None:
     assert (label.get_text(), label.xy, label.get_va()) == ("δ = 3 m", (3.0, 0.03), "bottom")
     two = plot_error_ecdf([("a", spd)], threshold=2.0, info=LABELS["SPD"]).axes[0].texts[0]
     assert two.get_text() == "δ = 2 hops"
+
+
+def test_curves_at_zero_or_one_are_drawn_inside_the_frame() -> None:
+    # An oracle (NE = 0, SR@b = 1) and a stop agent (SR@b = 0): the curves lie on y = 1 and
+    # y = 0, which must not coincide with the frame.
+    ecdf = plot_error_ecdf([("oracle", np.zeros(4))], threshold=3.0).axes[0]
+    assert ecdf.get_ylim() == pytest.approx((-0.02, 1.02))
+    assert ecdf.get_xlim() == pytest.approx((-0.4, 20.0))  # the rise at x = 0 is off the spine
+    ones, zeros = np.ones(4), np.zeros(4)
+    cols = {"success": ones, "path_length": np.full(4, 10.0), "shortest": np.full(4, 10.0)}
+    full = plot_budget_curve([("oracle", cols)]).axes[0]
+    assert full.get_ylim() == pytest.approx((-0.02, 1.02))
+    assert list(full.get_lines()[0].get_ydata()[:2]) == [1.0, 1.0]
+    stop = plot_budget_curve([("stop", {**cols, "success": zeros})]).axes[0]
+    assert stop.get_ylim() == pytest.approx((-0.002, 0.102))
+    assert full.get_xlim() == pytest.approx((0.94, 4.0))

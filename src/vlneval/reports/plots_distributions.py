@@ -50,6 +50,14 @@ def _legend(fig: Any, ax: Any) -> None:
     fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 2))
 
 
+def _inside(ax: Any, x: tuple[float, float], y: tuple[float, float]) -> None:
+    """Axis limits ``x`` and ``y`` widened by 2 % (``y`` both ways, ``x`` on the left), so that
+    a curve at a limit (SR = 0, every episode within δ, a rise at x = 0) is drawn inside the
+    frame, not on it."""
+    ax.set_xlim(x[0] - 0.02 * (x[1] - x[0]), x[1])
+    ax.set_ylim(y[0] - 0.02 * (y[1] - y[0]), y[1] + 0.02 * (y[1] - y[0]))
+
+
 def _axes(xlabel: str, ylabel: str, title: str) -> tuple[Any, Any]:
     """A gridded figure of one run-overlay plot, with its axis labels and title."""
     fig = new_figure(5.6, 3.4, layout="constrained")
@@ -102,8 +110,7 @@ def plot_error_ecdf(
     if threshold is not None:
         heights = [float(np.mean(np.asarray(v) <= threshold)) for _, v in series]
         _mark_threshold(ax, threshold, unit, low=max(heights, default=0.0) < 0.8)
-    ax.set_xlim(0, end)
-    ax.set_ylim(0, 1.0)
+    _inside(ax, (0.0, end), (0.0, 1.0))
     _legend(fig, ax)
     return fig
 
@@ -184,9 +191,8 @@ def plot_budget_curve(
         ax.axhline(float(np.mean(s)), color=color, linestyle=":", linewidth=1.0)
     for b in budgets:
         ax.axvline(b, color="#ced4da", linewidth=0.8, zorder=0)
-    ax.set_xlim(1.0, b_max)
     top = max((float(np.mean(cols["success"])) for _, cols in runs), default=1.0)
-    ax.set_ylim(0, min(1.0, 0.1 * np.ceil(10 * top * 1.15 + 0.5)))
+    _inside(ax, (1.0, b_max), (0.0, min(1.0, 0.1 * np.ceil(10 * top * 1.15 + 0.5))))
     _legend(fig, ax)
     return fig
 
