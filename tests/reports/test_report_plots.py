@@ -333,3 +333,28 @@ def test_curves_at_zero_or_one_are_drawn_inside_the_frame() -> None:
     stop = plot_budget_curve([("stop", {**cols, "success": zeros})]).axes[0]
     assert stop.get_ylim() == pytest.approx((-0.002, 0.102))
     assert full.get_xlim() == pytest.approx((0.94, 4.0))
+
+
+def test_shares_and_rates_are_in_percent_as_in_the_tables() -> None:
+    def ticks(axis, values=(0.0, 0.05, 0.2, 1.0)) -> list[str]:  # type: ignore[no-untyped-def]
+        return [axis.get_major_formatter()(v, 0) for v in values]
+
+    ecdf = plot_error_ecdf([("a", np.array([0.5, 2.0, 7.0]))], threshold=3.0).axes[0]
+    assert ecdf.get_ylabel() == "share of episodes with NE ≤ x (%)"
+    assert ticks(ecdf.yaxis) == ["0", "5", "20", "100"]
+    assert ecdf.get_lines()[0].get_ydata()[1] == pytest.approx(1 / 3)  # the data stay fractions
+    cols = {"success": np.array([1.0, 0.0, 0.0, 0.0]), "path_length": np.full(4, 10.0),
+            "shortest": np.full(4, 10.0)}  # fmt: skip
+    budget = plot_budget_curve([("a", cols)]).axes[0]
+    assert budget.get_ylabel() == "SR@b (%): success with TL ≤ b · d*"
+    assert ticks(budget.yaxis) == ["0", "5", "20", "100"]
+    ratio = plot_length_ratio([("a", np.array([1.0, 1.5]))]).axes[0]
+    assert (ratio.get_ylabel(), ticks(ratio.yaxis)) == (
+        "share of episodes (%)",
+        ["0", "5", "20", "100"],
+    )
+    bars = plot_outcomes([("a", {"success": 0.25, "wandered": 0.75})]).axes[0]
+    assert (bars.get_xlabel(), ticks(bars.xaxis)) == (
+        "share of episodes (%)",
+        ["0", "5", "20", "100"],
+    )

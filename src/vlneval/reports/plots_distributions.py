@@ -44,6 +44,16 @@ OUTCOME_TEXT_COLORS = {
 }
 
 
+#: A share of episodes is a rate: its axis is in the unit the metric table shows SR in (%), as
+#: the report's tables are; the plotted values stay fractions, the tick labels are scaled.
+_RATE_UNIT = LABELS["SR"].shown_unit
+
+
+def _in_percent(axis: Any) -> None:
+    """Tick labels of a fraction-valued ``axis`` (``ax.xaxis`` or ``ax.yaxis``) in percent."""
+    axis.set_major_formatter(lambda value, _: f"{100 * value:.4g}")
+
+
 def _legend(fig: Any, ax: Any) -> None:
     """The runs' legend below the axes (labels can be long file names)."""
     handles, labels = ax.get_legend_handles_labels()
@@ -95,7 +105,7 @@ def plot_error_ecdf(
     unit = info.shown_unit
     fig, ax = _axes(
         f"{info.name.replace('_', ' ')} {info.label} ({unit})",
-        f"share of episodes with {info.label} ≤ x",
+        f"share of episodes with {info.label} ≤ x ({_RATE_UNIT})",
         info.description[:1].upper() + info.description[1:],
     )
     top = max((float(np.max(v[np.isfinite(v)], initial=0.0)) for _, v in series), default=0.0)
@@ -111,6 +121,7 @@ def plot_error_ecdf(
         heights = [float(np.mean(np.asarray(v) <= threshold)) for _, v in series]
         _mark_threshold(ax, threshold, unit, low=max(heights, default=0.0) < 0.8)
     _inside(ax, (0.0, end), (0.0, 1.0))
+    _in_percent(ax.yaxis)
     _legend(fig, ax)
     return fig
 
@@ -139,7 +150,7 @@ def plot_length_ratio(series: Series, *, cap: float = 4.0) -> Any:
     """
     fig, ax = _axes(
         "path length / shortest distance (TL / d*)",
-        "share of episodes",
+        f"share of episodes ({_RATE_UNIT})",
         "How far the agent walks, relative to the shortest route",
     )
     bins = np.arange(0.0, cap + 0.125, 0.125)
@@ -154,6 +165,7 @@ def plot_length_ratio(series: Series, *, cap: float = 4.0) -> Any:
     ax.set_xlim(0, cap)
     ticks = np.arange(0, cap + 0.5, 0.5)
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks[:-1]] + [f"≥{cap:g}"])
+    _in_percent(ax.yaxis)
     _legend(fig, ax)
     return fig
 
@@ -176,11 +188,11 @@ def plot_budget_curve(
         ...         "shortest": np.array([10.0, 10.0, 10.0])}
         >>> fig = plot_budget_curve([("a", cols)], budgets=[1.5])
         >>> fig.axes[0].get_ylabel()
-        'SR@b: success with TL ≤ b · d*'
+        'SR@b (%): success with TL ≤ b · d*'
     """
     fig, ax = _axes(
         "path-length budget b (multiple of the shortest distance d*)",
-        "SR@b: success with TL ≤ b · d*",
+        f"SR@b ({_RATE_UNIT}): success with TL ≤ b · d*",
         "Success within a path-length budget",
     )
     grid = np.linspace(1.0, b_max, 121)
@@ -193,6 +205,7 @@ def plot_budget_curve(
         ax.axvline(b, color="#ced4da", linewidth=0.8, zorder=0)
     top = max((float(np.mean(cols["success"])) for _, cols in runs), default=1.0)
     _inside(ax, (1.0, b_max), (0.0, min(1.0, 0.1 * np.ceil(10 * top * 1.15 + 0.5))))
+    _in_percent(ax.yaxis)
     _legend(fig, ax)
     return fig
 
@@ -205,7 +218,7 @@ def plot_outcomes(runs: Sequence[tuple[str, Mapping[str, float | None]]]) -> Any
         ...           "stopped_early": 0.2, "wandered": 0.2}
         >>> fig = plot_outcomes([("a", shares)])
         >>> fig.axes[0].get_xlabel()
-        'share of episodes'
+        'share of episodes (%)'
     """
     fig = new_figure(7.2, 1.1 + 0.45 * len(runs), layout="constrained")
     ax = fig.subplots()
@@ -225,7 +238,8 @@ def plot_outcomes(runs: Sequence[tuple[str, Mapping[str, float | None]]]) -> Any
         left += widths
     ax.set_yticks(y, labels)
     ax.set_xlim(0, 1)
-    ax.set_xlabel("share of episodes")
+    ax.set_xlabel(f"share of episodes ({_RATE_UNIT})")
+    _in_percent(ax.xaxis)
     ax.spines["left"].set_visible(False)
     ax.tick_params(axis="y", length=0)
     fig.legend(loc="outside upper center", ncols=3, fontsize=7.5, handlelength=1.2)
