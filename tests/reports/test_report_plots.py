@@ -358,3 +358,23 @@ def test_shares_and_rates_are_in_percent_as_in_the_tables() -> None:
         "share of episodes (%)",
         ["0", "5", "20", "100"],
     )
+
+
+def test_characters_no_font_has_are_drawn_as_question_marks_without_warnings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import warnings
+
+    # As on a machine with DejaVu Sans only: no CJK glyphs (a CJK font would draw them).
+    monkeypatch.setattr(plots_base, "_drawable", lambda: frozenset(map(ord, "abδ≤_ -")))
+    name = "模型_基线"
+    shares = {"success": 0.5, "wandered": 0.5}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Glyph … missing from font(s)" was one per character
+        ecdf = plot_error_ecdf([(name, np.array([1.0, 4.0]))], threshold=3.0)
+        figure_png(ecdf)
+        bars = plot_outcomes([(name, shares)])
+        figure_png(bars)
+    assert [t.get_text() for t in ecdf.legends[0].get_texts()] == ["??_??"]
+    assert [t.get_text() for t in bars.axes[0].get_yticklabels()] == ["??_??"]
+    assert plots_base.drawable_text("a\nδ≤b") == "a\nδ≤b"

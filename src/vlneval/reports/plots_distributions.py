@@ -15,7 +15,7 @@ from vlneval.diagnostics.budget import within_budget
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
 from vlneval.metrics import MetricInfo
 from vlneval.metrics.info import LABELS
-from vlneval.reports.plots_base import COLORS, RUN_COLORS, new_figure
+from vlneval.reports.plots_base import COLORS, RUN_COLORS, drawable_text, new_figure
 
 __all__ = [
     "plot_error_ecdf",
@@ -236,7 +236,7 @@ def plot_outcomes(runs: Sequence[tuple[str, Mapping[str, float | None]]]) -> Any
                 ax.text(x0 + w / 2, yi, f"{100 * w:.0f}%", ha="center", va="center", fontsize=7.5,
                         color="white" if name in ("success", "wandered") else "#212529")  # fmt: skip
         left += widths
-    ax.set_yticks(y, labels)
+    ax.set_yticks(y, [drawable_text(label) for label in labels])  # drawn at savefig, after
     ax.set_xlim(0, 1)
     ax.set_xlabel(f"share of episodes ({_RATE_UNIT})")
     _in_percent(ax.xaxis)
