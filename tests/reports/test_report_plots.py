@@ -168,8 +168,8 @@ def test_goal_and_stops_never_take_a_run_colour(runs: tuple[ScoredRun, ScoredRun
     (within,) = _within(ax)
     marks = {(c.get_zorder(), to_hex(c.get_facecolor()[0])) for c in ax.collections
              if isinstance(c, PathCollection) and c.get_zorder() > 2}  # fmt: skip
-    # the goal star (6), the start disc and A's stop (8), B's stop, a failure (9)
-    assert marks == {(6, "#212529"), (8, "#ffffff"), (8, RUN_COLORS[0]), (9, COLORS["fail"])}
+    # the goal star (6), the start disc (8), A's stop above it (8.5), B's stop, a failure (9)
+    assert marks == {(6, "#212529"), (8, "#ffffff"), (8.5, RUN_COLORS[0]), (9, COLORS["fail"])}
     goal = {to_hex(within.get_markerfacecolor()), to_hex(within.get_markeredgecolor()), "#212529"}
     assert goal == {COLORS["goal_fill"], COLORS["goal_edge"]}
     assert not goal & {*RUN_COLORS, COLORS["success"], COLORS["fail"], COLORS["reference"]}
@@ -230,7 +230,7 @@ def _crosses(ax, color: str) -> list[tuple[float, float]]:  # type: ignore[no-un
     from matplotlib.colors import to_hex
 
     return [tuple(c.get_offsets()[0].tolist()) for c in ax.collections
-            if isinstance(c, PathCollection) and c.get_zorder() == 8
+            if isinstance(c, PathCollection) and c.get_zorder() == 8.5
             and to_hex(c.get_facecolor()[0]) == color]  # fmt: skip
 
 
@@ -251,6 +251,8 @@ def test_baseline_stop_is_drawn_after_a_last_move_to_another_floor_or_no_move(
     still = plot_episode(g, reference=ref, trajectory=b.trajectory(k), goals=[ref[-1]],
                          threshold=3.0, baseline=[g.index["F4"]])  # fmt: skip
     assert _crosses(still.axes[0], RUN_COLORS[0]) == [(16.0, 0.0)]  # A never moved: F4
+    (start,) = [c for c in still.axes[0].collections if c.get_zorder() == 8]  # B's start, F4
+    assert tuple(start.get_offsets()[0].tolist()) == (16.0, 0.0)  # A's cross is drawn above it
 
 
 def test_a_jump_is_drawn_dash_dotted_labelled_and_in_the_legend(

@@ -213,7 +213,8 @@ def _draw_path(
     for i, j in moves[a & b & jump].tolist():
         _note(ax, (xy[i] + xy[j]) / 2, "jump", kind, color)
     if kind == "baseline" and path.size and on[int(path[-1])]:
-        ax.scatter(*xy[int(path[-1])], s=40, marker="X", color=color, zorder=8, linewidths=0)
+        # above the start disc (8), so that a baseline that never moved shows its stop there
+        ax.scatter(*xy[int(path[-1])], s=40, marker="X", color=color, zorder=8.5, linewidths=0)
     if kind == "executed" and (a & b).any():
         _arrows(ax, xy, moves[a & b], size=0.035 * span, color=color)
 
