@@ -30,13 +30,15 @@ __all__ = ["plot_episode"]
 _PANEL_INCHES = 4.4
 _MARGIN_M = 2.5
 _MIN_SPAN_M = 14.0
-#: A viewpoint within δ of a goal: a grey disc with a black rim under the graph's node dot.
+#: A viewpoint within δ of a goal: a wide grey halo with a thin black rim under the
+#: graph's node dot, unlike the start's small white disc with its thick black rim.
 _WITHIN: dict[str, Any] = {
     "marker": "o",
     "color": COLORS["goal_fill"],
     "markeredgecolor": COLORS["goal_edge"],
-    "markeredgewidth": 0.9,
-    "markersize": 7,
+    "markeredgewidth": 0.5,
+    "markersize": 13,
+    "alpha": 0.8,
 }
 #: Line width, opacity and drawing order of each path: the reference under the baseline under
 #: the executed path.
