@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -322,7 +322,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     _check_stats(args)
     plan = plan_outputs(args, {"--out": args.out, "--json": args.json})
-    from vlneval.reports.html import ReportOptions, build_report
+    from vlneval.reports.html import ReportOptions, build_report, identical_notes
 
     options = ReportOptions(
         n_worst=max(args.worst, 0),
@@ -354,14 +354,22 @@ def cmd_report(args: argparse.Namespace) -> int:
     summary = run.evaluation.to_dict()
     if plan.table is not None:
         print_table(render_summary(summary, color=sys.stdout.isatty(), fmt=plan.table))
+    who = "" if baseline is None else f"B ({run.label}): "
     if baseline is not None:  # the baseline's checks and warnings, named
         print_notices(warning_notices(baseline.evaluation.to_dict(), f"A ({baseline.label}): "))
-    print_notices(summary_notices(summary, "" if baseline is None else f"B ({run.label}): "))
+    print_notices(summary_notices(summary, who))
+    if baseline is not None:
+        print_notices(_yellow("", identical_notes(run, baseline)))
     print_notices(_step_notices(report.data, baseline is not None))
     where = "the report to stdout" if plan.outputs["--out"].is_stdout else args.out
     if not args.quiet:
         err(f"wrote {where} ({len(page) / 1e6:.1f} MB)")
     return 0
+
+
+def _yellow(prefix: str, texts: Sequence[str | None]) -> list[tuple[str, str]]:
+    """Notes for stderr, each after ``prefix`` (None: no note)."""
+    return [(prefix + t, "yellow") for t in texts if t]
 
 
 def _step_notices(data: dict[str, Any], compared: bool) -> list[tuple[str, str]]:

@@ -38,12 +38,14 @@ from vlneval.reports.plots_distributions import (
     plot_outcomes,
 )
 from vlneval.reports.tables import rows_bytes
+from vlneval.reports.terminal import SAME_RUN, oracle_notices, same_results
 
 __all__ = [
     "Report",
     "ReportOptions",
     "build_report",
     "error_metric",
+    "identical_notes",
     "report_css",
 ]
 
@@ -153,9 +155,10 @@ def build_report(
         ("protocol", "Protocol", "Protocol card", _protocol(run, baseline)),
     ]
     if comparison is not None and baseline is not None:
-        sections.append(
-            ("comparison", "Comparison", "Comparison with the baseline", _comparison(comparison))
-        )
+        sections.append((
+            "comparison", "Comparison", "Comparison with the baseline",
+            _comparison(comparison, identical_notes(run, baseline)),
+        ))  # fmt: skip
         step("drew the comparison")
     sections += [
         ("outcomes", "Outcomes", "Why episodes fail", paired + _outcomes(diag, shown)),
@@ -405,9 +408,10 @@ def _run_checks(run: ScoredRun) -> str:
             pill = hp.pill("FAILS", "fail")
         rows.append([escape(c["name"]), pill, escape(c["detail"]) + hp.muted(c.get("quirk", ""))])
     out = hp.table(["check", "result", "detail"], rows) if rows else "<p>No checks apply.</p>"
-    warnings = s.get("warnings", [])
-    if warnings:
-        out += hp.banner("Warnings", warnings)
+    # the notes `vlneval report` prints for the run besides its n/a reasons (the Summary's)
+    notes = [*s.get("warnings", []), *(t for t, _ in oracle_notices(s))]
+    if any(notes):
+        out += hp.banner("Warnings and notes", [n for n in notes if n])
     else:
         out += "<p class='muted'>No warnings.</p>"
     return out
@@ -422,8 +426,19 @@ def _protocol(run: ScoredRun, baseline: ScoredRun | None) -> str:
     return out
 
 
-def _comparison(cmp: RunComparison) -> str:
-    out = ""
+def identical_notes(run: ScoredRun, baseline: ScoredRun) -> list[str]:
+    """A warning when the run's results equal the baseline's to the last digit (as
+    ``vlneval compare`` warns): most likely one run given twice."""
+    texts = same_results(
+        [baseline.evaluation.to_dict(), run.evaluation.to_dict()],
+        [f"A ({baseline.label})", f"B ({run.label})"],
+        SAME_RUN,
+    )
+    return [f"warning: {t}" for t in texts]
+
+
+def _comparison(cmp: RunComparison, notes: list[str]) -> str:
+    out = hp.banner("Warnings", notes) if notes else ""
     if cmp.differences:
         forced = (
             "Forced comparison: the protocol cards differ, so these numbers are not comparable."

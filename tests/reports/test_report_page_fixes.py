@@ -1,0 +1,65 @@
+"""The report page says what ``vlneval report`` prints, names its runs as ``compare`` does and
+reads right on odd runs (an oracle, jumps, one episode, n/a metrics): each asserts the exact
+new text."""
+
+from __future__ import annotations
+
+import shutil
+from html import escape
+from pathlib import Path
+
+import pytest
+
+from tests.reports.conftest import House
+from tests.reports.house import REFERENCES, write_predictions
+from vlneval.cli.main import main
+
+Capture = pytest.CaptureFixture[str]
+
+#: Every stop on the goal by the reference path: a shortest-path oracle.
+ORACLE = {f"{k}_0": path for k, path in REFERENCES.items()}
+#: From the start straight to the goal: one jump between non-adjacent viewpoints each.
+TELEPORT = {f"{k}_0": [path[0], path[-1]] for k, path in REFERENCES.items()}
+
+
+def _report(house: House, tmp_path: Path, *args: str) -> str:
+    """The page ``vlneval report`` writes on the house."""
+    out = tmp_path / "r.html"
+    data = ["--task", "r2r", "--split", "val", "--data-root", str(house.root)]
+    assert main(["report", *data, "--out", str(out), "--worst", "1", "--sample", "1", *args]) == 0
+    return out.read_text(encoding="utf-8")
+
+
+def _checks(html: str) -> str:
+    return html[html.index('<section id="checks">') : html.index('<section id="protocol">')]
+
+
+def test_the_oracle_note_is_on_the_page_as_on_stderr(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    oracle = write_predictions(tmp_path / "oracle.json", ORACLE)
+    html = _report(house, tmp_path, "--predictions", str(oracle))
+    note = (
+        "note: NE is 0 on all 6 episodes (every stop on the goal): a shortest-path oracle? "
+        "declare its privileged access with --protocol"
+    )
+    assert note in capsys.readouterr().err
+    checks = _checks(html)
+    assert f"<b>Warnings and notes</b><ul><li>{escape(note)}</li></ul>" in checks
+    assert "No warnings." not in checks
+
+
+def test_a_run_identical_to_its_baseline_is_warned_on_the_page(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    copy = tmp_path / "copy.json"
+    shutil.copy(house.a, copy)
+    html = _report(house, tmp_path, "--predictions", str(copy), "--compare", str(house.a))
+    warning = (
+        "warning: B (copy) has exactly the results of A (run_a) (every metric, to the last "
+        "digit): most likely one run given twice (a copied file, or the same predictions under "
+        "another name)"
+    )
+    assert warning in capsys.readouterr().err
+    comparison = html[html.index('<section id="comparison">') :]
+    assert f"<b>Warnings</b><ul><li>{escape(warning)}</li></ul>" in comparison
