@@ -63,3 +63,18 @@ def test_a_run_identical_to_its_baseline_is_warned_on_the_page(
     assert warning in capsys.readouterr().err
     comparison = html[html.index('<section id="comparison">') :]
     assert f"<b>Warnings</b><ul><li>{escape(warning)}</li></ul>" in comparison
+
+
+def test_jumps_are_counted_on_the_page_with_the_profile_rule(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    teleport = write_predictions(tmp_path / "teleport.json", TELEPORT)
+    html = _report(house, tmp_path, "--predictions", str(teleport), "--profile", "r2r-duet")
+    note = (
+        "note: 6 of 6 episodes jump between non-adjacent viewpoints (6 jumps), scored under "
+        "profile r2r-duet v1 (jumps are scored with their shortest distance; nested trajectories "
+        "flattened): TL counts each jump at its shortest distance"
+    )
+    assert note in capsys.readouterr().err
+    assert f"<li>{escape(note)}</li>" in _checks(html)
+    assert "1 steps · 1 jump(s) between non-adjacent viewpoints</p>" in html  # each card too

@@ -322,7 +322,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     _check_stats(args)
     plan = plan_outputs(args, {"--out": args.out, "--json": args.json})
-    from vlneval.reports.html import ReportOptions, build_report, identical_notes
+    from vlneval.reports.html import ReportOptions, build_report, identical_notes, jump_note
 
     options = ReportOptions(
         n_worst=max(args.worst, 0),
@@ -357,7 +357,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     who = "" if baseline is None else f"B ({run.label}): "
     if baseline is not None:  # the baseline's checks and warnings, named
         print_notices(warning_notices(baseline.evaluation.to_dict(), f"A ({baseline.label}): "))
-    print_notices(summary_notices(summary, who))
+        print_notices(_yellow(f"A ({baseline.label}): ", [jump_note(baseline)]))
+    print_notices(summary_notices(summary, who) + _yellow(who, [jump_note(run)]))
     if baseline is not None:
         print_notices(_yellow("", identical_notes(run, baseline)))
     print_notices(_step_notices(report.data, baseline is not None))

@@ -46,6 +46,7 @@ __all__ = [
     "build_report",
     "error_metric",
     "identical_notes",
+    "jump_note",
     "report_css",
 ]
 
@@ -409,12 +410,34 @@ def _run_checks(run: ScoredRun) -> str:
         rows.append([escape(c["name"]), pill, escape(c["detail"]) + hp.muted(c.get("quirk", ""))])
     out = hp.table(["check", "result", "detail"], rows) if rows else "<p>No checks apply.</p>"
     # the notes `vlneval report` prints for the run besides its n/a reasons (the Summary's)
-    notes = [*s.get("warnings", []), *(t for t, _ in oracle_notices(s))]
+    notes = [*s.get("warnings", []), *(t for t, _ in oracle_notices(s)), jump_note(run)]
     if any(notes):
         out += hp.banner("Warnings and notes", [n for n in notes if n])
     else:
         out += "<p class='muted'>No warnings.</p>"
     return out
+
+
+def jump_note(run: ScoredRun) -> str | None:
+    """How many episodes jump between non-adjacent viewpoints, and the rule of the profile
+    that scored them (a profile with the adjacency check refuses such a file), or None.
+
+    Example:
+        >>> from vlneval.evaluation import Scorer
+        >>> from vlneval.tasks.common.root import demo_root
+        >>> from vlneval.diagnostics import score_run
+        >>> jump_note(score_run(Scorer("demo"), demo_root() / "demo" / "predictions_val.json"))
+    """
+    jumps = run.evaluation.per_episode.get("jumps")
+    if jumps is None or not np.any(jumps):
+        return None
+    profile = run.evaluation.profile
+    rules = [n for n in profile.notes if "jump" in n or "adjacency" in n] or ["no adjacency check"]
+    return (
+        f"note: {np.count_nonzero(jumps)} of {len(jumps)} episodes jump between non-adjacent "
+        f"viewpoints ({int(np.sum(jumps))} jumps), scored under profile {profile.name} "
+        f"v{profile.version} ({'; '.join(rules)}): TL counts each jump at its shortest distance"
+    )
 
 
 def _protocol(run: ScoredRun, baseline: ScoredRun | None) -> str:
