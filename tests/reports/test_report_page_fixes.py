@@ -78,3 +78,16 @@ def test_jumps_are_counted_on_the_page_with_the_profile_rule(
     assert note in capsys.readouterr().err
     assert f"<li>{escape(note)}</li>" in _checks(html)
     assert "1 steps · 1 jump(s) between non-adjacent viewpoints</p>" in html  # each card too
+
+
+def test_report_compare_names_same_named_files_by_their_folders(
+    house: House, tmp_path: Path
+) -> None:
+    a, b = tmp_path / "runA" / "preds.json", tmp_path / "runB" / "preds.json"
+    a.parent.mkdir(), b.parent.mkdir()
+    shutil.copy(house.a, a), shutil.copy(house.b, b)
+    html = _report(house, tmp_path, "--predictions", str(b), "--compare", str(a))
+    assert "<h3>A: runA/preds</h3><table>" in html and "<h3>B: runB/preds</h3><table>" in html
+    assert "<p><b>A</b> = runA/preds (baseline), <b>B</b> = runB/preds; 6 episodes" in html
+    assert "<h3>runB/preds (B)</h3>" in html and "<h3>runA/preds (A, baseline)</h3>" in html
+    assert 'download="runB_preds_per_episode.csv"' in html

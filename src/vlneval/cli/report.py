@@ -345,6 +345,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         if args.compare:
             baseline = _score(args, scorer, args.compare, args.compare_protocol)
             step("scored the baseline")
+            # two files of one name in different folders told apart, as `compare` names them
+            baseline.label, run.label = _run_labels([args.compare, args.predictions])
         report = build_report(run, baseline=baseline, options=options, progress=step)
     page = report.html.encode("utf-8")
     items = [(plan.outputs["--out"], page)]

@@ -371,7 +371,7 @@ def _download(run: ScoredRun, diag: Diagnostics) -> str:
             row["outcome"] = FAILURE_CLASSES[codes[k]]
     text = rows_bytes(rows, "csv")
     uri = "data:text/csv;base64," + base64.b64encode(text).decode("ascii")
-    name = f"{run.label}_per_episode.csv"
+    name = f"{run.label.replace('/', '_')}_per_episode.csv"  # a label may keep its folder
     extra = [
         w
         for w, shown in (
