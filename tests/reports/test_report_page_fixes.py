@@ -4,6 +4,7 @@ new text."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from html import escape
 from pathlib import Path
@@ -91,3 +92,25 @@ def test_report_compare_names_same_named_files_by_their_folders(
     assert "<p><b>A</b> = runA/preds (baseline), <b>B</b> = runB/preds; 6 episodes" in html
     assert "<h3>runB/preds (B)</h3>" in html and "<h3>runA/preds (A, baseline)</h3>" in html
     assert 'download="runB_preds_per_episode.csv"' in html
+
+
+def test_na_metrics_say_why_on_the_page(tmp_path: Path, capsys: Capture) -> None:
+    from tests.hanna.fixture import RUNS, make_root, predictions
+
+    root = make_root(tmp_path / "root")
+    preds = predictions(tmp_path, {k: (v, None) for k, (v, _) in RUNS.items()})
+    out = tmp_path / "h.html"
+    argv = ["report", "--task", "hanna", "--split", "val_unseen", "--data-root", str(root),
+            "--predictions", str(preds), "--out", str(out), "--worst", "0", "--sample", "0"]  # fmt: skip
+    assert main(argv) == 0
+    why = (
+        "help_requests is n/a: the predictions have no agent_ask (help requests are not "
+        "recorded); give each record agent_ask, its ask action at each step (0 do_nothing, 1 "
+        "request_help)"
+    )
+    assert f"note: {why}" in capsys.readouterr().err
+    html = out.read_text(encoding="utf-8")
+    summary = html[html.index('<section id="summary">') : html.index('<section id="checks">')]
+    assert f"<b>Not available</b><ul><li>{escape(why)}</li></ul>" in summary
+    row = re.search(r"<tr><td><b>help_requests</b></td>.*?</tr>", summary)
+    assert row is not None and '<td class="num">n/a</td>' in row.group(0)

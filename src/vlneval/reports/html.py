@@ -38,7 +38,12 @@ from vlneval.reports.plots_distributions import (
     plot_outcomes,
 )
 from vlneval.reports.tables import rows_bytes
-from vlneval.reports.terminal import SAME_RUN, oracle_notices, same_results
+from vlneval.reports.terminal import (
+    SAME_RUN,
+    oracle_notices,
+    same_results,
+    unavailable_notices,
+)
 
 __all__ = [
     "Report",
@@ -297,7 +302,7 @@ def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
             [
                 f"<b>{escape(label)}</b>",
                 escape(hp.metric_text(label, run.evaluation.profile)),
-                hp.num(hp.fmt(label, value)),
+                hp.num("n/a" if value is None else hp.fmt(label, value)),
                 hp.num(hp.fmt_ci(label, ci), "ci"),
                 hp.num(str(ci.n) if ci is not None else "–"),
             ]
@@ -311,7 +316,11 @@ def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
         "would move on another draw of episodes like these; two runs are compared by the "
         "paired test, not by overlapping intervals.</p>"
     )
-    return table + note + _zero_width(diag) + _download(run, diag)
+    why = unavailable_notices(s)  # the reasons stderr gives, for a reader of the page alone
+    return (
+        table + (hp.banner("Not available", why) if why else "") + note + _zero_width(diag)
+        + _download(run, diag)
+    )  # fmt: skip
 
 
 def _zero_width(diag: Diagnostics) -> str:
