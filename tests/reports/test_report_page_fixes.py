@@ -14,6 +14,7 @@ import pytest
 from tests.reports.conftest import House
 from tests.reports.house import REFERENCES, write_predictions
 from vlneval.cli.main import main
+from vlneval.reports.html import report_css
 
 Capture = pytest.CaptureFixture[str]
 
@@ -114,3 +115,8 @@ def test_na_metrics_say_why_on_the_page(tmp_path: Path, capsys: Capture) -> None
     assert f"<b>Not available</b><ul><li>{escape(why)}</li></ul>" in summary
     row = re.search(r"<tr><td><b>help_requests</b></td>.*?</tr>", summary)
     assert row is not None and '<td class="num">n/a</td>' in row.group(0)
+
+
+def test_long_words_wrap_instead_of_widening_the_page() -> None:
+    assert "main { overflow-wrap: anywhere; }" in report_css()
+    assert "grid-template-columns: max-content minmax(0, 1fr);" in report_css()  # the card's paths
