@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from html import escape
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import pytest
 
 from tests.reports.conftest import House
 from tests.reports.house import REFERENCES, write_predictions
+from vlneval.cli import report as cli_report
 from vlneval.cli.main import main
 from vlneval.reports.html import report_css
 
@@ -120,3 +123,24 @@ def test_na_metrics_say_why_on_the_page(tmp_path: Path, capsys: Capture) -> None
 def test_long_words_wrap_instead_of_widening_the_page() -> None:
     assert "main { overflow-wrap: anywhere; }" in report_css()
     assert "grid-template-columns: max-content minmax(0, 1fr);" in report_css()  # the card's paths
+
+
+def test_the_progress_bar_counts_every_step(
+    house: House, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: dict[str, int] = {"calls": 0}
+
+    @contextmanager
+    def progress(total: int, label: str, quiet: bool = False) -> Iterator[object]:
+        seen["total"] = total
+
+        def step(message: str) -> None:
+            seen["calls"] += 1
+
+        yield step
+
+    monkeypatch.setattr(cli_report, "_progress", progress)
+    _report(house, tmp_path, "--predictions", str(house.b), "--compare", str(house.a))
+    # 2 scored, compared, diagnosed, the comparison's figure, the distributions, 1 worst,
+    # 1 sampled and 2 of the 4 disagreements (A solves no episode B fails): never past the total
+    assert (seen["calls"], seen["total"]) == (10, 12)

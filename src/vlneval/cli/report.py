@@ -337,7 +337,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         force=args.force,
         title=args.title,
     )
-    total = 4 + (2 if args.compare else 0) + options.n_worst + options.n_sample
+    total = 1 + bool(args.compare) + options.steps(bool(args.compare))  # + the scoring
     with _progress(total, "report", args.quiet) as step, open_scorer(args) as scorer:
         run = _score(args, scorer, args.predictions)
         step("scored")

@@ -89,6 +89,17 @@ class ReportOptions:
     force: bool = False
     title: str | None = None
 
+    def steps(self, compared: bool) -> int:
+        """The most progress calls :func:`build_report` makes (fewer when fewer episodes are
+        drawn): diagnosing, the distributions and each episode, and with a baseline
+        (``compared``) the comparison, its figure and the episodes only one run solves.
+
+        Example:
+            >>> ReportOptions(n_worst=2, n_sample=1).steps(False), ReportOptions().steps(True)
+            (5, 20)
+        """
+        return 2 + self.n_worst + self.n_sample + (2 + self.n_disagree if compared else 0)
+
 
 @dataclass
 class Report:
