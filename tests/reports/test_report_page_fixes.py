@@ -144,3 +144,17 @@ def test_the_progress_bar_counts_every_step(
     # 2 scored, compared, diagnosed, the comparison's figure, the distributions, 1 worst,
     # 1 sampled and 2 of the 4 disagreements (A solves no episode B fails): never past the total
     assert (seen["calls"], seen["total"]) == (10, 12)
+
+
+def test_one_episode_has_no_interval_and_says_why(house: House, tmp_path: Path) -> None:
+    one = write_predictions(tmp_path / "one.json", {"1_0": REFERENCES[1]})
+    html = _report(house, tmp_path, "--predictions", str(one), "--subset")
+    assert (
+        escape(
+            "TL, NE, OSR, SR, SPL, nDTW, sDTW, CLS: no interval, as the value is of one episode "
+            "only; a bootstrap resamples that one value, which says nothing about other episodes."
+        )
+        in html
+    )
+    assert "the interval has zero width" not in html
+    assert '<td class="num">8.00 m</td><td class="num ci">–</td><td class="num">1</td>' in html

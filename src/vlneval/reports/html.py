@@ -314,7 +314,7 @@ def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
                 f"<b>{escape(label)}</b>",
                 escape(hp.metric_text(label, run.evaluation.profile)),
                 hp.num("n/a" if value is None else hp.fmt(label, value)),
-                hp.num(hp.fmt_ci(label, ci), "ci"),
+                hp.num(hp.fmt_ci(label, ci if ci is not None and ci.n > 1 else None), "ci"),
                 hp.num(str(ci.n) if ci is not None else "–"),
             ]
         )
@@ -336,16 +336,23 @@ def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
 
 def _zero_width(diag: Diagnostics) -> str:
     """A note on intervals of zero width: a column that is the same in every episode (SR of
-    100 %) resamples to itself, which is no certainty about other episodes."""
-    flat = [
-        k for k, ci in diag.intervals.items() if ci is not None and ci.n > 1 and ci.low == ci.high
-    ]
-    if not flat:
-        return ""
-    return hp.muted(
+    100 %) resamples to itself, which is no certainty about other episodes; a column of one
+    episode gets no interval (its cell is ``–``) and says why."""
+    known = [(k, ci) for k, ci in diag.intervals.items() if ci is not None]
+    flat = [k for k, ci in known if ci.n > 1 and ci.low == ci.high]
+    single = [k for k, ci in known if ci.n == 1]
+    out = hp.muted(
+        f"{', '.join(single)}: no interval, as the value is of one episode only; a bootstrap "
+        "resamples that one value, which says nothing about other episodes."
+        if single
+        else ""
+    )
+    return out + hp.muted(
         f"{', '.join(flat)}: the interval has zero width because the value is the same in "
         "every episode; a bootstrap cannot vary it, so it is no certainty about other episodes "
         "(for a rate of 0 or 100 %, a binomial interval such as Clopper-Pearson is wider)."
+        if flat
+        else ""
     )
 
 
