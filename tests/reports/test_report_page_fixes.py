@@ -158,3 +158,9 @@ def test_one_episode_has_no_interval_and_says_why(house: House, tmp_path: Path) 
     )
     assert "the interval has zero width" not in html
     assert '<td class="num">8.00 m</td><td class="num ci">–</td><td class="num">1</td>' in html
+
+
+def test_the_title_and_header_name_task_split_and_profile(house: House, tmp_path: Path) -> None:
+    html = _report(house, tmp_path, "--predictions", str(house.b), "--profile", "r2r-duet")
+    assert "<title>r2r val · profile r2r-duet v1 · run_b</title>" in html
+    assert "<h1>r2r val · profile r2r-duet v1 · run_b</h1>" in html

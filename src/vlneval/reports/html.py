@@ -271,7 +271,9 @@ def _page(
 ) -> str:
     s = run.evaluation.to_dict()
     prof = s["profile"]
-    title = options.title or f"{s['task']} {s['split']} · {run.label}"
+    title = options.title or (
+        f"{s['task']} {s['split']} · profile {prof['name']} v{prof['version']} · {run.label}"
+    )
     scored = f"{s['n_episodes']} of {s['n_expected']} episodes" + (
         " (partial)" if s.get("partial") else ""
     )
