@@ -164,3 +164,13 @@ def test_the_title_and_header_name_task_split_and_profile(house: House, tmp_path
     html = _report(house, tmp_path, "--predictions", str(house.b), "--profile", "r2r-duet")
     assert "<title>r2r val · profile r2r-duet v1 · run_b</title>" in html
     assert "<h1>r2r val · profile r2r-duet v1 · run_b</h1>" in html
+
+
+def test_worst_episodes_of_equal_errors_say_so(house: House, tmp_path: Path) -> None:
+    oracle = write_predictions(tmp_path / "oracle.json", ORACLE)
+    html = _report(house, tmp_path, "--predictions", str(oracle))
+    assert (
+        "<h3>Worst episodes</h3><p class='muted'>every episode has the same navigation error "
+        "(0.00 m), so none is worse: the first episodes in order</p>"
+    ) in html
+    assert "largest navigation error first" not in html

@@ -9,7 +9,7 @@ report of a full split renders in seconds.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from html import escape
 from importlib import resources
@@ -670,7 +670,7 @@ def _episodes(
     groups = []
     if info is not None:  # no error metric: no worst episodes either
         worst = worst_episodes(per[info.column], per.get("ndtw"), options.n_worst)
-        groups.append(("Worst episodes", worst, f"largest {info.name.replace('_', ' ')} first"))
+        groups.append(("Worst episodes", worst, _worst_order(info, per)))
     rng = np.random.default_rng([options.seed, 1])
     sample = sample_episodes(len(run.evaluation.scored), options.n_sample, exclude=worst, rng=rng)
     groups.append(("A random sample of the other episodes", sample, f"seed {options.seed}"))
@@ -687,6 +687,26 @@ def _episodes(
         out += f"<h3>{escape(title)}</h3><p class='muted'>{escape(intro)}</p>"
         out += "<div class='episodes'>" + "".join(cards) + "</div>"
     return out
+
+
+def _worst_order(info: MetricInfo, per: Mapping[str, np.ndarray]) -> str:
+    """How the worst episodes are ranked: by ``info``'s metric, or when every episode has the
+    same value (an oracle's NE of 0) by the lower nDTW, else in episode order, saying so.
+
+    Example:
+        >>> _worst_order(LABELS["NE"], {"nav_error": np.array([0.0, 2.0])})
+        'largest navigation error first'
+        >>> _worst_order(LABELS["NE"], {"nav_error": np.zeros(2), "ndtw": np.array([1.0, 0.5])})
+        'every episode has the same navigation error (0.00 m), so none is worse: lowest nDTW first'
+    """
+    values, name = per[info.column], info.name.replace("_", " ")
+    if not values.size or not np.all(values == values[0]):
+        return f"largest {name} first"
+    same = f"every episode has the same {name} ({hp.fmt(info.label, float(values[0]))})"
+    ndtw = per.get("ndtw")
+    if ndtw is not None and not np.all(ndtw == ndtw[0]):
+        return f"{same}, so none is worse: lowest nDTW first"
+    return f"{same}, so none is worse: the first episodes in order"
 
 
 def _disagreements(
