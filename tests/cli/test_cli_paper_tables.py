@@ -243,7 +243,7 @@ def test_by_scan_says_why_intervals_and_p_can_disagree(tmp_path: Path, capsys: C
     assert "Intervals: a two-stage bootstrap (3 scans resampled" in comparison_table(cmp)
     title = plot_comparison(cmp).texts[0].get_text()
     assert title.startswith("Paired differences B − A with 95% bootstrap intervals (36 "
-                            "episodes, 3 scans resampled; filled")  # fmt: skip
+                            "episodes, 3 scans resampled)\nfilled: Holm-adjusted p < 0.05")  # fmt: skip
 
 
 def test_small_compare_and_aggregate_wording(tmp_path: Path, capsys: Capture) -> None:

@@ -46,6 +46,11 @@ def _segments(ax, color: str) -> list[np.ndarray]:  # type: ignore[no-untyped-de
     return out
 
 
+def _within(ax):  # type: ignore[no-untyped-def]
+    """The marks of the viewpoints within δ of a goal (ringed discs)."""
+    return [line for line in ax.get_lines() if line.get_marker() == "o"]
+
+
 def test_episode_on_one_floor(runs: tuple[ScoredRun, ScoredRun]) -> None:
     g, fig = _episode(runs[0], "2_0")
     (ax,) = fig.axes
@@ -54,11 +59,12 @@ def test_episode_on_one_floor(runs: tuple[ScoredRun, ScoredRun]) -> None:
     assert len(executed) == 4  # F0-F1-F2-F3-F4
     assert [tuple(s[1]) for s in executed] == [(4.0 * k, 0.0) for k in range(1, 5)]
     assert len(_segments(ax, COLORS["reference"])) == 3
-    circles = [p for p in ax.patches if hasattr(p, "get_radius")]
-    assert {p.get_radius() for p in circles} == {3.0} and circles[0].center == (12.0, 0.0)
+    # the goal F3 is the only viewpoint within δ = 3 m (its neighbours are 4 m away)
+    assert [line.get_xydata().tolist() for line in _within(ax)] == [[[12.0, 0.0]]]
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend == [
-        "reference path", "executed path", "goal", "goal region (δ = 3 m)", "start", "stop",
+        "reference path", "executed path", "goal", "within δ = 3 m (geodesic)", "start",
+        "stop",
     ]  # fmt: skip
     assert fig._suptitle.get_text() == "2_0"
 
@@ -159,12 +165,12 @@ def test_goal_and_stops_never_take_a_run_colour(runs: tuple[ScoredRun, ScoredRun
         baseline=a.trajectory(k), success=False,
     )  # fmt: skip
     ax = fig.axes[0]
-    fill, rim = [p for p in ax.patches if hasattr(p, "get_radius")]
+    (within,) = _within(ax)
     marks = {(c.get_zorder(), to_hex(c.get_facecolor()[0])) for c in ax.collections
              if isinstance(c, PathCollection) and c.get_zorder() > 2}  # fmt: skip
-    # the goal star (6), the start disc and A's stop (8), B's stop, a failure (9)
-    assert marks == {(6, "#212529"), (8, "#ffffff"), (8, RUN_COLORS[0]), (9, COLORS["fail"])}
-    goal = {to_hex(fill.get_facecolor()), to_hex(rim.get_edgecolor()), "#212529"}
+    # the goal star (6), the start disc (8), A's stop above it (8.5), B's stop, a failure (9)
+    assert marks == {(6, "#212529"), (8, "#ffffff"), (8.5, RUN_COLORS[0]), (9, COLORS["fail"])}
+    goal = {to_hex(within.get_markerfacecolor()), to_hex(within.get_markeredgecolor()), "#212529"}
     assert goal == {COLORS["goal_fill"], COLORS["goal_edge"]}
     assert not goal & {*RUN_COLORS, COLORS["success"], COLORS["fail"], COLORS["reference"]}
     handles = dict(zip([t.get_text() for t in fig.legends[0].get_texts()],
@@ -191,3 +197,186 @@ def test_goal_threshold_in_the_error_plot_is_the_goal_colour_not_a_run_colour() 
     lines = fig.axes[0].get_lines()
     assert [line.get_color() for line in lines[:2]] == list(RUN_COLORS[:2])
     assert lines[-1].get_color() == COLORS["goal_edge"] not in RUN_COLORS
+
+
+def _toy(positions: dict[str, tuple[float, float, float]], edges: list[tuple[str, str]]):  # type: ignore[no-untyped-def]
+    from tests.fixtures import connectivity
+    from vlneval.graph.matterport import parse_connectivity
+
+    return parse_connectivity(connectivity(positions, edges), scan="toy")
+
+
+def test_goal_region_is_the_viewpoints_within_geodesic_delta_not_a_disc() -> None:
+    # W is 2 m from the goal G as the crow flies but 4 + 4 + 2 = 10 m along the graph (behind
+    # a wall): a stop at W fails, so W is not marked; N, 2 m along an edge, is.
+    g = _toy(
+        {"S": (0.0, 4.0, 1.5), "W": (0.0, 2.0, 1.5), "G": (0.0, 0.0, 1.5), "N": (2.0, 0.0, 1.5),
+         "E": (4.0, 4.0, 1.5)},
+        [("S", "W"), ("S", "E"), ("E", "N"), ("N", "G")],
+    )  # fmt: skip
+    i = g.index
+    fig = plot_episode(g, reference=[i["S"], i["E"], i["N"], i["G"]],
+                       trajectory=[i["S"], i["W"]], goals=[i["G"]], threshold=3.0, success=False)  # fmt: skip
+    ax = fig.axes[0]
+    (within,) = _within(ax)
+    assert sorted(map(tuple, within.get_xydata().tolist())) == [(0.0, 0.0), (2.0, 0.0)]
+    assert not [p for p in ax.patches if hasattr(p, "get_radius")]  # no Euclidean disc
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "within δ = 3 m (geodesic)" in texts and "goal region (δ = 3 m)" not in texts
+
+
+def _crosses(ax, color: str) -> list[tuple[float, float]]:  # type: ignore[no-untyped-def]
+    from matplotlib.collections import PathCollection
+    from matplotlib.colors import to_hex
+
+    return [tuple(c.get_offsets()[0].tolist()) for c in ax.collections
+            if isinstance(c, PathCollection) and c.get_zorder() == 8.5
+            and to_hex(c.get_facecolor()[0]) == color]  # fmt: skip
+
+
+def test_baseline_stop_is_drawn_after_a_last_move_to_another_floor_or_no_move(
+    runs: tuple[ScoredRun, ScoredRun],
+) -> None:
+    _, b = runs
+    assert b.graphs is not None
+    g = b.graphs.graph("house")
+    k = b.episode_ids.index("5_0")
+    ref = [g.index[v] for v in REFERENCES[5]]
+    up = [g.index[v] for v in ("F4", "F5", "S", "U0")]  # its last move, S-U0, goes upstairs
+    fig = plot_episode(g, reference=ref, trajectory=b.trajectory(k), goals=[ref[-1]],
+                       threshold=3.0, baseline=up)  # fmt: skip
+    lower, upper = fig.axes
+    assert _crosses(lower, RUN_COLORS[0]) == []
+    assert _crosses(upper, RUN_COLORS[0]) == [(20.0, 4.0)]  # A's stop, U0
+    still = plot_episode(g, reference=ref, trajectory=b.trajectory(k), goals=[ref[-1]],
+                         threshold=3.0, baseline=[g.index["F4"]])  # fmt: skip
+    assert _crosses(still.axes[0], RUN_COLORS[0]) == [(16.0, 0.0)]  # A never moved: F4
+    (start,) = [c for c in still.axes[0].collections if c.get_zorder() == 8]  # B's start, F4
+    assert tuple(start.get_offsets()[0].tolist()) == (16.0, 0.0)  # A's cross is drawn above it
+
+
+def test_a_jump_is_drawn_dash_dotted_labelled_and_in_the_legend(
+    runs: tuple[ScoredRun, ScoredRun],
+) -> None:
+    from matplotlib.colors import to_hex
+
+    a, _ = runs
+    assert a.graphs is not None
+    g = a.graphs.graph("house")
+    i = g.index
+    # F0-F1 is an edge; F1-F4 and F4-U3 (to the upper floor) are jumps: no edge joins them
+    traj = [i["F0"], i["F1"], i["F4"], i["U3"]]
+    fig = plot_episode(g, reference=[i[v] for v in REFERENCES[3]], trajectory=traj,
+                       goals=[i["F4"]], threshold=3.0)  # fmt: skip
+    lower, upper = fig.axes
+    styles = {}
+    for c in lower.collections:
+        if hasattr(c, "get_segments") and to_hex(c.get_colors()[0]) == COLORS["executed"]:
+            for seg in c.get_segments():
+                styles[tuple(map(tuple, seg.tolist()))] = c.get_linestyle()[0][1]
+    assert styles[((0.0, 0.0), (4.0, 0.0))] is None  # an edge: solid
+    assert len(styles[((4.0, 0.0), (16.0, 0.0))]) == 4  # a jump: dash, gap, dot, gap
+    assert len(styles[((16.0, 0.0), (8.0, 4.0))]) == 4
+    assert [t.get_text() for t in lower.texts] == ["jump to floor 2", "jump"]
+    assert [t.get_text() for t in upper.texts] == ["jump to floor 1"]
+    assert fig.legends[0].get_texts()[-1].get_text() == "jump (no edge)"
+    plain = plot_episode(g, reference=traj[:2], trajectory=traj[:2], goals=[i["F1"]], threshold=3.0)
+    assert "jump (no edge)" not in [t.get_text() for t in plain.legends[0].get_texts()]
+
+
+def test_forest_plot_title_keeps_its_key_at_any_confidence_and_has_a_colour_legend() -> None:
+    from vlneval.reports.compare import RunComparison
+    from vlneval.stats import Comparison
+
+    def c(label: str, diff: float, p: float) -> Comparison:
+        return Comparison(label, 0.5 + diff, 0.5, diff, diff - 0.05, diff + 0.05, p,
+                          "paired-bootstrap", 12345, 0.9, p, "holm")  # fmt: skip
+
+    metrics = {"SR": c("SR", 0.1, 0.001), "NE": c("NE", 0.2, 0.5)}
+    cmp = RunComparison("a", "b", metrics, 12345, 0, 0, None, settings={"n_scans": 11})
+    fig = plot_comparison(cmp)
+    assert fig._suptitle.get_text() == (
+        "Paired differences B − A with 90% bootstrap intervals (12345 episodes, 11 scans "
+        "resampled)\nfilled: Holm-adjusted p < 0.1; better or worse by each metric's direction"
+    )
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "B better", "B worse", "B higher or lower (no better direction)", "no detectable difference",
+    ]  # fmt: skip
+    fig.canvas.draw()  # the title fits the figure: its right edge is inside it
+    box = fig._suptitle.get_window_extent()
+    assert box.x1 <= fig.bbox.x1
+
+
+def test_threshold_label_is_singular_and_sits_where_no_curve_runs() -> None:
+    from vlneval.metrics.info import LABELS
+
+    spd = np.arange(50.0)  # a random walker: 2 % of episodes within 1 hop
+    fig = plot_error_ecdf([("td", spd)], threshold=1.0, info=LABELS["SPD"])
+    (label,) = fig.axes[0].texts
+    assert (label.get_text(), label.xy, label.get_va()) == ("δ = 1 hop", (1.0, 0.97), "top")
+    fig = plot_error_ecdf([("oracle", np.zeros(5))], threshold=3.0)  # every curve at 1 by δ
+    (label,) = fig.axes[0].texts
+    assert (label.get_text(), label.xy, label.get_va()) == ("δ = 3 m", (3.0, 0.03), "bottom")
+    two = plot_error_ecdf([("a", spd)], threshold=2.0, info=LABELS["SPD"]).axes[0].texts[0]
+    assert two.get_text() == "δ = 2 hops"
+
+
+def test_curves_at_zero_or_one_are_drawn_inside_the_frame() -> None:
+    # An oracle (NE = 0, SR@b = 1) and a stop agent (SR@b = 0): the curves lie on y = 1 and
+    # y = 0, which must not coincide with the frame.
+    ecdf = plot_error_ecdf([("oracle", np.zeros(4))], threshold=3.0).axes[0]
+    assert ecdf.get_ylim() == pytest.approx((-0.02, 1.02))
+    assert ecdf.get_xlim() == pytest.approx((-0.4, 20.0))  # the rise at x = 0 is off the spine
+    ones, zeros = np.ones(4), np.zeros(4)
+    cols = {"success": ones, "path_length": np.full(4, 10.0), "shortest": np.full(4, 10.0)}
+    full = plot_budget_curve([("oracle", cols)]).axes[0]
+    assert full.get_ylim() == pytest.approx((-0.02, 1.02))
+    assert list(full.get_lines()[0].get_ydata()[:2]) == [1.0, 1.0]
+    stop = plot_budget_curve([("stop", {**cols, "success": zeros})]).axes[0]
+    assert stop.get_ylim() == pytest.approx((-0.002, 0.102))
+    assert full.get_xlim() == pytest.approx((0.94, 4.0))
+
+
+def test_shares_and_rates_are_in_percent_as_in_the_tables() -> None:
+    def ticks(axis, values=(0.0, 0.05, 0.2, 1.0)) -> list[str]:  # type: ignore[no-untyped-def]
+        return [axis.get_major_formatter()(v, 0) for v in values]
+
+    ecdf = plot_error_ecdf([("a", np.array([0.5, 2.0, 7.0]))], threshold=3.0).axes[0]
+    assert ecdf.get_ylabel() == "share of episodes with NE ≤ x (%)"
+    assert ticks(ecdf.yaxis) == ["0", "5", "20", "100"]
+    assert ecdf.get_lines()[0].get_ydata()[1] == pytest.approx(1 / 3)  # the data stay fractions
+    cols = {"success": np.array([1.0, 0.0, 0.0, 0.0]), "path_length": np.full(4, 10.0),
+            "shortest": np.full(4, 10.0)}  # fmt: skip
+    budget = plot_budget_curve([("a", cols)]).axes[0]
+    assert budget.get_ylabel() == "SR@b (%): success with TL ≤ b · d*"
+    assert ticks(budget.yaxis) == ["0", "5", "20", "100"]
+    ratio = plot_length_ratio([("a", np.array([1.0, 1.5]))]).axes[0]
+    assert (ratio.get_ylabel(), ticks(ratio.yaxis)) == (
+        "share of episodes (%)",
+        ["0", "5", "20", "100"],
+    )
+    bars = plot_outcomes([("a", {"success": 0.25, "wandered": 0.75})]).axes[0]
+    assert (bars.get_xlabel(), ticks(bars.xaxis)) == (
+        "share of episodes (%)",
+        ["0", "5", "20", "100"],
+    )
+
+
+def test_characters_no_font_has_are_drawn_as_question_marks_without_warnings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import warnings
+
+    # As on a machine with DejaVu Sans only: no CJK glyphs (a CJK font would draw them).
+    monkeypatch.setattr(plots_base, "_drawable", lambda: frozenset(map(ord, "abδ≤_ -")))
+    name = "模型_基线"
+    shares = {"success": 0.5, "wandered": 0.5}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Glyph … missing from font(s)" was one per character
+        ecdf = plot_error_ecdf([(name, np.array([1.0, 4.0]))], threshold=3.0)
+        figure_png(ecdf)
+        bars = plot_outcomes([(name, shares)])
+        figure_png(bars)
+    assert [t.get_text() for t in ecdf.legends[0].get_texts()] == ["??_??"]
+    assert [t.get_text() for t in bars.axes[0].get_yticklabels()] == ["??_??"]
+    assert plots_base.drawable_text("a\nδ≤b") == "a\nδ≤b"

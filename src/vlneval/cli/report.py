@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -322,7 +322,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     _check_stats(args)
     plan = plan_outputs(args, {"--out": args.out, "--json": args.json})
-    from vlneval.reports.html import ReportOptions, build_report
+    from vlneval.reports.html import ReportOptions, build_report, identical_notes, jump_note
 
     options = ReportOptions(
         n_worst=max(args.worst, 0),
@@ -337,7 +337,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         force=args.force,
         title=args.title,
     )
-    total = 4 + (2 if args.compare else 0) + options.n_worst + options.n_sample
+    total = 1 + bool(args.compare) + options.steps(bool(args.compare))  # + the scoring
     with _progress(total, "report", args.quiet) as step, open_scorer(args) as scorer:
         run = _score(args, scorer, args.predictions)
         step("scored")
@@ -345,6 +345,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         if args.compare:
             baseline = _score(args, scorer, args.compare, args.compare_protocol)
             step("scored the baseline")
+            # two files of one name in different folders told apart, as `compare` names them
+            baseline.label, run.label = _run_labels([args.compare, args.predictions])
         report = build_report(run, baseline=baseline, options=options, progress=step)
     page = report.html.encode("utf-8")
     items = [(plan.outputs["--out"], page)]
@@ -354,14 +356,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     summary = run.evaluation.to_dict()
     if plan.table is not None:
         print_table(render_summary(summary, color=sys.stdout.isatty(), fmt=plan.table))
+    who = "" if baseline is None else f"B ({run.label}): "
     if baseline is not None:  # the baseline's checks and warnings, named
         print_notices(warning_notices(baseline.evaluation.to_dict(), f"A ({baseline.label}): "))
-    print_notices(summary_notices(summary, "" if baseline is None else f"B ({run.label}): "))
+        print_notices(_yellow(f"A ({baseline.label}): ", [jump_note(baseline)]))
+    print_notices(summary_notices(summary, who) + _yellow(who, [jump_note(run)]))
+    if baseline is not None:
+        print_notices(_yellow("", identical_notes(run, baseline)))
     print_notices(_step_notices(report.data, baseline is not None))
     where = "the report to stdout" if plan.outputs["--out"].is_stdout else args.out
     if not args.quiet:
         err(f"wrote {where} ({len(page) / 1e6:.1f} MB)")
     return 0
+
+
+def _yellow(prefix: str, texts: Sequence[str | None]) -> list[tuple[str, str]]:
+    """Notes for stderr, each after ``prefix`` (None: no note)."""
+    return [(prefix + t, "yellow") for t in texts if t]
 
 
 def _step_notices(data: dict[str, Any], compared: bool) -> list[tuple[str, str]]:

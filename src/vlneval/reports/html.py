@@ -9,7 +9,7 @@ report of a full split renders in seconds.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from html import escape
 from importlib import resources
@@ -38,12 +38,20 @@ from vlneval.reports.plots_distributions import (
     plot_outcomes,
 )
 from vlneval.reports.tables import rows_bytes
+from vlneval.reports.terminal import (
+    SAME_RUN,
+    oracle_notices,
+    same_results,
+    unavailable_notices,
+)
 
 __all__ = [
     "Report",
     "ReportOptions",
     "build_report",
     "error_metric",
+    "identical_notes",
+    "jump_note",
     "report_css",
 ]
 
@@ -80,6 +88,17 @@ class ReportOptions:
     baseline_step_limit: int | None = None
     force: bool = False
     title: str | None = None
+
+    def steps(self, compared: bool) -> int:
+        """The most progress calls :func:`build_report` makes (fewer when fewer episodes are
+        drawn): diagnosing, the distributions and each episode, and with a baseline
+        (``compared``) the comparison, its figure and the episodes only one run solves.
+
+        Example:
+            >>> ReportOptions(n_worst=2, n_sample=1).steps(False), ReportOptions().steps(True)
+            (5, 20)
+        """
+        return 2 + self.n_worst + self.n_sample + (2 + self.n_disagree if compared else 0)
 
 
 @dataclass
@@ -153,9 +172,10 @@ def build_report(
         ("protocol", "Protocol", "Protocol card", _protocol(run, baseline)),
     ]
     if comparison is not None and baseline is not None:
-        sections.append(
-            ("comparison", "Comparison", "Comparison with the baseline", _comparison(comparison))
-        )
+        sections.append((
+            "comparison", "Comparison", "Comparison with the baseline",
+            _comparison(comparison, identical_notes(run, baseline)),
+        ))  # fmt: skip
         step("drew the comparison")
     sections += [
         ("outcomes", "Outcomes", "Why episodes fail", paired + _outcomes(diag, shown)),
@@ -251,7 +271,9 @@ def _page(
 ) -> str:
     s = run.evaluation.to_dict()
     prof = s["profile"]
-    title = options.title or f"{s['task']} {s['split']} · {run.label}"
+    title = options.title or (
+        f"{s['task']} {s['split']} · profile {prof['name']} v{prof['version']} · {run.label}"
+    )
     scored = f"{s['n_episodes']} of {s['n_expected']} episodes" + (
         " (partial)" if s.get("partial") else ""
     )
@@ -293,8 +315,8 @@ def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
             [
                 f"<b>{escape(label)}</b>",
                 escape(hp.metric_text(label, run.evaluation.profile)),
-                hp.num(hp.fmt(label, value)),
-                hp.num(hp.fmt_ci(label, ci), "ci"),
+                hp.num("n/a" if value is None else hp.fmt(label, value)),
+                hp.num(hp.fmt_ci(label, ci if ci is not None and ci.n > 1 else None), "ci"),
                 hp.num(str(ci.n) if ci is not None else "–"),
             ]
         )
@@ -307,21 +329,32 @@ def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
         "would move on another draw of episodes like these; two runs are compared by the "
         "paired test, not by overlapping intervals.</p>"
     )
-    return table + note + _zero_width(diag) + _download(run, diag)
+    why = unavailable_notices(s)  # the reasons stderr gives, for a reader of the page alone
+    return (
+        table + (hp.banner("Not available", why) if why else "") + note + _zero_width(diag)
+        + _download(run, diag)
+    )  # fmt: skip
 
 
 def _zero_width(diag: Diagnostics) -> str:
     """A note on intervals of zero width: a column that is the same in every episode (SR of
-    100 %) resamples to itself, which is no certainty about other episodes."""
-    flat = [
-        k for k, ci in diag.intervals.items() if ci is not None and ci.n > 1 and ci.low == ci.high
-    ]
-    if not flat:
-        return ""
-    return hp.muted(
+    100 %) resamples to itself, which is no certainty about other episodes; a column of one
+    episode gets no interval (its cell is ``–``) and says why."""
+    known = [(k, ci) for k, ci in diag.intervals.items() if ci is not None]
+    flat = [k for k, ci in known if ci.n > 1 and ci.low == ci.high]
+    single = [k for k, ci in known if ci.n == 1]
+    out = hp.muted(
+        f"{', '.join(single)}: no interval, as the value is of one episode only; a bootstrap "
+        "resamples that one value, which says nothing about other episodes."
+        if single
+        else ""
+    )
+    return out + hp.muted(
         f"{', '.join(flat)}: the interval has zero width because the value is the same in "
         "every episode; a bootstrap cannot vary it, so it is no certainty about other episodes "
         "(for a rate of 0 or 100 %, a binomial interval such as Clopper-Pearson is wider)."
+        if flat
+        else ""
     )
 
 
@@ -367,7 +400,7 @@ def _download(run: ScoredRun, diag: Diagnostics) -> str:
             row["outcome"] = FAILURE_CLASSES[codes[k]]
     text = rows_bytes(rows, "csv")
     uri = "data:text/csv;base64," + base64.b64encode(text).decode("ascii")
-    name = f"{run.label}_per_episode.csv"
+    name = f"{run.label.replace('/', '_')}_per_episode.csv"  # a label may keep its folder
     extra = [
         w
         for w, shown in (
@@ -405,12 +438,35 @@ def _run_checks(run: ScoredRun) -> str:
             pill = hp.pill("FAILS", "fail")
         rows.append([escape(c["name"]), pill, escape(c["detail"]) + hp.muted(c.get("quirk", ""))])
     out = hp.table(["check", "result", "detail"], rows) if rows else "<p>No checks apply.</p>"
-    warnings = s.get("warnings", [])
-    if warnings:
-        out += hp.banner("Warnings", warnings)
+    # the notes `vlneval report` prints for the run besides its n/a reasons (the Summary's)
+    notes = [*s.get("warnings", []), *(t for t, _ in oracle_notices(s)), jump_note(run)]
+    if any(notes):
+        out += hp.banner("Warnings and notes", [n for n in notes if n])
     else:
         out += "<p class='muted'>No warnings.</p>"
     return out
+
+
+def jump_note(run: ScoredRun) -> str | None:
+    """How many episodes jump between non-adjacent viewpoints, and the rule of the profile
+    that scored them (a profile with the adjacency check refuses such a file), or None.
+
+    Example:
+        >>> from vlneval.evaluation import Scorer
+        >>> from vlneval.tasks.common.root import demo_root
+        >>> from vlneval.diagnostics import score_run
+        >>> jump_note(score_run(Scorer("demo"), demo_root() / "demo" / "predictions_val.json"))
+    """
+    jumps = run.evaluation.per_episode.get("jumps")
+    if jumps is None or not np.any(jumps):
+        return None
+    profile = run.evaluation.profile
+    rules = [n for n in profile.notes if "jump" in n or "adjacency" in n] or ["no adjacency check"]
+    return (
+        f"note: {np.count_nonzero(jumps)} of {len(jumps)} episodes jump between non-adjacent "
+        f"viewpoints ({int(np.sum(jumps))} jumps), scored under profile {profile.name} "
+        f"v{profile.version} ({'; '.join(rules)}): TL counts each jump at its shortest distance"
+    )
 
 
 def _protocol(run: ScoredRun, baseline: ScoredRun | None) -> str:
@@ -422,8 +478,19 @@ def _protocol(run: ScoredRun, baseline: ScoredRun | None) -> str:
     return out
 
 
-def _comparison(cmp: RunComparison) -> str:
-    out = ""
+def identical_notes(run: ScoredRun, baseline: ScoredRun) -> list[str]:
+    """A warning when the run's results equal the baseline's to the last digit (as
+    ``vlneval compare`` warns): most likely one run given twice."""
+    texts = same_results(
+        [baseline.evaluation.to_dict(), run.evaluation.to_dict()],
+        [f"A ({baseline.label})", f"B ({run.label})"],
+        SAME_RUN,
+    )
+    return [f"warning: {t}" for t in texts]
+
+
+def _comparison(cmp: RunComparison, notes: list[str]) -> str:
+    out = hp.banner("Warnings", notes) if notes else ""
     if cmp.differences:
         forced = (
             "Forced comparison: the protocol cards differ, so these numbers are not comparable."
@@ -603,7 +670,7 @@ def _episodes(
     groups = []
     if info is not None:  # no error metric: no worst episodes either
         worst = worst_episodes(per[info.column], per.get("ndtw"), options.n_worst)
-        groups.append(("Worst episodes", worst, f"largest {info.name.replace('_', ' ')} first"))
+        groups.append(("Worst episodes", worst, _worst_order(info, per)))
     rng = np.random.default_rng([options.seed, 1])
     sample = sample_episodes(len(run.evaluation.scored), options.n_sample, exclude=worst, rng=rng)
     groups.append(("A random sample of the other episodes", sample, f"seed {options.seed}"))
@@ -620,6 +687,26 @@ def _episodes(
         out += f"<h3>{escape(title)}</h3><p class='muted'>{escape(intro)}</p>"
         out += "<div class='episodes'>" + "".join(cards) + "</div>"
     return out
+
+
+def _worst_order(info: MetricInfo, per: Mapping[str, np.ndarray]) -> str:
+    """How the worst episodes are ranked: by ``info``'s metric, or when every episode has the
+    same value (an oracle's NE of 0) by the lower nDTW, else in episode order, saying so.
+
+    Example:
+        >>> _worst_order(LABELS["NE"], {"nav_error": np.array([0.0, 2.0])})
+        'largest navigation error first'
+        >>> _worst_order(LABELS["NE"], {"nav_error": np.zeros(2), "ndtw": np.array([1.0, 0.5])})
+        'every episode has the same navigation error (0.00 m), so none is worse: lowest nDTW first'
+    """
+    values, name = per[info.column], info.name.replace("_", " ")
+    if not values.size or not np.all(values == values[0]):
+        return f"largest {name} first"
+    same = f"every episode has the same {name} ({hp.fmt(info.label, float(values[0]))})"
+    ndtw = per.get("ndtw")
+    if ndtw is not None and not np.all(ndtw == ndtw[0]):
+        return f"{same}, so none is worse: lowest nDTW first"
+    return f"{same}, so none is worse: the first episodes in order"
 
 
 def _disagreements(

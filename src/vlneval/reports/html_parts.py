@@ -417,6 +417,9 @@ def episode_card(run: ScoredRun, diag: Diagnostics, k: int, baseline: ScoredRun 
         f"nDTW {per['ndtw'][k]:.2f}" if "ndtw" in per else "",
         f"SPL {per['spl'][k]:.2f}" if "spl" in per else "",
         f"{int(per['steps'][k])} steps" if "steps" in per else "",
+        f"{int(per['jumps'][k])} jump(s) between non-adjacent viewpoints"
+        if "jumps" in per and per["jumps"][k]
+        else "",
     ]
     outcome = (
         f"<span class='class-{cls}'>{escape(CLASS_LABELS[cls])}</span>"

@@ -7,12 +7,22 @@ figure registry, no GUI backend, nothing to close, safe in a server thread.
 from __future__ import annotations
 
 import base64
+import functools
 import io
 from typing import Any, Literal
 
 from vlneval.errors import VLNEvalError
 
-__all__ = ["COLORS", "RUN_COLORS", "new_figure", "figure_png", "png_data_uri", "require_matplotlib"]
+__all__ = [
+    "COLORS",
+    "RUN_COLORS",
+    "MISSING_GLYPH",
+    "new_figure",
+    "figure_png",
+    "drawable_text",
+    "png_data_uri",
+    "require_matplotlib",
+]
 
 #: Colours of run A and run B (and more) in every plot that shows runs, episode plots included:
 #: blue and orange (Okabe & Ito's colour-blind-safe palette), then reddish purple and sky blue.
@@ -34,9 +44,17 @@ COLORS = {
     "grid": "#e9ecef",
 }
 DPI = 110
+#: Fonts that draw the scripts DejaVu Sans lacks (CJK above all), used for a run name's
+#: characters when one of them is installed; matplotlib falls back glyph by glyph.
+_FALLBACK_FONTS = (
+    "Noto Sans CJK JP", "Noto Sans CJK SC", "Source Han Sans", "WenQuanYi Zen Hei",
+    "Droid Sans Fallback", "Noto Sans", "Arial Unicode MS",
+)  # fmt: skip
+#: Drawn instead of a character no installed font has (matplotlib would draw a box and warn
+#: once per glyph on stderr); the HTML around the figure shows the full name.
+MISSING_GLYPH = "?"
 
 _RC: dict[str, Any] = {
-    "font.family": "DejaVu Sans",
     "font.size": 9,
     "axes.titlesize": 10,
     "axes.labelsize": 9,
@@ -61,7 +79,44 @@ def require_matplotlib() -> Any:
             "plots need matplotlib: pip install 'vlneval[plots]' (or 'vlneval[report]')"
         ) from exc
     matplotlib.rcParams.update(_RC)  # type: ignore[arg-type]
+    matplotlib.rcParams["font.family"] = list(_font_families())
     return matplotlib
+
+
+@functools.cache
+def _font_families() -> tuple[str, ...]:
+    """DejaVu Sans, then the installed ones of :data:`_FALLBACK_FONTS`."""
+    from matplotlib import font_manager
+
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    return ("DejaVu Sans", *(f for f in _FALLBACK_FONTS if f in installed))
+
+
+@functools.cache
+def _drawable() -> frozenset[int]:
+    """The code points some font of :func:`_font_families` has a glyph for."""
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    points: set[int] = set()
+    for family in _font_families():
+        prop = font_manager.FontProperties(family=family)
+        points.update(FT2Font(font_manager.findfont(prop)).get_charmap())
+    return frozenset(points)
+
+
+def drawable_text(text: str) -> str:
+    """``text`` with every character no installed font can draw replaced by
+    :data:`MISSING_GLYPH` (line breaks kept).
+
+    Example:
+        >>> drawable_text("run δ ≤ 3 m"), drawable_text("模型_a") in ("模型_a", "??_a")
+        ('run δ ≤ 3 m', True)
+    """
+    if text.isascii():
+        return text
+    ok = _drawable()
+    return "".join(c if ord(c) in ok or c == "\n" else MISSING_GLYPH for c in text)
 
 
 def new_figure(width: float, height: float, *, layout: Literal["constrained"] | None = None) -> Any:
@@ -83,7 +138,15 @@ def new_figure(width: float, height: float, *, layout: Literal["constrained"] | 
 
 
 def figure_png(fig: Any, *, dpi: int = DPI) -> bytes:
-    """The figure as PNG bytes (no timestamp metadata, so the bytes are reproducible)."""
+    """The figure as PNG bytes (no timestamp metadata, so the bytes are reproducible); a
+    character no installed font has is drawn as :data:`MISSING_GLYPH` (:func:`drawable_text`;
+    tick labels are set at drawing time, so a plot passes its own through it)."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        shown = drawable_text(text.get_text())
+        if shown != text.get_text():
+            text.set_text(shown)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
     return buf.getvalue()

@@ -3,7 +3,9 @@
 Rates (percentage points), lengths (metres), hops and pixels get separate panels, since they
 share no unit. A difference whose Holm-adjusted p-value is below ``1 − confidence`` is drawn
 filled, in green when B is better by the metric's direction and red when worse (grey for a
-metric with no better direction, such as TL); the others are drawn hollow in grey.
+metric with no better direction, such as TL); the others are drawn hollow in grey. The title
+(two lines, so that it is never cut) gives the p threshold at every confidence level, and a
+legend the colours, in the words of the comparison table's verdicts.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ __all__ = ["plot_comparison"]
 
 #: Axis text of a panel, by shown unit.
 _AXIS = {"%": "percentage points", "m": "metres", "px": "pixels"}
+#: A difference that is not significant: hollow, in light grey.
+_NOT_SIGNIFICANT = "#adb5bd"
 
 
 def plot_comparison(cmp: RunComparison) -> Any:
@@ -45,19 +49,33 @@ def plot_comparison(cmp: RunComparison) -> Any:
     for ax, (unit, names) in zip(axes, panels, strict=False):
         _panel(ax, cmp, names, scale=100.0 if unit == "%" else 1.0)
         ax.set_xlabel(f"Δ = B − A ({_AXIS.get(unit, unit or 'value')})")
-    level = int(round(100 * next(iter(cmp.metrics.values())).confidence)) if cmp.metrics else 95
+    confidence = next(iter(cmp.metrics.values())).confidence if cmp.metrics else 0.95
     k = cmp.settings.get("n_scans")
     what = f"{cmp.n_paired} episodes" + ("" if k is None else f", {k} scans resampled")
     fig.suptitle(
-        f"Paired differences B − A with {level}% bootstrap intervals ({what}; filled: "
-        "Holm-adjusted p < 0.05)"
-        if level == 95
-        else f"Paired differences B − A with {level}% bootstrap intervals ({what})",
+        f"Paired differences B − A with {round(100 * confidence)}% bootstrap intervals ({what})\n"
+        f"filled: Holm-adjusted p < {1 - confidence:.2g}; better or worse by each metric's direction",
         fontsize=9,
         x=0.01,
         ha="left",
+        linespacing=1.5,
     )
+    fig.legend(handles=_key(), loc="outside lower center", ncols=4, fontsize=7.5)
     return fig
+
+
+def _key() -> list[Any]:
+    """The colour key, in the words of the comparison table's verdicts."""
+    from matplotlib.lines import Line2D
+
+    marks = [("B better", COLORS["success"]), ("B worse", COLORS["fail"]),
+             ("B higher or lower (no better direction)", COLORS["neutral"]),
+             ("no detectable difference", _NOT_SIGNIFICANT)]  # fmt: skip
+    return [
+        Line2D([], [], color=c, linewidth=2.2, marker="o", markersize=6, markeredgewidth=1.5,
+               markerfacecolor="white" if c == _NOT_SIGNIFICANT else c, label=label)
+        for label, c in marks
+    ]  # fmt: skip
 
 
 def _panel(ax: Any, cmp: RunComparison, names: list[str], *, scale: float) -> None:
@@ -67,7 +85,7 @@ def _panel(ax: Any, cmp: RunComparison, names: list[str], *, scale: float) -> No
         sig = significant(c)
         better = b_is_better(name, c)
         if not sig or better is None:
-            color = COLORS["neutral"] if sig else "#adb5bd"
+            color = COLORS["neutral"] if sig else _NOT_SIGNIFICANT
         else:
             color = COLORS["success"] if better else COLORS["fail"]
         ax.plot([c.ci_low * scale, c.ci_high * scale], [yi, yi], color=color, linewidth=2.2,

@@ -15,7 +15,7 @@ from vlneval.diagnostics.budget import within_budget
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
 from vlneval.metrics import MetricInfo
 from vlneval.metrics.info import LABELS
-from vlneval.reports.plots_base import COLORS, RUN_COLORS, new_figure
+from vlneval.reports.plots_base import COLORS, RUN_COLORS, drawable_text, new_figure
 
 __all__ = [
     "plot_error_ecdf",
@@ -44,10 +44,28 @@ OUTCOME_TEXT_COLORS = {
 }
 
 
+#: A share of episodes is a rate: its axis is in the unit the metric table shows SR in (%), as
+#: the report's tables are; the plotted values stay fractions, the tick labels are scaled.
+_RATE_UNIT = LABELS["SR"].shown_unit
+
+
+def _in_percent(axis: Any) -> None:
+    """Tick labels of a fraction-valued ``axis`` (``ax.xaxis`` or ``ax.yaxis``) in percent."""
+    axis.set_major_formatter(lambda value, _: f"{100 * value:.4g}")
+
+
 def _legend(fig: Any, ax: Any) -> None:
     """The runs' legend below the axes (labels can be long file names)."""
     handles, labels = ax.get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 2))
+
+
+def _inside(ax: Any, x: tuple[float, float], y: tuple[float, float]) -> None:
+    """Axis limits ``x`` and ``y`` widened by 2 % (``y`` both ways, ``x`` on the left), so that
+    a curve at a limit (SR = 0, every episode within δ, a rise at x = 0) is drawn inside the
+    frame, not on it."""
+    ax.set_xlim(x[0] - 0.02 * (x[1] - x[0]), x[1])
+    ax.set_ylim(y[0] - 0.02 * (y[1] - y[0]), y[1] + 0.02 * (y[1] - y[0]))
 
 
 def _axes(xlabel: str, ylabel: str, title: str) -> tuple[Any, Any]:
@@ -87,7 +105,7 @@ def plot_error_ecdf(
     unit = info.shown_unit
     fig, ax = _axes(
         f"{info.name.replace('_', ' ')} {info.label} ({unit})",
-        f"share of episodes with {info.label} ≤ x",
+        f"share of episodes with {info.label} ≤ x ({_RATE_UNIT})",
         info.description[:1].upper() + info.description[1:],
     )
     top = max((float(np.max(v[np.isfinite(v)], initial=0.0)) for _, v in series), default=0.0)
@@ -100,13 +118,23 @@ def plot_error_ecdf(
         ys = np.concatenate([[0.0], np.arange(1, finite.size + 1) / n, [finite.size / n]])
         ax.step(xs, ys, where="post", color=color, linewidth=1.6, label=label)
     if threshold is not None:
-        ax.axvline(threshold, color=COLORS["goal_edge"], linestyle="--", linewidth=1.0)
-        text = f" δ = {threshold:g} {unit}"
-        ax.text(threshold, 0.02, text, color=COLORS["goal_edge"], fontsize=8)
-    ax.set_xlim(0, end)
-    ax.set_ylim(0, 1.0)
+        heights = [float(np.mean(np.asarray(v) <= threshold)) for _, v in series]
+        _mark_threshold(ax, threshold, unit, low=max(heights, default=0.0) < 0.8)
+    _inside(ax, (0.0, end), (0.0, 1.0))
+    _in_percent(ax.yaxis)
     _legend(fig, ax)
     return fig
+
+
+def _mark_threshold(ax: Any, threshold: float, unit: str, *, low: bool) -> None:
+    """δ as a dashed line, labelled near the top when the curves are ``low`` at δ, else near
+    the bottom: where no curve runs just right of the line."""
+    ax.axvline(threshold, color=COLORS["goal_edge"], linestyle="--", linewidth=1.0)
+    unit = unit[:-1] if threshold == 1 and unit.endswith("s") else unit  # 1 hop, 2 hops
+    ax.annotate(f"δ = {threshold:g} {unit}", (threshold, 0.97 if low else 0.03),
+                xycoords=("data", "axes fraction"), xytext=(4, 0), textcoords="offset points",
+                va="top" if low else "bottom", color=COLORS["goal_edge"], fontsize=8,
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1})  # fmt: skip
 
 
 def plot_length_ratio(series: Series, *, cap: float = 4.0) -> Any:
@@ -122,7 +150,7 @@ def plot_length_ratio(series: Series, *, cap: float = 4.0) -> Any:
     """
     fig, ax = _axes(
         "path length / shortest distance (TL / d*)",
-        "share of episodes",
+        f"share of episodes ({_RATE_UNIT})",
         "How far the agent walks, relative to the shortest route",
     )
     bins = np.arange(0.0, cap + 0.125, 0.125)
@@ -137,6 +165,7 @@ def plot_length_ratio(series: Series, *, cap: float = 4.0) -> Any:
     ax.set_xlim(0, cap)
     ticks = np.arange(0, cap + 0.5, 0.5)
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks[:-1]] + [f"≥{cap:g}"])
+    _in_percent(ax.yaxis)
     _legend(fig, ax)
     return fig
 
@@ -159,11 +188,11 @@ def plot_budget_curve(
         ...         "shortest": np.array([10.0, 10.0, 10.0])}
         >>> fig = plot_budget_curve([("a", cols)], budgets=[1.5])
         >>> fig.axes[0].get_ylabel()
-        'SR@b: success with TL ≤ b · d*'
+        'SR@b (%): success with TL ≤ b · d*'
     """
     fig, ax = _axes(
         "path-length budget b (multiple of the shortest distance d*)",
-        "SR@b: success with TL ≤ b · d*",
+        f"SR@b ({_RATE_UNIT}): success with TL ≤ b · d*",
         "Success within a path-length budget",
     )
     grid = np.linspace(1.0, b_max, 121)
@@ -174,9 +203,9 @@ def plot_budget_curve(
         ax.axhline(float(np.mean(s)), color=color, linestyle=":", linewidth=1.0)
     for b in budgets:
         ax.axvline(b, color="#ced4da", linewidth=0.8, zorder=0)
-    ax.set_xlim(1.0, b_max)
     top = max((float(np.mean(cols["success"])) for _, cols in runs), default=1.0)
-    ax.set_ylim(0, min(1.0, 0.1 * np.ceil(10 * top * 1.15 + 0.5)))
+    _inside(ax, (1.0, b_max), (0.0, min(1.0, 0.1 * np.ceil(10 * top * 1.15 + 0.5))))
+    _in_percent(ax.yaxis)
     _legend(fig, ax)
     return fig
 
@@ -189,7 +218,7 @@ def plot_outcomes(runs: Sequence[tuple[str, Mapping[str, float | None]]]) -> Any
         ...           "stopped_early": 0.2, "wandered": 0.2}
         >>> fig = plot_outcomes([("a", shares)])
         >>> fig.axes[0].get_xlabel()
-        'share of episodes'
+        'share of episodes (%)'
     """
     fig = new_figure(7.2, 1.1 + 0.45 * len(runs), layout="constrained")
     ax = fig.subplots()
@@ -207,9 +236,10 @@ def plot_outcomes(runs: Sequence[tuple[str, Mapping[str, float | None]]]) -> Any
                 ax.text(x0 + w / 2, yi, f"{100 * w:.0f}%", ha="center", va="center", fontsize=7.5,
                         color="white" if name in ("success", "wandered") else "#212529")  # fmt: skip
         left += widths
-    ax.set_yticks(y, labels)
+    ax.set_yticks(y, [drawable_text(label) for label in labels])  # drawn at savefig, after
     ax.set_xlim(0, 1)
-    ax.set_xlabel("share of episodes")
+    ax.set_xlabel(f"share of episodes ({_RATE_UNIT})")
+    _in_percent(ax.xaxis)
     ax.spines["left"].set_visible(False)
     ax.tick_params(axis="y", length=0)
     fig.legend(loc="outside upper center", ncols=3, fontsize=7.5, handlelength=1.2)

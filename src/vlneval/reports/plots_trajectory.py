@@ -2,8 +2,10 @@
 
 The graph is drawn in grey (viewpoints and navigable edges), the reference path as a wide
 green band, the executed path with an arrowhead on every move, the start as a white disc, the
-stop as a cross (green on a success, red on a failure), and every goal as a black star in a grey
-disc of radius δ with a dashed black rim. The executed path is blue, the first run colour; in a
+stop as a cross (green on a success, red on a failure), and every goal as a black star. The
+viewpoints a stop succeeds at, those within geodesic distance δ of a goal (the success rule's
+``NE < δ``), are ringed in black on a grey disc: a Euclidean disc of radius δ would take in
+viewpoints behind a wall or on another floor. The executed path is blue, the first run colour; in a
 comparison it is run B's orange and the baseline A's blue, as in the report's other plots
 (:data:`~vlneval.reports.plots_base.RUN_COLORS`), and no run colour is used for anything else.
 When the paths span several floors (:func:`vlneval.diagnostics.graph_floors`), each floor they
@@ -19,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from vlneval.diagnostics.floors import Floors, graph_floors
+from vlneval.graph.distances import distance_table
 from vlneval.graph.matterport import NavGraph
 from vlneval.reports.plots_base import COLORS, RUN_COLORS, new_figure
 
@@ -27,17 +30,24 @@ __all__ = ["plot_episode"]
 _PANEL_INCHES = 4.4
 _MARGIN_M = 2.5
 _MIN_SPAN_M = 14.0
-#: The goal region: a grey disc of radius δ, and its dashed rim.
-_GOAL_FILL: dict[str, Any] = {"facecolor": COLORS["goal_fill"], "alpha": 0.5, "edgecolor": "none"}
-_GOAL_RIM: dict[str, Any] = {
-    "fill": False,
-    "edgecolor": COLORS["goal_edge"],
-    "linestyle": (0, (4, 3)),
-    "linewidth": 1.0,
+#: A viewpoint within δ of a goal: a wide grey halo with a thin black rim under the
+#: graph's node dot, unlike the start's small white disc with its thick black rim.
+_WITHIN: dict[str, Any] = {
+    "marker": "o",
+    "color": COLORS["goal_fill"],
+    "markeredgecolor": COLORS["goal_edge"],
+    "markeredgewidth": 0.5,
+    "markersize": 13,
+    "alpha": 0.8,
 }
 #: Line width, opacity and drawing order of each path: the reference under the baseline under
 #: the executed path.
 _PATH_STYLE = {"reference": (7.0, 0.35, 3), "baseline": (1.4, 0.9, 4), "executed": (1.7, 0.95, 5)}
+#: A jump, a move between viewpoints that share no graph edge (scored by profiles without the
+#: adjacency check): dash-dotted, unlike a graph edge (solid) and a move to another floor (dashed).
+_JUMP = (0, (3, 1.5, 1, 1.5))
+#: Where each path's labels ("to floor 2", "jump") sit, in points from the viewpoint.
+_NOTE_OFFSET = {"reference": (4, 5), "baseline": (4, -19), "executed": (4, -11)}
 
 
 def plot_episode(
@@ -61,7 +71,7 @@ def plot_episode(
         reference: node indices of the reference path, start first.
         trajectory: node indices of the executed path, start first.
         goals: node indices of the goal viewpoints.
-        threshold: δ, the success radius in metres.
+        threshold: δ, the success radius in metres (geodesic, as the success rule measures).
         success: colours the stop marker (green / red); None for neutral.
         floors: the scan's floors (computed from the graph when None).
         title: the figure's title.
@@ -87,7 +97,7 @@ def plot_episode(
         >>> len(fig.axes)
         1
         >>> [t.get_text() for t in fig.legends[0].get_texts()][2:4]
-        ['goal', 'goal region (δ = 3 m)']
+        ['goal', 'within δ = 3 m (geodesic)']
     """
     floors = floors if floors is not None else graph_floors(graph)
     compared = compared or baseline is not None
@@ -113,11 +123,12 @@ def plot_episode(
         top=1 - (top + 0.25) / height,
         wspace=0.22,
     )
+    within = distance_table(graph)[goal].min(axis=0, initial=np.inf) < threshold
     for ax, floor in zip(axes, shown, strict=True):
         on = floors.of_node == floor
-        span = _frame(ax, graph, on, touched, threshold)
+        span = _frame(ax, graph, on, touched)
         _draw_graph(ax, graph, on)
-        _draw_goals(ax, graph, goal[on[goal]], threshold)
+        _draw_goals(ax, graph, goal[on[goal]], within & on)
         for kind, path in (("reference", ref), ("baseline", other), ("executed", traj)):
             _draw_path(ax, graph, path, on, floors, kind=kind, span=span, color=colors[kind])
         _draw_ends(ax, graph, traj, on, _stop_color(success, colors["executed"]))
@@ -130,7 +141,9 @@ def plot_episode(
             )
     if title:
         fig.suptitle(title, fontsize=9.5, x=0.02, y=1 - 0.1 / height, ha="left", va="top")
-    _legend(fig, threshold, success, labels if baseline is not None else (labels[0], None), colors)
+    jumps = any((~graph.adjacency()[m[:, 0], m[:, 1]]).any() for m in map(_moves, (traj, other)))
+    shown_labels = labels if baseline is not None else (labels[0], None)
+    _legend(fig, threshold, success, shown_labels, colors, jumps=jumps)
     return fig
 
 
@@ -148,14 +161,13 @@ def _draw_graph(ax: Any, graph: NavGraph, on: np.ndarray) -> None:
     ax.scatter(xy[on, 0], xy[on, 1], s=7, color=COLORS["graph_node"], zorder=2, linewidths=0)
 
 
-def _draw_goals(ax: Any, graph: NavGraph, goals: np.ndarray, threshold: float) -> None:
-    from matplotlib.patches import Circle
-
-    for g in goals.tolist():
-        x, y = graph.positions[g, :2]
-        for style in _GOAL_FILL, _GOAL_RIM:
-            ax.add_patch(Circle((x, y), threshold, zorder=0, **style))
-        ax.scatter([x], [y], marker="*", s=110, color=COLORS["goal_edge"], zorder=6, linewidths=0)
+def _draw_goals(ax: Any, graph: NavGraph, goals: np.ndarray, within: np.ndarray) -> None:
+    """The goals' stars and the viewpoints ``within`` δ of a goal (on this floor)."""
+    xy = graph.positions[within, :2]
+    ax.plot(xy[:, 0], xy[:, 1], linestyle="", zorder=1.5, **_WITHIN)
+    xy = graph.positions[goals, :2]
+    ax.scatter(xy[:, 0], xy[:, 1], marker="*", s=110, color=COLORS["goal_edge"], zorder=6,
+               linewidths=0)  # fmt: skip
 
 
 def _moves(path: np.ndarray) -> np.ndarray:
@@ -177,40 +189,45 @@ def _draw_path(
     span: float,
     color: str,
 ) -> None:
-    xy = graph.positions[:, :2]
-    moves = _moves(path)
-    both = on[moves[:, 0]] & on[moves[:, 1]] if moves.size else np.zeros(0, bool)
-    cross = (on[moves[:, 0]] != on[moves[:, 1]]) if moves.size else np.zeros(0, bool)
+    """One path's moves on this floor: graph edges solid (the baseline dashed), moves to another
+    floor dashed and labelled, jumps (between viewpoints that share no edge) dash-dotted and
+    labelled; the baseline's stop as a cross on the floor of its last viewpoint."""
     from matplotlib.collections import LineCollection
 
+    xy = graph.positions[:, :2]
+    moves = _moves(path)
+    a, b = on[moves[:, 0]], on[moves[:, 1]]
+    jump = ~graph.adjacency()[moves[:, 0], moves[:, 1]]
     width, alpha, zorder = _PATH_STYLE[kind]
     style: dict[str, Any] = {"colors": color, "linewidths": width, "alpha": alpha, "zorder": zorder}
-    if both.any():
-        segments = list(np.stack([xy[moves[both, 0]], xy[moves[both, 1]]], axis=1))
-        dashes = (0, (4, 2)) if kind == "baseline" else "solid"
+    edge = "solid" if kind != "baseline" else (0, (4, 2))
+    for keep, dashes in ((a & b & ~jump, edge), ((a != b) & ~jump, "--"), ((a | b) & jump, _JUMP)):
+        if not keep.any():
+            continue
+        segments = list(np.stack([xy[moves[keep, 0]], xy[moves[keep, 1]]], axis=1))
         ax.add_collection(
             LineCollection(segments, capstyle="round", linestyles=dashes, **style), autolim=False
         )
-        if kind == "baseline":
-            end = xy[int(path[-1])] if on[int(path[-1])] else None
-            if end is not None:
-                ax.scatter(*end, s=40, marker="X", color=color, zorder=8, linewidths=0)
-    if cross.any():
-        segments = list(np.stack([xy[moves[cross, 0]], xy[moves[cross, 1]]], axis=1))
-        ax.add_collection(LineCollection(segments, linestyles="--", **style), autolim=False)
-    for a, b in moves[cross].tolist():
-        other = b if on[a] else a
-        ax.annotate(
-            f"to floor {int(floors.of_node[other]) + 1}",
-            xy[other],
-            xytext=(4, -11),
-            textcoords="offset points",
-            fontsize=7,
-            color=style["colors"],
-            zorder=7,
-        )
-    if kind == "executed" and both.any():
-        _arrows(ax, xy, moves[both], size=0.035 * span, color=color)
+    for (i, j), hop in zip(moves[a != b].tolist(), jump[a != b].tolist(), strict=True):
+        other = j if on[i] else i
+        text = f"{'jump ' if hop else ''}to floor {int(floors.of_node[other]) + 1}"
+        _note(ax, xy[other], text, kind, color)
+    for i, j in moves[a & b & jump].tolist():
+        _note(ax, (xy[i] + xy[j]) / 2, "jump", kind, color)
+    if kind == "baseline" and path.size and on[int(path[-1])]:
+        # above the start disc (8), so that a baseline that never moved shows its stop there
+        ax.scatter(*xy[int(path[-1])], s=40, marker="X", color=color, zorder=8.5, linewidths=0)
+    if kind == "executed" and (a & b).any():
+        _arrows(ax, xy, moves[a & b], size=0.035 * span, color=color)
+
+
+def _note(ax: Any, at: np.ndarray, text: str, kind: str, color: str) -> None:
+    """A small label beside a move, placed per path so two paths' labels do not overlap, and
+    to the left of a point in the right half so that it stays inside the figure."""
+    dx, dy = _NOTE_OFFSET[kind]
+    left = at[0] > sum(ax.get_xlim()) / 2
+    ax.annotate(text, at, xytext=(-dx if left else dx, dy), textcoords="offset points",
+                ha="right" if left else "left", fontsize=7, color=color, zorder=7)  # fmt: skip
 
 
 def _arrows(ax: Any, xy: np.ndarray, moves: np.ndarray, *, size: float, color: str) -> None:
@@ -257,16 +274,13 @@ def _stop_color(success: bool | None, path: str) -> str:
     return {True: COLORS["success"], False: COLORS["fail"], None: path}[success]
 
 
-def _frame(
-    ax: Any, graph: NavGraph, on: np.ndarray, touched: np.ndarray, threshold: float
-) -> float:
-    """A square window around the paths and goal regions on this floor; returns its span (m)."""
+def _frame(ax: Any, graph: NavGraph, on: np.ndarray, touched: np.ndarray) -> float:
+    """A square window around the paths and goals on this floor; returns its span (m)."""
     nodes = touched[on[touched]] if touched.size else np.flatnonzero(on)
     if nodes.size == 0:
         nodes = np.flatnonzero(on)
     xy = graph.positions[nodes, :2]
-    pad = _MARGIN_M + threshold
-    lo, hi = xy.min(axis=0) - pad, xy.max(axis=0) + pad
+    lo, hi = xy.min(axis=0) - _MARGIN_M, xy.max(axis=0) + _MARGIN_M
     centre, half = (lo + hi) / 2, max((hi - lo).max(), _MIN_SPAN_M) / 2
     ax.set_xlim(centre[0] - half, centre[0] + half)
     ax.set_ylim(centre[1] - half, centre[1] + half)
@@ -283,17 +297,18 @@ def _legend(
     success: bool | None,
     labels: tuple[str, str | None],
     colors: dict[str, str],
+    *,
+    jumps: bool,
 ) -> None:
     from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
 
     handles = [
         Line2D([], [], color=COLORS["reference"], linewidth=7, alpha=0.35, label="reference path"),
         Line2D([], [], color=colors["executed"], linewidth=1.7, label=labels[0]),
         Line2D([], [], marker="*", linestyle="", color=COLORS["goal_edge"], markersize=9,
                label="goal"),
-        Patch(facecolor=COLORS["goal_fill"], alpha=0.5, edgecolor=COLORS["goal_edge"],
-              linestyle="--", label=f"goal region (δ = {threshold:g} m)"),
+        Line2D([], [], linestyle="", label=f"within δ = {threshold:g} m (geodesic)",
+               **_WITHIN),
         Line2D([], [], marker="o", linestyle="", markerfacecolor="white",
                markeredgecolor="#212529", label="start"),
         Line2D([], [], marker="X", linestyle="", color=_stop_color(success, colors["executed"]),
@@ -302,4 +317,7 @@ def _legend(
     if labels[1] is not None:
         handles.insert(2, Line2D([], [], color=colors["baseline"], linewidth=1.4, linestyle="--",
                                  marker="X", markersize=5, label=labels[1]))  # fmt: skip
+    if jumps:
+        handles.append(Line2D([], [], color=COLORS["neutral"], linewidth=1.4, linestyle=_JUMP,
+                              label="jump (no edge)"))  # fmt: skip
     fig.legend(handles=handles, loc="lower center", ncols=3, fontsize=7, handlelength=1.6)
