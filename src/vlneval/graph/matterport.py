@@ -10,6 +10,7 @@ edges only, so an included viewpoint without any edge is not a node of the evalu
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,7 +19,7 @@ import msgspec
 import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
-from vlneval.io import clip, explain, json_text
+from vlneval.io import brief, clip, explain, json_text
 
 __all__ = ["NavGraph", "connectivity_from_bytes", "load_connectivity", "parse_connectivity"]
 
@@ -152,41 +153,80 @@ def _typed(raw: bytes, scan: str, source: str) -> NavGraph | None:
 
 
 def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+    """A JSON number that float64 holds (an integer of 400 digits does not)."""
+    return isinstance(x, float) or (type(x) is int and abs(x) <= 1e308)
+
+
+def _label(rec: dict[str, Any]) -> str | None:
+    """``image_id "…"`` of a record whose id is valid (a long id clipped), else None."""
+    vp = rec.get("image_id")
+    ok = isinstance(vp, (str, int)) and not isinstance(vp, bool)
+    return f"image_id {json.dumps(clip(str(vp)), ensure_ascii=False)}" if ok else None
+
+
+def _check_record(rec: dict[str, Any], where: str, n: int, pc: ProblemCollector) -> None:
+    """Adds every problem of one record: ``where`` names it (``record k``), its image_id too."""
+    label = _label(rec)
+    for key in ("image_id", "pose", "included", "unobstructed"):
+        if key not in rec:
+            pc.add(f"missing field {key!r}", episode=label, field=where)
+    if "image_id" in rec and label is None:
+        pc.add(
+            "image_id must be a string (or an integer, read as its text), got "
+            f"{brief(rec['image_id'])}",
+            field=f"{where}.image_id",
+        )
+    pose, unob = rec.get("pose"), rec.get("unobstructed")
+    if "pose" in rec and (
+        not isinstance(pose, list) or len(pose) != 16 or not all(_is_number(x) for x in pose)
+    ):
+        pc.add("pose must be a list of 16 numbers", episode=label, field=f"{where}.pose")
+    if "included" in rec and not isinstance(rec["included"], bool):
+        pc.add(
+            f"included must be true or false, got {brief(rec['included'])}",
+            episode=label, field=f"{where}.included",
+        )  # fmt: skip
+    if "unobstructed" in rec and (why := _unobstructed_problem(unob, n)):
+        pc.add(why, episode=label, field=f"{where}.unobstructed")
+    height = rec.get("height", 0.0)
+    if not _is_number(height) or (isinstance(height, float) and not math.isfinite(height)):
+        pc.add(
+            f"height must be a finite number (metres), got {brief(height)}",
+            episode=label, field=f"{where}.height",
+        )  # fmt: skip
+
+
+def _unobstructed_problem(unob: Any, n: int) -> str:
+    """What is wrong with a record's ``unobstructed`` ("" when nothing): a string such as
+    ``"false"`` would read as true."""
+    if not isinstance(unob, list) or len(unob) != n:
+        return f"unobstructed must be a list of {n} booleans"
+    j = next((j for j, x in enumerate(unob) if not isinstance(x, bool)), -1)
+    return f"unobstructed[{j}] must be true or false, got {brief(unob[j])}" if j >= 0 else ""
 
 
 def _check_records(records: Any, source: str) -> int:
+    """The number of records, after every problem of every record was raised at once."""
     pc = ProblemCollector(source)
     if not isinstance(records, list) or not records:
         pc.add("expected a non-empty JSON list of viewpoint records")
         pc.raise_if_any()
     n = len(records)
     for k, rec in enumerate(records):
-        where = f"record {k}"
-        if not isinstance(rec, dict):
-            pc.add("expected an object", field=where)
-            continue
-        for key in ("image_id", "pose", "included", "unobstructed"):
-            if key not in rec:
-                pc.add(f"missing field {key!r}", field=where)
-        pose, unob = rec.get("pose"), rec.get("unobstructed")
-        if pose is not None and (
-            not isinstance(pose, list) or len(pose) != 16 or not all(_is_number(x) for x in pose)
-        ):
-            pc.add("pose must be a list of 16 numbers", field=f"{where}.pose")
-        if "included" in rec and not isinstance(rec["included"], bool):
-            pc.add(
-                f"included must be true or false, got {rec['included']!r}",
-                field=f"{where}.included",
-            )
-        if unob is not None and (not isinstance(unob, list) or len(unob) != n):
-            pc.add(f"unobstructed must be a list of {n} booleans", field=f"{where}.unobstructed")
+        if isinstance(rec, dict):
+            _check_record(rec, f"record {k}", n, pc)
+        else:
+            pc.add("expected an object", field=f"record {k}")
     pc.raise_if_any()
     return n
 
 
 def parse_connectivity(records: Any, *, scan: str, source: str = "<memory>") -> NavGraph:
     """Builds a :class:`NavGraph` from parsed connectivity records.
+
+    Raises:
+        InvalidInputError: every malformed record at once (file, record index, image_id and
+            field named), or an asymmetric ``unobstructed``.
 
     Example:
         >>> eye = lambda x, y: [1, 0, 0, x, 0, 1, 0, y, 0, 0, 1, 0, 0, 0, 0, 1]
@@ -198,21 +238,25 @@ def parse_connectivity(records: Any, *, scan: str, source: str = "<memory>") -> 
         >>> g = parse_connectivity(recs, scan="toy")
         >>> g.ids, g.weights.tolist(), sorted(g.isolated)
         (['a', 'b'], [5.0], ['c'])
+        >>> recs[1]["height"] = None
+        >>> parse_connectivity(recs, scan="toy", source="toy.json")
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.InvalidInputError: error: toy.json: image_id "b": record 1.height: height must be a finite number (metres), got None
     """
     _check_records(records, source)
-    ids = [str(r["image_id"]) for r in records]
-    try:
-        poses = np.asarray([r["pose"] for r in records], dtype=np.float64)
-        unob = np.asarray([r["unobstructed"] for r in records], dtype=np.bool_)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(
-            f"{source}: pose/unobstructed values are not numbers ({exc})"
-        ) from exc
-    included = np.asarray([bool(r["included"]) for r in records], dtype=np.bool_)
     heights = None
     if all("height" in r for r in records):
-        heights = np.asarray([float(r["height"]) for r in records])
-    return _build(ids, poses, unob, included, heights, scan, source)
+        heights = np.asarray([r["height"] for r in records], dtype=np.float64)
+    return _build(
+        [str(r["image_id"]) for r in records],
+        np.asarray([r["pose"] for r in records], dtype=np.float64),
+        np.asarray([r["unobstructed"] for r in records], dtype=np.bool_),
+        np.asarray([r["included"] for r in records], dtype=np.bool_),
+        heights,
+        scan,
+        source,
+    )
 
 
 #: The largest position coordinate of a viewpoint (``pose[3]``, ``[7]``, ``[11]``), metres: a

@@ -237,9 +237,9 @@ def sim_scan_from_bytes(raw: bytes, scan: str, source: str) -> SimScan:
     """
     raw = json_text(raw, source)
     graph = connectivity_from_bytes(raw, scan, source)
-    try:  # the graph reader checked the file; what it tolerates and this does not is named
+    try:  # checked by the graph reader; what it reads and this does not (NaN in `visible`) is named
         records = msgspec.json.decode(raw, type=list[_Record])
-    except msgspec.ValidationError as exc:
+    except msgspec.MsgspecError as exc:
         raise InvalidInputError(f"{source}: {exc}") from None
     poses = np.array([r.pose for r in records], dtype=np.float64)
     return SimScan(
