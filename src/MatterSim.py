@@ -377,9 +377,17 @@ def _world(folder: str, scan: str, listed_only: bool = False) -> _World:
             "Simulator.setNavGraphPath(folder), or set VLNEVAL_DATA to a vlneval data root "
             "(graphs in $VLNEVAL_DATA/matterport3d/connectivity)."
         )
+    from vlneval.errors import VLNEvalError
+    from vlneval.graph.matterport import connectivity_file
+    from vlneval.graph.simscan import load_sim_scan
+
     base = os.path.join(folder, f"{scan}_connectivity.json")
-    path = base if os.path.isfile(base) else base + ".gz"
-    if not os.path.isfile(path):
+    try:  # the choice between .json and .json.gz that scoring makes
+        path = connectivity_file(folder, scan)
+        data = None if path is None else load_sim_scan(path, scan)
+    except VLNEvalError as exc:
+        raise ValueError(f"MatterSim: {exc}") from exc
+    if data is None:
         listing = os.path.join(folder, "scans.txt")
         if listed_only and os.path.isfile(listing):
             with open(listing, encoding="utf-8") as fh:
@@ -391,13 +399,6 @@ def _world(folder: str, scan: str, listed_only: bool = False) -> _World:
             f"MatterSim: Could not open navigation graph file: {base} (or {base}.gz), "
             "is scan id valid?"
         )
-    from vlneval.errors import VLNEvalError
-    from vlneval.graph.simscan import load_sim_scan
-
-    try:
-        data = load_sim_scan(path, scan)
-    except VLNEvalError as exc:
-        raise ValueError(f"MatterSim: {exc}") from exc
     world = _World(key, data)
     _WORLDS[key] = world
     return world

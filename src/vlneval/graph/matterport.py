@@ -19,9 +19,15 @@ import msgspec
 import numpy as np
 
 from vlneval.errors import InvalidInputError, ProblemCollector
-from vlneval.io import brief, clip, explain, json_text
+from vlneval.io import brief, clip, explain, json_text, read_bytes
 
-__all__ = ["NavGraph", "connectivity_from_bytes", "load_connectivity", "parse_connectivity"]
+__all__ = [
+    "NavGraph",
+    "connectivity_file",
+    "connectivity_from_bytes",
+    "load_connectivity",
+    "parse_connectivity",
+]
 
 
 class Viewpoint(msgspec.Struct):
@@ -101,6 +107,41 @@ class NavGraph:
         if viewpoint in self.excluded:
             return f"viewpoint {viewpoint} is marked not included in scan {self.scan}"
         return f"viewpoint {clip(viewpoint)} is not in scan {self.scan}"
+
+
+def connectivity_file(folder: str | Path, scan: str) -> Path | None:
+    """The connectivity file of ``scan`` in ``folder``, the one choice every reader makes:
+    ``<scan>_connectivity.json``, else ``<scan>_connectivity.json.gz`` (vlneval's data root
+    stores the latter); None when neither exists. When both exist they must hold the same text
+    (the ``.gz`` one unzipped), and the ``.json`` one is read.
+
+    Raises:
+        InvalidInputError: both exist and their texts differ (which one is meant is unknown).
+
+    Example:
+        >>> import gzip, tempfile
+        >>> d = Path(tempfile.mkdtemp())
+        >>> _ = (d / "s_connectivity.json.gz").write_bytes(gzip.compress(b"[]"))
+        >>> connectivity_file(d, "s").name, connectivity_file(d, "t")
+        ('s_connectivity.json.gz', None)
+        >>> _ = (d / "s_connectivity.json").write_bytes(b"[ ]")
+        >>> connectivity_file(d, "s")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.InvalidInputError: error: .../s_connectivity.json and .../s_connectivity.json.gz both hold scan s's graph but differ: remove one, or make them the same file
+    """
+    plain = Path(folder) / f"{scan}_connectivity.json"
+    zipped = plain.with_name(plain.name + ".gz")
+    if not zipped.is_file():
+        return plain if plain.is_file() else None
+    if not plain.is_file():
+        return zipped
+    if read_bytes(plain) != read_bytes(zipped):
+        raise InvalidInputError(
+            f"{plain} and {zipped} both hold scan {scan}'s graph but differ: remove one, or make "
+            "them the same file"
+        )
+    return plain
 
 
 def load_connectivity(path: str | Path, scan: str | None = None) -> NavGraph:

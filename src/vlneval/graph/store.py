@@ -8,13 +8,19 @@ import numpy as np
 
 from vlneval.errors import MissingDataError, UnknownNameError
 from vlneval.graph import distances as dist
-from vlneval.graph.matterport import MAX_COORDINATE, NavGraph, connectivity_from_bytes
+from vlneval.graph.matterport import (
+    MAX_COORDINATE,
+    NavGraph,
+    connectivity_file,
+    connectivity_from_bytes,
+)
 
 __all__ = ["GraphStore"]
 
 
 class GraphStore:
-    """Loads ``<scan>_connectivity.json[.gz]`` files on demand, with distance tables.
+    """Loads ``<scan>_connectivity.json[.gz]`` files on demand, with distance tables (which
+    file of a scan is read: :func:`~vlneval.graph.matterport.connectivity_file`).
 
     Args:
         folder: the folder of connectivity files.
@@ -30,12 +36,13 @@ class GraphStore:
         self._graphs: dict[str, NavGraph] = {}
         self._tables: dict[str, np.ndarray] = {}
 
-    def _index(self) -> dict[str, Path]:
-        files: dict[str, Path] = {}
-        for pattern in ("*_connectivity.json", "*_connectivity.json.gz"):
-            for p in sorted(self.folder.glob(pattern)):
-                files.setdefault(p.name.split("_connectivity")[0], p)
-        return files
+    def _index(self) -> set[str]:
+        """The scans with a file (the file of each is chosen when it is read)."""
+        return {
+            p.name.removesuffix(".gz").removesuffix("_connectivity.json")
+            for pattern in ("*_connectivity.json", "*_connectivity.json.gz")
+            for p in self.folder.glob(pattern)
+        }
 
     @property
     def scans(self) -> list[str]:
@@ -94,7 +101,9 @@ class GraphStore:
 
     def _read(self, scan: str) -> tuple[NavGraph, np.ndarray]:
         """The graph and table of ``scan``: from the disk cache, or computed (and cached)."""
-        path = self._files[scan]
+        path = connectivity_file(self.folder, scan)
+        if path is None:
+            raise MissingDataError(f"{self.folder}: the file of scan {scan} was removed")
         raw = path.read_bytes()  # read once: hashed for the cache key, parsed on a miss
         key = dist.file_key(raw, scan) if self.use_cache else ""
         cached = dist.load_cached(key, scan, str(path)) if self.use_cache else None
