@@ -109,6 +109,30 @@ def test_checkpoint_needs_an_agent_that_takes_it(
     assert "agent random-v1 takes no checkpoint= argument" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("agent", "ckpt", "message"),
+    [
+        ("random", True, "--checkpoints: agent random-v1 takes no checkpoint= argument (its "
+         "constructor takes: none); see vlneval.distributed.checkpoint"),
+        ("tests.distributed.agents:CheckpointRandom", False, "agent tests.distributed.agents:"
+         "CheckpointRandom needs a checkpoint (its constructor requires checkpoint=): pass "
+         "--checkpoints FILE [FILE ...]"),
+    ],
+)  # fmt: skip
+def test_sweep_plan_refuses_an_agent_that_cannot_take_its_checkpoints(
+    agent: str, ckpt: bool, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every unit would fail: refused at once, naming the agent, and no units file written."""
+    c = tmp_path / "ckpt.10.pth"
+    c.write_text("1")
+    units = tmp_path / "units.jsonl"
+    given = ["--checkpoints", c] if ckpt else []
+    assert vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs", *given,
+                   "--", "run", "--task", "demo", "--agent", agent) == 2  # fmt: skip
+    assert capsys.readouterr().err == f"error: {message}\n"
+    assert not units.exists()
+
+
 def test_tensorboard_scalars_are_the_tables_means(tmp_path: Path) -> None:
     from vlneval.distributed.sweep_report import SweepTable, write_tensorboard
 

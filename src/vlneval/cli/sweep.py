@@ -78,8 +78,9 @@ def _run_args(command: list[str]) -> argparse.Namespace:
 
 def _check_runnable(run: argparse.Namespace, checkpoints: list[str], seeds: list[int]) -> None:
     """Refuses, before any unit is written, what every unit's ``vlneval run`` would refuse:
-    an unknown task (with the closest name), a negative seed, an impossible ``--max-steps``
-    and a checkpoint that is not there (a shell pattern that matched nothing stays as typed)."""
+    an unknown task (with the closest name), a negative seed, an impossible ``--max-steps``,
+    a checkpoint that is not there (a shell pattern that matched nothing stays as typed) and
+    an agent that cannot take the checkpoints (:func:`_check_agent`)."""
     from vlneval.cli.run import check_numbers
     from vlneval.errors import VLNEvalError
     from vlneval.tasks import get_task
@@ -89,6 +90,40 @@ def _check_runnable(run: argparse.Namespace, checkpoints: list[str], seeds: list
     for ckpt in checkpoints:
         if not Path(ckpt).exists():
             raise VLNEvalError(f"--checkpoints {ckpt}: no such file or folder")
+    _check_agent(run, checkpoints)
+
+
+def _check_agent(run: argparse.Namespace, checkpoints: list[str]) -> None:
+    """Refuses an agent whose constructor takes no ``checkpoint=`` for a sweep over
+    ``--checkpoints``, and one that requires it for a sweep without them (a remote agent's
+    server holds its model: not checked)."""
+    import inspect
+
+    from vlneval.agents.base import bind_agent_args
+    from vlneval.agents.registry import agent_factory
+    from vlneval.agents.remote import is_remote
+    from vlneval.distributed.checkpoint import parse_agent_args
+    from vlneval.errors import VLNEvalError
+
+    if is_remote(run.agent):
+        return
+    agent_id, factory = agent_factory(run.agent)
+    if checkpoints:
+        try:
+            bind_agent_args(agent_id, factory, {"checkpoint": checkpoints[0]})
+        except VLNEvalError as exc:
+            raise VLNEvalError(f"--checkpoints: {exc}") from None
+        return
+    try:
+        needed = inspect.signature(factory).parameters.get("checkpoint")
+    except (TypeError, ValueError):
+        return
+    given = "checkpoint" in parse_agent_args(getattr(run, "agent_arg", None))
+    if needed is not None and needed.default is inspect.Parameter.empty and not given:
+        raise VLNEvalError(
+            f"agent {agent_id} needs a checkpoint (its constructor requires checkpoint=): "
+            "pass --checkpoints FILE [FILE ...]"
+        )
 
 
 def _array_line(units_file: str, pending: list[int], throttle: int | None) -> str:
