@@ -50,9 +50,14 @@ def test_sweep_plan_skip_report(
     table = tmp_path / "t.csv"
     md = tmp_path / "t.md"
     tb = tmp_path / "tb"
+    plot = tmp_path / "sweep.png"
     assert vlneval("sweep", "report", units, "--csv", table, "--markdown", md, "--resamples",
-                   "200", "--tensorboard", tb) == 0  # fmt: skip
+                   "200", "--tensorboard", tb, "--plot", plot) == 0  # fmt: skip
     rows = list(csv.DictReader(table.open()))
+    spl = {r["checkpoint"]: float(r["value"]) for r in rows
+           if r["metric"] == "SPL" and r["seed"] == "mean"}  # fmt: skip
+    best = max(spl, key=lambda c: spl[c])  # the demo task ranks by SPL
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # TensorBoard: each checkpoint's mean over seeds at its step, under VLN-CE's tags
     means = {(f"eval_val_{VLNCE_TAGS.get(r['metric'], r['metric'])}", int(r["step"])):
              float(r["value"]) for r in rows if r["seed"] == "mean"}  # fmt: skip
@@ -61,7 +66,9 @@ def test_sweep_plan_skip_report(
     for tag, step, value in scalars:
         assert value == pytest.approx(means[(tag, step)], rel=1e-6)  # stored as float32
     assert {"eval_val_success", "eval_val_spl"} <= {t for t, _, _ in scalars}
-    assert "wrote 16 scalars to" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "wrote 16 scalars to" in err
+    assert f"wrote {plot}: SPL by checkpoint; selected {best} (best mean SPL)\n" in err
     sr = {(r["checkpoint"], r["seed"]): r for r in rows if r["metric"] == "SR"}
     assert set(sr) == {(c, s) for c in ("ckpt.10.pth", "ckpt.20.pth") for s in ("0", "1", "mean")}
     for c in ("ckpt.10.pth", "ckpt.20.pth"):
