@@ -196,3 +196,21 @@ def test_sweep_report_with_no_finished_run_fails_and_writes_nothing(
     )
     assert vlneval("sweep", "report", units) == 2  # without outputs: nothing on stdout either
     assert capsys.readouterr().out == ""
+
+
+def test_sweep_report_refuses_a_plot_metric_it_lacks_before_writing_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    units = tmp_path / "units.jsonl"
+    assert vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs", "--",
+                   "run", "--task", "demo", "--agent", "random") == 0  # fmt: skip
+    assert vlneval("sweep", "run-unit", units, "--all") == 0
+    capsys.readouterr()
+    table, plot = tmp_path / "t.csv", tmp_path / "p.png"
+    assert vlneval("sweep", "report", units, "--csv", table, "--plot", plot, "--plot-metrics",
+                   "SR", "RGS", "--resamples", "50") == 2  # fmt: skip
+    assert capsys.readouterr().err == (
+        "error: --plot-metrics RGS: not a metric of this sweep (it has: TL, NE, OSR, SR, SPL, "
+        "nDTW, sDTW, CLS)\n"
+    )
+    assert not table.exists() and not plot.exists()
