@@ -36,9 +36,9 @@ __all__ = [
     "RESERVED",
 ]
 
-#: Options a sweep sets for every unit; the command given to it must not set them.
 #: The most units a sweep plans (a SLURM array is at most a few million tasks; more is a typo).
 MAX_UNITS = 1_000_000
+#: Options a sweep sets for every unit; the command given to it must not set them.
 RESERVED = ("--out", "--seed", "--shard", "--checkpoint", "--resume", "--limit", "--score")
 
 
