@@ -50,9 +50,14 @@ def test_sweep_plan_skip_report(
     table = tmp_path / "t.csv"
     md = tmp_path / "t.md"
     tb = tmp_path / "tb"
+    plot = tmp_path / "sweep.png"
     assert vlneval("sweep", "report", units, "--csv", table, "--markdown", md, "--resamples",
-                   "200", "--tensorboard", tb) == 0  # fmt: skip
+                   "200", "--tensorboard", tb, "--plot", plot) == 0  # fmt: skip
     rows = list(csv.DictReader(table.open()))
+    spl = {r["checkpoint"]: float(r["value"]) for r in rows
+           if r["metric"] == "SPL" and r["seed"] == "mean"}  # fmt: skip
+    best = max(spl, key=lambda c: spl[c])  # the demo task ranks by SPL
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # TensorBoard: each checkpoint's mean over seeds at its step, under VLN-CE's tags
     means = {(f"eval_val_{VLNCE_TAGS.get(r['metric'], r['metric'])}", int(r["step"])):
              float(r["value"]) for r in rows if r["seed"] == "mean"}  # fmt: skip
@@ -61,7 +66,9 @@ def test_sweep_plan_skip_report(
     for tag, step, value in scalars:
         assert value == pytest.approx(means[(tag, step)], rel=1e-6)  # stored as float32
     assert {"eval_val_success", "eval_val_spl"} <= {t for t, _, _ in scalars}
-    assert "wrote 16 scalars to" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "wrote 16 scalars to" in err
+    assert f"wrote {plot}: SPL by checkpoint; selected {best} (best mean SPL)\n" in err
     sr = {(r["checkpoint"], r["seed"]): r for r in rows if r["metric"] == "SR"}
     assert set(sr) == {(c, s) for c in ("ckpt.10.pth", "ckpt.20.pth") for s in ("0", "1", "mean")}
     for c in ("ckpt.10.pth", "ckpt.20.pth"):
@@ -107,6 +114,30 @@ def test_checkpoint_needs_an_agent_that_takes_it(
         == 2
     )
     assert "agent random-v1 takes no checkpoint= argument" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("agent", "ckpt", "message"),
+    [
+        ("random", True, "--checkpoints: agent random-v1 takes no checkpoint= argument (its "
+         "constructor takes: none); see vlneval.distributed.checkpoint"),
+        ("tests.distributed.agents:CheckpointRandom", False, "agent tests.distributed.agents:"
+         "CheckpointRandom needs a checkpoint (its constructor requires checkpoint=): pass "
+         "--checkpoints FILE [FILE ...]"),
+    ],
+)  # fmt: skip
+def test_sweep_plan_refuses_an_agent_that_cannot_take_its_checkpoints(
+    agent: str, ckpt: bool, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every unit would fail: refused at once, naming the agent, and no units file written."""
+    c = tmp_path / "ckpt.10.pth"
+    c.write_text("1")
+    units = tmp_path / "units.jsonl"
+    given = ["--checkpoints", c] if ckpt else []
+    assert vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs", *given,
+                   "--", "run", "--task", "demo", "--agent", agent) == 2  # fmt: skip
+    assert capsys.readouterr().err == f"error: {message}\n"
+    assert not units.exists()
 
 
 def test_tensorboard_scalars_are_the_tables_means(tmp_path: Path) -> None:
@@ -165,3 +196,21 @@ def test_sweep_report_with_no_finished_run_fails_and_writes_nothing(
     )
     assert vlneval("sweep", "report", units) == 2  # without outputs: nothing on stdout either
     assert capsys.readouterr().out == ""
+
+
+def test_sweep_report_refuses_a_plot_metric_it_lacks_before_writing_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    units = tmp_path / "units.jsonl"
+    assert vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs", "--",
+                   "run", "--task", "demo", "--agent", "random") == 0  # fmt: skip
+    assert vlneval("sweep", "run-unit", units, "--all") == 0
+    capsys.readouterr()
+    table, plot = tmp_path / "t.csv", tmp_path / "p.png"
+    assert vlneval("sweep", "report", units, "--csv", table, "--plot", plot, "--plot-metrics",
+                   "SR", "RGS", "--resamples", "50") == 2  # fmt: skip
+    assert capsys.readouterr().err == (
+        "error: --plot-metrics RGS: not a metric of this sweep (it has: TL, NE, OSR, SR, SPL, "
+        "nDTW, sDTW, CLS)\n"
+    )
+    assert not table.exists() and not plot.exists()

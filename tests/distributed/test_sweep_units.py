@@ -3,6 +3,10 @@ decimals; lengths in metres), and its CSV says the unit of the stored value."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import pytest
+
 from vlneval.distributed.sweep_report import SweepTable, to_markdown, to_rows
 
 
@@ -35,3 +39,57 @@ def test_csv_rows_keep_the_stored_values_and_name_their_unit() -> None:
         ("NE", "mean", 9.5312, "m"),
         ("SR", "mean", 0.1633, "fraction"),
     ]
+
+
+def _sweep(
+    monkeypatch: pytest.MonkeyPatch, per_episode: dict[str, list[float]], checkpoints: list[str]
+) -> SweepTable:
+    """``sweep_table`` over one finished shard per checkpoint, each scored as ``per_episode``
+    (label -> values) says."""
+    import numpy as np
+
+    from vlneval.distributed import sweep_report
+    from vlneval.distributed.sweep import plan_units
+
+    monkeypatch.setattr(sweep_report, "unit_status", lambda unit: "complete")
+    monkeypatch.setattr(sweep_report, "merge", lambda paths, out: None)
+    units = plan_units(["run", "--task", "demo", "--agent", "random"], checkpoints=checkpoints,
+                       seeds=[0], shards=1, runs_dir="runs")  # fmt: skip
+
+    def score(path: object) -> SimpleNamespace:
+        cols = {sweep_report.LABELS[k].column: np.asarray(v) for k, v in per_episode.items()}
+        means = {k: float(np.nanmean(v)) for k, v in per_episode.items()}
+        return SimpleNamespace(split="val", metrics=means, per_episode=cols, n_episodes=4)
+
+    return sweep_report.sweep_table(units, score, n_resamples=200)
+
+
+def test_each_metric_is_bootstrapped_on_its_own_episodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An episode without NE (NaN) leaves NE's interval to the other three episodes, and
+    still counts in SR's: each interval is on the episodes of its value."""
+    from vlneval.stats import bootstrap_ci
+
+    sr, ne = [1.0, 0.0, 1.0, 1.0], [1.5, float("nan"), 3.0, 6.0]
+    (run,) = _sweep(monkeypatch, {"SR": sr, "NE": ne}, ["ckpt.7.pth"]).runs
+    alone = {k: bootstrap_ci(v, rng=0, n_resamples=200, nan_policy="omit")
+             for k, v in (("SR", sr), ("NE", ne[:1] + ne[2:]))}  # fmt: skip
+    assert run["metrics"] == {
+        "SR": {"value": 0.75, "low": alone["SR"].low, "high": alone["SR"].high},
+        "NE": {"value": 3.5, "low": alone["NE"].low, "high": alone["NE"].high},
+    }
+    assert alone["SR"].low < 0.75 < alone["SR"].high == 1.0  # not SR of episodes 0, 2, 3 (all 1)
+    assert alone["NE"].low >= 1.5 and alone["NE"].high <= 6.0
+
+
+def test_checkpoints_are_listed_by_the_number_in_their_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``ckpt_20`` before ``ckpt_100`` (not as text); a name without a number keeps its place."""
+    ckpts = ["c/ckpt_100.pth", "c/best.pth", "c/ckpt_20.pth", "c/ckpt_3.pth"]
+    table = _sweep(monkeypatch, {"SR": [1.0, 0.0, 1.0, 1.0]}, ckpts)
+    order = ["ckpt_3.pth", "best.pth", "ckpt_20.pth", "ckpt_100.pth"]
+    assert [r["label"] for r in table.runs] == order
+    assert [(s["label"], s["step"]) for s in table.summary] == [
+        ("ckpt_3.pth", 3), ("best.pth", 1), ("ckpt_20.pth", 20), ("ckpt_100.pth", 100),
+    ]  # fmt: skip
+    assert [r["checkpoint"] for r in to_rows(table)] == order * 2  # the runs, then the means

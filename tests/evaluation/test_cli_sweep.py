@@ -123,6 +123,20 @@ def test_a_quoted_pattern_always_gives_a_list(
     )
 
 
+def test_a_pattern_lists_checkpoints_by_the_number_in_their_name(tmp_path: Path) -> None:
+    """``iter_20`` before ``iter_100`` (not as text); a name without a number keeps its place."""
+    for name in ("iter_100", "best", "iter_20", "iter_3"):
+        shutil.copy(DEMO, tmp_path / f"{name}.json")
+    out = tmp_path / "all" / "summary.json"
+    out.parent.mkdir()
+    argv = ["score", "--task", "demo", "--predictions", str(tmp_path / "*.json"), "--json",
+            str(out), "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    assert [Path(s["predictions"]).name for s in json.loads(out.read_text())] == [
+        "best.json", "iter_3.json", "iter_20.json", "iter_100.json",
+    ]  # fmt: skip
+
+
 def test_a_rerun_never_reads_its_own_outputs_nor_overwrites_an_input(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from tests.reports.house import REFERENCES
 from vlneval.diagnostics import ScoredRun, diagnose
+from vlneval.distributed.sweep_report import SweepTable
 from vlneval.errors import VLNEvalError
 from vlneval.reports import plots_base
 from vlneval.reports.compare import compare_scored
@@ -21,6 +24,7 @@ from vlneval.reports.plots_distributions import (
     plot_length_ratio,
     plot_outcomes,
 )
+from vlneval.reports.plots_sweep import plot_sweep
 from vlneval.reports.plots_trajectory import plot_episode
 
 
@@ -119,7 +123,8 @@ def test_distribution_and_comparison_plots(runs: tuple[ScoredRun, ScoredRun]) ->
 def test_plots_import_matplotlib_lazily() -> None:
     code = (
         "import sys, vlneval.reports.plots_compare, vlneval.reports.plots_distributions, "
-        "vlneval.reports.plots_trajectory, vlneval.reports.html, vlneval.cli.main; "
+        "vlneval.reports.plots_trajectory, vlneval.reports.plots_sweep, vlneval.reports.html, "
+        "vlneval.cli.main; "
         "print('matplotlib' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -380,3 +385,53 @@ def test_characters_no_font_has_are_drawn_as_question_marks_without_warnings(
     assert [t.get_text() for t in ecdf.legends[0].get_texts()] == ["??_??"]
     assert [t.get_text() for t in bars.axes[0].get_yticklabels()] == ["??_??"]
     assert plots_base.drawable_text("a\nδ≤b") == "a\nδ≤b"
+
+
+def _sweep_table() -> SweepTable:
+    """Three checkpoints (listed out of step order), two seeds each; SR a rate, NE in metres."""
+    runs: list[dict[str, Any]] = []
+    summary: list[dict[str, Any]] = []
+    for step, srs, nes in ((20, (0.5, 0.7), (4.0, 3.0)), (100, (0.25, 0.25), (6.0, 5.0)),
+                           (3, (0.5, 0.5), (5.0, 5.0))):  # fmt: skip
+        label = f"ckpt_{step}.pth"
+        for seed, (sr, ne) in enumerate(zip(srs, nes, strict=True)):
+            runs.append({"label": label, "step": step, "seed": seed, "metrics": {
+                "SR": {"value": sr, "low": sr - 0.125, "high": sr + 0.125},
+                "NE": {"value": ne, "low": ne - 1.0, "high": ne + 1.5}}})  # fmt: skip
+        summary.append({"label": label, "step": step, "seeds": [0, 1], "metrics": {
+            "SR": {"mean": sum(srs) / 2, "std": 0.1}, "NE": {"mean": sum(nes) / 2, "std": 0.5}}})  # fmt: skip
+    return SweepTable("val_unseen", runs, summary, units={"SR": "%", "NE": "m"})
+
+
+def test_sweep_plot_draws_each_metric_by_step_with_its_band_and_the_selected_checkpoint(
+    tmp_path: Path,
+) -> None:
+    fig = plot_sweep(_sweep_table(), ["SR", "NE"])
+    sr_ax, ne_ax = fig.axes
+    assert [ax.get_ylabel() for ax in fig.axes] == ["SR (%)", "NE (m)"]
+    assert ne_ax.get_xlabel() == "checkpoint step"
+    line, selected = sr_ax.get_lines()  # the means, then the dashed line at the selected step
+    assert line.get_xdata().tolist() == [3, 20, 100]  # numeric order
+    assert line.get_ydata().tolist() == [50.0, 60.0, 25.0]  # percent, as the tables show
+    assert selected.get_xdata() == [20, 20] and selected.get_linestyle() == "--"
+    (band,) = sr_ax.collections[:1]  # lowest low to highest high of the two seeds
+    vertices = {tuple(v) for v in band.get_paths()[0].vertices.tolist()}
+    assert {(3, 37.5), (20, 37.5), (100, 12.5), (3, 62.5), (20, 82.5), (100, 37.5)} <= vertices
+    star = ne_ax.collections[1]  # SR's best checkpoint, marked on NE's panel too
+    assert star.get_offsets().tolist() == [[20.0, 3.5]]
+    assert ne_ax.get_lines()[0].get_ydata().tolist() == [5.0, 3.5, 5.5]
+    assert fig.texts[0].get_text() == (
+        "SR, NE by checkpoint (val_unseen); selected: ckpt_20.pth, the best mean SR\n"
+        "band: 95% bootstrap interval over episodes, from the lowest to the highest of 2 seeds"
+    )
+    out = tmp_path / "sweep.png"
+    out.write_bytes(figure_png(fig))
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_sweep_plot_selects_by_direction_and_refuses_a_metric_it_lacks() -> None:
+    fig = plot_sweep(_sweep_table(), ["NE"])  # lower is better: ckpt_20 (3.5 m)
+    assert fig.axes[0].collections[1].get_offsets().tolist() == [[20.0, 3.5]]
+    with pytest.raises(VLNEvalError) as exc:
+        plot_sweep(_sweep_table(), ["SPL", "NE"])
+    assert str(exc.value) == "--plot-metrics SPL: not a metric of this sweep (it has: SR, NE)"

@@ -37,9 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=None,
         metavar="FILE",
         help="predictions file(s) (.json or .json.gz) or a quoted pattern ('ckpt/*.json', "
-        "expanded in sorted order); several (checkpoints) are scored in one process, one table "
-        "row each; the protocol cards of `vlneval run` among them (NAME.protocol.json) are "
-        "skipped with a note",
+        "expanded in natural order: ckpt_20 before ckpt_100); several (checkpoints) are scored "
+        "in one process, one table row each; the protocol cards of `vlneval run` among them "
+        "(NAME.protocol.json) are skipped with a note",
     )
     add_scoring_args(p)
     p.add_argument(
@@ -99,8 +99,10 @@ def _predictions(args: argparse.Namespace) -> list[str]:
 
 def _given(paths: list[str]) -> tuple[list[str], bool]:
     """The files of ``--predictions`` (a quoted pattern such as ``'ckpt/*.json'`` expanded
-    here, in sorted order) and whether they make a sweep: several paths or any pattern, so
-    that the ``--json`` list does not turn into one object when a pattern matches one file.
+    here, in natural order: ``ckpt_20`` before ``ckpt_100``, see
+    :func:`~vlneval.distributed.sweep.natural_order`) and whether they make a sweep: several
+    paths or any pattern, so that the ``--json`` list does not turn into one object when a
+    pattern matches one file.
 
     Raises:
         VLNEvalError: a pattern matches no file.
@@ -118,7 +120,9 @@ def _given(paths: list[str]) -> tuple[list[str], bool]:
         matched = sorted(glob.glob(p, recursive=True))
         if not matched:
             raise VLNEvalError(f"--predictions {p}: no file matches this pattern")
-        out += matched
+        from vlneval.distributed.sweep import natural_order  # a pattern is a sweep
+
+        out += [matched[k] for k in natural_order(matched)]
         patterns += 1
     return out, patterns > 0 or len(paths) > 1
 

@@ -7,6 +7,7 @@ import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from vlneval.cli.common import err, scorer_on_first_use
 
@@ -58,6 +59,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     q.add_argument("--markdown", default=None, help="markdown tables (default: stdout)")
     q.add_argument("--tensorboard", default=None, metavar="LOGDIR",
                    help="scalars eval_{split}_{metric} per checkpoint step (needs tensorboardX, or tensorboard with torch)")  # fmt: skip
+    q.add_argument("--plot", default=None, metavar="PNG",
+                   help="metric-vs-checkpoint plot: mean over seeds by step, interval band, the "
+                   "selected checkpoint (best mean of the first --plot-metrics) marked")  # fmt: skip
+    q.add_argument("--plot-metrics", nargs="+", default=None, metavar="METRIC",
+                   help="metrics of --plot (default: the one the task ranks by)")  # fmt: skip
     q.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
     q.add_argument("--confidence", type=float, default=0.95, help="interval level (0.95)")
     q.set_defaults(func=cmd_report)
@@ -78,8 +84,9 @@ def _run_args(command: list[str]) -> argparse.Namespace:
 
 def _check_runnable(run: argparse.Namespace, checkpoints: list[str], seeds: list[int]) -> None:
     """Refuses, before any unit is written, what every unit's ``vlneval run`` would refuse:
-    an unknown task (with the closest name), a negative seed, an impossible ``--max-steps``
-    and a checkpoint that is not there (a shell pattern that matched nothing stays as typed)."""
+    an unknown task (with the closest name), a negative seed, an impossible ``--max-steps``,
+    a checkpoint that is not there (a shell pattern that matched nothing stays as typed) and
+    an agent that cannot take the checkpoints (:func:`_check_agent`)."""
     from vlneval.cli.run import check_numbers
     from vlneval.errors import VLNEvalError
     from vlneval.tasks import get_task
@@ -89,6 +96,40 @@ def _check_runnable(run: argparse.Namespace, checkpoints: list[str], seeds: list
     for ckpt in checkpoints:
         if not Path(ckpt).exists():
             raise VLNEvalError(f"--checkpoints {ckpt}: no such file or folder")
+    _check_agent(run, checkpoints)
+
+
+def _check_agent(run: argparse.Namespace, checkpoints: list[str]) -> None:
+    """Refuses an agent whose constructor takes no ``checkpoint=`` for a sweep over
+    ``--checkpoints``, and one that requires it for a sweep without them (a remote agent's
+    server holds its model: not checked)."""
+    import inspect
+
+    from vlneval.agents.base import bind_agent_args
+    from vlneval.agents.registry import agent_factory
+    from vlneval.agents.remote import is_remote
+    from vlneval.distributed.checkpoint import parse_agent_args
+    from vlneval.errors import VLNEvalError
+
+    if is_remote(run.agent):
+        return
+    agent_id, factory = agent_factory(run.agent)
+    if checkpoints:
+        try:
+            bind_agent_args(agent_id, factory, {"checkpoint": checkpoints[0]})
+        except VLNEvalError as exc:
+            raise VLNEvalError(f"--checkpoints: {exc}") from None
+        return
+    try:
+        needed = inspect.signature(factory).parameters.get("checkpoint")
+    except (TypeError, ValueError):
+        return
+    given = "checkpoint" in parse_agent_args(getattr(run, "agent_arg", None))
+    if needed is not None and needed.default is inspect.Parameter.empty and not given:
+        raise VLNEvalError(
+            f"agent {agent_id} needs a checkpoint (its constructor requires checkpoint=): "
+            "pass --checkpoints FILE [FILE ...]"
+        )
 
 
 def _array_line(units_file: str, pending: list[int], throttle: int | None) -> str:
@@ -174,13 +215,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     nothing written."""
     from vlneval.distributed.sweep import read_units, unit_status
     from vlneval.distributed.sweep_report import (
+        selected_checkpoint,
         sweep_table,
         to_markdown,
         to_rows,
         write_tensorboard,
     )
     from vlneval.errors import VLNEvalError
-    from vlneval.io import atomic_write_text
+    from vlneval.io import atomic_write_bytes, atomic_write_text
     from vlneval.reports.tables import write_rows
 
     units = read_units(args.units)
@@ -201,6 +243,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         )
     for label, seed, left in table.incomplete:
         err(f"note: {label} seed {seed}: {left} units not complete, left out")
+    metrics = (args.plot_metrics or [_ranked_by(scorer(), table)]) if args.plot else []
+    png = _plot_png(table, metrics) if metrics else None  # a bad metric: nothing written
     if args.csv:
         write_rows(args.csv, to_rows(table))
     text = to_markdown(table)
@@ -211,4 +255,24 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.tensorboard:
         n = write_tensorboard(table, args.tensorboard)
         err(f"wrote {n} scalars to {args.tensorboard}")
+    if png is not None:
+        atomic_write_bytes(args.plot, png)
+        chosen = selected_checkpoint(table, metrics[0])
+        picked = "" if chosen is None else f"; selected {chosen['label']} (best mean {metrics[0]})"
+        err(f"wrote {args.plot}: {', '.join(metrics)} by checkpoint{picked}")
     return 0
+
+
+def _ranked_by(scorer: Any, table: Any) -> str:
+    """The metric the task ranks by, else the sweep's first metric."""
+    ranked = scorer.task.ranking_metric(scorer.profile)
+    names = list(table.summary[0]["metrics"])
+    return ranked if ranked in names else names[0]
+
+
+def _plot_png(table: Any, metrics: list[str]) -> bytes:
+    """The sweep's plot (:func:`~vlneval.reports.plots_sweep.plot_sweep`) as PNG bytes."""
+    from vlneval.reports.plots_base import figure_png
+    from vlneval.reports.plots_sweep import plot_sweep
+
+    return figure_png(plot_sweep(table, metrics))

@@ -32,12 +32,13 @@ __all__ = [
     "array_ranges",
     "checkpoint_label",
     "checkpoint_step",
+    "natural_order",
     "RESERVED",
 ]
 
-#: Options a sweep sets for every unit; the command given to it must not set them.
 #: The most units a sweep plans (a SLURM array is at most a few million tasks; more is a typo).
 MAX_UNITS = 1_000_000
+#: Options a sweep sets for every unit; the command given to it must not set them.
 RESERVED = ("--out", "--seed", "--shard", "--checkpoint", "--resume", "--limit", "--score")
 
 
@@ -87,6 +88,29 @@ def checkpoint_step(path: str | None, default: int) -> int:
     """
     found = re.findall(r"\d+", Path(path).name) if path else []
     return int(found[-1]) if found else default
+
+
+def natural_order(names: Sequence[str | None]) -> list[int]:
+    """The positions of ``names`` in natural order: the names with a number sorted by it (runs
+    of digits compared as numbers, the rest as text: ``ckpt_20`` before ``ckpt_100``), each name
+    without a number left where it was given.
+
+    Example:
+        >>> names = ["best.pth", "ckpt_100.pth", "ckpt_20.pth", None, "ckpt_3.pth"]
+        >>> [names[k] for k in natural_order(names)]
+        ['best.pth', 'ckpt_3.pth', 'ckpt_20.pth', None, 'ckpt_100.pth']
+    """
+    numbered = [k for k, name in enumerate(names) if name and re.search("[0-9]", name)]
+    order = list(range(len(names)))
+    ranked = sorted(numbered, key=lambda k: _natural_key(names[k] or ""))
+    for slot, k in zip(numbered, ranked, strict=True):
+        order[slot] = k
+    return order
+
+
+def _natural_key(name: str) -> tuple[str | int, ...]:
+    """``name`` cut into text and numbers (``("ckpt_", 20, ".pth")``): text at even places."""
+    return tuple(int(c) if k % 2 else c for k, c in enumerate(re.split("([0-9]+)", name)))
 
 
 def plan_units(

@@ -3,10 +3,12 @@
 For each (checkpoint, seed) whose shards are all complete: the shards are merged
 (:func:`vlneval.distributed.merge`) into the run's predictions file, which is scored centrally
 (never an average of per-shard means); each metric gets its percentile bootstrap interval
-over episodes (:func:`vlneval.stats.bootstrap_table`, the same resamples for every metric). Per
-checkpoint, the seeds' scores are summarised as mean ± sample std
-(:func:`vlneval.stats.aggregate_scores`). The statistics layer is pure numpy, so this module
-may use it without a cycle.
+over the episodes it has a value for (:func:`vlneval.stats.bootstrap_ci`, one seed for every
+metric), the episodes its value is the mean of: an episode without a value in one metric (NaN)
+still counts in the others. Per checkpoint, the seeds' scores are summarised as mean ± sample
+std (:func:`vlneval.stats.aggregate_scores`). Checkpoints are listed in natural order
+(:func:`~vlneval.distributed.sweep.natural_order`: ``ckpt.20`` before ``ckpt.100``). The
+statistics layer is pure numpy, so this module may use it without a cycle.
 """
 
 from __future__ import annotations
@@ -21,10 +23,24 @@ import numpy as np
 
 from vlneval.distributed.merge import merge
 from vlneval.distributed.shardfile import shard_paths
-from vlneval.distributed.sweep import Unit, checkpoint_label, checkpoint_step, unit_status
+from vlneval.distributed.sweep import (
+    Unit,
+    checkpoint_label,
+    checkpoint_step,
+    natural_order,
+    unit_status,
+)
 from vlneval.metrics.info import LABELS, column_name, format_value, shown_unit
 
-__all__ = ["SweepTable", "sweep_table", "to_markdown", "to_rows", "write_tensorboard", "VLNCE_TAGS"]
+__all__ = [
+    "SweepTable",
+    "sweep_table",
+    "selected_checkpoint",
+    "to_markdown",
+    "to_rows",
+    "write_tensorboard",
+    "VLNCE_TAGS",
+]
 
 #: vlneval labels -> the metric names VLN-CE logs as ``eval_{split}_{name}``.
 VLNCE_TAGS = {
@@ -44,10 +60,11 @@ class SweepTable:
 
     Attributes:
         split: the split scored.
-        runs: one dict per scored (checkpoint, seed): ``checkpoint``, ``label``, ``step``,
-            ``seed``, ``n_episodes``, ``metrics`` (label -> ``{value, low, high}``).
-        summary: one dict per checkpoint: ``label``, ``step``, ``seeds``, ``metrics``
-            (label -> ``{mean, std}``).
+        runs: one dict per scored (checkpoint, seed), in natural checkpoint order:
+            ``checkpoint``, ``label``, ``step``, ``seed``, ``n_episodes``, ``metrics`` (label ->
+            ``{value, low, high}``).
+        summary: one dict per checkpoint, in the same order: ``label``, ``step``, ``seeds``,
+            ``metrics`` (label -> ``{mean, std}``).
         incomplete: (checkpoint label, seed, units not complete) of runs left out.
         units: label -> the unit its values are shown in (``%`` for rates, stored as
             fractions; ``m``...), from the metric table or the scorer's own units.
@@ -58,6 +75,7 @@ class SweepTable:
     summary: list[dict[str, Any]] = field(default_factory=list)
     incomplete: list[tuple[str, int, int]] = field(default_factory=list)
     units: dict[str, str] = field(default_factory=dict)
+    confidence: float = 0.95
 
 
 def _groups(units: Sequence[Unit]) -> dict[tuple[str | None, int], list[Unit]]:
@@ -80,9 +98,9 @@ def sweep_table(
     ``score(path)`` returns the run's :class:`~vlneval.evaluation.Result` (the caller
     knows the task, split and data).
     """
-    from vlneval.stats import aggregate_scores, bootstrap_table
+    from vlneval.stats import aggregate_scores, bootstrap_ci
 
-    table = SweepTable(split="")
+    table = SweepTable(split="", confidence=confidence)
     labels: dict[str | None, str] = {}
     taken: set[str] = set()
     for (ckpt, seed), group in _groups(units).items():
@@ -102,8 +120,12 @@ def sweep_table(
             for k, v in ev.metrics.items()
             if v is not None and _column(k) in ev.per_episode
         }
-        cis = bootstrap_table(columns, rng=rng, n_resamples=n_resamples,
-                              confidence=confidence, nan_policy="omit") if columns else {}  # fmt: skip
+        cis = {
+            k: bootstrap_ci(column, rng=rng, n_resamples=n_resamples, confidence=confidence,
+                            nan_policy="omit", metric=k)
+            for k, column in columns.items()
+            if np.isfinite(column).any()
+        }  # fmt: skip
         metrics = {
             k: {
                 "value": v,
@@ -127,7 +149,30 @@ def sweep_table(
             agg[k] = {"mean": s.mean, "std": s.std}
         table.summary.append({"label": label, "step": runs[0]["step"],
                               "seeds": [r["seed"] for r in runs], "metrics": agg})  # fmt: skip
+    rank = {k: n for n, k in enumerate(natural_order(list(labels)))}
+    place = {label: rank[n] for n, label in enumerate(labels.values())}
+    table.runs.sort(key=lambda r: place[r["label"]])  # stable: seeds stay in plan order
+    table.summary.sort(key=lambda s: place[s["label"]])
     return table
+
+
+def selected_checkpoint(table: SweepTable, metric: str) -> dict[str, Any] | None:
+    """The summary row of the checkpoint with the best mean of ``metric`` over seeds (by the
+    metric's direction; the first in order on a tie); None for a metric with no better
+    direction (TL) or no mean.
+
+    Example:
+        >>> rows = [{"label": f"c{k}", "metrics": {"NE": {"mean": ne}}} for k, ne in
+        ...         enumerate([4.5, 2.5, 2.5])]
+        >>> selected_checkpoint(SweepTable("val", summary=rows), "NE")["label"]
+        'c1'
+    """
+    info = LABELS.get(metric)
+    sign = {"higher": -1.0, "lower": 1.0}.get(info.direction if info else "higher")
+    rows = [s for s in table.summary if s["metrics"].get(metric, {}).get("mean") is not None]
+    if sign is None or not rows:
+        return None
+    return min(rows, key=lambda s: sign * s["metrics"][metric]["mean"])
 
 
 def _num(label: str, x: float | None, unit: str) -> str:
