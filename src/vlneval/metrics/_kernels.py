@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 INF = np.inf
-#: At most this many episodes per DTW block, and about DTW_CELLS padded values per block.
+#: At most this many episodes per DTW block, and at most DTW_CELLS padded costs per block.
 DTW_BLOCK = 16_384
 DTW_CELLS = 1 << 20
 
@@ -195,11 +195,17 @@ def dtw_batch(
     live = np.flatnonzero((m > 0) & (k > 0))
     live = live[np.argsort(-last[live], kind="stable")]
     lo = 0
-    while lo < live.shape[0]:
-        # Longest episodes first: a block's cost array holds at most about DTW_CELLS values.
-        first = live[lo]
-        count = max(64, min(DTW_BLOCK, DTW_CELLS // int(m[first] * (last[first] + 2))))
+    for count in dtw_blocks(m[live], k[live]):
         block = live[lo : lo + count]
+        lo += count
+        if count == 1 and m[block[0]] * k[block[0]] > DTW_CELLS:
+            e = block[0]
+            r, p = (
+                slice(ref_offsets[e], ref_offsets[e + 1]),
+                slice(traj_offsets[e], traj_offsets[e + 1]),
+            )
+            out[e], closest[r] = _dtw_long(dist, rows[r], traj[p].astype(np.int64))
+            continue
         # (slot, episode): the positions of each episode's reference and trajectory nodes.
         i_ref = ref_offsets[block] + np.minimum(np.arange(m[block].max())[:, None], m[block] - 1)
         j_traj = traj_offsets[block] + np.minimum(np.arange(k[block].max())[:, None], k[block] - 1)
@@ -209,8 +215,50 @@ def dtw_batch(
         out[block], near = _dtw_block(cost, m[block], last[block])
         keep = np.arange(near.shape[1]) < m[block, None]
         closest[i_ref.T[keep]] = near[keep]
-        lo += count
     return out, closest
+
+
+def dtw_blocks(m: np.ndarray, k: np.ndarray) -> list[int]:
+    """How many episodes (reference and trajectory lengths ``m``, ``k``, in :func:`dtw_batch`'s
+    order) each DTW block takes, in order: at most DTW_BLOCK, and at most DTW_CELLS padded
+    costs (``count * max m * max k``); an episode that alone has more is a block of one, whose
+    costs are read one anti-diagonal at a time.
+
+    Example:
+        >>> dtw_blocks(np.array([4, 2, 2, 2]), np.array([300_000, 3, 3, 3]))
+        [1, 3]
+    """
+    counts: list[int] = []
+    lo = 0
+    while lo < m.shape[0]:
+        # The first episode's own costs bound the count; larger later ones cut it shorter.
+        most = max(1, min(DTW_BLOCK, DTW_CELLS // int(m[lo] * k[lo])))
+        part = slice(lo, lo + most)
+        cells = np.maximum.accumulate(m[part]) * np.maximum.accumulate(k[part])
+        cells *= np.arange(1, cells.shape[0] + 1)
+        counts.append(max(1, int(np.searchsorted(cells, DTW_CELLS, "right"))))
+        lo += counts[-1]
+    return counts
+
+
+def _dtw_long(dist: np.ndarray, rows: np.ndarray, traj: np.ndarray) -> tuple[float, np.ndarray]:
+    """:func:`_dtw_block` of one episode, its costs read one anti-diagonal at a time (memory
+    in the reference's length only): the DTW and each reference node's minimum cost."""
+    m, k = rows.shape[0], traj.shape[0]
+    prev2, prev1, cur = (np.full(m + 1, INF) for _ in range(3))
+    prev2[0] = 0.0  # D[-1, -1]
+    near = np.full(m, INF)
+    for t in range(m + k - 1):
+        lo, hi = max(0, t - k + 1), min(t, m - 1)
+        diagonal = dist[rows[lo : hi + 1] + traj[t - hi : t - lo + 1][::-1]]  # d(r_i, p_{t-i})
+        np.minimum(near[lo : hi + 1], diagonal, out=near[lo : hi + 1])
+        best = np.minimum(prev1[lo : hi + 1], prev1[lo + 1 : hi + 2])
+        np.minimum(best, prev2[lo : hi + 1], out=best)
+        np.add(diagonal, best, out=cur[lo + 1 : hi + 2])
+        if t == 0:
+            prev2[0] = INF
+        prev2, prev1, cur = prev1, cur, prev2
+    return float(prev1[m]), near
 
 
 def _dtw_block(cost: np.ndarray, m: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
