@@ -191,3 +191,14 @@ def test_a_pair_too_long_for_a_block_has_the_same_dtw(monkeypatch: pytest.Monkey
     for a, b in zip(blocked, streamed, strict=True):
         assert a.tobytes() == b.tobytes()
     assert blocked[0][2] == sum(table[r, traj[340]] for r in ref[8:12])
+
+
+def test_fidelity_off_skips_only_the_dtw_columns(kit) -> None:  # type: ignore[no-untyped-def]
+    world = kit.random_world(4, episodes=60)
+    full = M.score_batch(**kit.pack(world))
+    lean = M.score_batch(**kit.pack(world), fidelity=False)
+    for key in M.COLUMNS:
+        if key in ("dtw", "ndtw", "sdtw", "cls"):
+            assert np.isnan(lean[key]).all(), key
+        else:
+            assert lean[key].tobytes() == full[key].tobytes(), key

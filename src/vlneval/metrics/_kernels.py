@@ -468,10 +468,12 @@ def score_batch(
     spl_floor: float,
     collapse_repeats: bool,
     cls_threshold: float,
+    fidelity: bool = True,
 ) -> np.ndarray:
     """The (len(batch.COLUMNS), N) table of every per-episode metric; rows follow COLUMNS.
 
-    ``lengths``: :func:`reference_lengths` of these episodes.
+    ``lengths``: :func:`reference_lengths` of these episodes. ``fidelity=False``: DTW, nDTW,
+    sDTW and CLS are not computed (NaN).
     """
     k = np.diff(traj_offsets)
     t_own = owners(traj_offsets)
@@ -485,13 +487,16 @@ def score_batch(
     rl, ell = lengths
     sr = success_of(ne, threshold, success_inclusive)
     repeats = np.bincount(t_own[same], minlength=k.shape[0])
-    q, q_off = traj, traj_offsets
-    if collapse_repeats:
-        q, q_off = traj[~same], offsets_of(k - repeats)
-    d, closest = dtw_batch(dist, start, size, ref, ref_offsets, q, q_off)
-    nd = ndtw_of(d, np.diff(ref_offsets), threshold)
-    # Collapsing drops only zero-length hops, so L(q) == tl exactly.
-    pc = coverage(closest, ref_offsets, cls_threshold)
+    d = nd = sdtw = cls = np.full(k.shape[0], np.nan)
+    if fidelity:
+        q, q_off = traj, traj_offsets
+        if collapse_repeats:
+            q, q_off = traj[~same], offsets_of(k - repeats)
+        d, closest = dtw_batch(dist, start, size, ref, ref_offsets, q, q_off)
+        nd = ndtw_of(d, np.diff(ref_offsets), threshold)
+        sdtw = success_of(ne, threshold, sdtw_inclusive) * nd
+        # Collapsing drops only zero-length hops, so L(q) == tl exactly.
+        cls = cls_of(coverage(closest, ref_offsets, cls_threshold), tl, rl)
     return np.stack(
         (
             ne,
@@ -504,8 +509,8 @@ def score_batch(
             spl_of(sr, ell, tl, spl_floor),
             d,
             nd,
-            success_of(ne, threshold, sdtw_inclusive) * nd,
-            cls_of(pc, tl, rl),
+            sdtw,
+            cls,
             np.maximum(k - 1, 0),
             repeats,
         ),  # fmt: skip
