@@ -198,13 +198,11 @@ def dtw_batch(
     for count in dtw_blocks(m[live], k[live]):
         block = live[lo : lo + count]
         lo += count
-        if count == 1 and m[block[0]] * k[block[0]] > DTW_CELLS:
-            e = block[0]
-            r, p = (
-                slice(ref_offsets[e], ref_offsets[e + 1]),
-                slice(traj_offsets[e], traj_offsets[e + 1]),
-            )
-            out[e], closest[r] = _dtw_long(dist, rows[r], traj[p].astype(np.int64))
+        e = block[0]
+        if count == 1 and m[e] * k[e] > DTW_CELLS:  # alone over the cap: streamed
+            r = slice(ref_offsets[e], ref_offsets[e + 1])
+            p = traj[traj_offsets[e] : traj_offsets[e + 1]].astype(np.int64)
+            out[e], closest[r] = _dtw_long(dist, rows[r], p)
             continue
         # (slot, episode): the positions of each episode's reference and trajectory nodes.
         i_ref = ref_offsets[block] + np.minimum(np.arange(m[block].max())[:, None], m[block] - 1)
