@@ -18,11 +18,27 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["first_call", "NOTICE_AFTER_S"]
+__all__ = ["first_call", "silenced", "NOTICE_AFTER_S"]
 
 NOTICE_AFTER_S = 1.0  # a compile shorter than this says nothing
 _done: set[str] = set()
 _lock = threading.Lock()
+_silent = [0]  # blocks inside silenced(), in any thread
+
+
+@contextmanager
+def silenced() -> Iterator[None]:
+    """No notice while the block runs, in any thread (the command line's ``--quiet``).
+
+    Example:
+        >>> with silenced():
+        ...     pass  # a kernel compiled here says nothing
+    """
+    _silent[0] += 1
+    try:
+        yield
+    finally:
+        _silent[0] -= 1
 
 
 @contextmanager
@@ -34,7 +50,7 @@ def first_call(what: str) -> Iterator[None]:
         >>> with first_call("a quick kernel"):
         ...     pass  # nothing compiled: nothing is printed
     """
-    if what in _done:
+    if what in _done or _silent[0]:
         yield
         return
     from numba.core import event

@@ -28,6 +28,20 @@ def test_the_api_rows_write_ndh_ids_as_json_integers(tmp_path: Path) -> None:
     assert [row["inst_idx"] for row in _score(tmp_path).rows()][:3] == [1, 2, 3]
 
 
+def test_no_dtw_is_computed_for_metrics_ndh_never_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vlneval.metrics import _kernels
+
+    def refused(*args: object) -> None:
+        raise AssertionError("DTW computed for a profile that reports no path fidelity")
+
+    monkeypatch.setattr(_kernels, "dtw_batch", refused)
+    r = _score(tmp_path)
+    assert r.metrics["SPL"] == pytest.approx(2 / 3) and r.metrics["GP"] == pytest.approx(8 / 3)
+    assert not {"dtw", "ndtw", "sdtw", "cls"} & set(r.per_episode)
+
+
 def test_planner_path_hand_values(tmp_path: Path) -> None:
     r = _score(tmp_path)
     rows = _rows(r)

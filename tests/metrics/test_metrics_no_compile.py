@@ -76,6 +76,30 @@ def test_a_slow_first_call_prints_one_notice(
     assert capsys.readouterr().err == ""
 
 
+def test_quiet_silences_the_compiling_notice(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    import numba
+
+    from vlneval.cli.common import run_guarded
+
+    monkeypatch.setattr(_compiling, "NOTICE_AFTER_S", 0.0)
+    monkeypatch.setattr(_compiling, "_done", set())
+
+    def dec(a: int) -> int:
+        return a - 1
+
+    def command(args: argparse.Namespace) -> int:
+        with _compiling.first_call("a quiet test kernel"):
+            return int(numba.njit(dec)(1))  # a new function: numba compiles it
+
+    assert run_guarded(command, argparse.Namespace(quiet=True)) == 0
+    assert capsys.readouterr() == ("", "")  # --quiet: no notice
+    assert _compiling._silent == [0]
+
+
 def test_a_quick_first_call_is_silent(capsys: pytest.CaptureFixture[str]) -> None:
     with _compiling.first_call("a quick test kernel"):
         pass

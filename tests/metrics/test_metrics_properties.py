@@ -155,3 +155,50 @@ def test_threads_must_be_a_positive_integer(threads: Any, kit) -> None:  # type:
 
     with pytest.raises(InvalidInputError, match="threads must be a positive integer"):
         M.score_batch(**kit.pack(kit.random_world(0, episodes=3)), threads=threads)
+
+
+def test_dtw_blocks_hold_the_memory_cap_whatever_the_lengths() -> None:
+    from vlneval.metrics._kernels import DTW_CELLS, dtw_blocks
+
+    # A 100,000-step record among short ones (dtw_batch's order: longest first) used to
+    # share a block of 64 padded to 100,000 columns: 20 x 100,000 x 64 costs (1 GB, twice).
+    m = np.array([20, 2, 3, *[5] * 300, 40, *[6] * 50])
+    k = np.array([100_000, 80_000, 3, *[30] * 300, 2, *[4] * 50])
+    counts = dtw_blocks(m, k)
+    assert counts == [1, 2, 351]  # 20 x 100,000 alone: streamed
+    lo = 0
+    for count in counts:
+        cells = count * m[lo : lo + count].max() * k[lo : lo + count].max()
+        assert cells <= DTW_CELLS or (count == 1 and cells > DTW_CELLS)  # alone: streamed
+        lo += count
+    assert dtw_blocks(np.array([3] * 20_000), np.array([4] * 20_000)) == [16_384, 3_616]
+
+
+def test_a_pair_too_long_for_a_block_has_the_same_dtw(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vlneval.metrics import _kernels
+
+    rng = np.random.default_rng(5)
+    table = rng.random((6, 6)).round(3) * 10
+    table = table + table.T
+    m, k = np.array([5, 3, 4, 1]), np.array([300, 40, 1, 7])
+    ref, traj = rng.integers(0, 6, m.sum()), rng.integers(0, 6, k.sum())
+    args = (table.ravel(), np.zeros(4, np.int64), np.full(4, 6), ref, np.cumsum([0, *m]),
+            traj, np.cumsum([0, *k]))  # fmt: skip
+    blocked = _kernels.dtw_batch(*args)
+    monkeypatch.setattr(_kernels, "DTW_CELLS", 100)  # the first two pairs are streamed
+    assert _kernels.dtw_blocks(m[[0, 1, 3, 2]], k[[0, 1, 3, 2]]) == [1, 1, 2]
+    streamed = _kernels.dtw_batch(*args)
+    for a, b in zip(blocked, streamed, strict=True):
+        assert a.tobytes() == b.tobytes()
+    assert blocked[0][2] == sum(table[r, traj[340]] for r in ref[8:12])
+
+
+def test_fidelity_off_skips_only_the_dtw_columns(kit) -> None:  # type: ignore[no-untyped-def]
+    world = kit.random_world(4, episodes=60)
+    full = M.score_batch(**kit.pack(world))
+    lean = M.score_batch(**kit.pack(world), fidelity=False)
+    for key in M.COLUMNS:
+        if key in ("dtw", "ndtw", "sdtw", "cls"):
+            assert np.isnan(lean[key]).all(), key
+        else:
+            assert lean[key].tobytes() == full[key].tobytes(), key

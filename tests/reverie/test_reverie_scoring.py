@@ -60,6 +60,21 @@ def test_hand_values_official_profile(tmp_path: Path) -> None:
     assert "visible" in r.protocol["scoring"]["comparison"]
 
 
+def test_no_dtw_is_computed_for_metrics_reverie_never_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vlneval.metrics import _kernels
+
+    def refused(*args: object) -> None:
+        raise AssertionError("DTW computed for a profile that reports no path fidelity")
+
+    monkeypatch.setattr(_kernels, "dtw_batch", refused)
+    for profile, spl in (("reverie", 0.375), ("reverie-duet", 0.5)):
+        r = _score(tmp_path / profile, profile=profile)
+        assert r.metrics["SPL"] == spl and r.metrics["J"] == 0.25
+        assert not {"dtw", "ndtw", "sdtw", "cls"} & set(r.per_episode)
+
+
 def test_joint_success_column(tmp_path: Path) -> None:
     rows = {row["instr_id"]: row for row in _score(tmp_path).rows()}
     assert [rows[k]["joint_success"] for k in HAND] == [1.0, 0.0, 0.0, 0.0]

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from tests.touchdown.fixture import LINKS, NODES
 from vlneval.errors import InvalidInputError
 from vlneval.graph.street import parse_street_graph
+from vlneval.metrics import edit
 from vlneval.metrics.edit import edit_distance, sed, sed_batch
 from vlneval.metrics.progress import goal_progress, region_distances
 from vlneval.metrics.street import (
@@ -57,6 +58,35 @@ def test_sed_batch_equals_single(trajs: list[list[int]], data: st.DataObject) ->
     single = [sed(t, r, success=x) for t, r, x in zip(trajs, refs, success, strict=True)]
     assert s.tolist() == pytest.approx(single)
     assert all(0.0 <= v <= 1.0 for v in s)
+
+
+def test_edit_distances_pad_each_pair_to_like_lengths_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One 2,000-step route among short ones used to pad every pair to 2,000 x 2,000 cells.
+    rng = np.random.default_rng(7)
+    trajs = [rng.integers(0, 3, 2000).tolist()] + [rng.integers(0, 3, 6).tolist()] * 40
+    refs = [rng.integers(0, 3, n).tolist() for n in [5, *range(1, 41)]]
+    pairs_of = list(zip(trajs, refs, strict=True))
+    cells: list[int] = []
+    pairs = edit._pairs
+
+    def counted(*args: np.ndarray) -> np.ndarray:
+        la, lb = args[2], args[4]
+        cells.append(la.size * int(la.max()) * int((la + lb).max()))
+        return pairs(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(edit, "_pairs", counted)
+    off = lambda seqs: np.cumsum([0, *map(len, seqs)])  # noqa: E731
+    flat = lambda seqs: np.array([v for s in seqs for v in s], dtype=np.int64)  # noqa: E731
+    for osa in (False, True):
+        _, d = sed_batch(
+            flat(trajs), off(trajs), flat(refs), off(refs), np.ones(len(trajs)),
+            transpositions=osa, collapse_repeats=False,
+        )  # fmt: skip
+        assert d.tolist() == [_reference_distance(t, r, osa) for t, r in pairs_of]
+    own = sum(min(len(t), len(r)) * (len(t) + len(r)) for t, r in pairs_of)
+    assert sum(cells) <= 2 * 4 * own  # each pair padded at most 2x per side, twice (osa)
 
 
 def test_sed_hand_values() -> None:

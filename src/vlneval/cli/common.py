@@ -6,12 +6,13 @@ import argparse
 import sys
 import traceback
 from collections.abc import Callable, Mapping
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from vlneval._compiling import silenced
 from vlneval.errors import AgentError, InvalidInputError, VLNEvalError
 from vlneval.io import Output, check_outputs, resolve_output
 from vlneval.reports.paper import TABLE_FORMATS
@@ -358,9 +359,11 @@ def load_declared(path: str | None) -> dict[str, Any] | None:
 
 def run_guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Runs a subcommand: user errors exit 2 with the message (an agent's exception: after
-    the agent's own traceback), bugs exit 1 and say so."""
+    the agent's own traceback), bugs exit 1 and say so. ``--quiet`` also silences numba's
+    compiling notice."""
     try:
-        return fn(args)
+        with silenced() if getattr(args, "quiet", False) else nullcontext():
+            return fn(args)
     except AgentError as exc:
         if exc.agent_traceback:
             err(exc.agent_traceback.rstrip())

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 INF = np.inf
-#: At most this many episodes per DTW block, and about DTW_CELLS padded values per block.
+#: At most this many episodes per DTW block, and at most DTW_CELLS padded costs per block.
 DTW_BLOCK = 16_384
 DTW_CELLS = 1 << 20
 
@@ -195,11 +195,15 @@ def dtw_batch(
     live = np.flatnonzero((m > 0) & (k > 0))
     live = live[np.argsort(-last[live], kind="stable")]
     lo = 0
-    while lo < live.shape[0]:
-        # Longest episodes first: a block's cost array holds at most about DTW_CELLS values.
-        first = live[lo]
-        count = max(64, min(DTW_BLOCK, DTW_CELLS // int(m[first] * (last[first] + 2))))
+    for count in dtw_blocks(m[live], k[live]):
         block = live[lo : lo + count]
+        lo += count
+        e = block[0]
+        if count == 1 and m[e] * k[e] > DTW_CELLS:  # alone over the cap: streamed
+            r = slice(ref_offsets[e], ref_offsets[e + 1])
+            p = traj[traj_offsets[e] : traj_offsets[e + 1]].astype(np.int64)
+            out[e], closest[r] = _dtw_long(dist, rows[r], p)
+            continue
         # (slot, episode): the positions of each episode's reference and trajectory nodes.
         i_ref = ref_offsets[block] + np.minimum(np.arange(m[block].max())[:, None], m[block] - 1)
         j_traj = traj_offsets[block] + np.minimum(np.arange(k[block].max())[:, None], k[block] - 1)
@@ -209,8 +213,50 @@ def dtw_batch(
         out[block], near = _dtw_block(cost, m[block], last[block])
         keep = np.arange(near.shape[1]) < m[block, None]
         closest[i_ref.T[keep]] = near[keep]
-        lo += count
     return out, closest
+
+
+def dtw_blocks(m: np.ndarray, k: np.ndarray) -> list[int]:
+    """How many episodes (reference and trajectory lengths ``m``, ``k``, in :func:`dtw_batch`'s
+    order) each DTW block takes, in order: at most DTW_BLOCK, and at most DTW_CELLS padded
+    costs (``count * max m * max k``); an episode that alone has more is a block of one, whose
+    costs are read one anti-diagonal at a time.
+
+    Example:
+        >>> dtw_blocks(np.array([4, 2, 2, 2]), np.array([300_000, 3, 3, 3]))
+        [1, 3]
+    """
+    counts: list[int] = []
+    lo = 0
+    while lo < m.shape[0]:
+        # The first episode's own costs bound the count; larger later ones cut it shorter.
+        most = max(1, min(DTW_BLOCK, DTW_CELLS // int(m[lo] * k[lo])))
+        part = slice(lo, lo + most)
+        cells = np.maximum.accumulate(m[part]) * np.maximum.accumulate(k[part])
+        cells *= np.arange(1, cells.shape[0] + 1)
+        counts.append(max(1, int(np.searchsorted(cells, DTW_CELLS, "right"))))
+        lo += counts[-1]
+    return counts
+
+
+def _dtw_long(dist: np.ndarray, rows: np.ndarray, traj: np.ndarray) -> tuple[float, np.ndarray]:
+    """:func:`_dtw_block` of one episode, its costs read one anti-diagonal at a time (memory
+    in the reference's length only): the DTW and each reference node's minimum cost."""
+    m, k = rows.shape[0], traj.shape[0]
+    prev2, prev1, cur = (np.full(m + 1, INF) for _ in range(3))
+    prev2[0] = 0.0  # D[-1, -1]
+    near = np.full(m, INF)
+    for t in range(m + k - 1):
+        lo, hi = max(0, t - k + 1), min(t, m - 1)
+        diagonal = dist[rows[lo : hi + 1] + traj[t - hi : t - lo + 1][::-1]]  # d(r_i, p_{t-i})
+        np.minimum(near[lo : hi + 1], diagonal, out=near[lo : hi + 1])
+        best = np.minimum(prev1[lo : hi + 1], prev1[lo + 1 : hi + 2])
+        np.minimum(best, prev2[lo : hi + 1], out=best)
+        np.add(diagonal, best, out=cur[lo + 1 : hi + 2])
+        if t == 0:
+            prev2[0] = INF
+        prev2, prev1, cur = prev1, cur, prev2
+    return float(prev1[m]), near
 
 
 def _dtw_block(cost: np.ndarray, m: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -420,10 +466,12 @@ def score_batch(
     spl_floor: float,
     collapse_repeats: bool,
     cls_threshold: float,
+    fidelity: bool = True,
 ) -> np.ndarray:
     """The (len(batch.COLUMNS), N) table of every per-episode metric; rows follow COLUMNS.
 
-    ``lengths``: :func:`reference_lengths` of these episodes.
+    ``lengths``: :func:`reference_lengths` of these episodes. ``fidelity=False``: DTW, nDTW,
+    sDTW and CLS are not computed (NaN).
     """
     k = np.diff(traj_offsets)
     t_own = owners(traj_offsets)
@@ -437,13 +485,16 @@ def score_batch(
     rl, ell = lengths
     sr = success_of(ne, threshold, success_inclusive)
     repeats = np.bincount(t_own[same], minlength=k.shape[0])
-    q, q_off = traj, traj_offsets
-    if collapse_repeats:
-        q, q_off = traj[~same], offsets_of(k - repeats)
-    d, closest = dtw_batch(dist, start, size, ref, ref_offsets, q, q_off)
-    nd = ndtw_of(d, np.diff(ref_offsets), threshold)
-    # Collapsing drops only zero-length hops, so L(q) == tl exactly.
-    pc = coverage(closest, ref_offsets, cls_threshold)
+    d = nd = sdtw = cls = np.full(k.shape[0], np.nan)
+    if fidelity:
+        q, q_off = traj, traj_offsets
+        if collapse_repeats:
+            q, q_off = traj[~same], offsets_of(k - repeats)
+        d, closest = dtw_batch(dist, start, size, ref, ref_offsets, q, q_off)
+        nd = ndtw_of(d, np.diff(ref_offsets), threshold)
+        sdtw = success_of(ne, threshold, sdtw_inclusive) * nd
+        # Collapsing drops only zero-length hops, so L(q) == tl exactly.
+        cls = cls_of(coverage(closest, ref_offsets, cls_threshold), tl, rl)
     return np.stack(
         (
             ne,
@@ -456,8 +507,8 @@ def score_batch(
             spl_of(sr, ell, tl, spl_floor),
             d,
             nd,
-            success_of(ne, threshold, sdtw_inclusive) * nd,
-            cls_of(pc, tl, rl),
+            sdtw,
+            cls,
             np.maximum(k - 1, 0),
             repeats,
         ),  # fmt: skip

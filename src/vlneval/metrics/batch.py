@@ -72,6 +72,7 @@ def score_batch(
     validate: bool = True,
     threads: int | None = None,
     lengths: tuple[np.ndarray, np.ndarray] | None = None,
+    fidelity: bool = True,
 ) -> dict[str, np.ndarray]:
     """Scores N episodes in one pass; the same cores as the single-episode functions.
 
@@ -109,6 +110,8 @@ def score_batch(
         lengths: ``reference_length`` and ``shortest_length`` of the episodes, as
             :func:`reference_lengths` gives them for the same arrays and ``spl_reference``
             (a scorer of many files computes them once); None: computed here.
+        fidelity: compute DTW, nDTW, sDTW and CLS; False (a profile that reports none of
+            them) leaves those columns NaN and skips their cost.
         threads: how many threads share the episodes; None means one. numpy releases the
             GIL only inside its array operations, so extra threads gain little (none on the
             200,000-episode benchmark) and each holds its own chunk's temporaries.
@@ -172,6 +175,7 @@ def score_batch(
                 threshold=delta, success_inclusive=bool(success_inclusive),
                 sdtw_inclusive=bool(sdtw_inclusive), spl_floor=floor,
                 collapse_repeats=bool(collapse_repeats), cls_threshold=cls_delta,
+                fidelity=bool(fidelity),
             )  # fmt: skip
 
     _in_parts(run, scans.shape[0], _thread_count(threads))

@@ -38,24 +38,42 @@ def _distances(
 ) -> np.ndarray:
     """Levenshtein (or optimal string alignment when ``osa``) distance of every pair of segments.
 
+    Both distances are symmetric, so each pair puts its shorter sequence first; pairs are
+    computed together in buckets of like lengths (the same power of two for the shorter length
+    and for the sum), so a pair's cost is proportional to its own lengths, whatever the others.
+    """
+    la, lb = np.diff(a_off), np.diff(b_off)
+    out = np.maximum(la, lb).astype(np.int64)  # one side empty: insert or delete everything
+    live = np.flatnonzero((la > 0) & (lb > 0))
+    seq = np.concatenate((a, b))
+    la, lb, a0, b0 = la[live], lb[live], a_off[live], b_off[live] + a.shape[0]
+    swap = la > lb
+    short, long = np.where(swap, lb, la), np.where(swap, la, lb)
+    x0, y0 = np.where(swap, b0, a0), np.where(swap, a0, b0)
+    bucket = np.frexp(short)[1] * 64 + np.frexp(short + long)[1]
+    for key in np.unique(bucket).tolist():
+        pick = np.flatnonzero(bucket == key)
+        out[live[pick]] = _pairs(seq, x0[pick], short[pick], y0[pick], long[pick], osa)
+    return out
+
+
+def _pairs(
+    seq: np.ndarray, a0: np.ndarray, la: np.ndarray, b0: np.ndarray, lb: np.ndarray, osa: bool
+) -> np.ndarray:
+    """Distance of each pair ``seq[a0:a0 + la]``, ``seq[b0:b0 + lb]`` (non-empty).
+
     ``D[i, j] = min(D[i-1, j] + 1, D[i, j-1] + 1, D[i-1, j-1] + [a_i != b_j])`` (and
     ``D[i-2, j-2] + 1`` after an adjacent transposition when ``osa``), ``D[i, 0] = i``,
     ``D[0, j] = j``. The cells of one anti-diagonal ``i + j = t`` depend only on earlier ones, so
     each step fills one anti-diagonal of every pair at once.
     """
-    la, lb = np.diff(a_off), np.diff(b_off)
-    out = np.maximum(la, lb).astype(np.int64)  # one side empty: insert or delete everything
-    live = np.flatnonzero((la > 0) & (lb > 0))
-    if live.size == 0:
-        return out
-    la, lb, a0, b0 = la[live], lb[live], a_off[live], b_off[live]
     width = int(la.max())
     i = np.arange(1, width + 1)
-    a_pad = a[a0[:, None] + np.minimum(i - 1, la[:, None] - 1)]  # a_pad[:, i-1] = a_i
+    a_pad = seq[a0[:, None] + np.minimum(i - 1, la[:, None] - 1)]  # a_pad[:, i-1] = a_i
     b_top = (lb - 1)[:, None]
-    rows = np.arange(live.size)
-    diagonals = [np.zeros((live.size, width + 1), dtype=np.int64) for _ in range(4)]  # t-1..t-4
-    res = np.empty(live.size, dtype=np.int64)
+    rows = np.arange(la.size)
+    diagonals = [np.zeros((la.size, width + 1), dtype=np.int64) for _ in range(4)]  # t-1..t-4
+    res = np.empty(la.size, dtype=np.int64)
     for t in range(1, int((la + lb).max()) + 1):
         d1, d2, _, d4 = diagonals
         cur = np.empty_like(d1)
@@ -65,11 +83,11 @@ def _distances(
             ii = i[:hi]
             # Cells past a pair's own lengths read clipped (valid) elements; no real cell
             # depends on them.
-            bj = b[b0[:, None] + np.minimum(t - ii - 1, b_top)]  # b_j with j = t - i
+            bj = seq[b0[:, None] + np.minimum(t - ii - 1, b_top)]  # b_j with j = t - i
             best = np.minimum(d1[:, :hi] + 1, d1[:, 1 : hi + 1] + 1)
             np.minimum(best, d2[:, :hi] + (a_pad[:, :hi] != bj), out=best)
             if osa and hi >= 2 and t >= 4:
-                bj1 = b[b0[:, None] + np.clip(t - ii[1:] - 2, 0, b_top)]  # b_{j-1}
+                bj1 = seq[b0[:, None] + np.clip(t - ii[1:] - 2, 0, b_top)]  # b_{j-1}
                 swap = (a_pad[:, 1:hi] == bj1) & (a_pad[:, : hi - 1] == bj[:, 1:])
                 swap &= t - ii[1:] >= 2
                 best[:, 1:] = np.where(
@@ -81,8 +99,7 @@ def _distances(
         end = np.flatnonzero(la + lb == t)
         res[end] = cur[rows[end], la[end]]
         diagonals = [cur, d1, d2, diagonals[2]]
-    out[live] = res
-    return out
+    return res
 
 
 def _sed_batch(

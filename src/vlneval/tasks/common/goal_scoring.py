@@ -117,7 +117,8 @@ def checked_navigation(
     **rules: Any,
 ) -> tuple[ScoringArrays, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """:func:`checked_arrays` (``pc`` and ``jump_reason`` as there) and the
-    :func:`goal_columns` of :func:`navigation` under ``rules``.
+    :func:`goal_columns` of :func:`navigation` under ``rules``, computing DTW only when
+    ``prof`` reports a path-fidelity metric.
 
     Raises:
         InvalidInputError: as :func:`checked_arrays`.
@@ -125,7 +126,8 @@ def checked_navigation(
     arr, flags = checked_arrays(
         episodes, preds, graphs, prof, subset, pc=pc, jump_reason=jump_reason
     )
-    return arr, flags, goal_columns(navigation(arr, **rules), prof)
+    fidelity = any(label in prof.metrics for label in FIDELITY)
+    return arr, flags, goal_columns(navigation(arr, fidelity=fidelity, **rules), prof)
 
 
 def goal_columns(nav: dict[str, np.ndarray], prof: Profile) -> dict[str, np.ndarray]:
