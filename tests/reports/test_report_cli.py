@@ -61,14 +61,23 @@ def test_report_skip_summary_records(house: House, tmp_path: Path, capsys: Captu
 
 def test_compare_table_and_json(house: House, tmp_path: Path, capsys: Capture) -> None:
     out = tmp_path / "c.json"
-    code = main(["compare", *_data(house), str(house.a), str(house.b), "--json", str(out)])
+    args = ["compare", *_data(house), str(house.a), str(house.b), "--json", str(out)]
+    code = main([*args, "--by-episode"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "Δ = B − A" in captured.out and "+33.33" in captured.out
+    assert "· resampled by episode, seed 0" in captured.out
     record = json.loads(out.read_text())
     assert record["A"] == "run_a" and record["B"] == "run_b" and record["forced"] is False
     sr = next(r for r in record["metrics"] if r["metric"] == "SR")
     assert sr["difference_B_minus_A"] == pytest.approx(1 / 3) and sr["test"] == "mcnemar-exact"
+    # By default the unit is the path: episodes 1_0 and 6_0 share one (F0 -> F2 in house).
+    assert main([*args, "--seed", "4"]) == 0
+    assert "· resampled by path, 5 paths, seed 4" in capsys.readouterr().out
+    record = json.loads(out.read_text())
+    assert (record["settings"]["resampling"], record["settings"]["n_paths"]) == ("paths", 5)
+    sr = next(r for r in record["metrics"] if r["metric"] == "SR")
+    assert sr["test"] == "cluster-permutation-exact"
 
 
 def test_compare_chooses_the_test_by_the_metric_not_its_values(
@@ -80,9 +89,8 @@ def test_compare_chooses_the_test_by_the_metric_not_its_values(
         tmp_path / "stop.json", {f"{k}_0": p[:1] for k, p in REFERENCES.items()}
     )
     out = tmp_path / "c.json"
-    assert main(["compare", *_data(house), str(stop), str(stop), "--json", str(out)]) == 0, (
-        capsys.readouterr().err
-    )
+    args = ["compare", *_data(house), str(stop), str(stop), "--json", str(out), "--by-episode"]
+    assert main(args) == 0, capsys.readouterr().err
     tests = {r["metric"]: r["test"] for r in json.loads(out.read_text())["metrics"]}
     assert tests == {
         "TL": "permutation-exact",

@@ -51,7 +51,7 @@ def test_card_differences_name_each_field() -> None:
 
 def test_paired_comparison_by_hand(runs: tuple[ScoredRun, ScoredRun]) -> None:
     a, b = runs
-    cmp = compare_scored(a, b, rng=0, n_resamples=500)
+    cmp = compare_scored(a, b, rng=0, n_resamples=500, by_episode=True)
     assert cmp.n_paired == 6 and cmp.n_only_a == cmp.n_only_b == 0 and not cmp.forced
     sr = cmp.metrics["SR"]
     assert (sr.mean_b, sr.mean_a, sr.difference) == pytest.approx((2 / 6, 4 / 6, 2 / 6))

@@ -9,13 +9,57 @@ its finite values, as the summary does, and bootstrapped on those alone.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from vlneval.stats import Interval, bootstrap_ci, bootstrap_table
 
-__all__ = ["column_intervals"]
+__all__ = ["column_intervals", "resampling_text", "resampling_unit"]
+
+
+def resampling_unit(
+    scans: np.ndarray, paths: np.ndarray | None, *, by_scan: bool, by_episode: bool
+) -> tuple[np.ndarray | None, bool, dict[str, Any]]:
+    """What the bootstrap resamples: ``(groups, two_stage, settings)``.
+
+    Scans then episodes with ``by_scan``; whole paths by default when episodes share paths
+    (``paths``, from :func:`~vlneval.diagnostics.context.path_groups`: R2R's three instructions
+    of one path are not independent); episodes with ``by_episode`` or when no two episodes
+    share a path. ``settings`` names the unit (``resampling``) and counts the groups.
+
+    Example:
+        >>> scans = np.array(["s", "s", "t"], dtype=object)
+        >>> resampling_unit(scans, np.array([0, 0, 1]), by_scan=False, by_episode=False)[2]
+        {'resampling': 'paths', 'n_paths': 2}
+        >>> resampling_unit(scans, None, by_scan=False, by_episode=False)[2]
+        {'resampling': 'episodes'}
+    """
+    if by_scan:
+        return scans, True, {"resampling": "scans, then episodes", "n_scans": len(set(scans))}
+    if paths is None or by_episode:
+        return None, True, {"resampling": "episodes"}
+    return paths, False, {"resampling": "paths", "n_paths": int(np.unique(paths).size)}
+
+
+def resampling_text(settings: Mapping[str, Any]) -> str:
+    """The unit a bootstrap resampled, in words, from its ``settings``.
+
+    Example:
+        >>> resampling_text({"resampling": "paths", "n_paths": 783})
+        'by path, 783 paths'
+        >>> resampling_text({"resampling": "scans, then episodes", "n_scans": 11})
+        'scans, then episodes (11 scans)'
+        >>> resampling_text({})
+        'by episode'
+    """
+    unit = settings.get("resampling", "episodes")
+    if unit == "paths":
+        return f"by path, {settings.get('n_paths')} paths"
+    if unit == "scans, then episodes":
+        return f"scans, then episodes ({settings.get('n_scans')} scans)"
+    return "by episode"
 
 
 def column_intervals(
@@ -25,6 +69,7 @@ def column_intervals(
     n_resamples: int = 2000,
     confidence: float = 0.95,
     groups: ArrayLike | None = None,
+    two_stage: bool = True,
 ) -> dict[str, Interval | None]:
     """A percentile bootstrap interval of the mean of every column.
 
@@ -32,6 +77,7 @@ def column_intervals(
         columns: name -> per-episode values (all of one length).
         rng, n_resamples, confidence: as for :func:`vlneval.stats.bootstrap_table`.
         groups: a label per episode (the scan) for the two-stage (scan, then episode) bootstrap.
+        two_stage: False to resample whole groups (paths) instead.
 
     Returns:
         name -> interval, in the order of ``columns``; None for a column with no finite value.
@@ -55,6 +101,7 @@ def column_intervals(
                 n_resamples=n_resamples,
                 confidence=confidence,
                 groups=group_arr,
+                two_stage=two_stage,
             )
         )
     for name, a in arrays.items():
@@ -68,5 +115,6 @@ def column_intervals(
             groups=group_arr,
             nan_policy="omit",
             metric=name,
+            two_stage=two_stage,
         )
     return out

@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from vlneval.diagnostics.context import path_groups
 from vlneval.diagnostics.diagnose import metric_columns
+from vlneval.diagnostics.intervals import resampling_unit
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.distributed.merge import without_calls
 from vlneval.errors import VLNEvalError
@@ -266,15 +268,16 @@ def b_is_better(label: str, comparison: Comparison) -> bool | None:
 
 
 def p_value_tests(runs: Sequence[RunComparison]) -> str:
-    """The tests behind a comparison's p-values, as its rows used them: per-scan sign flips
-    with ``cluster_by_scan``, McNemar's test and episode sign flips otherwise.
+    """The tests behind a comparison's p-values, as its rows used them: per-scan or per-path
+    sign flips when clustered, McNemar's test and episode sign flips otherwise.
 
     Example:
         >>> p_value_tests([])
         'McNemar exact (0/1 metrics) or paired permutation'
     """
     if any(c.test.startswith("cluster-") for r in runs for c in r.metrics.values()):
-        return "cluster permutation (signs flipped per scan)"
+        unit = "scan" if runs[0].settings.get("n_scans") is not None else "path"
+        return f"cluster permutation (signs flipped per {unit})"
     return "McNemar exact (0/1 metrics) or paired permutation"
 
 
@@ -407,6 +410,7 @@ def compare_scored(
     n_permutations: int = 10000,
     confidence: float = 0.95,
     cluster_by_scan: bool = False,
+    by_episode: bool = False,
     force: bool = False,
     metrics: Sequence[str] | None = None,
 ) -> RunComparison:
@@ -417,6 +421,9 @@ def compare_scored(
         rng: generator or seed (bootstrap, then Monte Carlo permutations).
         n_resamples, n_permutations, confidence: of :func:`vlneval.stats.compare_runs`.
         cluster_by_scan: resample scans then episodes, and flip signs per scan.
+        by_episode: resample episodes, and McNemar's test for 0/1 metrics, even when
+            episodes share a path (by default whole paths are resampled and their sums of
+            differences sign-flipped: R2R's three instructions of a path are not independent).
         force: compare even when the protocol cards differ (the result lists how).
         metrics: labels to compare (default: every metric both runs report).
 
@@ -436,12 +443,19 @@ def compare_scored(
     if unknown:
         raise _unknown_metrics(unknown, [m for m in cols_a if m in cols_b])
     gen = np.random.default_rng(rng)  # a Generator is used as it is
-    groups = None
-    if cluster_by_scan:
-        groups = np.array([a.evaluation.episodes.scans[i] for i in a.evaluation.scored[pos_a]])
+    scans = np.array([a.evaluation.episodes.scans[i] for i in a.evaluation.scored[pos_a]])
+    paths = path_groups(a.evaluation)
+    if paths is not None:
+        paths = paths[pos_a]
+        paths = None if np.unique(paths).size == paths.size else paths
+    groups, two_stage, unit = resampling_unit(
+        scans, paths, by_scan=cluster_by_scan, by_episode=by_episode
+    )
     pairs_b = {m: cols_b[m][pos_b] for m in names}
     pairs_a = {m: cols_a[m][pos_a] for m in names}
-    table = _paired(pairs_b, pairs_a, gen, n_resamples, n_permutations, confidence, groups)
+    table = _paired(
+        pairs_b, pairs_a, gen, n_resamples, n_permutations, confidence, (groups, two_stage)
+    )
     success = None
     if "SR" in pairs_a:
         sa, sb = pairs_a["SR"] != 0, pairs_b["SR"] != 0
@@ -466,8 +480,8 @@ def compare_scored(
             "n_permutations": n_permutations,
             "confidence": confidence,
             "correction": "holm",
-            "resampling": "scans, then episodes" if cluster_by_scan else "episodes",
-            **({} if groups is None else {"n_scans": len(set(groups.tolist()))}),
+            "seed": rng if isinstance(rng, int) else None,
+            **unit,
         },
         cards={"A": card_a, "B": card_b},
         warnings={"A": list(summary_a["warnings"]), "B": list(summary_b["warnings"])},
@@ -502,7 +516,7 @@ def _paired(
     n_resamples: int,
     n_permutations: int,
     confidence: float,
-    groups: np.ndarray | None,
+    unit: tuple[np.ndarray | None, bool],
 ) -> dict[str, Comparison]:
     """``compare_runs`` on the metrics that are finite everywhere, one by one (omitting
     non-finite episodes) on the others, then Holm across all of them."""
@@ -516,7 +530,8 @@ def _paired(
             n_resamples=n_resamples,
             n_permutations=n_permutations,
             confidence=confidence,
-            groups=groups,
+            groups=unit[0],
+            two_stage=unit[1],
             nan_policy=nan_policy,
         )
 

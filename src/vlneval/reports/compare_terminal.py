@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from rich.table import Table
 from rich.text import Text
 
+from vlneval.diagnostics.intervals import resampling_text
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.reports.compare import (
     AggregateResult,
@@ -148,7 +149,7 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
     console.print(
         f"{cmp.n_paired} paired episodes · {card.get('task')} {card.get('split')} · profile "
         f"{scoring.get('profile')} v{scoring.get('profile_version')} · "
-        f"{cmp.settings.get('resampling', 'episodes')} resampled"
+        f"resampled {resampling_text(cmp.settings)}, seed {cmp.settings.get('seed')}"
     )
     console.print(table)
     if cmp.success is not None:
@@ -350,6 +351,9 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
     console = recording_console(color, width=max(width, 4 + others + 12))
     console.print(Text(f"A (baseline): {multi.label_a}{_partial(first, 'A')}"))
     console.print(Text(f"runs: {', '.join(r.label_b + _partial(r, 'B') for r in multi.runs)}"))
+    console.print(
+        f"resampled {resampling_text(first.settings)}, seed {first.settings.get('seed')}"
+    )
     console.print(table)
     for r in multi.runs:
         for d in r.differences:

@@ -22,6 +22,7 @@ from vlneval import __version__
 from vlneval.diagnostics.budget import DEFAULT_BUDGETS
 from vlneval.diagnostics.diagnose import Diagnostics, budget_label, diagnose
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES, step_limit_from_card
+from vlneval.diagnostics.intervals import resampling_text
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.diagnostics.selection import sample_episodes, worst_episodes
 from vlneval.metrics import MetricInfo
@@ -69,6 +70,7 @@ class ReportOptions:
         n_resamples: bootstrap resamples.
         confidence: coverage of the intervals.
         cluster_by_scan: resample scans, then episodes (two-stage bootstrap).
+        by_episode: resample episodes even when they share paths (default: whole paths).
         budgets: path-length budgets (multiples of d*) for budgeted success.
         step_limit: the run's step limit (default: from its protocol card).
         baseline_step_limit: the baseline's (default: from its card, else ``step_limit``).
@@ -83,6 +85,7 @@ class ReportOptions:
     n_resamples: int = 2000
     confidence: float = 0.95
     cluster_by_scan: bool = False
+    by_episode: bool = False
     budgets: tuple[float, ...] = DEFAULT_BUDGETS
     step_limit: int | None = None
     baseline_step_limit: int | None = None
@@ -146,21 +149,25 @@ def build_report(
         (True, 'predictions_val')
     """
     step = progress or (lambda _msg: None)
-    gen = np.random.default_rng(options.seed)
+    # One seeded stream each for the comparison, the run and the baseline.
+    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(options.seed).spawn(3)]
     stats: dict[str, Any] = {
-        "rng": gen,
         "n_resamples": options.n_resamples,
         "confidence": options.confidence,
         "cluster_by_scan": options.cluster_by_scan,
+        "by_episode": options.by_episode,
     }
     comparison = None
     if baseline is not None:
-        comparison = compare_scored(baseline, run, force=options.force, **stats)
+        comparison = compare_scored(baseline, run, force=options.force, rng=streams[0], **stats)
+        comparison.settings["seed"] = options.seed
         step("compared with the baseline")
     stats.update(budgets=options.budgets, step_limit=options.step_limit)
-    diag = diagnose(run, **stats)
+    diag = diagnose(run, rng=streams[1], **stats)
     base_stats = {**stats, "step_limit": _baseline_limit(baseline, options)}
-    base_diag = diagnose(baseline, **base_stats) if baseline is not None else None
+    base_diag = None
+    if baseline is not None:
+        base_diag = diagnose(baseline, rng=streams[2], **base_stats)
     step("diagnosed")
     shown = _shown(
         run, diag, baseline, base_diag, {**stats, "rng": options.seed}, base_stats["step_limit"]
@@ -323,8 +330,8 @@ def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
     level = int(round(100 * options.confidence))
     table = hp.table(["metric", "what it measures", "value", f"{level}% CI", "n"], rows)
     note = (
-        f"<p class='muted'>Intervals: percentile bootstrap of the mean over "
-        f"{escape(diag.settings['resampling'])} ({options.n_resamples} resamples, seed "
+        f"<p class='muted'>Intervals: percentile bootstrap of the mean over episodes, resampled "
+        f"{escape(resampling_text(diag.settings))} ({options.n_resamples} resamples, seed "
         f"{options.seed}). {_units_note(list(s['metrics']))} An interval says how much the number "
         "would move on another draw of episodes like these; two runs are compared by the "
         "paired test, not by overlapping intervals.</p>"

@@ -15,6 +15,7 @@ from typing import Any
 from vlneval.diagnostics.breakdowns import GroupRow
 from vlneval.diagnostics.diagnose import Diagnostics
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
+from vlneval.diagnostics.intervals import resampling_text
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.metrics.info import LABELS
 from vlneval.reports.compare import (
@@ -298,7 +299,8 @@ def comparison_table(cmp: RunComparison) -> str:
     header = ["metric", "A", "B", "Δ = B − A", f"{level}% CI of Δ", "p", "p (Holm)", "test", ""]
     out = (
         f"<p><b>A</b> = {escape(cmp.label_a)} (baseline), <b>B</b> = {escape(cmp.label_b)}; "
-        f"{cmp.n_paired} episodes scored by both, compared episode by episode.</p>"
+        f"{cmp.n_paired} episodes scored by both, compared episode by episode; resampled "
+        f"{escape(resampling_text(cmp.settings))}, seed {cmp.settings.get('seed')}.</p>"
     )
     out += table(header, rows)
     tests = p_value_tests([cmp])
@@ -320,10 +322,11 @@ def comparison_table(cmp: RunComparison) -> str:
             f"{cmp.n_only_a} episode(s) scored only by A and {cmp.n_only_b} only by B are left "
             "out of the paired comparison."
         )
+    unit = "scans'" if "per scan" in tests else "paths'"
     what = (
         "McNemar's exact test for 0/1 metrics, a paired sign-flip permutation test for the others"
         if tests.startswith("McNemar")
-        else "a permutation test flipping the signs of whole scans' differences, for every metric"
+        else f"a permutation test flipping the signs of whole {unit} differences, for every metric"
     )
     scans = scan_interval_note(cmp)
     scans = f"{scans[0].upper()}{scans[1:]}. " if scans else ""
