@@ -169,6 +169,7 @@ def diagnose(
         confidence=confidence,
         groups=groups,
         two_stage=two_stage,
+        rates=[*(k for k in metrics if k in LABELS and LABELS[k].kind == "rate"), *budget_columns],
     )
     intervals = {k: table[k] for k in metrics}
     budget_ci: dict[float, Interval] = {}

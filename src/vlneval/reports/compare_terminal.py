@@ -351,9 +351,7 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
     console = recording_console(color, width=max(width, 4 + others + 12))
     console.print(Text(f"A (baseline): {multi.label_a}{_partial(first, 'A')}"))
     console.print(Text(f"runs: {', '.join(r.label_b + _partial(r, 'B') for r in multi.runs)}"))
-    console.print(
-        f"resampled {resampling_text(first.settings)}, seed {first.settings.get('seed')}"
-    )
+    console.print(f"resampled {resampling_text(first.settings)}, seed {first.settings.get('seed')}")
     console.print(table)
     for r in multi.runs:
         for d in r.differences:

@@ -344,22 +344,33 @@ def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
 
 
 def _zero_width(diag: Diagnostics) -> str:
-    """A note on intervals of zero width: a column that is the same in every episode (SR of
-    100 %) resamples to itself, which is no certainty about other episodes; a column of one
-    episode gets no interval (its cell is ``–``) and says why."""
+    """A note on intervals of zero width: a column that is the same in every episode (SPL of
+    1) resamples to itself, which is no certainty about other episodes; a rate at 0 or 100 %
+    gets the Clopper-Pearson interval instead, said so; a column of one episode gets no
+    interval (its cell is ``–``) and says why."""
     known = [(k, ci) for k, ci in diag.intervals.items() if ci is not None]
     flat = [k for k, ci in known if ci.n > 1 and ci.low == ci.high]
     single = [k for k, ci in known if ci.n == 1]
+    exact = [k for k, ci in known if ci.n > 1 and ci.method == "clopper-pearson"]
+    units = {"paths": "paths", "scans, then episodes": "scans"}.get(
+        diag.settings.get("resampling", ""), "episodes"
+    )
     out = hp.muted(
         f"{', '.join(single)}: no interval, as the value is of one episode only; a bootstrap "
         "resamples that one value, which says nothing about other episodes."
         if single
         else ""
     )
+    out += hp.muted(
+        f"{', '.join(exact)}: the same outcome in every episode (a rate of 0 or 100 %), where a "
+        "bootstrap interval has zero width; the interval shown is the Clopper-Pearson (exact "
+        f"binomial) interval over the {units}."
+        if exact
+        else ""
+    )
     return out + hp.muted(
         f"{', '.join(flat)}: the interval has zero width because the value is the same in "
-        "every episode; a bootstrap cannot vary it, so it is no certainty about other episodes "
-        "(for a rate of 0 or 100 %, a binomial interval such as Clopper-Pearson is wider)."
+        "every episode; a bootstrap cannot vary it, so it is no certainty about other episodes."
         if flat
         else ""
     )

@@ -54,6 +54,7 @@ def metric_intervals(result: Any) -> dict[str, list[float]]:
         confidence=CONFIDENCE,
         groups=paths,
         two_stage=paths is None,
+        rates=[label for label in columns if label in LABELS and LABELS[label].kind == "rate"],
     )
     out = {}
     for label, ci in table.items():
