@@ -181,6 +181,9 @@ class RunComparison:
         cards: the two protocol cards, ``{"A": ..., "B": ...}``.
         warnings: each run's scoring warnings (failed checks among them),
             ``{"A": [...], "B": [...]}``: what the comparison's numbers rest on.
+        unavailable: label -> why it is n/a (no paired episode where both runs' values are
+            finite, e.g. NE infinite in every episode of one run); the other metrics are
+            compared without it.
     """
 
     label_a: str
@@ -195,6 +198,7 @@ class RunComparison:
     settings: dict[str, Any] = field(default_factory=dict)
     cards: dict[str, Any] = field(default_factory=dict)
     warnings: dict[str, list[str]] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
 
     @property
     def forced(self) -> bool:
@@ -234,6 +238,7 @@ class RunComparison:
             "card_notes": self.notes,
             "success_pairs": self.success,
             "metrics": rows,
+            "unavailable": dict(self.unavailable),
             "settings": self.settings,
             "protocol": self.cards,
             "warnings": self.warnings,
@@ -451,6 +456,12 @@ def compare_scored(
     groups, two_stage, unit = resampling_unit(
         scans, paths, by_scan=cluster_by_scan, by_episode=by_episode
     )
+    unavailable = {
+        m: _no_finite_pair(cols_a[m][pos_a], cols_b[m][pos_b], a.label, b.label)
+        for m in names
+        if not (np.isfinite(cols_a[m][pos_a]) & np.isfinite(cols_b[m][pos_b])).any()
+    }
+    names = [m for m in names if m not in unavailable]
     pairs_b = {m: cols_b[m][pos_b] for m in names}
     pairs_a = {m: cols_a[m][pos_a] for m in names}
     table = _paired(
@@ -485,6 +496,27 @@ def compare_scored(
         },
         cards={"A": card_a, "B": card_b},
         warnings={"A": list(summary_a["warnings"]), "B": list(summary_b["warnings"])},
+        unavailable=unavailable,
+    )
+
+
+def _no_finite_pair(values_a: np.ndarray, values_b: np.ndarray, name_a: str, name_b: str) -> str:
+    """Why a metric has no paired episode to compare: the run(s) with no finite value.
+
+    Example:
+        >>> inf = np.array([np.inf, np.inf])
+        >>> _no_finite_pair(inf, np.array([1.0, 2.0]), "a", "b")
+        'not finite (inf or NaN) in any of the 2 paired episodes of A (a): no episode left to compare'
+    """
+    runs = [
+        f"{run} ({name})"
+        for run, name, values in (("A", name_a, values_a), ("B", name_b, values_b))
+        if not np.isfinite(values).any()
+    ]
+    where = " and ".join(runs) if runs else "A and B together (never both finite)"
+    return (
+        f"not finite (inf or NaN) in any of the {values_a.size} paired episodes of {where}: "
+        "no episode left to compare"
     )
 
 

@@ -141,6 +141,8 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
             _p(c.p_adjusted),
             c.test,
         )
+    for label in cmp.unavailable:  # why: on stderr (not_compared_notices) and in the JSON
+        table.add_row(column_name(label), "n/a", "n/a", "n/a", "", "", "", "no finite pair")
     console = recording_console(color)
     card = cmp.cards.get("B", {})
     scoring = card.get("scoring", {})
@@ -219,6 +221,10 @@ def not_compared_notices(
     pairs = cmp.runs if isinstance(cmp, MultiComparison) else [cmp]
     compared = {m for r in pairs for m in r.metrics}
     why: dict[str, str] = {}
+    for r in pairs:
+        for label, reason in r.unavailable.items():
+            who = "" if len(pairs) == 1 else f"{r.label_b}: "
+            why.setdefault(label, f"n/a, {who}{reason}")
     for name, run in runs:
         for label, reason in unavailable_reasons(run.evaluation.to_dict()).items():
             if label not in compared:

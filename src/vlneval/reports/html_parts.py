@@ -317,6 +317,8 @@ def comparison_table(cmp: RunComparison) -> str:
             )
             + ".</p>"
         )
+    for label, reason in cmp.unavailable.items():
+        out += muted(f"{label}: n/a, {reason}.")
     if cmp.n_only_a or cmp.n_only_b:
         out += muted(
             f"{cmp.n_only_a} episode(s) scored only by A and {cmp.n_only_b} only by B are left "
