@@ -230,11 +230,13 @@ def _check_stats(args: argparse.Namespace) -> None:
     Raises:
         VLNEvalError: ``--seed`` is negative.
     """
+    from vlneval.reports.terminal import level_label
+
     check_seed(args.seed, "--seed")
     if args.resamples < FEW_RESAMPLES:
         err(
             f"warning: --resamples {args.resamples}: a percentile interval from fewer than "
-            f"{FEW_RESAMPLES} resamples is not a reliable {args.confidence:.0%} interval (its "
+            f"{FEW_RESAMPLES} resamples is not a reliable {level_label(args.confidence)} interval (its "
             "ends move with the seed, and may miss the estimate); the default is 2000"
         )
 

@@ -42,6 +42,7 @@ __all__ = [
     "compare_many",
     "b_is_better",
     "significant",
+    "significance_level",
     "verdict",
     "scan_interval_note",
     "p_floor",
@@ -304,17 +305,31 @@ def p_floor(comparison: Comparison, n_permutations: int) -> float | None:
     return floor if monte_carlo and p is not None and p <= floor * (1 + 1e-9) else None
 
 
+def significance_level(confidence: float) -> float:
+    """``α = 1 − confidence`` without the rounding of the subtraction (``1 − 0.95`` is
+    0.050000000000000044 in floating point, which would count p = 0.05 as below α).
+
+    Example:
+        >>> significance_level(0.95), significance_level(0.975)
+        (0.05, 0.025)
+    """
+    return round(1.0 - confidence, 12)
+
+
 def significant(comparison: Comparison) -> bool:
-    """Whether the Holm-adjusted p-value is below ``1 − confidence``.
+    """Whether the Holm-adjusted p-value is strictly below ``α = 1 − confidence``
+    (:func:`significance_level`): p = α is not significant.
 
     Example:
         >>> from vlneval.stats import Comparison
         >>> c = Comparison("SR", 0.6, 0.5, 0.1, 0.05, 0.15, 0.001, "mcnemar-exact", 100, 0.95)
         >>> significant(c), significant(dataclasses.replace(c, p_adjusted=0.01))
         (False, True)
+        >>> significant(dataclasses.replace(c, p_adjusted=0.05))
+        False
     """
     p = comparison.p_adjusted
-    return p is not None and p < 1 - comparison.confidence
+    return p is not None and p < significance_level(comparison.confidence)
 
 
 def verdict(label: str, comparison: Comparison) -> str:

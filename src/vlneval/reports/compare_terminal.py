@@ -4,6 +4,7 @@ aggregate: rich text for the terminal, Markdown or LaTeX for a paper (stdout); t
 
 from __future__ import annotations
 
+import math
 import shutil
 from collections.abc import Sequence
 
@@ -20,6 +21,7 @@ from vlneval.reports.compare import (
     p_floor,
     p_value_tests,
     scan_interval_note,
+    significance_level,
     significant,
 )
 from vlneval.reports.paper import render_table
@@ -29,6 +31,7 @@ from vlneval.reports.terminal import (
     fit_names,
     format_value,
     grouped_notes,
+    level_label,
     recording_console,
     unavailable_reasons,
     warning_notices,
@@ -110,7 +113,7 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
     if fmt != "text":
         return render_multi(MultiComparison(cmp.label_a, [cmp]), fmt=fmt)
 
-    level = int(round(100 * cmp.settings.get("confidence", 0.95)))
+    level = level_label(cmp.settings.get("confidence", 0.95))
     table = Table(
         caption="rates in %, differences in percentage points; other units as named; p: "
         f"{p_value_tests([cmp])}, Holm-adjusted over {len(cmp.metrics)} metrics"
@@ -121,7 +124,7 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
         ("A", "right"),
         ("B", "right"),
         ("Δ = B − A", "right"),
-        (f"{level}% CI of Δ", "right"),
+        (f"{level} CI of Δ", "right"),
         ("p", "right"),
         ("p (Holm)", "right"),
         ("test", "left"),
@@ -180,27 +183,69 @@ def comparison_notices(cmp: RunComparison | MultiComparison) -> list[Notice]:
         for n in r.notes:
             note = n if len(runs) == 1 else n.replace("(B)", f"({who})")
             out.append((f"note: protocol field differs: {note}", "yellow"))
-    return out + _few_scans(runs[0])
+    n_tests = sum(len(r.metrics) for r in runs)
+    floors = [n for r in runs for n in _p_floor_notice(r, n_tests)][:1]  # one warning
+    return out + _few_scans(runs[0], n_tests) + floors
 
 
-def _few_scans(cmp: RunComparison) -> list[Notice]:
+def _few_scans(cmp: RunComparison, n_tests: int) -> list[Notice]:
     """A warning when --by-scan has too few scans for its test to reach the significance
-    level: over k scans the smallest two-sided p of the sign flips is 2 / 2^k.
+    level: over k scans the smallest two-sided p of the sign flips is 2 / 2^k, and Holm over
+    ``n_tests`` multiplies the smallest p by ``n_tests``; p = α is not significant.
 
     Example:
         >>> from vlneval.reports.compare import RunComparison
         >>> cmp = RunComparison("a", "b", {}, 36, 0, 0, None, settings={"n_scans": 3})
-        >>> print(_few_scans(cmp)[0][0])
+        >>> print(_few_scans(cmp, 1)[0][0])
         warning: --by-scan over 3 scans: the cluster test's smallest possible p is 2/2^3 = 0.25, so no difference can reach p < 0.05; the interval from resampling 3 scans is unreliable too
+        >>> cmp.settings["n_scans"] = 6
+        >>> print(_few_scans(cmp, 8)[0][0])
+        warning: --by-scan over 6 scans: the cluster test's smallest possible p is 2/2^6 = 0.0312, 0.25 after Holm over 8 tests, so no difference can reach p < 0.05; the interval from resampling 6 scans is unreliable too
     """
-    k, alpha = cmp.settings.get("n_scans"), 1 - cmp.settings.get("confidence", 0.95)
-    if k is None or 2.0 / 2**k <= alpha:
+    k = cmp.settings.get("n_scans")
+    alpha = significance_level(cmp.settings.get("confidence", 0.95))
+    if k is None or n_tests * 2.0 / 2**k < alpha:
         return []
+    smallest = min(1.0, 2.0 / 2**k)
+    holm = ""
+    if smallest < alpha:  # Holm, not the test alone, keeps it from significance
+        holm = f", {min(1.0, n_tests * smallest):.3g} after Holm over {n_tests} tests"
     scans = f"{k} scan{'s' if k > 1 else ''}"
     return [(
         f"warning: --by-scan over {scans}: the cluster test's smallest possible p is "
-        f"2/2^{k} = {min(1.0, 2.0 / 2**k):.3g}, so no difference can reach p < {alpha:.2g}; the "
+        f"2/2^{k} = {smallest:.3g}{holm}, so no difference can reach p < {alpha:g}; the "
         f"interval from resampling {scans} is unreliable too", "yellow",
+    )]  # fmt: skip
+
+
+def _p_floor_notice(cmp: RunComparison, n_tests: int) -> list[Notice]:
+    """A warning when the Monte Carlo p-value floor ``1 / (N + 1)`` (N sign flips) times the
+    Holm family size is at least α: no Monte Carlo test can then reach significance.
+
+    Example:
+        >>> from vlneval.reports.compare import RunComparison
+        >>> from vlneval.stats import Comparison
+        >>> c = Comparison("TL", 1.0, 2.0, -1.0, -1.5, -0.5, 0.01, "permutation-monte-carlo",
+        ...                50, 0.95)
+        >>> cmp = RunComparison("a", "b", {"TL": c}, 50, 0, 0, None,
+        ...                     settings={"n_permutations": 100, "confidence": 0.95})
+        >>> print(_p_floor_notice(cmp, 8)[0][0])
+        warning: --permutations 100: a Monte Carlo p is at least 1/101 = 0.0099, 0.0792 after Holm over 8 tests, so no Monte Carlo test can reach p < 0.05; use --permutations 160 or more
+        >>> _p_floor_notice(cmp, 4)
+        []
+    """
+    if not any(c.test.endswith("monte-carlo") for c in cmp.metrics.values()):
+        return []
+    n = int(cmp.settings.get("n_permutations", 10000))
+    alpha = significance_level(cmp.settings.get("confidence", 0.95))
+    floor = 1.0 / (n + 1)
+    if n_tests * floor < alpha:
+        return []
+    need = math.floor(round(n_tests / alpha, 9))  # the fewest N with n_tests / (N + 1) < α
+    return [(
+        f"warning: --permutations {n}: a Monte Carlo p is at least 1/{n + 1} = {floor:.3g}, "
+        f"{min(1.0, n_tests * floor):.3g} after Holm over {n_tests} tests, so no Monte Carlo "
+        f"test can reach p < {alpha:g}; use --permutations {need} or more", "yellow",
     )]  # fmt: skip
 
 
@@ -241,15 +286,15 @@ def render_aggregate(
         return _paper_aggregate(result, fmt)
 
     first = next(iter(result.metrics.values()))
-    level = int(round(100 * first.confidence))
+    level = level_label(first.confidence)
     clipped = [m for m, r in result.metrics.items() if r.clipped_to]
     table = Table(
         title=Text(f"{len(result.labels)} runs: {', '.join(result.labels)}"),
-        caption=f"rates in %, other units as named; std over runs (ddof = 1); {level}% Student-t "
+        caption=f"rates in %, other units as named; std over runs (ddof = 1); {level} Student-t "
         "interval of the mean over runs (seed variation only)"
         + ("; * clipped to the metric's range" if clipped else ""),
     )
-    for name in ("metric", "mean", "std", "min", "max", f"{level}% CI"):
+    for name in ("metric", "mean", "std", "min", "max", f"{level} CI"):
         table.add_column(name, justify="left" if name == "metric" else "right")
     for label, r in result.metrics.items():
 
@@ -308,7 +353,7 @@ def _paper_aggregate(result: AggregateResult, fmt: str) -> str:
         cells.append(f"{format_value(label, r.mean)}{std}")
     note = (
         f"mean ± std over {len(result.labels)} runs ({', '.join(result.labels)}); std ddof = 1; "
-        f"rates in %; {int(round(100 * first.confidence))}% intervals in the JSON"
+        f"rates in %; {level_label(first.confidence)} intervals in the JSON"
     )
     if result.differences:
         note += "\nFORCED: protocol cards differ: " + "; ".join(result.differences)
@@ -327,12 +372,12 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
         return _paper_multi(multi, fmt)
 
     first = multi.runs[0]
-    level = int(round(100 * first.settings.get("confidence", 0.95)))
+    level = level_label(first.settings.get("confidence", 0.95))
     table = Table(
         caption=f"rates in %, differences in percentage points; p: {p_value_tests(multi.runs)}, "
         f"Holm-adjusted over all {multi.n_tests} rows" + _scan_caption(first)
     )
-    header = ["run", "metric", "A", "run mean", "Δ = run − A", f"{level}% CI of Δ", "p",
+    header = ["run", "metric", "A", "run mean", "Δ = run − A", f"{level} CI of Δ", "p",
               "p (Holm)", "test"]  # fmt: skip
     for name in header:
         table.add_column(

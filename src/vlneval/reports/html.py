@@ -41,6 +41,7 @@ from vlneval.reports.plots_distributions import (
 from vlneval.reports.tables import rows_bytes
 from vlneval.reports.terminal import (
     SAME_RUN,
+    level_label,
     oracle_notices,
     same_results,
     unavailable_notices,
@@ -327,8 +328,8 @@ def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
                 hp.num(str(ci.n) if ci is not None else "–"),
             ]
         )
-    level = int(round(100 * options.confidence))
-    table = hp.table(["metric", "what it measures", "value", f"{level}% CI", "n"], rows)
+    level = level_label(options.confidence)
+    table = hp.table(["metric", "what it measures", "value", f"{level} CI", "n"], rows)
     note = (
         f"<p class='muted'>Intervals: percentile bootstrap of the mean over episodes, resampled "
         f"{escape(resampling_text(diag.settings))} ({options.n_resamples} resamples, seed "

@@ -27,7 +27,7 @@ from vlneval.reports.compare import (
 )
 from vlneval.reports.plots_base import figure_png, png_data_uri
 from vlneval.reports.plots_trajectory import plot_episode
-from vlneval.reports.terminal import format_value, shown_unit
+from vlneval.reports.terminal import format_value, level_label, shown_unit
 from vlneval.stats import Interval
 from vlneval.tasks.profiles import Profile
 
@@ -272,7 +272,7 @@ def card(protocol: Mapping[str, Any]) -> str:
 
 def comparison_table(cmp: RunComparison) -> str:
     """The paired comparison as a table, with success pairs and a reading note."""
-    level = int(round(100 * next(iter(cmp.metrics.values())).confidence)) if cmp.metrics else 95
+    level = level_label(cmp.settings.get("confidence", 0.95))
     rows = []
     for label, c in cmp.metrics.items():
         said = verdict(label, c)
@@ -296,7 +296,7 @@ def comparison_table(cmp: RunComparison) -> str:
                 shown,
             ]
         )
-    header = ["metric", "A", "B", "Δ = B − A", f"{level}% CI of Δ", "p", "p (Holm)", "test", ""]
+    header = ["metric", "A", "B", "Δ = B − A", f"{level} CI of Δ", "p", "p (Holm)", "test", ""]
     out = (
         f"<p><b>A</b> = {escape(cmp.label_a)} (baseline), <b>B</b> = {escape(cmp.label_b)}; "
         f"{cmp.n_paired} episodes scored by both, compared episode by episode; resampled "
