@@ -54,3 +54,21 @@ def test_monte_carlo_floor_times_holm_is_warned_and_the_level_keeps_its_digits(
         main([*args, "--permutations", "320", "--resamples", "100", "--confidence", "0.975"]) == 0
     )
     assert "Monte Carlo p is at least" not in capsys.readouterr().err
+
+
+def test_paper_table_prints_na_for_a_baseline_with_infinite_tl() -> None:
+    from vlneval.reports.compare import MultiComparison, RunComparison
+    from vlneval.reports.compare_terminal import render_multi
+
+    tl = Comparison("TL", 9.0, 8.0, 1.0, 0.5, 1.5, 0.5, "permutation-exact", 4, 0.95, 0.5)
+    sr = Comparison("SR", 0.5, 0.25, 0.25, 0.0, 0.5, 0.5, "mcnemar-exact", 5, 0.95, 0.5)
+    run = RunComparison("a", "b", {"TL": tl, "SR": sr}, 5, 0, 0, None)
+    multi = MultiComparison("a", [run], {"TL": float("inf"), "SR": 0.25})
+    text = render_multi(multi, fmt="markdown")
+    assert "| a (A) | n/a | 25.00 |" in text
+    assert "| b [5 of 5 episodes] |" not in text and "| b | 9.00 (+1.00 vs A 8.00) |" in text
+    assert (
+        "; n/a: A's TL is infinite in some of its episodes (no mean); each run's cell compares "
+        "the episodes where both are finite"
+    ) in text
+    assert "inf" not in text.replace("infinite", "")

@@ -422,9 +422,14 @@ def _paper_multi(multi: MultiComparison, fmt: str) -> str:
     header = ["run", *(column_name(m) for m in labels)]
     # one candidate (render_comparison): A's row is its mean on the pairs
     base = multi.means_a or {m: c.mean_b for m, c in multi.runs[0].metrics.items()}
+    infinite = [m for m in labels if m in base and not math.isfinite(base[m])]
     rows = [
-        [f"{multi.label_a} (A)", *(format_value(m, base[m]) if m in base else "–" for m in labels)]
-    ]
+        [
+            f"{multi.label_a} (A)",
+            *("n/a" if m in infinite else format_value(m, base[m]) if m in base else "–"
+              for m in labels),
+        ]
+    ]  # fmt: skip
     level = 0.95
     for r in multi.runs:
         n_a = r.n_paired + r.n_only_a
@@ -446,11 +451,18 @@ def _paper_multi(multi: MultiComparison, fmt: str) -> str:
     over = "all its" if multi.means_a else "the paired"
     note = (
         f"A = baseline, its mean over {over} episodes; each run: mean (Δ vs A; 'vs A x': A's "
-        f"mean on the episodes that run shares with it); * Holm-adjusted p < {1 - level:.2g} "
+        f"mean on the episodes that run shares with it); * Holm-adjusted p < "
+        f"{significance_level(level):g} "
         f"over {multi.n_tests} tests ({p_value_tests(multi.runs)}); "
         "rates in %, differences in percentage points"
         + _fewer_pairs(multi.runs)
         + _scan_caption(multi.runs[0])
+        + (
+            f"; n/a: A's {', '.join(infinite)} is infinite in some of its episodes (no mean); "
+            "each run's cell compares the episodes where both are finite"
+            if infinite
+            else ""
+        )
     )
     forced = [f"{r.label_b}: {d}" for r in multi.runs for d in r.differences]
     if forced:
