@@ -388,3 +388,22 @@ def test_report_compare_names_the_run_of_each_warning(
         "B (with_summary): warning: 1 record(s) without 'instr_id' that look like a summary "
         "were skipped" in capsys.readouterr().err
     )
+
+
+def test_report_names_its_resampling_unit_and_seed(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    out, data = tmp_path / "r.html", tmp_path / "r.json"
+    code = main([
+        "report", *_data(house), "--predictions", str(house.b), "--compare", str(house.a),
+        "--out", str(out), "--json", str(data), "--quiet", "--worst", "0", "--sample", "0",
+        "--resamples", "200", "--seed", "3",
+    ])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    record = json.loads(data.read_text())
+    for settings in (record["diagnostics"]["settings"], record["comparison"]["settings"]):
+        assert (settings["resampling"], settings["n_paths"], settings["seed"]) == ("paths", 5, 3)
+    html = out.read_text(encoding="utf-8")
+    assert "over episodes, resampled by path, 5 paths (200 resamples, seed 3)" in html
+    assert "compared episode by episode; resampled by path, 5 paths, seed 3." in html
+    assert "flipping the signs of whole paths&#x27; differences" in html

@@ -165,10 +165,12 @@ def build_report(
         step("compared with the baseline")
     stats.update(budgets=options.budgets, step_limit=options.step_limit)
     diag = diagnose(run, rng=streams[1], **stats)
+    diag.settings["seed"] = options.seed
     base_stats = {**stats, "step_limit": _baseline_limit(baseline, options)}
     base_diag = None
     if baseline is not None:
         base_diag = diagnose(baseline, rng=streams[2], **base_stats)
+        base_diag.settings["seed"] = options.seed
     step("diagnosed")
     shown = _shown(
         run, diag, baseline, base_diag, {**stats, "rng": options.seed}, base_stats["step_limit"]
