@@ -10,8 +10,11 @@ notes. Runs aggregated over seeds must also have scored the same number of episo
 
 The comparison itself is paired, episode by episode, on the episodes both runs scored:
 ``Δ = B − A`` (run B, the candidate, minus run A, the baseline) with a paired bootstrap
-interval, McNemar's exact test for 0/1 metrics (SR, OSR) and a paired sign-flip permutation
-test for continuous ones, Holm-adjusted across the metrics (:func:`vlneval.stats.compare_runs`).
+interval and a paired sign-flip permutation test, Holm-adjusted across the metrics
+(:func:`vlneval.stats.compare_runs`). The unit resampled is the path when episodes share one
+(R2R's three instructions of a path are not independent): whole paths are resampled and the
+signs of their sums of differences flipped together. With ``by_episode`` (or no shared path)
+episodes are the unit and 0/1 metrics (SR, OSR) get McNemar's exact test.
 """
 
 from __future__ import annotations
