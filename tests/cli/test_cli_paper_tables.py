@@ -56,9 +56,10 @@ def test_compare_several_runs_against_one_baseline(tmp_path: Path, capsys: Captu
     a, b, c, d = _variants(tmp_path)
     out = tmp_path / "cmp.json"
     args = ["compare", "--task", "demo", a, b, c, d, "--json", str(out), "--permutations", "500"]
-    assert main([*args, "--resamples", "200", "--metrics", "SR,SPL,NE"]) == 0
+    assert main([*args, "--resamples", "200", "--metrics", "SR,SPL,NE", "--by-episode"]) == 0
     text = capsys.readouterr().out
     assert "A (baseline): run_A" in text and "Holm-adjusted over all 9 rows" in text
+    assert "runs: run_B, run_C, run_D\nresampled by episode, seed 0\n" in text
     record = json.loads(out.read_text())
     assert record["A"] == "run_A" and record["candidates"] == ["run_B", "run_C", "run_D"]
     assert record["n_tests"] == 9
@@ -152,7 +153,7 @@ def test_compare_text_table_tells_runs_apart_and_fits_columns(
         long.append(str(q))
     monkeypatch.setenv("COLUMNS", "120")
     args = ["compare", "--task", "demo", a, *long, "--metrics", "SR", "--permutations", "200"]
-    assert main([*args, "--resamples", "100"]) == 0
+    assert main([*args, "--resamples", "100", "--by-episode"]) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = [line.split("│")[1].strip() for line in lines if line.startswith("│")]
     assert rows == ["…l_unseen_iter_20000", "…l_unseen_iter_100"]

@@ -61,14 +61,23 @@ def test_report_skip_summary_records(house: House, tmp_path: Path, capsys: Captu
 
 def test_compare_table_and_json(house: House, tmp_path: Path, capsys: Capture) -> None:
     out = tmp_path / "c.json"
-    code = main(["compare", *_data(house), str(house.a), str(house.b), "--json", str(out)])
+    args = ["compare", *_data(house), str(house.a), str(house.b), "--json", str(out)]
+    code = main([*args, "--by-episode"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "Δ = B − A" in captured.out and "+33.33" in captured.out
+    assert "· resampled by episode, seed 0" in captured.out
     record = json.loads(out.read_text())
     assert record["A"] == "run_a" and record["B"] == "run_b" and record["forced"] is False
     sr = next(r for r in record["metrics"] if r["metric"] == "SR")
     assert sr["difference_B_minus_A"] == pytest.approx(1 / 3) and sr["test"] == "mcnemar-exact"
+    # By default the unit is the path: episodes 1_0 and 6_0 share one (F0 -> F2 in house).
+    assert main([*args, "--seed", "4"]) == 0
+    assert "· resampled by path, 5 paths, seed 4" in capsys.readouterr().out
+    record = json.loads(out.read_text())
+    assert (record["settings"]["resampling"], record["settings"]["n_paths"]) == ("paths", 5)
+    sr = next(r for r in record["metrics"] if r["metric"] == "SR")
+    assert sr["test"] == "cluster-permutation-exact"
 
 
 def test_compare_chooses_the_test_by_the_metric_not_its_values(
@@ -80,9 +89,8 @@ def test_compare_chooses_the_test_by_the_metric_not_its_values(
         tmp_path / "stop.json", {f"{k}_0": p[:1] for k, p in REFERENCES.items()}
     )
     out = tmp_path / "c.json"
-    assert main(["compare", *_data(house), str(stop), str(stop), "--json", str(out)]) == 0, (
-        capsys.readouterr().err
-    )
+    args = ["compare", *_data(house), str(stop), str(stop), "--json", str(out), "--by-episode"]
+    assert main(args) == 0, capsys.readouterr().err
     tests = {r["metric"]: r["test"] for r in json.loads(out.read_text())["metrics"]}
     assert tests == {
         "TL": "permutation-exact",
@@ -380,3 +388,22 @@ def test_report_compare_names_the_run_of_each_warning(
         "B (with_summary): warning: 1 record(s) without 'instr_id' that look like a summary "
         "were skipped" in capsys.readouterr().err
     )
+
+
+def test_report_names_its_resampling_unit_and_seed(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    out, data = tmp_path / "r.html", tmp_path / "r.json"
+    code = main([
+        "report", *_data(house), "--predictions", str(house.b), "--compare", str(house.a),
+        "--out", str(out), "--json", str(data), "--quiet", "--worst", "0", "--sample", "0",
+        "--resamples", "200", "--seed", "3",
+    ])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    record = json.loads(data.read_text())
+    for settings in (record["diagnostics"]["settings"], record["comparison"]["settings"]):
+        assert (settings["resampling"], settings["n_paths"], settings["seed"]) == ("paths", 5, 3)
+    html = out.read_text(encoding="utf-8")
+    assert "over episodes, resampled by path, 5 paths (200 resamples, seed 3)" in html
+    assert "compared episode by episode; resampled by path, 5 paths, seed 3." in html
+    assert "flipping the signs of whole paths&#x27; differences" in html

@@ -51,7 +51,7 @@ def test_card_differences_name_each_field() -> None:
 
 def test_paired_comparison_by_hand(runs: tuple[ScoredRun, ScoredRun]) -> None:
     a, b = runs
-    cmp = compare_scored(a, b, rng=0, n_resamples=500)
+    cmp = compare_scored(a, b, rng=0, n_resamples=500, by_episode=True)
     assert cmp.n_paired == 6 and cmp.n_only_a == cmp.n_only_b == 0 and not cmp.forced
     sr = cmp.metrics["SR"]
     assert (sr.mean_b, sr.mean_a, sr.difference) == pytest.approx((2 / 6, 4 / 6, 2 / 6))
@@ -277,3 +277,30 @@ def test_cards_with_other_unreachable_policies_differ() -> None:
     failure = {**CARD, "scoring": {**CARD["scoring"], "unreachable": "failure"}}
     exclude = {**CARD, "scoring": {**CARD["scoring"], "unreachable": "exclude"}}
     assert card_differences(failure, exclude) == ["unreachable: failure (A) vs exclude (B)"]
+
+
+def test_a_metric_infinite_in_every_episode_of_one_run_is_na(
+    runs: tuple[ScoredRun, ScoredRun],
+) -> None:
+    import dataclasses
+
+    import numpy as np
+
+    from vlneval.metrics import LABELS
+    from vlneval.reports.compare_terminal import not_compared_notices
+
+    a, b = runs
+    column = LABELS["NE"].column
+    per = {**a.evaluation.per_episode, column: np.full(6, np.inf)}
+    a_inf = ScoredRun(dataclasses.replace(a.evaluation, per_episode=per), a.label, a.graphs)
+    cmp = compare_scored(a_inf, b, rng=0, n_resamples=200)
+    why = "not finite (inf or NaN) in any of the 6 paired episodes of A (run_a): no episode left "
+    assert cmp.unavailable == {"NE": why + "to compare"}
+    assert "NE" not in cmp.metrics and list(cmp.metrics)[:2] == ["TL", "OSR"]
+    assert cmp.metrics["SR"].difference == pytest.approx(2 / 6)  # the others are compared
+    assert cmp.to_dict()["unavailable"] == {"NE": why + "to compare"}
+    text = render_comparison(cmp, color=False)
+    assert "│ NE (m)   │   n/a │   n/a │       n/a │" in text and "no finite pair" in text
+    assert not_compared_notices([("A", a_inf), ("B", b)], cmp) == [
+        ("note: NE is left out of the comparison: n/a, " + why + "to compare", "yellow")
+    ]

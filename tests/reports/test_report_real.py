@@ -42,16 +42,40 @@ def test_seq2seq_comparison(
     from scipy.stats import binomtest
 
     out = tmp_path / "cmp.json"
-    code = main([
+    args = [
         "compare", "--task", "r2r", "--split", "val_unseen", "--data-root", str(data_root),
         str(data_root / SEQ.format(5000)), str(data_root / SEQ.format(20000)), "--json", str(out),
-    ])  # fmt: skip
-    assert code == 0, capsys.readouterr().err
+    ]  # fmt: skip
+    code = main(args)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "· resampled by path, 783 paths, seed 0" in captured.out
+    record = json.loads(out.read_text())
+    assert record["settings"] == {
+        "n_resamples": 2000, "n_permutations": 10000, "confidence": 0.95, "correction": "holm",
+        "seed": 0, "resampling": "paths", "n_paths": 783,
+    }  # fmt: skip
+    rows = {r["metric"]: r for r in record["metrics"]}
+    sr = rows["SR"]  # the README's line: whole paths resampled, their signs flipped together
+    assert sr["test"] == "cluster-permutation-monte-carlo"
+    shown = [f"{100 * sr[k]:.2f}" for k in ("ci_low", "ci_high")]
+    assert shown + [f"{sr['p_value']:.4f}", f"{sr['p_holm']:.4f}"] == [
+        "1.40", "6.13", "0.0025", "0.0150",
+    ]  # fmt: skip
+
+    assert main([*args, "--by-episode"]) == 0  # the episode unit and McNemar's test, as before
+    assert "· resampled by episode, seed 0" in capsys.readouterr().out
     record = json.loads(out.read_text())
     assert record["n_paired"] == 2349 and record["forced"] is False
     assert record["success_pairs"] == {"both": 181, "only_a": 224, "only_b": 313, "neither": 1631}
+    assert record["settings"]["resampling"] == "episodes" and "n_paths" not in record["settings"]
     rows = {r["metric"]: r for r in record["metrics"]}
     assert rows["SR"]["difference_B_minus_A"] == pytest.approx((494 - 405) / 2349, abs=1e-12)
     assert rows["SR"]["p_value"] == pytest.approx(binomtest(224, 537, 0.5).pvalue, rel=1e-12)
     assert rows["SR"]["ci_low"] > 0  # iteration 20000 succeeds more often, beyond doubt
     assert rows["nDTW"]["ci_low"] < 0 < rows["nDTW"]["ci_high"]  # but follows paths no better
+    sr = rows["SR"]
+    shown = [f"{100 * sr[k]:.2f}" for k in ("ci_low", "ci_high")]
+    assert shown + [f"{sr['p_value']:.4f}", f"{sr['p_holm']:.4f}"] == [
+        "1.92", "5.75", "0.0001", "0.0008",
+    ]  # fmt: skip

@@ -314,12 +314,34 @@ def test_report_notes_a_zero_width_interval(tmp_path: Path) -> None:
         == 0
     )
     args = ["report", "--task", "demo", "--predictions", str(shortest), "--out", str(out)]
-    assert main([*args, "--quiet", "--worst", "0", "--sample", "0"]) == 0
-    assert escape(
-        "NE, OSR, SR, SPL, nDTW, sDTW, CLS: the interval has zero width because the value is the "
-        "same in every episode; a bootstrap cannot vary it, so it is no certainty about other "
-        "episodes (for a rate of 0 or 100 %, a binomial interval such as Clopper-Pearson is wider)."
-    ) in out.read_text(encoding="utf-8")
+    data = tmp_path / "d.json"
+    assert main([*args, "--quiet", "--worst", "0", "--sample", "0", "--json", str(data)]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert (
+        escape(
+            "NE, SPL, nDTW, sDTW, CLS: the interval has zero width because the value is the "
+            "same in every episode; a bootstrap cannot vary it, so it is no certainty about other "
+            "episodes."
+        )
+        in html
+    )
+    assert (
+        escape(
+            "OSR, SR: the same outcome in every episode (a rate of 0 or 100 %), where a bootstrap "
+            "interval has zero width; the interval shown is the Clopper-Pearson (exact binomial) "
+            "interval over the paths."
+        )
+        in html
+    )
+    # 12 paths of 3 instructions, all successes: [0.025^(1/12), 1] = [0.7354, 1]
+    sr = json.loads(data.read_text())["diagnostics"]["intervals"]["SR"]
+    assert (sr["method"], round(sr["low"], 4), sr["high"], sr["n"]) == (
+        "clopper-pearson", 0.7354, 1.0, 36,
+    )  # fmt: skip
+    from scipy.stats import binomtest
+
+    assert sr["low"] == pytest.approx(binomtest(12, 12).proportion_ci().low, rel=1e-12)
+    assert "73.54" in html
 
 
 def test_report_comparison_row_names_its_pairs() -> None:

@@ -38,6 +38,14 @@ def test_constant_runs_give_zero_width_interval() -> None:
     assert (s.std, s.ci_low, s.ci_high) == (0.0, 0.5, 0.5)
 
 
+def test_identical_runs_give_std_zero_exactly() -> None:
+    # np.mean of three 0.1s is 0.10000000000000002 and np.std then 1.7e-17, not 0.
+    assert np.std([0.1, 0.1, 0.1], ddof=1) != 0.0
+    s = aggregate_scores([0.1, 0.1, 0.1])
+    assert (s.mean, s.std, s.ci_low, s.ci_high, s.min, s.max) == (0.1, 0.0, 0.1, 0.1, 0.1, 0.1)
+    assert aggregate_scores([0.1, 0.2, 0.1]).std == pytest.approx(0.0577350269, rel=1e-9)
+
+
 def test_runs_of_per_episode_arrays_and_scores() -> None:
     runs: list[dict[str, Any]] = [
         {"SR": [1.0, 0.0, 1.0, 1.0], "NE": 2.0},

@@ -165,6 +165,13 @@ def _add_stats_args(p: argparse.ArgumentParser) -> None:
         help="resample scans, then episodes (two-stage bootstrap; episodes of one house are "
         "not independent)",
     )
+    p.add_argument(
+        "--by-episode",
+        action="store_true",
+        help="resample episodes (and McNemar's test for SR, OSR) even when episodes share a "
+        "path; by default whole paths are resampled (R2R's three instructions of one path "
+        "are not independent)",
+    )
     p.add_argument("--force", action="store_true", help="compare even if the cards differ")
 
 
@@ -223,11 +230,13 @@ def _check_stats(args: argparse.Namespace) -> None:
     Raises:
         VLNEvalError: ``--seed`` is negative.
     """
+    from vlneval.reports.terminal import level_label
+
     check_seed(args.seed, "--seed")
     if args.resamples < FEW_RESAMPLES:
         err(
             f"warning: --resamples {args.resamples}: a percentile interval from fewer than "
-            f"{FEW_RESAMPLES} resamples is not a reliable {args.confidence:.0%} interval (its "
+            f"{FEW_RESAMPLES} resamples is not a reliable {level_label(args.confidence)} interval (its "
             "ends move with the seed, and may miss the estimate); the default is 2000"
         )
 
@@ -331,6 +340,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         n_resamples=args.resamples,
         confidence=args.confidence,
         cluster_by_scan=args.by_scan,
+        by_episode=args.by_episode,
         budgets=_budgets(args.budgets),
         step_limit=args.step_limit,
         baseline_step_limit=args.compare_step_limit,
@@ -428,6 +438,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             n_permutations=args.permutations,
             confidence=args.confidence,
             cluster_by_scan=args.by_scan,
+            by_episode=args.by_episode,
             force=args.force,
             metrics=metrics,
             progress=lambda k: step(f"compared {names[k]}"),

@@ -27,7 +27,12 @@ from vlneval.diagnostics.budget import (
     length_ratio,
     within_budget,
 )
-from vlneval.diagnostics.context import EpisodeContext, episode_context, shortest_distances
+from vlneval.diagnostics.context import (
+    EpisodeContext,
+    episode_context,
+    path_groups,
+    shortest_distances,
+)
 from vlneval.diagnostics.diagnose import Diagnostics, diagnose, metric_columns
 from vlneval.diagnostics.failures import (
     CLASS_LABELS,
@@ -38,7 +43,7 @@ from vlneval.diagnostics.failures import (
     step_limit_from_card,
 )
 from vlneval.diagnostics.floors import Floors, cluster_floors, graph_floors
-from vlneval.diagnostics.intervals import column_intervals
+from vlneval.diagnostics.intervals import column_intervals, resampling_text, resampling_unit
 from vlneval.diagnostics.scored import ScoredRun, run_label, score_run
 from vlneval.diagnostics.selection import sample_episodes, worst_episodes
 
@@ -63,7 +68,10 @@ __all__ = [
     "graph_floors",
     "length_ratio",
     "metric_columns",
+    "path_groups",
     "quantile_bins",
+    "resampling_text",
+    "resampling_unit",
     "run_label",
     "sample_episodes",
     "score_run",

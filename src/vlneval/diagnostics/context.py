@@ -14,7 +14,7 @@ import numpy as np
 from vlneval.graph.store import GraphStore
 from vlneval.tasks.common.result import Result
 
-__all__ = ["EpisodeContext", "episode_context", "shortest_distances"]
+__all__ = ["EpisodeContext", "episode_context", "path_groups", "shortest_distances"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,35 @@ def episode_context(evaluation: Result, graphs: GraphStore | None) -> EpisodeCon
         reference_length=reference,
         instruction_words=np.array([len(ep.instructions[i].split()) for i in scored], np.int64),
     )
+
+
+def path_groups(evaluation: Result) -> np.ndarray | None:
+    """The path of every scored episode, as a label, for resampling whole paths: episodes of
+    one scan with one reference path (R2R's three instructions of a ``path_id``), or for
+    continuous episodes one start and goal. None when no two scored episodes share a path (or
+    the episodes give none): then episodes are the unit.
+
+    Example:
+        >>> from vlneval.evaluation import Scorer
+        >>> from vlneval.tasks.common.root import demo_root
+        >>> from vlneval.diagnostics.scored import score_run
+        >>> run = score_run(Scorer("demo"), demo_root() / "demo" / "predictions_val.json")
+        >>> paths = path_groups(run.evaluation)  # three instructions per path, as in R2R
+        >>> len(paths), len(set(paths.tolist())), paths[:6].tolist()
+        (36, 12, [0, 0, 0, 1, 1, 1])
+    """
+    ep = evaluation.episodes
+    rows = evaluation.scored.tolist()
+    keys: list[tuple[object, ...]]
+    if hasattr(ep, "paths"):
+        keys = [(ep.scans[i], ep.paths[i]) for i in rows]
+    elif hasattr(ep, "starts") and hasattr(ep, "goals"):
+        keys = [(ep.scans[i], ep.starts[i].tobytes(), ep.goals[i].tobytes()) for i in rows]
+    else:
+        return None
+    code: dict[object, int] = {}
+    labels = np.array([code.setdefault(k, len(code)) for k in keys], dtype=np.int64)
+    return labels if len(code) < len(keys) else None
 
 
 def _path_length(graphs: GraphStore, scan: str, path: tuple[str, ...]) -> float:

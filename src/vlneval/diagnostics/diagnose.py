@@ -10,9 +10,9 @@ import numpy as np
 
 from vlneval.diagnostics.breakdowns import GroupRow, breakdown, quantile_bins
 from vlneval.diagnostics.budget import DEFAULT_BUDGETS, length_ratio, within_budget
-from vlneval.diagnostics.context import EpisodeContext, episode_context
+from vlneval.diagnostics.context import EpisodeContext, episode_context, path_groups
 from vlneval.diagnostics.failures import FailureBreakdown, failure_breakdown, step_limit_from_card
-from vlneval.diagnostics.intervals import column_intervals
+from vlneval.diagnostics.intervals import column_intervals, resampling_unit
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.metrics.info import LABELS
 from vlneval.stats import Interval
@@ -105,6 +105,7 @@ def diagnose(
     n_resamples: int = 2000,
     confidence: float = 0.95,
     cluster_by_scan: bool = False,
+    by_episode: bool = False,
     budgets: Sequence[float] = DEFAULT_BUDGETS,
     step_limit: int | None = None,
     n_bins: int = 4,
@@ -117,6 +118,8 @@ def diagnose(
         n_resamples, confidence: of the bootstrap intervals.
         cluster_by_scan: resample scans, then episodes within them (two-stage bootstrap),
             since episodes of one house are not independent.
+        by_episode: resample episodes even when some share a path (by default whole paths
+            are resampled, :func:`~vlneval.diagnostics.intervals.resampling_unit`).
         budgets: path-length budgets (multiples of d*) for budgeted success.
         step_limit: the run's step limit; default: the one its protocol card records.
         n_bins: number of quantile bins for reference and instruction lengths.
@@ -156,12 +159,17 @@ def diagnose(
             for b in budgets
         }
     # One bootstrap for the metrics and the budgets: the same resamples for all of them.
+    groups, two_stage, unit = resampling_unit(
+        ctx.scans, path_groups(ev), by_scan=cluster_by_scan, by_episode=by_episode
+    )
     table = column_intervals(
         {**metrics, **budget_columns},
         rng=gen,
         n_resamples=n_resamples,
         confidence=confidence,
-        groups=ctx.scans if cluster_by_scan else None,
+        groups=groups,
+        two_stage=two_stage,
+        rates=[*(k for k in metrics if k in LABELS and LABELS[k].kind == "rate"), *budget_columns],
     )
     intervals = {k: table[k] for k in metrics}
     budget_ci: dict[float, Interval] = {}
@@ -181,7 +189,7 @@ def diagnose(
         settings={
             "n_resamples": n_resamples,
             "confidence": confidence,
-            "resampling": "scans, then episodes" if cluster_by_scan else "episodes",
+            **unit,
             "step_limit": limit,
             "budgets": [float(b) for b in budgets],
         },

@@ -10,8 +10,11 @@ notes. Runs aggregated over seeds must also have scored the same number of episo
 
 The comparison itself is paired, episode by episode, on the episodes both runs scored:
 ``Δ = B − A`` (run B, the candidate, minus run A, the baseline) with a paired bootstrap
-interval, McNemar's exact test for 0/1 metrics (SR, OSR) and a paired sign-flip permutation
-test for continuous ones, Holm-adjusted across the metrics (:func:`vlneval.stats.compare_runs`).
+interval and a paired sign-flip permutation test, Holm-adjusted across the metrics
+(:func:`vlneval.stats.compare_runs`). The unit resampled is the path when episodes share one
+(R2R's three instructions of a path are not independent): whole paths are resampled and the
+signs of their sums of differences flipped together. With ``by_episode`` (or no shared path)
+episodes are the unit and 0/1 metrics (SR, OSR) get McNemar's exact test.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from vlneval.diagnostics.context import path_groups
 from vlneval.diagnostics.diagnose import metric_columns
+from vlneval.diagnostics.intervals import resampling_unit
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.distributed.merge import without_calls
 from vlneval.errors import VLNEvalError
@@ -40,6 +45,7 @@ __all__ = [
     "compare_many",
     "b_is_better",
     "significant",
+    "significance_level",
     "verdict",
     "scan_interval_note",
     "p_floor",
@@ -179,6 +185,9 @@ class RunComparison:
         cards: the two protocol cards, ``{"A": ..., "B": ...}``.
         warnings: each run's scoring warnings (failed checks among them),
             ``{"A": [...], "B": [...]}``: what the comparison's numbers rest on.
+        unavailable: label -> why it is n/a (no paired episode where both runs' values are
+            finite, e.g. NE infinite in every episode of one run); the other metrics are
+            compared without it.
     """
 
     label_a: str
@@ -193,6 +202,7 @@ class RunComparison:
     settings: dict[str, Any] = field(default_factory=dict)
     cards: dict[str, Any] = field(default_factory=dict)
     warnings: dict[str, list[str]] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
 
     @property
     def forced(self) -> bool:
@@ -232,6 +242,7 @@ class RunComparison:
             "card_notes": self.notes,
             "success_pairs": self.success,
             "metrics": rows,
+            "unavailable": dict(self.unavailable),
             "settings": self.settings,
             "protocol": self.cards,
             "warnings": self.warnings,
@@ -266,15 +277,16 @@ def b_is_better(label: str, comparison: Comparison) -> bool | None:
 
 
 def p_value_tests(runs: Sequence[RunComparison]) -> str:
-    """The tests behind a comparison's p-values, as its rows used them: per-scan sign flips
-    with ``cluster_by_scan``, McNemar's test and episode sign flips otherwise.
+    """The tests behind a comparison's p-values, as its rows used them: per-scan or per-path
+    sign flips when clustered, McNemar's test and episode sign flips otherwise.
 
     Example:
         >>> p_value_tests([])
         'McNemar exact (0/1 metrics) or paired permutation'
     """
     if any(c.test.startswith("cluster-") for r in runs for c in r.metrics.values()):
-        return "cluster permutation (signs flipped per scan)"
+        unit = "scan" if runs[0].settings.get("n_scans") is not None else "path"
+        return f"cluster permutation (signs flipped per {unit})"
     return "McNemar exact (0/1 metrics) or paired permutation"
 
 
@@ -296,17 +308,31 @@ def p_floor(comparison: Comparison, n_permutations: int) -> float | None:
     return floor if monte_carlo and p is not None and p <= floor * (1 + 1e-9) else None
 
 
+def significance_level(confidence: float) -> float:
+    """``α = 1 − confidence`` without the rounding of the subtraction (``1 − 0.95`` is
+    0.050000000000000044 in floating point, which would count p = 0.05 as below α).
+
+    Example:
+        >>> significance_level(0.95), significance_level(0.975)
+        (0.05, 0.025)
+    """
+    return round(1.0 - confidence, 12)
+
+
 def significant(comparison: Comparison) -> bool:
-    """Whether the Holm-adjusted p-value is below ``1 − confidence``.
+    """Whether the Holm-adjusted p-value is strictly below ``α = 1 − confidence``
+    (:func:`significance_level`): p = α is not significant.
 
     Example:
         >>> from vlneval.stats import Comparison
         >>> c = Comparison("SR", 0.6, 0.5, 0.1, 0.05, 0.15, 0.001, "mcnemar-exact", 100, 0.95)
         >>> significant(c), significant(dataclasses.replace(c, p_adjusted=0.01))
         (False, True)
+        >>> significant(dataclasses.replace(c, p_adjusted=0.05))
+        False
     """
     p = comparison.p_adjusted
-    return p is not None and p < 1 - comparison.confidence
+    return p is not None and p < significance_level(comparison.confidence)
 
 
 def verdict(label: str, comparison: Comparison) -> str:
@@ -407,6 +433,7 @@ def compare_scored(
     n_permutations: int = 10000,
     confidence: float = 0.95,
     cluster_by_scan: bool = False,
+    by_episode: bool = False,
     force: bool = False,
     metrics: Sequence[str] | None = None,
 ) -> RunComparison:
@@ -417,6 +444,9 @@ def compare_scored(
         rng: generator or seed (bootstrap, then Monte Carlo permutations).
         n_resamples, n_permutations, confidence: of :func:`vlneval.stats.compare_runs`.
         cluster_by_scan: resample scans then episodes, and flip signs per scan.
+        by_episode: resample episodes, and McNemar's test for 0/1 metrics, even when
+            episodes share a path (by default whole paths are resampled and their sums of
+            differences sign-flipped: R2R's three instructions of a path are not independent).
         force: compare even when the protocol cards differ (the result lists how).
         metrics: labels to compare (default: every metric both runs report).
 
@@ -436,12 +466,25 @@ def compare_scored(
     if unknown:
         raise _unknown_metrics(unknown, [m for m in cols_a if m in cols_b])
     gen = np.random.default_rng(rng)  # a Generator is used as it is
-    groups = None
-    if cluster_by_scan:
-        groups = np.array([a.evaluation.episodes.scans[i] for i in a.evaluation.scored[pos_a]])
+    scans = np.array([a.evaluation.episodes.scans[i] for i in a.evaluation.scored[pos_a]])
+    paths = path_groups(a.evaluation)
+    if paths is not None:
+        paths = paths[pos_a]
+        paths = None if np.unique(paths).size == paths.size else paths
+    groups, two_stage, unit = resampling_unit(
+        scans, paths, by_scan=cluster_by_scan, by_episode=by_episode
+    )
+    unavailable = {
+        m: _no_finite_pair(cols_a[m][pos_a], cols_b[m][pos_b], a.label, b.label)
+        for m in names
+        if not (np.isfinite(cols_a[m][pos_a]) & np.isfinite(cols_b[m][pos_b])).any()
+    }
+    names = [m for m in names if m not in unavailable]
     pairs_b = {m: cols_b[m][pos_b] for m in names}
     pairs_a = {m: cols_a[m][pos_a] for m in names}
-    table = _paired(pairs_b, pairs_a, gen, n_resamples, n_permutations, confidence, groups)
+    table = _paired(
+        pairs_b, pairs_a, gen, n_resamples, n_permutations, confidence, (groups, two_stage)
+    )
     success = None
     if "SR" in pairs_a:
         sa, sb = pairs_a["SR"] != 0, pairs_b["SR"] != 0
@@ -466,11 +509,32 @@ def compare_scored(
             "n_permutations": n_permutations,
             "confidence": confidence,
             "correction": "holm",
-            "resampling": "scans, then episodes" if cluster_by_scan else "episodes",
-            **({} if groups is None else {"n_scans": len(set(groups.tolist()))}),
+            "seed": rng if isinstance(rng, int) else None,
+            **unit,
         },
         cards={"A": card_a, "B": card_b},
         warnings={"A": list(summary_a["warnings"]), "B": list(summary_b["warnings"])},
+        unavailable=unavailable,
+    )
+
+
+def _no_finite_pair(values_a: np.ndarray, values_b: np.ndarray, name_a: str, name_b: str) -> str:
+    """Why a metric has no paired episode to compare: the run(s) with no finite value.
+
+    Example:
+        >>> inf = np.array([np.inf, np.inf])
+        >>> _no_finite_pair(inf, np.array([1.0, 2.0]), "a", "b")
+        'not finite (inf or NaN) in any of the 2 paired episodes of A (a): no episode left to compare'
+    """
+    runs = [
+        f"{run} ({name})"
+        for run, name, values in (("A", name_a, values_a), ("B", name_b, values_b))
+        if not np.isfinite(values).any()
+    ]
+    where = " and ".join(runs) if runs else "A and B together (never both finite)"
+    return (
+        f"not finite (inf or NaN) in any of the {values_a.size} paired episodes of {where}: "
+        "no episode left to compare"
     )
 
 
@@ -502,7 +566,7 @@ def _paired(
     n_resamples: int,
     n_permutations: int,
     confidence: float,
-    groups: np.ndarray | None,
+    unit: tuple[np.ndarray | None, bool],
 ) -> dict[str, Comparison]:
     """``compare_runs`` on the metrics that are finite everywhere, one by one (omitting
     non-finite episodes) on the others, then Holm across all of them."""
@@ -516,7 +580,8 @@ def _paired(
             n_resamples=n_resamples,
             n_permutations=n_permutations,
             confidence=confidence,
-            groups=groups,
+            groups=unit[0],
+            two_stage=unit[1],
             nan_policy=nan_policy,
         )
 

@@ -4,12 +4,14 @@ aggregate: rich text for the terminal, Markdown or LaTeX for a paper (stdout); t
 
 from __future__ import annotations
 
+import math
 import shutil
 from collections.abc import Sequence
 
 from rich.table import Table
 from rich.text import Text
 
+from vlneval.diagnostics.intervals import resampling_text
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.reports.compare import (
     AggregateResult,
@@ -19,6 +21,7 @@ from vlneval.reports.compare import (
     p_floor,
     p_value_tests,
     scan_interval_note,
+    significance_level,
     significant,
 )
 from vlneval.reports.paper import render_table
@@ -28,6 +31,7 @@ from vlneval.reports.terminal import (
     fit_names,
     format_value,
     grouped_notes,
+    level_label,
     recording_console,
     unavailable_reasons,
     warning_notices,
@@ -109,7 +113,7 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
     if fmt != "text":
         return render_multi(MultiComparison(cmp.label_a, [cmp]), fmt=fmt)
 
-    level = int(round(100 * cmp.settings.get("confidence", 0.95)))
+    level = level_label(cmp.settings.get("confidence", 0.95))
     table = Table(
         caption="rates in %, differences in percentage points; other units as named; p: "
         f"{p_value_tests([cmp])}, Holm-adjusted over {len(cmp.metrics)} metrics"
@@ -120,7 +124,7 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
         ("A", "right"),
         ("B", "right"),
         ("Δ = B − A", "right"),
-        (f"{level}% CI of Δ", "right"),
+        (f"{level} CI of Δ", "right"),
         ("p", "right"),
         ("p (Holm)", "right"),
         ("test", "left"),
@@ -140,6 +144,8 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
             _p(c.p_adjusted),
             c.test,
         )
+    for label in cmp.unavailable:  # why: on stderr (not_compared_notices) and in the JSON
+        table.add_row(column_name(label), "n/a", "n/a", "n/a", "", "", "", "no finite pair")
     console = recording_console(color)
     card = cmp.cards.get("B", {})
     scoring = card.get("scoring", {})
@@ -148,7 +154,7 @@ def render_comparison(cmp: RunComparison, *, color: bool | None = None, fmt: str
     console.print(
         f"{cmp.n_paired} paired episodes · {card.get('task')} {card.get('split')} · profile "
         f"{scoring.get('profile')} v{scoring.get('profile_version')} · "
-        f"{cmp.settings.get('resampling', 'episodes')} resampled"
+        f"resampled {resampling_text(cmp.settings)}, seed {cmp.settings.get('seed')}"
     )
     console.print(table)
     if cmp.success is not None:
@@ -177,27 +183,69 @@ def comparison_notices(cmp: RunComparison | MultiComparison) -> list[Notice]:
         for n in r.notes:
             note = n if len(runs) == 1 else n.replace("(B)", f"({who})")
             out.append((f"note: protocol field differs: {note}", "yellow"))
-    return out + _few_scans(runs[0])
+    n_tests = sum(len(r.metrics) for r in runs)
+    floors = [n for r in runs for n in _p_floor_notice(r, n_tests)][:1]  # one warning
+    return out + _few_scans(runs[0], n_tests) + floors
 
 
-def _few_scans(cmp: RunComparison) -> list[Notice]:
+def _few_scans(cmp: RunComparison, n_tests: int) -> list[Notice]:
     """A warning when --by-scan has too few scans for its test to reach the significance
-    level: over k scans the smallest two-sided p of the sign flips is 2 / 2^k.
+    level: over k scans the smallest two-sided p of the sign flips is 2 / 2^k, and Holm over
+    ``n_tests`` multiplies the smallest p by ``n_tests``; p = α is not significant.
 
     Example:
         >>> from vlneval.reports.compare import RunComparison
         >>> cmp = RunComparison("a", "b", {}, 36, 0, 0, None, settings={"n_scans": 3})
-        >>> print(_few_scans(cmp)[0][0])
+        >>> print(_few_scans(cmp, 1)[0][0])
         warning: --by-scan over 3 scans: the cluster test's smallest possible p is 2/2^3 = 0.25, so no difference can reach p < 0.05; the interval from resampling 3 scans is unreliable too
+        >>> cmp.settings["n_scans"] = 6
+        >>> print(_few_scans(cmp, 8)[0][0])
+        warning: --by-scan over 6 scans: the cluster test's smallest possible p is 2/2^6 = 0.0312, 0.25 after Holm over 8 tests, so no difference can reach p < 0.05; the interval from resampling 6 scans is unreliable too
     """
-    k, alpha = cmp.settings.get("n_scans"), 1 - cmp.settings.get("confidence", 0.95)
-    if k is None or 2.0 / 2**k <= alpha:
+    k = cmp.settings.get("n_scans")
+    alpha = significance_level(cmp.settings.get("confidence", 0.95))
+    if k is None or n_tests * 2.0 / 2**k < alpha:
         return []
+    smallest = min(1.0, 2.0 / 2**k)
+    holm = ""
+    if smallest < alpha:  # Holm, not the test alone, keeps it from significance
+        holm = f", {min(1.0, n_tests * smallest):.3g} after Holm over {n_tests} tests"
     scans = f"{k} scan{'s' if k > 1 else ''}"
     return [(
         f"warning: --by-scan over {scans}: the cluster test's smallest possible p is "
-        f"2/2^{k} = {min(1.0, 2.0 / 2**k):.3g}, so no difference can reach p < {alpha:.2g}; the "
+        f"2/2^{k} = {smallest:.3g}{holm}, so no difference can reach p < {alpha:g}; the "
         f"interval from resampling {scans} is unreliable too", "yellow",
+    )]  # fmt: skip
+
+
+def _p_floor_notice(cmp: RunComparison, n_tests: int) -> list[Notice]:
+    """A warning when the Monte Carlo p-value floor ``1 / (N + 1)`` (N sign flips) times the
+    Holm family size is at least α: no Monte Carlo test can then reach significance.
+
+    Example:
+        >>> from vlneval.reports.compare import RunComparison
+        >>> from vlneval.stats import Comparison
+        >>> c = Comparison("TL", 1.0, 2.0, -1.0, -1.5, -0.5, 0.01, "permutation-monte-carlo",
+        ...                50, 0.95)
+        >>> cmp = RunComparison("a", "b", {"TL": c}, 50, 0, 0, None,
+        ...                     settings={"n_permutations": 100, "confidence": 0.95})
+        >>> print(_p_floor_notice(cmp, 8)[0][0])
+        warning: --permutations 100: a Monte Carlo p is at least 1/101 = 0.0099, 0.0792 after Holm over 8 tests, so no Monte Carlo test can reach p < 0.05; use --permutations 160 or more
+        >>> _p_floor_notice(cmp, 4)
+        []
+    """
+    if not any(c.test.endswith("monte-carlo") for c in cmp.metrics.values()):
+        return []
+    n = int(cmp.settings.get("n_permutations", 10000))
+    alpha = significance_level(cmp.settings.get("confidence", 0.95))
+    floor = 1.0 / (n + 1)
+    if n_tests * floor < alpha:
+        return []
+    need = math.floor(round(n_tests / alpha, 9))  # the fewest N with n_tests / (N + 1) < α
+    return [(
+        f"warning: --permutations {n}: a Monte Carlo p is at least 1/{n + 1} = {floor:.3g}, "
+        f"{min(1.0, n_tests * floor):.3g} after Holm over {n_tests} tests, so no Monte Carlo "
+        f"test can reach p < {alpha:g}; use --permutations {need} or more", "yellow",
     )]  # fmt: skip
 
 
@@ -218,6 +266,10 @@ def not_compared_notices(
     pairs = cmp.runs if isinstance(cmp, MultiComparison) else [cmp]
     compared = {m for r in pairs for m in r.metrics}
     why: dict[str, str] = {}
+    for r in pairs:
+        for label, reason in r.unavailable.items():
+            who = "" if len(pairs) == 1 else f"{r.label_b}: "
+            why.setdefault(label, f"n/a, {who}{reason}")
     for name, run in runs:
         for label, reason in unavailable_reasons(run.evaluation.to_dict()).items():
             if label not in compared:
@@ -234,15 +286,15 @@ def render_aggregate(
         return _paper_aggregate(result, fmt)
 
     first = next(iter(result.metrics.values()))
-    level = int(round(100 * first.confidence))
+    level = level_label(first.confidence)
     clipped = [m for m, r in result.metrics.items() if r.clipped_to]
     table = Table(
         title=Text(f"{len(result.labels)} runs: {', '.join(result.labels)}"),
-        caption=f"rates in %, other units as named; std over runs (ddof = 1); {level}% Student-t "
+        caption=f"rates in %, other units as named; std over runs (ddof = 1); {level} Student-t "
         "interval of the mean over runs (seed variation only)"
         + ("; * clipped to the metric's range" if clipped else ""),
     )
-    for name in ("metric", "mean", "std", "min", "max", f"{level}% CI"):
+    for name in ("metric", "mean", "std", "min", "max", f"{level} CI"):
         table.add_column(name, justify="left" if name == "metric" else "right")
     for label, r in result.metrics.items():
 
@@ -301,7 +353,7 @@ def _paper_aggregate(result: AggregateResult, fmt: str) -> str:
         cells.append(f"{format_value(label, r.mean)}{std}")
     note = (
         f"mean ± std over {len(result.labels)} runs ({', '.join(result.labels)}); std ddof = 1; "
-        f"rates in %; {int(round(100 * first.confidence))}% intervals in the JSON"
+        f"rates in %; {level_label(first.confidence)} intervals in the JSON"
     )
     if result.differences:
         note += "\nFORCED: protocol cards differ: " + "; ".join(result.differences)
@@ -320,12 +372,12 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
         return _paper_multi(multi, fmt)
 
     first = multi.runs[0]
-    level = int(round(100 * first.settings.get("confidence", 0.95)))
+    level = level_label(first.settings.get("confidence", 0.95))
     table = Table(
         caption=f"rates in %, differences in percentage points; p: {p_value_tests(multi.runs)}, "
         f"Holm-adjusted over all {multi.n_tests} rows" + _scan_caption(first)
     )
-    header = ["run", "metric", "A", "run mean", "Δ = run − A", f"{level}% CI of Δ", "p",
+    header = ["run", "metric", "A", "run mean", "Δ = run − A", f"{level} CI of Δ", "p",
               "p (Holm)", "test"]  # fmt: skip
     for name in header:
         table.add_column(
@@ -350,6 +402,7 @@ def render_multi(multi: MultiComparison, *, color: bool | None = None, fmt: str 
     console = recording_console(color, width=max(width, 4 + others + 12))
     console.print(Text(f"A (baseline): {multi.label_a}{_partial(first, 'A')}"))
     console.print(Text(f"runs: {', '.join(r.label_b + _partial(r, 'B') for r in multi.runs)}"))
+    console.print(f"resampled {resampling_text(first.settings)}, seed {first.settings.get('seed')}")
     console.print(table)
     for r in multi.runs:
         for d in r.differences:
@@ -369,9 +422,14 @@ def _paper_multi(multi: MultiComparison, fmt: str) -> str:
     header = ["run", *(column_name(m) for m in labels)]
     # one candidate (render_comparison): A's row is its mean on the pairs
     base = multi.means_a or {m: c.mean_b for m, c in multi.runs[0].metrics.items()}
+    infinite = [m for m in labels if m in base and not math.isfinite(base[m])]
     rows = [
-        [f"{multi.label_a} (A)", *(format_value(m, base[m]) if m in base else "–" for m in labels)]
-    ]
+        [
+            f"{multi.label_a} (A)",
+            *("n/a" if m in infinite else format_value(m, base[m]) if m in base else "–"
+              for m in labels),
+        ]
+    ]  # fmt: skip
     level = 0.95
     for r in multi.runs:
         n_a = r.n_paired + r.n_only_a
@@ -393,11 +451,18 @@ def _paper_multi(multi: MultiComparison, fmt: str) -> str:
     over = "all its" if multi.means_a else "the paired"
     note = (
         f"A = baseline, its mean over {over} episodes; each run: mean (Δ vs A; 'vs A x': A's "
-        f"mean on the episodes that run shares with it); * Holm-adjusted p < {1 - level:.2g} "
+        f"mean on the episodes that run shares with it); * Holm-adjusted p < "
+        f"{significance_level(level):g} "
         f"over {multi.n_tests} tests ({p_value_tests(multi.runs)}); "
         "rates in %, differences in percentage points"
         + _fewer_pairs(multi.runs)
         + _scan_caption(multi.runs[0])
+        + (
+            f"; n/a: A's {', '.join(infinite)} is infinite in some of its episodes (no mean); "
+            "each run's cell compares the episodes where both are finite"
+            if infinite
+            else ""
+        )
     )
     forced = [f"{r.label_b}: {d}" for r in multi.runs for d in r.differences]
     if forced:

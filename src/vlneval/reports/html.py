@@ -22,6 +22,7 @@ from vlneval import __version__
 from vlneval.diagnostics.budget import DEFAULT_BUDGETS
 from vlneval.diagnostics.diagnose import Diagnostics, budget_label, diagnose
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES, step_limit_from_card
+from vlneval.diagnostics.intervals import resampling_text
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.diagnostics.selection import sample_episodes, worst_episodes
 from vlneval.metrics import MetricInfo
@@ -40,6 +41,7 @@ from vlneval.reports.plots_distributions import (
 from vlneval.reports.tables import rows_bytes
 from vlneval.reports.terminal import (
     SAME_RUN,
+    level_label,
     oracle_notices,
     same_results,
     unavailable_notices,
@@ -69,6 +71,7 @@ class ReportOptions:
         n_resamples: bootstrap resamples.
         confidence: coverage of the intervals.
         cluster_by_scan: resample scans, then episodes (two-stage bootstrap).
+        by_episode: resample episodes even when they share paths (default: whole paths).
         budgets: path-length budgets (multiples of d*) for budgeted success.
         step_limit: the run's step limit (default: from its protocol card).
         baseline_step_limit: the baseline's (default: from its card, else ``step_limit``).
@@ -83,6 +86,7 @@ class ReportOptions:
     n_resamples: int = 2000
     confidence: float = 0.95
     cluster_by_scan: bool = False
+    by_episode: bool = False
     budgets: tuple[float, ...] = DEFAULT_BUDGETS
     step_limit: int | None = None
     baseline_step_limit: int | None = None
@@ -146,21 +150,27 @@ def build_report(
         (True, 'predictions_val')
     """
     step = progress or (lambda _msg: None)
-    gen = np.random.default_rng(options.seed)
+    # One seeded stream each for the comparison, the run and the baseline.
+    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(options.seed).spawn(3)]
     stats: dict[str, Any] = {
-        "rng": gen,
         "n_resamples": options.n_resamples,
         "confidence": options.confidence,
         "cluster_by_scan": options.cluster_by_scan,
+        "by_episode": options.by_episode,
     }
     comparison = None
     if baseline is not None:
-        comparison = compare_scored(baseline, run, force=options.force, **stats)
+        comparison = compare_scored(baseline, run, force=options.force, rng=streams[0], **stats)
+        comparison.settings["seed"] = options.seed
         step("compared with the baseline")
     stats.update(budgets=options.budgets, step_limit=options.step_limit)
-    diag = diagnose(run, **stats)
+    diag = diagnose(run, rng=streams[1], **stats)
+    diag.settings["seed"] = options.seed
     base_stats = {**stats, "step_limit": _baseline_limit(baseline, options)}
-    base_diag = diagnose(baseline, **base_stats) if baseline is not None else None
+    base_diag = None
+    if baseline is not None:
+        base_diag = diagnose(baseline, rng=streams[2], **base_stats)
+        base_diag.settings["seed"] = options.seed
     step("diagnosed")
     shown = _shown(
         run, diag, baseline, base_diag, {**stats, "rng": options.seed}, base_stats["step_limit"]
@@ -320,11 +330,11 @@ def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
                 hp.num(str(ci.n) if ci is not None else "–"),
             ]
         )
-    level = int(round(100 * options.confidence))
-    table = hp.table(["metric", "what it measures", "value", f"{level}% CI", "n"], rows)
+    level = level_label(options.confidence)
+    table = hp.table(["metric", "what it measures", "value", f"{level} CI", "n"], rows)
     note = (
-        f"<p class='muted'>Intervals: percentile bootstrap of the mean over "
-        f"{escape(diag.settings['resampling'])} ({options.n_resamples} resamples, seed "
+        f"<p class='muted'>Intervals: percentile bootstrap of the mean over episodes, resampled "
+        f"{escape(resampling_text(diag.settings))} ({options.n_resamples} resamples, seed "
         f"{options.seed}). {_units_note(list(s['metrics']))} An interval says how much the number "
         "would move on another draw of episodes like these; two runs are compared by the "
         "paired test, not by overlapping intervals.</p>"
@@ -337,22 +347,33 @@ def _summary(run: ScoredRun, diag: Diagnostics, options: ReportOptions) -> str:
 
 
 def _zero_width(diag: Diagnostics) -> str:
-    """A note on intervals of zero width: a column that is the same in every episode (SR of
-    100 %) resamples to itself, which is no certainty about other episodes; a column of one
-    episode gets no interval (its cell is ``–``) and says why."""
+    """A note on intervals of zero width: a column that is the same in every episode (SPL of
+    1) resamples to itself, which is no certainty about other episodes; a rate at 0 or 100 %
+    gets the Clopper-Pearson interval instead, said so; a column of one episode gets no
+    interval (its cell is ``–``) and says why."""
     known = [(k, ci) for k, ci in diag.intervals.items() if ci is not None]
     flat = [k for k, ci in known if ci.n > 1 and ci.low == ci.high]
     single = [k for k, ci in known if ci.n == 1]
+    exact = [k for k, ci in known if ci.n > 1 and ci.method == "clopper-pearson"]
+    units = {"paths": "paths", "scans, then episodes": "scans"}.get(
+        diag.settings.get("resampling", ""), "episodes"
+    )
     out = hp.muted(
         f"{', '.join(single)}: no interval, as the value is of one episode only; a bootstrap "
         "resamples that one value, which says nothing about other episodes."
         if single
         else ""
     )
+    out += hp.muted(
+        f"{', '.join(exact)}: the same outcome in every episode (a rate of 0 or 100 %), where a "
+        "bootstrap interval has zero width; the interval shown is the Clopper-Pearson (exact "
+        f"binomial) interval over the {units}."
+        if exact
+        else ""
+    )
     return out + hp.muted(
         f"{', '.join(flat)}: the interval has zero width because the value is the same in "
-        "every episode; a bootstrap cannot vary it, so it is no certainty about other episodes "
-        "(for a rate of 0 or 100 %, a binomial interval such as Clopper-Pearson is wider)."
+        "every episode; a bootstrap cannot vary it, so it is no certainty about other episodes."
         if flat
         else ""
     )

@@ -15,6 +15,7 @@ from typing import Any
 from vlneval.diagnostics.breakdowns import GroupRow
 from vlneval.diagnostics.diagnose import Diagnostics
 from vlneval.diagnostics.failures import CLASS_LABELS, FAILURE_CLASSES
+from vlneval.diagnostics.intervals import resampling_text
 from vlneval.diagnostics.scored import ScoredRun
 from vlneval.metrics.info import LABELS
 from vlneval.reports.compare import (
@@ -26,7 +27,7 @@ from vlneval.reports.compare import (
 )
 from vlneval.reports.plots_base import figure_png, png_data_uri
 from vlneval.reports.plots_trajectory import plot_episode
-from vlneval.reports.terminal import format_value, shown_unit
+from vlneval.reports.terminal import format_value, level_label, shown_unit
 from vlneval.stats import Interval
 from vlneval.tasks.profiles import Profile
 
@@ -271,7 +272,7 @@ def card(protocol: Mapping[str, Any]) -> str:
 
 def comparison_table(cmp: RunComparison) -> str:
     """The paired comparison as a table, with success pairs and a reading note."""
-    level = int(round(100 * next(iter(cmp.metrics.values())).confidence)) if cmp.metrics else 95
+    level = level_label(cmp.settings.get("confidence", 0.95))
     rows = []
     for label, c in cmp.metrics.items():
         said = verdict(label, c)
@@ -295,10 +296,11 @@ def comparison_table(cmp: RunComparison) -> str:
                 shown,
             ]
         )
-    header = ["metric", "A", "B", "Δ = B − A", f"{level}% CI of Δ", "p", "p (Holm)", "test", ""]
+    header = ["metric", "A", "B", "Δ = B − A", f"{level} CI of Δ", "p", "p (Holm)", "test", ""]
     out = (
         f"<p><b>A</b> = {escape(cmp.label_a)} (baseline), <b>B</b> = {escape(cmp.label_b)}; "
-        f"{cmp.n_paired} episodes scored by both, compared episode by episode.</p>"
+        f"{cmp.n_paired} episodes scored by both, compared episode by episode; resampled "
+        f"{escape(resampling_text(cmp.settings))}, seed {cmp.settings.get('seed')}.</p>"
     )
     out += table(header, rows)
     tests = p_value_tests([cmp])
@@ -315,15 +317,18 @@ def comparison_table(cmp: RunComparison) -> str:
             )
             + ".</p>"
         )
+    for label, reason in cmp.unavailable.items():
+        out += muted(f"{label}: n/a, {reason}.")
     if cmp.n_only_a or cmp.n_only_b:
         out += muted(
             f"{cmp.n_only_a} episode(s) scored only by A and {cmp.n_only_b} only by B are left "
             "out of the paired comparison."
         )
+    unit = "scans'" if "per scan" in tests else "paths'"
     what = (
         "McNemar's exact test for 0/1 metrics, a paired sign-flip permutation test for the others"
         if tests.startswith("McNemar")
-        else "a permutation test flipping the signs of whole scans' differences, for every metric"
+        else f"a permutation test flipping the signs of whole {unit} differences, for every metric"
     )
     scans = scan_interval_note(cmp)
     scans = f"{scans[0].upper()}{scans[1:]}. " if scans else ""

@@ -14,9 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from vlneval.reports.compare import RunComparison, b_is_better, significant
+from vlneval.reports.compare import (
+    RunComparison,
+    b_is_better,
+    significance_level,
+    significant,
+)
 from vlneval.reports.plots_base import COLORS, new_figure
-from vlneval.reports.terminal import shown_unit
+from vlneval.reports.terminal import level_label, shown_unit
 
 __all__ = ["plot_comparison"]
 
@@ -50,11 +55,12 @@ def plot_comparison(cmp: RunComparison) -> Any:
         _panel(ax, cmp, names, scale=100.0 if unit == "%" else 1.0)
         ax.set_xlabel(f"Δ = B − A ({_AXIS.get(unit, unit or 'value')})")
     confidence = next(iter(cmp.metrics.values())).confidence if cmp.metrics else 0.95
-    k = cmp.settings.get("n_scans")
+    k, paths = cmp.settings.get("n_scans"), cmp.settings.get("n_paths")
     what = f"{cmp.n_paired} episodes" + ("" if k is None else f", {k} scans resampled")
+    what += "" if k is not None or paths is None else f", {paths} paths resampled"
     fig.suptitle(
-        f"Paired differences B − A with {round(100 * confidence)}% bootstrap intervals ({what})\n"
-        f"filled: Holm-adjusted p < {1 - confidence:.2g}; better or worse by each metric's direction",
+        f"Paired differences B − A with {level_label(confidence)} bootstrap intervals ({what})\n"
+        f"filled: Holm-adjusted p < {significance_level(confidence):g}; better or worse by each metric's direction",
         fontsize=9,
         x=0.01,
         ha="left",

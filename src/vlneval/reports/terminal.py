@@ -42,6 +42,7 @@ __all__ = [
     "metric_cell",
     "shown_unit",
     "column_name",
+    "level_label",
     "NOTE_LIMIT",
     "recording_console",
 ]
@@ -50,6 +51,17 @@ __all__ = [
 NOTE_LIMIT = 2000
 
 Notice = tuple[str, str]  # (text, rich style)
+
+
+def level_label(confidence: float) -> str:
+    """An interval's coverage as a percentage, with every digit it has (0.975 is ``97.5%``,
+    never rounded to ``98%``).
+
+    Example:
+        >>> level_label(0.95), level_label(0.975), level_label(0.9)
+        ('95%', '97.5%', '90%')
+    """
+    return f"{round(100 * confidence, 9):g}%"
 
 
 def metric_cell(summary: Mapping[str, Any], label: str, unit: str | None = None) -> str:

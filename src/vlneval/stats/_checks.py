@@ -156,12 +156,15 @@ def prepare_columns(
     *,
     nan_policy: str,
     groups: ArrayLike | None,
+    first_seen: bool = False,
 ) -> Prepared:
     """Checks and stacks per-episode columns that describe the same episodes.
 
     Non-finite values (NaN, +inf, -inf) are refused, one problem per offending column, unless
     ``nan_policy="omit"``: then every episode that is non-finite in ANY column is dropped from
-    all columns, so that the columns keep describing one common set of episodes.
+    all columns, so that the columns keep describing one common set of episodes. Group codes
+    follow the sorted labels, or with ``first_seen`` the order in which the labels first
+    appear (distinct labels then get codes ``0..n-1`` in episode order).
     """
     arrays = [
         _as_column(where, label, column) for label, column in zip(labels, columns, strict=True)
@@ -199,4 +202,11 @@ def prepare_columns(
         uniques, codes = np.unique(group_labels[keep], return_inverse=True)
     except TypeError as exc:
         raise fail(where, f"groups must be sortable labels (str or int); {exc}") from None
-    return Prepared(data, codes.astype(np.intp).ravel(), int(uniques.shape[0]))
+    codes = codes.astype(np.intp).ravel()
+    if first_seen:
+        firsts = np.full(uniques.shape[0], codes.shape[0], dtype=np.intp)
+        np.minimum.at(firsts, codes, np.arange(codes.shape[0], dtype=np.intp))
+        rank = np.empty_like(firsts)
+        rank[np.argsort(firsts, kind="stable")] = np.arange(firsts.shape[0], dtype=np.intp)
+        codes = rank[codes]
+    return Prepared(data, codes, int(uniques.shape[0]))

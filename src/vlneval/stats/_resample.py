@@ -61,13 +61,18 @@ def bootstrap_distribution(
     codes: IntArray | None,
     n_groups: int,
     where: str,
+    two_stage: bool = True,
 ) -> FloatArray:
     """The statistic of every column on every resample: shape ``(k, n_resamples)``.
 
-    Without groups each resample draws ``n`` episodes with replacement. With groups it is the
-    two-stage bootstrap: draw ``n_groups`` groups with replacement, then, inside every drawn
-    group, as many episodes as the group has, with replacement. Resample sizes then vary, so
-    the statistic is applied per resample (``np.mean`` keeps a vectorised path).
+    Without groups each resample draws ``n`` episodes with replacement. With groups and
+    ``two_stage`` it is the two-stage bootstrap: draw ``n_groups`` groups with replacement,
+    then, inside every drawn group, as many episodes as the group has, with replacement.
+    Resample sizes then vary, so the statistic is applied per resample (``np.mean`` keeps a
+    vectorised path). With groups and not ``two_stage`` it is the cluster bootstrap: draw
+    ``n_groups`` whole groups with replacement; the statistic must be ``np.mean``, the mean
+    over the drawn episodes ``Σ S_g / Σ n_g`` (group sums ``S_g``, sizes ``n_g``). With one
+    episode per group numbered in episode order it draws exactly the episode resamples.
     """
     k, n = data.shape
     out = np.empty((k, n_resamples), dtype=np.float64)
@@ -76,6 +81,17 @@ def bootstrap_distribution(
             idx = rng.integers(0, n, size=(stop - start, n))
             for j in range(k):
                 out[j, start:stop] = _reduce_rows(statistic, data[j][idx], where)
+        return out
+    if not two_stage:
+        if statistic is not np.mean:
+            raise fail(where, "resampling whole groups supports only statistic=np.mean")
+        counts_of = np.bincount(codes, minlength=n_groups).astype(np.float64)
+        sums = np.stack([np.bincount(codes, weights=row, minlength=n_groups) for row in data])
+        for start, stop in chunks(n_groups, n_resamples):
+            chosen = rng.integers(0, n_groups, size=(stop - start, n_groups))
+            counts = counts_of[chosen].sum(axis=-1)
+            for j in range(k):
+                out[j, start:stop] = sums[j][chosen].sum(axis=-1) / counts
         return out
 
     order = np.argsort(codes, kind="stable")

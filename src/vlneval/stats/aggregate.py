@@ -219,13 +219,15 @@ def _summarise(
     name: str, scores: FloatArray, level: float, bounds: tuple[float, float] | None = None
 ) -> RunSummary:
     n = int(scores.shape[0])
-    mean = _no_overflow(np.mean, scores)
+    same = bool((scores == scores[0]).all())
+    # Identical runs: their value, std 0 (np.mean and np.std round to 1e-17 off them).
+    mean = float(scores[0]) if same else _no_overflow(np.mean, scores)
     std = low = high = None
     clipped = None
     if n > 1:
         from scipy.stats import t
 
-        std = _no_overflow(lambda x: np.std(x, ddof=1), scores)
+        std = 0.0 if same else _no_overflow(lambda x: np.std(x, ddof=1), scores)
         half = float(t.ppf(0.5 + level / 2.0, df=n - 1)) * std / math.sqrt(n)
         low, high = mean - half, mean + half
         if bounds is not None and (low < bounds[0] or high > bounds[1]):

@@ -5,7 +5,9 @@ The interval of a statistic ``T`` (the mean unless told otherwise) at confidence
 interpolation) of ``T`` over ``n_resamples`` bootstrap resamples (Efron and Tibshirani 1993,
 ch. 13). Episodes are resampled with replacement; with ``groups`` (e.g. the scan of each
 episode) the two-stage cluster bootstrap is used instead (Davison and Hinkley 1997, §3.8):
-groups are resampled with replacement, then episodes within every drawn group.
+groups are resampled with replacement, then episodes within every drawn group. With
+``two_stage=False`` whole groups are resampled (e.g. the R2R path shared by three
+instructions) and the statistic, the mean, stays the mean over the drawn episodes.
 
 Randomness comes only from the ``rng`` argument (a ``numpy.random.Generator`` or an int seed).
 """
@@ -45,6 +47,7 @@ def bootstrap_ci(
     groups: ArrayLike | None = None,
     nan_policy: str = "raise",
     metric: str = "values",
+    two_stage: bool = True,
 ) -> Interval:
     """Percentile bootstrap confidence interval of one per-episode metric.
 
@@ -58,6 +61,8 @@ def bootstrap_ci(
         groups: optional label per episode (e.g. scan id) for the two-stage cluster bootstrap.
         nan_policy: ``"raise"`` refuses NaN and inf; ``"omit"`` drops those episodes.
         metric: name used in error messages.
+        two_stage: with ``groups``, resample groups then episodes in them (True), or whole
+            groups (False; the statistic must be ``np.mean``).
 
     Returns:
         The estimate on all (kept) episodes and its interval.
@@ -73,6 +78,8 @@ def bootstrap_ci(
         (0.7, True, 'bootstrap-percentile')
         >>> bootstrap_ci(np.full(5, 0.5), rng=0).to_dict()["high"]  # constant: zero width
         0.5
+        >>> bootstrap_ci(sr, rng=0, groups=[0, 0, 1, 1, 2, 2, 3, 3, 4, 4], two_stage=False).method
+        'bootstrap-percentile-cluster'
     """
     return _bootstrap(
         "bootstrap_ci",
@@ -83,6 +90,7 @@ def bootstrap_ci(
         statistic=statistic,
         groups=groups,
         nan_policy=nan_policy,
+        two_stage=two_stage,
     )[metric]
 
 
@@ -95,6 +103,7 @@ def bootstrap_table(
     statistic: Callable[..., Any] = np.mean,
     groups: ArrayLike | None = None,
     nan_policy: str = "raise",
+    two_stage: bool = True,
 ) -> dict[str, Interval]:
     """Percentile bootstrap intervals of several metrics measured on the same episodes.
 
@@ -106,7 +115,8 @@ def bootstrap_table(
 
     Args:
         metrics: metric name -> one value per episode; all of the same length.
-        rng, n_resamples, confidence, statistic, groups, nan_policy: as in :func:`bootstrap_ci`.
+        rng, n_resamples, confidence, statistic, groups, nan_policy, two_stage: as in
+            :func:`bootstrap_ci`.
 
     Returns:
         metric name -> :class:`Interval`, in the order of ``metrics``.
@@ -135,6 +145,7 @@ def bootstrap_table(
         statistic=statistic,
         groups=groups,
         nan_policy=nan_policy,
+        two_stage=two_stage,
     )
 
 
@@ -148,6 +159,7 @@ def _bootstrap(
     statistic: Callable[..., Any],
     groups: ArrayLike | None,
     nan_policy: str,
+    two_stage: bool,
 ) -> dict[str, Interval]:
     generator = as_generator(rng, where)
     n_resamples = check_count(where, "n_resamples", n_resamples, minimum=1)
@@ -163,6 +175,7 @@ def _bootstrap(
         list(metrics.values()),
         nan_policy=nan_policy,
         groups=groups,
+        first_seen=not two_stage,
     )
     estimates = [
         _estimate(where, name, statistic, row)
@@ -176,6 +189,7 @@ def _bootstrap(
         codes=prepared.codes,
         n_groups=prepared.n_groups,
         where=where,
+        two_stage=two_stage,
     )
     for name, row in zip(names, resampled, strict=True):
         if not np.isfinite(row).all():
@@ -187,7 +201,9 @@ def _bootstrap(
         scale=np.abs(prepared.data).max(axis=1),
         confidence=level,
     )
-    method = "bootstrap-percentile" if prepared.codes is None else "bootstrap-percentile-two-stage"
+    method = "bootstrap-percentile"
+    if prepared.codes is not None:
+        method += "-two-stage" if two_stage else "-cluster"
     n = prepared.data.shape[1]
     return {
         name: Interval(

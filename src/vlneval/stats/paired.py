@@ -82,6 +82,7 @@ def paired_difference(
     confidence: float = 0.95,
     groups: ArrayLike | None = None,
     nan_policy: str = "raise",
+    two_stage: bool = True,
 ) -> Comparison:
     """Compares two runs on one metric, episode by episode.
 
@@ -101,6 +102,8 @@ def paired_difference(
             sign-flip test.
         nan_policy: ``"raise"`` refuses NaN and inf; ``"omit"`` drops every episode that is
             non-finite in a or in b, from both.
+        two_stage: with ``groups``, the interval resamples groups then episodes (True) or
+            whole groups (False); the test flips the signs of group sums either way.
 
     Returns:
         The :class:`Comparison` of a against b (difference = a − b).
@@ -147,6 +150,7 @@ def paired_difference(
         confidence=confidence,
         groups=groups,
         nan_policy=nan_policy,
+        two_stage=two_stage,
     )[metric]
 
 
@@ -163,6 +167,7 @@ def compare_runs(
     confidence: float = 0.95,
     groups: ArrayLike | None = None,
     nan_policy: str = "raise",
+    two_stage: bool = True,
 ) -> dict[str, Comparison]:
     """Compares two runs on every metric of a per-episode table.
 
@@ -179,8 +184,8 @@ def compare_runs(
             ``"auto"``).
         correction: None, or ``"holm"`` for Holm's step-down adjustment of the p-values across
             the metrics (stored in ``p_adjusted``; ``p_value`` stays unadjusted).
-        n_resamples, n_permutations, exact_max, confidence, groups, nan_policy: as in
-            :func:`paired_difference`.
+        n_resamples, n_permutations, exact_max, confidence, groups, nan_policy, two_stage: as
+            in :func:`paired_difference`.
 
     Returns:
         metric name -> :class:`Comparison`, in the order of ``metrics_a``.
@@ -209,6 +214,7 @@ def compare_runs(
         confidence=confidence,
         groups=groups,
         nan_policy=nan_policy,
+        two_stage=two_stage,
     )
 
 
@@ -261,6 +267,7 @@ def _compare(
     confidence: float,
     groups: ArrayLike | None,
     nan_policy: str,
+    two_stage: bool,
 ) -> dict[str, Comparison]:
     generator = as_generator(rng, where)
     n_resamples = check_count(where, "n_resamples", n_resamples, minimum=1)
@@ -279,6 +286,7 @@ def _compare(
         [metrics_a[name] for name in names] + [metrics_b[name] for name in names],
         nan_policy=nan_policy,
         groups=groups,
+        first_seen=not two_stage,
     )
     k = len(names)
     runs_a, runs_b = prepared.data[:k], prepared.data[k:]
@@ -295,6 +303,7 @@ def _compare(
         codes=prepared.codes,
         n_groups=prepared.n_groups,
         where=where,
+        two_stage=two_stage,
     )
     # np.mean of each 1-D row: the value a user computing the mean of a run gets.
     means_a = np.array([np.mean(row) for row in runs_a])

@@ -41,7 +41,8 @@ class Interval(_Record):
         high: upper end of the interval.
         confidence: nominal coverage, e.g. 0.95.
         n_resamples: number of bootstrap resamples.
-        method: ``"bootstrap-percentile"`` or ``"bootstrap-percentile-two-stage"`` (groups).
+        method: ``"bootstrap-percentile"``, ``"bootstrap-percentile-two-stage"`` (groups, then
+            episodes) or ``"bootstrap-percentile-cluster"`` (whole groups).
         n: number of episodes used (after ``nan_policy="omit"``).
 
     Example:

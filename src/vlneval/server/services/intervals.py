@@ -2,7 +2,8 @@
 
 The per-episode rows are resampled (:func:`vlneval.diagnostics.column_intervals`, built on
 :func:`vlneval.stats.bootstrap_table`: the same resamples for every metric, a fixed seed so that
-rescoring gives the same bounds) and only each metric's ``[low, high]`` is stored: the rows
+rescoring gives the same bounds), whole paths at a time when episodes share one (R2R's three
+instructions of a path, :func:`vlneval.diagnostics.path_groups`), and only each metric's ``[low, high]`` is stored: the rows
 themselves never leave the worker. A metric whose value is not the mean of its per-episode
 column (or that has no column) gets no interval.
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from vlneval.diagnostics.context import path_groups
 from vlneval.diagnostics.intervals import column_intervals
 from vlneval.metrics import LABELS
 
@@ -44,8 +46,15 @@ def metric_intervals(result: Any) -> dict[str, list[float]]:
             columns[label] = np.asarray(per[column], dtype=np.float64)
     if not columns or result.n_episodes == 0:
         return {}
+    paths = path_groups(result)
     table = column_intervals(
-        columns, rng=np.random.default_rng(SEED), n_resamples=N_RESAMPLES, confidence=CONFIDENCE
+        columns,
+        rng=np.random.default_rng(SEED),
+        n_resamples=N_RESAMPLES,
+        confidence=CONFIDENCE,
+        groups=paths,
+        two_stage=paths is None,
+        rates=[label for label in columns if label in LABELS and LABELS[label].kind == "rate"],
     )
     out = {}
     for label, ci in table.items():
