@@ -77,6 +77,9 @@ def test_sweep_plan_skip_report(
         assert float(sr[(c, "0")]["ci_low"]) <= per_seed[0] <= float(sr[(c, "0")]["ci_high"])
         assert sr[(c, "0")]["step"] == c.split(".")[1] and sr[(c, "0")]["n"] == "36"
     assert md.read_text().startswith("| checkpoint | seeds | TL (m) | NE (m) |")
+    # the demo's three instructions per path: whole paths resampled, as `vlneval report` does
+    assert md.read_text().endswith("\nIntervals: 95% percentile bootstrap, by path.\n")
+    assert {r["resampling"] for r in rows if r["seed"] != "mean"} == {"paths"}
     assert {r["unit"] for r in rows if r["metric"] in ("SR", "SPL")} == {"fraction"}
     # the merged run and its card carry the checkpoint's hash
     card = json.loads(

@@ -12,8 +12,8 @@ from vlneval.distributed.sweep_report import SweepTable, to_markdown, to_rows
 
 def _table() -> SweepTable:
     run = {"checkpoint": "c.pth", "label": "c.pth", "step": 10, "seed": 0, "n_episodes": 36,
-           "metrics": {"NE": {"value": 9.5312, "low": 8.25, "high": 10.75},
-                       "SR": {"value": 0.1633, "low": 0.1, "high": 0.25}}}  # fmt: skip
+           "metrics": {"NE": {"value": 9.5312, "low": 8.25, "high": 10.75, "n": 35},
+                       "SR": {"value": 0.1633, "low": 0.1, "high": 0.25, "n": 36}}}  # fmt: skip
     summary = {"label": "c.pth", "step": 10, "seeds": [0, 1],
                "metrics": {"NE": {"mean": 9.5312, "std": 0.4}, "SR": {"mean": 0.1633, "std": 0.0093}}}  # fmt: skip
     return SweepTable("val", [run], [summary], [], {"NE": "m", "SR": "%"})
@@ -28,6 +28,8 @@ def test_markdown_shows_rates_as_percent_with_units_in_the_header() -> None:
         "| checkpoint | seed | NE (m) | SR (%) |",
         "|---|---|---|---|",
         "| c.pth | 0 | 9.53 [8.25, 10.75] | 16.33 [10.00, 25.00] |",
+        "",
+        "Intervals: 95% percentile bootstrap, by episode.",
     ]
 
 
@@ -42,10 +44,13 @@ def test_csv_rows_keep_the_stored_values_and_name_their_unit() -> None:
 
 
 def _sweep(
-    monkeypatch: pytest.MonkeyPatch, per_episode: dict[str, list[float]], checkpoints: list[str]
+    monkeypatch: pytest.MonkeyPatch,
+    per_episode: dict[str, list[float]],
+    checkpoints: list[str],
+    paths: list[int] | None = None,
 ) -> SweepTable:
     """``sweep_table`` over one finished shard per checkpoint, each scored as ``per_episode``
-    (label -> values) says."""
+    (label -> values) says; ``paths``: the path of each episode (resampled whole)."""
     import numpy as np
 
     from vlneval.distributed import sweep_report
@@ -61,7 +66,8 @@ def _sweep(
         means = {k: float(np.nanmean(v)) for k, v in per_episode.items()}
         return SimpleNamespace(split="val", metrics=means, per_episode=cols, n_episodes=4)
 
-    return sweep_report.sweep_table(units, score, n_resamples=200)
+    groups = None if paths is None else (lambda result: np.asarray(paths))
+    return sweep_report.sweep_table(units, score, n_resamples=200, groups=groups)
 
 
 def test_each_metric_is_bootstrapped_on_its_own_episodes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -74,8 +80,8 @@ def test_each_metric_is_bootstrapped_on_its_own_episodes(monkeypatch: pytest.Mon
     alone = {k: bootstrap_ci(v, rng=0, n_resamples=200, nan_policy="omit")
              for k, v in (("SR", sr), ("NE", ne[:1] + ne[2:]))}  # fmt: skip
     assert run["metrics"] == {
-        "SR": {"value": 0.75, "low": alone["SR"].low, "high": alone["SR"].high},
-        "NE": {"value": 3.5, "low": alone["NE"].low, "high": alone["NE"].high},
+        "SR": {"value": 0.75, "low": alone["SR"].low, "high": alone["SR"].high, "n": 4},
+        "NE": {"value": 3.5, "low": alone["NE"].low, "high": alone["NE"].high, "n": 3},
     }
     assert alone["SR"].low < 0.75 < alone["SR"].high == 1.0  # not SR of episodes 0, 2, 3 (all 1)
     assert alone["NE"].low >= 1.5 and alone["NE"].high <= 6.0
@@ -93,3 +99,40 @@ def test_checkpoints_are_listed_by_the_number_in_their_name(
         ("ckpt_3.pth", 3), ("best.pth", 1), ("ckpt_20.pth", 20), ("ckpt_100.pth", 100),
     ]  # fmt: skip
     assert [r["checkpoint"] for r in to_rows(table)] == order * 2  # the runs, then the means
+
+
+def test_whole_paths_are_resampled_and_each_metric_counts_its_episodes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two paths of two episodes each: a resample draws two whole paths, so SR's mean is 0.5
+    (path 0 twice), 0.75 or 1.0 (path 1 twice); NE without episode 1 has path sums 1.5 (one
+    episode) and 9.0 (two): 1.5, 10.5 / 3 = 3.5 or 4.5. The CSV's n counts each metric's own
+    episodes and the outputs name the unit."""
+    sr, ne = [1.0, 0.0, 1.0, 1.0], [1.5, float("nan"), 3.0, 6.0]
+    table = _sweep(monkeypatch, {"SR": sr, "NE": ne}, ["ckpt.7.pth"], paths=[0, 0, 1, 1])
+    assert table.runs[0]["metrics"] == {
+        "SR": {"value": 0.75, "low": 0.5, "high": 1.0, "n": 4},
+        "NE": {"value": 3.5, "low": 1.5, "high": 4.5, "n": 3},
+    }
+    rows = [(r["metric"], r["seed"], r["n"], r["resampling"]) for r in to_rows(table)]
+    assert rows == [
+        ("SR", 0, 4, "paths"),
+        ("NE", 0, 3, "paths"),
+        ("SR", "mean", 1, None),
+        ("NE", "mean", 1, None),
+    ]
+    assert to_markdown(table).splitlines()[-2:] == [
+        "",
+        "Intervals: 95% percentile bootstrap, by path.",
+    ]
+
+
+def test_one_episode_per_path_gives_the_episode_intervals_exactly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    per_episode = {"SR": [1.0, 0.0, 1.0, 1.0], "NE": [1.5, float("nan"), 3.0, 6.0]}
+    by_path = _sweep(monkeypatch, per_episode, ["ckpt.7.pth"], paths=[3, 1, 0, 2])
+    by_episode = _sweep(monkeypatch, per_episode, ["ckpt.7.pth"])
+    assert by_path.runs[0]["metrics"] == by_episode.runs[0]["metrics"]
+    assert by_path.resampling == "paths" and by_episode.resampling == "episodes"
+    assert by_episode.runs[0]["metrics"]["SR"]["low"] < 0.5  # the episode unit is narrower

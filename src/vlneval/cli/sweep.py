@@ -66,6 +66,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="metrics of --plot (default: the one the task ranks by)")  # fmt: skip
     q.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
     q.add_argument("--confidence", type=float, default=0.95, help="interval level (0.95)")
+    q.add_argument("--by-episode", action="store_true",
+                   help="resample episodes even when episodes share a path; by default whole "
+                   "paths are resampled (R2R's three instructions of one path are not independent)")  # fmt: skip
     q.set_defaults(func=cmd_report)
 
 
@@ -213,6 +216,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Merges and scores finished runs; writes the tables. No finished run: an error, and
     nothing written."""
+    from vlneval.diagnostics import path_groups
     from vlneval.distributed.sweep import read_units, unit_status
     from vlneval.distributed.sweep_report import (
         selected_checkpoint,
@@ -232,7 +236,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:  # one scorer, opened on the first finished run
         scorer = scorer_on_first_use(run, stack)
         table = sweep_table(units, lambda path: scorer().score(path), n_resamples=args.resamples,
-                            confidence=args.confidence)  # fmt: skip
+                            confidence=args.confidence,
+                            groups=None if args.by_episode else path_groups)  # fmt: skip
     if not table.runs:
         done = sum(unit_status(u) == "complete" for u in units)
         raise VLNEvalError(

@@ -5,7 +5,10 @@ For each (checkpoint, seed) whose shards are all complete: the shards are merged
 (never an average of per-shard means); each metric gets its percentile bootstrap interval
 over the episodes it has a value for (:func:`vlneval.stats.bootstrap_ci`, one seed for every
 metric), the episodes its value is the mean of: an episode without a value in one metric (NaN)
-still counts in the others. Per checkpoint, the seeds' scores are summarised as mean ± sample
+still counts in the others. Given ``groups`` (the CLI passes
+:func:`vlneval.diagnostics.path_groups`, as ``vlneval report`` uses) whole paths are resampled,
+as the report's intervals do: R2R's three instructions of one path are not independent.
+Per checkpoint, the seeds' scores are summarised as mean ± sample
 std (:func:`vlneval.stats.aggregate_scores`). Checkpoints are listed in natural order
 (:func:`~vlneval.distributed.sweep.natural_order`: ``ckpt.20`` before ``ckpt.100``). The
 statistics layer is pure numpy, so this module may use it without a cycle.
@@ -62,12 +65,13 @@ class SweepTable:
         split: the split scored.
         runs: one dict per scored (checkpoint, seed), in natural checkpoint order:
             ``checkpoint``, ``label``, ``step``, ``seed``, ``n_episodes``, ``metrics`` (label ->
-            ``{value, low, high}``).
+            ``{value, low, high, n}``, ``n`` the episodes of its value and interval).
         summary: one dict per checkpoint, in the same order: ``label``, ``step``, ``seeds``,
             ``metrics`` (label -> ``{mean, std}``).
         incomplete: (checkpoint label, seed, units not complete) of runs left out.
         units: label -> the unit its values are shown in (``%`` for rates, stored as
             fractions; ``m``...), from the metric table or the scorer's own units.
+        resampling: what the intervals resample, ``paths`` or ``episodes``.
     """
 
     split: str
@@ -76,6 +80,7 @@ class SweepTable:
     incomplete: list[tuple[str, int, int]] = field(default_factory=list)
     units: dict[str, str] = field(default_factory=dict)
     confidence: float = 0.95
+    resampling: str = "episodes"
 
 
 def _groups(units: Sequence[Unit]) -> dict[tuple[str | None, int], list[Unit]]:
@@ -89,6 +94,7 @@ def sweep_table(
     units: Sequence[Unit],
     score: Callable[[Path], Any],
     *,
+    groups: Callable[[Any], np.ndarray | None] | None = None,
     n_resamples: int = 1000,
     confidence: float = 0.95,
     rng: int = 0,
@@ -96,9 +102,11 @@ def sweep_table(
     """Merges and scores every finished run of the sweep.
 
     ``score(path)`` returns the run's :class:`~vlneval.evaluation.Result` (the caller
-    knows the task, split and data).
+    knows the task, split and data). ``groups(result)``, when given, labels the path of each
+    scored episode (None: no two share one); the intervals then resample whole paths
+    (:func:`vlneval.stats.bootstrap_ci` with ``two_stage=False``), else episodes.
     """
-    from vlneval.stats import aggregate_scores, bootstrap_ci
+    from vlneval.stats import aggregate_scores
 
     table = SweepTable(split="", confidence=confidence)
     labels: dict[str | None, str] = {}
@@ -120,17 +128,16 @@ def sweep_table(
             for k, v in ev.metrics.items()
             if v is not None and _column(k) in ev.per_episode
         }
-        cis = {
-            k: bootstrap_ci(column, rng=rng, n_resamples=n_resamples, confidence=confidence,
-                            nan_policy="omit", metric=k)
-            for k, column in columns.items()
-            if np.isfinite(column).any()
-        }  # fmt: skip
+        paths = None if groups is None else groups(ev)
+        if paths is not None:
+            table.resampling = "paths"
+        cis = _intervals(columns, paths, rng=rng, n_resamples=n_resamples, confidence=confidence)
         metrics = {
             k: {
                 "value": v,
                 "low": cis[k].low if k in cis else None,
                 "high": cis[k].high if k in cis else None,
+                "n": int(np.isfinite(columns[k]).sum()) if k in columns else ev.n_episodes,
             }  # fmt: skip
             for k, v in ev.metrics.items()
             if v is not None
@@ -154,6 +161,25 @@ def sweep_table(
     table.runs.sort(key=lambda r: place[r["label"]])  # stable: seeds stay in plan order
     table.summary.sort(key=lambda s: place[s["label"]])
     return table
+
+
+def _intervals(
+    columns: dict[str, np.ndarray],
+    paths: np.ndarray | None,
+    *,
+    rng: int,
+    n_resamples: int,
+    confidence: float,
+) -> dict[str, Any]:
+    """Each column's interval on its finite episodes, resampling whole ``paths`` if given."""
+    from vlneval.stats import bootstrap_ci
+
+    return {
+        k: bootstrap_ci(column, rng=rng, n_resamples=n_resamples, confidence=confidence,
+                        nan_policy="omit", metric=k, groups=paths, two_stage=paths is None)
+        for k, column in columns.items()
+        if np.isfinite(column).any()
+    }  # fmt: skip
 
 
 def selected_checkpoint(table: SweepTable, metric: str) -> dict[str, Any] | None:
@@ -185,20 +211,22 @@ def _num(label: str, x: float | None, unit: str) -> str:
 
 def to_rows(table: SweepTable) -> list[dict[str, Any]]:
     """Long-form rows (one per checkpoint, seed and metric; seed ``mean`` for the summary),
-    values as the summary JSON stores them; ``unit`` says which (``fraction`` for rates)."""
+    values as the summary JSON stores them; ``unit`` says which (``fraction`` for rates);
+    ``n``: a run's episodes behind the metric's value and interval (its episodes without
+    NaN), the seeds of a mean; ``resampling``: what a run's interval resampled."""
     rows = []
     for r in table.runs:
         for k, m in r["metrics"].items():
             rows.append({"checkpoint": r["label"], "step": r["step"], "seed": r["seed"],
                          "metric": k, "value": m["value"], "ci_low": m["low"],
-                         "ci_high": m["high"], "std": None, "n": r["n_episodes"],
-                         "unit": _stored_unit(table, k)})  # fmt: skip
+                         "ci_high": m["high"], "std": None, "n": m["n"],
+                         "unit": _stored_unit(table, k), "resampling": table.resampling})  # fmt: skip
     for s in table.summary:
         for k, m in s["metrics"].items():
             rows.append({"checkpoint": s["label"], "step": s["step"], "seed": "mean",
                          "metric": k, "value": m["mean"], "ci_low": None, "ci_high": None,
                          "std": m["std"], "n": len(s["seeds"]),
-                         "unit": _stored_unit(table, k)})  # fmt: skip
+                         "unit": _stored_unit(table, k), "resampling": None})  # fmt: skip
     return rows
 
 
@@ -209,8 +237,8 @@ def _stored_unit(table: SweepTable, label: str) -> str:
 
 def to_markdown(table: SweepTable) -> str:
     """Two markdown tables: mean ± std over seeds per checkpoint, then every run with its
-    bootstrap interval; values as the score tables show them (``SR (%)``: percentages, two
-    decimals)."""
+    bootstrap interval, then the unit the intervals resampled; values as the score tables
+    show them (``SR (%)``: percentages, two decimals)."""
     if not table.summary:
         return "no finished runs\n"
     names = list(table.summary[0]["metrics"])
@@ -237,6 +265,8 @@ def to_markdown(table: SweepTable) -> str:
             )
             cells.append("" if m is None else _num(k, m["value"], u) + ci)
         lines.append(f"| {r['label']} | {r['seed']} | " + " | ".join(cells) + " |")
+    unit = "path" if table.resampling == "paths" else "episode"
+    lines += ["", f"Intervals: {table.confidence:.0%} percentile bootstrap, by {unit}."]
     return "\n".join(lines) + "\n"
 
 
