@@ -217,3 +217,28 @@ def test_sweep_report_refuses_a_plot_metric_it_lacks_before_writing_anything(
         "nDTW, sDTW, CLS)\n"
     )
     assert not table.exists() and not plot.exists()
+
+
+def test_sweep_report_prints_the_markdown_only_without_another_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """stdout gets the markdown when none of --markdown, --csv, --tensorboard is given; with
+    --by-episode the intervals resample episodes and say so."""
+    units = tmp_path / "units.jsonl"
+    assert vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs", "--",
+                   "run", "--task", "demo", "--agent", "random") == 0  # fmt: skip
+    assert vlneval("sweep", "run-unit", units, "--all") == 0
+    md, table = tmp_path / "t.md", tmp_path / "t.csv"
+    report = ["sweep", "report", units, "--resamples", "50", "--by-episode"]
+    capsys.readouterr()
+    assert vlneval(*report, "--markdown", md) == 0
+    assert capsys.readouterr().out == ""
+    assert md.read_text().endswith("\nIntervals: 95% percentile bootstrap, by episode.\n")
+    assert vlneval(*report) == 0
+    assert capsys.readouterr().out == md.read_text()
+    assert vlneval(*report, "--csv", table) == 0
+    assert capsys.readouterr().out == ""
+    rows = list(csv.DictReader(table.open()))
+    assert {r["resampling"] for r in rows} == {"episodes", ""}
+    assert vlneval(*report, "--tensorboard", tmp_path / "tb") == 0
+    assert capsys.readouterr().out == ""

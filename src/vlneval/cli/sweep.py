@@ -56,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     q = s.add_parser("report", help="merge, score and tabulate every finished run")
     q.add_argument("units", help="units file")
     q.add_argument("--csv", default=None, help="long table: checkpoint, step, seed, metric, ...")
-    q.add_argument("--markdown", default=None, help="markdown tables (default: stdout)")
+    q.add_argument("--markdown", default=None,
+                   help="markdown tables (default: stdout, when neither --csv nor --tensorboard is given)")  # fmt: skip
     q.add_argument("--tensorboard", default=None, metavar="LOGDIR",
                    help="scalars eval_{split}_{metric} per checkpoint step (needs tensorboardX, or tensorboard with torch)")  # fmt: skip
     q.add_argument("--plot", default=None, metavar="PNG",
@@ -255,7 +256,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     text = to_markdown(table)
     if args.markdown:
         atomic_write_text(args.markdown, text)
-    elif not args.csv or args.tensorboard is None:
+    elif not args.csv and not args.tensorboard:
         sys.stdout.write(text)
     if args.tensorboard:
         n = write_tensorboard(table, args.tensorboard)
