@@ -352,3 +352,32 @@ def test_report_comparison_row_names_its_pairs() -> None:
     ne = Comparison("NE", 9.38, 9.43, -0.05, -0.2, 0.1, 0.5, "permutation-monte-carlo", 1539, 0.95)
     cmp = RunComparison("a", "b", {"NE": ne}, 1839, 0, 0, None, settings={"confidence": 0.95})
     assert "<b>NE</b> <span class='muted'>(1539 of 1839 pairs)</span>" in comparison_table(cmp)
+
+
+def test_report_compare_warns_of_the_monte_carlo_floor_on_the_page_and_stderr(
+    tmp_path: Path, capsys: Capture
+) -> None:
+    """The warning `compare` prints (floor 1/(N + 1) times Holm's 8 tests at least α), from
+    the same function, on stderr and in the page's comparison warnings."""
+    from tests.cli.test_cli_paper_tables import DEMO_PREDS
+
+    records = json.loads(DEMO_PREDS.read_text())
+    stop = tmp_path / "stop.json"  # every episode differs: Monte Carlo sign flips
+    stop.write_text(json.dumps([{**r, "trajectory": r["trajectory"][:1]} for r in records]))
+    out = tmp_path / "r.html"
+    args = ["report", "--task", "demo", "--predictions", str(stop), "--compare", str(DEMO_PREDS),
+            "--by-episode", "--out", str(out), "--quiet", "--worst", "0", "--sample", "0",
+            "--resamples", "1000"]  # fmt: skip
+    warning = (
+        "warning: --permutations 100: a Monte Carlo p is at least 1/101 = 0.0099, 0.0792 after "
+        "Holm over 8 tests, so no Monte Carlo test can reach p < 0.05; use --permutations 160 "
+        "or more"
+    )
+    assert main([*args, "--permutations", "100"]) == 0
+    assert warning in capsys.readouterr().err
+    page = out.read_text(encoding="utf-8")
+    comparison = page[page.index("Comparison with the baseline") : page.index("Why episodes fail")]
+    assert escape(warning) in comparison
+    assert main([*args, "--permutations", "160"]) == 0
+    assert "Monte Carlo p is at least" not in capsys.readouterr().err
+    assert "Monte Carlo p is at least" not in out.read_text(encoding="utf-8")

@@ -105,12 +105,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     c.add_argument("--metrics", default=None, help="comma-separated labels (default: all)")
     c.add_argument(
-        "--permutations",
-        type=_count,  # as many as resamples: a million take about a minute for one metric
-        default=10000,
-        help=f"Monte Carlo sign flips, 1 to {MAX_RESAMPLES:,} (default 10000)",
-    )
-    c.add_argument(
         "--json", default=None, metavar="FILE", help="write the comparison JSON (- for stdout)"
     )
     add_format_arg(c, rows=False)
@@ -159,6 +153,12 @@ def _add_stats_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
     p.add_argument("--resamples", type=_count, default=2000, help="bootstrap resamples (2000)")
     p.add_argument("--confidence", type=_confidence, default=0.95, help="interval coverage (0.95)")
+    p.add_argument(
+        "--permutations",
+        type=_count,  # as many as resamples: a million take about a minute for one metric
+        default=10000,
+        help=f"Monte Carlo sign flips of the paired tests, 1 to {MAX_RESAMPLES:,} (default 10000)",
+    )
     p.add_argument(
         "--by-scan",
         action="store_true",
@@ -322,6 +322,7 @@ def _budgets(text: str) -> tuple[float, ...]:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Scores the file (and the baseline), writes the HTML report."""
+    from vlneval.reports.compare_terminal import p_floor_notice
     from vlneval.reports.terminal import (
         print_notices,
         render_summary,
@@ -338,6 +339,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         n_sample=max(args.sample, 0),
         seed=args.seed,
         n_resamples=args.resamples,
+        n_permutations=args.permutations,
         confidence=args.confidence,
         cluster_by_scan=args.by_scan,
         by_episode=args.by_episode,
@@ -373,6 +375,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     print_notices(summary_notices(summary, who) + _yellow(who, [jump_note(run)]))
     if baseline is not None:
         print_notices(_yellow("", identical_notes(run, baseline)))
+    if report.comparison is not None:
+        print_notices(p_floor_notice(report.comparison, len(report.comparison.metrics)))
     print_notices(_step_notices(report.data, baseline is not None))
     where = "the report to stdout" if plan.outputs["--out"].is_stdout else args.out
     if not args.quiet:

@@ -44,6 +44,7 @@ __all__ = [
     "render_multi",
     "comparison_notices",
     "not_compared_notices",
+    "p_floor_notice",
     "run_notices",
     "aggregate_notices",
 ]
@@ -184,7 +185,7 @@ def comparison_notices(cmp: RunComparison | MultiComparison) -> list[Notice]:
             note = n if len(runs) == 1 else n.replace("(B)", f"({who})")
             out.append((f"note: protocol field differs: {note}", "yellow"))
     n_tests = sum(len(r.metrics) for r in runs)
-    floors = [n for r in runs for n in _p_floor_notice(r, n_tests)][:1]  # one warning
+    floors = [n for r in runs for n in p_floor_notice(r, n_tests)][:1]  # one warning
     return out + _few_scans(runs[0], n_tests) + floors
 
 
@@ -218,9 +219,10 @@ def _few_scans(cmp: RunComparison, n_tests: int) -> list[Notice]:
     )]  # fmt: skip
 
 
-def _p_floor_notice(cmp: RunComparison, n_tests: int) -> list[Notice]:
+def p_floor_notice(cmp: RunComparison, n_tests: int) -> list[Notice]:
     """A warning when the Monte Carlo p-value floor ``1 / (N + 1)`` (N sign flips) times the
-    Holm family size is at least α: no Monte Carlo test can then reach significance.
+    Holm family size is at least α: no Monte Carlo test can then reach significance (printed
+    by ``compare`` and ``report --compare``, and on the report's page).
 
     Example:
         >>> from vlneval.reports.compare import RunComparison
@@ -229,9 +231,9 @@ def _p_floor_notice(cmp: RunComparison, n_tests: int) -> list[Notice]:
         ...                50, 0.95)
         >>> cmp = RunComparison("a", "b", {"TL": c}, 50, 0, 0, None,
         ...                     settings={"n_permutations": 100, "confidence": 0.95})
-        >>> print(_p_floor_notice(cmp, 8)[0][0])
+        >>> print(p_floor_notice(cmp, 8)[0][0])
         warning: --permutations 100: a Monte Carlo p is at least 1/101 = 0.0099, 0.0792 after Holm over 8 tests, so no Monte Carlo test can reach p < 0.05; use --permutations 160 or more
-        >>> _p_floor_notice(cmp, 4)
+        >>> p_floor_notice(cmp, 4)
         []
     """
     if not any(c.test.endswith("monte-carlo") for c in cmp.metrics.values()):

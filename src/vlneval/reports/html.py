@@ -29,6 +29,7 @@ from vlneval.metrics import MetricInfo
 from vlneval.metrics.info import LABELS
 from vlneval.reports import html_parts as hp
 from vlneval.reports.compare import RunComparison, compare_scored, paired_runs
+from vlneval.reports.compare_terminal import p_floor_notice
 from vlneval.reports.plots_base import figure_png
 from vlneval.reports.plots_compare import plot_comparison
 from vlneval.reports.plots_distributions import (
@@ -69,6 +70,7 @@ class ReportOptions:
             B does, half where only A does; seeded).
         seed: seed of the bootstrap, the permutation tests and the sample.
         n_resamples: bootstrap resamples.
+        n_permutations: Monte Carlo sign flips of the comparison's tests.
         confidence: coverage of the intervals.
         cluster_by_scan: resample scans, then episodes (two-stage bootstrap).
         by_episode: resample episodes even when they share paths (default: whole paths).
@@ -84,6 +86,7 @@ class ReportOptions:
     n_disagree: int = 4
     seed: int = 0
     n_resamples: int = 2000
+    n_permutations: int = 10000
     confidence: float = 0.95
     cluster_by_scan: bool = False
     by_episode: bool = False
@@ -107,10 +110,12 @@ class ReportOptions:
 
 @dataclass
 class Report:
-    """A rendered report: the HTML page and the same content as a JSON record."""
+    """A rendered report: the HTML page, the same content as a JSON record, and the
+    comparison with the baseline (for the command's warnings)."""
 
     html: str
     data: dict[str, Any]
+    comparison: RunComparison | None = None
 
 
 Progress = Callable[[str], None]
@@ -160,7 +165,8 @@ def build_report(
     }
     comparison = None
     if baseline is not None:
-        comparison = compare_scored(baseline, run, force=options.force, rng=streams[0], **stats)
+        comparison = compare_scored(baseline, run, force=options.force, rng=streams[0],
+                                    n_permutations=options.n_permutations, **stats)  # fmt: skip
         comparison.settings["seed"] = options.seed
         step("compared with the baseline")
     stats.update(budgets=options.budgets, step_limit=options.step_limit)
@@ -209,7 +215,7 @@ def build_report(
         else {"summary": baseline.evaluation.to_dict(), "diagnostics": base_diag.to_dict()},
         "comparison": None if comparison is None else comparison.to_dict(),
     }
-    return Report(html, data)
+    return Report(html, data, comparison)
 
 
 def _baseline_limit(baseline: ScoredRun | None, options: ReportOptions) -> int | None:
@@ -511,6 +517,7 @@ def identical_notes(run: ScoredRun, baseline: ScoredRun) -> list[str]:
 
 
 def _comparison(cmp: RunComparison, notes: list[str]) -> str:
+    notes = notes + [text for text, _ in p_floor_notice(cmp, len(cmp.metrics))]  # as stderr's
     out = hp.banner("Warnings", notes) if notes else ""
     if cmp.differences:
         forced = (
