@@ -354,6 +354,36 @@ def test_report_comparison_row_names_its_pairs() -> None:
     assert "<b>NE</b> <span class='muted'>(1539 of 1839 pairs)</span>" in comparison_table(cmp)
 
 
+def test_report_compare_re_diagnoses_the_shared_episodes_on_spawned_streams(
+    house: House, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runs side by side on the episodes both scored are diagnosed on children 3 (A) and
+    4 (B) of the seed's SeedSequence, as the comparison, the run and the baseline are on
+    children 0, 1 and 2, not on the integer seed."""
+    import numpy as np
+
+    from vlneval.diagnostics import score_run
+    from vlneval.evaluation import Scorer
+    from vlneval.reports import html
+
+    part = tmp_path / "part.json"
+    part.write_text(json.dumps(predictions({k: EXECUTED_B[k] for k in ("2_0", "3_0", "4_0")})))
+    scorer = Scorer("r2r", "val", root=house.root)
+    run, baseline = score_run(scorer, part, subset=True), score_run(scorer, house.a)
+    states = []
+    diagnose = html.diagnose
+
+    def recorded(scored, *, rng, **kwargs):  # type: ignore[no-untyped-def]
+        states.append(rng.bit_generator.state)
+        return diagnose(scored, rng=rng, **kwargs)
+
+    monkeypatch.setattr(html, "diagnose", recorded)
+    options = html.ReportOptions(n_worst=0, n_sample=0, n_disagree=0, seed=7, n_resamples=50)
+    html.build_report(run, baseline=baseline, options=options)
+    children = np.random.SeedSequence(7).spawn(5)
+    assert states == [np.random.default_rng(children[k]).bit_generator.state for k in (1, 2, 3)]
+
+
 def test_report_compare_warns_of_the_monte_carlo_floor_on_the_page_and_stderr(
     tmp_path: Path, capsys: Capture
 ) -> None:

@@ -9,7 +9,7 @@ report of a full split renders in seconds.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from importlib import resources
@@ -155,8 +155,9 @@ def build_report(
         (True, 'predictions_val')
     """
     step = progress or (lambda _msg: None)
-    # One seeded stream each for the comparison, the run and the baseline.
-    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(options.seed).spawn(3)]
+    # One seeded stream each for the comparison, the run, the baseline, and the baseline and
+    # the run re-diagnosed on the episodes both scored (child k does not depend on the count).
+    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(options.seed).spawn(5)]
     stats: dict[str, Any] = {
         "n_resamples": options.n_resamples,
         "confidence": options.confidence,
@@ -178,9 +179,7 @@ def build_report(
         base_diag = diagnose(baseline, rng=streams[2], **base_stats)
         base_diag.settings["seed"] = options.seed
     step("diagnosed")
-    shown = _shown(
-        run, diag, baseline, base_diag, {**stats, "rng": options.seed}, base_stats["step_limit"]
-    )
+    shown = _shown(run, diag, baseline, base_diag, stats, base_stats["step_limit"], streams[3:])
     paired = _paired_note(run, baseline, shown)
     sections = [
         ("summary", "Summary", "Summary", _summary(run, diag, options)),
@@ -233,17 +232,22 @@ def _shown(
     base: Diagnostics | None,
     stats: dict[str, Any],
     base_limit: int | None = None,
+    rngs: Sequence[np.random.Generator] = (),
 ) -> Shown:
     """The runs side by side: ``A: …`` (the baseline) then ``B: …``, or the run alone, each
     named by its clipped label. Side by side, both are on the episodes both scored (diagnosed
-    again with ``stats`` when one scored others): a column on other episodes is no comparison.
+    again with ``stats`` and A's, B's stream of ``rngs`` when one scored others): a column on
+    other episodes is no comparison.
     """
     if baseline is None or base is None:
         return [(hp.clip(run.label), run, diag)]
     a, b = hp.short_labels(baseline.label, run.label)
     pa, pb = paired_runs(baseline, run)
-    base = base if pa is baseline else diagnose(pa, **{**stats, "step_limit": base_limit})
-    diag = diag if pb is run else diagnose(pb, **stats)
+    rng_a, rng_b = rngs
+    base = (
+        base if pa is baseline else diagnose(pa, rng=rng_a, **{**stats, "step_limit": base_limit})
+    )
+    diag = diag if pb is run else diagnose(pb, rng=rng_b, **stats)
     return [(f"A: {hp.clip(a)}", pa, base), (f"B: {hp.clip(b)}", pb, diag)]
 
 
