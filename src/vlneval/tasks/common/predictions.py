@@ -588,6 +588,8 @@ def parse_predictions(
     source = given.source
     args = (source, episodes, graphs, form, trajectory_key, keep_fields, skip_summaries)
     p = _typed_pass(_Parser(*args), decoded)
+    if p is not None and p.pc.problems and given.text is not None and _lines(given.text):
+        p = None  # a refused file of JSON lines: the explaining pass names each problem's line
     if p is None:  # the explaining pass: every record checked, every problem named
         del decoded
         p = _Parser(*args)
@@ -627,7 +629,7 @@ def _repeated_keys(text: bytes, source: str, episodes: EpisodeTable) -> list[Pro
             out.add(f"gives {again[0]!r} twice (JSON keeps only the last copy)", episode=label)
         return dict(items)
 
-    lines = text.lstrip()[:1] == b"{"
+    lines = _lines(text)
     if len(text) > 64 * MIB:
         return []
     for part in text.splitlines() if lines else [text]:
@@ -636,6 +638,11 @@ def _repeated_keys(text: bytes, source: str, episodes: EpisodeTable) -> list[Pro
         except (ValueError, RecursionError):
             continue
     return out.problems
+
+
+def _lines(text: bytes) -> bool:
+    """Whether a predictions file is JSON lines (its first record opens an object)."""
+    return text.lstrip()[:1] == b"{"
 
 
 def _typed_pass(p: _Parser, decoded: tuple[str, Iterator[list[Any]]] | None) -> _Parser | None:
