@@ -11,6 +11,7 @@ Every problem is collected (file, id, field, what was expected) and raised toget
 
 from __future__ import annotations
 
+import functools
 import threading
 from array import array
 from collections.abc import Iterator, Sequence
@@ -29,7 +30,7 @@ from vlneval.io.limits import MIB
 from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
-from vlneval.tasks.common.inputs import ReadInput, read_input
+from vlneval.tasks.common.inputs import ReadInput, keyed_fix, read_input
 from vlneval.tasks.common.record_checks import (
     ID_LIKE,
     FieldTally,
@@ -575,7 +576,8 @@ def parse_predictions(
         )
     fields = {"id_field": episodes.id_field, "key": trajectory_key, "form": form,
               "keep": keep_fields}  # fmt: skip
-    given = read_input(predictions)
+    keyed = functools.partial(keyed_fix, id_field=episodes.id_field, key=trajectory_key)
+    given = read_input(predictions, about=keyed)
     if given.text is not None:
         decoded = typed.decode(given.text, given.source, **fields)  # type: ignore[arg-type]
     else:
@@ -594,7 +596,7 @@ def parse_predictions(
         del decoded
         p = _Parser(*args)
         k = 0
-        for chunk in given.record_chunks("a JSON list of predictions"):
+        for chunk in given.record_chunks("a JSON list of predictions", keyed):
             for rec in chunk:
                 p.record(rec, k)
                 k += 1

@@ -383,7 +383,9 @@ def parse_ce_predictions(
         data = decode_json(raw, source) if raw is not None else given.value
         if not isinstance(data, Mapping):
             raise InvalidInputError(
-                "the r2r-ce form is a JSON object keyed by episode_id", source=str(source)
+                f"the r2r-ce form is one JSON object {{episode_id: [{_STEP}, ...]}}, got "
+                f"{_kind(data)}{_to_keyed(data)}",
+                source=str(source),
             )
         if raw is not None:
             unique_keys(raw, source, what="episode_id")
@@ -438,7 +440,37 @@ def _not_ce(records: list[Any], task: str) -> str:
         ", not a VLN-CE form: "
         f"{task} expects one JSON object {{episode_id: [{_STEP}, ...]}}, start state first (or "
         "rxr-jsonl: one {'instruction_id': ..., 'path': [[x, y, z], ...]} per line)",
+        _to_keyed(records),
     )
+
+
+def _kind(value: Any) -> str:
+    """What a value that is no object is, for a message.
+
+    Example:
+        >>> _kind([{"episode_id": 1}]), _kind(None), _kind(3)
+        ('a list of 1 records', 'null', 'int')
+    """
+    if isinstance(value, list):
+        return f"a list of {len(value)} records"
+    return "null" if value is None else type(value).__name__
+
+
+def _to_keyed(records: Any) -> str:
+    """The end of the refusal of a list of records carrying ``episode_id`` and a list (their
+    steps, it seems): how to key them by id as the ``r2r-ce`` form is; "" for other values.
+
+    Example:
+        >>> _to_keyed([{"episode_id": 7, "steps": []}])
+        '; to key them by id in Python: {str(r["episode_id"]): r["steps"] for r in records}'
+    """
+    first = records[0] if isinstance(records, list) and records else None
+    if not isinstance(first, Mapping) or "episode_id" not in first:
+        return ""
+    name = next((k for k, v in first.items() if k != "episode_id" and isinstance(v, list)), None)
+    if name is None:
+        return ""
+    return f'; to key them by id in Python: {{str(r["episode_id"]): r["{name}"] for r in records}}'
 
 
 def _assemble(
