@@ -179,3 +179,22 @@ def test_run_ce_json_gz_is_gzip_with_the_card_named_as_for_graph_runs(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["preds.json.gz", "preds.protocol.json"]
     card = json.loads((tmp_path / "preds.protocol.json").read_text())
     assert card["episodes"] == "partial: 2 of 2349"
+
+
+def test_merging_an_r2r_ce_run_says_how_to_score_its_goal_metrics(
+    data_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run writes no distance_to_goal: scored as it is, its goal metrics are n/a; the merge
+    says that --distance twin measures them."""
+    out = tmp_path / "p.json"
+    run = ["run", "--task", "r2r-ce", "--split", "val_seen", "--data-root", str(data_root),
+           "--agent", "stop", "--quiet", "--out", str(out), "--shard", "0/1"]  # fmt: skip
+    assert main(run) == 0
+    merged = tmp_path / "merged.json"
+    capsys.readouterr()
+    assert main(["merge", str(tmp_path / "p.shard-0-of-1.jsonl"), "--out", str(merged)]) == 0
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"note: to score it: vlneval score --task r2r-ce --split val_seen --predictions {merged} "
+        "--distance twin (the run measured no distance_to_goal: without --distance twin, NE, OSR, "
+        "SR, SPL and sDTW are n/a)"
+    )

@@ -9,6 +9,7 @@ import pytest
 
 from tests.reverie.reverie_fixtures import BOXES, write_boxes
 from vlneval.errors import InvalidInputError, MissingDataError
+from vlneval.tasks.reverie import boxes as boxes_module
 from vlneval.tasks.reverie.boxes import find_boxes, load_boxes
 
 
@@ -77,3 +78,47 @@ def test_find_boxes_prefers_the_release(tmp_path: Path) -> None:
     write_boxes(tmp_path / "data_v2", BOXES, layout="json")
     assert find_boxes(tmp_path, "v2") == (tmp_path / "data_v2" / "BBoxes.json", "v2")
     assert find_boxes(tmp_path, "v1") == (tmp_path / "BBox.tar.gz", "v1")
+
+
+@pytest.mark.parametrize("layout", ["tar.gz", "json"])
+def test_a_box_file_is_parsed_once_across_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str
+) -> None:
+    """The parsed boxes are kept in the vlneval cache, keyed by the file's bytes: a later
+    process (an empty in-memory cache) reads them back instead of parsing the file again."""
+    monkeypatch.setenv("VLNEVAL_CACHE", str(tmp_path / "cache"))
+    path = write_boxes(tmp_path / "data", layout=layout)
+    first = load_boxes(path, version="v1")
+    [kept] = (tmp_path / "cache" / "reverie").iterdir()
+    assert kept.name.startswith("boxes-v1-") and kept.suffix == ".msgpack"
+
+    def no_parse(*_: object) -> None:
+        raise AssertionError("the file was parsed again")
+
+    monkeypatch.setattr(boxes_module, "_CACHE", {})
+    monkeypatch.setattr(boxes_module, "_load", no_parse)
+    again = load_boxes(path, version="v2")
+    assert again.by_viewpoint == first.by_viewpoint and again.layout == layout
+    assert (again.source, again.version) == (str(path), "v2")
+    assert again.objects("sq", "B")["7"].boxes[1] == (1.0, 1.0, 5.0, 5.0)
+
+
+def test_a_damaged_copy_or_a_changed_file_is_parsed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VLNEVAL_CACHE", str(tmp_path / "cache"))
+    path = write_boxes(tmp_path / "data", layout="json")
+    first = load_boxes(path)
+    [kept] = (tmp_path / "cache" / "reverie").iterdir()
+    kept.write_bytes(b"\x93 not msgpack")
+    monkeypatch.setattr(boxes_module, "_CACHE", {})
+    assert load_boxes(path).by_viewpoint == first.by_viewpoint
+    assert kept.read_bytes()[:1] != b"\x93"  # written again
+    data = json.loads(path.read_text())
+    data["sq_X"] = {}
+    path.write_text(json.dumps(data))
+    monkeypatch.setattr(boxes_module, "_CACHE", {})
+    assert (
+        load_boxes(path).objects("sq", "X") == {} and ("sq", "X") in load_boxes(path).by_viewpoint
+    )
+    assert len(list((tmp_path / "cache" / "reverie").iterdir())) == 2

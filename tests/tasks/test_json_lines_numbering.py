@@ -11,6 +11,7 @@ import pytest
 from tests.fixtures import preds, square_root
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
+from vlneval.tasks.common import predictions
 
 
 def test_json_lines_problems_name_the_line(tmp_path: Path) -> None:
@@ -26,4 +27,44 @@ def test_json_lines_problems_name_the_line(tmp_path: Path) -> None:
         f"{path}: line 2: missing field 'instr_id'",
         f"{path}: line 4: instr_id must be a string, got null",
         f'{path}: line 6: instr_id "1_2": trajectory[0]: heading is nan (must be finite)',
+    ]
+
+
+def _no_explaining(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_: object) -> None:
+        raise AssertionError("the explaining pass read a record")
+
+    monkeypatch.setattr(predictions._Parser, "record", refuse)
+
+
+@pytest.mark.parametrize("navillm", [False, True])
+def test_valid_json_lines_take_the_typed_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, navillm: bool
+) -> None:
+    """Each line is decoded as one typed record (the list decoder refused every line: every
+    JSON-lines file was read a step at a time in Python), NaviLLM's two fields too."""
+    records = preds({"1_1": ["S", "G"], "1_0": ["S", "A", "B", "G"]})
+    for rec in records if navillm else []:
+        rec["pred_path"] = [step[0] for step in rec["trajectory"]]
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    root = square_root(tmp_path / "root")
+    _no_explaining(monkeypatch)
+    result = evaluate("r2r", "val", path, root=root, subset=True)
+    assert result.ids == ["1_0", "1_1"]
+    assert result.per_episode["success"].tolist() == [1.0, 1.0]
+    assert result.per_episode["steps"].tolist() == [3.0, 1.0]
+
+
+def test_a_refused_json_lines_file_still_names_the_lines(tmp_path: Path) -> None:
+    """Problems the typed pass finds (a viewpoint not in the graph, a repeated id) are named
+    by the explaining pass, with their lines."""
+    records = preds({"1_0": ["S", "A"], "1_1": ["S", "Q"]}) + preds({"1_0": ["S"]})
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("r2r", "val", path, root=square_root(tmp_path / "root"), subset=True)
+    assert [str(p) for p in exc.value.problems] == [
+        f'{path}: line 2: instr_id "1_1": trajectory[1]: viewpoint Q is not in scan sq',
+        f'{path}: instr_id "1_0": duplicate id: the file has two predictions for it',
     ]

@@ -80,7 +80,8 @@ def test_list_of_records_is_one_error_showing_the_dict_form(
 ) -> None:
     records = [{"episode_id": e, "trajectory": v} for e in ("1", "2") for v in _good(e).values()]
     assert _error(split, tmp_path, json.dumps(records)) == (
-        f"error: p.json: a list of 2 records with fields episode_id, trajectory, {NOT_CE}"
+        f"error: p.json: a list of 2 records with fields episode_id, trajectory, {NOT_CE}; to "
+        'key them by id in Python: {str(r["episode_id"]): r["trajectory"] for r in records}'
     )
 
 

@@ -39,6 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def cmd_merge(args: argparse.Namespace) -> int:
     """Merges, or exits 2 with every problem."""
     from vlneval.distributed.merge import card_path, merge
+    from vlneval.tasks import get_task
 
     merged = merge(args.shards, out=args.out, allow_partial=args.allow_partial)
     limit = None if args.all_errors else 20
@@ -52,4 +53,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
         f"merged {shards['merged']} of {shards['count']} shards: {merged.card['episodes']} "
         f"{merged.task} {merged.split} episodes; wrote {args.out} and {card_path(args.out)}"
     )
+    if get_task(merged.task).has_option("distance"):  # a run's file carries no distances
+        err(
+            f"note: to score it: vlneval score --task {merged.task} --split {merged.split} "
+            f"--predictions {args.out} --distance twin (the run measured no distance_to_goal: "
+            "without --distance twin, NE, OSR, SR, SPL and sDTW are n/a)"
+        )
     return 0

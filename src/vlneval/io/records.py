@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -102,8 +102,15 @@ def iter_chunks(
     return (value[i : i + chunk] for i in range(0, len(value), chunk))
 
 
-def iter_records(raw: bytes, source: str, *, expected: str = "a JSON list") -> Iterator[list[Any]]:
-    """Records of a JSON array or of a JSON-lines file, in chunks.
+def iter_records(
+    raw: bytes,
+    source: str,
+    *,
+    expected: str = "a JSON list",
+    about: Callable[[dict[str, Any]], str] | None = None,
+) -> Iterator[list[Any]]:
+    """Records of a JSON array or of a JSON-lines file, in chunks; ``about(value)`` ends the
+    message refusing one JSON object (what it seems to be, how to give it).
 
     Example:
         >>> lines = b'{"a": 1}' + bytes([10]) + b'{"a": 2}'
@@ -121,14 +128,14 @@ def iter_records(raw: bytes, source: str, *, expected: str = "a JSON list") -> I
             value = msgspec.json.decode(raw)
         except (msgspec.MsgspecError, RecursionError):
             rows = jsonl(raw, source)  # a NaN in it, say: read leniently
-            if len(rows) == 1 and isinstance(rows[0], dict) and not lines:
-                raise InvalidInputError(
-                    f"{source}: expected {expected}, got a JSON object"
-                ) from None  # as the same object without the NaN
-            return iter([rows])
-        if isinstance(value, dict) and lines:
-            return iter([[value]])  # a JSON-lines file of one record
-        raise InvalidInputError(f"{source}: expected {expected}, got a {_kind(value)}")
+            if len(rows) != 1 or not isinstance(rows[0], dict) or lines:
+                return iter([rows])
+            value = dict(rows[0])  # refused as the same object without the NaN
+        else:
+            if isinstance(value, dict) and lines:
+                return iter([[value]])  # a JSON-lines file of one record
+        why = about(value) if about is not None and isinstance(value, dict) else ""
+        raise InvalidInputError(f"{source}: expected {expected}, got a {_kind(value)}{why}")
     return iter_chunks(raw, source, expected=expected)
 
 

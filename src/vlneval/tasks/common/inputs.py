@@ -16,8 +16,10 @@ input: handed on, it is not read again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +29,7 @@ from vlneval.io import PATH_CLIP, clip, iter_chunks, iter_records, json_text, re
 if TYPE_CHECKING:
     from vlneval.tasks.common.request import PredictionsInput
 
-__all__ = ["source_name", "ReadInput", "read_input"]
+__all__ = ["source_name", "ReadInput", "read_input", "keyed_fix"]
 
 #: A str longer than this is no path (Linux's PATH_MAX).
 PATH_MAX = 4096
@@ -74,20 +76,29 @@ class ReadInput:
             return iter([self.value])
         return iter_chunks(self.text, self.source, expected=expected)
 
-    def record_chunks(self, expected: str) -> Iterator[list[Any]]:
-        """As :meth:`chunks`, the text a JSON list or JSON lines."""
+    def record_chunks(
+        self, expected: str, about: Callable[[dict[str, Any]], str] | None = None
+    ) -> Iterator[list[Any]]:
+        """As :meth:`chunks`, the text a JSON list or JSON lines (``about``: see
+        :func:`~vlneval.io.iter_records`)."""
         if self.text is None:
             return iter([self.value])
-        return iter_records(self.text, self.source, expected=expected)
+        return iter_records(self.text, self.source, expected=expected, about=about)
 
 
-def read_input(predictions: PredictionsInput, *, keyed: bool = False) -> ReadInput:
+def read_input(
+    predictions: PredictionsInput,
+    *,
+    keyed: bool = False,
+    about: Callable[[Mapping[Any, Any]], str] | None = None,
+) -> ReadInput:
     """``predictions`` read once: a path's text, bytes' text, or the records themselves; a
     :class:`ReadInput` as it is (never read again).
 
     Args:
         predictions: a path, the bytes of a file, its records, or a :class:`ReadInput`.
         keyed: records may also be a mapping (a format keyed by episode id).
+        about: where they may not, ``about(mapping)`` ends the refusal (see :func:`keyed_fix`).
 
     Raises:
         MissingDataError: no such file.
@@ -106,7 +117,7 @@ def read_input(predictions: PredictionsInput, *, keyed: bool = False) -> ReadInp
     """
     if isinstance(predictions, ReadInput):
         if isinstance(predictions.value, Mapping) and not keyed:
-            raise _not_records(predictions.source, predictions.value)
+            raise _not_records(predictions.source, predictions.value, about)
         return predictions
     if isinstance(predictions, str) and _json_text_not_path(predictions):
         raise InvalidInputError(
@@ -122,7 +133,7 @@ def read_input(predictions: PredictionsInput, *, keyed: bool = False) -> ReadInp
     if isinstance(predictions, Mapping) and keyed:
         return ReadInput(source, value=predictions)
     if isinstance(predictions, Mapping) or not isinstance(predictions, Iterable):
-        raise _not_records(source, predictions)
+        raise _not_records(source, predictions, about)
     return ReadInput(source, value=list(predictions))
 
 
@@ -132,7 +143,37 @@ def _json_text_not_path(text: str) -> bool:
     return shaped and not (len(text) <= PATH_MAX and Path(text).exists())
 
 
-def _not_records(source: str, value: Any) -> InvalidInputError:
+def _not_records(
+    source: str, value: Any, about: Callable[[Mapping[Any, Any]], str] | None = None
+) -> InvalidInputError:
+    why = about(value) if about is not None and isinstance(value, Mapping) else ""
     return InvalidInputError(
-        f"{source}: expected a path, bytes or a list of records, got {type(value).__name__}"
+        f"{source}: expected a path, bytes or a list of records, got {type(value).__name__}{why}"
+    )
+
+
+def keyed_fix(value: Mapping[Any, Any], id_field: str, key: str | None) -> str:
+    """The end of the refusal of an object where a list of records is read, when it is keyed
+    by episode id (its values all trajectories, or all records without their id): the shape
+    read and the conversion; "" for another object (one record, say).
+
+    Example:
+        >>> print(keyed_fix({"1_0": [["a", 0, 0]]}, "instr_id", None))
+         keyed by id: one list of records is read, [{"instr_id": "1_0", "trajectory": [...]}, ...] (in Python: [{"instr_id": k, "trajectory": v} for k, v in predictions.items()])
+        >>> keyed_fix({"instr_id": "1_0", "trajectory": []}, "instr_id", None)
+        ''
+    """
+    kinds = {list if isinstance(v, list) else Mapping if isinstance(v, Mapping) else None
+             for v in islice(value.values(), 64)}  # fmt: skip
+    if id_field in value or len(kinds) != 1 or None in kinds:
+        return ""
+    first = json.dumps(str(next(iter(value))))
+    if kinds == {list}:
+        shape = f'{{"{id_field}": {first}, "{key or "trajectory"}": [...]}}'
+        record = f'{{"{id_field}": k, "{key or "trajectory"}": v}}'
+    else:
+        shape, record = f'{{"{id_field}": {first}, ...}}', f'{{"{id_field}": k, **v}}'
+    return (
+        f" keyed by id: one list of records is read, [{shape}, ...] (in Python: [{record} for "
+        "k, v in predictions.items()])"
     )

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
 from operator import attrgetter, is_
-from typing import Annotated, Any, overload
+from typing import Annotated, Any, get_args, overload
 
 import msgspec
 import numpy as np
@@ -80,12 +80,20 @@ def record_list(*, id_field: str, key: str | None, form: str, keep: tuple[str, .
     return list[record]  # type: ignore[valid-type]
 
 
+@functools.cache
+def _line_decoder(*, id_field: str, key: str | None, form: str, keep: tuple[str, ...]) -> Any:
+    """A decoder of JSON lines, one record each (see :func:`_decoder`)."""
+    (record,) = get_args(record_list(id_field=id_field, key=key, form=form, keep=keep))
+    return msgspec.json.Decoder(record)
+
+
 def _first(blob: bytes, source: str, form: str, fields: tuple[Any, ...]) -> list[Any] | None:
     """The records of the first chunk ``blob`` (or of a JSON-lines text), or None."""
     decoder = _decoder(id_field=fields[0], key=fields[1], form=form, keep=fields[2])
     try:
         if blob.lstrip()[:1] == b"{":  # JSON lines: one record per line
-            records = decoder.decode_lines(blob)
+            lines = _line_decoder(id_field=fields[0], key=fields[1], form=form, keep=fields[2])
+            records = lines.decode_lines(blob)
             one = len(records) == 1 and not source.endswith((".jsonl", ".jsonl.gz"))
             return None if one else records  # type: ignore[no-any-return]
         return decoder.decode(blob)  # type: ignore[no-any-return]

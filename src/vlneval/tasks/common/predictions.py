@@ -11,6 +11,7 @@ Every problem is collected (file, id, field, what was expected) and raised toget
 
 from __future__ import annotations
 
+import functools
 import threading
 from array import array
 from collections.abc import Iterator, Sequence
@@ -29,7 +30,7 @@ from vlneval.io.limits import MIB
 from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common import prediction_structs as typed
 from vlneval.tasks.common.episodes import EpisodeTable
-from vlneval.tasks.common.inputs import ReadInput, read_input
+from vlneval.tasks.common.inputs import ReadInput, keyed_fix, read_input
 from vlneval.tasks.common.record_checks import (
     ID_LIKE,
     FieldTally,
@@ -575,7 +576,8 @@ def parse_predictions(
         )
     fields = {"id_field": episodes.id_field, "key": trajectory_key, "form": form,
               "keep": keep_fields}  # fmt: skip
-    given = read_input(predictions)
+    keyed = functools.partial(keyed_fix, id_field=episodes.id_field, key=trajectory_key)
+    given = read_input(predictions, about=keyed)
     if given.text is not None:
         decoded = typed.decode(given.text, given.source, **fields)  # type: ignore[arg-type]
     else:
@@ -588,11 +590,13 @@ def parse_predictions(
     source = given.source
     args = (source, episodes, graphs, form, trajectory_key, keep_fields, skip_summaries)
     p = _typed_pass(_Parser(*args), decoded)
+    if p is not None and p.pc.problems and given.text is not None and _lines(given.text):
+        p = None  # a refused file of JSON lines: the explaining pass names each problem's line
     if p is None:  # the explaining pass: every record checked, every problem named
         del decoded
         p = _Parser(*args)
         k = 0
-        for chunk in given.record_chunks("a JSON list of predictions"):
+        for chunk in given.record_chunks("a JSON list of predictions", keyed):
             for rec in chunk:
                 p.record(rec, k)
                 k += 1
@@ -627,7 +631,7 @@ def _repeated_keys(text: bytes, source: str, episodes: EpisodeTable) -> list[Pro
             out.add(f"gives {again[0]!r} twice (JSON keeps only the last copy)", episode=label)
         return dict(items)
 
-    lines = text.lstrip()[:1] == b"{"
+    lines = _lines(text)
     if len(text) > 64 * MIB:
         return []
     for part in text.splitlines() if lines else [text]:
@@ -636,6 +640,11 @@ def _repeated_keys(text: bytes, source: str, episodes: EpisodeTable) -> list[Pro
         except (ValueError, RecursionError):
             continue
     return out.problems
+
+
+def _lines(text: bytes) -> bool:
+    """Whether a predictions file is JSON lines (its first record opens an object)."""
+    return text.lstrip()[:1] == b"{"
 
 
 def _typed_pass(p: _Parser, decoded: tuple[str, Iterator[list[Any]]] | None) -> _Parser | None:

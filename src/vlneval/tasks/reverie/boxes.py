@@ -16,6 +16,8 @@ near the viewpoint that no view sees (empty lists), which the official scorer ig
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import tarfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -25,7 +27,7 @@ from typing import Any
 import msgspec
 
 from vlneval.errors import MissingDataError, ProblemCollector
-from vlneval.io import decode_json, read_bytes
+from vlneval.io import atomic_write_bytes, decode_json, gc_paused, read_bytes
 
 __all__ = ["ObjectView", "ObjectBoxes", "load_boxes", "find_boxes"]
 
@@ -272,7 +274,7 @@ def load_boxes(path: str | Path, *, version: str = "unknown") -> ObjectBoxes:
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    boxes = _load(path, version)
+    boxes = _parsed(path, version)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = boxes
@@ -282,6 +284,28 @@ def load_boxes(path: str | Path, *, version: str = "unknown") -> ObjectBoxes:
 #: Box files (tar.gz, json) already read, by (path, mtime, size, version): parsed once.
 _CACHE: dict[tuple[str, int, int, str], ObjectBoxes] = {}
 _CACHE_SIZE = 4
+#: The layout of the parsed boxes kept on disk; a new layout is a new cache key.
+_FORMAT = 1
+_PARSED = msgspec.msgpack.Decoder(tuple[str, list[tuple[str, str, dict[str, ObjectView]]]])
+
+
+def _parsed(path: Path, version: str) -> ObjectBoxes:
+    """The boxes of a file, from the parsed copy kept in the vlneval cache (``reverie/`` in
+    ``$VLNEVAL_CACHE``, keyed by the SHA-256 of the file's bytes) when there is one: parsing
+    the v1 tarball's 10,567 members costs most of a second in every process, its copy a fifth
+    of that. A copy that cannot be read or written is passed over."""
+    from vlneval.graph.distances import cache_dir
+
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:32]
+    kept = cache_dir() / "reverie" / f"boxes-v{_FORMAT}-{digest}.msgpack"
+    with contextlib.suppress(OSError, msgspec.MsgspecError), gc_paused():
+        layout, rows = _PARSED.decode(kept.read_bytes())
+        return ObjectBoxes(str(path), layout, version, {(s, v): o for s, v, o in rows})
+    boxes = _load(path, version)
+    rows = [(s, v, objs) for (s, v), objs in boxes.by_viewpoint.items()]
+    with contextlib.suppress(OSError):
+        atomic_write_bytes(kept, msgspec.msgpack.encode((boxes.layout, rows)))
+    return boxes
 
 
 def _load(path: Path, version: str) -> ObjectBoxes:

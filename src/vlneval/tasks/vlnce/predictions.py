@@ -19,10 +19,14 @@ Every problem is collected and raised together, naming the file, the episode id 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from itertools import chain, compress, repeat
+from operator import attrgetter
+from typing import Annotated, Any
 
+import msgspec
 import numpy as np
 
 from vlneval.errors import (
@@ -33,8 +37,10 @@ from vlneval.errors import (
     hinted,
 )
 from vlneval.io import brief, clip, decode_json, gc_paused, no_json, unique_keys
+from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common.checks import no_match
 from vlneval.tasks.common.inputs import read_input
+from vlneval.tasks.common.prediction_structs import Finite
 from vlneval.tasks.common.record_checks import Repeats, as_list, is_bool, is_finite, shown_value
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.vlnce.episodes import ContinuousEpisodes, _point, _ragged
@@ -305,10 +311,14 @@ def _step_problem(st: Any, p: np.ndarray | None) -> tuple[str, str] | None:
     return None
 
 
+_BLANK = re.compile(rb"\s*")  # what bytes.lstrip strips, found without a copy of the file
+
+
 def _detect(raw: bytes) -> str:
-    head = raw.lstrip()[:1]
-    if head == b"{":
-        first_line = raw.lstrip().split(b"\n", 1)[0]
+    start = _BLANK.match(raw).end()  # type: ignore[union-attr]  # (it matches "" too)
+    if raw[start : start + 1] == b"{":
+        end = raw.find(b"\n", start)
+        first_line = raw[start : end if end >= 0 else len(raw)]
         return (
             "rxr-jsonl"
             if b'"instruction_id"' in first_line and b'"path"' in first_line
@@ -366,12 +376,16 @@ def parse_ce_predictions(
         raise InvalidInputError(why, source=str(source))
     if form == "auto":
         form = _detect(raw) if raw is not None else _detect_value(given.value)
+    if form == "r2r-ce" and raw is not None and (fast := _typed_r2r_ce(raw, source, episodes)):
+        return fast
     r = _PredReader(source, episodes, form)
     if form == "r2r-ce":
         data = decode_json(raw, source) if raw is not None else given.value
         if not isinstance(data, Mapping):
             raise InvalidInputError(
-                "the r2r-ce form is a JSON object keyed by episode_id", source=str(source)
+                f"the r2r-ce form is one JSON object {{episode_id: [{_STEP}, ...]}}, got "
+                f"{_kind(data)}{_to_keyed(data)}",
+                source=str(source),
             )
         if raw is not None:
             unique_keys(raw, source, what="episode_id")
@@ -426,7 +440,37 @@ def _not_ce(records: list[Any], task: str) -> str:
         ", not a VLN-CE form: "
         f"{task} expects one JSON object {{episode_id: [{_STEP}, ...]}}, start state first (or "
         "rxr-jsonl: one {'instruction_id': ..., 'path': [[x, y, z], ...]} per line)",
+        _to_keyed(records),
     )
+
+
+def _kind(value: Any) -> str:
+    """What a value that is no object is, for a message.
+
+    Example:
+        >>> _kind([{"episode_id": 1}]), _kind(None), _kind(3)
+        ('a list of 1 records', 'null', 'int')
+    """
+    if isinstance(value, list):
+        return f"a list of {len(value)} records"
+    return "null" if value is None else type(value).__name__
+
+
+def _to_keyed(records: Any) -> str:
+    """The end of the refusal of a list of records carrying ``episode_id`` and a list (their
+    steps, it seems): how to key them by id as the ``r2r-ce`` form is; "" for other values.
+
+    Example:
+        >>> _to_keyed([{"episode_id": 7, "steps": []}])
+        '; to key them by id in Python: {str(r["episode_id"]): r["steps"] for r in records}'
+    """
+    first = records[0] if isinstance(records, list) and records else None
+    if not isinstance(first, Mapping) or "episode_id" not in first:
+        return ""
+    name = next((k for k, v in first.items() if k != "episode_id" and isinstance(v, list)), None)
+    if name is None:
+        return ""
+    return f'; to key them by id in Python: {{str(r["episode_id"]): r["{name}"] for r in records}}'
 
 
 def _assemble(
@@ -438,17 +482,128 @@ def _assemble(
     stopped = np.array([s for _, s, _ in arrays], dtype=np.bool_)
     dists = [d for _, _, d in arrays if d is not None]
     distances: np.ndarray | None = np.concatenate(dists) if dists else None
+    return _predictions(episodes, source, form, order, pos, offsets, stopped, distances, r.unknown)
+
+
+def _predictions(
+    episodes: ContinuousEpisodes,
+    source: str,
+    form: str,
+    order: np.ndarray,
+    pos: np.ndarray,
+    offsets: np.ndarray,
+    stopped: np.ndarray,
+    distances: np.ndarray | None,
+    unknown: list[str],
+) -> ContinuousPredictions:
+    """The predictions of the episodes ``order`` (ascending), with the warning of the
+    ``unknown`` ids and the episodes left without a prediction."""
     warnings = []
-    if r.unknown:
+    if unknown:
         warnings.append(
-            f"{len(r.unknown)} prediction(s) for ids not in the split were ignored "
-            f"(first: {', '.join(r.unknown[:5])})"
+            f"{len(unknown)} prediction(s) for ids not in the split were ignored "
+            f"(first: {', '.join(unknown[:5])})"
         )
     have = set(order.tolist())
     missing = [episodes.ids[i] for i in range(len(episodes)) if i not in have]
     return ContinuousPredictions(
-        source, form, order, pos, offsets, stopped, distances, warnings, missing, r.unknown
+        source, form, order, pos, offsets, stopped, distances, warnings, missing, unknown
     )
+
+
+class _Step(msgspec.Struct, gc=False):
+    """An ``r2r-ce`` step as the typed pass reads it: what it rejects goes to the explaining
+    pass (:meth:`_PredReader.r2r_ce`), which names the problem."""
+
+    position: tuple[Finite, Finite, Finite]
+    stop: bool
+    heading: Finite = 0.0
+    distance_to_goal: float | str | msgspec.UnsetType = msgspec.UNSET
+
+
+_CE_DECODER = msgspec.json.Decoder(dict[str, Annotated[list[_Step], msgspec.Meta(min_length=1)]])
+_POSITION, _STOP, _CARRIED = (attrgetter(n) for n in ("position", "stop", "distance_to_goal"))
+
+
+class _Refused(Exception):
+    """The typed records break a rule: the explaining pass names the problem."""
+
+
+def _typed_r2r_ce(
+    raw: bytes, source: str, episodes: ContinuousEpisodes
+) -> ContinuousPredictions | None:
+    """The ``r2r-ce`` predictions of ``raw`` read by msgspec's typed decoding and checked over
+    whole arrays (coordinates, start, STOP last, carried distances); None when the types
+    reject the file or a check fails, for the explaining pass to name every problem."""
+    try:
+        data = _CE_DECODER.decode(raw)
+    except (msgspec.MsgspecError, RecursionError):
+        return None
+    unique_keys(raw, source, what="episode_id")
+    ids = list(data)
+    rows = np.fromiter(map(episodes.index.get, ids, repeat(-1)), np.int64, len(ids))
+    known = rows >= 0
+    trajs = list(compress(data.values(), known.tolist()))
+    steps = list(chain.from_iterable(trajs))
+    offsets = offsets_of(np.fromiter(map(len, trajs), np.int64, len(trajs)))
+    n = len(steps)
+    pos = np.fromiter(chain.from_iterable(map(_POSITION, steps)), np.float64, 3 * n)
+    pos = pos.reshape(n, 3)
+    stop = np.fromiter(map(_STOP, steps), np.bool_, n)
+    try:
+        if not trajs:
+            raise _Refused  # no prediction of the split: the explaining pass says so
+        _check_arrays(pos, offsets, stop, episodes.starts[rows[known]])
+        carried = _carried(list(map(_CARRIED, steps)))
+    except _Refused:
+        return None
+    order = np.argsort(rows[known], kind="stable")
+    pos, new = reorder(pos, offsets, order)
+    distances = None if carried is None else reorder(carried, offsets, order)[0]
+    unknown = [clip(k) for k in compress(ids, (~known).tolist())]
+    stopped = stop[offsets[1:] - 1][order]
+    return _predictions(
+        episodes, source, "r2r-ce", rows[known][order], pos, new, stopped, distances, unknown
+    )
+
+
+def _check_arrays(
+    pos: np.ndarray, offsets: np.ndarray, stop: np.ndarray, starts: np.ndarray
+) -> None:
+    """Raises :class:`_Refused` when a coordinate is too large, a trajectory starts away from
+    its episode's start (a hair closer than :data:`START_TOLERANCE`: the explaining pass
+    decides the borderline) or STOP is not the last step."""
+    if (np.abs(pos).max(axis=1) > MAX_COORDINATE).any():
+        raise _Refused
+    gap = np.linalg.norm(pos[offsets[:-1]] - starts, axis=1)
+    if (gap > START_TOLERANCE * (1 - 1e-9)).any():
+        raise _Refused
+    early = stop.copy()
+    early[offsets[1:] - 1] = False
+    if early.any():
+        raise _Refused
+
+
+def _carried(values: list[Any]) -> np.ndarray | None:
+    """The carried distances of every step (None when no step carries one).
+
+    Raises:
+        _Refused: some steps carry none, or one is negative, NaN, too large or a text other
+            than ``inf``.
+    """
+    kinds = set(map(type, values))
+    if kinds == {msgspec.UnsetType}:
+        return None
+    if msgspec.UnsetType in kinds:
+        raise _Refused
+    if str in kinds:
+        values = [_distance(v) if type(v) is str else v for v in values]
+        if None in values:
+            raise _Refused
+    vals = np.array(values, dtype=np.float64)
+    if not ((vals >= 0) & ((vals <= MAX_COORDINATE) | (vals == math.inf))).all():
+        raise _Refused
+    return vals
 
 
 def reference_as_predictions(
