@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -194,8 +195,15 @@ def _typed(raw: bytes, scan: str, source: str) -> NavGraph | None:
 
 
 def _is_number(x: Any) -> bool:
-    """A JSON number that float64 holds (an integer of 400 digits does not)."""
-    return isinstance(x, float) or (type(x) is int and abs(x) <= 1e308)
+    """A real number that float64 holds (numpy's too; not a bool, nor an integer of 400
+    digits)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        return False
+    try:
+        float(x)
+    except OverflowError:
+        return False
+    return True
 
 
 def _label(rec: dict[str, Any]) -> str | None:
@@ -230,7 +238,7 @@ def _check_record(rec: dict[str, Any], where: str, n: int, pc: ProblemCollector)
     if "unobstructed" in rec and (why := _unobstructed_problem(unob, n)):
         pc.add(why, episode=label, field=f"{where}.unobstructed")
     height = rec.get("height", 0.0)
-    if not _is_number(height) or (isinstance(height, float) and not math.isfinite(height)):
+    if not _is_number(height) or not math.isfinite(float(height)):
         pc.add(
             f"height must be a finite number (metres), got {brief(height)}",
             episode=label, field=f"{where}.height",
