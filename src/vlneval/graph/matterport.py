@@ -24,6 +24,7 @@ from vlneval.io import brief, clip, explain, json_text, read_bytes
 
 __all__ = [
     "NavGraph",
+    "chosen_connectivity",
     "connectivity_file",
     "connectivity_from_bytes",
     "load_connectivity",
@@ -131,18 +132,25 @@ def connectivity_file(folder: str | Path, scan: str) -> Path | None:
         ...
         vlneval.errors.InvalidInputError: error: .../s_connectivity.json and .../s_connectivity.json.gz both hold scan s's graph but differ: remove one, or make them the same file
     """
+    return chosen_connectivity(folder, scan)[0]
+
+
+def chosen_connectivity(folder: str | Path, scan: str) -> tuple[Path | None, bytes | None]:
+    """The file :func:`connectivity_file` chooses, and its bytes when choosing read them (both
+    files exist and were compared), so that a reader reads each file once."""
     plain = Path(folder) / f"{scan}_connectivity.json"
     zipped = plain.with_name(plain.name + ".gz")
     if not zipped.is_file():
-        return plain if plain.is_file() else None
+        return (plain if plain.is_file() else None), None
     if not plain.is_file():
-        return zipped
-    if read_bytes(plain) != read_bytes(zipped):
+        return zipped, None
+    raw = plain.read_bytes()
+    if json_text(raw, str(plain)) != read_bytes(zipped):
         raise InvalidInputError(
             f"{plain} and {zipped} both hold scan {scan}'s graph but differ: remove one, or make "
             "them the same file"
         )
-    return plain
+    return plain, raw
 
 
 def load_connectivity(path: str | Path, scan: str | None = None) -> NavGraph:

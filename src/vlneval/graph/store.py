@@ -11,7 +11,7 @@ from vlneval.graph import distances as dist
 from vlneval.graph.matterport import (
     MAX_COORDINATE,
     NavGraph,
-    connectivity_file,
+    chosen_connectivity,
     connectivity_from_bytes,
 )
 
@@ -110,10 +110,11 @@ class GraphStore:
 
     def _read(self, scan: str) -> tuple[NavGraph, np.ndarray]:
         """The graph and table of ``scan``: from the disk cache, or computed (and cached)."""
-        path = connectivity_file(self.folder, scan)
+        path, raw = chosen_connectivity(self.folder, scan)
         if path is None:
             raise MissingDataError(self._why_missing(scan))
-        raw = path.read_bytes()  # read once: hashed for the cache key, parsed on a miss
+        if raw is None:  # read once: hashed for the cache key, parsed on a miss
+            raw = path.read_bytes()
         key = dist.file_key(raw, scan) if self.use_cache else ""
         cached = dist.load_cached(key, scan, str(path)) if self.use_cache else None
         # a table cached before coordinates were bounded is parsed again (and refused)
