@@ -34,11 +34,13 @@ def silenced() -> Iterator[None]:
         >>> with silenced():
         ...     pass  # a kernel compiled here says nothing
     """
-    _silent[0] += 1
+    with _lock:  # ``+=`` on a shared counter is not atomic
+        _silent[0] += 1
     try:
         yield
     finally:
-        _silent[0] -= 1
+        with _lock:
+            _silent[0] -= 1
 
 
 @contextmanager

@@ -213,8 +213,7 @@ def test_sweep_report_refuses_a_plot_metric_it_lacks_before_writing_anything(
     assert vlneval("sweep", "report", units, "--csv", table, "--plot", plot, "--plot-metrics",
                    "SR", "RGS", "--resamples", "50") == 2  # fmt: skip
     assert capsys.readouterr().err == (
-        "error: --plot-metrics RGS: not a metric of this sweep (it has: TL, NE, OSR, SR, SPL, "
-        "nDTW, sDTW, CLS)\n"
+        "error: RGS: not a metric of this sweep (it has: TL, NE, OSR, SR, SPL, nDTW, sDTW, CLS)\n"
     )
     assert not table.exists() and not plot.exists()
 

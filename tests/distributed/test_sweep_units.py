@@ -136,3 +136,23 @@ def test_one_episode_per_path_gives_the_episode_intervals_exactly(
     assert by_path.runs[0]["metrics"] == by_episode.runs[0]["metrics"]
     assert by_path.resampling == "paths" and by_episode.resampling == "episodes"
     assert by_episode.runs[0]["metrics"]["SR"]["low"] < 0.5  # the episode unit is narrower
+
+
+@pytest.mark.parametrize("folder", ["c", "r2r", "seq2seq_r2r"])
+def test_only_the_file_name_numbers_a_checkpoint(folder: str) -> None:
+    """The digits of a folder (``r2r/``) do not number ``latest.pth``: it keeps its place."""
+    from vlneval.distributed.sweep import natural_order
+
+    names = [f"{folder}/ckpt_100.pth", f"{folder}/latest.pth", f"{folder}/ckpt_20.pth"]
+    assert natural_order(names) == [2, 1, 0]  # ckpt_20, latest, ckpt_100
+
+
+def test_checkpoints_of_several_folders_stay_by_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Folder by folder, in the order the folders first come; natural order within each."""
+    ckpts = ["run_b/ckpt_20.pth", "run_a2/best.pth", "run_b/latest.pth", "run_a2/ckpt_3.pth",
+             "run_b/ckpt_3.pth"]  # fmt: skip
+    table = _sweep(monkeypatch, {"SR": [1.0, 0.0, 1.0, 1.0]}, ckpts)
+    assert [r["checkpoint"] for r in table.runs] == [
+        "run_b/ckpt_3.pth", "run_b/latest.pth", "run_b/ckpt_20.pth", "run_a2/best.pth",
+        "run_a2/ckpt_3.pth",
+    ]  # fmt: skip

@@ -59,3 +59,33 @@ def test_both_with_different_texts_are_refused_naming_both(tmp_path: Path) -> No
     with pytest.raises(InvalidInputError) as exc:
         store.graph("sq")
     assert str(exc.value) == message
+
+
+def test_a_folder_named_as_a_connectivity_file_is_called_a_folder(tmp_path: Path) -> None:
+    from vlneval.errors import MissingDataError
+
+    (tmp_path / "sq_connectivity.json").mkdir()
+    store = GraphStore(tmp_path, use_cache=False)
+    assert store.scans == ["sq"]
+    with pytest.raises(MissingDataError) as exc:
+        store.graph("sq")
+    assert str(exc.value) == (
+        f"{tmp_path}/sq_connectivity.json: is a folder, expected the connectivity file of scan sq"
+    )
+    (tmp_path / "sq_connectivity.json").rmdir()
+    with pytest.raises(MissingDataError) as exc:
+        store.graph("sq")
+    assert str(exc.value) == f"{tmp_path}: the file of scan sq was removed"
+
+
+def test_both_files_are_read_once_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store hashes and parses the bytes read to compare the two files: no third read."""
+    from vlneval.graph import matterport
+
+    _write(tmp_path, plain=TEXT, zipped=TEXT)
+    reads: list[str] = []
+    path_read, io_read = Path.read_bytes, matterport.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda p: reads.append(p.name) or path_read(p))
+    monkeypatch.setattr(matterport, "read_bytes", lambda p: reads.append(p.name) or io_read(p))
+    assert GraphStore(tmp_path, use_cache=False).graph("sq").ids == ["S", "A", "B", "G"]
+    assert reads == ["sq_connectivity.json", "sq_connectivity.json.gz"]

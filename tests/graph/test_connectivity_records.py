@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.fixtures import SQUARE, SQUARE_EDGES, connectivity, write_json
@@ -110,3 +111,26 @@ def test_nan_in_a_field_neither_reader_uses_is_an_input_error_of_the_scan_reader
     assert load_connectivity(path).ids == ["S", "A", "B", "G"]
     with pytest.raises(InvalidInputError, match=f"^error: {path}: JSON is malformed"):
         load_sim_scan(path, "sq")
+
+
+@pytest.mark.parametrize("number", [np.float32, np.float64, np.int64, np.int32])
+def test_numpy_numbers_are_numbers(number: Any) -> None:
+    """Records built in Python may hold numpy scalars: heights and poses of any real type."""
+    recs = connectivity(SQUARE, SQUARE_EDGES)
+    for r in recs:
+        r["height"], r["pose"] = number(1), [number(x) for x in r["pose"]]
+    graph = parse_connectivity(recs, scan="sq", source="sq.json")
+    assert graph.ids == ["S", "A", "B", "G"]
+    assert graph.positions[1].tolist() == [float(x) for x in recs[1]["pose"][3:12:4]]
+
+
+@pytest.mark.parametrize(
+    ("value", "got"), [(np.float32("nan"), "np.float32(nan)"), (np.bool_(True), "np.True_")]
+)
+def test_a_numpy_nan_or_bool_height_is_refused(value: Any, got: str) -> None:
+    with pytest.raises(InvalidInputError) as exc:
+        parse_connectivity(_records("height", value), scan="sq", source="sq.json")
+    assert str(exc.value) == (
+        f'error: sq.json: image_id "A": record 1.height: height must be a finite number '
+        f"(metres), got {got}"
+    )

@@ -208,3 +208,35 @@ def test_batch_values_equal_a_plain_loop_to_the_last_bit() -> None:
             denom = epl + abs(epl - _plain_length(d, traj))
             cls = pc * (1.0 if denom == 0.0 else epl / denom)
         assert out["cls"][e] == cls
+
+
+def test_silenced_counts_under_the_lock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threads enter and leave ``silenced()`` at once: each count is taken under the lock."""
+    import threading
+
+    seen: list[int] = []
+
+    class Lock:
+        def __enter__(self) -> None:
+            seen.append(_compiling._silent[0])
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+    monkeypatch.setattr(_compiling, "_lock", Lock())
+    with _compiling.silenced():
+        assert seen == [0]
+    assert seen == [0, 1] and _compiling._silent == [0]
+    monkeypatch.undo()
+
+    def many() -> None:
+        for _ in range(2000):
+            with _compiling.silenced():
+                pass
+
+    threads = [threading.Thread(target=many) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert _compiling._silent == [0]

@@ -434,4 +434,88 @@ def test_sweep_plot_selects_by_direction_and_refuses_a_metric_it_lacks() -> None
     assert fig.axes[0].collections[1].get_offsets().tolist() == [[20.0, 3.5]]
     with pytest.raises(VLNEvalError) as exc:
         plot_sweep(_sweep_table(), ["SPL", "NE"])
-    assert str(exc.value) == "--plot-metrics SPL: not a metric of this sweep (it has: SR, NE)"
+    assert str(exc.value) == "SPL: not a metric of this sweep (it has: SR, NE)"
+
+
+def _checkpoints(*rows: tuple[str, int, dict[str, list[float]]]) -> SweepTable:
+    """A sweep of ``(checkpoint path, step, metric -> one value per seed)`` rows; each seed's
+    interval is its value ± 0.1."""
+    from vlneval.distributed.sweep import checkpoint_label
+
+    runs: list[dict[str, Any]] = []
+    summary: list[dict[str, Any]] = []
+    taken: set[str] = set()
+    for path, step, values in rows:
+        label = checkpoint_label(path, taken)
+        n = len(next(iter(values.values())))
+        for seed in range(n):
+            runs.append({"checkpoint": path, "label": label, "step": step, "seed": seed,
+                         "metrics": {k: {"value": v[seed], "low": v[seed] - 0.1,
+                                         "high": v[seed] + 0.1} for k, v in values.items()}})  # fmt: skip
+        summary.append({"label": label, "step": step, "seeds": list(range(n)),
+                        "metrics": {k: {"mean": sum(v) / n} for k, v in values.items()}})  # fmt: skip
+    return SweepTable("val", runs, summary, units={"SR": "%", "NE": "m"})
+
+
+def test_a_checkpoint_without_a_number_is_a_labelled_marker_off_the_line() -> None:
+    """``latest.pth`` (step 1: its place in the plan) is not joined into the curve at x=1."""
+    table = _checkpoints(("r2r/ckpt_2.pth", 2, {"SR": [0.25]}),
+                         ("r2r/latest.pth", 1, {"SR": [0.75]}),
+                         ("r2r/ckpt_100.pth", 100, {"SR": [0.5]}))  # fmt: skip
+    ax = plot_sweep(table, ["SR"]).axes[0]
+    curve, edge, selected = ax.get_lines()
+    assert curve.get_xdata().tolist() == [2, 100] and curve.get_ydata().tolist() == [25.0, 50.0]
+    assert edge.get_xdata() == [106.125, 106.125] and edge.get_linestyle() == ":"
+    assert selected.get_xdata() == [112.25, 112.25]  # latest is the best: starred where it is
+    _, interval, marker, star, seeds = ax.collections  # the band first
+    assert interval.get_segments()[0].tolist() == [[112.25, 65.0], [112.25, 85.0]]
+    assert marker.get_offsets().tolist() == star.get_offsets().tolist() == [[112.25, 75.0]]
+    assert seeds.get_offsets().tolist() == [[2, 25], [100, 50], [112.25, 75]]
+    assert [(t.get_position()[0], t.get_text()) for t in ax.get_xticklabels()] == [
+        (2.0, "2"), (100.0, "100"), (112.25, "latest.pth"),
+    ]  # fmt: skip
+
+
+def test_two_runs_with_the_same_steps_are_two_lines_with_a_legend() -> None:
+    table = _checkpoints(("run_a/ckpt.5000.pth", 5000, {"SR": [0.25]}),
+                         ("run_a/ckpt.10000.pth", 10000, {"SR": [0.5]}),
+                         ("run_b/ckpt.10000.pth", 10000, {"SR": [0.75]}))  # fmt: skip
+    ax = plot_sweep(table, ["SR"]).axes[0]
+    a, b, _ = ax.get_lines()
+    assert (a.get_xdata().tolist(), a.get_ydata().tolist()) == ([5000, 10000], [25.0, 50.0])
+    assert (b.get_xdata().tolist(), b.get_ydata().tolist()) == ([10000], [75.0])
+    assert a.get_color() == RUN_COLORS[0] and b.get_color() == RUN_COLORS[1]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["run_a", "run_b"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["5000", "10000"]
+
+
+def test_a_panel_whose_metric_the_selected_checkpoint_lacks_has_no_star() -> None:
+    table = _checkpoints(("c/ckpt_1.pth", 1, {"SR": [0.75]}),
+                         ("c/ckpt_2.pth", 2, {"SR": [0.25], "NE": [3.0]}))  # fmt: skip
+    fig = plot_sweep(table, ["SR", "NE"])  # ckpt_1 is selected; it has no NE
+    sr, ne = fig.axes
+    assert ne.get_lines()[0].get_ydata().tolist()[1] == 3.0 and len(ne.get_lines()) == 1
+    assert [c.get_offsets().tolist() for c in ne.collections[1:]] == [[[2.0, 3.0]]]  # the seed
+    assert sr.collections[1].get_offsets().tolist() == [[1.0, 75.0]]  # the star
+
+
+def test_sweep_plot_refuses_no_metric_without_naming_a_flag() -> None:
+    with pytest.raises(VLNEvalError) as exc:
+        plot_sweep(_sweep_table(), [])
+    assert str(exc.value) == "no metric to plot given (the sweep has: SR, NE)"
+    with pytest.raises(VLNEvalError) as exc:
+        plot_sweep(_sweep_table(), ["SPL", "RGS"])
+    assert str(exc.value) == "SPL, RGS: not metrics of this sweep (it has: SR, NE)"
+
+
+def test_sweep_caption_keeps_the_coverage_digits_and_the_range_of_seeds() -> None:
+    table = _checkpoints(("c/ckpt_1.pth", 1, {"SR": [0.5, 0.25]}),
+                         ("c/ckpt_2.pth", 2, {"SR": [0.5, 0.25, 0.75]}))  # fmt: skip
+    table.confidence = 0.975
+    fig = plot_sweep(table, ["SR"])
+    assert fig.texts[0].get_text().splitlines()[1] == (
+        "band: 97.5% bootstrap interval over episodes, from the lowest to the highest of 2-3 seeds"
+    )
+    seeds = fig.axes[0].collections[2]  # after the band and the star: every seed's value
+    assert seeds.get_offsets().tolist() == [[1, 50], [1, 25], [2, 50], [2, 25], [2, 75]]
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["1", "2"]

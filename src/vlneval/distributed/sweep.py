@@ -91,20 +91,29 @@ def checkpoint_step(path: str | None, default: int) -> int:
 
 
 def natural_order(names: Sequence[str | None]) -> list[int]:
-    """The positions of ``names`` in natural order: the names with a number sorted by it (runs
-    of digits compared as numbers, the rest as text: ``ckpt_20`` before ``ckpt_100``), each name
-    without a number left where it was given.
+    """The positions of ``names`` in natural order: folder by folder (in the order each folder
+    first comes), and within a folder the files with a number in their name sorted by it (runs
+    of digits compared as numbers, the rest as text: ``ckpt_20`` before ``ckpt_100``), each file
+    without one (``latest.pth``) left where it was given. Only the file name counts: the digits
+    of ``r2r/`` do not number ``r2r/latest.pth``.
 
     Example:
         >>> names = ["best.pth", "ckpt_100.pth", "ckpt_20.pth", None, "ckpt_3.pth"]
         >>> [names[k] for k in natural_order(names)]
         ['best.pth', 'ckpt_3.pth', 'ckpt_20.pth', None, 'ckpt_100.pth']
+        >>> names = ["r2r/ckpt_100.pth", "a/ckpt_2.pth", "r2r/latest.pth", "r2r/ckpt_20.pth"]
+        >>> [names[k] for k in natural_order(names)]
+        ['r2r/ckpt_20.pth', 'r2r/latest.pth', 'r2r/ckpt_100.pth', 'a/ckpt_2.pth']
     """
-    numbered = [k for k, name in enumerate(names) if name and re.search("[0-9]", name)]
-    order = list(range(len(names)))
-    ranked = sorted(numbered, key=lambda k: _natural_key(names[k] or ""))
-    for slot, k in zip(numbered, ranked, strict=True):
-        order[slot] = k
+    folders: dict[str, list[int]] = {}
+    for k, name in enumerate(names):
+        folders.setdefault(str(Path(name).parent) if name else ".", []).append(k)
+    order: list[int] = []
+    for group in folders.values():
+        files = {k: Path(names[k] or "").name for k in group}
+        numbered = {k for k in group if re.search("[0-9]", files[k])}
+        ranked = iter(sorted(numbered, key=lambda k: _natural_key(files[k])))
+        order += [next(ranked) if k in numbered else k for k in group]
     return order
 
 

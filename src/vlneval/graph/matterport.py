@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,6 +24,7 @@ from vlneval.io import brief, clip, explain, json_text, read_bytes
 
 __all__ = [
     "NavGraph",
+    "chosen_connectivity",
     "connectivity_file",
     "connectivity_from_bytes",
     "load_connectivity",
@@ -130,18 +132,25 @@ def connectivity_file(folder: str | Path, scan: str) -> Path | None:
         ...
         vlneval.errors.InvalidInputError: error: .../s_connectivity.json and .../s_connectivity.json.gz both hold scan s's graph but differ: remove one, or make them the same file
     """
+    return chosen_connectivity(folder, scan)[0]
+
+
+def chosen_connectivity(folder: str | Path, scan: str) -> tuple[Path | None, bytes | None]:
+    """The file :func:`connectivity_file` chooses, and its bytes when choosing read them (both
+    files exist and were compared), so that a reader reads each file once."""
     plain = Path(folder) / f"{scan}_connectivity.json"
     zipped = plain.with_name(plain.name + ".gz")
     if not zipped.is_file():
-        return plain if plain.is_file() else None
+        return (plain if plain.is_file() else None), None
     if not plain.is_file():
-        return zipped
-    if read_bytes(plain) != read_bytes(zipped):
+        return zipped, None
+    raw = plain.read_bytes()
+    if json_text(raw, str(plain)) != read_bytes(zipped):
         raise InvalidInputError(
             f"{plain} and {zipped} both hold scan {scan}'s graph but differ: remove one, or make "
             "them the same file"
         )
-    return plain
+    return plain, raw
 
 
 def load_connectivity(path: str | Path, scan: str | None = None) -> NavGraph:
@@ -194,8 +203,15 @@ def _typed(raw: bytes, scan: str, source: str) -> NavGraph | None:
 
 
 def _is_number(x: Any) -> bool:
-    """A JSON number that float64 holds (an integer of 400 digits does not)."""
-    return isinstance(x, float) or (type(x) is int and abs(x) <= 1e308)
+    """A real number that float64 holds (numpy's too; not a bool, nor an integer of 400
+    digits)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        return False
+    try:
+        float(x)
+    except OverflowError:
+        return False
+    return True
 
 
 def _label(rec: dict[str, Any]) -> str | None:
@@ -230,7 +246,7 @@ def _check_record(rec: dict[str, Any], where: str, n: int, pc: ProblemCollector)
     if "unobstructed" in rec and (why := _unobstructed_problem(unob, n)):
         pc.add(why, episode=label, field=f"{where}.unobstructed")
     height = rec.get("height", 0.0)
-    if not _is_number(height) or (isinstance(height, float) and not math.isfinite(height)):
+    if not _is_number(height) or not math.isfinite(float(height)):
         pc.add(
             f"height must be a finite number (metres), got {brief(height)}",
             episode=label, field=f"{where}.height",

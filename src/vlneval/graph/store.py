@@ -11,7 +11,7 @@ from vlneval.graph import distances as dist
 from vlneval.graph.matterport import (
     MAX_COORDINATE,
     NavGraph,
-    connectivity_file,
+    chosen_connectivity,
     connectivity_from_bytes,
 )
 
@@ -99,12 +99,22 @@ class GraphStore:
             )
         self._graphs[scan], self._tables[scan] = self._read(scan)
 
+    def _why_missing(self, scan: str) -> str:
+        """Why the file of indexed ``scan`` cannot be read: it was removed, or is a folder."""
+        plain = self.folder / f"{scan}_connectivity.json"
+        there = next((p for p in (plain, Path(f"{plain}.gz")) if p.exists()), None)
+        if there is None:
+            return f"{self.folder}: the file of scan {scan} was removed"
+        what = "a folder" if there.is_dir() else "not a regular file"
+        return f"{there}: is {what}, expected the connectivity file of scan {scan}"
+
     def _read(self, scan: str) -> tuple[NavGraph, np.ndarray]:
         """The graph and table of ``scan``: from the disk cache, or computed (and cached)."""
-        path = connectivity_file(self.folder, scan)
+        path, raw = chosen_connectivity(self.folder, scan)
         if path is None:
-            raise MissingDataError(f"{self.folder}: the file of scan {scan} was removed")
-        raw = path.read_bytes()  # read once: hashed for the cache key, parsed on a miss
+            raise MissingDataError(self._why_missing(scan))
+        if raw is None:  # read once: hashed for the cache key, parsed on a miss
+            raw = path.read_bytes()
         key = dist.file_key(raw, scan) if self.use_cache else ""
         cached = dist.load_cached(key, scan, str(path)) if self.use_cache else None
         # a table cached before coordinates were bounded is parsed again (and refused)
