@@ -16,7 +16,7 @@ from vlneval.graph.store import GraphStore
 from vlneval.metrics.batch import reference_lengths
 from vlneval.tasks.base import Task
 from vlneval.tasks.common.arrays import SplitArrays, build_arrays
-from vlneval.tasks.common.checks import check_matches, check_rules
+from vlneval.tasks.common.checks import check_matches, check_rules, missing_problem
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.goal_scoring import finish_columns, navigation
 from vlneval.tasks.common.predictions import Predictions
@@ -130,7 +130,7 @@ def score_parsed(
     kernel's bounds checks: only for predictions this package's reader made from ``store``.
     ``cache`` keeps the episode side of the arrays between calls (one per split's scorer).
     """
-    check_matches(episodes, preds, pc)
+    check_matches(episodes, preds, pc, missing_problem(episodes, preds, prof, subset))
     arr = build_arrays(episodes, preds, store, cache)
     name = f"lengths-{prof.spl_reference}"
     lengths = arr.shared.get(name)
