@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from tests.touchdown.fixture import RUNS, SDR, make_root, nav, write
+from vlneval.cli.main import main
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 
@@ -250,3 +252,18 @@ def test_numpy_route_ids_and_pixels_are_the_numbers_they_hold(tmp_path: Path) ->
     assert evaluate("touchdown-sdr", "dev", sdr, root=root).metrics == (
         evaluate("touchdown-sdr", "dev", SDR, root=root).metrics
     )
+
+
+def test_the_card_names_the_threshold_in_hops(tmp_path: Path) -> None:
+    scoring = _nav(tmp_path, RUNS).protocol["scoring"]
+    assert scoring["threshold_hops"] == 1.0 and "threshold_m" not in scoring
+    assert scoring["comparison"] == "SPD <= 1 hop (the goal or a neighbour)"
+
+
+def test_a_run_card_names_the_release_it_ran_on(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "root")
+    out = tmp_path / "nav.json"
+    assert main(["run", "--task", "touchdown", "--split", "dev", "--data-root", str(root),
+                 "--agent", "stop", "--out", str(out), "--quiet"]) == 0  # fmt: skip
+    card = json.loads((tmp_path / "nav.protocol.json").read_text())
+    assert (card["task"], card["split"], card["data_version"]) == ("touchdown", "dev", "unseen")

@@ -241,6 +241,7 @@ def run_card(
         "vlneval_version": __version__,
         "task": env.task,
         "split": split,
+        "data_version": getattr(env.episodes, "data_version", None),
         "environment": env_id,
         "episodes": episodes_field(n, len(env)),
         **run.env_card,

@@ -91,7 +91,7 @@ def cmd_run_ray(args: argparse.Namespace, environment: str | None = None) -> int
             shard.writer.manifest["executor"]["placement"] = run.placement
         if environment is None:
             n = len(shard.writer.manifest["assigned"])
-            card = _card(episodes.task, episodes.split, n, len(episodes), run.protocol)
+            card = _card(episodes, n, run.protocol)
         else:
             card = _continuous_card(run, loaded, seen)
         if run.restarts:

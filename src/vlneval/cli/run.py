@@ -110,13 +110,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     a.set_defaults(func=cmd_agents)
 
 
-def _card(task: str, split: str, n_episodes: int, n_expected: int, protocol: Any) -> dict[str, Any]:
+def _card(episodes: Any, n_episodes: int, protocol: Any) -> dict[str, Any]:
+    """The card of a run on ``episodes`` (their task, split and release) of ``n_episodes``."""
     from vlneval.tasks.common.protocol import episodes_field, software_fingerprint
 
+    n_expected = len(episodes)
     return {
         "vlneval_version": __version__,
-        "task": task,
-        "split": split,
+        "task": episodes.task,
+        "split": episodes.split,
+        "data_version": episodes.data_version,
         "episodes": episodes_field(n_episodes, n_expected),
         **protocol,
         "software": software_fingerprint(),
@@ -212,7 +215,7 @@ def _run(args: argparse.Namespace) -> int:
             result.records, note = task_records(args.task, loaded.episodes, result.records)
             if note is not None:
                 result.protocol["prediction_format"] = note
-    card = _card(result.task, result.split, result.n_episodes, result.n_expected, result.protocol)
+    card = _card(loaded.episodes, result.n_episodes, result.protocol)
     if shard is not None:
         return shard.finish(card)
     if checkpoint is not None:

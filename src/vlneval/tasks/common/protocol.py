@@ -26,6 +26,7 @@ __all__ = [
     "GivenEpisodes",
     "given_episodes",
     "with_declared",
+    "clash_warnings",
 ]
 
 # Fields a submitter declares about a run that vlneval cannot see in a predictions file.
@@ -64,6 +65,29 @@ def with_declared(measured: Mapping[str, Any], declared: Mapping[str, Any]) -> d
     clashing = {k: v for k, v in declared.items() if k in measured and v != measured[k]}
     if clashing:
         out[DIFFERENTLY] = {**declared.get(DIFFERENTLY, {}), **clashing}
+    return out
+
+
+def clash_warnings(card: Mapping[str, Any]) -> list[str]:
+    """A warning for each of the data scored (task, split, data version) that a declared card
+    (a run's ``NAME.protocol.json``) gives otherwise: the predictions were made on other
+    episodes than those they were scored on (a REVERIE v1 run scored against v2 matches most
+    ids, so nothing else would say so).
+
+    Example:
+        >>> clash_warnings({"data_version": "v2", "declared_differently": {"data_version": "v1"}})
+        ['the declared protocol card gives data_version v1, but the predictions were scored on data_version v2: score them on the data they were made on (--data-version v1), or the numbers are of other episodes']
+    """
+    given = card.get(DIFFERENTLY) or {}
+    out = []
+    for key in ("task", "split", "data_version"):
+        if given.get(key) is not None and card.get(key) is not None:
+            flag = "--" + key.replace("_", "-")
+            out.append(
+                f"the declared protocol card gives {key} {given[key]}, but the predictions were "
+                f"scored on {key} {card[key]}: score them on the data they were made on "
+                f"({flag} {given[key]}), or the numbers are of other episodes"
+            )
     return out
 
 
@@ -274,7 +298,7 @@ def protocol_card(
             "profile": profile.name,
             "profile_version": profile.version,
             "reproduces": profile.reproduces,
-            "threshold_m": profile.threshold,
+            f"threshold_{profile.threshold_unit}": profile.threshold,
             "comparison": profile.comparison,
             "distance": profile.distance,
         },

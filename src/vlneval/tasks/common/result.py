@@ -354,13 +354,14 @@ def start_result(
         (True, 'val', 'partial: 1 of 2')
     """
     from vlneval.tasks.common.checks import consistency_checks
-    from vlneval.tasks.common.protocol import protocol_card
+    from vlneval.tasks.common.protocol import clash_warnings, protocol_card
 
     card = protocol_card(
         task=task, split=split, profile=prof, n_episodes=n_scored, n_expected=n_expected,
         partial=partial, data_version=data_version, declared=declared, run=run,
     )  # fmt: skip
     card.update(card_extra or {})
+    warnings.extend(clash_warnings(card))
     checks = consistency_checks(metrics, per, prof)
     for c in checks:
         if not c.holds and c.quirk is None:

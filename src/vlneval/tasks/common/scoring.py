@@ -226,6 +226,7 @@ def summarise(
     run: Mapping[str, Any] | None = None,
     columns: Mapping[str, str] | None = None,
     notes: tuple[str, ...] = (),
+    data_version: str | None = None,
 ) -> ResultBuilder:
     """The parts of the result (``spec/outputs.md``) of one scored file.
 
@@ -252,7 +253,7 @@ def summarise(
         task=episodes.task, split=episodes.split, prof=prof, source=preds.source,
         form=preds.form, n_scored=len(preds.episodes), n_expected=len(episodes),
         partial=partial, metrics=metrics, per=per, warnings=warnings, declared=declared, run=run,
-        unavailable=unavailable,
+        unavailable=unavailable, data_version=data_version,
         details={"averaged_over": over}
         | ({} if preds.key_read is None else {"trajectory_key": preds.key_read}),
     )  # fmt: skip
@@ -282,10 +283,9 @@ def object_summary(
     warnings = list(warnings)
     metrics, reasons, over = _means(per, columns, prof, warnings, unavailable)
     partial = bool(missing) and subset
-    dv = data_version if data_version not in (None, "unknown") else None
     return start_result(
         task=task, split=split, prof=prof, source=source, form=form, n_scored=n_scored,
         n_expected=n_expected, partial=partial, metrics=metrics, unavailable=reasons, per=per,
-        warnings=warnings, data_version=dv, declared=declared, run=run, card_extra=card_extra,
+        warnings=warnings, data_version=data_version, declared=declared, run=run, card_extra=card_extra,
         details={"averaged_over": over},
     )  # fmt: skip

@@ -112,7 +112,9 @@ def _find_routes(
         if not episodes_file:
             folders = {Path(pattern).parent.name: v for v, pattern in DATA_VERSIONS.items()}
             version = folders.get(path.parent.name)
-    return load_touchdown_routes(path, task=task.name, split=split), base, version
+    routes = load_touchdown_routes(path, task=task.name, split=split)
+    routes.table.data_version = version
+    return routes, base, version
 
 
 def _routes(r: SplitRequest) -> tuple[TouchdownRoutes, Path | None, str | None]:
@@ -293,11 +295,11 @@ def _build(
     """The result of the ``columns`` metrics, annotated with the street rules; the ``ordered``
     metrics are checked to be non-decreasing."""
     view = dataclasses.replace(prof, metrics=tuple(columns))
-    parts = summarise(table, preds, per, view, **summary_options(how), columns=columns)
+    parts = summarise(
+        table, preds, per, view, **summary_options(how), columns=columns, data_version=version
+    )
     rules = _rules(prof)
     parts.profile = prof
-    parts.data_version = version
-    parts.protocol["data_version"] = version
     parts.units = units
     scoring = parts.protocol["scoring"]
     osa = rules.edit_distance == "osa"
