@@ -115,7 +115,11 @@ def test_start_isolated_and_missing(tmp_path: Path) -> None:
     ):
         _score(tmp_path, {"1_0": ["S"], "1_1": ["S"]})
     r = _score(tmp_path, {"1_0": ["S"], "1_1": ["S"]}, subset=True)
-    assert r.partial and r.protocol["episodes"] == "partial: 2 of 3"
+    assert r.partial and (
+        r.protocol["episodes"],
+        r.protocol["n_expected"],
+        r.protocol["partial"],
+    ) == (2, 3, True)
 
 
 def test_forms_detected_and_gzip(tmp_path: Path) -> None:

@@ -112,15 +112,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def _card(episodes: Any, n_episodes: int, protocol: Any) -> dict[str, Any]:
     """The card of a run on ``episodes`` (their task, split and release) of ``n_episodes``."""
-    from vlneval.tasks.common.protocol import episodes_field, software_fingerprint
+    from vlneval.tasks.common.protocol import episodes_card, software_fingerprint
 
-    n_expected = len(episodes)
     return {
         "vlneval_version": __version__,
         "task": episodes.task,
         "split": episodes.split,
         "data_version": episodes.data_version,
-        "episodes": episodes_field(n_episodes, n_expected),
+        **episodes_card(n_episodes, len(episodes)),
         **protocol,
         "software": software_fingerprint(),
     }

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 __all__ = [
     "protocol_card",
     "software_fingerprint",
-    "episodes_field",
+    "episodes_card",
+    "episodes_text",
     "DECLARABLE",
     "GivenEpisodes",
     "given_episodes",
@@ -91,14 +92,35 @@ def clash_warnings(card: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def episodes_field(n: int, total: int) -> str:
-    """A card's ``episodes``: ``"N"``, or ``"partial: N of M"`` when episodes are missing.
+def episodes_card(n: int, total: int, partial: bool | None = None) -> dict[str, Any]:
+    """A card's episode counts, as the summary names them: ``episodes`` (the number run or
+    scored), ``n_expected`` (in the split) and ``partial`` (default: episodes are missing).
 
     Example:
-        >>> episodes_field(36, 36), episodes_field(5, 36)
-        ('36', 'partial: 5 of 36')
+        >>> episodes_card(5, 36)
+        {'episodes': 5, 'n_expected': 36, 'partial': True}
     """
-    return str(n) if n >= total else f"partial: {n} of {total}"
+    return {
+        "episodes": n,
+        "n_expected": total,
+        "partial": n < total if partial is None else partial,
+    }
+
+
+def episodes_text(card: Mapping[str, Any]) -> str:
+    """A card's episodes as text: ``"N"``, or ``"partial: N of M"`` (spec/protocol.md); a card
+    written before the counts were numbers holds that text already.
+
+    Example:
+        >>> episodes_text(episodes_card(36, 36)), episodes_text(episodes_card(5, 36))
+        ('36', 'partial: 5 of 36')
+        >>> episodes_text({"episodes": "partial: 5 of 36"})
+        'partial: 5 of 36'
+    """
+    n = card.get("episodes")
+    if not card.get("partial") or isinstance(n, str):
+        return str(n)
+    return f"partial: {n} of {card.get('n_expected')}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -293,7 +315,7 @@ def protocol_card(
         "task": task,
         "split": split,
         "data_version": data_version,
-        "episodes": f"partial: {n_episodes} of {n_expected}" if partial else str(n_episodes),
+        **episodes_card(n_episodes, n_expected, partial),
         "scoring": {
             "profile": profile.name,
             "profile_version": profile.version,

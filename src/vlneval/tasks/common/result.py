@@ -350,8 +350,8 @@ def start_result(
         >>> b = start_result(task="demo", split="val", prof=get_profile("demo"), source="p.json",
         ...     form="plain", n_scored=1, n_expected=2, partial=True, metrics={"SR": 1.0},
         ...     unavailable={}, per={}, warnings=[])
-        >>> b.partial, b.protocol["split"], b.protocol["episodes"]
-        (True, 'val', 'partial: 1 of 2')
+        >>> b.partial, b.protocol["split"], b.protocol["episodes"], b.protocol["n_expected"]
+        (True, 'val', 1, 2)
     """
     from vlneval.tasks.common.checks import consistency_checks
     from vlneval.tasks.common.protocol import clash_warnings, protocol_card
