@@ -200,3 +200,8 @@ def test_numpy_integer_ids_are_the_ints_they_hold(tmp_path: Path) -> None:
         str(exc.value)
         == "error: <records>: record 2: inst_idx must be a JSON integer, got float 3.5"
     )
+
+
+def test_the_summary_gives_no_percent_unit_for_a_fraction(tmp_path: Path) -> None:
+    summary = _score(tmp_path).to_dict()
+    assert "units" not in summary and 0.0 <= summary["metrics"]["OPSR"] <= 1.0

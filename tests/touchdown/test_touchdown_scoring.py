@@ -53,7 +53,7 @@ def test_navigation_hand_values(tmp_path: Path) -> None:
     assert (rows["3"]["steps"], rows["3"]["moves"], rows["3"]["repeated_viewpoints"]) == (2, 2, 0)
     m = r.metrics
     assert m == {"TC": pytest.approx(2 / 3), "SPD": pytest.approx(2 / 3), "SED": pytest.approx(0.5)}
-    assert r.units == {"TC": "%", "SED": "%", "SPD": "hops"}
+    assert r.units == {"SPD": "hops"}
     assert r.data_version == "unseen" and r.to_dict()["profile_rules"]["name"] == "touchdown"
     assert {c["name"]: c["holds"] for c in r.to_dict()["checks"]}["SED <= TC"]
     assert r.protocol["scoring"]["edit_distance"] == "Levenshtein"
@@ -271,3 +271,10 @@ def test_a_run_card_names_the_release_it_ran_on(tmp_path: Path) -> None:
                  "--agent", "stop", "--out", str(out), "--quiet"]) == 0  # fmt: skip
     card = json.loads((tmp_path / "nav.protocol.json").read_text())
     assert (card["task"], card["split"], card["data_version"]) == ("touchdown", "dev", "unseen")
+
+
+def test_rates_have_no_unit_of_their_own_and_hops_and_pixels_say_theirs(tmp_path: Path) -> None:
+    """Rates are stored as fractions (spec/outputs.md): the summary's ``units`` names only the
+    units that are not the usual ones, never ``%`` for a fraction."""
+    assert _nav(tmp_path / "nav", RUNS).to_dict()["units"] == {"SPD": "hops"}
+    assert _sdr(tmp_path / "sdr").to_dict()["units"] == {"SDR_dist": "px"}

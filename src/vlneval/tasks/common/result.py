@@ -86,7 +86,8 @@ class Result:
         data_version: the dataset release, where a benchmark has several.
         details: task-specific fields of the record, written after ``unavailable``.
         notes: task-specific fields of the record, written after ``protocol``.
-        units: label -> unit, for labels whose unit is not the usual one.
+        units: label -> unit, for labels whose unit is not the usual one (hops, px, count:
+            rates are fractions and lengths metres, as spec/outputs.md says).
         version: the vlneval version that scored.
         non_finite: labels whose value came out NaN or infinite; each is None in
             ``metrics``, with its reason in ``unavailable`` and a warning (``validate``

@@ -277,7 +277,7 @@ def score_touchdown(
         "repeated_viewpoints": repeats.astype(np.int64), "jumps": jumps,
         "unreachable": (~np.isfinite(spd)).astype(np.int64),
     }  # fmt: skip
-    units = {"TC": "%", "SED": "%", "SPD": "hops"}
+    units = {"SPD": "hops"}  # rates stay fractions (spec/outputs.md): no unit of their own
     return _build(table, preds, per, prof, how, NAV_COLUMNS, units, data_version, ("SED", "TC"))
 
 
@@ -372,6 +372,6 @@ def score_sdr(
         "sdr_distance": dist,
         **{f"sdr_acc{r}": np.atleast_1d(sdr_accuracy(dist, radius=r)) for r in (40, 80, 120)},
     }
-    units = {"SDR@40": "%", "SDR@80": "%", "SDR@120": "%", "SDR_dist": "px"}
+    units = {"SDR_dist": "px"}
     ordered = ("SDR@40", "SDR@80", "SDR@120")
     return _build(table, preds, per, prof, how, SDR_COLUMNS, units, data_version, ordered)
