@@ -75,7 +75,7 @@ def test_the_completeness_problem_comes_before_more_than_20_reading_problems() -
     lines = str(exc.value).splitlines()
     assert lines[0] == COMPLETE
     assert lines[1].endswith(": trajectory[0]: heading is nan (must be finite)")
-    assert lines[-1] == "error: 6 more problems not shown (--all-errors lists them all)"
+    assert lines[-1] == "error: <records>: 6 more problems not shown (--all-errors lists them all)"
 
 
 @pytest.mark.parametrize(

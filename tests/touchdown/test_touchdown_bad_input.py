@@ -298,7 +298,10 @@ def test_completeness_is_listed_before_many_jumps(tmp_path: Path) -> None:
     assert shown[1].endswith('route_id 1: trajectory[1]: panorama p2 is not linked to p0 (a '
                              "move must follow a street-graph link; profile touchdown-vlnt scores "
                              "such jumps without a check)")  # fmt: skip
-    assert shown[-1] == "error: 6 more problems not shown (--all-errors lists them all)"
+    assert shown[-1] == (
+        f"error: {tmp_path / 'td_preds.json'}: 6 more problems not shown (--all-errors lists "
+        "them all)"
+    )
 
 
 @pytest.mark.parametrize("subset", [False, True])
