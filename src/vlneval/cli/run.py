@@ -79,7 +79,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--max-steps",
         type=int,
         default=None,
-        help="step limit per episode (default: 35 panoramic, 100 egocentric)",
+        help="step limit per episode (default: 35 panoramic, 100 egocentric, 150 street; "
+        "continuous: the action space's, 500 discrete steps)",
     )
     p.add_argument("--features", default=None, help="pre-extracted features (.tsv or .h5)")
     p.add_argument("--batch-size", type=int, default=1, help="episodes stepped together")
@@ -95,7 +96,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--json", default=None, metavar="SUMMARY", help="with --score: summary JSON (- stdout)"
     )
     p.add_argument(
-        "--per-episode", default=None, metavar="FILE", help="with --score: .csv, .jsonl or .parquet"
+        "--per-episode",
+        default=None,
+        metavar="FILE",
+        help="with --score: .csv, .jsonl or .parquet, or - for stdout with --format csv|jsonl",
     )
     add_format_arg(p)
     p.add_argument(
