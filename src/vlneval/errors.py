@@ -186,8 +186,10 @@ class InvalidInputError(VLNEvalError):
         lines = [f"error: {p}" for p in shown]
         hidden = len(self.problems) - len(shown)
         if hidden > 0:
+            sources = {p.source for p in self.problems[len(shown) :]}
+            where = f"{sources.pop()}: " if len(sources) == 1 and "" not in sources else ""
             lines.append(
-                f"error: {hidden} more problem{'s' if hidden != 1 else ''} not shown "
+                f"error: {where}{hidden} more problem{'s' if hidden != 1 else ''} not shown "
                 "(--all-errors lists them all)"
             )
         return "\n".join(lines)

@@ -262,7 +262,9 @@ def test_completeness_is_listed_before_many_jumps(tmp_path: Path) -> None:
     shown = str(exc.value).splitlines()
     assert shown[0] == f"error: {tmp_path / 'preds.json'}: {problems[0].message}"
     assert shown[1].endswith("viewpoint B is not a neighbour of S in scan lane (" + JUMP + ")")
-    assert shown[-1] == "error: 6 more problems not shown (--all-errors lists them all)"
+    assert shown[-1] == (
+        f"error: {tmp_path / 'preds.json'}: 6 more problems not shown (--all-errors lists them all)"
+    )
 
 
 @pytest.mark.parametrize("subset", [False, True])

@@ -154,7 +154,11 @@ def test_string_valued_file_scores_the_same(tmp_path: Path) -> None:
 
 def test_subset_reports_partial(tmp_path: Path) -> None:
     r = _score(tmp_path, {1: ["S", "A", "B"], 3: ["A", "B", "C", "D"]}, subset=True)
-    assert r.partial and r.protocol["episodes"] == "partial: 2 of 3"
+    assert r.partial and (
+        r.protocol["episodes"],
+        r.protocol["n_expected"],
+        r.protocol["partial"],
+    ) == (2, 3, True)
     assert r.metrics["GP"] == pytest.approx(4.0)
 
 
@@ -210,3 +214,8 @@ def test_numpy_integer_ids_are_the_ints_they_hold(tmp_path: Path) -> None:
         str(exc.value)
         == "error: <records>: record 2: inst_idx must be a JSON integer, got float 3.5"
     )
+
+
+def test_the_summary_gives_no_percent_unit_for_a_fraction(tmp_path: Path) -> None:
+    summary = _score(tmp_path).to_dict()
+    assert "units" not in summary and 0.0 <= summary["metrics"]["OPSR"] <= 1.0

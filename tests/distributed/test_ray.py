@@ -49,7 +49,7 @@ def test_ray_run_gives_the_bytes_of_a_local_run(ray_cluster: Any, local_bytes: b
     assert manifest["status"] == "complete" and manifest["n_done"] == 36
     assert manifest["executor"]["name"] == "ray" and manifest["executor"]["chunk"] == 5
     card = json.loads(out.with_name("preds.protocol.json").read_text())
-    assert card["episodes"] == "36" and card["shards"]["launchers"] == ["ray"]
+    assert card["episodes"] == 36 and card["shards"]["launchers"] == ["ray"]
     # the shard files merge and score as any shard's
     again = tmp_path / "merged.json"
     assert vlneval("merge", out.with_name("preds.shard-0-of-1.jsonl"), "--out", again) == 0

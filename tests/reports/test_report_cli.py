@@ -138,6 +138,39 @@ def test_aggregate_summaries_and_predictions(house: House, tmp_path: Path, capsy
     assert "not a summary JSON" in capsys.readouterr().err
 
 
+def test_a_report_json_is_the_summary_record_aggregate_reads(
+    house: House, tmp_path: Path, capsys: Capture
+) -> None:
+    """``report --json`` writes the run's summary record (as ``score --json``) with the
+    report's parts, so ``aggregate`` takes it as a run."""
+    summaries = []
+    for name, preds in (("r0", house.a), ("r1", house.b)):
+        summaries.append(tmp_path / f"{name}.json")
+        base = [*_data(house), "--predictions", str(preds), "--quiet"]
+        scored = tmp_path / f"{name}.score.json"
+        assert main(["score", *base, "--json", str(scored)]) == 0
+        assert main([
+            "report", *base, "--out", str(tmp_path / f"{name}.html"), "--json",
+            str(summaries[-1]), "--worst", "0", "--sample", "0",
+        ]) == 0  # fmt: skip
+        record = json.loads(summaries[-1].read_text())
+        assert {k: record[k] for k in json.loads(scored.read_text())} == json.loads(
+            scored.read_text()
+        )
+        assert set(record) - set(json.loads(scored.read_text())) == {
+            "diagnostics", "baseline", "comparison",
+        }  # fmt: skip
+    capsys.readouterr()
+    out = tmp_path / "agg.json"
+    assert main(["aggregate", *map(str, summaries), "--json", str(out)]) == 0
+    assert "2 runs: r0, r1" in capsys.readouterr().out
+    assert json.loads(out.read_text())["metrics"]["SR"]["mean"] == pytest.approx(0.5)
+    assert main(["compare", *_data(house), str(summaries[0]), str(house.b)]) == 2
+    assert f"{summaries[0]}: a summary (from `vlneval score --json`), not a predictions file" in (
+        capsys.readouterr().err
+    )
+
+
 def test_aggregate_refuses_a_file_given_twice(
     house: House, tmp_path: Path, capsys: Capture
 ) -> None:

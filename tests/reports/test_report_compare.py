@@ -17,6 +17,7 @@ from vlneval.reports.compare import (
     compare_scored,
 )
 from vlneval.reports.compare_terminal import aggregate_notices, render_aggregate, render_comparison
+from vlneval.tasks.common.protocol import episodes_card
 
 CARD = {
     "task": "r2r",
@@ -204,7 +205,7 @@ def test_cards_scored_against_other_ground_truth_differ() -> None:
 def test_aggregate_refuses_a_partial_run_among_complete_ones() -> None:
     """A mean over runs on different episode sets is no seed variation; a comparison pairs
     the episodes both runs scored, so it does not refuse them."""
-    full, part = {**CARD, "episodes": "2349"}, {**CARD, "episodes": "partial: 300 of 2349"}
+    full, part = {**CARD, **episodes_card(2349, 2349)}, {**CARD, **episodes_card(300, 2349)}
     runs = [{"metrics": {"SR": 0.21}, "protocol": full},
             {"metrics": {"SR": 0.19}, "protocol": full},
             {"metrics": {"SR": 0.04}, "protocol": part}]  # fmt: skip
@@ -218,11 +219,13 @@ def test_aggregate_refuses_a_partial_run_among_complete_ones() -> None:
     )
     forced = aggregate_summaries(runs, labels, force=True).to_dict()
     assert forced["card_differences"] == ["episodes: 2349 (s5000) vs partial: 300 of 2349 (spart)"]
-    assert forced["protocol"]["episodes"] == {
-        "s5000": "2349", "s20000": "2349", "spart": "partial: 300 of 2349",
-    }  # fmt: skip
-    assert forced["protocol"]["differs_between_runs"] == ["episodes"]
+    assert forced["protocol"]["episodes"] == {"s5000": 2349, "s20000": 2349, "spart": 300}
+    assert forced["protocol"]["differs_between_runs"] == ["episodes", "partial"]
     assert check_comparable(full, part) == []
+    legacy = [{**r, "protocol": {**CARD, "episodes": t}} for r, t in zip(runs, ("2349", "2349", "partial: 300 of 2349"), strict=True)]  # fmt: skip
+    with pytest.raises(VLNEvalError) as old:  # a card written when the counts were text
+        aggregate_summaries(legacy, labels)
+    assert str(old.value) == str(exc.value)
 
 
 def test_seeds_of_one_privileged_agent_are_comparable() -> None:

@@ -131,7 +131,7 @@ def _report(args: list[str], tmp: Path, capsys: Capture) -> tuple[str, dict]:  #
 def test_report_every_task(task: str, tmp_path: Path, capsys: Capture) -> None:
     html, record = _report(SETUPS[task](tmp_path), tmp_path, capsys)
     assert html.startswith("<!DOCTYPE html>")
-    assert record["summary"]["task"] == task
+    assert record["task"] == task
     label = ERROR.get(task, "NE")  # REVERIE reports no NE but measures it: NE it is
     if task in ERROR:  # no path lengths on a street graph or a panorama
         assert f"<h2>Distributions of {label}</h2>" in html and "TL / d*" not in html
@@ -172,7 +172,7 @@ def test_touchdown_real_dev_report(data_root: Path, tmp_path: Path, capsys: Capt
                              for r in routes]))  # fmt: skip
     args = ["--task", "touchdown", "--split", "dev", "--data-root", str(data_root)]
     html, record = _report([*args, "--predictions", str(p)], tmp_path, capsys)
-    assert record["summary"]["n_episodes"] == 800
+    assert record["n_episodes"] == 800
     assert record["diagnostics"]["intervals"]["SPD"]["n"] == 800
     assert "<h2>Distributions of SPD</h2>" in html
 
@@ -191,8 +191,8 @@ def test_touchdown_sdr_real_subset_report(data_root: Path, tmp_path: Path, capsy
     p.write_text(json.dumps(body))
     args = ["--task", "touchdown-sdr", "--split", "dev", "--data-root", str(data_root), "--subset"]
     html, record = _report([*args, "--predictions", str(p)], tmp_path, capsys)
-    assert record["summary"]["n_episodes"] == len(body)
-    assert record["summary"]["metrics"]["SDR@40"] == 1.0
+    assert record["n_episodes"] == len(body)
+    assert record["metrics"]["SDR@40"] == 1.0
     # SDR's thresholds are its own (40, 80, 120 px), not the profile's δ: no δ line
     assert "ECDF of SDR_dist: the share of episodes with SDR_dist ≤ x px." in html
 

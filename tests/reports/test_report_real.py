@@ -26,7 +26,7 @@ def test_navillm_report_in_a_browser(
     ])  # fmt: skip
     assert code == 0, capsys.readouterr().err
     record = json.loads(data.read_text())
-    assert record["summary"]["metrics"]["SR"] == pytest.approx(0.6709237973605789, abs=1e-12)
+    assert record["metrics"]["SR"] == pytest.approx(0.6709237973605789, abs=1e-12)
     sr = record["diagnostics"]["intervals"]["SR"]
     assert sr["low"] < sr["estimate"] < sr["high"] and sr["n"] == 2349
     seen = open_in_browser(out)

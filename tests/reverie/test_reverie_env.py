@@ -80,6 +80,36 @@ def test_cli_run_with_data_version(
     assert s["protocol"]["agent"]["id"].startswith("random-walk")
 
 
+def test_a_run_card_names_its_release_and_scoring_it_on_another_is_warned(
+    setup, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
+    """A v1 run scored against v2 (whose ids it may share) is not scored silently: the run's
+    card names v1, and the summary warns and keeps the run's release as a claim."""
+    root, _ = setup
+    out, summary = tmp_path / "rw.json", tmp_path / "s.json"
+    base = ["--task", "reverie", "--split", "val", "--data-root", str(root)]
+    assert main(["run", *base, "--data-version", "v1", "--agent", "stop", "--out", str(out),
+                 "--quiet"]) == 0  # fmt: skip
+    card = json.loads((tmp_path / "rw.protocol.json").read_text())
+    assert (card["task"], card["split"], card["data_version"]) == ("reverie", "val", "v1")
+    capsys.readouterr()
+    code = main(["score", *base, "--predictions", str(out), "--subset", "--json", str(summary),
+                 "--quiet"])  # fmt: skip
+    assert code == 0
+    warning = (
+        "the declared protocol card gives data_version v1, but the predictions were scored on "
+        "data_version v2: score them on the data they were made on (--data-version v1), or the "
+        "numbers are of other episodes"
+    )
+    assert f"warning: {warning}\n" in capsys.readouterr().err
+    s = json.loads(summary.read_text())
+    assert s["data_version"] == "v2" and warning in s["warnings"]
+    assert s["protocol"]["declared_differently"]["data_version"] == "v1"
+    assert main(["score", *base, "--predictions", str(out), "--subset", "--data-version", "v1",
+                 "--json", str(summary), "--quiet"]) == 0  # fmt: skip
+    assert warning not in json.loads(summary.read_text())["warnings"]
+
+
 # The REVERIE paper (Qi et al. 2020), Table 3, val_unseen: Random SR 1.76 %, OSR 11.93 %,
 # RGS 0.96 %; Shortest SR 100 %. Our random-walk baseline (spec/protocol.md) over seeds 0-4
 # measured SR 1.82, OSR 12.26, RGS 0.39 (means; TL 10.76 m, SPL 1.04): within 1.5 points.

@@ -56,3 +56,17 @@ def test_an_episode_file_s_duplicate_id_names_its_first_record(
     assert [str(p) for p in exc.value.problems] == [
         f"{episodes}: record {len(records)}: duplicate {field} {records[0][field]} (also record 0)"
     ]
+
+
+@pytest.mark.parametrize("name", ["ndh", "hanna", "reverie", "soon"])
+def test_completeness_is_said_when_the_one_matched_record_is_malformed(
+    name: str, tmp_path: Path
+) -> None:
+    split, kw, predictions = CASES[name](tmp_path)
+    records = _broken(predictions)[:1]
+    with vlneval.Scorer(name, split, **kw) as scorer, pytest.raises(InvalidInputError) as exc:
+        scorer.score(records)
+    problems = [str(p) for p in exc.value.problems]
+    assert len(problems) == 2, problems
+    assert " episodes have no prediction (first: " in problems[0]
+    assert "viewpoint nosuchvp is not in scan" in problems[1]

@@ -75,7 +75,7 @@ def test_the_completeness_problem_comes_before_more_than_20_reading_problems() -
     lines = str(exc.value).splitlines()
     assert lines[0] == COMPLETE
     assert lines[1].endswith(": trajectory[0]: heading is nan (must be finite)")
-    assert lines[-1] == "error: 6 more problems not shown (--all-errors lists them all)"
+    assert lines[-1] == "error: <records>: 6 more problems not shown (--all-errors lists them all)"
 
 
 @pytest.mark.parametrize(
@@ -375,3 +375,17 @@ def test_a_name_an_alias_holds_cannot_be_registered_behind_it() -> None:
     with pytest.raises(vlneval.VLNEvalError, match="task 'CVDN' is already registered"):
         reg.register("CVDN", list)
     assert reg.get("cvdn") is dict and reg.names() == ["ndh"]
+
+
+def test_the_completeness_problem_stays_when_every_matched_record_is_malformed() -> None:
+    records = [{**_demo()[0], "trajectory": "x"}, {**_demo()[1], "trajectory": []}]
+    with pytest.raises(InvalidInputError) as exc:
+        vlneval.evaluate("demo", None, records)
+    assert [str(p) for p in exc.value.problems] == [
+        "<records>: 34 of 36 episodes have no prediction (first: 100_2, 101_0, 101_1, 101_2, "
+        "102_0); profile demo requires all of them: score only the predicted ones with --subset "
+        "(subset=True in Python), reported as partial",
+        '<records>: instr_id "100_0": trajectory: trajectory must be a list, got str',
+        '<records>: instr_id "100_1": trajectory: empty trajectory (it must include the start '
+        "viewpoint)",
+    ]

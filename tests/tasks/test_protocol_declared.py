@@ -15,14 +15,16 @@ def _card(declared: dict[str, object], run: dict[str, object] | None = None) -> 
 
 
 def test_a_declared_card_cannot_rename_what_was_scored() -> None:
-    card = _card({"task": "rxr", "split": "val_seen", "episodes": "2349", "model": "m"})
-    assert (card["task"], card["split"], card["episodes"]) == (
+    card = _card({"task": "rxr", "split": "val_seen", "episodes": 2349, "model": "m"})
+    assert (card["task"], card["split"], card["episodes"], card["n_expected"], card["partial"]) == (
         "r2r",
         "val_unseen",
-        "partial: 300 of 2349",
+        300,
+        2349,
+        True,
     )
     assert card["model"] == "m" and card["privileged"] == UNDECLARED
-    assert card["declared_differently"] == {"task": "rxr", "split": "val_seen", "episodes": "2349"}
+    assert card["declared_differently"] == {"task": "rxr", "split": "val_seen", "episodes": 2349}
 
 
 def test_what_a_run_measured_wins_over_the_declared_and_both_claims_are_kept() -> None:

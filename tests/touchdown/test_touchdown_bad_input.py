@@ -298,7 +298,10 @@ def test_completeness_is_listed_before_many_jumps(tmp_path: Path) -> None:
     assert shown[1].endswith('route_id 1: trajectory[1]: panorama p2 is not linked to p0 (a '
                              "move must follow a street-graph link; profile touchdown-vlnt scores "
                              "such jumps without a check)")  # fmt: skip
-    assert shown[-1] == "error: 6 more problems not shown (--all-errors lists them all)"
+    assert shown[-1] == (
+        f"error: {tmp_path / 'td_preds.json'}: 6 more problems not shown (--all-errors lists "
+        "them all)"
+    )
 
 
 @pytest.mark.parametrize("subset", [False, True])
@@ -338,11 +341,13 @@ def test_route_ids_are_shown_as_the_integers_the_files_write(tmp_path: Path) -> 
     ]
     sdr = [{"route_id": 1, "pano": "left", "x": 1.0, "y": 1.0}]
     assert [p.episode for p in _bad(tmp_path / "sdr", sdr, "touchdown-sdr").problems] == [
-        "route_id 1"
+        None,  # the completeness problem of the file, first
+        "route_id 1",
     ]
     sdr = [{"route_id": 1, "x": -1.0, "y": 1.0}]
     assert [p.episode for p in _bad(tmp_path / "sdr2", sdr, "touchdown-sdr").problems] == [
-        'SDR "1_main"'
+        None,
+        'SDR "1_main"',
     ]
 
 
@@ -461,3 +466,13 @@ def test_a_one_line_json_object_is_no_list_of_predictions(tmp_path: Path, task: 
     path.write_text(json.dumps({"route_id": 1, "trajectory": RUNS[1]}))
     result = evaluate("touchdown", "dev", path, root=make_root(tmp_path / "r"), subset=True)
     assert result.n_episodes == 1
+
+
+def test_completeness_is_said_when_every_matched_route_is_malformed(tmp_path: Path) -> None:
+    err = _bad(tmp_path, [{"route_id": 1, "trajectory": ["p0", 3]}])
+    assert [(p.field, p.message) for p in err.problems] == [
+        (None, "2 of 3 routes have no prediction (first: 2, 3); profile touchdown requires all "
+               "of them: score only the predicted ones with --subset (subset=True in Python), "
+               "reported as partial"),
+        ("trajectory[1]", "expected a panorama id, got 3"),
+    ]  # fmt: skip

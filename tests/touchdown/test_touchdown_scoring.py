@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from tests.touchdown.fixture import RUNS, SDR, make_root, nav, write
+from vlneval.cli.main import main
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 
@@ -51,7 +53,7 @@ def test_navigation_hand_values(tmp_path: Path) -> None:
     assert (rows["3"]["steps"], rows["3"]["moves"], rows["3"]["repeated_viewpoints"]) == (2, 2, 0)
     m = r.metrics
     assert m == {"TC": pytest.approx(2 / 3), "SPD": pytest.approx(2 / 3), "SED": pytest.approx(0.5)}
-    assert r.units == {"TC": "%", "SED": "%", "SPD": "hops"}
+    assert r.units == {"SPD": "hops"}
     assert r.data_version == "unseen" and r.to_dict()["profile_rules"]["name"] == "touchdown"
     assert {c["name"]: c["holds"] for c in r.to_dict()["checks"]}["SED <= TC"]
     assert r.protocol["scoring"]["edit_distance"] == "Levenshtein"
@@ -118,7 +120,11 @@ def test_vlnt_profile_keeps_repeats_as_the_script_does(tmp_path: Path) -> None:
 
 def test_subset_is_partial(tmp_path: Path) -> None:
     r = _nav(tmp_path, {1: RUNS[1]}, subset=True)
-    assert r.partial and r.protocol["episodes"] == "partial: 1 of 3"
+    assert r.partial and (
+        r.protocol["episodes"],
+        r.protocol["n_expected"],
+        r.protocol["partial"],
+    ) == (1, 3, True)
     assert r.metrics["SED"] == 1.0
 
 
@@ -250,3 +256,25 @@ def test_numpy_route_ids_and_pixels_are_the_numbers_they_hold(tmp_path: Path) ->
     assert evaluate("touchdown-sdr", "dev", sdr, root=root).metrics == (
         evaluate("touchdown-sdr", "dev", SDR, root=root).metrics
     )
+
+
+def test_the_card_names_the_threshold_in_hops(tmp_path: Path) -> None:
+    scoring = _nav(tmp_path, RUNS).protocol["scoring"]
+    assert scoring["threshold_hops"] == 1.0 and "threshold_m" not in scoring
+    assert scoring["comparison"] == "SPD <= 1 hop (the goal or a neighbour)"
+
+
+def test_a_run_card_names_the_release_it_ran_on(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "root")
+    out = tmp_path / "nav.json"
+    assert main(["run", "--task", "touchdown", "--split", "dev", "--data-root", str(root),
+                 "--agent", "stop", "--out", str(out), "--quiet"]) == 0  # fmt: skip
+    card = json.loads((tmp_path / "nav.protocol.json").read_text())
+    assert (card["task"], card["split"], card["data_version"]) == ("touchdown", "dev", "unseen")
+
+
+def test_rates_have_no_unit_of_their_own_and_hops_and_pixels_say_theirs(tmp_path: Path) -> None:
+    """Rates are stored as fractions (spec/outputs.md): the summary's ``units`` names only the
+    units that are not the usual ones, never ``%`` for a fraction."""
+    assert _nav(tmp_path / "nav", RUNS).to_dict()["units"] == {"SPD": "hops"}
+    assert _sdr(tmp_path / "sdr").to_dict()["units"] == {"SDR_dist": "px"}

@@ -144,3 +144,28 @@ def test_r2r_twin_output_given_to_r2r_ce_suggests_r2r_twin(
     path.write_text(json.dumps({"1_0": step, "nope": step, "x": step}))  # most keys not R2R's
     assert main([*argv, "--predictions", str(path)]) == 2
     assert "hint:" not in capsys.readouterr().err
+
+
+def test_the_release_of_the_folder_is_the_summary_s_and_the_card_s(
+    data_root: Path, tmp_path: Path
+) -> None:
+    from vlneval.evaluation import evaluate
+    from vlneval.tasks.vlnce.format import load_vlnce_split
+
+    eps = _split(data_root, "val_seen")
+    first = dict(list(reference_as_predictions(eps).items())[:1])
+    r = evaluate("r2r-ce", "val_seen", first, root=data_root, subset=True)
+    assert (r.data_version, r.protocol["data_version"]) == ("v1-3", "v1-3")
+    copy = tmp_path / "val_seen.json.gz"
+    copy.write_bytes((data_root / FOLDER / "val_seen" / "val_seen.json.gz").read_bytes())
+    assert load_vlnce_split(copy, task="r2r-ce", split="val_seen").data_version is None
+
+
+def test_a_run_card_names_the_vlnce_release(data_root: Path, tmp_path: Path) -> None:
+    from vlneval.cli.main import main
+
+    out = tmp_path / "preds.json"
+    assert main(["run", "--task", "r2r-ce", "--split", "val_seen", "--data-root", str(data_root),
+                 "--agent", "stop", "--limit", "1", "--quiet", "--out", str(out)]) == 0  # fmt: skip
+    card = json.loads((tmp_path / "preds.protocol.json").read_text())
+    assert (card["task"], card["split"], card["data_version"]) == ("r2r-ce", "val_seen", "v1-3")

@@ -234,15 +234,16 @@ def run_card(
     """The protocol card of a continuous run: the environment and its action space, the agent,
     the seed, the episodes run and the environment's own measurements."""
     from vlneval._version import __version__
-    from vlneval.tasks.common.protocol import episodes_field, software_fingerprint, with_declared
+    from vlneval.tasks.common.protocol import episodes_card, software_fingerprint, with_declared
 
     n, eps = len(run.predictions), run.episodes
     measured = {
         "vlneval_version": __version__,
         "task": env.task,
         "split": split,
+        "data_version": getattr(env.episodes, "data_version", None),
         "environment": env_id,
-        "episodes": episodes_field(n, len(env)),
+        **episodes_card(n, len(env)),
         **run.env_card,
         "seeds": [seed],
         "n_runs": 1,

@@ -98,6 +98,14 @@ def add_task_option_args(p: argparse.ArgumentParser) -> None:
             metavar = "{" + ",".join(option.choices) + "}" if option.choices else None
             p.add_argument(flag, dest=name, default=None, help=option.help, metavar=metavar)
             continue
+        tasks = ", ".join(t for t, _ in declared)
+        if len({(o.help, o.choices) for _, o in declared}) == 1:  # one option, several tasks
+            option = declared[0][1]
+            metavar = "{" + ",".join(option.choices) + "}" if option.choices else None
+            p.add_argument(
+                flag, dest=name, default=None, help=f"{option.help} ({tasks})", metavar=metavar
+            )
+            continue
         by_choices: dict[tuple[str, ...], list[str]] = {}
         for task, o in declared:
             by_choices.setdefault(o.choices, []).append(task)

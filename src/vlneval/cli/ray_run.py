@@ -91,7 +91,7 @@ def cmd_run_ray(args: argparse.Namespace, environment: str | None = None) -> int
             shard.writer.manifest["executor"]["placement"] = run.placement
         if environment is None:
             n = len(shard.writer.manifest["assigned"])
-            card = _card(episodes.task, episodes.split, n, len(episodes), run.protocol)
+            card = _card(episodes, n, run.protocol)
         else:
             card = _continuous_card(run, loaded, seen)
         if run.restarts:
@@ -125,10 +125,10 @@ def _continuous_card(run: Any, loaded: Any, seen: _Seen) -> dict[str, Any]:
     """The run card of a continuous shard (its chunks' cards, with this invocation's episodes
     and their measurements), as a local continuous shard writes it."""
     from vlneval.envs.recording import measured_block
-    from vlneval.tasks.common.protocol import episodes_field
+    from vlneval.tasks.common.protocol import episodes_card
 
     card = dict(run.protocol)
-    card["episodes"] = episodes_field(len(seen.extras), len(loaded.episodes))
+    card.update(episodes_card(len(seen.extras), len(loaded.episodes)))
     card["measured"] = measured_block(seen.extras)
     return card
 

@@ -53,7 +53,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--out", default="report.html", help="the HTML file, - for stdout (default: report.html)"
     )
     r.add_argument(
-        "--json", default=None, metavar="FILE", help="also write the report's data (- for stdout)"
+        "--json",
+        default=None,
+        metavar="FILE",
+        help="also write the run's summary JSON (as `score --json`) with the report's "
+        "diagnostics, baseline and comparison (- for stdout)",
     )
     r.add_argument("--worst", type=int, default=6, help="worst episodes drawn (default 6)")
     r.add_argument("--sample", type=int, default=6, help="random episodes drawn (default 6)")

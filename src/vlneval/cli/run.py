@@ -79,7 +79,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--max-steps",
         type=int,
         default=None,
-        help="step limit per episode (default: 35 panoramic, 100 egocentric)",
+        help="step limit per episode (default: 35 panoramic, 100 egocentric, 150 street; "
+        "continuous: the action space's, 500 discrete steps)",
     )
     p.add_argument("--features", default=None, help="pre-extracted features (.tsv or .h5)")
     p.add_argument("--batch-size", type=int, default=1, help="episodes stepped together")
@@ -95,7 +96,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--json", default=None, metavar="SUMMARY", help="with --score: summary JSON (- stdout)"
     )
     p.add_argument(
-        "--per-episode", default=None, metavar="FILE", help="with --score: .csv, .jsonl or .parquet"
+        "--per-episode",
+        default=None,
+        metavar="FILE",
+        help="with --score: .csv, .jsonl or .parquet, or - for stdout with --format csv|jsonl",
     )
     add_format_arg(p)
     p.add_argument(
@@ -110,14 +114,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     a.set_defaults(func=cmd_agents)
 
 
-def _card(task: str, split: str, n_episodes: int, n_expected: int, protocol: Any) -> dict[str, Any]:
-    from vlneval.tasks.common.protocol import episodes_field, software_fingerprint
+def _card(episodes: Any, n_episodes: int, protocol: Any) -> dict[str, Any]:
+    """The card of a run on ``episodes`` (their task, split and release) of ``n_episodes``."""
+    from vlneval.tasks.common.protocol import episodes_card, software_fingerprint
 
     return {
         "vlneval_version": __version__,
-        "task": task,
-        "split": split,
-        "episodes": episodes_field(n_episodes, n_expected),
+        "task": episodes.task,
+        "split": episodes.split,
+        "data_version": episodes.data_version,
+        **episodes_card(n_episodes, len(episodes)),
         **protocol,
         "software": software_fingerprint(),
     }
@@ -212,7 +218,7 @@ def _run(args: argparse.Namespace) -> int:
             result.records, note = task_records(args.task, loaded.episodes, result.records)
             if note is not None:
                 result.protocol["prediction_format"] = note
-    card = _card(result.task, result.split, result.n_episodes, result.n_expected, result.protocol)
+    card = _card(loaded.episodes, result.n_episodes, result.protocol)
     if shard is not None:
         return shard.finish(card)
     if checkpoint is not None:

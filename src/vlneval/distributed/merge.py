@@ -10,7 +10,8 @@
 - every episode of the split is there exactly once (missing and duplicate ids are named).
 
 ``allow_partial=True`` merges what is there despite missing shards or episodes (never despite
-a duplicate or a disagreement); the card then says ``"partial: K of M"``. The output is the
+a duplicate or a disagreement); the card then says ``partial`` (``episodes`` K of
+``n_expected`` M). The output is the
 task's prediction format with the bytes a single-process ``vlneval run`` writes, records in
 the split's order, with its protocol card beside it (``NAME.protocol.json``).
 """
@@ -28,7 +29,7 @@ from vlneval.distributed.shardfile import AGREED, FORMAT, ShardLine, read_lines,
 from vlneval.envs.recording import measured_block, predictions_bytes
 from vlneval.errors import InvalidInputError, Problem, VLNEvalError
 from vlneval.io import load_json
-from vlneval.tasks.common.protocol import episodes_field
+from vlneval.tasks.common.protocol import episodes_card
 
 __all__ = [
     "Merged",
@@ -43,7 +44,7 @@ __all__ = [
 ]
 
 #: Card fields that legitimately differ between shards (recomputed for the merged card).
-VOLATILE = ("episodes", "measured", "software", "prediction_format")
+VOLATILE = ("episodes", "n_expected", "partial", "measured", "software", "prediction_format")
 _CALLS = re.compile(r"\((\d+) calls\)")
 _CALLS_TAIL = re.compile(r" \(\d+ calls\)$")  # the count the environment appends
 
@@ -430,7 +431,7 @@ class _EpisodeView:
 
 def _merged_card(shards: Sequence[_Shard], lines: Sequence[ShardLine], note: str | None, n_expected: int) -> dict[str, Any]:  # fmt: skip
     card = sum_calls([s.manifest["card"] for s in shards if s.manifest.get("card")])
-    card["episodes"] = episodes_field(len(lines), n_expected)
+    card.update(episodes_card(len(lines), n_expected))
     if note is not None:
         card["prediction_format"] = note
     if "measured" in card:

@@ -37,6 +37,7 @@ from vlneval.errors import VLNEvalError
 from vlneval.metrics.info import LABELS
 from vlneval.reports.terminal import same_results
 from vlneval.stats import Comparison, RunSummary, aggregate_runs, compare_runs, holm_adjust
+from vlneval.tasks.common.protocol import episodes_text
 
 __all__ = [
     "AggregateResult",
@@ -77,7 +78,7 @@ def _refusal_view(card: Mapping[str, Any], episodes: bool) -> dict[str, str]:
     scoring.pop("reproduces", None)
     view = {k: str(card.get(k)) for k in ("task", "split", "data_version")}
     if episodes:
-        view["episodes"] = str(card.get("episodes"))
+        view["episodes"] = episodes_text(card)
     view["profile"] = f"{scoring.pop('profile', None)} v{scoring.pop('profile_version', None)}"
     view |= {k: str(v) for k, v in scoring.items()}
     return view | {"privileged": _access(card)}

@@ -37,6 +37,7 @@ from vlneval.reports.terminal import (
     warning_notices,
 )
 from vlneval.stats import Comparison
+from vlneval.tasks.common.protocol import episodes_text
 
 __all__ = [
     "render_aggregate",
@@ -64,7 +65,7 @@ def _ci(label: str, c: Comparison) -> str:
 def _partial(cmp: RunComparison, run: str) -> str:
     """`` (partial: 12 of 36)`` when ``run`` ("A" or "B") scored a subset (``--subset``), else
     "": the paired episodes are then no whole split."""
-    episodes = str(cmp.cards.get(run, {}).get("episodes"))
+    episodes = episodes_text(cmp.cards.get(run, {}))
     return f" ({episodes})" if episodes.startswith("partial") else ""
 
 

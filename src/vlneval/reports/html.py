@@ -110,8 +110,10 @@ class ReportOptions:
 
 @dataclass
 class Report:
-    """A rendered report: the HTML page, the same content as a JSON record, and the
-    comparison with the baseline (for the command's warnings)."""
+    """A rendered report: the HTML page, the same content as a JSON record (the run's summary
+    record, ``spec/outputs.md``, as ``score --json`` writes it, so that ``aggregate`` and
+    ``compare`` read it, with the report's ``diagnostics``, ``baseline`` and ``comparison``), and
+    the comparison with the baseline (for the command's warnings)."""
 
     html: str
     data: dict[str, Any]
@@ -207,11 +209,11 @@ def build_report(
     )
     html = _page(run, baseline, sections, options)
     data = {
-        "summary": run.evaluation.to_dict(),
+        **run.evaluation.to_dict(),
         "diagnostics": diag.to_dict(),
         "baseline": None
         if baseline is None or base_diag is None
-        else {"summary": baseline.evaluation.to_dict(), "diagnostics": base_diag.to_dict()},
+        else {**baseline.evaluation.to_dict(), "diagnostics": base_diag.to_dict()},
         "comparison": None if comparison is None else comparison.to_dict(),
     }
     return Report(html, data, comparison)

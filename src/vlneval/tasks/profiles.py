@@ -13,7 +13,7 @@ without a new version.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from vlneval.registry import Registry
 
@@ -44,7 +44,7 @@ class Profile:
     Attributes:
         name, version: the profile id, e.g. ``r2r`` version ``1``.
         reproduces: the script (repository and file) whose numbers this profile gives.
-        threshold: success radius δ in metres.
+        threshold: success radius δ, in ``threshold_unit``.
         success_metric: the metric whose value the success rule compares with ``threshold``
             (its label, ``NE``), or None when success is no threshold on a metric (REVERIE's
             visibility); reports read it, never the rule's text.
@@ -67,7 +67,11 @@ class Profile:
         may_break: consistency checks this scorer is known to break (its quirk, not a bug).
         distance: what ``d(u, v)`` is.
         notes: how this profile differs from its neighbours.
+        threshold_unit: the unit of ``threshold`` and of the profile's lengths (``m``; a
+            street profile's ``hops``), which names the card's ``threshold_<unit>``.
     """
+
+    threshold_unit: ClassVar[str] = "m"
 
     name: str
     version: str

@@ -34,6 +34,7 @@ from sqlalchemy.orm import Session
 from vlneval.reports.terminal import shown_unit
 from vlneval.server.models import FINISHED, Phase, Result, Submission, Team, TeamEntry
 from vlneval.server.services.validation import ServerPaths
+from vlneval.tasks.common.protocol import episodes_text
 
 __all__ = [
     "Entry",
@@ -136,15 +137,15 @@ def public_summary(
     Example:
         >>> out = public_summary({"metrics": {"SR": 0.527778, "NE": 4.0796}, "n_episodes": 3,
         ...     "n_expected": 3, "checks": [{"name": "SR <= OSR", "detail": "SR 0.527778, OSR 0.6"}],
-        ...     "protocol": {"episodes": "3"}}, 9)
+        ...     "protocol": {"episodes": 3, "n_expected": 3}}, 9)
         >>> out["metrics"], out["checks"][0]["detail"], out["n_episodes"], out["protocol"]
-        ({'SR': 0.5278, 'NE': 4.08}, 'SR 0.5278, OSR 0.6', 9, {'episodes': '9'})
+        ({'SR': 0.5278, 'NE': 4.08}, 'SR 0.5278, OSR 0.6', 9, {'episodes': 9, 'n_expected': 9})
     """
     out, scored = dict(summary), summary.get("n_episodes")
     n = shown_episodes(asked, scored, summary.get("n_expected")) if isinstance(scored, int) else 0
     if isinstance(scored, int) and n != scored:
         out["n_episodes"] = out["n_expected"] = n
-        out["protocol"] = {**(summary.get("protocol") or {}), "episodes": str(n)}
+        out["protocol"] = {**(summary.get("protocol") or {}), "episodes": n, "n_expected": n}
     out["metrics"] = {k: public_value(k, v) for k, v in (summary.get("metrics") or {}).items()}
     out["checks"] = [
         {**c, "detail": _shown_detail(c.get("detail", ""))} for c in summary.get("checks") or []
@@ -211,7 +212,7 @@ def protocol_fields(summary: dict[str, Any]) -> dict[str, Any]:
     the phase scores (a benchmark with one release has none).
 
     Example:
-        >>> card = {"scoring": {"profile": "r2r", "profile_version": "1"}, "episodes": "2349",
+        >>> card = {"scoring": {"profile": "r2r", "profile_version": "1"}, "episodes": 2349,
         ...         "privileged": "none"}
         >>> protocol_fields({"protocol": card})["profile"], protocol_fields({"protocol": card})["privileged"]
         ('r2r v1', 'none')
@@ -224,7 +225,7 @@ def protocol_fields(summary: dict[str, Any]) -> dict[str, Any]:
     data = summary.get("data_version") or card.get("data_version")
     out: dict[str, Any] = {
         "profile": f"{profile} (data {data})" if data else profile,
-        "episodes": card.get("episodes"),
+        "episodes": episodes_text(card),
     }
     for key in KEY_FIELDS:
         value = card.get(key)

@@ -22,6 +22,7 @@ __all__ = [
     "check_rules",
     "consistency_checks",
     "incomplete",
+    "missing_problem",
     "no_match",
     "stray_ids",
 ]
@@ -60,10 +61,15 @@ def incomplete(what: str, missing: Sequence[str], profile: Profile, stray: str =
 
 
 def check_matches(
-    episodes: EpisodeTable, preds: Predictions, pc: ProblemCollector | None = None
+    episodes: EpisodeTable,
+    preds: Predictions,
+    pc: ProblemCollector | None = None,
+    missing: str | None = None,
 ) -> None:
     """Refuses a file none of whose predictions is an episode of the split (a file made for
-    another split or task): the problems ``pc`` holds say why, else this one does.
+    another split or task): the problems ``pc`` holds say why (after the completeness problem
+    ``missing`` when they name episodes: every matched record was malformed), else this one
+    does.
 
     Raises:
         InvalidInputError: no prediction matches an episode of ``episodes``.
@@ -73,7 +79,21 @@ def check_matches(
     pc = pc if pc is not None else ProblemCollector(preds.source)
     if not pc.problems:
         pc.add(no_match(episodes.task, episodes.split))
+    elif missing is not None and any(p.episode is not None for p in pc.problems):
+        pc.add_first(missing)
     pc.raise_if_any()
+
+
+def missing_problem(
+    episodes: EpisodeTable, preds: Predictions, profile: Profile, subset: bool
+) -> str | None:
+    """The completeness problem of ``preds`` (:func:`incomplete`), or None when no episode
+    lacks a prediction or ``profile`` (or ``subset``) allows it."""
+    if not (preds.missing and profile.require_complete and not subset):
+        return None
+    first = episodes.record_id(episodes.index[preds.missing[0]])
+    what = f"{len(preds.missing)} of {len(episodes.ids)} episodes"
+    return incomplete(what, preds.missing, profile, stray_ids(preds.unknown, first))
 
 
 def no_match(task: str, split: str) -> str:
@@ -143,14 +163,9 @@ def check_rules(
             problems; every one is listed.
     """
     pc = pc if pc is not None else ProblemCollector(preds.source)
-    ids = episodes.ids
     order = preds.episodes
-    if preds.missing and profile.require_complete and not subset:
-        first = episodes.record_id(episodes.index[preds.missing[0]])
-        problem = incomplete(
-            f"{len(preds.missing)} of {len(ids)} episodes", preds.missing, profile,
-            stray_ids(preds.unknown, first),
-        )  # fmt: skip
+    problem = missing_problem(episodes, preds, profile, subset)
+    if problem is not None:
         pc.add_first(problem)  # before the reading problems
     starts = arr.traj[arr.traj_offsets[:-1]]
     ref_starts = arr.ref[arr.ref_offsets[:-1]]

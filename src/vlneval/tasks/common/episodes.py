@@ -139,6 +139,9 @@ class EpisodeTable:
         file_fields: the episode file's field each of ``paths`` and ``goals`` is read from,
             as messages about them name it (NDH ``planner_path``, HANNA ``paths[0]``); a
             reader whose file uses other names than ``path`` sets its own.
+        data_version: the release of the benchmark the file belongs to (REVERIE ``v2``,
+            Touchdown ``unseen``), None when it has one release or the file is not known to be
+            one (given by name).
     """
 
     task: str
@@ -155,6 +158,7 @@ class EpisodeTable:
     scorable: bool = True
     int_ids: bool = False
     file_fields: dict[str, str] = field(default_factory=lambda: dict(_PATH_FIELDS))
+    data_version: str | None = None
     #: The fields holding one entry per episode (a subclass adds its own).
     ROW_COLUMNS: ClassVar[tuple[str, ...]] = (
         "ids", "scans", "paths", "goals", "headings", "instructions",

@@ -23,7 +23,7 @@ from vlneval.errors import ProblemCollector
 from vlneval.graph.store import GraphStore
 from vlneval.metrics.batch import score_batch
 from vlneval.tasks.common.arrays import ScoringArrays, build_arrays
-from vlneval.tasks.common.checks import check_matches, check_rules
+from vlneval.tasks.common.checks import check_matches, check_rules, missing_problem
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.predictions import Predictions, parse_predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, episodes_path
@@ -97,7 +97,7 @@ def checked_arrays(
             problem ``pc`` holds at once, or no prediction matches an episode (a file for
             another split or task).
     """
-    check_matches(episodes, preds, pc)  # nothing to build arrays of
+    check_matches(episodes, preds, pc, missing_problem(episodes, preds, prof, subset))
     arr = build_arrays(episodes, preds, graphs)
     flags = check_rules(
         episodes, preds, arr, graphs, prof, subset=subset, pc=pc, jump_reason=jump_reason

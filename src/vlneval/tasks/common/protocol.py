@@ -21,11 +21,13 @@ if TYPE_CHECKING:
 __all__ = [
     "protocol_card",
     "software_fingerprint",
-    "episodes_field",
+    "episodes_card",
+    "episodes_text",
     "DECLARABLE",
     "GivenEpisodes",
     "given_episodes",
     "with_declared",
+    "clash_warnings",
 ]
 
 # Fields a submitter declares about a run that vlneval cannot see in a predictions file.
@@ -67,14 +69,58 @@ def with_declared(measured: Mapping[str, Any], declared: Mapping[str, Any]) -> d
     return out
 
 
-def episodes_field(n: int, total: int) -> str:
-    """A card's ``episodes``: ``"N"``, or ``"partial: N of M"`` when episodes are missing.
+def clash_warnings(card: Mapping[str, Any]) -> list[str]:
+    """A warning for each of the data scored (task, split, data version) that a declared card
+    (a run's ``NAME.protocol.json``) gives otherwise: the predictions were made on other
+    episodes than those they were scored on (a REVERIE v1 run scored against v2 matches most
+    ids, so nothing else would say so).
 
     Example:
-        >>> episodes_field(36, 36), episodes_field(5, 36)
-        ('36', 'partial: 5 of 36')
+        >>> clash_warnings({"data_version": "v2", "declared_differently": {"data_version": "v1"}})
+        ['the declared protocol card gives data_version v1, but the predictions were scored on data_version v2: score them on the data they were made on (--data-version v1), or the numbers are of other episodes']
     """
-    return str(n) if n >= total else f"partial: {n} of {total}"
+    given = card.get(DIFFERENTLY) or {}
+    out = []
+    for key in ("task", "split", "data_version"):
+        if given.get(key) is not None and card.get(key) is not None:
+            flag = "--" + key.replace("_", "-")
+            out.append(
+                f"the declared protocol card gives {key} {given[key]}, but the predictions were "
+                f"scored on {key} {card[key]}: score them on the data they were made on "
+                f"({flag} {given[key]}), or the numbers are of other episodes"
+            )
+    return out
+
+
+def episodes_card(n: int, total: int, partial: bool | None = None) -> dict[str, Any]:
+    """A card's episode counts, as the summary names them: ``episodes`` (the number run or
+    scored), ``n_expected`` (in the split) and ``partial`` (default: episodes are missing).
+
+    Example:
+        >>> episodes_card(5, 36)
+        {'episodes': 5, 'n_expected': 36, 'partial': True}
+    """
+    return {
+        "episodes": n,
+        "n_expected": total,
+        "partial": n < total if partial is None else partial,
+    }
+
+
+def episodes_text(card: Mapping[str, Any]) -> str:
+    """A card's episodes as text: ``"N"``, or ``"partial: N of M"`` (spec/protocol.md); a card
+    written before the counts were numbers holds that text already.
+
+    Example:
+        >>> episodes_text(episodes_card(36, 36)), episodes_text(episodes_card(5, 36))
+        ('36', 'partial: 5 of 36')
+        >>> episodes_text({"episodes": "partial: 5 of 36"})
+        'partial: 5 of 36'
+    """
+    n = card.get("episodes")
+    if not card.get("partial") or isinstance(n, str):
+        return str(n)
+    return f"partial: {n} of {card.get('n_expected')}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -269,12 +315,12 @@ def protocol_card(
         "task": task,
         "split": split,
         "data_version": data_version,
-        "episodes": f"partial: {n_episodes} of {n_expected}" if partial else str(n_episodes),
+        **episodes_card(n_episodes, n_expected, partial),
         "scoring": {
             "profile": profile.name,
             "profile_version": profile.version,
             "reproduces": profile.reproduces,
-            "threshold_m": profile.threshold,
+            f"threshold_{profile.threshold_unit}": profile.threshold,
             "comparison": profile.comparison,
             "distance": profile.distance,
         },

@@ -86,7 +86,8 @@ class Result:
         data_version: the dataset release, where a benchmark has several.
         details: task-specific fields of the record, written after ``unavailable``.
         notes: task-specific fields of the record, written after ``protocol``.
-        units: label -> unit, for labels whose unit is not the usual one.
+        units: label -> unit, for labels whose unit is not the usual one (hops, px, count:
+            rates are fractions and lengths metres, as spec/outputs.md says).
         version: the vlneval version that scored.
         non_finite: labels whose value came out NaN or infinite; each is None in
             ``metrics``, with its reason in ``unavailable`` and a warning (``validate``
@@ -350,17 +351,18 @@ def start_result(
         >>> b = start_result(task="demo", split="val", prof=get_profile("demo"), source="p.json",
         ...     form="plain", n_scored=1, n_expected=2, partial=True, metrics={"SR": 1.0},
         ...     unavailable={}, per={}, warnings=[])
-        >>> b.partial, b.protocol["split"], b.protocol["episodes"]
-        (True, 'val', 'partial: 1 of 2')
+        >>> b.partial, b.protocol["split"], b.protocol["episodes"], b.protocol["n_expected"]
+        (True, 'val', 1, 2)
     """
     from vlneval.tasks.common.checks import consistency_checks
-    from vlneval.tasks.common.protocol import protocol_card
+    from vlneval.tasks.common.protocol import clash_warnings, protocol_card
 
     card = protocol_card(
         task=task, split=split, profile=prof, n_episodes=n_scored, n_expected=n_expected,
         partial=partial, data_version=data_version, declared=declared, run=run,
     )  # fmt: skip
     card.update(card_extra or {})
+    warnings.extend(clash_warnings(card))
     checks = consistency_checks(metrics, per, prof)
     for c in checks:
         if not c.holds and c.quirk is None:

@@ -16,7 +16,7 @@ from vlneval.graph.store import GraphStore
 from vlneval.metrics.batch import reference_lengths
 from vlneval.tasks.base import Task
 from vlneval.tasks.common.arrays import SplitArrays, build_arrays
-from vlneval.tasks.common.checks import check_matches, check_rules
+from vlneval.tasks.common.checks import check_matches, check_rules, missing_problem
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.goal_scoring import finish_columns, navigation
 from vlneval.tasks.common.predictions import Predictions
@@ -130,7 +130,7 @@ def score_parsed(
     kernel's bounds checks: only for predictions this package's reader made from ``store``.
     ``cache`` keeps the episode side of the arrays between calls (one per split's scorer).
     """
-    check_matches(episodes, preds, pc)
+    check_matches(episodes, preds, pc, missing_problem(episodes, preds, prof, subset))
     arr = build_arrays(episodes, preds, store, cache)
     name = f"lengths-{prof.spl_reference}"
     lengths = arr.shared.get(name)
@@ -226,6 +226,7 @@ def summarise(
     run: Mapping[str, Any] | None = None,
     columns: Mapping[str, str] | None = None,
     notes: tuple[str, ...] = (),
+    data_version: str | None = None,
 ) -> ResultBuilder:
     """The parts of the result (``spec/outputs.md``) of one scored file.
 
@@ -252,7 +253,7 @@ def summarise(
         task=episodes.task, split=episodes.split, prof=prof, source=preds.source,
         form=preds.form, n_scored=len(preds.episodes), n_expected=len(episodes),
         partial=partial, metrics=metrics, per=per, warnings=warnings, declared=declared, run=run,
-        unavailable=unavailable,
+        unavailable=unavailable, data_version=data_version,
         details={"averaged_over": over}
         | ({} if preds.key_read is None else {"trajectory_key": preds.key_read}),
     )  # fmt: skip
@@ -282,10 +283,9 @@ def object_summary(
     warnings = list(warnings)
     metrics, reasons, over = _means(per, columns, prof, warnings, unavailable)
     partial = bool(missing) and subset
-    dv = data_version if data_version not in (None, "unknown") else None
     return start_result(
         task=task, split=split, prof=prof, source=source, form=form, n_scored=n_scored,
         n_expected=n_expected, partial=partial, metrics=metrics, unavailable=reasons, per=per,
-        warnings=warnings, data_version=dv, declared=declared, run=run, card_extra=card_extra,
+        warnings=warnings, data_version=data_version, declared=declared, run=run, card_extra=card_extra,
         details={"averaged_over": over},
     )  # fmt: skip

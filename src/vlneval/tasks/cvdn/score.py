@@ -164,7 +164,6 @@ def score_ndh(
 
 def _annotate(parts: ResultBuilder, ndh: NDHEpisodes) -> None:
     parts.notes["path_type"] = ndh.path_type
-    parts.units = {"GP": "m", "OPSR": "%"}
     parts.protocol["scoring"]["path_type"] = ndh.path_type
     parts.protocol["instruction"] = f"dialog history ({ndh.history}) and target hint"
     if ndh.path_type == "planner_path":

@@ -44,11 +44,9 @@ class ReverieEpisodes(EpisodeTable):
 
     Attributes:
         object_ids: the target object id of each episode (a string), None on test splits.
-        data_version: the release the file belongs to (``v1``, ``v2``) or ``unknown``.
     """
 
     object_ids: list[str | None] = field(default_factory=list)
-    data_version: str = "unknown"
     ROW_COLUMNS = (*EpisodeTable.ROW_COLUMNS, "object_ids")
 
 
@@ -77,14 +75,15 @@ def load_reverie(
     *,
     task: str = "reverie",
     split: str = "",
-    data_version: str = "unknown",
+    data_version: str | None = None,
 ) -> ReverieEpisodes:
     """Loads a REVERIE episode file (v1 or v2; ``.json`` or ``.json.gz``).
 
     Args:
         path: ``REVERIE_<split>.json``.
         task, split: recorded on the table.
-        data_version: the release, recorded on the table and the protocol card.
+        data_version: the release (None: not known), recorded on the table and the
+            protocol card.
 
     Raises:
         InvalidInputError: every malformed record, named by position and field; duplicate ids.
@@ -121,10 +120,10 @@ def load_reverie(
     base = builder.build(
         task=task, split=split, source=source, id_field="instr_id", scorable=scorable
     )
+    base.data_version = data_version
     return ReverieEpisodes(
         **{f.name: getattr(base, f.name) for f in fields(EpisodeTable) if f.init},
         object_ids=objects,
-        data_version=data_version,
     )
 
 

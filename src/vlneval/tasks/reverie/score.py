@@ -124,7 +124,7 @@ def open_reverie(
     base = data_root(root)
     path, version = release_file(task, split, base, episodes_file, data_version)
     version = version or release_at(task, split, path)
-    episodes = load_reverie(path, task=task.name, split=split, data_version=version or "unknown")
+    episodes = load_reverie(path, task=task.name, split=split, data_version=version)
     store = open_graphs(graphs, base)
     boxes, notes = _boxes(base, path, version, bboxes)
     return episodes, store, boxes, notes

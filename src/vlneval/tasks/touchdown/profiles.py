@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 from vlneval.tasks.profiles import Profile
 
@@ -20,6 +21,7 @@ class StreetProfile(Profile):
         sdr_frame: (width, height) in pixels of the panorama SDR coordinates are given in.
     """
 
+    threshold_unit: ClassVar[str] = "hops"
     success_metric: str | None = "SPD"
     edit_distance: str = "levenshtein"
     sdr_wrap: bool = False

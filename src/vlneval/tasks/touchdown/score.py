@@ -112,7 +112,9 @@ def _find_routes(
         if not episodes_file:
             folders = {Path(pattern).parent.name: v for v, pattern in DATA_VERSIONS.items()}
             version = folders.get(path.parent.name)
-    return load_touchdown_routes(path, task=task.name, split=split), base, version
+    routes = load_touchdown_routes(path, task=task.name, split=split)
+    routes.table.data_version = version
+    return routes, base, version
 
 
 def _routes(r: SplitRequest) -> tuple[TouchdownRoutes, Path | None, str | None]:
@@ -188,6 +190,14 @@ def _reference(table: EpisodeTable, order: np.ndarray, graph: Any) -> tuple[np.n
     return np.asarray(nodes, dtype=np.int32), offsets
 
 
+def _missing(table: EpisodeTable, preds: Predictions, prof: Profile, subset: bool) -> str | None:
+    """The completeness problem of a file with routes left out, or None."""
+    if not (preds.missing and prof.require_complete and not subset):
+        return None
+    what = f"{len(preds.missing)} of {len(table)} routes"
+    return incomplete(what, preds.missing, prof, stray_ids(preds.unknown, advice=STRAY_ADVICE))
+
+
 def _check(
     table: EpisodeTable,
     preds: Predictions,
@@ -204,11 +214,9 @@ def _check(
     shared rule checks), start and link rules; returns the per-episode jumps. ``moved`` and
     ``owner``: the kernels' steps that change panorama and the trajectory of each position."""
     traj, off = preds.nodes, preds.offsets
-    if preds.missing and prof.require_complete and not subset:
-        stray = stray_ids(preds.unknown, advice=STRAY_ADVICE)
-        pc.add_first(
-            incomplete(f"{len(preds.missing)} of {len(table)} routes", preds.missing, prof, stray)
-        )
+    missing = _missing(table, preds, prof, subset)
+    if missing is not None:
+        pc.add_first(missing)
     for k in np.flatnonzero(traj[off[:-1]] != ref[ref_off[:-1]]).tolist():
         i = int(preds.episodes[k])
         pc.add(
@@ -249,7 +257,7 @@ def score_touchdown(
     carries the problems found while reading them, raised with the rule checks'."""
     rules = _rules(prof)
     pc = pc if pc is not None else ProblemCollector(preds.source)
-    check_matches(table, preds, pc)
+    check_matches(table, preds, pc, _missing(table, preds, prof, how.subset))
     ref, ref_off = _reference(table, preds.episodes, graph)
     traj, off = preds.nodes, preds.offsets
     moved, same = moves(traj, off)  # each step once: the link check's and the repeat count's
@@ -269,7 +277,7 @@ def score_touchdown(
         "repeated_viewpoints": repeats.astype(np.int64), "jumps": jumps,
         "unreachable": (~np.isfinite(spd)).astype(np.int64),
     }  # fmt: skip
-    units = {"TC": "%", "SED": "%", "SPD": "hops"}
+    units = {"SPD": "hops"}  # rates stay fractions (spec/outputs.md): no unit of their own
     return _build(table, preds, per, prof, how, NAV_COLUMNS, units, data_version, ("SED", "TC"))
 
 
@@ -287,11 +295,11 @@ def _build(
     """The result of the ``columns`` metrics, annotated with the street rules; the ``ordered``
     metrics are checked to be non-decreasing."""
     view = dataclasses.replace(prof, metrics=tuple(columns))
-    parts = summarise(table, preds, per, view, **summary_options(how), columns=columns)
+    parts = summarise(
+        table, preds, per, view, **summary_options(how), columns=columns, data_version=version
+    )
     rules = _rules(prof)
     parts.profile = prof
-    parts.data_version = version
-    parts.protocol["data_version"] = version
     parts.units = units
     scoring = parts.protocol["scoring"]
     osa = rules.edit_distance == "osa"
@@ -348,12 +356,14 @@ def score_sdr(
     preds, points = parse_sdr_predictions(
         predictions, table, frame=rules.sdr_frame, routes=routes.table, collect=pc
     )
-    check_matches(table, preds, pc)
+    missing = None
     if preds.missing and prof.require_complete and not how.subset:
         what = f"{len(preds.missing)} of {len(table)} SDR examples ({_examples_are(routes)})"
         stray = stray_ids(preds.unknown, advice=STRAY_ADVICE)
-        pc.add_first(incomplete(what, preds.missing, prof, stray))  # before the records'
-        # problems: many malformed records never hide it
+        missing = incomplete(what, preds.missing, prof, stray)
+    check_matches(table, preds, pc, missing)
+    if missing is not None:
+        pc.add_first(missing)  # before the records' problems: many malformed never hide it
     pc.raise_if_any()
     target = routes.target[preds.episodes] * np.asarray(rules.sdr_frame)
     dist = sdr_distance(points, target, width=rules.sdr_frame[0] if rules.sdr_wrap else None)
@@ -362,6 +372,6 @@ def score_sdr(
         "sdr_distance": dist,
         **{f"sdr_acc{r}": np.atleast_1d(sdr_accuracy(dist, radius=r)) for r in (40, 80, 120)},
     }
-    units = {"SDR@40": "%", "SDR@80": "%", "SDR@120": "%", "SDR_dist": "px"}
+    units = {"SDR_dist": "px"}
     ordered = ("SDR@40", "SDR@80", "SDR@120")
     return _build(table, preds, per, prof, how, SDR_COLUMNS, units, data_version, ordered)

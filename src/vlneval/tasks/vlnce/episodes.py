@@ -66,6 +66,7 @@ class ContinuousEpisodes:
         reference, reference_offsets: sparse reference points, ragged.
         dense, dense_offsets: dense reference points (the ``_gt`` locations), or None.
         scorable: False for a split without goals (test).
+        data_version: the VLN-CE release of the file (``v1-3``), None when not known.
     """
 
     task: str
@@ -87,6 +88,7 @@ class ContinuousEpisodes:
     dense: np.ndarray | None = None
     dense_offsets: np.ndarray | None = None
     scorable: bool = True
+    data_version: str | None = None
     index: dict[str, int] = field(init=False, repr=False)
     by_instruction: dict[str, int] = field(init=False, repr=False)
 

@@ -15,6 +15,7 @@ Every problem is collected and raised together, naming the file, the episode id 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from vlneval.tasks.vlnce.episodes import (
@@ -59,9 +60,15 @@ def load_vlnce_split(
 ) -> ContinuousEpisodes:
     """The episodes of a split file with its dense ``_gt`` references: ``gt_path``, else the
     file beside it when there is one (``val_unseen.json`` and ``val_unseen_gt.json``); the
-    task's reader."""
+    task's reader. Their ``data_version`` is the release the folder names
+    (``R2R_VLNCE_v1-3_preprocessed/...``: ``v1-3``), else None."""
     path = Path(path)
     if gt_path is None:
         gt = path.parent / path.name.replace(".json", "_gt.json")
         gt_path = gt if gt.exists() else None
-    return load_vlnce(path, gt_path=gt_path, task=task, split=split)
+    episodes = load_vlnce(path, gt_path=gt_path, task=task, split=split)
+    named = [
+        m[1] for p in path.parts if (m := re.fullmatch(r"R2R_VLNCE_(v[\d-]+)_preprocessed", p))
+    ]
+    episodes.data_version = named[-1] if named else None
+    return episodes

@@ -158,6 +158,7 @@ def summarise_continuous(
         form=preds.form, n_scored=len(preds.episodes), n_expected=len(episodes),
         partial=bool(preds.missing) and subset, metrics=metrics, unavailable=unavailable,
         per=per, warnings=warnings, declared=declared, run=run,
+        data_version=episodes.data_version,
         details={
             "distance": {
                 "source": source.name, "detail": source.description, "unreachable": unreachable,
