@@ -242,3 +242,29 @@ def test_sweep_report_prints_the_markdown_only_without_another_output(
     assert {r["resampling"] for r in rows} == {"episodes", ""}
     assert vlneval(*report, "--tensorboard", tmp_path / "tb") == 0
     assert capsys.readouterr().out == ""
+
+
+def test_sweep_report_intervals_are_the_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each run's intervals are exactly those ``vlneval report`` gives its merged predictions
+    (:func:`vlneval.diagnostics.diagnose`, the same seed and resamples): one interval path. The
+    shortest-path agent succeeds everywhere: SR, OSR get the Clopper-Pearson interval."""
+    from vlneval.diagnostics import diagnose
+    from vlneval.diagnostics.scored import score_run
+    from vlneval.evaluation import Scorer
+
+    units = tmp_path / "units.jsonl"
+    assert vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs", "--",
+                   "run", "--task", "demo", "--agent", "shortest") == 0  # fmt: skip
+    assert vlneval("sweep", "run-unit", units, "--all") == 0
+    table = tmp_path / "t.csv"
+    assert vlneval("sweep", "report", units, "--csv", table, "--resamples", "200") == 0
+    rows = [r for r in csv.DictReader(table.open()) if r["seed"] == "0"]
+    run = score_run(Scorer("demo"), read_units(units)[0].out)
+    report = diagnose(run, n_resamples=200).intervals
+    assert [r["metric"] for r in rows] == list(report)
+    for r in rows:
+        ci = report[r["metric"]]
+        assert (float(r["ci_low"]), float(r["ci_high"])) == (ci.low, ci.high), r["metric"]
+    assert [k for k, ci in report.items() if ci.method == "clopper-pearson"] == ["OSR", "SR"]

@@ -217,7 +217,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Merges and scores finished runs; writes the tables. No finished run: an error, and
     nothing written."""
-    from vlneval.diagnostics import path_groups
+    from vlneval.diagnostics import column_intervals, path_groups
     from vlneval.distributed.sweep import read_units, unit_status
     from vlneval.distributed.sweep_report import (
         selected_checkpoint,
@@ -236,8 +236,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     run = _run_args(units[0].argv[: units[0].argv.index("--seed")])
     with contextlib.ExitStack() as stack:  # one scorer, opened on the first finished run
         scorer = scorer_on_first_use(run, stack)
-        table = sweep_table(units, lambda path: scorer().score(path), n_resamples=args.resamples,
-                            confidence=args.confidence,
+        table = sweep_table(units, lambda path: scorer().score(path), intervals=column_intervals,
+                            n_resamples=args.resamples, confidence=args.confidence,
                             groups=None if args.by_episode else path_groups)  # fmt: skip
     if not table.runs:
         done = sum(unit_status(u) == "complete" for u in units)
