@@ -268,3 +268,31 @@ def test_sweep_report_intervals_are_the_reports(
         ci = report[r["metric"]]
         assert (float(r["ci_low"]), float(r["ci_high"])) == (ci.low, ci.high), r["metric"]
     assert [k for k, ci in report.items() if ci.method == "clopper-pearson"] == ["OSR", "SR"]
+
+
+def test_sweep_report_ranks_with_the_scorer_before_closing_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plot's default metric (the task's ranking metric) is read while the scorer is open."""
+    from vlneval.cli import sweep
+    from vlneval.evaluation.scorer import Scorer
+
+    units = tmp_path / "units.jsonl"
+    assert vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs", "--",
+                   "run", "--task", "demo", "--agent", "random") == 0  # fmt: skip
+    assert vlneval("sweep", "run-unit", units, "--all") == 0
+    events: list[str] = []
+    close, ranked_by = Scorer.close, sweep._ranked_by
+
+    def closing(self: Scorer) -> None:
+        events.append("closed")
+        close(self)
+
+    def ranking(scorer: Scorer, table: object) -> str:
+        events.append(f"ranked, open: {'closed' not in events}")
+        return ranked_by(scorer, table)
+
+    monkeypatch.setattr(Scorer, "close", closing)
+    monkeypatch.setattr(sweep, "_ranked_by", ranking)
+    assert vlneval("sweep", "report", units, "--plot", tmp_path / "p.png", "--resamples", "50") == 0
+    assert events == ["ranked, open: True", "closed"]

@@ -239,6 +239,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         table = sweep_table(units, lambda path: scorer().score(path), intervals=column_intervals,
                             n_resamples=args.resamples, confidence=args.confidence,
                             groups=None if args.by_episode else path_groups)  # fmt: skip
+        ranked = _ranked_by(scorer(), table) if table.summary else ""
     if not table.runs:
         done = sum(unit_status(u) == "complete" for u in units)
         raise VLNEvalError(
@@ -249,7 +250,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         )
     for label, seed, left in table.incomplete:
         err(f"note: {label} seed {seed}: {left} units not complete, left out")
-    metrics = (args.plot_metrics or [_ranked_by(scorer(), table)]) if args.plot else []
+    metrics = (args.plot_metrics or [ranked]) if args.plot else []
     png = _plot_png(table, metrics) if metrics else None  # a bad metric: nothing written
     if args.csv:
         write_rows(args.csv, to_rows(table))
