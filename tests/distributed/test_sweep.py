@@ -296,3 +296,16 @@ def test_sweep_report_ranks_with_the_scorer_before_closing_it(
     monkeypatch.setattr(sweep, "_ranked_by", ranking)
     assert vlneval("sweep", "report", units, "--plot", tmp_path / "p.png", "--resamples", "50") == 0
     assert events == ["ranked, open: True", "closed"]
+
+
+def test_sweep_report_refuses_plot_metrics_without_a_plot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused before the units are read: no scoring, nothing written."""
+    table = tmp_path / "t.csv"
+    missing = tmp_path / "no-such-units.jsonl"  # not even read
+    assert vlneval("sweep", "report", missing, "--csv", table, "--plot-metrics", "SR") == 2
+    assert capsys.readouterr().err == (
+        "error: --plot-metrics chooses the metrics of --plot PNG: give --plot too\n"
+    )
+    assert not table.exists()

@@ -64,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="metric-vs-checkpoint plot: mean over seeds by step, interval band, the "
                    "selected checkpoint (best mean of the first --plot-metrics) marked")  # fmt: skip
     q.add_argument("--plot-metrics", nargs="+", default=None, metavar="METRIC",
-                   help="metrics of --plot (default: the one the task ranks by)")  # fmt: skip
+                   help="metrics of --plot, which it needs (default: the one the task ranks by)")  # fmt: skip
     q.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
     q.add_argument("--confidence", type=float, default=0.95, help="interval level (0.95)")
     q.add_argument("--by-episode", action="store_true",
@@ -230,6 +230,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from vlneval.io import atomic_write_bytes, atomic_write_text
     from vlneval.reports.tables import write_rows
 
+    if args.plot_metrics and not args.plot:
+        raise VLNEvalError("--plot-metrics chooses the metrics of --plot PNG: give --plot too")
     units = read_units(args.units)
     if not units:
         raise VLNEvalError(f"{args.units}: no units")
