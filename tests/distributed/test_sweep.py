@@ -68,7 +68,19 @@ def test_sweep_plan_skip_report(
     assert {"eval_val_success", "eval_val_spl"} <= {t for t, _, _ in scalars}
     err = capsys.readouterr().err
     assert "wrote 16 scalars to" in err
-    assert f"wrote {plot}: SPL by checkpoint; selected {best} (best mean SPL)\n" in err
+    assert f"wrote {plot}: SPL by checkpoint\n" in err
+    note = (
+        f"{best} selected on val (best mean SPL over seeds): val is now a model-selection "
+        "split, so its numbers are no longer held out; only an untouched split tests "
+        "generalisation."
+    )
+    assert f"\nnote: {note}\n" in err
+    assert md.read_text().endswith(
+        f"\nIntervals: 95% percentile bootstrap, by path.\n\nSelected: {note}\n"
+    )
+    assert {(r["checkpoint"], r["split"], r["selected_by"]) for r in rows} == {
+        (c, "val", "SPL" if c == best else "") for c in spl
+    }
     sr = {(r["checkpoint"], r["seed"]): r for r in rows if r["metric"] == "SR"}
     assert set(sr) == {(c, s) for c in ("ckpt.10.pth", "ckpt.20.pth") for s in ("0", "1", "mean")}
     for c in ("ckpt.10.pth", "ckpt.20.pth"):
@@ -78,7 +90,7 @@ def test_sweep_plan_skip_report(
         assert sr[(c, "0")]["step"] == c.split(".")[1] and sr[(c, "0")]["n"] == "36"
     assert md.read_text().startswith("| checkpoint | seeds | TL (m) | NE (m) |")
     # the demo's three instructions per path: whole paths resampled, as `vlneval report` does
-    assert md.read_text().endswith("\nIntervals: 95% percentile bootstrap, by path.\n")
+    # (the markdown's end is asserted with the selection note, above)
     assert {r["resampling"] for r in rows if r["seed"] != "mean"} == {"paths"}
     assert {r["unit"] for r in rows if r["metric"] in ("SR", "SPL")} == {"fraction"}
     # the merged run and its card carry the checkpoint's hash

@@ -9,7 +9,7 @@ import pytest
 
 from vlneval.diagnostics import column_intervals
 from vlneval.diagnostics.intervals import clopper_pearson
-from vlneval.distributed.sweep_report import SweepTable, to_markdown, to_rows
+from vlneval.distributed.sweep_report import SweepTable, selection, to_markdown, to_rows
 
 
 def _table() -> SweepTable:
@@ -42,6 +42,30 @@ def test_csv_rows_keep_the_stored_values_and_name_their_unit() -> None:
         ("SR", 0, 0.1633, "fraction"),
         ("NE", "mean", 9.5312, "m"),
         ("SR", "mean", 0.1633, "fraction"),
+    ]
+
+
+def test_a_selection_is_made_among_checkpoints_by_a_metric_with_a_direction() -> None:
+    """One checkpoint: nothing selected (no note, no selected_by); TL has no better direction;
+    two: the best mean, recorded with its metric and split in the rows and the markdown."""
+    one = _table()
+    assert selection(one, "SR") is None
+    assert {r["selected_by"] for r in to_rows(one)} == {None}
+    two = _table()
+    two.summary.append({"label": "d.pth", "step": 20, "seeds": [0, 1],
+                        "metrics": {"NE": {"mean": 7.25, "std": 0.5}, "SR": {"mean": 0.125, "std": 0.0}}})  # fmt: skip
+    assert selection(two, "TL") is None
+    two.selection = selection(two, "NE")
+    assert two.selection == {"checkpoint": "d.pth", "metric": "NE", "split": "val"}
+    assert [(r["checkpoint"], r["seed"], r["split"], r["selected_by"]) for r in to_rows(two)] == [
+        ("c.pth", 0, "val", None), ("c.pth", 0, "val", None), ("c.pth", "mean", "val", None),
+        ("c.pth", "mean", "val", None), ("d.pth", "mean", "val", "NE"), ("d.pth", "mean", "val", "NE"),
+    ]  # fmt: skip
+    assert to_markdown(two).splitlines()[-2:] == [
+        "",
+        "Selected: d.pth selected on val (best mean NE over seeds): val is now a model-selection "
+        "split, so its numbers are no longer held out; only an untouched split tests "
+        "generalisation.",
     ]
 
 

@@ -220,7 +220,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from vlneval.diagnostics import column_intervals, path_groups
     from vlneval.distributed.sweep import read_units, unit_status
     from vlneval.distributed.sweep_report import (
-        selected_checkpoint,
+        selection,
+        selection_note,
         sweep_table,
         to_markdown,
         to_rows,
@@ -254,6 +255,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         err(f"note: {label} seed {seed}: {left} units not complete, left out")
     metrics = (args.plot_metrics or [ranked]) if args.plot else []
     png = _plot_png(table, metrics) if metrics else None  # a bad metric: nothing written
+    table.selection = selection(table, (args.plot_metrics or [ranked])[0])
     if args.csv:
         write_rows(args.csv, to_rows(table))
     text = to_markdown(table)
@@ -266,9 +268,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         err(f"wrote {n} scalars to {args.tensorboard}")
     if png is not None:
         atomic_write_bytes(args.plot, png)
-        chosen = selected_checkpoint(table, metrics[0])
-        picked = "" if chosen is None else f"; selected {chosen['label']} (best mean {metrics[0]})"
-        err(f"wrote {args.plot}: {', '.join(metrics)} by checkpoint{picked}")
+        err(f"wrote {args.plot}: {', '.join(metrics)} by checkpoint")
+    if table.selection:
+        err("note: " + selection_note(table.selection))
     return 0
 
 

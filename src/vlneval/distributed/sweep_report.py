@@ -40,6 +40,8 @@ __all__ = [
     "SweepTable",
     "sweep_table",
     "selected_checkpoint",
+    "selection",
+    "selection_note",
     "to_markdown",
     "to_rows",
     "write_tensorboard",
@@ -77,6 +79,8 @@ class SweepTable:
             fractions; ``m``...), from the metric table or the scorer's own units.
         resampling: what the intervals resample, ``paths`` or ``episodes``.
         exact: the rates at 0 or 100 % in some run, whose interval is the Clopper-Pearson one.
+        selection: the checkpoint this split selected, the metric and the split
+            (:func:`selection`); None when nothing was selected.
     """
 
     split: str
@@ -87,6 +91,7 @@ class SweepTable:
     confidence: float = 0.95
     resampling: str = "episodes"
     exact: set[str] = field(default_factory=set)
+    selection: dict[str, str] | None = None
 
 
 def _groups(units: Sequence[Unit]) -> dict[tuple[str | None, int], list[Unit]]:
@@ -194,6 +199,38 @@ def selected_checkpoint(table: SweepTable, metric: str) -> dict[str, Any] | None
     return min(rows, key=lambda s: sign * s["metrics"][metric]["mean"])
 
 
+def selection(table: SweepTable, metric: str) -> dict[str, str] | None:
+    """``{checkpoint, metric, split}``: the checkpoint the sweep selects by ``metric``
+    (:func:`selected_checkpoint`) on the split it scored, which that makes a model-selection
+    split; None for one checkpoint (nothing to select from) or no selected checkpoint.
+
+    Example:
+        >>> rows = [{"label": f"c{k}", "metrics": {"SR": {"mean": sr}}} for k, sr in
+        ...         enumerate([0.25, 0.5])]
+        >>> selection(SweepTable("val_unseen", summary=rows), "SR")
+        {'checkpoint': 'c1', 'metric': 'SR', 'split': 'val_unseen'}
+    """
+    chosen = selected_checkpoint(table, metric) if len(table.summary) > 1 else None
+    if chosen is None:
+        return None
+    return {"checkpoint": chosen["label"], "metric": metric, "split": table.split}
+
+
+def selection_note(chosen: dict[str, str]) -> str:
+    """What selecting a checkpoint on a split means for that split's numbers (protocol.md).
+
+    Example:
+        >>> selection_note({"checkpoint": "c1", "metric": "SR", "split": "val"})
+        'c1 selected on val (best mean SR over seeds): val is now a model-selection split, so its numbers are no longer held out; only an untouched split tests generalisation.'
+    """
+    split = chosen["split"]
+    return (
+        f"{chosen['checkpoint']} selected on {split} (best mean {chosen['metric']} over seeds): "
+        f"{split} is now a model-selection split, so its numbers are no longer held out; only an "
+        "untouched split tests generalisation."
+    )
+
+
 def _num(label: str, x: float | None, unit: str) -> str:
     """A value as the score tables show it (:func:`~vlneval.metrics.info.format_value`); empty
     when there is none."""
@@ -206,7 +243,9 @@ def to_rows(table: SweepTable) -> list[dict[str, Any]]:
     """Long-form rows (one per checkpoint, seed and metric; seed ``mean`` for the summary),
     values as the summary JSON stores them; ``unit`` says which (``fraction`` for rates);
     ``n``: a run's episodes behind the metric's value and interval (its episodes without
-    NaN), the seeds of a mean; ``resampling``: what a run's interval resampled."""
+    NaN), the seeds of a mean; ``resampling``: what a run's interval resampled; ``split``: the
+    split scored; ``selected_by``: on the selected checkpoint's rows, the metric that selected
+    it on that split (:attr:`SweepTable.selection`)."""
     rows = []
     for r in table.runs:
         for k, m in r["metrics"].items():
@@ -220,6 +259,12 @@ def to_rows(table: SweepTable) -> list[dict[str, Any]]:
                          "metric": k, "value": m["mean"], "ci_low": None, "ci_high": None,
                          "std": m["std"], "n": len(s["seeds"]),
                          "unit": _stored_unit(table, k), "resampling": None})  # fmt: skip
+    chosen = table.selection or {}
+    for row in rows:
+        row["split"] = table.split
+        row["selected_by"] = (
+            chosen["metric"] if row["checkpoint"] == chosen.get("checkpoint") else None
+        )
     return rows
 
 
@@ -266,6 +311,8 @@ def to_markdown(table: SweepTable) -> str:
             f"in every episode, where a bootstrap has zero width): the Clopper-Pearson (exact "
             f"binomial) interval over the {unit}s."
         )
+    if table.selection:
+        lines += ["", "Selected: " + selection_note(table.selection)]
     return "\n".join(lines) + "\n"
 
 
