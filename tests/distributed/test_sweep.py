@@ -76,7 +76,7 @@ def test_sweep_plan_skip_report(
     )
     assert f"\nnote: {note}\n" in err
     assert md.read_text().endswith(
-        f"\nIntervals: 95% percentile bootstrap, by path.\n\nSelected: {note}\n"
+        f"\nIntervals: 95% percentile bootstrap, by path.\n\nCheckpoint selection: {note}\n"
     )
     assert {(r["checkpoint"], r["split"], r["selected_by"]) for r in rows} == {
         (c, "val", "SPL" if c == best else "") for c in spl

@@ -63,9 +63,9 @@ def test_a_selection_is_made_among_checkpoints_by_a_metric_with_a_direction() ->
     ]  # fmt: skip
     assert to_markdown(two).splitlines()[-2:] == [
         "",
-        "Selected: d.pth selected on val (best mean NE over seeds): val is now a model-selection "
-        "split, so its numbers are no longer held out; only an untouched split tests "
-        "generalisation.",
+        "Checkpoint selection: d.pth selected on val (best mean NE over seeds): val is now a "
+        "model-selection split, so its numbers are no longer held out; only an untouched split "
+        "tests generalisation.",
     ]
 
 

@@ -312,7 +312,7 @@ def to_markdown(table: SweepTable) -> str:
             f"binomial) interval over the {unit}s."
         )
     if table.selection:
-        lines += ["", "Selected: " + selection_note(table.selection)]
+        lines += ["", "Checkpoint selection: " + selection_note(table.selection)]
     return "\n".join(lines) + "\n"
 
 
