@@ -321,3 +321,39 @@ def test_sweep_report_refuses_plot_metrics_without_a_plot(
         "error: --plot-metrics chooses the metrics of --plot PNG: give --plot too\n"
     )
     assert not table.exists()
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_sweep_plan_imports_the_agent_only_to_check_it(
+    check: bool,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The checkpoint= check imports the agent's module at plan time (torch and model code, on
+    a login node); --no-agent-check plans without importing it, and the units are written."""
+    import sys
+
+    (tmp_path / "sweep_plan_agent.py").write_text(
+        "from vlneval.agents.baselines import RandomAgent as Agent\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "sweep_plan_agent", raising=False)
+    c = tmp_path / "ckpt.10.pth"
+    c.write_text("1")
+    units = tmp_path / "units.jsonl"
+    skip = [] if check else ["--no-agent-check"]
+    code = vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs", *skip,
+                   "--checkpoints", c, "--", "run", "--task", "demo", "--agent",
+                   "sweep_plan_agent:Agent")  # fmt: skip
+    assert ("sweep_plan_agent" in sys.modules) is check
+    err = capsys.readouterr().err
+    if check:  # the agent takes no checkpoint=: refused
+        assert code == 2 and not units.exists()
+        assert err == (
+            "error: --checkpoints: agent sweep_plan_agent:Agent takes no checkpoint= argument "
+            "(its constructor takes: none); see vlneval.distributed.checkpoint\n"
+        )
+    else:
+        assert code == 0 and len(read_units(units)) == 1
+        assert err.startswith(f"wrote 1 units to {units} (1 checkpoints x 1 seeds x 1 shards;")

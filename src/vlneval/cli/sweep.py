@@ -38,6 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     a.add_argument("--seeds", nargs="+", type=int, default=[0], help="seeds (default 0)")
     a.add_argument("--shards", type=int, default=1, help="shards per (checkpoint, seed) run")
     a.add_argument("--max-parallel", type=int, default=None, help="sbatch array throttle (%%K)")
+    a.add_argument("--no-agent-check", action="store_true",
+                   help="do not import the agent here to check that it takes checkpoint= (the "
+                   "check imports its module and what it imports, torch and model code, on this "
+                   "machine: a SLURM login node)")  # fmt: skip
     a.add_argument("command", nargs=argparse.REMAINDER,
                    help="after --: the run command, e.g. -- run --task demo --agent random")  # fmt: skip
     a.set_defaults(func=cmd_plan)
@@ -86,11 +90,14 @@ def _run_args(command: list[str]) -> argparse.Namespace:
         ) from None
 
 
-def _check_runnable(run: argparse.Namespace, checkpoints: list[str], seeds: list[int]) -> None:
+def _check_runnable(
+    run: argparse.Namespace, checkpoints: list[str], seeds: list[int], *, agent: bool
+) -> None:
     """Refuses, before any unit is written, what every unit's ``vlneval run`` would refuse:
     an unknown task (with the closest name), a negative seed, an impossible ``--max-steps``,
-    a checkpoint that is not there (a shell pattern that matched nothing stays as typed) and
-    an agent that cannot take the checkpoints (:func:`_check_agent`)."""
+    a checkpoint that is not there (a shell pattern that matched nothing stays as typed) and,
+    with ``agent``, an agent that cannot take the checkpoints (:func:`_check_agent`, which
+    imports the agent's module)."""
     from vlneval.cli.run import check_numbers
     from vlneval.errors import VLNEvalError
     from vlneval.tasks import get_task
@@ -100,7 +107,8 @@ def _check_runnable(run: argparse.Namespace, checkpoints: list[str], seeds: list
     for ckpt in checkpoints:
         if not Path(ckpt).exists():
             raise VLNEvalError(f"--checkpoints {ckpt}: no such file or folder")
-    _check_agent(run, checkpoints)
+    if agent:
+        _check_agent(run, checkpoints)
 
 
 def _check_agent(run: argparse.Namespace, checkpoints: list[str]) -> None:
@@ -151,7 +159,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from vlneval.distributed.sweep import plan_units, unit_status, write_units
 
     command = [c for c in args.command if c != "--"] if args.command[:1] == ["--"] else args.command
-    _check_runnable(_run_args(command), args.checkpoints or [], args.seeds)
+    _check_runnable(
+        _run_args(command), args.checkpoints or [], args.seeds, agent=not args.no_agent_check
+    )
     units = plan_units(command, checkpoints=args.checkpoints or [None], seeds=args.seeds,
                        shards=args.shards, runs_dir=args.runs_dir)  # fmt: skip
     write_units(args.units, units)
