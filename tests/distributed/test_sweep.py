@@ -68,7 +68,19 @@ def test_sweep_plan_skip_report(
     assert {"eval_val_success", "eval_val_spl"} <= {t for t, _, _ in scalars}
     err = capsys.readouterr().err
     assert "wrote 16 scalars to" in err
-    assert f"wrote {plot}: SPL by checkpoint; selected {best} (best mean SPL)\n" in err
+    assert f"wrote {plot}: SPL by checkpoint\n" in err
+    note = (
+        f"{best} selected on val (best mean SPL over seeds): val is now a model-selection "
+        "split, so its numbers are no longer held out; only an untouched split tests "
+        "generalisation."
+    )
+    assert f"\nnote: {note}\n" in err
+    assert md.read_text().endswith(
+        f"\nIntervals: 95% percentile bootstrap, by path.\n\nCheckpoint selection: {note}\n"
+    )
+    assert {(r["checkpoint"], r["split"], r["selected_by"]) for r in rows} == {
+        (c, "val", "SPL" if c == best else "") for c in spl
+    }
     sr = {(r["checkpoint"], r["seed"]): r for r in rows if r["metric"] == "SR"}
     assert set(sr) == {(c, s) for c in ("ckpt.10.pth", "ckpt.20.pth") for s in ("0", "1", "mean")}
     for c in ("ckpt.10.pth", "ckpt.20.pth"):
@@ -78,7 +90,7 @@ def test_sweep_plan_skip_report(
         assert sr[(c, "0")]["step"] == c.split(".")[1] and sr[(c, "0")]["n"] == "36"
     assert md.read_text().startswith("| checkpoint | seeds | TL (m) | NE (m) |")
     # the demo's three instructions per path: whole paths resampled, as `vlneval report` does
-    assert md.read_text().endswith("\nIntervals: 95% percentile bootstrap, by path.\n")
+    # (the markdown's end is asserted with the selection note, above)
     assert {r["resampling"] for r in rows if r["seed"] != "mean"} == {"paths"}
     assert {r["unit"] for r in rows if r["metric"] in ("SR", "SPL")} == {"fraction"}
     # the merged run and its card carry the checkpoint's hash
@@ -241,3 +253,106 @@ def test_sweep_report_prints_the_markdown_only_without_another_output(
     assert {r["resampling"] for r in rows} == {"episodes", ""}
     assert vlneval(*report, "--tensorboard", tmp_path / "tb") == 0
     assert capsys.readouterr().out == ""
+
+
+def test_sweep_report_intervals_are_the_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each run's intervals are exactly those ``vlneval report`` gives its merged predictions
+    (:func:`vlneval.diagnostics.diagnose`, the same seed and resamples): one interval path. The
+    shortest-path agent succeeds everywhere: SR, OSR get the Clopper-Pearson interval."""
+    from vlneval.diagnostics import diagnose
+    from vlneval.diagnostics.scored import score_run
+    from vlneval.evaluation import Scorer
+
+    units = tmp_path / "units.jsonl"
+    assert vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs", "--",
+                   "run", "--task", "demo", "--agent", "shortest") == 0  # fmt: skip
+    assert vlneval("sweep", "run-unit", units, "--all") == 0
+    table = tmp_path / "t.csv"
+    assert vlneval("sweep", "report", units, "--csv", table, "--resamples", "200") == 0
+    rows = [r for r in csv.DictReader(table.open()) if r["seed"] == "0"]
+    run = score_run(Scorer("demo"), read_units(units)[0].out)
+    report = diagnose(run, n_resamples=200).intervals
+    assert [r["metric"] for r in rows] == list(report)
+    for r in rows:
+        ci = report[r["metric"]]
+        assert (float(r["ci_low"]), float(r["ci_high"])) == (ci.low, ci.high), r["metric"]
+    assert [k for k, ci in report.items() if ci.method == "clopper-pearson"] == ["OSR", "SR"]
+
+
+def test_sweep_report_ranks_with_the_scorer_before_closing_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plot's default metric (the task's ranking metric) is read while the scorer is open."""
+    from vlneval.cli import sweep
+    from vlneval.evaluation.scorer import Scorer
+
+    units = tmp_path / "units.jsonl"
+    assert vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs", "--",
+                   "run", "--task", "demo", "--agent", "random") == 0  # fmt: skip
+    assert vlneval("sweep", "run-unit", units, "--all") == 0
+    events: list[str] = []
+    close, ranked_by = Scorer.close, sweep._ranked_by
+
+    def closing(self: Scorer) -> None:
+        events.append("closed")
+        close(self)
+
+    def ranking(scorer: Scorer, table: object) -> str:
+        events.append(f"ranked, open: {'closed' not in events}")
+        return ranked_by(scorer, table)
+
+    monkeypatch.setattr(Scorer, "close", closing)
+    monkeypatch.setattr(sweep, "_ranked_by", ranking)
+    assert vlneval("sweep", "report", units, "--plot", tmp_path / "p.png", "--resamples", "50") == 0
+    assert events == ["ranked, open: True", "closed"]
+
+
+def test_sweep_report_refuses_plot_metrics_without_a_plot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused before the units are read: no scoring, nothing written."""
+    table = tmp_path / "t.csv"
+    missing = tmp_path / "no-such-units.jsonl"  # not even read
+    assert vlneval("sweep", "report", missing, "--csv", table, "--plot-metrics", "SR") == 2
+    assert capsys.readouterr().err == (
+        "error: --plot-metrics chooses the metrics of --plot PNG: give --plot too\n"
+    )
+    assert not table.exists()
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_sweep_plan_imports_the_agent_only_to_check_it(
+    check: bool,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The checkpoint= check imports the agent's module at plan time (torch and model code, on
+    a login node); --no-agent-check plans without importing it, and the units are written."""
+    import sys
+
+    (tmp_path / "sweep_plan_agent.py").write_text(
+        "from vlneval.agents.baselines import RandomAgent as Agent\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "sweep_plan_agent", raising=False)
+    c = tmp_path / "ckpt.10.pth"
+    c.write_text("1")
+    units = tmp_path / "units.jsonl"
+    skip = [] if check else ["--no-agent-check"]
+    code = vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs", *skip,
+                   "--checkpoints", c, "--", "run", "--task", "demo", "--agent",
+                   "sweep_plan_agent:Agent")  # fmt: skip
+    assert ("sweep_plan_agent" in sys.modules) is check
+    err = capsys.readouterr().err
+    if check:  # the agent takes no checkpoint=: refused
+        assert code == 2 and not units.exists()
+        assert err == (
+            "error: --checkpoints: agent sweep_plan_agent:Agent takes no checkpoint= argument "
+            "(its constructor takes: none); see vlneval.distributed.checkpoint\n"
+        )
+    else:
+        assert code == 0 and len(read_units(units)) == 1
+        assert err.startswith(f"wrote 1 units to {units} (1 checkpoints x 1 seeds x 1 shards;")

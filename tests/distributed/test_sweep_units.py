@@ -7,7 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from vlneval.distributed.sweep_report import SweepTable, to_markdown, to_rows
+from vlneval.diagnostics import column_intervals
+from vlneval.diagnostics.intervals import clopper_pearson
+from vlneval.distributed.sweep_report import SweepTable, selection, to_markdown, to_rows
 
 
 def _table() -> SweepTable:
@@ -43,6 +45,30 @@ def test_csv_rows_keep_the_stored_values_and_name_their_unit() -> None:
     ]
 
 
+def test_a_selection_is_made_among_checkpoints_by_a_metric_with_a_direction() -> None:
+    """One checkpoint: nothing selected (no note, no selected_by); TL has no better direction;
+    two: the best mean, recorded with its metric and split in the rows and the markdown."""
+    one = _table()
+    assert selection(one, "SR") is None
+    assert {r["selected_by"] for r in to_rows(one)} == {None}
+    two = _table()
+    two.summary.append({"label": "d.pth", "step": 20, "seeds": [0, 1],
+                        "metrics": {"NE": {"mean": 7.25, "std": 0.5}, "SR": {"mean": 0.125, "std": 0.0}}})  # fmt: skip
+    assert selection(two, "TL") is None
+    two.selection = selection(two, "NE")
+    assert two.selection == {"checkpoint": "d.pth", "metric": "NE", "split": "val"}
+    assert [(r["checkpoint"], r["seed"], r["split"], r["selected_by"]) for r in to_rows(two)] == [
+        ("c.pth", 0, "val", None), ("c.pth", 0, "val", None), ("c.pth", "mean", "val", None),
+        ("c.pth", "mean", "val", None), ("d.pth", "mean", "val", "NE"), ("d.pth", "mean", "val", "NE"),
+    ]  # fmt: skip
+    assert to_markdown(two).splitlines()[-2:] == [
+        "",
+        "Checkpoint selection: d.pth selected on val (best mean NE over seeds): val is now a "
+        "model-selection split, so its numbers are no longer held out; only an untouched split "
+        "tests generalisation.",
+    ]
+
+
 def _sweep(
     monkeypatch: pytest.MonkeyPatch,
     per_episode: dict[str, list[float]],
@@ -67,24 +93,46 @@ def _sweep(
         return SimpleNamespace(split="val", metrics=means, per_episode=cols, n_episodes=4)
 
     groups = None if paths is None else (lambda result: np.asarray(paths))
-    return sweep_report.sweep_table(units, score, n_resamples=200, groups=groups)
+    return sweep_report.sweep_table(
+        units, score, intervals=column_intervals, n_resamples=200, groups=groups
+    )
 
 
 def test_each_metric_is_bootstrapped_on_its_own_episodes(monkeypatch: pytest.MonkeyPatch) -> None:
     """An episode without NE (NaN) leaves NE's interval to the other three episodes, and
-    still counts in SR's: each interval is on the episodes of its value."""
-    from vlneval.stats import bootstrap_ci
-
+    still counts in SR's: each interval is on the episodes of its value, and is exactly the one
+    ``vlneval report`` computes on the same table (:func:`column_intervals`, one seed)."""
     sr, ne = [1.0, 0.0, 1.0, 1.0], [1.5, float("nan"), 3.0, 6.0]
     (run,) = _sweep(monkeypatch, {"SR": sr, "NE": ne}, ["ckpt.7.pth"]).runs
-    alone = {k: bootstrap_ci(v, rng=0, n_resamples=200, nan_policy="omit")
-             for k, v in (("SR", sr), ("NE", ne[:1] + ne[2:]))}  # fmt: skip
+    report = column_intervals({"SR": sr, "NE": ne}, rng=0, n_resamples=200, rates=["SR"])
     assert run["metrics"] == {
-        "SR": {"value": 0.75, "low": alone["SR"].low, "high": alone["SR"].high, "n": 4},
-        "NE": {"value": 3.5, "low": alone["NE"].low, "high": alone["NE"].high, "n": 3},
+        "SR": {"value": 0.75, "low": report["SR"].low, "high": report["SR"].high, "n": 4},
+        "NE": {"value": 3.5, "low": report["NE"].low, "high": report["NE"].high, "n": 3},
     }
-    assert alone["SR"].low < 0.75 < alone["SR"].high == 1.0  # not SR of episodes 0, 2, 3 (all 1)
-    assert alone["NE"].low >= 1.5 and alone["NE"].high <= 6.0
+    assert report["SR"].low < 0.75 < report["SR"].high == 1.0  # not SR of episodes 0, 2, 3
+    assert report["NE"].low >= 1.5 and report["NE"].high <= 6.0 and report["NE"].n == 3
+
+
+def test_a_rate_at_100_percent_gets_the_clopper_pearson_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SR 1 in all four episodes: not a bootstrap's zero width but [(0.025)^(1/4), 1] over the
+    episodes, [(0.025)^(1/2), 1] over two paths; the markdown says so."""
+    per_episode = {"SR": [1.0] * 4, "NE": [0.5, 1.0, 1.5, 2.0]}
+    (run,) = _sweep(monkeypatch, per_episode, ["ckpt.7.pth"]).runs
+    low, high = clopper_pearson(4, 4, confidence=0.95)
+    assert run["metrics"]["SR"] == {"value": 1.0, "low": low, "high": high, "n": 4}
+    assert (round(low, 4), high) == (0.3976, 1.0)
+    table = _sweep(monkeypatch, per_episode, ["ckpt.7.pth"], paths=[0, 0, 1, 1])
+    low, high = clopper_pearson(2, 2, confidence=0.95)
+    assert table.runs[0]["metrics"]["SR"] == {"value": 1.0, "low": low, "high": high, "n": 4}
+    assert (round(low, 4), high) == (0.1581, 1.0)
+    assert table.exact == {"SR"}
+    assert to_markdown(table).splitlines()[-1] == (
+        "Intervals: 95% percentile bootstrap, by path. SR at 0 or 100 % (the same outcome in "
+        "every episode, where a bootstrap has zero width): the Clopper-Pearson (exact binomial) "
+        "interval over the paths."
+    )
 
 
 def test_checkpoints_are_listed_by_the_number_in_their_name(

@@ -38,6 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     a.add_argument("--seeds", nargs="+", type=int, default=[0], help="seeds (default 0)")
     a.add_argument("--shards", type=int, default=1, help="shards per (checkpoint, seed) run")
     a.add_argument("--max-parallel", type=int, default=None, help="sbatch array throttle (%%K)")
+    a.add_argument("--no-agent-check", action="store_true",
+                   help="do not import the agent here to check that it takes checkpoint= (the "
+                   "check imports its module and what it imports, torch and model code, on this "
+                   "machine: a SLURM login node)")  # fmt: skip
     a.add_argument("command", nargs=argparse.REMAINDER,
                    help="after --: the run command, e.g. -- run --task demo --agent random")  # fmt: skip
     a.set_defaults(func=cmd_plan)
@@ -64,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="metric-vs-checkpoint plot: mean over seeds by step, interval band, the "
                    "selected checkpoint (best mean of the first --plot-metrics) marked")  # fmt: skip
     q.add_argument("--plot-metrics", nargs="+", default=None, metavar="METRIC",
-                   help="metrics of --plot (default: the one the task ranks by)")  # fmt: skip
+                   help="metrics of --plot, which it needs (default: the one the task ranks by)")  # fmt: skip
     q.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
     q.add_argument("--confidence", type=float, default=0.95, help="interval level (0.95)")
     q.add_argument("--by-episode", action="store_true",
@@ -86,11 +90,14 @@ def _run_args(command: list[str]) -> argparse.Namespace:
         ) from None
 
 
-def _check_runnable(run: argparse.Namespace, checkpoints: list[str], seeds: list[int]) -> None:
+def _check_runnable(
+    run: argparse.Namespace, checkpoints: list[str], seeds: list[int], *, agent: bool
+) -> None:
     """Refuses, before any unit is written, what every unit's ``vlneval run`` would refuse:
     an unknown task (with the closest name), a negative seed, an impossible ``--max-steps``,
-    a checkpoint that is not there (a shell pattern that matched nothing stays as typed) and
-    an agent that cannot take the checkpoints (:func:`_check_agent`)."""
+    a checkpoint that is not there (a shell pattern that matched nothing stays as typed) and,
+    with ``agent``, an agent that cannot take the checkpoints (:func:`_check_agent`, which
+    imports the agent's module)."""
     from vlneval.cli.run import check_numbers
     from vlneval.errors import VLNEvalError
     from vlneval.tasks import get_task
@@ -100,7 +107,8 @@ def _check_runnable(run: argparse.Namespace, checkpoints: list[str], seeds: list
     for ckpt in checkpoints:
         if not Path(ckpt).exists():
             raise VLNEvalError(f"--checkpoints {ckpt}: no such file or folder")
-    _check_agent(run, checkpoints)
+    if agent:
+        _check_agent(run, checkpoints)
 
 
 def _check_agent(run: argparse.Namespace, checkpoints: list[str]) -> None:
@@ -151,7 +159,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from vlneval.distributed.sweep import plan_units, unit_status, write_units
 
     command = [c for c in args.command if c != "--"] if args.command[:1] == ["--"] else args.command
-    _check_runnable(_run_args(command), args.checkpoints or [], args.seeds)
+    _check_runnable(
+        _run_args(command), args.checkpoints or [], args.seeds, agent=not args.no_agent_check
+    )
     units = plan_units(command, checkpoints=args.checkpoints or [None], seeds=args.seeds,
                        shards=args.shards, runs_dir=args.runs_dir)  # fmt: skip
     write_units(args.units, units)
@@ -217,10 +227,11 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Merges and scores finished runs; writes the tables. No finished run: an error, and
     nothing written."""
-    from vlneval.diagnostics import path_groups
+    from vlneval.diagnostics import column_intervals, path_groups
     from vlneval.distributed.sweep import read_units, unit_status
     from vlneval.distributed.sweep_report import (
-        selected_checkpoint,
+        selection,
+        selection_note,
         sweep_table,
         to_markdown,
         to_rows,
@@ -230,15 +241,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     from vlneval.io import atomic_write_bytes, atomic_write_text
     from vlneval.reports.tables import write_rows
 
+    if args.plot_metrics and not args.plot:
+        raise VLNEvalError("--plot-metrics chooses the metrics of --plot PNG: give --plot too")
     units = read_units(args.units)
     if not units:
         raise VLNEvalError(f"{args.units}: no units")
     run = _run_args(units[0].argv[: units[0].argv.index("--seed")])
     with contextlib.ExitStack() as stack:  # one scorer, opened on the first finished run
         scorer = scorer_on_first_use(run, stack)
-        table = sweep_table(units, lambda path: scorer().score(path), n_resamples=args.resamples,
-                            confidence=args.confidence,
+        table = sweep_table(units, lambda path: scorer().score(path), intervals=column_intervals,
+                            n_resamples=args.resamples, confidence=args.confidence,
                             groups=None if args.by_episode else path_groups)  # fmt: skip
+        ranked = _ranked_by(scorer(), table) if table.summary else ""
     if not table.runs:
         done = sum(unit_status(u) == "complete" for u in units)
         raise VLNEvalError(
@@ -249,8 +263,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         )
     for label, seed, left in table.incomplete:
         err(f"note: {label} seed {seed}: {left} units not complete, left out")
-    metrics = (args.plot_metrics or [_ranked_by(scorer(), table)]) if args.plot else []
+    metrics = (args.plot_metrics or [ranked]) if args.plot else []
     png = _plot_png(table, metrics) if metrics else None  # a bad metric: nothing written
+    table.selection = selection(table, (args.plot_metrics or [ranked])[0])
     if args.csv:
         write_rows(args.csv, to_rows(table))
     text = to_markdown(table)
@@ -263,9 +278,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         err(f"wrote {n} scalars to {args.tensorboard}")
     if png is not None:
         atomic_write_bytes(args.plot, png)
-        chosen = selected_checkpoint(table, metrics[0])
-        picked = "" if chosen is None else f"; selected {chosen['label']} (best mean {metrics[0]})"
-        err(f"wrote {args.plot}: {', '.join(metrics)} by checkpoint{picked}")
+        err(f"wrote {args.plot}: {', '.join(metrics)} by checkpoint")
+    if table.selection:
+        err("note: " + selection_note(table.selection))
     return 0
 
 

@@ -2,12 +2,13 @@
 
 For each (checkpoint, seed) whose shards are all complete: the shards are merged
 (:func:`vlneval.distributed.merge`) into the run's predictions file, which is scored centrally
-(never an average of per-shard means); each metric gets its percentile bootstrap interval
-over the episodes it has a value for (:func:`vlneval.stats.bootstrap_ci`, one seed for every
-metric), the episodes its value is the mean of: an episode without a value in one metric (NaN)
-still counts in the others. Given ``groups`` (the CLI passes
-:func:`vlneval.diagnostics.path_groups`, as ``vlneval report`` uses) whole paths are resampled,
-as the report's intervals do: R2R's three instructions of one path are not independent.
+(never an average of per-shard means); its intervals are ``vlneval report``'s: the CLI passes
+:func:`vlneval.diagnostics.column_intervals` as ``intervals`` (the same resamples for every
+metric with a value in each episode, each other metric on the episodes it has a value for, and
+the Clopper-Pearson interval for a rate at 0 or 100 %) and
+:func:`vlneval.diagnostics.path_groups` as ``groups``, so that whole paths are resampled: R2R's
+three instructions of one path are not independent. (``distributed`` sits below
+``diagnostics`` in the import layers, so both come in as arguments.)
 Per checkpoint, the seeds' scores are summarised as mean ± sample
 std (:func:`vlneval.stats.aggregate_scores`). Checkpoints are listed in natural order
 (:func:`~vlneval.distributed.sweep.natural_order`: ``ckpt.20`` before ``ckpt.100``). The
@@ -17,7 +18,7 @@ statistics layer is pure numpy, so this module may use it without a cycle.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,11 +40,16 @@ __all__ = [
     "SweepTable",
     "sweep_table",
     "selected_checkpoint",
+    "selection",
+    "selection_note",
     "to_markdown",
     "to_rows",
     "write_tensorboard",
     "VLNCE_TAGS",
 ]
+
+#: The method of a Clopper-Pearson interval (:func:`vlneval.diagnostics.column_intervals`).
+EXACT = "clopper-pearson"
 
 #: vlneval labels -> the metric names VLN-CE logs as ``eval_{split}_{name}``.
 VLNCE_TAGS = {
@@ -72,6 +78,9 @@ class SweepTable:
         units: label -> the unit its values are shown in (``%`` for rates, stored as
             fractions; ``m``...), from the metric table or the scorer's own units.
         resampling: what the intervals resample, ``paths`` or ``episodes``.
+        exact: the rates at 0 or 100 % in some run, whose interval is the Clopper-Pearson one.
+        selection: the checkpoint this split selected, the metric and the split
+            (:func:`selection`); None when nothing was selected.
     """
 
     split: str
@@ -81,6 +90,8 @@ class SweepTable:
     units: dict[str, str] = field(default_factory=dict)
     confidence: float = 0.95
     resampling: str = "episodes"
+    exact: set[str] = field(default_factory=set)
+    selection: dict[str, str] | None = None
 
 
 def _groups(units: Sequence[Unit]) -> dict[tuple[str | None, int], list[Unit]]:
@@ -94,6 +105,7 @@ def sweep_table(
     units: Sequence[Unit],
     score: Callable[[Path], Any],
     *,
+    intervals: Callable[..., Mapping[str, Any]],
     groups: Callable[[Any], np.ndarray | None] | None = None,
     n_resamples: int = 1000,
     confidence: float = 0.95,
@@ -102,9 +114,11 @@ def sweep_table(
     """Merges and scores every finished run of the sweep.
 
     ``score(path)`` returns the run's :class:`~vlneval.evaluation.Result` (the caller
-    knows the task, split and data). ``groups(result)``, when given, labels the path of each
-    scored episode (None: no two share one); the intervals then resample whole paths
-    (:func:`vlneval.stats.bootstrap_ci` with ``two_stage=False``), else episodes.
+    knows the task, split and data). ``intervals(columns, rng=, n_resamples=, confidence=,
+    groups=, two_stage=, rates=)`` gives each metric's interval
+    (:func:`vlneval.diagnostics.column_intervals`). ``groups(result)``, when given, labels the
+    path of each scored episode (None: no two share one); the intervals then resample whole
+    paths (``two_stage=False``), else episodes.
     """
     from vlneval.stats import aggregate_scores
 
@@ -131,12 +145,15 @@ def sweep_table(
         paths = None if groups is None else groups(ev)
         if paths is not None:
             table.resampling = "paths"
-        cis = _intervals(columns, paths, rng=rng, n_resamples=n_resamples, confidence=confidence)
+        cis = intervals(columns, rng=rng, n_resamples=n_resamples, confidence=confidence,
+                        groups=paths, two_stage=paths is None,
+                        rates=[k for k in columns if k in LABELS and LABELS[k].kind == "rate"])  # fmt: skip
+        table.exact.update(k for k, ci in cis.items() if ci is not None and ci.method == EXACT)
         metrics = {
             k: {
                 "value": v,
-                "low": cis[k].low if k in cis else None,
-                "high": cis[k].high if k in cis else None,
+                "low": getattr(cis.get(k), "low", None),
+                "high": getattr(cis.get(k), "high", None),
                 "n": int(np.isfinite(columns[k]).sum()) if k in columns else ev.n_episodes,
             }  # fmt: skip
             for k, v in ev.metrics.items()
@@ -163,25 +180,6 @@ def sweep_table(
     return table
 
 
-def _intervals(
-    columns: dict[str, np.ndarray],
-    paths: np.ndarray | None,
-    *,
-    rng: int,
-    n_resamples: int,
-    confidence: float,
-) -> dict[str, Any]:
-    """Each column's interval on its finite episodes, resampling whole ``paths`` if given."""
-    from vlneval.stats import bootstrap_ci
-
-    return {
-        k: bootstrap_ci(column, rng=rng, n_resamples=n_resamples, confidence=confidence,
-                        nan_policy="omit", metric=k, groups=paths, two_stage=paths is None)
-        for k, column in columns.items()
-        if np.isfinite(column).any()
-    }  # fmt: skip
-
-
 def selected_checkpoint(table: SweepTable, metric: str) -> dict[str, Any] | None:
     """The summary row of the checkpoint with the best mean of ``metric`` over seeds (by the
     metric's direction; the first in order on a tie); None for a metric with no better
@@ -201,6 +199,38 @@ def selected_checkpoint(table: SweepTable, metric: str) -> dict[str, Any] | None
     return min(rows, key=lambda s: sign * s["metrics"][metric]["mean"])
 
 
+def selection(table: SweepTable, metric: str) -> dict[str, str] | None:
+    """``{checkpoint, metric, split}``: the checkpoint the sweep selects by ``metric``
+    (:func:`selected_checkpoint`) on the split it scored, which that makes a model-selection
+    split; None for one checkpoint (nothing to select from) or no selected checkpoint.
+
+    Example:
+        >>> rows = [{"label": f"c{k}", "metrics": {"SR": {"mean": sr}}} for k, sr in
+        ...         enumerate([0.25, 0.5])]
+        >>> selection(SweepTable("val_unseen", summary=rows), "SR")
+        {'checkpoint': 'c1', 'metric': 'SR', 'split': 'val_unseen'}
+    """
+    chosen = selected_checkpoint(table, metric) if len(table.summary) > 1 else None
+    if chosen is None:
+        return None
+    return {"checkpoint": chosen["label"], "metric": metric, "split": table.split}
+
+
+def selection_note(chosen: dict[str, str]) -> str:
+    """What selecting a checkpoint on a split means for that split's numbers (protocol.md).
+
+    Example:
+        >>> selection_note({"checkpoint": "c1", "metric": "SR", "split": "val"})
+        'c1 selected on val (best mean SR over seeds): val is now a model-selection split, so its numbers are no longer held out; only an untouched split tests generalisation.'
+    """
+    split = chosen["split"]
+    return (
+        f"{chosen['checkpoint']} selected on {split} (best mean {chosen['metric']} over seeds): "
+        f"{split} is now a model-selection split, so its numbers are no longer held out; only an "
+        "untouched split tests generalisation."
+    )
+
+
 def _num(label: str, x: float | None, unit: str) -> str:
     """A value as the score tables show it (:func:`~vlneval.metrics.info.format_value`); empty
     when there is none."""
@@ -213,7 +243,9 @@ def to_rows(table: SweepTable) -> list[dict[str, Any]]:
     """Long-form rows (one per checkpoint, seed and metric; seed ``mean`` for the summary),
     values as the summary JSON stores them; ``unit`` says which (``fraction`` for rates);
     ``n``: a run's episodes behind the metric's value and interval (its episodes without
-    NaN), the seeds of a mean; ``resampling``: what a run's interval resampled."""
+    NaN), the seeds of a mean; ``resampling``: what a run's interval resampled; ``split``: the
+    split scored; ``selected_by``: on the selected checkpoint's rows, the metric that selected
+    it on that split (:attr:`SweepTable.selection`)."""
     rows = []
     for r in table.runs:
         for k, m in r["metrics"].items():
@@ -227,6 +259,12 @@ def to_rows(table: SweepTable) -> list[dict[str, Any]]:
                          "metric": k, "value": m["mean"], "ci_low": None, "ci_high": None,
                          "std": m["std"], "n": len(s["seeds"]),
                          "unit": _stored_unit(table, k), "resampling": None})  # fmt: skip
+    chosen = table.selection or {}
+    for row in rows:
+        row["split"] = table.split
+        row["selected_by"] = (
+            chosen["metric"] if row["checkpoint"] == chosen.get("checkpoint") else None
+        )
     return rows
 
 
@@ -267,6 +305,14 @@ def to_markdown(table: SweepTable) -> str:
         lines.append(f"| {r['label']} | {r['seed']} | " + " | ".join(cells) + " |")
     unit = "path" if table.resampling == "paths" else "episode"
     lines += ["", f"Intervals: {table.confidence:.0%} percentile bootstrap, by {unit}."]
+    if table.exact:
+        lines[-1] += (
+            f" {', '.join(k for k in names if k in table.exact)} at 0 or 100 % (the same outcome "
+            f"in every episode, where a bootstrap has zero width): the Clopper-Pearson (exact "
+            f"binomial) interval over the {unit}s."
+        )
+    if table.selection:
+        lines += ["", "Checkpoint selection: " + selection_note(table.selection)]
     return "\n".join(lines) + "\n"
 
 
