@@ -519,3 +519,11 @@ def test_sweep_caption_keeps_the_coverage_digits_and_the_range_of_seeds() -> Non
     seeds = fig.axes[0].collections[2]  # after the band and the star: every seed's value
     assert seeds.get_offsets().tolist() == [[1, 50], [1, 25], [2, 50], [2, 25], [2, 75]]
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["1", "2"]
+
+
+def test_sweep_caption_names_the_unit_the_intervals_resampled() -> None:
+    """A sweep resampled by path says so; the band is not over episodes then."""
+    table = _checkpoints(("c/ckpt_1.pth", 1, {"SR": [0.5]}), ("c/ckpt_2.pth", 2, {"SR": [0.25]}))
+    table.resampling = "paths"
+    caption = plot_sweep(table, ["SR"]).texts[0].get_text().splitlines()[1]
+    assert caption == "band: 95% bootstrap interval over paths"

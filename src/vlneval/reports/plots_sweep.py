@@ -4,7 +4,7 @@ checkpoint.
 x is the checkpoint's step (the last number in its file name, VLN-CE's ``ckpt.{index}.pth``), in
 numeric order, ticked at the steps there are; y is the mean over seeds (one seed: the run's
 value), in the unit the tables show (``SR (%)``), each seed's own value a small dot. The band is
-the seeds' percentile bootstrap intervals over episodes: one seed, its interval; several, from
+the seeds' percentile bootstrap intervals (over paths or episodes, as the table resampled): one seed, its interval; several, from
 the lowest lower end to the highest upper end. Each run folder is its own line (a legend names
 them when there are several), so two runs that both save ``ckpt.10000.pth`` are never joined. A
 checkpoint without a number in its name (``latest.pth``) has no step: it is a labelled marker
@@ -181,7 +181,7 @@ def _picked(chosen: dict[str, Any] | None, metric: str) -> str:
 def _band(table: SweepTable) -> str:
     """The caption's part on the band: its coverage and how many seeds it spans."""
     counts = sorted({len(s["seeds"]) for s in table.summary})
-    band = f"band: {level_label(table.confidence)} bootstrap interval over episodes"
+    band = f"band: {level_label(table.confidence)} bootstrap interval over {table.resampling}"
     if counts[-1] < 2:
         return band
     seeds = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else f"{counts[0]}"
