@@ -32,6 +32,7 @@ __all__ = [
     "edit_hinted",
     "did_you_mean",
     "check_seed",
+    "more_not_shown",
 ]
 
 MAX_SHOWN = 20
@@ -184,15 +185,30 @@ class InvalidInputError(VLNEvalError):
         """The error text: one line per problem, then a count of the ones not shown."""
         shown = self.problems if limit is None else self.problems[:limit]
         lines = [f"error: {p}" for p in shown]
-        hidden = len(self.problems) - len(shown)
-        if hidden > 0:
-            sources = {p.source for p in self.problems[len(shown) :]}
-            where = f"{sources.pop()}: " if len(sources) == 1 and "" not in sources else ""
-            lines.append(
-                f"error: {where}{hidden} more problem{'s' if hidden != 1 else ''} not shown "
-                "(--all-errors lists them all)"
-            )
+        if len(shown) < len(self.problems):
+            lines.append(f"error: {more_not_shown(self.problems[len(shown) :])}")
         return "\n".join(lines)
+
+
+def more_not_shown(
+    hidden: Sequence[Problem],
+    *,
+    name: Callable[[str], str] = str,
+    advice: str = " (--all-errors lists them all)",
+) -> str:
+    """The line counting the problems ``hidden`` (not shown), naming their file when they are
+    all of one (``name``: how a file is shown, e.g. by the name it was uploaded as).
+
+    Example:
+        >>> print(more_not_shown([Problem("preds.json", "bad")] * 12))
+        preds.json: 12 more problems not shown (--all-errors lists them all)
+        >>> print(more_not_shown([Problem("a", "x"), Problem("b", "y")], advice=""))
+        2 more problems not shown
+    """
+    sources = {p.source for p in hidden}
+    where = f"{name(sources.pop())}: " if len(sources) == 1 and "" not in sources else ""
+    n = len(hidden)
+    return f"{where}{n} more problem{'s' if n != 1 else ''} not shown{advice}"
 
 
 class HiddenSplitError(InvalidInputError):

@@ -409,3 +409,22 @@ def test_a_run_stopped_while_scoring_says_its_files_are_written(
         f"with `vlneval score --task demo{named} --predictions {out}`\n"
     )
     assert json.loads(out.read_text()) and json.loads(card_path(out).read_text())["task"] == "demo"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--json", "s.json"], "--json is an output of scoring: add --score to score the run"),
+        (
+            ["--per-episode", "-", "--json", "-"],
+            "--json and --per-episode are outputs of scoring: add --score to score the run",
+        ),
+    ],
+)
+def test_scoring_outputs_without_score_are_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    out = tmp_path / "preds.json"
+    assert run(["--task", "demo", "--agent", "random", "--out", str(out), *extra]) == 2
+    assert capsys.readouterr().err == f"error: {message}\n"
+    assert not out.exists()

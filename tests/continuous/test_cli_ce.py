@@ -200,3 +200,19 @@ def test_merging_an_r2r_ce_run_says_how_to_score_its_goal_metrics(
         "--distance twin (the run measured no distance_to_goal: without --distance twin, NE, OSR, "
         "SR, SPL and sDTW are n/a)"
     )
+
+
+@pytest.mark.parametrize("distance", ["none", "carried", "auto"])
+def test_run_score_refuses_a_distance_source_other_than_twin(
+    data_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], distance: str
+) -> None:
+    out = tmp_path / "p.json"
+    code = main(["run", "--task", "r2r-ce", "--data-root", str(data_root), "--agent", "stop",
+                 "--score", "--distance", distance, "--out", str(out)])  # fmt: skip
+    assert code == 2
+    assert capsys.readouterr().err == (
+        f"error: --distance {distance}: run --score scores on the twin worlds the agent ran in "
+        "(--distance twin; a run records no distance_to_goal): drop --distance, or score the "
+        f"written file with vlneval score --distance {distance}\n"
+    )
+    assert not out.exists()

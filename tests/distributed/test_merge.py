@@ -180,3 +180,16 @@ def test_a_continuous_run_names_its_missing_ids_by_episode_id(
     last = json.loads(lines[-1])
     text = _fails(capsys, out.parent, "--out", tmp_path / "m.json")
     assert f'error: {records} (shard 1/2): missing episode_id "{last["id"]}"' in text.splitlines()
+
+
+def test_the_warnings_not_shown_are_counted_with_their_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _run(tmp_path / "preds.json", "--shard", "0/25")
+    shard = tmp_path / "preds.shard-00-of-25.jsonl"
+    assert vlneval("merge", shard, "--out", tmp_path / "m.json", "--allow-partial") == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[19:21] == [
+        "warning: merge: shard 20/25 is missing: none of the files given is shard 20 of 25",
+        "warning: merge: 4 more problems not shown (--all-errors lists them all)",
+    ]

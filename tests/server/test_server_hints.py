@@ -502,3 +502,17 @@ def test_a_server_path_after_a_colon_is_redacted_and_an_address_stays_whole(
     text: str, expected: str
 ) -> None:
     assert ServerPaths(["/srv/data", "/srv/d", "/srv/f"]).redact(text) == expected
+
+
+def test_the_problems_not_shown_are_counted_by_the_upload_s_name() -> None:
+    many = [Problem("/srv/up/p.json", f"record {k}: bad", None, None) for k in range(52)]
+    lines = render_problems(many, source="/srv/up/p.json", display_name="preds.json")
+    assert lines[-2:] == ["preds.json: record 49: bad", "preds.json: 2 more problems not shown"]
+    server = [*many[:50], Problem("/tmp/pub-x1/dev.json", "bad line", None, None)]
+    lines = render_problems(
+        server,
+        source="/srv/up/p.json",
+        display_name="preds.json",
+        paths=ServerPaths(["/tmp/pub-x1"]),
+    )
+    assert lines[-1] == "[server file]: 1 more problem not shown"

@@ -78,3 +78,39 @@ def test_a_list_of_records_where_r2r_ce_is_keyed(
     )
     fix = '; to key them by id in Python: {str(r["episode_id"]): r["trajectory"] for r in records}'
     assert str(exc.value) == f"error: {'<records>' if in_memory else path}: {head}{fix}"
+
+
+@pytest.mark.parametrize(
+    ("name", "id_field", "integer"),
+    [
+        ("ndh", "inst_idx", True),
+        ("hanna", "instr_id", False),
+        ("touchdown", "route_id", True),
+        ("touchdown-sdr", "route_id", True),
+    ],
+)
+@pytest.mark.parametrize("in_memory", [False, True])
+def test_every_reader_of_records_gives_the_keyed_hint(
+    tmp_path: Path, name: str, id_field: str, integer: bool, in_memory: bool
+) -> None:
+    from tests.tasks.test_registry_tasks import CASES
+
+    split, kw, predictions = CASES[name](tmp_path)
+    records = json.loads(predictions.read_text())
+    keyed = {str(r[id_field]): {k: v for k, v in r.items() if k != id_field} for r in records}
+    path = tmp_path / "keyed.json"
+    path.write_text(json.dumps(keyed))
+    first = next(iter(keyed)) if integer else json.dumps(next(iter(keyed)))
+    why = (
+        f' keyed by id: one list of records is read, [{{"{id_field}": {first}, ...}}, ...] (in '
+        f'Python: [{{"{id_field}": {"int(k)" if integer else "k"}, **v}} for k, v in '
+        "predictions.items()])"
+    )
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate(name, split, keyed if in_memory else path, subset=True, **kw)
+    shape = (
+        "<records>: expected a path, bytes or a list of records, got dict"
+        if in_memory
+        else f"{path}: expected a JSON list of predictions, got a JSON object"
+    )
+    assert str(exc.value) == f"error: {shape}{why}"

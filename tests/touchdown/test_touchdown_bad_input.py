@@ -458,9 +458,13 @@ def test_a_one_line_json_object_is_no_list_of_predictions(tmp_path: Path, task: 
     """A file of one JSON object (keyed by route id, say) is refused as the R2R reader refuses
     it, on one line as on many; a ``.jsonl`` file of one record is read."""
     err = _bad(tmp_path, {"1": RUNS[1]}, task=task)
+    keyed = (
+        ' keyed by id: one list of records is read, [{"route_id": 1, "trajectory": [...]}, ...] '
+        '(in Python: [{"route_id": int(k), "trajectory": v} for k, v in predictions.items()])'
+    )  # an SDR prediction is no trajectory: no such advice
     assert str(err) == (
         f"error: {tmp_path / 'td_preds.json'}: expected a JSON list of predictions, got a JSON "
-        "object"
+        f"object{keyed if task == 'touchdown' else ''}"
     )
     path = tmp_path / "one.jsonl"
     path.write_text(json.dumps({"route_id": 1, "trajectory": RUNS[1]}))

@@ -11,6 +11,7 @@ import pytest
 
 from tests.vlnce.helpers import steps
 from vlneval.errors import InvalidInputError
+from vlneval.evaluation import evaluate
 from vlneval.tasks.profiles import get_profile
 from vlneval.tasks.vlnce.format import load_vlnce, parse_ce_predictions
 from vlneval.tasks.vlnce.score import DistanceSource, score_continuous
@@ -270,3 +271,38 @@ def test_fastdtw_python_profile_gives_the_fallback_s_numbers(tmp_path: Path) -> 
     method = got["vlnce-fastdtw-python"].to_dict()["dtw"]["method"]
     assert method == "fastdtw radius 1 (python variant of the package)"
     assert get_profile("vlnce").reproduces.endswith("FDTW: True, fastdtw's compiled extension")
+
+
+def test_a_malformed_record_does_not_hide_the_missing_episodes(
+    split: tuple[Path, Path], tmp_path: Path
+) -> None:
+    eps = load_vlnce(split[0], gt_path=split[1], task="r2r-ce", split="val")
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"1": [{"position": [0.0, 0.0, 0.0], "stop": "yes"}]}))
+    with pytest.raises(InvalidInputError) as exc:
+        parse_ce_predictions(path, eps, profile=get_profile("vlnce-exact"))
+    assert [str(p) for p in exc.value.problems] == [
+        f"{path}: 1 of 2 episodes have no prediction (first: 2); profile vlnce-exact requires "
+        "all of them: score only the predicted ones with --subset (subset=True in Python), "
+        "reported as partial",
+        f"{path}: episode_id \"1\": [0].stop: stop must be true or false, got 'yes'",
+    ]
+    with pytest.raises(InvalidInputError) as exc:  # a subset run need not be complete
+        parse_ce_predictions(path, eps, profile=get_profile("vlnce-exact"), subset=True)
+    assert [p.field for p in exc.value.problems] == ["[0].stop"]
+
+
+def test_the_scorer_tells_a_malformed_file_its_missing_episodes(
+    split: tuple[Path, Path], tmp_path: Path
+) -> None:
+    body = {"1": [{"position": [0.0, 0.0, 0.0], "stop": "yes"}]}
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("r2r-ce", "val", body, episodes_file=split[0])
+    assert [(p.episode, p.field) for p in exc.value.problems] == [
+        (None, None),
+        ('episode_id "1"', "[0].stop"),
+    ]
+    assert str(exc.value.problems[0]).startswith("<records>: 1 of 2 episodes have no prediction")
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("r2r-ce", "val", body, episodes_file=split[0], subset=True)
+    assert len(exc.value.problems) == 1

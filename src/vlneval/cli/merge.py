@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from vlneval.cli.common import err
+from vlneval.errors import more_not_shown
 
 __all__ = ["register", "cmd_merge"]
 
@@ -45,9 +46,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
     limit = None if args.all_errors else 20
     for problem in merged.problems[:limit]:
         err(f"warning: {problem}")
-    hidden = len(merged.problems) - len(merged.problems[:limit])
-    if hidden > 0:
-        err(f"warning: {hidden} more problems not shown (--all-errors lists them all)")
+    if limit is not None and len(merged.problems) > limit:
+        err(f"warning: {more_not_shown(merged.problems[limit:])}")
     shards = merged.card["shards"]
     err(
         f"merged {shards['merged']} of {shards['count']} shards: {merged.card['episodes']} "

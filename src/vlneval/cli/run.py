@@ -167,6 +167,7 @@ def _run(args: argparse.Namespace) -> int:
     from vlneval.envs.graph.submission import task_records
     from vlneval.envs.recording import predictions_bytes
 
+    _scoring_outputs(args)
     check_numbers(args)
     plan = scored_plan(args, out=True, table=args.score)  # refused before the run, not after
     unsharded_without_launcher(args)
@@ -238,6 +239,23 @@ def _run(args: argparse.Namespace) -> int:
         args.scoring_partial = result.partial
         return _score(args, partial=result.partial, protocol=result.protocol, plan=plan)
     return 0
+
+
+def _scoring_outputs(args: argparse.Namespace) -> None:
+    """Refuses ``--json`` and ``--per-episode`` without ``--score`` (they are its outputs),
+    before the run.
+
+    Raises:
+        VLNEvalError: names the options given.
+    """
+    given = [
+        flag for flag in ("--json", "--per-episode") if getattr(args, flag[2:].replace("-", "_"))
+    ]
+    if given and not args.score:
+        raise VLNEvalError(
+            f"{' and '.join(given)} {'is an output' if len(given) == 1 else 'are outputs'} of "
+            "scoring: add --score to score the run"
+        )
 
 
 def check_numbers(args: argparse.Namespace, seeds: tuple[int, ...] = ()) -> None:

@@ -24,6 +24,7 @@ def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int
     from vlneval.tasks import get_task
 
     _refuse_graph_options(args)
+    _twin_only(args)
     if args.executor == "ray":
         from vlneval.cli.ray_run import cmd_run_ray
 
@@ -85,6 +86,20 @@ def _emit(
         )  # fmt: skip
         emit_scored(args, summary, rows if args.per_episode else None, plan)
     return 0
+
+
+def _twin_only(args: argparse.Namespace) -> None:
+    """Refuses ``--score`` with a ``--distance`` other than twin: a run is scored on the twin
+    worlds the agent ran in, and records no distance_to_goal to carry."""
+    from vlneval.errors import VLNEvalError
+
+    given = getattr(args, "distance", None)
+    if args.score and given is not None and given.lower() != "twin":
+        raise VLNEvalError(
+            f"--distance {given}: run --score scores on the twin worlds the agent ran in "
+            "(--distance twin; a run records no distance_to_goal): drop --distance, or score "
+            f"the written file with vlneval score --distance {given}"
+        )
 
 
 def _refuse_graph_options(args: argparse.Namespace) -> None:

@@ -85,9 +85,15 @@ def typed_chunks(raw: bytes, decoder: Any) -> Iterator[list[Any]]:
 
 
 def iter_chunks(
-    raw: bytes, source: str, *, chunk: int = CHUNK, expected: str = "a JSON list"
+    raw: bytes,
+    source: str,
+    *,
+    chunk: int = CHUNK,
+    expected: str = "a JSON list",
+    about: Callable[[dict[str, Any]], str] | None = None,
 ) -> Iterator[list[Any]]:
-    """Top-level array elements of ``raw`` in chunks (decoded once, or explained).
+    """Top-level array elements of ``raw`` in chunks (decoded once, or explained; ``about``:
+    as :func:`iter_records`'s).
 
     Raises:
         InvalidInputError: ``raw`` is not JSON, or not an array.
@@ -98,7 +104,8 @@ def iter_chunks(
     """
     value = decode_json(raw, source, a_list=True)  # JSON lines given here are told so
     if not isinstance(value, list):
-        raise InvalidInputError(f"{source}: expected {expected}, got a {_kind(value)}")
+        why = about(value) if about is not None and isinstance(value, dict) else ""
+        raise InvalidInputError(f"{source}: expected {expected}, got a {_kind(value)}{why}")
     return (value[i : i + chunk] for i in range(0, len(value), chunk))
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from vlneval.errors import Hint, Problem, edit_hinted
+from vlneval.errors import Hint, Problem, edit_hinted, more_not_shown
 from vlneval.tasks.common.blind import SplitIndex, public_problems, public_view, submitted_ids
 
 __all__ = [
@@ -161,9 +161,10 @@ def render_problems(
         )
         text = (paths or ServerPaths()).redact(text)
         out.append(text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…")
-    hidden = len(problems) - len(out)
-    if hidden > 0:
-        out.append(f"{hidden} more problem{'s' if hidden != 1 else ''} not shown")
+    if len(problems) > len(out):
+        hidden = problems[len(out) :]
+        line = more_not_shown(hidden, name=lambda s: display_name if s == source else s, advice="")
+        out.append((paths or ServerPaths()).redact(line))
     return out
 
 

@@ -64,9 +64,12 @@ class ReadInput:
     text: bytes | None = None
     value: Any = None
 
-    def chunks(self, expected: str) -> Iterator[list[Any]]:
-        """The records of a JSON list (a file that is not one is refused, saying ``expected``),
-        a chunk at a time; records in memory are one chunk.
+    def chunks(
+        self, expected: str, about: Callable[[dict[str, Any]], str] | None = None
+    ) -> Iterator[list[Any]]:
+        """The records of a JSON list (a file that is not one is refused, saying ``expected``
+        and, for an object, ``about`` it: see :func:`~vlneval.io.iter_records`), a chunk at a
+        time; records in memory are one chunk.
 
         Example:
             >>> list(read_input(b"[1, 2]").chunks("a list")), list(read_input([3]).chunks("a list"))
@@ -74,7 +77,7 @@ class ReadInput:
         """
         if self.text is None:
             return iter([self.value])
-        return iter_chunks(self.text, self.source, expected=expected)
+        return iter_chunks(self.text, self.source, expected=expected, about=about)
 
     def record_chunks(
         self, expected: str, about: Callable[[dict[str, Any]], str] | None = None
@@ -152,27 +155,34 @@ def _not_records(
     )
 
 
-def keyed_fix(value: Mapping[Any, Any], id_field: str, key: str | None) -> str:
+def keyed_fix(
+    value: Mapping[Any, Any], id_field: str, key: str | None, *, integer: bool = False
+) -> str:
     """The end of the refusal of an object where a list of records is read, when it is keyed
     by episode id (its values all trajectories, or all records without their id): the shape
-    read and the conversion; "" for another object (one record, say).
+    read and the conversion (``integer``: the ids are JSON integers, as Touchdown's and NDH's);
+    "" for another object (one record, say).
 
     Example:
         >>> print(keyed_fix({"1_0": [["a", 0, 0]]}, "instr_id", None))
          keyed by id: one list of records is read, [{"instr_id": "1_0", "trajectory": [...]}, ...] (in Python: [{"instr_id": k, "trajectory": v} for k, v in predictions.items()])
         >>> keyed_fix({"instr_id": "1_0", "trajectory": []}, "instr_id", None)
         ''
+        >>> print(keyed_fix({"7": {"x": 1, "y": 2}}, "route_id", None, integer=True))
+         keyed by id: one list of records is read, [{"route_id": 7, ...}, ...] (in Python: [{"route_id": int(k), **v} for k, v in predictions.items()])
     """
     kinds = {list if isinstance(v, list) else Mapping if isinstance(v, Mapping) else None
              for v in islice(value.values(), 64)}  # fmt: skip
     if id_field in value or len(kinds) != 1 or None in kinds:
         return ""
-    first = json.dumps(str(next(iter(value))))
+    first = str(next(iter(value)))
+    first = first if integer and first.isdigit() else json.dumps(first)
+    k = "int(k)" if integer else "k"
     if kinds == {list}:
         shape = f'{{"{id_field}": {first}, "{key or "trajectory"}": [...]}}'
-        record = f'{{"{id_field}": k, "{key or "trajectory"}": v}}'
+        record = f'{{"{id_field}": {k}, "{key or "trajectory"}": v}}'
     else:
-        shape, record = f'{{"{id_field}": {first}, ...}}', f'{{"{id_field}": k, **v}}'
+        shape, record = f'{{"{id_field}": {first}, ...}}', f'{{"{id_field}": {k}, **v}}'
     return (
         f" keyed by id: one list of records is read, [{shape}, ...] (in Python: [{record} for "
         "k, v in predictions.items()])"

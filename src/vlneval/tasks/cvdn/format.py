@@ -18,6 +18,8 @@ never ``eval``), so both forms load to the same episodes.
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from typing import Any
 from vlneval.errors import InvalidInputError, ProblemCollector, UnknownNameError
 from vlneval.io import brief, clip, iter_chunks, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
-from vlneval.tasks.common.inputs import ReadInput, read_input
+from vlneval.tasks.common.inputs import ReadInput, keyed_fix, read_input
 from vlneval.tasks.common.prediction_structs import TRAJECTORY_KEYS, without_numpy
 from vlneval.tasks.common.record_checks import ID_LIKE, FieldTally, UniqueIds, is_finite, numbered
 from vlneval.tasks.common.request import PredictionsInput
@@ -40,6 +42,7 @@ __all__ = [
     "ndh_instruction",
     "trusted_path",
     "check_ndh_predictions",
+    "read_ndh_input",
 ]
 
 PATH_TYPES = PATH_TYPE.choices
@@ -327,11 +330,12 @@ def check_ndh_predictions(
     Raises:
         InvalidInputError: the problems found (at most one per record).
     """
-    given = read_input(predictions)  # a ReadInput is taken as it is
+    keyed = _keyed(trajectory_key)
+    given = read_ndh_input(predictions, trajectory_key)  # a ReadInput is taken as it is
     if given.text is None and (plain := without_numpy(given.value)) is not given.value:
         given = ReadInput(given.source, value=plain)
     source = given.source
-    records = [r for chunk in given.chunks("a JSON list of predictions") for r in chunk]
+    records = [r for chunk in given.chunks("a JSON list of predictions", keyed) for r in chunk]
     kept = without_summaries(records, "inst_idx", trajectory_key)  # the reader's to report
     why = " (NDH predictions are keyed by the integer inst_idx of each instance)"
     FieldTally.of(kept, "inst_idx").refuse(source, why, ID_LIKE)
@@ -340,6 +344,17 @@ def check_ndh_predictions(
     trajs.refuse(source, " (the executed viewpoints)", fix=fix)
     _check_id_types(records, source, len(kept))
     return given
+
+
+def _keyed(key: str | None) -> Callable[[Mapping[Any, Any]], str]:
+    """How to list the records of an object keyed by inst_idx (:func:`keyed_fix`)."""
+    return functools.partial(keyed_fix, id_field="inst_idx", key=key, integer=True)
+
+
+def read_ndh_input(predictions: PredictionsInput, trajectory_key: str | None) -> ReadInput:
+    """``predictions`` read once (:func:`~vlneval.tasks.common.inputs.read_input`); an object
+    keyed by ``inst_idx`` is refused with the records' shape and the conversion."""
+    return read_input(predictions, about=_keyed(trajectory_key))
 
 
 def _check_id_types(records: list[Any], source: str, n_predictions: int) -> None:

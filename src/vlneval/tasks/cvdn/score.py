@@ -35,12 +35,11 @@ from vlneval.tasks.common.goal_scoring import (
     read_trajectories,
     summary_options,
 )
-from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result, ResultBuilder
 from vlneval.tasks.common.scoring import summarise
-from vlneval.tasks.cvdn.format import NDHEpisodes, check_ndh_predictions
+from vlneval.tasks.cvdn.format import NDHEpisodes, check_ndh_predictions, read_ndh_input
 from vlneval.tasks.profiles import Profile
 
 __all__ = ["NDHScorer", "score_ndh", "COLUMNS"]
@@ -79,7 +78,7 @@ class NDHScorer:
         Raises:
             VLNEvalError: bad input (file, ``inst_idx`` and field named).
         """
-        given = read_input(predictions)
+        given = read_ndh_input(predictions, how.trajectory_key)
         pc = ProblemCollector(given.source)
         return self.score_trajectories(self.trajectories(given, how, pc), how, pc)
 

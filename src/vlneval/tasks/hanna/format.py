@@ -13,13 +13,15 @@ files.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from vlneval.errors import ProblemCollector
 from vlneval.io import iter_records, read_bytes
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
-from vlneval.tasks.common.inputs import ReadInput, read_input
+from vlneval.tasks.common.inputs import ReadInput, keyed_fix, read_input
 from vlneval.tasks.common.prediction_structs import TRAJECTORY_KEYS
 from vlneval.tasks.common.record_checks import (
     ID_LIKE,
@@ -32,7 +34,7 @@ from vlneval.tasks.common.record_checks import (
 from vlneval.tasks.common.request import PredictionsInput
 from vlneval.tasks.common.summary_records import looks_like_summary, without_summaries
 
-__all__ = ["load_hanna", "check_hanna_predictions", "REQUEST_HELP", "POSE_KEY"]
+__all__ = ["load_hanna", "check_hanna_predictions", "read_hanna_input", "REQUEST_HELP", "POSE_KEY"]
 
 REQUEST_HELP = 1  # AskAgent.ask_actions = ['do_nothing', 'request_help', '<start>']
 POSE_KEY = "agent_pose"
@@ -137,6 +139,17 @@ def _check_asks(rec: dict[str, Any], key: str, label: str, pc: ProblemCollector)
         )  # fmt: skip
 
 
+def _keyed(key: str) -> Callable[[Mapping[Any, Any]], str]:
+    """How to list the records of an object keyed by instr_id (:func:`keyed_fix`)."""
+    return functools.partial(keyed_fix, id_field="instr_id", key=key)
+
+
+def read_hanna_input(predictions: PredictionsInput, trajectory_key: str) -> ReadInput:
+    """``predictions`` read once (:func:`~vlneval.tasks.common.inputs.read_input`); an object
+    keyed by ``instr_id`` is refused with the records' shape and the conversion."""
+    return read_input(predictions, about=_keyed(trajectory_key))
+
+
 def check_hanna_predictions(
     predictions: PredictionsInput | ReadInput,
     episodes: EpisodeTable,
@@ -163,10 +176,11 @@ def check_hanna_predictions(
     Raises:
         InvalidInputError: the problems found (a file-level one always).
     """
-    given = read_input(predictions)  # a ReadInput is taken as it is
-    source = given.source
     key = trajectory_key or POSE_KEY
-    records = [r for c in given.record_chunks("a JSON list of predictions") for r in c]
+    given = read_hanna_input(predictions, key)  # a ReadInput is taken as it is
+    source = given.source
+    keyed = _keyed(key)
+    records = [r for c in given.record_chunks("a JSON list of predictions", keyed) for r in c]
     dicts = [r for r in records if isinstance(r, dict)]
     _file_level(without_summaries(dicts, "instr_id", key), source, key)
     with_asks = [r for r in dicts if "agent_ask" in r]

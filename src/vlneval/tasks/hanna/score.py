@@ -34,12 +34,11 @@ from vlneval.tasks.common.goal_scoring import (
     read_trajectories,
     summary_options,
 )
-from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.result import Result
 from vlneval.tasks.common.scoring import summarise
-from vlneval.tasks.hanna.format import REQUEST_HELP, check_hanna_predictions
+from vlneval.tasks.hanna.format import REQUEST_HELP, check_hanna_predictions, read_hanna_input
 from vlneval.tasks.profiles import Profile
 
 __all__ = ["HannaScorer", "score_hanna", "hanna_goal_errors"]
@@ -67,8 +66,8 @@ class HannaScorer:
         Raises:
             VLNEvalError: bad input (file, ``instr_id`` and field named).
         """
-        given = read_input(predictions)
         key = how.trajectory_key or "agent_pose"
+        given = read_hanna_input(predictions, key)
         pc = ProblemCollector(given.source)  # every problem of the file, shown together
         has_asks = check_hanna_predictions(given, self.episodes, trajectory_key=key, collect=pc)
         keep = ("agent_ask",) if has_asks else ()

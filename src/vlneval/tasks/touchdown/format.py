@@ -14,10 +14,11 @@ in pixels of the profile's panorama frame.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,7 @@ from vlneval.errors import (
 from vlneval.io import brief, decode_json, explain, gc_paused, iter_records
 from vlneval.tasks.common import record_checks
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
-from vlneval.tasks.common.inputs import ReadInput, read_input, source_name
+from vlneval.tasks.common.inputs import ReadInput, keyed_fix, read_input, source_name
 from vlneval.tasks.common.jsonl import decode_line
 from vlneval.tasks.common.prediction_structs import without_numpy
 from vlneval.tasks.common.predictions import Predictions, in_episode_order
@@ -235,21 +236,36 @@ def load_touchdown(path: str | Path, *, task: str = "touchdown", split: str = ""
 _UNREAD = object()  # a line not decoded yet (None is a JSON line's value)
 
 
+def _keyed(key: str | None) -> Callable[[Mapping[Any, Any]], str]:
+    """How to list the records of an object keyed by route id (:func:`keyed_fix`)."""
+    return functools.partial(keyed_fix, id_field="route_id", key=key, integer=True)
+
+
+def _sdr_keyed(value: Mapping[Any, Any]) -> str:
+    """:func:`_keyed` of an object of SDR records only: an SDR prediction is no trajectory."""
+    return _keyed(None)(value) if isinstance(next(iter(value.values()), None), Mapping) else ""
+
+
 def _records(
-    given: ReadInput, expected: str = "a JSON list of predictions", *, lone: bool = False
+    given: ReadInput,
+    expected: str = "a JSON list of predictions",
+    *,
+    lone: bool = False,
+    about: Callable[[dict[str, Any]], str] | None = None,
 ) -> Iterator[Any]:
     """The records of a JSON list or a JSON-lines file, decoded a chunk at a time (a large
     file's full object tree never exists at once); records in memory as they are. A file of
     one JSON object is one record when ``lone`` or named ``.jsonl``, else refused (as the R2R
     reader refuses it: an object keyed by id is no list of records). A record in memory is
     read with each numpy value as the Python value it holds (an agent's ``np.int64`` route id
-    is the integer it holds), as the R2R reader reads it."""
+    is the integer it holds), as the R2R reader reads it. ``about(obj)`` ends the refusal of
+    one object (:func:`~vlneval.tasks.common.inputs.keyed_fix`)."""
     if given.text is None:
         yield from map(without_numpy, given.value)
         return
     source, raw = given.source, given.text
     if raw.lstrip()[:1] != b"{":
-        for chunk in iter_records(raw, source, expected=expected):
+        for chunk in iter_records(raw, source, expected=expected, about=about):
             yield from chunk
         return
     decoder = msgspec.json.Decoder()
@@ -264,12 +280,16 @@ def _records(
         except InvalidInputError:
             whole = decode_json(raw, source)  # one multi-line JSON value, or a syntax error
             kind = "JSON object" if isinstance(whole, dict) else type(whole).__name__
-            raise InvalidInputError(f"expected {expected}, got a {kind}", source=source) from None
+            why = about(whole) if about is not None and isinstance(whole, dict) else ""
+            raise InvalidInputError(
+                f"expected {expected}, got a {kind}{why}", source=source
+            ) from None
     except RecursionError:  # a JSON line too deep to decode: named by the loop below
         pass
     else:
         if not (lone or source.endswith((".jsonl", ".jsonl.gz"))) and raw.strip() == first.strip():
-            raise InvalidInputError(f"expected {expected}, got a JSON object", source=source)
+            why = about(head) if about is not None and isinstance(head, dict) else ""
+            raise InvalidInputError(f"expected {expected}, got a JSON object{why}", source=source)
     del raw, given, first  # each line is freed once decoded: the text is not kept beside them
     for lineno, line in enumerate(lines, start=1):
         lines[lineno - 1] = b""  # free each line once decoded
@@ -455,7 +475,9 @@ def parse_touchdown_predictions(
     source = source_name(predictions)
     p = _NavParser(table, graph, source, form, trajectory_key or "trajectory", skip_summaries)
     tally, visited = _IdTally(), FieldTally(p.key)
-    for k, rec in numbered((_records(read_input(predictions)),), p.pc, "predictions"):
+    keyed = _keyed(p.key)
+    given = read_input(predictions, about=keyed)
+    for k, rec in numbered((_records(given, about=keyed),), p.pc, "predictions"):
         tally.see(rec)
         visited.see(rec)
         p.record(rec, k)
@@ -569,7 +591,10 @@ def parse_sdr_predictions(
     route_index = routes.index
     strays: list[str | int] = []  # the route ids of the records for none of the split's routes
     repeats = Repeats()  # as the R2R reader words it: the label names the route and panorama
-    for k, rec in numbered((_records(read_input(predictions)),), pc, "predictions"):
+    keyed = _sdr_keyed
+    for k, rec in numbered(
+        (_records(read_input(predictions, about=keyed), about=keyed),), pc, "predictions"
+    ):
         tally.see(rec)
         pixels.see(rec)
         parsed = _sdr_record(rec, k, frame, pc)

@@ -38,15 +38,17 @@ from vlneval.errors import (
 )
 from vlneval.io import brief, clip, decode_json, gc_paused, no_json, unique_keys
 from vlneval.metrics._kernels import offsets_of, reorder
-from vlneval.tasks.common.checks import no_match
+from vlneval.tasks.common.checks import incomplete, no_match, stray_ids
 from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.prediction_structs import Finite
 from vlneval.tasks.common.record_checks import Repeats, as_list, is_bool, is_finite, shown_value
 from vlneval.tasks.common.request import PredictionsInput
+from vlneval.tasks.profiles import Profile
 from vlneval.tasks.vlnce.episodes import ContinuousEpisodes, _point, _ragged
 
 __all__ = [
     "ContinuousPredictions",
+    "missing_problem",
     "parse_ce_predictions",
     "reference_as_predictions",
     "CE_FORMS",
@@ -108,6 +110,7 @@ class _PredReader:
         self.source, self.ep, self.form = source, episodes, form
         self.pc = ProblemCollector(source)
         self.rows: dict[int, tuple[np.ndarray, bool, np.ndarray | None]] = {}
+        self.seen: set[int] = set()  # the episodes with a record, malformed or not
         self.unknown: list[str] = []
         self.far = 0  # trajectories that start away from their episode's start
         self.repeats = Repeats()  # the labels of the episodes predicted again
@@ -117,9 +120,11 @@ class _PredReader:
         i = table.get(key)
         if i is None:
             self.unknown.append(clip(key))
-        elif i in self.rows:
+        elif i in self.seen:
             self.repeats.see(label)
             return None
+        else:
+            self.seen.add(i)
         return i
 
     def r2r_ce(self, eid: str, steps: Any) -> None:
@@ -352,7 +357,12 @@ def _records(raw: bytes, source: str, pc: ProblemCollector) -> list[Any]:
 
 @gc_paused()  # the decoded records hold no cycle: no collection need walk them
 def parse_ce_predictions(
-    predictions: PredictionsInput, episodes: ContinuousEpisodes, *, form: str = "auto"
+    predictions: PredictionsInput,
+    episodes: ContinuousEpisodes,
+    *,
+    form: str = "auto",
+    profile: Profile | None = None,
+    subset: bool = False,
 ) -> ContinuousPredictions:
     """Reads VLN-CE predictions (``r2r-ce`` JSON or ``rxr-jsonl``) against ``episodes``.
 
@@ -362,6 +372,9 @@ def parse_ce_predictions(
         episodes: the split's episodes.
         form: ``auto`` (from the file's first line, or the records' type), ``r2r-ce`` or
             ``rxr-jsonl``.
+        profile, subset: when the profile is given, a refused file is also told the episodes
+            it leaves out when ``profile`` requires all of them and ``subset`` is false
+            (:func:`missing_problem`).
 
     Raises:
         InvalidInputError: every malformed record (file, id, field), duplicates, a trajectory
@@ -415,8 +428,29 @@ def parse_ce_predictions(
         r.pc.add(
             "distance_to_goal is carried for some episodes but not others: carry it for all or none"
         )
+    if profile is not None and (r.rows or any(p.episode is not None for p in r.pc.problems)):
+        missing = [episodes.ids[i] for i in range(len(episodes)) if i not in r.seen]
+        problem = missing_problem(episodes, missing, r.unknown, profile, subset)
+        if r.pc.problems and problem is not None:
+            r.pc.add_first(problem)  # with the records' problems: malformed ones never hide it
     r.pc.raise_if_any()
     return _assemble(r, episodes, form, source)
+
+
+def missing_problem(
+    episodes: ContinuousEpisodes,
+    missing: list[str],
+    unknown: list[str],
+    profile: Profile,
+    subset: bool,
+) -> str | None:
+    """The completeness problem of predictions leaving out the episodes ``missing``
+    (:func:`~vlneval.tasks.common.checks.incomplete`; ``unknown``: the ids not in the split), or
+    None when none is missing or ``profile`` (or ``subset``) allows it."""
+    if not (missing and profile.require_complete and not subset):
+        return None
+    what = f"{len(missing)} of {len(episodes)} episodes"
+    return incomplete(what, missing, profile, stray_ids(unknown, missing[0]))
 
 
 def _not_ce(records: list[Any], task: str) -> str:

@@ -24,7 +24,6 @@ import numpy as np
 
 from vlneval.continuous.oracle import DistanceOracle, distances_along
 from vlneval.errors import InvalidInputError, VLNEvalError, hint, hinted
-from vlneval.tasks.common.checks import incomplete, stray_ids
 from vlneval.tasks.common.episodes import require_goals
 from vlneval.tasks.common.request import (
     PredictionsInput,
@@ -37,6 +36,7 @@ from vlneval.tasks.common.result import Result
 from vlneval.tasks.profiles import Profile
 from vlneval.tasks.vlnce import DISTANCE
 from vlneval.tasks.vlnce.format import ContinuousEpisodes, ContinuousPredictions
+from vlneval.tasks.vlnce.predictions import missing_problem
 from vlneval.tasks.vlnce.profiles import ContinuousProfile
 from vlneval.tasks.vlnce.summary import COLUMNS as COLUMNS  # re-exported: the label columns
 from vlneval.tasks.vlnce.summary import (
@@ -165,12 +165,9 @@ def score_continuous(
             one action allows under a profile that refuses them (:mod:`~vlneval.tasks.vlnce.moves`).
     """
     prof = _profile(profile)
-    if preds.missing and prof.require_complete and not subset:
-        what = f"{len(preds.missing)} of {len(episodes)} episodes"
-        stray = stray_ids(preds.unknown, preds.missing[0])
-        raise InvalidInputError(
-            incomplete(what, preds.missing, prof, stray), source=str(preds.source)
-        )
+    missing = missing_problem(episodes, preds.missing, preds.unknown, prof, subset)
+    if missing is not None:
+        raise InvalidInputError(missing, source=str(preds.source))
     if source.name == "carried" and preds.distances is None:
         raise InvalidInputError(
             "no step carries distance_to_goal (distance source 'carried')", source=str(preds.source)
@@ -306,7 +303,10 @@ class VlnceScorer:
         distance source."""
         from vlneval.tasks.vlnce.format import parse_ce_predictions
 
-        preds = parse_ce_predictions(predictions, self.episodes, form=_ce_form(how.form))
+        preds = parse_ce_predictions(
+            predictions, self.episodes, form=_ce_form(how.form), profile=self.profile,
+            subset=how.subset,
+        )  # fmt: skip
         source = _resolve_source(self.distance, preds, self._twin_source)
         return score_continuous(
             self.episodes, preds, self.profile, source, subset=how.subset,
@@ -348,7 +348,10 @@ class TwinScorer:
         bytes or its records)."""
         from vlneval.tasks.vlnce.format import parse_ce_predictions
 
-        preds = parse_ce_predictions(predictions, self.episodes, form=_ce_form(how.form))
+        preds = parse_ce_predictions(
+            predictions, self.episodes, form=_ce_form(how.form), profile=self.profile,
+            subset=how.subset,
+        )  # fmt: skip
         return score_continuous(
             self.episodes, preds, self.profile, self.source, subset=how.subset,
             declared=how.declared, run=how.run, show_progress=self.show_progress,
