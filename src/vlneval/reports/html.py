@@ -523,7 +523,7 @@ def identical_notes(run: ScoredRun, baseline: ScoredRun) -> list[str]:
 
 
 def _comparison(cmp: RunComparison, notes: list[str]) -> str:
-    notes = notes + [text for text, _ in p_floor_notice(cmp, len(cmp.metrics))]  # as stderr's
+    notes = notes + [text for text, _ in p_floor_notice([cmp])]  # as stderr's
     out = hp.banner("Warnings", notes) if notes else ""
     if cmp.differences:
         forced = (
