@@ -384,6 +384,17 @@ def test_report_compare_re_diagnoses_the_shared_episodes_on_spawned_streams(
     assert states == [np.random.default_rng(children[k]).bit_generator.state for k in (1, 2, 3)]
 
 
+def test_the_side_by_side_runs_take_their_streams_explicitly() -> None:
+    """``_shown`` has no default streams: an empty default failed to unpack (ValueError)
+    whenever a baseline was given without them."""
+    from vlneval.reports import html
+
+    with pytest.raises(
+        TypeError, match="missing 2 required positional arguments: 'base_limit' and 'rngs'"
+    ):
+        html._shown(None, None, None, None, {})  # type: ignore[arg-type]
+
+
 def test_report_compare_warns_of_the_monte_carlo_floor_on_the_page_and_stderr(
     tmp_path: Path, capsys: Capture
 ) -> None:
