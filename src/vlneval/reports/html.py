@@ -181,7 +181,9 @@ def build_report(
         base_diag = diagnose(baseline, rng=streams[2], **base_stats)
         base_diag.settings["seed"] = options.seed
     step("diagnosed")
-    shown = _shown(run, diag, baseline, base_diag, stats, base_stats["step_limit"], (streams[3], streams[4]))
+    shown = _shown(
+        run, diag, baseline, base_diag, stats, base_stats["step_limit"], (streams[3], streams[4])
+    )
     paired = _paired_note(run, baseline, shown)
     sections = [
         ("summary", "Summary", "Summary", _summary(run, diag, options)),
