@@ -335,9 +335,10 @@ def test_report_notes_a_zero_width_interval(tmp_path: Path) -> None:
     )
     # 12 paths of 3 instructions, all successes: [0.025^(1/12), 1] = [0.7354, 1]
     sr = json.loads(data.read_text())["diagnostics"]["intervals"]["SR"]
-    assert (sr["method"], round(sr["low"], 4), sr["high"], sr["n"]) == (
-        "clopper-pearson", 0.7354, 1.0, 36,
+    assert (sr["method"], round(sr["low"], 4), sr["high"], sr["n"], sr["n_units"]) == (
+        "clopper-pearson", 0.7354, 1.0, 36, 12,
     )  # fmt: skip
+    assert json.loads(data.read_text())["diagnostics"]["intervals"]["TL"]["n_units"] == 12
     from scipy.stats import binomtest
 
     assert sr["low"] == pytest.approx(binomtest(12, 12).proportion_ci().low, rel=1e-12)
