@@ -13,9 +13,9 @@ import hashlib
 import os
 import tempfile
 import zlib
-from collections.abc import Callable, Iterable
-from functools import partial
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 import numpy as np
@@ -98,10 +98,10 @@ def _pack(graph: NavGraph, table: np.ndarray) -> list[bytes | np.ndarray]:
     return [_MAGIC, len(header).to_bytes(8, "little"), header, *payload]
 
 
-def write_cache_file(path: Path, parts: Callable[[], Iterable[bytes | np.ndarray]]) -> None:
-    """Writes the bytes ``parts()`` makes to a cache file atomically; a cache that cannot be
-    written (a read-only or missing folder, a full disk) is simply skipped: a cache never fails
-    the work it speeds up."""
+def write_cache_file(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Writes a cache file atomically, ``write`` filling it; a cache that cannot be written (a
+    read-only or missing folder, a full disk) is simply skipped: a cache never fails the work
+    it speeds up. Every cache of vlneval is written by it."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
@@ -109,8 +109,7 @@ def write_cache_file(path: Path, parts: Callable[[], Iterable[bytes | np.ndarray
         return
     try:
         with os.fdopen(fd, "wb") as fh:
-            for part in parts():
-                fh.write(part)  # type: ignore[arg-type]
+            write(fh)
         os.replace(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(OSError):
@@ -121,7 +120,8 @@ def write_cache_file(path: Path, parts: Callable[[], Iterable[bytes | np.ndarray
 
 def save_cached(key: str, graph: NavGraph, table: np.ndarray) -> None:
     """Writes a graph and its table with :func:`write_cache_file`."""
-    write_cache_file(cache_dir() / "graphs" / f"{key}.bin", partial(_pack, graph, table))
+    path = cache_dir() / "graphs" / f"{key}.bin"
+    write_cache_file(path, lambda fh: fh.writelines(_pack(graph, table)))  # type: ignore[arg-type]
 
 
 def load_cached(key: str, scan: str, source: str) -> tuple[NavGraph, np.ndarray] | None:

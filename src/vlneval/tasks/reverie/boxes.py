@@ -309,7 +309,7 @@ def _parsed(path: Path, version: str) -> ObjectBoxes:
         return ObjectBoxes(str(path), layout, version, {(s, v): o for s, v, o in rows})
     boxes = _load(path, version)
     rows = [(s, v, objs) for (s, v), objs in boxes.by_viewpoint.items()]
-    write_cache_file(kept, lambda: [msgspec.msgpack.encode((boxes.layout, rows))])
+    write_cache_file(kept, lambda fh: fh.write(msgspec.msgpack.encode((boxes.layout, rows))))
     return boxes
 
 
