@@ -133,6 +133,17 @@ def test_fields_and_graph_kept_on_disk(tmp_path) -> None:  # type: ignore[no-unt
     assert other._load_graph() is None and other._load_field(7) is None
 
 
+def test_a_cache_that_cannot_be_written_is_skipped(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A cache folder that is a file: the graph and fields are computed, nothing is kept."""
+    free = np.ones((1, 12, 15), dtype=bool)
+    (tmp_path / "cache").write_text("a file")
+    world = World("w", free, np.zeros(free.shape), (0.0, 0.0), 0.1, cache=tmp_path / "cache")
+    reference = World("w", free, np.zeros(free.shape), (0.0, 0.0), 0.1, cache=None)
+    assert (world.graph() != reference.graph()).nnz == 0
+    assert np.array_equal(world.field(7), reference.field(7))
+    assert (tmp_path / "cache").read_text() == "a file"
+
+
 def test_mapped_fields_are_bounded(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Fields read from the cache stay mapped at most MAX_OPEN_MAPS at a time, over every world
     (each map counts against vm.max_map_count); an evicted field is mapped again, same values."""

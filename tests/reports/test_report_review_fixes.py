@@ -335,9 +335,10 @@ def test_report_notes_a_zero_width_interval(tmp_path: Path) -> None:
     )
     # 12 paths of 3 instructions, all successes: [0.025^(1/12), 1] = [0.7354, 1]
     sr = json.loads(data.read_text())["diagnostics"]["intervals"]["SR"]
-    assert (sr["method"], round(sr["low"], 4), sr["high"], sr["n"]) == (
-        "clopper-pearson", 0.7354, 1.0, 36,
+    assert (sr["method"], round(sr["low"], 4), sr["high"], sr["n"], sr["n_units"]) == (
+        "clopper-pearson", 0.7354, 1.0, 36, 12,
     )  # fmt: skip
+    assert json.loads(data.read_text())["diagnostics"]["intervals"]["TL"]["n_units"] == 12
     from scipy.stats import binomtest
 
     assert sr["low"] == pytest.approx(binomtest(12, 12).proportion_ci().low, rel=1e-12)
@@ -384,11 +385,23 @@ def test_report_compare_re_diagnoses_the_shared_episodes_on_spawned_streams(
     assert states == [np.random.default_rng(children[k]).bit_generator.state for k in (1, 2, 3)]
 
 
+def test_the_side_by_side_runs_take_their_streams_explicitly() -> None:
+    """``_shown`` has no default streams: an empty default failed to unpack (ValueError)
+    whenever a baseline was given without them."""
+    from vlneval.reports import html
+
+    with pytest.raises(
+        TypeError, match="missing 2 required positional arguments: 'base_limit' and 'rngs'"
+    ):
+        html._shown(None, None, None, None, {})  # type: ignore[arg-type]
+
+
 def test_report_compare_warns_of_the_monte_carlo_floor_on_the_page_and_stderr(
     tmp_path: Path, capsys: Capture
 ) -> None:
-    """The warning `compare` prints (floor 1/(N + 1) times Holm's 8 tests at least α), from
-    the same function, on stderr and in the page's comparison warnings."""
+    """The warning `compare` prints (floor 1/(N + 1) times the 6 Monte Carlo tests of Holm's
+    family at least α; SR and OSR are exact), from the same function, on stderr and in the
+    page's comparison warnings."""
     from tests.cli.test_cli_paper_tables import DEMO_PREDS
 
     records = json.loads(DEMO_PREDS.read_text())
@@ -399,15 +412,15 @@ def test_report_compare_warns_of_the_monte_carlo_floor_on_the_page_and_stderr(
             "--by-episode", "--out", str(out), "--quiet", "--worst", "0", "--sample", "0",
             "--resamples", "1000"]  # fmt: skip
     warning = (
-        "warning: --permutations 100: a Monte Carlo p is at least 1/101 = 0.0099, 0.0792 after "
-        "Holm over 8 tests, so no Monte Carlo test can reach p < 0.05; use --permutations 160 "
-        "or more"
+        "warning: --permutations 100: a Monte Carlo p is at least 1/101 = 0.0099, 0.0594 after "
+        "Holm over 6 Monte Carlo tests, so no Monte Carlo test can reach p < 0.05; use "
+        "--permutations 120 or more"
     )
     assert main([*args, "--permutations", "100"]) == 0
     assert warning in capsys.readouterr().err
     page = out.read_text(encoding="utf-8")
     comparison = page[page.index("Comparison with the baseline") : page.index("Why episodes fail")]
     assert escape(warning) in comparison
-    assert main([*args, "--permutations", "160"]) == 0
+    assert main([*args, "--permutations", "120"]) == 0
     assert "Monte Carlo p is at least" not in capsys.readouterr().err
     assert "Monte Carlo p is at least" not in out.read_text(encoding="utf-8")

@@ -46,14 +46,45 @@ def test_monte_carlo_floor_times_holm_is_warned_and_the_level_keeps_its_digits(
     tests = {r["test"] for r in json.loads(out.read_text())["metrics"]}
     assert "permutation-monte-carlo" in tests
     assert (
-        "warning: --permutations 100: a Monte Carlo p is at least 1/101 = 0.0099, 0.0792 after "
-        "Holm over 8 tests, so no Monte Carlo test can reach p < 0.025; use --permutations 320 "
-        "or more"
+        "warning: --permutations 100: a Monte Carlo p is at least 1/101 = 0.0099, 0.0594 after "
+        "Holm over 6 Monte Carlo tests, so no Monte Carlo test can reach p < 0.025; use "
+        "--permutations 240 or more"
     ) in captured.err
     assert (
         main([*args, "--permutations", "320", "--resamples", "100", "--confidence", "0.975"]) == 0
     )
     assert "Monte Carlo p is at least" not in capsys.readouterr().err
+
+
+def test_the_monte_carlo_floor_counts_only_the_monte_carlo_tests_of_the_family() -> None:
+    """The README's seq2seq comparison with --by-episode --permutations 130: SR and OSR are
+    exact, so TL's best Holm multiplier is the 6 Monte Carlo tests (6/131 = 0.0458 < 0.05, as
+    its table shows): no warning; with 120 sign flips 6/121 < 0.05 still, with 119 not."""
+    from vlneval.reports.compare import RunComparison
+    from vlneval.reports.compare_terminal import p_floor_notice
+
+    def test(metric: str, kind: str) -> Comparison:
+        return Comparison(metric, 1.0, 2.0, 1.0, 0.5, 1.5, 0.001, kind, 2349, 0.95)
+
+    exact = {m: test(m, "mcnemar-exact") for m in ("SR", "OSR")}
+    mc = {m: test(m, "permutation-monte-carlo") for m in ("TL", "NE", "SPL", "nDTW", "sDTW", "CLS")}
+    cmp = RunComparison("a", "b", exact | mc, 2349, 0, 0, None, settings={"n_permutations": 130})
+    assert p_floor_notice([cmp]) == []
+    cmp.settings["n_permutations"] = 120
+    assert p_floor_notice([cmp]) == []
+    cmp.settings["n_permutations"] = 119
+    assert p_floor_notice([cmp]) == [(
+        "warning: --permutations 119: a Monte Carlo p is at least 1/120 = 0.00833, 0.05 after "
+        "Holm over 6 Monte Carlo tests, so no Monte Carlo test can reach p < 0.05; use "
+        "--permutations 120 or more", "yellow",
+    )]  # fmt: skip
+    # Three runs against one baseline are one Holm family: 18 Monte Carlo tests.
+    cmp.settings["n_permutations"] = 130
+    assert p_floor_notice([cmp, cmp, cmp])[0][0] == (
+        "warning: --permutations 130: a Monte Carlo p is at least 1/131 = 0.00763, 0.137 after "
+        "Holm over 18 Monte Carlo tests, so no Monte Carlo test can reach p < 0.05; use "
+        "--permutations 360 or more"
+    )
 
 
 def test_paper_table_prints_na_for_a_baseline_with_infinite_tl() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from tests.reverie.reverie_fixtures import BOXES, write_boxes
@@ -122,3 +123,35 @@ def test_a_damaged_copy_or_a_changed_file_is_parsed_again(
         load_boxes(path).objects("sq", "X") == {} and ("sq", "X") in load_boxes(path).by_viewpoint
     )
     assert len(list((tmp_path / "cache" / "reverie").iterdir())) == 2
+
+
+def test_a_cache_that_cannot_be_written_does_not_fail_loading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache is best effort: ``$VLNEVAL_CACHE`` naming a file (no folder can be made in it)
+    leaves the boxes read from the file, and nothing is written."""
+    (tmp_path / "cache").write_text("a file, not a folder")
+    monkeypatch.setenv("VLNEVAL_CACHE", str(tmp_path / "cache"))
+    path = write_boxes(tmp_path / "data", layout="tar.gz")
+    boxes = load_boxes(path)
+    assert boxes.objects("sq", "B")["7"].boxes[1] == (1.0, 1.0, 5.0, 5.0)
+    assert (tmp_path / "cache").read_text() == "a file, not a folder"
+
+
+@pytest.mark.parametrize(
+    "kept", [("tar.gz", []), ("zip", [("sq", "B", {})]), ("json", [("sq", "B")])]
+)
+def test_a_well_formed_copy_of_the_wrong_shape_is_damaged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: object
+) -> None:
+    """An empty or wrong-shaped msgpack copy is passed over: the file is parsed again."""
+    monkeypatch.setenv("VLNEVAL_CACHE", str(tmp_path / "cache"))
+    path = write_boxes(tmp_path / "data", layout="tar.gz")
+    first = load_boxes(path)
+    [copy] = (tmp_path / "cache" / "reverie").iterdir()
+    copy.write_bytes(msgspec.msgpack.encode(kept))
+    monkeypatch.setattr(boxes_module, "_CACHE", {})
+    again = load_boxes(path)
+    assert again.by_viewpoint == first.by_viewpoint and again.layout == "tar.gz"
+    assert msgspec.msgpack.decode(copy.read_bytes())[0] == "tar.gz"
+    assert len(msgspec.msgpack.decode(copy.read_bytes())[1]) == len(first.by_viewpoint)

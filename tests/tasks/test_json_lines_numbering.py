@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,5 +67,69 @@ def test_a_refused_json_lines_file_still_names_the_lines(tmp_path: Path) -> None
         evaluate("r2r", "val", path, root=square_root(tmp_path / "root"), subset=True)
     assert [str(p) for p in exc.value.problems] == [
         f'{path}: line 2: instr_id "1_1": trajectory[1]: viewpoint Q is not in scan sq',
-        f'{path}: instr_id "1_0": duplicate id: the file has two predictions for it',
+        f'{path}: line 3: instr_id "1_0": duplicate id: the file has two predictions for it '
+        "(first on line 1)",
     ]
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_a_repeated_id_names_both_lines_on_either_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, typed: bool
+) -> None:
+    """A repeated id names the line of its first repeat and its first line, whether the typed
+    pass refused the file for it (then the explaining pass names the lines) or a NaN sent the
+    file straight to the explaining pass."""
+    records = preds({"1_0": ["S", "A"], "1_1": ["S", "G"]}) + preds({"1_0": ["S"], "1_2": ["S"]})
+    records += preds({"1_0": ["S", "A", "B"]})
+    if not typed:
+        records[1]["trajectory"][0][1] = float("nan")
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    took: list[bool] = []  # whether the typed pass took the file (then refused it)
+    typed_pass = predictions._typed_pass
+
+    def recorded(*args: Any) -> Any:
+        parser = typed_pass(*args)
+        took.append(parser is not None)
+        return parser
+
+    monkeypatch.setattr(predictions, "_typed_pass", recorded)
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("r2r", "val", path, root=square_root(tmp_path / "root"), subset=True)
+    nan = [f'{path}: line 2: instr_id "1_1": trajectory[0]: heading is nan (must be finite)']
+    assert [str(p) for p in exc.value.problems] == [*([] if typed else nan), (
+        f'{path}: line 3: instr_id "1_0": duplicate id: the file has 3 predictions for it '
+        "(first on line 1)"
+    )]  # fmt: skip
+    assert took == [typed]
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_a_repeated_key_names_its_line_on_either_pass(tmp_path: Path, typed: bool) -> None:
+    """A record that gives a field twice is named by its line in JSON lines (in a JSON list by
+    its id alone, as before), the typed pass's refusal (a viewpoint not in the graph) and the
+    explaining pass's (a NaN) alike."""
+    records = preds({"1_0": ["S", "A"], "1_1": ["S", "G"]})
+    if not typed:
+        records[0]["trajectory"][0][1] = float("nan")
+    lines = [json.dumps(r) for r in records]
+    lines[1] = lines[1].replace('"trajectory":', '"trajectory": [["S", 0, 0]], "trajectory":')
+    lines[1] = lines[1].replace('["G"', '["Q"')
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n\n".join(lines) + "\n")
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("r2r", "val", path, root=square_root(tmp_path / "root"), subset=True)
+    nan = [f'{path}: line 1: instr_id "1_0": trajectory[0]: heading is nan (must be finite)']
+    assert [str(p) for p in exc.value.problems] == [
+        f"{path}: line 3: instr_id \"1_1\": gives 'trajectory' twice (JSON keeps only the last "
+        "copy)",
+        *([] if typed else nan),
+        f'{path}: line 3: instr_id "1_1": trajectory[1]: viewpoint Q is not in scan sq',
+    ]
+    listed = tmp_path / "p.json"
+    listed.write_text("[" + ", ".join(lines) + "]")
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("r2r", "val", listed, root=square_root(tmp_path / "root"), subset=True)
+    assert str(exc.value.problems[0]) == (
+        f"{listed}: instr_id \"1_1\": gives 'trajectory' twice (JSON keeps only the last copy)"
+    )

@@ -380,7 +380,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if baseline is not None:
         print_notices(_yellow("", identical_notes(run, baseline)))
     if report.comparison is not None:
-        print_notices(p_floor_notice(report.comparison, len(report.comparison.metrics)))
+        print_notices(p_floor_notice([report.comparison]))
     print_notices(_step_notices(report.data, baseline is not None))
     where = "the report to stdout" if plan.outputs["--out"].is_stdout else args.out
     if not args.quiet:

@@ -13,11 +13,8 @@ line by at most 2.7 % in open space (the 16-neighbour stencil) and is resolved t
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
-import os
-import tempfile
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from vlneval.errors import InvalidInputError
+from vlneval.graph.distances import write_cache_file
 
 __all__ = ["World"]
 
@@ -382,19 +380,11 @@ class World:
 
     @staticmethod
     def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
-        """One array (key ``""``) as .npy, else an .npz; atomically, skipped on errors."""
-        try:  # a cache that cannot be written is skipped
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                if "" in arrays:
-                    np.save(fh, arrays[""], allow_pickle=False)
-                else:
-                    np.savez(fh, **arrays)  # type: ignore[arg-type]
-            os.replace(tmp, path)
-        except OSError:
-            with contextlib.suppress(OSError, UnboundLocalError):
-                os.unlink(tmp)
+        """One array (key ``""``) as .npy, else an .npz, as a cache file (skipped on errors)."""
+        if "" in arrays:
+            write_cache_file(path, lambda fh: np.save(fh, arrays[""], allow_pickle=False))
+        else:
+            write_cache_file(path, lambda fh: np.savez(fh, **arrays))  # type: ignore[arg-type]
 
     def search(self, node: int, *, limit: float) -> tuple[np.ndarray, np.ndarray]:
         """Geodesic distances FROM ``node`` to every node within ``limit`` metres (inf beyond)

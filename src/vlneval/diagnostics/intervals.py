@@ -95,8 +95,8 @@ def column_intervals(
         >>> out["SR"].estimate, out["NE"].estimate, out["NE"].n
         (0.75, 2.0, 3)
         >>> ci = column_intervals({"SR": [1.0] * 4}, rng=0, rates=["SR"])["SR"]
-        >>> ci.method, round(ci.low, 4), ci.high
-        ('clopper-pearson', 0.3976, 1.0)
+        >>> ci.method, round(ci.low, 4), ci.high, ci.n, ci.n_units
+        ('clopper-pearson', 0.3976, 1.0, 4, 4)
     """
     gen = np.random.default_rng(rng)
     arrays = {name: np.asarray(v, dtype=np.float64) for name, v in columns.items()}
@@ -133,7 +133,7 @@ def column_intervals(
         if ci is not None and np.isin(values, (0.0, 1.0)).all() and (values == values[0]).all():
             low, high = clopper_pearson(int(values[0]) * units, units, confidence=confidence)
             out[name] = dataclasses.replace(
-                ci, low=low, high=high, n_resamples=0, method="clopper-pearson"
+                ci, low=low, high=high, n_resamples=0, method="clopper-pearson", n_units=units
             )
     return out
 

@@ -13,14 +13,16 @@ import hashlib
 import os
 import tempfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 import numpy as np
 
 from vlneval.graph.matterport import NavGraph
 
-__all__ = ["distance_table", "cache_dir", "CACHE_FORMAT"]
+__all__ = ["distance_table", "cache_dir", "write_cache_file", "CACHE_FORMAT"]
 
 CACHE_FORMAT = 3
 
@@ -96,24 +98,30 @@ def _pack(graph: NavGraph, table: np.ndarray) -> list[bytes | np.ndarray]:
     return [_MAGIC, len(header).to_bytes(8, "little"), header, *payload]
 
 
-def save_cached(key: str, graph: NavGraph, table: np.ndarray) -> None:
-    """Writes a graph and its table atomically; a cache that cannot be written is skipped."""
-    folder = cache_dir() / "graphs"
+def write_cache_file(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Writes a cache file atomically, ``write`` filling it; a cache that cannot be written (a
+    read-only or missing folder, a full disk) is simply skipped: a cache never fails the work
+    it speeds up. Every cache of vlneval is written by it."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     except OSError:
         return
     try:
         with os.fdopen(fd, "wb") as fh:
-            for part in _pack(graph, table):
-                fh.write(part)  # type: ignore[arg-type]
-        os.replace(tmp, folder / f"{key}.bin")
+            write(fh)
+        os.replace(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if not isinstance(exc, OSError):  # a full disk, say: the table is simply not cached
+        if not isinstance(exc, OSError):
             raise
+
+
+def save_cached(key: str, graph: NavGraph, table: np.ndarray) -> None:
+    """Writes a graph and its table with :func:`write_cache_file`."""
+    path = cache_dir() / "graphs" / f"{key}.bin"
+    write_cache_file(path, lambda fh: fh.writelines(_pack(graph, table)))  # type: ignore[arg-type]
 
 
 def load_cached(key: str, scan: str, source: str) -> tuple[NavGraph, np.ndarray] | None:

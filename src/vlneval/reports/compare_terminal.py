@@ -186,8 +186,7 @@ def comparison_notices(cmp: RunComparison | MultiComparison) -> list[Notice]:
             note = n if len(runs) == 1 else n.replace("(B)", f"({who})")
             out.append((f"note: protocol field differs: {note}", "yellow"))
     n_tests = sum(len(r.metrics) for r in runs)
-    floors = [n for r in runs for n in p_floor_notice(r, n_tests)][:1]  # one warning
-    return out + _few_scans(runs[0], n_tests) + floors
+    return out + _few_scans(runs[0], n_tests) + p_floor_notice(runs)
 
 
 def _few_scans(cmp: RunComparison, n_tests: int) -> list[Notice]:
@@ -220,34 +219,41 @@ def _few_scans(cmp: RunComparison, n_tests: int) -> list[Notice]:
     )]  # fmt: skip
 
 
-def p_floor_notice(cmp: RunComparison, n_tests: int) -> list[Notice]:
+def p_floor_notice(runs: Sequence[RunComparison]) -> list[Notice]:
     """A warning when the Monte Carlo p-value floor ``1 / (N + 1)`` (N sign flips) times the
-    Holm family size is at least α: no Monte Carlo test can then reach significance (printed
-    by ``compare`` and ``report --compare``, and on the report's page).
+    number m of Monte Carlo tests in the Holm family (over all ``runs``) is at least α: no
+    Monte Carlo test can then reach significance (printed by ``compare`` and ``report
+    --compare``, and on the report's page). m, not the family size, is the best Holm
+    multiplier a Monte Carlo test can get: exact tests (McNemar's under ``--by-episode``) may
+    all rank before it.
 
     Example:
         >>> from vlneval.reports.compare import RunComparison
         >>> from vlneval.stats import Comparison
-        >>> c = Comparison("TL", 1.0, 2.0, -1.0, -1.5, -0.5, 0.01, "permutation-monte-carlo",
-        ...                50, 0.95)
-        >>> cmp = RunComparison("a", "b", {"TL": c}, 50, 0, 0, None,
-        ...                     settings={"n_permutations": 100, "confidence": 0.95})
-        >>> print(p_floor_notice(cmp, 8)[0][0])
-        warning: --permutations 100: a Monte Carlo p is at least 1/101 = 0.0099, 0.0792 after Holm over 8 tests, so no Monte Carlo test can reach p < 0.05; use --permutations 160 or more
-        >>> p_floor_notice(cmp, 4)
+        >>> mc = Comparison("TL", 1.0, 2.0, -1.0, -1.5, -0.5, 0.01, "permutation-monte-carlo",
+        ...                 50, 0.95)
+        >>> exact = Comparison("SR", 0.1, 0.2, -0.1, -0.2, 0.0, 0.01, "mcnemar-exact", 50, 0.95)
+        >>> cmp = RunComparison("a", "b", {"TL": mc, "NE": mc, "SR": exact}, 50, 0, 0, None,
+        ...                     settings={"n_permutations": 30, "confidence": 0.95})
+        >>> print(p_floor_notice([cmp, cmp])[0][0])
+        warning: --permutations 30: a Monte Carlo p is at least 1/31 = 0.0323, 0.129 after Holm over 4 Monte Carlo tests, so no Monte Carlo test can reach p < 0.05; use --permutations 80 or more
+        >>> cmp.settings["n_permutations"] = 40  # 2 Monte Carlo tests: 2/41 < 0.05
+        >>> p_floor_notice([cmp])
         []
     """
-    if not any(c.test.endswith("monte-carlo") for c in cmp.metrics.values()):
+    m = sum(c.test.endswith("monte-carlo") for r in runs for c in r.metrics.values())
+    if not m:
         return []
-    n = int(cmp.settings.get("n_permutations", 10000))
-    alpha = significance_level(cmp.settings.get("confidence", 0.95))
+    n = int(runs[0].settings.get("n_permutations", 10000))
+    alpha = significance_level(runs[0].settings.get("confidence", 0.95))
     floor = 1.0 / (n + 1)
-    if n_tests * floor < alpha:
+    if m * floor < alpha:
         return []
-    need = math.floor(round(n_tests / alpha, 9))  # the fewest N with n_tests / (N + 1) < α
+    need = math.floor(round(m / alpha, 9))  # the fewest N with m / (N + 1) < α
+    tests = f"{m} Monte Carlo test{'s' if m > 1 else ''}"
     return [(
         f"warning: --permutations {n}: a Monte Carlo p is at least 1/{n + 1} = {floor:.3g}, "
-        f"{min(1.0, n_tests * floor):.3g} after Holm over {n_tests} tests, so no Monte Carlo "
+        f"{min(1.0, m * floor):.3g} after Holm over {tests}, so no Monte Carlo "
         f"test can reach p < {alpha:g}; use --permutations {need} or more", "yellow",
     )]  # fmt: skip
 

@@ -9,7 +9,7 @@ report of a full split renders in seconds.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from html import escape
 from importlib import resources
@@ -181,7 +181,9 @@ def build_report(
         base_diag = diagnose(baseline, rng=streams[2], **base_stats)
         base_diag.settings["seed"] = options.seed
     step("diagnosed")
-    shown = _shown(run, diag, baseline, base_diag, stats, base_stats["step_limit"], streams[3:])
+    shown = _shown(
+        run, diag, baseline, base_diag, stats, base_stats["step_limit"], (streams[3], streams[4])
+    )
     paired = _paired_note(run, baseline, shown)
     sections = [
         ("summary", "Summary", "Summary", _summary(run, diag, options)),
@@ -233,13 +235,13 @@ def _shown(
     baseline: ScoredRun | None,
     base: Diagnostics | None,
     stats: dict[str, Any],
-    base_limit: int | None = None,
-    rngs: Sequence[np.random.Generator] = (),
+    base_limit: int | None,
+    rngs: tuple[np.random.Generator, np.random.Generator],
 ) -> Shown:
     """The runs side by side: ``A: …`` (the baseline) then ``B: …``, or the run alone, each
     named by its clipped label. Side by side, both are on the episodes both scored (diagnosed
-    again with ``stats`` and A's, B's stream of ``rngs`` when one scored others): a column on
-    other episodes is no comparison.
+    again with ``stats``, A's ``base_limit`` and A's, B's stream of ``rngs`` when one scored
+    others): a column on other episodes is no comparison.
     """
     if baseline is None or base is None:
         return [(hp.clip(run.label), run, diag)]
@@ -523,7 +525,7 @@ def identical_notes(run: ScoredRun, baseline: ScoredRun) -> list[str]:
 
 
 def _comparison(cmp: RunComparison, notes: list[str]) -> str:
-    notes = notes + [text for text, _ in p_floor_notice(cmp, len(cmp.metrics))]  # as stderr's
+    notes = notes + [text for text, _ in p_floor_notice([cmp])]  # as stderr's
     out = hp.banner("Warnings", notes) if notes else ""
     if cmp.differences:
         forced = (

@@ -214,6 +214,7 @@ def _bootstrap(
             n_resamples=n_resamples,
             method=method,
             n=n,
+            n_units=n if prepared.codes is None else prepared.n_groups,
         )
         for j, (name, estimate) in enumerate(zip(names, estimates, strict=True))
     }

@@ -44,9 +44,12 @@ class Interval(_Record):
         method: ``"bootstrap-percentile"``, ``"bootstrap-percentile-two-stage"`` (groups, then
             episodes) or ``"bootstrap-percentile-cluster"`` (whole groups).
         n: number of episodes used (after ``nan_policy="omit"``).
+        n_units: number of independent units the bounds rest on: the groups resampled (paths,
+            or scans in the two-stage bootstrap), else ``n``; a Clopper-Pearson interval is
+            over them (0 of ``n_units`` or ``n_units`` of ``n_units``). None where unknown.
 
     Example:
-        >>> Interval(0.5, 0.25, 0.75, 0.95, 2000, "bootstrap-percentile", 40).to_dict()["high"]
+        >>> Interval(0.5, 0.25, 0.75, 0.95, 2000, "bootstrap-percentile", 40, 40).to_dict()["high"]
         0.75
     """
 
@@ -57,6 +60,7 @@ class Interval(_Record):
     n_resamples: int
     method: str
     n: int
+    n_units: int | None = None
 
 
 @dataclass(frozen=True)

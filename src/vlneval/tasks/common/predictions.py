@@ -247,6 +247,7 @@ class _Parser:
         self.traj_tally = FieldTally(*((trajectory_key,) if trajectory_key else TRAJECTORY_KEYS))
         self.id_tally = FieldTally(episodes.id_field)
         self.repeats = Repeats()
+        self.first_line: dict[int, int] = {}  # episode row -> the JSON line that predicted it
         self.read: set[str] = {trajectory_key} if trajectory_key else set()  # fields read
         self.n_read = 0  # records whose trajectory fields were looked at (explaining pass)
         self.doubled: list[tuple[Problem, list[str]]] = []  # records holding two trajectories
@@ -357,11 +358,12 @@ class _Parser:
         eid = self._id(rec, k)
         if eid is None:
             return
-        label = self._known(eid, rec[self.ep.id_field])
+        line = rec.line if isinstance(rec, LineRecord) else None
+        label = self._known(eid, rec[self.ep.id_field], line)
         if label is None:
             return
-        if isinstance(rec, LineRecord):  # a JSON line: its line named too
-            label = f"line {rec.line}: {label}"
+        if line is not None:  # a JSON line: its line named too
+            label = f"line {line}: {label}"
         traj = self._trajectory(rec, label)
         vps = self._viewpoints(traj, label) if traj is not None else None
         if vps is not None:
@@ -385,18 +387,20 @@ class _Parser:
         )
         ids.collapse(self.pc, example, ID_LIKE)  # last: its problem comes first
 
-    def _known(self, eid: str, raw: str | int) -> str | None:
+    def _known(self, eid: str, raw: str | int, line: int | None = None) -> str | None:
         """The label of an id of the split not seen before; None (noted) otherwise. ``raw``:
-        the id as the file writes it."""
+        the id as the file writes it; ``line``: the record's, in JSON lines."""
         i = self.ep.index.get(eid)
         if i is None:
             self._stray(eid, raw)
             return None
         label = self.ep.label(i)
         if self.seen[i]:
-            self.repeats.see(i)
+            self.repeats.see(i, None if line is None else (self.first_line[i], line))
             return None
         self.seen[i] = True
+        if line is not None:
+            self.first_line[i] = line
         return label
 
     def _stray(self, eid: str, raw: str | int) -> None:
@@ -621,20 +625,23 @@ def _repeated_keys(text: bytes, source: str, episodes: EpisodeTable) -> list[Pro
     out = ProblemCollector(source)
     idf = episodes.id_field
 
+    where: list[str] = []  # the line being read, in JSON lines
+
     def record(items: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         again = [k for k, _ in items if k in seen or seen.add(k)]  # type: ignore[func-returns-value]
         if again:
             rid = dict(items).get(idf)
             i = episodes.index.get(str(rid)) if isinstance(rid, (str, int)) else None
-            label = None if i is None else episodes.label(i)
+            label = ": ".join([*where, *([] if i is None else [episodes.label(i)])]) or None
             out.add(f"gives {again[0]!r} twice (JSON keeps only the last copy)", episode=label)
         return dict(items)
 
     lines = _lines(text)
     if len(text) > 64 * MIB:
         return []
-    for part in text.splitlines() if lines else [text]:
+    for n, part in enumerate(text.splitlines() if lines else [text], start=1):
+        where[:] = [f"line {n}"] if lines else []
         try:
             json.loads(part, object_pairs_hook=record)
         except (ValueError, RecursionError):

@@ -319,24 +319,38 @@ class Repeats:
         ...     print(problem)
         p.json: id 3: duplicate id: the file has 3 predictions for it
         p.json: id 5: duplicate id: the file has two predictions for it
+        >>> repeats.see(3, lines=(1, 4))  # JSON lines: the first line and the first repeat's
+        >>> repeats.report(pc, lambda row: f"id {row}")
+        >>> print(pc.problems[-1])
+        p.json: line 4: id 3: duplicate id: the file has two predictions for it (first on line 1)
     """
 
     def __init__(self, what: str = "duplicate id: the file has {times} predictions for it") -> None:
         self.what = what  # the problem, with the number of predictions as ``{times}``
         self.again: Counter[Hashable] = Counter()  # episode row -> records after its first
+        self.lines: dict[Hashable, tuple[int, int]] = {}  # row -> its first line, first repeat's
 
-    def see(self, row: Hashable) -> None:
+    def see(self, row: Hashable, lines: tuple[int, int] | None = None) -> None:
         """Counts one more record of episode ``row`` (its row, or an id where a reader keys
-        by id), which an earlier record predicted."""
+        by id), which an earlier record predicted; ``lines``: in JSON lines, the line of the
+        first record and of this one."""
         self.again[row] += 1
+        if lines is not None:
+            self.lines.setdefault(row, lines)
 
     def report(self, pc: ProblemCollector, label: Callable[[Any], str]) -> None:
-        """Adds one problem per repeated episode (named by ``label(row)``), in the order of
-        their first repeat."""
+        """Adds one problem per repeated episode (named by ``label(row)`` and, in JSON lines,
+        by the line of its first repeat and its first line), in the order of their first
+        repeat."""
         for row, n in self.again.items():
             times = "two" if n == 1 else f"{n + 1:,}"
-            pc.add(self.what.format(times=times), episode=label(row))
+            what, episode = self.what.format(times=times), label(row)
+            if row in self.lines:
+                first, again = self.lines[row]
+                what, episode = f"{what} (first on line {first})", f"line {again}: {episode}"
+            pc.add(what, episode=episode)
         self.again.clear()
+        self.lines.clear()
 
 
 class UniqueIds:

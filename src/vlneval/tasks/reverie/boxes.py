@@ -22,12 +22,12 @@ import tarfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 from vlneval.errors import MissingDataError, ProblemCollector
-from vlneval.io import atomic_write_bytes, decode_json, gc_paused, read_bytes
+from vlneval.io import decode_json, gc_paused, read_bytes
 
 __all__ = ["ObjectView", "ObjectBoxes", "load_boxes", "find_boxes"]
 
@@ -286,7 +286,13 @@ _CACHE: dict[tuple[str, int, int, str], ObjectBoxes] = {}
 _CACHE_SIZE = 4
 #: The layout of the parsed boxes kept on disk; a new layout is a new cache key.
 _FORMAT = 1
-_PARSED = msgspec.msgpack.Decoder(tuple[str, list[tuple[str, str, dict[str, ObjectView]]]])
+#: Its shape: a known layout and at least one viewpoint (anything else is a damaged copy).
+_PARSED = msgspec.msgpack.Decoder(
+    tuple[
+        Literal["folder", "tar.gz", "json"],
+        Annotated[list[tuple[str, str, dict[str, ObjectView]]], msgspec.Meta(min_length=1)],
+    ]
+)
 
 
 def _parsed(path: Path, version: str) -> ObjectBoxes:
@@ -294,7 +300,7 @@ def _parsed(path: Path, version: str) -> ObjectBoxes:
     ``$VLNEVAL_CACHE``, keyed by the SHA-256 of the file's bytes) when there is one: parsing
     the v1 tarball's 10,567 members costs most of a second in every process, its copy a fifth
     of that. A copy that cannot be read or written is passed over."""
-    from vlneval.graph.distances import cache_dir
+    from vlneval.graph.distances import cache_dir, write_cache_file
 
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:32]
     kept = cache_dir() / "reverie" / f"boxes-v{_FORMAT}-{digest}.msgpack"
@@ -303,8 +309,7 @@ def _parsed(path: Path, version: str) -> ObjectBoxes:
         return ObjectBoxes(str(path), layout, version, {(s, v): o for s, v, o in rows})
     boxes = _load(path, version)
     rows = [(s, v, objs) for (s, v), objs in boxes.by_viewpoint.items()]
-    with contextlib.suppress(OSError):
-        atomic_write_bytes(kept, msgspec.msgpack.encode((boxes.layout, rows)))
+    write_cache_file(kept, lambda fh: fh.write(msgspec.msgpack.encode((boxes.layout, rows))))
     return boxes
 
 
