@@ -166,6 +166,24 @@ def test_score_takes_the_unreachable_policy_as_a_task_option(tmp_path: Path) -> 
         assert json.loads(summary.read_text())["metrics"]["SR"] == sr
 
 
+def test_run_score_takes_the_unreachable_policy_as_score_does(
+    data_root: Path, tmp_path: Path
+) -> None:
+    """``run --score --unreachable exclude`` scores with that policy, as ``vlneval score``."""
+    summary = tmp_path / "s.json"
+    assert main(["run", "--task", "r2r-twin", "--split", "val_unseen", "--data-root",
+                 str(data_root), "--agent", "stop", "--limit", "2", "--quiet", "--out",
+                 str(tmp_path / "p.json"), "--score", "--unreachable", "EXCLUDE", "--json",
+                 str(summary)]) == 0  # fmt: skip
+    scored = json.loads(summary.read_text())
+    assert scored["profile_rules"]["unreachable"] == "exclude"
+    assert scored["protocol"]["scoring"]["unreachable"] == "exclude"
+    assert scored["distance"]["unreachable"]["policy"] == "exclude"
+    assert scored["distance"]["unreachable"]["rule"] == (
+        "left out of NE, OSR, SR, SPL and sDTW (all over the 2 reachable)"
+    )
+
+
 def test_run_ce_json_gz_is_gzip_with_the_card_named_as_for_graph_runs(
     data_root: Path, tmp_path: Path
 ) -> None:

@@ -262,6 +262,7 @@ def score_run(
     profile: str | None = None,
     subset: bool = False,
     progress: bool = False,
+    unreachable: str | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Scores a run's predictions file on the twin grid of the worlds the agent ran in (no
     second load): the summary (with the card's ``measured`` block) and the per-episode rows,
@@ -270,11 +271,13 @@ def score_run(
     The file is the one just written from ``run``: its trajectories are taken from the run's
     arrays (the same floats as the file's; reading the JSON back would only repeat them),
     unless a start is too far from its episode's, when the file is read for the reader's error.
+    ``unreachable`` (``failure`` or ``exclude``, checked by the task) replaces the profile's
+    policy for unreachable goals, as ``vlneval score --unreachable`` does.
     """
     from vlneval.continuous.oracle import GridOracle
     from vlneval.tasks.profiles import get_profile
     from vlneval.tasks.vlnce.format import habitat_to_world, parse_ce_predictions
-    from vlneval.tasks.vlnce.score import DistanceSource, score_continuous
+    from vlneval.tasks.vlnce.score import DistanceSource, score_continuous, with_policy
 
     eps, worlds = env.episodes, env._worlds
     transform = None if eps.frame == "world" else habitat_to_world
@@ -286,8 +289,9 @@ def score_run(
     preds = _run_predictions(run, eps, str(predictions))
     if preds is None:
         preds = parse_ce_predictions(predictions, eps)
+    prof = with_policy(get_profile(profile or "vlnce-exact"), {"unreachable": unreachable})
     result = score_continuous(
-        eps, preds, get_profile(profile or "vlnce-exact"), source, subset=subset,
+        eps, preds, prof, source, subset=subset,
         run=dict(card), show_progress=progress,
     )  # fmt: skip
     measured = {e["episode_id"]: e for e in run.episodes}

@@ -82,7 +82,7 @@ def _emit(
         args.scoring = True  # a stop now leaves the files written
         summary, rows = score_run(
             env, run, card, out, profile=args.profile, subset=indices is not None,
-            progress=not args.quiet,
+            progress=not args.quiet, unreachable=getattr(args, "unreachable", None),
         )  # fmt: skip
         emit_scored(args, summary, rows if args.per_episode else None, plan)
     return 0

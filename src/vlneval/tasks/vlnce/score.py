@@ -51,6 +51,7 @@ __all__ = [
     "score_continuous",
     "VlnceScorer",
     "TwinScorer",
+    "with_policy",
     "DISTANCE_SOURCES",
     "GOAL_LABELS",
     "summarise_continuous",
@@ -264,7 +265,7 @@ class VlnceScorer:
         from vlneval.tasks.vlnce.format import load_vlnce_split
 
         r = request
-        self.task, self.profile = r.task.name, _with_policy(r.profile, r.options)
+        self.task, self.profile = r.task.name, with_policy(r.profile, r.options)
         self.distance = r.options.get("distance", "auto")
         if self.distance not in DISTANCE_SOURCES:
             from vlneval.errors import UnknownNameError
@@ -314,7 +315,7 @@ class VlnceScorer:
         )  # fmt: skip
 
 
-def _with_policy(profile: Profile, options: Mapping[str, Any]) -> Profile:
+def with_policy(profile: Profile, options: Mapping[str, Any]) -> Profile:
     """The profile with the ``unreachable`` task option, when given, replacing its policy."""
     policy = options.get("unreachable")
     if not policy:
@@ -336,7 +337,7 @@ class TwinScorer:
 
     def __init__(self, request: SplitRequest) -> None:
         r = request
-        self.task, self.profile = r.task.name, _with_policy(r.profile, r.options)
+        self.task, self.profile = r.task.name, with_policy(r.profile, r.options)
         self.show_progress = bool(r.options.get("show_progress", True))
         self.episodes, self.worlds = load_twin_split(
             r.task, r.split, root=r.root, episodes_file=r.episodes_file, graphs=r.graphs
