@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vlneval.continuous.navgraph import world_from_navgraph
+from vlneval.graph.distances import cache_dir
 
 if TYPE_CHECKING:
     from vlneval.continuous.world import World
@@ -51,8 +52,6 @@ class TwinWorlds:
     """
 
     def __init__(self, store: GraphStore, *, cache: Any = "default", **params: Any) -> None:
-        from vlneval.graph.distances import cache_dir
-
         self.store = store
         self.params = params
         self.cache = cache_dir() / "continuous" if cache == "default" else cache
