@@ -12,7 +12,7 @@ import pytest
 
 from tests.reports.house import REFERENCES
 from vlneval.diagnostics import ScoredRun, diagnose
-from vlneval.distributed.sweep_report import SweepTable
+from vlneval.distributed.sweep_report import SweepTable, selection
 from vlneval.errors import VLNEvalError
 from vlneval.reports import plots_base
 from vlneval.reports.compare import compare_scored
@@ -387,8 +387,9 @@ def test_characters_no_font_has_are_drawn_as_question_marks_without_warnings(
     assert plots_base.drawable_text("a\nδ≤b") == "a\nδ≤b"
 
 
-def _sweep_table() -> SweepTable:
-    """Three checkpoints (listed out of step order), two seeds each; SR a rate, NE in metres."""
+def _sweep_table(select: str = "SR") -> SweepTable:
+    """Three checkpoints (listed out of step order), two seeds each; SR a rate, NE in metres;
+    the checkpoint ``select`` selects recorded, as the sweep report records it."""
     runs: list[dict[str, Any]] = []
     summary: list[dict[str, Any]] = []
     for step, srs, nes in ((20, (0.5, 0.7), (4.0, 3.0)), (100, (0.25, 0.25), (6.0, 5.0)),
@@ -400,7 +401,9 @@ def _sweep_table() -> SweepTable:
                 "NE": {"value": ne, "low": ne - 1.0, "high": ne + 1.5}}})  # fmt: skip
         summary.append({"label": label, "step": step, "seeds": [0, 1], "metrics": {
             "SR": {"mean": sum(srs) / 2, "std": 0.1}, "NE": {"mean": sum(nes) / 2, "std": 0.5}}})  # fmt: skip
-    return SweepTable("val_unseen", runs, summary, units={"SR": "%", "NE": "m"})
+    table = SweepTable("val_unseen", runs, summary, units={"SR": "%", "NE": "m"})
+    table.selection = selection(table, select)
+    return table
 
 
 def test_sweep_plot_draws_each_metric_by_step_with_its_band_and_the_selected_checkpoint(
@@ -430,7 +433,7 @@ def test_sweep_plot_draws_each_metric_by_step_with_its_band_and_the_selected_che
 
 
 def test_sweep_plot_selects_by_direction_and_refuses_a_metric_it_lacks() -> None:
-    fig = plot_sweep(_sweep_table(), ["NE"])  # lower is better: ckpt_20 (3.5 m)
+    fig = plot_sweep(_sweep_table("NE"), ["NE"])  # lower is better: ckpt_20 (3.5 m)
     assert fig.axes[0].collections[1].get_offsets().tolist() == [[20.0, 3.5]]
     with pytest.raises(VLNEvalError) as exc:
         plot_sweep(_sweep_table(), ["SPL", "NE"])
@@ -439,7 +442,7 @@ def test_sweep_plot_selects_by_direction_and_refuses_a_metric_it_lacks() -> None
 
 def _checkpoints(*rows: tuple[str, int, dict[str, list[float]]]) -> SweepTable:
     """A sweep of ``(checkpoint path, step, metric -> one value per seed)`` rows; each seed's
-    interval is its value ± 0.1."""
+    interval is its value ± 0.1; the checkpoint SR selects recorded, as the report records it."""
     from vlneval.distributed.sweep import checkpoint_label
 
     runs: list[dict[str, Any]] = []
@@ -454,7 +457,9 @@ def _checkpoints(*rows: tuple[str, int, dict[str, list[float]]]) -> SweepTable:
                                          "high": v[seed] + 0.1} for k, v in values.items()}})  # fmt: skip
         summary.append({"label": label, "step": step, "seeds": list(range(n)),
                         "metrics": {k: {"mean": sum(v) / n} for k, v in values.items()}})  # fmt: skip
-    return SweepTable("val", runs, summary, units={"SR": "%", "NE": "m"})
+    table = SweepTable("val", runs, summary, units={"SR": "%", "NE": "m"})
+    table.selection = selection(table, "SR")
+    return table
 
 
 def test_a_checkpoint_without_a_number_is_a_labelled_marker_off_the_line() -> None:
@@ -497,6 +502,17 @@ def test_a_panel_whose_metric_the_selected_checkpoint_lacks_has_no_star() -> Non
     assert ne.get_lines()[0].get_ydata().tolist()[1] == 3.0 and len(ne.get_lines()) == 1
     assert [c.get_offsets().tolist() for c in ne.collections[1:]] == [[[2.0, 3.0]]]  # the seed
     assert sr.collections[1].get_offsets().tolist() == [[1.0, 75.0]]  # the star
+
+
+def test_one_checkpoint_is_not_marked_selected_as_the_report_selects_none() -> None:
+    table = _checkpoints(("c/ckpt_1.pth", 1, {"SR": [0.75]}))
+    assert table.selection is None
+    fig = plot_sweep(table, ["SR"])
+    assert len(fig.axes[0].get_lines()) == 1  # the means only: no dashed line
+    assert [c.get_offsets().tolist() for c in fig.axes[0].collections[1:]] == [[[1.0, 75.0]]]
+    assert fig.texts[0].get_text().splitlines()[0] == (
+        "SR by checkpoint (val); none selected: one checkpoint"
+    )
 
 
 def test_sweep_plot_refuses_no_metric_without_naming_a_flag() -> None:

@@ -264,8 +264,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     for label, seed, left in table.incomplete:
         err(f"note: {label} seed {seed}: {left} units not complete, left out")
     metrics = (args.plot_metrics or [ranked]) if args.plot else []
-    png = _plot_png(table, metrics) if metrics else None  # a bad metric: nothing written
     table.selection = selection(table, (args.plot_metrics or [ranked])[0])
+    png = _plot_png(table, metrics) if metrics else None  # a bad metric: nothing written
     if args.csv:
         write_rows(args.csv, to_rows(table))
     text = to_markdown(table)

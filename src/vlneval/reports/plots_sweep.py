@@ -9,9 +9,9 @@ the lowest lower end to the highest upper end. Each run folder is its own line (
 them when there are several), so two runs that both save ``ckpt.10000.pth`` are never joined. A
 checkpoint without a number in its name (``latest.pth``) has no step: it is a labelled marker
 with its interval at the right edge, past a dotted line, never on the line. The selected
-checkpoint, the best mean of the first metric by its direction
-(:func:`~vlneval.distributed.sweep_report.selected_checkpoint`), is marked on every panel that
-has its value with a dashed line and a star.
+checkpoint the report records (:attr:`~vlneval.distributed.sweep_report.SweepTable.selection`:
+the best mean of the first metric by its direction, none with one checkpoint) is marked on every
+panel that has its value with a dashed line and a star.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ __all__ = ["plot_sweep"]
 
 def plot_sweep(table: SweepTable, metrics: Sequence[str]) -> Any:
     """One panel per metric of ``metrics``: its mean over seeds by checkpoint step (one line per
-    run folder), its band, each seed's value, and the checkpoint selected by the first metric.
+    run folder), its band, each seed's value, and the checkpoint ``table.selection`` records.
 
     Raises:
         VLNEvalError: no metric, or one the sweep has no mean of (names those it has).
@@ -60,17 +60,17 @@ def plot_sweep(table: SweepTable, metrics: Sequence[str]) -> Any:
             f"{', '.join(unknown)}: not {'a metric' if len(unknown) == 1 else 'metrics'} of this "
             f"sweep (it has: {', '.join(have) or 'none'})"
         )
-    chosen = selected_checkpoint(table, metrics[0])
+    chosen = table.selection
     points = _points(table)
     fig = new_figure(6.4, 0.9 + 1.9 * len(metrics), layout="constrained")
     axes = fig.subplots(len(metrics), 1, squeeze=False, sharex=True)[:, 0]
     for ax, metric in zip(axes, metrics, strict=True):
-        _panel(ax, table, metric, points, None if chosen is None else chosen["label"])
+        _panel(ax, table, metric, points, None if chosen is None else chosen["checkpoint"])
     _ticks(axes[-1], points)
     if len({p.folder for p in points}) > 1:
         axes[0].legend(fontsize=7, loc="best")
     fig.suptitle(f"{', '.join(metrics)} by checkpoint ({table.split}); "
-                 f"{_picked(chosen, metrics[0])}\n{_band(table)}",
+                 f"{_picked(table, metrics[0])}\n{_band(table)}",
                  fontsize=9, x=0.01, ha="left", linespacing=1.5)  # fmt: skip
     return fig
 
@@ -171,11 +171,16 @@ def _ticks(ax: Any, points: list[_Point]) -> None:
     ax.set_xlabel("checkpoint step" if steps else "checkpoint")
 
 
-def _picked(chosen: dict[str, Any] | None, metric: str) -> str:
+def _picked(table: SweepTable, metric: str) -> str:
     """The caption's part on the selected checkpoint."""
-    if chosen is None:
+    chosen = table.selection
+    if chosen is not None:
+        return f"selected: {chosen['checkpoint']}, the best mean {chosen['metric']}"
+    if len(table.summary) < 2:
+        return "none selected: one checkpoint"
+    if selected_checkpoint(table, metric) is None:
         return f"none selected: {metric} has no better direction"
-    return f"selected: {chosen['label']}, the best mean {metric}"
+    return "none selected"
 
 
 def _band(table: SweepTable) -> str:
