@@ -21,15 +21,27 @@ from typing import Any
 
 import numpy as np
 
+from vlneval._version import __version__
 from vlneval.agents.base import call_agent
 from vlneval.agents.baselines import StopAgent
 from vlneval.agents.progress import episode_progress
 from vlneval.agents.registry import AGENTS
 from vlneval.agents.rollout import episode_rng
+from vlneval.continuous.oracle import GridOracle
 from vlneval.envs.continuous.env import r2r_ce_steps
 from vlneval.envs.continuous.spaces import FORWARD, STOP, TURN_LEFT, TURN_RIGHT, DiscreteSteps
 from vlneval.envs.recording import measured_block
 from vlneval.errors import VLNEvalError
+from vlneval.tasks.common.protocol import episodes_card, software_fingerprint, with_declared
+from vlneval.tasks.profiles import get_profile
+from vlneval.tasks.vlnce.format import (
+    START_TOLERANCE,
+    ContinuousPredictions,
+    _ragged,
+    habitat_to_world,
+    parse_ce_predictions,
+)
+from vlneval.tasks.vlnce.score import DistanceSource, score_continuous, with_policy
 
 __all__ = [
     "ContinuousStopAgent",
@@ -233,9 +245,6 @@ def run_card(
 ) -> dict[str, Any]:
     """The protocol card of a continuous run: the environment and its action space, the agent,
     the seed, the episodes run and the environment's own measurements."""
-    from vlneval._version import __version__
-    from vlneval.tasks.common.protocol import episodes_card, software_fingerprint, with_declared
-
     n, eps = len(run.predictions), run.episodes
     measured = {
         "vlneval_version": __version__,
@@ -274,11 +283,6 @@ def score_run(
     ``unreachable`` (``failure`` or ``exclude``, checked by the task) replaces the profile's
     policy for unreachable goals, as ``vlneval score --unreachable`` does.
     """
-    from vlneval.continuous.oracle import GridOracle
-    from vlneval.tasks.profiles import get_profile
-    from vlneval.tasks.vlnce.format import habitat_to_world, parse_ce_predictions
-    from vlneval.tasks.vlnce.score import DistanceSource, score_continuous, with_policy
-
     eps, worlds = env.episodes, env._worlds
     transform = None if eps.frame == "world" else habitat_to_world
     source = DistanceSource(
@@ -305,8 +309,6 @@ def _run_predictions(run: RunRecord, eps: Any, source: str) -> Any:
     """What ``parse_ce_predictions`` reads from the file ``run.predictions`` was written to,
     built from ``run.tracks``; None when the reader would refuse it (a start too far off) or
     the tracks are not the predictions'."""
-    from vlneval.tasks.vlnce.format import START_TOLERANCE, ContinuousPredictions, _ragged
-
     order = sorted(run.tracks)
     if not order or len(order) != len(run.predictions):
         return None
