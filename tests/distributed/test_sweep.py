@@ -174,6 +174,36 @@ def test_tensorboard_scalars_are_the_tables_means(tmp_path: Path) -> None:
     ]
 
 
+def test_a_checkpoint_without_a_number_has_no_step(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ckpt.latest.pth`` is not given step 1 (its place) beside ``ckpt.3.pth``: its CSV step
+    is empty and TensorBoard gets only ``ckpt.3.pth``'s points, with a note naming it."""
+    ckpts = []
+    for name in ("ckpt.3.pth", "ckpt.latest.pth"):
+        (tmp_path / name).write_text("1")
+        ckpts.append(tmp_path / name)
+    units = tmp_path / "units.jsonl"
+    assert vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs",
+                   "--checkpoints", *ckpts, "--", "run", "--task", "demo", "--agent",
+                   "tests.distributed.agents:CheckpointRandom") == 0  # fmt: skip
+    assert vlneval("sweep", "run-unit", units, "--all") == 0
+    table, tb = tmp_path / "t.csv", tmp_path / "tb"
+    capsys.readouterr()
+    assert vlneval("sweep", "report", units, "--csv", table, "--tensorboard", tb,
+                   "--resamples", "50") == 0  # fmt: skip
+    steps = {(r["checkpoint"], r["step"]) for r in csv.DictReader(table.open())}
+    assert steps == {("ckpt.3.pth", "3"), ("ckpt.latest.pth", "")}
+    scalars = read_scalars(tb)
+    assert {s for _, s, _ in scalars} == {3} and len(scalars) == 8
+    err = capsys.readouterr().err
+    assert "wrote 8 scalars to" in err
+    assert (
+        "\nnote: ckpt.latest.pth: no number in the name, so no step: left out of TensorBoard\n"
+        in err
+    )
+
+
 def test_tensorboard_without_a_writer_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

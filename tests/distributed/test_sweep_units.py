@@ -138,13 +138,14 @@ def test_a_rate_at_100_percent_gets_the_clopper_pearson_interval(
 def test_checkpoints_are_listed_by_the_number_in_their_name(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``ckpt_20`` before ``ckpt_100`` (not as text); a name without a number keeps its place."""
+    """``ckpt_20`` before ``ckpt_100`` (not as text); a name without a number keeps its place
+    and has no step (not its place in the list)."""
     ckpts = ["c/ckpt_100.pth", "c/best.pth", "c/ckpt_20.pth", "c/ckpt_3.pth"]
     table = _sweep(monkeypatch, {"SR": [1.0, 0.0, 1.0, 1.0]}, ckpts)
     order = ["ckpt_3.pth", "best.pth", "ckpt_20.pth", "ckpt_100.pth"]
     assert [r["label"] for r in table.runs] == order
     assert [(s["label"], s["step"]) for s in table.summary] == [
-        ("ckpt_3.pth", 3), ("best.pth", 1), ("ckpt_20.pth", 20), ("ckpt_100.pth", 100),
+        ("ckpt_3.pth", 3), ("best.pth", None), ("ckpt_20.pth", 20), ("ckpt_100.pth", 100),
     ]  # fmt: skip
     assert [r["checkpoint"] for r in to_rows(table)] == order * 2  # the runs, then the means
 

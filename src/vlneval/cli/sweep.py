@@ -235,6 +235,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         sweep_table,
         to_markdown,
         to_rows,
+        unstepped,
         write_tensorboard,
     )
     from vlneval.errors import VLNEvalError
@@ -276,6 +277,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.tensorboard:
         n = write_tensorboard(table, args.tensorboard)
         err(f"wrote {n} scalars to {args.tensorboard}")
+        if unstepped(table):
+            err(f"note: {', '.join(unstepped(table))}: no number in the name, so no step: "
+                "left out of TensorBoard")  # fmt: skip
     if png is not None:
         atomic_write_bytes(args.plot, png)
         err(f"wrote {args.plot}: {', '.join(metrics)} by checkpoint")

@@ -78,16 +78,16 @@ def checkpoint_label(path: str | None, taken: set[str] | None = None) -> str:
     return label
 
 
-def checkpoint_step(path: str | None, default: int) -> int:
-    """The training step of a checkpoint: the last number in its name (VLN-CE's
-    ``ckpt.{index}.pth``), else ``default``.
+def checkpoint_step(path: str | None) -> int | None:
+    """The training step of a checkpoint: the last number in its file name (VLN-CE's
+    ``ckpt.{index}.pth``); None when its name has none (``latest.pth``: no step).
 
     Example:
-        >>> checkpoint_step("ckpt.12.pth", 0), checkpoint_step("best.pt", 3)
-        (12, 3)
+        >>> checkpoint_step("r2r/ckpt.12.pth"), checkpoint_step("r2r/best.pt")
+        (12, None)
     """
     found = re.findall(r"\d+", Path(path).name) if path else []
-    return int(found[-1]) if found else default
+    return int(found[-1]) if found else None
 
 
 def natural_order(names: Sequence[str | None]) -> list[int]:

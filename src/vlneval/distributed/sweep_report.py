@@ -45,6 +45,7 @@ __all__ = [
     "to_markdown",
     "to_rows",
     "write_tensorboard",
+    "unstepped",
     "VLNCE_TAGS",
 ]
 
@@ -70,7 +71,7 @@ class SweepTable:
     Attributes:
         split: the split scored.
         runs: one dict per scored (checkpoint, seed), in natural checkpoint order:
-            ``checkpoint``, ``label``, ``step``, ``seed``, ``n_episodes``, ``metrics`` (label ->
+            ``checkpoint``, ``label``, ``step`` (None: no number in its name), ``seed``, ``n_episodes``, ``metrics`` (label ->
             ``{value, low, high, n}``, ``n`` the episodes of its value and interval).
         summary: one dict per checkpoint, in the same order: ``label``, ``step``, ``seeds``,
             ``metrics`` (label -> ``{mean, std}``).
@@ -159,7 +160,7 @@ def sweep_table(
             for k, v in ev.metrics.items()
             if v is not None
         }
-        step = checkpoint_step(ckpt, list(labels).index(ckpt))
+        step = checkpoint_step(ckpt)
         table.runs.append({"checkpoint": ckpt, "label": label, "step": step, "seed": seed,
                            "n_episodes": ev.n_episodes, "metrics": metrics})  # fmt: skip
     for ckpt, label in labels.items():
@@ -318,7 +319,8 @@ def to_markdown(table: SweepTable) -> str:
 
 def write_tensorboard(table: SweepTable, logdir: str | Path) -> int:
     """Writes each checkpoint's mean over seeds as ``eval_{split}_{metric}`` at its step (the
-    tags VLN-CE's trainers log); the number of scalars written."""
+    tags VLN-CE's trainers log); the number of scalars written. A checkpoint without a step
+    (no number in its name) is left out: :func:`unstepped` names them."""
     from vlneval.errors import VLNEvalError
 
     try:
@@ -335,6 +337,8 @@ def write_tensorboard(table: SweepTable, logdir: str | Path) -> int:
     n = 0
     try:
         for s in table.summary:
+            if s["step"] is None:
+                continue
             for k, m in s["metrics"].items():
                 writer.add_scalar(
                     f"eval_{table.split}_{VLNCE_TAGS.get(k, k)}", m["mean"], s["step"]
@@ -343,6 +347,17 @@ def write_tensorboard(table: SweepTable, logdir: str | Path) -> int:
     finally:
         writer.close()
     return n
+
+
+def unstepped(table: SweepTable) -> list[str]:
+    """The checkpoints without a step (no number in their name), which TensorBoard leaves out.
+
+    Example:
+        >>> unstepped(SweepTable("val", summary=[{"label": "latest.pth", "step": None},
+        ...                                      {"label": "ckpt.3.pth", "step": 3}]))
+        ['latest.pth']
+    """
+    return [s["label"] for s in table.summary if s["step"] is None]
 
 
 def _column(label: str) -> str:
