@@ -103,6 +103,24 @@ def test_sweep_plan_skip_report(
     assert tl["ckpt.10.pth"] != tl["ckpt.20.pth"]
 
 
+def test_a_quoted_checkpoint_pattern_is_expanded_in_natural_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--checkpoints 'ckpt/ckpt.*.pth'`` (quoted, as for ``score``) is expanded as ``score
+    --predictions 'PATTERN'`` expands it: ``ckpt.3`` before ``ckpt.20`` before ``ckpt.100``."""
+    (tmp_path / "ckpt").mkdir()
+    for k in (100, 20, 3):
+        (tmp_path / "ckpt" / f"ckpt.{k}.pth").write_text("1")
+    units = tmp_path / "units.jsonl"
+    assert vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs",
+                   "--checkpoints", f"{tmp_path}/ckpt/ckpt.*.pth", "--", "run", "--task", "demo",
+                   "--agent", "tests.distributed.agents:CheckpointRandom") == 0  # fmt: skip
+    assert [u.checkpoint for u in read_units(units)] == [
+        f"{tmp_path}/ckpt/ckpt.{k}.pth" for k in (3, 20, 100)
+    ]
+    assert "3 checkpoints x 1 seeds x 1 shards" in capsys.readouterr().err
+
+
 def test_sweep_refuses_options_it_sets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert vlneval("sweep", "plan", "--units", tmp_path / "u.jsonl", "--runs-dir", tmp_path, "--",
                    "run", "--task", "demo", "--agent", "random", "--seed", "3") == 2  # fmt: skip
