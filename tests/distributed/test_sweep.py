@@ -88,6 +88,7 @@ def test_sweep_plan_skip_report(
         assert float(sr[(c, "mean")]["value"]) == pytest.approx(sum(per_seed) / 2)
         assert float(sr[(c, "0")]["ci_low"]) <= per_seed[0] <= float(sr[(c, "0")]["ci_high"])
         assert sr[(c, "0")]["step"] == c.split(".")[1] and sr[(c, "0")]["n"] == "36"
+        assert sr[(c, "0")]["n_units"] == "12" and sr[(c, "mean")]["n_units"] == ""  # paths
     assert md.read_text().startswith("| checkpoint | seeds | TL (m) | NE (m) |")
     # the demo's three instructions per path: whole paths resampled, as `vlneval report` does
     # (the markdown's end is asserted with the selection note, above)

@@ -106,8 +106,20 @@ def test_each_metric_is_bootstrapped_on_its_own_episodes(monkeypatch: pytest.Mon
     (run,) = _sweep(monkeypatch, {"SR": sr, "NE": ne}, ["ckpt.7.pth"]).runs
     report = column_intervals({"SR": sr, "NE": ne}, rng=0, n_resamples=200, rates=["SR"])
     assert run["metrics"] == {
-        "SR": {"value": 0.75, "low": report["SR"].low, "high": report["SR"].high, "n": 4},
-        "NE": {"value": 3.5, "low": report["NE"].low, "high": report["NE"].high, "n": 3},
+        "SR": {
+            "value": 0.75,
+            "low": report["SR"].low,
+            "high": report["SR"].high,
+            "n": 4,
+            "n_units": 4,
+        },
+        "NE": {
+            "value": 3.5,
+            "low": report["NE"].low,
+            "high": report["NE"].high,
+            "n": 3,
+            "n_units": 3,
+        },
     }
     assert report["SR"].low < 0.75 < report["SR"].high == 1.0  # not SR of episodes 0, 2, 3
     assert report["NE"].low >= 1.5 and report["NE"].high <= 6.0 and report["NE"].n == 3
@@ -121,11 +133,13 @@ def test_a_rate_at_100_percent_gets_the_clopper_pearson_interval(
     per_episode = {"SR": [1.0] * 4, "NE": [0.5, 1.0, 1.5, 2.0]}
     (run,) = _sweep(monkeypatch, per_episode, ["ckpt.7.pth"]).runs
     low, high = clopper_pearson(4, 4, confidence=0.95)
-    assert run["metrics"]["SR"] == {"value": 1.0, "low": low, "high": high, "n": 4}
+    assert run["metrics"]["SR"] == {"value": 1.0, "low": low, "high": high, "n": 4, "n_units": 4}
     assert (round(low, 4), high) == (0.3976, 1.0)
     table = _sweep(monkeypatch, per_episode, ["ckpt.7.pth"], paths=[0, 0, 1, 1])
     low, high = clopper_pearson(2, 2, confidence=0.95)
-    assert table.runs[0]["metrics"]["SR"] == {"value": 1.0, "low": low, "high": high, "n": 4}
+    assert table.runs[0]["metrics"]["SR"] == {
+        "value": 1.0, "low": low, "high": high, "n": 4, "n_units": 2,
+    }  # fmt: skip
     assert (round(low, 4), high) == (0.1581, 1.0)
     assert table.exact == {"SR"}
     assert to_markdown(table).splitlines()[-1] == (
@@ -156,19 +170,20 @@ def test_whole_paths_are_resampled_and_each_metric_counts_its_episodes(
     """Two paths of two episodes each: a resample draws two whole paths, so SR's mean is 0.5
     (path 0 twice), 0.75 or 1.0 (path 1 twice); NE without episode 1 has path sums 1.5 (one
     episode) and 9.0 (two): 1.5, 10.5 / 3 = 3.5 or 4.5. The CSV's n counts each metric's own
-    episodes and the outputs name the unit."""
+    episodes, n_units the two paths its interval rests on, and the outputs name the unit."""
     sr, ne = [1.0, 0.0, 1.0, 1.0], [1.5, float("nan"), 3.0, 6.0]
     table = _sweep(monkeypatch, {"SR": sr, "NE": ne}, ["ckpt.7.pth"], paths=[0, 0, 1, 1])
     assert table.runs[0]["metrics"] == {
-        "SR": {"value": 0.75, "low": 0.5, "high": 1.0, "n": 4},
-        "NE": {"value": 3.5, "low": 1.5, "high": 4.5, "n": 3},
+        "SR": {"value": 0.75, "low": 0.5, "high": 1.0, "n": 4, "n_units": 2},
+        "NE": {"value": 3.5, "low": 1.5, "high": 4.5, "n": 3, "n_units": 2},
     }
-    rows = [(r["metric"], r["seed"], r["n"], r["resampling"]) for r in to_rows(table)]
+    rows = [(r["metric"], r["seed"], r["n"], r["n_units"], r["resampling"])
+            for r in to_rows(table)]  # fmt: skip
     assert rows == [
-        ("SR", 0, 4, "paths"),
-        ("NE", 0, 3, "paths"),
-        ("SR", "mean", 1, None),
-        ("NE", "mean", 1, None),
+        ("SR", 0, 4, 2, "paths"),
+        ("NE", 0, 3, 2, "paths"),
+        ("SR", "mean", 1, None, None),
+        ("NE", "mean", 1, None, None),
     ]
     assert to_markdown(table).splitlines()[-2:] == [
         "",

@@ -71,8 +71,10 @@ class SweepTable:
     Attributes:
         split: the split scored.
         runs: one dict per scored (checkpoint, seed), in natural checkpoint order:
-            ``checkpoint``, ``label``, ``step`` (None: no number in its name), ``seed``, ``n_episodes``, ``metrics`` (label ->
-            ``{value, low, high, n}``, ``n`` the episodes of its value and interval).
+            ``checkpoint``, ``label``, ``step`` (None: no number in its name), ``seed``,
+            ``n_episodes``, ``metrics`` (label -> ``{value, low, high, n, n_units}``, ``n`` the
+            episodes of its value and interval, ``n_units`` the independent units its interval
+            rests on: the paths resampled, else the episodes).
         summary: one dict per checkpoint, in the same order: ``label``, ``step``, ``seeds``,
             ``metrics`` (label -> ``{mean, std}``).
         incomplete: (checkpoint label, seed, units not complete) of runs left out.
@@ -156,6 +158,7 @@ def sweep_table(
                 "low": getattr(cis.get(k), "low", None),
                 "high": getattr(cis.get(k), "high", None),
                 "n": int(np.isfinite(columns[k]).sum()) if k in columns else ev.n_episodes,
+                "n_units": getattr(cis.get(k), "n_units", None),
             }  # fmt: skip
             for k, v in ev.metrics.items()
             if v is not None
@@ -244,7 +247,8 @@ def to_rows(table: SweepTable) -> list[dict[str, Any]]:
     """Long-form rows (one per checkpoint, seed and metric; seed ``mean`` for the summary),
     values as the summary JSON stores them; ``unit`` says which (``fraction`` for rates);
     ``n``: a run's episodes behind the metric's value and interval (its episodes without
-    NaN), the seeds of a mean; ``resampling``: what a run's interval resampled; ``split``: the
+    NaN), the seeds of a mean; ``n_units``: the paths (or episodes) a run's interval resampled,
+    empty for a mean; ``resampling``: what a run's interval resampled; ``split``: the
     split scored; ``selected_by``: on the selected checkpoint's rows, the metric that selected
     it on that split (:attr:`SweepTable.selection`)."""
     rows = []
@@ -253,12 +257,13 @@ def to_rows(table: SweepTable) -> list[dict[str, Any]]:
             rows.append({"checkpoint": r["label"], "step": r["step"], "seed": r["seed"],
                          "metric": k, "value": m["value"], "ci_low": m["low"],
                          "ci_high": m["high"], "std": None, "n": m["n"],
+                         "n_units": m.get("n_units"),
                          "unit": _stored_unit(table, k), "resampling": table.resampling})  # fmt: skip
     for s in table.summary:
         for k, m in s["metrics"].items():
             rows.append({"checkpoint": s["label"], "step": s["step"], "seed": "mean",
                          "metric": k, "value": m["mean"], "ci_low": None, "ci_high": None,
-                         "std": m["std"], "n": len(s["seeds"]),
+                         "std": m["std"], "n": len(s["seeds"]), "n_units": None,
                          "unit": _stored_unit(table, k), "resampling": None})  # fmt: skip
     chosen = table.selection or {}
     for row in rows:
