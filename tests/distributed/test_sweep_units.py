@@ -220,3 +220,23 @@ def test_checkpoints_of_several_folders_stay_by_folder(monkeypatch: pytest.Monke
         "run_b/ckpt_3.pth", "run_b/latest.pth", "run_b/ckpt_20.pth", "run_a2/best.pth",
         "run_a2/ckpt_3.pth",
     ]  # fmt: skip
+
+
+def test_same_named_checkpoints_are_named_by_their_folders(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``rb/ckpt.5.pth`` and ``ra/ckpt.5.pth`` are not ``ckpt.5.pth`` and ``ckpt.5.pth-2``: each
+    is named by the folder that tells it apart, as ``compare`` names same-named files, in the
+    tables and the selection note; the plan's run folders stay as they were."""
+    from vlneval.distributed.sweep_report import selection_note
+
+    table = _sweep(monkeypatch, {"SR": [1.0, 0.0, 1.0, 1.0]}, ["rb/ckpt.5.pth", "ra/ckpt.5.pth"])
+    assert [(r["checkpoint"], r["label"]) for r in table.runs] == [
+        ("rb/ckpt.5.pth", "rb/ckpt.5.pth"), ("ra/ckpt.5.pth", "ra/ckpt.5.pth"),
+    ]  # fmt: skip
+    table.selection = selection(table, "SR")  # a tie: the first in order
+    assert selection_note(table.selection).startswith("rb/ckpt.5.pth selected on val (best")
+    assert [r["checkpoint"] for r in to_rows(table) if r["seed"] == "mean"] == [
+        "rb/ckpt.5.pth", "ra/ckpt.5.pth",
+    ]  # fmt: skip
+    assert "| ra/ckpt.5.pth | 1 | 75.00 |" in to_markdown(table).splitlines()

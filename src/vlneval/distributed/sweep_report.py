@@ -29,7 +29,7 @@ from vlneval.distributed.merge import merge
 from vlneval.distributed.shardfile import shard_paths
 from vlneval.distributed.sweep import (
     Unit,
-    checkpoint_label,
+    checkpoint_names,
     checkpoint_step,
     natural_order,
     unit_status,
@@ -126,10 +126,10 @@ def sweep_table(
     from vlneval.stats import aggregate_scores
 
     table = SweepTable(split="", confidence=confidence)
-    labels: dict[str | None, str] = {}
-    taken: set[str] = set()
+    ckpts = list(dict.fromkeys(u.checkpoint for u in units))
+    labels = dict(zip(ckpts, checkpoint_names(ckpts), strict=True))
     for (ckpt, seed), group in _groups(units).items():
-        label = labels.setdefault(ckpt, checkpoint_label(ckpt, taken))
+        label = labels[ckpt]
         left = [u for u in group if unit_status(u) != "complete"]
         if left:
             table.incomplete.append((label, seed, len(left)))
