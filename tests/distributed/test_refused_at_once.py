@@ -59,7 +59,9 @@ def test_a_sweep_with_an_unknown_task_or_a_missing_checkpoint(
     missing = tmp_path / "ckpt" / "none*.pth"  # a shell pattern that matched nothing
     assert _plan(tmp_path, "--checkpoints", ckpt, missing, "--", "run", "--task", "demo",
                  "--agent", "random") == 2  # fmt: skip
-    assert capsys.readouterr().err == f"error: --checkpoints {missing}: no such file or folder\n"
+    assert capsys.readouterr().err == (
+        f"error: --checkpoints {missing}: no file matches this pattern\n"
+    )
     assert not (tmp_path / "u.jsonl").exists()
 
 

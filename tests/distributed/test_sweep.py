@@ -88,6 +88,7 @@ def test_sweep_plan_skip_report(
         assert float(sr[(c, "mean")]["value"]) == pytest.approx(sum(per_seed) / 2)
         assert float(sr[(c, "0")]["ci_low"]) <= per_seed[0] <= float(sr[(c, "0")]["ci_high"])
         assert sr[(c, "0")]["step"] == c.split(".")[1] and sr[(c, "0")]["n"] == "36"
+        assert sr[(c, "0")]["n_units"] == "12" and sr[(c, "mean")]["n_units"] == ""  # paths
     assert md.read_text().startswith("| checkpoint | seeds | TL (m) | NE (m) |")
     # the demo's three instructions per path: whole paths resampled, as `vlneval report` does
     # (the markdown's end is asserted with the selection note, above)
@@ -101,6 +102,24 @@ def test_sweep_plan_skip_report(
     # the two checkpoints behave differently (1 vs 5 forward moves)
     tl = {r["checkpoint"]: r["value"] for r in rows if r["metric"] == "TL" and r["seed"] == "0"}
     assert tl["ckpt.10.pth"] != tl["ckpt.20.pth"]
+
+
+def test_a_quoted_checkpoint_pattern_is_expanded_in_natural_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--checkpoints 'ckpt/ckpt.*.pth'`` (quoted, as for ``score``) is expanded as ``score
+    --predictions 'PATTERN'`` expands it: ``ckpt.3`` before ``ckpt.20`` before ``ckpt.100``."""
+    (tmp_path / "ckpt").mkdir()
+    for k in (100, 20, 3):
+        (tmp_path / "ckpt" / f"ckpt.{k}.pth").write_text("1")
+    units = tmp_path / "units.jsonl"
+    assert vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs",
+                   "--checkpoints", f"{tmp_path}/ckpt/ckpt.*.pth", "--", "run", "--task", "demo",
+                   "--agent", "tests.distributed.agents:CheckpointRandom") == 0  # fmt: skip
+    assert [u.checkpoint for u in read_units(units)] == [
+        f"{tmp_path}/ckpt/ckpt.{k}.pth" for k in (3, 20, 100)
+    ]
+    assert "3 checkpoints x 1 seeds x 1 shards" in capsys.readouterr().err
 
 
 def test_sweep_refuses_options_it_sets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -172,6 +191,36 @@ def test_tensorboard_scalars_are_the_tables_means(tmp_path: Path) -> None:
         ("eval_val_unseen_distance_to_goal", 7, 2.5),
         ("eval_val_unseen_CLS", 7, 0.25),
     ]
+
+
+def test_a_checkpoint_without_a_number_has_no_step(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ckpt.latest.pth`` is not given step 1 (its place) beside ``ckpt.3.pth``: its CSV step
+    is empty and TensorBoard gets only ``ckpt.3.pth``'s points, with a note naming it."""
+    ckpts = []
+    for name in ("ckpt.3.pth", "ckpt.latest.pth"):
+        (tmp_path / name).write_text("1")
+        ckpts.append(tmp_path / name)
+    units = tmp_path / "units.jsonl"
+    assert vlneval("sweep", "plan", "--units", units, "--runs-dir", tmp_path / "runs",
+                   "--checkpoints", *ckpts, "--", "run", "--task", "demo", "--agent",
+                   "tests.distributed.agents:CheckpointRandom") == 0  # fmt: skip
+    assert vlneval("sweep", "run-unit", units, "--all") == 0
+    table, tb = tmp_path / "t.csv", tmp_path / "tb"
+    capsys.readouterr()
+    assert vlneval("sweep", "report", units, "--csv", table, "--tensorboard", tb,
+                   "--resamples", "50") == 0  # fmt: skip
+    steps = {(r["checkpoint"], r["step"]) for r in csv.DictReader(table.open())}
+    assert steps == {("ckpt.3.pth", "3"), ("ckpt.latest.pth", "")}
+    scalars = read_scalars(tb)
+    assert {s for _, s, _ in scalars} == {3} and len(scalars) == 8
+    err = capsys.readouterr().err
+    assert "wrote 8 scalars to" in err
+    assert (
+        "\nnote: ckpt.latest.pth: no number in the name, so no step: left out of TensorBoard\n"
+        in err
+    )
 
 
 def test_tensorboard_without_a_writer_says_what_to_install(

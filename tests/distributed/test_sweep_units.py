@@ -106,8 +106,20 @@ def test_each_metric_is_bootstrapped_on_its_own_episodes(monkeypatch: pytest.Mon
     (run,) = _sweep(monkeypatch, {"SR": sr, "NE": ne}, ["ckpt.7.pth"]).runs
     report = column_intervals({"SR": sr, "NE": ne}, rng=0, n_resamples=200, rates=["SR"])
     assert run["metrics"] == {
-        "SR": {"value": 0.75, "low": report["SR"].low, "high": report["SR"].high, "n": 4},
-        "NE": {"value": 3.5, "low": report["NE"].low, "high": report["NE"].high, "n": 3},
+        "SR": {
+            "value": 0.75,
+            "low": report["SR"].low,
+            "high": report["SR"].high,
+            "n": 4,
+            "n_units": 4,
+        },
+        "NE": {
+            "value": 3.5,
+            "low": report["NE"].low,
+            "high": report["NE"].high,
+            "n": 3,
+            "n_units": 3,
+        },
     }
     assert report["SR"].low < 0.75 < report["SR"].high == 1.0  # not SR of episodes 0, 2, 3
     assert report["NE"].low >= 1.5 and report["NE"].high <= 6.0 and report["NE"].n == 3
@@ -121,11 +133,13 @@ def test_a_rate_at_100_percent_gets_the_clopper_pearson_interval(
     per_episode = {"SR": [1.0] * 4, "NE": [0.5, 1.0, 1.5, 2.0]}
     (run,) = _sweep(monkeypatch, per_episode, ["ckpt.7.pth"]).runs
     low, high = clopper_pearson(4, 4, confidence=0.95)
-    assert run["metrics"]["SR"] == {"value": 1.0, "low": low, "high": high, "n": 4}
+    assert run["metrics"]["SR"] == {"value": 1.0, "low": low, "high": high, "n": 4, "n_units": 4}
     assert (round(low, 4), high) == (0.3976, 1.0)
     table = _sweep(monkeypatch, per_episode, ["ckpt.7.pth"], paths=[0, 0, 1, 1])
     low, high = clopper_pearson(2, 2, confidence=0.95)
-    assert table.runs[0]["metrics"]["SR"] == {"value": 1.0, "low": low, "high": high, "n": 4}
+    assert table.runs[0]["metrics"]["SR"] == {
+        "value": 1.0, "low": low, "high": high, "n": 4, "n_units": 2,
+    }  # fmt: skip
     assert (round(low, 4), high) == (0.1581, 1.0)
     assert table.exact == {"SR"}
     assert to_markdown(table).splitlines()[-1] == (
@@ -138,13 +152,14 @@ def test_a_rate_at_100_percent_gets_the_clopper_pearson_interval(
 def test_checkpoints_are_listed_by_the_number_in_their_name(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``ckpt_20`` before ``ckpt_100`` (not as text); a name without a number keeps its place."""
+    """``ckpt_20`` before ``ckpt_100`` (not as text); a name without a number keeps its place
+    and has no step (not its place in the list)."""
     ckpts = ["c/ckpt_100.pth", "c/best.pth", "c/ckpt_20.pth", "c/ckpt_3.pth"]
     table = _sweep(monkeypatch, {"SR": [1.0, 0.0, 1.0, 1.0]}, ckpts)
     order = ["ckpt_3.pth", "best.pth", "ckpt_20.pth", "ckpt_100.pth"]
     assert [r["label"] for r in table.runs] == order
     assert [(s["label"], s["step"]) for s in table.summary] == [
-        ("ckpt_3.pth", 3), ("best.pth", 1), ("ckpt_20.pth", 20), ("ckpt_100.pth", 100),
+        ("ckpt_3.pth", 3), ("best.pth", None), ("ckpt_20.pth", 20), ("ckpt_100.pth", 100),
     ]  # fmt: skip
     assert [r["checkpoint"] for r in to_rows(table)] == order * 2  # the runs, then the means
 
@@ -155,19 +170,20 @@ def test_whole_paths_are_resampled_and_each_metric_counts_its_episodes(
     """Two paths of two episodes each: a resample draws two whole paths, so SR's mean is 0.5
     (path 0 twice), 0.75 or 1.0 (path 1 twice); NE without episode 1 has path sums 1.5 (one
     episode) and 9.0 (two): 1.5, 10.5 / 3 = 3.5 or 4.5. The CSV's n counts each metric's own
-    episodes and the outputs name the unit."""
+    episodes, n_units the two paths its interval rests on, and the outputs name the unit."""
     sr, ne = [1.0, 0.0, 1.0, 1.0], [1.5, float("nan"), 3.0, 6.0]
     table = _sweep(monkeypatch, {"SR": sr, "NE": ne}, ["ckpt.7.pth"], paths=[0, 0, 1, 1])
     assert table.runs[0]["metrics"] == {
-        "SR": {"value": 0.75, "low": 0.5, "high": 1.0, "n": 4},
-        "NE": {"value": 3.5, "low": 1.5, "high": 4.5, "n": 3},
+        "SR": {"value": 0.75, "low": 0.5, "high": 1.0, "n": 4, "n_units": 2},
+        "NE": {"value": 3.5, "low": 1.5, "high": 4.5, "n": 3, "n_units": 2},
     }
-    rows = [(r["metric"], r["seed"], r["n"], r["resampling"]) for r in to_rows(table)]
+    rows = [(r["metric"], r["seed"], r["n"], r["n_units"], r["resampling"])
+            for r in to_rows(table)]  # fmt: skip
     assert rows == [
-        ("SR", 0, 4, "paths"),
-        ("NE", 0, 3, "paths"),
-        ("SR", "mean", 1, None),
-        ("NE", "mean", 1, None),
+        ("SR", 0, 4, 2, "paths"),
+        ("NE", 0, 3, 2, "paths"),
+        ("SR", "mean", 1, None, None),
+        ("NE", "mean", 1, None, None),
     ]
     assert to_markdown(table).splitlines()[-2:] == [
         "",
@@ -204,3 +220,23 @@ def test_checkpoints_of_several_folders_stay_by_folder(monkeypatch: pytest.Monke
         "run_b/ckpt_3.pth", "run_b/latest.pth", "run_b/ckpt_20.pth", "run_a2/best.pth",
         "run_a2/ckpt_3.pth",
     ]  # fmt: skip
+
+
+def test_same_named_checkpoints_are_named_by_their_folders(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``rb/ckpt.5.pth`` and ``ra/ckpt.5.pth`` are not ``ckpt.5.pth`` and ``ckpt.5.pth-2``: each
+    is named by the folder that tells it apart, as ``compare`` names same-named files, in the
+    tables and the selection note; the plan's run folders stay as they were."""
+    from vlneval.distributed.sweep_report import selection_note
+
+    table = _sweep(monkeypatch, {"SR": [1.0, 0.0, 1.0, 1.0]}, ["rb/ckpt.5.pth", "ra/ckpt.5.pth"])
+    assert [(r["checkpoint"], r["label"]) for r in table.runs] == [
+        ("rb/ckpt.5.pth", "rb/ckpt.5.pth"), ("ra/ckpt.5.pth", "ra/ckpt.5.pth"),
+    ]  # fmt: skip
+    table.selection = selection(table, "SR")  # a tie: the first in order
+    assert selection_note(table.selection).startswith("rb/ckpt.5.pth selected on val (best")
+    assert [r["checkpoint"] for r in to_rows(table) if r["seed"] == "mean"] == [
+        "rb/ckpt.5.pth", "ra/ckpt.5.pth",
+    ]  # fmt: skip
+    assert "| ra/ckpt.5.pth | 1 | 75.00 |" in to_markdown(table).splitlines()

@@ -97,12 +97,12 @@ def _predictions(args: argparse.Namespace) -> list[str]:
     raise VLNEvalError("--predictions FILE is required (only the demo task has a default)")
 
 
-def _given(paths: list[str]) -> tuple[list[str], bool]:
-    """The files of ``--predictions`` (a quoted pattern such as ``'ckpt/*.json'`` expanded
-    here, in natural order: ``ckpt_20`` before ``ckpt_100``, see
-    :func:`~vlneval.distributed.sweep.natural_order`) and whether they make a sweep: several
-    paths or any pattern, so that the ``--json`` list does not turn into one object when a
-    pattern matches one file.
+def _given(paths: list[str], option: str = "--predictions") -> tuple[list[str], bool]:
+    """The files of ``--predictions`` (or of ``option``: ``sweep plan --checkpoints``; a quoted
+    pattern such as ``'ckpt/*.json'`` expanded here, in natural order: ``ckpt_20`` before
+    ``ckpt_100``, see :func:`~vlneval.distributed.sweep.natural_order`) and whether they make a
+    sweep: several paths or any pattern, so that the ``--json`` list does not turn into one
+    object when a pattern matches one file.
 
     Raises:
         VLNEvalError: a pattern matches no file.
@@ -119,7 +119,7 @@ def _given(paths: list[str]) -> tuple[list[str], bool]:
             continue
         matched = sorted(glob.glob(p, recursive=True))
         if not matched:
-            raise VLNEvalError(f"--predictions {p}: no file matches this pattern")
+            raise VLNEvalError(f"{option} {p}: no file matches this pattern")
         from vlneval.distributed.sweep import natural_order  # a pattern is a sweep
 
         out += [matched[k] for k in natural_order(matched)]

@@ -34,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     a.add_argument("--units", required=True, help="units file to write (JSON lines)")
     a.add_argument("--runs-dir", required=True, help="folder of the runs: DIR/CKPT/seed-S/")
     a.add_argument("--checkpoints", nargs="+", default=None, metavar="CKPT",
-                   help="checkpoint files or folders (passed to the agent as checkpoint=PATH)")  # fmt: skip
+                   help="checkpoint files or folders (passed to the agent as checkpoint=PATH); a quoted "
+                   "pattern ('ckpt/ckpt.*.pth') is expanded in natural order")  # fmt: skip
     a.add_argument("--seeds", nargs="+", type=int, default=[0], help="seeds (default 0)")
     a.add_argument("--shards", type=int, default=1, help="shards per (checkpoint, seed) run")
     a.add_argument("--max-parallel", type=int, default=None, help="sbatch array throttle (%%K)")
@@ -95,7 +96,7 @@ def _check_runnable(
 ) -> None:
     """Refuses, before any unit is written, what every unit's ``vlneval run`` would refuse:
     an unknown task (with the closest name), a negative seed, an impossible ``--max-steps``,
-    a checkpoint that is not there (a shell pattern that matched nothing stays as typed) and,
+    a checkpoint that is not there and,
     with ``agent``, an agent that cannot take the checkpoints (:func:`_check_agent`, which
     imports the agent's module)."""
     from vlneval.cli.run import check_numbers
@@ -156,17 +157,17 @@ def _array_line(units_file: str, pending: list[int], throttle: int | None) -> st
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """Writes the units; prints the sbatch line (stdout) and the loop alternative (stderr)."""
+    from vlneval.cli.score import _given
     from vlneval.distributed.sweep import plan_units, unit_status, write_units
 
     command = [c for c in args.command if c != "--"] if args.command[:1] == ["--"] else args.command
-    _check_runnable(
-        _run_args(command), args.checkpoints or [], args.seeds, agent=not args.no_agent_check
-    )
-    units = plan_units(command, checkpoints=args.checkpoints or [None], seeds=args.seeds,
+    checkpoints = _given(args.checkpoints, "--checkpoints")[0] if args.checkpoints else []
+    _check_runnable(_run_args(command), checkpoints, args.seeds, agent=not args.no_agent_check)
+    units = plan_units(command, checkpoints=checkpoints or [None], seeds=args.seeds,
                        shards=args.shards, runs_dir=args.runs_dir)  # fmt: skip
     write_units(args.units, units)
     pending = [u.unit for u in units if unit_status(u) != "complete"]
-    n_ckpt = len(args.checkpoints or [None])
+    n_ckpt = len(checkpoints or [None])
     err(
         f"wrote {len(units)} units to {args.units} ({n_ckpt} checkpoints x {len(args.seeds)} "
         f"seeds x {args.shards} shards; {len(units) - len(pending)} already complete)"
@@ -235,6 +236,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         sweep_table,
         to_markdown,
         to_rows,
+        unstepped,
         write_tensorboard,
     )
     from vlneval.errors import VLNEvalError
@@ -276,6 +278,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.tensorboard:
         n = write_tensorboard(table, args.tensorboard)
         err(f"wrote {n} scalars to {args.tensorboard}")
+        if unstepped(table):
+            err(f"note: {', '.join(unstepped(table))}: no number in the name, so no step: "
+                "left out of TensorBoard")  # fmt: skip
     if png is not None:
         atomic_write_bytes(args.plot, png)
         err(f"wrote {args.plot}: {', '.join(metrics)} by checkpoint")

@@ -21,7 +21,7 @@ import msgspec
 from vlneval.distributed.plan import ShardSpec
 from vlneval.distributed.shardfile import shard_paths
 from vlneval.errors import VLNEvalError
-from vlneval.io import atomic_write_bytes, load_json
+from vlneval.io import atomic_write_bytes, load_json, short_names
 
 __all__ = [
     "Unit",
@@ -31,6 +31,7 @@ __all__ = [
     "unit_status",
     "array_ranges",
     "checkpoint_label",
+    "checkpoint_names",
     "checkpoint_step",
     "natural_order",
     "RESERVED",
@@ -78,16 +79,33 @@ def checkpoint_label(path: str | None, taken: set[str] | None = None) -> str:
     return label
 
 
-def checkpoint_step(path: str | None, default: int) -> int:
-    """The training step of a checkpoint: the last number in its name (VLN-CE's
-    ``ckpt.{index}.pth``), else ``default``.
+def checkpoint_names(paths: Sequence[str | None]) -> list[str]:
+    """The name of each checkpoint in a sweep's report: its :func:`checkpoint_label`, or, when
+    two share a file name, its path below the folder all share, as ``compare`` names
+    same-named files (:func:`vlneval.io.short_names`).
 
     Example:
-        >>> checkpoint_step("ckpt.12.pth", 0), checkpoint_step("best.pt", 3)
-        (12, 3)
+        >>> checkpoint_names(["runs/rb/ckpt.5.pth", "runs/ra/ckpt.5.pth"])
+        ['rb/ckpt.5.pth', 'ra/ckpt.5.pth']
+        >>> checkpoint_names(["runs/rb/ckpt.5.pth", "runs/ra/ckpt.9.pth"])
+        ['ckpt.5.pth', 'ckpt.9.pth']
+    """
+    names = [checkpoint_label(p) for p in paths]
+    if len(set(names)) == len(names):
+        return names
+    return short_names([p or names[k] for k, p in enumerate(paths)])[0]
+
+
+def checkpoint_step(path: str | None) -> int | None:
+    """The training step of a checkpoint: the last number in its file name (VLN-CE's
+    ``ckpt.{index}.pth``); None when its name has none (``latest.pth``: no step).
+
+    Example:
+        >>> checkpoint_step("r2r/ckpt.12.pth"), checkpoint_step("r2r/best.pt")
+        (12, None)
     """
     found = re.findall(r"\d+", Path(path).name) if path else []
-    return int(found[-1]) if found else default
+    return int(found[-1]) if found else None
 
 
 def natural_order(names: Sequence[str | None]) -> list[int]:

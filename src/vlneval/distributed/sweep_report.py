@@ -29,7 +29,7 @@ from vlneval.distributed.merge import merge
 from vlneval.distributed.shardfile import shard_paths
 from vlneval.distributed.sweep import (
     Unit,
-    checkpoint_label,
+    checkpoint_names,
     checkpoint_step,
     natural_order,
     unit_status,
@@ -45,6 +45,7 @@ __all__ = [
     "to_markdown",
     "to_rows",
     "write_tensorboard",
+    "unstepped",
     "VLNCE_TAGS",
 ]
 
@@ -70,8 +71,10 @@ class SweepTable:
     Attributes:
         split: the split scored.
         runs: one dict per scored (checkpoint, seed), in natural checkpoint order:
-            ``checkpoint``, ``label``, ``step``, ``seed``, ``n_episodes``, ``metrics`` (label ->
-            ``{value, low, high, n}``, ``n`` the episodes of its value and interval).
+            ``checkpoint``, ``label``, ``step`` (None: no number in its name), ``seed``,
+            ``n_episodes``, ``metrics`` (label -> ``{value, low, high, n, n_units}``, ``n`` the
+            episodes of its value and interval, ``n_units`` the independent units its interval
+            rests on: the paths resampled, else the episodes).
         summary: one dict per checkpoint, in the same order: ``label``, ``step``, ``seeds``,
             ``metrics`` (label -> ``{mean, std}``).
         incomplete: (checkpoint label, seed, units not complete) of runs left out.
@@ -123,10 +126,10 @@ def sweep_table(
     from vlneval.stats import aggregate_scores
 
     table = SweepTable(split="", confidence=confidence)
-    labels: dict[str | None, str] = {}
-    taken: set[str] = set()
+    ckpts = list(dict.fromkeys(u.checkpoint for u in units))
+    labels = dict(zip(ckpts, checkpoint_names(ckpts), strict=True))
     for (ckpt, seed), group in _groups(units).items():
-        label = labels.setdefault(ckpt, checkpoint_label(ckpt, taken))
+        label = labels[ckpt]
         left = [u for u in group if unit_status(u) != "complete"]
         if left:
             table.incomplete.append((label, seed, len(left)))
@@ -155,11 +158,12 @@ def sweep_table(
                 "low": getattr(cis.get(k), "low", None),
                 "high": getattr(cis.get(k), "high", None),
                 "n": int(np.isfinite(columns[k]).sum()) if k in columns else ev.n_episodes,
+                "n_units": getattr(cis.get(k), "n_units", None),
             }  # fmt: skip
             for k, v in ev.metrics.items()
             if v is not None
         }
-        step = checkpoint_step(ckpt, list(labels).index(ckpt))
+        step = checkpoint_step(ckpt)
         table.runs.append({"checkpoint": ckpt, "label": label, "step": step, "seed": seed,
                            "n_episodes": ev.n_episodes, "metrics": metrics})  # fmt: skip
     for ckpt, label in labels.items():
@@ -243,7 +247,8 @@ def to_rows(table: SweepTable) -> list[dict[str, Any]]:
     """Long-form rows (one per checkpoint, seed and metric; seed ``mean`` for the summary),
     values as the summary JSON stores them; ``unit`` says which (``fraction`` for rates);
     ``n``: a run's episodes behind the metric's value and interval (its episodes without
-    NaN), the seeds of a mean; ``resampling``: what a run's interval resampled; ``split``: the
+    NaN), the seeds of a mean; ``n_units``: the paths (or episodes) a run's interval resampled,
+    empty for a mean; ``resampling``: what a run's interval resampled; ``split``: the
     split scored; ``selected_by``: on the selected checkpoint's rows, the metric that selected
     it on that split (:attr:`SweepTable.selection`)."""
     rows = []
@@ -252,12 +257,13 @@ def to_rows(table: SweepTable) -> list[dict[str, Any]]:
             rows.append({"checkpoint": r["label"], "step": r["step"], "seed": r["seed"],
                          "metric": k, "value": m["value"], "ci_low": m["low"],
                          "ci_high": m["high"], "std": None, "n": m["n"],
+                         "n_units": m.get("n_units"),
                          "unit": _stored_unit(table, k), "resampling": table.resampling})  # fmt: skip
     for s in table.summary:
         for k, m in s["metrics"].items():
             rows.append({"checkpoint": s["label"], "step": s["step"], "seed": "mean",
                          "metric": k, "value": m["mean"], "ci_low": None, "ci_high": None,
-                         "std": m["std"], "n": len(s["seeds"]),
+                         "std": m["std"], "n": len(s["seeds"]), "n_units": None,
                          "unit": _stored_unit(table, k), "resampling": None})  # fmt: skip
     chosen = table.selection or {}
     for row in rows:
@@ -318,7 +324,8 @@ def to_markdown(table: SweepTable) -> str:
 
 def write_tensorboard(table: SweepTable, logdir: str | Path) -> int:
     """Writes each checkpoint's mean over seeds as ``eval_{split}_{metric}`` at its step (the
-    tags VLN-CE's trainers log); the number of scalars written."""
+    tags VLN-CE's trainers log); the number of scalars written. A checkpoint without a step
+    (no number in its name) is left out: :func:`unstepped` names them."""
     from vlneval.errors import VLNEvalError
 
     try:
@@ -335,6 +342,8 @@ def write_tensorboard(table: SweepTable, logdir: str | Path) -> int:
     n = 0
     try:
         for s in table.summary:
+            if s["step"] is None:
+                continue
             for k, m in s["metrics"].items():
                 writer.add_scalar(
                     f"eval_{table.split}_{VLNCE_TAGS.get(k, k)}", m["mean"], s["step"]
@@ -343,6 +352,17 @@ def write_tensorboard(table: SweepTable, logdir: str | Path) -> int:
     finally:
         writer.close()
     return n
+
+
+def unstepped(table: SweepTable) -> list[str]:
+    """The checkpoints without a step (no number in their name), which TensorBoard leaves out.
+
+    Example:
+        >>> unstepped(SweepTable("val", summary=[{"label": "latest.pth", "step": None},
+        ...                                      {"label": "ckpt.3.pth", "step": 3}]))
+        ['latest.pth']
+    """
+    return [s["label"] for s in table.summary if s["step"] is None]
 
 
 def _column(label: str) -> str:

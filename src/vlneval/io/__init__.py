@@ -55,7 +55,7 @@ from vlneval.io.records import (
 from vlneval.io.temps import TEMP_MARK as TEMP_MARK
 from vlneval.io.temps import clean_stale_temps
 from vlneval.io.text import PATH_CLIP as PATH_CLIP
-from vlneval.io.text import brief, clip, position
+from vlneval.io.text import brief, clip, position, short_names
 from vlneval.io.writer import atomic_write_bytes, atomic_write_text, to_json_bytes, write_outputs
 
 __all__ = [
@@ -78,6 +78,7 @@ __all__ = [
     "position",
     "clip",
     "brief",
+    "short_names",
     "STDOUT",
     "Output",
     "resolve_output",

@@ -1,9 +1,12 @@
-"""Short pieces of error messages: a long value clipped, a byte offset as line and column."""
+"""Short pieces of messages: a long value clipped, a byte offset as line and column, paths named
+by the folders that tell them apart."""
 
 from __future__ import annotations
 
 import functools
+import os
 import reprlib
+from collections.abc import Sequence
 from itertools import islice
 from typing import Any
 
@@ -92,3 +95,25 @@ def position(raw: bytes, offset: int) -> str:
     line = raw.count(b"\n", 0, offset) + 1
     col = offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
     return f"line {line}, column {col} (byte {offset})"
+
+
+def short_names(paths: Sequence[str]) -> tuple[list[str], str]:
+    """Each path below the folder every path is in, and that folder (empty when none is
+    common, or only the root is: the paths are then named as given). Every row keeps the
+    folders that tell it apart, at the same depth as the others.
+
+    Example:
+        >>> short_names(["/x/exp/a/run/ckpt.json", "/x/exp/b/run/ckpt.json", "/x/exp/c.json"])
+        (['a/run/ckpt.json', 'b/run/ckpt.json', 'c.json'], '/x/exp')
+        >>> short_names(["/e/seed_0/i_1.json", "/e/seed_0/i_2.json", "/e/seed_1/i_1.json"])
+        (['seed_0/i_1.json', 'seed_0/i_2.json', 'seed_1/i_1.json'], '/e')
+        >>> short_names(["runs/iter_1.json", "runs/iter_2.json"])
+        (['iter_1.json', 'iter_2.json'], 'runs')
+    """
+    try:
+        common = os.path.commonpath([os.path.dirname(p) for p in paths]) if paths else ""
+    except ValueError:  # absolute and relative paths mixed
+        common = ""
+    if common in ("", os.sep):
+        return list(paths), ""
+    return [os.path.relpath(p, common) for p in paths], common

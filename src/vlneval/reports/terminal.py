@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import io
 import itertools
-import os
 import re
 import shutil
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from vlneval.io import clip
+from vlneval.io import clip, short_names
 from vlneval.metrics.info import column_name, format_value, shown_unit
 from vlneval.reports.paper import render_table
 
@@ -195,28 +194,6 @@ def render_summary(
     header = [column_name(k, units.get(k)) for k in metrics]
     row = [metric_cell(summary, k, units.get(k)) for k in metrics]
     return _table(fmt, _title(summary), header, [row], "r" * len(header), width=120, color=color)
-
-
-def short_names(paths: Sequence[str]) -> tuple[list[str], str]:
-    """Each path below the folder every path is in, and that folder (empty when none is
-    common, or only the root is: the paths are then named as given). Every row keeps the
-    folders that tell it apart, at the same depth as the others.
-
-    Example:
-        >>> short_names(["/x/exp/a/run/ckpt.json", "/x/exp/b/run/ckpt.json", "/x/exp/c.json"])
-        (['a/run/ckpt.json', 'b/run/ckpt.json', 'c.json'], '/x/exp')
-        >>> short_names(["/e/seed_0/i_1.json", "/e/seed_0/i_2.json", "/e/seed_1/i_1.json"])
-        (['seed_0/i_1.json', 'seed_0/i_2.json', 'seed_1/i_1.json'], '/e')
-        >>> short_names(["runs/iter_1.json", "runs/iter_2.json"])
-        (['iter_1.json', 'iter_2.json'], 'runs')
-    """
-    try:
-        common = os.path.commonpath([os.path.dirname(p) for p in paths]) if paths else ""
-    except ValueError:  # absolute and relative paths mixed
-        common = ""
-    if common in ("", os.sep):
-        return list(paths), ""
-    return [os.path.relpath(p, common) for p in paths], common
 
 
 def render_runs(
