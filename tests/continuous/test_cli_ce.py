@@ -216,3 +216,18 @@ def test_run_score_refuses_a_distance_source_other_than_twin(
         f"written file with vlneval score --distance {distance}\n"
     )
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("task", "profile"), [("r2r-ce", "vlnce"), ("r2r-twin", "vlnce-exact")])
+def test_run_score_uses_the_profile_score_uses(
+    data_root: Path, tmp_path: Path, task: str, profile: str
+) -> None:
+    """`run --score` prints the table `vlneval score` prints: under the task's default profile
+    (r2r-ce was scored under vlnce-exact, while `score --task r2r-ce` uses vlnce)."""
+    summary = tmp_path / "s.json"
+    code = main(["run", "--task", task, "--split", "val_seen", "--data-root", str(data_root),
+                 "--agent", "stop", "--limit", "2", "--out", str(tmp_path / "p.json"), "--score",
+                 "--json", str(summary), "--quiet"])  # fmt: skip
+    assert code == 0
+    assert json.loads(summary.read_text())["profile"]["name"] == profile
+

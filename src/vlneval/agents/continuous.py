@@ -270,6 +270,8 @@ def score_run(
     The file is the one just written from ``run``: its trajectories are taken from the run's
     arrays (the same floats as the file's; reading the JSON back would only repeat them),
     unless a start is too far from its episode's, when the file is read for the reader's error.
+    Without ``profile``, the task's default scores it, as ``vlneval score`` does (r2r-ce:
+    ``vlnce``; r2r-twin and the twins of other graph tasks: ``vlnce-exact``).
     """
     from vlneval.continuous.oracle import GridOracle
     from vlneval.tasks.profiles import get_profile
@@ -287,7 +289,7 @@ def score_run(
     if preds is None:
         preds = parse_ce_predictions(predictions, eps)
     result = score_continuous(
-        eps, preds, get_profile(profile or "vlnce-exact"), source, subset=subset,
+        eps, preds, get_profile(profile or _default_profile(env.task)), source, subset=subset,
         run=dict(card), show_progress=progress,
     )  # fmt: skip
     measured = {e["episode_id"]: e for e in run.episodes}
@@ -295,6 +297,13 @@ def score_run(
     summary = result.to_dict()
     summary["measured"] = card["measured"]
     return summary, rows
+
+
+def _default_profile(task: str) -> str:
+    """``task``'s default profile; ``vlnce-exact`` for a twin with no task of its own (r4r-twin)."""
+    from vlneval.tasks import TASKS
+
+    return TASKS.get(task).default_profile if task in TASKS else "vlnce-exact"
 
 
 def _run_predictions(run: RunRecord, eps: Any, source: str) -> Any:
