@@ -1,4 +1,4 @@
-"""The help of ``score`` and ``run`` says what the options do."""
+"""The help of ``score``, ``run`` and ``merge`` says what the options do."""
 
 from __future__ import annotations
 
@@ -29,4 +29,14 @@ def test_an_option_of_several_tasks_keeps_its_own_help(capsys: pytest.CaptureFix
     assert (
         "--unreachable {failure,exclude} episodes ending where the goal is unreachable: failure "
         "(the profile's default) or exclude (r2r-ce, r2r-twin)" in text
+    )
+
+
+def test_merge_help_names_the_card_fields_of_a_partial_merge(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The card of a partial merge has episodes, n_expected and partial (no 'partial: K of M')."""
+    assert (
+        "--allow-partial merge despite missing shards or episodes; the card then says partial: "
+        "true (episodes K of n_expected M)" in _help("merge", capsys)
     )

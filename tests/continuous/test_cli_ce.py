@@ -214,8 +214,8 @@ def test_merging_an_r2r_ce_run_says_how_to_score_its_goal_metrics(
     capsys.readouterr()
     assert main(["merge", str(tmp_path / "p.shard-0-of-1.jsonl"), "--out", str(merged)]) == 0
     assert capsys.readouterr().err.splitlines()[-1] == (
-        f"note: to score it: vlneval score --task r2r-ce --split val_seen --predictions {merged} "
-        "--distance twin (the run measured no distance_to_goal: without --distance twin, NE, OSR, "
+        f"note: to score it: vlneval score --task r2r-ce --split val_seen --data-root {data_root} "
+        f"--predictions {merged} --distance twin (the run measured no distance_to_goal: without --distance twin, NE, OSR, "
         "SR, SPL and sDTW are n/a)"
     )
 
@@ -234,3 +234,42 @@ def test_run_score_refuses_a_distance_source_other_than_twin(
         f"written file with vlneval score --distance {distance}\n"
     )
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("task", "profile"), [("r2r-ce", "vlnce"), ("r2r-twin", "vlnce-exact")])
+def test_run_score_uses_the_profile_score_uses(
+    data_root: Path, tmp_path: Path, task: str, profile: str
+) -> None:
+    """`run --score` prints the table `vlneval score` prints: under the task's default profile
+    (r2r-ce was scored under vlnce-exact, while `score --task r2r-ce` uses vlnce)."""
+    summary = tmp_path / "s.json"
+    code = main(["run", "--task", task, "--split", "val_seen", "--data-root", str(data_root),
+                 "--agent", "stop", "--limit", "2", "--out", str(tmp_path / "p.json"), "--score",
+                 "--json", str(summary), "--quiet"])  # fmt: skip
+    assert code == 0
+    assert json.loads(summary.read_text())["profile"]["name"] == profile
+
+
+def test_the_note_of_a_partial_merge_gives_a_command_that_scores_it(
+    data_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Merged with --allow-partial (shard 0 of 2 only), the note's command has --data-root, as
+    the run had, and --subset, without which score refuses the missing episodes; it scores."""
+    out = tmp_path / "p.json"
+    run = ["run", "--task", "r2r-ce", "--split", "val_seen", "--data-root", str(data_root),
+           "--agent", "stop", "--quiet", "--out", str(out), "--shard", "0/2"]  # fmt: skip
+    assert main(run) == 0
+    merged = tmp_path / "merged.json"
+    shard = tmp_path / "p.shard-0-of-2.jsonl"
+    capsys.readouterr()
+    assert main(["merge", str(shard), "--out", str(merged), "--allow-partial"]) == 0
+    note = capsys.readouterr().err.splitlines()[-1]
+    command = (
+        f"vlneval score --task r2r-ce --split val_seen --data-root {data_root} --predictions "
+        f"{merged} --distance twin --subset"
+    )
+    assert note == (
+        f"note: to score it: {command} (the run measured no distance_to_goal: without "
+        "--distance twin, NE, OSR, SR, SPL and sDTW are n/a)"
+    )
+    assert main([*command.split()[1:], "--quiet"]) == 0

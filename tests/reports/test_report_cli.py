@@ -440,3 +440,23 @@ def test_report_names_its_resampling_unit_and_seed(
     assert "over episodes, resampled by path, 5 paths (200 resamples, seed 3)" in html
     assert "compared episode by episode; resampled by path, 5 paths, seed 3." in html
     assert "flipping the signs of whole paths&#x27; differences" in html
+
+
+@pytest.mark.parametrize("unit", [[], ["--by-episode"]])
+def test_report_compare_gives_the_comparison_compare_gives(
+    house: House, tmp_path: Path, capsys: Capture, unit: list[str]
+) -> None:
+    """The same pair, seed and resampling give the same intervals and p-values in `report
+    --compare` as in `compare`: both draw the comparison from the integer seed (the report
+    drew it from a SeedSequence child, and gave other numbers)."""
+    stats = ["--seed", "3", "--resamples", "200", "--permutations", "99", *unit]
+    compared, reported = tmp_path / "c.json", tmp_path / "r.json"
+    argv = ["compare", *_data(house), str(house.a), str(house.b), "--json", str(compared)]
+    assert main([*argv, *stats]) == 0, capsys.readouterr().err
+    argv = ["report", *_data(house), "--predictions", str(house.b), "--compare", str(house.a)]
+    argv += ["--out", str(tmp_path / "r.html"), "--json", str(reported), "--quiet"]
+    assert main([*argv, "--worst", "0", "--sample", "0", *stats]) == 0, capsys.readouterr().err
+    expected = json.loads(compared.read_text())
+    assert json.loads(reported.read_text())["comparison"] == expected
+    resampling = "episodes" if unit else "paths"
+    assert (expected["settings"]["resampling"], expected["settings"]["seed"]) == (resampling, 3)

@@ -359,8 +359,8 @@ def test_report_compare_re_diagnoses_the_shared_episodes_on_spawned_streams(
     house: House, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The runs side by side on the episodes both scored are diagnosed on children 3 (A) and
-    4 (B) of the seed's SeedSequence, as the comparison, the run and the baseline are on
-    children 0, 1 and 2, not on the integer seed."""
+    4 (B) of the seed's SeedSequence, as the run and the baseline are on children 1 and 2 (the
+    comparison draws from the integer seed, as `compare` does)."""
     import numpy as np
 
     from vlneval.diagnostics import score_run

@@ -293,7 +293,9 @@ def score_run(
     preds = _run_predictions(run, eps, str(predictions))
     if preds is None:
         preds = parse_ce_predictions(predictions, eps)
-    prof = with_policy(get_profile(profile or "vlnce-exact"), {"unreachable": unreachable})
+    prof = with_policy(
+        get_profile(profile or _default_profile(env.task)), {"unreachable": unreachable}
+    )
     result = score_continuous(
         eps, preds, prof, source, subset=subset,
         run=dict(card), show_progress=progress,
@@ -303,6 +305,13 @@ def score_run(
     summary = result.to_dict()
     summary["measured"] = card["measured"]
     return summary, rows
+
+
+def _default_profile(task: str) -> str:
+    """``task``'s default profile; ``vlnce-exact`` for a twin with no task of its own (r4r-twin)."""
+    from vlneval.tasks import TASKS
+
+    return TASKS.get(task).default_profile if task in TASKS else "vlnce-exact"
 
 
 def _run_predictions(run: RunRecord, eps: Any, source: str) -> Any:

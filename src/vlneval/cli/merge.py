@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--allow-partial",
         action="store_true",
-        help="merge despite missing shards or episodes; the card says 'partial: K of M'",
+        help="merge despite missing shards or episodes; the card then says partial: true "
+        "(episodes K of n_expected M)",
     )
     p.add_argument("--all-errors", action="store_true", help="list every problem, not the first 20")
     p.set_defaults(func=cmd_merge)
@@ -54,9 +55,11 @@ def cmd_merge(args: argparse.Namespace) -> int:
         f"{merged.task} {merged.split} episodes; wrote {args.out} and {card_path(args.out)}"
     )
     if get_task(merged.task).has_option("distance"):  # a run's file carries no distances
+        root = f" --data-root {merged.data_root}" if merged.data_root else ""
+        subset = " --subset" if merged.partial else ""
         err(
-            f"note: to score it: vlneval score --task {merged.task} --split {merged.split} "
-            f"--predictions {args.out} --distance twin (the run measured no distance_to_goal: "
-            "without --distance twin, NE, OSR, SR, SPL and sDTW are n/a)"
+            f"note: to score it: vlneval score --task {merged.task} --split {merged.split}{root} "
+            f"--predictions {args.out} --distance twin{subset} (the run measured no "
+            "distance_to_goal: without --distance twin, NE, OSR, SR, SPL and sDTW are n/a)"
         )
     return 0

@@ -236,6 +236,7 @@ class CliShard:
             settings=settings, profile=a.profile, data_version=getattr(a, "data_version", None),
             environment=environment, checkpoint=a.checkpoint, balance_scans=a.balance_scans,
         )  # fmt: skip
+        manifest["data_root"] = getattr(a, "data_root", None)  # for merge's note on scoring it
         if not a.resume:
             _warn_discarded(a.out, self.spec)
         self.writer = open_shard(a.out, self.spec, manifest, resume=a.resume)

@@ -58,6 +58,7 @@ class Merged:
         card: the merged protocol card.
         n_episodes, n_expected: episodes merged, and in the split.
         problems: what ``allow_partial`` let through (missing shards and episodes).
+        data_root: the ``--data-root`` the first shard ran with (None: none given).
     """
 
     task: str
@@ -68,6 +69,7 @@ class Merged:
     n_episodes: int
     n_expected: int
     problems: list[Problem] = field(default_factory=list)
+    data_root: str | None = None
 
     @property
     def partial(self) -> bool:
@@ -417,7 +419,8 @@ def _assemble(shards: Sequence[_Shard], seen: Mapping[int, tuple[_Shard, ShardLi
         )
         predictions, note = task_records(ref["task"], view, [ln.record for ln in lines])  # type: ignore[arg-type]
     card = _merged_card(shards, lines, note, len(ids))
-    return Merged(ref["task"], ref["split"], ref["kind"], predictions, card, len(lines), len(ids))
+    return Merged(ref["task"], ref["split"], ref["kind"], predictions, card, len(lines), len(ids),
+                  data_root=ref.get("data_root"))  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -157,8 +157,9 @@ def build_report(
         (True, 'predictions_val')
     """
     step = progress or (lambda _msg: None)
-    # One seeded stream each for the comparison, the run, the baseline, and the baseline and
-    # the run re-diagnosed on the episodes both scored (child k does not depend on the count).
+    # The comparison draws from the integer seed, as `compare` does, so the same pair gives the
+    # same numbers in both; the run, the baseline, and the baseline and the run re-diagnosed on
+    # the episodes both scored each have a child 1-4 of the seed's SeedSequence.
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(options.seed).spawn(5)]
     stats: dict[str, Any] = {
         "n_resamples": options.n_resamples,
@@ -168,9 +169,8 @@ def build_report(
     }
     comparison = None
     if baseline is not None:
-        comparison = compare_scored(baseline, run, force=options.force, rng=streams[0],
+        comparison = compare_scored(baseline, run, force=options.force, rng=options.seed,
                                     n_permutations=options.n_permutations, **stats)  # fmt: skip
-        comparison.settings["seed"] = options.seed
         step("compared with the baseline")
     stats.update(budgets=options.budgets, step_limit=options.step_limit)
     diag = diagnose(run, rng=streams[1], **stats)

@@ -121,7 +121,8 @@ class EntryOut(BaseModel):
     """One leaderboard row, numbers rounded as the pages show them. ``section``: ``ranked``,
     ``baseline`` (pinned by the organisers, no rank) or ``privileged`` (declares privileged
     information: ranked apart). No rank on a private leaderboard. ``intervals``: label ->
-    [low, high], a 95 % bootstrap interval over the episodes."""
+    [low, high], a 95 % bootstrap interval (1,000 resamples, seed 0) that resamples whole paths
+    when episodes share one (:func:`vlneval.diagnostics.path_groups`), else the episodes."""
 
     section: Literal["ranked", "baseline", "privileged"]
     rank: int | None
