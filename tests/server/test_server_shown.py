@@ -123,6 +123,9 @@ def test_a_touchdown_sdr_result_counts_the_pairs_asked_for_not_the_labelled_ones
     )
     [entry] = srv.client.get("/api/v1/challenges/demo/phases/sdr/leaderboard").json()["entries"]
     assert (entry["n_episodes"], entry["protocol"]["episodes"]) == (9, "9")
+    # bounds on the 3 labelled rows would tell their count (SDR@40's Clopper-Pearson high end
+    # 1 - 0.025 ** (1 / 3) = 0.7076): neither the team nor the board is given any
+    assert res["intervals"] == {} and entry["intervals"] == {}
 
 
 def test_a_reverie_phase_states_its_release_and_names_no_server_file(data_root, tmp_path, caplog):

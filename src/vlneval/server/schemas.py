@@ -19,6 +19,7 @@ from vlneval.server.services.leaderboard import (
     public_summary,
     public_value,
     shown_episodes,
+    shown_intervals,
 )
 
 __all__ = [
@@ -290,7 +291,11 @@ def result_out(sub: Submission) -> ResultOut | None:
         primary_metric=primary,
         primary_value=public_value(primary, res.primary_value),
         metrics={k: public_value(k, v) for k, v in res.metrics.items()},
-        intervals=public_intervals(res.intervals),
+        intervals=public_intervals(
+            shown_intervals(
+                res.intervals, sub.phase.n_episodes, res.n_episodes, res.summary.get("n_expected")
+            )
+        ),
         n_episodes=shown_episodes(
             sub.phase.n_episodes, res.n_episodes, res.summary.get("n_expected")
         ),

@@ -45,6 +45,7 @@ __all__ = [
     "is_privileged",
     "public_entry",
     "public_intervals",
+    "shown_intervals",
     "public_summary",
     "shown_episodes",
     "headline_metrics",
@@ -91,6 +92,22 @@ def public_value(label: str, value: Any) -> float | None:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
         return None
     return round(float(value), 4 if shown_unit(label) == "%" else 2)
+
+
+def shown_intervals(
+    intervals: dict[str, Any] | None, asked: int, n_episodes: int, n_expected: Any
+) -> dict[str, Any]:
+    """The stored intervals a team may see: none when :func:`shown_episodes` hides the count
+    scored (Touchdown SDR's labelled pairs), since bounds computed on those rows tell it (a
+    Clopper-Pearson bound of 1 - 0.025^(1/n) gives n outright, a bootstrap's steps of 1/n
+    nearly so).
+
+    Example:
+        >>> shown_intervals({"SR": [0.2, 0.7]}, 9, 3, 3), shown_intervals({"SR": [0.2, 0.7]}, 9, 9, 9)
+        ({}, {'SR': [0.2, 0.7]})
+    """
+    hidden = shown_episodes(asked, n_episodes, n_expected) != n_episodes
+    return {} if hidden else dict(intervals or {})
 
 
 def public_intervals(intervals: dict[str, Any] | None) -> dict[str, list[float]]:
@@ -311,7 +328,9 @@ def _entry(r: Row, section: str, position: int | None, paths: ServerPaths) -> En
         section=section,
         description=sub.description,
         flag=sub.flag_reason,
-        intervals=dict(res.intervals or {}),
+        intervals=shown_intervals(
+            res.intervals, sub.phase.n_episodes, res.n_episodes, res.summary.get("n_expected")
+        ),
         uid=sub.uid,
     )
 
