@@ -76,6 +76,8 @@ def test_missing_shard_names_the_shard_and_its_ids(
     # --allow-partial merges anyway and says so
     assert vlneval("merge", d / "preds.shard-0-of-3.jsonl", d / "preds.shard-2-of-3.jsonl", "--out",
                    d / "m.json", "--allow-partial") == 0  # fmt: skip
+    said = capsys.readouterr().err.splitlines()[-1]
+    assert said.startswith("merged 2 of 3 shards: partial: 24 of 36 demo val episodes; wrote ")
     card = json.loads((d / "m.protocol.json").read_text())
     assert (card["episodes"], card["n_expected"], card["partial"]) == (24, 36, True)
     assert len(json.loads((d / "m.json").read_text())) == 24

@@ -42,6 +42,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     """Merges, or exits 2 with every problem."""
     from vlneval.distributed.merge import card_path, merge
     from vlneval.tasks import get_task
+    from vlneval.tasks.common.protocol import episodes_text
 
     merged = merge(args.shards, out=args.out, allow_partial=args.allow_partial)
     limit = None if args.all_errors else 20
@@ -51,7 +52,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
         err(f"warning: {more_not_shown(merged.problems[limit:])}")
     shards = merged.card["shards"]
     err(
-        f"merged {shards['merged']} of {shards['count']} shards: {merged.card['episodes']} "
+        f"merged {shards['merged']} of {shards['count']} shards: {episodes_text(merged.card)} "
         f"{merged.task} {merged.split} episodes; wrote {args.out} and {card_path(args.out)}"
     )
     if get_task(merged.task).has_option("distance"):  # a run's file carries no distances
