@@ -251,25 +251,35 @@ def test_run_score_uses_the_profile_score_uses(
 
 
 def test_the_note_of_a_partial_merge_gives_a_command_that_scores_it(
-    data_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    data_root: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Merged with --allow-partial (shard 0 of 2 only), the note's command has --data-root, as
-    the run had, and --subset, without which score refuses the missing episodes; it scores."""
+    the run had it but absolute (the run gave it relative to its folder), and --subset, without
+    which score refuses the missing episodes; a path with a space is quoted; it scores from
+    another folder."""
+    import shlex
+
     out = tmp_path / "p.json"
-    run = ["run", "--task", "r2r-ce", "--split", "val_seen", "--data-root", str(data_root),
+    monkeypatch.chdir(data_root.parent)
+    run = ["run", "--task", "r2r-ce", "--split", "val_seen", "--data-root", data_root.name,
            "--agent", "stop", "--quiet", "--out", str(out), "--shard", "0/2"]  # fmt: skip
     assert main(run) == 0
-    merged = tmp_path / "merged.json"
+    merged = tmp_path / "my runs" / "merged.json"
+    merged.parent.mkdir()
     shard = tmp_path / "p.shard-0-of-2.jsonl"
     capsys.readouterr()
     assert main(["merge", str(shard), "--out", str(merged), "--allow-partial"]) == 0
     note = capsys.readouterr().err.splitlines()[-1]
     command = (
-        f"vlneval score --task r2r-ce --split val_seen --data-root {data_root} --predictions "
-        f"{merged} --distance twin --subset"
+        f"vlneval score --task r2r-ce --split val_seen --data-root {data_root.resolve()} "
+        f"--predictions '{merged}' --distance twin --subset"
     )
     assert note == (
         f"note: to score it: {command} (the run measured no distance_to_goal: without "
         "--distance twin, NE, OSR, SR, SPL and sDTW are n/a)"
     )
-    assert main([*command.split()[1:], "--quiet"]) == 0
+    monkeypatch.chdir(tmp_path)
+    assert main([*shlex.split(command)[1:], "--quiet"]) == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 
 from vlneval.cli.common import err
 from vlneval.errors import more_not_shown
@@ -56,11 +57,11 @@ def cmd_merge(args: argparse.Namespace) -> int:
         f"{merged.task} {merged.split} episodes; wrote {args.out} and {card_path(args.out)}"
     )
     if get_task(merged.task).has_option("distance"):  # a run's file carries no distances
-        root = f" --data-root {merged.data_root}" if merged.data_root else ""
+        root = f" --data-root {shlex.quote(merged.data_root)}" if merged.data_root else ""
         subset = " --subset" if merged.partial else ""
         err(
             f"note: to score it: vlneval score --task {merged.task} --split {merged.split}{root} "
-            f"--predictions {args.out} --distance twin{subset} (the run measured no "
+            f"--predictions {shlex.quote(str(args.out))} --distance twin{subset} (the run measured no "
             "distance_to_goal: without --distance twin, NE, OSR, SR, SPL and sDTW are n/a)"
         )
     return 0

@@ -236,7 +236,8 @@ class CliShard:
             settings=settings, profile=a.profile, data_version=getattr(a, "data_version", None),
             environment=environment, checkpoint=a.checkpoint, balance_scans=a.balance_scans,
         )  # fmt: skip
-        manifest["data_root"] = getattr(a, "data_root", None)  # for merge's note on scoring it
+        root = getattr(a, "data_root", None)  # for merge's note on scoring it, from any folder
+        manifest["data_root"] = None if root is None else str(Path(root).resolve())
         if not a.resume:
             _warn_discarded(a.out, self.spec)
         self.writer = open_shard(a.out, self.spec, manifest, resume=a.resume)
