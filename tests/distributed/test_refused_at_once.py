@@ -62,6 +62,10 @@ def test_a_sweep_with_an_unknown_task_or_a_missing_checkpoint(
     assert capsys.readouterr().err == (
         f"error: --checkpoints {missing}: no file matches this pattern\n"
     )
+    gone = tmp_path / "ckpt" / "iter_100.pth"  # a plain name: no such file
+    assert _plan(tmp_path, "--checkpoints", ckpt, gone, "--", "run", "--task", "demo",
+                 "--agent", "random") == 2  # fmt: skip
+    assert capsys.readouterr().err == f"error: --checkpoints {gone}: no such file or folder\n"
     assert not (tmp_path / "u.jsonl").exists()
 
 
