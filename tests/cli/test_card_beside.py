@@ -66,3 +66,19 @@ def test_a_file_beside_that_is_no_card_of_run_is_left_alone(
     card = _summary(["score", "--task", "demo", "--predictions", str(preds)], tmp_path / "s.json")
     assert card["seeds"] == "not declared (offline predictions file)"
     assert "its card is" not in capsys.readouterr().err
+
+
+def test_an_old_card_beside_with_episodes_as_text_gives_no_claim(tmp_path: Path) -> None:
+    """A card written before the episode counts were numbers (``"partial: 5 of 36"``): the
+    scorer measures the counts itself, so the old text is not a claim declared differently."""
+    preds = tmp_path / "d5.json"
+    run = ["run", "--task", "demo", "--agent", "shortest", "--out", str(preds), "--limit", "5"]
+    assert main([*run, "--quiet"]) == 0
+    beside = tmp_path / "d5.protocol.json"
+    old = json.loads(beside.read_text())
+    del old["n_expected"], old["partial"]
+    beside.write_text(json.dumps({**old, "episodes": "partial: 5 of 36"}))
+    score = ["score", "--task", "demo", "--predictions", str(preds), "--subset"]
+    card = _summary(score, tmp_path / "s.json")
+    assert (card["episodes"], card["n_expected"], card["partial"]) == (5, 36, True)
+    assert "declared_differently" not in card and card["seeds"] == [0]

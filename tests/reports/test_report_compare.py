@@ -307,3 +307,22 @@ def test_a_metric_infinite_in_every_episode_of_one_run_is_na(
     assert not_compared_notices([("A", a_inf), ("B", b)], cmp) == [
         ("note: NE is left out of the comparison: n/a, " + why + "to compare", "yellow")
     ]
+
+
+def test_a_street_card_written_before_threshold_hops_is_comparable() -> None:
+    """A touchdown card from before the key was named for its unit (``threshold_m``) compares
+    with a new one (``threshold_hops``), and with aggregate too; another threshold still differs."""
+    scoring = {"profile": "touchdown", "profile_version": "1", "comparison": "SPD <= 1 hop"}
+    old = {**CARD, "task": "touchdown", "scoring": {**scoring, "threshold_m": 3.0}}
+    new = {**CARD, "task": "touchdown", "scoring": {**scoring, "threshold_hops": 3.0}}
+    assert card_differences(old, new) == []
+    assert card_differences(old, {**new, "scoring": {**scoring, "threshold_hops": 1.0}}) == [
+        "threshold_hops: 3.0 (A) vs 1.0 (B)"
+    ]
+    runs = [{"metrics": {"TC": 0.1}, "protocol": old}, {"metrics": {"TC": 0.2}, "protocol": new}]
+    assert aggregate_summaries(runs, ["old", "new"]).differences == []
+    assert old["scoring"]["threshold_m"] == 3.0  # the card itself is left as written
+    r2r = {**CARD, "scoring": {"profile": "r2r", "profile_version": "1", "threshold_m": 3.0}}
+    assert card_differences(r2r, {**r2r, "scoring": {**r2r["scoring"], "threshold_hops": 3.0}}) == [
+        "threshold_hops: None (A) vs 3.0 (B)"
+    ]

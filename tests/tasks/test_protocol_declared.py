@@ -24,7 +24,19 @@ def test_a_declared_card_cannot_rename_what_was_scored() -> None:
         True,
     )
     assert card["model"] == "m" and card["privileged"] == UNDECLARED
-    assert card["declared_differently"] == {"task": "rxr", "split": "val_seen", "episodes": 2349}
+    assert card["declared_differently"] == {"task": "rxr", "split": "val_seen"}
+
+
+def test_declared_episode_counts_are_dropped_as_the_scorer_measures_them() -> None:
+    """A card written before the counts were numbers (``"partial: 5 of 36"``) is no claim."""
+    card = _card({"episodes": "partial: 5 of 36", "n_expected": 5, "partial": False, "model": "m"})
+    assert (card["episodes"], card["n_expected"], card["partial"], card["model"]) == (
+        300,
+        2349,
+        True,
+        "m",
+    )
+    assert "declared_differently" not in card
 
 
 def test_what_a_run_measured_wins_over_the_declared_and_both_claims_are_kept() -> None:

@@ -137,6 +137,7 @@ def _merge_and_report(args: argparse.Namespace, shard: CliShard, agent_id: str,
                       seconds: float) -> int:  # fmt: skip
     from vlneval.cli.run import _score
     from vlneval.distributed.merge import card_path, merge
+    from vlneval.tasks.common.protocol import EPISODE_COUNTS
 
     w = shard.writer
     merged = merge([w.manifest_path], out=args.out)
@@ -149,6 +150,6 @@ def _merge_and_report(args: argparse.Namespace, shard: CliShard, agent_id: str,
     if args.score:
         args.scoring = True  # a stop now leaves the files written
         protocol = {k: v for k, v in (w.manifest.get("card") or {}).items()
-                    if k not in ("vlneval_version", "task", "split", "episodes", "software")}  # fmt: skip
+                    if k not in ("vlneval_version", "task", "split", *EPISODE_COUNTS, "software")}  # fmt: skip
         return _score(args, partial=False, protocol=protocol)
     return 0

@@ -29,7 +29,7 @@ from vlneval.distributed.shardfile import AGREED, FORMAT, ShardLine, read_lines,
 from vlneval.envs.recording import measured_block, predictions_bytes
 from vlneval.errors import InvalidInputError, Problem, VLNEvalError
 from vlneval.io import load_json
-from vlneval.tasks.common.protocol import episodes_card
+from vlneval.tasks.common.protocol import EPISODE_COUNTS, episodes_card
 
 __all__ = [
     "Merged",
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 #: Card fields that legitimately differ between shards (recomputed for the merged card).
-VOLATILE = ("episodes", "n_expected", "partial", "measured", "software", "prediction_format")
+VOLATILE = (*EPISODE_COUNTS, "measured", "software", "prediction_format")
 _CALLS = re.compile(r"\((\d+) calls\)")
 _CALLS_TAIL = re.compile(r" \(\d+ calls\)$")  # the count the environment appends
 

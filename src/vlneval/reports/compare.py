@@ -37,6 +37,7 @@ from vlneval.errors import VLNEvalError
 from vlneval.metrics.info import LABELS
 from vlneval.reports.terminal import same_results
 from vlneval.stats import Comparison, RunSummary, aggregate_runs, compare_runs, holm_adjust
+from vlneval.tasks import get_profile
 from vlneval.tasks.common.protocol import episodes_text
 
 __all__ = [
@@ -74,7 +75,7 @@ _NOTE_FIELDS = (
 def _refusal_view(card: Mapping[str, Any], episodes: bool) -> dict[str, str]:
     """The card fields that must agree. ``reproduces`` is left out: it describes the profile,
     whose name and version are compared."""
-    scoring = dict(card.get("scoring") or {})
+    scoring = _hops_threshold(dict(card.get("scoring") or {}))
     scoring.pop("reproduces", None)
     view = {k: str(card.get(k)) for k in ("task", "split", "data_version")}
     if episodes:
@@ -82,6 +83,25 @@ def _refusal_view(card: Mapping[str, Any], episodes: bool) -> dict[str, str]:
     view["profile"] = f"{scoring.pop('profile', None)} v{scoring.pop('profile_version', None)}"
     view |= {k: str(v) for k, v in scoring.items()}
     return view | {"privileged": _access(card)}
+
+
+def _hops_threshold(scoring: dict[str, Any]) -> dict[str, Any]:
+    """``scoring`` with the ``threshold_m`` of a street profile's card written before the key
+    was named for its unit read as ``threshold_hops`` (the same threshold, in hops).
+
+    Example:
+        >>> _hops_threshold({"profile": "touchdown", "threshold_m": 1.0})
+        {'profile': 'touchdown', 'threshold_hops': 1.0}
+    """
+    if "threshold_m" not in scoring:
+        return scoring
+    try:
+        unit = get_profile(str(scoring.get("profile"))).threshold_unit
+    except VLNEvalError:  # a profile this vlneval does not know: its key stays as written
+        return scoring
+    if unit != "m":
+        scoring[f"threshold_{unit}"] = scoring.pop("threshold_m")
+    return scoring
 
 
 def _access(card: Mapping[str, Any]) -> str:

@@ -24,6 +24,7 @@ __all__ = [
     "episodes_card",
     "episodes_text",
     "DECLARABLE",
+    "EPISODE_COUNTS",
     "GivenEpisodes",
     "given_episodes",
     "with_declared",
@@ -45,6 +46,9 @@ DECLARABLE = (
 )
 
 UNDECLARED = "not declared (offline predictions file)"
+#: The episode counts (:func:`episodes_card`) a scorer measures itself: a declared card's are
+#: dropped (a card written before they were numbers held ``"partial: 5 of 36"``).
+EPISODE_COUNTS = ("episodes", "n_expected", "partial")
 #: Where a card keeps what was declared for a field vlneval measured otherwise.
 DIFFERENTLY = "declared_differently"
 
@@ -325,7 +329,8 @@ def protocol_card(
             "distance": profile.distance,
         },
     }
-    given = with_declared(run or {}, declared or {})
+    claimed = {k: v for k, v in (declared or {}).items() if k not in EPISODE_COUNTS}
+    given = with_declared(run or {}, claimed)
     card = with_declared(card, {**dict.fromkeys(DECLARABLE, UNDECLARED), **given})
     card["software"] = software_fingerprint()
     return card
