@@ -22,6 +22,7 @@ __all__ = [
     "check_rules",
     "consistency_checks",
     "incomplete",
+    "missing_of",
     "missing_problem",
     "no_match",
     "stray_ids",
@@ -89,11 +90,29 @@ def missing_problem(
 ) -> str | None:
     """The completeness problem of ``preds`` (:func:`incomplete`), or None when no episode
     lacks a prediction or ``profile`` (or ``subset``) allows it."""
-    if not (preds.missing and profile.require_complete and not subset):
+    if not preds.missing:
         return None
     first = episodes.record_id(episodes.index[preds.missing[0]])
-    what = f"{len(preds.missing)} of {len(episodes.ids)} episodes"
-    return incomplete(what, preds.missing, profile, stray_ids(preds.unknown, first))
+    return missing_of(preds.missing, len(episodes.ids), preds.unknown, first, profile, subset)
+
+
+def missing_of(
+    missing: Sequence[str],
+    total: int,
+    unknown: Sequence[str | int],
+    first: str | int,
+    profile: Profile,
+    subset: bool,
+) -> str | None:
+    """The completeness problem of a file leaving out the episodes ``missing`` (ids) of
+    ``total`` (:func:`incomplete`; ``unknown``: the ids not in the split, ``first``: the first
+    missing id as the file writes it), or None when none is missing or ``profile`` (or
+    ``subset``) allows it; every task's reader words it through this."""
+    if not (missing and profile.require_complete and not subset):
+        return None
+    return incomplete(
+        f"{len(missing)} of {total} episodes", missing, profile, stray_ids(unknown, first)
+    )
 
 
 def no_match(task: str, split: str) -> str:

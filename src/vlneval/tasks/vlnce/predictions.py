@@ -38,7 +38,7 @@ from vlneval.errors import (
 )
 from vlneval.io import brief, clip, decode_json, gc_paused, no_json, unique_keys
 from vlneval.metrics._kernels import offsets_of, reorder
-from vlneval.tasks.common.checks import incomplete, no_match, stray_ids
+from vlneval.tasks.common.checks import missing_of, no_match
 from vlneval.tasks.common.inputs import read_input
 from vlneval.tasks.common.prediction_structs import Finite
 from vlneval.tasks.common.record_checks import Repeats, as_list, is_bool, is_finite, shown_value
@@ -445,12 +445,10 @@ def missing_problem(
     subset: bool,
 ) -> str | None:
     """The completeness problem of predictions leaving out the episodes ``missing``
-    (:func:`~vlneval.tasks.common.checks.incomplete`; ``unknown``: the ids not in the split), or
+    (:func:`~vlneval.tasks.common.checks.missing_of`; ``unknown``: the ids not in the split), or
     None when none is missing or ``profile`` (or ``subset``) allows it."""
-    if not (missing and profile.require_complete and not subset):
-        return None
-    what = f"{len(missing)} of {len(episodes)} episodes"
-    return incomplete(what, missing, profile, stray_ids(unknown, missing[0]))
+    first = missing[0] if missing else ""
+    return missing_of(missing, len(episodes), unknown, first, profile, subset)
 
 
 def _not_ce(records: list[Any], task: str) -> str:
