@@ -21,7 +21,8 @@ files alone:
 
 Where the graphs are: ``setNavGraphPath(folder)`` if called; else ``./connectivity`` (the
 original's default) when that folder exists; else ``$VLNEVAL_DATA/matterport3d/connectivity``
-when ``VLNEVAL_DATA`` is set. Rendering is out of scope: with rendering off ``rgb``/``depth`` are
+when the user set ``VLNEVAL_DATA``; else a ValueError naming ``./connectivity`` and suggesting
+both (no other folder is searched). Rendering is out of scope: with rendering off ``rgb``/``depth`` are
 zero images of the camera's size (as in the original); with rendering on, reading them raises
 NotImplementedError (use the real simulator to render).
 
@@ -339,21 +340,28 @@ class _World:
         return tuple(out)
 
 
-def _data_root_graphs(default: str) -> str:
-    """The graphs under the data root ``vlneval data fetch`` fills ($VLNEVAL_DATA, else the
-    per-user data folder), for a simulator whose default ``./connectivity`` is missing."""
-    from vlneval.fetch.core import default_root
-
-    root = default_root()
+def _default_graphs(default: str) -> str:
+    """The graphs of a simulator whose default ``./connectivity`` is missing (spec/mattersim.md
+    6.4): ``$VLNEVAL_DATA/matterport3d/connectivity`` when the user set ``VLNEVAL_DATA`` (the
+    remedy the error suggests), else a ValueError; no other data set is substituted."""
+    root = os.environ.get("VLNEVAL_DATA", "")
+    remedy = (
+        "Call Simulator.setNavGraphPath(folder) with the folder of the Matterport3D "
+        "connectivity files (<scan>_connectivity.json or .json.gz), or set VLNEVAL_DATA to a "
+        "vlneval data root (graphs in $VLNEVAL_DATA/matterport3d/connectivity, where "
+        "`vlneval data fetch r2r` puts them)."
+    )
+    if not root:
+        raise ValueError(
+            f"MatterSim: navigation graphs not found: {default} (the default navigation graph "
+            f"path, ./connectivity in the working directory) is not a folder. {remedy}"
+        )
     folder = os.path.join(root, "matterport3d", "connectivity")
     if not os.path.isdir(folder):
         raise ValueError(
             f"MatterSim: navigation graphs not found: looked in {default} (the default "
-            f"navigation graph path) and in {folder} (under the vlneval data root {root}: "
-            "$VLNEVAL_DATA, else the per-user data folder); neither is a folder. Fetch them "
-            "with `vlneval data fetch r2r`, put the Matterport3D connectivity files "
-            "(<scan>_connectivity.json or .json.gz) in one of them, call "
-            "Simulator.setNavGraphPath(folder), or set VLNEVAL_DATA to a vlneval data root."
+            f"navigation graph path) and in {folder} ($VLNEVAL_DATA/matterport3d/connectivity); "
+            f"neither is a folder. {remedy}"
         )
     return folder
 
@@ -772,7 +780,7 @@ class Simulator:
         if folder is None:
             path = self._nav_graph_path
             if not self._nav_graph_set and not os.path.isdir(path):
-                path = _data_root_graphs(os.path.abspath(path))
+                path = _default_graphs(os.path.abspath(path))
             folder = self._folder = os.path.abspath(path)
         return folder
 
