@@ -36,7 +36,9 @@ object itself into the new location (so an old ``navigableLocations`` list sees 
 become 0); here locations and candidates are shared immutable objects and the new location is a
 separate object. ``rel_heading`` is the double-precision ``atan2`` the simulator's README shows;
 builds where ``atan2`` resolves to the float overload differ by about 1e-8 rad. Graphs are
-cached per (folder, scan) instead of one process-wide graph fixed by the first simulator.
+cached per (folder, scan) instead of one process-wide graph fixed by the first simulator. With discretised
+angles, a NaN heading (or turn) and an infinite absolute heading are a ValueError raised before
+any slot changes; the C++ ``lround``s them into a view that depends on the build.
 
 Example (a real scan, with the graphs at ``./connectivity``)::
 
@@ -824,6 +826,7 @@ class Simulator:
             else:
                 self.initialize()
         states = self._states
+        self._check_headings(hs, len(states))
         for i, st in enumerate(states):
             self._set_angles(st, _at(hs, i), _at(es, i))
         folder = self._graph_folder()
@@ -916,6 +919,7 @@ class Simulator:
         if not self._initialized:
             raise RuntimeError("MatterSim: newEpisode must be called before makeAction")
         states = self._states
+        self._check_headings(hs, len(states), turn=True)
         targets = []
         for i, st in enumerate(states):
             k = _at(ix, i)
@@ -973,12 +977,24 @@ class Simulator:
         st = self._states[0] if self._states else None
         if not self._initialized or st is None or k < 0 or k >= len(st._nav):
             raise ValueError(f"MatterSim: Invalid action index: {k}")
+        self._check_headings([h], 1, turn=True)
         if k:
             _oset(st, "location", st._world.location(st._nav[k].ix))
         _oset(st, "step", st.step + 1)
         h, e = self._turn(h, e)
         self._set_angles(st, st.heading + h, st.elevation + e)
         self._populate(st)
+
+    def _check_headings(self, headings: list[float], slots: int, turn: bool = False) -> None:
+        """Refuses, before any slot changes, a heading that discretised angles cannot snap:
+        NaN, or (as an absolute heading, not a turn) ±inf, whose C ``fmod`` is NaN. The C++
+        ``lround``s it into a build-dependent view; an error is clearer."""
+        if not self._discretized:
+            return
+        for i in range(min(slots, len(headings))):
+            h = headings[i]
+            if h != h or (not turn and h in (math.inf, -math.inf)):
+                raise ValueError(_heading_error(h))
 
     def _turn(self, h: float, e: float) -> tuple[float, float]:
         """The turn an action asks for: with discretised angles, one 30° step by its sign."""
@@ -996,8 +1012,8 @@ class Simulator:
         while h < 0.0:
             h += _TWO_PI
         if self._discretized:
-            if h != h:
-                raise ValueError(f"MatterSim: heading must be a finite number, got {heading!r}")
+            if h != h:  # _check_headings refuses it first, before any slot changes
+                raise ValueError(_heading_error(heading))
             x = h / _HEADING_INC
             f = math.floor(x)
             step = int(f) + (x - f >= 0.5)  # C lround: halves away from zero
@@ -1027,6 +1043,10 @@ class Simulator:
         else:
             nav = world.navigable(ix, st.heading, st.elevation, self._cos_half, self._restricted)
         _oset(st, "_nav", nav)
+
+
+def _heading_error(heading: float) -> str:
+    return f"MatterSim: heading must be a finite number, got {heading!r}"
 
 
 def _fast_uints(values: list[Any]) -> list[Any] | None:
