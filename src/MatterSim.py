@@ -10,7 +10,8 @@ files alone:
 * both public APIs, told apart by how they are called: v0.1 (``init()``, scalar ``newEpisode`` /
   ``makeAction``, ``getState()`` returning one snapshot, ``ViewPoint.point``) and master
   (``initialize()``, list arguments and batches, ``getState()`` returning the live states,
-  ``ViewPoint.x/y/z``);
+  ``ViewPoint.x/y/z``); ``init()`` or ``initialize()``, else the first ``newEpisode``, fixes the
+  API, and in master mode scalar ``newEpisode`` arguments are a TypeError, as in the original;
 * the simulator's rules exactly: heading wrap and 30° snapping (C ``lround``), elevation snapping
   and saturation at ±30°, elevation limits in continuous mode, the field-of-view rule with the
   camera's resolution and vertical FOV, restricted navigation, float32 positions and geometry,
@@ -36,9 +37,10 @@ object itself into the new location (so an old ``navigableLocations`` list sees 
 become 0); here locations and candidates are shared immutable objects and the new location is a
 separate object. ``rel_heading`` is the double-precision ``atan2`` the simulator's README shows;
 builds where ``atan2`` resolves to the float overload differ by about 1e-8 rad. Graphs are
-cached per (folder, scan) instead of one process-wide graph fixed by the first simulator. With discretised
-angles, a NaN heading (or turn) and an infinite absolute heading are a ValueError raised before
-any slot changes; the C++ ``lround``s them into a view that depends on the build.
+cached per (folder, scan) instead of one process-wide graph fixed by the first simulator.
+With discretised angles, a NaN heading (or turn) and an infinite absolute heading are a
+ValueError raised before any slot changes; the C++ ``lround``s them into a view that depends on
+the build.
 
 Example (a real scan, with the graphs at ``./connectivity``)::
 
@@ -566,9 +568,12 @@ def _at(values: list[Any], i: int) -> Any:
     return values[i]
 
 
-_SIG_EPISODE = (
+_SIG_EPISODE_MASTER = (
     "    1. (self: MatterSim.Simulator, arg0: list[str], arg1: list[str], arg2: list[float], "
-    "arg3: list[float]) -> None\n"
+    "arg3: list[float]) -> None"
+)
+_SIG_EPISODE = (
+    _SIG_EPISODE_MASTER + "\n"
     "    2. (self: MatterSim.Simulator, arg0: str, arg1: str, arg2: float, arg3: float) -> None"
     "  (v0.1 API, batch size 1)"
 )
@@ -792,8 +797,14 @@ class Simulator:
         master: ``newEpisode(scanIds, viewpointIds, headings, elevations)`` with lists of at
         least ``batchSize`` elements. v0.1: ``newEpisode(scanId, viewpointId, heading,
         elevation)`` (batch size 1; an empty ``viewpointId`` starts at a random viewpoint).
+
+        Raises:
+            TypeError: scalar arguments once the simulator is in master mode (``initialize()``,
+                or an earlier call with lists), as the master binding takes lists only.
         """
         if len(args) == 4 and isinstance(args[0], (str, bytes)):
+            if self._api == "master":  # initialize() or a list call: the master binding's
+                raise _incompatible("newEpisode", _SIG_EPISODE_MASTER, args)  # lists only
             scan, vp = _to_str(args[0]), _to_str(args[1])
             h, e = _to_float(args[2]), _to_float(args[3])
             if scan is None or vp is None or h is None or e is None or self._slots() != 1:
