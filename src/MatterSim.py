@@ -29,8 +29,8 @@ NotImplementedError (use the real simulator to render).
 
 A real build wins: when a compiled ``MatterSim`` extension is on ``sys.path`` (clients do
 ``sys.path.append('build')``), importing this module loads that extension instead.
-``VLNEVAL_MATTERSIM=vlneval`` forces this module, ``real`` requires the extension, ``auto`` (the
-default) prefers it. ``MatterSim.__vlneval__`` says which one loaded (``"vlneval"`` or ``"real"``).
+``VLNEVAL_MATTERSIM=shim`` (or its older alias ``vlneval``) forces this module, ``real`` requires
+the extension, ``auto`` (the default) prefers it. ``MatterSim.__vlneval__`` says which one loaded (``"vlneval"`` or ``"real"``).
 
 Known departures (no client depends on them): the original rewrites the chosen ``ViewPoint``
 object itself into the new location (so an old ``navigableLocations`` list sees its ``rel_*``
@@ -1136,9 +1136,11 @@ def _real_build() -> Any:
     """The compiled ``MatterSim`` extension on ``sys.path``, loaded, or None (see
     ``VLNEVAL_MATTERSIM``)."""
     mode = os.environ.get("VLNEVAL_MATTERSIM", "auto").strip().lower() or "auto"
-    if mode not in ("auto", "vlneval", "real"):
-        raise ImportError(f"VLNEVAL_MATTERSIM must be 'auto', 'vlneval' or 'real', got {mode!r}")
-    if mode == "vlneval":
+    if mode not in ("auto", "shim", "vlneval", "real"):
+        raise ImportError(
+            f"VLNEVAL_MATTERSIM must be 'auto', 'shim' (alias 'vlneval') or 'real', got {mode!r}"
+        )
+    if mode in ("shim", "vlneval"):  # spec/mattersim.md 6.1 names it shim; vlneval: older name
         return None
     own = os.path.realpath(__file__)
     tried = []

@@ -27,8 +27,15 @@ def test_vlneval_module_when_there_is_no_build(tmp_path: Path) -> None:
     assert out.returncode == 0 and out.stdout.strip() == "vlneval", out.stderr
     real = _run(PROBE, tmp_path, VLNEVAL_MATTERSIM="real")
     assert real.returncode != 0 and "VLNEVAL_MATTERSIM=real" in real.stderr
-    bad = _run(PROBE, tmp_path, VLNEVAL_MATTERSIM="shim")
-    assert bad.returncode != 0 and "must be 'auto', 'vlneval' or 'real'" in bad.stderr
+    for forced in ("shim", "vlneval", " SHIM "):  # the spec's value; vlneval: its alias
+        out = _run(PROBE, tmp_path, VLNEVAL_MATTERSIM=forced)
+        assert out.returncode == 0 and out.stdout.strip() == "vlneval", out.stderr
+    bad = _run(PROBE, tmp_path, VLNEVAL_MATTERSIM="fake")
+    assert bad.returncode != 0
+    assert bad.stderr.splitlines()[-1] == (
+        "ImportError: VLNEVAL_MATTERSIM must be 'auto', 'shim' (alias 'vlneval') or 'real', got "
+        "'fake'"
+    )
 
 
 def test_a_broken_build_on_sys_path_warns_and_falls_back(tmp_path: Path) -> None:
@@ -39,8 +46,9 @@ def test_a_broken_build_on_sys_path_warns_and_falls_back(tmp_path: Path) -> None
     out = _run(PROBE, tmp_path)
     assert out.returncode == 0 and out.stdout.strip() == "vlneval", out.stderr
     assert "could not be loaded" in out.stderr and "RuntimeWarning" in out.stderr
-    forced = _run(PROBE, tmp_path, VLNEVAL_MATTERSIM="vlneval")
-    assert forced.stdout.strip() == "vlneval" and "could not be loaded" not in forced.stderr
+    for mode in ("shim", "vlneval"):
+        forced = _run(PROBE, tmp_path, VLNEVAL_MATTERSIM=mode)
+        assert forced.stdout.strip() == "vlneval" and "could not be loaded" not in forced.stderr
     real = _run(PROBE, tmp_path, VLNEVAL_MATTERSIM="real")
     assert real.returncode != 0 and f"MatterSim{suffix}" in real.stderr
 
