@@ -10,7 +10,8 @@ files alone:
 * both public APIs, told apart by how they are called: v0.1 (``init()``, scalar ``newEpisode`` /
   ``makeAction``, ``getState()`` returning one snapshot, ``ViewPoint.point``) and master
   (``initialize()``, list arguments and batches, ``getState()`` returning the live states,
-  ``ViewPoint.x/y/z``);
+  ``ViewPoint.x/y/z``); ``init()`` or ``initialize()``, else the first ``newEpisode``, fixes the
+  API, and in master mode scalar ``newEpisode`` arguments are a TypeError, as in the original;
 * the simulator's rules exactly: heading wrap and 30° snapping (C ``lround``), elevation snapping
   and saturation at ±30°, elevation limits in continuous mode, the field-of-view rule with the
   camera's resolution and vertical FOV, restricted navigation, float32 positions and geometry,
@@ -21,14 +22,15 @@ files alone:
 
 Where the graphs are: ``setNavGraphPath(folder)`` if called; else ``./connectivity`` (the
 original's default) when that folder exists; else ``$VLNEVAL_DATA/matterport3d/connectivity``
-when ``VLNEVAL_DATA`` is set. Rendering is out of scope: with rendering off ``rgb``/``depth`` are
+when the user set ``VLNEVAL_DATA``; else a ValueError naming ``./connectivity`` and suggesting
+both (no other folder is searched). Rendering is out of scope: with rendering off ``rgb``/``depth`` are
 zero images of the camera's size (as in the original); with rendering on, reading them raises
 NotImplementedError (use the real simulator to render).
 
 A real build wins: when a compiled ``MatterSim`` extension is on ``sys.path`` (clients do
 ``sys.path.append('build')``), importing this module loads that extension instead.
-``VLNEVAL_MATTERSIM=vlneval`` forces this module, ``real`` requires the extension, ``auto`` (the
-default) prefers it. ``MatterSim.__vlneval__`` says which one loaded (``"vlneval"`` or ``"real"``).
+``VLNEVAL_MATTERSIM=shim`` (or its older alias ``vlneval``) forces this module, ``real`` requires
+the extension, ``auto`` (the default) prefers it. ``MatterSim.__vlneval__`` says which one loaded (``"vlneval"`` or ``"real"``).
 
 Known departures (no client depends on them): the original rewrites the chosen ``ViewPoint``
 object itself into the new location (so an old ``navigableLocations`` list sees its ``rel_*``
@@ -36,6 +38,9 @@ become 0); here locations and candidates are shared immutable objects and the ne
 separate object. ``rel_heading`` is the double-precision ``atan2`` the simulator's README shows;
 builds where ``atan2`` resolves to the float overload differ by about 1e-8 rad. Graphs are
 cached per (folder, scan) instead of one process-wide graph fixed by the first simulator.
+With discretised angles, a NaN heading (or turn) and an infinite absolute heading are a
+ValueError raised before any slot changes; the C++ ``lround``s them into a view that depends on
+the build.
 
 Example (a real scan, with the graphs at ``./connectivity``)::
 
@@ -339,21 +344,28 @@ class _World:
         return tuple(out)
 
 
-def _data_root_graphs(default: str) -> str:
-    """The graphs under the data root ``vlneval data fetch`` fills ($VLNEVAL_DATA, else the
-    per-user data folder), for a simulator whose default ``./connectivity`` is missing."""
-    from vlneval.fetch.core import default_root
-
-    root = default_root()
+def _default_graphs(default: str) -> str:
+    """The graphs of a simulator whose default ``./connectivity`` is missing (spec/mattersim.md
+    6.4): ``$VLNEVAL_DATA/matterport3d/connectivity`` when the user set ``VLNEVAL_DATA`` (the
+    remedy the error suggests), else a ValueError; no other data set is substituted."""
+    root = os.environ.get("VLNEVAL_DATA", "")
+    remedy = (
+        "Call Simulator.setNavGraphPath(folder) with the folder of the Matterport3D "
+        "connectivity files (<scan>_connectivity.json or .json.gz), or set VLNEVAL_DATA to a "
+        "vlneval data root (graphs in $VLNEVAL_DATA/matterport3d/connectivity, where "
+        "`vlneval data fetch r2r` puts them)."
+    )
+    if not root:
+        raise ValueError(
+            f"MatterSim: navigation graphs not found: {default} (the default navigation graph "
+            f"path, ./connectivity in the working directory) is not a folder. {remedy}"
+        )
     folder = os.path.join(root, "matterport3d", "connectivity")
     if not os.path.isdir(folder):
         raise ValueError(
             f"MatterSim: navigation graphs not found: looked in {default} (the default "
-            f"navigation graph path) and in {folder} (under the vlneval data root {root}: "
-            "$VLNEVAL_DATA, else the per-user data folder); neither is a folder. Fetch them "
-            "with `vlneval data fetch r2r`, put the Matterport3D connectivity files "
-            "(<scan>_connectivity.json or .json.gz) in one of them, call "
-            "Simulator.setNavGraphPath(folder), or set VLNEVAL_DATA to a vlneval data root."
+            f"navigation graph path) and in {folder} ($VLNEVAL_DATA/matterport3d/connectivity); "
+            f"neither is a folder. {remedy}"
         )
     return folder
 
@@ -556,9 +568,12 @@ def _at(values: list[Any], i: int) -> Any:
     return values[i]
 
 
-_SIG_EPISODE = (
+_SIG_EPISODE_MASTER = (
     "    1. (self: MatterSim.Simulator, arg0: list[str], arg1: list[str], arg2: list[float], "
-    "arg3: list[float]) -> None\n"
+    "arg3: list[float]) -> None"
+)
+_SIG_EPISODE = (
+    _SIG_EPISODE_MASTER + "\n"
     "    2. (self: MatterSim.Simulator, arg0: str, arg1: str, arg2: float, arg3: float) -> None"
     "  (v0.1 API, batch size 1)"
 )
@@ -772,7 +787,7 @@ class Simulator:
         if folder is None:
             path = self._nav_graph_path
             if not self._nav_graph_set and not os.path.isdir(path):
-                path = _data_root_graphs(os.path.abspath(path))
+                path = _default_graphs(os.path.abspath(path))
             folder = self._folder = os.path.abspath(path)
         return folder
 
@@ -782,8 +797,14 @@ class Simulator:
         master: ``newEpisode(scanIds, viewpointIds, headings, elevations)`` with lists of at
         least ``batchSize`` elements. v0.1: ``newEpisode(scanId, viewpointId, heading,
         elevation)`` (batch size 1; an empty ``viewpointId`` starts at a random viewpoint).
+
+        Raises:
+            TypeError: scalar arguments once the simulator is in master mode (``initialize()``,
+                or an earlier call with lists), as the master binding takes lists only.
         """
         if len(args) == 4 and isinstance(args[0], (str, bytes)):
+            if self._api == "master":  # initialize() or a list call: the master binding's
+                raise _incompatible("newEpisode", _SIG_EPISODE_MASTER, args)  # lists only
             scan, vp = _to_str(args[0]), _to_str(args[1])
             h, e = _to_float(args[2]), _to_float(args[3])
             if scan is None or vp is None or h is None or e is None or self._slots() != 1:
@@ -816,6 +837,7 @@ class Simulator:
             else:
                 self.initialize()
         states = self._states
+        self._check_headings(hs, len(states))
         for i, st in enumerate(states):
             self._set_angles(st, _at(hs, i), _at(es, i))
         folder = self._graph_folder()
@@ -908,6 +930,7 @@ class Simulator:
         if not self._initialized:
             raise RuntimeError("MatterSim: newEpisode must be called before makeAction")
         states = self._states
+        self._check_headings(hs, len(states), turn=True)
         targets = []
         for i, st in enumerate(states):
             k = _at(ix, i)
@@ -965,12 +988,24 @@ class Simulator:
         st = self._states[0] if self._states else None
         if not self._initialized or st is None or k < 0 or k >= len(st._nav):
             raise ValueError(f"MatterSim: Invalid action index: {k}")
+        self._check_headings([h], 1, turn=True)
         if k:
             _oset(st, "location", st._world.location(st._nav[k].ix))
         _oset(st, "step", st.step + 1)
         h, e = self._turn(h, e)
         self._set_angles(st, st.heading + h, st.elevation + e)
         self._populate(st)
+
+    def _check_headings(self, headings: list[float], slots: int, turn: bool = False) -> None:
+        """Refuses, before any slot changes, a heading that discretised angles cannot snap:
+        NaN, or (as an absolute heading, not a turn) ±inf, whose C ``fmod`` is NaN. The C++
+        ``lround``s it into a build-dependent view; an error is clearer."""
+        if not self._discretized:
+            return
+        for i in range(min(slots, len(headings))):
+            h = headings[i]
+            if h != h or (not turn and h in (math.inf, -math.inf)):
+                raise ValueError(_heading_error(h))
 
     def _turn(self, h: float, e: float) -> tuple[float, float]:
         """The turn an action asks for: with discretised angles, one 30° step by its sign."""
@@ -988,8 +1023,8 @@ class Simulator:
         while h < 0.0:
             h += _TWO_PI
         if self._discretized:
-            if h != h:
-                raise ValueError(f"MatterSim: heading must be a finite number, got {heading!r}")
+            if h != h:  # _check_headings refuses it first, before any slot changes
+                raise ValueError(_heading_error(heading))
             x = h / _HEADING_INC
             f = math.floor(x)
             step = int(f) + (x - f >= 0.5)  # C lround: halves away from zero
@@ -1019,6 +1054,10 @@ class Simulator:
         else:
             nav = world.navigable(ix, st.heading, st.elevation, self._cos_half, self._restricted)
         _oset(st, "_nav", nav)
+
+
+def _heading_error(heading: float) -> str:
+    return f"MatterSim: heading must be a finite number, got {heading!r}"
 
 
 def _fast_uints(values: list[Any]) -> list[Any] | None:
@@ -1097,9 +1136,11 @@ def _real_build() -> Any:
     """The compiled ``MatterSim`` extension on ``sys.path``, loaded, or None (see
     ``VLNEVAL_MATTERSIM``)."""
     mode = os.environ.get("VLNEVAL_MATTERSIM", "auto").strip().lower() or "auto"
-    if mode not in ("auto", "vlneval", "real"):
-        raise ImportError(f"VLNEVAL_MATTERSIM must be 'auto', 'vlneval' or 'real', got {mode!r}")
-    if mode == "vlneval":
+    if mode not in ("auto", "shim", "vlneval", "real"):
+        raise ImportError(
+            f"VLNEVAL_MATTERSIM must be 'auto', 'shim' (alias 'vlneval') or 'real', got {mode!r}"
+        )
+    if mode in ("shim", "vlneval"):  # spec/mattersim.md 6.1 names it shim; vlneval: older name
         return None
     own = os.path.realpath(__file__)
     tried = []

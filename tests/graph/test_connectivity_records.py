@@ -1,6 +1,8 @@
 """Malformed connectivity records: one error naming the file, the record (index and image_id)
 and the field, on both readings (msgspec's typed one rejects these files, so each goes to the
-generic ``parse_connectivity`` path) and in the simulator's scan reader."""
+generic ``parse_connectivity`` path). The simulator's scan reader reads only what the C++ reads
+(jsoncpp's ``asBool`` takes 0/1 and null; ``height`` is never read), so it refuses only the
+fields it cannot convert."""
 
 from __future__ import annotations
 
@@ -46,13 +48,51 @@ def test_a_bad_field_names_the_file_the_record_its_image_id_and_the_field(
 ) -> None:
     path = write_json(tmp_path / "sq_connectivity.json", _records(field, value))
     message = f'error: {path}: image_id "A": {expected}'
-    for read in (load_connectivity, lambda p: load_sim_scan(p, "sq")):
-        with pytest.raises(InvalidInputError) as exc:
-            read(path)
-        assert str(exc.value) == message
+    with pytest.raises(InvalidInputError) as exc:
+        load_connectivity(path)
+    assert str(exc.value) == message
     with pytest.raises(InvalidInputError) as exc:
         parse_connectivity(_records(field, value), scan="sq", source="sq.json")
     assert str(exc.value) == f'error: sq.json: image_id "A": {expected}'
+
+
+SIM_CASES = [
+    ("height", "1.5", None), ("height", None, None), ("height", True, None),
+    ("height", float("nan"), "not valid JSON"), ("height", float("-inf"), "not valid JSON"),
+    ("unobstructed", ["true", "false", "false", "true"],
+     'image_id "A": record 1.unobstructed[0]: must be a boolean (true, false, a number or null), '
+     "got 'true'"),
+    ("unobstructed", [True, False, 1, False], None),
+    ("unobstructed", None,
+     'image_id "A": record 1.unobstructed: unobstructed must be a list of 4 booleans (one per '
+     "record), got None"),
+    ("included", None, None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("field", "value", "expected"), SIM_CASES)
+def test_the_scan_reader_refuses_only_what_the_simulator_cannot_read(
+    tmp_path: Path, field: str, value: Any, expected: str | None
+) -> None:
+    path = write_json(tmp_path / "sq_connectivity.json", _records(field, value))
+    if expected is None:
+        scan = load_sim_scan(path, "sq")
+        assert scan.ids == ["S", "A", "B", "G"] and scan.graph is None  # scoring refuses it
+        assert (
+            scan.unobstructed.tolist()
+            == load_sim_scan(
+                write_json(tmp_path / "ok_connectivity.json", _records("visible", None)), "ok"
+            ).unobstructed.tolist()
+        )
+        assert scan.included.tolist() == [True, field != "included", True, True]
+        return
+    with pytest.raises(InvalidInputError) as exc:
+        load_sim_scan(path, "sq")
+    if expected == "not valid JSON":  # Python's json writes NaN and Infinity; JSON has neither
+        assert str(exc.value).startswith(f"error: {path}: not valid JSON (JSON is malformed: ")
+        assert str(exc.value).endswith("; NaN and Infinity are not JSON numbers)")
+    else:
+        assert str(exc.value) == f"error: {path}: {expected}"
 
 
 @pytest.mark.parametrize(("value", "got"), ID_CASES)
@@ -109,8 +149,9 @@ def test_nan_in_a_field_neither_reader_uses_is_an_input_error_of_the_scan_reader
     recs[0]["visible"] = [float("nan")] * 4
     path = write_json(tmp_path / "sq_connectivity.json", recs)
     assert load_connectivity(path).ids == ["S", "A", "B", "G"]
-    with pytest.raises(InvalidInputError, match=f"^error: {path}: JSON is malformed"):
+    with pytest.raises(InvalidInputError) as exc:  # jsoncpp refuses NaN too
         load_sim_scan(path, "sq")
+    assert str(exc.value).startswith(f"error: {path}: not valid JSON (JSON is malformed: ")
 
 
 @pytest.mark.parametrize("number", [np.float32, np.float64, np.int64, np.int32])

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 # The tests exercise vlneval's module even when a compiled simulator happens to be on sys.path.
-os.environ.setdefault("VLNEVAL_MATTERSIM", "vlneval")
+os.environ.setdefault("VLNEVAL_MATTERSIM", "shim")
 
 import MatterSim  # noqa: E402
 
