@@ -398,7 +398,7 @@ def test_a_run_stopped_while_scoring_says_its_files_are_written(
     def stopped(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt  # Ctrl-C while the split is loaded for scoring
 
-    monkeypatch.setattr("vlneval.cli.run.open_scorer", stopped)
+    monkeypatch.setattr("vlneval.cli.run_common.open_scorer", stopped)
     out = tmp_path / "preds.json"
     argv = ["--task", "demo", *split, "--agent", "random", "--out", str(out), "--quiet"]
     assert run([*argv, "--score"]) == 130

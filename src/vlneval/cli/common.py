@@ -5,37 +5,32 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
-from collections.abc import Callable, Mapping
-from contextlib import ExitStack, nullcontext
-from dataclasses import dataclass
-from functools import cache
+from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from vlneval._compiling import silenced
 from vlneval.errors import AgentError, InvalidInputError, VLNEvalError
-from vlneval.io import Output, check_outputs, resolve_output
+from vlneval.io import load_json
 from vlneval.reports.paper import TABLE_FORMATS
+from vlneval.tasks import TASKS, get_task
 from vlneval.tasks.base import Option
 
 __all__ = [
     "add_data_args",
     "add_scoring_args",
     "add_format_arg",
-    "plan_outputs",
-    "Plan",
+    "add_shard_args",
+    "add_agent_arg",
+    "add_executor_args",
     "print_table",
-    "scored_plan",
-    "emit_scored",
     "summary_kind",
     "summary_kind_of",
     "add_task_option_args",
     "given_task_options",
-    "open_scorer",
-    "scorer_on_first_use",
     "run_guarded",
     "load_declared",
-    "declared_for",
     "err",
 ]
 
@@ -59,6 +54,82 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--graphs", default=None, help="connectivity folder (overrides the data root)")
 
 
+def add_shard_args(p: argparse.ArgumentParser) -> None:
+    """--shard, --balance-scans, --resume, --checkpoint, --agent-arg."""
+    p.add_argument(
+        "--shard",
+        default=None,
+        metavar="i/n|auto",
+        help="run shard i of n (0-based) into NAME.shard-i-of-n.jsonl and a manifest beside --out; "
+        "auto: from torchrun (RANK/WORLD_SIZE) or SLURM (array, srun) variables (none set: an "
+        "unsharded run into --out). "
+        "Merge the shards with `vlneval merge`",
+    )
+    p.add_argument(
+        "--balance-scans",
+        action="store_true",
+        help="with --shard: keep each scan's episodes on one shard where possible",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="with --shard: continue a killed shard (episodes already written are kept)",
+    )
+    p.add_argument(
+        "--checkpoint",
+        default=None,
+        metavar="FILE",
+        help="model checkpoint (file or folder): hashed into the protocol card (and a shard's "
+        "manifest) and passed to the agent's constructor as checkpoint=PATH",
+    )
+    add_agent_arg(p)
+
+
+def add_agent_arg(p: argparse.ArgumentParser) -> None:
+    """--agent-arg KEY=VALUE (repeatable)."""
+    p.add_argument(
+        "--agent-arg",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="keyword argument of the agent's constructor (repeatable; JSON values)",
+    )
+
+
+def add_executor_args(p: argparse.ArgumentParser) -> None:
+    """--executor and the Ray options (vlneval.distributed.executors.ray_executor)."""
+    g = p.add_argument_group('executor (pip install "vlneval[ray]" for ray)')
+    g.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        default="local",
+        help="local: this process (default); ray: one actor per agent replica on a Ray cluster, "
+        "fed chunks of episodes (the run is shard 0/1, or the --shard given, and is merged into "
+        "--out when no --shard is given)",
+    )
+    g.add_argument(
+        "--address",
+        default=None,
+        help="ray: the cluster (auto: the one `ray start` runs here; default: a new local one)",
+    )
+    g.add_argument("--num-actors", type=int, default=2, metavar="K", help="ray: agent replicas")
+    g.add_argument("--actor-cpus", type=float, default=1.0, help="ray: CPUs per actor (default 1)")
+    g.add_argument(
+        "--actor-gpus",
+        type=float,
+        default=0.0,
+        help="ray: GPUs per actor (0.5: two actors share one; 2 or more: a placement-group "
+        "bundle per actor, on one node)",
+    )
+    g.add_argument("--chunk", type=int, default=8, help="ray: episodes per task (default 8)")
+    g.add_argument(
+        "--max-retries",
+        type=int,
+        default=3,
+        help="ray: times a chunk is re-run after its actor died (default 3)",
+    )
+
+
 def add_scoring_args(p: argparse.ArgumentParser) -> None:
     """Options of commands that read a predictions file."""
     p.add_argument("--subset", action="store_true", help="score only predicted episodes (partial)")
@@ -76,8 +147,6 @@ def add_scoring_args(p: argparse.ArgumentParser) -> None:
 
 def cli_task_options() -> dict[str, list[tuple[str, Option]]]:
     """The options tasks offer on the command line: name -> [(task, option), ...]."""
-    from vlneval.tasks import TASKS
-
     found: dict[str, list[tuple[str, Option]]] = {}
     for task in TASKS.values():
         for option in task.options:
@@ -128,49 +197,7 @@ def given_task_options(args: argparse.Namespace) -> dict[str, Any] | None:
     if not getattr(args, "task", None):
         flags = ", ".join(names[n][0][1].flag for n in given)
         raise VLNEvalError(f"{flags}: a task option needs --task")
-    from vlneval.tasks import get_task
-
     return get_task(args.task).check_options(given)
-
-
-def open_scorer(args: argparse.Namespace, *, profile: str | None = None, **options: Any) -> Any:
-    """The :class:`~vlneval.Scorer` of the command's task, split, profile (or ``profile``) and
-    data, with the task options given and ``options``; ``--quiet`` also silences the progress
-    bar of the tasks that show one. ``--skip-summary-records`` is refused for a task that
-    cannot skip summary records before the split is loaded."""
-    from vlneval.evaluation import Scorer
-    from vlneval.tasks import get_task
-
-    task = get_task(args.task)
-    task.check_skip_summaries(getattr(args, "skip_summary_records", False))
-    options = {**(given_task_options(args) or {}), **options}
-    if getattr(args, "quiet", False) and task.has_option("show_progress"):
-        options["show_progress"] = False
-    return Scorer(
-        args.task,
-        args.split,
-        profile=profile or args.profile,
-        root=args.data_root,
-        episodes=args.episodes,
-        graphs=args.graphs,
-        **options,
-    )
-
-
-def scorer_on_first_use(args: argparse.Namespace, stack: ExitStack) -> Callable[[], Any]:
-    """``scorer()``: the command's :func:`open_scorer`, opened on the first call and closed
-    with ``stack``; every later call returns it (the split and graphs load once for all the
-    files a command scores, and not at all when it scores none).
-
-    Example:
-        >>> args = argparse.Namespace(task="demo", split=None, profile=None, data_root=None,
-        ...                           episodes=None, graphs=None)
-        >>> with ExitStack() as stack:
-        ...     scorer = scorer_on_first_use(args, stack)
-        ...     scorer() is scorer()
-        True
-    """
-    return cache(lambda: stack.enter_context(open_scorer(args)))
 
 
 def add_format_arg(p: argparse.ArgumentParser, *, rows: bool = True) -> None:
@@ -183,112 +210,9 @@ def add_format_arg(p: argparse.ArgumentParser, *, rows: bool = True) -> None:
     p.add_argument("--format", default=None, choices=choices, help=text)
 
 
-@dataclass(frozen=True)
-class Plan:
-    """Where a command's outputs go, checked before any work is done.
-
-    Attributes:
-        outputs: option (``--json``) -> its resolved output (only those given).
-        table: the format of the table printed on stdout; None when nothing is printed
-            (``--quiet``, or stdout holds an output).
-        rows_format: ``--format csv|jsonl`` of the per-episode table, when given.
-    """
-
-    outputs: Mapping[str, Output]
-    table: str | None
-    rows_format: str | None
-
-    def write(self, summary: Any, rows: list[dict[str, Any]] | None) -> None:
-        """Writes the per-episode table and the summary together (the summary last)."""
-        from vlneval.reports.tables import write_results
-
-        rows_to, summary_to = self.outputs.get("--per-episode"), self.outputs.get("--json")
-        write_results(
-            summary_to=summary_to, summary=summary, rows_to=rows_to, rows=rows, fmt=self.rows_format
-        )
-
-
-def plan_outputs(
-    args: argparse.Namespace,
-    options: Mapping[str, str | None],
-    *,
-    table: bool = True,
-) -> Plan:
-    """Resolves the outputs of ``options`` (option -> path as given) and the table.
-
-    At most one output goes to stdout, and then no table is printed (a table format asked
-    for explicitly is refused); ``--format csv|jsonl`` needs the per-episode table; a missing
-    folder, a folder given as a file and a bad suffix are refused now, before any scoring.
-
-    Raises:
-        VLNEvalError: naming the options in conflict or the missing folder.
-    """
-    from vlneval.reports.tables import table_format
-
-    outs = {name: resolve_output(path, what=name) for name, path in options.items() if path}
-    check_outputs(outs)
-    fmt = getattr(args, "format", None)
-    rows_fmt = fmt if fmt in ROW_FORMATS else None
-    table_fmt = fmt if fmt in TABLE_FORMATS else None
-    rows = outs.get("--per-episode")
-    if rows_fmt is not None and rows is None:
-        raise VLNEvalError(
-            f"--format {rows_fmt} is the format of --per-episode; the table on stdout is text, "
-            "markdown or latex"
-        )
-    if rows is not None:
-        table_format(rows.given, rows_fmt, stream=rows.kind != "file")
-    to_stdout = [name for name, o in outs.items() if o.is_stdout]
-    shown: str | None = None
-    if to_stdout:
-        if table_fmt is not None:
-            raise VLNEvalError(
-                f"{to_stdout[0]} {outs[to_stdout[0]].given} writes to stdout: the {table_fmt} "
-                f"table cannot go there too (drop --format {table_fmt}, or write "
-                f"{to_stdout[0]} to a file)"
-            )
-    elif table and not getattr(args, "quiet", False):
-        shown = table_fmt or "text"
-    return Plan(outs, shown, rows_fmt)
-
-
 def print_table(text: str) -> None:
     """Writes a table to stdout."""
     sys.stdout.write(text)
-
-
-def scored_plan(args: argparse.Namespace, *, out: bool = False, table: bool = True) -> Plan:
-    """The plan of a command that scores: ``--per-episode`` then ``--json`` (the summary
-    last), and with ``out`` the predictions file ``--out``, which must be a file (its protocol
-    card goes beside it, and scoring reads it back)."""
-    options = {"--out": args.out} if out else {}
-    options |= {"--per-episode": getattr(args, "per_episode", None), "--json": args.json}
-    plan = plan_outputs(args, options, table=table)
-    written = plan.outputs.get("--out")
-    if written is not None and written.kind != "file":
-        raise VLNEvalError(
-            f"--out {written.given}: the predictions must go to a file (the protocol card is "
-            "written beside it, and --score reads it back)"
-        )
-    return plan
-
-
-def emit_scored(
-    args: argparse.Namespace,
-    summary: Mapping[str, Any],
-    rows: list[dict[str, Any]] | None,
-    plan: Plan | None = None,
-) -> None:
-    """Writes a scored result: the per-episode table and the summary together (the summary
-    last), the table on stdout unless an output is there, the notes (warnings, failed checks,
-    why each n/a) on stderr."""
-    from vlneval.reports.terminal import print_notices, render_summary, summary_notices
-
-    plan = plan or scored_plan(args)
-    plan.write(summary, rows)
-    if plan.table is not None:
-        print_table(render_summary(summary, color=sys.stdout.isatty(), fmt=plan.table))
-    print_notices(summary_notices(summary))
 
 
 def summary_kind(path: str) -> str | None:
@@ -296,8 +220,6 @@ def summary_kind(path: str) -> str | None:
     predictions (:func:`summary_kind_of`), else None. Only a regular file is read: a FIFO's
     bytes are gone after the first read, and a second one waits for a writer; a file that
     cannot be read is None (the first error stands)."""
-    from vlneval.io import load_json
-
     if not Path(path).is_file():
         return None
     try:
@@ -333,32 +255,10 @@ def summary_kind_of(value: Any) -> str | None:
     return "sweep" if isinstance(value, list) and value and all(map(entry, value)) else None
 
 
-def declared_for(given: str | None, predictions: str, quiet: bool = False) -> dict[str, Any] | None:
-    """The declared protocol fields of ``predictions``: the ``--protocol`` file ``given``, or
-    else the card ``vlneval run`` writes beside it (``NAME.protocol.json``, a JSON object; said
-    on stderr unless ``quiet``). A file of that name that holds no JSON object is left alone."""
-    from vlneval.distributed.merge import card_path
-
-    if given is not None:
-        return load_declared(given)
-    beside = card_path(predictions)
-    try:
-        card = load_declared(str(beside)) if beside.is_file() else None
-    except VLNEvalError:
-        return None
-    if card is not None and not quiet:
-        err(
-            f"note: {predictions}: its card is {beside} (written by `vlneval run`); --protocol overrides"
-        )
-    return card
-
-
 def load_declared(path: str | None) -> dict[str, Any] | None:
     """The self-declared protocol fields of ``--protocol FILE``."""
     if not path:
         return None
-    from vlneval.io import load_json
-
     value = load_json(Path(path))
     if not isinstance(value, dict):
         raise InvalidInputError(f"{path}: expected a JSON object of protocol fields")

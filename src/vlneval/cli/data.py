@@ -11,62 +11,21 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from vlneval.fetch.verify import FileStatus
 
-__all__ = ["register", "cmd_fetch", "cmd_list"]
+__all__ = ["cmd_fetch", "cmd_list"]
 
 #: Folders with more files than this are listed as one line with counts.
 SUMMARISE_AT = 20
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Adds ``vlneval data fetch`` and ``vlneval data list``."""
-    d = sub.add_parser("data", help="fetch benchmark data and list what is there")
-    dsub = d.add_subparsers(dest="data_command", required=True)
-    f = dsub.add_parser(
-        "fetch",
-        help="download datasets from their official sources, verified",
-        description="Download datasets (and the ones they need, e.g. r2r needs connectivity) "
-        "from their official sources into the data root, each file checked against its "
-        "registered SHA-256. Interrupted downloads resume. Each dataset's licence or terms "
-        "of use are printed before its first download.",
-    )
-    f.add_argument("names", nargs="+", metavar="NAME", help="datasets (vlneval data list)")
-    _root_arg(f)
-    f.add_argument(
-        "--mirror",
-        default=None,
-        metavar="URL",
-        help="fetch every file from URL/<its path under the data root> instead",
-    )
-    f.add_argument(
-        "--allow-unverified",
-        action="store_true",
-        help="also download files that have no known checksum (skipped by default)",
-    )
-    f.set_defaults(func=cmd_fetch)
-    ls = dsub.add_parser("list", help="list datasets and the state of their files")
-    ls.add_argument("names", nargs="*", metavar="NAME", help="datasets (default: all)")
-    _root_arg(ls)
-    ls.set_defaults(func=cmd_list)
-
-
-def _root_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--data-root",
-        default=None,
-        metavar="DIR",
-        help="data folder (default: $VLNEVAL_DATA, else the per-user data folder)",
-    )
-
-
 def _root(args: argparse.Namespace) -> Path:
-    from vlneval.fetch import default_root
+    from vlneval.fetch import default_root  # deferred: pooch
 
     return Path(args.data_root).expanduser() if args.data_root else default_root()
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
     """Fetches the named datasets; progress and licences on stderr."""
-    from vlneval.fetch import fetch, summary_line
+    from vlneval.fetch import fetch, summary_line  # deferred: pooch
 
     root = _root(args)
     report = fetch(args.names, root, mirror=args.mirror, allow_unverified=args.allow_unverified)
@@ -78,7 +37,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """Prints every dataset, its licence and the state of its files."""
-    from vlneval.fetch import current_registry, status
+    from vlneval.fetch import current_registry, status  # deferred: pooch
 
     root = _root(args)
     reg = current_registry()
@@ -115,8 +74,8 @@ def _unverified_line(name: str, files: list[FileStatus]) -> str | None:
 
 def _rows(files: list[FileStatus]) -> list[str]:
     """One row per file, or one per folder of many files (with its files that are not ok)."""
-    from vlneval.fetch.archived import ARCHIVE_SUFFIX
-    from vlneval.fetch.progress import human_size
+    from vlneval.fetch.archived import ARCHIVE_SUFFIX  # deferred: pooch
+    from vlneval.fetch.progress import human_size  # deferred: pooch
 
     by_folder: dict[str, list[FileStatus]] = {}
     for st in files:
@@ -143,8 +102,8 @@ def _rows(files: list[FileStatus]) -> list[str]:
 
 
 def _row(st: FileStatus) -> str:
-    from vlneval.fetch.archived import ARCHIVE_SUFFIX
-    from vlneval.fetch.progress import human_size
+    from vlneval.fetch.archived import ARCHIVE_SUFFIX  # deferred: pooch
+    from vlneval.fetch.progress import human_size  # deferred: pooch
 
     size = st.size if st.size is not None else st.entry.size
     where = st.entry.path

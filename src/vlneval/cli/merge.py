@@ -6,45 +6,16 @@ import argparse
 import shlex
 
 from vlneval.cli.common import err
+from vlneval.distributed.merge import card_path, merge
 from vlneval.errors import more_not_shown
+from vlneval.tasks import get_task
+from vlneval.tasks.common.protocol import episodes_text
 
-__all__ = ["register", "cmd_merge"]
-
-
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Adds the subcommand."""
-    p = sub.add_parser(
-        "merge",
-        help="merge the shards of a run (vlneval run --shard) into one predictions file",
-        description="Checks that the shards describe one run (task, split, seed, agent, "
-        "checkpoint, vlneval version...) and hold every episode of the split exactly once, then "
-        "writes the task's predictions file (the bytes a single-process run writes) and its "
-        "protocol card beside it. Exit 2 naming the missing shards and the missing or duplicate "
-        "episode ids otherwise.",
-    )
-    p.add_argument(
-        "shards",
-        nargs="+",
-        metavar="SHARD",
-        help="shard files (NAME.shard-i-of-n.jsonl or its .manifest.json) or folders of them",
-    )
-    p.add_argument("--out", required=True, help="merged predictions file (.json or .json.gz)")
-    p.add_argument(
-        "--allow-partial",
-        action="store_true",
-        help="merge despite missing shards or episodes; the card then says partial: true "
-        "(episodes K of n_expected M)",
-    )
-    p.add_argument("--all-errors", action="store_true", help="list every problem, not the first 20")
-    p.set_defaults(func=cmd_merge)
+__all__ = ["cmd_merge"]
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """Merges, or exits 2 with every problem."""
-    from vlneval.distributed.merge import card_path, merge
-    from vlneval.tasks import get_task
-    from vlneval.tasks.common.protocol import episodes_text
-
     merged = merge(args.shards, out=args.out, allow_partial=args.allow_partial)
     limit = None if args.all_errors else 20
     for problem in merged.problems[:limit]:

@@ -12,17 +12,23 @@ import argparse
 import time
 from typing import Any
 
+from vlneval.agents.continuous import given_id
 from vlneval.cli.common import err
+from vlneval.cli.run_common import graph_card, run_settings, score_out, workload_of
 from vlneval.cli.sharding import CliShard
+from vlneval.distributed.detect import resolve_shard
+from vlneval.distributed.executors.ray_executor import RayOptions, import_ray, run_on_ray
+from vlneval.distributed.merge import card_path, merge
+from vlneval.distributed.plan import ShardSpec
+from vlneval.envs.recording import measured_block
 from vlneval.errors import VLNEvalError
+from vlneval.tasks.common.protocol import EPISODE_COUNTS, episodes_card
 
 __all__ = ["cmd_run_ray", "options_of"]
 
 
 def options_of(args: argparse.Namespace) -> Any:
     """The :class:`~vlneval.distributed.executors.ray_executor.RayOptions` of the options."""
-    from vlneval.distributed.executors.ray_executor import RayOptions
-
     return RayOptions(
         num_actors=args.num_actors, actor_cpus=args.actor_cpus, actor_gpus=args.actor_gpus,
         chunk=args.chunk, address=args.address, max_retries=args.max_retries,
@@ -30,9 +36,6 @@ def options_of(args: argparse.Namespace) -> Any:
 
 
 def _spec(args: argparse.Namespace, continuous: bool) -> tuple[Any, bool]:
-    from vlneval.distributed.detect import resolve_shard
-    from vlneval.distributed.plan import ShardSpec
-
     spec = resolve_shard(args.shard)
     if args.limit is not None:
         raise VLNEvalError("--limit does not combine with --executor ray: run a part locally")
@@ -56,10 +59,6 @@ def _spec(args: argparse.Namespace, continuous: bool) -> tuple[Any, bool]:
 def cmd_run_ray(args: argparse.Namespace, environment: str | None = None) -> int:
     """Runs the split (or ``--shard``) on Ray; merges into ``--out`` without ``--shard``.
     ``environment``: the continuous environment of a continuous run."""
-    from vlneval.agents.continuous import given_id
-    from vlneval.cli.run import _card, _settings, workload_of
-    from vlneval.distributed.executors.ray_executor import import_ray, run_on_ray
-
     spec, explicit = _spec(args, environment is not None)
     import_ray()  # a missing Ray is said before any file or progress line
     options, workload = options_of(args), workload_of(args, environment)
@@ -67,7 +66,7 @@ def cmd_run_ray(args: argparse.Namespace, environment: str | None = None) -> int
     # refuses a bad spec or argument (or an unreachable remote agent) before any actor starts
     if environment is None:
         agent_id = workload.agent_info().id
-        opened: dict[str, Any] = {"kind": "graph", "settings": _settings(args)}
+        opened: dict[str, Any] = {"kind": "graph", "settings": run_settings(args)}
     else:
         agent_id = given_id(workload.continuous_agent(loaded.graphs), args.agent)
         opened = {"kind": "continuous", "settings": {"max_steps": args.max_steps},
@@ -91,7 +90,7 @@ def cmd_run_ray(args: argparse.Namespace, environment: str | None = None) -> int
             shard.writer.manifest["executor"]["placement"] = run.placement
         if environment is None:
             n = len(shard.writer.manifest["assigned"])
-            card = _card(episodes, n, run.protocol)
+            card = graph_card(episodes, n, run.protocol)
         else:
             card = _continuous_card(run, loaded, seen)
         if run.restarts:
@@ -124,9 +123,6 @@ def _where(actor: dict[str, Any]) -> dict[str, Any]:
 def _continuous_card(run: Any, loaded: Any, seen: _Seen) -> dict[str, Any]:
     """The run card of a continuous shard (its chunks' cards, with this invocation's episodes
     and their measurements), as a local continuous shard writes it."""
-    from vlneval.envs.recording import measured_block
-    from vlneval.tasks.common.protocol import episodes_card
-
     card = dict(run.protocol)
     card.update(episodes_card(len(seen.extras), len(loaded.episodes)))
     card["measured"] = measured_block(seen.extras)
@@ -135,10 +131,6 @@ def _continuous_card(run: Any, loaded: Any, seen: _Seen) -> dict[str, Any]:
 
 def _merge_and_report(args: argparse.Namespace, shard: CliShard, agent_id: str,
                       seconds: float) -> int:  # fmt: skip
-    from vlneval.cli.run import _score
-    from vlneval.distributed.merge import card_path, merge
-    from vlneval.tasks.common.protocol import EPISODE_COUNTS
-
     w = shard.writer
     merged = merge([w.manifest_path], out=args.out)
     if not args.quiet:
@@ -151,5 +143,5 @@ def _merge_and_report(args: argparse.Namespace, shard: CliShard, agent_id: str,
         args.scoring = True  # a stop now leaves the files written
         protocol = {k: v for k, v in (w.manifest.get("card") or {}).items()
                     if k not in ("vlneval_version", "task", "split", *EPISODE_COUNTS, "software")}  # fmt: skip
-        return _score(args, partial=False, protocol=protocol)
+        return score_out(args, partial=False, protocol=protocol)
     return 0

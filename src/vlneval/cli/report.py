@@ -1,6 +1,6 @@
 """``vlneval report``, ``vlneval compare`` and ``vlneval aggregate``.
 
-Reports and diagnostics are imported inside the commands, as in :mod:`vlneval.cli.run`.
+Imported only when one of them runs (their arguments are :mod:`vlneval.cli.parsers.report`).
 """
 
 from __future__ import annotations
@@ -12,219 +12,41 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from vlneval.cli.common import (
-    add_data_args,
-    add_format_arg,
-    add_scoring_args,
-    declared_for,
-    err,
-    given_task_options,
-    open_scorer,
-    plan_outputs,
-    print_table,
-    scorer_on_first_use,
-    summary_kind,
-    summary_kind_of,
-)
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from vlneval.cli.common import err, given_task_options, print_table, summary_kind, summary_kind_of
+from vlneval.cli.parsers.report import FEW_RESAMPLES
+from vlneval.cli.scoring import declared_for, open_scorer, plan_outputs, scorer_on_first_use
+from vlneval.diagnostics import score_run
+from vlneval.diagnostics.scored import run_label
 from vlneval.errors import VLNEvalError, check_seed
 from vlneval.io import load_json, to_json_bytes, write_outputs
+from vlneval.reports.compare import RunComparison, aggregate_summaries, compare_many
+from vlneval.reports.compare_terminal import (
+    aggregate_notices,
+    comparison_notices,
+    not_compared_notices,
+    p_floor_notice,
+    render_aggregate,
+    render_comparison,
+    render_multi,
+    run_notices,
+)
+from vlneval.reports.html import ReportOptions, build_report, identical_notes, jump_note
+from vlneval.reports.tables import write_summary
+from vlneval.reports.terminal import (
+    SAME_RUN,
+    level_label,
+    print_notices,
+    render_summary,
+    same_results,
+    short_names,
+    summary_notices,
+    warning_notices,
+)
 
-__all__ = ["register", "cmd_report", "cmd_compare", "cmd_aggregate"]
-
-
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Adds the subcommands."""
-    r = sub.add_parser(
-        "report",
-        help="score a predictions file and write a self-contained HTML report",
-        description="Scores as `vlneval score` does, then writes one HTML file: summary with "
-        "bootstrap intervals, protocol card, checks, outcome classes, budgeted success, "
-        "breakdowns, and the worst and a sample of episodes drawn on their graphs.",
-    )
-    add_data_args(r)
-    r.add_argument("--predictions", required=True, help="predictions file (.json or .json.gz)")
-    add_scoring_args(r)
-    _add_reading_args(r)
-    r.add_argument("--compare", default=None, metavar="OTHER", help="baseline predictions file")
-    r.add_argument(
-        "--compare-protocol", default=None, metavar="FILE", help="protocol fields of OTHER"
-    )
-    r.add_argument(
-        "--out", default="report.html", help="the HTML file, - for stdout (default: report.html)"
-    )
-    r.add_argument(
-        "--json",
-        default=None,
-        metavar="FILE",
-        help="also write the run's summary JSON (as `score --json`) with the report's "
-        "diagnostics, baseline and comparison (- for stdout)",
-    )
-    r.add_argument("--worst", type=int, default=6, help="worst episodes drawn (default 6)")
-    r.add_argument("--sample", type=int, default=6, help="random episodes drawn (default 6)")
-    r.add_argument("--title", default=None, help="page title")
-    r.add_argument(
-        "--step-limit",
-        type=_step_limit,
-        default=None,
-        help="the run's step limit (default: the protocol card's inference_budget)",
-    )
-    r.add_argument(
-        "--compare-step-limit",
-        type=_step_limit,
-        default=None,
-        metavar="N",
-        help="OTHER's step limit (default: its card's inference_budget, else --step-limit)",
-    )
-    r.add_argument(
-        "--budgets",
-        default="1,1.25,1.5,2,3",
-        help="path-length budgets as multiples of the shortest distance (default 1,1.25,1.5,2,3)",
-    )
-    _add_stats_args(r)
-    r.add_argument("--quiet", action="store_true", help="no progress bar, no table, no 'wrote'")
-    r.set_defaults(func=cmd_report)
-
-    c = sub.add_parser(
-        "compare",
-        help="paired comparison of predictions files on the same episodes (A the baseline)",
-        description="Δ = B − A with a paired bootstrap interval; McNemar's exact test for SR "
-        "and OSR, a paired permutation test for the other metrics; Holm-adjusted. Several "
-        "candidates (compare A B C D): each against A in one table, Holm-adjusted over every "
-        "candidate × metric. Refuses runs whose protocol cards differ in task, split, data "
-        "version, scoring (profile, rules) or privileged access unless --force.",
-    )
-    add_data_args(c)
-    c.add_argument("a", metavar="A", help="baseline predictions file")
-    c.add_argument("b", metavar="B", nargs="+", help="candidate predictions file(s)")
-    add_scoring_args(c)
-    _add_reading_args(c)
-    c.add_argument("--protocol-a", default=None, metavar="FILE", help="protocol fields of A")
-    c.add_argument(
-        "--protocol-b", default=None, metavar="FILE", help="protocol fields of B (every candidate)"
-    )
-    c.add_argument(
-        "--profile-b",
-        default=None,
-        help="score the candidates with another profile (refused unless --force)",
-    )
-    c.add_argument("--metrics", default=None, help="comma-separated labels (default: all)")
-    c.add_argument(
-        "--json", default=None, metavar="FILE", help="write the comparison JSON (- for stdout)"
-    )
-    add_format_arg(c, rows=False)
-    _add_stats_args(c)
-    c.set_defaults(func=cmd_compare)
-
-    g = sub.add_parser(
-        "aggregate",
-        help="mean, std and interval of each metric over several runs (seeds)",
-        description="Each RUN is a summary JSON (from `score --json`) or a predictions file "
-        "(then --task is needed; its NAME.protocol.json from `vlneval run`, when there, declares "
-        "its card unless --protocol is given). Refuses runs whose protocol cards differ unless "
-        "--force.",
-    )
-    add_data_args(g)
-    _optional_task(g)
-    g.add_argument("runs", nargs="+", metavar="RUN", help="summary JSON or predictions files")
-    add_scoring_args(g)
-    _add_reading_args(g)
-    g.add_argument("--confidence", type=_confidence, default=0.95, help="interval coverage (0.95)")
-    g.add_argument("--force", action="store_true", help="aggregate even if the cards differ")
-    g.add_argument(
-        "--json", default=None, metavar="FILE", help="write the aggregate JSON (- for stdout)"
-    )
-    add_format_arg(g, rows=False)
-    g.set_defaults(func=cmd_aggregate)
-
-
-def _optional_task(p: argparse.ArgumentParser) -> None:
-    for action in p._actions:
-        if action.dest == "task":
-            action.required = False
-            action.help = "benchmark (needed when a RUN is a predictions file)"
-
-
-def _add_reading_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--skip-summary-records",
-        action="store_true",
-        help="skip records without an id that look like a summary (no trajectory, only "
-        "scalar values), with a warning; e.g. NaviLLM's compact files start with one",
-    )
-
-
-def _add_stats_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
-    p.add_argument("--resamples", type=_count, default=2000, help="bootstrap resamples (2000)")
-    p.add_argument("--confidence", type=_confidence, default=0.95, help="interval coverage (0.95)")
-    p.add_argument(
-        "--permutations",
-        type=_count,  # as many as resamples: a million take about a minute for one metric
-        default=10000,
-        help=f"Monte Carlo sign flips of the paired tests, 1 to {MAX_RESAMPLES:,} (default 10000)",
-    )
-    p.add_argument(
-        "--by-scan",
-        action="store_true",
-        help="resample scans, then episodes (two-stage bootstrap; episodes of one house are "
-        "not independent)",
-    )
-    p.add_argument(
-        "--by-episode",
-        action="store_true",
-        help="resample episodes (and McNemar's test for SR, OSR) even when episodes share a "
-        "path; by default whole paths are resampled (R2R's three instructions of one path "
-        "are not independent)",
-    )
-    p.add_argument("--force", action="store_true", help="compare even if the cards differ")
-
-
-#: Fewer resamples give percentile intervals whose ends move from seed to seed; more take
-#: minutes to hours and memory in proportion, for ends that no longer move.
-FEW_RESAMPLES, MAX_RESAMPLES = 1000, 1_000_000
-
-
-def _integer(low: int, high: int | None = None) -> Callable[[str], int]:
-    """The argparse type of an integer option from ``low`` (to ``high``): a step limit from 1 (a limit of 0 would class every failure as
-    hitting it), resamples and sign flips from 1 to :data:`MAX_RESAMPLES`.
-
-    Example:
-        >>> _integer(1)("7"), _integer(1, MAX_RESAMPLES)("2000")
-        (7, 2000)
-    """
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = low - 1
-        if value < low or (high is not None and value > high):
-            span = f">= {low}" if high is None else f"from {low} to {high:,}"
-            raise argparse.ArgumentTypeError(f"must be an integer {span}; got {text!r}")
-        return value
-
-    return parse
-
-
-_step_limit, _count = _integer(1), _integer(1, MAX_RESAMPLES)
-
-
-def _confidence(text: str) -> float:
-    """An interval's coverage: a number strictly between 0 and 1.
-
-    Example:
-        >>> _confidence("0.9")
-        0.9
-    """
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(
-            f"must be a number strictly between 0 and 1, e.g. 0.95; got {text!r}"
-        )
-    return value
+__all__ = ["cmd_report", "cmd_compare", "cmd_aggregate"]
 
 
 def _check_stats(args: argparse.Namespace) -> None:
@@ -234,8 +56,6 @@ def _check_stats(args: argparse.Namespace) -> None:
     Raises:
         VLNEvalError: ``--seed`` is negative.
     """
-    from vlneval.reports.terminal import level_label
-
     check_seed(args.seed, "--seed")
     if args.resamples < FEW_RESAMPLES:
         err(
@@ -246,8 +66,6 @@ def _check_stats(args: argparse.Namespace) -> None:
 
 
 def _score(args: argparse.Namespace, scorer: Any, path: str, protocol: str | None = None) -> Any:
-    from vlneval.diagnostics import score_run
-
     try:
         return score_run(
             scorer,
@@ -290,9 +108,6 @@ def _not_predictions(path: str, exc: VLNEvalError) -> VLNEvalError | None:
 def _progress(total: int, label: str, quiet: bool = False) -> Iterator[Callable[[str], None]]:
     """A rich progress bar on stderr (none with ``quiet`` or off a terminal); yields a callback
     that advances it by one."""
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
     console = Console(stderr=True)
     columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
     with Progress(
@@ -326,18 +141,8 @@ def _budgets(text: str) -> tuple[float, ...]:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Scores the file (and the baseline), writes the HTML report."""
-    from vlneval.reports.compare_terminal import p_floor_notice
-    from vlneval.reports.terminal import (
-        print_notices,
-        render_summary,
-        summary_notices,
-        warning_notices,
-    )
-
     _check_stats(args)
     plan = plan_outputs(args, {"--out": args.out, "--json": args.json})
-    from vlneval.reports.html import ReportOptions, build_report, identical_notes, jump_note
-
     options = ReportOptions(
         n_worst=max(args.worst, 0),
         n_sample=max(args.sample, 0),
@@ -410,17 +215,6 @@ def _step_notices(data: dict[str, Any], compared: bool) -> list[tuple[str, str]]
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Scores the files and prints the paired comparison(s) against the first."""
-    from vlneval.reports.compare import RunComparison, compare_many
-    from vlneval.reports.compare_terminal import (
-        comparison_notices,
-        not_compared_notices,
-        render_comparison,
-        render_multi,
-        run_notices,
-    )
-    from vlneval.reports.tables import write_summary
-    from vlneval.reports.terminal import print_notices
-
     plan = plan_outputs(args, {"--json": args.json})
     _check_stats(args)
     names = ["B", *(f"run {k}" for k in range(3, len(args.b) + 2))]
@@ -480,8 +274,6 @@ def _same_files(a: str, others: list[str], names: list[str]) -> list[tuple[str, 
 def _same_results(runs: list[tuple[str, Any]], paths: list[str]) -> list[tuple[str, str]]:
     """A warning for each run of another file than an earlier run's whose results are that
     run's exactly (the same file twice is :func:`_same_files`'s)."""
-    from vlneval.reports.terminal import SAME_RUN, same_results
-
     distinct: dict[Path, tuple[str, Any]] = {}
     for path, (name, run) in zip(paths, runs, strict=True):
         distinct.setdefault(Path(path).resolve(), (f"{name} ({run.label})", run))
@@ -499,9 +291,6 @@ def _run_labels(paths: list[str]) -> list[str]:
         >>> _run_labels(["a/s0/p.json", "a/s1/p.json"]), _run_labels(["x/r0.json", "r1.json"])
         (['s0/p', 's1/p'], ['r0', 'r1'])
     """
-    from vlneval.diagnostics.scored import run_label
-    from vlneval.reports.terminal import short_names
-
     labels = [run_label(p) for p in paths]
     if len(set(labels)) == len(labels):
         return labels
@@ -510,12 +299,6 @@ def _run_labels(paths: list[str]) -> list[str]:
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
     """Aggregates summaries (or scores predictions files first) over runs."""
-    from vlneval.diagnostics.scored import run_label
-    from vlneval.reports.compare import aggregate_summaries
-    from vlneval.reports.compare_terminal import aggregate_notices, render_aggregate
-    from vlneval.reports.tables import write_summary
-    from vlneval.reports.terminal import print_notices
-
     plan = plan_outputs(args, {"--json": args.json})
     given_task_options(args)  # a typo is said before any file is read, summaries alone too
     _refuse_repeats(args.runs)

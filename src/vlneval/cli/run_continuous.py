@@ -10,24 +10,27 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from vlneval.cli.common import Plan, emit_scored, err
+from vlneval.agents.continuous import given_id, kept_out_of_gc, run_card, run_continuous, score_run
+from vlneval.agents.remote import session_ended
+from vlneval.cli.common import err
+from vlneval.cli.ray_run import cmd_run_ray
+from vlneval.cli.run_common import workload_of
+from vlneval.cli.scoring import Plan, emit_scored
 from vlneval.cli.sharding import CliShard, agent_kwargs
+from vlneval.distributed.merge import card_path
+from vlneval.envs.recording import predictions_bytes
+from vlneval.errors import VLNEvalError
+from vlneval.io import to_json_bytes, write_outputs
+from vlneval.tasks import get_task
 
 __all__ = ["cmd_run_continuous"]
 
 
 def cmd_run_continuous(args: argparse.Namespace, env_id: str, plan: Plan) -> int:
     """Runs a continuous baseline agent on the split (or this shard of it)."""
-    from vlneval.agents.continuous import given_id, kept_out_of_gc, run_card, run_continuous
-    from vlneval.agents.remote import session_ended
-    from vlneval.cli.run import workload_of
-    from vlneval.tasks import get_task
-
     _refuse_graph_options(args)
     _twin_only(args)
     if args.executor == "ray":
-        from vlneval.cli.ray_run import cmd_run_ray
-
         return cmd_run_ray(args, environment=env_id)
     split = args.split or get_task(args.task).default_split
     shard = CliShard.of(args)
@@ -65,11 +68,6 @@ def _emit(
     indices: list[int] | None, plan: Plan,
 ) -> int:  # fmt: skip
     """Writes the run's predictions and card, and scores them when asked."""
-    from vlneval.agents.continuous import run_card, score_run
-    from vlneval.distributed.merge import card_path
-    from vlneval.envs.recording import predictions_bytes
-    from vlneval.io import to_json_bytes, write_outputs
-
     card = run_card(env, env_id, agent, run, split=split, seed=args.seed)
     out = Path(args.out)
     write_outputs([(plan.outputs["--out"], predictions_bytes(out, run.predictions)),
@@ -91,8 +89,6 @@ def _emit(
 def _twin_only(args: argparse.Namespace) -> None:
     """Refuses ``--score`` with a ``--distance`` other than twin: a run is scored on the twin
     worlds the agent ran in, and records no distance_to_goal to carry."""
-    from vlneval.errors import VLNEvalError
-
     given = getattr(args, "distance", None)
     if args.score and given is not None and given.lower() != "twin":
         raise VLNEvalError(
@@ -104,8 +100,6 @@ def _twin_only(args: argparse.Namespace) -> None:
 
 def _refuse_graph_options(args: argparse.Namespace) -> None:
     """The options of graph runs that a continuous run cannot honour."""
-    from vlneval.errors import VLNEvalError
-
     given = [
         flag
         for flag, value in (

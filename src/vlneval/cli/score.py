@@ -3,79 +3,43 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import sys
 from pathlib import Path
 from typing import Any
 
-from vlneval.cli.common import (
-    add_data_args,
-    add_format_arg,
-    add_scoring_args,
-    declared_for,
-    emit_scored,
-    err,
-    given_task_options,
-    open_scorer,
-    print_table,
-    scored_plan,
-    summary_kind,
-)
-from vlneval.errors import InvalidInputError, VLNEvalError
+import numpy as np
 
-__all__ = ["register", "cmd_score", "cmd_validate"]
+from vlneval.cli.common import err, given_task_options, print_table, summary_kind
+from vlneval.cli.scoring import declared_for, emit_scored, open_scorer, scored_plan
+from vlneval.distributed.merge import is_card
+from vlneval.distributed.sweep import natural_order
+from vlneval.errors import HiddenSplitError, InvalidInputError, VLNEvalError
+from vlneval.io import clip
+from vlneval.reports.terminal import (
+    NOTE_LIMIT,
+    SAME_RUN,
+    print_notices,
+    render_runs,
+    same_results,
+    short_names,
+    summary_notices,
+)
+from vlneval.tasks import get_profile, get_task
+from vlneval.tasks.common.blind import (
+    blind_check,
+    open_blind,
+    open_public,
+    own_blind_check,
+    split_hint,
+    twin_hint,
+)
+from vlneval.tasks.common.request import SplitRequest
+from vlneval.tasks.common.root import demo_root
+
+__all__ = ["cmd_score", "cmd_validate"]
 
 PROGRESS_FILES = 10  # a sweep of this many files shows its progress on stderr (unless --quiet)
-
-
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Adds the subcommands."""
-    p = sub.add_parser("score", help="score a predictions file as the official scorer does")
-    add_data_args(p)
-    p.add_argument(
-        "--predictions",
-        nargs="+",
-        default=None,
-        metavar="FILE",
-        help="predictions file(s) (.json or .json.gz) or a quoted pattern ('ckpt/*.json', "
-        "expanded in natural order: ckpt_20 before ckpt_100); several (checkpoints) are scored "
-        "in one process, one table row each; the protocol cards of `vlneval run` among them "
-        "(NAME.protocol.json) are skipped with a note",
-    )
-    add_scoring_args(p)
-    p.add_argument(
-        "--json",
-        default=None,
-        metavar="SUMMARY",
-        help="write the summary JSON here, - for stdout (several files or a pattern: a JSON "
-        "list, one entry per file given, in order; a file not scored: its 'errors'; a "
-        "skipped one: 'skipped')",
-    )
-    p.add_argument(
-        "--per-episode",
-        default=None,
-        metavar="FILE",
-        help=".csv, .jsonl or .parquet, or - for stdout with --format csv|jsonl (several files "
-        "or a pattern: one table, a 'predictions' column first)",
-    )
-    add_format_arg(p)
-    p.add_argument("--quiet", action="store_true", help="print no table")
-    _skip_summary_arg(p)
-    p.set_defaults(func=cmd_score)
-
-    v = sub.add_parser("validate", help="check a predictions file as a leaderboard does")
-    add_data_args(v)
-    v.add_argument("--predictions", required=True)
-    add_scoring_args(v)
-    _skip_summary_arg(v)
-    v.set_defaults(func=cmd_validate)
-
-
-def _skip_summary_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--skip-summary-records",
-        action="store_true",
-        help="skip records that look like the file's own summary (no id, no trajectory)",
-    )
 
 
 def _predictions(args: argparse.Namespace) -> list[str]:
@@ -84,16 +48,10 @@ def _predictions(args: argparse.Namespace) -> list[str]:
         return _without_skipped([args.predictions], _skipped_cards([args.predictions]))
     if args.predictions:
         return [str(p) for p in args.predictions]
-    from vlneval.tasks import get_task
-
     task = get_task(args.task)
     if task.embedded:
-        from vlneval.tasks.common.root import demo_root
-
         split = args.split or task.default_split
         return [str(demo_root() / task.folder / f"predictions_{split}.json")]
-    from vlneval.errors import VLNEvalError
-
     raise VLNEvalError("--predictions FILE is required (only the demo task has a default)")
 
 
@@ -107,9 +65,6 @@ def _given(paths: list[str], option: str = "--predictions") -> tuple[list[str], 
     Raises:
         VLNEvalError: a pattern matches no file.
     """
-    import glob
-
-    from vlneval.errors import VLNEvalError
 
     out: list[str] = []
     patterns = 0
@@ -120,8 +75,6 @@ def _given(paths: list[str], option: str = "--predictions") -> tuple[list[str], 
         matched = sorted(glob.glob(p, recursive=True))
         if not matched:
             raise VLNEvalError(f"{option} {p}: no file matches this pattern")
-        from vlneval.distributed.sweep import natural_order  # a pattern is a sweep
-
         out += [matched[k] for k in natural_order(matched)]
         patterns += 1
     return out, patterns > 0 or len(paths) > 1
@@ -132,8 +85,6 @@ def _skipped_cards(paths: list[str]) -> dict[int, str]:
     pattern over a run folder matches them) -> why each is skipped, said in one note."""
     if not any(p.endswith(".protocol.json") for p in paths):
         return {}  # the common case reads no file twice
-    from vlneval.distributed.merge import is_card
-
     cards = [p for p in paths if is_card(p)]
     if cards and len(cards) < len(paths):
         more = f" and {len(cards) - 1} more" if len(cards) > 1 else ""
@@ -176,8 +127,6 @@ def _without_skipped(paths: list[str], skipped: dict[int, str]) -> list[str]:
     Raises:
         VLNEvalError: every file given is skipped.
     """
-    from vlneval.errors import VLNEvalError
-
     left = [p for k, p in enumerate(paths) if k not in skipped]
     if left:
         return left
@@ -210,10 +159,6 @@ def _refused(args: argparse.Namespace, scorer: Any, path: str, exc: InvalidInput
     """The error text of a file the scorer refused: its problems (the first 20 unless
     ``--all-errors``), then hints: the episodes file given looks like another split; its ids
     are another split's (which); they are an r2r-twin run's, given to r2r-ce."""
-    from vlneval.tasks.common.blind import split_hint
-    from vlneval.tasks.common.request import SplitRequest
-    from vlneval.tasks.vlnce.score import twin_hint
-
     text = exc.render(limit=None if args.all_errors else 20)
     request = SplitRequest(
         scorer.task, scorer.split, scorer.profile, root=args.data_root,
@@ -257,8 +202,7 @@ def _sweep(
     ``{"predictions": file, "skipped": why}`` (a protocol card, an output of this command, a
     file given again, an earlier summary), so ``zip(files, entries)``
     lines up."""
-    from vlneval.agents.progress import episode_progress
-    from vlneval.errors import VLNEvalError
+    from vlneval.agents.progress import episode_progress  # deferred: rich
 
     done: list[tuple[str, Any, dict[str, Any]]] = []  # the files scored: result, summary
     entries: list[dict[str, Any]] = []  # one per file given
@@ -308,8 +252,6 @@ def _sweep(
 
 def _sweep_table(done: list[tuple[str, Any]], *, color: bool, fmt: str = "text") -> str:
     """One row per scored file: its name, the episodes scored, every metric."""
-    from vlneval.reports.terminal import render_runs, short_names
-
     first = done[0][1]
     prof = first["profile"]
     title = f"{first['task']} {first['split']} · profile {prof['name']} v{prof['version']}"
@@ -323,8 +265,6 @@ def _sweep_table(done: list[tuple[str, Any]], *, color: bool, fmt: str = "text")
 def _sweep_notices(done: list[tuple[str, Any]]) -> None:
     """The notes of every scored file, each once, with the files it concerns (see
     :func:`_which`)."""
-    from vlneval.reports.terminal import SAME_RUN, print_notices, same_results, summary_notices
-
     seen: dict[tuple[str, str], list[str]] = {}
     for path, s in done:
         for notice in summary_notices(s):
@@ -358,10 +298,6 @@ def _which(files: list[str], total: int, shown: int = 3) -> str:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Runs every check a leaderboard makes; exit 0 only for an acceptable file. A goal-less
     (test) split is checked blind, against its public view, as the evaluation server does."""
-    import numpy as np
-
-    from vlneval.errors import HiddenSplitError, VLNEvalError
-
     paths = _predictions(args)
     try:
         scorer = open_scorer(args)  # the split loaded once; a goal-less one is refused
@@ -408,10 +344,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def _blind(args: argparse.Namespace, path: str, episodes_file: str) -> int | None:
     """The exit code of a blind check of the goal-less split in ``episodes_file``; None when
     the task has no blind check."""
-    from vlneval.tasks import get_profile, get_task
-    from vlneval.tasks.common.blind import blind_check, open_blind, open_public, own_blind_check
-    from vlneval.tasks.common.request import SplitRequest
-
     task = get_task(args.task)
     skip = args.skip_summary_records  # a task that cannot skip them refused it before
     profile = get_profile(args.profile or task.default_profile)
@@ -462,8 +394,5 @@ def _blind(args: argparse.Namespace, path: str, episodes_file: str) -> int | Non
 
 
 def _warn(warnings: list[str]) -> None:
-    from vlneval.io import clip
-    from vlneval.reports.terminal import NOTE_LIMIT
-
     for w in warnings:
         err(clip(f"warning: {w}", NOTE_LIMIT))

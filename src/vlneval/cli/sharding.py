@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
+import signal
 from pathlib import Path
 from typing import Any
 
 from vlneval.cli.common import err
+from vlneval.distributed.checkpoint import parse_agent_args
+from vlneval.distributed.detect import detect, resolve_shard
+from vlneval.distributed.merge import card_path
+from vlneval.distributed.plan import ShardSpec
+from vlneval.distributed.session import recorder, shard_manifest
+from vlneval.distributed.shardfile import open_shard, read_lines, shard_paths
+from vlneval.errors import VLNEvalError
 
 __all__ = [
-    "add_shard_args",
-    "add_agent_arg",
-    "add_executor_args",
     "agent_kwargs",
     "kept_after_failure",
     "unsharded_without_launcher",
@@ -21,86 +27,8 @@ __all__ = [
 ]
 
 
-def add_shard_args(p: argparse.ArgumentParser) -> None:
-    """--shard, --balance-scans, --resume, --checkpoint, --agent-arg."""
-    p.add_argument(
-        "--shard",
-        default=None,
-        metavar="i/n|auto",
-        help="run shard i of n (0-based) into NAME.shard-i-of-n.jsonl and a manifest beside --out; "
-        "auto: from torchrun (RANK/WORLD_SIZE) or SLURM (array, srun) variables (none set: an "
-        "unsharded run into --out). "
-        "Merge the shards with `vlneval merge`",
-    )
-    p.add_argument(
-        "--balance-scans",
-        action="store_true",
-        help="with --shard: keep each scan's episodes on one shard where possible",
-    )
-    p.add_argument(
-        "--resume",
-        action="store_true",
-        help="with --shard: continue a killed shard (episodes already written are kept)",
-    )
-    p.add_argument(
-        "--checkpoint",
-        default=None,
-        metavar="FILE",
-        help="model checkpoint (file or folder): hashed into the protocol card (and a shard's "
-        "manifest) and passed to the agent's constructor as checkpoint=PATH",
-    )
-    add_agent_arg(p)
-
-
-def add_agent_arg(p: argparse.ArgumentParser) -> None:
-    """--agent-arg KEY=VALUE (repeatable)."""
-    p.add_argument(
-        "--agent-arg",
-        action="append",
-        default=None,
-        metavar="KEY=VALUE",
-        help="keyword argument of the agent's constructor (repeatable; JSON values)",
-    )
-
-
-def add_executor_args(p: argparse.ArgumentParser) -> None:
-    """--executor and the Ray options (vlneval.distributed.executors.ray_executor)."""
-    g = p.add_argument_group('executor (pip install "vlneval[ray]" for ray)')
-    g.add_argument(
-        "--executor",
-        choices=["local", "ray"],
-        default="local",
-        help="local: this process (default); ray: one actor per agent replica on a Ray cluster, "
-        "fed chunks of episodes (the run is shard 0/1, or the --shard given, and is merged into "
-        "--out when no --shard is given)",
-    )
-    g.add_argument(
-        "--address",
-        default=None,
-        help="ray: the cluster (auto: the one `ray start` runs here; default: a new local one)",
-    )
-    g.add_argument("--num-actors", type=int, default=2, metavar="K", help="ray: agent replicas")
-    g.add_argument("--actor-cpus", type=float, default=1.0, help="ray: CPUs per actor (default 1)")
-    g.add_argument(
-        "--actor-gpus",
-        type=float,
-        default=0.0,
-        help="ray: GPUs per actor (0.5: two actors share one; 2 or more: a placement-group "
-        "bundle per actor, on one node)",
-    )
-    g.add_argument("--chunk", type=int, default=8, help="ray: episodes per task (default 8)")
-    g.add_argument(
-        "--max-retries",
-        type=int,
-        default=3,
-        help="ray: times a chunk is re-run after its actor died (default 3)",
-    )
-
-
 def agent_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The agent's constructor arguments: ``--agent-arg`` pairs and ``checkpoint=``."""
-    from vlneval.distributed.checkpoint import parse_agent_args
-
     kwargs = parse_agent_args(getattr(args, "agent_arg", None))
     if getattr(args, "checkpoint", None) is not None:
         kwargs["checkpoint"] = str(args.checkpoint)
@@ -111,10 +39,6 @@ def _kept(args: argparse.Namespace) -> tuple[str, Path, Path, int] | None:
     """Where a run keeps the episodes it finished, for ``--resume``: a shard (``--shard``, or
     any Ray run) keeps them on disk, as (its label, its records file, its manifest, the
     episodes in the records); None for a plain run, which keeps none."""
-    from vlneval.distributed.detect import resolve_shard
-    from vlneval.distributed.plan import ShardSpec
-    from vlneval.distributed.shardfile import read_lines, shard_paths
-
     spec = resolve_shard(args.shard)
     if spec is None and args.executor != "ray":
         return None
@@ -146,8 +70,6 @@ def unsharded_without_launcher(args: argparse.Namespace) -> None:
     """``--shard auto`` with no launcher variables (a workstation trying a SLURM command): the
     run is an unsharded one writing ``--out``, said in a note (``--resume`` and
     ``--balance-scans`` then do nothing)."""
-    from vlneval.distributed.detect import detect
-
     if args.shard is None or args.shard.strip().lower() != "auto" or detect() is not None:
         return
     ignored = [f for f, on in (("--resume", args.resume), ("--balance-scans", args.balance_scans))
@@ -163,10 +85,6 @@ def unsharded_without_launcher(args: argparse.Namespace) -> None:
 def stopped_note(args: argparse.Namespace, signum: int) -> str:
     """What a run stopped by signal ``signum`` (Ctrl-C, SIGTERM) leaves (:func:`_kept`); a run
     stopped while ``--score`` scores it has written its predictions and card."""
-    import json
-    import signal
-
-    from vlneval.distributed.merge import card_path
 
     name = signal.Signals(signum).name
     if getattr(args, "scoring", False):  # stopped after the files were written
@@ -204,9 +122,6 @@ class CliShard:
     @classmethod
     def of(cls, args: argparse.Namespace) -> CliShard | None:
         """The shard asked for, after checking the options that do not combine with it."""
-        from vlneval.distributed.detect import resolve_shard
-        from vlneval.errors import VLNEvalError
-
         spec = resolve_shard(args.shard)
         if spec is None:
             if args.resume or args.balance_scans:
@@ -225,9 +140,6 @@ class CliShard:
     ) -> dict[str, Any] | None:
         """Starts the shard; the keyword arguments for the rollout (``indices``, ``on_record``),
         or None when nothing is left to run."""
-        from vlneval.distributed.session import recorder, shard_manifest
-        from vlneval.distributed.shardfile import open_shard
-
         a = self.args
         manifest = shard_manifest(
             self.spec, episodes, kind=kind, seed=a.seed,
@@ -277,8 +189,6 @@ class CliShard:
 def _warn_discarded(out: str | Path, spec: Any) -> None:
     """Says (before a run without ``--resume`` empties it) how many finished episodes the shard's
     records file holds: a requeued job re-runs its command and would lose them silently."""
-    from vlneval.distributed.shardfile import read_lines, shard_paths
-
     records = shard_paths(out, spec)[0]
     n = len(read_lines(records)[0])  # none yet: no file, no lines
     if n:

@@ -4,85 +4,44 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from vlneval.cli.common import err, scorer_on_first_use
+from vlneval.agents.base import bind_agent_args
+from vlneval.agents.registry import agent_factory
+from vlneval.agents.remote import is_remote
+from vlneval.cli.common import err
+from vlneval.cli.main import build_parser, main
+from vlneval.cli.run_common import check_numbers
+from vlneval.cli.score import _given
+from vlneval.cli.scoring import scorer_on_first_use
+from vlneval.diagnostics import column_intervals, path_groups
+from vlneval.distributed.checkpoint import parse_agent_args
+from vlneval.distributed.sweep import array_ranges, plan_units, read_units, unit_status, write_units
+from vlneval.distributed.sweep_report import (
+    selection,
+    selection_note,
+    sweep_table,
+    to_markdown,
+    to_rows,
+    unstepped,
+    write_tensorboard,
+)
+from vlneval.errors import VLNEvalError
+from vlneval.io import atomic_write_bytes, atomic_write_text
+from vlneval.reports.plots_base import figure_png
+from vlneval.reports.plots_sweep import plot_sweep
+from vlneval.reports.tables import write_rows
+from vlneval.tasks import get_task
 
-__all__ = ["register"]
-
-
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Adds ``sweep plan``, ``sweep run-unit``, ``sweep status`` and ``sweep report``."""
-    p = sub.add_parser(
-        "sweep",
-        help="evaluate checkpoints x seeds x shards as independent units (SLURM arrays, loops)",
-        description="Plan the units once, run each (a SLURM array task, a Ray task or a bash "
-        "loop; finished units are skipped, killed ones resumed), then report one table.",
-    )
-    s = p.add_subparsers(dest="sweep_command", required=True)
-
-    a = s.add_parser(
-        "plan",
-        help="write the units file and print the sbatch line",
-        description="Example: vlneval sweep plan --units units.jsonl --runs-dir runs "
-        "--checkpoints ckpt/*.pth --seeds 0 1 2 --shards 4 -- run --task r2r --split "
-        "val_unseen --agent mypkg.agent:Agent",
-    )
-    a.add_argument("--units", required=True, help="units file to write (JSON lines)")
-    a.add_argument("--runs-dir", required=True, help="folder of the runs: DIR/CKPT/seed-S/")
-    a.add_argument("--checkpoints", nargs="+", default=None, metavar="CKPT",
-                   help="checkpoint files or folders (passed to the agent as checkpoint=PATH); a quoted "
-                   "pattern ('ckpt/ckpt.*.pth') is expanded in natural order")  # fmt: skip
-    a.add_argument("--seeds", nargs="+", type=int, default=[0], help="seeds (default 0)")
-    a.add_argument("--shards", type=int, default=1, help="shards per (checkpoint, seed) run")
-    a.add_argument("--max-parallel", type=int, default=None, help="sbatch array throttle (%%K)")
-    a.add_argument("--no-agent-check", action="store_true",
-                   help="do not import the agent here to check that it takes checkpoint= (the "
-                   "check imports its module and what it imports, torch and model code, on this "
-                   "machine: a SLURM login node)")  # fmt: skip
-    a.add_argument("command", nargs=argparse.REMAINDER,
-                   help="after --: the run command, e.g. -- run --task demo --agent random")  # fmt: skip
-    a.set_defaults(func=cmd_plan)
-
-    r = s.add_parser("run-unit", help="run one unit (default: $SLURM_ARRAY_TASK_ID), or --all")
-    r.add_argument("units", help="units file")
-    r.add_argument("--unit", type=int, default=None, help="unit number (line of the file)")
-    r.add_argument("--all", action="store_true", help="run every unfinished unit, in order")
-    r.set_defaults(func=cmd_run_unit)
-
-    t = s.add_parser("status", help="count finished, started and pending units")
-    t.add_argument("units", help="units file")
-    t.add_argument("--max-parallel", type=int, default=None, help="sbatch array throttle (%%K)")
-    t.set_defaults(func=cmd_status)
-
-    q = s.add_parser("report", help="merge, score and tabulate every finished run")
-    q.add_argument("units", help="units file")
-    q.add_argument("--csv", default=None, help="long table: checkpoint, step, seed, metric, ...")
-    q.add_argument("--markdown", default=None,
-                   help="markdown tables (default: stdout, when neither --csv nor --tensorboard is given)")  # fmt: skip
-    q.add_argument("--tensorboard", default=None, metavar="LOGDIR",
-                   help="scalars eval_{split}_{metric} per checkpoint step (needs tensorboardX, or tensorboard with torch)")  # fmt: skip
-    q.add_argument("--plot", default=None, metavar="PNG",
-                   help="metric-vs-checkpoint plot: mean over seeds by step, interval band, the "
-                   "selected checkpoint (best mean of the first --plot-metrics) marked")  # fmt: skip
-    q.add_argument("--plot-metrics", nargs="+", default=None, metavar="METRIC",
-                   help="metrics of --plot, which it needs (default: the one the task ranks by)")  # fmt: skip
-    q.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
-    q.add_argument("--confidence", type=float, default=0.95, help="interval level (0.95)")
-    q.add_argument("--by-episode", action="store_true",
-                   help="resample episodes even when episodes share a path; by default whole "
-                   "paths are resampled (R2R's three instructions of one path are not independent)")  # fmt: skip
-    q.set_defaults(func=cmd_report)
+__all__ = ["cmd_plan", "cmd_run_unit", "cmd_status", "cmd_report"]
 
 
 def _run_args(command: list[str]) -> argparse.Namespace:
     """The run command of a sweep, parsed as ``vlneval`` parses it."""
-    from vlneval.cli.main import build_parser
-    from vlneval.errors import VLNEvalError
-
     try:
         return build_parser().parse_args([*command, "--out", "x.json"])
     except SystemExit:
@@ -99,10 +58,6 @@ def _check_runnable(
     a checkpoint that is not there and,
     with ``agent``, an agent that cannot take the checkpoints (:func:`_check_agent`, which
     imports the agent's module)."""
-    from vlneval.cli.run import check_numbers
-    from vlneval.errors import VLNEvalError
-    from vlneval.tasks import get_task
-
     get_task(run.task)
     check_numbers(run, tuple(seeds))
     for ckpt in checkpoints:
@@ -116,13 +71,6 @@ def _check_agent(run: argparse.Namespace, checkpoints: list[str]) -> None:
     """Refuses an agent whose constructor takes no ``checkpoint=`` for a sweep over
     ``--checkpoints``, and one that requires it for a sweep without them (a remote agent's
     server holds its model: not checked)."""
-    import inspect
-
-    from vlneval.agents.base import bind_agent_args
-    from vlneval.agents.registry import agent_factory
-    from vlneval.agents.remote import is_remote
-    from vlneval.distributed.checkpoint import parse_agent_args
-    from vlneval.errors import VLNEvalError
 
     if is_remote(run.agent):
         return
@@ -146,8 +94,6 @@ def _check_agent(run: argparse.Namespace, checkpoints: list[str]) -> None:
 
 
 def _array_line(units_file: str, pending: list[int], throttle: int | None) -> str:
-    from vlneval.distributed.sweep import array_ranges
-
     limit = f"%{throttle}" if throttle else ""
     return (
         f"sbatch --array={array_ranges(pending)}{limit} --job-name=vlneval-sweep "
@@ -157,9 +103,6 @@ def _array_line(units_file: str, pending: list[int], throttle: int | None) -> st
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """Writes the units; prints the sbatch line (stdout) and the loop alternative (stderr)."""
-    from vlneval.cli.score import _given
-    from vlneval.distributed.sweep import plan_units, unit_status, write_units
-
     command = [c for c in args.command if c != "--"] if args.command[:1] == ["--"] else args.command
     checkpoints = _given(args.checkpoints, "--checkpoints")[0] if args.checkpoints else []
     _check_runnable(_run_args(command), checkpoints, args.seeds, agent=not args.no_agent_check)
@@ -181,10 +124,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_run_unit(args: argparse.Namespace) -> int:
     """Runs the unit (skipped when complete); with --all every unfinished one."""
-    from vlneval.cli.main import main
-    from vlneval.distributed.sweep import read_units, unit_status
-    from vlneval.errors import VLNEvalError
-
     units = read_units(args.units)
     if args.all:
         todo = units
@@ -211,8 +150,6 @@ def cmd_run_unit(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     """Counts units by status; prints the sbatch line of the unfinished ones."""
-    from vlneval.distributed.sweep import read_units, unit_status
-
     units = read_units(args.units)
     status = {u.unit: unit_status(u) for u in units}
     counts = {
@@ -228,21 +165,6 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Merges and scores finished runs; writes the tables. No finished run: an error, and
     nothing written."""
-    from vlneval.diagnostics import column_intervals, path_groups
-    from vlneval.distributed.sweep import read_units, unit_status
-    from vlneval.distributed.sweep_report import (
-        selection,
-        selection_note,
-        sweep_table,
-        to_markdown,
-        to_rows,
-        unstepped,
-        write_tensorboard,
-    )
-    from vlneval.errors import VLNEvalError
-    from vlneval.io import atomic_write_bytes, atomic_write_text
-    from vlneval.reports.tables import write_rows
-
     if args.plot_metrics and not args.plot:
         raise VLNEvalError("--plot-metrics chooses the metrics of --plot PNG: give --plot too")
     units = read_units(args.units)
@@ -298,7 +220,4 @@ def _ranked_by(scorer: Any, table: Any) -> str:
 
 def _plot_png(table: Any, metrics: list[str]) -> bytes:
     """The sweep's plot (:func:`~vlneval.reports.plots_sweep.plot_sweep`) as PNG bytes."""
-    from vlneval.reports.plots_base import figure_png
-    from vlneval.reports.plots_sweep import plot_sweep
-
     return figure_png(plot_sweep(table, metrics))

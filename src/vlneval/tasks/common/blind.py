@@ -12,6 +12,8 @@ another split is told which split its ids belong to (:class:`SplitIndex`, public
 from __future__ import annotations
 
 import dataclasses
+import functools
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,12 +22,26 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from vlneval.errors import InvalidInputError, Problem, VLNEvalError, hint, hinted
+from vlneval.errors import (
+    InvalidInputError,
+    Problem,
+    ProblemCollector,
+    VLNEvalError,
+    hint,
+    hinted,
+)
+from vlneval.io import json_text
+from vlneval.tasks import get_task
+from vlneval.tasks.common.arrays import build_arrays
+from vlneval.tasks.common.checks import check_rules, no_match
 from vlneval.tasks.common.episodes import EpisodeTable
+from vlneval.tasks.common.goal_scoring import release_file
 from vlneval.tasks.common.inputs import ReadInput, read_input
+from vlneval.tasks.common.predictions import parse_predictions
 from vlneval.tasks.common.public_file import has_public_copy, public_text, write_public_copy
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest
 from vlneval.tasks.common.root import data_root
+from vlneval.tasks.common.scoring import load_split
 from vlneval.tasks.common.summary_records import is_skipped_note
 from vlneval.tasks.profiles import Profile
 
@@ -42,6 +58,7 @@ __all__ = [
     "submitted_ids",
     "other_splits",
     "split_hint",
+    "twin_hint",
     "split_ids",
     "read_text",
     "read_again",
@@ -195,8 +212,6 @@ def wrong_split(
     split's episodes) and most of whose ids are episodes of another split; None when the file
     has ids of the split, no other split holds any, or there is no text or ``splits`` to compare
     (nothing is then decoded). Only public ids are compared."""
-    from vlneval.tasks.common.checks import no_match
-
     if text is None or splits is None or (found := _other_split(text, public, splits)) is None:
         return None
     split, n, total = found
@@ -212,8 +227,6 @@ def other_splits(request: SplitRequest) -> SplitIndex:
     """The ids of the other splits of ``request``'s task whose files the scorer finds (as
     :func:`split_file` does, under the data root, with the request's data version), each
     read on first use; a split without a file is left out."""
-    import functools
-
     out: dict[str, Callable[[], Sequence[str]]] = {}
     for other in request.task.splits:
         if other == request.split:
@@ -250,6 +263,32 @@ def split_hint(request: SplitRequest, episodes: Any, predictions: PredictionsInp
     )
 
 
+def twin_hint(request: SplitRequest, predictions: PredictionsInput) -> str | None:
+    """The command line's hint for a file refused by r2r-ce whose keys are mostly R2R
+    instruction ids of the split (``"4332_0"``: what an r2r-twin run writes); None otherwise.
+    For an error path only: it reads the file again (not a FIFO or device, see
+    :func:`read_again`), and the R2R split's file. Beside :func:`split_hint`, so that the
+    score command's path imports no continuous task."""
+    if request.task.name != "r2r-ce" or (read := read_again(predictions)) is None:
+        return None  # unreadable (the error says why), or records in memory: no hint
+    twin = get_task("r2r-twin")
+    prof = twin.scoring_profile(None)
+    try:
+        path = split_file(SplitRequest(twin, request.split, prof, request.root))
+        r2r = set(split_ids(twin, path, request.split, prof))
+    except VLNEvalError:  # no R2R file: no hint
+        return None
+    keys = file_ids(read.text or b"", "episode_id")  # read_text: never None
+    n = len(keys & r2r)
+    if not n or 2 * n < len(keys):
+        return None
+    return hinted(
+        f"{n:,} of the file's {len(keys):,} keys are R2R instruction ids of {request.split} "
+        f"(e.g. {min(keys & r2r)!r}), not VLN-CE episode ids: the output of an r2r-twin run?",
+        hint("--task", "use --task r2r-twin", aside=True),
+    )
+
+
 def public_check(
     text: bytes | ReadInput,
     source: str,
@@ -265,12 +304,6 @@ def public_check(
     ignored records, skipped summary records) of a predictions file (``text``: its bytes, or
     the file already read; ``source``: its name), found with the public view only;
     ``skip_summaries`` as for :func:`~vlneval.tasks.common.predictions.parse_predictions`."""
-    from vlneval.errors import ProblemCollector
-    from vlneval.io import json_text
-    from vlneval.tasks.common.arrays import build_arrays
-    from vlneval.tasks.common.checks import check_rules, no_match
-    from vlneval.tasks.common.predictions import parse_predictions
-
     pc = ProblemCollector(source)
     warnings: list[str] = []
     try:
@@ -337,8 +370,6 @@ def open_public(request: SplitRequest) -> tuple[EpisodeTable, GraphStore] | None
         MissingDataError: the data root or the split's file cannot be found.
         InvalidInputError: the split's file cannot be read.
     """
-    from vlneval.tasks.common.scoring import load_split
-
     r = request
     if not checks_publicly(r.task):
         return None
@@ -395,8 +426,6 @@ class PublicScorer:
         graphs: str | Path | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> None:
-        import tempfile
-
         self._folder = tempfile.TemporaryDirectory(prefix="vlneval-public-")
         self.task, self.split = task, split
         # an option naming a hidden file (VLN-CE's dense _gt) would hand it to the public
@@ -502,8 +531,6 @@ def split_file(request: SplitRequest) -> Path:
         MissingDataError: no data root, or no such file under it.
         UnknownNameError: the data version is not one of the task's releases.
     """
-    from vlneval.tasks.common.goal_scoring import release_file
-
     task, version = request.task, request.options.get("data_version")
     if request.episodes_file or not version or len(task.data_versions) < 2:
         return request.episodes_path(request.base())
