@@ -329,7 +329,7 @@ def write_tensorboard(table: SweepTable, logdir: str | Path) -> int:
     from vlneval.errors import VLNEvalError
 
     try:
-        from torch.utils.tensorboard import SummaryWriter
+        from torch.utils.tensorboard import SummaryWriter  # deferred: torch
     except ImportError:
         try:
             from tensorboardX import SummaryWriter  # type: ignore[no-redef]

@@ -219,8 +219,8 @@ def _column_order(key: str) -> int:
 def _progress(n: int, show: bool) -> Any:
     if not show or n < 500:
         return range(n)
-    from rich.console import Console
-    from rich.progress import track
+    from rich.console import Console  # deferred: rich
+    from rich.progress import track  # deferred: rich
 
     console = Console(stderr=True)
     if not console.is_terminal:  # a transient bar still ends with a blank line on a pipe or file
