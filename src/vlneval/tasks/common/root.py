@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vlneval.errors import MissingDataError, did_you_mean
+from vlneval.fetch.registry import current_registry
 
 __all__ = [
     "data_root",
@@ -81,8 +82,6 @@ def _fetch_hint(task: str) -> str:
         'vlneval cannot fetch hanna: get its files from the khanhptnk/hanna repository on GitHub and put them there'
     """
     try:
-        from vlneval.fetch.registry import current_registry
-
         current_registry().canonical(task)
     except Exception:  # noqa: BLE001 - no fetchable dataset of that name: a plainer hint
         if task in _RELEASES:
@@ -272,8 +271,6 @@ def _version_fetch_hint(task: str, folder: str, patterns: Sequence[str]) -> str:
     """How to get the files of ``patterns``: the fetchable dataset that holds such a file, else
     the task's hint."""
     try:
-        from vlneval.fetch.registry import current_registry
-
         reg = current_registry()
         regexes = [_pattern_regex(f"{folder}/{p}") for p in patterns]
         names = [
