@@ -55,7 +55,7 @@ def first_call(what: str) -> Iterator[None]:
     if what in _done or _silent[0]:
         yield
         return
-    from numba.core import event
+    from numba.core import event  # deferred: numba
 
     began = time.perf_counter()
     compiling = [0]  # numba compiles now (nested compiles count each)

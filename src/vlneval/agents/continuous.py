@@ -26,12 +26,14 @@ from vlneval.agents.base import call_agent
 from vlneval.agents.baselines import StopAgent
 from vlneval.agents.progress import episode_progress
 from vlneval.agents.registry import AGENTS
+from vlneval.agents.remote import RemoteAgentError, is_remote, remote_agent_info
 from vlneval.agents.rollout import episode_rng
 from vlneval.continuous.oracle import GridOracle
 from vlneval.envs.continuous.env import r2r_ce_steps
 from vlneval.envs.continuous.spaces import FORWARD, STOP, TURN_LEFT, TURN_RIGHT, DiscreteSteps
 from vlneval.envs.recording import measured_block
 from vlneval.errors import VLNEvalError
+from vlneval.tasks import TASKS
 from vlneval.tasks.common.protocol import episodes_card, software_fingerprint, with_declared
 from vlneval.tasks.profiles import get_profile
 from vlneval.tasks.vlnce.format import (
@@ -48,6 +50,7 @@ __all__ = [
     "ContinuousRandomAgent",
     "ContinuousShortestAgent",
     "make_agent",
+    "continuous_agent",
     "run_continuous",
     "run_card",
     "score_run",
@@ -146,6 +149,25 @@ def make_agent(name: str, space: Any) -> Any:
     """
     cls = AGENTS.get(name if name.startswith("continuous-") else f"continuous-{name}")
     return cls(space) if cls is ContinuousRandomAgent else cls()
+
+
+def continuous_agent(spec: str, space: Any) -> Any:
+    """The agent of a continuous run: a baseline by name (``stop``, ``random``, ``shortest``;
+    :func:`make_agent`) or, for a URL, the remote agent served there
+    (:mod:`vlneval.agents.remote`), which must serve ``space``'s action space.
+
+    Raises:
+        RemoteAgentError: the server is unreachable or serves other action spaces.
+    """
+    if not is_remote(spec):
+        return make_agent(spec, space)
+    info = remote_agent_info(spec)
+    if space.name not in info.action_spaces:
+        raise RemoteAgentError(
+            f"remote agent {spec}: it serves the {', '.join(info.action_spaces)} action "
+            f"space(s), not this environment's {space.name}"
+        )
+    return info.factory()
 
 
 def given_id(agent: Any, spec: str) -> str:
@@ -309,8 +331,6 @@ def score_run(
 
 def _default_profile(task: str) -> str:
     """``task``'s default profile; ``vlnce-exact`` for a twin with no task of its own (r4r-twin)."""
-    from vlneval.tasks import TASKS
-
     return TASKS.get(task).default_profile if task in TASKS else "vlnce-exact"
 
 

@@ -68,7 +68,9 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from vlneval.agents.base import KNOWN_SPACES, AgentInfo
+from vlneval.envs.street.env import StreetLink
 from vlneval.errors import VLNEvalError
+from vlneval.graph.tables import Candidate
 
 __all__ = [
     "session_ended",
@@ -77,7 +79,6 @@ __all__ = [
     "RemoteAgent",
     "remote_agent_info",
     "is_remote",
-    "continuous_agent",
     "encode_observation",
     "action_wire",
     "action_from_wire",
@@ -131,11 +132,7 @@ def encode_observation(observation: Mapping[str, Any]) -> dict[str, Any]:
 
 def _named(key: str) -> Any:
     if key == "candidates":
-        from vlneval.graph.tables import Candidate
-
         return Candidate
-    from vlneval.envs.street.env import StreetLink
-
     return StreetLink
 
 
@@ -492,24 +489,3 @@ def session_ended(agent: Any) -> Iterator[None]:
         raise
     if end is not None:
         end()
-
-
-def continuous_agent(spec: str, space: Any) -> Any:
-    """The agent of a continuous run: a baseline by name (``stop``, ``random``, ``shortest``;
-    :func:`vlneval.agents.continuous.make_agent`) or, for a URL, the remote agent served there,
-    which must serve ``space``'s action space.
-
-    Raises:
-        RemoteAgentError: the server is unreachable or serves other action spaces.
-    """
-    if not is_remote(spec):
-        from vlneval.agents.continuous import make_agent
-
-        return make_agent(spec, space)
-    info = remote_agent_info(spec)
-    if space.name not in info.action_spaces:
-        raise RemoteAgentError(
-            f"remote agent {spec}: it serves the {', '.join(info.action_spaces)} action "
-            f"space(s), not this environment's {space.name}"
-        )
-    return info.factory()

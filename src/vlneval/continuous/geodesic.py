@@ -149,7 +149,7 @@ def build_graph(world: World) -> Any:
         >>> g.shape, g.nnz
         ((3, 3), 4)
     """
-    from scipy.sparse import coo_matrix
+    from scipy.sparse import coo_matrix  # deferred: scipy
 
     best = {d: best_layers(world, *d) for d in SIDES}
     rows, cols, wts = _edges(world, best)
@@ -169,7 +169,7 @@ def shortest_path(world: World, field: np.ndarray, node: int, limit: int = 1_000
         >>> shortest_path(w, w.field(2), 0)
         [0, 1, 2]
     """
-    from vlneval.continuous._motion_kernels import descend_path
+    from vlneval.continuous._motion_kernels import descend_path  # deferred: numba
 
     graph = world.graph()
     field = np.asarray(field, dtype=np.float64)

@@ -87,7 +87,7 @@ class Mover:
     """
 
     def __init__(self, world: World, substep: float | None = None) -> None:
-        from vlneval.continuous import _motion_kernels as kernels
+        from vlneval.continuous import _motion_kernels as kernels  # deferred: numba
 
         self.world = world
         self.substep = float(substep if substep is not None else world.resolution / 2)

@@ -36,11 +36,11 @@ class TargetSearch:
     """
 
     def __init__(self, world: World) -> None:
-        from vlneval.continuous import _search_kernels as kernels
+        from vlneval.continuous import _search_kernels as kernels  # deferred: numba
 
         self.world = world
         self.kernels = kernels
-        from scipy.sparse.csgraph import connected_components
+        from scipy.sparse.csgraph import connected_components  # deferred: scipy
 
         graph = world.graph()
         self._csr = (graph.indptr, graph.indices, graph.data)

@@ -23,6 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from vlneval.continuous.geodesic import build_graph
+from vlneval.continuous.images import read_gray
+from vlneval.continuous.search import TargetSearch
 from vlneval.errors import InvalidInputError
 from vlneval.graph.distances import write_cache_file
 
@@ -144,8 +147,6 @@ class World:
         ``free_threshold`` (white = free); ``negate`` swaps that. The image's top row is the
         largest y, as a map is drawn.
         """
-        from vlneval.continuous.images import read_gray
-
         gray = read_gray(Path(path))
         free = (gray < free_threshold) if negate else (gray > free_threshold)
         return cls.from_array(
@@ -284,8 +285,6 @@ class World:
         if self._graph is None:
             self._graph = self._load_graph()
         if self._graph is None:
-            from vlneval.continuous.geodesic import build_graph
-
             self._graph = build_graph(self)
             self._save_graph(self._graph)
         return self._graph
@@ -303,7 +302,7 @@ class World:
         values = self._load_field(goal_node)
         if values is not None:
             return values
-        from scipy.sparse.csgraph import dijkstra
+        from scipy.sparse.csgraph import dijkstra  # deferred: scipy
 
         if self._reverse is None:
             self._reverse = self.graph().T.tocsr()
@@ -346,7 +345,7 @@ class World:
         n = self.n_nodes
         if indptr.shape != (n + 1,) or indices.shape != data.shape or data.dtype != np.float64:
             return None
-        from scipy.sparse import csr_matrix
+        from scipy.sparse import csr_matrix  # deferred: scipy
 
         return csr_matrix((data, indices, indptr), shape=(n, n))
 
@@ -395,7 +394,7 @@ class World:
         if cached is not None:
             self._searches.move_to_end(key)
             return cached
-        from scipy.sparse.csgraph import dijkstra
+        from scipy.sparse.csgraph import dijkstra  # deferred: scipy
 
         dist, pred = dijkstra(
             self.graph(), directed=True, indices=key[0], return_predecessors=True, limit=limit
@@ -412,8 +411,6 @@ class World:
         from a cell that stop when a few target cells are settled, with ``search``'s floats
         and paths."""
         if self._target_search is None:
-            from vlneval.continuous.search import TargetSearch
-
             self._target_search = TargetSearch(self)
         return self._target_search
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from vlneval.agents.base import bind_agent_args
 from vlneval.errors import VLNEvalError
 
 __all__ = ["checkpoint_fingerprint", "parse_agent_args", "with_agent_args"]
@@ -87,8 +88,6 @@ def with_agent_args(info: Any, kwargs: Mapping[str, Any]) -> Any:
         ...
         vlneval.errors.VLNEvalError: agent stop-v1 takes no checkpoint= argument (its constructor takes: none); see vlneval.distributed.checkpoint
     """
-    from vlneval.agents.base import bind_agent_args
-
     if not kwargs:
         return info
     return dataclasses.replace(info, factory=bind_agent_args(info.id, info.factory, kwargs))

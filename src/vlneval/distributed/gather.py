@@ -23,7 +23,7 @@ def gather(records: Iterable[tuple[int, Any]], *, group: Any = None) -> list[Any
     return the same episode.
     """
     try:
-        import torch.distributed as dist
+        import torch.distributed as dist  # deferred: torch
     except ImportError:
         raise VLNEvalError("gather() needs torch (pip install torch)") from None
     if not dist.is_available() or not dist.is_initialized():

@@ -26,9 +26,10 @@ from typing import Any
 
 from vlneval.distributed.plan import ShardSpec, ids_digest
 from vlneval.distributed.shardfile import AGREED, FORMAT, ShardLine, read_lines, shard_paths
+from vlneval.envs.graph.submission import task_records
 from vlneval.envs.recording import measured_block, predictions_bytes
 from vlneval.errors import InvalidInputError, Problem, VLNEvalError
-from vlneval.io import load_json
+from vlneval.io import load_json, to_json_bytes, write_outputs
 from vlneval.tasks.common.protocol import EPISODE_COUNTS, episodes_card
 
 __all__ = [
@@ -412,8 +413,6 @@ def _assemble(shards: Sequence[_Shard], seen: Mapping[int, tuple[_Shard, ShardLi
         for line in lines:
             predictions.update(line.record)
     else:
-        from vlneval.envs.graph.submission import task_records
-
         view = _EpisodeView(
             ref["id_field"], {e: k for k, e in enumerate(ids)}, ref.get("instr_ids")
         )
@@ -458,8 +457,6 @@ def _merged_card(shards: Sequence[_Shard], lines: Sequence[ShardLine], note: str
 
 def write_merged(merged: Merged, out: str | Path) -> tuple[Path, Path]:
     """Writes the predictions (the bytes ``vlneval run`` writes) and the card beside them."""
-    from vlneval.io import to_json_bytes, write_outputs
-
     out, card = Path(out), card_path(out)
     write_outputs([(out, predictions_bytes(out, merged.predictions)),
                    (card, to_json_bytes(merged.card))])  # fmt: skip

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from vlneval._version import __version__
 from vlneval.agents.progress import episode_progress
 from vlneval.distributed.checkpoint import checkpoint_fingerprint
 from vlneval.distributed.plan import ShardSpec, ids_digest, plan
@@ -81,8 +82,6 @@ def shard_manifest(
 ) -> dict[str, Any]:
     """The manifest fields of shard ``spec`` of a run over ``episodes`` (any table with ``task``,
     ``split``, ``ids``, ``scans`` and ``id_field``)."""
-    from vlneval._version import __version__
-
     ids = [str(e) for e in episodes.ids]
     if spec.count > len(ids):  # refused before a plan of that many shards is built
         raise VLNEvalError(

@@ -34,7 +34,9 @@ from vlneval.distributed.sweep import (
     natural_order,
     unit_status,
 )
+from vlneval.errors import VLNEvalError
 from vlneval.metrics.info import LABELS, column_name, format_value, shown_unit
+from vlneval.stats import aggregate_scores
 
 __all__ = [
     "SweepTable",
@@ -123,8 +125,6 @@ def sweep_table(
     path of each scored episode (None: no two share one); the intervals then resample whole
     paths (``two_stage=False``), else episodes.
     """
-    from vlneval.stats import aggregate_scores
-
     table = SweepTable(split="", confidence=confidence)
     ckpts = list(dict.fromkeys(u.checkpoint for u in units))
     labels = dict(zip(ckpts, checkpoint_names(ckpts), strict=True))
@@ -326,10 +326,8 @@ def write_tensorboard(table: SweepTable, logdir: str | Path) -> int:
     """Writes each checkpoint's mean over seeds as ``eval_{split}_{metric}`` at its step (the
     tags VLN-CE's trainers log); the number of scalars written. A checkpoint without a step
     (no number in its name) is left out: :func:`unstepped` names them."""
-    from vlneval.errors import VLNEvalError
-
     try:
-        from torch.utils.tensorboard import SummaryWriter
+        from torch.utils.tensorboard import SummaryWriter  # deferred: torch
     except ImportError:
         try:
             from tensorboardX import SummaryWriter  # type: ignore[no-redef]

@@ -13,8 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_type_hints
 
+from vlneval.envs.graph.objects import object_task_setup
 from vlneval.envs.graph.vector import VectorGraphNavEnv
 from vlneval.envs.loading import load_episodes
+from vlneval.envs.street.loading import is_street_task, load_street_episodes
 from vlneval.errors import VLNEvalError
 from vlneval.registry import Registry, load_entry_point
 from vlneval.tasks import get_task
@@ -135,8 +137,6 @@ def check_family(task: str, env_id: str, *, said: str) -> None:
         ...
         vlneval.errors.VLNEvalError: graph-panoramic-v1 is not a street environment, and task touchdown runs in one: use street-v1 (see `vlneval agents`)
     """
-    from vlneval.envs.street.loading import is_street_task
-
     t = get_task(task)
     if is_street_task(t.name):
         families: tuple[str, ...] = ("street",)
@@ -167,12 +167,8 @@ def episode_loader(task: str, family: str) -> Callable[..., Any]:
         ('load_street_episodes', 'load_episodes')
     """
     if family == "street":
-        from vlneval.envs.street.loading import load_street_episodes
-
         return load_street_episodes
     if family == "graph" and get_task(task).object_boxes:
-        from vlneval.envs.graph.objects import object_task_setup
-
         return object_task_setup
     return load_episodes
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from vlneval.tasks import get_task
 from vlneval.tasks.common.protocol import given_episodes
 from vlneval.tasks.common.request import PredictionsInput, ScoreOptions, SplitRequest, TaskScorer
 from vlneval.tasks.common.result import Result
@@ -67,8 +68,6 @@ class Scorer:
         name_episodes: bool = True,
         **options: Any,
     ) -> None:
-        from vlneval.tasks import get_task
-
         t = get_task(task)
         prof = t.scoring_profile(profile)
         request = SplitRequest(

@@ -105,15 +105,15 @@ class RichProgress:
     """A rich progress bar per task (bytes, speed, time left)."""
 
     def __init__(self, stream: TextIO) -> None:
-        from rich.console import Console
-        from rich.progress import (
+        from rich.console import Console  # deferred: rich
+        from rich.progress import (  # deferred: rich
             BarColumn,
             DownloadColumn,
             TextColumn,
             TimeRemainingColumn,
             TransferSpeedColumn,
         )
-        from rich.progress import Progress as _Rich
+        from rich.progress import Progress as _Rich  # deferred: rich
 
         self._console = Console(file=stream, highlight=False)
         self._bar = _Rich(
@@ -131,12 +131,12 @@ class RichProgress:
         return int(self._bar.add_task(label, total=total))
 
     def advance(self, task: int, nbytes: int) -> None:
-        from rich.progress import TaskID
+        from rich.progress import TaskID  # deferred: rich
 
         self._bar.advance(TaskID(task), nbytes)
 
     def finish(self, task: int) -> None:
-        from rich.progress import TaskID
+        from rich.progress import TaskID  # deferred: rich
 
         tid = TaskID(task)
         done = next(t.completed for t in self._bar.tasks if t.id == tid)

@@ -127,7 +127,7 @@ class StreetGraph:
             raise InvalidInputError("hops: sources and targets must have the same length")
         self._check_nodes(src)
         self._check_nodes(dst)
-        from vlneval.graph import _street_bfs  # numba: compiled on the first query
+        from vlneval.graph import _street_bfs  # deferred: numba (compiled on the first query)
 
         with first_call("the street graph's breadth-first search"):
             return _street_bfs.pair_hops(self.indptr, self.indices, src, dst)  # type: ignore[no-any-return]
@@ -145,7 +145,7 @@ class StreetGraph:
         self._check_nodes(np.array([source]))
         row = self._rows.get(source)
         if row is None:
-            from vlneval.graph import _street_bfs  # numba: compiled on the first query
+            from vlneval.graph import _street_bfs  # deferred: numba (compiled on the first query)
 
             with first_call("the street graph's breadth-first search (rows)"):
                 row = _street_bfs.row_hops(self.indptr, self.indices, np.int32(source))

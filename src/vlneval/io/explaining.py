@@ -69,7 +69,7 @@ def explain(raw: bytes, source: str, limits: Limits | None = None, *, a_list: bo
     """
     import json  # here, not at the top: only a rejected file needs it
 
-    from vlneval._jsonshape import ScanLimits, scan_json
+    from vlneval._jsonshape import ScanLimits, scan_json  # deferred: numpy (io imports no numpy)
 
     lim = limits or Limits.from_env()
     if (why := no_json(raw)) is not None:

@@ -13,6 +13,7 @@ import numpy as np
 
 from vlneval.errors import InvalidInputError
 from vlneval.metrics import _kernels, _validate
+from vlneval.metrics._batch_checks import check_batch
 
 __all__ = ["score_batch", "reference_lengths", "COLUMNS", "COLUMN_METRIC"]
 
@@ -147,8 +148,6 @@ def score_batch(
         traj, traj_offsets, ref, ref_offsets, goals, goal_offsets,
     )  # fmt: skip
     if validate:
-        from vlneval.metrics._batch_checks import check_batch
-
         check_batch(*arrays)
     dist, starts, sizes, scans, tr, tr_off, rf, rf_off, gl, gl_off = _normalise(arrays)
     # Large batches go chunk by chunk, one scan's episodes together: a chunk then reads a few

@@ -29,7 +29,7 @@ import numba
 import numpy as np
 
 from vlneval._compiling import first_call
-from vlneval.errors import InvalidInputError
+from vlneval.errors import InvalidInputError, UnknownNameError
 from vlneval.metrics._kernels import ndtw_from_dtw
 from vlneval.metrics.info import variant
 
@@ -334,8 +334,6 @@ def fast_dtw(x: Any, y: Any, *, radius: int = 1, variant: str = "compiled") -> f
         (3.0, 3.0)
     """
     if variant not in FASTDTW_VARIANTS:
-        from vlneval.errors import UnknownNameError
-
         raise UnknownNameError("fastdtw variant", variant, FASTDTW_VARIANTS)
     if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)) or radius < 1:
         raise InvalidInputError(f"radius must be an integer >= 1; got {radius!r}")
@@ -382,8 +380,6 @@ def point_ndtw(
     elif method == "fastdtw":
         value = fast_dtw(traj, ref, radius=radius, variant=variant)
     else:
-        from vlneval.errors import UnknownNameError
-
         raise UnknownNameError("DTW method", method, ("exact", "fastdtw"))
     return ndtw_from_dtw(value, len(ref), threshold)
 

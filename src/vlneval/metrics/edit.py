@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from vlneval.errors import InvalidInputError
+from vlneval.metrics import _validate
 from vlneval.metrics._kernels import moves, offsets_of, owners
 from vlneval.metrics.info import LABELS
 
@@ -189,8 +190,6 @@ def sed(trajectory: Any, reference: Any, *, success: Any, transpositions: bool =
         >>> sed(["a", "b", "c", "d"], ["a", "b", "c", "d"], success=0)
         0.0
     """
-    from vlneval.metrics import _validate
-
     s = _validate.as_indicator(success)
     x, y = _encode(trajectory, reference)
     out_sed, _ = _sed_batch(

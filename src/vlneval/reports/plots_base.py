@@ -73,7 +73,7 @@ _RC: dict[str, Any] = {
 def require_matplotlib() -> Any:
     """The ``matplotlib`` module, configured once; a clear error when it is not installed."""
     try:
-        import matplotlib
+        import matplotlib  # deferred: matplotlib
     except ImportError as exc:
         raise VLNEvalError(
             "plots need matplotlib: pip install 'vlneval[plots]' (or 'vlneval[report]')"
@@ -86,7 +86,7 @@ def require_matplotlib() -> Any:
 @functools.cache
 def _font_families() -> tuple[str, ...]:
     """DejaVu Sans, then the installed ones of :data:`_FALLBACK_FONTS`."""
-    from matplotlib import font_manager
+    from matplotlib import font_manager  # deferred: matplotlib
 
     installed = {f.name for f in font_manager.fontManager.ttflist}
     return ("DejaVu Sans", *(f for f in _FALLBACK_FONTS if f in installed))
@@ -95,8 +95,8 @@ def _font_families() -> tuple[str, ...]:
 @functools.cache
 def _drawable() -> frozenset[int]:
     """The code points some font of :func:`_font_families` has a glyph for."""
-    from matplotlib import font_manager
-    from matplotlib.ft2font import FT2Font
+    from matplotlib import font_manager  # deferred: matplotlib
+    from matplotlib.ft2font import FT2Font  # deferred: matplotlib
 
     points: set[int] = set()
     for family in _font_families():
@@ -132,7 +132,7 @@ def new_figure(width: float, height: float, *, layout: Literal["constrained"] | 
         True
     """
     require_matplotlib()
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # deferred: matplotlib
 
     return Figure(figsize=(width, height), dpi=DPI, layout=layout)
 
@@ -141,7 +141,7 @@ def figure_png(fig: Any, *, dpi: int = DPI) -> bytes:
     """The figure as PNG bytes (no timestamp metadata, so the bytes are reproducible); a
     character no installed font has is drawn as :data:`MISSING_GLYPH` (:func:`drawable_text`;
     tick labels are set at drawing time, so a plot passes its own through it)."""
-    from matplotlib.text import Text
+    from matplotlib.text import Text  # deferred: matplotlib
 
     for text in fig.findobj(Text):
         shown = drawable_text(text.get_text())

@@ -72,7 +72,7 @@ def plot_comparison(cmp: RunComparison) -> Any:
 
 def _key() -> list[Any]:
     """The colour key, in the words of the comparison table's verdicts."""
-    from matplotlib.lines import Line2D
+    from matplotlib.lines import Line2D  # deferred: matplotlib
 
     marks = [("B better", COLORS["success"]), ("B worse", COLORS["fail"]),
              ("B higher or lower (no better direction)", COLORS["neutral"]),

@@ -148,7 +148,7 @@ def plot_episode(
 
 
 def _draw_graph(ax: Any, graph: NavGraph, on: np.ndarray) -> None:
-    from matplotlib.collections import LineCollection
+    from matplotlib.collections import LineCollection  # deferred: matplotlib
 
     xy = graph.positions[:, :2]
     e = graph.edges
@@ -192,7 +192,7 @@ def _draw_path(
     """One path's moves on this floor: graph edges solid (the baseline dashed), moves to another
     floor dashed and labelled, jumps (between viewpoints that share no edge) dash-dotted and
     labelled; the baseline's stop as a cross on the floor of its last viewpoint."""
-    from matplotlib.collections import LineCollection
+    from matplotlib.collections import LineCollection  # deferred: matplotlib
 
     xy = graph.positions[:, :2]
     moves = _moves(path)
@@ -300,7 +300,7 @@ def _legend(
     *,
     jumps: bool,
 ) -> None:
-    from matplotlib.lines import Line2D
+    from matplotlib.lines import Line2D  # deferred: matplotlib
 
     handles = [
         Line2D([], [], color=COLORS["reference"], linewidth=7, alpha=0.35, label="reference path"),

@@ -149,8 +149,8 @@ def write_results(
 
 def _parquet(rows: list[dict[str, Any]]) -> bytes:
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow as pa  # deferred: pyarrow
+        import pyarrow.parquet as pq  # deferred: pyarrow
     except ImportError as exc:
         raise VLNEvalError(
             "writing .parquet needs pyarrow: pip install 'vlneval[parquet]'"

@@ -105,8 +105,8 @@ def _table(
         plain = _plain_table(title, header, rows, align, width=width)
         if plain is not None:
             return plain
-    from rich.table import Table
-    from rich.text import Text
+    from rich.table import Table  # deferred: rich
+    from rich.text import Text  # deferred: rich
 
     table = Table(title=Text(title) if title else None)
     for name, a in zip(header, align, strict=True):
@@ -120,7 +120,7 @@ def _table(
 
 def recording_console(color: bool | None, width: int = 120) -> Console:
     """A rich console that records into memory (``export_text``), never highlighting."""
-    from rich.console import Console
+    from rich.console import Console  # deferred: rich
 
     return Console(
         record=True, force_terminal=color, width=width, file=io.StringIO(), highlight=False
@@ -426,8 +426,8 @@ def print_notices(notices: Iterable[Notice], *, file: TextIO | None = None) -> N
     items = list(notices)
     if not items:
         return
-    from rich.console import Console
-    from rich.text import Text
+    from rich.console import Console  # deferred: rich
+    from rich.text import Text  # deferred: rich
 
     stream = file if file is not None else sys.stderr
     console = Console(file=stream, highlight=False, soft_wrap=True)

@@ -225,7 +225,7 @@ def _summarise(
     std = low = high = None
     clipped = None
     if n > 1:
-        from scipy.stats import t
+        from scipy.stats import t  # deferred: scipy
 
         std = 0.0 if same else _no_overflow(lambda x: np.std(x, ddof=1), scores)
         half = float(t.ppf(0.5 + level / 2.0, df=n - 1)) * std / math.sqrt(n)

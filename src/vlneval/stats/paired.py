@@ -456,7 +456,7 @@ def _binomial_p(positive: int, negative: int) -> float:
     trials = positive + negative
     if trials == 0:
         return 1.0
-    from scipy.stats import binomtest
+    from scipy.stats import binomtest  # deferred: scipy
 
     # The smaller count keeps the result exactly symmetric when a and b are swapped.
     return min(1.0, float(binomtest(min(positive, negative), trials, 0.5).pvalue))

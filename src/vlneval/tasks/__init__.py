@@ -24,14 +24,10 @@ Example:
 
 from __future__ import annotations
 
-from vlneval.registry import Registry
-from vlneval.tasks.base import Option, Task
+from vlneval.tasks.base import TASKS, Option, Task
 from vlneval.tasks.profiles import PROFILES, Profile, get_profile
 
 __all__ = ["TASKS", "PROFILES", "Task", "Option", "Profile", "get_task", "get_profile"]
-
-#: Every benchmark, by name.
-TASKS: Registry[Task] = Registry("task")
 
 TASKS.register("r2r", "vlneval.tasks.r2r:R2R")
 TASKS.register("r4r", "vlneval.tasks.r2r:R4R")

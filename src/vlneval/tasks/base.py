@@ -21,15 +21,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vlneval.errors import MissingDataError, UnknownNameError, VLNEvalError
-from vlneval.registry import load_entry_point
+from vlneval.registry import Registry, load_entry_point
 from vlneval.tasks.common.root import demo_root, find_file
+from vlneval.tasks.profiles import get_profile
 
 if TYPE_CHECKING:
     from vlneval.tasks.common.episodes import EpisodeTable
     from vlneval.tasks.common.request import SplitRequest, TaskScorer
     from vlneval.tasks.profiles import Profile
 
-__all__ = ["Task", "Option"]
+__all__ = ["Task", "Option", "TASKS"]
+
+#: Once a scorer opens, the check of its episodes' scans against its graphs: it lives with
+#: the scoring of graph trajectories (it knows their tables and graphs, which this module,
+#: read by ``vlneval --help``, does not load) and is resolved as ``open_scorer`` is.
+SCAN_CHECK = "vlneval.tasks.common.scoring:check_opened"
 
 
 @dataclass(frozen=True)
@@ -225,8 +231,6 @@ class Task:
         out = {k: v for k, v in given.items() if v is not None}
         extra = sorted(set(out) - set(self.option_names))
         if extra:
-            from vlneval.tasks import TASKS
-
             known = sorted({n for task in TASKS.values() for n in task.option_names})
             for name in extra:
                 if name not in known:
@@ -280,8 +284,6 @@ class Task:
             ...
             vlneval.errors.VLNEvalError: profile r2r does not score task hanna (its profiles: hanna)
         """
-        from vlneval.tasks import get_profile
-
         prof = get_profile(name or self.default_profile)
         if prof.name not in self.profiles:
             raise VLNEvalError(
@@ -346,25 +348,17 @@ class Task:
         options checked (:meth:`check_options`)."""
         request = dataclasses.replace(request, options=self.check_options(request.options))
         scorer: TaskScorer = _resolve(self.open_scorer)(request)
-        _check_scans(scorer)
+        load_entry_point(SCAN_CHECK)(scorer)
         return scorer
-
-
-def _check_scans(scorer: Any) -> None:
-    """A scorer on Matterport3D graphs refuses, when it opens, an episode whose scan has no
-    graph, naming the episodes file, the episode and the field ``scan`` (later, the graph store
-    would say only the scan)."""
-    from vlneval.graph.store import GraphStore
-    from vlneval.tasks.common.episodes import EpisodeTable
-
-    episodes, graphs = getattr(scorer, "episodes", None), getattr(scorer, "graphs", None)
-    if isinstance(episodes, EpisodeTable) and isinstance(graphs, GraphStore):
-        from vlneval.tasks.common.scoring import check_scans
-
-        check_scans(episodes, graphs)
 
 
 def _resolve(target: str | Factory) -> Factory:
     if isinstance(target, str):
         return load_entry_point(target)  # type: ignore[no-any-return]
     return target
+
+
+#: Every benchmark, by name: filled by :mod:`vlneval.tasks` (one line per task), defined here
+#: beside :class:`Task` so that a task's own checks (:meth:`Task.check_options`) read it
+#: without importing the package that imports this module.
+TASKS: Registry[Task] = Registry("task")

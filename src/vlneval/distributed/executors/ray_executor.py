@@ -126,7 +126,7 @@ class _Replica:
     """The actor: one loaded environment and agent; runs chunks of global episode indices."""
 
     def __init__(self, workload: Workload) -> None:
-        import ray
+        import ray  # deferred: ray
 
         self.gpus = [str(g) for g in ray.get_gpu_ids()]
         self.device = "cuda" if self.gpus else None
@@ -134,7 +134,7 @@ class _Replica:
 
     def ready(self) -> dict[str, Any]:
         """Where the actor runs."""
-        import ray
+        import ray  # deferred: ray
 
         return {
             "pid": os.getpid(),
@@ -157,7 +157,7 @@ def import_ray() -> Any:
         VLNEvalError: Ray is not installed (says how to install it).
     """
     try:
-        import ray
+        import ray  # deferred: ray
     except ImportError as exc:
         raise VLNEvalError(
             '--executor ray needs Ray: pip install "vlneval[ray]" (or pip install ray)'
@@ -201,7 +201,7 @@ class _Actors:
         self.alive = [True] * options.num_actors
 
     def _placement_group(self) -> Any:
-        from ray.util.placement_group import placement_group
+        from ray.util.placement_group import placement_group  # deferred: ray
 
         o = self.options
         bundle = o.resources()
@@ -222,7 +222,9 @@ class _Actors:
         opts: dict[str, Any] = {"num_cpus": o.actor_cpus, "num_gpus": o.actor_gpus,
                                 "max_restarts": 0, "max_task_retries": 0}  # fmt: skip
         if self.pg is not None:
-            from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+            from ray.util.scheduling_strategies import (  # deferred: ray
+                PlacementGroupSchedulingStrategy,
+            )
 
             opts["scheduling_strategy"] = PlacementGroupSchedulingStrategy(
                 self.pg, placement_group_bundle_index=k

@@ -16,13 +16,26 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vlneval.agents.remote import session_ended
+from vlneval.agents.base import describe_agent
+from vlneval.agents.continuous import continuous_agent, given_id, run_card, run_continuous
+from vlneval.agents.registry import agent_factory
+from vlneval.agents.remote import is_remote, remote_agent_info, session_ended
+from vlneval.agents.rollout import GraphRollout
+from vlneval.agents.street import run_street
+from vlneval.distributed.checkpoint import with_agent_args
 from vlneval.distributed.merge import calls_in, with_calls
+from vlneval.envs.graph.features import open_features
+from vlneval.envs.graph.world import GraphWorld
+from vlneval.envs.loading import load_episodes
+from vlneval.envs.registration import episode_loader, make_env
+from vlneval.envs.street.loading import is_street_task
 from vlneval.errors import VLNEvalError
+from vlneval.tasks import get_task
 
 __all__ = ["Workload", "Loaded", "ChunkResult", "ChunkRunner", "chunks"]
 
@@ -64,11 +77,6 @@ class Workload:
         """The agent's :class:`~vlneval.agents.base.AgentInfo` with its constructor arguments;
         ``device`` is passed as ``device=`` when the constructor takes one and no
         ``--agent-arg device=...`` was given."""
-        from vlneval.agents.base import describe_agent
-        from vlneval.agents.registry import agent_factory
-        from vlneval.agents.remote import is_remote, remote_agent_info
-        from vlneval.distributed.checkpoint import with_agent_args
-
         kwargs = dict(self.agent_args)
         if is_remote(self.agent):
             return with_agent_args(remote_agent_info(self.agent), kwargs)
@@ -80,10 +88,6 @@ class Workload:
     def load(self) -> Loaded:
         """The episodes and what the environment needs, loaded as ``vlneval run`` loads them
         (the loader chosen as :func:`~vlneval.envs.registration.make_env` chooses it)."""
-        from vlneval.envs.loading import load_episodes
-        from vlneval.envs.registration import episode_loader, make_env
-        from vlneval.envs.street.loading import is_street_task
-
         where = {"root": self.data_root, "episodes_file": self.episodes_file, "graphs": self.graphs}
         street = is_street_task(self.task)
         family = "continuous" if self.environment else "street" if street else "graph"
@@ -130,8 +134,6 @@ class Workload:
 
     def continuous_agent(self, env: Any) -> Any:
         """The agent of a continuous run in ``env``: a baseline by name, or a remote agent."""
-        from vlneval.agents.remote import continuous_agent
-
         return continuous_agent(self.agent, env.action_space)
 
 
@@ -183,9 +185,6 @@ class ChunkRunner:
             instance = agent.make()  # one instance for every chunk (model weights once)
             self._street_agent = dataclasses.replace(agent, factory=lambda: instance)
             return
-        from vlneval.agents.rollout import GraphRollout
-        from vlneval.envs.graph.features import open_features
-        from vlneval.envs.graph.world import GraphWorld
 
         w, graphs = workload, loaded.graphs
         self._rollout = GraphRollout(
@@ -196,8 +195,6 @@ class ChunkRunner:
 
     def run(self, indices: Sequence[int]) -> ChunkResult:
         """Runs the episodes ``indices`` (global indices of the split)."""
-        from vlneval.agents.street import run_street
-
         order = [int(i) for i in indices]
         w = self.workload
         if self.loaded.kind == "continuous":
@@ -217,11 +214,6 @@ class ChunkRunner:
         )
 
     def _run_continuous(self, order: list[int]) -> ChunkResult:
-        import time
-
-        from vlneval.agents.continuous import given_id, run_card, run_continuous
-        from vlneval.tasks import get_task
-
         env, w = self.loaded.graphs, self.workload
         records: list[tuple[int, dict[str, Any]]] = []
         extras: list[dict[str, Any]] = []

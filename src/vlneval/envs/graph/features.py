@@ -239,7 +239,7 @@ class Hdf5Features(_Cached):
 
 def _import_h5py() -> Any:
     try:
-        import h5py
+        import h5py  # deferred: h5py
     except ImportError:
         raise VLNEvalError(
             "reading HDF5 features needs h5py, which is not installed: "

@@ -87,7 +87,7 @@ class VectorGraphNavEnv:
         seed: int | None = None,
         batch_sensors: bool = True,
     ) -> None:
-        from vlneval.envs.graph import kernels  # numba: compiled on the first vector env
+        from vlneval.envs.graph import kernels  # deferred: numba (compiled on the first vector env)
 
         self._batch_sensors = batch_sensors
 

@@ -34,8 +34,8 @@ class StreetTeacherState:
 
 def _directed_hops_to(table: LinkTable, goal: int) -> np.ndarray:
     """Hops from every node to ``goal`` along outgoing links (``inf`` when it cannot)."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import shortest_path
+    from scipy.sparse import csr_matrix  # deferred: scipy
+    from scipy.sparse.csgraph import shortest_path  # deferred: scipy
 
     n = table.graph.n
     src = np.repeat(np.arange(n), np.diff(table.ptr))

@@ -1,9 +1,11 @@
-"""Rule checks a profile makes before scoring, and consistency checks on every summary."""
+"""Rule checks a profile makes before scoring, and consistency checks on every summary (with
+the protocol card, the parts every result starts from: :func:`start_result`)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -13,8 +15,9 @@ from vlneval.tasks.common._steps import step_counts
 from vlneval.tasks.common.arrays import ScoringArrays
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.predictions import Predictions
+from vlneval.tasks.common.protocol import clash_warnings, protocol_card
 from vlneval.tasks.common.record_checks import shown_id
-from vlneval.tasks.common.result import Check
+from vlneval.tasks.common.result import Check, ResultBuilder
 from vlneval.tasks.profiles import Profile
 
 __all__ = [
@@ -25,6 +28,7 @@ __all__ = [
     "missing_of",
     "missing_problem",
     "no_match",
+    "start_result",
     "stray_ids",
 ]
 
@@ -319,3 +323,53 @@ def consistency_checks(
         bad = int(np.sum(~((cls >= -EPS) & (cls <= 1 + EPS))))
         checks.append(_check("0 <= CLS <= 1", bad == 0, f"{bad} episode(s) outside", profile))
     return checks
+
+
+def start_result(
+    *,
+    task: str,
+    split: str,
+    prof: Profile,
+    source: str,
+    form: str,
+    n_scored: int,
+    n_expected: int,
+    partial: bool,
+    metrics: dict[str, float | None],
+    unavailable: Mapping[str, str],
+    per: Mapping[str, np.ndarray],
+    warnings: list[str],
+    data_version: str | None = None,
+    declared: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+    card_extra: Mapping[str, Any] | None = None,
+    details: Mapping[str, Any] | None = None,
+) -> ResultBuilder:
+    """The parts every result shares: protocol card, consistency checks, metrics.
+
+    ``warnings`` gains one line per failed consistency check (a documented quirk excepted);
+    ``card_extra`` joins the protocol card, ``details`` the record (after ``unavailable``).
+
+    Example:
+        >>> from vlneval.tasks.profiles import get_profile
+        >>> b = start_result(task="demo", split="val", prof=get_profile("demo"), source="p.json",
+        ...     form="plain", n_scored=1, n_expected=2, partial=True, metrics={"SR": 1.0},
+        ...     unavailable={}, per={}, warnings=[])
+        >>> b.partial, b.protocol["split"], b.protocol["episodes"], b.protocol["n_expected"]
+        (True, 'val', 1, 2)
+    """
+    card = protocol_card(
+        task=task, split=split, profile=prof, n_episodes=n_scored, n_expected=n_expected,
+        partial=partial, data_version=data_version, declared=declared, run=run,
+    )  # fmt: skip
+    card.update(card_extra or {})
+    warnings.extend(clash_warnings(card))
+    checks = consistency_checks(metrics, per, prof)
+    for c in checks:
+        if not c.holds and c.quirk is None:
+            warnings.append(f"consistency check failed: {c.name} ({c.detail})")
+    return ResultBuilder(
+        task=task, split=split, profile=prof, source=source, form=form, n_expected=n_expected,
+        partial=partial, metrics=metrics, unavailable=dict(unavailable), checks=checks,
+        warnings=warnings, protocol=card, data_version=data_version, details=dict(details or {}),
+    )  # fmt: skip

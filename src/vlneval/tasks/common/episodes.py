@@ -17,6 +17,7 @@ import numpy as np
 
 from vlneval.errors import HiddenSplitError
 from vlneval.io import clip
+from vlneval.metrics._kernels import reorder
 
 __all__ = ["Episode", "EpisodeTable", "EpisodeBuilder", "PathColumn", "require_goals"]
 
@@ -90,8 +91,6 @@ class PathColumn(Sequence[tuple[str, ...]]):
 
     def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Flat vocabulary codes and offsets of ``rows``."""
-        from vlneval.metrics._kernels import reorder
-
         rec = np.ascontiguousarray(self.rows[rows], dtype=np.int64)
         offsets = np.ascontiguousarray(self.offsets, dtype=np.int64)
         return reorder(self.codes, offsets, rec)

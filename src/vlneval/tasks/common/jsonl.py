@@ -7,6 +7,7 @@ import contextlib
 from typing import Any
 
 from vlneval.errors import InvalidInputError, ProblemCollector
+from vlneval.io import explain
 
 __all__ = ["decode_line", "iter_jsonl"]
 
@@ -29,8 +30,6 @@ def decode_line(decoder: Any, line: bytes, *, lenient: bool = False) -> Any:
         JSON nested too deeply
     """
     import msgspec
-
-    from vlneval.io import explain
 
     try:
         return decoder.decode(line)

@@ -23,7 +23,14 @@ from weakref import WeakKeyDictionary
 import msgspec
 import numpy as np
 
-from vlneval.errors import InvalidInputError, Problem, ProblemCollector, hint, hinted
+from vlneval.errors import (
+    InvalidInputError,
+    Problem,
+    ProblemCollector,
+    UnknownNameError,
+    hint,
+    hinted,
+)
 from vlneval.graph.store import GraphStore
 from vlneval.io import LineRecord, brief, clip, gc_paused
 from vlneval.io.limits import MIB
@@ -570,8 +577,6 @@ def parse_predictions(
             one). Without it such a record is an error that suggests this option.
     """
     if form not in FORMS:
-        from vlneval.errors import UnknownNameError
-
         raise UnknownNameError("trajectory form", form, FORMS)
     if trajectory_key is not None and trajectory_key == episodes.id_field:
         raise InvalidInputError(

@@ -17,7 +17,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vlneval.errors import InvalidInputError, edit_hinted
+from vlneval.errors import InvalidInputError, VLNEvalError, edit_hinted
+from vlneval.io import read_bytes
+from vlneval.registry import load_entry_point
 
 if TYPE_CHECKING:
     from vlneval.tasks.base import Task
@@ -49,8 +51,6 @@ def has_public_copy(task: Task) -> bool:
 def read_records(path: Path) -> tuple[Any, bool]:
     """The decoded content of a ``.json``/``.jsonl`` file (optionally gzipped) and whether it
     was JSON lines."""
-    from vlneval.io import read_bytes
-
     raw = read_bytes(path)
     try:
         return json.loads(raw), False
@@ -113,9 +113,6 @@ def write_public_copy(task: Task, episodes_file: str | Path, folder: str | Path)
     Raises:
         VLNEvalError: the task declares no public copy, or its file cannot be read.
     """
-    from vlneval.errors import VLNEvalError
-    from vlneval.registry import load_entry_point
-
     if not has_public_copy(task):
         raise VLNEvalError(f"task {task.name} declares no public view of its episodes")
     src = Path(episodes_file).resolve()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, Union, runtime_checkable
 
 from vlneval.errors import MissingDataError, VLNEvalError
+from vlneval.graph.store import GraphStore
 from vlneval.tasks.common.root import (
     check_root,
     data_root,
@@ -20,7 +21,6 @@ from vlneval.tasks.common.root import (
 
 if TYPE_CHECKING:
     from vlneval.errors import ProblemCollector
-    from vlneval.graph.store import GraphStore
     from vlneval.tasks.base import Task
     from vlneval.tasks.common.episodes import EpisodeTable
     from vlneval.tasks.common.inputs import ReadInput
@@ -209,8 +209,6 @@ def open_graphs(graphs: str | Path | None, base: Path | None) -> GraphStore:
     Raises:
         VLNEvalError: neither a graphs folder nor a data root.
     """
-    from vlneval.graph.store import GraphStore
-
     if graphs is not None:
         return GraphStore(graphs)
     if base is not None:

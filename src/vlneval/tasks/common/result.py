@@ -19,11 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vlneval._version import __version__
+from vlneval.io import clip
+from vlneval.tasks.common.episodes import EpisodeTable
+
 if TYPE_CHECKING:
-    from vlneval.tasks.common.episodes import EpisodeTable
     from vlneval.tasks.profiles import Profile
 
-__all__ = ["Check", "Result", "ResultBuilder", "start_result", "finite_mean", "INT_COLUMNS"]
+__all__ = ["Check", "Result", "ResultBuilder", "finite_mean", "INT_COLUMNS"]
 
 # Per-episode columns written as integers (0/1 flags and counts), as spec/outputs.md asks.
 INT_COLUMNS = frozenset({
@@ -137,8 +140,6 @@ class Result:
         """The per-episode table as a list of rows (episode id and scan first), each id with
         the benchmark's JSON type: a number where its ids are JSON integers (NDH ``inst_idx``,
         Touchdown ``route_id``), so that a row joins the predictions file by id."""
-        from vlneval.tasks.common.episodes import EpisodeTable
-
         eps, cols, scored = self.episodes, self.per_episode, self.scored.tolist()
         # the episode's own id (SOON's record_id is its instruction's); a continuous split's
         # episodes are no EpisodeTable, and their ids are strings
@@ -210,8 +211,6 @@ def _finite_metrics(result: Result) -> None:
 def _non_finite_columns(result: Result) -> str:
     """``path_length infinite in 1 episode (first: "7")``, for every per-episode column with
     a NaN or infinite value except distances that are infinite by rule (unreachable goals)."""
-    from vlneval.io import clip
-
     ids = result.episodes.ids
     parts = []
     for name, col in result.per_episode.items():
@@ -266,8 +265,6 @@ class ResultBuilder:
         self, episodes: EpisodeTable, scored: np.ndarray, per_episode: Mapping[str, np.ndarray]
     ) -> Result:
         """The frozen result: these parts and the per-episode table of ``scored``."""
-        from vlneval._version import __version__
-
         parts = {f.name: getattr(self, f.name) for f in fields(self)}
         parts.update(checks=tuple(self.checks), warnings=tuple(self.warnings))
         return Result(
@@ -319,56 +316,3 @@ def finite_mean(
     if over is not None:
         over[label] = kept
     return float(values[finite].mean())
-
-
-def start_result(
-    *,
-    task: str,
-    split: str,
-    prof: Profile,
-    source: str,
-    form: str,
-    n_scored: int,
-    n_expected: int,
-    partial: bool,
-    metrics: dict[str, float | None],
-    unavailable: Mapping[str, str],
-    per: Mapping[str, np.ndarray],
-    warnings: list[str],
-    data_version: str | None = None,
-    declared: Mapping[str, Any] | None = None,
-    run: Mapping[str, Any] | None = None,
-    card_extra: Mapping[str, Any] | None = None,
-    details: Mapping[str, Any] | None = None,
-) -> ResultBuilder:
-    """The parts every result shares: protocol card, consistency checks, metrics.
-
-    ``warnings`` gains one line per failed consistency check (a documented quirk excepted);
-    ``card_extra`` joins the protocol card, ``details`` the record (after ``unavailable``).
-
-    Example:
-        >>> from vlneval.tasks.profiles import get_profile
-        >>> b = start_result(task="demo", split="val", prof=get_profile("demo"), source="p.json",
-        ...     form="plain", n_scored=1, n_expected=2, partial=True, metrics={"SR": 1.0},
-        ...     unavailable={}, per={}, warnings=[])
-        >>> b.partial, b.protocol["split"], b.protocol["episodes"], b.protocol["n_expected"]
-        (True, 'val', 1, 2)
-    """
-    from vlneval.tasks.common.checks import consistency_checks
-    from vlneval.tasks.common.protocol import clash_warnings, protocol_card
-
-    card = protocol_card(
-        task=task, split=split, profile=prof, n_episodes=n_scored, n_expected=n_expected,
-        partial=partial, data_version=data_version, declared=declared, run=run,
-    )  # fmt: skip
-    card.update(card_extra or {})
-    warnings.extend(clash_warnings(card))
-    checks = consistency_checks(metrics, per, prof)
-    for c in checks:
-        if not c.holds and c.quirk is None:
-            warnings.append(f"consistency check failed: {c.name} ({c.detail})")
-    return ResultBuilder(
-        task=task, split=split, profile=prof, source=source, form=form, n_expected=n_expected,
-        partial=partial, metrics=metrics, unavailable=dict(unavailable), checks=checks,
-        warnings=warnings, protocol=card, data_version=data_version, details=dict(details or {}),
-    )  # fmt: skip

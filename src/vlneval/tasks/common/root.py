@@ -72,6 +72,8 @@ def graphs_dir(root: Path) -> Path:
 _RELEASES = {"hanna": "khanhptnk/hanna", "soon": "ZhuFengdaaa/SOON"}
 
 
+# The fetch registry (msgspec Structs) is read only to word a missing-data error: this module is
+# on the path of ``vlneval --help`` and ``import vlneval.tasks``, which load no msgspec.
 def _fetch_hint(task: str) -> str:
     """How to get a task's files: ``vlneval data fetch`` when it knows the task, else the
     benchmark's own repository when known.
@@ -81,7 +83,7 @@ def _fetch_hint(task: str) -> str:
         'vlneval cannot fetch hanna: get its files from the khanhptnk/hanna repository on GitHub and put them there'
     """
     try:
-        from vlneval.fetch.registry import current_registry
+        from vlneval.fetch.registry import current_registry  # deferred: msgspec (see above)
 
         current_registry().canonical(task)
     except Exception:  # noqa: BLE001 - no fetchable dataset of that name: a plainer hint
@@ -272,7 +274,7 @@ def _version_fetch_hint(task: str, folder: str, patterns: Sequence[str]) -> str:
     """How to get the files of ``patterns``: the fetchable dataset that holds such a file, else
     the task's hint."""
     try:
-        from vlneval.fetch.registry import current_registry
+        from vlneval.fetch.registry import current_registry  # deferred: msgspec (see _fetch_hint)
 
         reg = current_registry()
         regexes = [_pattern_regex(f"{folder}/{p}") for p in patterns]

@@ -16,15 +16,16 @@ from vlneval.graph.store import GraphStore
 from vlneval.metrics.batch import reference_lengths
 from vlneval.tasks.base import Task
 from vlneval.tasks.common.arrays import SplitArrays, build_arrays
-from vlneval.tasks.common.checks import check_matches, check_rules, missing_problem
+from vlneval.tasks.common.checks import check_matches, check_rules, missing_problem, start_result
 from vlneval.tasks.common.episodes import EpisodeTable
 from vlneval.tasks.common.goal_scoring import finish_columns, navigation
 from vlneval.tasks.common.predictions import Predictions
 from vlneval.tasks.common.request import episodes_path, open_graphs, task_base
-from vlneval.tasks.common.result import Result, ResultBuilder, finite_mean, start_result
+from vlneval.tasks.common.result import Result, ResultBuilder, finite_mean
 from vlneval.tasks.profiles import Profile
 
 __all__ = [
+    "check_opened",
     "check_scans",
     "load_split",
     "score_parsed",
@@ -74,6 +75,15 @@ def load_split(
     if check:
         check_scans(episodes, store)
     return episodes, store
+
+
+def check_opened(scorer: Any) -> None:
+    """A scorer on Matterport3D graphs refuses, when it opens (``Task.open``), an episode whose
+    scan has no graph, naming the episodes file, the episode and the field ``scan`` (later, the
+    graph store would say only the scan); other scorers pass."""
+    episodes, graphs = getattr(scorer, "episodes", None), getattr(scorer, "graphs", None)
+    if isinstance(episodes, EpisodeTable) and isinstance(graphs, GraphStore):
+        check_scans(episodes, graphs)
 
 
 def check_scans(episodes: EpisodeTable, store: GraphStore) -> None:

@@ -27,6 +27,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from vlneval.errors import MissingDataError, ProblemCollector
+from vlneval.graph.distances import cache_dir, write_cache_file
 from vlneval.io import decode_json, gc_paused, read_bytes
 
 __all__ = ["ObjectView", "ObjectBoxes", "load_boxes", "find_boxes"]
@@ -300,8 +301,6 @@ def _parsed(path: Path, version: str) -> ObjectBoxes:
     ``$VLNEVAL_CACHE``, keyed by the SHA-256 of the file's bytes) when there is one: parsing
     the v1 tarball's 10,567 members costs most of a second in every process, its copy a fifth
     of that. A copy that cannot be read or written is passed over."""
-    from vlneval.graph.distances import cache_dir, write_cache_file
-
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:32]
     kept = cache_dir() / "reverie" / f"boxes-v{_FORMAT}-{digest}.msgpack"
     with contextlib.suppress(OSError, msgspec.MsgspecError), gc_paused():

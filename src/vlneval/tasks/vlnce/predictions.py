@@ -40,6 +40,7 @@ from vlneval.io import brief, clip, decode_json, gc_paused, no_json, unique_keys
 from vlneval.metrics._kernels import offsets_of, reorder
 from vlneval.tasks.common.checks import missing_of, no_match
 from vlneval.tasks.common.inputs import read_input
+from vlneval.tasks.common.jsonl import iter_jsonl
 from vlneval.tasks.common.prediction_structs import Finite
 from vlneval.tasks.common.record_checks import Repeats, as_list, is_bool, is_finite, shown_value
 from vlneval.tasks.common.request import PredictionsInput
@@ -350,7 +351,6 @@ def _records(raw: bytes, source: str, pc: ProblemCollector) -> list[Any]:
     if stripped[:1] == b"[":
         value = decode_json(raw, source)
         return value if isinstance(value, list) else []
-    from vlneval.tasks.common.jsonl import iter_jsonl
 
     return [rec for _, rec in iter_jsonl(raw, pc, lenient=True)]
 

@@ -22,8 +22,14 @@ from typing import Any, cast
 
 import numpy as np
 
-from vlneval.continuous.oracle import DistanceOracle, distances_along
-from vlneval.errors import InvalidInputError, VLNEvalError, hint, hinted
+from vlneval.continuous.oracle import DistanceOracle, GridOracle, distances_along
+from vlneval.continuous.twin import TwinWorlds
+from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError, hint, hinted
+from vlneval.graph.store import GraphStore
+from vlneval.metrics._kernels import is_success
+from vlneval.metrics.path import spl
+from vlneval.tasks import get_task
+from vlneval.tasks.common.blind import file_ids, read_again, split_file, split_ids
 from vlneval.tasks.common.episodes import require_goals
 from vlneval.tasks.common.request import (
     PredictionsInput,
@@ -33,9 +39,18 @@ from vlneval.tasks.common.request import (
     task_base,
 )
 from vlneval.tasks.common.result import Result
+from vlneval.tasks.common.root import graphs_dir
 from vlneval.tasks.profiles import Profile
+from vlneval.tasks.r2r.format import load_r2r
 from vlneval.tasks.vlnce import DISTANCE
-from vlneval.tasks.vlnce.format import ContinuousEpisodes, ContinuousPredictions
+from vlneval.tasks.vlnce.format import (
+    ContinuousEpisodes,
+    ContinuousPredictions,
+    habitat_to_world,
+    load_vlnce_split,
+    parse_ce_predictions,
+)
+from vlneval.tasks.vlnce.moves import check_moves
 from vlneval.tasks.vlnce.predictions import missing_problem
 from vlneval.tasks.vlnce.profiles import ContinuousProfile
 from vlneval.tasks.vlnce.summary import COLUMNS as COLUMNS  # re-exported: the label columns
@@ -44,6 +59,7 @@ from vlneval.tasks.vlnce.summary import (
     NO_DISTANCE,
     summarise_continuous,
 )
+from vlneval.tasks.vlnce.twin import twin_episodes
 
 __all__ = [
     "twin_hint",
@@ -85,7 +101,7 @@ def _profile(p: Profile) -> ContinuousProfile:
 
 
 def _dtw(profile: ContinuousProfile, traj: np.ndarray, dense: np.ndarray) -> float:
-    from vlneval.metrics.continuous import fast_dtw, point_dtw
+    from vlneval.metrics.continuous import fast_dtw, point_dtw  # deferred: numba
 
     if profile.dtw == "fastdtw":  # VLN-CE: fastdtw(agent_locations, gt_locations)
         return fast_dtw(traj, dense, radius=profile.fastdtw_radius, variant=profile.fastdtw_variant)
@@ -99,9 +115,11 @@ def _episode(
     profile: ContinuousProfile,
     source: DistanceSource,
 ) -> dict[str, float]:
-    from vlneval.metrics._kernels import is_success
-    from vlneval.metrics.continuous import drop_repeats, ndtw_from_dtw, point_path_length
-    from vlneval.metrics.path import spl
+    from vlneval.metrics.continuous import (  # deferred: numba
+        drop_repeats,
+        ndtw_from_dtw,
+        point_path_length,
+    )
 
     i = int(preds.episodes[k])
     lo, hi = int(preds.offsets[k]), int(preds.offsets[k + 1])
@@ -173,7 +191,6 @@ def score_continuous(
         raise InvalidInputError(
             "no step carries distance_to_goal (distance source 'carried')", source=str(preds.source)
         )
-    from vlneval.tasks.vlnce.moves import check_moves
 
     jumps, move_warnings = check_moves(episodes, preds, prof)
     rows = [
@@ -219,8 +236,8 @@ def _column_order(key: str) -> int:
 def _progress(n: int, show: bool) -> Any:
     if not show or n < 500:
         return range(n)
-    from rich.console import Console
-    from rich.progress import track
+    from rich.console import Console  # deferred: rich
+    from rich.progress import track  # deferred: rich
 
     console = Console(stderr=True)
     if not console.is_terminal:  # a transient bar still ends with a blank line on a pipe or file
@@ -262,14 +279,10 @@ class VlnceScorer:
     """
 
     def __init__(self, request: SplitRequest) -> None:
-        from vlneval.tasks.vlnce.format import load_vlnce_split
-
         r = request
         self.task, self.profile = r.task.name, with_policy(r.profile, r.options)
         self.distance = r.options.get("distance", "auto")
         if self.distance not in DISTANCE_SOURCES:
-            from vlneval.errors import UnknownNameError
-
             raise UnknownNameError("distance source", self.distance, DISTANCE_SOURCES)
         self.show_progress = bool(r.options.get("show_progress", True))
         self.base = r.base()
@@ -284,9 +297,6 @@ class VlnceScorer:
         """The twin distance source, built on first use and kept for later files."""
         if self._twin is not None:
             return self._twin
-        from vlneval.continuous.oracle import GridOracle
-        from vlneval.continuous.twin import TwinWorlds
-        from vlneval.tasks.vlnce.format import habitat_to_world
 
         episodes = self.episodes
         worlds = TwinWorlds(_graph_store(self.graphs_folder, self.base, "--distance twin"))
@@ -302,8 +312,6 @@ class VlnceScorer:
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
         """Scores VLN-CE predictions (a file, its bytes or its records) with the scorer's
         distance source."""
-        from vlneval.tasks.vlnce.format import parse_ce_predictions
-
         preds = parse_ce_predictions(
             predictions, self.episodes, form=_ce_form(how.form), profile=self.profile,
             subset=how.subset,
@@ -347,8 +355,6 @@ class TwinScorer:
     def score(self, predictions: PredictionsInput, how: ScoreOptions) -> Result:
         """Scores continuous-twin predictions (positions in the world frame; a file, its
         bytes or its records)."""
-        from vlneval.tasks.vlnce.format import parse_ce_predictions
-
         preds = parse_ce_predictions(
             predictions, self.episodes, form=_ce_form(how.form), profile=self.profile,
             subset=how.subset,
@@ -364,9 +370,6 @@ def twin_hint(request: SplitRequest, predictions: PredictionsInput) -> str | Non
     instruction ids of the split (``"4332_0"``: what an r2r-twin run writes); None otherwise.
     For an error path only: it reads the file again (not a FIFO or device, see
     :func:`~vlneval.tasks.common.blind.read_again`), and the R2R split's file."""
-    from vlneval.tasks import get_task
-    from vlneval.tasks.common.blind import file_ids, read_again, split_file, split_ids
-
     if request.task.name != "r2r-ce" or (read := read_again(predictions)) is None:
         return None  # unreadable (the error says why), or records in memory: no hint
     twin = get_task("r2r-twin")
@@ -397,10 +400,6 @@ def load_twin_split(
     **world_params: Any,
 ) -> tuple[ContinuousEpisodes, Any]:
     """The twin episodes of an R2R split and the twin worlds of their scans."""
-    from vlneval.continuous.twin import TwinWorlds
-    from vlneval.tasks.r2r.format import load_r2r
-    from vlneval.tasks.vlnce.twin import twin_episodes
-
     base = task_base(task, root)
     path = episodes_path(task, split, base, episodes_file)
     table = load_r2r(path, task=task.name, split=split)
@@ -410,9 +409,6 @@ def load_twin_split(
 
 
 def _graph_store(graphs: str | Path | None, base: Path | None, what: str) -> Any:
-    from vlneval.graph.store import GraphStore
-    from vlneval.tasks.common.root import graphs_dir
-
     if graphs is None and base is None:
         raise VLNEvalError(
             f"{what} needs the connectivity graphs: pass --graphs DIR or --data-root DIR"
@@ -422,8 +418,6 @@ def _graph_store(graphs: str | Path | None, base: Path | None, what: str) -> Any
 
 def twin_source(episodes: ContinuousEpisodes, worlds: Any) -> DistanceSource:
     """The grid-oracle distance source of twin episodes."""
-    from vlneval.continuous.oracle import GridOracle
-
     return DistanceSource(
         "twin",
         "grid geodesic on the continuous twin world (the scored worlds themselves)",

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vlneval.errors import hint, hinted
-from vlneval.tasks.common.result import ResultBuilder, start_result
+from vlneval.tasks.common.checks import start_result
+from vlneval.tasks.common.result import ResultBuilder
 from vlneval.tasks.vlnce.format import ContinuousEpisodes, ContinuousPredictions
 from vlneval.tasks.vlnce.profiles import ContinuousProfile
 
