@@ -136,7 +136,7 @@ def test_the_hidden_file_is_hashed_once_until_it_changes(
     change of the same size (a new time) is hashed again and still refused."""
     import os
 
-    from vlneval.server.services import admin
+    from vlneval.server.services import admin, scoring
     from vlneval.server.services.scoring import DataChangedError, check_unchanged
     from vlneval.tasks.common.root import demo_root
 
@@ -152,7 +152,7 @@ def test_the_hidden_file_is_hashed_once_until_it_changes(
         hashed.append(raw)
         return real(raw)
 
-    monkeypatch.setattr(admin, "episodes_sha256", counted)
+    monkeypatch.setattr(scoring, "episodes_sha256", counted)  # the name check_unchanged calls
     for _ in range(3):
         check_unchanged(spec)
     assert len(hashed) == 1

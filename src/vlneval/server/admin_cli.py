@@ -7,6 +7,7 @@ episode count and checksum only.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -16,8 +17,14 @@ from sqlalchemy import func, select
 from vlneval.errors import InvalidInputError
 from vlneval.server.core.config import ServerConfig
 from vlneval.server.core.database import Database
+from vlneval.server.core.migrate import upgrade
 from vlneval.server.models import FAILED, Challenge, Submission, Team
 from vlneval.server.services import admin
+from vlneval.server.services.entries import moderate
+from vlneval.server.services.export import export_rows, phase_metrics, to_csv, to_json, to_table
+from vlneval.server.services.leaderboard import leaderboard
+from vlneval.server.services.submissions import Refused, iso_utc
+from vlneval.tasks.profiles import get_profile
 
 __all__ = ["run"]
 
@@ -56,8 +63,6 @@ def _quota(value: str, flag: str) -> int | None:
 
 
 def _parse_options(items: list[str] | None) -> dict[str, Any]:
-    import json
-
     out: dict[str, Any] = {}
     for item in items or []:
         key, sep, value = item.partition("=")
@@ -113,8 +118,6 @@ def _phase_settings(p: Any) -> str:
 
 def _complete_only(profile: str, n: int) -> str:
     """The note that a phase takes complete files, for a profile that scores partial ones."""
-    from vlneval.tasks.profiles import get_profile
-
     if get_profile(profile).require_complete:
         return ""
     return (
@@ -126,8 +129,6 @@ def _complete_only(profile: str, n: int) -> str:
 
 def _moves_rule(profile: str) -> str:
     """The note of how a continuous phase's profile treats a teleport (a move no action makes)."""
-    from vlneval.tasks.profiles import get_profile
-
     rule = getattr(get_profile(profile), "long_steps", None)
     if rule is None:
         return ""
@@ -163,15 +164,10 @@ def _shown(value: Any) -> str:
     """A phase setting as ``admin`` prints it (``none``: no limit or date)."""
     if value is None:
         return "none"
-    from vlneval.server.services.submissions import iso_utc
-
     return iso_utc(value) if hasattr(value, "strftime") else str(value)
 
 
 def _leaderboard(db: Database, args: argparse.Namespace) -> str:
-    from vlneval.server.services.export import export_rows, phase_metrics, to_csv, to_json, to_table
-    from vlneval.server.services.leaderboard import leaderboard
-
     with db.read() as s:
         ph = admin.find_phase(s, args.challenge, args.phase)
         rows = export_rows(leaderboard(s, ph), ph)
@@ -183,9 +179,6 @@ def _leaderboard(db: Database, args: argparse.Namespace) -> str:
 
 
 def _moderate(db: Database, args: argparse.Namespace) -> str:
-    from vlneval.server.services.entries import moderate
-    from vlneval.server.services.submissions import Refused
-
     try:
         state = moderate(db, args.submission, args.action, args.reason or "")
     except Refused as exc:
@@ -261,8 +254,6 @@ def _requeue(db: Database, args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace, cfg: ServerConfig) -> int:
     """Runs ``args.admin_command``."""
-    from vlneval.server.core.migrate import upgrade
-
     head = upgrade(cfg.database_url)
     if args.admin_command == "migrate":
         text = f"database at schema revision {head}"

@@ -18,9 +18,16 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from vlneval import __version__
+from vlneval.server.api import organisers
+from vlneval.server.api import routes as api
 from vlneval.server.core.config import ServerConfig
 from vlneval.server.core.database import Database
-from vlneval.server.core.ratelimit import RateLimiter
+from vlneval.server.core.migrate import upgrade
+from vlneval.server.core.ratelimit import RateLimiter, rate_limit
+from vlneval.server.pages import forms
+from vlneval.server.pages import views as pages
+from vlneval.server.services import admin
 from vlneval.server.services.storage import UploadStore
 from vlneval.server.services.submissions import Refused
 
@@ -114,19 +121,6 @@ class SecurityHeaders:
         await self.app(scope, receive, wrapped)
 
 
-def rate_limit(request: Request, which: str, key: str) -> None:
-    """Refuses (429, with ``Retry-After``) a request past its per-key rate."""
-    limiter: RateLimiter = getattr(request.app.state, f"{which}_limiter")
-    wait = limiter.allow(key)
-    if wait > 0:
-        seconds = max(1, int(wait + 0.999))
-        raise StarletteHTTPException(
-            429,
-            f"too many {which} requests; try again in {seconds} s",
-            headers={"Retry-After": str(seconds)},
-        )
-
-
 def _error(
     request: Request,
     status: int,
@@ -135,9 +129,7 @@ def _error(
     headers: dict[str, str] | None = None,
 ) -> Response:
     if not request.url.path.startswith("/api/") and status != 401:  # a page
-        from vlneval.server.pages.views import render_error
-
-        return render_error(request, status, detail)
+        return pages.render_error(request, status, detail)
     return JSONResponse({"detail": detail, "problems": problems or []}, status, headers=headers)
 
 
@@ -209,14 +201,6 @@ def create_app(
         >>> "/api/v1/challenges" in paths, "/api/v1/admin/submissions/{uid}/moderation" in paths
         (True, True)
     """
-    from vlneval import __version__
-    from vlneval.server.api import organisers
-    from vlneval.server.api import routes as api
-    from vlneval.server.core.migrate import upgrade
-    from vlneval.server.pages import forms
-    from vlneval.server.pages import views as pages
-    from vlneval.server.services import admin
-
     cfg = cfg or ServerConfig()
     if migrate:
         upgrade(cfg.database_url)

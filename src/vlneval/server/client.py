@@ -6,6 +6,7 @@ the same key, so a retry never makes a second submission and never loses the fir
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from pathlib import Path
@@ -43,7 +44,7 @@ class Client:
     """
 
     def __init__(self, server: str, token: str | None = None, *, timeout: float = 120.0) -> None:
-        import httpx
+        import httpx  # deferred: httpx (pulls rich; ~200 ms)
 
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.http = httpx.Client(base_url=server.rstrip("/"), headers=headers, timeout=timeout)
@@ -59,7 +60,7 @@ class Client:
         self.close()
 
     def _request(self, method: str, url: str, *, retry: bool = True, **kw: Any) -> Any:
-        import httpx
+        import httpx  # deferred: httpx (pulls rich; ~200 ms)
 
         delay = 0.5
         for attempt in range(RETRIES if retry else 1):
@@ -101,8 +102,6 @@ class Client:
         url: str = "",
     ) -> dict[str, Any]:
         """Uploads a predictions file; returns the submission record."""
-        import json
-
         path = Path(predictions)
         if not path.is_file():
             raise VLNEvalError(f"{path}: no such file")

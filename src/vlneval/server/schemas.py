@@ -12,6 +12,7 @@ from typing import Any, Literal, overload
 from pydantic import BaseModel, Field
 
 from vlneval.server.models import Phase, Submission
+from vlneval.server.services.export import phase_metrics
 from vlneval.server.services.leaderboard import (
     Entry,
     public_entry,
@@ -252,8 +253,6 @@ class QuotaOut(BaseModel):
 
 def phase_out(ph: Phase, now: dt.datetime) -> PhaseOut:
     """The public description of a phase."""
-    from vlneval.server.services.export import phase_metrics
-
     is_open = (ph.opens_at is None or now >= ph.opens_at) and (
         ph.closes_at is None or now < ph.closes_at
     )

@@ -27,7 +27,9 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from vlneval import __version__
 from vlneval.server.core.auth import TeamRef, current_team, get_db, is_admin, optional_team
+from vlneval.server.core.ratelimit import rate_limit
 from vlneval.server.models import Challenge, Phase, Submission, Team, utcnow, with_row_details
 from vlneval.server.schemas import (
     ChallengeOut,
@@ -97,8 +99,6 @@ def phase_or_404(s: Session, challenge: str, phase: str) -> Phase:
 def health(request: Request) -> HealthOut:
     """The server's version and database kind; with the organisers' admin token, how many
     submissions are in each status."""
-    from vlneval import __version__
-
     db = get_db(request)
     sent = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
     counts = None
@@ -303,8 +303,6 @@ def submit(
 ) -> SubmissionOut:
     """Queues a predictions file for scoring (202); a retry with the same Idempotency-Key
     returns the first submission (200)."""
-    from vlneval.server.app import rate_limit
-
     app = request.app
     rate_limit(request, "submit", f"team:{team.id}")
     with get_db(request).read() as s:

@@ -7,6 +7,7 @@ so a cross-site request cannot submit through it. The HTML pages use login sessi
 
 from __future__ import annotations
 
+import hmac
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -82,8 +83,6 @@ def is_admin(request: Request, token: str | None) -> bool:
         >>> is_admin(req, "adm"), is_admin(req, "team"), is_admin(req, None)
         (True, False, False)
     """
-    import hmac
-
     admin_token: str = request.app.state.cfg.admin_token
     if not admin_token or not token or len(token) > MAX_TOKEN:
         return False

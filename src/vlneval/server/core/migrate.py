@@ -24,7 +24,7 @@ MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
 def alembic_config(url: str):  # type: ignore[no-untyped-def]
     """An Alembic ``Config`` for the database at ``url``."""
-    from alembic.config import Config
+    from alembic.config import Config  # deferred: alembic
 
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
@@ -39,7 +39,7 @@ def head_revision() -> str:
         >>> head_revision()
         '0003'
     """
-    from alembic.script import ScriptDirectory
+    from alembic.script import ScriptDirectory  # deferred: alembic
 
     head = ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
     if head is None:
@@ -49,7 +49,7 @@ def head_revision() -> str:
 
 def current_revision(url: str) -> str | None:
     """The revision the database at ``url`` is at (None for an empty database)."""
-    from alembic.runtime.migration import MigrationContext
+    from alembic.runtime.migration import MigrationContext  # deferred: alembic
 
     engine = create_engine(url)
     try:
@@ -79,7 +79,7 @@ def _file_lock(url: str) -> Iterator[None]:
 
 def upgrade(url: str) -> str:
     """Upgrades the database at ``url`` to the newest revision; returns it."""
-    from alembic import command
+    from alembic import command  # deferred: alembic
 
     head = head_revision()
     with _file_lock(url):

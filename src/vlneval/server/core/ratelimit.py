@@ -3,7 +3,8 @@
 Each key may make ``burst`` requests at once and then ``rate`` per minute. The buckets live in
 the web process (one ``vlneval serve``); they bound what one client can make the server do in a
 minute, while quotas (in the database) bound what a team may submit in a day. The clock is a
-parameter, so tests run on a fake one.
+parameter, so tests run on a fake one. :func:`rate_limit` answers a request past its key's rate
+with 429 and ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -12,8 +13,14 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-__all__ = ["RateLimiter"]
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+if TYPE_CHECKING:
+    from fastapi import Request
+
+__all__ = ["RateLimiter", "rate_limit"]
 
 MAX_KEYS = 10_000  # the least recently used buckets are forgotten past this many (full again)
 
@@ -58,3 +65,16 @@ class RateLimiter:
             while len(self._buckets) > MAX_KEYS:
                 self._buckets.popitem(last=False)
             return wait
+
+
+def rate_limit(request: Request, which: str, key: str) -> None:
+    """Refuses (429, with ``Retry-After``) a request past its per-key rate."""
+    limiter: RateLimiter = getattr(request.app.state, f"{which}_limiter")
+    wait = limiter.allow(key)
+    if wait > 0:
+        seconds = max(1, int(wait + 0.999))
+        raise StarletteHTTPException(
+            429,
+            f"too many {which} requests; try again in {seconds} s",
+            headers={"Retry-After": str(seconds)},
+        )

@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from vlneval.server.api.routes import phase_or_404
 from vlneval.server.core.auth import get_db
+from vlneval.server.core.ratelimit import rate_limit
 from vlneval.server.core.sessions import SessionRef, csrf_ok
 from vlneval.server.models import utcnow
 from vlneval.server.pages.views import page, render_error, same_origin, server_url, session_of
@@ -91,8 +92,6 @@ def upload(
 ) -> Response:
     """Accepts an uploaded file as the API does; the submission's page, or the form again with
     what is wrong."""
-    from vlneval.server.app import rate_limit
-
     checked = _checked(request, csrf)
     if not isinstance(checked, SessionRef):
         return checked

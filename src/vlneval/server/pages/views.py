@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 
 from vlneval.reports.terminal import format_value, shown_unit
 from vlneval.server.core.auth import TeamRef, get_db, team_for_token
+from vlneval.server.core.ratelimit import rate_limit
 from vlneval.server.core.sessions import (
     SESSION_COOKIE,
     SessionRef,
@@ -259,8 +260,6 @@ def login(
     next: Annotated[str, Form(max_length=300)] = "/submissions",
 ) -> Response:
     """Checks a token and keeps it in the login cookie."""
-    from vlneval.server.app import rate_limit
-
     if not same_origin(request):
         return render_error(request, 403, "a login form posted from another site is refused")
     rate_limit(request, "login", request.client.host if request.client else "?")

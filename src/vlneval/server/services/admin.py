@@ -9,11 +9,13 @@ worker refuses to score against a file that changed afterwards.
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import hashlib
 import logging
 import re
 import secrets
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,9 @@ from sqlalchemy import Select, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from vlneval.errors import HiddenSplitError, InvalidInputError, UnknownNameError, VLNEvalError
+from vlneval.evaluation import Scorer
+from vlneval.graph.store import GraphStore
+from vlneval.io import GZIP_MAGIC
 from vlneval.metrics import metric_info
 from vlneval.server.core.database import Database
 from vlneval.server.models import (
@@ -35,7 +40,15 @@ from vlneval.server.models import (
     Team,
     utcnow,
 )
+from vlneval.server.services.storage import sha256_hex
 from vlneval.server.services.submissions import iso_utc, midnight
+from vlneval.tasks import get_task
+from vlneval.tasks.common.blind import PublicScorer, checks_publicly
+from vlneval.tasks.common.public_file import has_public_copy
+from vlneval.tasks.common.root import data_root as find_root
+from vlneval.tasks.common.root import graphs_dir
+from vlneval.tasks.common.scoring import load_split
+from vlneval.tasks.profiles import get_profile
 
 __all__ = [
     "new_token",
@@ -179,9 +192,6 @@ def resolve_data(
     same file search, task options such as ``data_version``, and checks), and the episodes file
     it read is recorded, so that the server scores against the file the command line scores.
     """
-    from vlneval.tasks import get_task
-    from vlneval.tasks.common.root import data_root as find_root
-
     t = get_task(task)
     root = find_root(data_root)
     ep = Path(episodes_file).resolve() if episodes_file else None
@@ -197,8 +207,6 @@ def resolve_data(
                 f"distance={PHASE_DISTANCE} needs the connectivity graphs: pass --graphs DIR or "
                 "--data-root DIR"
             )
-        from vlneval.graph.store import GraphStore
-
         store = GraphStore(gr)
     if store is not None and hasattr(store, "graph"):
         for scan in sorted(set(getattr(episodes, "scans", ()))):
@@ -220,11 +228,6 @@ def episodes_sha256(raw: bytes) -> str:
         >>> a != b and episodes_sha256(a) == episodes_sha256(b) == episodes_sha256(b"[]")
         True
     """
-    import gzip
-
-    from vlneval.io import GZIP_MAGIC
-    from vlneval.server.services.storage import sha256_hex
-
     return sha256_hex(gzip.decompress(raw) if raw[:2] == GZIP_MAGIC else raw)
 
 
@@ -234,10 +237,6 @@ def _items_asked(
     """The items a submission must hold when the task's own scorer checks it on the public
     copy of the split (None: the split's episodes). Touchdown SDR asks for every (route,
     panorama) pair there and scores the labelled ones: how many those are is a label."""
-    from vlneval.tasks.common.blind import PublicScorer, checks_publicly
-    from vlneval.tasks.common.public_file import has_public_copy
-    from vlneval.tasks.profiles import get_profile
-
     if checks_publicly(task) or not has_public_copy(task):
         return None
     checker = PublicScorer(
@@ -259,8 +258,6 @@ def _no_goals(source: Any) -> InvalidInputError:
 def _default_graphs(task: Any, root: Path) -> Path:
     """The graphs a task reads under a data root: its street graph (``<folder>/graph``) for a
     street task, else the Matterport3D connectivity folder."""
-    from vlneval.tasks.common.root import graphs_dir
-
     if task.street_routes:
         return (root / task.folder / "graph").resolve()
     return graphs_dir(root).resolve()
@@ -277,8 +274,6 @@ def _open_split(
 ) -> tuple[Any, Any]:
     """The split's episodes and graphs as the task's scorer opens them (a test split, which
     the scorer refuses, is reported as having no goals)."""
-    from vlneval.evaluation import Scorer
-
     try:
         with Scorer(
             task.name, split, profile=profile, root=root, episodes=episodes_file, graphs=graphs,
@@ -289,9 +284,6 @@ def _open_split(
     except HiddenSplitError as exc:
         raise _no_goals(exc.episodes_file) from None
     # a scorer that does not expose its episodes: the split as the task's loader reads it
-    from vlneval.tasks.common.scoring import load_split
-    from vlneval.tasks.profiles import get_profile
-
     return load_split(
         task, split, get_profile(profile), root=root, episodes_file=episodes_file, graphs=graphs
     )
@@ -313,9 +305,6 @@ def primary_metric_of(task: str, profile: str, metric: str | None) -> tuple[str,
         ...
         vlneval.errors.UnknownNameError: unknown metric of task touchdown-sdr 'TC' (known: SDR@120, SDR@40, SDR@80, SDR_dist)
     """
-    from vlneval.tasks import get_task
-    from vlneval.tasks.profiles import get_profile
-
     spec, prof = get_task(task), get_profile(profile)
     metrics = spec.metric_labels(prof)
     label = metric or spec.ranking_metric(prof)
@@ -333,9 +322,6 @@ def repair_primary_metrics(db: Database) -> list[str]:
     reports (a touchdown-sdr phase by TC): its leaderboard stays empty. The scores themselves
     are not touched; a phase of a task or profile no longer registered is left as stored.
     """
-    from vlneval.tasks import get_task
-    from vlneval.tasks.profiles import get_profile
-
     repaired = []
     with db.write() as s:
         for ph in s.scalars(select(Phase)).all():
@@ -366,9 +352,6 @@ def repair_item_counts(db: Database) -> list[str]:
     time). A touchdown-sdr phase created before counted its labelled pairs, a count the
     submitters do not know, instead of every pair its public copy asks for. A phase whose
     task or data can no longer be opened is left as stored."""
-    from vlneval.tasks import get_task
-    from vlneval.tasks.common.root import data_root
-
     repaired = []
     with db.write() as s:
         for ph in s.scalars(select(Phase)).all():
@@ -377,7 +360,7 @@ def repair_item_counts(db: Database) -> list[str]:
             ep, graphs = Path(ph.episodes_file), Path(ph.graphs_dir) if ph.graphs_dir else None
             try:
                 t, options = get_task(ph.task), dict(ph.options or {})
-                n = _items_asked(t, ph.split, ph.profile, ep, graphs, data_root(None), options)
+                n = _items_asked(t, ph.split, ph.profile, ep, graphs, find_root(None), options)
             except (VLNEvalError, OSError):
                 continue
             if n is None or n == ph.n_episodes:
@@ -396,8 +379,6 @@ def repair_distance_sources(db: Database) -> list[str]:
     submissions again, to be ranked so; a phase without graphs, whose twin worlds cannot be
     built, is flagged instead, left as stored. Logs and returns one line per phase (none the
     second time for a repaired one)."""
-    from vlneval.tasks import get_task
-
     lines = []
     with db.write() as s:
         for ph in s.scalars(select(Phase)).all():
@@ -468,8 +449,6 @@ def phase_default_profile(task: Any, name: str | None) -> str:
         >>> phase_default_profile(get_task("r2r-ce"), "vlnce-exact")
         'vlnce-exact'
     """
-    from vlneval.tasks.profiles import get_profile
-
     if name is None and getattr(task.scoring_profile(), "long_steps", "refuse") != "refuse":
         strict = [p for p in task.profiles if getattr(get_profile(p), "long_steps", "") == "refuse"]
         name = strict[0] if strict else None
@@ -523,10 +502,6 @@ def phase_profile(name: str) -> Any:
         >>> phase_profile("r2r").caller_requires_complete
         False
     """
-    from dataclasses import replace
-
-    from vlneval.tasks.profiles import get_profile
-
     prof = get_profile(name)
     return replace(prof, require_complete=True, caller_requires_complete=not prof.require_complete)
 
@@ -543,8 +518,6 @@ def _entry_rule(rule: str | None) -> str:
 
 def create_phase(db: Database, challenge: str, slug: str, **fields: Any) -> ResolvedData:
     """Adds a phase to ``challenge`` (see ``vlneval admin create-phase --help``)."""
-    from vlneval.tasks import get_task
-
     check_slug(slug, "phase")
     check_window_order(fields.get("opens_at"), fields.get("closes_at"))
     task = get_task(fields["task"])
@@ -669,8 +642,6 @@ def team_key(name: str) -> str:
         >>> team_key("Team  Ｂ"), team_key("al\u200bpha\u00ad")
         ('team b', 'alpha')
     """
-    import unicodedata
-
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
     shown = "".join(c for c in folded if unicodedata.category(c) not in ("Cf", "Cc"))
     return " ".join(shown.split())  # a zero-width space or soft hyphen is not seen on a board
@@ -699,7 +670,7 @@ def mixed_scripts(name: str) -> list[str]:
         >>> mixed_scripts("альфа-1"), mixed_scripts("東京チーム 2"), mixed_scripts("Team 한국")
         ([], [], [])
     """
-    from fontTools import unicodedata as ucd
+    from fontTools import unicodedata as ucd  # deferred: fontTools (60 ms, team names only)
 
     anywhere = {"Zyyy", "Zinh"}  # Common, Inherited
     sets = [e - anywhere for e in map(ucd.script_extension, name)]

@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from vlneval.errors import InvalidInputError, Problem
 from vlneval.server.core.config import ServerConfig
 
@@ -132,8 +134,6 @@ def _records(text: Any) -> Records | None:
 
 
 def _split(text: Any, *, lines: bool = False) -> Records | None:
-    import msgspec
-
     try:  # an object keyed by episode id (VLN-CE's r2r-ce form): its values are the records
         got = msgspec.json.decode(text, type=list[msgspec.Raw] | dict[str, msgspec.Raw])
         if isinstance(got, dict):
@@ -268,8 +268,6 @@ def _labels(records: list[Any], over: list[int], keys: list[str] | None) -> list
 
 def _record_id(record: Any, k: int) -> str:
     """``instr_id "1_0"`` (the record's first id field, :data:`ID_FIELDS`), else ``record k``."""
-    import msgspec
-
     try:
         fields = msgspec.json.decode(record, type=dict[str, msgspec.Raw])
         ids = [(f, msgspec.json.decode(fields[f])) for f in ID_FIELDS if f in fields]

@@ -19,6 +19,7 @@ from vlneval.reports.terminal import format_value
 from vlneval.server.models import Phase
 from vlneval.server.services.formats import FORMATS
 from vlneval.server.services.leaderboard import Entry, public_entry
+from vlneval.tasks import get_task
 from vlneval.tasks.profiles import get_profile
 
 __all__ = ["FORMATS", "phase_metrics", "export_rows", "to_csv", "to_json", "to_table"]
@@ -30,8 +31,6 @@ FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 def phase_metrics(phase: Phase) -> list[str]:
     """Every metric the phase's task reports under its profile, in the profile's order."""
-    from vlneval.tasks import get_task
-
     return list(get_task(phase.task).metric_labels(get_profile(phase.profile)))
 
 

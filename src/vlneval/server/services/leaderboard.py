@@ -33,6 +33,7 @@ from sqlalchemy.orm import Session
 
 from vlneval.reports.terminal import shown_unit
 from vlneval.server.models import FINISHED, Phase, Result, Submission, Team, TeamEntry
+from vlneval.server.services.scoring import PhaseSpec, server_paths
 from vlneval.server.services.validation import ServerPaths
 from vlneval.tasks.common.protocol import episodes_text
 
@@ -169,7 +170,6 @@ def public_summary(
     ]
     if phase is None:
         return out
-    from vlneval.server.services.scoring import PhaseSpec, server_paths
 
     return dict(server_paths(PhaseSpec.of(phase)).redact_all(out))
 
@@ -343,8 +343,6 @@ def leaderboard(s: Session, phase: Phase, *, team_id: int | None = None) -> list
     """The entries of ``phase``: the main section (ranked entries and baselines), then the
     privileged section; only ``team_id``'s entries when given. Full precision: round with
     :func:`public_value` before showing."""
-    from vlneval.server.services.scoring import PhaseSpec, server_paths
-
     paths = server_paths(PhaseSpec.of(phase))  # every row is of this phase
     rows = _shown(s, phase)
     baselines = [r for r in rows if r[0].baseline]

@@ -17,7 +17,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
+
+from vlneval.io import read_bytes
 
 __all__ = [
     "Redactor", "HIDDEN", "secrets_of", "secrets_in_raw", "PUBLIC_KEYS",
@@ -87,10 +90,6 @@ def secrets_in_raw(value: Any) -> tuple[set[str], set[float]]:
 
 def read_json_values(path: str | Path) -> Any:
     """A JSON or JSON-lines file (gzipped or not), decoded; None when it cannot be read."""
-    import msgspec
-
-    from vlneval.io import read_bytes
-
     try:
         raw = read_bytes(Path(path))
         try:

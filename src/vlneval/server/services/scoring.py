@@ -11,17 +11,24 @@ generic message with an incident id, and the detail goes to the log with hidden 
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import secrets
+import tempfile
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from vlneval.errors import InvalidInputError, LabelNote, Problem, VLNEvalError
 from vlneval.evaluation import Scorer
+from vlneval.graph.distances import cache_dir
+from vlneval.io import to_json_bytes
 from vlneval.server.models import FAILED, FINISHED, Phase
+from vlneval.server.services.admin import episodes_sha256, phase_profile
 from vlneval.server.services.budget import StepBudget, TooManyRecords
 from vlneval.server.services.intervals import metric_intervals
 from vlneval.server.services.redact import Redactor, raw_redactor, secrets_of
@@ -36,7 +43,13 @@ from vlneval.server.services.validation import (
     render_problems,
     sibling_splits,
 )
+from vlneval.tasks import get_task
+from vlneval.tasks.common.blind import PublicScorer, checks_publicly, split_file, wrong_split
 from vlneval.tasks.common.inputs import source_name
+from vlneval.tasks.common.public_file import has_public_copy
+from vlneval.tasks.common.request import SplitRequest
+from vlneval.tasks.common.root import data_root
+from vlneval.tasks.common.scoring import load_split
 
 __all__ = [
     "PhaseSpec", "PhaseData", "Outcome", "score_file", "load_phase_data", "raw_redactor",
@@ -72,8 +85,6 @@ class PhaseSpec:
     def of(cls, ph: Phase, *, named: bool = False) -> PhaseSpec:
         """The spec of a stored phase; ``named``: with its challenge's and its own name (the
         phase is in an open session)."""
-        import json
-
         options = json.dumps(ph.options or {}, sort_keys=True)
         names = (ph.challenge.slug, ph.slug) if named else ("", "")
         return cls(
@@ -83,8 +94,6 @@ class PhaseSpec:
 
     def option_dict(self) -> dict[str, Any]:
         """The task options as a dict."""
-        import json
-
         return dict(json.loads(self.options or "{}"))
 
 
@@ -177,8 +186,6 @@ def check_unchanged(spec: PhaseSpec) -> None:
 def _digests(path: str) -> tuple[str, str]:
     """The content and byte SHA-256 of the file ``path``: decompressed and hashed once per
     size and modification time, not for every submission (a change to the file sets both)."""
-    from vlneval.server.services.admin import episodes_sha256
-
     st = Path(path).stat()
     stamp = (st.st_size, st.st_mtime_ns)
     known = _DIGESTS.get(path)
@@ -190,11 +197,6 @@ def _digests(path: str) -> tuple[str, str]:
 
 def load_phase_data(spec: PhaseSpec) -> PhaseData:
     """Loads a phase's hidden episodes (checked against the phase's checksum) and graphs."""
-    from vlneval.server.services.admin import phase_profile
-    from vlneval.tasks import get_task
-    from vlneval.tasks.common.blind import checks_publicly
-    from vlneval.tasks.common.scoring import load_split
-
     check_unchanged(spec)
     task = get_task(spec.task)
     prof = phase_profile(spec.profile)  # a phase scores complete files only
@@ -224,11 +226,6 @@ def server_paths(spec: PhaseSpec, copy: str | Path | None = None) -> ServerPaths
         >>> str(cache_dir()) in paths.folders
         True
     """
-    import tempfile
-
-    from vlneval.graph.distances import cache_dir
-    from vlneval.tasks.common.root import data_root
-
     folders: list[str | Path | None] = [data_root(None), cache_dir(), spec.episodes_file]
     folders.append(spec.option_dict().get("bboxes"))
     for given in (spec.episodes_file, spec.graphs_dir):
@@ -245,9 +242,6 @@ def server_paths(spec: PhaseSpec, copy: str | Path | None = None) -> ServerPaths
 def _own_reader_phase(task: Any, spec: PhaseSpec, prof: Any) -> PhaseData:
     """The data of a phase of a task with its own reader: its scorer on the public copy of
     the split checks uploads (when the task declares one), the hidden file only scores them."""
-    from vlneval.tasks.common.blind import PublicScorer
-    from vlneval.tasks.common.public_file import has_public_copy
-
     episodes_file = _episodes_path(task, spec, prof)
     redactor = raw_redactor(episodes_file)
     if not has_public_copy(task) or episodes_file is None:
@@ -265,9 +259,6 @@ def _own_reader_phase(task: Any, spec: PhaseSpec, prof: Any) -> PhaseData:
 def _episodes_path(task: Any, spec: PhaseSpec, prof: Any) -> str | None:
     """The hidden episodes file of a phase, wherever the task's scorer finds it (that of the
     phase's data version for a phase stored without one)."""
-    from vlneval.tasks.common.blind import split_file
-    from vlneval.tasks.common.request import SplitRequest
-
     request = SplitRequest(
         task, spec.split, prof, episodes_file=spec.episodes_file, options=spec.option_dict()
     )
@@ -291,10 +282,6 @@ def _sanitise(
     organisers: it goes to the log, not to the submitter; anywhere else in the summary (a
     reason, a check, the protocol card's ``object_boxes``) such a file shows as
     ``[server file]``."""
-    import msgspec
-
-    from vlneval.io import to_json_bytes
-
     paths = paths or ServerPaths()
 
     def named(text: Any) -> str:  # the text itself: its marked hints (str() would drop them)
@@ -435,8 +422,6 @@ def _split_told(text: bytes, display_name: str, data: PhaseData) -> list[str]:
     :func:`~vlneval.tasks.common.blind.wrong_split`; the budget has bounded its bytes), for a
     file the record limit refused before its ids were read; none when they name the phase's
     episodes or no other split's."""
-    from vlneval.tasks.common.blind import wrong_split
-
     episodes = data.public if data.public is not None else getattr(data.checker, "episodes", None)
     if episodes is None or data.splits is None:
         return []

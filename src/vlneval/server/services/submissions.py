@@ -32,13 +32,14 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
-from vlneval.io import GZIP_MAGIC
+from vlneval.io import GZIP_MAGIC, decode_json
 from vlneval.server.core.config import ServerConfig
 from vlneval.server.core.database import Database
 from vlneval.server.models import FAILED, QUEUED, RUNNING, Phase, Submission, Team, utcnow
 from vlneval.server.services.budget import StepBudget, TooManyRecords
 from vlneval.server.services.storage import StorageError, UploadStore
 from vlneval.server.services.uploads import UploadLimits, check_stored, check_upload
+from vlneval.tasks.common.protocol import DECLARABLE
 
 __all__ = [
     "Refused",
@@ -207,8 +208,6 @@ def parse_declared(text: str | None) -> dict[str, Any]:
         >>> parse_declared('{"vlneval_version": "0.1", "task": "r2r", "software": {}, "seeds": [0]}')
         {'seeds': [0]}
     """
-    from vlneval.tasks.common.protocol import DECLARABLE
-
     if text is None or not text.strip():
         return {}
     raw = text.encode("utf-8")
@@ -231,8 +230,6 @@ def parse_declared(text: str | None) -> dict[str, Any]:
 
 
 def _decode(text: bytes) -> Any:
-    from vlneval.io import decode_json
-
     return decode_json(text, "protocol")
 
 

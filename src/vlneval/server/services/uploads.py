@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import mmap
+import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -18,9 +19,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from vlneval._jsonshape import ScanLimits, scan_json
 from vlneval.errors import InvalidInputError
-from vlneval.io import BOM, GZIP_MAGIC, TruncatedGzipError, gunzip, no_json
+from vlneval.io import BOM, GZIP_MAGIC, TruncatedGzipError, decode_json, explain, gunzip, no_json
 from vlneval.io import position as _position
 from vlneval.server.core.config import MIB, ServerConfig
 from vlneval.server.services.budget import StepBudget, check_steps, is_bomb, too_many_bytes
@@ -189,10 +192,6 @@ def _check_syntax(text: Any, name: str) -> None:
     """Refuses text that is neither JSON nor JSON lines; NaN and Infinity pass in a file of
     at most ``EXPLAIN_BYTES``, a JSON list or JSON lines (the scorer names their record and
     field), nowhere else."""
-    import msgspec
-
-    from vlneval.io import decode_json
-
     try:
         msgspec.json.decode(text, type=msgspec.Raw)
         return
@@ -220,8 +219,6 @@ def _check_syntax(text: Any, name: str) -> None:
 
 def _reads(line: bytes, name: str) -> bool:
     """Whether the explaining pass reads ``line`` (JSON but for a NaN or Infinity, say)."""
-    from vlneval.io import explain
-
     try:
         explain(line, name)
     except InvalidInputError:
@@ -259,8 +256,6 @@ def _not_json(
         >>> print(_not_json(b"[1, -Infinity]", 0, 14, err, "p.json", big=False))
         error: p.json: -Infinity at line 1, column 5 (byte 4) is not JSON: write every number as a finite number
     """
-    import re
-
     found = re.search(r"\(byte (\d+)\)$", str(err))
     at = start + (int(found.group(1)) if found else length)
     token = next(

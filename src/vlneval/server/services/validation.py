@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -83,8 +84,6 @@ class ServerPaths:
     """
 
     def __init__(self, folders: Iterable[str | Path | None] = ()) -> None:
-        import tempfile
-
         temp = Path(tempfile.gettempdir())
         shared = {Path("/"), temp, temp.resolve()}
         names = set()

@@ -22,6 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from vlneval import __version__
 from vlneval.server.core.config import ServerConfig
 from vlneval.server.core.database import Database
 from vlneval.server.services.budget import StepBudget
@@ -61,8 +62,6 @@ class Worker:
     def __init__(
         self, cfg: ServerConfig, db: Database | None = None, name: str | None = None
     ) -> None:
-        from vlneval import __version__
-
         self.cfg = cfg
         self.db = db or Database(cfg.database_url)
         self.name = name or f"{socket.gethostname()}:{os.getpid()}"
