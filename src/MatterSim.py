@@ -389,16 +389,11 @@ def _world(folder: str, scan: str, listed_only: bool = False) -> _World:
             "Simulator.setNavGraphPath(folder), or set VLNEVAL_DATA to a vlneval data root "
             "(graphs in $VLNEVAL_DATA/matterport3d/connectivity)."
         )
-    from vlneval.errors import VLNEvalError
-    from vlneval.graph.matterport import connectivity_file
-    from vlneval.graph.simscan import load_sim_scan
+    # the graph reader loads numpy and vlneval.errors (60 ms); ``import MatterSim`` loads neither
+    from vlneval.graph.simscan import find_sim_scan  # deferred: numpy
 
     base = os.path.join(folder, f"{scan}_connectivity.json")
-    try:  # the choice between .json and .json.gz that scoring makes
-        path = connectivity_file(folder, scan)
-        data = None if path is None else load_sim_scan(path, scan)
-    except VLNEvalError as exc:
-        raise ValueError(f"MatterSim: {exc}") from exc
+    data = find_sim_scan(folder, scan)
     if data is None:
         listing = os.path.join(folder, "scans.txt")
         if listed_only and os.path.isfile(listing):

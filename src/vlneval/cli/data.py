@@ -6,10 +6,11 @@ import argparse
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from vlneval.fetch.verify import FileStatus
+from vlneval.fetch import current_registry, default_root, fetch, status, summary_line
+from vlneval.fetch.archived import ARCHIVE_SUFFIX
+from vlneval.fetch.progress import human_size
+from vlneval.fetch.verify import FileStatus
 
 __all__ = ["cmd_fetch", "cmd_list"]
 
@@ -18,14 +19,12 @@ SUMMARISE_AT = 20
 
 
 def _root(args: argparse.Namespace) -> Path:
-    from vlneval.fetch import default_root  # deferred: pooch
 
     return Path(args.data_root).expanduser() if args.data_root else default_root()
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
     """Fetches the named datasets; progress and licences on stderr."""
-    from vlneval.fetch import fetch, summary_line  # deferred: pooch
 
     root = _root(args)
     report = fetch(args.names, root, mirror=args.mirror, allow_unverified=args.allow_unverified)
@@ -37,7 +36,6 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """Prints every dataset, its licence and the state of its files."""
-    from vlneval.fetch import current_registry, status  # deferred: pooch
 
     root = _root(args)
     reg = current_registry()
@@ -74,8 +72,6 @@ def _unverified_line(name: str, files: list[FileStatus]) -> str | None:
 
 def _rows(files: list[FileStatus]) -> list[str]:
     """One row per file, or one per folder of many files (with its files that are not ok)."""
-    from vlneval.fetch.archived import ARCHIVE_SUFFIX  # deferred: pooch
-    from vlneval.fetch.progress import human_size  # deferred: pooch
 
     by_folder: dict[str, list[FileStatus]] = {}
     for st in files:
@@ -102,8 +98,6 @@ def _rows(files: list[FileStatus]) -> list[str]:
 
 
 def _row(st: FileStatus) -> str:
-    from vlneval.fetch.archived import ARCHIVE_SUFFIX  # deferred: pooch
-    from vlneval.fetch.progress import human_size  # deferred: pooch
 
     size = st.size if st.size is not None else st.entry.size
     where = st.entry.path

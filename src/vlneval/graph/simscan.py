@@ -39,12 +39,19 @@ from typing import Annotated, Any
 import msgspec
 import numpy as np
 
-from vlneval.errors import InvalidInputError, ProblemCollector
-from vlneval.graph.matterport import NavGraph, connectivity_from_bytes
+from vlneval.errors import InvalidInputError, ProblemCollector, VLNEvalError
+from vlneval.graph.matterport import NavGraph, connectivity_file, connectivity_from_bytes
 from vlneval.graph.tables import COS_HALF_HFOV, ScanTables, build_tables, elevation_of, heading_of
 from vlneval.io import brief, clip, explain, json_text
 
-__all__ = ["SimScan", "Candidates", "load_sim_scan", "sim_scan_from_bytes", "COS_HALF_HFOV"]
+__all__ = [
+    "SimScan",
+    "Candidates",
+    "find_sim_scan",
+    "load_sim_scan",
+    "sim_scan_from_bytes",
+    "COS_HALF_HFOV",
+]
 
 #: One candidate list: parallel tuples of file indices, relative headings, relative elevations
 #: and distances (the current location, entry 0 of the simulator's list, is not included).
@@ -438,3 +445,22 @@ def load_sim_scan(path: str | Path, scan: str) -> SimScan:
     :func:`sim_scan_from_bytes`)."""
     path = Path(path)
     return sim_scan_from_bytes(path.read_bytes(), scan, str(path))
+
+
+def find_sim_scan(folder: str, scan: str) -> SimScan | None:
+    """The scan's :class:`SimScan` from ``folder``, ``<scan>_connectivity.json`` or ``.json.gz``
+    (the choice scoring makes), or None when neither is there.
+
+    Raises:
+        ValueError: the file is malformed; the message starts ``MatterSim:``, as the
+            simulator's own errors do.
+
+    Example:
+        >>> find_sim_scan("/nonexistent", "scan") is None
+        True
+    """
+    try:
+        path = connectivity_file(folder, scan)
+        return None if path is None else load_sim_scan(path, scan)
+    except VLNEvalError as exc:
+        raise ValueError(f"MatterSim: {exc}") from exc
