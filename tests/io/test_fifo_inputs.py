@@ -17,8 +17,8 @@ from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 from vlneval.io import reader
 from vlneval.tasks import get_task
+from vlneval.tasks.common.blind import twin_hint
 from vlneval.tasks.common.request import SplitRequest
-from vlneval.tasks.vlnce.score import twin_hint
 
 
 @pytest.fixture

@@ -24,12 +24,10 @@ import numpy as np
 
 from vlneval.continuous.oracle import DistanceOracle, GridOracle, distances_along
 from vlneval.continuous.twin import TwinWorlds
-from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError, hint, hinted
+from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
 from vlneval.graph.store import GraphStore
 from vlneval.metrics._kernels import is_success
 from vlneval.metrics.path import spl
-from vlneval.tasks import get_task
-from vlneval.tasks.common.blind import file_ids, read_again, split_file, split_ids
 from vlneval.tasks.common.episodes import require_goals
 from vlneval.tasks.common.request import (
     PredictionsInput,
@@ -62,7 +60,6 @@ from vlneval.tasks.vlnce.summary import (
 from vlneval.tasks.vlnce.twin import twin_episodes
 
 __all__ = [
-    "twin_hint",
     "DistanceSource",
     "score_continuous",
     "VlnceScorer",
@@ -363,31 +360,6 @@ class TwinScorer:
             self.episodes, preds, self.profile, self.source, subset=how.subset,
             declared=how.declared, run=how.run, show_progress=self.show_progress,
         )  # fmt: skip
-
-
-def twin_hint(request: SplitRequest, predictions: PredictionsInput) -> str | None:
-    """The command line's hint for a file refused by r2r-ce whose keys are mostly R2R
-    instruction ids of the split (``"4332_0"``: what an r2r-twin run writes); None otherwise.
-    For an error path only: it reads the file again (not a FIFO or device, see
-    :func:`~vlneval.tasks.common.blind.read_again`), and the R2R split's file."""
-    if request.task.name != "r2r-ce" or (read := read_again(predictions)) is None:
-        return None  # unreadable (the error says why), or records in memory: no hint
-    twin = get_task("r2r-twin")
-    prof = twin.scoring_profile(None)
-    try:
-        path = split_file(SplitRequest(twin, request.split, prof, request.root))
-        r2r = set(split_ids(twin, path, request.split, prof))
-    except VLNEvalError:  # no R2R file: no hint
-        return None
-    keys = file_ids(read.text or b"", "episode_id")  # read_text: never None
-    n = len(keys & r2r)
-    if not n or 2 * n < len(keys):
-        return None
-    return hinted(
-        f"{n:,} of the file's {len(keys):,} keys are R2R instruction ids of {request.split} "
-        f"(e.g. {min(keys & r2r)!r}), not VLN-CE episode ids: the output of an r2r-twin run?",
-        hint("--task", "use --task r2r-twin", aside=True),
-    )
 
 
 def load_twin_split(
