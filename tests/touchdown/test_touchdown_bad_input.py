@@ -375,6 +375,7 @@ def test_a_first_json_line_holding_nan_is_decoded_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import vlneval.io
+    import vlneval.tasks.common.jsonl as jsonl
     import vlneval.tasks.touchdown.format as touchdown_format
 
     read: list[bytes] = []
@@ -385,6 +386,7 @@ def test_a_first_json_line_holding_nan_is_decoded_once(
 
     explain = vlneval.io.explain
     monkeypatch.setattr(vlneval.io, "explain", counted)
+    monkeypatch.setattr(jsonl, "explain", counted)  # every later line's lenient decoding
     monkeypatch.setattr(touchdown_format, "explain", counted)
     first = '{"route_id": 1, "trajectory": ["p0", NaN]}'
     path = tmp_path / "p.jsonl"

@@ -3,8 +3,9 @@
 Every scorer ends with a :class:`Result`: the metrics, the per-episode table (one numpy column
 per quantity, aligned to the scored episodes), the metrics that could not be computed and why,
 the consistency checks, the warnings and the protocol card. A scorer collects those parts in a
-:class:`ResultBuilder` (``start_result`` makes one with the card and the checks every task
-shares) and builds the frozen ``Result`` once; nothing changes it afterwards.
+:class:`ResultBuilder` (:func:`~vlneval.tasks.common.checks.start_result` makes one with the
+card and the checks every task shares) and builds the frozen ``Result`` once; nothing changes it
+afterwards.
 :meth:`Result.to_dict` is the only place that writes the summary record of ``spec/outputs.md``.
 """
 
@@ -232,7 +233,8 @@ _INFINITE_BY_RULE = frozenset({"nav_error", "oracle_error", "dtw", "shortest_len
 
 @dataclass
 class ResultBuilder:
-    """The parts of a :class:`Result` while a scorer collects them (see :func:`start_result`).
+    """The parts of a :class:`Result` while a scorer collects them (see
+    :func:`~vlneval.tasks.common.checks.start_result`).
 
     A scorer adds its task's parts (units, card fields, checks of its own, warnings) and calls
     :meth:`build` once with the per-episode table.
