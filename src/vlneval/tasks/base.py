@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 __all__ = ["Task", "Option", "TASKS"]
 
 #: Once a scorer opens, the check of its episodes' scans against its graphs: it lives with
-#: the scoring of graph trajectories (it knows their tables and graphs, which this module,
-#: read by ``vlneval --help``, does not load) and is resolved as ``open_scorer`` is.
+#: the scoring of graph trajectories (it knows their tables and graphs, which this module does
+#: not load: the CLI reads it to print its help) and is resolved as ``open_scorer`` is.
 SCAN_CHECK = "vlneval.tasks.common.scoring:check_opened"
 
 

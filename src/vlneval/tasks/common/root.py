@@ -73,7 +73,7 @@ _RELEASES = {"hanna": "khanhptnk/hanna", "soon": "ZhuFengdaaa/SOON"}
 
 
 # The fetch registry (msgspec Structs) is read only to word a missing-data error: this module is
-# on the path of ``vlneval --help`` and ``import vlneval.tasks``, which load no msgspec.
+# on the CLI's start-up path (its help) and of ``import vlneval.tasks``, which load no msgspec.
 def _fetch_hint(task: str) -> str:
     """How to get a task's files: ``vlneval data fetch`` when it knows the task, else the
     benchmark's own repository when known.
