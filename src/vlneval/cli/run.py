@@ -29,7 +29,7 @@ from vlneval.distributed.merge import card_path
 from vlneval.distributed.session import stop_on_sigterm
 from vlneval.envs.graph.submission import task_records
 from vlneval.envs.recording import predictions_bytes
-from vlneval.envs.registration import ENVS, check_family, env_family
+from vlneval.envs.registration import env_family, run_env
 from vlneval.errors import AgentError, VLNEvalError
 from vlneval.io import to_json_bytes, write_outputs
 from vlneval.tasks import get_task
@@ -58,7 +58,7 @@ def _run(args: argparse.Namespace) -> int:
     plan = scored_plan(args, out=True, table=args.score)  # refused before the run, not after
     unsharded_without_launcher(args)
     _check_names(args)
-    env_id = _env_id(args)
+    env_id, args.action_space = run_env(args.task, args.env, args.action_space, said="--env")
     if env_id is not None and env_family(env_id) == "continuous":
         return cmd_run_continuous(args, env_id, plan)
     if args.executor == "ray":
@@ -152,23 +152,3 @@ def _check_names(args: argparse.Namespace) -> None:
         setattr(args, name, value)
     if args.profile is not None:
         args.profile = task.scoring_profile(args.profile).name  # the library's check
-
-
-def _env_id(args: argparse.Namespace) -> str | None:
-    """The full id of the environment to run (``--env``, else the task's own), None for the
-    graph environment; an environment of a family the task does not run in is refused (a
-    street task: street; a continuous task: continuous; others: graph or continuous), and a
-    graph environment's id sets the action space."""
-    task = get_task(args.task)
-    if args.env is None:
-        return ENVS.spec(task.run_env).id if task.run_env else None
-    spec = ENVS.spec(args.env)
-    check_family(task.name, spec.id, said=f"--env {spec.id}")
-    space = spec.kwargs.get("action_space") if env_family(spec.id) == "graph" else None
-    if space is not None:
-        if args.action_space not in (None, space):
-            raise VLNEvalError(
-                f"--env {spec.id} has the {space} action space, not {args.action_space}"
-            )
-        args.action_space = space
-    return spec.id

@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from vlneval.cli.common import err, given_task_options, print_table, summary_kind
 from vlneval.cli.scoring import declared_for, emit_scored, open_scorer, scored_plan
 from vlneval.distributed.merge import is_card
@@ -36,6 +34,7 @@ from vlneval.tasks.common.blind import (
 )
 from vlneval.tasks.common.request import SplitRequest
 from vlneval.tasks.common.root import demo_root
+from vlneval.tasks.common.verdict import blind_refusal, blind_warnings, scored_refusal
 
 __all__ = ["cmd_score", "cmd_validate"]
 
@@ -313,26 +312,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
             err(_refused(args, scorer, paths[0], exc))
             return 2
     _warn(result.warnings)
-    primary = scorer.task.ranking_metric(scorer.profile)
-    if primary in result.unavailable:  # the server's refusal: such a file is never ranked
-        raise VLNEvalError(
-            f"{result.source}: not a valid submission: a leaderboard ranks {result.task} by "
-            f"{primary}: {result.unavailable[primary]}"
-        )
-    if result.non_finite:
-        labels = ", ".join(result.non_finite)
-        raise VLNEvalError(
-            f"{result.source}: not a valid submission: {labels} "
-            f"{'is' if len(result.non_finite) == 1 else 'are'} not finite "
-            f"({result.unavailable[result.non_finite[0]]})"
-        )
-    tl = result.per_episode.get("path_length")
-    if tl is not None and not np.isfinite(tl).all():  # the official scripts fail on it
-        first = result.ids[int(np.flatnonzero(~np.isfinite(tl))[0])]
-        raise VLNEvalError(
-            f"{result.source}: not a valid submission: episode {first}'s TL is infinite (a jump "
-            "between viewpoints with no path between them); the official script fails on it"
-        )
+    refusal = scored_refusal(result, scorer.task.ranking_metric(scorer.profile))
+    if refusal is not None:
+        raise VLNEvalError(refusal)
     print(
         f"ok: {result.source} is a valid {result.task} {result.split} submission for "
         f"profile {result.profile.name} ({result.n_episodes} episodes, trajectory form "
@@ -365,8 +347,7 @@ def _blind(args: argparse.Namespace, path: str, episodes_file: str) -> int | Non
             own.close()
     what = f"{check.task} {check.split}"
     primary = task.ranking_metric(profile)
-    unranked = f"{primary} will be n/a: "  # the server's refusal: such a file is never ranked
-    _warn([w for w in check.warnings if not w.startswith(unranked)])
+    _warn(blind_warnings(check, primary))
     if check.problems:
         shown = check.problems if args.all_errors else check.problems[:20]
         for p in shown:
@@ -379,12 +360,9 @@ def _blind(args: argparse.Namespace, path: str, episodes_file: str) -> int | Non
             "view: no goals, no scores)"
         )
         return 2
-    for w in check.warnings:
-        if w.startswith(unranked):
-            raise VLNEvalError(
-                f"{check.source}: not a valid submission: a leaderboard ranks {check.task} by "
-                f"{primary}: {w[len(unranked) :]}"
-            )
+    refusal = blind_refusal(check, primary)
+    if refusal is not None:
+        raise VLNEvalError(refusal)
     print(
         f"ok: {check.source} passes the blind check of {what} for profile {profile.name} "
         f"({check.n_episodes} episodes; checked against the public view as the evaluation "

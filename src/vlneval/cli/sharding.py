@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import signal
 from pathlib import Path
 from typing import Any
@@ -13,9 +12,8 @@ from vlneval.cli.common import err
 from vlneval.distributed.checkpoint import parse_agent_args
 from vlneval.distributed.detect import detect, resolve_shard
 from vlneval.distributed.merge import card_path
-from vlneval.distributed.plan import ShardSpec
 from vlneval.distributed.session import recorder, shard_manifest
-from vlneval.distributed.shardfile import open_shard, read_lines, shard_paths
+from vlneval.distributed.shardfile import KeptEpisodes, kept_episodes, open_shard
 from vlneval.errors import VLNEvalError
 
 __all__ = [
@@ -35,16 +33,9 @@ def agent_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return kwargs
 
 
-def _kept(args: argparse.Namespace) -> tuple[str, Path, Path, int] | None:
-    """Where a run keeps the episodes it finished, for ``--resume``: a shard (``--shard``, or
-    any Ray run) keeps them on disk, as (its label, its records file, its manifest, the
-    episodes in the records); None for a plain run, which keeps none."""
-    spec = resolve_shard(args.shard)
-    if spec is None and args.executor != "ray":
-        return None
-    records, manifest = shard_paths(args.out, spec or ShardSpec(0, 1, "ray"))
-    n = len(read_lines(records)[0])  # none yet: no file, no lines
-    return (f"shard {spec.label}" if spec is not None else "ray run"), records, manifest, n
+def _kept(args: argparse.Namespace) -> KeptEpisodes | None:
+    """What the run keeps of the episodes it finished (a shard, or any Ray run)."""
+    return kept_episodes(args.out, resolve_shard(args.shard), ray=args.executor == "ray")
 
 
 def kept_after_failure(args: argparse.Namespace) -> str:
@@ -56,7 +47,7 @@ def kept_after_failure(args: argparse.Namespace) -> str:
             "kept; with --shard 0/1 each episode is written as it ends, and --resume continues "
             "after a fix)"
         )
-    _, records, _, n = kept
+    records, n = kept.records, kept.finished
     if n == 0:
         return "no episode was finished: once the agent is fixed, run the same command again"
     finished = "1 episode finished is" if n == 1 else f"{n} episodes finished are"
@@ -101,13 +92,13 @@ def stopped_note(args: argparse.Namespace, signum: int) -> str:
         return (
             f"stopped by {name}: nothing was written to {args.out} (a plain run keeps no episodes)"
         )
-    label, records, manifest, n = kept
-    if not manifest.is_file() or not records.is_file():
-        return f"{label}: stopped by {name} before its first episode: run the same command again"
-    total = len(json.loads(manifest.read_text())["assigned"])
+    if kept.assigned is None or not kept.records.is_file():
+        return (
+            f"{kept.label}: stopped by {name} before its first episode: run the same command again"
+        )
     return (
-        f"{label}: stopped by {name} at {n}/{total} episodes (kept in {records}); run the same "
-        "command with --resume to finish"
+        f"{kept.label}: stopped by {name} at {kept.finished}/{kept.assigned} episodes (kept in "
+        f"{kept.records}); run the same command with --resume to finish"
     )
 
 
@@ -189,10 +180,9 @@ class CliShard:
 def _warn_discarded(out: str | Path, spec: Any) -> None:
     """Says (before a run without ``--resume`` empties it) how many finished episodes the shard's
     records file holds: a requeued job re-runs its command and would lose them silently."""
-    records = shard_paths(out, spec)[0]
-    n = len(read_lines(records)[0])  # none yet: no file, no lines
-    if n:
+    kept = kept_episodes(out, spec, ray=False)
+    if kept is not None and kept.finished:
         err(
-            f"warning: starting shard {spec.label} over: the {n} finished episodes in {records} "
-            "are discarded (pass --resume to keep them)"
+            f"warning: starting shard {spec.label} over: the {kept.finished} finished episodes "
+            f"in {kept.records} are discarded (pass --resume to keep them)"
         )

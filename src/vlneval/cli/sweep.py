@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import inspect
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from vlneval.agents.base import bind_agent_args
-from vlneval.agents.registry import agent_factory
-from vlneval.agents.remote import is_remote
 from vlneval.cli.common import err
 from vlneval.cli.main import build_parser, main
 from vlneval.cli.run_common import check_numbers
 from vlneval.cli.score import _given
 from vlneval.cli.scoring import scorer_on_first_use
 from vlneval.diagnostics import column_intervals, path_groups
-from vlneval.distributed.checkpoint import parse_agent_args
+from vlneval.distributed.checkpoint import check_checkpoint_use, parse_agent_args
 from vlneval.distributed.sweep import array_ranges, plan_units, read_units, unit_status, write_units
 from vlneval.distributed.sweep_report import (
     selection,
@@ -56,41 +52,16 @@ def _check_runnable(
     """Refuses, before any unit is written, what every unit's ``vlneval run`` would refuse:
     an unknown task (with the closest name), a negative seed, an impossible ``--max-steps``,
     a checkpoint that is not there and,
-    with ``agent``, an agent that cannot take the checkpoints (:func:`_check_agent`, which
-    imports the agent's module)."""
+    with ``agent``, an agent that cannot take the checkpoints (:func:`~vlneval.distributed.checkpoint.check_checkpoint_use`,
+    which imports the agent's module)."""
     get_task(run.task)
     check_numbers(run, tuple(seeds))
     for ckpt in checkpoints:
         if not Path(ckpt).exists():
             raise VLNEvalError(f"--checkpoints {ckpt}: no such file or folder")
     if agent:
-        _check_agent(run, checkpoints)
-
-
-def _check_agent(run: argparse.Namespace, checkpoints: list[str]) -> None:
-    """Refuses an agent whose constructor takes no ``checkpoint=`` for a sweep over
-    ``--checkpoints``, and one that requires it for a sweep without them (a remote agent's
-    server holds its model: not checked)."""
-
-    if is_remote(run.agent):
-        return
-    agent_id, factory = agent_factory(run.agent)
-    if checkpoints:
-        try:
-            bind_agent_args(agent_id, factory, {"checkpoint": checkpoints[0]})
-        except VLNEvalError as exc:
-            raise VLNEvalError(f"--checkpoints: {exc}") from None
-        return
-    try:
-        needed = inspect.signature(factory).parameters.get("checkpoint")
-    except (TypeError, ValueError):
-        return
-    given = "checkpoint" in parse_agent_args(getattr(run, "agent_arg", None))
-    if needed is not None and needed.default is inspect.Parameter.empty and not given:
-        raise VLNEvalError(
-            f"agent {agent_id} needs a checkpoint (its constructor requires checkpoint=): "
-            "pass --checkpoints FILE [FILE ...]"
-        )
+        agent_args = parse_agent_args(getattr(run, "agent_arg", None))
+        check_checkpoint_use(run.agent, checkpoints, agent_args, said="--checkpoints")
 
 
 def _array_line(units_file: str, pending: list[int], throttle: int | None) -> str:

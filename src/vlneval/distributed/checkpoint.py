@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from vlneval.agents.base import bind_agent_args
+from vlneval.agents.registry import agent_factory
+from vlneval.agents.remote import is_remote
 from vlneval.errors import VLNEvalError
 
-__all__ = ["checkpoint_fingerprint", "parse_agent_args", "with_agent_args"]
+__all__ = ["check_checkpoint_use", "checkpoint_fingerprint", "parse_agent_args", "with_agent_args"]
 
 _CHUNK = 1 << 20
 
@@ -91,3 +94,42 @@ def with_agent_args(info: Any, kwargs: Mapping[str, Any]) -> Any:
     if not kwargs:
         return info
     return dataclasses.replace(info, factory=bind_agent_args(info.id, info.factory, kwargs))
+
+
+def check_checkpoint_use(
+    agent: str, checkpoints: Sequence[str], agent_args: Mapping[str, Any], *, said: str
+) -> None:
+    """Refuses an agent whose constructor takes no ``checkpoint=`` for a sweep over
+    ``checkpoints``, and one that requires it for a sweep without them (unless ``agent_args``
+    gives it); a remote agent's server holds its model: not checked. ``said``: how messages
+    name the option that gave the checkpoints.
+
+    Raises:
+        VLNEvalError: the agent cannot take the checkpoints, or needs one none gives.
+
+    Example:
+        >>> check_checkpoint_use("random", [], {}, said="--checkpoints")
+        >>> check_checkpoint_use("random", ["ckpt.pt"], {}, said="--checkpoints")
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.VLNEvalError: --checkpoints: agent random-v1 takes no checkpoint= argument (its constructor takes: none); see vlneval.distributed.checkpoint
+    """
+    if is_remote(agent):
+        return
+    agent_id, factory = agent_factory(agent)
+    if checkpoints:
+        try:
+            bind_agent_args(agent_id, factory, {"checkpoint": checkpoints[0]})
+        except VLNEvalError as exc:
+            raise VLNEvalError(f"{said}: {exc}") from None
+        return
+    try:
+        needed = inspect.signature(factory).parameters.get("checkpoint")
+    except (TypeError, ValueError):
+        return
+    required = needed is not None and needed.default is inspect.Parameter.empty
+    if required and "checkpoint" not in agent_args:
+        raise VLNEvalError(
+            f"agent {agent_id} needs a checkpoint (its constructor requires checkpoint=): "
+            f"pass {said} FILE [FILE ...]"
+        )

@@ -31,8 +31,10 @@ __all__ = [
     "shard_paths",
     "read_lines",
     "records_digest",
+    "KeptEpisodes",
     "ShardLine",
     "ShardWriter",
+    "kept_episodes",
     "open_shard",
     "now",
 ]
@@ -84,6 +86,53 @@ def shard_paths(out: str | Path, spec: ShardSpec) -> tuple[Path, Path]:
     width = len(str(spec.count - 1))
     base = f"{_stem(out)}.shard-{spec.index:0{width}d}-of-{spec.count}"
     return out.with_name(f"{base}.jsonl"), out.with_name(f"{base}.manifest.json")
+
+
+@dataclass(frozen=True)
+class KeptEpisodes:
+    """What a sharded run keeps on disk of the episodes it finished (for ``--resume``).
+
+    Attributes:
+        label: ``shard 2/7`` or ``ray run``; ``records``, ``manifest``: its files.
+        finished: the episodes in the records file (0 before the first one ends).
+        assigned: the episodes the manifest assigns the shard; None before it is written.
+    """
+
+    label: str
+    records: Path
+    manifest: Path
+    finished: int
+    assigned: int | None
+
+
+def kept_episodes(out: str | Path, spec: ShardSpec | None, *, ray: bool) -> KeptEpisodes | None:
+    """What the run whose merged output is ``out`` keeps: a shard (``spec``, or any Ray run)
+    keeps its finished episodes on disk; None for a plain run, which keeps none.
+
+    Example:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp()) / "preds.json"
+        >>> kept = kept_episodes(out, ShardSpec(0, 2), ray=False)
+        >>> kept.label, kept.records.name, kept.finished, kept.assigned
+        ('shard 0/2', 'preds.shard-0-of-2.jsonl', 0, None)
+        >>> kept_episodes(out, None, ray=False) is None
+        True
+    """
+    if spec is None and not ray:
+        return None
+    records, manifest = shard_paths(out, spec or ShardSpec(0, 1, "ray"))
+    n = len(read_lines(records)[0])  # none yet: no file, no lines
+    label = f"shard {spec.label}" if spec is not None else "ray run"
+    return KeptEpisodes(label, records, manifest, n, _assigned(manifest))
+
+
+def _assigned(manifest: Path) -> int | None:
+    """How many episodes a shard's manifest assigns; None when it is not there (or cannot be
+    read: what a stopped run says must not fail on it)."""
+    try:
+        return len(load_json(manifest)["assigned"]) if manifest.is_file() else None
+    except (VLNEvalError, KeyError, TypeError):
+        return None
 
 
 @dataclass(frozen=True)

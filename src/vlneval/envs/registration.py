@@ -21,7 +21,7 @@ from vlneval.errors import VLNEvalError
 from vlneval.registry import Registry, load_entry_point
 from vlneval.tasks import get_task
 
-__all__ = ["ENVS", "make_env", "check_family", "env_family"]
+__all__ = ["ENVS", "make_env", "check_family", "env_family", "run_env"]
 
 ENVS: Registry[Any] = Registry("environment", versioned=True)
 ENVS.register(
@@ -156,6 +156,40 @@ def check_family(task: str, env_id: str, *, said: str) -> None:
         f"runs in {'one' if len(families) == 1 else 'one of those'}: use {use} "
         "(see `vlneval agents`)"
     )
+
+
+def run_env(
+    task: str, env: str | None, action_space: str | None, *, said: str = "env"
+) -> tuple[str | None, str | None]:
+    """The full id of the environment a run of ``task`` uses (``env``, else the task's own;
+    None: the graph environment) and the action space it runs in: a graph environment's id
+    sets it. ``said``: how messages name the option that gave ``env``.
+
+    Raises:
+        VLNEvalError: ``env`` is of a family the task does not run in (:func:`check_family`),
+            or a graph environment whose action space is not ``action_space``.
+
+    Example:
+        >>> run_env("r2r", "graph-panoramic", None), run_env("r2r", None, "egocentric")
+        (('graph-panoramic-v1', 'panoramic'), (None, 'egocentric'))
+        >>> run_env("r2r-ce", None, None)[0]
+        'continuous-r2r-ce-v1'
+        >>> run_env("r2r", "graph-panoramic", "egocentric", said="--env")
+        Traceback (most recent call last):
+        ...
+        vlneval.errors.VLNEvalError: --env graph-panoramic-v1 has the panoramic action space, not egocentric
+    """
+    t = get_task(task)
+    if env is None:
+        return (ENVS.spec(t.run_env).id if t.run_env else None), action_space
+    spec = ENVS.spec(env)
+    check_family(t.name, spec.id, said=f"{said} {spec.id}")
+    space = spec.kwargs.get("action_space") if env_family(spec.id) == "graph" else None
+    if space is None:
+        return spec.id, action_space
+    if action_space not in (None, space):
+        raise VLNEvalError(f"{said} {spec.id} has the {space} action space, not {action_space}")
+    return spec.id, space
 
 
 def episode_loader(task: str, family: str) -> Callable[..., Any]:
