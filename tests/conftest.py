@@ -30,5 +30,10 @@ def data_root() -> Path:
 
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Each test session uses its own distance cache."""
-    os.environ["VLNEVAL_CACHE"] = str(tmp_path_factory.mktemp("vlneval-cache"))
+    """Each test session uses its own distance cache, shared by its pytest-xdist workers (the
+    cache's files are written atomically, so two workers filling one entry is safe)."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    cache = root / "vlneval-cache"
+    cache.mkdir(exist_ok=True)
+    os.environ["VLNEVAL_CACHE"] = str(cache)

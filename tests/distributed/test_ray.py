@@ -23,6 +23,9 @@ from vlneval.distributed.executors.workload import chunks
 from vlneval.envs.loading import load_episodes
 from vlneval.errors import VLNEvalError
 
+# One Ray cluster per session: under pytest-xdist every Ray test runs on the same worker.
+pytestmark = pytest.mark.xdist_group("ray")
+
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS = "tests.distributed.ray_agents"
 

@@ -15,6 +15,9 @@ from vlneval.agents.registry import get_agent
 from vlneval.agents.remote_server import AgentServer
 from vlneval.distributed import merge
 
+# One Ray cluster per session: under pytest-xdist every Ray test runs on the same worker.
+pytestmark = pytest.mark.xdist_group("ray")
+
 
 @pytest.fixture(scope="module")
 def episodes(data_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -25,7 +25,10 @@ def _checkpoints(tmp: Path) -> list[Path]:
     return [Path(good[0]), stop, Path(good[1])]
 
 
-def test_json_list_in_the_given_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_list_in_the_given_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "160")  # one block of columns, whatever the worker's terminal
     files = _checkpoints(tmp_path)
     out = tmp_path / "all.json"
     assert (
