@@ -45,6 +45,7 @@ from vlneval.io.reader import (
     read_bytes,
 )
 from vlneval.io.records import (
+    LineNumbers,
     LineRecord,
     array_chunks,
     gc_paused,
@@ -74,6 +75,7 @@ __all__ = [
     "iter_chunks",
     "iter_records",
     "LineRecord",
+    "LineNumbers",
     "unique_keys",
     "position",
     "clip",
