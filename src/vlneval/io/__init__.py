@@ -34,6 +34,7 @@ from vlneval.io.explaining import explain, no_json
 from vlneval.io.keys import unique_keys
 from vlneval.io.limits import Limits
 from vlneval.io.outputs import STDOUT, Output, check_outputs, resolve_output
+from vlneval.io.paths import env_path, user_path
 from vlneval.io.reader import BOM as BOM
 from vlneval.io.reader import GZIP_MAGIC as GZIP_MAGIC
 from vlneval.io.reader import (
@@ -90,4 +91,6 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "to_json_bytes",
+    "env_path",
+    "user_path",
 ]
