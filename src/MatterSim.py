@@ -347,8 +347,9 @@ class _World:
 def _default_graphs(default: str) -> str:
     """The graphs of a simulator whose default ``./connectivity`` is missing (spec/mattersim.md
     6.4): ``$VLNEVAL_DATA/matterport3d/connectivity`` when the user set ``VLNEVAL_DATA`` (the
-    remedy the error suggests), else a ValueError; no other data set is substituted."""
-    root = os.environ.get("VLNEVAL_DATA", "")
+    remedy the error suggests; ``~`` expanded, as vlneval expands it), else a ValueError; no
+    other data set is substituted."""
+    root = os.path.expanduser(os.environ.get("VLNEVAL_DATA", ""))  # "" stays ""
     remedy = (
         "Call Simulator.setNavGraphPath(folder) with the folder of the Matterport3D "
         "connectivity files (<scan>_connectivity.json or .json.gz), or set VLNEVAL_DATA to a "

@@ -7,13 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from vlneval.io import env_path
+
 REPO = Path(__file__).resolve().parent.parent
 
 
 def real_data_path() -> Path:
-    """``$VLNEVAL_DATA`` or ``../shared/data`` relative to the repository root."""
-    env = os.environ.get("VLNEVAL_DATA")
-    return Path(env) if env else (REPO.parent / "shared" / "data")
+    """``$VLNEVAL_DATA`` (``~`` expanded, as vlneval expands it) or ``../shared/data`` relative
+    to the repository root."""
+    return env_path("VLNEVAL_DATA", REPO.parent / "shared" / "data")
 
 
 @pytest.fixture(scope="session")

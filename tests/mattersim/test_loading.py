@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+import MatterSim
+
 PROBE = (
     "import sys, warnings; warnings.simplefilter('always'); sys.path.append('build'); "
     "import MatterSim; print(MatterSim.__vlneval__)"
@@ -105,3 +109,15 @@ def test_no_other_data_set_is_substituted_for_a_missing_default(
         f"ValueError: MatterSim: navigation graphs not found: {tmp_path / 'connectivity'} (the "
         "default navigation graph path"
     )
+
+
+def test_the_default_graphs_expand_the_home_folder_in_vlneval_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``VLNEVAL_DATA="~/vln"`` (the shell leaves a quoted ``~``) names the graphs of a simulator
+    whose default ``./connectivity`` is missing, as vlneval's own readers read it."""
+    folder = tmp_path / "vln" / "matterport3d" / "connectivity"
+    folder.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("VLNEVAL_DATA", "~/vln")
+    assert MatterSim._default_graphs("connectivity") == str(folder)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -54,3 +55,40 @@ def test_the_completeness_example_is_an_id_a_record_writes(tmp_path: Path) -> No
         'record has an id not in the split: "77" (an id of another type, or with spaces? ids '
         'match exactly, e.g. "2")'
     ]
+
+
+_LINES_REFUSED = (
+    "not valid JSON: Extra data at line 2, column 1 (JSON lines, one record per line? this "
+    "file must be one JSON list)"
+)
+_OBJECT_REFUSED = "expected a JSON list of SOON predictions, got a JSON object"
+
+
+@pytest.mark.parametrize(
+    ("name", "shape", "message"),
+    [
+        ("preds.json", "lines", _LINES_REFUSED),
+        ("preds.jsonl", "lines", _LINES_REFUSED),  # the suffix changes nothing
+        ("preds.jsonl", "one line", _OBJECT_REFUSED),
+        ("preds.json", "keyed", _OBJECT_REFUSED),
+        ("preds.json", "one record", _OBJECT_REFUSED),
+    ],
+)
+def test_predictions_are_one_json_list_only(
+    tmp_path: Path, name: str, shape: str, message: str
+) -> None:
+    """SOON predictions are one JSON list (README: REVERIE, NDH and SOON read no JSON lines):
+    JSON lines, an object keyed by instr_id, or one record are each refused with one error."""
+    records = soon_preds()
+    text = {
+        "lines": "\n".join(json.dumps(r) for r in records) + "\n",
+        "one line": json.dumps(records[0]) + "\n",
+        "keyed": json.dumps({r["instr_id"]: r for r in records}),
+        "one record": json.dumps(records[0]),
+    }[shape]
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(InvalidInputError) as exc:
+        evaluate("soon", "val", path, root=soon_root(tmp_path / "root"))
+    assert [str(p) for p in exc.value.problems] == [f"{path}: {message}"]
+    assert str(exc.value) == f"error: {path}: {message}"

@@ -258,5 +258,8 @@ def test_rxr_form_names_a_repeated_instruction_once_with_its_count(
         parse_ce_predictions(path, eps)
     dup = [p for p in exc.value.problems if "duplicate" in p.message]
     assert [(p.episode, p.message) for p in dup] == [
-        ('instruction_id "i1"', "duplicate id: the file has 4 predictions for it")
+        (
+            'line 2: instruction_id "i1"',
+            "duplicate id: the file has 4 predictions for it (first on line 1)",
+        )
     ]

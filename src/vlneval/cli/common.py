@@ -12,7 +12,7 @@ from typing import Any
 
 from vlneval._compiling import silenced
 from vlneval.errors import AgentError, InvalidInputError, VLNEvalError
-from vlneval.io import load_json
+from vlneval.io import load_json, user_path
 from vlneval.reports.paper import TABLE_FORMATS
 from vlneval.tasks import TASKS, get_task
 from vlneval.tasks.base import Option
@@ -49,9 +49,16 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", required=True, help="benchmark, e.g. r2r, r4r, rxr, demo")
     p.add_argument("--split", default=None, help="split, e.g. val_unseen (default: the task's)")
     p.add_argument("--profile", default=None, help="scoring profile (default: the task's)")
-    p.add_argument("--data-root", default=None, help="data folder (default: $VLNEVAL_DATA)")
+    p.add_argument(
+        "--data-root", default=None, type=user_path, help="data folder (default: $VLNEVAL_DATA)"
+    )
     p.add_argument("--episodes", default=None, help="episodes file (overrides the data root)")
-    p.add_argument("--graphs", default=None, help="connectivity folder (overrides the data root)")
+    p.add_argument(
+        "--graphs",
+        default=None,
+        type=user_path,
+        help="connectivity folder (overrides the data root)",
+    )
 
 
 def add_shard_args(p: argparse.ArgumentParser) -> None:

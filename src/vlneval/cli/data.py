@@ -20,7 +20,7 @@ SUMMARISE_AT = 20
 
 def _root(args: argparse.Namespace) -> Path:
 
-    return Path(args.data_root).expanduser() if args.data_root else default_root()
+    return Path(args.data_root) if args.data_root else default_root()  # ~ expanded by its parser
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:

@@ -26,6 +26,7 @@ from vlneval.fetch.errors import ChecksumError, FetchError, UnverifiedError
 from vlneval.fetch.progress import Progress, human_size, make_progress
 from vlneval.fetch.registry import Dataset, FileEntry, Registry, current_registry
 from vlneval.fetch.verify import FileStatus, check, digest, sniff
+from vlneval.io.paths import env_path
 
 __all__ = ["FetchReport", "fetch", "status", "default_root", "mirror_url", "summary_line"]
 
@@ -37,14 +38,22 @@ GROUP_AT = 20
 
 def default_root() -> Path:
     """``$VLNEVAL_DATA``, else the per-user data folder (``$XDG_DATA_HOME/vlneval``,
-    ``~/.local/share/vlneval``; ``%LOCALAPPDATA%\\vlneval`` on Windows)."""
-    env = os.environ.get("VLNEVAL_DATA")
-    if env:
-        return Path(env).expanduser()
-    if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
-        return Path(os.environ["LOCALAPPDATA"]) / "vlneval"
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "vlneval"
+    ``~/.local/share/vlneval``; ``%LOCALAPPDATA%\\vlneval`` on Windows), ``~`` expanded.
+
+    Example:
+        >>> from unittest import mock
+        >>> env = {"HOME": "/home/ada", "VLNEVAL_DATA": "", "XDG_DATA_HOME": ""}
+        >>> with mock.patch.dict("os.environ", env), mock.patch.object(sys, "platform", "linux"):
+        ...     print(default_root())
+        /home/ada/.local/share/vlneval
+    """
+    env = env_path("VLNEVAL_DATA")
+    if env is not None:
+        return env
+    local = env_path("LOCALAPPDATA") if sys.platform == "win32" else None
+    if local is not None:
+        return local / "vlneval"
+    return env_path("XDG_DATA_HOME", "~/.local/share") / "vlneval"
 
 
 def mirror_url(mirror: str, path: str) -> str:

@@ -21,6 +21,7 @@ import msgspec
 import numpy as np
 
 from vlneval.graph.matterport import NavGraph
+from vlneval.io.paths import env_path
 
 __all__ = ["distance_table", "cache_dir", "write_cache_file", "CACHE_FORMAT"]
 
@@ -52,9 +53,15 @@ def distance_table(graph: NavGraph) -> np.ndarray:
 
 
 def cache_dir() -> Path:
-    """The cache folder: ``$VLNEVAL_CACHE`` or ``~/.cache/vlneval``."""
-    env = os.environ.get("VLNEVAL_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "vlneval"
+    """The cache folder: ``$VLNEVAL_CACHE`` or ``~/.cache/vlneval`` (``~`` expanded in both).
+
+    Example:
+        >>> from unittest import mock
+        >>> with mock.patch.dict("os.environ", {"HOME": "/home/ada", "VLNEVAL_CACHE": "~/c"}):
+        ...     print(cache_dir())
+        /home/ada/c
+    """
+    return env_path("VLNEVAL_CACHE", "~/.cache/vlneval")
 
 
 def file_key(raw: bytes, scan: str) -> str:

@@ -34,6 +34,7 @@ from vlneval.io.explaining import explain, no_json
 from vlneval.io.keys import unique_keys
 from vlneval.io.limits import Limits
 from vlneval.io.outputs import STDOUT, Output, check_outputs, resolve_output
+from vlneval.io.paths import env_path, user_path
 from vlneval.io.reader import BOM as BOM
 from vlneval.io.reader import GZIP_MAGIC as GZIP_MAGIC
 from vlneval.io.reader import (
@@ -45,6 +46,7 @@ from vlneval.io.reader import (
     read_bytes,
 )
 from vlneval.io.records import (
+    LineNumbers,
     LineRecord,
     array_chunks,
     gc_paused,
@@ -74,6 +76,7 @@ __all__ = [
     "iter_chunks",
     "iter_records",
     "LineRecord",
+    "LineNumbers",
     "unique_keys",
     "position",
     "clip",
@@ -88,4 +91,6 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "to_json_bytes",
+    "env_path",
+    "user_path",
 ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from vlneval.io import user_path
+
 __all__ = ["register"]
 
 
@@ -44,6 +46,7 @@ def _root_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--data-root",
         default=None,
+        type=user_path,
         metavar="DIR",
         help="data folder (default: $VLNEVAL_DATA, else the per-user data folder)",
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from vlneval.io import user_path
 from vlneval.server.services.formats import FORMATS
 
 __all__ = ["register"]
@@ -142,8 +143,10 @@ def _register_admin(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     ph.add_argument("--split", default=None)
     ph.add_argument("--profile", default=None)
     ph.add_argument("--episodes", default=None, help="the hidden episodes file (with goals)")
-    ph.add_argument("--graphs", default=None, help="connectivity folder")
-    ph.add_argument("--data-root", default=None, help="find the files under this data root")
+    ph.add_argument("--graphs", default=None, type=user_path, help="connectivity folder")
+    ph.add_argument(
+        "--data-root", default=None, type=user_path, help="find the files under this data root"
+    )
     ph.add_argument(
         "--option",
         action="append",

@@ -2,8 +2,8 @@
 
 Everything has a default so that ``vlneval serve`` works with no setup: the data folder is
 ``$VLNEVAL_SERVER_DATA`` (else ``$XDG_DATA_HOME/vlneval/server``, else
-``~/.local/share/vlneval/server``) and the database an SQLite file inside it, unless
-``$VLNEVAL_DATABASE_URL`` (or ``--database-url``) names another, e.g.
+``~/.local/share/vlneval/server``; ``~`` expanded in each) and the database an SQLite file
+inside it, unless ``$VLNEVAL_DATABASE_URL`` (or ``--database-url``) names another, e.g.
 ``postgresql+psycopg://user@host/db``.
 """
 
@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from vlneval.io.paths import env_path
 
 __all__ = ["ServerConfig", "default_data_dir", "MIB"]
 
@@ -27,12 +29,10 @@ def default_data_dir() -> Path:
         ...     print(default_data_dir())
         /srv/vln
     """
-    env = os.environ.get("VLNEVAL_SERVER_DATA")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_DATA_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".local" / "share"
-    return base / "vlneval" / "server"
+    env = env_path("VLNEVAL_SERVER_DATA")
+    if env is not None:
+        return env
+    return env_path("XDG_DATA_HOME", "~/.local/share") / "vlneval" / "server"
 
 
 def _env_hosts() -> tuple[str, ...]:

@@ -254,7 +254,6 @@ class _Parser:
         self.traj_tally = FieldTally(*((trajectory_key,) if trajectory_key else TRAJECTORY_KEYS))
         self.id_tally = FieldTally(episodes.id_field)
         self.repeats = Repeats()
-        self.first_line: dict[int, int] = {}  # episode row -> the JSON line that predicted it
         self.read: set[str] = {trajectory_key} if trajectory_key else set()  # fields read
         self.n_read = 0  # records whose trajectory fields were looked at (explaining pass)
         self.doubled: list[tuple[Problem, list[str]]] = []  # records holding two trajectories
@@ -403,11 +402,10 @@ class _Parser:
             return None
         label = self.ep.label(i)
         if self.seen[i]:
-            self.repeats.see(i, None if line is None else (self.first_line[i], line))
+            self.repeats.see(i, line)
             return None
         self.seen[i] = True
-        if line is not None:
-            self.first_line[i] = line
+        self.repeats.first(i, line)
         return label
 
     def _stray(self, eid: str, raw: str | int) -> None:

@@ -319,7 +319,8 @@ class Repeats:
         ...     print(problem)
         p.json: id 3: duplicate id: the file has 3 predictions for it
         p.json: id 5: duplicate id: the file has two predictions for it
-        >>> repeats.see(3, lines=(1, 4))  # JSON lines: the first line and the first repeat's
+        >>> repeats.first(3, line=1)  # JSON lines: the line of episode 3's first record
+        >>> repeats.see(3, line=4)  # and of a repeat
         >>> repeats.report(pc, lambda row: f"id {row}")
         >>> print(pc.problems[-1])
         p.json: line 4: id 3: duplicate id: the file has two predictions for it (first on line 1)
@@ -328,15 +329,22 @@ class Repeats:
     def __init__(self, what: str = "duplicate id: the file has {times} predictions for it") -> None:
         self.what = what  # the problem, with the number of predictions as ``{times}``
         self.again: Counter[Hashable] = Counter()  # episode row -> records after its first
+        self.first_lines: dict[Hashable, int] = {}  # row -> the JSON line of its first record
         self.lines: dict[Hashable, tuple[int, int]] = {}  # row -> its first line, first repeat's
 
-    def see(self, row: Hashable, lines: tuple[int, int] | None = None) -> None:
+    def first(self, row: Hashable, line: int | None) -> None:
+        """Notes the line (JSON lines; None: the records have none) of the first record of
+        episode ``row``, which a repeat's problem names."""
+        if line is not None:
+            self.first_lines[row] = line
+
+    def see(self, row: Hashable, line: int | None = None) -> None:
         """Counts one more record of episode ``row`` (its row, or an id where a reader keys
-        by id), which an earlier record predicted; ``lines``: in JSON lines, the line of the
-        first record and of this one."""
+        by id), which an earlier record predicted; ``line``: this record's, in JSON lines (the
+        problem names the first repeat's line and, when :meth:`first` noted it, the first)."""
         self.again[row] += 1
-        if lines is not None:
-            self.lines.setdefault(row, lines)
+        if line is not None and row not in self.lines and row in self.first_lines:
+            self.lines[row] = (self.first_lines[row], line)
 
     def report(self, pc: ProblemCollector, label: Callable[[Any], str]) -> None:
         """Adds one problem per repeated episode (named by ``label(row)`` and, in JSON lines,
@@ -351,6 +359,7 @@ class Repeats:
             pc.add(what, episode=episode)
         self.again.clear()
         self.lines.clear()
+        self.first_lines.clear()
 
 
 class UniqueIds:
@@ -365,22 +374,32 @@ class UniqueIds:
         [True, True, False]
         >>> print(pc.problems[0])
         f.json: record 2: duplicate path_id 7 (also record 0)
+        >>> ids.first(9, 3, line=4), ids.first(9, 4, line=6)  # JSON lines: the lines named too
+        (True, False)
+        >>> print(pc.problems[1])
+        f.json: line 6: record 4: duplicate path_id 9 (also record 3) (first on line 4)
     """
 
     def __init__(self, field: str, pc: ProblemCollector, unit: str = "record") -> None:
         self.field, self.pc, self.unit = field, pc, unit
         self.seen: dict[str, int] = {}  # id (as text) -> the record that gave it first
+        self.lines: dict[str, int] = {}  # id (as text) -> the JSON line of that record
 
-    def first(self, value: str | int, k: int) -> bool:
-        """Whether record ``k``'s id ``value`` is new (then noted); a repeat is a problem."""
+    def first(self, value: str | int, k: int, line: int | None = None) -> bool:
+        """Whether record ``k``'s id ``value`` is new (then noted); a repeat is a problem.
+        ``line``: the record's line, where the records are JSON lines that ``unit`` does not
+        already number (a repeat then names its line and its first's)."""
         key = str(value)
         if key in self.seen:
-            self.pc.add(
-                f"duplicate {self.field} {value} (also {self.unit} {self.seen[key]})",
-                field=f"{self.unit} {k}",
-            )
+            what = f"duplicate {self.field} {value} (also {self.unit} {self.seen[key]})"
+            where = f"{self.unit} {k}"
+            if line is not None and key in self.lines:
+                what, where = f"{what} (first on line {self.lines[key]})", f"line {line}: {where}"
+            self.pc.add(what, field=where)
             return False
         self.seen[key] = k
+        if line is not None:
+            self.lines[key] = line
         return True
 
 

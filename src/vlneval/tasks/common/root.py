@@ -10,12 +10,12 @@ The default layout is the layout of the project's shared data folder::
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from vlneval.errors import MissingDataError, did_you_mean
+from vlneval.io.paths import env_path, user_path
 
 __all__ = [
     "data_root",
@@ -38,11 +38,17 @@ def demo_root() -> Path:
 
 
 def data_root(explicit: str | Path | None = None) -> Path | None:
-    """The data root: ``explicit``, else ``$VLNEVAL_DATA``, else None."""
+    """The data root: ``explicit``, else ``$VLNEVAL_DATA``, else None; ``~`` expanded.
+
+    Example:
+        >>> from unittest import mock
+        >>> with mock.patch.dict("os.environ", {"HOME": "/home/ada", "VLNEVAL_DATA": "~/vln"}):
+        ...     print(data_root(), data_root("~/other"))
+        /home/ada/vln /home/ada/other
+    """
     if explicit:
-        return Path(explicit)
-    env = os.environ.get("VLNEVAL_DATA")
-    return Path(env) if env else None
+        return user_path(explicit)
+    return env_path("VLNEVAL_DATA")
 
 
 def find_file(folder: Path, names: list[str], what: str) -> Path:

@@ -35,7 +35,7 @@ from vlneval.errors import (
     hint,
     hinted,
 )
-from vlneval.io import brief, decode_json, explain, gc_paused, iter_records
+from vlneval.io import LineNumbers, brief, decode_json, explain, gc_paused, iter_records
 from vlneval.tasks.common import record_checks
 from vlneval.tasks.common.episodes import EpisodeBuilder, EpisodeTable
 from vlneval.tasks.common.inputs import ReadInput, keyed_fix, read_input, source_name
@@ -199,12 +199,13 @@ def load_touchdown_routes(
     xy: list[tuple[float, float]] = []
     route_ids: list[str] = []
     unique = UniqueIds("route_id", pc)
-    routes = (_records(read_input(path), "Touchdown routes (JSON lines)", lone=True),)
+    lines = LineNumbers()
+    routes = (_records(read_input(path), "Touchdown routes (JSON lines)", lone=True, lines=lines),)
     for k, rec in numbered(routes, pc, "routes"):
         where = f"record {k}"
         if not _check_route(rec, where, pc):
             continue
-        if not unique.first(rec["route_id"], k):
+        if not unique.first(rec["route_id"], k, line=lines.of(k)):
             continue
         _add_sdr(rec, where, sdr, xy, route_ids, pc)
         heading = math.radians(float(rec.get("start_heading", 0.0)))
@@ -252,6 +253,7 @@ def _records(
     *,
     lone: bool = False,
     about: Callable[[dict[str, Any]], str] | None = None,
+    lines: LineNumbers | None = None,
 ) -> Iterator[Any]:
     """The records of a JSON list or a JSON-lines file, decoded a chunk at a time (a large
     file's full object tree never exists at once); records in memory as they are. A file of
@@ -259,7 +261,8 @@ def _records(
     reader refuses it: an object keyed by id is no list of records). A record in memory is
     read with each numpy value as the Python value it holds (an agent's ``np.int64`` route id
     is the integer it holds), as the R2R reader reads it. ``about(obj)`` ends the refusal of
-    one object (:func:`~vlneval.tasks.common.inputs.keyed_fix`)."""
+    one object (:func:`~vlneval.tasks.common.inputs.keyed_fix`). ``lines``, when given, learns
+    where the records of JSON lines are, for a problem to name a record's line."""
     if given.text is None:
         yield from map(without_numpy, given.value)
         return
@@ -269,8 +272,8 @@ def _records(
             yield from chunk
         return
     decoder = msgspec.json.Decoder()
-    lines = raw.splitlines()
-    first = next(line for line in lines if line.strip())
+    text_lines = raw.splitlines()
+    first = next(line for line in text_lines if line.strip())
     head: Any = _UNREAD  # the first line decoded here, once, and yielded by the loop below
     try:
         head = decoder.decode(first)
@@ -291,9 +294,12 @@ def _records(
             why = about(head) if about is not None and isinstance(head, dict) else ""
             raise InvalidInputError(f"expected {expected}, got a JSON object{why}", source=source)
     del raw, given, first  # each line is freed once decoded: the text is not kept beside them
-    for lineno, line in enumerate(lines, start=1):
-        lines[lineno - 1] = b""  # free each line once decoded
+    numbers = lines if lines is not None else LineNumbers()
+    numbers.jsonl = True
+    for lineno, line in enumerate(text_lines, start=1):
+        text_lines[lineno - 1] = b""  # free each line once decoded
         if not line.strip():
+            numbers.skip(lineno)
             continue
         if head is not _UNREAD:
             yield head
@@ -399,7 +405,8 @@ class _NavParser:
                 return None
         return [step[0] for step in traj]
 
-    def record(self, rec: Any, k: int) -> None:
+    def record(self, rec: Any, k: int, line: int | None = None) -> None:
+        """Reads record ``k`` (on ``line`` of JSON lines, which a repeat's problem names)."""
         if not self.summaries.reads(rec, k, self.pc):
             return
         rid = _route_id(rec, k, self.pc)
@@ -411,9 +418,10 @@ class _NavParser:
             return
         label = self.table.label(i)
         if self.seen[i]:
-            self.repeats.see(i)
+            self.repeats.see(i, line)
             return
         self.seen[i] = True
+        self.repeats.first(i, line)
         if self.key not in rec:
             self.pc.add(f"missing field {self.key!r}", episode=label)
             return
@@ -476,11 +484,11 @@ def parse_touchdown_predictions(
     p = _NavParser(table, graph, source, form, trajectory_key or "trajectory", skip_summaries)
     tally, visited = _IdTally(), FieldTally(p.key)
     keyed = _keyed(p.key)
-    given = read_input(predictions, about=keyed)
-    for k, rec in numbered((_records(given, about=keyed),), p.pc, "predictions"):
+    given, lines = read_input(predictions, about=keyed), LineNumbers()
+    for k, rec in numbered((_records(given, about=keyed, lines=lines),), p.pc, "predictions"):
         tally.see(rec)
         visited.see(rec)
-        p.record(rec, k)
+        p.record(rec, k, lines.of(k))
     tally.check(source)
     _check_visited(visited, source)
     p.repeats.report(p.pc, table.label)
@@ -591,10 +599,9 @@ def parse_sdr_predictions(
     route_index = routes.index
     strays: list[str | int] = []  # the route ids of the records for none of the split's routes
     repeats = Repeats()  # as the R2R reader words it: the label names the route and panorama
-    keyed = _sdr_keyed
-    for k, rec in numbered(
-        (_records(read_input(predictions, about=keyed), about=keyed),), pc, "predictions"
-    ):
+    keyed, lines = _sdr_keyed, LineNumbers()
+    given = read_input(predictions, about=keyed)
+    for k, rec in numbered((_records(given, about=keyed, lines=lines),), pc, "predictions"):
         tally.see(rec)
         pixels.see(rec)
         parsed = _sdr_record(rec, k, frame, pc)
@@ -607,8 +614,9 @@ def parse_sdr_predictions(
             if str(rid) not in route_index:
                 strays.append(rid)
         elif i in got:
-            repeats.see(eid)
+            repeats.see(eid, lines.of(k))
         else:
+            repeats.first(eid, lines.of(k))
             got[i] = xy  # None when malformed: named above, and not reported missing
     repeats.report(pc, lambda eid: f'SDR "{eid}"')
     tally.check(source)

@@ -116,16 +116,19 @@ class _PredReader:
         self.far = 0  # trajectories that start away from their episode's start
         self.repeats = Repeats()  # the labels of the episodes predicted again
 
-    def _lookup(self, key: str, label: str) -> int | None:
+    def _lookup(self, key: str, label: str, line: int | None = None) -> int | None:
+        """The episode of id ``key`` not predicted before, else None (a stray or a repeat,
+        noted; ``line``: the record's, in JSON lines, which a repeat's problem names)."""
         table = self.ep.index if self.form == "r2r-ce" else self.ep.by_instruction
         i = table.get(key)
         if i is None:
             self.unknown.append(clip(key))
         elif i in self.seen:
-            self.repeats.see(label)
+            self.repeats.see(label, line)
             return None
         else:
             self.seen.add(i)
+            self.repeats.first(label, line)
         return i
 
     def r2r_ce(self, eid: str, steps: Any) -> None:
@@ -157,7 +160,8 @@ class _PredReader:
             return
         self._keep(i, label, pts, stop_at is not None, dists, "[{}].position")
 
-    def rxr(self, k: int, rec: Any) -> None:
+    def rxr(self, k: int, rec: Any, line: int | None = None) -> None:
+        """Reads record ``k`` of the ``rxr-jsonl`` form (on ``line``, in JSON lines)."""
         if not isinstance(rec, dict) or "instruction_id" not in rec:
             self.pc.add(
                 "expected {'instruction_id': ..., 'path': [[x, y, z], ...]}", field=f"record {k}"
@@ -171,7 +175,7 @@ class _PredReader:
             )
             return
         label = f"instruction_id {iid}" if isinstance(iid, int) else f'instruction_id "{clip(iid)}"'
-        i = self._lookup(str(iid), label)
+        i = self._lookup(str(iid), label, line)
         if i is None:
             return
         path = as_list(rec.get("path"))
@@ -346,13 +350,15 @@ def _listed(value: Any) -> list[Any]:
     return [value] if isinstance(value, Mapping) else list(value)
 
 
-def _records(raw: bytes, source: str, pc: ProblemCollector) -> list[Any]:
+def _records(raw: bytes, source: str, pc: ProblemCollector) -> tuple[list[Any], list[int] | None]:
+    """The ``rxr-jsonl`` records of a file and, in JSON lines, the line of each (a bad line is
+    a problem of ``pc``); a JSON list's records have no lines (None)."""
     stripped = raw.lstrip()
     if stripped[:1] == b"[":
         value = decode_json(raw, source)
-        return value if isinstance(value, list) else []
-
-    return [rec for _, rec in iter_jsonl(raw, pc, lenient=True)]
+        return (value if isinstance(value, list) else []), None
+    rows = iter_jsonl(raw, pc, lenient=True)
+    return [rec for _, rec in rows], [lineno for lineno, _ in rows]
 
 
 @gc_paused()  # the decoded records hold no cycle: no collection need walk them
@@ -405,14 +411,16 @@ def parse_ce_predictions(
         for eid, steps in data.items():
             r.r2r_ce(str(eid), steps)
     else:
-        records = _records(raw, source, r.pc) if raw is not None else _listed(given.value)
+        records, lines = (
+            _records(raw, source, r.pc) if raw is not None else (_listed(given.value), None)
+        )
         if records and not any(
             isinstance(rec, dict) and "instruction_id" in rec for rec in records
         ):
             r.pc.add(_not_ce(records, episodes.task))
             records = []
         for k, rec in enumerate(records):
-            r.rxr(k, rec)
+            r.rxr(k, rec, None if lines is None else lines[k])
     r.repeats.report(r.pc, str)
     if not r.rows and not r.pc.problems:
         r.pc.add(no_match(episodes.task, episodes.split))

@@ -1,0 +1,35 @@
+"""The CLI's folder options expand a leading ``~``, which the shell leaves as written after
+``=`` (``--data-root=~/vln``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vlneval.cli.main import build_parser
+
+
+@pytest.mark.parametrize(
+    ("argv", "dest"),
+    [
+        (["score", "--task", "r2r", "--predictions", "p.json", "--data-root=~/vln"], "data_root"),
+        (["score", "--task", "r2r", "--predictions", "p.json", "--graphs=~/vln/g"], "graphs"),
+        (["run", "--task", "r2r", "--agent", "random", "--out", "o", "--data-root=~/vln"],
+         "data_root"),
+        (["data", "list", "--data-root=~/vln"], "data_root"),
+        (["data", "fetch", "r2r", "--data-root=~/vln"], "data_root"),
+    ],
+)  # fmt: skip
+def test_folder_options_expand_the_home_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], dest: str
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    args = build_parser().parse_args(argv)
+    expected = tmp_path / "vln" / ("g" if dest == "graphs" else "")
+    assert getattr(args, dest) == expected
+
+
+def test_an_unset_folder_option_stays_unset() -> None:
+    args = build_parser().parse_args(["score", "--task", "r2r", "--predictions", "p.json"])
+    assert args.data_root is None and args.graphs is None
