@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import glob
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 from vlneval.cli.common import err, given_task_options, print_table, summary_kind
 from vlneval.cli.scoring import declared_for, emit_scored, open_scorer, scored_plan
 from vlneval.distributed.merge import is_card
-from vlneval.distributed.sweep import natural_order
+from vlneval.distributed.sweep import expand_files
 from vlneval.errors import HiddenSplitError, InvalidInputError, VLNEvalError
 from vlneval.io import clip
 from vlneval.reports.terminal import (
@@ -52,31 +51,6 @@ def _predictions(args: argparse.Namespace) -> list[str]:
         split = args.split or task.default_split
         return [str(demo_root() / task.folder / f"predictions_{split}.json")]
     raise VLNEvalError("--predictions FILE is required (only the demo task has a default)")
-
-
-def _given(paths: list[str], option: str = "--predictions") -> tuple[list[str], bool]:
-    """The files of ``--predictions`` (or of ``option``: ``sweep plan --checkpoints``; a quoted
-    pattern such as ``'ckpt/*.json'`` expanded here, in natural order: ``ckpt_20`` before
-    ``ckpt_100``, see :func:`~vlneval.distributed.sweep.natural_order`) and whether they make a
-    sweep: several paths or any pattern, so that the ``--json`` list does not turn into one
-    object when a pattern matches one file.
-
-    Raises:
-        VLNEvalError: a pattern matches no file.
-    """
-
-    out: list[str] = []
-    patterns = 0
-    for p in paths:
-        if not any(c in p for c in "*?[") or Path(p).exists():
-            out.append(p)
-            continue
-        matched = sorted(glob.glob(p, recursive=True))
-        if not matched:
-            raise VLNEvalError(f"{option} {p}: no file matches this pattern")
-        out += [matched[k] for k in natural_order(matched)]
-        patterns += 1
-    return out, patterns > 0 or len(paths) > 1
 
 
 def _skipped_cards(paths: list[str]) -> dict[int, str]:
@@ -177,7 +151,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     """Scores one file or several (one process, the split loaded once), prints the table,
     writes the requested files; several files with a bad one: the others are scored, exit 2."""
     plan = scored_plan(args)  # a bad output is refused before anything is scored
-    given, sweep = _given(_predictions(args))
+    given, sweep = expand_files(_predictions(args))
     skipped = _skipped_cards(given) | _skipped_outputs(given, plan) | _skipped_repeats(given)
     paths = _without_skipped(given, skipped)
     with open_scorer(args) as scorer:

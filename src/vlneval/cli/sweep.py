@@ -12,11 +12,17 @@ from typing import Any
 from vlneval.cli.common import err
 from vlneval.cli.main import build_parser, main
 from vlneval.cli.run_common import check_numbers
-from vlneval.cli.score import _given
 from vlneval.cli.scoring import scorer_on_first_use
 from vlneval.diagnostics import column_intervals, path_groups
 from vlneval.distributed.checkpoint import check_checkpoint_use, parse_agent_args
-from vlneval.distributed.sweep import array_ranges, plan_units, read_units, unit_status, write_units
+from vlneval.distributed.sweep import (
+    array_ranges,
+    expand_files,
+    plan_units,
+    read_units,
+    unit_status,
+    write_units,
+)
 from vlneval.distributed.sweep_report import (
     selection,
     selection_note,
@@ -75,7 +81,7 @@ def _array_line(units_file: str, pending: list[int], throttle: int | None) -> st
 def cmd_plan(args: argparse.Namespace) -> int:
     """Writes the units; prints the sbatch line (stdout) and the loop alternative (stderr)."""
     command = [c for c in args.command if c != "--"] if args.command[:1] == ["--"] else args.command
-    checkpoints = _given(args.checkpoints, "--checkpoints")[0] if args.checkpoints else []
+    checkpoints = expand_files(args.checkpoints, "--checkpoints")[0] if args.checkpoints else []
     _check_runnable(_run_args(command), checkpoints, args.seeds, agent=not args.no_agent_check)
     units = plan_units(command, checkpoints=checkpoints or [None], seeds=args.seeds,
                        shards=args.shards, runs_dir=args.runs_dir)  # fmt: skip

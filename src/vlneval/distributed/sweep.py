@@ -10,6 +10,7 @@ Unit ``k`` is line ``k`` of the units file, and the SLURM array task id is the u
 
 from __future__ import annotations
 
+import glob
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -34,6 +35,7 @@ __all__ = [
     "checkpoint_names",
     "checkpoint_step",
     "natural_order",
+    "expand_files",
     "RESERVED",
 ]
 
@@ -133,6 +135,41 @@ def natural_order(names: Sequence[str | None]) -> list[int]:
         ranked = iter(sorted(numbered, key=lambda k: _natural_key(files[k])))
         order += [next(ranked) if k in numbered else k for k in group]
     return order
+
+
+def expand_files(paths: Sequence[str], option: str = "--predictions") -> tuple[list[str], bool]:
+    """The files ``paths`` name (of ``--predictions``, or of ``option``: ``sweep plan
+    --checkpoints``), each quoted pattern such as ``'ckpt/*.json'`` expanded in natural order
+    (:func:`natural_order`: ``ckpt_20`` before ``ckpt_100``), and whether they make a sweep:
+    several paths or any pattern, so that a ``--json`` list does not turn into one object when
+    a pattern matches one file. A path that exists is taken as written, brackets and all.
+
+    Example:
+        >>> import os, tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> for name in ("ckpt_100.json", "ckpt_20.json"):
+        ...     open(os.path.join(folder, name), "w").close()
+        >>> files, sweep = expand_files([os.path.join(folder, "ckpt_*.json")])
+        >>> [os.path.basename(f) for f in files], sweep
+        (['ckpt_20.json', 'ckpt_100.json'], True)
+        >>> expand_files(["preds.json"])
+        (['preds.json'], False)
+
+    Raises:
+        VLNEvalError: a pattern matches no file.
+    """
+    out: list[str] = []
+    patterns = 0
+    for p in paths:
+        if not any(c in p for c in "*?[") or Path(p).exists():
+            out.append(p)
+            continue
+        matched = sorted(glob.glob(p, recursive=True))
+        if not matched:
+            raise VLNEvalError(f"{option} {p}: no file matches this pattern")
+        out += [matched[k] for k in natural_order(matched)]
+        patterns += 1
+    return out, patterns > 0 or len(paths) > 1
 
 
 def _natural_key(name: str) -> tuple[str | int, ...]:
