@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.hanna.fixture import RUNS, make_root, predictions
+from tests.tasks.hanna.fixture import RUNS, make_root, predictions
 
 from vlneval.cli.main import main
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.vlnce.helpers import steps, write_split
+from tests.tasks.vlnce.helpers import steps, write_split
 
 from vlneval.cli.main import main
 from vlneval.io import to_json_bytes

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from tests.fixtures import preds, square_root, write_json
-from tests.touchdown.fixture import make_root, route
+from tests.tasks.touchdown.fixture import make_root, route
 
 from vlneval.cli.main import main
 from vlneval.tasks.base import Task

@@ -151,7 +151,7 @@ def test_continuous_run_refuses_graph_only_options(
 
 
 def test_score_takes_the_unreachable_policy_as_a_task_option(tmp_path: Path) -> None:
-    from tests.vlnce.helpers import steps, write_split
+    from tests.tasks.vlnce.helpers import steps, write_split
 
     episodes, _ = write_split(tmp_path)
     line = [[0.0, 0.0, -float(k)] for k in range(5)]

@@ -105,7 +105,7 @@ def test_real_seq2seq_outcomes_with_step_limit(
 def test_skip_summaries_refused_for_a_task_whose_reader_cannot_skip(tmp_path: Path) -> None:
     """The refusal names the task as registered (``touchdown-sdr``), whatever case it was typed
     in (Touchdown navigation, with its own scorer too, skips summary records)."""
-    from tests.touchdown.fixture import SDR, make_root, nav, write
+    from tests.tasks.touchdown.fixture import SDR, make_root, nav, write
 
     scorer = Scorer("TouchDown-SDR", "dev", root=make_root(tmp_path / "root"))
     with pytest.raises(VLNEvalError) as exc:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.touchdown.fixture import ROUTES, make_root
+from tests.tasks.touchdown.fixture import ROUTES, make_root
 from vlneval.envs.loading import load_episodes
 from vlneval.envs.registration import make_env
 from vlneval.errors import MissingDataError, UnknownNameError, VLNEvalError

@@ -73,7 +73,7 @@ def test_options_are_checked_at_construction() -> None:
 def test_tasks_with_their_own_reader_read_records_too(tmp_path: Path) -> None:
     """HANNA (like every task, see tests/tasks/test_inputs.py) reads records, checked as the
     file's records are: the problem is named with the episode and field, source <records>."""
-    from tests.hanna.fixture import make_root
+    from tests.tasks.hanna.fixture import make_root
 
     scorer = Scorer("hanna", root=make_root(tmp_path / "root"))
     with pytest.raises(

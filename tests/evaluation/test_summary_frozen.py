@@ -41,7 +41,7 @@ def _r2r_real(tmp: Path) -> list[str]:
 
 
 def _ndh(tmp: Path) -> list[str]:
-    from tests.cvdn.fixture import make_root, predictions
+    from tests.tasks.cvdn.fixture import make_root, predictions
 
     root = make_root(tmp / "root")
     return ["--task", "ndh", "--split", "val_seen", "--data-root", str(root),
@@ -49,7 +49,7 @@ def _ndh(tmp: Path) -> list[str]:
 
 
 def _hanna(tmp: Path, asks: bool = True) -> list[str]:
-    from tests.hanna.fixture import RUNS, make_root, predictions
+    from tests.tasks.hanna.fixture import RUNS, make_root, predictions
 
     root = make_root(tmp / "root")
     runs = RUNS if asks else {k: (v, None) for k, (v, _) in RUNS.items()}
@@ -57,14 +57,14 @@ def _hanna(tmp: Path, asks: bool = True) -> list[str]:
 
 
 def _touchdown(tmp: Path) -> list[str]:
-    from tests.touchdown.fixture import make_root, nav
+    from tests.tasks.touchdown.fixture import make_root, nav
 
     root = make_root(tmp / "root")
     return ["--task", "touchdown", "--data-root", str(root), "--predictions", str(nav(tmp))]
 
 
 def _touchdown_sdr(tmp: Path) -> list[str]:
-    from tests.touchdown.fixture import SDR, make_root, write
+    from tests.tasks.touchdown.fixture import SDR, make_root, write
 
     root = make_root(tmp / "root")
     return ["--task", "touchdown-sdr", "--data-root", str(root),
@@ -72,7 +72,7 @@ def _touchdown_sdr(tmp: Path) -> list[str]:
 
 
 def _reverie(tmp: Path) -> list[str]:
-    from tests.reverie.reverie_fixtures import dump, rev_preds, reverie_root
+    from tests.tasks.reverie.reverie_fixtures import dump, rev_preds, reverie_root
 
     hand = {
         "1_7_0": (["S", "A", "B"], 7),
@@ -87,7 +87,7 @@ def _reverie(tmp: Path) -> list[str]:
 
 
 def _soon(tmp: Path) -> list[str]:
-    from tests.soon.soon_fixtures import dump, soon_preds, soon_root
+    from tests.tasks.soon.soon_fixtures import dump, soon_preds, soon_root
 
     root = soon_root(tmp / "root")
     preds = dump(tmp / "preds.json", soon_preds())
@@ -96,7 +96,7 @@ def _soon(tmp: Path) -> list[str]:
 
 
 def _vlnce(tmp: Path, carried: bool = True) -> list[str]:
-    from tests.vlnce.helpers import steps, write_split
+    from tests.tasks.vlnce.helpers import steps, write_split
 
     episodes, _ = write_split(tmp)
     line = [[0.0, 0.0, -float(k)] for k in range(5)]

@@ -29,7 +29,7 @@ def _r2r(tmp: Path) -> Any:
 
 
 def _rxr(tmp: Path) -> Any:
-    from tests.core.test_rxr import _root
+    from tests.tasks.r2r.test_rxr import _root
 
     p = tmp / "preds.jsonl"
     p.write_text(
@@ -40,32 +40,32 @@ def _rxr(tmp: Path) -> Any:
 
 
 def _ndh(tmp: Path) -> Any:
-    from tests.cvdn.fixture import make_root, predictions
+    from tests.tasks.cvdn.fixture import make_root, predictions
 
     return evaluate("ndh", "val_seen", predictions(tmp), root=make_root(tmp / "root"))
 
 
 def _hanna(tmp: Path) -> Any:
-    from tests.hanna.fixture import make_root, predictions
+    from tests.tasks.hanna.fixture import make_root, predictions
 
     return evaluate("hanna", "val_unseen", predictions(tmp), root=make_root(tmp / "root"))
 
 
 def _touchdown(tmp: Path) -> Any:
-    from tests.touchdown.fixture import make_root, nav
+    from tests.tasks.touchdown.fixture import make_root, nav
 
     return evaluate("touchdown", "dev", nav(tmp), root=make_root(tmp / "root"))
 
 
 def _touchdown_sdr(tmp: Path) -> Any:
-    from tests.touchdown.fixture import SDR, make_root, write
+    from tests.tasks.touchdown.fixture import SDR, make_root, write
 
     return evaluate("touchdown-sdr", "dev", write(tmp, SDR), root=make_root(tmp / "root"))
 
 
 def _reverie(tmp: Path) -> Any:
-    from tests.reverie.reverie_fixtures import dump, rev_preds, reverie_root
-    from tests.reverie.test_reverie_scoring import HAND
+    from tests.tasks.reverie.reverie_fixtures import dump, rev_preds, reverie_root
+    from tests.tasks.reverie.test_reverie_scoring import HAND
 
     p = dump(tmp / "preds.json", rev_preds(HAND, "predObjId"))
     root = reverie_root(tmp / "root")
@@ -73,14 +73,14 @@ def _reverie(tmp: Path) -> Any:
 
 
 def _soon(tmp: Path) -> Any:
-    from tests.soon.soon_fixtures import dump, soon_preds, soon_root
+    from tests.tasks.soon.soon_fixtures import dump, soon_preds, soon_root
 
     p = dump(tmp / "preds.json", soon_preds())
     return evaluate("soon", "val", p, root=soon_root(tmp / "root"))
 
 
 def _vlnce(tmp: Path) -> Any:
-    from tests.vlnce.helpers import steps, write_split
+    from tests.tasks.vlnce.helpers import steps, write_split
 
     from vlneval.tasks.profiles import get_profile
     from vlneval.tasks.vlnce.format import load_vlnce, parse_ce_predictions

@@ -120,7 +120,7 @@ def test_leaderboard_ranks_the_best_value_first(label: str) -> None:
 
 def test_touchdown_comparison_with_a_lower_spd_reports_b_better(tmp_path: Path) -> None:
     """The issue's bug, end to end: B stops on the goal where A stopped two hops away."""
-    from tests.touchdown.fixture import RUNS, make_root, nav
+    from tests.tasks.touchdown.fixture import RUNS, make_root, nav
 
     root = make_root(tmp_path / "root")
     (tmp_path / "a").mkdir()

@@ -37,7 +37,7 @@ def _r2r(tmp: Path) -> list[str]:
 
 
 def _rxr(tmp: Path) -> list[str]:
-    from tests.core.test_rxr import _root
+    from tests.tasks.r2r.test_rxr import _root
 
     p = tmp / "preds.jsonl"
     p.write_text(
@@ -48,36 +48,36 @@ def _rxr(tmp: Path) -> list[str]:
 
 
 def _ndh(tmp: Path) -> list[str]:
-    from tests.cvdn.fixture import make_root, predictions
+    from tests.tasks.cvdn.fixture import make_root, predictions
 
     root, p = make_root(tmp / "root"), predictions(tmp)
     return _cli("ndh", "val_seen", p, root)
 
 
 def _hanna(tmp: Path) -> list[str]:
-    from tests.hanna.fixture import make_root, predictions
+    from tests.tasks.hanna.fixture import make_root, predictions
 
     root, p = make_root(tmp / "root"), predictions(tmp)
     return _cli("hanna", "val_unseen", p, root)
 
 
 def _touchdown(tmp: Path) -> list[str]:
-    from tests.touchdown.fixture import make_root, nav
+    from tests.tasks.touchdown.fixture import make_root, nav
 
     root, p = make_root(tmp / "root"), nav(tmp)
     return _cli("touchdown", "dev", p, root)
 
 
 def _touchdown_sdr(tmp: Path) -> list[str]:
-    from tests.touchdown.fixture import SDR, make_root, write
+    from tests.tasks.touchdown.fixture import SDR, make_root, write
 
     root, p = make_root(tmp / "root"), write(tmp, SDR)
     return _cli("touchdown-sdr", "dev", p, root, "--subset")
 
 
 def _reverie(tmp: Path) -> list[str]:
-    from tests.reverie.reverie_fixtures import dump, rev_preds, reverie_root
-    from tests.reverie.test_reverie_scoring import HAND
+    from tests.tasks.reverie.reverie_fixtures import dump, rev_preds, reverie_root
+    from tests.tasks.reverie.test_reverie_scoring import HAND
 
     p = dump(tmp / "preds.json", rev_preds(HAND, "predObjId"))
     root = reverie_root(tmp / "root")
@@ -85,14 +85,14 @@ def _reverie(tmp: Path) -> list[str]:
 
 
 def _soon(tmp: Path) -> list[str]:
-    from tests.soon.soon_fixtures import dump, soon_preds, soon_root
+    from tests.tasks.soon.soon_fixtures import dump, soon_preds, soon_root
 
     p, root = dump(tmp / "preds.json", soon_preds()), soon_root(tmp / "root")
     return _cli("soon", "val", p, root)
 
 
 def _vlnce(tmp: Path) -> list[str]:
-    from tests.vlnce.helpers import steps, write_split
+    from tests.tasks.vlnce.helpers import steps, write_split
 
     episodes, gt = write_split(tmp)
     line = [[0.0, 0.0, -float(k)] for k in range(5)]
@@ -199,7 +199,7 @@ def test_touchdown_sdr_real_subset_report(data_root: Path, tmp_path: Path, capsy
 
 def test_touchdown_comparison_report(tmp_path: Path, capsys: Capture) -> None:
     """With a baseline, the breakdowns show the baseline's TC (Touchdown has no SR)."""
-    from tests.touchdown.fixture import ROUTES, nav
+    from tests.tasks.touchdown.fixture import ROUTES, nav
 
     (tmp_path / "ref").mkdir()
     reference = nav(tmp_path / "ref", {r["route_id"]: r["route_panoids"] for r in ROUTES})

@@ -99,7 +99,7 @@ def test_report_compare_names_same_named_files_by_their_folders(
 
 
 def test_na_metrics_say_why_on_the_page(tmp_path: Path, capsys: Capture) -> None:
-    from tests.hanna.fixture import RUNS, make_root, predictions
+    from tests.tasks.hanna.fixture import RUNS, make_root, predictions
 
     root = make_root(tmp_path / "root")
     preds = predictions(tmp_path, {k: (v, None) for k, (v, _) in RUNS.items()})

@@ -127,7 +127,7 @@ def test_report_by_scan_names_the_cluster_test(house: House, tmp_path: Path) -> 
 
 
 def test_touchdown_report_names_its_units_and_breakdowns(tmp_path: Path) -> None:
-    from tests.touchdown.fixture import make_root, nav
+    from tests.tasks.touchdown.fixture import make_root, nav
 
     root, p, out = make_root(tmp_path / "root"), nav(tmp_path), tmp_path / "td.html"
     code = main([

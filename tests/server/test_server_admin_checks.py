@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.test_hidden_splits import CASES, broken_test_root
 from tests.server.conftest import Server
+from tests.tasks.test_hidden_splits import CASES, broken_test_root
 from vlneval.errors import HiddenSplitError, InvalidInputError, UnknownNameError, VLNEvalError
 from vlneval.server.services import admin
 from vlneval.tasks import get_task

@@ -52,7 +52,7 @@ def test_a_phase_refuses_a_distance_source_other_than_its_own(
 
 
 def test_a_phase_without_graphs_is_refused(srv: Any, tmp_path: Path, monkeypatch: Any) -> None:
-    from tests.vlnce.helpers import write_split
+    from tests.tasks.vlnce.helpers import write_split
 
     monkeypatch.delenv("VLNEVAL_DATA", raising=False)
     (tmp_path / "split").mkdir()

@@ -330,7 +330,7 @@ def test_a_touchdown_sdr_phase_names_no_panorama_by_whether_it_shows_the_target(
 ):
     """Which panoramas show the target is a label (fixture: 3 of the 9 route/panorama pairs):
     the phase asks for all 9, and neither a refusal nor a result counts or names the others."""
-    from tests.touchdown.fixture import make_root
+    from tests.tasks.touchdown.fixture import make_root
 
     srv = sqlite_server
     root = make_root(tmp_path / "root")
@@ -355,7 +355,7 @@ def test_a_touchdown_sdr_phase_names_no_panorama_by_whether_it_shows_the_target(
 
 def test_a_touchdown_sdr_phase_counts_the_pairs_a_submission_must_hold(sqlite_server, tmp_path):
     """The fixture's 3 routes: 9 (route, panorama) pairs asked for, 3 of them labelled."""
-    from tests.touchdown.fixture import make_root
+    from tests.tasks.touchdown.fixture import make_root
 
     srv = sqlite_server
     root = make_root(tmp_path / "root")

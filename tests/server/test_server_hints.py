@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from tests.cvdn.fixture import TRAJECTORIES
-from tests.cvdn.fixture import make_root as cvdn_root
 from tests.fixtures import preds, square_root, write_json
-from tests.hanna.fixture import RUNS as HANNA_RUNS
-from tests.hanna.fixture import make_root as hanna_root
-from tests.hanna.fixture import record as hanna_record
-from tests.soon.soon_fixtures import entry, soon_preds, soon_root
-from tests.touchdown.fixture import RUNS, SDR
-from tests.touchdown.fixture import make_root as touchdown_root
-from tests.vlnce.helpers import steps, write_split
+from tests.tasks.cvdn.fixture import TRAJECTORIES
+from tests.tasks.cvdn.fixture import make_root as cvdn_root
+from tests.tasks.hanna.fixture import RUNS as HANNA_RUNS
+from tests.tasks.hanna.fixture import make_root as hanna_root
+from tests.tasks.hanna.fixture import record as hanna_record
+from tests.tasks.soon.soon_fixtures import entry, soon_preds, soon_root
+from tests.tasks.touchdown.fixture import RUNS, SDR
+from tests.tasks.touchdown.fixture import make_root as touchdown_root
+from tests.tasks.vlnce.helpers import steps, write_split
 from vlneval.errors import InvalidInputError, Problem, VLNEvalError, hint, hinted
 from vlneval.evaluation import evaluate
 from vlneval.server.services.scoring import _sanitise

@@ -60,7 +60,7 @@ def test_a_metric_the_task_does_not_produce_is_refused() -> None:
 
 
 def test_a_touchdown_sdr_phase_lists_and_ranks_its_own_metrics(sqlite_server, tmp_path) -> None:
-    from tests.touchdown.fixture import make_root
+    from tests.tasks.touchdown.fixture import make_root
 
     server = sqlite_server
     root = make_root(tmp_path / "root")
@@ -93,7 +93,7 @@ def test_a_stored_phase_ranked_by_a_metric_its_task_lacks_is_repaired_on_start(
     the server ranks it by SDR@40, in the database itself, and a second start changes nothing."""
     from fastapi.testclient import TestClient
 
-    from tests.touchdown.fixture import make_root
+    from tests.tasks.touchdown.fixture import make_root
     from vlneval.server.app import create_app
     from vlneval.server.models import Phase, Result
 

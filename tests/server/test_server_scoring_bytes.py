@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hanna.fixture import make_root, predictions
+from tests.tasks.hanna.fixture import make_root, predictions
 from vlneval.evaluation import Scorer
 from vlneval.server.models import FAILED, FINISHED
 from vlneval.server.services.scoring import PhaseSpec, load_phase_data, score_file
@@ -115,7 +115,7 @@ def test_a_phase_stored_without_a_file_checks_its_data_versions_file(
 ) -> None:
     """A REVERIE v1 phase with no file recorded checks and redacts the v1 file, as its scorer
     and ``vlneval admin create-phase`` find it, not the default (v2) release's."""
-    from tests.reverie.reverie_fixtures import reverie_root
+    from tests.tasks.reverie.reverie_fixtures import reverie_root
 
     root = reverie_root(tmp_path / "root")
     monkeypatch.setenv("VLNEVAL_DATA", str(root))

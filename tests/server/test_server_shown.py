@@ -101,7 +101,7 @@ def test_a_touchdown_sdr_result_counts_the_pairs_asked_for_not_the_labelled_ones
 ) -> None:
     """The fixture asks for 9 (route, panorama) pairs and scores the 3 labelled ones: the team
     and the board see 9, the count the team already knows."""
-    from tests.touchdown.fixture import make_root
+    from tests.tasks.touchdown.fixture import make_root
 
     srv = sqlite_server
     root = make_root(tmp_path / "root")
@@ -286,7 +286,7 @@ def test_a_touchdown_sdr_phase_stored_with_its_labelled_count_is_repaired_at_sta
     ones: the start-up repair counts the 9 asked for, once, and says so in one line."""
     import logging
 
-    from tests.touchdown.fixture import make_root
+    from tests.tasks.touchdown.fixture import make_root
     from vlneval.server.app import create_app
     from vlneval.server.models import Phase
 

@@ -126,13 +126,13 @@ def _rxr_good(root: Path, tmp: Path) -> Path:
 
 
 def _soon_root(tmp: Path) -> Path:
-    from tests.soon.soon_fixtures import soon_root
+    from tests.tasks.soon.soon_fixtures import soon_root
 
     return soon_root(tmp)
 
 
 def _soon_good(root: Path, tmp: Path) -> Path:
-    from tests.soon.soon_fixtures import soon_preds
+    from tests.tasks.soon.soon_fixtures import soon_preds
 
     out = tmp / "soon_preds.json"
     out.write_text(json.dumps(soon_preds()))
@@ -141,7 +141,7 @@ def _soon_good(root: Path, tmp: Path) -> Path:
 
 def _hanna_root(tmp: Path) -> Path:
     from tests.fixtures import write_json
-    from tests.hanna.fixture import TASKS, make_root
+    from tests.tasks.hanna.fixture import TASKS, make_root
 
     make_root(tmp)
     seen = [{**t, "path_id": t["path_id"] + 100} for t in TASKS]
@@ -150,7 +150,7 @@ def _hanna_root(tmp: Path) -> Path:
 
 
 def _hanna_good(root: Path, tmp: Path) -> Path:
-    from tests.hanna.fixture import RUNS, record
+    from tests.tasks.hanna.fixture import RUNS, record
 
     out = tmp / "hanna_preds.json"
     out.write_text(json.dumps([record(k, vps, asks) for k, (vps, asks) in RUNS.items()]))
@@ -537,7 +537,7 @@ def test_a_label_probe_on_reverie_is_answered_alike(
 def test_a_soon_file_for_another_split_is_told_which(srv: Server, tmp_path: Path) -> None:
     """SOON's episodes are ``"<instr_id>#<k>"`` (one per start) while its files name records by
     ``instr_id``: the split hint compares instruction ids."""
-    from tests.soon.soon_fixtures import EPISODES, soon_preds, soon_root
+    from tests.tasks.soon.soon_fixtures import EPISODES, soon_preds, soon_root
 
     renamed = [{**ep, "instr_id": f"v{ep['instr_id']}"} for ep in EPISODES]
     root = soon_root(tmp_path / "root", episodes=renamed)

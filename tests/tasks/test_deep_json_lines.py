@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.touchdown.fixture import RUNS, SDR, make_root
-from tests.vlnce.helpers import write_split
+from tests.tasks.touchdown.fixture import RUNS, SDR, make_root
+from tests.tasks.vlnce.helpers import write_split
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 from vlneval.tasks.r2r.rxr import load_rxr

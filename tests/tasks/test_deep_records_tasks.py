@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from tests.reverie.reverie_fixtures import rev_preds, reverie_root
-from tests.soon.soon_fixtures import soon_preds, soon_root
-from tests.touchdown.fixture import RUNS, make_root
-from tests.vlnce.helpers import write_split
+from tests.tasks.reverie.reverie_fixtures import rev_preds, reverie_root
+from tests.tasks.soon.soon_fixtures import soon_preds, soon_root
+from tests.tasks.touchdown.fixture import RUNS, make_root
+from tests.tasks.vlnce.helpers import write_split
 from vlneval.envs.continuous.spaces import Velocity, Waypoint
 from vlneval.envs.core import positive_steps
 from vlneval.errors import InvalidActionError, InvalidInputError, VLNEvalError

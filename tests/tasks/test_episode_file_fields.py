@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from tests.core.test_rxr import _root as rxr_root
-from tests.cvdn import fixture as ndh
-from tests.hanna import fixture as hanna
+from tests.tasks.cvdn import fixture as ndh
+from tests.tasks.hanna import fixture as hanna
+from tests.tasks.r2r.test_rxr import _root as rxr_root
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.reverie.reverie_fixtures import reverie_root
-from tests.soon.soon_fixtures import soon_root
+from tests.tasks.reverie.reverie_fixtures import reverie_root
+from tests.tasks.soon.soon_fixtures import soon_root
 from vlneval.tasks.reverie.format import ReverieEpisodes, load_reverie
 from vlneval.tasks.soon.format import SoonEpisodes, load_soon
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.core.test_rxr import _root as rxr_root
-from tests.cvdn.fixture import TRAJECTORIES, make_root
+from tests.tasks.cvdn.fixture import TRAJECTORIES, make_root
+from tests.tasks.r2r.test_rxr import _root as rxr_root
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 from vlneval.tasks.common.root import demo_root

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.fixtures import square_root
-from tests.vlnce.helpers import steps, write_split
+from tests.tasks.vlnce.helpers import steps, write_split
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 from vlneval.tasks.vlnce.format import load_vlnce, parse_ce_predictions

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 import vlneval
-from tests.soon.soon_fixtures import dump, soon_preds, soon_root
-from tests.vlnce.helpers import write_split
+from tests.tasks.soon.soon_fixtures import dump, soon_preds, soon_root
+from tests.tasks.vlnce.helpers import write_split
 from vlneval.cli.main import main
 from vlneval.errors import InvalidInputError
 from vlneval.tasks.common.root import demo_root

@@ -359,7 +359,7 @@ def test_an_integer_beyond_a_float_s_range_is_not_finite_not_a_crash(
             "heading is an integer of 351 digits, beyond a double's range (must be finite)"
         ]
         return
-    from tests.vlnce.helpers import write_split
+    from tests.tasks.vlnce.helpers import write_split
 
     episodes, _ = write_split(tmp_path)
     steps = [{"position": [0.0, 0.0, 0.0], "heading": big, "stop": True}]

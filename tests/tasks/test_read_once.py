@@ -14,7 +14,7 @@ import pytest
 
 import vlneval.io.reader
 import vlneval.tasks.common.blind as blind
-from tests.reverie.reverie_fixtures import reverie_root
+from tests.tasks.reverie.reverie_fixtures import reverie_root
 from vlneval.errors import InvalidInputError, MissingDataError, Problem
 from vlneval.tasks import get_profile, get_task
 from vlneval.tasks.base import Task

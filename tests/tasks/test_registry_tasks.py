@@ -37,7 +37,7 @@ def _r2r_family(tmp: Path) -> tuple[str, dict[str, Any], Path]:
 
 
 def _rxr(tmp: Path) -> tuple[str, dict[str, Any], Path]:
-    from tests.core.test_rxr import _root
+    from tests.tasks.r2r.test_rxr import _root
 
     p = tmp / "preds.jsonl"
     p.write_text(
@@ -48,45 +48,45 @@ def _rxr(tmp: Path) -> tuple[str, dict[str, Any], Path]:
 
 
 def _ndh(tmp: Path) -> tuple[str, dict[str, Any], Path]:
-    from tests.cvdn.fixture import make_root, predictions
+    from tests.tasks.cvdn.fixture import make_root, predictions
 
     return "val_seen", {"root": make_root(tmp / "root")}, predictions(tmp)
 
 
 def _hanna(tmp: Path) -> tuple[str, dict[str, Any], Path]:
-    from tests.hanna.fixture import make_root, predictions
+    from tests.tasks.hanna.fixture import make_root, predictions
 
     return "val_unseen", {"root": make_root(tmp / "root")}, predictions(tmp)
 
 
 def _touchdown(tmp: Path) -> tuple[str, dict[str, Any], Path]:
-    from tests.touchdown.fixture import make_root, nav
+    from tests.tasks.touchdown.fixture import make_root, nav
 
     return "dev", {"root": make_root(tmp / "root")}, nav(tmp)
 
 
 def _touchdown_sdr(tmp: Path) -> tuple[str, dict[str, Any], Path]:
-    from tests.touchdown.fixture import SDR, make_root, write
+    from tests.tasks.touchdown.fixture import SDR, make_root, write
 
     return "dev", {"root": make_root(tmp / "root")}, write(tmp, SDR)
 
 
 def _reverie(tmp: Path) -> tuple[str, dict[str, Any], Path]:
-    from tests.reverie.reverie_fixtures import dump, rev_preds, reverie_root
-    from tests.reverie.test_reverie_scoring import HAND
+    from tests.tasks.reverie.reverie_fixtures import dump, rev_preds, reverie_root
+    from tests.tasks.reverie.test_reverie_scoring import HAND
 
     p = dump(tmp / "preds.json", rev_preds(HAND, "predObjId"))
     return "val", {"root": reverie_root(tmp / "root"), "data_version": "v1"}, p
 
 
 def _soon(tmp: Path) -> tuple[str, dict[str, Any], Path]:
-    from tests.soon.soon_fixtures import dump, soon_preds, soon_root
+    from tests.tasks.soon.soon_fixtures import dump, soon_preds, soon_root
 
     return "val", {"root": soon_root(tmp / "root")}, dump(tmp / "preds.json", soon_preds())
 
 
 def _vlnce(tmp: Path) -> tuple[str, dict[str, Any], Path]:
-    from tests.vlnce.helpers import steps, write_split
+    from tests.tasks.vlnce.helpers import steps, write_split
 
     episodes_file, gt_file = write_split(tmp)
     line = [[0.0, 0.0, -float(k)] for k in range(5)]

@@ -40,14 +40,14 @@ REVERIE = {
 
 
 def _reverie(tmp: Path, objects: bool = True) -> tuple[str, str, Path, list[Any], dict[str, Any]]:
-    from tests.reverie.reverie_fixtures import rev_preds, reverie_root
+    from tests.tasks.reverie.reverie_fixtures import rev_preds, reverie_root
 
     entries = {k: (v, o if objects else ...) for k, (v, o) in REVERIE.items()}
     return "reverie", "val", reverie_root(tmp / "root"), rev_preds(entries), {"data_version": "v1"}
 
 
 def _ndh(tmp: Path) -> tuple[str, str, Path, list[Any], dict[str, Any]]:
-    from tests.cvdn.fixture import TRAJECTORIES, make_root
+    from tests.tasks.cvdn.fixture import TRAJECTORIES, make_root
 
     records = [
         {"inst_idx": k, "trajectory": [[v, 0.0, 0.0] for v in vps]}
@@ -57,20 +57,20 @@ def _ndh(tmp: Path) -> tuple[str, str, Path, list[Any], dict[str, Any]]:
 
 
 def _hanna(tmp: Path) -> tuple[str, str, Path, list[Any], dict[str, Any]]:
-    from tests.hanna.fixture import RUNS, make_root, record
+    from tests.tasks.hanna.fixture import RUNS, make_root, record
 
     records = [record(k, v, a) for k, (v, a) in RUNS.items()]  # with agent_ask: pre-checked
     return "hanna", "val_unseen", make_root(tmp / "root"), records, {}
 
 
 def _soon(tmp: Path) -> tuple[str, str, Path, list[Any], dict[str, Any]]:
-    from tests.soon.soon_fixtures import soon_preds, soon_root
+    from tests.tasks.soon.soon_fixtures import soon_preds, soon_root
 
     return "soon", "val", soon_root(tmp / "root"), soon_preds(), {}
 
 
 def _touchdown(tmp: Path) -> tuple[str, str, Path, list[Any], dict[str, Any]]:
-    from tests.touchdown.fixture import RUNS, make_root
+    from tests.tasks.touchdown.fixture import RUNS, make_root
 
     records = [{"route_id": k, "trajectory": v} for k, v in RUNS.items()]
     return "touchdown", "dev", make_root(tmp / "root"), records, {}
@@ -171,7 +171,7 @@ def test_which_tasks_refuse() -> None:
 
 
 def test_refused_before_reading_named_as_registered(tmp_path: Path) -> None:
-    from tests.touchdown.fixture import make_root
+    from tests.tasks.touchdown.fixture import make_root
 
     scorer = Scorer("TouchDown-SDR", "dev", root=make_root(tmp_path / "root"))
     with pytest.raises(VLNEvalError) as info:  # the file does not exist: never read
@@ -182,7 +182,7 @@ def test_refused_before_reading_named_as_registered(tmp_path: Path) -> None:
 def test_r2r_ce_refuses_from_the_library_and_the_command_line(
     tmp_path: Path, capsys: Capture
 ) -> None:
-    from tests.vlnce.helpers import steps, write_split
+    from tests.tasks.vlnce.helpers import steps, write_split
 
     episodes, _ = write_split(tmp_path)
     preds = tmp_path / "ce.json"
@@ -200,8 +200,8 @@ def test_r2r_ce_refuses_from_the_library_and_the_command_line(
 
 
 def test_refusing_readers_never_suggest_the_option(tmp_path: Path) -> None:
-    from tests.touchdown.fixture import SDR, make_root
-    from tests.vlnce.helpers import steps, write_split
+    from tests.tasks.touchdown.fixture import SDR, make_root
+    from tests.tasks.vlnce.helpers import steps, write_split
 
     sdr = tmp_path / "sdr.json"
     sdr.write_text(json.dumps([{"pano": "main", "x": 1.0, "y": 2.0}, *SDR]))
@@ -220,7 +220,7 @@ def test_refusing_readers_never_suggest_the_option(tmp_path: Path) -> None:
 
 
 def test_several_files_are_refused_once_before_any_is_read(tmp_path: Path, capsys: Capture) -> None:
-    from tests.vlnce.helpers import write_split
+    from tests.tasks.vlnce.helpers import write_split
 
     episodes, _ = write_split(tmp_path)
     absent = [str(tmp_path / f"absent_{k}.json") for k in range(3)]  # never read
@@ -232,7 +232,7 @@ def test_several_files_are_refused_once_before_any_is_read(tmp_path: Path, capsy
 def test_the_blind_checks_skip_a_summary_only_when_asked(tmp_path: Path) -> None:
     """Both blind checks (the public view, a task's own scorer on the public copy) take
     ``skip_summaries`` as scoring does: the suggestion without it, the warning with it."""
-    from tests.reverie.reverie_fixtures import reverie_root
+    from tests.tasks.reverie.reverie_fixtures import reverie_root
     from vlneval.tasks import get_profile
     from vlneval.tasks.common.blind import blind_check, open_blind, own_blind_check, public_view
     from vlneval.tasks.common.request import SplitRequest

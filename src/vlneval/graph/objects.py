@@ -15,7 +15,7 @@ box in the same view is occluded (spec/graphs.md).
 
 This follows the REVERIE paper's description; the code that made the released boxes is not
 public. Measured against all 10,567 released v1 BBox files with the centres of ``objpos.json``
-(38,258 listed objects; see :func:`agreement` and ``tests/reverie/test_object_geometry.py``):
+(38,258 listed objects; see :func:`agreement` and ``tests/tasks/reverie/test_object_geometry.py``):
 the projected centre lies in the released box for 89.2 % of the 44,899 boxes that do not touch
 the image border (median 11.6 px from the box centre); centre-only view prediction has
 precision 0.714 and recall 0.508 against ``visible_pos`` (an object spans more views than its

@@ -1,5 +1,5 @@
 """``vlneval run`` on SOON and HANNA: the run's records in each task's own prediction format,
-scored by its own scorer (tiny hand-built fixtures of tests/soon and tests/hanna)."""
+scored by its own scorer (tiny hand-built fixtures of tests/tasks/soon and tests/tasks/hanna)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.hanna.fixture import make_root as hanna_root
-from tests.soon.soon_fixtures import soon_root
+from tests.tasks.hanna.fixture import make_root as hanna_root
+from tests.tasks.soon.soon_fixtures import soon_root
 from vlneval.agents.baselines import ShortestAgent
 from vlneval.cli.main import main
 from vlneval.envs.graph.submission import task_records

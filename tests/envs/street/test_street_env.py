@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.touchdown.fixture import ROUTES, make_root, route
+from tests.tasks.touchdown.fixture import ROUTES, make_root, route
 from vlneval.agents.registry import get_agent
 from vlneval.agents.street import run_street
 from vlneval.cli.main import main

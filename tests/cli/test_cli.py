@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from tests.fixtures import preds, square_root, write_json
+
 from vlneval.cli.main import main
 from vlneval.tasks.common.root import demo_root
 from vlneval.tasks.demo.generate import generate

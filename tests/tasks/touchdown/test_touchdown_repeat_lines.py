@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.touchdown.fixture import ROUTES, RUNS, SDR, make_root, route
+from tests.tasks.touchdown.fixture import ROUTES, RUNS, SDR, make_root, route
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 

@@ -1,6 +1,6 @@
 """Every SOON rule of spec/benchmarks.md on a hand-built fixture in the official schema.
 
-Distances on the fixture graph (tests/soon/soon_fixtures.py): d(S,A) = d(A,B) = d(B,G) = d(S,G) = 4,
+Distances on the fixture graph (tests/tasks/soon/soon_fixtures.py): d(S,A) = d(A,B) = d(B,G) = d(S,G) = 4,
 d(G,N) = 2, d(S,B) = d(A,G) = 8, d(S,N) = 6.
 
 Hand-worked episodes (profile ``soon``):
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.soon.soon_fixtures import EPISODES, HAND, dump, entry, soon_preds, soon_root
+from tests.tasks.soon.soon_fixtures import EPISODES, HAND, dump, entry, soon_preds, soon_root
 from vlneval.errors import InvalidInputError, VLNEvalError
 from vlneval.evaluation import evaluate
 

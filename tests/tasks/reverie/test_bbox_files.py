@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from tests.reverie.reverie_fixtures import BOXES, write_boxes
+from tests.tasks.reverie.reverie_fixtures import BOXES, write_boxes
 from vlneval.errors import InvalidInputError, MissingDataError
 from vlneval.tasks.reverie import boxes as boxes_module
 from vlneval.tasks.reverie.boxes import find_boxes, load_boxes

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.cvdn.fixture import INSTANCES, TRAJECTORIES, instance, make_root
+from tests.tasks.cvdn.fixture import INSTANCES, TRAJECTORIES, instance, make_root
 from vlneval.errors import InvalidInputError, UnknownNameError, VLNEvalError
 from vlneval.evaluation import evaluate
 from vlneval.tasks.cvdn.score import JUMP

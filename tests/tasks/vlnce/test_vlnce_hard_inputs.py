@@ -10,7 +10,7 @@ from typing import cast
 import numpy as np
 import pytest
 
-from tests.vlnce.helpers import steps
+from tests.tasks.vlnce.helpers import steps
 from vlneval.errors import InvalidInputError
 from vlneval.io import to_json_bytes
 from vlneval.metrics.continuous import check_dtw_costs, fast_dtw, point_dtw

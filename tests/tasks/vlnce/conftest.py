@@ -1,4 +1,4 @@
-"""The tiny synthetic VLN-CE split of :mod:`tests.vlnce.helpers`, in a temporary folder."""
+"""The tiny synthetic VLN-CE split of :mod:`tests.tasks.vlnce.helpers`, in a temporary folder."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.vlnce.helpers import write_split
+from tests.tasks.vlnce.helpers import write_split
 
 
 @pytest.fixture()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.vlnce.helpers import steps
+from tests.tasks.vlnce.helpers import steps
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 

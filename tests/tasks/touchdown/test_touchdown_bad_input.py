@@ -9,7 +9,17 @@ from typing import Any
 
 import pytest
 
-from tests.touchdown.fixture import LINKS, NODES, ROUTES, RUNS, SDR, make_root, nav, route, write
+from tests.tasks.touchdown.fixture import (
+    LINKS,
+    NODES,
+    ROUTES,
+    RUNS,
+    SDR,
+    make_root,
+    nav,
+    route,
+    write,
+)
 from vlneval.errors import InvalidInputError, MissingDataError, UnknownNameError, VLNEvalError
 from vlneval.evaluation import evaluate
 from vlneval.graph.street import parse_street_graph

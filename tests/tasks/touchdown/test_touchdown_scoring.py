@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.touchdown.fixture import RUNS, SDR, make_root, nav, write
+from tests.tasks.touchdown.fixture import RUNS, SDR, make_root, nav, write
 from vlneval.cli.main import main
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.vlnce.helpers import episode, steps, write_split
+from tests.tasks.vlnce.helpers import episode, steps, write_split
 from vlneval.cli.main import main
 
 Capture = pytest.CaptureFixture[str]

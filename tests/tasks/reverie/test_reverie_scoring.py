@@ -1,6 +1,6 @@
 """Every REVERIE rule of spec/benchmarks.md on a tiny fixture, with values worked out by hand.
 
-Square graph S-A-B-G-S, 4 m edges (tests/reverie/reverie_fixtures.py). Object 7 is visible from B
+Square graph S-A-B-G-S, 4 m edges (tests/tasks/reverie/reverie_fixtures.py). Object 7 is visible from B
 and G, object 9 from G only (listed at A with no view), object 8 from S.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reverie.reverie_fixtures import dump, rev_preds, reverie_root
+from tests.tasks.reverie.reverie_fixtures import dump, rev_preds, reverie_root
 from vlneval.errors import InvalidInputError, MissingDataError, VLNEvalError
 from vlneval.evaluation import evaluate
 

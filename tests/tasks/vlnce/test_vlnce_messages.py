@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.vlnce.helpers import steps
+from tests.tasks.vlnce.helpers import steps
 from vlneval.errors import InvalidInputError
 from vlneval.tasks.vlnce.format import load_vlnce, parse_ce_predictions
 from vlneval.tasks.vlnce.score import _progress
@@ -181,7 +181,7 @@ def test_an_episode_file_s_duplicate_id_names_its_first_record(tmp_path: Path) -
     """A repeated episode_id is named as every reader names one (record_checks.UniqueIds): at
     the record that repeats it, with the record that gave it first; a malformed repeat is
     named for what is wrong with it, and a valid episode after them is still read."""
-    from tests.vlnce.helpers import episode
+    from tests.tasks.vlnce.helpers import episode
 
     bad = {**episode(1, -4.0), "start_position": None}
     eps = [episode(1, -4.0), episode(2, -4.0), episode(1, -2.0), bad, episode(3, -4.0)]

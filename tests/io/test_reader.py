@@ -595,7 +595,7 @@ def test_clip() -> None:
 
 
 def test_vlnce_predictions_with_a_repeated_episode_id_are_refused(tmp_path: Path) -> None:
-    from tests.vlnce.helpers import steps, write_split
+    from tests.tasks.vlnce.helpers import steps, write_split
     from vlneval.tasks.vlnce.format import load_vlnce, parse_ce_predictions
 
     episodes_file, _ = write_split(tmp_path)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.touchdown.fixture import LINKS, NODES
+from tests.tasks.touchdown.fixture import LINKS, NODES
 from vlneval.errors import InvalidInputError
 from vlneval.graph.street import parse_street_graph
 from vlneval.metrics import edit

@@ -1,6 +1,6 @@
 """An ``r2r-ce`` file is read by msgspec's typed decoding and checked over whole arrays; only a
 file the types or the checks refuse is read a step at a time, by the explaining pass, which
-names every problem (the messages are those of tests/vlnce's other files)."""
+names every problem (the messages are those of tests/tasks/vlnce's other files)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.vlnce.helpers import steps, write_split
+from tests.tasks.vlnce.helpers import steps, write_split
 from vlneval.errors import InvalidInputError
 from vlneval.tasks.vlnce import predictions
 from vlneval.tasks.vlnce.format import load_vlnce, parse_ce_predictions

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reverie.reverie_fixtures import reverie_root
+from tests.tasks.reverie.reverie_fixtures import reverie_root
 from vlneval.agents.registry import get_agent
 from vlneval.agents.rollout import run_agent
 from vlneval.cli.main import main

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.hanna.fixture import RUNS, SQRT20, TASKS, make_root, predictions, record, task
+from tests.tasks.hanna.fixture import RUNS, SQRT20, TASKS, make_root, predictions, record, task
 from vlneval.cli.main import main
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate

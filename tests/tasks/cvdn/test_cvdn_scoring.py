@@ -1,4 +1,4 @@
-"""NDH scoring rules on the hand-worked fixture (see tests/cvdn/fixture.py for the distances)."""
+"""NDH scoring rules on the hand-worked fixture (see tests/tasks/cvdn/fixture.py for the distances)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.cvdn.fixture import INSTANCES, TRAJECTORIES, instance, make_root, predictions, stringify
+from tests.tasks.cvdn.fixture import (
+    INSTANCES,
+    TRAJECTORIES,
+    instance,
+    make_root,
+    predictions,
+    stringify,
+)
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 

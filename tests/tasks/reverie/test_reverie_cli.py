@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.reverie.reverie_fixtures import dump, rev_preds, reverie_root
-from tests.reverie.test_reverie_scoring import HAND
-from tests.soon.soon_fixtures import soon_preds, soon_root
+from tests.tasks.reverie.reverie_fixtures import dump, rev_preds, reverie_root
+from tests.tasks.reverie.test_reverie_scoring import HAND
+from tests.tasks.soon.soon_fixtures import soon_preds, soon_root
 from vlneval.cli.main import main
 
 

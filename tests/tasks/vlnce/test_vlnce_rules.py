@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.vlnce.helpers import steps
+from tests.tasks.vlnce.helpers import steps
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 from vlneval.tasks.profiles import get_profile
@@ -245,7 +245,7 @@ def test_the_completeness_problem_names_an_id_not_in_the_split(
 
 
 def test_fastdtw_python_profile_gives_the_fallback_s_numbers(tmp_path: Path) -> None:
-    from tests.vlnce.helpers import episode
+    from tests.tasks.vlnce.helpers import episode
 
     # gt: 8 points 1 m apart along -z; agent P (5 points, radius 1): one level of halving.
     # The coarse path sends P's rows 0-3 through gt columns 0..7; P's last row (4) is the

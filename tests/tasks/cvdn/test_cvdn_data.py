@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.cvdn.fixture import DIALOG, INSTANCES, make_root, predictions, stringify
+from tests.tasks.cvdn.fixture import DIALOG, INSTANCES, make_root, predictions, stringify
 from vlneval.cli.main import main
 from vlneval.tasks import get_task
 from vlneval.tasks.cvdn.format import NDHEpisodes, load_ndh, ndh_instruction, trusted_path

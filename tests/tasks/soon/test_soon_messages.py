@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.soon.soon_fixtures import EPISODES, HAND, dump, soon_preds, soon_root
+from tests.tasks.soon.soon_fixtures import EPISODES, HAND, dump, soon_preds, soon_root
 from vlneval.errors import InvalidInputError
 from vlneval.evaluation import evaluate
 

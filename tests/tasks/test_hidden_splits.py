@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.cvdn.fixture import INSTANCES, make_root
 from tests.fixtures import square_root, write_json
-from tests.reverie.reverie_fixtures import reverie_root
-from tests.soon.soon_fixtures import soon_root
+from tests.tasks.cvdn.fixture import INSTANCES, make_root
+from tests.tasks.reverie.reverie_fixtures import reverie_root
+from tests.tasks.soon.soon_fixtures import soon_root
 from vlneval.errors import HiddenSplitError, InvalidInputError
 from vlneval.evaluation import Scorer
 
