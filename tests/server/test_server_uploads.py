@@ -106,8 +106,8 @@ def _refusal(raw: bytes, **limits) -> str:
         (b'["' + b"a" * 70000 + b'"]', {}, "error: p.json: has a string of more than 65,536 bytes (starting at line 1, column 2 (byte 1)); ids and viewpoints are short strings"),
         (b"[" + b"0," * 100 + b"0]", {"max_values": 50}, "error: p.json: holds more than 50 JSON values (counted up to line 1, column 1 (byte 0)); this server accepts no more"),
         (b'[{"a": 1,}]', {}, "error: p.json: not valid JSON: Expecting property name enclosed in double quotes at line 1, column 10"),
-        (gzip.compress(b"[1, 2]")[:-6], {}, "error: p.json: the gzip data is truncated (the upload is incomplete)"),
-        (gzip.compress(gzip.compress(b"[1]")), {}, "error: p.json: is gzipped twice; gunzip it once"),
+        (gzip.compress(b"[1, 2]", mtime=0)[:-6], {}, "error: p.json: the gzip data is truncated (the upload is incomplete)"),
+        (gzip.compress(gzip.compress(b"[1]", mtime=0), mtime=0), {}, "error: p.json: is gzipped twice; gunzip it once"),
         (b"\x1f\x8bnot gzip at all", {}, "error: p.json: not a valid gzip file (Error -3 while decompressing data: unknown compression method)"),
     ],
 )  # fmt: skip
