@@ -34,7 +34,7 @@ from vlneval.io.explaining import explain, no_json
 from vlneval.io.keys import unique_keys
 from vlneval.io.limits import Limits
 from vlneval.io.outputs import STDOUT, Output, check_outputs, resolve_output
-from vlneval.io.paths import env_path, user_path
+from vlneval.io.paths import env_path, path_option, user_path
 from vlneval.io.reader import BOM as BOM
 from vlneval.io.reader import GZIP_MAGIC as GZIP_MAGIC
 from vlneval.io.reader import (
@@ -93,4 +93,5 @@ __all__ = [
     "to_json_bytes",
     "env_path",
     "user_path",
+    "path_option",
 ]

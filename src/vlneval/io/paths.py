@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import overload
 
-__all__ = ["env_path", "user_path"]
+__all__ = ["env_path", "user_path", "path_option"]
 
 
 def user_path(text: str | os.PathLike[str]) -> Path:
@@ -21,6 +21,20 @@ def user_path(text: str | os.PathLike[str]) -> Path:
         /home/ada/vln/data data/r2r
     """
     return Path(text).expanduser()
+
+
+def path_option(text: str) -> Path | None:
+    """The path of a command-line option (``--data-root``, ``--graphs``), ``~`` expanded; an
+    empty value (``--data-root ""``) gives none, so that the default applies as when the
+    option is left out.
+
+    Example:
+        >>> from unittest import mock
+        >>> with mock.patch.dict("os.environ", {"HOME": "/home/ada"}):
+        ...     print(path_option("~/vln"), path_option(""))
+        /home/ada/vln None
+    """
+    return user_path(text) if text else None
 
 
 @overload

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from array import array
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -163,39 +164,31 @@ class LineRecord(dict[str, Any]):
 
 class LineNumbers:
     """The 1-based line of each record of a JSON-lines text, told by the record's 0-based
-    index (its place among the records a reader yields): the reader sets :attr:`jsonl` when the
-    text is JSON lines and notes each blank line it skips (:meth:`skip`), which holds no
-    record; for any other text (a JSON list, records in memory) a record has no line (None).
+    index (its place among the records a reader yields): the reader notes each record's line
+    as it yields the record (:meth:`note`), so that blank lines, which hold none, are counted;
+    for any other text (a JSON list, records in memory) nothing is noted and a record has no
+    line (None).
 
     Example:
         >>> lines = LineNumbers()
         >>> lines.of(0) is None  # no JSON lines read (yet)
         True
-        >>> lines.jsonl = True
-        >>> lines.skip(2)  # line 2 is blank
+        >>> for line in (1, 3, 4):  # line 2 is blank
+        ...     lines.note(line)
         >>> lines.of(0), lines.of(1), lines.of(2)
         (1, 3, 4)
     """
 
     def __init__(self) -> None:
-        self.jsonl = False  # whether the records are lines of a JSON-lines text
-        self.blanks: list[int] = []  # the blank lines skipped so far, ascending
+        self.lines = array("q")  # the line of each record yielded so far
 
-    def skip(self, line: int) -> None:
-        """Notes that line ``line`` (1-based, after every line noted before) is blank."""
-        self.blanks.append(line)
+    def note(self, line: int) -> None:
+        """Notes that the next record is on line ``line`` (1-based)."""
+        self.lines.append(line)
 
     def of(self, index: int) -> int | None:
-        """The line of record ``index`` (0-based), once every blank line before it is noted;
-        None when the records are no JSON lines."""
-        if not self.jsonl:
-            return None
-        line = index + 1
-        for blank in self.blanks:  # ascending, and few: a file's blank lines are rare
-            if blank > line:
-                break
-            line += 1
-        return line
+        """The line of record ``index`` (0-based); None when the records are no JSON lines."""
+        return self.lines[index] if index < len(self.lines) else None
 
 
 def jsonl(raw: bytes, source: str) -> list[Any]:

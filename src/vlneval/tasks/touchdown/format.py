@@ -295,12 +295,11 @@ def _records(
             raise InvalidInputError(f"expected {expected}, got a JSON object{why}", source=source)
     del raw, given, first  # each line is freed once decoded: the text is not kept beside them
     numbers = lines if lines is not None else LineNumbers()
-    numbers.jsonl = True
     for lineno, line in enumerate(text_lines, start=1):
         text_lines[lineno - 1] = b""  # free each line once decoded
         if not line.strip():
-            numbers.skip(lineno)
             continue
+        numbers.note(lineno)
         if head is not _UNREAD:
             yield head
             head = _UNREAD
