@@ -33,3 +33,17 @@ def test_folder_options_expand_the_home_folder(
 def test_an_unset_folder_option_stays_unset() -> None:
     args = build_parser().parse_args(["score", "--task", "r2r", "--predictions", "p.json"])
     assert args.data_root is None and args.graphs is None
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["score", "--task", "r2r", "--predictions", "p.json", "--data-root", "", "--graphs", ""],
+        ["data", "list", "--data-root", ""],
+    ],
+)
+def test_an_empty_folder_option_is_no_folder(argv: list[str]) -> None:
+    """``--data-root ""`` (a script's unset variable) falls back to the default as when the
+    option is left out, not to the current folder."""
+    args = build_parser().parse_args(argv)
+    assert args.data_root is None and getattr(args, "graphs", None) is None

@@ -12,7 +12,7 @@ from typing import Any
 
 from vlneval._compiling import silenced
 from vlneval.errors import AgentError, InvalidInputError, VLNEvalError
-from vlneval.io import load_json, user_path
+from vlneval.io import load_json, path_option
 from vlneval.reports.paper import TABLE_FORMATS
 from vlneval.tasks import TASKS, get_task
 from vlneval.tasks.base import Option
@@ -50,13 +50,13 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--split", default=None, help="split, e.g. val_unseen (default: the task's)")
     p.add_argument("--profile", default=None, help="scoring profile (default: the task's)")
     p.add_argument(
-        "--data-root", default=None, type=user_path, help="data folder (default: $VLNEVAL_DATA)"
+        "--data-root", default=None, type=path_option, help="data folder (default: $VLNEVAL_DATA)"
     )
     p.add_argument("--episodes", default=None, help="episodes file (overrides the data root)")
     p.add_argument(
         "--graphs",
         default=None,
-        type=user_path,
+        type=path_option,
         help="connectivity folder (overrides the data root)",
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from vlneval.io import user_path
+from vlneval.io import path_option
 
 __all__ = ["register"]
 
@@ -46,7 +46,7 @@ def _root_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--data-root",
         default=None,
-        type=user_path,
+        type=path_option,
         metavar="DIR",
         help="data folder (default: $VLNEVAL_DATA, else the per-user data folder)",
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from vlneval.io import user_path
+from vlneval.io import path_option
 from vlneval.server.services.formats import FORMATS
 
 __all__ = ["register"]
@@ -143,9 +143,9 @@ def _register_admin(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     ph.add_argument("--split", default=None)
     ph.add_argument("--profile", default=None)
     ph.add_argument("--episodes", default=None, help="the hidden episodes file (with goals)")
-    ph.add_argument("--graphs", default=None, type=user_path, help="connectivity folder")
+    ph.add_argument("--graphs", default=None, type=path_option, help="connectivity folder")
     ph.add_argument(
-        "--data-root", default=None, type=user_path, help="find the files under this data root"
+        "--data-root", default=None, type=path_option, help="find the files under this data root"
     )
     ph.add_argument(
         "--option",

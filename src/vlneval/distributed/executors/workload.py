@@ -19,6 +19,7 @@ import inspect
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from vlneval.agents.base import describe_agent
@@ -61,9 +62,9 @@ class Workload:
     agent: str
     split: str | None = None
     agent_args: Mapping[str, Any] = field(default_factory=dict)
-    data_root: str | None = None
+    data_root: str | Path | None = None
     episodes_file: str | None = None
-    graphs: str | None = None
+    graphs: str | Path | None = None
     data_version: str | None = None
     path_type: str | None = None
     action_space: str | None = None
