@@ -75,6 +75,19 @@ STEPS = (
 )
 
 
+@pytest.mark.parametrize("agent", ["random", "http://127.0.0.1:9"])
+def test_a_sweep_with_a_malformed_agent_arg(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], agent: str
+) -> None:
+    """Every unit's run would refuse it (a remote agent's too), so the plan does."""
+    assert _plan(tmp_path, "--", "run", "--task", "demo", "--agent", agent,
+                 "--agent-arg", "bad") == 2  # fmt: skip
+    assert capsys.readouterr().err == (
+        "error: --agent-arg 'bad': expected KEY=VALUE with KEY a Python name\n"
+    )
+    assert not (tmp_path / "u.jsonl").exists()
+
+
 @pytest.mark.parametrize(
     ("option", "message"),
     [

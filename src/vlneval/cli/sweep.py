@@ -57,9 +57,10 @@ def _check_runnable(
 ) -> None:
     """Refuses, before any unit is written, what every unit's ``vlneval run`` would refuse:
     an unknown task (with the closest name), a negative seed, an impossible ``--max-steps``,
-    a checkpoint that is not there and,
-    with ``agent``, an agent that cannot take the checkpoints (:func:`~vlneval.distributed.checkpoint.check_checkpoint_use`,
-    which imports the agent's module)."""
+    a checkpoint that is not there and, with ``agent``, a malformed ``--agent-arg`` (for a
+    remote agent too) and an agent that cannot take the checkpoints
+    (:func:`~vlneval.distributed.checkpoint.check_checkpoint_use`, which imports the agent's
+    module)."""
     get_task(run.task)
     check_numbers(run, tuple(seeds))
     for ckpt in checkpoints:
