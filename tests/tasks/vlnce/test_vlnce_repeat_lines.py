@@ -40,3 +40,20 @@ def test_a_json_list_names_the_instruction_alone(split: tuple[Path, Path], tmp_p
     assert _duplicates(split, path) == [
         f'{path}: instruction_id "i1": duplicate id: the file has two predictions for it'
     ]
+
+
+def test_an_id_repeated_as_a_string_is_one_episode_named_as_first_given(
+    split: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """RxR's ids are integers; ``5`` and then ``"5"`` predict one episode twice: the problem
+    names it as its first record did and keeps both lines."""
+    episodes = json.loads(split[0].read_text())
+    episodes["episodes"][0]["instruction"]["instruction_id"] = "5"
+    split[0].write_text(json.dumps(episodes))
+    first, again = ({"instruction_id": i, "path": [[0, 0, 0]]} for i in (5, "5"))
+    path = tmp_path / "p.jsonl"
+    path.write_text(f"{json.dumps(first)}\n\n{json.dumps(again)}\n")
+    assert _duplicates(split, path) == [
+        f"{path}: line 3: instruction_id 5: duplicate id: the file has two predictions for it "
+        "(first on line 1)"
+    ]

@@ -114,7 +114,8 @@ class _PredReader:
         self.seen: set[int] = set()  # the episodes with a record, malformed or not
         self.unknown: list[str] = []
         self.far = 0  # trajectories that start away from their episode's start
-        self.repeats = Repeats()  # the labels of the episodes predicted again
+        self.repeats = Repeats()  # the episodes predicted again, by row
+        self.labels: dict[int, str] = {}  # row -> the label of its first record
 
     def _lookup(self, key: str, label: str, line: int | None = None) -> int | None:
         """The episode of id ``key`` not predicted before, else None (a stray or a repeat,
@@ -124,11 +125,12 @@ class _PredReader:
         if i is None:
             self.unknown.append(clip(key))
         elif i in self.seen:
-            self.repeats.see(label, line)
+            self.repeats.see(i, line)
             return None
         else:
             self.seen.add(i)
-            self.repeats.first(label, line)
+            self.repeats.first(i, line)
+            self.labels[i] = label
         return i
 
     def r2r_ce(self, eid: str, steps: Any) -> None:
@@ -421,7 +423,7 @@ def parse_ce_predictions(
             records = []
         for k, rec in enumerate(records):
             r.rxr(k, rec, None if lines is None else lines[k])
-    r.repeats.report(r.pc, str)
+    r.repeats.report(r.pc, r.labels.__getitem__)
     if not r.rows and not r.pc.problems:
         r.pc.add(no_match(episodes.task, episodes.split))
     if r.far >= 2 and r.far > len(r.rows):  # most trajectories start elsewhere: say why once
