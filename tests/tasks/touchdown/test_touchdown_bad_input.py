@@ -154,11 +154,11 @@ def test_duplicate_sdr(tmp_path: Path) -> None:
     [
         (
             {"route_id": "4", "route_panoids": ["p0"]},
-            "record 3: route_id must be an integer, got '4'",
+            "line 4: route_id must be an integer, got '4'",
         ),
         (
             {"route_id": 4, "route_panoids": []},
-            "record 3.route_panoids: route_panoids must be a non-empty list",
+            "line 4: route_panoids: route_panoids must be a non-empty list",
         ),
         (
             {**route(4, ["p0"]), "main_static_center": "{x: 1}"},
@@ -168,7 +168,7 @@ def test_duplicate_sdr(tmp_path: Path) -> None:
             {**route(4, ["p0"]), "main_static_center": '{"x": 2, "y": 0.5}'},
             "must be ratios in [0, 1]",
         ),
-        (route(1, ["p0"]), "record 3: duplicate route_id 1 (also record 0)"),
+        (route(1, ["p0"]), "line 4: duplicate route_id 1 (also line 1)"),
     ],
 )
 def test_bad_route_files(tmp_path: Path, bad: dict[str, Any], message: str) -> None:

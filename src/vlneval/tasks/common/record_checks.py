@@ -377,7 +377,7 @@ class UniqueIds:
         >>> ids.first(9, 3, line=4), ids.first(9, 4, line=6)  # JSON lines: the lines named too
         (True, False)
         >>> print(pc.problems[1])
-        f.json: line 6: record 4: duplicate path_id 9 (also record 3) (first on line 4)
+        f.json: line 6: duplicate path_id 9 (also line 4)
     """
 
     def __init__(self, field: str, pc: ProblemCollector, unit: str = "record") -> None:
@@ -391,10 +391,12 @@ class UniqueIds:
         already number (a repeat then names its line and its first's)."""
         key = str(value)
         if key in self.seen:
-            what = f"duplicate {self.field} {value} (also {self.unit} {self.seen[key]})"
-            where = f"{self.unit} {k}"
-            if line is not None and key in self.lines:
-                what, where = f"{what} (first on line {self.lines[key]})", f"line {line}: {where}"
+            if line is not None and key in self.lines:  # JSON lines: named by lines alone
+                what = f"duplicate {self.field} {value} (also line {self.lines[key]})"
+                where = f"line {line}"
+            else:
+                what = f"duplicate {self.field} {value} (also {self.unit} {self.seen[key]})"
+                where = f"{self.unit} {k}"
             self.pc.add(what, field=where)
             return False
         self.seen[key] = k

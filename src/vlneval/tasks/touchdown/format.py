@@ -127,6 +127,17 @@ def _center(value: Any, key: str, where: str, pc: ProblemCollector) -> tuple[flo
     return x, y
 
 
+def _at(where: str, key: str) -> str:
+    """Field ``key`` of the record at ``where`` (:func:`_where`): ``record 3.route_panoids`` in
+    a list, ``line 4: route_panoids`` in JSON lines (as the R2R reader names a line's field).
+
+    Example:
+        >>> _at("record 3", "route_panoids"), _at("line 4", "route_panoids")
+        ('record 3.route_panoids', 'line 4: route_panoids')
+    """
+    return f"{where}: {key}" if where.startswith("line ") else f"{where}.{key}"
+
+
 def _check_route(rec: Any, where: str, pc: ProblemCollector) -> bool:
     if not isinstance(rec, dict):
         pc.add(f"expected an object, got {type(rec).__name__}", field=where)
@@ -139,7 +150,8 @@ def _check_route(rec: Any, where: str, pc: ProblemCollector) -> bool:
     route = rec.get("route_panoids")
     if not isinstance(route, list) or not route or set(map(type, route)) != {str}:
         pc.add(
-            "route_panoids must be a non-empty list of panorama ids", field=f"{where}.route_panoids"
+            "route_panoids must be a non-empty list of panorama ids",
+            field=_at(where, "route_panoids"),
         )
         ok = False
     heading = rec.get("start_heading", 0.0)
@@ -150,10 +162,10 @@ def _check_route(rec: Any, where: str, pc: ProblemCollector) -> bool:
             heading = None
     if not is_finite(heading):
         pc.add(f"start_heading must be a finite number of degrees, got {brief(rec.get('start_heading'), 40)}",
-               field=f"{where}.start_heading")  # fmt: skip
+               field=_at(where, "start_heading"))  # fmt: skip
         ok = False
     if not isinstance(rec.get("navigation_text", ""), str):
-        pc.add("navigation_text must be a string", field=f"{where}.navigation_text")
+        pc.add("navigation_text must be a string", field=_at(where, "navigation_text"))
         ok = False
     return ok
 
@@ -202,7 +214,7 @@ def load_touchdown_routes(
     lines = LineNumbers()
     routes = (_records(read_input(path), "Touchdown routes (JSON lines)", lone=True, lines=lines),)
     for k, rec in numbered(routes, pc, "routes"):
-        where = f"record {k}"
+        where = _where(k, lines)
         if not _check_route(rec, where, pc):
             continue
         if not unique.first(rec["route_id"], k, line=lines.of(k)):
@@ -351,13 +363,29 @@ def _use(task: str, kind: str = "") -> str:
     )
 
 
-def _route_id(rec: dict[str, Any], k: int, pc: ProblemCollector) -> int | None:
+def _where(k: int, lines: LineNumbers) -> str:
+    """Where record ``k`` is, as a problem names it: its line in JSON lines (1-based, blank
+    lines counted, as the R2R reader names them), else its place in the list.
+
+    Example:
+        >>> lines = LineNumbers()
+        >>> _where(0, lines)
+        'record 0'
+        >>> lines.note(2)
+        >>> _where(0, lines)
+        'line 2'
+    """
+    line = lines.of(k)
+    return f"record {k}" if line is None else f"line {line}"
+
+
+def _route_id(rec: dict[str, Any], where: str, pc: ProblemCollector) -> int | None:
     if "route_id" not in rec:
-        pc.add("missing field 'route_id'", field=f"record {k}")
+        pc.add("missing field 'route_id'", field=where)
         return None
     rid = rec["route_id"]
     if isinstance(rid, bool) or not isinstance(rid, int):
-        pc.add(f"route_id must be a JSON integer, got {shown_value(rid)}", field=f"record {k}")
+        pc.add(f"route_id must be a JSON integer, got {shown_value(rid)}", field=where)
         return None
     return rid
 
@@ -408,7 +436,7 @@ class _NavParser:
         """Reads record ``k`` (on ``line`` of JSON lines, which a repeat's problem names)."""
         if not self.summaries.reads(rec, k, self.pc):
             return
-        rid = _route_id(rec, k, self.pc)
+        rid = _route_id(rec, f"line {line}" if line is not None else f"record {k}", self.pc)
         if rid is None:
             return
         i = self.table.index.get(str(rid))
@@ -522,14 +550,15 @@ def _assemble(p: _NavParser, source: str) -> Predictions:
 
 
 def _sdr_record(
-    rec: Any, k: int, frame: tuple[float, float], pc: ProblemCollector
+    rec: Any, where: str, frame: tuple[float, float], pc: ProblemCollector
 ) -> tuple[int, str, tuple[float, float] | None] | None:
-    """The route id, example id and pixels of one SDR record (pixels None when they are
-    malformed: the example is predicted, though not well); None without a valid id."""
+    """The route id, example id and pixels of one SDR record (at ``where``: its line or its
+    place, see :func:`_where`; pixels None when they are malformed: the example is predicted,
+    though not well); None without a valid id."""
     if not isinstance(rec, dict):
-        pc.add(f"expected an object, got {type(rec).__name__}", field=f"record {k}")
+        pc.add(f"expected an object, got {type(rec).__name__}", field=where)
         return None
-    rid = _route_id(rec, k, pc)
+    rid = _route_id(rec, where, pc)
     if rid is None:
         return None
     kind = rec.get("pano", "main")
@@ -603,7 +632,7 @@ def parse_sdr_predictions(
     for k, rec in numbered((_records(given, about=keyed, lines=lines),), pc, "predictions"):
         tally.see(rec)
         pixels.see(rec)
-        parsed = _sdr_record(rec, k, frame, pc)
+        parsed = _sdr_record(rec, _where(k, lines), frame, pc)
         if parsed is None:
             continue
         rid, eid, xy = parsed
