@@ -44,7 +44,13 @@ from vlneval.server.services.validation import (
     sibling_splits,
 )
 from vlneval.tasks import get_task
-from vlneval.tasks.common.blind import PublicScorer, checks_publicly, split_file, wrong_split
+from vlneval.tasks.common.blind import (
+    PublicScorer,
+    checks_publicly,
+    na_lead,
+    split_file,
+    wrong_split,
+)
 from vlneval.tasks.common.inputs import source_name
 from vlneval.tasks.common.public_file import has_public_copy
 from vlneval.tasks.common.request import SplitRequest
@@ -467,8 +473,10 @@ def _public_messages(
 def _na(notes: list[str], primary: str | None) -> list[str]:
     """Why ``primary`` will be n/a, from the public check's notes (``RGSPL will be n/a: why``),
     its hints put for the phase (:func:`for_phase`) before the slice, which would drop them."""
-    lead = f"{primary} will be n/a: "
-    return [for_phase(n)[len(lead) :] for n in notes if primary and n.startswith(lead)][:1]
+    if not primary:
+        return []
+    lead = na_lead(primary)
+    return [for_phase(n)[len(lead) :] for n in notes if n.startswith(lead)][:1]
 
 
 def _intervals(result: Any, redactor: Redactor) -> dict[str, list[float]]:

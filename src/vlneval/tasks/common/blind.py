@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "na_lead",
     "public_view",
     "public_problems",
     "public_check",
@@ -72,6 +73,18 @@ __all__ = [
     "split_file",
     "own_blind_check",
 ]
+
+
+def na_lead(label: str) -> str:
+    """How a blind check's note that metric ``label`` will be n/a begins (the reason follows):
+    the one wording that :func:`~vlneval.tasks.common.verdict.blind_refusal` and the server's
+    phase check read back.
+
+    Example:
+        >>> na_lead("RGSPL") + "no predObjId"
+        'RGSPL will be n/a: no predObjId'
+    """
+    return f"{label} will be n/a: "
 
 
 def public_view(episodes: EpisodeTable) -> EpisodeTable:
@@ -484,9 +497,7 @@ class PublicScorer:
                 for p in exc.problems
             ], []
         notes = [w for w in result.warnings if is_skipped_note(w)]
-        notes += [
-            hinted(f"{label} will be n/a: ", why) for label, why in result.unavailable.items()
-        ]
+        notes += [hinted(na_lead(label), why) for label, why in result.unavailable.items()]
         return [], [self._public(n) for n in notes]
 
     def problems(self, *args: Any, **kwargs: Any) -> list[Problem]:

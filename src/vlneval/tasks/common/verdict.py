@@ -4,15 +4,16 @@ A file the scorer (or, for a goal-less split, the blind check) accepts can still
 no leaderboard ranks: its ranking metric comes out n/a (a REVERIE file without object ids
 has no RGSPL), a metric is not finite, or an episode's TL is infinite (a jump between
 unconnected viewpoints, on which the official scripts fail). The rules live here, beside the
-checks they follow, so that every caller (the CLI, a Python user, the server) words the
-refusal the same way.
+checks they follow, so that every caller (the CLI, a Python user) words the refusal the
+same way; the server words its phase's refusal its own way, from the same note
+(:func:`~vlneval.tasks.common.blind.na_lead`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from vlneval.tasks.common.blind import BlindCheck
+from vlneval.tasks.common.blind import BlindCheck, na_lead
 from vlneval.tasks.common.result import Result
 
 __all__ = ["blind_refusal", "blind_warnings", "scored_refusal"]
@@ -53,15 +54,10 @@ def scored_refusal(result: Result, primary: str) -> str | None:
     return None
 
 
-def _unranked(primary: str) -> str:
-    """How a blind check's warning that ``primary`` will be n/a begins."""
-    return f"{primary} will be n/a: "
-
-
 def blind_warnings(check: BlindCheck, primary: str) -> list[str]:
     """The warnings of a blind check to show, without the one :func:`blind_refusal` turns
     into the refusal."""
-    return [w for w in check.warnings if not w.startswith(_unranked(primary))]
+    return [w for w in check.warnings if not w.startswith(na_lead(primary))]
 
 
 def blind_refusal(check: BlindCheck, primary: str) -> str | None:
@@ -76,7 +72,7 @@ def blind_refusal(check: BlindCheck, primary: str) -> str | None:
         >>> blind_warnings(check, "RGSPL"), blind_refusal(check, "SPL") is None
         ([], True)
     """
-    lead = _unranked(primary)
+    lead = na_lead(primary)
     for w in check.warnings:
         if w.startswith(lead):
             return (

@@ -214,10 +214,11 @@ def load_touchdown_routes(
     lines = LineNumbers()
     routes = (_records(read_input(path), "Touchdown routes (JSON lines)", lone=True, lines=lines),)
     for k, rec in numbered(routes, pc, "routes"):
-        where = _where(k, lines)
+        line = lines.of(k)
+        where = _where(k, line)
         if not _check_route(rec, where, pc):
             continue
-        if not unique.first(rec["route_id"], k, line=lines.of(k)):
+        if not unique.first(rec["route_id"], k, line=line):
             continue
         _add_sdr(rec, where, sdr, xy, route_ids, pc)
         heading = math.radians(float(rec.get("start_heading", 0.0)))
@@ -306,12 +307,12 @@ def _records(
             why = about(head) if about is not None and isinstance(head, dict) else ""
             raise InvalidInputError(f"expected {expected}, got a JSON object{why}", source=source)
     del raw, given, first  # each line is freed once decoded: the text is not kept beside them
-    numbers = lines if lines is not None else LineNumbers()
     for lineno, line in enumerate(text_lines, start=1):
         text_lines[lineno - 1] = b""  # free each line once decoded
         if not line.strip():
             continue
-        numbers.note(lineno)
+        if lines is not None:
+            lines.note(lineno)
         if head is not _UNREAD:
             yield head
             head = _UNREAD
@@ -363,19 +364,14 @@ def _use(task: str, kind: str = "") -> str:
     )
 
 
-def _where(k: int, lines: LineNumbers) -> str:
-    """Where record ``k`` is, as a problem names it: its line in JSON lines (1-based, blank
-    lines counted, as the R2R reader names them), else its place in the list.
+def _where(k: int, line: int | None) -> str:
+    """Where record ``k`` is, as a problem names it: its ``line`` in JSON lines (1-based, blank
+    lines counted, as the R2R reader names them), else (None) its place in the list.
 
     Example:
-        >>> lines = LineNumbers()
-        >>> _where(0, lines)
-        'record 0'
-        >>> lines.note(2)
-        >>> _where(0, lines)
-        'line 2'
+        >>> _where(0, None), _where(0, 2)
+        ('record 0', 'line 2')
     """
-    line = lines.of(k)
     return f"record {k}" if line is None else f"line {line}"
 
 
@@ -436,7 +432,7 @@ class _NavParser:
         """Reads record ``k`` (on ``line`` of JSON lines, which a repeat's problem names)."""
         if not self.summaries.reads(rec, k, self.pc):
             return
-        rid = _route_id(rec, f"line {line}" if line is not None else f"record {k}", self.pc)
+        rid = _route_id(rec, _where(k, line), self.pc)
         if rid is None:
             return
         i = self.table.index.get(str(rid))
@@ -632,7 +628,8 @@ def parse_sdr_predictions(
     for k, rec in numbered((_records(given, about=keyed, lines=lines),), pc, "predictions"):
         tally.see(rec)
         pixels.see(rec)
-        parsed = _sdr_record(rec, _where(k, lines), frame, pc)
+        line = lines.of(k)
+        parsed = _sdr_record(rec, _where(k, line), frame, pc)
         if parsed is None:
             continue
         rid, eid, xy = parsed
@@ -642,9 +639,9 @@ def parse_sdr_predictions(
             if str(rid) not in route_index:
                 strays.append(rid)
         elif i in got:
-            repeats.see(eid, lines.of(k))
+            repeats.see(eid, line)
         else:
-            repeats.first(eid, lines.of(k))
+            repeats.first(eid, line)
             got[i] = xy  # None when malformed: named above, and not reported missing
     repeats.report(pc, lambda eid: f'SDR "{eid}"')
     tally.check(source)
